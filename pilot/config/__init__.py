@@ -1,0 +1,17 @@
+"""Config registration: schemas in Hydra's ConfigStore and pilot's resolvers."""
+from __future__ import annotations
+
+import uuid
+
+from omegaconf import OmegaConf
+
+from pilot.config.schema import register_configs
+
+
+def register() -> None:
+    """Idempotent: call before Hydra composes a pilot config."""
+    register_configs()
+    if not OmegaConf.has_resolver("pilot_unique"):
+        # a random suffix for run and sweep directories, so two runs started in the
+        # same second never share (or overwrite) a directory
+        OmegaConf.register_new_resolver("pilot_unique", lambda: uuid.uuid4().hex[:6], use_cache=True)

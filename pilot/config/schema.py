@@ -1,0 +1,206 @@
+"""Typed schemas for every config group, stored in Hydra's ConfigStore.
+
+Each YAML file in ``conf/<group>/`` starts from one of these schemas (through
+its defaults list), so a misspelt key or a wrong type fails when Hydra composes
+the config, with the full key in the message. Cross-field rules live in
+``pilot.config.validate``: they need several groups at once.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, List, Optional
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING
+
+
+class Dtype(str, Enum):
+    fp32 = "fp32"
+    bf16 = "bf16"
+    fp16 = "fp16"
+
+
+class BudgetKind(str, Enum):
+    updates = "updates"    # the number of optimizer updates is held fixed
+    epochs = "epochs"      # the number of passes over the training split is held fixed
+    examples = "examples"  # the number of training examples seen is held fixed
+
+
+class Schedule(str, Enum):
+    constant = "constant"
+    cosine = "cosine"
+    linear = "linear"
+
+
+class OptimName(str, Enum):
+    adamw = "adamw"
+    sgd = "sgd"
+
+
+class Backend(str, Enum):
+    auto = "auto"  # gloo on CPU, nccl on CUDA
+    gloo = "gloo"
+    nccl = "nccl"
+
+
+class Device(str, Enum):
+    auto = "auto"  # cuda when available, else cpu
+    cpu = "cpu"
+    cuda = "cuda"
+
+
+class PaddingSide(str, Enum):
+    right = "right"
+    left = "left"
+
+
+class SplitBy(str, Enum):
+    group = "group"  # keep every example of one group (conversation, patient, document) in one split
+    time = "time"    # train strictly before validation before test, by the example's time field
+
+
+# --------------------------------------------------------------------------- model
+@dataclass
+class ModelConfig:
+    """Any model: ``_target_`` is a class or factory called with the other keys."""
+    _target_: str = MISSING
+
+
+@dataclass
+class TinyGPTConfig(ModelConfig):
+    _target_: str = "pilot.models.tiny_gpt.TinyGPT"
+    vocab_size: int = MISSING   # tokens the embedding and the head cover (from the data)
+    max_len: int = 128          # longest sequence the position table holds
+    d_model: int = 64           # width of the residual stream
+    n_layer: int = 2            # transformer blocks
+    n_head: int = 4             # attention heads per block (d_model must divide)
+    dropout: float = 0.0        # dropout probability; 0 keeps runs bit-reproducible
+
+
+@dataclass
+class MLPClassifierConfig(ModelConfig):
+    _target_: str = "pilot.models.mlp_classifier.MLPClassifier"
+    in_features: int = MISSING  # input width (from the data)
+    num_classes: int = MISSING  # size of the output head; must equal the data's class count
+    hidden: int = 128           # width of each hidden layer
+    n_hidden_layers: int = 2    # hidden layers
+    dropout: float = 0.0
+
+
+# --------------------------------------------------------------------------- data
+@dataclass
+class SplitConfig:
+    by: SplitBy = SplitBy.group    # the unit that prevents leakage between splits
+    val_fraction: float = 0.1      # share of groups (or of the time range) for validation
+    test_fraction: float = 0.1     # share of groups (or of the time range) for test
+    salt: str = "pilot"            # changes which groups land where, without touching the seed
+
+
+@dataclass
+class DataConfig:
+    """Any task: ``_target_`` returns a ``pilot.data.task.TaskData``."""
+    _target_: str = MISSING
+    split: SplitConfig = field(default_factory=SplitConfig)
+
+
+@dataclass
+class InstructionsConfig(DataConfig):
+    _target_: str = "pilot.data.instructions.make_task"
+    path: Optional[str] = None               # JSONL file; null = the embedded data set
+    max_len: int = 96                        # tokens kept per example; longer ones are truncated
+    padding_side: PaddingSide = PaddingSide.right
+    truncation_side: PaddingSide = PaddingSide.left  # which end loses tokens when too long
+    mask_instruction: bool = True            # instruction tokens get label -100 (not in the loss)
+    vocab_size: int = 259                    # 256 bytes + pad + bos + eos
+
+
+@dataclass
+class DigitsConfig(DataConfig):
+    _target_: str = "pilot.data.digits.make_task"
+    in_features: int = 64                    # 8x8 pixels
+    num_classes: int = 10
+
+
+# --------------------------------------------------------------------------- training
+@dataclass
+class PrecisionConfig:
+    dtype: Dtype = Dtype.fp32        # compute precision under autocast (weights stay fp32)
+    grad_scaler: bool = False        # dynamic loss scaling; required for fp16
+    init_scale: float = 65536.0      # first loss scale of the gradient scaler
+
+
+@dataclass
+class BatchConfig:
+    micro_batch: int = 2             # examples per forward/backward on one replica
+    accumulation: int = 8            # micro-batches summed before one optimizer update
+    eval_micro_batch: int = 16       # examples per forward during evaluation
+    drop_last: bool = False          # drop the incomplete last update of each epoch
+
+
+@dataclass
+class OptimConfig:
+    name: OptimName = OptimName.adamw
+    lr: float = 1e-3                 # peak learning rate, reached after warm-up
+    weight_decay: float = 0.0
+    betas: List[float] = field(default_factory=lambda: [0.9, 0.95])  # AdamW only
+    momentum: float = 0.0            # SGD only
+    warmup_updates: int = 10         # linear warm-up from 0 to lr over this many updates
+    schedule: Schedule = Schedule.cosine  # shape after warm-up
+    min_lr_ratio: float = 0.1        # final lr = lr * min_lr_ratio (cosine, linear)
+    grad_clip: float = 1.0           # clip the global gradient norm at this value; 0 disables
+
+
+@dataclass
+class BudgetConfig:
+    fixed: BudgetKind = BudgetKind.updates  # which quantity a comparison holds fixed
+    value: int = 200                        # how many updates / epochs / examples
+
+
+@dataclass
+class DistributedConfig:
+    replicas: int = 1                # data-parallel processes; each sees different examples
+    backend: Backend = Backend.auto
+    master_port: int = 0             # 0 = pick a free port when pilot spawns the replicas
+
+
+@dataclass
+class MemoryConfig:
+    activation_checkpointing: bool = False  # recompute block activations in backward: less memory, ~30% more compute
+
+
+@dataclass
+class RunConfig:
+    device: Device = Device.auto
+    log_every: int = 20              # plain log line every N updates when not on a terminal
+    threads: int = 0                 # torch CPU threads; 0 = torch's default
+
+
+@dataclass
+class PilotConfig:
+    model: Any = MISSING
+    data: Any = MISSING
+    precision: PrecisionConfig = field(default_factory=PrecisionConfig)
+    batch: BatchConfig = field(default_factory=BatchConfig)
+    optim: OptimConfig = field(default_factory=OptimConfig)
+    budget: BudgetConfig = field(default_factory=BudgetConfig)
+    distributed: DistributedConfig = field(default_factory=DistributedConfig)
+    memory: MemoryConfig = field(default_factory=MemoryConfig)
+    run: RunConfig = field(default_factory=RunConfig)
+    seed: int = 0                    # model init and data order; the split has its own salt
+
+
+def register_configs() -> None:
+    """Store every schema; YAML files name them in their defaults list."""
+    cs = ConfigStore.instance()
+    cs.store(name="pilot_schema", node=PilotConfig)
+    cs.store(group="model", name="schema_tiny_gpt", node=TinyGPTConfig)
+    cs.store(group="model", name="schema_mlp_classifier", node=MLPClassifierConfig)
+    cs.store(group="data", name="schema_instructions", node=InstructionsConfig)
+    cs.store(group="data", name="schema_digits", node=DigitsConfig)
+    cs.store(group="precision", name="schema", node=PrecisionConfig)
+    cs.store(group="batch", name="schema", node=BatchConfig)
+    cs.store(group="optim", name="schema", node=OptimConfig)
+    cs.store(group="budget", name="schema", node=BudgetConfig)
+    cs.store(group="distributed", name="schema", node=DistributedConfig)
+    cs.store(group="memory", name="schema", node=MemoryConfig)

@@ -1,0 +1,34 @@
+"""Byte-level tokenizer: every UTF-8 byte is a token, plus pad, bos and eos.
+
+Self-contained (no vocabulary file, no download) and lossless, so the pilot can
+decode exactly the tensors that reach the loss.
+"""
+from __future__ import annotations
+
+from typing import Iterable, List
+
+PAD_ID = 256
+BOS_ID = 257
+EOS_ID = 258
+VOCAB_SIZE = 259
+_SPECIAL = {PAD_ID: "<pad>", BOS_ID: "<bos>", EOS_ID: "<eos>"}
+
+
+def encode(text: str) -> List[int]:
+    return list(text.encode("utf-8"))
+
+
+def decode(ids: Iterable[int]) -> str:
+    """Decode ids; special tokens are written as <pad>, <bos>, <eos>."""
+    out: List[str] = []
+    buffer = bytearray()
+    for token in ids:
+        token = int(token)
+        if token in _SPECIAL:
+            out.append(buffer.decode("utf-8", errors="replace"))
+            buffer.clear()
+            out.append(_SPECIAL[token])
+        else:
+            buffer.append(token)
+    out.append(buffer.decode("utf-8", errors="replace"))
+    return "".join(out)

@@ -1,0 +1,129 @@
+"""Instruction generation task: the instruction is input, only the answer is trained.
+
+Each example becomes ``<bos> instruction "\n=> " answer <eos>`` in byte tokens.
+``labels`` is aligned with ``input_ids``; positions that must not count in the
+loss (bos, instruction, padding) hold -100. The loss predicts token t from the
+tokens before it (the shift happens in ``loss_sum``).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Dict, List
+
+import torch
+import torch.nn.functional as F
+
+from pilot.data import byte_tokenizer as tok
+from pilot.data.split import make_splits
+from pilot.data.task import Batch, Example, TaskData, enum_value
+
+IGNORE_INDEX = -100
+EMBEDDED_PATH = Path(__file__).with_name("instructions.jsonl")
+SEPARATOR = "\n=> "
+
+
+def load_examples(path: str | None) -> List[Example]:
+    source = Path(path) if path else EMBEDDED_PATH
+    examples = []
+    with source.open() as handle:
+        for index, line in enumerate(handle):
+            row = json.loads(line)
+            examples.append(Example(index=index, group=str(row.get("group", index)),
+                                    fields={"instruction": row["instruction"], "answer": row["answer"]},
+                                    time=row.get("time")))
+    return examples
+
+
+def encode_example(example: Example, max_len: int, truncation_side: str,
+                   mask_instruction: bool) -> Dict[str, Any]:
+    prompt = [tok.BOS_ID] + tok.encode(example.fields["instruction"] + SEPARATOR)
+    answer = tok.encode(example.fields["answer"]) + [tok.EOS_ID]
+    ids = prompt + answer
+    in_loss = [not mask_instruction] * len(prompt) + [True] * len(answer)
+    in_loss[0] = False  # nothing predicts the first token
+    cut = max(0, len(ids) - max_len)
+    if truncation_side == "left":
+        kept = slice(cut, len(ids))
+    else:
+        kept = slice(0, len(ids) - cut)
+    dropped = [i for i in range(len(ids)) if not (kept.start <= i < kept.stop)]
+    answer_start = len(prompt)
+    ids, in_loss = ids[kept], in_loss[kept]
+    labels = [t if keep else IGNORE_INDEX for t, keep in zip(ids, in_loss)]
+    if truncation_side == "left" and cut:
+        labels[0] = IGNORE_INDEX  # the new first token has no context to be predicted from
+    return {
+        "index": example.index,
+        "input_ids": torch.tensor(ids, dtype=torch.long),
+        "labels": torch.tensor(labels, dtype=torch.long),
+        "truncated_tokens": cut,
+        "truncated_target_tokens": sum(1 for i in dropped if i >= answer_start),
+        "answer_tokens": len(answer),
+    }
+
+
+def make_collate(padding_side: str):
+    def collate(items: List[Dict[str, Any]]) -> Batch:
+        width = max(len(item["input_ids"]) for item in items)
+        input_ids = torch.full((len(items), width), tok.PAD_ID, dtype=torch.long)
+        labels = torch.full((len(items), width), IGNORE_INDEX, dtype=torch.long)
+        attention_mask = torch.zeros((len(items), width), dtype=torch.bool)
+        for row, item in enumerate(items):
+            n = len(item["input_ids"])
+            cols = slice(width - n, width) if padding_side == "left" else slice(0, n)
+            input_ids[row, cols] = item["input_ids"]
+            labels[row, cols] = item["labels"]
+            attention_mask[row, cols] = True
+        return {"input_ids": input_ids, "labels": labels, "attention_mask": attention_mask,
+                "index": torch.tensor([item["index"] for item in items])}
+    return collate
+
+
+def forward(model, batch: Batch):
+    return model(batch["input_ids"], attention_mask=batch["attention_mask"])
+
+
+def _shifted(logits: torch.Tensor, labels: torch.Tensor):
+    return logits[:, :-1, :], labels[:, 1:]
+
+
+def loss_sum(logits: torch.Tensor, batch: Batch) -> torch.Tensor:
+    logits, targets = _shifted(logits, batch["labels"])
+    return F.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), targets.reshape(-1),
+                           ignore_index=IGNORE_INDEX, reduction="sum")
+
+
+def target_count(batch: Batch) -> torch.Tensor:
+    return (batch["labels"][:, 1:] != IGNORE_INDEX).sum()
+
+
+def predict(logits: torch.Tensor, batch: Batch) -> torch.Tensor:
+    """Greedy next-token prediction at every position (teacher forcing), aligned with labels."""
+    predicted = torch.full_like(batch["labels"], IGNORE_INDEX)
+    predicted[:, 1:] = logits[:, :-1, :].argmax(dim=-1)
+    return predicted
+
+
+def make_task(path: str | None = None, max_len: int = 96, padding_side: str = "right",
+              truncation_side: str = "left", mask_instruction: bool = True,
+              vocab_size: int = tok.VOCAB_SIZE, split=None) -> TaskData:
+    if vocab_size != tok.VOCAB_SIZE:
+        raise ValueError(f"data.vocab_size={vocab_size} but the byte tokenizer has {tok.VOCAB_SIZE} tokens. "
+                         f"Fix: leave data.vocab_size at {tok.VOCAB_SIZE}.")
+    examples = load_examples(path)
+    splits = make_splits(examples, split)
+    padding_side, truncation_side = enum_value(padding_side), enum_value(truncation_side)
+    return TaskData(
+        kind="generation",
+        splits=splits,
+        encode=lambda e: encode_example(e, max_len, truncation_side, mask_instruction),
+        collate=make_collate(padding_side),
+        loss_sum=loss_sum,
+        target_count=target_count,
+        predict=predict,
+        forward=forward,
+        info={"vocab_size": tok.VOCAB_SIZE, "pad_id": tok.PAD_ID, "max_len": max_len,
+              "padding_side": padding_side, "truncation_side": truncation_side,
+              "mask_instruction": mask_instruction, "target_unit": "token"},
+    )

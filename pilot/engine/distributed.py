@@ -1,0 +1,80 @@
+"""Data-parallel replicas through torch.distributed: gloo on CPU, NCCL on CUDA.
+
+Two ways in, one code path:
+- ``torchrun --nproc-per-node N -m pilot distributed.replicas=N`` (or a SLURM
+  launch) sets RANK/WORLD_SIZE; ``init_from_env`` joins that group.
+- Otherwise ``spawn`` starts N local processes with ``torch.multiprocessing``.
+"""
+from __future__ import annotations
+
+import os
+import socket
+from contextlib import closing
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+
+@dataclass(frozen=True)
+class DistContext:
+    rank: int = 0
+    world_size: int = 1
+    local_rank: int = 0
+
+    @property
+    def is_distributed(self) -> bool:
+        return self.world_size > 1
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+
+def resolve_backend(backend: str, device: torch.device) -> str:
+    if backend != "auto":
+        return backend
+    return "nccl" if device.type == "cuda" else "gloo"
+
+
+def launched_externally() -> bool:
+    return "RANK" in os.environ and "WORLD_SIZE" in os.environ
+
+
+def init_from_env(backend: str, device: torch.device) -> DistContext:
+    ctx = DistContext(rank=int(os.environ["RANK"]), world_size=int(os.environ["WORLD_SIZE"]),
+                      local_rank=int(os.environ.get("LOCAL_RANK", 0)))
+    if ctx.is_distributed and not dist.is_initialized():
+        dist.init_process_group(resolve_backend(backend, device), rank=ctx.rank,
+                                world_size=ctx.world_size)
+    return ctx
+
+
+def free_port() -> int:
+    with closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _spawned(local_rank: int, world_size: int, port: int, fn: Callable, args: Sequence[Any]) -> None:
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(local_rank),
+                      WORLD_SIZE=str(world_size), LOCAL_RANK=str(local_rank))
+    try:
+        fn(*args)
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()
+
+
+def spawn(fn: Callable, args: Sequence[Any], replicas: int, port: int = 0) -> None:
+    """Run ``fn(*args)`` in ``replicas`` fresh processes that form one process group."""
+    mp.spawn(_spawned, args=(replicas, port or free_port(), fn, tuple(args)), nprocs=replicas,
+             join=True)
+
+
+def all_reduce_sum(value: torch.Tensor, ctx: DistContext) -> torch.Tensor:
+    if ctx.is_distributed:
+        dist.all_reduce(value, op=dist.ReduceOp.SUM)
+    return value

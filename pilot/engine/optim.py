@@ -1,0 +1,50 @@
+"""Optimizer and learning-rate schedule from ``cfg.optim``.
+
+Schedule (per update u, 0-based): linear warm-up to ``lr`` over
+``warmup_updates``, then constant, cosine or linear decay to
+``lr * min_lr_ratio`` at the last update (cosine as in Loshchilov & Hutter,
+SGDR, 2017). A ``LambdaLR`` keeps the state a checkpoint can restore.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from pilot.data.task import enum_value
+
+
+def build_optimizer(optim_cfg, model: torch.nn.Module) -> torch.optim.Optimizer:
+    params = [p for p in model.parameters() if p.requires_grad]
+    if enum_value(optim_cfg.name) == "sgd":
+        return torch.optim.SGD(params, lr=optim_cfg.lr, momentum=optim_cfg.momentum,
+                               weight_decay=optim_cfg.weight_decay)
+    return torch.optim.AdamW(params, lr=optim_cfg.lr, betas=tuple(optim_cfg.betas),
+                             weight_decay=optim_cfg.weight_decay)
+
+
+def lr_factor(update: int, total_updates: int, warmup_updates: int, schedule: str,
+              min_lr_ratio: float) -> float:
+    """Multiplier of the peak lr for update ``update`` (0-based)."""
+    if update < warmup_updates:
+        return (update + 1) / warmup_updates
+    if schedule == "constant":
+        return 1.0
+    decay_updates = max(1, total_updates - warmup_updates - 1)
+    progress = min(1.0, (update - warmup_updates) / decay_updates)
+    if schedule == "cosine":
+        shape = 0.5 * (1.0 + math.cos(math.pi * progress))
+    else:
+        shape = 1.0 - progress
+    return min_lr_ratio + (1.0 - min_lr_ratio) * shape
+
+
+def build_scheduler(optim_cfg, optimizer: torch.optim.Optimizer,
+                    total_updates: int) -> torch.optim.lr_scheduler.LambdaLR:
+    schedule = enum_value(optim_cfg.schedule)
+
+    def factor(update: int) -> float:
+        return lr_factor(update, total_updates, optim_cfg.warmup_updates, schedule,
+                         optim_cfg.min_lr_ratio)
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)

@@ -1,0 +1,202 @@
+"""The training engine: one optimizer update from several micro-batches and replicas.
+
+One update (``train_step``), in order:
+1. take this update's examples from the deterministic stream and this
+   replica's share, cut into micro-batches;
+2. count the targets of the *whole update* (all micro-batches, all replicas);
+3. forward/backward each micro-batch with loss = summed loss x replicas /
+   update targets (DDP averages over replicas), syncing gradients only on the
+   last micro-batch;
+4. at the boundary: unscale (fp16), clip the global norm, step the optimizer
+   (through the scaler), update the scaler, step the LR schedule, zero grads.
+Because of 2-3 the gradient equals that of one big batch, whatever the
+micro-batch, accumulation, replica count or partial last window.
+"""
+from __future__ import annotations
+
+import math
+import time
+from contextlib import nullcontext
+from dataclasses import asdict, dataclass
+from typing import Callable, Dict, List, Optional
+
+import torch
+from torch.nn.parallel import DistributedDataParallel
+
+from pilot.data.task import TaskData, enum_value, move_to
+from pilot.engine.batch_plan import BatchPlan, plan_from_config
+from pilot.engine.data_order import data_position, rank_micro_batches, update_indices
+from pilot.engine.distributed import DistContext, all_reduce_sum
+from pilot.engine.optim import build_optimizer, build_scheduler
+from pilot.engine.progress import Progress
+
+AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+@dataclass
+class UpdateRecord:
+    """What one update did; one line of metrics.jsonl."""
+    update: int            # updates done after this one (1-based)
+    loss: float            # mean loss per target over the whole update
+    lr: float              # learning rate used by this update
+    grad_norm: float       # global gradient norm before clipping
+    examples: int          # examples in this update, all replicas
+    targets: int           # targets (tokens or labels) in this update, all replicas
+    examples_seen: int     # cumulative
+    targets_seen: int      # cumulative
+    loss_scale: Optional[float]  # fp16 gradient scaler's scale after the update
+    step_skipped: bool     # fp16 overflow: the scaler skipped the optimizer step
+    seconds: float         # wall time of the update
+
+
+class Trainer:
+    def __init__(self, cfg, task: TaskData, model: torch.nn.Module, device: torch.device,
+                 ctx: DistContext = DistContext()):
+        self.cfg, self.task, self.device, self.ctx = cfg, task, device, ctx
+        self.seed = int(cfg.seed)
+        self.train_items = task.encoded("train")
+        self.plan: BatchPlan = plan_from_config(cfg, len(self.train_items))
+        self.raw_model = model.to(device)
+        if cfg.memory.activation_checkpointing:
+            self.raw_model.activation_checkpointing = True
+        self.model = (DistributedDataParallel(self.raw_model) if ctx.is_distributed
+                      else self.raw_model)
+        self.optimizer = build_optimizer(cfg.optim, self.raw_model)
+        self.scheduler = build_scheduler(cfg.optim, self.optimizer, self.plan.total_updates)
+        precision = enum_value(cfg.precision.dtype)
+        self.autocast_dtype = AUTOCAST_DTYPES.get(precision)
+        self.scaler = torch.amp.GradScaler(device.type, init_scale=cfg.precision.init_scale,
+                                           enabled=bool(cfg.precision.grad_scaler))
+        self.grad_clip = float(cfg.optim.grad_clip)
+        self.updates_done = 0
+        self.examples_seen = 0
+        self.targets_seen = 0
+
+    # ------------------------------------------------------------------ pieces
+    def autocast(self):
+        if self.autocast_dtype is None:
+            return nullcontext()
+        return torch.autocast(self.device.type, dtype=self.autocast_dtype)
+
+    def micro_batches(self, update: int) -> List[tuple]:
+        """(batch, weight) pairs of this replica for update ``update``."""
+        indices = update_indices(self.plan, self.seed, update)
+        shards = rank_micro_batches(indices, self.plan.micro_batch, self.ctx.world_size,
+                                    self.ctx.rank)
+        pairs = []
+        for shard in shards:
+            if shard:
+                pairs.append((self.task.collate([self.train_items[i] for i in shard]), 1.0))
+            else:  # an idle replica still joins the all-reduce, contributing nothing
+                pairs.append((self.task.collate([self.train_items[indices[0]]]), 0.0))
+        return pairs
+
+    def current_lr(self) -> float:
+        return float(self.optimizer.param_groups[0]["lr"])
+
+    # ------------------------------------------------------------------ one update
+    def train_step(self) -> UpdateRecord:
+        started = time.perf_counter()
+        update = self.updates_done
+        pairs = self.micro_batches(update)
+        local = torch.zeros(2, dtype=torch.float64)  # examples, targets of this replica
+        for batch, weight in pairs:
+            if weight:
+                local[0] += len(batch["index"])
+                local[1] += float(self.task.target_count(batch))
+        totals = all_reduce_sum(local.to(self.device), self.ctx).cpu()
+        update_examples, update_targets = int(totals[0]), int(totals[1])
+        if update_targets == 0:
+            raise ValueError(f"update {update + 1} has no target in the loss (every label is "
+                             "ignored): check the data's labels and truncation.")
+        lr = self.current_lr()
+        self.model.train()
+        loss_sum = torch.zeros((), dtype=torch.float64, device=self.device)
+        for position, (batch, weight) in enumerate(pairs):
+            batch = move_to(batch, self.device)
+            last = position == len(pairs) - 1
+            sync = nullcontext() if last or not self.ctx.is_distributed else self.model.no_sync()
+            with sync:
+                with self.autocast():
+                    output = self.task.forward(self.model, batch)
+                    summed = self.task.loss_sum(output, batch) * weight
+                loss = summed * (self.ctx.world_size / update_targets)
+                self.scaler.scale(loss).backward()
+            loss_sum += summed.detach().double()
+        self.scaler.unscale_(self.optimizer)
+        max_norm = self.grad_clip if self.grad_clip > 0 else math.inf
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.raw_model.parameters(), max_norm)
+        scale_before = self.scaler.get_scale() if self.scaler.is_enabled() else None
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        scale_after = self.scaler.get_scale() if self.scaler.is_enabled() else None
+        self.scheduler.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        loss_value = float(all_reduce_sum(loss_sum, self.ctx)) / update_targets
+        self.updates_done += 1
+        self.examples_seen += update_examples
+        self.targets_seen += update_targets
+        return UpdateRecord(
+            update=self.updates_done, loss=loss_value, lr=lr, grad_norm=float(grad_norm),
+            examples=update_examples, targets=update_targets, examples_seen=self.examples_seen,
+            targets_seen=self.targets_seen, loss_scale=scale_after,
+            step_skipped=scale_before is not None and scale_after < scale_before,
+            seconds=time.perf_counter() - started)
+
+    # ------------------------------------------------------------------ the loop
+    def train(self, on_update: Optional[Callable[[UpdateRecord], Optional[str]]] = None,
+              progress: bool = True) -> str:
+        """Run updates until the budget is spent; returns the stop cause.
+
+        ``on_update`` runs after every update and may return a stop cause
+        (a string) to end training early.
+        """
+        bar = Progress(self.plan.total_updates, "train", int(self.cfg.run.log_every),
+                       enabled=progress and self.ctx.is_main, initial=self.updates_done)
+        try:
+            while self.updates_done < self.plan.total_updates:
+                record = self.train_step()
+                bar.advance(loss=record.loss, lr=record.lr)
+                if not math.isfinite(record.loss) and not self.scaler.is_enabled():
+                    return "non_finite_loss"
+                if on_update is not None:
+                    cause = on_update(record)
+                    if cause:
+                        return cause
+            return "budget_reached"
+        finally:
+            bar.close()
+
+    # ------------------------------------------------------------------ evaluation
+    @torch.no_grad()
+    def evaluate(self, split: str = "val", items: Optional[List[Dict]] = None) -> Dict[str, float]:
+        """Mean loss per target and share of targets predicted exactly on ``split``."""
+        items = self.task.encoded(split) if items is None else items
+        share = -(-len(items) // self.ctx.world_size)
+        mine = items[self.ctx.rank * share:(self.ctx.rank + 1) * share]
+        step = int(self.cfg.batch.eval_micro_batch)
+        totals = torch.zeros(3, dtype=torch.float64, device=self.device)  # loss, targets, correct
+        self.raw_model.eval()
+        for start in range(0, len(mine), step):
+            batch = move_to(self.task.collate(mine[start:start + step]), self.device)
+            with self.autocast():
+                output = self.task.forward(self.raw_model, batch)
+                totals[0] += float(self.task.loss_sum(output, batch))
+            predicted = self.task.predict(output, batch)
+            labels = batch["labels"]
+            counted = labels != -100
+            totals[1] += float(counted.sum())
+            totals[2] += float(((predicted == labels) & counted).sum())
+        totals = all_reduce_sum(totals, self.ctx)
+        targets = float(totals[1])
+        return {"loss": float(totals[0]) / targets if targets else float("nan"),
+                "accuracy": float(totals[2]) / targets if targets else float("nan"),
+                "targets": targets, "examples": len(items)}
+
+    def position(self) -> dict:
+        return {"updates_done": self.updates_done, **data_position(self.plan, self.updates_done),
+                "examples_seen": self.examples_seen, "targets_seen": self.targets_seen}
+
+
+def record_dict(record: UpdateRecord) -> dict:
+    return asdict(record)

@@ -1,0 +1,93 @@
+"""The run directory's identity files: ``run.json`` and ``metrics.jsonl`` (DESIGN.md, output contract)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Dict, Iterable, Optional
+
+from omegaconf import DictConfig, OmegaConf
+
+DEFINING_EXCLUDED = {"seed"}  # the variant key leaves these out: seeds repeat a variant
+
+
+def new_run_id() -> str:
+    """Time-sortable and unique: the second plus 48 random bits (never reused)."""
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:12]}"
+
+
+def override_key(override: str) -> str:
+    return override.split("=", 1)[0].lstrip("+~")
+
+
+def variant_key(overrides: Iterable[str]) -> str:
+    """Stable key of the overrides that define a variant (seed and hydra.* excluded)."""
+    kept = sorted(o.lstrip("+") for o in overrides
+                  if override_key(o) not in DEFINING_EXCLUDED and not override_key(o).startswith("hydra"))
+    return ",".join(kept) or "default"
+
+
+def config_hash(cfg: DictConfig) -> str:
+    container = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
+    blob = json.dumps(container, sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def code_revision() -> Dict[str, Any]:
+    """The git commit of the pilot checkout and whether its tree had uncommitted changes."""
+    root = Path(__file__).resolve().parents[1]
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                                text=True, check=True).stdout.strip()
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                                capture_output=True, text=True, check=True).stdout
+        return {"commit": commit, "dirty": bool(status.strip())}
+    except (OSError, subprocess.CalledProcessError):
+        return {"commit": None, "dirty": None, "note": "not a git checkout"}
+
+
+def write_json_atomic(path: Path, data: Dict[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with tmp.open("w") as handle:
+        json.dump(data, handle, indent=2, default=str)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+class RunRecord:
+    """Owns run.json and metrics.jsonl of one run directory (written by rank 0 only)."""
+
+    def __init__(self, run_dir: Path, cfg: DictConfig, overrides: Iterable[str],
+                 parent_id: Optional[str] = None):
+        self.run_dir = Path(run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        overrides = list(overrides)
+        self.data: Dict[str, Any] = {
+            "run_id": new_run_id(), "parent_id": parent_id, "variant": variant_key(overrides),
+            "seed": int(cfg.seed), "status": "running", "stop_cause": None,
+            "overrides": overrides, "config_hash": config_hash(cfg),
+            "code_revision": code_revision(), "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        }
+        self.save()
+        self.metrics = (self.run_dir / "metrics.jsonl").open("a")
+
+    def save(self) -> None:
+        write_json_atomic(self.run_dir / "run.json", self.data)
+
+    def update(self, **fields: Any) -> None:
+        self.data.update(fields)
+        self.save()
+
+    def log_metrics(self, row: Dict[str, Any]) -> None:
+        self.metrics.write(json.dumps(row) + "\n")
+        self.metrics.flush()
+
+    def finish(self, status: str, stop_cause: Optional[str], **fields: Any) -> None:
+        self.metrics.close()
+        self.update(status=status, stop_cause=stop_cause,
+                    finished_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"), **fields)
