@@ -11,9 +11,10 @@ from pilot.config import register
 from pilot.train import train
 
 register()
+CONF_DIR = str(Path(__file__).resolve().parents[1] / "conf")  # absolute: works for `pilot` too
 
 
-@hydra.main(version_base="1.3", config_path="../conf", config_name="config")
+@hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")
 def main(cfg: DictConfig) -> None:
     hydra_cfg = HydraConfig.get()
     train(cfg, Path(hydra_cfg.runtime.output_dir), overrides=list(hydra_cfg.overrides.task))

@@ -69,29 +69,24 @@ def _worker(cfg: DictConfig, run_dir: str, overrides: list) -> None:
         logging.basicConfig(level=logging.INFO, format="[%(asctime)s][%(name)s] %(message)s")
     ctx = (init_from_env(enum_value(cfg.distributed.backend), resolve_device(cfg))
            if launched_externally() else DistContext())
-    if ctx.world_size != cfg.distributed.replicas:
-        raise ValueError(f"distributed.replicas={cfg.distributed.replicas} but the launcher started "
-                         f"{ctx.world_size} process(es). Fix: make them agree.")
-    threads = configure_threads(cfg)
-    trainer = build_trainer(cfg, ctx)
+    # run.json exists (status "running") before anything can fail, so a failure is recorded
     record = RunRecord(Path(run_dir), cfg, overrides) if ctx.is_main else None
-    if ctx.is_main:
-        plan = trainer.plan
-        for line in plan.describe():
-            log.info("batch arithmetic: %s", line)
-        log.info("device %s, %d replica(s), %d CPU thread(s) per process, precision %s",
-                 trainer.device, ctx.world_size, threads, enum_value(cfg.precision.dtype))
-        OmegaConf.save(cfg, Path(run_dir) / "config.yaml", resolve=True)
-        write_json_atomic(Path(run_dir) / "batch_plan.json", plan.summary())
-        record.update(batch_plan=plan.summary())
+    trainer = None
+    status, stop_cause, error = "ok", None, None
 
     def on_update(row) -> Optional[str]:
         if record is not None:
             record.log_metrics({"kind": "train", **record_dict(row)})
         return None
 
-    status, stop_cause, error = "ok", None, None
     try:
+        if ctx.world_size != cfg.distributed.replicas:
+            raise ValueError(f"distributed.replicas={cfg.distributed.replicas} but the launcher "
+                             f"started {ctx.world_size} process(es). Fix: make them agree.")
+        threads = configure_threads(cfg)
+        trainer = build_trainer(cfg, ctx)
+        if record is not None:
+            _record_setup(cfg, trainer, record, Path(run_dir), threads)
         stop_cause = trainer.train(on_update=on_update)
         if stop_cause == "non_finite_loss":
             status = "diverged"
@@ -105,7 +100,21 @@ def _worker(cfg: DictConfig, run_dir: str, overrides: list) -> None:
         raise
     finally:
         if record is not None:
-            record.finish(status, stop_cause, error=error, **trainer.position())
+            record.finish(status, stop_cause, error=error,
+                          **(trainer.position() if trainer is not None else {}))
+
+
+def _record_setup(cfg: DictConfig, trainer: Trainer, record: RunRecord, run_dir: Path,
+                  threads: int) -> None:
+    """Log the batch arithmetic once and keep it, with the resolved config, in the run directory."""
+    plan = trainer.plan
+    for line in plan.describe():
+        log.info("batch arithmetic: %s", line)
+    log.info("device %s, %d replica(s), %d CPU thread(s) per process, precision %s",
+             trainer.device, trainer.ctx.world_size, threads, enum_value(cfg.precision.dtype))
+    OmegaConf.save(cfg, run_dir / "config.yaml", resolve=True)
+    write_json_atomic(run_dir / "batch_plan.json", plan.summary())
+    record.update(batch_plan=plan.summary())
 
 
 def train(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = ()) -> dict:

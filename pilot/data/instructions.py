@@ -16,9 +16,8 @@ import torch.nn.functional as F
 
 from pilot.data import byte_tokenizer as tok
 from pilot.data.split import make_splits
-from pilot.data.task import Batch, Example, TaskData, enum_value
+from pilot.data.task import IGNORE_INDEX, Batch, Example, TaskData, enum_value
 
-IGNORE_INDEX = -100
 EMBEDDED_PATH = Path(__file__).with_name("instructions.jsonl")
 SEPARATOR = "\n=> "
 

@@ -62,6 +62,9 @@ def make_splits(examples: Sequence[Example], split_cfg) -> Dict[str, List[Exampl
     split_cfg = dict(split_cfg or {})
     by = enum_value(split_cfg.get("by", "group"))
     val, test = split_cfg.get("val_fraction", 0.1), split_cfg.get("test_fraction", 0.1)
+    if by not in ("group", "time"):
+        raise ValueError(f"data.split.by={by!r} is not a split method. Fix: data.split.by=group "
+                         "(conversation, patient, document...) or data.split.by=time.")
     if by == "time":
         return split_by_time(examples, val, test)
     return split_by_group(examples, val, test, split_cfg.get("salt", "pilot"))

@@ -5,6 +5,10 @@ user's own (README, "Your own model and data") return the same ``TaskData``.
 The objective returns a *sum* of per-target losses and the number of targets,
 never a mean: the engine divides by the target count of the whole update, so
 accumulation, replicas and a partial last window give the full-batch gradient.
+
+A batch from ``collate`` must hold ``index`` (the examples' positions in the
+data set, a 1-D tensor) and ``labels`` (targets; -100 marks a position that is
+not in the loss) besides whatever ``forward`` reads.
 """
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional
 import torch
 
 Batch = Dict[str, torch.Tensor]
+IGNORE_INDEX = -100  # label of a position that does not count in the loss
 
 
 @dataclass
@@ -36,7 +41,15 @@ class TaskData:
     predict: Callable[[Any, Batch], torch.Tensor]      # model output -> predicted ids
     forward: Callable[[torch.nn.Module, Batch], Any] = field(
         default=lambda model, batch: model(batch["inputs"]))
+    correct_count: Optional[Callable[[Any, Batch], torch.Tensor]] = None  # default: exact match
     info: Dict[str, Any] = field(default_factory=dict)  # class names, pad id, vocab size...
+
+    def count_correct(self, output: Any, batch: Batch) -> torch.Tensor:
+        """Targets predicted exactly (or the task's own notion of correct)."""
+        if self.correct_count is not None:
+            return self.correct_count(output, batch)
+        labels = batch["labels"]
+        return ((self.predict(output, batch) == labels) & (labels != IGNORE_INDEX)).sum()
 
     def encoded(self, split: str) -> List[Dict[str, Any]]:
         """Encode a split once; the engine indexes into this list."""

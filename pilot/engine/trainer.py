@@ -182,11 +182,8 @@ class Trainer:
             with self.autocast():
                 output = self.task.forward(self.raw_model, batch)
                 totals[0] += float(self.task.loss_sum(output, batch))
-            predicted = self.task.predict(output, batch)
-            labels = batch["labels"]
-            counted = labels != -100
-            totals[1] += float(counted.sum())
-            totals[2] += float(((predicted == labels) & counted).sum())
+            totals[1] += float(self.task.target_count(batch))
+            totals[2] += float(self.task.count_correct(output, batch))
         totals = all_reduce_sum(totals, self.ctx)
         targets = float(totals[1])
         return {"loss": float(totals[0]) / targets if targets else float("nan"),

@@ -1,0 +1,38 @@
+"""Shared fixtures: compose pilot configs on the CPU with a clean Hydra state per test."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, List
+
+import pytest
+import torch
+from hydra import compose, initialize_config_dir
+from hydra.core.global_hydra import GlobalHydra
+from omegaconf import DictConfig
+
+from pilot.config import register
+
+CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
+REPO_ROOT = CONF_DIR.parent
+
+
+@pytest.fixture(autouse=True)
+def _clean_hydra_and_threads():
+    GlobalHydra.instance().clear()
+    threads = torch.get_num_threads()
+    yield
+    GlobalHydra.instance().clear()
+    torch.set_num_threads(threads)
+
+
+def compose_config(overrides: List[str] = ()) -> DictConfig:
+    """The config ``python -m pilot <overrides>`` would run, forced onto the CPU."""
+    register()
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        return compose(config_name="config", overrides=["run.device=cpu", *overrides])
+
+
+@pytest.fixture
+def make_cfg() -> Callable[..., DictConfig]:
+    return lambda *overrides: compose_config(list(overrides))

@@ -1,0 +1,96 @@
+"""Every config composes and validates; bad input fails naming the key and the fix."""
+from pathlib import Path
+
+import pytest
+from hydra.errors import ConfigCompositionException
+from omegaconf.errors import OmegaConfBaseException
+
+from pilot.config.validate import ConfigError, validate
+from pilot.train import train
+
+CONF = Path(__file__).resolve().parents[1] / "conf"
+PAIRED = {"model": {"tiny_gpt": "instructions", "mlp_classifier": "digits"}}
+GROUPS = [g.name for g in sorted(CONF.iterdir()) if g.is_dir() and g.name not in ("experiment", "hydra")]
+
+
+def options(group):
+    return sorted(p.stem for p in (CONF / group).glob("*.yaml"))
+
+
+def test_every_group_named_by_the_design_exists():
+    for group in ("model", "data", "precision", "batch", "optim", "budget", "distributed", "memory",
+                  "experiment"):
+        assert options(group), f"conf/{group}/ has no option"
+
+
+@pytest.mark.parametrize("group, option", [(g, o) for g in GROUPS for o in options(g)])
+def test_every_option_composes_and_validates(make_cfg, group, option):
+    overrides = [f"{group}={option}"]
+    if group == "model":
+        overrides.append(f"data={PAIRED['model'][option]}")
+    if group == "data":
+        model = {v: k for k, v in PAIRED["model"].items()}[option]
+        overrides.append(f"model={model}")
+    validate(make_cfg(*overrides))
+
+
+@pytest.mark.parametrize("experiment", options("experiment"))
+def test_every_experiment_composes_validates_and_runs(make_cfg, tmp_path, experiment):
+    cfg = make_cfg(f"+experiment={experiment}", "budget.fixed=updates", "budget.value=3")
+    validate(cfg)
+    result = train(cfg, tmp_path / experiment)
+    assert result["status"] == "ok" and result["updates_done"] == 3
+
+
+@pytest.mark.parametrize("override, key", [
+    ("batch.micro_batch=two", "batch.micro_batch"),        # wrong type
+    ("batch.micro_batchh=2", "batch.micro_batchh"),        # misspelt key
+    ("precision.dtype=fp64", "precision.dtype"),           # not one of fp32, bf16, fp16
+    ("optim.betas=0.9", "optim.betas"),                    # a list expected
+])
+def test_compose_time_errors_name_the_key(make_cfg, override, key):
+    with pytest.raises((ConfigCompositionException, OmegaConfBaseException)) as error:
+        make_cfg(override)
+    assert key in str(error.value) + str(error.value.__cause__)
+
+
+@pytest.mark.parametrize("overrides, key, fix", [
+    (["batch.micro_batch=-2"], "batch.micro_batch", "> 0"),
+    (["batch.accumulation=0"], "batch.accumulation", "> 0"),
+    (["precision=fp16", "precision.grad_scaler=false"], "precision.grad_scaler", "precision.grad_scaler=true"),
+    (["precision=bf16", "precision.grad_scaler=true"], "precision.grad_scaler", "grad_scaler=false"),
+    (["model._target_=nope.Model"], "model._target_", "importable"),
+    (["data._target_=pilot.data.nothing.make_task"], "data._target_", "importable"),
+    (["+experiment=classification", "memory=checkpointing"], "memory.activation_checkpointing",
+     "memory=none"),
+    (["+experiment=classification", "model.num_classes=9"], "model.num_classes", "model.num_classes=10"),
+    (["model.max_len=32"], "model.max_len", "model.max_len>=96"),
+    (["distributed.backend=nccl"], "distributed.backend", "gloo"),
+    (["data.split.val_fraction=0.6", "data.split.test_fraction=0.5"], "data.split.val_fraction", "below 1"),
+    (["optim.min_lr_ratio=2"], "optim.min_lr_ratio", "[0, 1]"),
+])
+def test_validation_names_key_value_and_fix(make_cfg, overrides, key, fix):
+    with pytest.raises(ConfigError) as error:
+        validate(make_cfg(*overrides))
+    message = str(error.value)
+    assert key in message and fix in message
+
+
+def test_all_problems_are_reported_at_once(make_cfg):
+    cfg = make_cfg("batch.micro_batch=-1", "batch.accumulation=0", "model._target_=nope.Model")
+    with pytest.raises(ConfigError) as error:
+        validate(cfg)
+    keys = {p.key for p in error.value.problems}
+    assert {"batch.micro_batch", "batch.accumulation", "model._target_"} <= keys
+
+
+def test_invalid_config_fails_before_any_output(make_cfg, tmp_path):
+    with pytest.raises(ConfigError):
+        train(make_cfg("batch.micro_batch=0"), tmp_path / "run")
+    assert not (tmp_path / "run").exists()
+
+
+def test_budget_that_buys_no_update_is_refused(make_cfg, tmp_path):
+    cfg = make_cfg("budget=examples", "budget.value=5", "batch.drop_last=true")
+    with pytest.raises(ValueError, match="budget.value=5"):
+        train(cfg, tmp_path / "run")

@@ -1,0 +1,85 @@
+"""What the built-in tasks hand the loss: masking, truncation, padding, splits."""
+import pytest
+import torch
+
+from pilot.data import byte_tokenizer as tok
+from pilot.data.instructions import encode_example, make_collate, target_count
+from pilot.data.split import make_splits
+from pilot.data.task import Example
+
+LONG = Example(index=0, group="g", fields={"instruction": "x" * 50, "answer": "abcdef"})
+
+
+def decode_targets(item):
+    return tok.decode(t for t in item["labels"].tolist() if t != -100)
+
+
+def test_instruction_is_masked_and_answer_with_eos_is_trained():
+    item = encode_example(LONG, max_len=96, truncation_side="right", mask_instruction=True)
+    assert decode_targets(item) == "abcdef<eos>"
+    unmasked = encode_example(LONG, max_len=96, truncation_side="right", mask_instruction=False)
+    assert decode_targets(unmasked).startswith("xxx")
+
+
+def test_left_truncation_keeps_the_answer():
+    item = encode_example(LONG, max_len=20, truncation_side="left", mask_instruction=True)
+    assert len(item["input_ids"]) == 20
+    assert item["truncated_tokens"] == 1 + 50 + len("\n=> ") + 7 - 20
+    assert item["truncated_target_tokens"] == 0
+    assert decode_targets(item) == "abcdef<eos>"
+
+
+def test_right_truncation_cuts_the_answer_and_says_how_much():
+    short = Example(index=0, group="g", fields={"instruction": "xx", "answer": "abcdef"})
+    item = encode_example(short, max_len=10, truncation_side="right", mask_instruction=True)
+    # <bos> x x \n = > space a b c | d e f <eos> are cut
+    assert item["truncated_target_tokens"] == 4
+    assert decode_targets(item) == "abc"
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_collate_pads_on_the_requested_side(side):
+    items = [encode_example(Example(i, "g", {"instruction": "a" * n, "answer": "b"}), 96, "left", True)
+             for i, n in enumerate((1, 5))]
+    batch = make_collate(side)(items)
+    mask = batch["attention_mask"]
+    assert mask.shape == (2, 12)  # <bos> + "aaaaa\n=> " + "b" + <eos>
+    assert mask[0].sum() == 8 and mask[1].all()
+    pads = (batch["input_ids"][0] == tok.PAD_ID).nonzero().flatten().tolist()
+    assert pads == ([0, 1, 2, 3] if side == "left" else [8, 9, 10, 11])
+    assert target_count(batch) == 4  # "b<eos>" twice
+
+
+def examples(n=200):
+    return [Example(index=i, group=f"doc-{i // 4}", fields={}, time=float(i // 10)) for i in range(n)]
+
+
+def test_group_split_keeps_each_group_in_one_split():
+    splits = make_splits(examples(), {"by": "group", "val_fraction": 0.2, "test_fraction": 0.2})
+    seen = {}
+    for name, part in splits.items():
+        for example in part:
+            assert seen.setdefault(example.group, name) == name
+    assert all(splits[name] for name in ("train", "val", "test"))
+
+
+def test_time_split_orders_train_before_val_before_test():
+    splits = make_splits(examples(), {"by": "time", "val_fraction": 0.2, "test_fraction": 0.2})
+    assert max(e.time for e in splits["train"]) < min(e.time for e in splits["val"])
+    assert max(e.time for e in splits["val"]) < min(e.time for e in splits["test"])
+
+
+def test_unknown_split_method_is_refused():
+    with pytest.raises(ValueError, match="data.split.by='groups'"):
+        make_splits(examples(), {"by": "groups"})
+
+
+def test_digits_task_has_class_names_and_content_groups():
+    from pilot.data.digits import make_task
+
+    task = make_task(split={"by": "group"})
+    assert task.info["class_names"][3] == "three"
+    total = sum(len(part) for part in task.splits.values())
+    assert total == 1797
+    batch = task.collate(task.encoded("val")[:5])
+    assert batch["inputs"].shape == (5, 64) and batch["labels"].dtype == torch.long

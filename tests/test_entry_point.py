@@ -1,0 +1,58 @@
+"""``python -m pilot`` as a user runs it: run directory, run.json, metrics, plain progress lines."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_pilot(tmp_path, *overrides):
+    run_dir = tmp_path / "run"
+    completed = subprocess.run(
+        [sys.executable, "-m", "pilot", f"hydra.run.dir={run_dir}", "run.log_every=5", *overrides],
+        cwd=REPO, capture_output=True, text=True, timeout=300)
+    return completed, run_dir
+
+
+def test_default_task_runs_and_writes_the_output_contract(tmp_path):
+    completed, run_dir = run_pilot(tmp_path, "budget.value=10")
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    record = json.loads((run_dir / "run.json").read_text())
+    for key in ("run_id", "parent_id", "variant", "seed", "status", "stop_cause", "overrides",
+                "config_hash", "code_revision"):
+        assert key in record
+    assert record["status"] == "ok" and record["stop_cause"] == "budget_reached"
+    assert record["variant"] == "budget.value=10,run.log_every=5"
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    train_rows = [r for r in rows if r["kind"] == "train"]
+    assert [r["update"] for r in train_rows] == list(range(1, 11))
+    assert train_rows[-1]["examples_seen"] == 160
+    assert any(r["kind"] == "val" for r in rows)
+    output = completed.stdout + completed.stderr
+    assert "examples per update = 2 (micro-batch) x 8 (accumulation) x 1 (replicas) = 16" in output
+    assert "updates/s, ETA" in output  # not a terminal: periodic plain lines
+
+
+def test_bad_override_exits_non_zero_naming_the_key(tmp_path):
+    completed, run_dir = run_pilot(tmp_path, "batch.micro_batch=-3")
+    assert completed.returncode != 0
+    assert "batch.micro_batch=-3" in completed.stderr
+    assert not (run_dir / "run.json").exists()
+
+
+def test_two_runs_never_share_a_directory(tmp_path):
+    dirs = set()
+    for _ in range(2):
+        completed = subprocess.run([sys.executable, "-m", "pilot", "--cfg", "hydra", "-p", "hydra.run.dir"],
+                                   cwd=REPO, capture_output=True, text=True, timeout=120)
+        dirs.add(completed.stdout.strip())
+    assert len(dirs) == 2
+
+
+def test_a_failure_after_start_is_recorded_as_failed(tmp_path):
+    completed, run_dir = run_pilot(tmp_path, "data.path=/nonexistent/instructions.jsonl")
+    assert completed.returncode != 0
+    record = json.loads((run_dir / "run.json").read_text())
+    assert record["status"] == "failed"
+    assert "FileNotFoundError" in record["error"]
