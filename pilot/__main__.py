@@ -1,6 +1,8 @@
 """Entry point: ``python -m pilot [overrides]`` (Hydra app; ``-m`` for multirun)."""
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import hydra
@@ -8,6 +10,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig
 
 from pilot.config import register
+from pilot.config.validate import ConfigError
 from pilot.train import train
 
 register()
@@ -17,8 +20,19 @@ CONF_DIR = str(Path(__file__).resolve().parents[1] / "conf")  # absolute: works 
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")
 def main(cfg: DictConfig) -> None:
     hydra_cfg = HydraConfig.get()
-    train(cfg, Path(hydra_cfg.runtime.output_dir), overrides=list(hydra_cfg.overrides.task))
+    try:
+        train(cfg, Path(hydra_cfg.runtime.output_dir), overrides=list(hydra_cfg.overrides.task))
+    except ConfigError as error:  # the message names every key, value and fix: no traceback
+        print(f"pilot: {error}", file=sys.stderr)
+        sys.exit(2)
+
+
+def _leave_run_directory_to_rank_zero() -> None:
+    """torchrun starts one Hydra app per rank; only rank 0 may create the run directory."""
+    if int(os.environ.get("RANK", "0")) > 0:
+        sys.argv += ["hydra.run.dir=.", "hydra.output_subdir=null", "hydra/job_logging=stdout"]
 
 
 if __name__ == "__main__":
+    _leave_run_directory_to_rank_zero()
     main()

@@ -118,15 +118,19 @@ def _record_setup(cfg: DictConfig, trainer: Trainer, record: RunRecord, run_dir:
 
 
 def train(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = ()) -> dict:
-    """Validate, run (spawning replicas when needed) and return the final run.json."""
+    """Validate, run (spawning replicas when needed) and return the final run.json.
+
+    Under torchrun only rank 0 writes the run directory; the other ranks return {}.
+    """
     validate(cfg)
     run_dir = Path(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
     overrides = list(overrides)
     replicas = int(cfg.distributed.replicas)
     if replicas > 1 and not launched_externally():
         spawn(_worker, (cfg, str(run_dir), overrides), replicas, int(cfg.distributed.master_port))
     else:
         _worker(cfg, str(run_dir), overrides)
+        if int(os.environ.get("RANK", "0")) > 0:
+            return {}
     return json.loads((run_dir / "run.json").read_text())
 

@@ -1,5 +1,6 @@
 """``python -m pilot`` as a user runs it: run directory, run.json, metrics, plain progress lines."""
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -56,3 +57,23 @@ def test_a_failure_after_start_is_recorded_as_failed(tmp_path):
     record = json.loads((run_dir / "run.json").read_text())
     assert record["status"] == "failed"
     assert "FileNotFoundError" in record["error"]
+
+
+def test_spawned_replicas_write_one_run(tmp_path):
+    completed, run_dir = run_pilot(tmp_path, "distributed=ddp2", "budget.value=3")
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    record = json.loads((run_dir / "run.json").read_text())
+    assert record["status"] == "ok" and record["examples_seen"] == 3 * 32
+
+
+def test_torchrun_launch_writes_only_rank_zero_directory(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
+    completed = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+         "-m", "pilot", "distributed=ddp2", "budget.value=3", f"hydra.run.dir={tmp_path}/run"],
+        cwd=tmp_path, env={**env, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
+        timeout=300)
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    record = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert record["status"] == "ok" and record["examples_seen"] == 3 * 32
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # rank 1 left nothing behind
