@@ -108,13 +108,17 @@ def _record_setup(cfg: DictConfig, trainer: Trainer, record: RunRecord, run_dir:
                   threads: int) -> None:
     """Log the batch arithmetic once and keep it, with the resolved config, in the run directory."""
     plan = trainer.plan
-    for line in plan.describe():
+    summary = {**plan.summary(), "targets_seen": trainer.planned_targets(),
+               "target_unit": trainer.task.info.get("target_unit", "target")}
+    lines = plan.describe() + [f"{summary['target_unit']}s in the loss over the budget = "
+                               f"{summary['targets_seen']} (counted from the data stream)"]
+    for line in lines:
         log.info("batch arithmetic: %s", line)
     log.info("device %s, %d replica(s), %d CPU thread(s) per process, precision %s",
              trainer.device, trainer.ctx.world_size, threads, enum_value(cfg.precision.dtype))
     OmegaConf.save(cfg, run_dir / "config.yaml", resolve=True)
-    write_json_atomic(run_dir / "batch_plan.json", plan.summary())
-    record.update(batch_plan=plan.summary())
+    write_json_atomic(run_dir / "batch_plan.json", summary)
+    record.update(batch_plan=summary)
 
 
 def train(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = ()) -> dict:

@@ -29,6 +29,9 @@ def test_default_task_runs_and_writes_the_output_contract(tmp_path):
     train_rows = [r for r in rows if r["kind"] == "train"]
     assert [r["update"] for r in train_rows] == list(range(1, 11))
     assert train_rows[-1]["examples_seen"] == 160
+    planned = json.loads((run_dir / "batch_plan.json").read_text())
+    assert planned["examples_seen"] == 160 and planned["total_updates"] == 10
+    assert planned["targets_seen"] == train_rows[-1]["targets_seen"]  # predicted == delivered
     assert any(r["kind"] == "val" for r in rows)
     output = completed.stdout + completed.stderr
     assert "examples per update = 2 (micro-batch) x 8 (accumulation) x 1 (replicas) = 16" in output

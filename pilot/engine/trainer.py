@@ -190,6 +190,18 @@ class Trainer:
                 "accuracy": float(totals[2]) / targets if targets else float("nan"),
                 "targets": targets, "examples": len(items)}
 
+    def planned_targets(self, limit: int = 2_000_000) -> Optional[int]:
+        """Targets (tokens or labels) the whole budget will train on, counted from the stream.
+
+        None when the budget draws more than ``limit`` examples (too long to count up front).
+        """
+        if self.plan.examples_seen > limit:
+            return None
+        per_example = [int(self.task.target_count(self.task.collate([item])))
+                       for item in self.train_items]
+        return sum(per_example[i] for update in range(self.plan.total_updates)
+                   for i in update_indices(self.plan, self.seed, update))
+
     def position(self) -> dict:
         return {"updates_done": self.updates_done, **data_position(self.plan, self.updates_done),
                 "examples_seen": self.examples_seen, "targets_seen": self.targets_seen}
