@@ -11,6 +11,8 @@ from omegaconf import DictConfig
 
 from pilot.config import register
 from pilot.config.validate import ConfigError
+from pilot.data.task import enum_value
+from pilot.pilot_run import run_pilot
 from pilot.train import train
 
 register()
@@ -20,8 +22,15 @@ CONF_DIR = str(Path(__file__).resolve().parents[1] / "conf")  # absolute: works 
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")
 def main(cfg: DictConfig) -> None:
     hydra_cfg = HydraConfig.get()
+    run_dir = Path(hydra_cfg.runtime.output_dir)
+    overrides = list(hydra_cfg.overrides.task)
     try:
-        train(cfg, Path(hydra_cfg.runtime.output_dir), overrides=list(hydra_cfg.overrides.task))
+        if enum_value(cfg.mode) == "pilot":
+            exit_code = run_pilot(cfg, run_dir, overrides)
+            if exit_code:  # any fail or oom verdict: the pilot gates a script
+                sys.exit(exit_code)
+        else:
+            train(cfg, run_dir, overrides=overrides)
     except ConfigError as error:  # the message names every key, value and fix: no traceback
         print(f"pilot: {error}", file=sys.stderr)
         sys.exit(2)

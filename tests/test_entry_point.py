@@ -1,4 +1,4 @@
-"""``python -m pilot`` as a user runs it: run directory, run.json, metrics, plain progress lines."""
+"""``python -m pilot mode=train`` as a user runs it: run directory, run.json, metrics, progress lines."""
 import json
 import os
 import subprocess
@@ -8,23 +8,24 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def run_pilot(tmp_path, *overrides):
+def run_training(tmp_path, *overrides):
     run_dir = tmp_path / "run"
     completed = subprocess.run(
-        [sys.executable, "-m", "pilot", f"hydra.run.dir={run_dir}", "run.log_every=5", *overrides],
+        [sys.executable, "-m", "pilot", "mode=train", f"hydra.run.dir={run_dir}", "run.log_every=5",
+         *overrides],
         cwd=REPO, capture_output=True, text=True, timeout=300)
     return completed, run_dir
 
 
 def test_default_task_runs_and_writes_the_output_contract(tmp_path):
-    completed, run_dir = run_pilot(tmp_path, "budget.value=10")
+    completed, run_dir = run_training(tmp_path, "budget.value=10")
     assert completed.returncode == 0, completed.stderr[-2000:]
     record = json.loads((run_dir / "run.json").read_text())
     for key in ("run_id", "parent_id", "variant", "seed", "status", "stop_cause", "overrides",
                 "config_hash", "code_revision"):
         assert key in record
     assert record["status"] == "ok" and record["stop_cause"] == "budget_reached"
-    assert record["variant"] == "budget.value=10,run.log_every=5"
+    assert record["variant"] == "budget.value=10,mode=train,run.log_every=5"
     rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
     train_rows = [r for r in rows if r["kind"] == "train"]
     assert [r["update"] for r in train_rows] == list(range(1, 11))
@@ -39,7 +40,7 @@ def test_default_task_runs_and_writes_the_output_contract(tmp_path):
 
 
 def test_bad_override_exits_non_zero_naming_the_key(tmp_path):
-    completed, run_dir = run_pilot(tmp_path, "batch.micro_batch=-3")
+    completed, run_dir = run_training(tmp_path, "batch.micro_batch=-3")
     assert completed.returncode != 0
     assert "batch.micro_batch=-3" in completed.stderr
     assert not (run_dir / "run.json").exists()
@@ -55,7 +56,7 @@ def test_two_runs_never_share_a_directory(tmp_path):
 
 
 def test_a_failure_after_start_is_recorded_as_failed(tmp_path):
-    completed, run_dir = run_pilot(tmp_path, "data.path=/nonexistent/instructions.jsonl")
+    completed, run_dir = run_training(tmp_path, "data.path=/nonexistent/instructions.jsonl")
     assert completed.returncode != 0
     record = json.loads((run_dir / "run.json").read_text())
     assert record["status"] == "failed"
@@ -63,7 +64,7 @@ def test_a_failure_after_start_is_recorded_as_failed(tmp_path):
 
 
 def test_spawned_replicas_write_one_run(tmp_path):
-    completed, run_dir = run_pilot(tmp_path, "distributed=ddp2", "budget.value=3")
+    completed, run_dir = run_training(tmp_path, "distributed=ddp2", "budget.value=3")
     assert completed.returncode == 0, completed.stderr[-2000:]
     record = json.loads((run_dir / "run.json").read_text())
     assert record["status"] == "ok" and record["examples_seen"] == 3 * 32
@@ -73,7 +74,7 @@ def test_torchrun_launch_writes_only_rank_zero_directory(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
     completed = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-         "-m", "pilot", "distributed=ddp2", "budget.value=3", f"hydra.run.dir={tmp_path}/run"],
+         "-m", "pilot", "mode=train", "distributed=ddp2", "budget.value=3", f"hydra.run.dir={tmp_path}/run"],
         cwd=tmp_path, env={**env, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
         timeout=300)
     assert completed.returncode == 0, completed.stderr[-2000:]

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "my_task"
 
 # the README command, word for word; the test adds only where outputs go and the thread count
-COMMAND = ["-m", "pilot", "hydra.searchpath=[file://examples/my_task/conf]",
+COMMAND = ["-m", "pilot", "mode=train", "hydra.searchpath=[file://examples/my_task/conf]",
            "model=my_net", "data=my_data", "budget.value=50"]
 
 

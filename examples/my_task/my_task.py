@@ -28,12 +28,15 @@ def make_task(n_examples: int = 512,   # sequences generated in total (before th
               split=None) -> TaskData:  # data.split from the config (by, val_fraction, ...)
     rng = np.random.default_rng(seed)
     bias = rng.uniform(0.3, 0.7, size=n_groups)        # each sensor's chance of emitting a 1
-    examples = []
-    for index in range(n_examples):
+    examples, seen = [], set()
+    while len(examples) < n_examples:
         group = int(rng.integers(n_groups))
         bits = (rng.random(length) < bias[group]).astype("float32")
+        if bits.tobytes() in seen:  # the same sequence twice could land in two splits: a leak
+            continue                # that the pilot's split audit would (rightly) fail
+        seen.add(bits.tobytes())
         label = int(bits.sum() > length / 2) ^ int(rng.random() < label_noise)
-        examples.append(Example(index=index, group=f"sensor-{group}",
+        examples.append(Example(index=len(examples), group=f"sensor-{group}",
                                 fields={"bits": bits * 2 - 1, "label": label}))  # bits as -1/+1
 
     def encode(example: Example) -> Dict[str, Any]:

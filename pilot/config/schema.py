@@ -50,6 +50,11 @@ class Device(str, Enum):
     cuda = "cuda"
 
 
+class Mode(str, Enum):
+    pilot = "pilot"  # inspect, split audit, tiny subset, phase gates, report (python -m pilot)
+    train = "train"  # one training run of the variant to its budget (sweeps)
+
+
 class PaddingSide(str, Enum):
     right = "right"
     left = "left"
@@ -177,7 +182,25 @@ class RunConfig:
 
 
 @dataclass
+class TinySubsetConfig:
+    examples: int = 8              # training examples the loop must learn
+    max_updates: int = 300         # give up after this many updates (each sees all the examples)
+    loss_drop: float = 20.0        # pass needs final loss <= initial loss / loss_drop
+    min_recovery: float = 0.9      # pass needs this share of examples predicted exactly
+    check_every: int = 10          # evaluate the subset every N updates (stop early once passed)
+
+
+@dataclass
+class PilotChecksConfig:
+    show_examples: int = 3         # transformed examples printed and saved
+    steady_steps: int = 5          # updates measured in the steady_steps phase
+    tiny: TinySubsetConfig = field(default_factory=TinySubsetConfig)
+    oom_in_phase: Optional[str] = None  # fault injection: raise out-of-memory in this phase (tests)
+
+
+@dataclass
 class PilotConfig:
+    mode: Mode = Mode.pilot        # pilot: the checks and phase gates; train: a full run to the budget
     model: Any = MISSING
     data: Any = MISSING
     precision: PrecisionConfig = field(default_factory=PrecisionConfig)
@@ -187,6 +210,7 @@ class PilotConfig:
     distributed: DistributedConfig = field(default_factory=DistributedConfig)
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     run: RunConfig = field(default_factory=RunConfig)
+    pilot: PilotChecksConfig = field(default_factory=PilotChecksConfig)
     seed: int = 0                    # model init and data order; the split has its own salt
 
 

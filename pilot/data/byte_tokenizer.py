@@ -32,3 +32,27 @@ def decode(ids: Iterable[int]) -> str:
             buffer.append(token)
     out.append(buffer.decode("utf-8", errors="replace"))
     return "".join(out)
+
+
+def token_strings(ids: Iterable[int]) -> List[str]:
+    """One printable string per token, for showing tokens one under another.
+
+    Specials: <pad> -> '_', <bos> -> '«', <eos> -> '»'; newline -> '⏎';
+    other non-printable bytes -> '·'.
+    """
+    shown = []
+    for token in ids:
+        token = int(token)
+        if token == PAD_ID:
+            shown.append("_")
+        elif token == BOS_ID:
+            shown.append("«")
+        elif token == EOS_ID:
+            shown.append("»")
+        elif token == 10:
+            shown.append("⏎")
+        elif 32 <= token < 127:
+            shown.append(chr(token))
+        else:
+            shown.append("·")
+    return shown

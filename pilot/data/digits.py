@@ -27,7 +27,8 @@ def load_examples() -> List[Example]:
         pixels = (pixels / 16.0).astype("float32")  # 0..16 intensities -> 0..1
         group = hashlib.sha1(pixels.tobytes()).hexdigest()[:16]
         examples.append(Example(index=index, group=group,
-                                fields={"pixels": pixels, "label": int(label)}))
+                                fields={"pixels": pixels, "label": int(label),
+                                        "label_name": CLASS_NAMES[int(label)]}))
     return examples
 
 

@@ -122,6 +122,8 @@ def make_task(path: str | None = None, max_len: int = 96, padding_side: str = "r
         target_count=target_count,
         predict=predict,
         forward=forward,
+        expected_targets=lambda e: tok.encode(e.fields["answer"]) + [tok.EOS_ID],
+        decode_tokens=tok.token_strings,
         info={"vocab_size": tok.VOCAB_SIZE, "pad_id": tok.PAD_ID, "max_len": max_len,
               "padding_side": padding_side, "truncation_side": truncation_side,
               "mask_instruction": mask_instruction, "target_unit": "token"},

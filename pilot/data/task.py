@@ -42,6 +42,10 @@ class TaskData:
     forward: Callable[[torch.nn.Module, Batch], Any] = field(
         default=lambda model, batch: model(batch["inputs"]))
     correct_count: Optional[Callable[[Any, Batch], torch.Tensor]] = None  # default: exact match
+    # generation tasks: the target token ids the task *means* to train for an example, and a
+    # decoder; the pilot compares them with what the loss actually sees
+    expected_targets: Optional[Callable[[Example], List[int]]] = None
+    decode_tokens: Optional[Callable[[List[int]], List[str]]] = None
     info: Dict[str, Any] = field(default_factory=dict)  # class names, pad id, vocab size...
 
     def count_correct(self, output: Any, batch: Batch) -> torch.Tensor:

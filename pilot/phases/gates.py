@@ -1,0 +1,186 @@
+"""Step 4: run every operation of the campaign once, each in its own measured phase.
+
+Phases, in order: build the model (and optimizer), the *first* update (it
+allocates the optimizer state), steady updates, evaluation on the *longest*
+validation sequences at the evaluation micro-batch (often the largest peak),
+checkpoint save, export. Each gives one row per device/rank: its inputs,
+duration after synchronisation, memory counters (``pilot.phases.memory``),
+verdict and detail. An out-of-memory error in a phase becomes an ``oom`` row
+naming the phase and its inputs; memory is released and the pilot goes on.
+"""
+from __future__ import annotations
+
+import gc
+import math
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional
+
+import torch
+from hydra.utils import instantiate
+from omegaconf import DictConfig
+
+from pilot.checkpoint import export_artefact, save_checkpoint
+from pilot.data.task import TaskData, enum_value, move_to
+from pilot.engine.distributed import DistContext
+from pilot.engine.trainer import Trainer
+from pilot.phases.memory import CPU_COLUMNS, CUDA_COLUMNS, MemoryProbe
+from pilot.run_record import config_hash
+
+PHASES = ("build_model", "first_step", "steady_steps", "eval_longest", "checkpoint_save", "export")
+INPUT_COLUMNS = ("micro_batch", "accumulation", "replicas", "seq_len", "examples", "precision",
+                 "activation_checkpointing")
+COLUMNS = ("phase", "device", "rank", "duration_s", "verdict", "detail", *INPUT_COLUMNS,
+           *CUDA_COLUMNS, *CPU_COLUMNS)
+OOM_ERRORS = (torch.OutOfMemoryError, MemoryError)
+
+
+class InjectedOOM(torch.OutOfMemoryError):
+    """Raised inside a phase by ``pilot.oom_in_phase`` to test the out-of-memory path."""
+
+
+def _seq_len(batch: Dict[str, Any]) -> Optional[int]:
+    ids = batch.get("input_ids")
+    return int(ids.shape[-1]) if ids is not None else None
+
+
+def _release_memory(device: torch.device) -> None:
+    gc.collect()
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+
+
+def longest_items(task: TaskData, split: str, count: int) -> List[Dict]:
+    """The ``count`` longest encoded examples of a split (all of them when lengths are equal)."""
+    items = task.encoded(split) or task.encoded("train")
+    def length(item):
+        ids = item.get("input_ids")
+        return len(ids) if ids is not None else 0
+    return sorted(items, key=length, reverse=True)[:count]
+
+
+class PhaseRunner:
+    def __init__(self, cfg: DictConfig, task: TaskData, device: torch.device, run_dir: Path,
+                 ctx: DistContext = DistContext(), oom_in_phase: Optional[str] = None):
+        self.cfg, self.task, self.device, self.ctx = cfg, task, device, ctx
+        self.run_dir, self.oom_in_phase = Path(run_dir), oom_in_phase
+        self.probe = MemoryProbe(device)
+        self.rows: List[Dict[str, Any]] = []
+        self.trainer: Optional[Trainer] = None
+
+    def base_inputs(self) -> Dict[str, Any]:
+        cfg = self.cfg
+        return {"micro_batch": int(cfg.batch.micro_batch), "accumulation": int(cfg.batch.accumulation),
+                "replicas": self.ctx.world_size, "precision": enum_value(cfg.precision.dtype),
+                "activation_checkpointing": bool(cfg.memory.activation_checkpointing)}
+
+    def measure(self, phase: str, inputs: Dict[str, Any], work: Callable[[], str],
+                needs: Optional[str] = None) -> None:
+        row: Dict[str, Any] = {"phase": phase, "device": str(self.device), "rank": self.ctx.rank,
+                               **self.base_inputs(), **inputs}
+        if needs is not None and self._verdict(needs) != "pass":
+            row.update(verdict="skipped", detail=f"needs {needs}, which did not pass")
+            self.rows.append(row)
+            return
+        start = self.probe.start()
+        try:
+            detail = work()
+            if self.oom_in_phase == phase:
+                raise InjectedOOM(f"injected by pilot.oom_in_phase={phase}")
+            verdict = "pass"
+        except OOM_ERRORS as error:
+            verdict = "oom"
+            shown = {k: v for k, v in row.items() if k in INPUT_COLUMNS and v is not None}
+            detail = f"out of memory in {phase} with {shown}: {str(error).splitlines()[0][:200]}"
+            _release_memory(self.device)
+        except Exception as error:  # a phase that crashes is a failed gate, not a crashed pilot
+            verdict, detail = "fail", f"{type(error).__name__}: {str(error).splitlines()[0][:300]}"
+        measured = self.probe.stop(start)
+        row.update(duration_s=measured.duration_s, verdict=verdict, detail=detail, **measured.memory)
+        if verdict == "pass" and detail.startswith("non-finite"):
+            row["verdict"] = "fail"
+        self.rows.append(row)
+
+    def _verdict(self, phase: str) -> str:
+        return next((r["verdict"] for r in self.rows if r["phase"] == phase), "missing")
+
+    # ------------------------------------------------------------------ phases
+    def build_model(self) -> str:
+        torch.manual_seed(int(self.cfg.seed))
+        model = instantiate(self.cfg.model, _convert_="all")
+        self.trainer = Trainer(self.cfg, self.task, model, self.device, self.ctx)
+        parameters = sum(p.numel() for p in model.parameters())
+        weight_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
+        return f"{parameters:,} parameters, {weight_bytes:,} bytes of weights"
+
+    def _update(self) -> str:
+        record = self.trainer.train_step()
+        if not (math.isfinite(record.loss) and math.isfinite(record.grad_norm)):
+            return f"non-finite loss {record.loss} or gradient norm {record.grad_norm}"
+        return f"loss {record.loss:.4g}, {record.seconds:.3g} s"
+
+    def _update_seq_len(self) -> Optional[int]:
+        pairs = self.trainer.micro_batches(self.trainer.updates_done) if self.trainer else []
+        lengths = [_seq_len(batch) for batch, _ in pairs]
+        lengths = [n for n in lengths if n is not None]
+        return max(lengths) if lengths else None
+
+    def _optimizer_state_bytes(self) -> int:
+        return sum(t.numel() * t.element_size() for state in self.trainer.optimizer.state.values()
+                   for t in state.values() if torch.is_tensor(t))
+
+    def first_step(self) -> str:
+        result = self._update()
+        return f"{result}; optimizer state {self._optimizer_state_bytes():,} bytes allocated"
+
+    def steady_steps(self, count: int) -> str:
+        seconds, losses = [], []
+        for _ in range(count):
+            record = self.trainer.train_step()
+            if not math.isfinite(record.loss):
+                return f"non-finite loss {record.loss} at update {record.update}"
+            seconds.append(record.seconds)
+            losses.append(record.loss)
+        return (f"{count} updates, {sum(seconds) / count:.3g} s/update, "
+                f"{self.trainer.plan.examples_per_update / (sum(seconds) / count):.4g} examples/s, "
+                f"last loss {losses[-1]:.4g}")
+
+    @torch.no_grad()
+    def eval_longest(self, items: List[Dict]) -> str:
+        model = self.trainer.raw_model
+        model.eval()
+        batch = move_to(self.task.collate(items), self.device)
+        with self.trainer.autocast():
+            output = self.task.forward(model, batch)
+            loss = float(self.task.loss_sum(output, batch)) / max(1, int(self.task.target_count(batch)))
+        if not math.isfinite(loss):
+            return f"non-finite evaluation loss {loss}"
+        return f"{len(items)} longest validation examples, loss {loss:.4g}"
+
+    def checkpoint_save(self) -> str:
+        path = self.run_dir / "checkpoints" / f"pilot-rank{self.ctx.rank}.pt"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        save_checkpoint(self.trainer, path, config_hash(self.cfg))
+        return f"{path.relative_to(self.run_dir)}, {path.stat().st_size:,} bytes"
+
+    def export(self) -> str:
+        weights = export_artefact(self.trainer.raw_model, self.cfg, self.run_dir / "export")
+        return f"{weights.relative_to(self.run_dir)}, {weights.stat().st_size:,} bytes"
+
+    # ------------------------------------------------------------------ all of them
+    def run(self) -> List[Dict[str, Any]]:
+        steady = int(self.cfg.pilot.steady_steps)
+        self.measure("build_model", {}, self.build_model)
+        self.measure("first_step", {"seq_len": self._update_seq_len(),
+                                    "examples": self.trainer.plan.examples_per_update if self.trainer else None},
+                     self.first_step, needs="build_model")
+        self.measure("steady_steps", {"seq_len": self._update_seq_len(),
+                                      "examples": steady * self.trainer.plan.examples_per_update
+                                      if self.trainer else None},
+                     lambda: self.steady_steps(steady), needs="build_model")
+        items = longest_items(self.task, "val", int(self.cfg.batch.eval_micro_batch))
+        eval_inputs = {"micro_batch": len(items), "accumulation": 1, "examples": len(items),
+                       "seq_len": max((len(i["input_ids"]) for i in items if "input_ids" in i), default=None)}
+        self.measure("eval_longest", eval_inputs, lambda: self.eval_longest(items), needs="build_model")
+        self.measure("checkpoint_save", {}, self.checkpoint_save, needs="build_model")
+        self.measure("export", {}, self.export, needs="build_model")
+        return [{column: row.get(column) for column in COLUMNS} for row in self.rows]

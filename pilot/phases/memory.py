@@ -1,0 +1,95 @@
+"""Memory counters around one phase, with the same boundary on every device and rank.
+
+CUDA (PyTorch caching allocator): synchronise, read the baseline allocated
+bytes and reset the peak statistics at the start; synchronise at the end and
+read allocated, reserved, peak allocated and peak reserved. Allocated (live
+tensors) and reserved (held by the allocator) are different quantities and
+are kept in separate columns, never summed.
+
+Host (every device, the only memory on CPU): the process's resident set size
+before and after the phase, and its high-water mark *during* the phase. On Linux the mark is reset at the phase start by writing
+5 to /proc/self/clear_refs; where that is impossible the column says the peak
+is since process start (``rss_peak_scope``).
+"""
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, Optional
+
+import psutil
+import torch
+
+CUDA_COLUMNS = ("mem_baseline_bytes", "mem_allocated_bytes", "mem_reserved_bytes",
+                "mem_peak_allocated_bytes", "mem_peak_reserved_bytes")
+CPU_COLUMNS = ("rss_baseline_bytes", "rss_bytes", "rss_peak_bytes", "rss_peak_scope")
+_STATUS = Path("/proc/self/status")
+_CLEAR_REFS = Path("/proc/self/clear_refs")
+
+
+def _read_hwm_bytes() -> Optional[int]:
+    try:
+        match = re.search(r"VmHWM:\s+(\d+)\s+kB", _STATUS.read_text())
+    except OSError:
+        return None
+    return int(match.group(1)) * 1024 if match else None
+
+
+def _reset_hwm() -> bool:
+    try:
+        _CLEAR_REFS.write_text("5")
+        return True
+    except OSError:
+        return False
+
+
+@dataclass
+class PhaseMeasurement:
+    duration_s: float = float("nan")
+    memory: Dict[str, object] = field(default_factory=dict)
+
+
+class MemoryProbe:
+    """Measure a phase: ``start()`` before, ``stop()`` after (both synchronise the device)."""
+
+    def __init__(self, device: torch.device):
+        self.device = device
+        self.process = psutil.Process()
+        self._started = 0.0
+        self._hwm_reset = False
+
+    def _sync(self) -> None:
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+
+    def start(self) -> Dict[str, object]:
+        self._sync()
+        memory: Dict[str, object] = {}
+        if self.device.type == "cuda":
+            memory["mem_baseline_bytes"] = torch.cuda.memory_allocated(self.device)
+            torch.cuda.reset_peak_memory_stats(self.device)
+        memory["rss_baseline_bytes"] = self.process.memory_info().rss
+        self._hwm_reset = _reset_hwm()
+        self._started = time.perf_counter()
+        return memory
+
+    def stop(self, start_memory: Dict[str, object]) -> PhaseMeasurement:
+        self._sync()
+        duration = time.perf_counter() - self._started
+        memory = dict(start_memory)
+        if self.device.type == "cuda":
+            memory.update(
+                mem_allocated_bytes=torch.cuda.memory_allocated(self.device),
+                mem_reserved_bytes=torch.cuda.memory_reserved(self.device),
+                mem_peak_allocated_bytes=torch.cuda.max_memory_allocated(self.device),
+                mem_peak_reserved_bytes=torch.cuda.max_memory_reserved(self.device))
+        # host memory of the process, on every device (a GPU job has host memory too)
+        rss = self.process.memory_info().rss
+        peak = _read_hwm_bytes()
+        memory.update(rss_bytes=rss,
+                      rss_peak_bytes=max(peak, rss) if peak is not None else None,
+                      rss_peak_scope=("phase" if self._hwm_reset else "process")
+                      if peak is not None else "unavailable")
+        return PhaseMeasurement(duration_s=duration, memory=memory)

@@ -1,0 +1,130 @@
+"""``run_pilot(cfg, run_dir)``: the pilot, each step with a verdict and a one-line reason.
+
+1. inspect what the loss sees;  2. audit the split;  3. learn a tiny subset;
+4. run every phase of the campaign once, measured;  5. write the report.
+A step that crashes is a ``fail`` with the error, and the later steps still
+run, so the report is always complete. Returns the exit code: 1 when any
+verdict is fail or oom, else 0.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import traceback
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List
+
+import torch
+from hydra.utils import instantiate
+from omegaconf import DictConfig
+
+from pilot.checks.inspect_examples import inspect_task
+from pilot.checks.result import GATING, CheckResult, worst
+from pilot.checks.split_audit import audit_split
+from pilot.checks.tiny_subset import tiny_subset_check
+from pilot.config.validate import resolve_device, validate
+from pilot.data.task import enum_value
+from pilot.engine.batch_plan import plan_from_config
+from pilot.engine.distributed import init_from_env, launched_externally, spawn
+from pilot.phases.gates import PhaseRunner
+from pilot.report import print_console, write_report
+from pilot.run_record import RunRecord
+from pilot.train import configure_threads
+
+log = logging.getLogger("pilot")
+
+
+def _guarded(step: str, work: Callable[[], CheckResult]) -> CheckResult:
+    try:
+        return work()
+    except Exception as error:
+        log.error("step %s crashed:\n%s", step, traceback.format_exc())
+        return CheckResult(step, "fail", f"crashed: {type(error).__name__}: {error}")
+
+
+def phase_worker(cfg: DictConfig, run_dir: str) -> None:
+    """One replica's phase rows (spawned when distributed.replicas > 1)."""
+    device = resolve_device(cfg)
+    ctx = init_from_env(enum_value(cfg.distributed.backend), device)
+    if device.type == "cuda":
+        device = torch.device("cuda", ctx.local_rank)
+        torch.cuda.set_device(device)
+    configure_threads(cfg)
+    task = instantiate(cfg.data, _convert_="all")
+    rows = PhaseRunner(cfg, task, device, Path(run_dir), ctx, cfg.pilot.oom_in_phase).run()
+    (Path(run_dir) / f".phases-rank{ctx.rank}.json").write_text(json.dumps(rows, default=str))
+
+
+def run_phases(cfg: DictConfig, task, device: torch.device, run_dir: Path) -> List[Dict[str, Any]]:
+    replicas = int(cfg.distributed.replicas)
+    if replicas == 1:
+        return PhaseRunner(cfg, task, device, run_dir, oom_in_phase=cfg.pilot.oom_in_phase).run()
+    if launched_externally():
+        phase_worker(cfg, str(run_dir))
+    else:
+        spawn(phase_worker, (cfg, str(run_dir)), replicas, int(cfg.distributed.master_port))
+    rows = []
+    for rank in range(replicas):
+        path = run_dir / f".phases-rank{rank}.json"
+        rows += json.loads(path.read_text())
+        path.unlink()
+    return rows
+
+
+def run_pilot(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = ()) -> int:
+    validate(cfg)
+    run_dir = Path(run_dir)
+    record = RunRecord(run_dir, cfg, overrides)
+    record.update(mode="pilot")
+    configure_threads(cfg)
+    device = resolve_device(cfg)
+    results: List[CheckResult] = []
+    shown: List[Dict[str, Any]] = []
+    rows: List[Dict[str, Any]] = []
+    arithmetic: List[str] = []
+    try:
+        task = instantiate(cfg.data, _convert_="all")
+        plan = plan_from_config(cfg, len(task.splits["train"]))
+        arithmetic = plan.describe()
+        for line in arithmetic:
+            log.info("batch arithmetic: %s", line)
+
+        def inspect() -> CheckResult:
+            torch.manual_seed(int(cfg.seed))
+            model = instantiate(cfg.model, _convert_="all")
+            result, examples = inspect_task(task, int(cfg.pilot.show_examples),
+                                            int(cfg.batch.micro_batch), model)
+            shown.extend(examples)
+            return result
+
+        results.append(_guarded("inspect", inspect))
+        results.append(_guarded("split_audit", lambda: audit_split(task, enum_value(cfg.data.split.by))))
+        results.append(_guarded("tiny_subset", lambda: tiny_subset_check(cfg, task, device)))
+        try:
+            rows = run_phases(cfg, task, device, run_dir)
+            phase_verdict = worst([r["verdict"] for r in rows])
+            failing = [f"{r['phase']} (rank {r['rank']}): {r['verdict']}" for r in rows
+                       if r["verdict"] in GATING + ("skipped",)]
+            reason = (f"{len(rows)} phase rows, all pass" if not failing else "; ".join(failing))
+            results.append(CheckResult("phases", phase_verdict, reason))
+        except Exception as error:
+            log.error("phases crashed:\n%s", traceback.format_exc())
+            results.append(CheckResult("phases", "fail", f"crashed: {type(error).__name__}: {error}"))
+    except Exception as error:  # the task itself could not be built
+        log.error("pilot crashed:\n%s", traceback.format_exc())
+        results.append(CheckResult("setup", "fail", f"crashed: {type(error).__name__}: {error}"))
+    verdict = worst([r.verdict for r in results])
+    memory_note = ("CUDA columns: allocated and reserved separately, never summed; peaks reset at "
+                   "each phase start." if device.type == "cuda" else
+                   "CPU run: CUDA columns are empty (not measured); memory is the process's RSS "
+                   "after the phase and its peak RSS during the phase (rss_peak_scope).")
+    paths = write_report(run_dir, results, rows, shown, arithmetic,
+                         {"run_id": record.data["run_id"], "variant": record.data["variant"],
+                          "device": str(device), "verdict": verdict, "memory_note": memory_note})
+    print_console(results, rows, shown, paths["report"], verdict)
+    failed = verdict in GATING
+    first_bad = next((r for r in results if r.verdict in GATING), None)
+    record.finish("oom" if verdict == "oom" else ("failed" if failed else "ok"),
+                  f"{first_bad.step}: {first_bad.reason}" if first_bad else "pilot_complete",
+                  verdicts={r.step: r.verdict for r in results})
+    return 1 if failed else 0

@@ -1,0 +1,169 @@
+"""Step 5: the pilot's report — console tables, report.md, phases.csv, examples and a picture."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+import pandas as pd
+
+from pilot.checks.result import CheckResult
+from pilot.phases.gates import COLUMNS
+
+
+def _bytes(value: Any) -> str:
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return ""
+    value = float(value)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return ""
+
+
+INTEGER_COLUMNS = ("rank", "micro_batch", "accumulation", "replicas", "seq_len", "examples")
+
+
+def phases_frame(rows: Sequence[Dict[str, Any]]) -> pd.DataFrame:
+    frame = pd.DataFrame(list(rows), columns=list(COLUMNS))
+    for column in INTEGER_COLUMNS + tuple(c for c in COLUMNS if c.endswith("_bytes")):
+        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("Int64")
+    frame["duration_s"] = pd.to_numeric(frame["duration_s"], errors="coerce")
+    return frame
+
+
+def peak_column(frame: pd.DataFrame) -> str:
+    """CUDA peak allocated where measured, else the process's peak RSS."""
+    if frame["mem_peak_allocated_bytes"].notna().any():
+        return "mem_peak_allocated_bytes"
+    return "rss_peak_bytes"
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    def cell(value: Any) -> str:
+        return str("" if value is None else value).replace("|", "\\|").replace("\n", " ")
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def render_examples(shown: List[Dict[str, Any]]) -> str:
+    blocks = []
+    for example in shown:
+        head = f"{example['split']} example {example['index']}"
+        if "tokens" in example:
+            blocks.append(
+                f"{head}: {example['length']} tokens, {example['padding']}; {example['truncation']}; "
+                f"{example['loss_tokens']} token(s) in the loss\n"
+                f"  tokens: {example['tokens']}\n  loss:   {example['loss']}\n  mask:   {example['mask']}")
+        elif "class_name" in example:
+            blocks.append(f"{head}: label {example['label']} -> {example['class_name']}; input {example['input']}")
+        else:
+            blocks.append(f"{head}: {example.get('fields')}")
+    legend = ("legend: « bos, » eos, _ pad, ⏎ newline; '^' marks a token the loss predicts; "
+              "mask 1 = attended, 0 = padding")
+    return "\n".join(blocks) + ("\n" + legend if any("tokens" in e for e in shown) else "")
+
+
+def plot_phases(frame: pd.DataFrame, path: Path) -> Optional[Path]:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    measured = frame[frame["duration_s"].notna()]
+    if measured.empty:
+        return None
+    labels = [f"{p}\n(rank {r})" if frame["rank"].nunique() > 1 else p
+              for p, r in zip(measured["phase"], measured["rank"])]
+    column = peak_column(frame)
+    fig, (ax_time, ax_mem) = plt.subplots(1, 2, figsize=(12, 4))
+    colors = ["tab:red" if v in ("fail", "oom") else "tab:blue" for v in measured["verdict"]]
+    ax_time.barh(labels, measured["duration_s"], color=colors)
+    ax_time.set_xlabel("duration (s), after synchronisation")
+    ax_time.invert_yaxis()
+    cuda = column.startswith("mem_")
+    baseline = measured["mem_baseline_bytes" if cuda else "rss_baseline_bytes"].astype("float64").fillna(0)
+    after = measured["mem_allocated_bytes" if cuda else "rss_bytes"].astype("float64").fillna(0)
+    peak = measured[column].astype("float64").fillna(0)
+    mem_labels = [f"{label} (peak {value / 2**20:.0f} MiB)" for label, value in zip(labels, peak)]
+    ax_mem.barh(mem_labels, (peak - baseline) / 2**20, color=colors, label="peak above phase start")
+    ax_mem.scatter((after - baseline) / 2**20, mem_labels, color="black", zorder=3, label="after phase")
+    ax_mem.set_xlabel(("CUDA allocated" if cuda else "process RSS")
+                      + " growth during the phase (MiB)")
+    ax_mem.invert_yaxis()
+    ax_mem.legend(loc="lower right")
+    fig.suptitle("pilot phases (red: fail or oom)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def write_report(run_dir: Path, results: List[CheckResult], rows: List[Dict[str, Any]],
+                 shown: List[Dict[str, Any]], arithmetic: List[str], header: Dict[str, Any]) -> Dict[str, Path]:
+    run_dir = Path(run_dir)
+    frame = phases_frame(rows)
+    frame.to_csv(run_dir / "phases.csv", index=False)
+    (run_dir / "examples.txt").write_text(render_examples(shown) + "\n")
+    (run_dir / "checks.json").write_text(json.dumps([r.as_dict() for r in results], indent=2, default=str))
+    picture = plot_phases(frame, run_dir / "phases.png")
+    column = peak_column(frame)
+    phase_rows = [(r["phase"], r["rank"], f"{r['duration_s']:.4f}" if pd.notna(r["duration_s"]) else "",
+                   _bytes(r[column]), _bytes(r["rss_bytes"]) if column == "rss_peak_bytes" else _bytes(r["mem_allocated_bytes"]),
+                   "" if pd.isna(r["seq_len"]) else r["seq_len"], r["verdict"], r["detail"])
+                  for r in frame.to_dict("records")]
+    peak_name = "CUDA peak allocated" if column.startswith("mem_") else "peak RSS (process)"
+    lines = [
+        f"# Pilot report — {header.get('variant', '')}", "",
+        f"run `{header.get('run_id')}`, device {header.get('device')}, "
+        f"verdict **{header.get('verdict')}**", "",
+        "## Verdicts", "",
+        markdown_table(["step", "verdict", "reason"], [(r.step, r.verdict, r.reason) for r in results]), "",
+    ]
+    for result in results:
+        if result.findings:
+            lines += [f"### {result.step}: findings", ""]
+            lines += [f"- {f}" for f in result.findings[:50]]
+            if len(result.findings) > 50:
+                lines.append(f"- ... {len(result.findings) - 50} more in checks.json")
+            lines.append("")
+    lines += ["## Batch arithmetic", "", *[f"- {line}" for line in arithmetic], "",
+              "## Phases", "",
+              markdown_table(["phase", "rank", "seconds", peak_name, "after", "seq_len", "verdict", "detail"],
+                             phase_rows), "",
+              "All counters in `phases.csv`. " + header.get("memory_note", ""), "",
+              "![phases](phases.png)" if picture else "", "",
+              "## Inspected examples", "", "```", render_examples(shown), "```", ""]
+    (run_dir / "report.md").write_text("\n".join(lines))
+    return {"report": run_dir / "report.md", "phases": run_dir / "phases.csv", "picture": picture}
+
+
+def print_console(results: List[CheckResult], rows: List[Dict[str, Any]], shown: List[Dict[str, Any]],
+                  report_path: Path, verdict: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(width=min(100, max(80, Console().width)))
+    console.print(render_examples(shown), markup=False, highlight=False)
+    styles = {"pass": "green", "warn": "yellow", "fail": "bold red", "oom": "bold red", "skipped": "dim"}
+    checks = Table(title="pilot verdicts", show_lines=False, expand=True)
+    checks.add_column("step", no_wrap=True)
+    checks.add_column("verdict", no_wrap=True)
+    checks.add_column("reason", ratio=1)
+    for result in results:
+        checks.add_row(result.step, f"[{styles[result.verdict]}]{result.verdict}[/]", result.reason)
+    console.print(checks)
+    frame = phases_frame(rows)
+    column = peak_column(frame)
+    phases = Table(title="phases (" + ("CUDA peak allocated" if column.startswith("mem_")
+                                       else "process peak RSS") + ")", expand=True)
+    for name in ("phase", "rank", "s", "peak", "verdict"):
+        phases.add_column(name, no_wrap=True)
+    phases.add_column("detail", ratio=1)
+    for r in frame.to_dict("records"):
+        seconds = f"{r['duration_s']:.3f}" if pd.notna(r["duration_s"]) else ""
+        phases.add_row(r["phase"], str(r["rank"]), seconds, _bytes(r[column]),
+                       f"[{styles.get(r['verdict'], '')}]{r['verdict']}[/]", str(r["detail"]))
+    console.print(phases)
+    console.print(f"pilot verdict: [{styles[verdict]}]{verdict}[/]  report: {report_path}")
