@@ -159,9 +159,13 @@ def inspect_classification(task: TaskData, encoded: Dict[str, List[Dict]], n_sho
             findings.append(Finding(f"class '{name}' is encoded as id {next(iter(ids))}, which the "
                                     f"mapping names '{class_names[next(iter(ids))]}'"))
     for split, histogram in histograms.items():
-        missing = [c for c in range(num_classes) if c not in histogram]
-        if missing and encoded[split]:
-            names = [class_names[c] if c < len(class_names) else str(c) for c in missing]
+        names_here = {e.fields.get("label_name") for e in task.splits[split]} - {None}
+        if names_here and class_names:  # by name: an id shift must not hide the missing class
+            names = [n for n in class_names if n not in names_here]
+        else:
+            names = [class_names[c] if c < len(class_names) else str(c)
+                     for c in range(num_classes) if c not in histogram]
+        if names and encoded[split]:
             finding = Finding(f"class(es) {names} missing", split,
                               detail="ids of a split encoded on its own would shift")
             (findings if split == "train" else warnings).append(finding)

@@ -1,0 +1,145 @@
+"""The pilot flags, with fail and the example, every planted problem of what the loss sees."""
+import json
+
+import pytest
+import torch
+
+from pilot.checks.inspect_examples import inspect_task
+from pilot.data import digits, instructions
+from pilot.models.mlp_classifier import MLPClassifier
+
+SPLIT = {"by": "group", "val_fraction": 0.2, "test_fraction": 0.0}
+
+
+def jsonl(tmp_path, rows):
+    path = tmp_path / "data.jsonl"
+    path.write_text("".join(json.dumps({"group": f"g{i}", **r}) + "\n" for i, r in enumerate(rows)))
+    return str(path)
+
+
+def generation(tmp_path, rows, **kwargs):
+    return instructions.make_task(path=jsonl(tmp_path, rows), split=SPLIT, **kwargs)
+
+
+ROWS = [{"instruction": f"Say {w}", "answer": w} for w in
+        ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet")]
+
+
+def test_clean_generation_data_passes(tmp_path):
+    result, shown = inspect_task(generation(tmp_path, ROWS), n_show=2, micro_batch=2)
+    assert result.verdict == "pass", result.reason
+    assert len(shown) == 2 and "^" in shown[0]["loss"]
+
+
+def test_embedded_default_task_passes():
+    task = instructions.make_task(split={"by": "group"})
+    result, _ = inspect_task(task, n_show=3, micro_batch=2)
+    assert result.verdict == "pass", result.reason
+    assert result.details["per_split"]["train"]["share_truncated"] > 0  # truncation is real
+
+
+def test_truncated_answer_fails_with_the_example(tmp_path):
+    rows = ROWS + [{"instruction": "Spell it", "answer": "a very long answer " * 4}]
+    task = generation(tmp_path, rows, max_len=40, truncation_side="right")
+    result, _ = inspect_task(task, n_show=1, micro_batch=2)
+    assert result.verdict == "fail"
+    cut = [f for f in result.findings if f.problem.startswith("target truncated")]
+    assert [f.example for f in cut] == [len(ROWS)]
+
+
+def test_answer_truncated_away_entirely_fails(tmp_path):
+    rows = ROWS + [{"instruction": "x" * 60, "answer": "gone"}]
+    task = generation(tmp_path, rows, max_len=40, truncation_side="right")
+    result, _ = inspect_task(task, n_show=1, micro_batch=2)
+    assert result.verdict == "fail"
+    assert any(f.problem == "no target token in the loss" and f.example == len(ROWS)
+               for f in result.findings)
+    stats = result.details["per_split"]
+    assert sum(s["share_target_cut_entirely"] * s["examples"] for s in stats.values()) == 1
+
+
+def test_instruction_counted_in_the_loss_fails(tmp_path):
+    task = generation(tmp_path, ROWS)
+    encode = task.encode
+
+    def unmasked(example):  # the bug: labels copied from the inputs, instruction included
+        item = encode(example)
+        return {**item, "labels": item["input_ids"].clone()}
+    task.encode = unmasked
+    result, _ = inspect_task(task, n_show=1, micro_batch=2)
+    assert result.verdict == "fail"
+    assert all("instruction tokens counted" in f.problem for f in result.findings)
+    assert len(result.findings) == len(ROWS)
+
+
+def test_instruction_in_the_loss_on_purpose_passes(tmp_path):
+    task = generation(tmp_path, ROWS, mask_instruction=False)
+    result, _ = inspect_task(task, n_show=1, micro_batch=2)
+    assert result.verdict == "pass", result.reason
+
+
+# ------------------------------------------------------------------ classification
+@pytest.fixture
+def digits_task():
+    return digits.make_task(split={"by": "group", "val_fraction": 0.2, "test_fraction": 0.2})
+
+
+def model(num_classes=10):
+    return MLPClassifier(in_features=64, num_classes=num_classes)
+
+
+def test_clean_digits_pass(digits_task):
+    result, shown = inspect_task(digits_task, n_show=3, micro_batch=2, model=model())
+    assert result.verdict == "pass", result.reason
+    assert shown[0]["class_name"] == digits.CLASS_NAMES[shown[0]["label"]]
+    assert result.details["mapping"][3] == "three"
+    assert set(result.details["label_histogram"]) == {"train", "val", "test"}
+
+
+def test_label_out_of_range_fails(digits_task):
+    bad = digits_task.splits["val"][5]
+    bad.fields["label"] = 10
+    result, _ = inspect_task(digits_task, n_show=1, micro_batch=2, model=model())
+    assert result.verdict == "fail"
+    assert any(f.example == bad.index and "outside [0, 10)" in f.problem for f in result.findings)
+
+
+def test_head_size_different_from_classes_fails(digits_task):
+    result, _ = inspect_task(digits_task, n_show=1, micro_batch=2, model=model(num_classes=9))
+    assert result.verdict == "fail"
+    assert any("head has 9 outputs but the data has 10 classes" in f.problem for f in result.findings)
+
+
+def test_split_encodings_that_disagree_fail(digits_task):
+    for example in digits_task.splits["test"]:  # test encoded three as 4
+        if example.fields["label_name"] == "three":
+            example.fields["label"] = 4
+    result, _ = inspect_task(digits_task, n_show=1, micro_batch=2, model=model())
+    assert result.verdict == "fail"
+    assert any("class 'three' has different ids" in f.problem for f in result.findings)
+
+
+def test_missing_class_that_shifts_ids_fails(digits_task):
+    # val encoded on its own: no "two" in it, so every later class moves down by one
+    val = [e for e in digits_task.splits["val"] if e.fields["label_name"] != "two"]
+    present = sorted({e.fields["label"] for e in val})
+    for example in val:
+        example.fields["label"] = present.index(example.fields["label"])
+    digits_task.splits["val"] = val
+    result, _ = inspect_task(digits_task, n_show=1, micro_batch=2, model=model())
+    assert result.verdict == "fail"
+    problems = " ".join(f.problem for f in result.findings)
+    assert "class 'three' has different ids" in problems and "['two'] missing" in problems
+
+
+def test_missing_class_without_shift_warns(digits_task):
+    digits_task.splits["val"] = [e for e in digits_task.splits["val"] if e.fields["label_name"] != "nine"]
+    result, _ = inspect_task(digits_task, n_show=1, micro_batch=2, model=model())
+    assert result.verdict == "warn"
+    assert "['nine'] missing" in result.reason
+
+
+def test_missing_class_in_train_fails(digits_task):
+    digits_task.splits["train"] = [e for e in digits_task.splits["train"] if e.fields["label"] != 0]
+    result, _ = inspect_task(digits_task, n_show=1, micro_batch=2, model=model())
+    assert result.verdict == "fail"

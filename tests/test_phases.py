@@ -1,0 +1,104 @@
+"""Phase gates: one row per phase and rank, the contract's columns, honest memory, OOM rows."""
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+from hydra.utils import instantiate
+
+from pilot.phases.gates import COLUMNS, PHASES, PhaseRunner
+from pilot.phases.memory import CUDA_COLUMNS
+from pilot.pilot_run import run_phases
+
+REPO = Path(__file__).resolve().parents[1]
+CONTRACT = ("phase", "device", "rank", "duration_s", "verdict", "detail", "mem_allocated_bytes",
+            "mem_reserved_bytes", "mem_peak_allocated_bytes", "mem_peak_reserved_bytes",
+            "mem_baseline_bytes", "rss_bytes", "rss_peak_bytes", "micro_batch", "seq_len", "precision")
+
+
+def phase_rows(cfg, tmp_path, oom_in_phase=None):
+    task = instantiate(cfg.data, _convert_="all")
+    return PhaseRunner(cfg, task, torch.device("cpu"), tmp_path, oom_in_phase=oom_in_phase).run()
+
+
+def test_one_row_per_phase_with_the_contract_columns(make_cfg, tmp_path):
+    rows = phase_rows(make_cfg(), tmp_path)
+    assert [r["phase"] for r in rows] == list(PHASES)
+    assert set(CONTRACT) <= set(COLUMNS) and all(set(COLUMNS) == set(r) for r in rows)
+    for row in rows:
+        assert row["verdict"] == "pass", row
+        assert row["duration_s"] > 0
+        assert 0 <= row["rss_bytes"] <= row["rss_peak_bytes"]      # peak >= after >= 0
+        assert row["rss_peak_scope"] == "phase"                    # reset per phase on Linux
+        assert all(row[c] is None for c in CUDA_COLUMNS)           # empty on CPU, not zero
+        assert row["precision"] == "fp32" and row["micro_batch"] >= 1
+    by_phase = {r["phase"]: r for r in rows}
+    assert by_phase["eval_longest"]["seq_len"] == 96               # the longest validation sequences
+    assert by_phase["eval_longest"]["micro_batch"] == 16           # at the evaluation batch size
+    assert "optimizer state" in by_phase["first_step"]["detail"]
+    assert (tmp_path / "export" / "model.safetensors").exists()
+    assert (tmp_path / "checkpoints" / "pilot-rank0.pt").exists()
+
+
+def test_injected_oom_is_a_row_and_the_rest_still_runs(make_cfg, tmp_path):
+    rows = phase_rows(make_cfg("batch.micro_batch=4"), tmp_path, oom_in_phase="first_step")
+    by_phase = {r["phase"]: r for r in rows}
+    assert by_phase["first_step"]["verdict"] == "oom"
+    detail = by_phase["first_step"]["detail"]
+    assert "out of memory in first_step" in detail and "'micro_batch': 4" in detail
+    assert [r["phase"] for r in rows] == list(PHASES)
+    assert by_phase["export"]["verdict"] == "pass"
+
+
+def test_failed_build_skips_the_phases_that_need_it(make_cfg, tmp_path):
+    rows = phase_rows(make_cfg(), tmp_path, oom_in_phase="build_model")
+    assert rows[0]["verdict"] == "oom"
+    assert all(r["verdict"] == "skipped" for r in rows[1:])
+
+
+def test_replicas_each_write_their_rows(make_cfg, tmp_path):
+    cfg = make_cfg("distributed=ddp2", "pilot.steady_steps=2")
+    rows = run_phases(cfg, instantiate(cfg.data, _convert_="all"), torch.device("cpu"), tmp_path)
+    assert sorted((r["rank"], r["phase"]) for r in rows) == sorted(
+        (rank, phase) for rank in (0, 1) for phase in PHASES)
+    assert {r["replicas"] for r in rows} == {2}
+    assert all(r["verdict"] == "pass" for r in rows)
+
+
+def run_cli(tmp_path, *overrides):
+    return subprocess.run([sys.executable, "-m", "pilot", f"hydra.run.dir={tmp_path / 'run'}", *overrides],
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.parametrize("task", [[], ["+experiment=classification"]])
+def test_pilot_cli_passes_and_writes_the_report(tmp_path, task):
+    completed = run_cli(tmp_path, *task)
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    run = tmp_path / "run"
+    for name in ("report.md", "phases.csv", "phases.png", "examples.txt", "checks.json", "run.json"):
+        assert (run / name).exists(), name
+    frame = pd.read_csv(run / "phases.csv")
+    assert list(frame["phase"]) == list(PHASES)
+    assert frame[list(CUDA_COLUMNS)].isna().all().all()
+    assert (frame["rss_peak_bytes"] >= frame["rss_bytes"]).all()
+    report = (run / "report.md").read_text()
+    assert "examples per update = 2 (micro-batch) x 8 (accumulation)" in report
+    assert "| inspect | pass |" in report and "| tiny_subset | pass |" in report
+    assert json.loads((run / "run.json").read_text())["status"] == "ok"
+    assert "pilot verdict: pass" in completed.stdout
+
+
+@pytest.mark.parametrize("overrides, step", [
+    (["pilot.oom_in_phase=eval_longest"], "phases"),
+    (["optim.lr=0", "pilot.tiny.max_updates=20"], "tiny_subset"),
+])
+def test_pilot_cli_exits_non_zero_on_fail_or_oom(tmp_path, overrides, step):
+    completed = run_cli(tmp_path, *overrides)
+    assert completed.returncode == 1
+    record = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert record["status"] in ("failed", "oom") and record["stop_cause"].startswith(step)
+    assert (tmp_path / "run" / "report.md").exists()  # the report is written all the same

@@ -1,0 +1,47 @@
+"""A leak between splits is a fail; a clean split passes."""
+from pilot.checks.split_audit import audit_split
+from pilot.data import digits, instructions
+from pilot.data.task import Example, TaskData
+
+
+def task_with(splits):
+    return TaskData(kind="classification", splits=splits, encode=None, collate=None, loss_sum=None,
+                    target_count=None, predict=None)
+
+
+def ex(index, group, text, time=None):
+    return Example(index=index, group=group, fields={"text": text}, time=time)
+
+
+def test_builtin_splits_pass():
+    assert audit_split(instructions.make_task(split={"by": "group"})).verdict == "pass"
+    result = audit_split(digits.make_task(split={"by": "group"}))
+    assert result.verdict == "pass", result.reason
+    assert result.details["per_split"]["train"]["examples"] > 0
+
+
+def test_group_in_two_splits_fails():
+    splits = {"train": [ex(0, "patient-1", "a"), ex(1, "patient-2", "b")],
+              "val": [ex(2, "patient-1", "c")], "test": []}
+    result = audit_split(task_with(splits))
+    assert result.verdict == "fail"
+    assert "group 'patient-1' appears in ['train', 'val']" in result.reason
+
+
+def test_identical_example_in_two_splits_fails():
+    splits = {"train": [ex(0, "doc-1", "same text")], "val": [ex(7, "doc-2", "same text")], "test": []}
+    result = audit_split(task_with(splits))
+    assert result.verdict == "fail"
+    assert "train example 0, val example 7" in result.reason
+
+
+def test_time_split_overlap_fails():
+    splits = {"train": [ex(0, "a", "x", time=5.0)], "val": [ex(1, "b", "y", time=5.0)],
+              "test": [ex(2, "c", "z", time=9.0)]}
+    result = audit_split(task_with(splits), split_by="time")
+    assert result.verdict == "fail" and "train ends at time 5.0" in result.reason
+
+
+def test_time_split_built_by_pilot_passes():
+    task = instructions.make_task(split={"by": "time", "val_fraction": 0.1, "test_fraction": 0.1})
+    assert audit_split(task, split_by="time").verdict == "pass"
