@@ -56,7 +56,8 @@ def render_examples(shown: List[Dict[str, Any]]) -> str:
             blocks.append(
                 f"{head}: {example['length']} tokens, {example['padding']}; {example['truncation']}; "
                 f"{example['loss_tokens']} token(s) in the loss\n"
-                f"  tokens: {example['tokens']}\n  loss:   {example['loss']}\n  mask:   {example['mask']}")
+                f"  tokens: {example['tokens']}\n  loss:   {example['loss']}\n  mask:   {example['mask']}\n"
+                f"  target: {example['target']}")
         elif "class_name" in example:
             blocks.append(f"{head}: label {example['label']} -> {example['class_name']}; input {example['input']}")
         else:
@@ -64,6 +65,29 @@ def render_examples(shown: List[Dict[str, Any]]) -> str:
     legend = ("legend: « bos, » eos, _ pad, ⏎ newline; '^' marks a token the loss predicts; "
               "mask 1 = attended, 0 = padding")
     return "\n".join(blocks) + ("\n" + legend if any("tokens" in e for e in shown) else "")
+
+
+def data_statistics(results: List[CheckResult]) -> List[str]:
+    """Markdown lines: the inspection's per-split statistics and, for classes, the mapping."""
+    inspect = next((r for r in results if r.step == "inspect"), None)
+    if inspect is None:
+        return []
+    lines: List[str] = []
+    per_split = inspect.details.get("per_split")
+    if per_split:
+        keys = list(next(iter(per_split.values())))
+        def fmt(key, value):
+            return f"{value:.1%}" if key.startswith("share") else value
+        lines += [markdown_table(["split", *keys], [(split, *[fmt(k, stats[k]) for k in keys])
+                                                    for split, stats in per_split.items()]), ""]
+    mapping = inspect.details.get("mapping")
+    if mapping:
+        lines += ["Class mapping: " + ", ".join(f"{i} -> {name}" for i, name in mapping.items()), ""]
+        histograms = inspect.details.get("label_histogram", {})
+        ids = sorted({int(i) for h in histograms.values() for i in h})
+        lines += [markdown_table(["split", *[str(i) for i in ids]],
+                                 [(split, *[h.get(i, 0) for i in ids]) for split, h in histograms.items()]), ""]
+    return lines
 
 
 def plot_phases(frame: pd.DataFrame, path: Path) -> Optional[Path]:
@@ -128,7 +152,8 @@ def write_report(run_dir: Path, results: List[CheckResult], rows: List[Dict[str,
             if len(result.findings) > 50:
                 lines.append(f"- ... {len(result.findings) - 50} more in checks.json")
             lines.append("")
-    lines += ["## Batch arithmetic", "", *[f"- {line}" for line in arithmetic], "",
+    lines += ["## Data", "", *data_statistics(results),
+              "## Batch arithmetic", "", *[f"- {line}" for line in arithmetic], "",
               "## Phases", "",
               markdown_table(["phase", "rank", "seconds", peak_name, "after", "seq_len", "verdict", "detail"],
                              phase_rows), "",
@@ -146,6 +171,10 @@ def print_console(results: List[CheckResult], rows: List[Dict[str, Any]], shown:
 
     console = Console(width=min(100, max(80, Console().width)))
     console.print(render_examples(shown), markup=False, highlight=False)
+    inspect = next((r for r in results if r.step == "inspect"), None)
+    if inspect is not None and inspect.details.get("mapping"):
+        console.print("class mapping: " + ", ".join(f"{i} -> {n}" for i, n in inspect.details["mapping"].items()),
+                      markup=False, highlight=False)
     styles = {"pass": "green", "warn": "yellow", "fail": "bold red", "oom": "bold red", "skipped": "dim"}
     checks = Table(title="pilot verdicts", show_lines=False, expand=True)
     checks.add_column("step", no_wrap=True)

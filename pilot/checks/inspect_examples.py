@@ -116,6 +116,8 @@ def inspect_generation(task: TaskData, encoded: Dict[str, List[Dict]], n_show: i
                               f"{task.info.get('truncation_side', '?')}, "
                               f"{item.get('truncated_target_tokens', 0)} of them target",
                 "loss_tokens": len(loss_tokens(item)),
+                "target": "".join(task.decode_tokens(loss_tokens(item))) if task.decode_tokens
+                else str(loss_tokens(item)),
             })
     train_stats = stats.get("train", {})
     ok = (f"loss sees exactly the answer tokens of all {sum(s['examples'] for s in stats.values())} "
