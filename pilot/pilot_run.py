@@ -102,9 +102,9 @@ def run_pilot(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = ()) -> 
         results.append(_guarded("tiny_subset", lambda: tiny_subset_check(cfg, task, device)))
         try:
             rows = run_phases(cfg, task, device, run_dir)
-            phase_verdict = worst([r["verdict"] for r in rows])
+            phase_verdict = worst([r["verdict"] for r in rows if r["verdict"] != "skipped"])
             failing = [f"{r['phase']} (rank {r['rank']}): {r['verdict']}" for r in rows
-                       if r["verdict"] in GATING + ("skipped",)]
+                       if r["verdict"] in GATING or (r["verdict"] == "skipped" and r["phase"] != "resume_check")]
             reason = (f"{len(rows)} phase rows, all pass" if not failing else "; ".join(failing))
             results.append(CheckResult("phases", phase_verdict, reason))
         except Exception as error:

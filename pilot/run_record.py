@@ -63,10 +63,22 @@ class RunRecord:
     """Owns run.json and metrics.jsonl of one run directory (written by rank 0 only)."""
 
     def __init__(self, run_dir: Path, cfg: DictConfig, overrides: Iterable[str],
-                 parent_id: Optional[str] = None):
+                 parent_id: Optional[str] = None, resume: Optional[Dict[str, Any]] = None):
+        """A new run, or (``resume`` given, run.json present) the same run continued."""
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         overrides = list(overrides)
+        existing = self.run_dir / "run.json"
+        if resume is not None and existing.exists():
+            self.data = json.loads(existing.read_text())
+            self.data.setdefault("resumes", []).append(
+                {**resume, "previous_status": self.data.get("status"),
+                 "at": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+            self.data.update(status="running", stop_cause=None, error=None)
+            self._set_aside_metrics_after(int(resume.get("from_update", 0)))
+            self.save()
+            self.metrics = (self.run_dir / "metrics.jsonl").open("a")
+            return
         self.data: Dict[str, Any] = {
             "run_id": new_run_id(), "parent_id": parent_id, "variant": variant_key(overrides),
             "seed": int(cfg.seed), "status": "running", "stop_cause": None,
@@ -75,6 +87,27 @@ class RunRecord:
         }
         self.save()
         self.metrics = (self.run_dir / "metrics.jsonl").open("a")
+
+    def _set_aside_metrics_after(self, update: int) -> None:
+        """Rows written after the checkpoint are redone: move them to metrics.discarded.jsonl
+        (kept, never deleted), so metrics.jsonl reads as one uninterrupted run."""
+        path = self.run_dir / "metrics.jsonl"
+        if not path.exists():
+            return
+        kept, discarded = [], []
+        for line in path.read_text().splitlines():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:  # a line cut by the kill
+                discarded.append(line)
+                continue
+            (kept if row.get("update", 0) <= update else discarded).append(line)
+        if discarded:
+            with (self.run_dir / "metrics.discarded.jsonl").open("a") as handle:
+                handle.write("".join(line + "\n" for line in discarded))
+        tmp = path.with_name(".metrics.jsonl.tmp")
+        tmp.write_text("".join(line + "\n" for line in kept))
+        os.replace(tmp, path)
 
     def save(self) -> None:
         write_json_atomic(self.run_dir / "run.json", self.data)

@@ -13,13 +13,16 @@ import logging
 import os
 import random
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Iterable, Optional, Tuple
 
 import numpy as np
 import torch
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from pilot.checkpoint import (clean_temporary_files, defining_config, differing_keys, fault_point,
+                              latest_valid_checkpoint, restore_training_state, save_checkpoint)
+from pilot.closing import close_run, write_reproduce
 from pilot.config.validate import validate, resolve_device
 from pilot.data.task import enum_value
 from pilot.engine.distributed import (DistContext, init_from_env, launched_externally, spawn)
@@ -64,37 +67,92 @@ def build_trainer(cfg: DictConfig, ctx: DistContext = DistContext()) -> Trainer:
     return trainer
 
 
+class ResumeRefused(ValueError):
+    """The run directory's checkpoint was made under another defining config."""
+
+
+def find_resume_state(cfg: DictConfig, run_dir: Path, is_main: bool) -> Tuple[Optional[dict], dict]:
+    """The newest valid checkpoint's state (or None) and what to record about the resume."""
+    if not cfg.checkpoint.resume:
+        return None, {}
+    ckpt_dir = run_dir / "checkpoints"
+    cleaned = clean_temporary_files(ckpt_dir) if is_main else []
+    if cleaned:
+        log.warning("removed %d leftover temporary checkpoint file(s) of an interrupted save: %s",
+                    len(cleaned), ", ".join(cleaned))
+    found = latest_valid_checkpoint(ckpt_dir)
+    if found is None:
+        note = {"from_update": 0, "cleaned_temporary_files": cleaned}
+        if (run_dir / "run.json").exists():
+            note["note"] = "no valid checkpoint: restarted from the beginning"
+            return None, note
+        return None, {}
+    path, state = found
+    differences = differing_keys(state["defining_config"], defining_config(cfg))
+    if differences and not cfg.checkpoint.force_resume:
+        raise ResumeRefused(
+            f"{path} was written under another config; resuming would mix two runs. Differing keys:\n  "
+            + "\n  ".join(differences) + "\nFix: use a new run directory, restore these values, or "
+            "set checkpoint.force_resume=true to continue anyway (recorded in run.json).")
+    note = {"from_update": int(state["position"]["updates_done"]), "checkpoint": path.name,
+            "cleaned_temporary_files": cleaned}
+    if state.get("torch_threads") not in (None, torch.get_num_threads()):
+        note["threads_changed"] = (f"{state['torch_threads']} -> {torch.get_num_threads()} CPU threads: "
+                                   "the run continues correctly but not bit-identically")
+    if differences:
+        note["forced_despite"] = differences
+    log.info("resuming from %s (update %d)", path, note["from_update"])
+    return state, note
+
+
 def _worker(cfg: DictConfig, run_dir: str, overrides: list) -> None:
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, format="[%(asctime)s][%(name)s] %(message)s")
     ctx = (init_from_env(enum_value(cfg.distributed.backend), resolve_device(cfg))
            if launched_externally() else DistContext())
+    run_path = Path(run_dir)
+    threads = configure_threads(cfg)  # before the resume: the thread count is compared with the checkpoint's
+    state, resume_note = find_resume_state(cfg, run_path, ctx.is_main)
     # run.json exists (status "running") before anything can fail, so a failure is recorded
-    record = RunRecord(Path(run_dir), cfg, overrides) if ctx.is_main else None
+    record = (RunRecord(run_path, cfg, overrides, resume=resume_note or None)
+              if ctx.is_main else None)
     trainer = None
     status, stop_cause, error = "ok", None, None
+    ckpt_dir = run_path / "checkpoints"
+    every, keep = int(cfg.checkpoint.every), int(cfg.checkpoint.keep_last)
 
     def on_update(row) -> Optional[str]:
         if record is not None:
             record.log_metrics({"kind": "train", **record_dict(row)})
+            if every and trainer.updates_done % every == 0:
+                save_checkpoint(trainer, cfg, ckpt_dir, keep)
+        fault_point("update", trainer.updates_done)
         return None
 
     try:
         if ctx.world_size != cfg.distributed.replicas:
             raise ValueError(f"distributed.replicas={cfg.distributed.replicas} but the launcher "
                              f"started {ctx.world_size} process(es). Fix: make them agree.")
-        threads = configure_threads(cfg)
         trainer = build_trainer(cfg, ctx)
+        if state is not None:
+            restore_training_state(trainer, state)
         if record is not None:
-            _record_setup(cfg, trainer, record, Path(run_dir), threads)
+            _record_setup(cfg, trainer, record, run_path, threads)
         stop_cause = trainer.train(on_update=on_update)
         if stop_cause == "non_finite_loss":
             status = "diverged"
+        if record is not None and not (ckpt_dir / f"ckpt-{trainer.updates_done:08d}.pt").exists():
+            save_checkpoint(trainer, cfg, ckpt_dir, keep)
         evaluation = trainer.evaluate("val")
         if record is not None:
             record.log_metrics({"kind": "val", "update": trainer.updates_done, **evaluation})
             log.info("validation after %d updates: loss %.4f, accuracy %.3f", trainer.updates_done,
                      evaluation["loss"], evaluation["accuracy"])
+            if status == "ok" and int(cfg.closing.control_examples) > 0:
+                closing = close_run(trainer.raw_model, trainer.task, cfg, run_path)
+                record.update(closing=closing)
+                write_reproduce(run_path, record.data)
+                (log.info if closing["verdict"] == "pass" else log.error)("closing: %s", closing["reason"])
     except Exception as exc:  # recorded, then re-raised: the failure must stay visible
         status, stop_cause, error = "failed", "exception", f"{type(exc).__name__}: {exc}"
         raise

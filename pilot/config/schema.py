@@ -182,6 +182,29 @@ class RunConfig:
 
 
 @dataclass
+class CheckpointConfig:
+    every: int = 50                # save every N updates (and always after the last); 0 = last only
+    keep_last: int = 3            # checkpoints kept; rotation never deletes the newest valid one
+    resume: bool = True           # continue from the newest valid checkpoint in the run directory
+    force_resume: bool = False    # resume even if the defining config differs (the difference is recorded)
+
+
+@dataclass
+class ClosingConfig:
+    control_examples: int = 8      # validation examples rerun after reloading the export
+    rtol: float = 0.0              # tolerance of the rerun (CPU fp32: exact; GPU or reduced precision: declare)
+    atol: float = 0.0
+
+
+@dataclass
+class ResumeCheckConfig:
+    updates_before: int = 3        # k: updates before the checkpoint and the new process
+    updates_total: int = 6         # n: updates the resumed and the uninterrupted runs both reach
+    rtol: float = 0.0              # 0 = bit-identical (CPU fp32); declare a tolerance for GPUs
+    atol: float = 0.0
+
+
+@dataclass
 class TinySubsetConfig:
     examples: int = 8              # training examples the loop must learn
     max_updates: int = 300         # give up after this many updates (each sees all the examples)
@@ -195,6 +218,7 @@ class PilotChecksConfig:
     show_examples: int = 3         # transformed examples printed and saved
     steady_steps: int = 5          # updates measured in the steady_steps phase
     tiny: TinySubsetConfig = field(default_factory=TinySubsetConfig)
+    resume_check: ResumeCheckConfig = field(default_factory=ResumeCheckConfig)
     oom_in_phase: Optional[str] = None  # fault injection: raise out-of-memory in this phase (tests)
 
 
@@ -211,6 +235,8 @@ class PilotConfig:
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     run: RunConfig = field(default_factory=RunConfig)
     pilot: PilotChecksConfig = field(default_factory=PilotChecksConfig)
+    checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
+    closing: ClosingConfig = field(default_factory=ClosingConfig)
     seed: int = 0                    # model init and data order; the split has its own salt
 
 

@@ -71,6 +71,7 @@ class Trainer:
         self.updates_done = 0
         self.examples_seen = 0
         self.targets_seen = 0
+        self.last_example_ids: List[int] = []  # data set indices this replica used in the last update
 
     # ------------------------------------------------------------------ pieces
     def autocast(self):
@@ -110,6 +111,7 @@ class Trainer:
             raise ValueError(f"update {update + 1} has no target in the loss (every label is "
                              "ignored): check the data's labels and truncation.")
         lr = self.current_lr()
+        self.last_example_ids = [int(i) for batch, weight in pairs if weight for i in batch["index"]]
         self.model.train()
         loss_sum = torch.zeros((), dtype=torch.float64, device=self.device)
         for position, (batch, weight) in enumerate(pairs):

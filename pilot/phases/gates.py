@@ -13,20 +13,22 @@ from __future__ import annotations
 import gc
 import math
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import torch
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
-from pilot.checkpoint import export_artefact, save_checkpoint
+from pilot.checkpoint import save_checkpoint
+from pilot.closing import check_in_new_process, export_with_controls
 from pilot.data.task import TaskData, enum_value, move_to
 from pilot.engine.distributed import DistContext
 from pilot.engine.trainer import Trainer
 from pilot.phases.memory import CPU_COLUMNS, CUDA_COLUMNS, MemoryProbe
-from pilot.run_record import config_hash
+from pilot.phases.resume_check import run_resume_check
 
-PHASES = ("build_model", "first_step", "steady_steps", "eval_longest", "checkpoint_save", "export")
+PHASES = ("build_model", "first_step", "steady_steps", "eval_longest", "checkpoint_save", "export",
+          "reload_check", "resume_check")
 INPUT_COLUMNS = ("micro_batch", "accumulation", "replicas", "seq_len", "examples", "precision",
                  "activation_checkpointing")
 COLUMNS = ("phase", "device", "rank", "duration_s", "verdict", "detail", *INPUT_COLUMNS,
@@ -83,10 +85,10 @@ class PhaseRunner:
             return
         start = self.probe.start()
         try:
-            detail = work()
+            outcome = work()
+            verdict, detail = outcome if isinstance(outcome, tuple) else ("pass", outcome)
             if self.oom_in_phase == phase:
                 raise InjectedOOM(f"injected by pilot.oom_in_phase={phase}")
-            verdict = "pass"
         except OOM_ERRORS as error:
             verdict = "oom"
             shown = {k: v for k, v in row.items() if k in INPUT_COLUMNS and v is not None}
@@ -157,14 +159,24 @@ class PhaseRunner:
         return f"{len(items)} longest validation examples, loss {loss:.4g}"
 
     def checkpoint_save(self) -> str:
-        path = self.run_dir / "checkpoints" / f"pilot-rank{self.ctx.rank}.pt"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        save_checkpoint(self.trainer, path, config_hash(self.cfg))
+        directory = self.run_dir / "checkpoints" / f"pilot-rank{self.ctx.rank}"
+        path = save_checkpoint(self.trainer, self.cfg, directory, keep_last=1)
         return f"{path.relative_to(self.run_dir)}, {path.stat().st_size:,} bytes"
 
     def export(self) -> str:
-        weights = export_artefact(self.trainer.raw_model, self.cfg, self.run_dir / "export")
+        weights = export_with_controls(self.trainer.raw_model, self.task, self.cfg,
+                                       self.run_dir / "export" / f"rank{self.ctx.rank}")
         return f"{weights.relative_to(self.run_dir)}, {weights.stat().st_size:,} bytes"
+
+    def reload_check(self) -> Tuple[str, str]:
+        result = check_in_new_process(self.run_dir / "export" / f"rank{self.ctx.rank}")
+        return result["verdict"], result["reason"] + " (in a child process; memory columns are this process's)"
+
+    def resume_check(self) -> Tuple[str, str]:
+        if self.ctx.rank > 0:
+            return "skipped", "rank 0 runs it (single-process); every rank saves the same format"
+        passed, reason = run_resume_check(self.cfg, self.task, self.device, self.run_dir / "resume_check")
+        return ("pass" if passed else "fail"), reason + " (resumed in a child process)"
 
     # ------------------------------------------------------------------ all of them
     def run(self) -> List[Dict[str, Any]]:
@@ -183,4 +195,10 @@ class PhaseRunner:
         self.measure("eval_longest", eval_inputs, lambda: self.eval_longest(items), needs="build_model")
         self.measure("checkpoint_save", {}, self.checkpoint_save, needs="build_model")
         self.measure("export", {}, self.export, needs="build_model")
+        self.measure("reload_check", {"examples": int(self.cfg.closing.control_examples)},
+                     self.reload_check, needs="export")
+        settings = self.cfg.pilot.resume_check
+        self.measure("resume_check", {"examples": int(settings.updates_total) * self.trainer.plan.examples_per_update
+                                      if self.trainer else None},
+                     self.resume_check, needs="build_model")
         return [{column: row.get(column) for column in COLUMNS} for row in self.rows]

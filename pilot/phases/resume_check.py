@@ -1,0 +1,126 @@
+"""The resume check: does a checkpoint, loaded in a *new process*, continue the same run?
+
+1. reference: a fresh run trains n updates without interruption;
+2. interrupted: a fresh run trains k updates and saves a checkpoint;
+3. ``python -m pilot.phases.resume_check <dir>`` (a new process) rebuilds
+   everything from the saved config, restores the checkpoint and trains to n;
+4. compare update numbers, learning rates, the examples each update drew,
+   losses and the final parameters. With tolerance 0 (CPU fp32) everything
+   must be bit-identical; otherwise the declared rtol/atol applies.
+"""
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Tuple
+
+import torch
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+from safetensors.torch import load_file, save_file
+
+from pilot.checkpoint import latest_valid_checkpoint, restore_training_state, save_checkpoint
+from pilot.data.task import TaskData
+from pilot.engine.trainer import Trainer
+
+
+def trajectory(trainer: Trainer, until: int) -> List[Dict[str, Any]]:
+    rows = []
+    while trainer.updates_done < until:
+        record = trainer.train_step()
+        rows.append({"update": record.update, "lr": record.lr, "loss": record.loss,
+                     "examples": list(trainer.last_example_ids)})
+    return rows
+
+
+def fresh_trainer(cfg: DictConfig, task: TaskData, device: torch.device) -> Trainer:
+    torch.manual_seed(int(cfg.seed))
+    return Trainer(cfg, task, instantiate(cfg.model, _convert_="all"), device)
+
+
+def _weights(trainer: Trainer) -> Dict[str, torch.Tensor]:
+    return {k: v.detach().cpu().contiguous() for k, v in trainer.raw_model.state_dict().items()}
+
+
+def _same(a: float, b: float, rtol: float, atol: float) -> bool:
+    if rtol == 0 and atol == 0:
+        return a == b or (math.isnan(a) and math.isnan(b))
+    return math.isclose(a, b, rel_tol=rtol, abs_tol=atol)
+
+
+def compare(reference: List[Dict], resumed: List[Dict], ref_weights: Dict[str, torch.Tensor],
+            res_weights: Dict[str, torch.Tensor], rtol: float, atol: float) -> Tuple[bool, str]:
+    problems = []
+    if [r["update"] for r in reference] != [r["update"] for r in resumed]:
+        problems.append(f"update numbers {[r['update'] for r in resumed]} != {[r['update'] for r in reference]}")
+    pairs = list(zip(reference, resumed))
+    for key in ("lr", "loss"):
+        bad = [a["update"] for a, b in pairs if not _same(a[key], b[key], rtol, atol)]
+        if bad:
+            problems.append(f"{key} differs at update(s) {bad}")
+    bad = [a["update"] for a, b in pairs if a["examples"] != b["examples"]]
+    if bad:
+        problems.append(f"different examples drawn at update(s) {bad}")
+    if ref_weights.keys() != res_weights.keys():
+        problems.append("final parameters have different names")
+    else:
+        exact = rtol == 0 and atol == 0
+        differ = [k for k in ref_weights if not (torch.equal(ref_weights[k], res_weights[k]) if exact else
+                                                 torch.allclose(ref_weights[k], res_weights[k], rtol=rtol, atol=atol))]
+        if differ:
+            problems.append(f"final parameters differ ({len(differ)} tensors, e.g. {differ[0]})")
+    rule = "bit-identical" if rtol == 0 and atol == 0 else f"within rtol={rtol}, atol={atol}"
+    if problems:
+        return False, "resumed run diverges from the uninterrupted one: " + "; ".join(problems)
+    return True, (f"resumed in a new process after update {reference[0]['update'] - 1}: update numbers, "
+                  f"learning rates, examples drawn, losses and final parameters {rule} through update "
+                  f"{reference[-1]['update']}")
+
+
+def run_resume_check(cfg: DictConfig, task: TaskData, device: torch.device, work_dir: Path,
+                     timeout_s: int = 600) -> Tuple[bool, str]:
+    settings = cfg.pilot.resume_check
+    k, n = int(settings.updates_before), int(settings.updates_total)
+    if not 0 < k < n:
+        return False, f"pilot.resume_check needs 0 < updates_before < updates_total, got {k} and {n}"
+    work_dir = Path(work_dir)
+    work_dir.mkdir(parents=True, exist_ok=True)
+    OmegaConf.save(cfg, work_dir / "config.yaml", resolve=True)
+    reference_trainer = fresh_trainer(cfg, task, device)
+    reference = trajectory(reference_trainer, n)
+    interrupted = fresh_trainer(cfg, task, device)
+    trajectory(interrupted, k)
+    save_checkpoint(interrupted, cfg, work_dir / "checkpoints", keep_last=1)
+    # same CPU thread count in the child: a different count changes the order of float
+    # reductions, and so the last bits, without anything being wrong with the resume
+    completed = subprocess.run([sys.executable, "-m", "pilot.phases.resume_check", str(work_dir), str(n),
+                                str(torch.get_num_threads())],
+                               capture_output=True, text=True, timeout=timeout_s)
+    if completed.returncode != 0:
+        return False, "the resuming process failed: " + (completed.stderr.strip().splitlines() or ["?"])[-1][:300]
+    resumed = json.loads((work_dir / "resumed.json").read_text())
+    return compare(reference[k:], resumed, _weights(reference_trainer),
+                   load_file(str(work_dir / "resumed.safetensors")), float(settings.rtol), float(settings.atol))
+
+
+def resume_in_this_process(work_dir: Path, until: int, threads: int) -> None:
+    """The new process: everything comes from disk, nothing from the parent's memory."""
+    from pilot.train import build_trainer
+
+    torch.set_num_threads(threads)
+    cfg = OmegaConf.load(work_dir / "config.yaml")
+    trainer = build_trainer(cfg)
+    found = latest_valid_checkpoint(work_dir / "checkpoints")
+    if found is None:
+        raise SystemExit(f"no valid checkpoint in {work_dir / 'checkpoints'}")
+    restore_training_state(trainer, found[1])
+    rows = trajectory(trainer, until)
+    (work_dir / "resumed.json").write_text(json.dumps(rows))
+    save_file(_weights(trainer), str(work_dir / "resumed.safetensors"))
+
+
+if __name__ == "__main__":
+    resume_in_this_process(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))

@@ -1,0 +1,191 @@
+"""Resume continues the same run, bit for bit; kills at any instant never leave a bad latest checkpoint."""
+import json
+import logging
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+
+from pilot.checkpoint import (UnsafeCheckpointError, latest_valid_checkpoint, list_checkpoints,
+                              load_checkpoint, restore_training_state, safe_load, save_checkpoint)
+from pilot.closing import export_with_controls, reload_and_compare
+from pilot.phases.resume_check import compare, trajectory
+from pilot.train import build_trainer
+
+REPO = Path(__file__).resolve().parents[1]
+TRAIN = ["mode=train", "budget.value=10", "checkpoint.every=2", "closing.control_examples=0",
+         "+experiment=classification", "budget.fixed=updates", "batch.micro_batch=8"]
+
+
+def run_cli(run_dir, *overrides, fault=None):
+    env = {k: v for k, v in os.environ.items() if k != "PILOT_FAULT"}
+    if fault:
+        env["PILOT_FAULT"] = fault
+    return subprocess.run([sys.executable, "-m", "pilot", *TRAIN, f"hydra.run.dir={run_dir}", *overrides],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+
+
+def final_model(run_dir):
+    path, state = latest_valid_checkpoint(Path(run_dir) / "checkpoints")
+    return state["position"]["updates_done"], state["model"]
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("uninterrupted")
+    assert run_cli(run_dir).returncode == 0
+    return final_model(run_dir)
+
+
+@pytest.mark.parametrize("fault", ["update@5", "update@9", "before_write@4", "after_write@6",
+                                   "before_rename@8"])
+def test_kill_9_then_resume_equals_uninterrupted(tmp_path, uninterrupted, fault):
+    killed = run_cli(tmp_path, fault=fault)
+    assert killed.returncode == -9, killed.stderr[-1000:]
+    # whatever the kill point, every file under a checkpoint name is complete and loadable
+    for _, path in list_checkpoints(tmp_path / "checkpoints"):
+        load_checkpoint(path)
+    resumed = run_cli(tmp_path)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    updates, weights = final_model(tmp_path)
+    reference_updates, reference = uninterrupted
+    assert updates == reference_updates == 10
+    assert all(torch.equal(weights[k], reference[k]) for k in reference)  # bit for bit
+    record = json.loads((tmp_path / "run.json").read_text())
+    assert record["status"] == "ok" and len(record["resumes"]) == 1
+    if fault.startswith(("after_write", "before_rename")):  # a temporary file was left behind
+        assert record["resumes"][0]["cleaned_temporary_files"]
+    rows = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert [r["update"] for r in rows if r["kind"] == "train"] == list(range(1, 11))
+
+
+def steps(cfg, trainer, until):
+    return trajectory(trainer, until)
+
+
+@pytest.mark.parametrize("overrides, k_values, n", [
+    # 1262 training digits / (64 x 4) = 4 full updates + 1 partial per epoch: k=5 is the boundary
+    (["+experiment=classification", "batch.micro_batch=64", "batch.accumulation=4"], [1, 2, 4, 5, 6], 8),
+    (["precision=fp16"], [1, 3], 4),  # the gradient scaler's state resumes too
+])
+def test_resume_equivalence_for_every_k(make_cfg, tmp_path, overrides, k_values, n):
+    cfg = make_cfg(*overrides, "budget.fixed=updates", "budget.value=20")
+    reference_trainer = build_trainer(cfg)
+    reference = trajectory(reference_trainer, n)
+    if "precision=fp16" in overrides:
+        assert reference_trainer.scaler.is_enabled()
+    for k in k_values:
+        first = build_trainer(cfg)
+        trajectory(first, k)
+        path = save_checkpoint(first, cfg, tmp_path / f"k{k}", keep_last=1)
+        second = build_trainer(cfg)
+        restore_training_state(second, load_checkpoint(path))
+        resumed = trajectory(second, n)
+        ok, reason = compare(reference[k:], resumed, reference_trainer.raw_model.state_dict(),
+                             second.raw_model.state_dict(), 0.0, 0.0)
+        assert ok, f"k={k}: {reason}"
+        if "precision=fp16" in overrides:
+            assert second.scaler.get_scale() == reference_trainer.scaler.get_scale()
+
+
+def test_resume_check_can_fail():
+    ref = [{"update": 4, "lr": 1e-3, "loss": 2.0, "examples": [1, 2]}]
+    weights = {"w": torch.zeros(2)}
+    ok, _ = compare(ref, ref, weights, weights, 0.0, 0.0)
+    assert ok
+    for changed, word in (({"lr": 2e-3}, "lr differs"), ({"examples": [2, 1]}, "different examples"),
+                          ({"loss": 2.0000001}, "loss differs")):
+        ok, reason = compare(ref, [{**ref[0], **changed}], weights, weights, 0.0, 0.0)
+        assert not ok and word in reason
+    ok, reason = compare(ref, ref, weights, {"w": torch.tensor([0.0, 1e-9])}, 0.0, 0.0)
+    assert not ok and "final parameters differ" in reason
+
+
+def test_corrupt_newest_checkpoint_falls_back_with_a_warning(make_cfg, tmp_path, caplog):
+    cfg = make_cfg("+experiment=classification")
+    trainer = build_trainer(cfg)
+    for _ in range(3):
+        trainer.train_step()
+        save_checkpoint(trainer, cfg, tmp_path, keep_last=3)
+    newest = tmp_path / "ckpt-00000003.pt"
+    newest.write_bytes(newest.read_bytes()[: newest.stat().st_size // 2])  # truncated
+    (tmp_path / "ckpt-00000002.pt").write_bytes(b"garbage")                 # corrupt
+    with caplog.at_level(logging.WARNING, logger="pilot"):
+        path, state = latest_valid_checkpoint(tmp_path)
+    assert path.name == "ckpt-00000001.pt" and state["position"]["updates_done"] == 1
+    assert "ckpt-00000003.pt is unreadable" in caplog.text and "ckpt-00000002.pt is unreadable" in caplog.text
+
+
+def test_rotation_keeps_the_last_k(make_cfg, tmp_path):
+    cfg = make_cfg("+experiment=classification")
+    trainer = build_trainer(cfg)
+    for _ in range(5):
+        trainer.train_step()
+        save_checkpoint(trainer, cfg, tmp_path, keep_last=2)
+    assert [u for u, _ in list_checkpoints(tmp_path)] == [5, 4]
+
+
+def test_resume_under_another_config_is_refused_naming_the_keys(tmp_path):
+    assert run_cli(tmp_path).returncode == 0
+    before = (tmp_path / "run.json").read_text()
+    refused = run_cli(tmp_path, "optim.lr=0.05", "seed=3")
+    assert refused.returncode != 0
+    assert "optim.lr: checkpoint 0.003 != now 0.05" in refused.stderr
+    assert "seed: checkpoint 0 != now 3" in refused.stderr and "checkpoint.force_resume=true" in refused.stderr
+    assert (tmp_path / "run.json").read_text() == before  # the earlier run's record is untouched
+    forced = run_cli(tmp_path, "optim.lr=0.05", "checkpoint.force_resume=true")
+    assert forced.returncode == 0
+    record = json.loads((tmp_path / "run.json").read_text())
+    assert any("optim.lr" in d for d in record["resumes"][-1]["forced_despite"])
+
+
+def test_closing_reload_passes_and_fails_when_the_export_is_tampered(make_cfg, tmp_path):
+    cfg = make_cfg("+experiment=classification")
+    trainer = build_trainer(cfg)
+    trainer.train_step()
+    export_with_controls(trainer.raw_model, trainer.task, cfg, tmp_path)
+    assert reload_and_compare(tmp_path)["verdict"] == "pass"
+    weights = load_file(str(tmp_path / "model.safetensors"))
+    name = list(weights)[-1]  # the output layer's bias: it reaches every control output
+    weights[name] = weights[name].clone()
+    weights[name].view(-1)[0] += 1e-3  # one weight changed
+    save_file(weights, str(tmp_path / "model.safetensors"))
+    result = reload_and_compare(tmp_path)
+    assert result["verdict"] == "fail" and "differs on the control inputs" in result["reason"]
+
+
+class Malicious:
+    def __reduce__(self):
+        return (os.system, (f"touch {MARKER}",))
+
+
+MARKER = Path("/tmp/pilot-malicious-marker")
+
+
+def test_pickle_that_would_run_code_is_refused_and_never_runs(tmp_path):
+    MARKER.unlink(missing_ok=True)
+    path = tmp_path / "ckpt-00000001.pt"
+    with path.open("wb") as handle:
+        pickle.dump({"format": "pilot-checkpoint-v1", "model": Malicious()}, handle)
+    torch.save({"format": "pilot-checkpoint-v1", "payload": Malicious()}, tmp_path / "ckpt-00000002.pt")
+    for name in ("ckpt-00000001.pt", "ckpt-00000002.pt"):
+        with pytest.raises(UnsafeCheckpointError, match="refused"):
+            safe_load(tmp_path / name)
+    with pytest.raises(UnsafeCheckpointError):
+        latest_valid_checkpoint(tmp_path)  # refused outright, not skipped quietly
+    assert not MARKER.exists()
+
+
+def test_train_run_closes_with_export_reload_and_reproduce(tmp_path):
+    completed = run_cli(tmp_path, "closing.control_examples=4")
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    record = json.loads((tmp_path / "run.json").read_text())
+    assert record["closing"]["verdict"] == "pass" and "bit-identical" in record["closing"]["reason"]
+    assert (tmp_path / "export" / "model.safetensors").exists()
+    assert "python -m pilot" in (tmp_path / "REPRODUCE.md").read_text()
+    assert record["code_revision"]["commit"]
