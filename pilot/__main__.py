@@ -1,12 +1,14 @@
 """Entry point: ``python -m pilot [overrides]`` (Hydra app; ``-m`` for multirun)."""
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from pathlib import Path
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from pilot.config import register
@@ -16,6 +18,7 @@ from pilot.pilot_run import run_pilot
 from pilot.train import train
 
 register()
+log = logging.getLogger("pilot")
 CONF_DIR = str(Path(__file__).resolve().parents[1] / "conf")  # absolute: works for `pilot` too
 
 
@@ -24,16 +27,23 @@ def main(cfg: DictConfig) -> None:
     hydra_cfg = HydraConfig.get()
     run_dir = Path(hydra_cfg.runtime.output_dir)
     overrides = list(hydra_cfg.overrides.task)
+    multirun = hydra_cfg.mode == RunMode.MULTIRUN
     try:
         if enum_value(cfg.mode) == "pilot":
             exit_code = run_pilot(cfg, run_dir, overrides)
-            if exit_code:  # any fail or oom verdict: the pilot gates a script
+            if exit_code and not multirun:  # any fail or oom verdict: the pilot gates a script
                 sys.exit(exit_code)
         else:
-            train(cfg, run_dir, overrides=overrides)
+            train(cfg, run_dir, overrides=overrides,
+                  sweep_dir=Path(hydra_cfg.sweep.dir) if multirun else None)
     except ConfigError as error:  # the message names every key, value and fix: no traceback
         print(f"pilot: {error}", file=sys.stderr)
         sys.exit(2)
+    except Exception as error:
+        if not multirun:
+            raise
+        # recorded in the job's run.json (failed / oom); the other jobs of the sweep go on
+        log.error("job %s ended with %s: %s", run_dir, type(error).__name__, error)
 
 
 def _leave_run_directory_to_rank_zero() -> None:

@@ -74,8 +74,7 @@ def run_phases(cfg: DictConfig, task, device: torch.device, run_dir: Path) -> Li
 def run_pilot(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = ()) -> int:
     validate(cfg)
     run_dir = Path(run_dir)
-    record = RunRecord(run_dir, cfg, overrides)
-    record.update(mode="pilot")
+    record = RunRecord(run_dir, cfg, overrides, mode="pilot")
     configure_threads(cfg)
     device = resolve_device(cfg)
     results: List[CheckResult] = []

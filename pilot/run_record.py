@@ -24,11 +24,48 @@ def override_key(override: str) -> str:
     return override.split("=", 1)[0].lstrip("+~")
 
 
-def variant_key(overrides: Iterable[str]) -> str:
-    """Stable key of the overrides that define a variant (seed and hydra.* excluded)."""
-    kept = sorted(o.lstrip("+") for o in overrides
-                  if override_key(o) not in DEFINING_EXCLUDED and not override_key(o).startswith("hydra"))
-    return ",".join(kept) or "default"
+NON_DEFINING_PREFIXES = ("hydra", "run.", "pilot.", "checkpoint.", "closing.", "campaign.", "mode")
+
+
+def variant_key(overrides: Iterable[str], cfg: Optional[DictConfig] = None) -> str:
+    """Stable key of the overrides that define a variant.
+
+    Seed, hydra.* and settings that do not change the experiment (run.*, pilot.*,
+    checkpoint.*, closing.*, campaign.*, mode) are left out. With ``cfg``, a value is
+    written as resolved, so ``optim.lr=2e-4`` and ``optim.lr=0.0002`` are one variant.
+    """
+    kept = []
+    for override in overrides:
+        key = override_key(override)
+        if key in DEFINING_EXCLUDED or key.startswith(NON_DEFINING_PREFIXES):
+            continue
+        value = OmegaConf.select(cfg, key, default=None) if cfg is not None and "." in key else None
+        if isinstance(value, (int, float, str, bool)) and not isinstance(value, DictConfig):
+            kept.append(f"{key}={value}")
+        else:
+            kept.append(override.lstrip("+~"))
+    return ",".join(sorted(kept)) or "default"
+
+
+def find_parent(roots: Iterable[Path], variant: str, seed: int, exclude_under: Optional[Path]) -> Optional[str]:
+    """The newest earlier run of the same variant and seed: the run a relaunch relaunches."""
+    newest: Optional[tuple] = None
+    for root in roots:
+        root = Path(root)
+        if not root.is_dir():
+            continue
+        for path in root.glob("**/run.json"):
+            if exclude_under is not None and exclude_under in path.parents:
+                continue  # jobs of the same sweep are siblings, not relaunches
+            try:
+                data = json.loads(path.read_text())
+            except (OSError, json.JSONDecodeError):
+                continue
+            if data.get("variant") == variant and data.get("seed") == seed and data.get("mode") != "pilot":
+                stamp = (data.get("started_at") or "", data.get("run_id") or "")
+                if newest is None or stamp > newest[0]:
+                    newest = (stamp, data.get("run_id"))
+    return newest[1] if newest else None
 
 
 def config_hash(cfg: DictConfig) -> str:
@@ -63,7 +100,8 @@ class RunRecord:
     """Owns run.json and metrics.jsonl of one run directory (written by rank 0 only)."""
 
     def __init__(self, run_dir: Path, cfg: DictConfig, overrides: Iterable[str],
-                 parent_id: Optional[str] = None, resume: Optional[Dict[str, Any]] = None):
+                 parent_id: Optional[str] = None, resume: Optional[Dict[str, Any]] = None,
+                 mode: str = "train", sweep_dir: Optional[Path] = None):
         """A new run, or (``resume`` given, run.json present) the same run continued."""
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -79,8 +117,13 @@ class RunRecord:
             self.save()
             self.metrics = (self.run_dir / "metrics.jsonl").open("a")
             return
+        variant = variant_key(overrides, cfg)
+        if parent_id is None and mode == "train":
+            roots = [OmegaConf.select(cfg, "campaign.run_root", default="outputs"),
+                     OmegaConf.select(cfg, "campaign.sweep_root", default="sweeps")]
+            parent_id = find_parent(roots, variant, int(cfg.seed), sweep_dir)
         self.data: Dict[str, Any] = {
-            "run_id": new_run_id(), "parent_id": parent_id, "variant": variant_key(overrides),
+            "run_id": new_run_id(), "parent_id": parent_id, "variant": variant, "mode": mode,
             "seed": int(cfg.seed), "status": "running", "stop_cause": None,
             "overrides": overrides, "config_hash": config_hash(cfg),
             "code_revision": code_revision(), "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import random
 from pathlib import Path
@@ -27,6 +28,8 @@ from pilot.config.validate import validate, resolve_device
 from pilot.data.task import enum_value
 from pilot.engine.distributed import (DistContext, init_from_env, launched_externally, spawn)
 from pilot.engine.trainer import Trainer, record_dict
+from pilot.phases.memory import peak_memory
+from pilot.predictions import write_predictions
 from pilot.run_record import RunRecord, write_json_atomic
 
 log = logging.getLogger("pilot")
@@ -105,7 +108,51 @@ def find_resume_state(cfg: DictConfig, run_dir: Path, is_main: bool) -> Tuple[Op
     return state, note
 
 
-def _worker(cfg: DictConfig, run_dir: str, overrides: list) -> None:
+class StopRules:
+    """The stop causes declared in ``cfg.loop`` before the run: divergence and early stopping."""
+
+    def __init__(self, cfg: DictConfig, first_loss: Optional[float] = None):
+        self.factor = float(cfg.loop.divergence_factor)
+        self.patience = int(cfg.loop.early_stop_patience)
+        self.first_loss = first_loss
+        self.best = math.inf
+        self.since_best = 0
+
+    def after_update(self, loss: float, update: int) -> Optional[str]:
+        if self.first_loss is None:
+            self.first_loss = loss
+        if not math.isfinite(loss):
+            return f"diverged: non-finite loss {loss} at update {update}"
+        if self.factor > 0 and loss > self.factor * self.first_loss:
+            return (f"diverged: loss {loss:.4g} > {self.factor:g} x first loss {self.first_loss:.4g} "
+                    f"at update {update}")
+        return None
+
+    def after_validation(self, loss: float, update: int) -> Optional[str]:
+        if loss < self.best:
+            self.best, self.since_best = loss, 0
+            return None
+        self.since_best += 1
+        if self.patience and self.since_best >= self.patience:
+            return (f"early_stop: no validation improvement for {self.since_best} points "
+                    f"(best {self.best:.4g}) at update {update}")
+        return None
+
+
+def _first_loss(run_path: Path) -> Optional[float]:
+    """The first update's loss of a resumed run (the divergence rule is relative to it)."""
+    try:
+        with (run_path / "metrics.jsonl").open() as handle:
+            for line in handle:
+                row = json.loads(line)
+                if row.get("kind") == "train":
+                    return float(row["loss"])
+    except (OSError, ValueError, KeyError):
+        pass
+    return None
+
+
+def _worker(cfg: DictConfig, run_dir: str, overrides: list, sweep_dir: Optional[str] = None) -> None:
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, format="[%(asctime)s][%(name)s] %(message)s")
     ctx = (init_from_env(enum_value(cfg.distributed.backend), resolve_device(cfg))
@@ -114,12 +161,21 @@ def _worker(cfg: DictConfig, run_dir: str, overrides: list) -> None:
     threads = configure_threads(cfg)  # before the resume: the thread count is compared with the checkpoint's
     state, resume_note = find_resume_state(cfg, run_path, ctx.is_main)
     # run.json exists (status "running") before anything can fail, so a failure is recorded
-    record = (RunRecord(run_path, cfg, overrides, resume=resume_note or None)
-              if ctx.is_main else None)
+    record = (RunRecord(run_path, cfg, overrides, resume=resume_note or None,
+                        sweep_dir=Path(sweep_dir) if sweep_dir else None) if ctx.is_main else None)
     trainer = None
     status, stop_cause, error = "ok", None, None
     ckpt_dir = run_path / "checkpoints"
     every, keep = int(cfg.checkpoint.every), int(cfg.checkpoint.keep_last)
+    eval_every = int(cfg.loop.eval_every)
+    rules = StopRules(cfg, _first_loss(run_path) if state is not None else None)
+    eval_items: list = []
+
+    def validate_now() -> dict:
+        evaluation = trainer.evaluate("val", eval_items)
+        if record is not None:
+            record.log_metrics({"kind": "val", "update": trainer.updates_done, **evaluation})
+        return evaluation
 
     def on_update(row) -> Optional[str]:
         if record is not None:
@@ -127,38 +183,47 @@ def _worker(cfg: DictConfig, run_dir: str, overrides: list) -> None:
             if every and trainer.updates_done % every == 0:
                 save_checkpoint(trainer, cfg, ckpt_dir, keep)
         fault_point("update", trainer.updates_done)
-        return None
+        cause = rules.after_update(row.loss, row.update)
+        if cause is None and eval_every and row.update % eval_every == 0 \
+                and row.update < trainer.plan.total_updates:
+            cause = rules.after_validation(validate_now()["loss"], row.update)
+        return cause
 
     try:
         if ctx.world_size != cfg.distributed.replicas:
             raise ValueError(f"distributed.replicas={cfg.distributed.replicas} but the launcher "
                              f"started {ctx.world_size} process(es). Fix: make them agree.")
         trainer = build_trainer(cfg, ctx)
+        eval_items = trainer.task.encoded("val")[: int(cfg.loop.eval_examples)]
         if state is not None:
             restore_training_state(trainer, state)
         if record is not None:
             _record_setup(cfg, trainer, record, run_path, threads)
         stop_cause = trainer.train(on_update=on_update)
-        if stop_cause == "non_finite_loss":
+        if stop_cause == "non_finite_loss" or stop_cause.startswith("diverged"):
             status = "diverged"
         if record is not None and not (ckpt_dir / f"ckpt-{trainer.updates_done:08d}.pt").exists():
             save_checkpoint(trainer, cfg, ckpt_dir, keep)
-        evaluation = trainer.evaluate("val")
+        evaluation = validate_now()
         if record is not None:
-            record.log_metrics({"kind": "val", "update": trainer.updates_done, **evaluation})
-            log.info("validation after %d updates: loss %.4f, accuracy %.3f", trainer.updates_done,
-                     evaluation["loss"], evaluation["accuracy"])
+            log.info("stop: %s; validation after %d updates: loss %.4f, accuracy %.3f", stop_cause,
+                     trainer.updates_done, evaluation["loss"], evaluation["accuracy"])
+            write_predictions(trainer, eval_items, run_path / "predictions.jsonl")
             if status == "ok" and int(cfg.closing.control_examples) > 0:
                 closing = close_run(trainer.raw_model, trainer.task, cfg, run_path)
                 record.update(closing=closing)
                 write_reproduce(run_path, record.data)
                 (log.info if closing["verdict"] == "pass" else log.error)("closing: %s", closing["reason"])
+    except torch.OutOfMemoryError as exc:
+        status, stop_cause = "oom", f"out of memory at update {trainer.updates_done + 1 if trainer else 0}"
+        error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
+        raise
     except Exception as exc:  # recorded, then re-raised: the failure must stay visible
         status, stop_cause, error = "failed", "exception", f"{type(exc).__name__}: {exc}"
         raise
     finally:
         if record is not None:
-            record.finish(status, stop_cause, error=error,
+            record.finish(status, stop_cause, error=error, peak_memory=peak_memory(),
                           **(trainer.position() if trainer is not None else {}))
 
 
@@ -179,7 +244,8 @@ def _record_setup(cfg: DictConfig, trainer: Trainer, record: RunRecord, run_dir:
     record.update(batch_plan=summary)
 
 
-def train(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = ()) -> dict:
+def train(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = (),
+          sweep_dir: Optional[Path] = None) -> dict:
     """Validate, run (spawning replicas when needed) and return the final run.json.
 
     Under torchrun only rank 0 writes the run directory; the other ranks return {}.
@@ -188,10 +254,11 @@ def train(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = ()) -> dict
     run_dir = Path(run_dir)
     overrides = list(overrides)
     replicas = int(cfg.distributed.replicas)
+    sweep = str(sweep_dir) if sweep_dir else None
     if replicas > 1 and not launched_externally():
-        spawn(_worker, (cfg, str(run_dir), overrides), replicas, int(cfg.distributed.master_port))
+        spawn(_worker, (cfg, str(run_dir), overrides, sweep), replicas, int(cfg.distributed.master_port))
     else:
-        _worker(cfg, str(run_dir), overrides)
+        _worker(cfg, str(run_dir), overrides, sweep)
         if int(os.environ.get("RANK", "0")) > 0:
             return {}
     return json.loads((run_dir / "run.json").read_text())

@@ -182,6 +182,22 @@ class RunConfig:
 
 
 @dataclass
+class LoopConfig:
+    """Declared before a run starts: when to validate and why a run stops early."""
+    eval_every: int = 50           # validation point every N updates (and after the last); 0 = last only
+    eval_examples: int = 64        # fixed validation subset (its first N examples), same for every run
+    divergence_factor: float = 4.0  # diverged when the loss is non-finite or > factor x the first update's loss
+    early_stop_patience: int = 0   # stop after N validation points without improvement; 0 = off
+
+
+@dataclass
+class CampaignConfig:
+    control: str = ""              # overrides naming the control variant, e.g. "optim.lr=1e-4" (recap)
+    run_root: str = "outputs"      # where single runs go (and where relaunch parents are looked up)
+    sweep_root: str = "sweeps"     # where multiruns go
+
+
+@dataclass
 class CheckpointConfig:
     every: int = 50                # save every N updates (and always after the last); 0 = last only
     keep_last: int = 3            # checkpoints kept; rotation never deletes the newest valid one
@@ -235,6 +251,8 @@ class PilotConfig:
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     run: RunConfig = field(default_factory=RunConfig)
     pilot: PilotChecksConfig = field(default_factory=PilotChecksConfig)
+    loop: LoopConfig = field(default_factory=LoopConfig)
+    campaign: CampaignConfig = field(default_factory=CampaignConfig)
     checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
     closing: ClosingConfig = field(default_factory=ClosingConfig)
     seed: int = 0                    # model init and data order; the split has its own salt

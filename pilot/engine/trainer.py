@@ -159,12 +159,12 @@ class Trainer:
             while self.updates_done < self.plan.total_updates:
                 record = self.train_step()
                 bar.advance(loss=record.loss, lr=record.lr)
-                if not math.isfinite(record.loss) and not self.scaler.is_enabled():
-                    return "non_finite_loss"
                 if on_update is not None:
                     cause = on_update(record)
                     if cause:
                         return cause
+                if not math.isfinite(record.loss) and not self.scaler.is_enabled():
+                    return "non_finite_loss"
             return "budget_reached"
         finally:
             bar.close()

@@ -112,3 +112,12 @@ class MemoryProbe:
                       rss_peak_scope=("phase" if self._hwm_reset else "process")
                       if peak is not None else "unavailable")
         return PhaseMeasurement(duration_s=duration, memory=memory)
+
+
+def peak_memory() -> Dict[str, Optional[int]]:
+    """Whole-process peaks for a run's record: host peak RSS, and CUDA peak allocated/reserved."""
+    peaks: Dict[str, Optional[int]] = {"rss_peak_bytes": _read_hwm_bytes()}
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        peaks["cuda_peak_allocated_bytes"] = torch.cuda.max_memory_allocated()
+        peaks["cuda_peak_reserved_bytes"] = torch.cuda.max_memory_reserved()
+    return peaks
