@@ -14,6 +14,7 @@ import argparse
 import json
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional
 
@@ -51,23 +52,35 @@ def parse_overrides(overrides: Iterable[str]) -> Dict[str, str]:
     return values
 
 
+ROW = re.compile(r'"kind": "(\w+)", "update": (\d+), "loss": ([^,}]+)')
+
+
 def read_metrics(path: Path) -> Dict[str, Any]:
-    train_rows, val_rows = [], []
-    with path.open() as handle:
-        for line in handle:
-            row = json.loads(line)  # a corrupt line makes the run unreadable: no silent gaps
-            (train_rows if row.get("kind") == "train" else val_rows).append(row)
-    last = train_rows[-1] if train_rows else {}
-    val_losses = [r["loss"] for r in val_rows if r.get("loss") is not None]
-    finite = [v for v in val_losses if isinstance(v, (int, float)) and math.isfinite(v)]
-    return {"updates_done": last.get("update", 0), "examples_seen": last.get("examples_seen", 0),
-            "targets_seen": last.get("targets_seen", 0),
-            "final_train_loss": last.get("loss"),
-            "final_val_loss": val_losses[-1] if val_losses else None,
+    """Summary of metrics.jsonl plus the curves (for the picture).
+
+    Fast path: one regex over the file (pilot writes kind, update, loss first);
+    any line it does not account for sends the file through json, line by line,
+    where a corrupt line makes the run unreadable: no silent gaps.
+    """
+    text = path.read_text()
+    lines = [line for line in text.splitlines() if line.strip()]
+    found = ROW.findall(text)
+    if len(found) != len(lines):
+        rows = [json.loads(line) for line in lines]
+        found = [(r.get("kind"), r.get("update", 0), r.get("loss")) for r in rows]
+    # curves stay raw (strings) until the picture needs them: most of 10,000 runs are never drawn point by point
+    train = [(u, l) for k, u, l in found if k == "train"]
+    val = [(int(u), float(l)) for k, u, l in found if k == "val" and l is not None and l != "null"]
+    last_train = next((json.loads(line) for line in reversed(lines) if '"kind": "train"' in line), {})
+    last_val = next((json.loads(line) for line in reversed(lines) if '"kind": "val"' in line), {})
+    finite = [l for _, l in val if math.isfinite(l)]
+    return {"updates_done": last_train.get("update", 0), "examples_seen": last_train.get("examples_seen", 0),
+            "targets_seen": last_train.get("targets_seen", 0),
+            "final_train_loss": last_train.get("loss"),
+            "final_val_loss": val[-1][1] if val else None,
             "best_val_loss": min(finite) if finite else None,
-            "final_val_accuracy": val_rows[-1].get("accuracy") if val_rows else None,
-            "val_points": len(val_rows),
-            "train_seconds": sum(r.get("seconds", 0.0) for r in train_rows)}
+            "final_val_accuracy": last_val.get("accuracy"),
+            "val_points": len(val), "_train_curve": train, "_val_curve": val}
 
 
 def read_run(run_dir: Path) -> Dict[str, Any]:
@@ -94,12 +107,18 @@ def read_run(run_dir: Path) -> Dict[str, Any]:
     return row
 
 
-def collect(paths: Iterable[Path]) -> pd.DataFrame:
+def collect(paths: Iterable[Path], curves: Optional[Dict[str, tuple]] = None) -> pd.DataFrame:
+    """One row per run directory; ``curves`` (if given) receives run_dir -> (train, val) curves."""
     rows = [read_run(d) for d in find_run_dirs(paths)]
+    for row in rows:
+        train, val = row.pop("_train_curve", None), row.pop("_val_curve", None)
+        if curves is not None and train is not None:
+            curves[row["run_dir"]] = (train, val)
     frame = pd.DataFrame(rows)
     if frame.empty:
         return frame
-    frame = frame[frame.get("mode", pd.Series(dtype=object)).fillna("train") != "pilot"]
+    if "mode" in frame:
+        frame = frame[frame["mode"].astype(object).where(frame["mode"].notna(), "train") != "pilot"]
     return frame.sort_values(["variant", "seed", "run_id"], na_position="last").reset_index(drop=True)
 
 
@@ -182,42 +201,52 @@ def _md_table(frame: pd.DataFrame) -> str:
     return "\n".join([head, rule, *body])
 
 
-def plot_curves(frame: pd.DataFrame, path: Path) -> Optional[Path]:
+def plot_curves(frame: pd.DataFrame, curves: Dict[str, tuple], path: Path) -> Optional[Path]:
+    """All loss curves (one colour per variant; diverged runs dashed with an x where they stopped)
+    and the validation points. One legend entry per variant, so 10,000 runs stay readable."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.collections import LineCollection
 
     readable = frame[frame["status"] != "unreadable"] if "status" in frame else frame
     if readable.empty:
         return None
     fig, (ax_train, ax_val) = plt.subplots(1, 2, figsize=(12, 4.5))
-    colors = {v: plt.cm.tab10(i % 10) for i, v in enumerate(sorted(readable["variant"].dropna().unique()))}
-    for run in readable.itertuples(index=False):
-        try:
-            rows = [json.loads(line) for line in (Path(run.run_dir) / "metrics.jsonl").read_text().splitlines()]
-        except (OSError, ValueError):
-            continue
-        train = [(r["update"], r["loss"]) for r in rows if r.get("kind") == "train"]
-        val = [(r["update"], r["loss"]) for r in rows if r.get("kind") == "val"]
-        color = colors.get(run.variant, "gray")
-        diverged = run.status == "diverged"
-        label = f"{run.variant} s{run.seed}" + (" (diverged)" if diverged else "")
-        if train:
-            xs, ys = zip(*train)
-            ys = [y if math.isfinite(y) else float("nan") for y in ys]
-            ax_train.plot(xs, ys, color=color, lw=1, ls="--" if diverged else "-", label=label)
-            if diverged:
-                finite = [(x, y) for x, y in zip(xs, ys) if math.isfinite(y)]
+    variants = sorted(readable["variant"].dropna().unique())
+    for i, variant in enumerate(variants):
+        color = plt.cm.tab10(i % 10)
+        runs = readable[readable["variant"] == variant]
+        for diverged in (False, True):
+            subset = runs[(runs["status"] == "diverged") == diverged]
+            segments, points, stops = [], [], []
+            for run_dir in subset["run_dir"]:
+                train, val = curves.get(run_dir, ([], []))
+                stride = max(1, len(train) // 100)  # at most ~100 points per curve: the picture's resolution
+                points_kept = train[::stride] + (train[-1:] if (len(train) - 1) % stride else [])
+                finite = [(float(u), float(l)) for u, l in points_kept]
+                finite = [(u, l) for u, l in finite if math.isfinite(l) and l > 0]
                 if finite:
-                    ax_train.scatter(*finite[-1], marker="x", s=80, color="red", zorder=3)
-        if val:
-            xs, ys = zip(*val)
-            ax_val.plot(xs, ys, color=color, marker="o", ms=3, lw=1, ls="--" if diverged else "-")
+                    segments.append(finite)
+                    if diverged:
+                        stops.append(finite[-1])
+                points += [(u, l) for u, l in val if math.isfinite(l)]
+            if segments:
+                label = f"{variant} ({len(subset)} run(s){', diverged' if diverged else ''})"
+                ax_train.add_collection(LineCollection(segments, colors=[color], linewidths=0.8,
+                                                       linestyles="--" if diverged else "-",
+                                                       alpha=0.8, label=label))
+            if stops:
+                ax_train.scatter(*zip(*stops), marker="x", s=60, color="red", zorder=3)
+            if points:
+                ax_val.scatter(*zip(*points), s=8, color=color, alpha=0.6)
+    ax_train.autoscale()
     ax_train.set_yscale("log")
-    ax_train.set(xlabel="update", ylabel="training loss (per target)", title="loss curves (x: diverged, stopped)")
+    ax_train.set(xlabel="update", ylabel="training loss (per target)",
+                 title="loss curves (dashed + x: diverged, where it stopped)")
     ax_val.set(xlabel="update", ylabel="validation loss (fixed subset)", title="validation points")
     ax_train.legend(fontsize=7, loc="upper right")
-    fig.tight_layout()
+    fig.subplots_adjust(left=0.07, right=0.98, bottom=0.12, top=0.9, wspace=0.25)
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
@@ -226,13 +255,14 @@ def plot_curves(frame: pd.DataFrame, path: Path) -> Optional[Path]:
 def build_recap(paths: Iterable[Path], out_dir: Path, control: str = "", plot: bool = True) -> pd.DataFrame:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    frame = collect(paths)
+    curves: Dict[str, tuple] = {}
+    frame = collect(paths, curves)
     frame.to_csv(out_dir / "recap.csv", index=False)
     summary, conclusions = summarise(frame, control)
     columns = [c for c in ("run_id", "parent_id", "variant", "seed", "status", "stop_cause", "updates_done",
                            "examples_seen", "final_val_loss", "best_val_loss", "wall_time_s",
                            "peak_rss_bytes", "closing") if c in frame]
-    picture = plot_curves(frame, out_dir / "recap.png") if plot and not frame.empty else None
+    picture = plot_curves(frame, curves, out_dir / "recap.png") if plot and not frame.empty else None
     counts = frame["status"].value_counts().to_dict() if "status" in frame else {}
     text = [f"# Recap — {len(frame)} run(s)", "",
             "Statuses: " + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"), "",
