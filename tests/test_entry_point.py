@@ -49,7 +49,7 @@ def test_bad_override_exits_non_zero_naming_the_key(tmp_path):
 def test_two_runs_never_share_a_directory(tmp_path):
     dirs = set()
     for _ in range(2):
-        completed = subprocess.run([sys.executable, "-m", "pilot", "--cfg", "hydra", "-p", "hydra.run.dir"],
+        completed = subprocess.run([sys.executable, "-m", "pilot", "--cfg", "all", "-p", "hydra.run.dir"],
                                    cwd=REPO, capture_output=True, text=True, timeout=120)
         dirs.add(completed.stdout.strip())
     assert len(dirs) == 2
