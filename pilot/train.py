@@ -13,6 +13,7 @@ import logging
 import math
 import os
 import random
+import time
 from pathlib import Path
 from typing import Iterable, Optional, Tuple
 
@@ -27,6 +28,7 @@ from pilot.closing import close_run, write_reproduce
 from pilot.config.validate import validate, resolve_device
 from pilot.data.task import enum_value
 from pilot.engine.distributed import (DistContext, init_from_env, launched_externally, spawn)
+from pilot.engine.preemption import PreemptionWatch
 from pilot.engine.trainer import Trainer, record_dict
 from pilot.phases.memory import peak_memory
 from pilot.predictions import write_predictions
@@ -169,6 +171,8 @@ def _worker(cfg: DictConfig, run_dir: str, overrides: list, sweep_dir: Optional[
     every, keep = int(cfg.checkpoint.every), int(cfg.checkpoint.keep_last)
     eval_every = int(cfg.loop.eval_every)
     rules = StopRules(cfg, _first_loss(run_path) if state is not None else None)
+    watch = PreemptionWatch().install()
+    hand_over = False
     eval_items: list = []
 
     def validate_now() -> dict:
@@ -183,6 +187,8 @@ def _worker(cfg: DictConfig, run_dir: str, overrides: list, sweep_dir: Optional[
             if every and trainer.updates_done % every == 0:
                 save_checkpoint(trainer, cfg, ckpt_dir, keep)
         fault_point("update", trainer.updates_done)
+        if watch.requested:
+            return "preempted"
         cause = rules.after_update(row.loss, row.update)
         if cause is None and eval_every and row.update % eval_every == 0 \
                 and row.update < trainer.plan.total_updates:
@@ -200,11 +206,17 @@ def _worker(cfg: DictConfig, run_dir: str, overrides: list, sweep_dir: Optional[
         if record is not None:
             _record_setup(cfg, trainer, record, run_path, threads)
         stop_cause = trainer.train(on_update=on_update)
+        if stop_cause == "preempted":
+            status, hand_over = _on_preemption(cfg, trainer, record, ckpt_dir, keep)
+            if hand_over:
+                return
         if stop_cause == "non_finite_loss" or stop_cause.startswith("diverged"):
             status = "diverged"
         if record is not None and not (ckpt_dir / f"ckpt-{trainer.updates_done:08d}.pt").exists():
             save_checkpoint(trainer, cfg, ckpt_dir, keep)
         evaluation = validate_now()
+        if record is not None and status == "preempted":
+            return
         if record is not None:
             log.info("stop: %s; validation after %d updates: loss %.4f, accuracy %.3f", stop_cause,
                      trainer.updates_done, evaluation["loss"], evaluation["accuracy"])
@@ -222,9 +234,30 @@ def _worker(cfg: DictConfig, run_dir: str, overrides: list, sweep_dir: Optional[
         status, stop_cause, error = "failed", "exception", f"{type(exc).__name__}: {exc}"
         raise
     finally:
-        if record is not None:
+        watch.uninstall() if not hand_over else None
+        if record is not None and not hand_over:
             record.finish(status, stop_cause, error=error, peak_memory=peak_memory(),
                           **(trainer.position() if trainer is not None else {}))
+        if hand_over:
+            watch.hand_over()  # submitit requeues the job and exits this process
+
+
+def _on_preemption(cfg: DictConfig, trainer: Trainer, record: Optional[RunRecord], ckpt_dir: Path,
+                   keep: int) -> Tuple[str, bool]:
+    """Save a complete checkpoint, record the interruption; requeue unless requeues are used up."""
+    if record is None:  # non-zero ranks: rank 0 saves and decides
+        return "preempted", True
+    save_checkpoint(trainer, cfg, ckpt_dir, keep)
+    interruptions = record.data.setdefault("interruptions", [])
+    interruptions.append({"at_update": trainer.updates_done, "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                          "signal": "USR2"})
+    requeue = len(interruptions) <= int(cfg.checkpoint.max_requeues)
+    record.update(interruptions=interruptions, status="requeued" if requeue else "preempted")
+    log.warning("preempted at update %d: checkpoint saved; %s", trainer.updates_done,
+                "requeueing" if requeue else f"max_requeues={cfg.checkpoint.max_requeues} used up, ending")
+    if requeue:
+        record.metrics.close()
+    return "preempted", requeue
 
 
 def _record_setup(cfg: DictConfig, trainer: Trainer, record: RunRecord, run_dir: Path,

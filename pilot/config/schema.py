@@ -203,6 +203,7 @@ class CheckpointConfig:
     keep_last: int = 3            # checkpoints kept; rotation never deletes the newest valid one
     resume: bool = True           # continue from the newest valid checkpoint in the run directory
     force_resume: bool = False    # resume even if the defining config differs (the difference is recorded)
+    max_requeues: int = 3         # cluster: interruptions (preemption, time limit) before ending as "preempted"
 
 
 @dataclass

@@ -39,7 +39,19 @@ def resolve_backend(backend: str, device: torch.device) -> str:
     return "nccl" if device.type == "cuda" else "gloo"
 
 
+def export_slurm_environment() -> None:
+    """Inside a multi-task SLURM job (one process per task), set RANK, WORLD_SIZE, LOCAL_RANK,
+    MASTER_ADDR and MASTER_PORT from SLURM's variables (submitit's helper) so that
+    ``init_from_env`` can join the group. Single-task jobs are left alone."""
+    if "RANK" in os.environ or int(os.environ.get("SLURM_NTASKS", "1")) <= 1:
+        return
+    from submitit.helpers import TorchDistributedEnvironment
+
+    TorchDistributedEnvironment().export(set_cuda_visible_devices=False)
+
+
 def launched_externally() -> bool:
+    export_slurm_environment()
     return "RANK" in os.environ and "WORLD_SIZE" in os.environ
 
 

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# A real single-node SLURM cluster (slurmctld + slurmd + slurmdbd with MariaDB accounting, munge)
+# on this machine, for the cluster tests. Debian/Ubuntu, root, no init system needed.
+#   bash scripts/slurm_cluster.sh start    # install (apt) if needed, configure, start, wait for `srun true`
+#   bash scripts/slurm_cluster.sh status
+#   bash scripts/slurm_cluster.sh stop
+# Facts this relies on (established on a machine of this kind): every daemon is started by hand;
+# proctrack/linuxproc + task/none + select/cons_tres avoid cgroups; accounting (slurmdbd) is needed
+# for submitit to see job states; AuthInfo=cred_expire=10 lets a requeued job start again quickly.
+set -euo pipefail
+
+STATE=/var/lib/pilot-slurm
+CONF_DIR=/etc/slurm
+HOST=$(hostname -s)
+CPUS=$(nproc)
+MEM_MB=$(( $(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1024 - 1024 ))
+DB_PASS=pilot-slurm-db
+
+log() { echo "[slurm_cluster] $*"; }
+
+install_packages() {
+  if command -v slurmctld >/dev/null && command -v slurmdbd >/dev/null && command -v mariadbd >/dev/null \
+     && command -v munged >/dev/null; then
+    return
+  fi
+  log "installing slurm, munge and mariadb (apt)"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurmctld slurmd slurm-client slurmdbd munge \
+    mariadb-server >/dev/null
+}
+
+start_munge() {
+  if pgrep -x munged >/dev/null; then return; fi
+  mkdir -p /etc/munge /var/lib/munge /var/log/munge /run/munge
+  [ -s /etc/munge/munge.key ] || { mungekey --create --keyfile /etc/munge/munge.key 2>/dev/null \
+    || dd if=/dev/urandom of=/etc/munge/munge.key bs=1 count=1024 status=none; }
+  chown -R munge:munge /etc/munge /var/lib/munge /var/log/munge /run/munge
+  chmod 0700 /etc/munge /var/lib/munge /var/log/munge
+  chmod 0400 /etc/munge/munge.key
+  chmod 0755 /run/munge
+  runuser -u munge -- /usr/sbin/munged
+  log "munged started"
+}
+
+start_mariadb() {
+  if pgrep -x mariadbd >/dev/null || pgrep -x mysqld >/dev/null; then return; fi
+  mkdir -p /run/mysqld /var/lib/mysql
+  chown -R mysql:mysql /run/mysqld /var/lib/mysql   # its own user must write data and pid
+  [ -d /var/lib/mysql/mysql ] || mariadb-install-db --user=mysql --datadir=/var/lib/mysql >/dev/null
+  runuser -u mysql -- mariadbd --datadir=/var/lib/mysql --socket=/run/mysqld/mysqld.sock \
+    --pid-file=/run/mysqld/mysqld.pid --skip-networking=0 --bind-address=127.0.0.1 \
+    >/var/log/pilot-mariadb.log 2>&1 &
+  for _ in $(seq 60); do mariadb -e "select 1" >/dev/null 2>&1 && break; sleep 0.5; done
+  mariadb -e "CREATE DATABASE IF NOT EXISTS slurm_acct_db;
+              CREATE USER IF NOT EXISTS 'slurm'@'localhost' IDENTIFIED BY '${DB_PASS}';
+              GRANT ALL ON slurm_acct_db.* TO 'slurm'@'localhost'; FLUSH PRIVILEGES;"
+  log "mariadb started"
+}
+
+write_configs() {
+  mkdir -p "$CONF_DIR" "$STATE"/{ctld,d,log}
+  cat > "$CONF_DIR/slurmdbd.conf" <<EOF
+AuthType=auth/munge
+DbdHost=localhost
+SlurmUser=root
+StorageType=accounting_storage/mysql
+StorageHost=localhost
+StorageUser=slurm
+StoragePass=${DB_PASS}
+StorageLoc=slurm_acct_db
+LogFile=${STATE}/log/slurmdbd.log
+PidFile=${STATE}/slurmdbd.pid
+EOF
+  chmod 600 "$CONF_DIR/slurmdbd.conf"
+  cat > "$CONF_DIR/slurm.conf" <<EOF
+ClusterName=pilot
+SlurmctldHost=${HOST}
+SlurmUser=root
+AuthType=auth/munge
+AuthInfo=cred_expire=10
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=localhost
+StateSaveLocation=${STATE}/ctld
+SlurmdSpoolDir=${STATE}/d
+SlurmctldPidFile=${STATE}/slurmctld.pid
+SlurmdPidFile=${STATE}/slurmd.pid
+SlurmctldLogFile=${STATE}/log/slurmctld.log
+SlurmdLogFile=${STATE}/log/slurmd.log
+ReturnToService=2
+MinJobAge=300
+JobRequeue=1
+KillWait=5
+NodeName=${HOST} CPUs=${CPUS} RealMemory=${MEM_MB} State=UNKNOWN
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+EOF
+}
+
+start() {
+  install_packages
+  start_munge
+  start_mariadb
+  write_configs
+  pgrep -x slurmdbd >/dev/null || { slurmdbd; log "slurmdbd started"; }
+  for _ in $(seq 60); do sacctmgr -i show cluster >/dev/null 2>&1 && break; sleep 0.5; done
+  sacctmgr -i add cluster pilot >/dev/null 2>&1 || true
+  pgrep -x slurmctld >/dev/null || { slurmctld; log "slurmctld started"; }
+  pgrep -x slurmd >/dev/null || { slurmd; log "slurmd started"; }
+  for _ in $(seq 120); do   # jobs submitted to a node still marked down would pend
+    if timeout 10 srun -N1 -n1 true >/dev/null 2>&1; then log "cluster ready (srun true ok)"; return 0; fi
+    scontrol update nodename="${HOST}" state=resume >/dev/null 2>&1 || true
+    sleep 1
+  done
+  log "cluster did not become ready; logs in ${STATE}/log"; exit 1
+}
+
+stop() {
+  for daemon in slurmd slurmctld slurmdbd mariadbd munged; do pkill -x "$daemon" 2>/dev/null || true; done
+  log "stopped"
+}
+
+status() {
+  for daemon in munged mariadbd slurmdbd slurmctld slurmd; do
+    printf '%-10s %s\n' "$daemon" "$(pgrep -x "$daemon" >/dev/null && echo running || echo stopped)"
+  done
+  sinfo 2>/dev/null || true
+}
+
+case "${1:-start}" in
+  start) start ;;
+  stop) stop ;;
+  status) status ;;
+  *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+esac

@@ -1,0 +1,145 @@
+"""The sweep on a real single-node SLURM cluster through submitit. Nothing here is mocked.
+
+Start the cluster with `bash scripts/slurm_cluster.sh start` (as root). Without a cluster these
+tests skip and say so; with CI=true a missing cluster is a failure.
+"""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+START = "start it with: bash scripts/slurm_cluster.sh start"
+
+
+def cluster_ready() -> bool:
+    if shutil.which("srun") is None:
+        return False
+    try:
+        return subprocess.run(["srun", "-N1", "-n1", "true"], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cluster():
+    if not cluster_ready():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"no SLURM cluster reachable in CI; .ci/run must {START}")
+        pytest.skip(f"no SLURM cluster reachable; {START}")
+
+
+JOB = ["mode=train", "+experiment=classification", "budget.fixed=updates", "loop.eval_every=0",
+       "closing.control_examples=0", "hydra/launcher=slurm", "run.threads=1"]
+
+
+def launch(tmp_path, *overrides):
+    command = [sys.executable, "-m", "pilot", *JOB, f"campaign.sweep_root={tmp_path}/sweeps", *overrides, "-m"]
+    return subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def finish(process, timeout=600):
+    output, _ = process.communicate(timeout=timeout)
+    assert process.returncode == 0, output[-3000:]
+    return output
+
+
+def job_runs(tmp_path):
+    return sorted(Path(p).parent for p in glob.glob(f"{tmp_path}/sweeps/*/*/*/run.json"))
+
+
+def wait_for_updates(tmp_path, count, timeout=180):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        for path in glob.glob(f"{tmp_path}/sweeps/*/*/*/metrics.jsonl"):
+            if sum(1 for _ in open(path)) >= count:
+                return
+        time.sleep(0.5)
+    raise AssertionError(f"no job reached {count} updates")
+
+
+def preempt_running_job():
+    job = subprocess.run(["squeue", "-h", "-t", "RUNNING", "-o", "%i"], capture_output=True, text=True).stdout.split()
+    assert job, "no running job to preempt"
+    subprocess.run(["scancel", "--signal=USR2", job[0]], check=True)  # submitit's preemption signal
+
+
+def final_weights(run_dir):
+    from pilot.checkpoint import latest_valid_checkpoint
+    _, state = latest_valid_checkpoint(Path(run_dir) / "checkpoints")
+    return state["position"]["updates_done"], state["model"]
+
+
+def test_sweep_on_the_cluster_gives_the_local_recap_columns(tmp_path):
+    args = ["budget.value=4", "optim.lr=1e-3,2e-3", "seed=0"]
+    finish(launch(tmp_path / "slurm", *args))
+    local = subprocess.run([sys.executable, "-m", "pilot", *[a for a in JOB if not a.startswith("hydra/")],
+                            f"campaign.sweep_root={tmp_path}/local/sweeps", *args, "-m"],
+                           cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert local.returncode == 0, local.stderr[-2000:]
+    slurm_recap = pd.read_csv(next((tmp_path / "slurm").glob("sweeps/*/*/recap.csv")))
+    local_recap = pd.read_csv(next((tmp_path / "local").glob("sweeps/*/*/recap.csv")))
+    assert list(slurm_recap.columns) == list(local_recap.columns)
+    assert len(slurm_recap) == 2 and (slurm_recap["status"] == "ok").all()
+
+
+def test_preempted_job_is_requeued_and_ends_as_if_uninterrupted(tmp_path):
+    process = launch(tmp_path, "budget.value=400", "checkpoint.every=0", "batch.micro_batch=1",
+                     "batch.accumulation=16")
+    wait_for_updates(tmp_path, 40)
+    preempt_running_job()
+    finish(process)
+    (run_dir,) = job_runs(tmp_path)
+    record = json.loads((run_dir / "run.json").read_text())
+    assert record["status"] == "ok" and len(record["interruptions"]) == 1
+    assert record["resumes"][0]["from_update"] == record["interruptions"][0]["at_update"] > 0
+    # the same job without interruption, run locally in one go
+    reference = tmp_path / "reference"
+    local = subprocess.run([sys.executable, "-m", "pilot", *[a for a in JOB if not a.startswith("hydra/")],
+                            "budget.value=400", "checkpoint.every=0", "batch.micro_batch=1",
+                            "batch.accumulation=16", f"hydra.run.dir={reference}"],
+                           cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert local.returncode == 0, local.stderr[-2000:]
+    updates, weights = final_weights(run_dir)
+    reference_updates, reference_weights = final_weights(reference)
+    assert updates == reference_updates == 400
+    assert all(torch.equal(weights[k], reference_weights[k]) for k in weights)
+    recap = pd.read_csv(next(tmp_path.glob("sweeps/*/*/recap.csv")))
+    assert recap["status"].tolist() == ["ok"] and recap["updates_done"].tolist() == [400]
+
+
+def test_job_preempted_past_its_requeues_ends_as_preempted(tmp_path):
+    process = launch(tmp_path, "budget.value=400", "checkpoint.every=0", "checkpoint.max_requeues=0",
+                     "batch.micro_batch=1", "batch.accumulation=16")
+    wait_for_updates(tmp_path, 20)
+    preempt_running_job()
+    finish(process)
+    (run_dir,) = job_runs(tmp_path)
+    record = json.loads((run_dir / "run.json").read_text())
+    assert record["status"] == "preempted" and 0 < record["updates_done"] < 400
+    recap = pd.read_csv(next(tmp_path.glob("sweeps/*/*/recap.csv")))
+    assert recap["status"].tolist() == ["preempted"]
+
+
+def test_job_that_raises_ends_as_failed_with_its_error(tmp_path):
+    finish(launch(tmp_path, "budget.value=4", "model.hidden=-5"))
+    recap = pd.read_csv(next(tmp_path.glob("sweeps/*/*/recap.csv")))
+    assert recap["status"].tolist() == ["failed"]
+    (run_dir,) = job_runs(tmp_path)
+    assert "RuntimeError" in json.loads((run_dir / "run.json").read_text())["error"]
+
+
+def test_two_tasks_per_node_form_ddp_replicas(tmp_path):
+    finish(launch(tmp_path, "budget.value=3", "hydra.launcher.tasks_per_node=2", "distributed=ddp2"))
+    (run_dir,) = job_runs(tmp_path)
+    record = json.loads((run_dir / "run.json").read_text())
+    assert record["status"] == "ok"
+    assert record["batch_plan"]["replicas"] == 2 and record["examples_seen"] == 3 * 32
