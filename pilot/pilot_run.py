@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List
 
 import torch
+import torch.distributed as dist
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
@@ -59,8 +60,10 @@ def run_phases(cfg: DictConfig, task, device: torch.device, run_dir: Path) -> Li
     replicas = int(cfg.distributed.replicas)
     if replicas == 1:
         return PhaseRunner(cfg, task, device, run_dir, oom_in_phase=cfg.pilot.oom_in_phase).run()
-    if launched_externally():
+    if launched_externally():  # torchrun or a multi-task SLURM job: every rank is already running
+        dist.barrier()  # ranks > 0 waited here while rank 0 ran the checks
         phase_worker(cfg, str(run_dir))
+        dist.barrier()  # every rank's rows are on disk
     else:
         spawn(phase_worker, (cfg, str(run_dir)), replicas, int(cfg.distributed.master_port))
     rows = []
@@ -71,9 +74,24 @@ def run_phases(cfg: DictConfig, task, device: torch.device, run_dir: Path) -> Li
     return rows
 
 
+def _other_rank(cfg: DictConfig, run_dir: Path) -> bool:
+    """Ranks > 0 of an externally launched group only measure their phases; rank 0 does the rest."""
+    if int(cfg.distributed.replicas) == 1 or not launched_externally():
+        return False
+    ctx = init_from_env(enum_value(cfg.distributed.backend), resolve_device(cfg))
+    if ctx.rank == 0:
+        return False
+    dist.barrier()  # until rank 0 has run inspect, split audit and tiny subset
+    phase_worker(cfg, str(run_dir))
+    dist.barrier()
+    return True
+
+
 def run_pilot(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = ()) -> int:
     validate(cfg)
     run_dir = Path(run_dir)
+    if _other_rank(cfg, run_dir):
+        return 0
     record = RunRecord(run_dir, cfg, overrides, mode="pilot")
     configure_threads(cfg)
     device = resolve_device(cfg)

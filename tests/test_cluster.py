@@ -143,3 +143,16 @@ def test_two_tasks_per_node_form_ddp_replicas(tmp_path):
     record = json.loads((run_dir / "run.json").read_text())
     assert record["status"] == "ok"
     assert record["batch_plan"]["replicas"] == 2 and record["examples_seen"] == 3 * 32
+
+
+def test_pilot_on_two_tasks_writes_phase_rows_per_rank(tmp_path):
+    command = [sys.executable, "-m", "pilot", "+experiment=classification", "hydra/launcher=slurm",
+               "hydra.launcher.tasks_per_node=2", "distributed=ddp2", "run.threads=1", "pilot.steady_steps=2",
+               f"campaign.sweep_root={tmp_path}/sweeps", "-m"]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    (phases,) = glob.glob(f"{tmp_path}/sweeps/*/*/*/phases.csv")
+    frame = pd.read_csv(phases)
+    assert sorted(frame["rank"].unique()) == [0, 1]
+    assert (frame[frame["phase"] == "steady_steps"]["replicas"] == 2).all()
+    assert (frame[frame["phase"] != "resume_check"]["verdict"] == "pass").all()
