@@ -66,10 +66,12 @@ def wait_for_updates(tmp_path, count, timeout=180):
     raise AssertionError(f"no job reached {count} updates")
 
 
-def preempt_running_job():
-    job = subprocess.run(["squeue", "-h", "-t", "RUNNING", "-o", "%i"], capture_output=True, text=True).stdout.split()
-    assert job, "no running job to preempt"
-    subprocess.run(["scancel", "--signal=USR2", job[0]], check=True)  # submitit's preemption signal
+def preempt_running_job(tmp_path):
+    """USR2 (submitit's preemption signal) to this test's own job, found by its submitit folder."""
+    folders = glob.glob(f"{tmp_path}/sweeps/*/*/.submitit/*")
+    jobs = sorted({Path(f).name for f in folders if Path(f).name[0].isdigit()})
+    assert len(jobs) == 1, f"expected this test's one job, found {jobs}"
+    subprocess.run(["scancel", "--signal=USR2", jobs[0]], check=True)
 
 
 def final_weights(run_dir):
@@ -95,7 +97,7 @@ def test_preempted_job_is_requeued_and_ends_as_if_uninterrupted(tmp_path):
     process = launch(tmp_path, "budget.value=400", "checkpoint.every=0", "batch.micro_batch=1",
                      "batch.accumulation=16")
     wait_for_updates(tmp_path, 40)
-    preempt_running_job()
+    preempt_running_job(tmp_path)
     finish(process)
     (run_dir,) = job_runs(tmp_path)
     record = json.loads((run_dir / "run.json").read_text())
@@ -120,7 +122,7 @@ def test_job_preempted_past_its_requeues_ends_as_preempted(tmp_path):
     process = launch(tmp_path, "budget.value=400", "checkpoint.every=0", "checkpoint.max_requeues=0",
                      "batch.micro_batch=1", "batch.accumulation=16")
     wait_for_updates(tmp_path, 20)
-    preempt_running_job()
+    preempt_running_job(tmp_path)
     finish(process)
     (run_dir,) = job_runs(tmp_path)
     record = json.loads((run_dir / "run.json").read_text())
