@@ -234,7 +234,8 @@ def _worker(cfg: DictConfig, run_dir: str, overrides: list, sweep_dir: Optional[
         status, stop_cause, error = "failed", "exception", f"{type(exc).__name__}: {exc}"
         raise
     finally:
-        watch.uninstall() if not hand_over else None
+        if not hand_over:
+            watch.uninstall()
         if record is not None and not hand_over:
             record.finish(status, stop_cause, error=error, peak_memory=peak_memory(),
                           **(trainer.position() if trainer is not None else {}))

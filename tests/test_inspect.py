@@ -2,7 +2,6 @@
 import json
 
 import pytest
-import torch
 
 from pilot.checks.inspect_examples import inspect_task
 from pilot.data import digits, instructions

@@ -1,6 +1,5 @@
 """Phase gates: one row per phase and rank, the contract's columns, honest memory, OOM rows."""
 import json
-import math
 import subprocess
 import sys
 from pathlib import Path
