@@ -18,6 +18,16 @@ DB_PASS=pilot-slurm-db
 
 log() { echo "[slurm_cluster] $*"; }
 
+# a daemon counts as running only if a live (not zombie) process has its name: processes of an
+# earlier session that were killed can linger as zombies, and pgrep alone would match them
+running() {
+  local pid
+  for pid in $(pgrep -x "$1"); do
+    [ "$(ps -o stat= -p "$pid" 2>/dev/null | cut -c1)" != "Z" ] && return 0
+  done
+  return 1
+}
+
 install_packages() {
   if command -v slurmctld >/dev/null && command -v slurmdbd >/dev/null && command -v mariadbd >/dev/null \
      && command -v munged >/dev/null; then
@@ -30,7 +40,7 @@ install_packages() {
 }
 
 start_munge() {
-  if pgrep -x munged >/dev/null; then return; fi
+  if running munged && munge -n 2>/dev/null | unmunge >/dev/null 2>&1; then return; fi
   mkdir -p /etc/munge /var/lib/munge /var/log/munge /run/munge
   [ -s /etc/munge/munge.key ] || { mungekey --create --keyfile /etc/munge/munge.key 2>/dev/null \
     || dd if=/dev/urandom of=/etc/munge/munge.key bs=1 count=1024 status=none; }
@@ -38,12 +48,13 @@ start_munge() {
   chmod 0700 /etc/munge /var/lib/munge /var/log/munge
   chmod 0400 /etc/munge/munge.key
   chmod 0755 /run/munge
-  runuser -u munge -- /usr/sbin/munged
+  runuser -u munge -- /usr/sbin/munged --force   # --force: stale socket/pid files of a killed munged
+  for _ in $(seq 20); do munge -n 2>/dev/null | unmunge >/dev/null 2>&1 && break; sleep 0.5; done
   log "munged started"
 }
 
 start_mariadb() {
-  if pgrep -x mariadbd >/dev/null || pgrep -x mysqld >/dev/null; then return; fi
+  if running mariadbd || running mysqld; then return; fi
   mkdir -p /run/mysqld /var/lib/mysql
   chown -R mysql:mysql /run/mysqld /var/lib/mysql   # its own user must write data and pid
   [ -d /var/lib/mysql/mysql ] || mariadb-install-db --user=mysql --datadir=/var/lib/mysql >/dev/null
@@ -105,12 +116,12 @@ start() {
   start_munge
   start_mariadb
   write_configs
-  pgrep -x slurmdbd >/dev/null || { slurmdbd; log "slurmdbd started"; }
+  running slurmdbd || { slurmdbd; log "slurmdbd started"; }
   for _ in $(seq 60); do sacctmgr -i show cluster >/dev/null 2>&1 && break; sleep 0.5; done
   sacctmgr -i add cluster pilot >/dev/null 2>&1 || true
-  pgrep -x slurmctld >/dev/null || { slurmctld; log "slurmctld started"; }
-  pgrep -x slurmd >/dev/null || { slurmd; log "slurmd started"; }
-  for _ in $(seq 120); do   # jobs submitted to a node still marked down would pend
+  running slurmctld || { slurmctld; log "slurmctld started"; }
+  running slurmd || { slurmd; log "slurmd started"; }
+  for _ in $(seq 60); do    # jobs submitted to a node still marked down would pend
     if timeout 10 srun -N1 -n1 true >/dev/null 2>&1; then log "cluster ready (srun true ok)"; return 0; fi
     scontrol update nodename="${HOST}" state=resume >/dev/null 2>&1 || true
     sleep 1
@@ -125,7 +136,7 @@ stop() {
 
 status() {
   for daemon in munged mariadbd slurmdbd slurmctld slurmd; do
-    printf '%-10s %s\n' "$daemon" "$(pgrep -x "$daemon" >/dev/null && echo running || echo stopped)"
+    printf '%-10s %s\n' "$daemon" "$(running "$daemon" && echo running || echo stopped)"
   done
   sinfo 2>/dev/null || true
 }
