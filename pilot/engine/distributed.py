@@ -73,11 +73,12 @@ def free_port() -> int:
 def _spawned(local_rank: int, world_size: int, port: int, fn: Callable, args: Sequence[Any]) -> None:
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(local_rank),
                       WORLD_SIZE=str(world_size), LOCAL_RANK=str(local_rank))
-    try:
-        fn(*args)
-    finally:
-        if dist.is_initialized():
-            dist.destroy_process_group()
+    fn(*args)
+    if dist.is_initialized():
+        # leave together: a rank that tears gloo down while another still talks to it can
+        # abort ("terminate called without an active exception")
+        dist.barrier()
+        dist.destroy_process_group()
 
 
 def spawn(fn: Callable, args: Sequence[Any], replicas: int, port: int = 0) -> None:
