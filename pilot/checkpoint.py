@@ -30,12 +30,12 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 from safetensors.torch import save_file
 
+from pilot.run_record import NOT_DEFINING
+
 log = logging.getLogger("pilot")
 FORMAT = "pilot-checkpoint-v1"
 NAME = re.compile(r"^ckpt-(\d{8})\.pt$")
 TMP_MARK = ".tmp-"
-# keys that do not define a run: changing them never blocks a resume
-NON_DEFINING = ("run.", "pilot.", "checkpoint.", "mode", "distributed.master_port")
 
 
 class UnsafeCheckpointError(RuntimeError):
@@ -70,7 +70,7 @@ def defining_config(cfg: DictConfig) -> Dict[str, Any]:
             flat[prefix[:-1]] = node
     walk(OmegaConf.to_container(cfg, resolve=True, enum_to_str=True), "")
     return {k: v for k, v in flat.items()
-            if not any(k == p.rstrip(".") or k.startswith(p) for p in NON_DEFINING)}
+            if not any(k == p.rstrip(".") or k.startswith(p) for p in NOT_DEFINING)}
 
 
 def differing_keys(saved: Dict[str, Any], current: Dict[str, Any]) -> List[str]:

@@ -12,7 +12,9 @@ from typing import Any, Dict, Iterable, Optional
 
 from omegaconf import DictConfig, OmegaConf
 
-DEFINING_EXCLUDED = {"seed"}  # the variant key leaves these out: seeds repeat a variant
+# settings that never change what is trained: a resume ignores them, and so does the variant key
+NOT_DEFINING = ("run.", "pilot.", "checkpoint.", "closing.", "campaign.", "mode", "distributed.master_port")
+DEFINING_EXCLUDED = {"seed"}  # the variant key also leaves these out: seeds repeat a variant
 
 
 def new_run_id() -> str:
@@ -24,7 +26,6 @@ def override_key(override: str) -> str:
     return override.split("=", 1)[0].lstrip("+~")
 
 
-NON_DEFINING_PREFIXES = ("hydra", "run.", "pilot.", "checkpoint.", "closing.", "campaign.", "mode")
 
 
 def variant_key(overrides: Iterable[str], cfg: Optional[DictConfig] = None) -> str:
@@ -37,7 +38,7 @@ def variant_key(overrides: Iterable[str], cfg: Optional[DictConfig] = None) -> s
     kept = []
     for override in overrides:
         key = override_key(override)
-        if key in DEFINING_EXCLUDED or key.startswith(NON_DEFINING_PREFIXES):
+        if key in DEFINING_EXCLUDED or key.startswith(("hydra",) + NOT_DEFINING):
             continue
         value = OmegaConf.select(cfg, key, default=None) if cfg is not None and "." in key else None
         if isinstance(value, (int, float, str, bool)) and not isinstance(value, DictConfig):

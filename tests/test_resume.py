@@ -64,10 +64,6 @@ def test_kill_9_then_resume_equals_uninterrupted(tmp_path, uninterrupted, fault)
     assert [r["update"] for r in rows if r["kind"] == "train"] == list(range(1, 11))
 
 
-def steps(cfg, trainer, until):
-    return trajectory(trainer, until)
-
-
 @pytest.mark.parametrize("overrides, k_values, n", [
     # 1262 training digits / (64 x 4) = 4 full updates + 1 partial per epoch: k=5 is the boundary
     (["+experiment=classification", "batch.micro_batch=64", "batch.accumulation=4"], [1, 2, 4, 5, 6], 8),
