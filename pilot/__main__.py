@@ -14,6 +14,7 @@ from omegaconf import DictConfig
 from pilot.config import register
 from pilot.config.validate import ConfigError
 from pilot.data.task import enum_value
+from pilot.estimate_run import run_estimate
 from pilot.pilot_run import run_pilot
 from pilot.train import train
 
@@ -28,10 +29,17 @@ def main(cfg: DictConfig) -> None:
     run_dir = Path(hydra_cfg.runtime.output_dir)
     overrides = list(hydra_cfg.overrides.task)
     multirun = hydra_cfg.mode == RunMode.MULTIRUN
+    # the sweep this config would launch with -m: the campaign plan's jobs
+    params = hydra_cfg.sweeper.get("params") if not multirun else None
+    sweep_params = {str(k): str(v) for k, v in params.items()} if params else None
     try:
         if enum_value(cfg.mode) == "pilot":
-            exit_code = run_pilot(cfg, run_dir, overrides)
+            exit_code = run_pilot(cfg, run_dir, overrides, sweep_params)
             if exit_code and not multirun:  # any fail or oom verdict: the pilot gates a script
+                sys.exit(exit_code)
+        elif enum_value(cfg.mode) == "estimate":
+            exit_code = run_estimate(cfg, run_dir, overrides, sweep_params)
+            if exit_code and not multirun:
                 sys.exit(exit_code)
         else:
             train(cfg, run_dir, overrides=overrides,

@@ -1,7 +1,9 @@
 """``run_pilot(cfg, run_dir)``: the pilot, each step with a verdict and a one-line reason.
 
 1. inspect what the loss sees;  2. audit the split;  3. learn a tiny subset;
-4. run every phase of the campaign once, measured;  5. write the report.
+4. run every phase of the campaign once, measured;  5. estimate its memory without
+allocating, check the estimate against the measurement, and write the choice sheet
+and campaign plan;  6. write the report.
 A step that crashes is a ``fail`` with the error, and the later steps still
 run, so the report is always complete. Returns the exit code: 1 when any
 verdict is fail or oom, else 0.
@@ -12,7 +14,7 @@ import json
 import logging
 import traceback
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List
+from typing import Any, Callable, Dict, Iterable, List, Optional
 
 import torch
 import torch.distributed as dist
@@ -26,6 +28,7 @@ from pilot.checks.tiny_subset import tiny_subset_check
 from pilot.config.validate import resolve_device, validate
 from pilot.data.task import enum_value
 from pilot.engine.batch_plan import plan_from_config
+from pilot.estimate_run import estimate_step
 from pilot.engine.distributed import init_from_env, launched_externally, spawn
 from pilot.phases.gates import PhaseRunner
 from pilot.report import print_console, write_report
@@ -87,7 +90,8 @@ def _other_rank(cfg: DictConfig, run_dir: Path) -> bool:
     return True
 
 
-def run_pilot(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = ()) -> int:
+def run_pilot(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = (),
+              sweep_params: Optional[Dict[str, str]] = None) -> int:
     validate(cfg)
     run_dir = Path(run_dir)
     if _other_rank(cfg, run_dir):
@@ -127,6 +131,7 @@ def run_pilot(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = ()) -> 
         except Exception as error:
             log.error("phases crashed:\n%s", traceback.format_exc())
             results.append(CheckResult("phases", "fail", f"crashed: {type(error).__name__}: {error}"))
+        results.append(_guarded("estimate", lambda: estimate_step(cfg, task, run_dir, rows, sweep_params)))
     except Exception as error:  # the task itself could not be built
         log.error("pilot crashed:\n%s", traceback.format_exc())
         results.append(CheckResult("setup", "fail", f"crashed: {type(error).__name__}: {error}"))

@@ -27,6 +27,7 @@ except ImportError:  # pragma: no cover - hydra is a dependency; keeps the modul
 
 RUN_MARKERS = ("run.json", "metrics.jsonl", ".hydra")
 METRIC = "final_val_loss"
+NOT_RUNS = ("pilot", "estimate")  # directories of these modes hold no training run
 
 
 # --------------------------------------------------------------------------- collecting
@@ -87,7 +88,7 @@ def read_run(run_dir: Path) -> Dict[str, Any]:
     row: Dict[str, Any] = {"run_dir": str(run_dir)}
     try:
         record = json.loads((run_dir / "run.json").read_text())
-        metrics = read_metrics(run_dir / "metrics.jsonl") if record.get("mode") != "pilot" else {}
+        metrics = read_metrics(run_dir / "metrics.jsonl") if record.get("mode") not in NOT_RUNS else {}
     except (OSError, ValueError) as error:
         row.update(status="unreadable", stop_cause=f"{type(error).__name__}: {str(error)[:200]}")
         return row
@@ -118,7 +119,7 @@ def collect(paths: Iterable[Path], curves: Optional[Dict[str, tuple]] = None) ->
     if frame.empty:
         return frame
     if "mode" in frame:
-        frame = frame[frame["mode"].astype(object).where(frame["mode"].notna(), "train") != "pilot"]
+        frame = frame[~frame["mode"].astype(object).where(frame["mode"].notna(), "train").isin(NOT_RUNS)]
     return frame.sort_values(["variant", "seed", "run_id"], na_position="last").reset_index(drop=True)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
@@ -53,6 +53,7 @@ class Device(str, Enum):
 class Mode(str, Enum):
     pilot = "pilot"  # inspect, split audit, tiny subset, phase gates, report (python -m pilot)
     train = "train"  # one training run of the variant to its budget (sweeps)
+    estimate = "estimate"  # memory estimate at the configured scale, choice sheet, campaign plan
 
 
 class PaddingSide(str, Enum):
@@ -195,6 +196,30 @@ class CampaignConfig:
     control: str = ""              # overrides naming the control variant, e.g. "optim.lr=1e-4" (recap)
     run_root: str = "outputs"      # where single runs go (and where relaunch parents are looked up)
     sweep_root: str = "sweeps"     # where multiruns go
+    journal: str = "sweeps/journal.md"  # the campaign's notebook: plans and conclusions, timestamped, appended
+
+
+@dataclass
+class EstimateConfig:
+    """The memory estimate on fake tensors (pilot.estimate.memory)."""
+    seq_len: Optional[int] = None  # sequence length to estimate at; null = data.max_len (sequence tasks)
+    tolerance: float = 0.10        # pilot step: estimate vs the same tracker on real tensors, relative
+
+
+@dataclass
+class RentalConfig:
+    """The choice sheet and the campaign plan (DESIGN section 8); conf/rental/default.yaml."""
+    # name -> fields of pilot.rental.catalog.Gpu, checked by pilot.config.validate (a typed Dict would refuse
+    # the command-line addition +rental.catalog.NAME={...})
+    catalog: Dict[str, Any] = field(default_factory=dict)
+    counts: List[int] = field(default_factory=lambda: [1, 2, 4, 8])  # GPUs per job considered
+    margin: float = 0.10           # need = estimated peak x (1 + margin) + reserve_gib (declared, not measured)
+    reserve_gib: float = 1.0       # CUDA context and kernels, outside the estimate (declared)
+    utilisation: float = 0.35      # share of peak throughput assumed for FLOP-based time (declared)
+    gpu: Optional[str] = None      # catalog key of the campaign plan's hardware; null = smallest that fits
+    gpu_count: Optional[int] = None  # GPUs per job for the plan; null = the chosen row's count
+    packages_days: List[int] = field(default_factory=lambda: [3, 7, 30])
+    closing_reserve_minutes: float = 30.0  # per job, when export + reload were not measured (declared)
 
 
 @dataclass
@@ -254,6 +279,8 @@ class PilotConfig:
     pilot: PilotChecksConfig = field(default_factory=PilotChecksConfig)
     loop: LoopConfig = field(default_factory=LoopConfig)
     campaign: CampaignConfig = field(default_factory=CampaignConfig)
+    estimate: EstimateConfig = field(default_factory=EstimateConfig)
+    rental: RentalConfig = field(default_factory=RentalConfig)
     checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
     closing: ClosingConfig = field(default_factory=ClosingConfig)
     seed: int = 0                    # model init and data order; the split has its own salt
@@ -273,3 +300,4 @@ def register_configs() -> None:
     cs.store(group="budget", name="schema", node=BudgetConfig)
     cs.store(group="distributed", name="schema", node=DistributedConfig)
     cs.store(group="memory", name="schema", node=MemoryConfig)
+    cs.store(group="rental", name="schema", node=RentalConfig)

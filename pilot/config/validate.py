@@ -143,6 +143,37 @@ def _check_devices(cfg, device_type: str, problems: List[Problem]) -> None:
                                 "Fix: fewer replicas, or run.device=cpu."))
 
 
+def _check_rental(cfg, problems: List[Problem]) -> None:
+    from pilot.rental.catalog import catalog_problems
+    rental = _get(cfg, "rental")
+    if rental is None:
+        return
+    for key, value, fix in catalog_problems(rental.catalog):
+        problems.append(Problem(key, value, fix))
+    names = list(rental.catalog or {})
+    if rental.gpu is not None and rental.gpu not in names:
+        problems.append(Problem("rental.gpu", rental.gpu, f"not in the catalog. Fix: one of {', '.join(names)}, "
+                                "or add it as +rental.catalog.NAME={memory_gib: ..., fp32_tflops: ...}."))
+    for key in ("margin", "reserve_gib", "closing_reserve_minutes"):
+        _positive(cfg, f"rental.{key}", problems, allow_zero=True)
+    utilisation = _get(cfg, "rental.utilisation")
+    if utilisation is not None and not 0 < utilisation <= 1:
+        problems.append(Problem("rental.utilisation", utilisation, "a share of the peak: 0 < value <= 1 "
+                                "(0.3-0.5 is typical for transformer training)."))
+    for key in ("counts", "packages_days"):
+        values = list(_get(cfg, f"rental.{key}") or [])
+        if not values or any(v <= 0 for v in values):
+            problems.append(Problem(f"rental.{key}", values, "a non-empty list of positive numbers."))
+    if rental.gpu_count is not None and rental.gpu_count <= 0:
+        problems.append(Problem("rental.gpu_count", rental.gpu_count, "must be > 0 (or null)."))
+    seq_len = _get(cfg, "estimate.seq_len")
+    if seq_len is not None and seq_len <= 1:
+        problems.append(Problem("estimate.seq_len", seq_len, "must be > 1 (or null for data.max_len)."))
+    tolerance = _get(cfg, "estimate.tolerance")
+    if tolerance is not None and tolerance <= 0:
+        problems.append(Problem("estimate.tolerance", tolerance, "a relative tolerance > 0, e.g. 0.10."))
+
+
 def resolve_device(cfg) -> torch.device:
     requested = enum_value(_get(cfg, "run.device")) or "auto"
     if requested == "auto":
@@ -164,5 +195,6 @@ def validate(cfg: DictConfig) -> None:
     _check_precision(cfg, device_type, problems)
     _check_model_and_data(cfg, problems)
     _check_devices(cfg, device_type, problems)
+    _check_rental(cfg, problems)
     if problems:
         raise ConfigError(problems)

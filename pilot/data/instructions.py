@@ -79,6 +79,17 @@ def make_collate(padding_side: str):
     return collate
 
 
+def synthetic_batch(micro_batch: int, seq_len: int) -> Batch:
+    """``micro_batch`` sequences of ``seq_len`` byte tokens, no padding, every next token in the loss."""
+    generator = torch.Generator().manual_seed(0)
+    input_ids = torch.randint(0, 256, (micro_batch, seq_len), generator=generator)
+    labels = input_ids.clone()
+    labels[:, 0] = IGNORE_INDEX
+    return {"input_ids": input_ids, "labels": labels,
+            "attention_mask": torch.ones((micro_batch, seq_len), dtype=torch.bool),
+            "index": torch.arange(micro_batch)}
+
+
 def forward(model, batch: Batch):
     return model(batch["input_ids"], attention_mask=batch["attention_mask"])
 
@@ -124,6 +135,7 @@ def make_task(path: str | None = None, max_len: int = 96, padding_side: str = "r
         forward=forward,
         expected_targets=lambda e: tok.encode(e.fields["answer"]) + [tok.EOS_ID],
         decode_tokens=tok.token_strings,
+        synthetic_batch=synthetic_batch,
         info={"vocab_size": tok.VOCAB_SIZE, "pad_id": tok.PAD_ID, "max_len": max_len,
               "padding_side": padding_side, "truncation_side": truncation_side,
               "mask_instruction": mask_instruction, "target_unit": "token"},

@@ -47,6 +47,9 @@ class TaskData:
     expected_targets: Optional[Callable[[Example], List[int]]] = None
     decode_tokens: Optional[Callable[[List[int]], List[str]]] = None
     info: Dict[str, Any] = field(default_factory=dict)  # class names, pad id, vocab size...
+    # sequence tasks: a batch of ``micro_batch`` examples of exactly ``seq_len`` real tokens, all
+    # in the loss — the worst case the memory estimator (pilot.estimate) runs at a target length
+    synthetic_batch: Optional[Callable[[int, int], Batch]] = None
 
     def count_correct(self, output: Any, batch: Batch) -> torch.Tensor:
         """Targets predicted exactly (or the task's own notion of correct)."""

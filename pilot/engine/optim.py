@@ -8,19 +8,23 @@ SGDR, 2017). A ``LambdaLR`` keeps the state a checkpoint can restore.
 from __future__ import annotations
 
 import math
+from typing import Optional
 
 import torch
 
 from pilot.data.task import enum_value
 
 
-def build_optimizer(optim_cfg, model: torch.nn.Module) -> torch.optim.Optimizer:
+def build_optimizer(optim_cfg, model: torch.nn.Module,
+                    foreach: Optional[bool] = None) -> torch.optim.Optimizer:
+    """``foreach=None`` is PyTorch's default (the multi-tensor kernels on CUDA, the per-tensor
+    loop on CPU); the memory estimator asks for ``True`` to mirror a GPU on the CPU."""
     params = [p for p in model.parameters() if p.requires_grad]
     if enum_value(optim_cfg.name) == "sgd":
         return torch.optim.SGD(params, lr=optim_cfg.lr, momentum=optim_cfg.momentum,
-                               weight_decay=optim_cfg.weight_decay)
+                               weight_decay=optim_cfg.weight_decay, foreach=foreach)
     return torch.optim.AdamW(params, lr=optim_cfg.lr, betas=tuple(optim_cfg.betas),
-                             weight_decay=optim_cfg.weight_decay)
+                             weight_decay=optim_cfg.weight_decay, foreach=foreach)
 
 
 def lr_factor(update: int, total_updates: int, warmup_updates: int, schedule: str,

@@ -51,17 +51,19 @@ class UpdateRecord:
 
 class Trainer:
     def __init__(self, cfg, task: TaskData, model: torch.nn.Module, device: torch.device,
-                 ctx: DistContext = DistContext()):
+                 ctx: DistContext = DistContext(), train_items: Optional[List[Dict]] = None,
+                 optimizer_foreach: Optional[bool] = None):
         self.cfg, self.task, self.device, self.ctx = cfg, task, device, ctx
         self.seed = int(cfg.seed)
-        self.train_items = task.encoded("train")
+        self.train_items = task.encoded("train") if train_items is None else train_items
         self.plan: BatchPlan = plan_from_config(cfg, len(self.train_items))
-        self.raw_model = model.to(device)
+        on_device = all(t.device == device for t in (*model.parameters(), *model.buffers()))
+        self.raw_model = model if on_device else model.to(device)  # fake tensors cannot be moved
         if cfg.memory.activation_checkpointing:
             self.raw_model.activation_checkpointing = True
         self.model = (DistributedDataParallel(self.raw_model) if ctx.is_distributed
                       else self.raw_model)
-        self.optimizer = build_optimizer(cfg.optim, self.raw_model)
+        self.optimizer = build_optimizer(cfg.optim, self.raw_model, foreach=optimizer_foreach)
         self.scheduler = build_scheduler(cfg.optim, self.optimizer, self.plan.total_updates)
         precision = enum_value(cfg.precision.dtype)
         self.autocast_dtype = AUTOCAST_DTYPES.get(precision)
@@ -96,6 +98,37 @@ class Trainer:
         return float(self.optimizer.param_groups[0]["lr"])
 
     # ------------------------------------------------------------------ one update
+    def forward_backward(self, batch: Dict, weight: float, update_targets: int,
+                         last: bool = True) -> torch.Tensor:
+        """One micro-batch: forward, summed loss / targets of the whole update, backward.
+
+        Returns the (weighted) summed loss, detached. Gradients of replicas sync on ``last``.
+        Reads no value back from the device, so it also runs on fake tensors (the estimator).
+        """
+        batch = move_to(batch, self.device)
+        sync = nullcontext() if last or not self.ctx.is_distributed else self.model.no_sync()
+        with sync:
+            with self.autocast():
+                output = self.task.forward(self.model, batch)
+                summed = self.task.loss_sum(output, batch) * weight
+            loss = summed * (self.ctx.world_size / update_targets)
+            self.scaler.scale(loss).backward()
+        return summed.detach().double()
+
+    def apply_update(self) -> torch.Tensor:
+        """The update boundary: unscale (fp16), clip, optimizer and scaler step, LR step, zero grads.
+
+        Returns the global gradient norm before clipping (a tensor, not read back).
+        """
+        self.scaler.unscale_(self.optimizer)
+        max_norm = self.grad_clip if self.grad_clip > 0 else math.inf
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.raw_model.parameters(), max_norm)
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
+        self.scheduler.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        return grad_norm
+
     def train_step(self) -> UpdateRecord:
         started = time.perf_counter()
         update = self.updates_done
@@ -115,25 +148,11 @@ class Trainer:
         self.model.train()
         loss_sum = torch.zeros((), dtype=torch.float64, device=self.device)
         for position, (batch, weight) in enumerate(pairs):
-            batch = move_to(batch, self.device)
-            last = position == len(pairs) - 1
-            sync = nullcontext() if last or not self.ctx.is_distributed else self.model.no_sync()
-            with sync:
-                with self.autocast():
-                    output = self.task.forward(self.model, batch)
-                    summed = self.task.loss_sum(output, batch) * weight
-                loss = summed * (self.ctx.world_size / update_targets)
-                self.scaler.scale(loss).backward()
-            loss_sum += summed.detach().double()
-        self.scaler.unscale_(self.optimizer)
-        max_norm = self.grad_clip if self.grad_clip > 0 else math.inf
-        grad_norm = torch.nn.utils.clip_grad_norm_(self.raw_model.parameters(), max_norm)
+            loss_sum += self.forward_backward(batch, weight, update_targets,
+                                              last=position == len(pairs) - 1)
         scale_before = self.scaler.get_scale() if self.scaler.is_enabled() else None
-        self.scaler.step(self.optimizer)
-        self.scaler.update()
+        grad_norm = self.apply_update()
         scale_after = self.scaler.get_scale() if self.scaler.is_enabled() else None
-        self.scheduler.step()
-        self.optimizer.zero_grad(set_to_none=True)
         loss_value = float(all_reduce_sum(loss_sum, self.ctx)) / update_targets
         self.updates_done += 1
         self.examples_seen += update_examples

@@ -1,0 +1,102 @@
+"""``mode=estimate`` and the pilot's ``estimate`` step: memory at scale, choice sheet, campaign plan.
+
+``python -m pilot mode=estimate <scale overrides>`` estimates the configured
+variant on fake tensors (no allocation, no training, no data checks: run the
+pilot at a size this machine can train first), writes the choice sheet and the
+campaign plan into the run directory, prints them and journals the plan.
+
+In the pilot (``python -m pilot``) the same sheet is built with the pilot's
+measurements, after checking the estimator against the same tracker on real
+tensors at the pilot's size: the step fails when they differ by more than
+``estimate.tolerance``, because the sheet's numbers would then mislead.
+"""
+from __future__ import annotations
+
+import logging
+import math
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional, Tuple
+
+import torch
+from hydra.utils import instantiate
+from omegaconf import DictConfig
+
+from pilot.checks.result import CheckResult
+from pilot.config.validate import validate
+from pilot.data.task import TaskData
+from pilot.estimate.memory import EstimateRefused, MemoryEstimate, estimate_memory
+from pilot.rental.choice_sheet import Measured
+from pilot.rental.sheet import build_and_write, print_sheet
+from pilot.run_record import RunRecord
+
+log = logging.getLogger("pilot")
+
+
+def compare(estimate: MemoryEstimate, measured: MemoryEstimate, tolerance: float) -> Tuple[bool, List[str]]:
+    """Per phase: estimated vs measured peak bytes; passes when every phase is within ``tolerance``."""
+    lines, ok = [], True
+    for est, real in zip(estimate.phases, measured.phases):
+        error = abs(est.peak_bytes - real.peak_bytes) / max(1, real.peak_bytes)
+        ok &= error <= tolerance
+        lines.append(f"- {est.phase}: estimated {est.peak_bytes:,} B, measured {real.peak_bytes:,} B "
+                     f"({error:.2%} apart; tolerance {tolerance:.0%})")
+    return ok, lines
+
+
+def measured_from_phases(rows: List[Dict[str, Any]], steady_steps: int) -> Measured:
+    """The pilot's own timings (rank 0): steady update, one longest-evaluation batch, closing."""
+    def duration(phase: str) -> Optional[float]:
+        row = next((r for r in rows if r["phase"] == phase and r.get("rank", 0) in (0, None)
+                    and r["verdict"] == "pass"), None)
+        value = row.get("duration_s") if row else None
+        return float(value) if value is not None and math.isfinite(float(value)) else None
+    steady = duration("steady_steps")
+    export, reload = duration("export"), duration("reload_check")
+    name = torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
+    return Measured(name, steady / steady_steps if steady is not None and steady_steps else None,
+                    duration("eval_longest"), export + reload if export is not None and reload is not None else None)
+
+
+def estimate_step(cfg: DictConfig, task: TaskData, run_dir: Path, rows: List[Dict[str, Any]],
+                  sweep_params: Optional[Dict[str, str]] = None) -> CheckResult:
+    """The pilot's step: validate the estimator here, then write the choice sheet with measurements."""
+    tolerance = float(cfg.estimate.tolerance)
+    try:
+        estimate = estimate_memory(cfg, task)
+        real = estimate_memory(cfg, task, fake=False)
+    except EstimateRefused as error:
+        return CheckResult("estimate", "warn", f"no memory estimate: {error}")
+    ok, lines = compare(estimate, real, tolerance)
+    measured = measured_from_phases(rows, int(cfg.pilot.steady_steps))
+    result = build_and_write(cfg, run_dir, task, estimate, sweep_params, measured, validation=lines)
+    plan = result.plan
+    worst = max(abs(e.peak_bytes - r.peak_bytes) / max(1, r.peak_bytes) for e, r in zip(estimate.phases, real.phases))
+    where = (f"plan: {plan.count} x {plan.gpu}, {plan.package_days}-day package"
+             + ("" if plan.fits_all else f", {len(plan.left_out)} job(s) do not fit")) if plan else "no GPU fits"
+    if not ok:
+        return CheckResult("estimate", "fail", f"the fake-tensor estimate is {worst:.1%} off the same tracker on real "
+                           f"tensors (tolerance {tolerance:.0%}): the choice sheet would mislead; {where}")
+    return CheckResult("estimate", "pass", f"estimate within {worst:.2%} of measured (tolerance {tolerance:.0%}); "
+                       f"{where}; see choice_sheet.md")
+
+
+def run_estimate(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = (),
+                 sweep_params: Optional[Dict[str, str]] = None) -> int:
+    validate(cfg)
+    run_dir = Path(run_dir)
+    record = RunRecord(run_dir, cfg, overrides, mode="estimate")
+    task = instantiate(cfg.data, _convert_="all")
+    try:
+        estimate = estimate_memory(cfg, task)
+    except EstimateRefused as error:
+        print(f"pilot: estimate refused: {error}")
+        record.finish("failed", f"estimate refused: {error}")
+        return 1
+    result = build_and_write(cfg, run_dir, task, estimate, sweep_params)
+    print_sheet(result, estimate)
+    plan = result.plan
+    record.finish("ok", "estimate_complete", estimate_seconds=estimate.seconds, peak_bytes=estimate.peak_bytes,
+                  chosen=result.chosen.as_dict() if result.chosen else None,
+                  package_days=plan.package_days if plan else None,
+                  plan_fits=plan.fits_all if plan else False)
+    return 0

@@ -1,0 +1,212 @@
+"""The choice sheet: for every catalog GPU and count, does the campaign fit, and how.
+
+Per row (GPU x count): the distribution strategy (one GPU, or DDP with one
+replica per GPU); whether the model states alone (parameters, gradients,
+optimizer state, plus DDP's gradient buckets) fit one GPU — if not, the row
+says sharding would be needed; otherwise the largest micro-batch (halving from
+the configured one) that fits with the declared margin and reserve, without
+activation checkpointing first and with it next, keeping the effective batch
+(accumulation = examples per update / GPUs / micro-batch). Time per update is
+the pilot's measurement when the pilot ran on that GPU model with that setup,
+otherwise counted FLOPs over the GPU's peak at the declared utilisation —
+labelled as an estimate.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Dict, List, Optional, Tuple
+
+from omegaconf import DictConfig
+
+from pilot.config.validate import import_target
+from pilot.data.task import TaskData, enum_value
+from pilot.estimate.memory import MemoryEstimate, estimate_memory
+from pilot.rental.catalog import Gpu
+
+GIB = 2 ** 30
+
+
+@dataclass
+class Measured:
+    """What the pilot measured on this machine (None where it did not)."""
+    device_name: str                       # torch.cuda.get_device_name(), or "cpu"
+    seconds_per_update: Optional[float]    # steady_steps
+    eval_seconds_per_batch: Optional[float]  # eval_longest: one batch of the longest examples
+    closing_seconds: Optional[float]       # export + reload_check
+
+
+class EstimateCache:
+    """Fake-tensor estimates of one config at other micro-batches / checkpointing, computed once each."""
+
+    def __init__(self, cfg: DictConfig, task: TaskData, first: Optional[MemoryEstimate] = None):
+        self.cfg, self.task = cfg, task
+        self.base_key = (int(cfg.batch.micro_batch), bool(cfg.memory.activation_checkpointing))
+        self.estimates: Dict[Tuple[int, bool], MemoryEstimate] = {}
+        if first is not None:
+            self.estimates[self.base_key] = first
+
+    def get(self, micro_batch: int, checkpointing: bool) -> MemoryEstimate:
+        key = (int(micro_batch), bool(checkpointing))
+        if key not in self.estimates:
+            self.estimates[key] = estimate_memory(self.cfg, self.task, micro_batch=key[0],
+                                                  activation_checkpointing=key[1])
+        return self.estimates[key]
+
+    @property
+    def base(self) -> MemoryEstimate:
+        return self.get(*self.base_key)
+
+
+@dataclass
+class ChoiceRow:
+    gpu: str
+    count: int
+    memory_gib: float
+    strategy: str
+    fits: bool
+    need_gib: Optional[float]          # estimated peak per GPU x (1 + margin) + reserve
+    headroom_gib: Optional[float]      # memory - need
+    micro_batch: Optional[int]
+    accumulation: Optional[int]
+    precision: str
+    activation_checkpointing: Optional[bool]
+    seconds_per_update: Optional[float]
+    time_source: str
+    reason: str
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _micro_candidates(configured: int, per_replica: int) -> List[int]:
+    """The configured micro-batch, then halves, keeping only those that divide the replica's share."""
+    out, micro = [], max(1, min(configured, per_replica))
+    while micro >= 1:
+        if per_replica % micro == 0 and micro not in out:
+            out.append(micro)
+        if micro == 1:
+            break
+        micro //= 2
+    if 1 not in out:
+        out.append(1)
+    return out
+
+
+def _precision_for(gpu: Gpu, precision: str) -> Tuple[str, str, Optional[float]]:
+    """(precision to use, note, peak TFLOP/s)."""
+    peak = gpu.peak_tflops(precision)
+    if peak is not None:
+        return precision, "", peak
+    if precision == "bf16" and gpu.fp16_tflops is not None:
+        return ("fp16", "no bf16 on this GPU: fp16 with the gradient scaler instead — a variant to check "
+                "with +experiment=memory_variants before renting", gpu.fp16_tflops)
+    return precision, f"no {precision} throughput in the catalog entry", gpu.fp32_tflops
+
+
+def _supports_checkpointing(cfg: DictConfig) -> bool:
+    try:
+        return bool(getattr(import_target(str(cfg.model._target_)), "supports_activation_checkpointing", False))
+    except Exception:
+        return False
+
+
+def choice_rows(cfg: DictConfig, cache: EstimateCache, catalog: List[Gpu],
+                measured: Optional[Measured] = None) -> List[ChoiceRow]:
+    rental = cfg.rental
+    margin, reserve = float(rental.margin), float(rental.reserve_gib) * GIB
+    utilisation = float(rental.utilisation)
+    micro_cfg, accum_cfg = int(cfg.batch.micro_batch), int(cfg.batch.accumulation)
+    replicas_cfg = int(cfg.distributed.replicas)
+    examples_per_update = micro_cfg * accum_cfg * replicas_cfg
+    checkpointing_cfg = bool(cfg.memory.activation_checkpointing)
+    settings = [checkpointing_cfg] + ([True] if not checkpointing_cfg and _supports_checkpointing(cfg) else [])
+    precision_cfg = enum_value(cfg.precision.dtype)
+    base = cache.base
+    param_bytes = base.closed_form["parameters"]
+    states = param_bytes * 2 + base.closed_form["optimizer_state"]  # parameters, gradients, optimizer state
+    rows = []
+    for gpu in catalog:
+        capacity = gpu.memory_gib * GIB
+        precision, precision_note, peak_tflops = _precision_for(gpu, precision_cfg)
+        for count in [int(c) for c in rental.counts]:
+            strategy = "single GPU" if count == 1 else f"DDP, {count} replicas"
+            row = dict(gpu=gpu.name, count=count, memory_gib=gpu.memory_gib, strategy=strategy, fits=False,
+                       need_gib=None, headroom_gib=None, micro_batch=None, accumulation=None,
+                       precision=precision, activation_checkpointing=None, seconds_per_update=None,
+                       time_source="", reason="")
+            if examples_per_update % count:
+                row["reason"] = (f"the effective batch ({examples_per_update} examples per update) does not "
+                                 f"split over {count} GPUs")
+                rows.append(ChoiceRow(**row))
+                continue
+            per_replica = examples_per_update // count
+            buckets = param_bytes if count > 1 else 0  # DDP keeps a flat copy of the gradients
+            state_need = (states + buckets) * (1 + margin) + reserve
+            if state_need > capacity:
+                row["need_gib"] = state_need / GIB
+                row["headroom_gib"] = (capacity - state_need) / GIB
+                row["reason"] = (f"model states alone need {state_need / GIB:.1f} GiB (parameters "
+                                 f"{param_bytes / GIB:.1f} + gradients {param_bytes / GIB:.1f} + optimizer "
+                                 f"{base.closed_form['optimizer_state'] / GIB:.1f}"
+                                 + (f" + DDP buckets {buckets / GIB:.1f}" if buckets else "")
+                                 + ", with margin and reserve), more than one GPU holds: needs sharding "
+                                 "(FSDP/ZeRO), which pilot's engine does not provide")
+                rows.append(ChoiceRow(**row))
+                continue
+            chosen = None
+            smallest_need = None
+            for checkpointing in settings:
+                for micro in _micro_candidates(micro_cfg, per_replica):
+                    estimate = cache.get(micro, checkpointing)
+                    need = (estimate.peak_bytes + buckets) * (1 + margin) + reserve
+                    smallest_need = need if smallest_need is None else min(smallest_need, need)
+                    if need <= capacity:
+                        chosen = (micro, checkpointing, estimate, need)
+                        break
+                if chosen:
+                    break
+            if chosen is None:
+                row["need_gib"] = smallest_need / GIB
+                row["headroom_gib"] = (capacity - smallest_need) / GIB
+                row["reason"] = (f"even micro-batch 1{' with activation checkpointing' if True in settings else ''} "
+                                 f"needs {smallest_need / GIB:.1f} GiB, more than one GPU holds (activations "
+                                 "of one example; a shorter sequence would change the task)")
+                rows.append(ChoiceRow(**row))
+                continue
+            micro, checkpointing, estimate, need = chosen
+            same_setup = (measured is not None and measured.seconds_per_update is not None
+                          and gpu.matches(measured.device_name) and count == replicas_cfg
+                          and micro == micro_cfg and checkpointing == checkpointing_cfg
+                          and precision == precision_cfg)
+            if same_setup:
+                seconds = measured.seconds_per_update
+                source = f"measured in the pilot on {measured.device_name}"
+            else:
+                flops = estimate.flops_per_micro_batch * (per_replica // micro)
+                seconds = flops / (peak_tflops * 1e12 * utilisation)
+                source = (f"estimate: {flops / 1e12:.3g} TFLOP per update per GPU (counted) / "
+                          f"({peak_tflops:g} TFLOP/s peak x {utilisation:g} declared utilisation)"
+                          + ("; gradient all-reduce not included" if count > 1 else ""))
+            notes = [f"peak in {estimate.peak_phase.phase} ({estimate.peak_phase.during})"]
+            if micro != micro_cfg:
+                notes.append(f"micro-batch {micro_cfg} does not fit or does not divide; {micro} x {per_replica // micro} keeps "
+                             f"{examples_per_update} examples per update")
+            if checkpointing and not checkpointing_cfg:
+                notes.append("needs activation checkpointing (~1/3 more compute; check it with "
+                             "+experiment=memory_variants)")
+            if precision_note:
+                notes.append(precision_note)
+            row.update(fits=True, need_gib=need / GIB, headroom_gib=(capacity - need) / GIB, micro_batch=micro,
+                       accumulation=per_replica // micro, activation_checkpointing=checkpointing,
+                       seconds_per_update=seconds, time_source=source, reason="; ".join(notes))
+            rows.append(ChoiceRow(**row))
+    return rows
+
+
+def recommended(rows: List[ChoiceRow], gpu: Optional[str] = None, count: Optional[int] = None) -> Optional[ChoiceRow]:
+    """The plan's hardware: the named one, else the smallest rental that fits (fewest GPUs, then
+    least memory in total, then fastest). No price is assumed; fill in price_per_hour to compare."""
+    fitting = [r for r in rows if r.fits and (gpu is None or r.gpu == gpu) and (count is None or r.count == count)]
+    if not fitting:
+        return None
+    return min(fitting, key=lambda r: (r.count, r.count * r.memory_gib, r.seconds_per_update or 0.0))
