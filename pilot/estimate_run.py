@@ -26,7 +26,7 @@ from pilot.config.validate import validate
 from pilot.data.task import TaskData
 from pilot.estimate.memory import EstimateRefused, MemoryEstimate, estimate_memory
 from pilot.rental.choice_sheet import Measured
-from pilot.rental.sheet import build_and_write, print_sheet
+from pilot.rental.sheet import build_and_write, plan_lines, print_sheet
 from pilot.run_record import RunRecord
 
 log = logging.getLogger("pilot")
@@ -68,16 +68,19 @@ def estimate_step(cfg: DictConfig, task: TaskData, run_dir: Path, rows: List[Dic
         return CheckResult("estimate", "warn", f"no memory estimate: {error}")
     ok, lines = compare(estimate, real, tolerance)
     measured = measured_from_phases(rows, int(cfg.pilot.steady_steps))
-    result = build_and_write(cfg, run_dir, task, estimate, sweep_params, measured, validation=lines)
+    result = build_and_write(cfg, run_dir, task, estimate, sweep_params, measured, validation=lines, journal=False)
+    print_sheet(result, estimate)
     plan = result.plan
+    details = {"plan": plan_lines(result.plan, result.chosen, brief=True)}
     worst = max(abs(e.peak_bytes - r.peak_bytes) / max(1, r.peak_bytes) for e, r in zip(estimate.phases, real.phases))
     where = (f"plan: {plan.count} x {plan.gpu}, {plan.package_days}-day package"
              + ("" if plan.fits_all else f", {len(plan.left_out)} job(s) do not fit")) if plan else "no GPU fits"
     if not ok:
         return CheckResult("estimate", "fail", f"the fake-tensor estimate is {worst:.1%} off the same tracker on real "
-                           f"tensors (tolerance {tolerance:.0%}): the choice sheet would mislead; {where}")
+                           f"tensors (tolerance {tolerance:.0%}): the choice sheet would mislead; {where}",
+                           details=details)
     return CheckResult("estimate", "pass", f"estimate within {worst:.2%} of measured (tolerance {tolerance:.0%}); "
-                       f"{where}; see choice_sheet.md")
+                       f"{where}; see choice_sheet.md", details=details)
 
 
 def run_estimate(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = (),

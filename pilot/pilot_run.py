@@ -31,6 +31,7 @@ from pilot.engine.batch_plan import plan_from_config
 from pilot.estimate_run import estimate_step
 from pilot.engine.distributed import init_from_env, launched_externally, spawn
 from pilot.phases.gates import PhaseRunner
+from pilot.rental.journal import append_entry
 from pilot.report import print_console, write_report
 from pilot.run_record import RunRecord
 from pilot.train import configure_threads
@@ -90,6 +91,18 @@ def _other_rank(cfg: DictConfig, run_dir: Path) -> bool:
     return True
 
 
+def _journal(cfg: DictConfig, run_dir: Path, results: List[CheckResult], verdict: str, device: str) -> None:
+    """One entry per pilot: its verdict (what failed, if anything) and the plan it proposes."""
+    estimate = next((r for r in results if r.step == "estimate"), None)
+    lines = [f"- pilot verdict: {verdict} on {device}"]
+    lines += [f"- {r.step}: {r.verdict} — {r.reason}" for r in results if r.verdict != "pass"]
+    lines += estimate.details.get("plan", []) if estimate is not None else []
+    try:
+        append_entry(Path(cfg.campaign.journal), f"pilot ({run_dir})", lines)
+    except OSError as error:  # the journal is a notebook: it never fails the pilot
+        log.warning("could not append to the journal %s: %s", cfg.campaign.journal, error)
+
+
 def run_pilot(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = (),
               sweep_params: Optional[Dict[str, str]] = None) -> int:
     validate(cfg)
@@ -144,6 +157,7 @@ def run_pilot(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = (),
                          {"run_id": record.data["run_id"], "variant": record.data["variant"],
                           "device": str(device), "verdict": verdict, "memory_note": memory_note})
     print_console(results, rows, shown, paths["report"], verdict)
+    _journal(cfg, run_dir, results, verdict, str(device))
     failed = verdict in GATING
     first_bad = next((r for r in results if r.verdict in GATING), None)
     record.finish("oom" if verdict == "oom" else ("failed" if failed else "ok"),

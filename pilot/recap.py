@@ -99,6 +99,13 @@ def read_run(run_dir: Path) -> Dict[str, Any]:
     row.update({f"set:{k}": v for k, v in parse_overrides(record.get("overrides")).items()
                 if k != "seed" and not k.startswith("hydra")})
     row["peak_rss_bytes"] = peak.get("rss_peak_bytes")
+    row["seconds_per_update"] = record.get("seconds_per_update")
+    row["estimated_peak_bytes"] = (record.get("memory_estimate") or {}).get("peak_bytes")
+    task = record.get("task") or {}
+    row["targets_truncated_share"] = task.get("targets_truncated_share")
+    row["examples_truncated_share"] = task.get("examples_truncated_share")
+    row["tokens_truncated_share"] = task.get("tokens_truncated_share")
+    row["_data"] = json.dumps(task["data"], sort_keys=True) if task.get("data") is not None else None
     row["peak_cuda_allocated_bytes"] = peak.get("cuda_peak_allocated_bytes")
     row["closing"] = (record.get("closing") or {}).get("verdict")
     row["resumes"] = len(record.get("resumes") or [])
@@ -138,7 +145,50 @@ def matches(variant: str, control: str) -> bool:
     return bool(wanted) and all(k in have and _same_value(have[k], v) for k, v in wanted.items())
 
 
-def summarise(frame: pd.DataFrame, control: str) -> tuple:
+def _flat(data: Any, prefix: str = "data") -> Dict[str, Any]:
+    if isinstance(data, dict):
+        out: Dict[str, Any] = {}
+        for key, value in data.items():
+            out.update(_flat(value, f"{prefix}.{key}"))
+        return out
+    return {prefix: data}
+
+
+def _share(value: Any) -> Optional[float]:
+    return None if value is None or pd.isna(value) else float(value)
+
+
+def task_change(data_json: Optional[str], control_json: Optional[str], share: Any, control_share: Any) -> str:
+    """'' when the task is the control's; otherwise what changed and how much truncation removes.
+
+    ``share``/``control_share``: (examples truncated, target tokens truncated) of the variant / control."""
+    if not data_json or not control_json or data_json == control_json:
+        return ""
+    mine, theirs = _flat(json.loads(data_json)), _flat(json.loads(control_json))
+    changed = [f"{k} {theirs.get(k)} -> {mine.get(k)}" for k in sorted(set(mine) | set(theirs))
+               if mine.get(k) != theirs.get(k)]
+    text = "changes the task: " + "; ".join(changed)
+    labels = ("examples truncated", "input tokens cut", "target tokens cut")
+    for label, mine_share, their_share in zip(labels, share, control_share):
+        if _share(mine_share) is not None:
+            text += f"; {_share(mine_share):.1%} of {label}"
+            if _share(their_share) is not None:
+                text += f" (control {_share(their_share):.1%})"
+    return text
+
+
+def _first_shares(group: pd.DataFrame) -> tuple:
+    def first(column: str):
+        return next((v for v in group.get(column, pd.Series(dtype=object)) if _share(v) is not None), None)
+    return first("examples_truncated_share"), first("tokens_truncated_share"), first("targets_truncated_share")
+
+
+def _mean(series: pd.Series) -> float:
+    values = pd.to_numeric(series, errors="coerce").dropna()
+    return float(values.mean()) if len(values) else math.nan
+
+
+def summarise(frame: pd.DataFrame, control: str, quality_tolerance: Optional[float] = None) -> tuple:
     """Per-variant rows over seeds (never only the best) and the plain-language verdicts."""
     if frame.empty or "variant" not in frame:
         return pd.DataFrame(), ["no readable run"]
@@ -146,6 +196,8 @@ def summarise(frame: pd.DataFrame, control: str) -> tuple:
     rows, lines = [], []
     control_rows = readable[readable["variant"].map(lambda v: matches(v, control))]
     control_values = control_rows[control_rows["status"] == "ok"][METRIC].dropna().astype(float)
+    control_data = next((d for d in control_rows.get("_data", pd.Series(dtype=object)) if isinstance(d, str)), None)
+    control_share = _first_shares(control_rows)
     for variant, group in readable.groupby("variant", sort=True):
         ok = group[group["status"] == "ok"]
         values = ok[METRIC].dropna().astype(float)
@@ -157,6 +209,16 @@ def summarise(frame: pd.DataFrame, control: str) -> tuple:
                "per_seed": ", ".join(f"seed {s}: {v:.4g}" for s, v in zip(ok["seed"], ok[METRIC])
                                      if v is not None and not pd.isna(v)),
                "is_control": matches(variant, control)}
+        if "seconds_per_update" in group:
+            row["s_per_update"] = _mean(group["seconds_per_update"])
+        if "estimated_peak_bytes" in group:
+            row["est_tensor_peak_bytes"] = _mean(group["estimated_peak_bytes"])
+        if "peak_rss_bytes" in group:
+            row["peak_rss_bytes"] = _mean(group["peak_rss_bytes"])
+        data = next((d for d in group.get("_data", pd.Series(dtype=object)) if isinstance(d, str)), None)
+        row["task"] = task_change(data, control_data, _first_shares(group), control_share) if control else ""
+        if quality_tolerance is not None and not row["is_control"]:
+            row["quality"] = _quality(row, control_values, quality_tolerance)
         if not row["is_control"] and len(control_values) and len(values):
             spread = math.sqrt((control_values.std(ddof=1) if len(control_values) > 1 else math.nan) ** 2
                                + (row["std"] if len(values) > 1 else math.nan) ** 2)
@@ -165,8 +227,27 @@ def summarise(frame: pd.DataFrame, control: str) -> tuple:
         rows.append(row)
     summary = pd.DataFrame(rows)
     lines.append(_conclusion(summary, control, control_values))
+    if quality_tolerance is not None and "quality" in summary:
+        kept = summary[summary["quality"].astype(str).str.startswith("within")]["variant"].tolist()
+        lost = summary[summary["quality"].astype(str).str.startswith("outside")]["variant"].tolist()
+        lines.append(f"Quality (validation loss after the same updates, declared tolerance "
+                     f"{quality_tolerance:.0%} of the control's): preserved by {', '.join(kept) or 'none'}; "
+                     f"lost by {', '.join(lost) or 'none'}.")
+    changed = summary[summary["task"].astype(bool)]["variant"].tolist() if "task" in summary else []
+    if changed:
+        lines.append(f"Changes the task (not a memory saving of the same experiment): {', '.join(changed)}.")
     return summary, lines
 
+
+def _quality(row: Dict[str, Any], control_values: pd.Series, tolerance: float) -> str:
+    if row["task"]:
+        return "not comparable: changes the task"
+    if not len(control_values) or math.isnan(row["mean"]):
+        return "unknown: no finished run to compare"
+    reference = float(control_values.mean())
+    relative = (row["mean"] - reference) / abs(reference) if reference else math.inf
+    verdict = "within" if abs(relative) <= tolerance else "outside"
+    return f"{verdict} tolerance ({relative:+.2%} vs control, declared ±{tolerance:.0%})"
 
 def _conclusion(summary: pd.DataFrame, control: str, control_values: pd.Series) -> str:
     if not control:
@@ -253,16 +334,18 @@ def plot_curves(frame: pd.DataFrame, curves: Dict[str, tuple], path: Path) -> Op
     return path
 
 
-def build_recap(paths: Iterable[Path], out_dir: Path, control: str = "", plot: bool = True) -> pd.DataFrame:
+def build_recap(paths: Iterable[Path], out_dir: Path, control: str = "", plot: bool = True,
+                quality_tolerance: Optional[float] = None) -> pd.DataFrame:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     curves: Dict[str, tuple] = {}
     frame = collect(paths, curves)
-    frame.to_csv(out_dir / "recap.csv", index=False)
-    summary, conclusions = summarise(frame, control)
+    frame.drop(columns=["_data"], errors="ignore").to_csv(out_dir / "recap.csv", index=False)
+    summary, conclusions = summarise(frame, control, quality_tolerance)
+    frame.attrs["conclusions"] = conclusions
     columns = [c for c in ("run_id", "parent_id", "variant", "seed", "status", "stop_cause", "updates_done",
                            "examples_seen", "final_val_loss", "best_val_loss", "wall_time_s",
-                           "peak_rss_bytes", "closing") if c in frame]
+                           "seconds_per_update", "peak_rss_bytes", "estimated_peak_bytes", "closing") if c in frame]
     picture = plot_curves(frame, curves, out_dir / "recap.png") if plot and not frame.empty else None
     counts = frame["status"].value_counts().to_dict() if "status" in frame else {}
     text = [f"# Recap — {len(frame)} run(s)", "",
@@ -271,10 +354,34 @@ def build_recap(paths: Iterable[Path], out_dir: Path, control: str = "", plot: b
             f"## Per variant ({METRIC}, over seeds; every seed listed)", "", _md_table(summary), "",
             "## Every run (diverged, failed and unreadable ones included)", "",
             _md_table(frame[columns]) if columns else "(none)", ""]
+    text += phase_tables(frame)
     if picture:
         text += ["![loss curves](recap.png)", ""]
     (out_dir / "recap.md").write_text("\n".join(text))
     return frame
+
+
+def phase_tables(frame: pd.DataFrame, max_variants: int = 50) -> List[str]:
+    """Each variant's phase table (phases.csv of its first run that has one): duration, peak memory."""
+    if frame.empty or "variant" not in frame or frame["variant"].nunique() > max_variants:
+        return []
+    text = []
+    for variant, group in frame.groupby("variant", sort=True):
+        for run_dir in group["run_dir"]:
+            path = Path(run_dir) / "phases.csv"
+            if not path.exists():
+                continue
+            try:
+                phases = pd.read_csv(path)
+            except (OSError, ValueError, pd.errors.ParserError):
+                continue
+            cuda = "mem_peak_allocated_bytes" in phases and phases["mem_peak_allocated_bytes"].notna().any()
+            peak = "mem_peak_allocated_bytes" if cuda else "rss_peak_bytes"
+            table = phases[["phase", "duration_s", peak, "verdict", "detail"]].rename(
+                columns={peak: "peak CUDA allocated" if cuda else "peak RSS (process)"})
+            text += [f"### {variant}", "", f"From {path}.", "", _md_table(table), ""]
+            break
+    return (["## Phase tables per variant", ""] + text) if text else []
 
 
 class RecapCallback(Callback):
@@ -282,9 +389,17 @@ class RecapCallback(Callback):
 
     def on_multirun_end(self, config, **kwargs: Any) -> None:
         sweep_dir = Path(config.hydra.sweep.dir)
-        control = str(config.get("campaign", {}).get("control", "") or "")
-        frame = build_recap([sweep_dir], sweep_dir, control)
+        campaign = config.get("campaign", {}) or {}
+        control = str(campaign.get("control", "") or "")
+        frame = build_recap([sweep_dir], sweep_dir, control, quality_tolerance=campaign.get("quality_tolerance"))
         print(f"recap: {len(frame)} run(s) -> {sweep_dir / 'recap.md'}")
+        if campaign.get("journal"):
+            from pilot.rental.journal import append_entry
+            counts = frame["status"].value_counts().to_dict() if "status" in frame else {}
+            append_entry(Path(campaign.journal), f"sweep concluded ({sweep_dir})",
+                         [f"- {len(frame)} run(s): " + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"),
+                          *[f"- {line}" for line in frame.attrs.get("conclusions", [])],
+                          f"- recap: {sweep_dir / 'recap.md'}"])
 
 
 def main(argv: Optional[List[str]] = None) -> None:
@@ -292,9 +407,12 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("paths", nargs="+", type=Path)
     parser.add_argument("--out", type=Path, default=None, help="where to write (default: the first path)")
     parser.add_argument("--control", default="", help='overrides of the control variant, e.g. "optim.lr=0.0001"')
+    parser.add_argument("--quality-tolerance", type=float, default=None,
+                        help="mark each variant's validation loss within/outside this share of the control's")
     parser.add_argument("--no-plot", action="store_true")
     args = parser.parse_args(argv)
-    frame = build_recap(args.paths, args.out or args.paths[0], args.control, plot=not args.no_plot)
+    frame = build_recap(args.paths, args.out or args.paths[0], args.control, plot=not args.no_plot,
+                        quality_tolerance=args.quality_tolerance)
     print(f"recap: {len(frame)} run(s) -> {(args.out or args.paths[0]) / 'recap.md'}")
 
 

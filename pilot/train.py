@@ -31,6 +31,7 @@ from pilot.engine.distributed import (DistContext, init_from_env, launched_exter
 from pilot.engine.preemption import PreemptionWatch
 from pilot.engine.trainer import Trainer, record_dict
 from pilot.phases.memory import peak_memory
+from pilot.phases.train_phases import TrainPhases
 from pilot.predictions import write_predictions
 from pilot.run_record import RunRecord, write_json_atomic
 
@@ -174,6 +175,11 @@ def _worker(cfg: DictConfig, run_dir: str, overrides: list, sweep_dir: Optional[
     watch = PreemptionWatch().install()
     hand_over = False
     eval_items: list = []
+    phases = TrainPhases(resolve_device(cfg), ctx.rank, {
+        "micro_batch": int(cfg.batch.micro_batch), "accumulation": int(cfg.batch.accumulation),
+        "replicas": int(cfg.distributed.replicas), "precision": enum_value(cfg.precision.dtype),
+        "activation_checkpointing": bool(cfg.memory.activation_checkpointing)})
+    update_seconds: list = []
 
     def validate_now() -> dict:
         evaluation = trainer.evaluate("val", eval_items)
@@ -182,6 +188,12 @@ def _worker(cfg: DictConfig, run_dir: str, overrides: list, sweep_dir: Optional[
         return evaluation
 
     def on_update(row) -> Optional[str]:
+        if phases.open_phase == "first_step":
+            phases.end(detail=f"update {row.update}: loss {row.loss:.4g}, {row.seconds:.3g} s",
+                       examples=row.examples)
+            phases.begin("steady_steps")
+        else:
+            update_seconds.append(row.seconds)
         if record is not None:
             record.log_metrics({"kind": "train", **record_dict(row)})
             if every and trainer.updates_done % every == 0:
@@ -199,13 +211,21 @@ def _worker(cfg: DictConfig, run_dir: str, overrides: list, sweep_dir: Optional[
         if ctx.world_size != cfg.distributed.replicas:
             raise ValueError(f"distributed.replicas={cfg.distributed.replicas} but the launcher "
                              f"started {ctx.world_size} process(es). Fix: make them agree.")
+        phases.begin("build_model")
         trainer = build_trainer(cfg, ctx)
         eval_items = trainer.task.encoded("val")[: int(cfg.loop.eval_examples)]
         if state is not None:
             restore_training_state(trainer, state)
+        parameters = sum(p.numel() for p in trainer.raw_model.parameters())
+        phases.end(detail=f"{parameters:,} parameters" + (f"; resumed at update {trainer.updates_done}"
+                                                           if state is not None else ""))
         if record is not None:
             _record_setup(cfg, trainer, record, run_path, threads)
+        phases.begin("first_step", examples=trainer.plan.examples_per_update)
         stop_cause = trainer.train(on_update=on_update)
+        if phases.open_phase == "steady_steps":
+            phases.end(detail=_steady_detail(update_seconds), examples=len(update_seconds) * trainer.plan.examples_per_update)
+        phases.end()  # a first step that stopped the run
         if stop_cause == "preempted":
             status, hand_over = _on_preemption(cfg, trainer, record, ckpt_dir, keep)
             if hand_over:
@@ -213,8 +233,12 @@ def _worker(cfg: DictConfig, run_dir: str, overrides: list, sweep_dir: Optional[
         if stop_cause == "non_finite_loss" or stop_cause.startswith("diverged"):
             status = "diverged"
         if record is not None and not (ckpt_dir / f"ckpt-{trainer.updates_done:08d}.pt").exists():
-            save_checkpoint(trainer, cfg, ckpt_dir, keep)
+            phases.begin("checkpoint_save")
+            path = save_checkpoint(trainer, cfg, ckpt_dir, keep)
+            phases.end(detail=f"{path.name}, {path.stat().st_size:,} bytes")
+        phases.begin("eval", examples=len(eval_items), micro_batch=int(cfg.batch.eval_micro_batch))
         evaluation = validate_now()
+        phases.end(detail=f"loss {evaluation['loss']:.4g} on {len(eval_items)} validation examples")
         if record is not None and status == "preempted":
             return
         if record is not None:
@@ -222,25 +246,40 @@ def _worker(cfg: DictConfig, run_dir: str, overrides: list, sweep_dir: Optional[
                      trainer.updates_done, evaluation["loss"], evaluation["accuracy"])
             write_predictions(trainer, eval_items, run_path / "predictions.jsonl")
             if status == "ok" and int(cfg.closing.control_examples) > 0:
+                phases.begin("export", examples=int(cfg.closing.control_examples))
                 closing = close_run(trainer.raw_model, trainer.task, cfg, run_path)
+                phases.end(closing["verdict"], closing["reason"][:300])
                 record.update(closing=closing)
                 write_reproduce(run_path, record.data)
                 (log.info if closing["verdict"] == "pass" else log.error)("closing: %s", closing["reason"])
     except torch.OutOfMemoryError as exc:
         status, stop_cause = "oom", f"out of memory at update {trainer.updates_done + 1 if trainer else 0}"
         error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
+        phases.end("oom", f"out of memory in {phases.open_phase}: {error}")
         raise
     except Exception as exc:  # recorded, then re-raised: the failure must stay visible
         status, stop_cause, error = "failed", "exception", f"{type(exc).__name__}: {exc}"
+        phases.end("fail", error[:300])
         raise
     finally:
         if not hand_over:
             watch.uninstall()
+        if record is not None:
+            phases.end("fail" if status not in ("ok",) else "pass", f"run ended: {status}")
+            phases.write(run_path)
         if record is not None and not hand_over:
-            record.finish(status, stop_cause, error=error, peak_memory=peak_memory(),
+            record.finish(status, stop_cause, error=error, peak_memory=phases.peaks() or peak_memory(),
+                          seconds_per_update=(sum(update_seconds) / len(update_seconds)) if update_seconds else None,
                           **(trainer.position() if trainer is not None else {}))
         if hand_over:
             watch.hand_over()  # submitit requeues the job and exits this process
+
+
+def _steady_detail(seconds: list) -> str:
+    if not seconds:
+        return "no update after the first"
+    return (f"{len(seconds)} updates, {sum(seconds) / len(seconds):.3g} s/update (updates alone; the phase's "
+            "wall time also holds validations and checkpoints)")
 
 
 def _on_preemption(cfg: DictConfig, trainer: Trainer, record: Optional[RunRecord], ckpt_dir: Path,
@@ -275,7 +314,34 @@ def _record_setup(cfg: DictConfig, trainer: Trainer, record: RunRecord, run_dir:
              trainer.device, trainer.ctx.world_size, threads, enum_value(cfg.precision.dtype))
     OmegaConf.save(cfg, run_dir / "config.yaml", resolve=True)
     write_json_atomic(run_dir / "batch_plan.json", summary)
-    record.update(batch_plan=summary)
+    record.update(batch_plan=summary, task=task_summary(cfg, trainer.task, trainer.train_items),
+                  memory_estimate=estimate_summary(cfg, trainer.task))
+
+
+def task_summary(cfg: DictConfig, task, train_items: list) -> dict:
+    """What defines the task a run learns: the data settings and the share of target tokens
+    truncation removed (the recap marks a variant whose task differs from the control's)."""
+    cut = sum(int(item.get("truncated_target_tokens", 0)) for item in train_items)
+    total = sum(int(item["answer_tokens"]) for item in train_items if "answer_tokens" in item)
+    truncated = [int(item["truncated_tokens"]) for item in train_items if "truncated_tokens" in item]
+    tokens = sum(truncated) + sum(len(item["input_ids"]) for item in train_items if "truncated_tokens" in item)
+    return {"data": OmegaConf.to_container(cfg.data, resolve=True),
+            "targets_truncated_share": cut / total if total else None,
+            "examples_truncated_share": sum(n > 0 for n in truncated) / len(truncated) if truncated else None,
+            "tokens_truncated_share": sum(truncated) / tokens if tokens else None}
+
+
+def estimate_summary(cfg: DictConfig, task) -> dict:
+    """This variant's peak tensor memory per phase on fake tensors (nothing allocated): comparable
+    between variants even on a CPU, where the process's RSS is mostly PyTorch itself."""
+    from pilot.estimate.memory import EstimateRefused, estimate_memory
+    try:
+        estimate = estimate_memory(cfg, task)
+    except EstimateRefused as error:
+        return {"refused": str(error)}
+    return {"peak_bytes": estimate.peak_bytes, "fake": True,
+            "phases": {p.phase: p.peak_bytes for p in estimate.phases},
+            "flops_per_micro_batch": estimate.flops_per_micro_batch}
 
 
 def train(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = (),

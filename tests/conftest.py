@@ -1,6 +1,8 @@
 """Shared fixtures: compose pilot configs on the CPU with a clean Hydra state per test."""
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 from typing import Callable, List
 
@@ -14,6 +16,9 @@ from pilot.config import register
 
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 REPO_ROOT = CONF_DIR.parent
+# every pilot, estimate and sweep the tests start (in this process or a child) journals here,
+# never into the repository's sweeps/journal.md
+os.environ.setdefault("PILOT_JOURNAL", str(Path(tempfile.mkdtemp(prefix="pilot-journal-")) / "journal.md"))
 
 
 @pytest.fixture(autouse=True)

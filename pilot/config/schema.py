@@ -197,6 +197,7 @@ class CampaignConfig:
     run_root: str = "outputs"      # where single runs go (and where relaunch parents are looked up)
     sweep_root: str = "sweeps"     # where multiruns go
     journal: str = "sweeps/journal.md"  # the campaign's notebook: plans and conclusions, timestamped, appended
+    quality_tolerance: Optional[float] = None  # recap: a variant's val loss within this share of the control's
 
 
 @dataclass

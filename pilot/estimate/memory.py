@@ -227,7 +227,7 @@ def estimate_memory(cfg: DictConfig, task: Optional[TaskData] = None, *, fake: b
     tracker_class = _tracker_class()
     phases: List[PhaseEstimate] = []
     try:
-        with mode:
+        with torch.random.fork_rng(devices=[]), mode:  # the caller's random state is left as it was
             torch.manual_seed(int(cfg.seed))
             model = instantiate(cfg.model, _convert_="all")
             if cfg.memory.activation_checkpointing and not getattr(model, "supports_activation_checkpointing", False):

@@ -1,0 +1,124 @@
+"""The memory estimate on fake tensors: validated against the same tracker on real tensors,
+closed-form counts, refusals, and a 7B configuration that never allocates its memory."""
+import dataclasses
+import resource
+
+import pytest
+import torch
+
+from pilot.estimate.memory import EstimateRefused, estimate_memory
+from pilot.estimate_run import compare
+
+BUILT_IN = [
+    [],                                   # TinyGPT, fp32, micro-batch 2 x 8
+    ["memory=checkpointing"],
+    ["precision=bf16"],
+    ["precision=fp16"],
+    ["batch=large_micro"],
+    ["optim=sgd"],
+    ["+experiment=classification"],       # MLP classifier on digits
+]
+
+
+@pytest.mark.parametrize("overrides", BUILT_IN, ids=lambda o: ",".join(o) or "default")
+def test_estimate_matches_the_tracker_on_real_tensors_within_ten_percent(make_cfg, overrides):
+    cfg = make_cfg(*overrides)
+    estimate = estimate_memory(cfg)
+    measured = estimate_memory(cfg, fake=False)
+    assert estimate.fake and not measured.fake
+    ok, lines = compare(estimate, measured, 0.10)
+    assert ok, lines
+    for est, real in zip(estimate.phases, measured.phases):
+        assert est.phase == real.phase
+        assert abs(est.peak_bytes - real.peak_bytes) <= 0.10 * real.peak_bytes
+        assert real.peak_bytes > 0
+    assert estimate.state_bytes == estimate.closed_form == measured.state_bytes
+
+
+def test_the_comparison_fails_when_the_estimate_is_off(make_cfg):
+    cfg = make_cfg()
+    measured = estimate_memory(cfg, fake=False)
+    off = dataclasses.replace(measured, phases=[dataclasses.replace(p, peak_bytes=int(p.peak_bytes * 1.2))
+                                                for p in measured.phases])
+    ok, lines = compare(off, measured, 0.10)
+    assert not ok and "20.00% apart" in lines[0]
+
+
+def tiny_gpt_parameters(vocab, max_len, d, layers):
+    """Closed form of pilot/models/tiny_gpt.py: embeddings, blocks (12 d^2 + 13 d each), final norm, head."""
+    return vocab * d + max_len * d + layers * (12 * d * d + 13 * d) + 2 * d + d * vocab
+
+
+def test_parameter_and_optimizer_terms_equal_the_closed_form(make_cfg):
+    cfg = make_cfg("model.d_model=96", "model.n_layer=3", "model.n_head=4", "model.vocab_size=300")
+    estimate = estimate_memory(cfg)
+    n = tiny_gpt_parameters(300, 96, 96, 3)
+    tensors = 2 + 3 * 12 + 2 + 1  # embeddings, 12 per block, final norm, head
+    assert estimate.parameters == n
+    assert estimate.state_bytes["parameters"] == 4 * n
+    assert estimate.state_bytes["optimizer_state"] == 2 * 4 * n + 4 * tensors  # AdamW moments + step scalars
+    steady = estimate.phase("steady_step").breakdown
+    assert steady["parameters"] == 4 * n
+
+
+def test_activation_checkpointing_and_bf16_lower_the_estimated_activations(make_cfg):
+    base = estimate_memory(make_cfg("batch=large_micro"))
+    ckpt = estimate_memory(make_cfg("batch=large_micro", "memory=checkpointing"))
+    bf16 = estimate_memory(make_cfg("batch=large_micro", "precision=bf16"))
+    assert ckpt.phase("steady_step").peak_bytes < base.phase("steady_step").peak_bytes
+    assert bf16.phase("eval_longest").peak_bytes < base.phase("eval_longest").peak_bytes
+    assert ckpt.flops_per_micro_batch > base.flops_per_micro_batch  # recomputation is counted
+
+
+def test_seven_billion_parameters_are_estimated_without_allocating_them(make_cfg):
+    cfg = make_cfg("model.d_model=4096", "model.n_layer=32", "model.n_head=32", "model.vocab_size=32000",
+                   "data.max_len=2048", "precision=bf16", "batch.micro_batch=1", "batch.accumulation=1",
+                   "batch.eval_micro_batch=1")
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    estimate = estimate_memory(cfg)
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
+    n = tiny_gpt_parameters(32000, 2048, 4096, 32)
+    assert estimate.parameters == n and 6.5e9 < n < 7.5e9
+    assert estimate.state_bytes["parameters"] == 4 * n                       # fp32 master weights
+    assert estimate.state_bytes["optimizer_state"] == 8 * n + 4 * (2 + 32 * 12 + 2 + 1)
+    steady = estimate.phase("steady_step")
+    assert steady.seq_len == 2048 and steady.micro_batch == 1
+    assert steady.breakdown["gradients"] == 4 * n
+    assert estimate.peak_bytes > 16 * n                                     # params + grads + Adam (+ temporaries)
+    assert estimate.phase("eval_longest").breakdown["activations"] > 0
+    assert grown < 2 * 2 ** 30                                               # ~108 GB estimated, not allocated
+    assert estimate.flops_per_micro_batch > 6 * n * 2048 * 0.9               # ~6 N T for forward + backward
+
+
+class ReadsValues(torch.nn.Module):
+    """A model whose forward reads a tensor value: it cannot run on fake tensors."""
+    supports_activation_checkpointing = False
+
+    def __init__(self, vocab_size: int, **_):
+        super().__init__()
+        self.emb = torch.nn.Embedding(vocab_size, 8)
+        self.head = torch.nn.Linear(8, vocab_size)
+
+    def forward(self, input_ids, attention_mask=None):
+        if float(input_ids.float().mean()) > 1e9:  # data-dependent control flow
+            input_ids = input_ids * 0
+        return self.head(self.emb(input_ids))
+
+
+def test_a_model_that_reads_values_is_refused_not_guessed(make_cfg):
+    cfg = make_cfg(f"model._target_={__name__}.ReadsValues")  # TinyGPT's other settings are ignored
+    with pytest.raises(EstimateRefused, match="cannot run on fake tensors"):
+        estimate_memory(cfg)
+
+
+def test_a_sequence_length_for_a_task_without_sequences_is_refused(make_cfg):
+    with pytest.raises(EstimateRefused, match="estimate.seq_len=64"):
+        estimate_memory(make_cfg("+experiment=classification", "estimate.seq_len=64"))
+
+
+def test_the_estimate_leaves_the_callers_random_state_alone(make_cfg):
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    estimate_memory(make_cfg())
+    assert torch.equal(torch.rand(3), expected)
