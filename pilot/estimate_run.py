@@ -53,8 +53,11 @@ def measured_from_phases(rows: List[Dict[str, Any]], steady_steps: int) -> Measu
     steady = duration("steady_steps")
     export, reload = duration("export"), duration("reload_check")
     name = torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
+    peaks = [int(r["mem_peak_allocated_bytes"]) for r in rows if r.get("mem_peak_allocated_bytes") is not None
+             and r["phase"] in ("first_step", "steady_steps", "eval_longest")]
     return Measured(name, steady / steady_steps if steady is not None and steady_steps else None,
-                    duration("eval_longest"), export + reload if export is not None and reload is not None else None)
+                    duration("eval_longest"), export + reload if export is not None and reload is not None else None,
+                    max(peaks) if peaks else None)
 
 
 def estimate_step(cfg: DictConfig, task: TaskData, run_dir: Path, rows: List[Dict[str, Any]],

@@ -36,15 +36,15 @@ import torch
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from pilot.data.task import TaskData, enum_value
+from pilot.data.task import TaskData, enum_value, move_to
 
 NOT_COVERED = (
     "the CUDA context and the kernels' own code (hundreds of MiB per process, outside PyTorch's "
     "tensors): covered by rental.reserve_gib, a declared value, not a measurement",
     "allocator rounding and fragmentation (reserved > allocated): covered by rental.margin, declared",
-    "kernels whose workspace differs on a GPU: the estimate runs the CPU kernels' shapes (attention "
-    "with a mask keeps its probabilities; GPU memory-efficient attention keeps less), cuBLAS/cuDNN "
-    "workspaces are not counted",
+    "kernels whose workspace differs on a GPU: the estimate runs the kernels PyTorch picks for the "
+    "CPU (fused attention too, which keeps no attention matrix), and a GPU kernel may keep other "
+    "intermediates; cuBLAS/cuDNN workspaces are not counted",
     "DDP's gradient buckets (added by the choice sheet as one more copy of the gradients per replica) "
     "and communication buffers; sharded strategies (FSDP/ZeRO) are not estimated",
     "fp16's gradient scaler overflow check (a few scalars; its data-dependent skip cannot run on fake "
@@ -111,6 +111,7 @@ class PhaseEstimate:
     micro_batch: int
     micro_batches: int
     seq_len: Optional[int]
+    allocator_peak_bytes: Optional[int] = None  # measured on CUDA (fake=False, device cuda): max_memory_allocated
 
 
 @dataclass
@@ -198,10 +199,11 @@ def _shape_len(batch: Dict[str, Any]) -> Optional[int]:
 
 
 def estimate_memory(cfg: DictConfig, task: Optional[TaskData] = None, *, fake: bool = True,
-                    micro_batch: Optional[int] = None,
-                    activation_checkpointing: Optional[bool] = None) -> MemoryEstimate:
+                    micro_batch: Optional[int] = None, activation_checkpointing: Optional[bool] = None,
+                    device: str = "cpu") -> MemoryEstimate:
     """Per-phase peak memory of one replica for ``cfg`` (optionally another micro-batch or
-    checkpointing setting), estimated on fake tensors or, with ``fake=False``, measured."""
+    checkpointing setting), estimated on fake tensors or, with ``fake=False``, measured — on
+    ``device`` ("cuda" adds the caching allocator's peak per phase; fake runs are CPU-only)."""
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.utils.flop_counter import FlopCounterMode
 
@@ -223,6 +225,10 @@ def estimate_memory(cfg: DictConfig, task: Optional[TaskData] = None, *, fake: b
     notes = []
     if bool(cfg.precision.grad_scaler):
         notes.append("fp16 gradient scaler: estimated without its data-dependent overflow skip")
+    target = torch.device(device)
+    if fake and target.type != "cpu":
+        raise EstimateRefused(f"device={device}: the fake-tensor estimate runs on the CPU. Fix: device='cpu'.")
+    on_cuda = target.type == "cuda"
     mode = FakeTensorMode(allow_non_fake_inputs=True) if fake else nullcontext()
     tracker_class = _tracker_class()
     phases: List[PhaseEstimate] = []
@@ -233,17 +239,24 @@ def estimate_memory(cfg: DictConfig, task: Optional[TaskData] = None, *, fake: b
             if cfg.memory.activation_checkpointing and not getattr(model, "supports_activation_checkpointing", False):
                 raise EstimateRefused(f"memory.activation_checkpointing=true but {type(model).__name__} does "
                                       "not support it. Fix: memory=none.")
-            trainer = Trainer(cfg, task, model, torch.device("cpu"), train_items=train_items,
-                              optimizer_foreach=True)
-            trainer.scaler = torch.amp.GradScaler("cpu", enabled=False)
+            trainer = Trainer(cfg, task, model, target, train_items=train_items, optimizer_foreach=True)
+            trainer.scaler = torch.amp.GradScaler(target.type, enabled=False)
+            eval_batch = move_to(eval_batch, target)
+            allocator: Dict[str, int] = {}
             tracker = tracker_class()
             tracker.track_external(model, trainer.optimizer)
             counter = FlopCounterMode(display=False)
 
             def tracked(work) -> Dict[str, int]:
                 tracker.reset_mod_stats()
+                if on_cuda:
+                    torch.cuda.synchronize(target)
+                    torch.cuda.reset_peak_memory_stats(target)
                 with tracker:
                     work()
+                if on_cuda:
+                    torch.cuda.synchronize(target)
+                    allocator["peak"] = max(allocator.get("peak", 0), torch.cuda.max_memory_allocated(target))
                 return _breakdown(tracker.get_tracker_snapshot("peak"))
 
             def one_update(name: str, count_flops: bool) -> None:
@@ -252,10 +265,12 @@ def estimate_memory(cfg: DictConfig, task: Optional[TaskData] = None, *, fake: b
                         tracker.reset_mod_stats()  # the tracker refuses a second root forward otherwise
                         with (counter if count_flops and k == 0 else nullcontext()):
                             trainer.forward_backward(train_batch, 1.0, update_targets, last=k == runs - 1)
+                allocator.clear()
                 fb = tracked(forward_backward)
                 step = tracked(trainer.apply_update)
                 worst, during = (fb, "forward/backward") if fb["total"] >= step["total"] else (step, "optimizer step")
-                phases.append(PhaseEstimate(name, worst["total"], worst, during, micro, runs, _shape_len(train_batch)))
+                phases.append(PhaseEstimate(name, worst["total"], worst, during, micro, runs, _shape_len(train_batch),
+                                            allocator.get("peak")))
 
             one_update("first_step", count_flops=False)
             one_update("steady_step", count_flops=True)
@@ -272,9 +287,10 @@ def estimate_memory(cfg: DictConfig, task: Optional[TaskData] = None, *, fake: b
                     task.loss_sum(output, eval_batch)
                 model.train()
 
+            allocator.clear()
             worst = tracked(evaluate)
             phases.append(PhaseEstimate("eval_longest", worst["total"], worst, "forward", eval_micro, 1,
-                                        _shape_len(eval_batch)))
+                                        _shape_len(eval_batch), allocator.get("peak")))
             params = [p for p in model.parameters()]
             count = sum(p.numel() for p in params)
             param_bytes = sum(p.numel() * p.element_size() for p in params)

@@ -33,6 +33,7 @@ class Measured:
     seconds_per_update: Optional[float]    # steady_steps
     eval_seconds_per_batch: Optional[float]  # eval_longest: one batch of the longest examples
     closing_seconds: Optional[float]       # export + reload_check
+    peak_bytes: Optional[int] = None       # CUDA: the largest peak allocated over the training phases
 
 
 class EstimateCache:
@@ -174,10 +175,22 @@ def choice_rows(cfg: DictConfig, cache: EstimateCache, catalog: List[Gpu],
                 rows.append(ChoiceRow(**row))
                 continue
             micro, checkpointing, estimate, need = chosen
-            same_setup = (measured is not None and measured.seconds_per_update is not None
-                          and gpu.matches(measured.device_name) and count == replicas_cfg
+            same_setup = (measured is not None and gpu.matches(measured.device_name) and count == replicas_cfg
                           and micro == micro_cfg and checkpointing == checkpointing_cfg
                           and precision == precision_cfg)
+            peak_note = ""
+            if same_setup and measured.peak_bytes:
+                measured_need = measured.peak_bytes * (1 + margin) + reserve
+                peak_note = (f"need from the larger of the estimated and the measured peak "
+                             f"({measured.peak_bytes / GIB:.2f} GiB allocated in the pilot)")
+                if measured_need > need:
+                    need = measured_need
+                if need > capacity:
+                    row.update(need_gib=need / GIB, headroom_gib=(capacity - need) / GIB,
+                               reason="the pilot's measured peak does not fit with the margin and reserve")
+                    rows.append(ChoiceRow(**row))
+                    continue
+            same_setup = same_setup and measured.seconds_per_update is not None
             if same_setup:
                 seconds = measured.seconds_per_update
                 source = f"measured in the pilot on {measured.device_name}"
@@ -188,6 +201,8 @@ def choice_rows(cfg: DictConfig, cache: EstimateCache, catalog: List[Gpu],
                           f"({peak_tflops:g} TFLOP/s peak x {utilisation:g} declared utilisation)"
                           + ("; gradient all-reduce not included" if count > 1 else ""))
             notes = [f"peak in {estimate.peak_phase.phase} ({estimate.peak_phase.during})"]
+            if peak_note:
+                notes.append(peak_note)
             if micro != micro_cfg:
                 notes.append(f"micro-batch {micro_cfg} does not fit or does not divide; {micro} x {per_replica // micro} keeps "
                              f"{examples_per_update} examples per update")

@@ -1,0 +1,173 @@
+"""Choice sheet, campaign plan and journal: what fits where, how long, and what is written down."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hydra.utils import instantiate
+
+from pilot.config.validate import ConfigError, validate
+from pilot.estimate.memory import estimate_memory
+from pilot.rental.campaign_plan import Job, JobTime, plan_campaign, sweep_jobs, time_jobs, validations
+from pilot.rental.catalog import Gpu, load_catalog
+from pilot.rental.choice_sheet import ChoiceRow, EstimateCache, Measured, choice_rows, recommended
+from pilot.rental.journal import append_entry
+from pilot.recap import build_recap
+from pilot.train import train
+
+REPO = Path(__file__).resolve().parents[1]
+GIB = 2 ** 30
+
+
+def rows_for(cfg, gpus):
+    task = instantiate(cfg.data, _convert_="all")
+    return choice_rows(cfg, EstimateCache(cfg, task), gpus)
+
+
+def test_a_gpu_too_small_for_the_model_states_is_reported_with_the_sharding_reason(make_cfg):
+    cfg = make_cfg("rental.counts=[1,2]", "rental.reserve_gib=0")
+    rows = rows_for(cfg, [Gpu("tiny", memory_gib=1 / 1024, fp32_tflops=10.0), Gpu("big", memory_gib=8, fp32_tflops=10.0)])
+    tiny = [r for r in rows if r.gpu == "tiny"]
+    assert all(not r.fits for r in tiny)
+    assert "model states alone" in tiny[0].reason and "needs sharding" in tiny[0].reason
+    assert "DDP buckets" in tiny[1].reason  # two replicas hold one more copy of the gradients
+    big = [r for r in rows if r.gpu == "big"]
+    assert all(r.fits for r in big) and big[0].micro_batch == 2 and big[0].accumulation == 8
+    assert big[1].strategy == "DDP, 2 replicas" and big[1].micro_batch * big[1].accumulation * 2 == 16
+    assert recommended(rows).gpu == "big" and recommended(rows).count == 1
+
+
+def test_activations_that_do_not_fit_lead_to_a_smaller_micro_batch_keeping_the_effective_batch(make_cfg):
+    cfg = make_cfg("batch=large_micro", "rental.counts=[1]", "rental.reserve_gib=0", "rental.margin=0")
+    task = instantiate(cfg.data, _convert_="all")
+    cache = EstimateCache(cfg, task)
+    full = cache.base.peak_bytes
+    smaller = cache.get(1, False).peak_bytes
+    assert smaller < full
+    gpu = Gpu("between", memory_gib=(smaller + full) / 2 / GIB, fp32_tflops=10.0)
+    row = choice_rows(cfg, cache, [gpu])[0]
+    assert row.fits and row.micro_batch < 8 and row.micro_batch * row.accumulation == 16
+    assert "does not fit" in row.reason
+    too_small = Gpu("between", memory_gib=cache.base.closed_form["parameters"] * 4.2 / GIB, fp32_tflops=10.0)
+    row = choice_rows(cfg, cache, [too_small])[0]
+    assert not row.fits and "even micro-batch 1" in row.reason
+
+
+def test_time_per_update_is_measured_only_on_matching_hardware(make_cfg):
+    cfg = make_cfg("rental.counts=[1]")
+    gpus = [Gpu("X", memory_gib=8, fp32_tflops=10.0, device_name="Fake GPU X"), Gpu("Y", memory_gib=8, fp32_tflops=10.0)]
+    task = instantiate(cfg.data, _convert_="all")
+    rows = choice_rows(cfg, EstimateCache(cfg, task), gpus, Measured("Fake GPU X 80GB", 0.5, 0.1, 2.0))
+    assert rows[0].seconds_per_update == 0.5 and rows[0].time_source.startswith("measured")
+    assert rows[1].time_source.startswith("estimate") and "TFLOP" in rows[1].time_source
+    flops = EstimateCache(cfg, task).base.flops_per_micro_batch * 8
+    assert rows[1].seconds_per_update == pytest.approx(flops / (10e12 * 0.35))
+
+
+def _job_times(hours):
+    return [JobTime(Job([f"optim.lr={i}"], 100, 1), h, 0.0, 0.0, "test") for i, h in enumerate(hours)]
+
+
+def test_a_campaign_over_seven_days_goes_to_the_thirty_day_package():
+    plan = plan_campaign(_job_times([24 * 4, 24 * 4]), [3, 7, 30], "H100-80GB", 1)  # 8 days
+    assert plan.package_days == 30 and plan.fits_all and not plan.left_out
+    assert plan_campaign(_job_times([10, 20]), [3, 7, 30], "H100-80GB", 1).package_days == 3
+    assert plan_campaign(_job_times([24 * 3, 24]), [3, 7, 30], "H100-80GB", 1).package_days == 7
+
+
+def test_a_campaign_over_thirty_days_reports_what_does_not_fit():
+    plan = plan_campaign(_job_times([24 * 20, 24 * 15, 24 * 5]), [3, 7, 30], "H100-80GB", 1)
+    assert plan.package_days == 30 and not plan.fits_all
+    assert [j.job.overrides for j in plan.planned] == [["optim.lr=0"], ["optim.lr=2"]]  # priority order kept
+    assert [j.job.overrides for j in plan.left_out] == [["optim.lr=1"]]
+
+
+def test_the_sweep_becomes_jobs_and_times_reserve_evaluation_and_closing(make_cfg):
+    cfg = make_cfg("+experiment=lr_sweep")
+    task = instantiate(cfg.data, _convert_="all")
+    jobs = sweep_jobs(cfg, {"optim.lr": "1e-4,5e-5,2e-4", "seed": "0,1", "budget.value": "200,400"},
+                      len(task.splits["train"]))
+    assert len(jobs) == 12 and jobs[0].overrides == ["optim.lr=0.0001", "seed=0", "budget.value=200"]
+    assert {j.updates for j in jobs} == {200, 400}
+    assert jobs[0].validations == validations(200, 50) == 4
+    row = ChoiceRow("G", 1, 80, "single GPU", True, 1, 79, 2, 8, "fp32", False, 2.0, "measured", "")
+    estimate = estimate_memory(cfg, task)
+    times = time_jobs(cfg, jobs[:1], row, Gpu("G", 80, 10.0), estimate, Measured("cpu", 2.0, 0.5, 30.0))
+    assert times[0].train_h == pytest.approx(200 * 2.0 / 3600)
+    assert times[0].closing_h == pytest.approx(30 / 3600)  # measured closing, not the declared reserve
+    assert times[0].eval_h > 0
+    declared = time_jobs(cfg, jobs[:1], row, Gpu("G", 80, 10.0), estimate, None)
+    assert declared[0].closing_h == pytest.approx(0.5) and "declared" in declared[0].sources
+
+
+def test_the_journal_is_appended_never_rewritten(tmp_path):
+    path = tmp_path / "campaign" / "journal.md"
+    append_entry(path, "plan chosen", ["- 1 x H100-80GB, 3-day package"])
+    first = path.read_text()
+    append_entry(path, "sweep concluded", ["- the control remains the best choice"])
+    text = path.read_text()
+    assert text.startswith(first) and text.count("## ") == 2
+    assert "the control remains the best choice" in text
+
+
+def test_bad_catalog_entries_name_the_key_and_the_fix(make_cfg):
+    with pytest.raises(ConfigError) as error:
+        validate(make_cfg("+rental.catalog.mine={memory_gb:48,fp32_tflops:-1}", "rental.gpu=nope",
+                          "rental.utilisation=1.5"))
+    text = str(error.value)
+    assert "rental.catalog.mine.memory_gb" in text and "unknown field" in text
+    assert "rental.catalog.mine.memory_gib" in text and "rental.catalog.mine.fp32_tflops=-1" in text
+    assert "rental.gpu='nope'" in text and "rental.utilisation=1.5" in text
+    cfg = make_cfg("+rental.catalog.mine={memory_gib:48,fp32_tflops:90,bf16_tflops:360}")
+    validate(cfg)
+    assert load_catalog(cfg.rental)[-1] == Gpu("mine", 48, 90, bf16_tflops=360)
+
+
+def test_estimate_mode_writes_the_choice_sheet_and_journals_the_plan(tmp_path):
+    run_dir, journal = tmp_path / "run", tmp_path / "journal.md"
+    completed = subprocess.run(
+        [sys.executable, "-m", "pilot", "mode=estimate", "+experiment=lr_sweep", "mode=estimate",
+         f"hydra.run.dir={run_dir}", f"campaign.journal={journal}", "model.d_model=2048", "model.n_layer=16",
+         "model.n_head=16", "model.vocab_size=32000", "data.max_len=512", "rental.counts=[1,2]"],
+        cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    for name in ("choice_sheet.md", "choice_sheet.csv", "campaign_plan.csv", "memory_estimate.json", "run.json"):
+        assert (run_dir / name).exists(), name
+    sheet = (run_dir / "choice_sheet.md").read_text()
+    assert "needs sharding" in sheet or "even micro-batch 1" in sheet  # the T4 cannot hold it
+    data = json.loads((run_dir / "memory_estimate.json").read_text())
+    assert len(data["plan"]["planned"]) == 6  # 3 learning rates x 2 seeds, from the experiment's sweep
+    assert json.loads((run_dir / "run.json").read_text())["mode"] == "estimate"
+    assert "plan chosen" in journal.read_text()
+    assert "choice sheet" in completed.stdout
+
+
+def test_a_shorter_max_length_is_marked_as_changing_the_task(make_cfg, tmp_path):
+    sweep = tmp_path / "sweep"
+    common = ["+experiment=memory_variants", "budget.value=6", "loop.eval_every=0", "closing.control_examples=0"]
+    for name, extra in (("control", []), ("short", ["+memory_variant=max_len_64"]), ("bf16", ["+memory_variant=bf16"])):
+        overrides = [*common, f"+memory_variant={name}" if not extra else extra[0]]
+        if name == "control":
+            overrides = [*common, "+memory_variant=control"]
+        cfg = make_cfg(*overrides)
+        train(cfg, sweep / name, overrides=[o for o in overrides if o.startswith("+memory_variant")])
+    frame = build_recap([sweep], sweep, control="memory_variant=control", plot=False, quality_tolerance=0.02)
+    assert len(frame) == 3
+    text = (sweep / "recap.md").read_text()
+    assert "Changes the task (not a memory saving of the same experiment): memory_variant=max_len_64" in text
+    assert "data.max_len 96 -> 64" in text and "of input tokens cut" in text
+    assert "not comparable: changes the task" in text
+    assert "within tolerance" in text  # bf16 after 6 updates stays within 2% of fp32
+    assert "## Phase tables per variant" in text and "steady_steps" in text
+    assert (sweep / "short" / "phases.csv").exists()
+
+
+def test_a_measured_peak_on_matching_hardware_counts_when_larger_than_the_estimate(make_cfg):
+    cfg = make_cfg("rental.counts=[1]", "rental.reserve_gib=0", "rental.margin=0")
+    task = instantiate(cfg.data, _convert_="all")
+    gpu = Gpu("X", memory_gib=0.05, fp32_tflops=10.0, device_name="Fake GPU X")
+    fits = choice_rows(cfg, EstimateCache(cfg, task), [gpu], Measured("Fake GPU X", 0.5, 0.1, 2.0, 10 * 2 ** 20))
+    assert fits[0].fits and "allocated in the pilot" in fits[0].reason
+    too_big = choice_rows(cfg, EstimateCache(cfg, task), [gpu], Measured("Fake GPU X", 0.5, 0.1, 2.0, 2 ** 30))
+    assert not too_big[0].fits and "measured peak does not fit" in too_big[0].reason
