@@ -27,8 +27,9 @@ def sweep_dirs(tmp_path):
 
 
 def test_diverged_job_keeps_its_row_and_the_others_finish(tmp_path):
+    journal = tmp_path / "journal.md"
     done = pilot(tmp_path, "optim.lr=0.003,1e6", "seed=0",
-                 "optim.grad_clip=0", multirun=True)
+                 "optim.grad_clip=0", f"campaign.journal={journal}", multirun=True)
     assert done.returncode == 0, done.stderr[-3000:]
     (sweep,) = sweep_dirs(tmp_path)
     recap = pd.read_csv(sweep / "recap.csv")
@@ -41,6 +42,9 @@ def test_diverged_job_keeps_its_row_and_the_others_finish(tmp_path):
     assert (recap[recap["status"] == "ok"]["updates_done"] == 12).all()
     text = (sweep / "recap.md").read_text()
     assert "diverged" in text and (sweep / "recap.png").exists()
+    entry = journal.read_text()  # the sweep's conclusion, timestamped, in the campaign's journal
+    assert f"sweep concluded ({sweep})" in entry and "diverged 1, ok 1" in entry
+    assert "The control (optim.lr=1e-4) has no finished run" in entry  # the recap's conclusion, verbatim
 
 
 def test_relaunch_gets_a_new_id_and_links_its_parent(tmp_path):
