@@ -112,6 +112,7 @@ class PhaseEstimate:
     micro_batches: int
     seq_len: Optional[int]
     allocator_peak_bytes: Optional[int] = None  # measured on CUDA (fake=False, device cuda): max_memory_allocated
+    moments: Dict[str, Dict[str, int]] = field(default_factory=dict)  # breakdown at each part's own peak
 
 
 @dataclass
@@ -270,7 +271,7 @@ def estimate_memory(cfg: DictConfig, task: Optional[TaskData] = None, *, fake: b
                 step = tracked(trainer.apply_update)
                 worst, during = (fb, "forward/backward") if fb["total"] >= step["total"] else (step, "optimizer step")
                 phases.append(PhaseEstimate(name, worst["total"], worst, during, micro, runs, _shape_len(train_batch),
-                                            allocator.get("peak")))
+                                            allocator.get("peak"), {"forward/backward": fb, "optimizer step": step}))
 
             one_update("first_step", count_flops=False)
             one_update("steady_step", count_flops=True)
@@ -290,7 +291,7 @@ def estimate_memory(cfg: DictConfig, task: Optional[TaskData] = None, *, fake: b
             allocator.clear()
             worst = tracked(evaluate)
             phases.append(PhaseEstimate("eval_longest", worst["total"], worst, "forward", eval_micro, 1,
-                                        _shape_len(eval_batch), allocator.get("peak")))
+                                        _shape_len(eval_batch), allocator.get("peak"), {"forward": worst}))
             params = [p for p in model.parameters()]
             count = sum(p.numel() for p in params)
             param_bytes = sum(p.numel() * p.element_size() for p in params)

@@ -40,6 +40,14 @@ class SheetResult:
     paths: Dict[str, Path]
 
 
+def breakdown_rows(estimate: MemoryEstimate):
+    """(phase, part, breakdown at that part's own peak): the forward/backward and the optimizer step
+    of an update each have their peak; activations show at the first, optimizer temporaries at the second."""
+    for p in estimate.phases:
+        for part, b in (p.moments or {p.during: p.breakdown}).items():
+            yield p, part, b
+
+
 def estimate_lines(estimate: MemoryEstimate) -> List[str]:
     s = estimate.settings
     lines = [f"Model `{s['model']}`: {estimate.parameters:,} parameters; micro-batch {s['micro_batch']} "
@@ -49,14 +57,13 @@ def estimate_lines(estimate: MemoryEstimate) -> List[str]:
              f"{'on' if s['activation_checkpointing'] else 'off'}. One replica; "
              + ("estimated on fake tensors (nothing allocated)" if estimate.fake else "measured on real tensors")
              + f" in {estimate.seconds:.1f} s, this process's peak RSS {estimate.host_rss_peak_bytes / GIB:.2f} GiB.", ""]
-    header = ["phase", "peak GiB", "peak during", "parameters", "gradients", "optimizer state",
+    header = ["phase", "part", "peak GiB", "parameters", "gradients", "optimizer state",
               "activations", "temporaries", "other"]
     body = []
-    for p in estimate.phases:
-        b = p.breakdown
-        body.append([p.phase, _gib(p.peak_bytes), p.during, _gib(b["parameters"]), _gib(b["gradients"]),
-                     _gib(b["optimizer_state"]), _gib(b["activations"]), _gib(b["temporaries"]),
-                     _gib(b["buffers"] + b["other"])])
+    for p, part, b in breakdown_rows(estimate):
+        body.append([p.phase, part + (" (phase peak)" if part == p.during and len(p.moments) > 1 else ""),
+                     _gib(b["total"]), _gib(b["parameters"]), _gib(b["gradients"]), _gib(b["optimizer_state"]),
+                     _gib(b["activations"]), _gib(b["temporaries"]), _gib(b["buffers"] + b["other"])])
     lines += [markdown_table(header, body), ""]
     closed, state = estimate.closed_form, estimate.state_bytes
     lines += ["Closed form vs tracker (persistent state after an update): parameters "
@@ -170,11 +177,10 @@ def print_sheet(result: SheetResult, estimate: MemoryEstimate) -> None:
 
     console = Console(width=min(120, max(80, Console().width)))
     phases = Table(title=f"memory estimate, one replica ({'fake tensors' if estimate.fake else 'measured'}; GiB)")
-    for name in ("phase", "peak", "during", "params", "grads", "optim", "activ", "temp"):
+    for name in ("phase", "part", "peak", "params", "grads", "optim", "activ", "temp"):
         phases.add_column(name, no_wrap=True)
-    for p in estimate.phases:
-        b = p.breakdown
-        phases.add_row(p.phase, _gib(p.peak_bytes), p.during, _gib(b["parameters"]), _gib(b["gradients"]),
+    for p, part, b in breakdown_rows(estimate):
+        phases.add_row(p.phase, part, _gib(b["total"]), _gib(b["parameters"]), _gib(b["gradients"]),
                        _gib(b["optimizer_state"]), _gib(b["activations"]), _gib(b["temporaries"]))
     console.print(phases)
     table = Table(title="choice sheet: per GPU, the fewest GPUs that fit (every count in choice_sheet.csv)")
