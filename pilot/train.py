@@ -314,8 +314,9 @@ def _record_setup(cfg: DictConfig, trainer: Trainer, record: RunRecord, run_dir:
              trainer.device, trainer.ctx.world_size, threads, enum_value(cfg.precision.dtype))
     OmegaConf.save(cfg, run_dir / "config.yaml", resolve=True)
     write_json_atomic(run_dir / "batch_plan.json", summary)
-    record.update(batch_plan=summary, task=task_summary(cfg, trainer.task, trainer.train_items),
-                  memory_estimate=estimate_summary(cfg, trainer.task))
+    record.update(batch_plan=summary, task=task_summary(cfg, trainer.task, trainer.train_items))
+    if cfg.estimate.in_runs:  # off by default: the first estimate in a process costs seconds of set-up
+        record.update(memory_estimate=estimate_summary(cfg, trainer.task))
 
 
 def task_summary(cfg: DictConfig, task, train_items: list) -> dict:

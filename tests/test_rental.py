@@ -160,6 +160,7 @@ def test_a_shorter_max_length_is_marked_as_changing_the_task(make_cfg, tmp_path)
     assert "not comparable: changes the task" in text
     assert "within tolerance" in text  # bf16 after 6 updates stays within 2% of fp32
     assert "## Phase tables per variant" in text and "steady_steps" in text
+    assert frame["estimated_peak_bytes"].notna().all()  # the experiment records each variant's estimate
     assert (sweep / "short" / "phases.csv").exists()
 
 

@@ -205,6 +205,7 @@ class EstimateConfig:
     """The memory estimate on fake tensors (pilot.estimate.memory)."""
     seq_len: Optional[int] = None  # sequence length to estimate at; null = data.max_len (sequence tasks)
     tolerance: float = 0.10        # pilot step: estimate vs the same tracker on real tensors, relative
+    in_runs: bool = False          # mode=train: record this variant's fake-tensor estimate in run.json (~1-3 s)
 
 
 @dataclass
