@@ -172,3 +172,14 @@ def test_a_measured_peak_on_matching_hardware_counts_when_larger_than_the_estima
     assert fits[0].fits and "allocated in the pilot" in fits[0].reason
     too_big = choice_rows(cfg, EstimateCache(cfg, task), [gpu], Measured("Fake GPU X", 0.5, 0.1, 2.0, 2 ** 30))
     assert not too_big[0].fits and "measured peak does not fit" in too_big[0].reason
+
+
+def test_a_pinned_gpu_that_does_not_fit_plans_nothing_and_says_so(make_cfg, tmp_path):
+    from pilot.rental.sheet import build_and_write
+    cfg = make_cfg("+rental.catalog.small={memory_gib:0.001,fp32_tflops:1}", "rental.gpu=small",
+                   f"campaign.journal={tmp_path / 'journal.md'}", "rental.counts=[1]")
+    task = instantiate(cfg.data, _convert_="all")
+    result = build_and_write(cfg, tmp_path, task, estimate_memory(cfg, task))
+    assert result.plan is None and result.chosen is None
+    assert "The chosen hardware (any number of x small) does not fit" in (tmp_path / "choice_sheet.md").read_text()
+    assert "does not fit" in (tmp_path / "journal.md").read_text()

@@ -23,13 +23,24 @@ from pilot.rental.campaign_plan import Plan, as_dict, plan_campaign, plan_rows, 
 from pilot.rental.catalog import find, load_catalog
 from pilot.rental.choice_sheet import ChoiceRow, EstimateCache, Measured, choice_rows, recommended
 from pilot.rental.journal import append_entry
-from pilot.report import markdown_table
+from pilot.report import _bytes, markdown_table
 
 GIB = 2 ** 30
 
 
-def _gib(value: Optional[float], digits: int = 2) -> str:
-    return "" if value is None else f"{value / GIB:.{digits}f}"
+def _gib(value: Optional[float]) -> str:
+    """Bytes in the unit that reads best (KiB for a tiny model, GiB for a large one)."""
+    return "" if value is None else _bytes(value)
+
+
+def _duration(seconds: Optional[float]) -> str:
+    if seconds is None:
+        return ""
+    for limit, unit, scale in ((1e-3, "µs", 1e6), (1, "ms", 1e3), (120, "s", 1), (7200, "min", 1 / 60),
+                               (172800, "h", 1 / 3600)):
+        if seconds < limit:
+            return f"{seconds * scale:.3g} {unit}"
+    return f"{seconds / 86400:.3g} days"
 
 
 @dataclass
@@ -57,7 +68,7 @@ def estimate_lines(estimate: MemoryEstimate) -> List[str]:
              f"{'on' if s['activation_checkpointing'] else 'off'}. One replica; "
              + ("estimated on fake tensors (nothing allocated)" if estimate.fake else "measured on real tensors")
              + f" in {estimate.seconds:.1f} s, this process's peak RSS {estimate.host_rss_peak_bytes / GIB:.2f} GiB.", ""]
-    header = ["phase", "part", "peak GiB", "parameters", "gradients", "optimizer state",
+    header = ["phase", "part", "peak", "parameters", "gradients", "optimizer state",
               "activations", "temporaries", "other"]
     body = []
     for p, part, b in breakdown_rows(estimate):
@@ -85,13 +96,13 @@ def _row_cells(r: ChoiceRow) -> list:
             "" if r.need_gib is None else f"{r.need_gib:.1f}", "" if r.headroom_gib is None else f"{r.headroom_gib:+.1f}",
             "" if r.micro_batch is None else f"{r.micro_batch} x {r.accumulation}", r.precision,
             "" if r.activation_checkpointing is None else ("on" if r.activation_checkpointing else "off"),
-            "" if r.seconds_per_update is None else f"{r.seconds_per_update:.3g}",
+            _duration(r.seconds_per_update),
             ("measured" if r.time_source.startswith("measured") else ("estimate" if r.time_source else "")),
             r.reason]
 
 
 ROW_HEADER = ["GPU", "n", "GiB", "strategy", "fits", "need GiB", "headroom", "micro x accum", "precision",
-              "ckpt", "s/update", "time", "reason / notes"]
+              "ckpt", "per update", "time", "reason / notes"]
 
 
 def build_and_write(cfg: DictConfig, run_dir: Path, task: TaskData, estimate: MemoryEstimate,
@@ -122,9 +133,12 @@ def build_and_write(cfg: DictConfig, run_dir: Path, task: TaskData, estimate: Me
     lines += ["## Per GPU and count", "", markdown_table(ROW_HEADER, [_row_cells(r) for r in rows]), "",
               "Time per update: *measured* only where the pilot ran on that GPU model with that setup; "
               f"otherwise an *estimate* from counted FLOPs at {cfg.rental.utilisation:g} of the datasheet peak "
-              "(declared utilisation; data loading and gradient communication not included). "
+              "(declared utilisation; data loading and gradient communication not included; for a small model, "
+              "kernel-launch overhead dominates and the estimate is a lower bound). "
               "Prices are not in the catalog: add price_per_hour to compare costs.", ""]
-    lines += ["## Campaign plan", "", *plan_lines(plan, chosen), ""]
+    pinned = (f"{cfg.rental.gpu_count or 'any number of'} x {cfg.rental.gpu}" if cfg.rental.gpu
+              else (f"{cfg.rental.gpu_count} GPU(s)" if cfg.rental.gpu_count else None))
+    lines += ["## Campaign plan", "", *plan_lines(plan, chosen, pinned=pinned), ""]
     (run_dir / "choice_sheet.md").write_text("\n".join(lines))
     pd.DataFrame([r.as_dict() for r in rows]).to_csv(run_dir / "choice_sheet.csv", index=False)
     pd.DataFrame(plan_rows(plan) if plan else [], columns=["status", "job", "updates", "validations", "train_h",
@@ -140,12 +154,17 @@ def build_and_write(cfg: DictConfig, run_dir: Path, task: TaskData, estimate: Me
              "plan": run_dir / "campaign_plan.csv", "estimate": run_dir / "memory_estimate.json"}
     if journal:
         paths["journal"] = append_entry(Path(cfg.campaign.journal), f"plan chosen ({run_dir})",
-                                        plan_lines(plan, chosen, brief=True))
+                                        plan_lines(plan, chosen, brief=True, pinned=pinned))
     return SheetResult(rows, plan, chosen, paths)
 
 
-def plan_lines(plan: Optional[Plan], chosen: Optional[ChoiceRow], brief: bool = False) -> List[str]:
+def plan_lines(plan: Optional[Plan], chosen: Optional[ChoiceRow], brief: bool = False,
+               pinned: Optional[str] = None) -> List[str]:
     if plan is None or chosen is None:
+        if pinned:
+            return [f"The chosen hardware ({pinned}) does not fit this configuration (reasons in its rows of the "
+                    "choice sheet): nothing planned. Pick another rental.gpu / rental.gpu_count, or null to let "
+                    "pilot pick the smallest that fits."]
         return ["No catalog GPU and count fits this configuration (reasons per row in the choice sheet): "
                 "nothing can be planned. Options: sharding, a smaller model, or a GPU with more memory."]
     head = (f"Hardware: {plan.count} x {plan.gpu} ({chosen.strategy}; micro-batch {chosen.micro_batch} x "
@@ -153,21 +172,22 @@ def plan_lines(plan: Optional[Plan], chosen: Optional[ChoiceRow], brief: bool = 
             f"{'on' if chosen.activation_checkpointing else 'off'}).")
     if plan.fits_all:
         verdict = (f"Package: {plan.package_days} days ({plan.capacity_h:.0f} h); the {len(plan.planned)} job(s) "
-                   f"need {plan.planned_h:.3g} h including evaluation and closing, one after another.")
+                   f"need {_duration(plan.planned_h * 3600)} including evaluation and closing, one after another.")
     else:
         verdict = (f"Does not fit a {plan.package_days}-day package: {len(plan.planned)} job(s) planned "
-                   f"({plan.planned_h:.3g} h of {plan.capacity_h:.0f} h); {len(plan.left_out)} job(s) do not fit: "
+                   f"({_duration(plan.planned_h * 3600)} of {plan.capacity_h:.0f} h); {len(plan.left_out)} job(s) do not fit: "
                    + ", ".join(" ".join(j.job.overrides) or "(the configured variant)" for j in plan.left_out)
                    + ". Cut the list, shorten the budget, or rent more GPUs.")
     lines = [head, verdict]
     if brief:
         return [f"- {line}" for line in lines]
     table = [[status, " ".join(j.job.overrides) or "(the configured variant)", j.job.updates, j.job.validations,
-              f"{j.train_h:.3g}", f"{j.eval_h:.3g}", f"{j.closing_h:.3g}", f"{j.hours:.3g}", j.job.note]
+              _duration(j.train_h * 3600), _duration(j.eval_h * 3600), _duration(j.closing_h * 3600),
+              _duration(j.hours * 3600), j.job.note]
              for status, group in (("planned", plan.planned), ("does not fit", plan.left_out)) for j in group]
     sources = sorted({j.sources for j in plan.planned + plan.left_out})
-    return lines + ["", markdown_table(["status", "job", "updates", "validations", "train h", "eval h",
-                                        "closing h", "total h", "note"], table), "",
+    return lines + ["", markdown_table(["status", "job", "updates", "validations", "training", "evaluation",
+                                        "closing", "total", "note"], table), "",
                     *[f"Times: {s}." for s in sources]]
 
 
@@ -176,15 +196,18 @@ def print_sheet(result: SheetResult, estimate: MemoryEstimate) -> None:
     from rich.table import Table
 
     console = Console(width=min(120, max(80, Console().width)))
-    phases = Table(title=f"memory estimate, one replica ({'fake tensors' if estimate.fake else 'measured'}; GiB)")
+    unit, scale = next((u, f) for u, f in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10), ("B", 1))
+                       if estimate.peak_bytes >= f)
+    phases = Table(title=f"memory estimate, one replica ({'fake tensors' if estimate.fake else 'measured'}; {unit})")
     for name in ("phase", "part", "peak", "params", "grads", "optim", "activ", "temp"):
         phases.add_column(name, no_wrap=True)
+    short = {"forward/backward": "fwd/bwd", "optimizer step": "step", "forward": "fwd"}
     for p, part, b in breakdown_rows(estimate):
-        phases.add_row(p.phase, part, _gib(b["total"]), _gib(b["parameters"]), _gib(b["gradients"]),
-                       _gib(b["optimizer_state"]), _gib(b["activations"]), _gib(b["temporaries"]))
+        phases.add_row(p.phase, short.get(part, part), *(f"{b[k] / scale:.1f}" for k in (
+            "total", "parameters", "gradients", "optimizer_state", "activations", "temporaries")))
     console.print(phases)
     table = Table(title="choice sheet: per GPU, the fewest GPUs that fit (every count in choice_sheet.csv)")
-    for name in ("GPU", "GiB", "fits", "need GiB", "micro x accum", "ckpt", "precision", "s/update"):
+    for name in ("GPU", "GiB", "fits", "need GiB", "setup", "per update"):
         table.add_column(name, no_wrap=True)
     reasons: Dict[str, List[str]] = {}
     for gpu in dict.fromkeys(r.gpu for r in result.rows):
@@ -192,9 +215,10 @@ def print_sheet(result: SheetResult, estimate: MemoryEstimate) -> None:
         r = next((r for r in rows if r.fits), rows[0])
         cells = _row_cells(r)
         seconds = "" if r.seconds_per_update is None else (
-            cells[10] if r.time_source.startswith("measured") else f"~{cells[10]} (est.)")
+            cells[10] if r.time_source.startswith("measured") else f"~{cells[10]} est.")
+        setup = (f"{cells[7]} {r.precision}{' ckpt' if r.activation_checkpointing else ''}" if r.fits else "")
         table.add_row(cells[0], cells[2], f"[green]{r.count} GPU[/]" if r.fits else "[red]no[/]", cells[5],
-                      cells[7], cells[9], r.precision if r.fits else "", seconds)
+                      setup, seconds)
         if not r.fits:
             reasons.setdefault(r.reason, []).append(gpu)
     console.print(table)
