@@ -22,7 +22,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig
 
 from pilot.checks.result import CheckResult
-from pilot.config.validate import validate
+from pilot.config.validate import resolve_device, validate
 from pilot.data.task import TaskData
 from pilot.estimate.memory import EstimateRefused, MemoryEstimate, estimate_memory
 from pilot.rental.choice_sheet import Measured
@@ -64,12 +64,19 @@ def estimate_step(cfg: DictConfig, task: TaskData, run_dir: Path, rows: List[Dic
                   sweep_params: Optional[Dict[str, str]] = None) -> CheckResult:
     """The pilot's step: validate the estimator here, then write the choice sheet with measurements."""
     tolerance = float(cfg.estimate.tolerance)
+    device = resolve_device(cfg)
     try:
         estimate = estimate_memory(cfg, task)
-        real = estimate_memory(cfg, task, fake=False)
+        real = estimate_memory(cfg, task, fake=False, device=str(device))  # on the pilot's own device
     except EstimateRefused as error:
         return CheckResult("estimate", "warn", f"no memory estimate: {error}")
     ok, lines = compare(estimate, real, tolerance)
+    for est, measured_phase in zip(estimate.phases, real.phases):  # CUDA: the allocator's view, informative
+        if measured_phase.allocator_peak_bytes:
+            off = est.peak_bytes / measured_phase.allocator_peak_bytes - 1
+            lines.append(f"- {est.phase}: torch.cuda.max_memory_allocated {measured_phase.allocator_peak_bytes:,} B "
+                         f"on {torch.cuda.get_device_name()} (estimate {off:+.1%}; includes cuBLAS workspaces, "
+                         "not gated)")
     measured = measured_from_phases(rows, int(cfg.pilot.steady_steps))
     result = build_and_write(cfg, run_dir, task, estimate, sweep_params, measured, validation=lines, journal=False)
     print_sheet(result, estimate)

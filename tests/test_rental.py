@@ -127,17 +127,18 @@ def test_bad_catalog_entries_name_the_key_and_the_fix(make_cfg):
 def test_estimate_mode_writes_the_choice_sheet_and_journals_the_plan(tmp_path):
     run_dir, journal = tmp_path / "run", tmp_path / "journal.md"
     completed = subprocess.run(
-        [sys.executable, "-m", "pilot", "mode=estimate", "+experiment=lr_sweep", "mode=estimate",
-         f"hydra.run.dir={run_dir}", f"campaign.journal={journal}", "model.d_model=2048", "model.n_layer=16",
-         "model.n_head=16", "model.vocab_size=32000", "data.max_len=512", "rental.counts=[1,2]"],
+        [sys.executable, "-m", "pilot", "+experiment=lr_sweep", "mode=estimate", f"hydra.run.dir={run_dir}",
+         f"campaign.journal={journal}", "model.d_model=256", "model.n_layer=4", "data.max_len=256",
+         "rental.counts=[1,2]", "+rental.catalog.pocket={memory_gib:0.01,fp32_tflops:1}"],
         cwd=REPO, capture_output=True, text=True, timeout=300)
     assert completed.returncode == 0, completed.stderr[-3000:]
     for name in ("choice_sheet.md", "choice_sheet.csv", "campaign_plan.csv", "memory_estimate.json", "run.json"):
         assert (run_dir / name).exists(), name
     sheet = (run_dir / "choice_sheet.md").read_text()
-    assert "needs sharding" in sheet or "even micro-batch 1" in sheet  # the T4 cannot hold it
+    assert "| pocket | 1 |" in sheet and "needs sharding" in sheet  # 10 MiB cannot hold 3.3M parameters' states
     data = json.loads((run_dir / "memory_estimate.json").read_text())
     assert len(data["plan"]["planned"]) == 6  # 3 learning rates x 2 seeds, from the experiment's sweep
+    assert data["estimate"]["settings"]["seq_len"] == 256
     assert json.loads((run_dir / "run.json").read_text())["mode"] == "estimate"
     assert "plan chosen" in journal.read_text()
     assert "choice sheet" in completed.stdout
