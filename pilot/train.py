@@ -223,9 +223,11 @@ def _worker(cfg: DictConfig, run_dir: str, overrides: list, sweep_dir: Optional[
             _record_setup(cfg, trainer, record, run_path, threads)
         phases.begin("first_step", examples=trainer.plan.examples_per_update)
         stop_cause = trainer.train(on_update=on_update)
+        diverged = stop_cause == "non_finite_loss" or stop_cause.startswith("diverged")
         if phases.open_phase == "steady_steps":
-            phases.end(detail=_steady_detail(update_seconds), examples=len(update_seconds) * trainer.plan.examples_per_update)
-        phases.end()  # a first step that stopped the run
+            phases.end("fail" if diverged else "pass", f"{_steady_detail(update_seconds)}; stop: {stop_cause}",
+                       examples=len(update_seconds) * trainer.plan.examples_per_update)
+        phases.end("fail" if diverged else "pass", f"stop: {stop_cause}")  # a first step that ended the run
         if stop_cause == "preempted":
             status, hand_over = _on_preemption(cfg, trainer, record, ckpt_dir, keep)
             if hand_over:

@@ -38,6 +38,9 @@ def test_diverged_job_keeps_its_row_and_the_others_finish(tmp_path):
     assert len(diverged) == 1 and "1000000" in diverged["variant"].iloc[0]
     assert diverged["stop_cause"].iloc[0].startswith("diverged:")
     assert diverged["updates_done"].iloc[0] < 12  # stopped at its step, recorded
+    phases = pd.read_csv(Path(diverged["run_dir"].iloc[0]) / "phases.csv").set_index("phase")
+    assert phases.loc["steady_steps", "verdict"] == "fail" and "diverged" in phases.loc["steady_steps", "detail"]
+    assert phases.loc["build_model", "verdict"] == "pass"
     assert (recap[recap["status"] != "diverged"]["status"] == "ok").all()
     assert (recap[recap["status"] == "ok"]["updates_done"] == 12).all()
     text = (sweep / "recap.md").read_text()
