@@ -34,7 +34,7 @@ from typing import Any, Dict, List, Optional
 
 import torch
 from hydra.utils import instantiate
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf, open_dict
 
 from pilot.data.task import TaskData, enum_value, move_to
 
@@ -149,17 +149,12 @@ class MemoryEstimate:
 
 def _variant(cfg: DictConfig, micro_batch: Optional[int], checkpointing: Optional[bool]) -> DictConfig:
     cfg = copy.deepcopy(cfg)
-    with _open(cfg):
+    with open_dict(cfg):
         if micro_batch is not None:
             cfg.batch.micro_batch = int(micro_batch)
         if checkpointing is not None:
             cfg.memory.activation_checkpointing = bool(checkpointing)
     return cfg
-
-
-def _open(cfg: DictConfig):
-    from omegaconf import open_dict
-    return open_dict(cfg)
 
 
 def target_seq_len(cfg: DictConfig, task: TaskData) -> Optional[int]:
@@ -185,13 +180,9 @@ def target_seq_len(cfg: DictConfig, task: TaskData) -> Optional[int]:
 def _batch(task: TaskData, split: str, count: int, seq_len: Optional[int]) -> Dict[str, Any]:
     if seq_len is not None:
         return task.synthetic_batch(count, seq_len)
-    items = task.encoded(split) or task.encoded("train")
-    def length(item):
-        ids = item.get("input_ids")
-        return len(ids) if ids is not None else 0
-    longest = sorted(items, key=length, reverse=True)
-    chosen = [longest[i % len(longest)] for i in range(count)]
-    return task.collate(chosen)
+    from pilot.phases.gates import longest_items
+    longest = longest_items(task, split, count)
+    return task.collate([longest[i % len(longest)] for i in range(count)])
 
 
 def _shape_len(batch: Dict[str, Any]) -> Optional[int]:
