@@ -32,15 +32,16 @@ from pilot.run_record import RunRecord
 log = logging.getLogger("pilot")
 
 
-def compare(estimate: MemoryEstimate, measured: MemoryEstimate, tolerance: float) -> Tuple[bool, List[str]]:
-    """Per phase: estimated vs measured peak bytes; passes when every phase is within ``tolerance``."""
-    lines, ok = [], True
+def compare(estimate: MemoryEstimate, measured: MemoryEstimate, tolerance: float) -> Tuple[bool, float, List[str]]:
+    """Per phase: estimated vs measured peak bytes. Returns (every phase within ``tolerance``,
+    the largest relative difference, one line per phase)."""
+    lines, worst = [], 0.0
     for est, real in zip(estimate.phases, measured.phases):
         error = abs(est.peak_bytes - real.peak_bytes) / max(1, real.peak_bytes)
-        ok &= error <= tolerance
+        worst = max(worst, error)
         lines.append(f"- {est.phase}: estimated {est.peak_bytes:,} B, measured {real.peak_bytes:,} B "
                      f"({error:.2%} apart; tolerance {tolerance:.0%})")
-    return ok, lines
+    return worst <= tolerance, worst, lines
 
 
 def measured_from_phases(rows: List[Dict[str, Any]], steady_steps: int) -> Measured:
@@ -70,7 +71,7 @@ def estimate_step(cfg: DictConfig, task: TaskData, run_dir: Path, rows: List[Dic
         real = estimate_memory(cfg, task, fake=False, device=str(device))  # on the pilot's own device
     except EstimateRefused as error:
         return CheckResult("estimate", "warn", f"no memory estimate: {error}")
-    ok, lines = compare(estimate, real, tolerance)
+    ok, worst, lines = compare(estimate, real, tolerance)
     for est, measured_phase in zip(estimate.phases, real.phases):  # CUDA: the allocator's view, informative
         if measured_phase.allocator_peak_bytes:
             off = est.peak_bytes / measured_phase.allocator_peak_bytes - 1
@@ -82,7 +83,6 @@ def estimate_step(cfg: DictConfig, task: TaskData, run_dir: Path, rows: List[Dic
     print_sheet(result, estimate)
     plan = result.plan
     details = {"plan": plan_lines(result.plan, result.chosen, brief=True)}
-    worst = max(abs(e.peak_bytes - r.peak_bytes) / max(1, r.peak_bytes) for e, r in zip(estimate.phases, real.phases))
     where = (f"plan: {plan.count} x {plan.gpu}, {plan.package_days}-day package"
              + ("" if plan.fits_all else f", {len(plan.left_out)} job(s) do not fit")) if plan else "no GPU fits"
     if not ok:

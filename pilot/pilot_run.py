@@ -28,8 +28,8 @@ from pilot.checks.tiny_subset import tiny_subset_check
 from pilot.config.validate import resolve_device, validate
 from pilot.data.task import enum_value
 from pilot.engine.batch_plan import plan_from_config
-from pilot.estimate_run import estimate_step
 from pilot.engine.distributed import init_from_env, launched_externally, spawn
+from pilot.estimate_run import estimate_step
 from pilot.phases.gates import PhaseRunner
 from pilot.rental.journal import append_entry
 from pilot.report import print_console, write_report

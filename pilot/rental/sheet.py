@@ -16,7 +16,7 @@ from typing import Dict, List, Optional
 import pandas as pd
 from omegaconf import DictConfig
 
-from pilot.data.task import TaskData, enum_value
+from pilot.data.task import TaskData
 from pilot.engine.batch_plan import plan_from_config
 from pilot.estimate.memory import NOT_COVERED, MemoryEstimate
 from pilot.rental.campaign_plan import Plan, as_dict, plan_campaign, plan_rows, sweep_jobs, time_jobs
@@ -122,7 +122,7 @@ def build_and_write(cfg: DictConfig, run_dir: Path, task: TaskData, estimate: Me
         plan = plan_campaign(time_jobs(cfg, jobs, chosen, gpu, chosen_estimate, measured),
                              list(cfg.rental.packages_days), chosen.gpu, chosen.count)
     examples_per_update = plan_from_config(cfg, train_examples).examples_per_update
-    lines = [f"# Choice sheet", "",
+    lines = ["# Choice sheet", "",
              f"Campaign: {len(jobs)} job(s); {examples_per_update} examples per update (kept on every row); "
              f"need = estimated peak per GPU x {1 + float(cfg.rental.margin):g} + {cfg.rental.reserve_gib:g} GiB "
              "reserve (both declared in conf/rental/default.yaml, not measured). Enough memory is chosen only "
