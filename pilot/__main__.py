@@ -12,7 +12,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from pilot.config import register
-from pilot.config.validate import ConfigError
+from pilot.errors import PilotError
 from pilot.data.task import enum_value
 from pilot.estimate_run import run_estimate
 from pilot.pilot_run import run_pilot
@@ -44,9 +44,11 @@ def main(cfg: DictConfig) -> None:
         else:
             train(cfg, run_dir, overrides=overrides,
                   sweep_dir=Path(hydra_cfg.sweep.dir) if multirun else None)
-    except ConfigError as error:  # the message names every key, value and fix: no traceback
+    except PilotError as error:  # the user can fix it: the message names key, value and fix, no traceback
         print(f"pilot: {error}", file=sys.stderr)
-        sys.exit(2)
+        if not multirun:
+            sys.exit(error.exit_code)
+        log.error("job %s refused: %s", run_dir, error)
     except Exception as error:
         if not multirun:
             raise

@@ -30,6 +30,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 from safetensors.torch import save_file
 
+from pilot.errors import UnsafeFileError
 from pilot.run_record import NOT_DEFINING
 
 log = logging.getLogger("pilot")
@@ -38,7 +39,7 @@ NAME = re.compile(r"^ckpt-(\d{8})\.pt$")
 TMP_MARK = ".tmp-"
 
 
-class UnsafeCheckpointError(RuntimeError):
+class UnsafeCheckpointError(UnsafeFileError):
     """A file that would need arbitrary unpickling: refused, never executed."""
 
 

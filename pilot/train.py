@@ -30,6 +30,7 @@ from pilot.data.task import enum_value
 from pilot.engine.distributed import (DistContext, init_from_env, launched_externally, spawn)
 from pilot.engine.preemption import PreemptionWatch
 from pilot.engine.trainer import Trainer, record_dict
+from pilot.errors import ResumeRefused
 from pilot.phases.memory import peak_memory
 from pilot.phases.train_phases import TrainPhases
 from pilot.predictions import write_predictions
@@ -71,10 +72,6 @@ def build_trainer(cfg: DictConfig, ctx: DistContext = DistContext()) -> Trainer:
             "per update. Fix: raise budget.value, lower batch.micro_batch/accumulation, or set "
             "batch.drop_last=false.")
     return trainer
-
-
-class ResumeRefused(ValueError):
-    """The run directory's checkpoint was made under another defining config."""
 
 
 def find_resume_state(cfg: DictConfig, run_dir: Path, is_main: bool) -> Tuple[Optional[dict], dict]:

@@ -15,6 +15,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from pilot.data.task import enum_value
+from pilot.errors import ConfigRefused
 
 
 @dataclass
@@ -27,7 +28,7 @@ class Problem:
         return f"  - {self.key}={self.value!r}: {self.fix}"
 
 
-class ConfigError(ValueError):
+class ConfigError(ConfigRefused):
     def __init__(self, problems: List[Problem]):
         self.problems = problems
         super().__init__(f"{len(problems)} problem(s) in the config:\n"

@@ -37,6 +37,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from pilot.data.task import TaskData, enum_value, move_to
+from pilot.errors import PilotError
 
 NOT_COVERED = (
     "the CUDA context and the kernels' own code (hundreds of MiB per process, outside PyTorch's "
@@ -55,7 +56,7 @@ CATEGORIES = {"Parameter": "parameters", "Gradient": "gradients", "Optstate": "o
 PHASES = ("first_step", "steady_step", "eval_longest")
 
 
-class EstimateRefused(ValueError):
+class EstimateRefused(PilotError, ValueError):
     """The configuration cannot be estimated without allocating; the message says why and what to do."""
 
 
