@@ -42,8 +42,12 @@ def main(cfg: DictConfig) -> None:
             if exit_code and not multirun:
                 sys.exit(exit_code)
         else:
-            train(cfg, run_dir, overrides=overrides,
-                  sweep_dir=Path(hydra_cfg.sweep.dir) if multirun else None)
+            record = train(cfg, run_dir, overrides=overrides,
+                           sweep_dir=Path(hydra_cfg.sweep.dir) if multirun else None)
+            exit_code = train_exit_code(record)
+            interrupted = record.get("status") == "interrupted"
+            if exit_code and (interrupted or not multirun):  # a signal also stops the rest of a sweep
+                sys.exit(exit_code)
     except PilotError as error:  # the user can fix it: the message names key, value and fix, no traceback
         print(f"pilot: {error}", file=sys.stderr)
         if not multirun:
@@ -54,6 +58,18 @@ def main(cfg: DictConfig) -> None:
             raise
         # recorded in the job's run.json (failed / oom); the other jobs of the sweep go on
         log.error("job %s ended with %s: %s", run_dir, type(error).__name__, error)
+
+
+def train_exit_code(record: dict) -> int:
+    """0 for ``ok``; 128 + the signal's number for ``interrupted`` (the shell's convention);
+    1 for any other ending (diverged, oom, failed, preempted), so a script can gate on it."""
+    status = record.get("status", "ok")  # {} on ranks > 0: rank 0 reports
+    if status == "ok":
+        return 0
+    if status == "interrupted":
+        signals = record.get("interrupted_by") or [{}]
+        return int(signals[-1].get("exit_code", 130))
+    return 1
 
 
 def _leave_run_directory_to_rank_zero() -> None:

@@ -15,6 +15,7 @@ keeps the last ``keep_last`` and never deletes the newest valid one.
 """
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import pickle
@@ -30,8 +31,8 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 from safetensors.torch import save_file
 
-from pilot.errors import UnsafeFileError
-from pilot.run_record import NOT_DEFINING
+from pilot.errors import UnsafeFileError, disk_full_guard
+from pilot.run_record import config_hash, is_defining
 
 log = logging.getLogger("pilot")
 FORMAT = "pilot-checkpoint-v1"
@@ -48,13 +49,17 @@ def fault_point(point: str, update: Optional[int] = None) -> None:
     """Test hook: ``PILOT_FAULT=<point>[@<update>]`` kills this process with SIGKILL there.
 
     Points: ``update`` (after an update), ``before_write``, ``after_write``,
-    ``before_rename`` (inside a checkpoint save). Unset in normal use.
+    ``before_rename`` (inside a checkpoint save), ``closing`` (after the final validation).
+    ``enospc`` raises "no space left on device" inside a checkpoint save instead of killing
+    (where no small file system can be mounted to fill up for real). Unset in normal use.
     """
     spec = os.environ.get("PILOT_FAULT")
     if not spec:
         return
     name, _, at = spec.partition("@")
     if name == point and (not at or update is None or int(at) == update):
+        if point == "enospc":
+            raise OSError(errno.ENOSPC, "No space left on device (injected by PILOT_FAULT)")
         os.kill(os.getpid(), signal.SIGKILL)
 
 
@@ -70,8 +75,7 @@ def defining_config(cfg: DictConfig) -> Dict[str, Any]:
         else:
             flat[prefix[:-1]] = node
     walk(OmegaConf.to_container(cfg, resolve=True, enum_to_str=True), "")
-    return {k: v for k, v in flat.items()
-            if not any(k == p.rstrip(".") or k.startswith(p) for p in NOT_DEFINING)}
+    return {k: v for k, v in flat.items() if is_defining(k)}
 
 
 def differing_keys(saved: Dict[str, Any], current: Dict[str, Any]) -> List[str]:
@@ -105,9 +109,31 @@ def restore_rng_states(states: Dict[str, Any]) -> None:
 
 
 # --------------------------------------------------------------------------- save
-def training_state(trainer, cfg: DictConfig) -> Dict[str, Any]:
-    from pilot.run_record import config_hash
+def first_line(error: BaseException, limit: int = 200) -> str:
+    """The error's first line, or its type when the message is empty (EOFError, a bare RuntimeError)."""
+    lines = str(error).strip().splitlines()
+    return lines[0][:limit] if lines else f"{type(error).__name__} (no message)"
 
+
+def non_finite_tensors(state: Any, prefix: str = "") -> List[str]:
+    """Names of the floating-point tensors in a (nested) state that hold NaN or inf."""
+    if torch.is_tensor(state):
+        bad = state.is_floating_point() and not bool(torch.isfinite(state).all())
+        return [prefix or "tensor"] if bad else []
+    if isinstance(state, dict):
+        return [name for key, value in state.items() for name in non_finite_tensors(value, f"{prefix}{key}.")]
+    if isinstance(state, (list, tuple)):
+        return [name for i, value in enumerate(state) for name in non_finite_tensors(value, f"{prefix}{i}.")]
+    return []
+
+
+def training_state_non_finite(trainer) -> List[str]:
+    """Model and optimizer tensors holding NaN/inf: such a state is never saved as resumable."""
+    return (non_finite_tensors(trainer.raw_model.state_dict(), "model.")
+            + non_finite_tensors(trainer.optimizer.state_dict()["state"], "optimizer."))
+
+
+def training_state(trainer, cfg: DictConfig) -> Dict[str, Any]:
     return {
         "format": FORMAT,
         "model": trainer.raw_model.state_dict(),
@@ -130,14 +156,27 @@ def _fsync_directory(directory: Path) -> None:
         os.close(fd)
 
 
+def tensor_bytes(state: Any) -> int:
+    """Bytes of the tensors in a nested state: about what its file needs on disk."""
+    if torch.is_tensor(state):
+        return state.numel() * state.element_size()
+    if isinstance(state, dict):
+        return sum(tensor_bytes(v) for v in state.values())
+    if isinstance(state, (list, tuple)):
+        return sum(tensor_bytes(v) for v in state)
+    return 0
+
+
 def atomic_torch_save(obj: Any, path: Path, update: Optional[int] = None) -> None:
     path = Path(path)
     tmp = path.with_name(f"{path.name}{TMP_MARK}{os.getpid()}")
     fault_point("before_write", update)
-    with tmp.open("wb") as handle:
-        torch.save(obj, handle)
-        handle.flush()
-        os.fsync(handle.fileno())
+    with disk_full_guard(path, tmp, needed_bytes=tensor_bytes(obj) + 65536):
+        fault_point("enospc", update)
+        with tmp.open("wb") as handle:
+            torch.save(obj, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
     fault_point("after_write", update)
     fault_point("before_rename", update)
     os.replace(tmp, path)
@@ -167,7 +206,14 @@ def looks_complete(path: Path) -> bool:
 
 
 def save_checkpoint(trainer, cfg: DictConfig, directory: Path, keep_last: int = 3) -> Path:
-    """Write ckpt-<update>.pt atomically, then rotate (never the newest complete one)."""
+    """Write ckpt-<update>.pt atomically, then rotate (never the newest complete one).
+
+    A state holding NaN/inf is refused: a resumable checkpoint is always a finite one.
+    """
+    bad = training_state_non_finite(trainer)
+    if bad:
+        raise ValueError(f"refusing to save a checkpoint at update {trainer.updates_done}: non-finite values "
+                         f"in {len(bad)} tensor(s) ({', '.join(bad[:3])})")
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     path = checkpoint_path(directory, trainer.updates_done)
@@ -181,37 +227,113 @@ def save_checkpoint(trainer, cfg: DictConfig, directory: Path, keep_last: int = 
 
 
 def clean_temporary_files(directory: Path) -> List[str]:
-    """Remove leftovers of interrupted saves; return their names (for the log and run.json)."""
+    """Remove leftovers of interrupted saves; return their names (for the log and run.json).
+
+    A leftover that cannot be removed (a read-only directory) is left where it is, with a
+    warning: it never has a checkpoint's name, so it cannot be mistaken for one.
+    """
     directory = Path(directory)
     if not directory.is_dir():
         return []
-    leftovers = sorted(p for p in directory.iterdir() if TMP_MARK in p.name)
-    for path in leftovers:
-        path.unlink(missing_ok=True)
-    return [p.name for p in leftovers]
+    removed = []
+    for path in sorted(p for p in directory.iterdir() if TMP_MARK in p.name):
+        try:
+            path.unlink(missing_ok=True)
+            removed.append(path.name)
+        except OSError as error:
+            log.warning("could not remove the leftover temporary file %s (%s); left in place, "
+                        "the resume uses the newest valid checkpoint", path, first_line(error))
+    return removed
 
 
 # --------------------------------------------------------------------------- load
 def safe_load(path: Path) -> Dict[str, Any]:
-    """``torch.load(weights_only=True)``: tensors and plain values only, never code."""
+    """``torch.load(weights_only=True)``: tensors and plain values only, never code.
+
+    When torch refuses the file, its pickle (``data.pkl`` inside torch's zip, or the raw file's
+    successive pickles) is disassembled with ``pickletools`` -- nothing in it runs -- to say why.
+    A *complete* pickle that names code or builds objects of classes named in the file
+    (GLOBAL/STACK_GLOBAL of a global ``weights_only`` does not allow; INST, OBJ, EXT1/2/4
+    always) is *unsafe*: ``UnsafeCheckpointError``. Anything else that fails (truncated,
+    overwritten, garbage, not a checkpoint) is *corrupt*: ``ValueError``.
+    """
+    import io
+    import pickletools  # local imports and helper: this function is edited on its own
+    from torch import _weights_only_unpickler as weights_only
+
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
-    except pickle.UnpicklingError as error:
-        with open(path, "rb") as handle:
-            raw_pickle = handle.read(1) == b"\x80" and not zipfile.is_zipfile(path)
-        if "global" not in str(error).lower() and not raw_pickle:
-            # not a refusal of code: the bytes are just broken (truncated, overwritten)
-            raise ValueError(f"{path} is corrupt: {str(error).splitlines()[0][:200]}") from error
-        raise UnsafeCheckpointError(
-            f"{path} needs arbitrary unpickling to load, which could run code; refused. "
-            "Only checkpoints written by pilot (tensors and plain values) or safetensors files "
-            f"are read. ({str(error).splitlines()[0][:200]})") from error
+    except (OSError, MemoryError):  # the file cannot be read at all: not a verdict on its bytes
+        raise
+    except Exception as error:  # broken bytes fail in many ways: UnpicklingError, EOFError, struct.error...
+        failure = error
+    allowed = set(weights_only._get_allowed_globals()) | set(weights_only._get_user_allowed_globals())
+    strings_pushed = {"STRING", "BINSTRING", "SHORT_BINSTRING", "UNICODE", "BINUNICODE",
+                      "SHORT_BINUNICODE", "BINUNICODE8"}
+
+    def code_in(stream) -> List[str]:
+        """Code-capable opcodes of the complete pickles in ``stream``; a broken one ends the scan."""
+        found: List[str] = []
+        while stream.read(1):  # successive pickles (torch's legacy format writes several)
+            stream.seek(-1, io.SEEK_CUR)
+            this_pickle: List[str] = []
+            strings: List[Optional[str]] = []  # the strings pushed, for STACK_GLOBAL's module and name
+            memo: Dict[Any, Optional[str]] = {}
+            pushed: Optional[str] = None  # the string the previous opcode pushed, if any
+            try:
+                for opcode, arg, _ in pickletools.genops(stream):  # one pickle, up to its STOP
+                    name, pushed_before, pushed = opcode.name, pushed, None
+                    if name in strings_pushed:
+                        pushed = str(arg)
+                    elif name in ("GET", "BINGET", "LONG_BINGET"):
+                        pushed = memo.get(arg)
+                    elif name in ("PUT", "BINPUT", "LONG_BINPUT", "MEMOIZE"):
+                        memo[len(memo) if name == "MEMOIZE" else arg] = pushed = pushed_before
+                    if pushed is not None and name not in ("PUT", "BINPUT", "LONG_BINPUT", "MEMOIZE"):
+                        strings.append(pushed)
+                    if name in ("GLOBAL", "INST", "STACK_GLOBAL"):
+                        named = (".".join(s or "?" for s in strings[-2:]) if name == "STACK_GLOBAL"
+                                 else str(arg).replace(" ", "."))
+                        if name == "INST" or named not in allowed:
+                            this_pickle.append(f"{name} {named}")
+                    elif name in ("OBJ", "EXT1", "EXT2", "EXT4"):
+                        this_pickle.append(name)
+                    elif name in ("REDUCE", "NEWOBJ", "NEWOBJ_EX", "BUILD") and this_pickle \
+                            and name not in this_pickle:
+                        this_pickle.append(name)  # calls, or fills, what a refused global gave
+            except Exception:  # truncated or garbage (mostly ValueError): it cannot run, it is corrupt
+                return found
+            found += this_pickle
+        return found
+
+    try:
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as archive:
+                found = []
+                for member in archive.namelist():
+                    if member.endswith(".pkl"):
+                        with archive.open(member) as stream:
+                            found += code_in(stream)
+        else:
+            with open(path, "rb") as handle:
+                found = code_in(handle)
+    except (OSError, zipfile.BadZipFile, EOFError):
+        found = []  # unreadable as well: corrupt
+    if not found:
+        raise ValueError(f"{path} is corrupt: {first_line(failure)}") from failure
+    raise UnsafeCheckpointError(
+        f"{path} is unsafe: loading it would run code or build objects named in the file "
+        f"({', '.join(found[:6])}{', ...' if len(found) > 6 else ''}); refused, never executed. "
+        "Only checkpoints written by pilot (tensors and plain values) or safetensors files are read.") from failure
 
 
 def load_checkpoint(path: Path) -> Dict[str, Any]:
     state = safe_load(path)
     if not isinstance(state, dict) or state.get("format") != FORMAT:
         raise ValueError(f"{path} is not a {FORMAT} checkpoint")
+    bad = non_finite_tensors(state.get("model", {}), "model.")
+    if bad:  # written before pilot refused such saves: never resume from a diverged state
+        raise ValueError(f"{path} holds non-finite values in {len(bad)} model tensor(s) ({', '.join(bad[:3])})")
     return state
 
 
@@ -224,7 +346,7 @@ def latest_valid_checkpoint(directory: Path) -> Optional[Tuple[Path, Dict[str, A
             raise
         except Exception as error:  # truncated, corrupt, foreign: fall back to an older one
             log.warning("checkpoint %s is unreadable (%s: %s); falling back to an older one",
-                        path, type(error).__name__, str(error).splitlines()[0][:200])
+                        path, type(error).__name__, first_line(error))
     return None
 
 

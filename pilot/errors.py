@@ -6,6 +6,12 @@ traceback. This module is a leaf: every layer may import it.
 """
 from __future__ import annotations
 
+import errno
+import shutil
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Optional
+
 
 class PilotError(Exception):
     """A problem the user can fix; the message names the key or file, the value and the fix."""
@@ -31,3 +37,49 @@ class RunDirectoryBusy(PilotError, RuntimeError):
 
 class DiskFull(PilotError, OSError):
     """No space left while writing a file of the run; the message names the file and the space needed."""
+
+
+@contextmanager
+def disk_full_guard(path: Path, tmp: Optional[Path] = None, needed_bytes: Optional[int] = None):
+    """Turn ENOSPC while writing ``path`` into one ``DiskFull`` naming the file and the space needed.
+
+    The temporary file of the interrupted write is removed first (it holds the space the
+    rest of the run's records need); the previous version of ``path`` is untouched.
+    """
+    try:
+        yield
+    except (OSError, RuntimeError) as error:
+        written = 0
+        if tmp is not None:
+            with suppress(OSError):
+                written = tmp.stat().st_size
+        free = None
+        with suppress(OSError):
+            free = shutil.disk_usage(Path(path).parent).free
+        no_space = getattr(error, "errno", None) in (errno.ENOSPC, errno.EDQUOT) or (
+            # torch.save reports a failed write as a RuntimeError without errno ("unexpected pos")
+            isinstance(error, RuntimeError) and needed_bytes is not None and free is not None
+            and free < needed_bytes - written + 65536)
+        if not no_space:
+            raise
+        if tmp is not None:
+            with suppress(OSError):
+                tmp.unlink()
+        with suppress(OSError):
+            free = shutil.disk_usage(Path(path).parent).free
+        needed = needed_bytes or written
+        raise DiskFull(
+            f"no space left on the device writing {path}: "
+            + (f"about {needed:,} bytes needed, " if needed else "")
+            + (f"{free:,} bytes free. " if free is not None else "")
+            + "The previous version of the file is intact. "
+            "Fix: free space on that file system (or move the run directory), then start the same "
+            "command again: the run resumes from its newest valid checkpoint.") from None
+
+
+class RunFinished(PilotError):
+    """The run directory holds a run that already ended: nothing is done, nothing is touched."""
+
+    def __init__(self, message: str, exit_code: int):
+        super().__init__(message)
+        self.exit_code = exit_code

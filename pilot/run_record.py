@@ -1,20 +1,31 @@
 """The run directory's identity files: ``run.json`` and ``metrics.jsonl`` (DESIGN.md, output contract)."""
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
+import socket
 import subprocess
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Dict, Iterable, Optional
+from typing import Any, Dict, Iterable, List, Optional
 
 from omegaconf import DictConfig, OmegaConf
 
-# settings that never change what is trained: a resume ignores them, and so does the variant key
-NOT_DEFINING = ("run.", "pilot.", "checkpoint.", "closing.", "campaign.", "mode", "distributed.master_port")
+from pilot.errors import ResumeRefused, RunDirectoryBusy, disk_full_guard
+
+# settings that never change what is trained: a resume ignores them, and so does the variant key.
+# Each is a whole key or a section: "mode" matches "mode" alone, never "model.d_model".
+NOT_DEFINING = ("run", "pilot", "checkpoint", "closing", "campaign", "estimate", "rental", "mode",
+                "distributed.master_port", "hydra")
 DEFINING_EXCLUDED = {"seed"}  # the variant key also leaves these out: seeds repeat a variant
+
+
+def is_defining(key: str) -> bool:
+    """Whether a (dotted) config key changes what a run trains."""
+    return not any(key == section or key.startswith(section + ".") for section in NOT_DEFINING)
 
 
 def new_run_id() -> str:
@@ -38,7 +49,7 @@ def variant_key(overrides: Iterable[str], cfg: Optional[DictConfig] = None) -> s
     kept = []
     for override in overrides:
         key = override_key(override)
-        if key in DEFINING_EXCLUDED or key.startswith(("hydra",) + NOT_DEFINING):
+        if key in DEFINING_EXCLUDED or not is_defining(key):
             continue
         value = OmegaConf.select(cfg, key, default=None) if cfg is not None and "." in key else None
         if isinstance(value, (int, float, str, bool)) and not isinstance(value, DictConfig):
@@ -60,13 +71,51 @@ def find_parent(roots: Iterable[Path], variant: str, seed: int, exclude_under: O
                 continue  # jobs of the same sweep are siblings, not relaunches
             try:
                 data = json.loads(path.read_text())
-            except (OSError, json.JSONDecodeError):
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+                continue
+            if not isinstance(data, dict):
                 continue
             if data.get("variant") == variant and data.get("seed") == seed and data.get("mode") != "pilot":
-                stamp = (data.get("started_at") or "", data.get("run_id") or "")
+                stamp = (str(data.get("started_at") or ""), str(data.get("run_id") or ""))
                 if newest is None or stamp > newest[0]:
                     newest = (stamp, data.get("run_id"))
     return newest[1] if newest else None
+
+
+def sweep_identity(sweep_dir: Optional[Path]) -> Optional[str]:
+    """One id for every job of one multirun launch (None for a single run).
+
+    ``PILOT_SWEEP_ID`` is set by the recap callback when a multirun starts and reaches every job
+    (same process, submitit's local processes and SLURM jobs inherit it); without it, the sweep
+    directory stands for the launch.
+    """
+    if sweep_dir is None:
+        return None
+    return os.environ.get("PILOT_SWEEP_ID") or str(Path(sweep_dir).resolve())
+
+
+def _parse_row(line: str) -> Optional[Dict[str, Any]]:
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return row if isinstance(row, dict) else None
+
+
+def read_run_json(run_dir: Path) -> Dict[str, Any]:
+    """The run.json of an existing run directory; unreadable is refused, never overwritten."""
+    path = Path(run_dir) / "run.json"
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        problem = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    else:
+        if isinstance(data, dict) and isinstance(data.get("run_id"), str):
+            return data
+        problem = "not a pilot run record (no run_id)"
+    raise ResumeRefused(
+        f"{path} is unreadable ({problem}); pilot will not continue or overwrite that run's record. "
+        "Fix: restore the file, move the directory aside, or start this run in a new hydra.run.dir.")
 
 
 def config_hash(cfg: DictConfig) -> str:
@@ -90,11 +139,12 @@ def code_revision() -> Dict[str, Any]:
 
 def write_json_atomic(path: Path, data: Dict[str, Any]) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with tmp.open("w") as handle:
-        json.dump(data, handle, indent=2, default=str)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    with disk_full_guard(path, tmp):
+        with tmp.open("w") as handle:
+            json.dump(data, handle, indent=2, default=str)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
 
 
 class RunRecord:
@@ -109,11 +159,16 @@ class RunRecord:
         overrides = list(overrides)
         existing = self.run_dir / "run.json"
         if resume is not None and existing.exists():
-            self.data = json.loads(existing.read_text())
+            self.data = read_run_json(self.run_dir)
             self.data.setdefault("resumes", []).append(
                 {**resume, "previous_status": self.data.get("status"),
                  "at": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
             self.data.update(status="running", stop_cause=None, error=None)
+            # the config from this resume on (non-defining keys such as run.threads may differ, and
+            # forced keys do): config_hash is always the hash of the config.yaml now in the directory
+            self.data["resumes"][-1].update(config_hash=config_hash(cfg),
+                                            config_hash_before=self.data.get("config_hash"))
+            self.data["config_hash"] = config_hash(cfg)
             self._set_aside_metrics_after(int(resume.get("from_update", 0)))
             self.save()
             self.metrics = (self.run_dir / "metrics.jsonl").open("a")
@@ -128,6 +183,7 @@ class RunRecord:
             "seed": int(cfg.seed), "status": "running", "stop_cause": None,
             "overrides": overrides, "config_hash": config_hash(cfg),
             "code_revision": code_revision(), "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "sweep_id": sweep_identity(sweep_dir),
         }
         self.save()
         self.metrics = (self.run_dir / "metrics.jsonl").open("a")
@@ -140,18 +196,24 @@ class RunRecord:
             return
         kept, discarded = [], []
         for line in path.read_text().splitlines():
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:  # a line cut by the kill
-                discarded.append(line)
-                continue
-            (kept if row.get("update", 0) <= update else discarded).append(line)
+            row = _parse_row(line)
+            keep = row is not None and isinstance(row.get("update"), int) and row["update"] <= update
+            (kept if keep else discarded).append(line)  # a line cut by the kill is discarded too
         if discarded:
             with (self.run_dir / "metrics.discarded.jsonl").open("a") as handle:
                 handle.write("".join(line + "\n" for line in discarded))
         tmp = path.with_name(".metrics.jsonl.tmp")
-        tmp.write_text("".join(line + "\n" for line in kept))
-        os.replace(tmp, path)
+        with disk_full_guard(path, tmp):
+            tmp.write_text("".join(line + "\n" for line in kept))
+            os.replace(tmp, path)
+
+    def rows(self, kind: Optional[str] = None) -> List[Dict[str, Any]]:
+        """The rows of metrics.jsonl (of one ``kind``), as written so far."""
+        path = self.run_dir / "metrics.jsonl"
+        if not path.exists():
+            return []
+        parsed = (_parse_row(line) for line in path.read_text().splitlines())
+        return [row for row in parsed if row is not None and (kind is None or row.get("kind") == kind)]
 
     def save(self) -> None:
         write_json_atomic(self.run_dir / "run.json", self.data)
@@ -168,3 +230,46 @@ class RunRecord:
         self.metrics.close()
         self.update(status=status, stop_cause=stop_cause,
                     finished_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"), **fields)
+
+
+class RunDirectoryLock:
+    """An advisory lock (``flock``) on a run directory, held while a process writes it.
+
+    A second process on the same directory is refused, naming the holder's pid and host.
+    The kernel drops the lock when the holder dies (kill -9 included), so a stale lock
+    file never blocks a resume.
+    """
+
+    NAME = ".pilot.lock"
+
+    def __init__(self, run_dir: Path):
+        self.path = Path(run_dir) / self.NAME
+        self.fd: Optional[int] = None
+
+    def acquire(self) -> "RunDirectoryLock":
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 200).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise RunDirectoryBusy(
+                f"{self.path.parent} is in use by another pilot process ({holder}); two processes "
+                "writing one run directory would mix their records. Fix: wait for it to end (or stop "
+                "it), or give this run its own hydra.run.dir.") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"pid {os.getpid()} on host {socket.gethostname()}".encode())
+        self.fd = fd
+        return self
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing the descriptor drops the lock
+            self.fd = None
+
+    def __enter__(self) -> "RunDirectoryLock":
+        return self.acquire()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.release()

@@ -13,6 +13,7 @@ import logging
 import math
 import os
 import random
+import signal
 import time
 from pathlib import Path
 from typing import Iterable, Optional, Tuple
@@ -22,19 +23,21 @@ import torch
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from pilot.checkpoint import (clean_temporary_files, defining_config, differing_keys, fault_point,
-                              latest_valid_checkpoint, restore_training_state, save_checkpoint)
+from pilot.checkpoint import (checkpoint_path, clean_temporary_files, defining_config, differing_keys,
+                              fault_point, first_line, latest_valid_checkpoint, restore_training_state,
+                              save_checkpoint, training_state_non_finite)
 from pilot.closing import close_run, write_reproduce
 from pilot.config.validate import validate, resolve_device
 from pilot.data.task import enum_value
-from pilot.engine.distributed import (DistContext, init_from_env, launched_externally, spawn)
-from pilot.engine.preemption import PreemptionWatch
+from pilot.engine.distributed import (DistContext, all_reduce_sum, init_from_env, launched_externally,
+                                      spawn)
+from pilot.engine.preemption import InterruptWatch, PreemptionWatch
 from pilot.engine.trainer import Trainer, record_dict
-from pilot.errors import ResumeRefused
+from pilot.errors import DiskFull, ResumeRefused, RunFinished
 from pilot.phases.memory import peak_memory
 from pilot.phases.train_phases import TrainPhases
 from pilot.predictions import write_predictions
-from pilot.run_record import RunRecord, write_json_atomic
+from pilot.run_record import RunDirectoryLock, RunRecord, read_run_json, write_json_atomic
 
 log = logging.getLogger("pilot")
 
@@ -74,6 +77,36 @@ def build_trainer(cfg: DictConfig, ctx: DistContext = DistContext()) -> Trainer:
     return trainer
 
 
+# sections whose values live in the restored state (weights, optimizer and schedule, data order,
+# precision, replicas): a resume cannot change them, even forced, without recording a setting it
+# did not use. The others (budget, loop, memory, ...) can be forced and take effect from the resume.
+FIXED_ON_RESUME = ("model", "data", "batch", "optim", "precision", "distributed", "seed")
+
+
+def _fixed_on_resume(difference: str) -> bool:
+    key = difference.split(":", 1)[0]
+    return any(key == section or key.startswith(section + ".") for section in FIXED_ON_RESUME)
+
+
+def refuse_finished_run(cfg: DictConfig, run_dir: Path) -> None:
+    """A run that ended (``ok``, or ``diverged``) is not trained again in its directory."""
+    if not cfg.checkpoint.resume or not (run_dir / "run.json").exists():
+        return
+    data = read_run_json(run_dir)
+    status, run_id = data.get("status"), data.get("run_id")
+    again = ("To run this variant again, start it without hydra.run.dir (a new directory and run_id; "
+             "this run becomes its parent_id).")
+    if status == "ok":
+        raise RunFinished(f"{run_dir} holds a finished run ({run_id}: status ok, stop cause "
+                          f"{data.get('stop_cause')}, {data.get('updates_done')} updates). Nothing was "
+                          f"done and nothing was touched. {again}", exit_code=0)
+    if status == "diverged" and not cfg.checkpoint.continue_diverged:
+        raise RunFinished(f"{run_dir} holds a diverged run ({run_id}: {data.get('stop_cause')}); it stays "
+                          f"diverged and nothing was touched. {again} To continue it from its last finite "
+                          "checkpoint instead, add checkpoint.continue_diverged=true (recorded in run.json).",
+                          exit_code=1)
+
+
 def find_resume_state(cfg: DictConfig, run_dir: Path, is_main: bool) -> Tuple[Optional[dict], dict]:
     """The newest valid checkpoint's state (or None) and what to record about the resume."""
     if not cfg.checkpoint.resume:
@@ -92,6 +125,13 @@ def find_resume_state(cfg: DictConfig, run_dir: Path, is_main: bool) -> Tuple[Op
         return None, {}
     path, state = found
     differences = differing_keys(state["defining_config"], defining_config(cfg))
+    fixed = [d for d in differences if _fixed_on_resume(d)]
+    if fixed:
+        raise ResumeRefused(
+            f"{path} was written under another config, and these keys cannot change on resume (their "
+            "values live in the restored weights, optimizer, schedule, data order or precision; a "
+            "record would claim a setting the run did not use):\n  " + "\n  ".join(fixed)
+            + "\nFix: use a new run directory for the new values (leave out hydra.run.dir), or restore them.")
     if differences and not cfg.checkpoint.force_resume:
         raise ResumeRefused(
             f"{path} was written under another config; resuming would mix two runs. Differing keys:\n  "
@@ -104,19 +144,36 @@ def find_resume_state(cfg: DictConfig, run_dir: Path, is_main: bool) -> Tuple[Op
                                    "the run continues correctly but not bit-identically")
     if differences:
         note["forced_despite"] = differences
+        note["takes_effect_from_update"] = note["from_update"] + 1
     log.info("resuming from %s (update %d)", path, note["from_update"])
     return state, note
+
+
+def is_diverged(stop_cause: Optional[str]) -> bool:
+    return bool(stop_cause) and (stop_cause == "non_finite_loss" or stop_cause.startswith("diverged"))
 
 
 class StopRules:
     """The stop causes declared in ``cfg.loop`` before the run: divergence and early stopping."""
 
-    def __init__(self, cfg: DictConfig, first_loss: Optional[float] = None):
+    def __init__(self, cfg: DictConfig):
         self.factor = float(cfg.loop.divergence_factor)
         self.patience = int(cfg.loop.early_stop_patience)
-        self.first_loss = first_loss
+        self.first_loss: Optional[float] = None
         self.best = math.inf
         self.since_best = 0
+
+    def replay(self, rows: list) -> "StopRules":
+        """A resumed run's rules continue from its recorded rows (first loss, validation history)."""
+        for row in rows:
+            loss = row.get("loss")
+            if not isinstance(loss, (int, float)):
+                continue
+            if row.get("kind") == "train" and self.first_loss is None:
+                self.first_loss = float(loss)
+            elif row.get("kind") == "val":
+                self.after_validation(float(loss), int(row.get("update", 0)))
+        return self
 
     def after_update(self, loss: float, update: int) -> Optional[str]:
         if self.first_loss is None:
@@ -139,139 +196,253 @@ class StopRules:
         return None
 
 
-def _first_loss(run_path: Path) -> Optional[float]:
-    """The first update's loss of a resumed run (the divergence rule is relative to it)."""
-    try:
-        with (run_path / "metrics.jsonl").open() as handle:
-            for line in handle:
-                row = json.loads(line)
-                if row.get("kind") == "train":
-                    return float(row["loss"])
-    except (OSError, ValueError, KeyError):
-        pass
-    return None
+class TrainingRun:
+    """One training run on one replica: ``setup``, ``on_update`` after every update, ``finish``.
+
+    Rank 0 owns the run directory (lock, run.json, metrics, checkpoints, phases.csv, closing).
+    Whatever ends the run — budget, divergence, early stop, a signal, preemption, disk full, an
+    exception — ``run`` records what actually happened, and ``close`` writes it.
+    """
+
+    def __init__(self, cfg: DictConfig, run_dir: str, overrides: list, sweep_dir: Optional[str] = None):
+        self.cfg, self.run_path, self.overrides = cfg, Path(run_dir), overrides
+        self.sweep_dir = Path(sweep_dir) if sweep_dir else None
+        self.ckpt_dir = self.run_path / "checkpoints"
+        self.ctx = (init_from_env(enum_value(cfg.distributed.backend), resolve_device(cfg))
+                    if launched_externally() else DistContext())
+        self.trainer: Optional[Trainer] = None
+        self.record: Optional[RunRecord] = None
+        self.lock = RunDirectoryLock(self.run_path) if self.ctx.is_main else None
+        self.status, self.stop_cause, self.error = "ok", None, None
+        self.extra: dict = {}
+        self.preemption, self.interrupts = PreemptionWatch(), InterruptWatch()
+        self.hand_over = False
+        self.eval_items: list = []
+        self.update_seconds: list = []
+        self.rules = StopRules(cfg)
+        self.phases = TrainPhases(resolve_device(cfg), self.ctx.rank, {
+            "micro_batch": int(cfg.batch.micro_batch), "accumulation": int(cfg.batch.accumulation),
+            "replicas": int(cfg.distributed.replicas), "precision": enum_value(cfg.precision.dtype),
+            "activation_checkpointing": bool(cfg.memory.activation_checkpointing)})
+
+    # ------------------------------------------------------------------ lifecycle
+    def run(self) -> None:
+        try:
+            self.setup()
+            stop_cause = self.trainer.train(on_update=self.on_update)
+            self.finish(stop_cause)
+        except KeyboardInterrupt:  # a second signal (or no watch installed): stop at once
+            signal_name = self.interrupts.received or "SIGINT"
+            self._interrupted(signal_name, "at once, without a checkpoint of the update in progress")
+        except DiskFull as exc:
+            self.status, self.stop_cause, self.error = "failed", "disk_full", str(exc)
+            self.phases.end("fail", f"disk full: {exc}"[:300])
+            raise
+        except torch.OutOfMemoryError as exc:
+            updates = self.trainer.updates_done if self.trainer else 0
+            self.status, self.stop_cause = "oom", f"out of memory at update {updates + 1}"
+            self.error = f"{type(exc).__name__}: {first_line(exc, 300)}"
+            self.phases.end("oom", f"out of memory in {self.phases.open_phase}: {self.error}")
+            raise
+        except RunFinished:
+            self.status = None  # nothing was started: nothing is recorded
+            raise
+        except Exception as exc:  # recorded, then re-raised: the failure must stay visible
+            self.status, self.stop_cause, self.error = "failed", "exception", f"{type(exc).__name__}: {exc}"
+            self.phases.end("fail", self.error[:300])
+            raise
+        finally:
+            self.close()
+
+    def setup(self) -> None:
+        cfg = self.cfg
+        if self.lock is not None:
+            self.lock.acquire()
+            refuse_finished_run(cfg, self.run_path)
+        threads = configure_threads(cfg)  # before the resume: the count is compared with the checkpoint's
+        state, resume_note = find_resume_state(cfg, self.run_path, self.ctx.is_main)
+        # run.json exists (status "running") before anything can fail, so a failure is recorded
+        if self.ctx.is_main:
+            self.record = RunRecord(self.run_path, cfg, self.overrides, resume=resume_note or None,
+                                    sweep_dir=self.sweep_dir)
+            if state is not None:
+                self.rules.replay(self.record.rows())
+        self.preemption.install()
+        self.interrupts.install()
+        if self.ctx.world_size != cfg.distributed.replicas:
+            raise ValueError(f"distributed.replicas={cfg.distributed.replicas} but the launcher "
+                             f"started {self.ctx.world_size} process(es). Fix: make them agree.")
+        self.phases.begin("build_model")
+        self.trainer = build_trainer(cfg, self.ctx)
+        self.eval_items = self.trainer.task.encoded("val")[: int(cfg.loop.eval_examples)]
+        if state is not None:
+            restore_training_state(self.trainer, state)
+        parameters = sum(p.numel() for p in self.trainer.raw_model.parameters())
+        self.phases.end(detail=f"{parameters:,} parameters" + (
+            f"; resumed at update {self.trainer.updates_done}" if state is not None else ""))
+        if self.record is not None:
+            _record_setup(cfg, self.trainer, self.record, self.run_path, threads)
+        self.phases.begin("first_step", examples=self.trainer.plan.examples_per_update)
+
+    def on_update(self, row) -> Optional[str]:
+        """After every update: metrics, stop rules, validation, checkpoint, signals — in that order,
+        so a checkpoint at a validation update is written after its validation row."""
+        trainer, record, every = self.trainer, self.record, int(self.cfg.checkpoint.every)
+        if self.phases.open_phase == "first_step":
+            self.phases.end(detail=f"update {row.update}: loss {row.loss:.4g}, {row.seconds:.3g} s",
+                            examples=row.examples)
+            self.phases.begin("steady_steps")
+        else:
+            self.update_seconds.append(row.seconds)
+        if record is not None:
+            record.log_metrics({"kind": "train", **record_dict(row)})
+        cause = self.rules.after_update(row.loss, row.update)
+        eval_every = int(self.cfg.loop.eval_every)
+        if cause is None and eval_every and row.update % eval_every == 0 \
+                and row.update < trainer.plan.total_updates:
+            cause = self.rules.after_validation(self.validate_now()["loss"], row.update)
+        if not is_diverged(cause) and every and trainer.updates_done % every == 0:
+            cause = self.save_checkpoint() or cause
+        fault_point("update", trainer.updates_done)
+        return cause or self._agreed_signal()
+
+    def save_checkpoint(self) -> Optional[str]:
+        """Save (rank 0) unless the state holds NaN/inf: then the run has diverged (the returned cause)."""
+        bad = training_state_non_finite(self.trainer)
+        if bad:
+            return (f"diverged: non-finite values in {len(bad)} tensor(s) ({', '.join(bad[:2])}) after "
+                    f"update {self.trainer.updates_done}; not saved as a checkpoint")
+        if self.record is not None:
+            save_checkpoint(self.trainer, self.cfg, self.ckpt_dir, int(self.cfg.checkpoint.keep_last))
+        return None
+
+    def _agreed_signal(self) -> Optional[str]:
+        """'preempted' or 'interrupted' when any replica was signalled (all replicas stop together)."""
+        flags = torch.tensor([float(self.preemption.requested), float(self.interrupts.received is not None)])
+        if self.ctx.is_distributed:
+            flags = all_reduce_sum(flags.to(self.trainer.device), self.ctx).cpu()
+        if flags[0] > 0:
+            return "preempted"
+        return "interrupted" if flags[1] > 0 else None
+
+    def validate_now(self) -> dict:
+        evaluation = self.trainer.evaluate("val", self.eval_items)
+        if self.record is not None:
+            self.record.log_metrics({"kind": "val", "update": self.trainer.updates_done, **evaluation})
+        return evaluation
+
+    def finish(self, stop_cause: str) -> None:
+        """After the last update: close the phases, then checkpoint, final validation and closing."""
+        cfg, trainer, record, phases = self.cfg, self.trainer, self.record, self.phases
+        self.stop_cause = stop_cause
+        diverged = is_diverged(stop_cause)
+        if phases.open_phase == "steady_steps":
+            phases.end("fail" if diverged else "pass", f"{_steady_detail(self.update_seconds)}; stop: {stop_cause}",
+                       examples=len(self.update_seconds) * trainer.plan.examples_per_update)
+        phases.end("fail" if diverged else "pass", f"stop: {stop_cause}")  # a first step that ended the run
+        if stop_cause == "preempted":
+            self.status, self.hand_over = _on_preemption(cfg, trainer, record, self.ckpt_dir,
+                                                          int(cfg.checkpoint.keep_last))
+            if self.hand_over or record is None:
+                return
+        if stop_cause == "interrupted":
+            self._save_final_checkpoint()
+            self._interrupted(self.interrupts.received or "SIGINT", "checkpoint saved")
+            return
+        if diverged:
+            self.status = "diverged"
+        elif record is not None and not checkpoint_path(self.ckpt_dir, trainer.updates_done).exists():
+            self._save_final_checkpoint()
+        if self.status == "preempted":  # max_requeues used up: the final validation, no closing
+            self._final_validation()
+            return
+        evaluation = self._final_validation()
+        if record is None:
+            return
+        log.info("stop: %s; validation after %d updates: loss %.4f, accuracy %.3f", stop_cause,
+                 trainer.updates_done, evaluation["loss"], evaluation["accuracy"])
+        write_predictions(trainer, self.eval_items, self.run_path / "predictions.jsonl")
+        fault_point("closing", trainer.updates_done)
+        if self.status == "ok" and int(cfg.closing.control_examples) > 0:
+            phases.begin("export", examples=int(cfg.closing.control_examples))
+            closing = close_run(trainer.raw_model, trainer.task, cfg, self.run_path)
+            phases.end(closing["verdict"], closing["reason"][:300])
+            record.update(closing=closing)
+            write_reproduce(self.run_path, record.data)
+            (log.info if closing["verdict"] == "pass" else log.error)("closing: %s", closing["reason"])
+        if self.interrupts.received and self.status == "ok":  # signalled during validation or closing
+            self._interrupted(self.interrupts.received, "during the final validation or closing; the "
+                              "final checkpoint is saved, starting again redoes the closing")
+
+    def _save_final_checkpoint(self) -> None:
+        if self.record is None or checkpoint_path(self.ckpt_dir, self.trainer.updates_done).exists():
+            return
+        self.phases.begin("checkpoint_save")
+        cause = self.save_checkpoint()
+        if cause is not None:  # the last update left NaN/inf in the weights or optimizer state
+            self.status, self.stop_cause = "diverged", cause
+            self.phases.end("fail", cause[:300])
+            return
+        path = checkpoint_path(self.ckpt_dir, self.trainer.updates_done)
+        self.phases.end(detail=f"{path.name}, {path.stat().st_size:,} bytes")
+
+    def _final_validation(self) -> dict:
+        """The validation after the last update, logged once: a run started again after it was
+        logged (a kill during closing) reuses the row instead of writing a second one."""
+        done = self.trainer.updates_done
+        if self.record is not None:
+            logged = [r for r in self.record.rows("val") if r.get("update") == done]
+            if logged:
+                self.trainer.evaluate("val", self.eval_items)  # keep the replicas in step (DDP)
+                return logged[-1]
+        self.phases.begin("eval", examples=len(self.eval_items), micro_batch=int(self.cfg.batch.eval_micro_batch))
+        evaluation = self.validate_now()
+        self.phases.end(detail=f"loss {evaluation['loss']:.4g} on {len(self.eval_items)} validation examples")
+        return evaluation
+
+    def _interrupted(self, signal_name: str, how: str) -> None:
+        updates = self.trainer.updates_done if self.trainer else 0
+        self.status = "interrupted"
+        self.stop_cause = f"interrupted: {signal_name} at update {updates} ({how})"
+        if self.record is not None:  # kept across resumes: every signal that stopped this run
+            self.extra["interrupted_by"] = self.record.data.get("interrupted_by", []) + [{
+                "signal": signal_name, "at_update": updates, "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "exit_code": 128 + int(getattr(signal, signal_name, signal.SIGINT))}]
+        self.phases.end("fail", self.stop_cause[:300])
+        log.warning("%s; resume with the same command and hydra.run.dir=%s", self.stop_cause, self.run_path)
+
+    def close(self) -> None:
+        """Record what happened (rank 0), release the signal handlers and the lock."""
+        if not self.hand_over:
+            self.preemption.uninstall()
+        self.interrupts.uninstall()
+        try:
+            if self.record is not None and self.status is not None:
+                self.phases.end("fail" if self.status != "ok" else "pass", f"run ended: {self.status}")
+                try:
+                    self.phases.write(self.run_path)
+                except DiskFull as exc:
+                    self.status, self.stop_cause, self.error = "failed", "disk_full", str(exc)
+                    self.extra["disk_full"] = str(exc)
+                if not self.hand_over:
+                    seconds = self.update_seconds
+                    self.record.finish(self.status, self.stop_cause, error=self.error,
+                                       peak_memory=self.phases.peaks() or peak_memory(),
+                                       seconds_per_update=(sum(seconds) / len(seconds)) if seconds else None,
+                                       **self.extra, **(self.trainer.position() if self.trainer else {}))
+        finally:
+            if self.lock is not None:
+                self.lock.release()
+        if self.hand_over:
+            self.preemption.hand_over()  # submitit requeues the job and exits this process
+        if "disk_full" in self.extra:
+            raise DiskFull(self.extra["disk_full"])
 
 
 def _worker(cfg: DictConfig, run_dir: str, overrides: list, sweep_dir: Optional[str] = None) -> None:
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, format="[%(asctime)s][%(name)s] %(message)s")
-    ctx = (init_from_env(enum_value(cfg.distributed.backend), resolve_device(cfg))
-           if launched_externally() else DistContext())
-    run_path = Path(run_dir)
-    threads = configure_threads(cfg)  # before the resume: the thread count is compared with the checkpoint's
-    state, resume_note = find_resume_state(cfg, run_path, ctx.is_main)
-    # run.json exists (status "running") before anything can fail, so a failure is recorded
-    record = (RunRecord(run_path, cfg, overrides, resume=resume_note or None,
-                        sweep_dir=Path(sweep_dir) if sweep_dir else None) if ctx.is_main else None)
-    trainer = None
-    status, stop_cause, error = "ok", None, None
-    ckpt_dir = run_path / "checkpoints"
-    every, keep = int(cfg.checkpoint.every), int(cfg.checkpoint.keep_last)
-    eval_every = int(cfg.loop.eval_every)
-    rules = StopRules(cfg, _first_loss(run_path) if state is not None else None)
-    watch = PreemptionWatch().install()
-    hand_over = False
-    eval_items: list = []
-    phases = TrainPhases(resolve_device(cfg), ctx.rank, {
-        "micro_batch": int(cfg.batch.micro_batch), "accumulation": int(cfg.batch.accumulation),
-        "replicas": int(cfg.distributed.replicas), "precision": enum_value(cfg.precision.dtype),
-        "activation_checkpointing": bool(cfg.memory.activation_checkpointing)})
-    update_seconds: list = []
-
-    def validate_now() -> dict:
-        evaluation = trainer.evaluate("val", eval_items)
-        if record is not None:
-            record.log_metrics({"kind": "val", "update": trainer.updates_done, **evaluation})
-        return evaluation
-
-    def on_update(row) -> Optional[str]:
-        if phases.open_phase == "first_step":
-            phases.end(detail=f"update {row.update}: loss {row.loss:.4g}, {row.seconds:.3g} s",
-                       examples=row.examples)
-            phases.begin("steady_steps")
-        else:
-            update_seconds.append(row.seconds)
-        if record is not None:
-            record.log_metrics({"kind": "train", **record_dict(row)})
-            if every and trainer.updates_done % every == 0:
-                save_checkpoint(trainer, cfg, ckpt_dir, keep)
-        fault_point("update", trainer.updates_done)
-        if watch.requested:
-            return "preempted"
-        cause = rules.after_update(row.loss, row.update)
-        if cause is None and eval_every and row.update % eval_every == 0 \
-                and row.update < trainer.plan.total_updates:
-            cause = rules.after_validation(validate_now()["loss"], row.update)
-        return cause
-
-    try:
-        if ctx.world_size != cfg.distributed.replicas:
-            raise ValueError(f"distributed.replicas={cfg.distributed.replicas} but the launcher "
-                             f"started {ctx.world_size} process(es). Fix: make them agree.")
-        phases.begin("build_model")
-        trainer = build_trainer(cfg, ctx)
-        eval_items = trainer.task.encoded("val")[: int(cfg.loop.eval_examples)]
-        if state is not None:
-            restore_training_state(trainer, state)
-        parameters = sum(p.numel() for p in trainer.raw_model.parameters())
-        phases.end(detail=f"{parameters:,} parameters" + (f"; resumed at update {trainer.updates_done}"
-                                                           if state is not None else ""))
-        if record is not None:
-            _record_setup(cfg, trainer, record, run_path, threads)
-        phases.begin("first_step", examples=trainer.plan.examples_per_update)
-        stop_cause = trainer.train(on_update=on_update)
-        diverged = stop_cause == "non_finite_loss" or stop_cause.startswith("diverged")
-        if phases.open_phase == "steady_steps":
-            phases.end("fail" if diverged else "pass", f"{_steady_detail(update_seconds)}; stop: {stop_cause}",
-                       examples=len(update_seconds) * trainer.plan.examples_per_update)
-        phases.end("fail" if diverged else "pass", f"stop: {stop_cause}")  # a first step that ended the run
-        if stop_cause == "preempted":
-            status, hand_over = _on_preemption(cfg, trainer, record, ckpt_dir, keep)
-            if hand_over:
-                return
-        if stop_cause == "non_finite_loss" or stop_cause.startswith("diverged"):
-            status = "diverged"
-        if record is not None and not (ckpt_dir / f"ckpt-{trainer.updates_done:08d}.pt").exists():
-            phases.begin("checkpoint_save")
-            path = save_checkpoint(trainer, cfg, ckpt_dir, keep)
-            phases.end(detail=f"{path.name}, {path.stat().st_size:,} bytes")
-        phases.begin("eval", examples=len(eval_items), micro_batch=int(cfg.batch.eval_micro_batch))
-        evaluation = validate_now()
-        phases.end(detail=f"loss {evaluation['loss']:.4g} on {len(eval_items)} validation examples")
-        if record is not None and status == "preempted":
-            return
-        if record is not None:
-            log.info("stop: %s; validation after %d updates: loss %.4f, accuracy %.3f", stop_cause,
-                     trainer.updates_done, evaluation["loss"], evaluation["accuracy"])
-            write_predictions(trainer, eval_items, run_path / "predictions.jsonl")
-            if status == "ok" and int(cfg.closing.control_examples) > 0:
-                phases.begin("export", examples=int(cfg.closing.control_examples))
-                closing = close_run(trainer.raw_model, trainer.task, cfg, run_path)
-                phases.end(closing["verdict"], closing["reason"][:300])
-                record.update(closing=closing)
-                write_reproduce(run_path, record.data)
-                (log.info if closing["verdict"] == "pass" else log.error)("closing: %s", closing["reason"])
-    except torch.OutOfMemoryError as exc:
-        status, stop_cause = "oom", f"out of memory at update {trainer.updates_done + 1 if trainer else 0}"
-        error = f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
-        phases.end("oom", f"out of memory in {phases.open_phase}: {error}")
-        raise
-    except Exception as exc:  # recorded, then re-raised: the failure must stay visible
-        status, stop_cause, error = "failed", "exception", f"{type(exc).__name__}: {exc}"
-        phases.end("fail", error[:300])
-        raise
-    finally:
-        if not hand_over:
-            watch.uninstall()
-        if record is not None:
-            phases.end("fail" if status not in ("ok",) else "pass", f"run ended: {status}")
-            phases.write(run_path)
-        if record is not None and not hand_over:
-            record.finish(status, stop_cause, error=error, peak_memory=phases.peaks() or peak_memory(),
-                          seconds_per_update=(sum(update_seconds) / len(update_seconds)) if update_seconds else None,
-                          **(trainer.position() if trainer is not None else {}))
-        if hand_over:
-            watch.hand_over()  # submitit requeues the job and exits this process
+    TrainingRun(cfg, run_dir, overrides, sweep_dir).run()
 
 
 def _steady_detail(seconds: list) -> str:
@@ -356,7 +527,13 @@ def train(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = (),
     replicas = int(cfg.distributed.replicas)
     sweep = str(sweep_dir) if sweep_dir else None
     if replicas > 1 and not launched_externally():
-        spawn(_worker, (cfg, str(run_dir), overrides, sweep), replicas, int(cfg.distributed.master_port))
+        # the replicas catch Ctrl-C/SIGTERM themselves (same process group) and stop together at an
+        # update boundary; this parent only waits for them instead of dying in the join
+        watch = InterruptWatch().install()
+        try:
+            spawn(_worker, (cfg, str(run_dir), overrides, sweep), replicas, int(cfg.distributed.master_port))
+        finally:
+            watch.uninstall()
     else:
         _worker(cfg, str(run_dir), overrides, sweep)
         if int(os.environ.get("RANK", "0")) > 0:

@@ -127,17 +127,21 @@ def test_rotation_keeps_the_last_k(make_cfg, tmp_path):
 
 
 def test_resume_under_another_config_is_refused_naming_the_keys(tmp_path):
-    assert run_cli(tmp_path).returncode == 0
+    assert run_cli(tmp_path, fault="update@5").returncode == -9  # an unfinished run (a finished one is never resumed)
     before = (tmp_path / "run.json").read_text()
-    refused = run_cli(tmp_path, "optim.lr=0.05", "seed=3")
-    assert refused.returncode != 0
+    refused = run_cli(tmp_path, "optim.lr=0.05", "seed=3", "checkpoint.force_resume=true")
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
     assert "optim.lr: checkpoint 0.003 != now 0.05" in refused.stderr
-    assert "seed: checkpoint 0 != now 3" in refused.stderr and "checkpoint.force_resume=true" in refused.stderr
+    assert "seed: checkpoint 0 != now 3" in refused.stderr and "cannot change on resume" in refused.stderr
     assert (tmp_path / "run.json").read_text() == before  # the earlier run's record is untouched
-    forced = run_cli(tmp_path, "optim.lr=0.05", "checkpoint.force_resume=true")
-    assert forced.returncode == 0
+    unforced = run_cli(tmp_path, "loop.eval_every=3")  # a key that could take effect: only when forced
+    assert unforced.returncode == 2 and "loop.eval_every: checkpoint 50 != now 3" in unforced.stderr
+    assert "checkpoint.force_resume=true" in unforced.stderr
+    assert (tmp_path / "run.json").read_text() == before
+    forced = run_cli(tmp_path, "loop.eval_every=3", "checkpoint.force_resume=true")
+    assert forced.returncode == 0, forced.stderr[-2000:]
     record = json.loads((tmp_path / "run.json").read_text())
-    assert any("optim.lr" in d for d in record["resumes"][-1]["forced_despite"])
+    assert any("loop.eval_every" in d for d in record["resumes"][-1]["forced_despite"])
 
 
 def test_closing_reload_passes_and_fails_when_the_export_is_tampered(make_cfg, tmp_path):

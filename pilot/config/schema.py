@@ -231,6 +231,7 @@ class CheckpointConfig:
     resume: bool = True           # continue from the newest valid checkpoint in the run directory
     force_resume: bool = False    # resume even if the defining config differs (the difference is recorded)
     max_requeues: int = 3         # cluster: interruptions (preemption, time limit) before ending as "preempted"
+    continue_diverged: bool = False  # true: a diverged run started again continues from its last finite checkpoint
 
 
 @dataclass

@@ -12,9 +12,13 @@ in the recap. submitit itself only counts time-outs, not preemptions.
 """
 from __future__ import annotations
 
+import logging
 import os
 import signal
+import threading
 from typing import Any, Callable, Optional
+
+log = logging.getLogger("pilot")
 
 
 class PreemptionWatch:
@@ -48,3 +52,47 @@ class PreemptionWatch:
         if self.installed:
             signal.signal(self.signum, self.previous if self.previous is not None else signal.SIG_DFL)
             self.installed = False
+
+
+class InterruptWatch:
+    """Ctrl-C (SIGINT) and SIGTERM: finish the current update, save, record ``interrupted``.
+
+    The first signal only raises a flag, read at the next update boundary (like USR2 above),
+    so the checkpoint holds a complete update; the run then ends with status ``interrupted``
+    naming the signal and the update, and the process exits with 128 + the signal's number.
+    A second signal stops at once (KeyboardInterrupt), still recorded as ``interrupted``.
+    Inside a submitit job SIGTERM stays submitit's (it handles requeues), and a handler can
+    only be installed from the main thread: elsewhere the watch stays inactive.
+    """
+
+    def __init__(self) -> None:
+        self.received: Optional[str] = None   # "SIGINT" / "SIGTERM" once one arrived
+        self.signum: Optional[int] = None
+        self.previous: dict = {}
+
+    def install(self) -> "InterruptWatch":
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            if signum == signal.SIGTERM and "SUBMITIT_EXECUTOR" in os.environ:
+                continue
+            self.previous[signum] = signal.getsignal(signum)
+            signal.signal(signum, self._flag)
+        return self
+
+    def _flag(self, signum: int, frame: Any) -> None:
+        if self.received is not None:
+            raise KeyboardInterrupt(f"second {signal.Signals(signum).name}: stopping at once")
+        self.received, self.signum = signal.Signals(signum).name, signum
+        log.warning("%s received: finishing this update, then saving a checkpoint and stopping "
+                    "(send it again to stop at once)", self.received)
+
+    @property
+    def exit_code(self) -> int:
+        """The shell's convention for a process ended by a signal: 128 + its number."""
+        return 128 + (self.signum or signal.SIGINT)
+
+    def uninstall(self) -> None:
+        for signum, previous in self.previous.items():
+            signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
+        self.previous = {}

@@ -169,7 +169,7 @@ class PhaseRunner:
         return f"{weights.relative_to(self.run_dir)}, {weights.stat().st_size:,} bytes"
 
     def reload_check(self) -> Tuple[str, str]:
-        result = check_in_new_process(self.run_dir / "export" / f"rank{self.ctx.rank}")
+        result = check_in_new_process(self.run_dir / "export" / f"rank{self.ctx.rank}", self.cfg)
         return result["verdict"], result["reason"] + " (in a child process; memory columns are this process's)"
 
     def resume_check(self) -> Tuple[str, str]:

@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Optional
 import pandas as pd
 import torch
 
+from pilot.errors import disk_full_guard
 from pilot.phases.memory import MemoryProbe
 
 
@@ -66,6 +67,7 @@ class TrainPhases:
             except (OSError, ValueError, pd.errors.ParserError):
                 path.rename(path.with_name("phases.unreadable.csv"))
         tmp = path.with_name(".phases.csv.tmp")
-        frame.to_csv(tmp, index=False)
-        tmp.replace(path)
+        with disk_full_guard(path, tmp, needed_bytes=64 * 1024):
+            frame.to_csv(tmp, index=False)
+            tmp.replace(path)
         return path
