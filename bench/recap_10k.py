@@ -3,7 +3,8 @@
     python bench/recap_10k.py            # writes bench/results/recap_10k.json
 
 Each synthetic run has a run.json and a metrics.jsonl of 200 updates and 4
-validation points (what an lr_sweep job writes), over 3 variants x many seeds;
+validation points (what an lr_sweep job writes), over 3 variants x many seeds,
+all of one sweep (one sweep_id, as one multirun launch writes it);
 1% are diverged, 1% have a corrupt run.json. Target: under 10 s on this machine.
 """
 from __future__ import annotations
@@ -31,7 +32,7 @@ def make_runs(root: Path, count: int, updates: int) -> None:
         run.mkdir(parents=True)
         lr = lrs[index % 3]
         status = "diverged" if index % 100 == 7 else "ok"
-        record = {"run_id": f"run-{index:05d}", "parent_id": None, "variant": f"optim.lr={lr}",
+        record = {"run_id": f"run-{index:05d}", "parent_id": None, "sweep_id": "bench", "variant": f"optim.lr={lr}",
                   "seed": index // 3, "status": status, "stop_cause": "budget_reached", "mode": "train",
                   "overrides": [f"optim.lr={lr}", f"seed={index // 3}"],
                   "started_at": "2026-11-30T01:00:00+0000", "finished_at": "2026-11-30T01:00:30+0000",

@@ -28,14 +28,14 @@ def sweep_dirs(tmp_path):
 
 def test_diverged_job_keeps_its_row_and_the_others_finish(tmp_path):
     journal = tmp_path / "journal.md"
-    done = pilot(tmp_path, "optim.lr=0.003,1e6", "seed=0",
+    done = pilot(tmp_path, "optim.lr=0.003,9", "seed=0",
                  "optim.grad_clip=0", f"campaign.journal={journal}", multirun=True)
     assert done.returncode == 0, done.stderr[-3000:]
     (sweep,) = sweep_dirs(tmp_path)
     recap = pd.read_csv(sweep / "recap.csv")
     assert len(recap) == 2
     diverged = recap[recap["status"] == "diverged"]
-    assert len(diverged) == 1 and "1000000" in diverged["variant"].iloc[0]
+    assert len(diverged) == 1 and "optim.lr=9" in diverged["variant"].iloc[0]
     assert diverged["stop_cause"].iloc[0].startswith("diverged:")
     assert diverged["updates_done"].iloc[0] < 12  # stopped at its step, recorded
     phases = pd.read_csv(Path(diverged["run_dir"].iloc[0]) / "phases.csv").set_index("phase")

@@ -1,0 +1,88 @@
+"""The two ways a recap starts: ``python -m pilot.recap`` and the Hydra callback at the end of a multirun."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any, FrozenSet, List, Optional
+
+import pandas as pd
+
+from pilot.errors import PilotError
+from pilot.recap.outputs import build_recap
+from pilot.recap.reading import find_run_dirs
+from pilot.rental.journal import append_entry
+from pilot.run_record import new_run_id
+
+try:
+    from hydra.experimental.callback import Callback
+except ImportError:  # pragma: no cover - hydra is a dependency; keeps the module importable alone
+    Callback = object
+
+
+class RecapCallback(Callback):
+    """Hydra callback: when a multirun ends, recap the runs it made, in its sweep directory.
+
+    Only this launch's runs: run directories already in the sweep directory when the
+    multirun started (a reused ``hydra.sweep.dir``) are left out, and recap.md says how
+    many. The runs it made are grouped by their run.json ``sweep_id``, so launches into
+    one directory at the same time are still judged apart, never pooled.
+    """
+
+    def __init__(self) -> None:
+        self.earlier_runs: FrozenSet[Path] = frozenset()
+
+    def on_multirun_start(self, config: Any, **kwargs: Any) -> None:
+        # one id for every job of this launch, recorded as run.json's sweep_id (run_record.py):
+        # jobs in this process, in submitit's local processes and in SLURM jobs inherit it
+        os.environ["PILOT_SWEEP_ID"] = new_run_id()
+        sweep_dir = Path(config.hydra.sweep.dir)
+        self.earlier_runs = frozenset(find_run_dirs([sweep_dir])) if sweep_dir.is_dir() else frozenset()
+
+    def on_multirun_end(self, config: Any, **kwargs: Any) -> None:
+        sweep_dir = Path(config.hydra.sweep.dir)
+        campaign = config.get("campaign", {}) or {}
+        control = str(campaign.get("control", "") or "")
+        if not sweep_dir.is_dir():
+            print(f"recap: no sweep directory {sweep_dir}: no job wrote anything, nothing to recap")
+            return
+        try:
+            frame = build_recap([sweep_dir], sweep_dir, control, quality_tolerance=campaign.get("quality_tolerance"),
+                                skip=self.earlier_runs)
+        except PilotError as error:  # the sweep's runs are done and kept; only the recap could not be written
+            print(f"recap: {error}", file=sys.stderr)
+            return
+        print(f"recap: {len(frame)} run(s) -> {sweep_dir / 'recap.md'}")
+        if campaign.get("journal"):
+            append_entry(Path(campaign.get("journal")), f"sweep concluded ({sweep_dir})",
+                         _journal_lines(frame, sweep_dir))
+
+
+def _journal_lines(frame: pd.DataFrame, sweep_dir: Path) -> List[str]:
+    """The sweep's entry in the campaign journal: run counts per status, the verdicts, where the recap is."""
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(frame["status"].value_counts().to_dict().items()))
+    return [f"- {len(frame)} run(s): {counts or 'none'}", *[f"- {line}" for line in frame.attrs.get("conclusions", [])],
+            f"- recap: {sweep_dir / 'recap.md'}"]
+
+
+def main(argv: Optional[List[str]] = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m pilot.recap",
+                                     description="Build recap.csv/recap.md/recap.png over run or sweep directories.")
+    parser.add_argument("paths", nargs="+", type=Path, help="run or sweep directories (searched for runs)")
+    parser.add_argument("--out", type=Path, default=None, help="where to write (default: the first path)")
+    parser.add_argument("--control", default="", help='overrides of the control variant, e.g. "optim.lr=0.0001"')
+    parser.add_argument("--quality-tolerance", type=float, default=None,
+                        help="mark each variant's validation loss within/outside this share of the control's")
+    parser.add_argument("--pool", action="store_true",
+                        help="judge the runs of different sweeps as one (default: each sweep on its own runs)")
+    parser.add_argument("--no-plot", action="store_true")
+    args = parser.parse_args(argv)
+    out = args.out or args.paths[0]
+    try:
+        frame = build_recap(args.paths, out, args.control, plot=not args.no_plot,
+                            quality_tolerance=args.quality_tolerance, pool=args.pool)
+    except PilotError as error:  # the user can fix it: the message, no traceback
+        print(f"pilot.recap: {error}", file=sys.stderr)
+        sys.exit(error.exit_code)
+    print(f"recap: {len(frame)} run(s) -> {out / 'recap.md'}")

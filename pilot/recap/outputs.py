@@ -1,0 +1,196 @@
+"""What the recap writes: recap.csv (one row per run), recap.md (verdicts and tables), recap.png.
+
+Several sweeps in one recap: one recap.csv (its ``sweep`` column says which run belongs
+to which) and one recap.md with a section per sweep (conclusion and per-variant table),
+so no sweep is judged against another's runs; ``pool=True`` (``--pool``) judges them as
+one. The picture then has one entry per sweep and variant.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Collection, Dict, Iterable, List, Optional, Tuple
+
+import pandas as pd
+
+from pilot.recap.reading import RecapRefused, collect
+from pilot.recap.summary import METRIC, summarise_sweeps
+
+RUN_TABLE = ("sweep", "run_id", "parent_id", "variant", "seed", "status", "stop_cause", "updates_done",
+             "examples_seen", "final_val_loss", "best_val_loss", "wall_time_s", "seconds_per_update",
+             "peak_rss_bytes", "estimated_peak_bytes", "closing")  # recap.md's table of every run
+PHASE_TABLE = ("phase", "duration_s", "verdict", "detail")  # from phases.csv, with one peak-memory column
+
+
+# --------------------------------------------------------------------------- tables
+def _cell(value) -> str:
+    if value is None or value is pd.NA:
+        return ""
+    if isinstance(value, float):
+        return "" if math.isnan(value) else f"{value:.4g}"
+    return str(value).replace("|", "\\|")
+
+
+def _md_table(frame: pd.DataFrame) -> str:
+    if frame.empty:
+        return "(none)"
+    head = "| " + " | ".join(map(str, frame.columns)) + " |"
+    rule = "| " + " | ".join("---" for _ in frame.columns) + " |"
+    body = ["| " + " | ".join(_cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join([head, rule, *body])
+
+
+def _phase_table(path: Path) -> pd.DataFrame:
+    """phases.csv as recap.md shows it; ValueError saying what is wrong with the file."""
+    try:
+        phases = pd.read_csv(path)
+    except OSError as error:
+        raise ValueError(error.strerror or str(error)) from None
+    cuda = "mem_peak_allocated_bytes" in phases and phases["mem_peak_allocated_bytes"].notna().any()
+    peak = "mem_peak_allocated_bytes" if cuda else "rss_peak_bytes"
+    missing = [c for c in (*PHASE_TABLE, peak) if c not in phases]
+    if missing:
+        raise ValueError(f"no column {', '.join(missing)}")
+    return phases[[*PHASE_TABLE[:2], peak, *PHASE_TABLE[2:]]].rename(
+        columns={peak: "peak CUDA allocated" if cuda else "peak RSS (process)"})
+
+
+def phase_tables(frame: pd.DataFrame, max_variants: int = 50) -> List[str]:
+    """Each variant's phase table (phases.csv of its first run that has a readable one): duration, peak memory."""
+    if frame.empty or "variant" not in frame or frame["variant"].nunique() > max_variants:
+        return []
+    text = []
+    for variant, group in frame.groupby("variant", sort=True):
+        notes = []
+        for run_dir in group["run_dir"]:
+            path = Path(run_dir) / "phases.csv"
+            if not path.exists():
+                continue
+            try:
+                table = _phase_table(path)
+            except ValueError as problem:
+                notes.append(f"{path}: unreadable ({problem}).")
+                continue
+            text += [f"### {variant}", "", *notes, f"From {path}.", "", _md_table(table), ""]
+            break
+        else:
+            text += [f"### {variant}", "", *notes, ""] if notes else []
+    return (["## Phase tables per variant", ""] + text) if text else []
+
+
+# --------------------------------------------------------------------------- picture
+def _train_points(rows: list) -> List[Tuple[float, float]]:
+    """At most ~100 (update, loss) training points of one run (the picture's resolution), its last
+    one included; non-finite and non-positive losses left out (log scale)."""
+    stride = max(1, len(rows) // 100)
+    points = [(float(u), float(l)) for k, u, l in rows[::stride] if k == "train"]
+    last = next((row for row in reversed(rows) if row[0] == "train"), None)
+    if last is not None and (not points or points[-1][0] != float(last[1])):
+        points.append((float(last[1]), float(last[2])))
+    return [(u, l) for u, l in points if math.isfinite(l) and l > 0]
+
+
+def plot_curves(frame: pd.DataFrame, curves: Dict[str, tuple], path: Path, by: str = "variant") -> Optional[Path]:
+    """All loss curves (one colour per ``by`` value; diverged runs dashed with an x where they stopped)
+    and the validation points. One legend entry per variant, so 10,000 runs stay readable."""
+    import matplotlib  # here, not at the top: importing matplotlib costs a second the tables never need
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.collections import LineCollection
+
+    readable = frame[frame["status"] != "unreadable"] if "status" in frame else frame
+    if readable.empty:
+        return None
+    fig, (ax_train, ax_val) = plt.subplots(1, 2, figsize=(12, 4.5))
+    for i, label in enumerate(sorted(readable[by].dropna().unique())):
+        color = plt.cm.tab10(i % 10)
+        runs = readable[readable[by] == label]
+        for diverged in (False, True):
+            subset = runs[(runs["status"] == "diverged") == diverged]
+            segments, points, stops = [], [], []
+            for run_dir in subset["run_dir"]:
+                rows, val = curves.get(run_dir, ([], []))
+                finite = _train_points(rows)
+                if finite:
+                    segments.append(finite)
+                    if diverged:
+                        stops.append(finite[-1])
+                points += [(u, l) for u, l in val if math.isfinite(l)]
+            if segments:
+                name = f"{label} ({len(subset)} run(s){', diverged' if diverged else ''})"
+                ax_train.add_collection(LineCollection(segments, colors=[color], linewidths=0.8,
+                                                       linestyles="--" if diverged else "-",
+                                                       alpha=0.8, label=name))
+            if stops:
+                ax_train.scatter(*zip(*stops), marker="x", s=60, color="red", zorder=3)
+            if points:
+                ax_val.scatter(*zip(*points), s=8, color=color, alpha=0.6)
+    ax_train.autoscale()
+    ax_train.set_yscale("log")
+    ax_train.set(xlabel="update", ylabel="training loss (per target)",
+                 title="loss curves (dashed + x: diverged, where it stopped)")
+    ax_val.set(xlabel="update", ylabel="validation loss (fixed subset)", title="validation points")
+    ax_train.legend(fontsize=7, loc="upper right")
+    fig.subplots_adjust(left=0.07, right=0.98, bottom=0.12, top=0.9, wspace=0.25)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+# --------------------------------------------------------------------------- recap.md
+def _conclusions(sections: list) -> List[str]:
+    """Every verdict line; with several sweeps each begins with its sweep."""
+    return [line if sweep is None else f"Sweep {sweep}: {line}" for sweep, _, lines in sections for line in lines]
+
+
+def _recap_text(frame: pd.DataFrame, sections: list, picture: Optional[Path], skipped: int, pool: bool) -> str:
+    counts = frame["status"].value_counts().to_dict()
+    sweeps = frame.loc[frame["status"] != "unreadable", "sweep"].nunique()  # of the runs judged
+    text = [f"# Recap — {len(frame)} run(s)", "",
+            "Statuses: " + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"), ""]
+    if skipped:
+        text += [f"Left out: {skipped} run directory(ies) already in this directory before this multirun "
+                 "(earlier launches); `python -m pilot.recap DIR` recaps them all, sweep by sweep.", ""]
+    if len(sections) > 1:
+        text += [f"{len(sections)} sweeps, each judged on its own runs only (`--pool` judges them as one).", ""]
+    elif pool and sweeps > 1:
+        text += [f"Pooled: the runs of {sweeps} sweeps judged as one (`--pool`).", ""]
+    for sweep, summary, lines in sections:
+        sub = "##" if sweep is None else "###"
+        if sweep is not None:
+            text += [f"## Sweep {sweep}", ""]
+        text += [f"{sub} Conclusion", "", *lines, "",
+                 f"{sub} Per variant ({METRIC}, one value per seed; every seed listed)", "", _md_table(summary), ""]
+    columns = [c for c in RUN_TABLE if c in frame and (c != "sweep" or sweeps > 1)]
+    text += ["## Every run (diverged, failed and unreadable ones included)", "", _md_table(frame[columns]), ""]
+    text += phase_tables(frame)
+    if picture:
+        text += ["![loss curves](recap.png)", ""]
+    return "\n".join(text)
+
+
+def build_recap(paths: Iterable[Path], out_dir: Path, control: str = "", plot: bool = True,
+                quality_tolerance: Optional[float] = None, pool: bool = False,
+                skip: Collection[Path] = ()) -> pd.DataFrame:
+    """recap.csv, recap.md and recap.png in ``out_dir`` over the run directories under ``paths``
+    (those in ``skip`` left out). Returns every run's row; the verdicts in ``frame.attrs["conclusions"]``.
+
+    A path that does not exist is a RecapRefused before anything is created or written."""
+    curves: Dict[str, tuple] = {}
+    frame = collect(paths, curves, skip)
+    sections = summarise_sweeps(frame, control, quality_tolerance, pool)
+    frame.attrs["conclusions"] = _conclusions(sections)
+    by = "variant"
+    if len(sections) > 1:
+        frame = frame.assign(_plot=frame["sweep"].astype(str) + " · " + frame["variant"].astype(str))
+        by = "_plot"
+    out_dir = Path(out_dir)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        frame.drop(columns=["_data", "_plot"], errors="ignore").to_csv(out_dir / "recap.csv", index=False)
+        picture = plot_curves(frame, curves, out_dir / "recap.png", by) if plot and not frame.empty else None
+        (out_dir / "recap.md").write_text(_recap_text(frame, sections, picture, len(skip), pool))
+    except OSError as error:
+        raise RecapRefused(f"cannot write the recap into {out_dir}: {error.strerror or error}. "
+                           "Fix: give a writable --out directory.") from None
+    return frame.drop(columns=["_plot"], errors="ignore")

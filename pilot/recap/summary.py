@@ -1,0 +1,218 @@
+"""The recap's judgement: per variant over seeds, against the control, within one sweep.
+
+Runs are compared only with runs of their own sweep (``sweep`` column: the run.json
+``sweep_id``, else the parent directory), unless the caller pools them: two launches
+into one directory are two experiments, and a difference between them is not a
+seed-to-seed spread.
+
+A seed counts once. Two runs of one variant and seed (a relaunch, a sweep launched twice)
+are that seed repeated, never two seeds: the mean and the spread use one value per
+seed, that of its newest finished run (by started_at, then run_id, as
+``run_record.find_parent`` orders runs). Every run keeps its row in recap.csv; the
+summary says how many runs each repeated seed had, and names the variants with repeats.
+"""
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Dict, List, Optional, Tuple
+
+import pandas as pd
+
+from pilot.recap.reading import parse_overrides
+
+METRIC = "final_val_loss"
+
+
+# --------------------------------------------------------------------------- the control and the task
+def _same_value(a: str, b: str) -> bool:
+    try:
+        return float(a) == float(b)  # 1e-4 and 0.0001 are one value
+    except ValueError:
+        return a == b
+
+
+def matches(variant: str, control: str) -> bool:
+    """Does the variant key hold every override of the control (values compared as numbers)?"""
+    wanted = parse_overrides(c.strip() for c in control.split(",") if c.strip())
+    have = parse_overrides(str(variant).split(","))
+    return bool(wanted) and all(k in have and _same_value(have[k], v) for k, v in wanted.items())
+
+
+def _flat(data: Any, prefix: str = "data") -> Dict[str, Any]:
+    if isinstance(data, dict):
+        out: Dict[str, Any] = {}
+        for key, value in data.items():
+            out.update(_flat(value, f"{prefix}.{key}"))
+        return out
+    return {prefix: data}
+
+
+def _share(value: Any) -> Optional[float]:
+    return None if value is None or pd.isna(value) else float(value)
+
+
+def task_change(data_json: Optional[str], control_json: Optional[str], share: Any, control_share: Any) -> str:
+    """'' when the task is the control's; otherwise what changed and how much truncation removes.
+
+    ``share``/``control_share``: (examples truncated, target tokens truncated) of the variant / control."""
+    if not data_json or not control_json or data_json == control_json:
+        return ""
+    mine, theirs = _flat(json.loads(data_json)), _flat(json.loads(control_json))
+    changed = [f"{k} {theirs.get(k)} -> {mine.get(k)}" for k in sorted(set(mine) | set(theirs))
+               if mine.get(k) != theirs.get(k)]
+    text = "changes the task: " + "; ".join(changed)
+    labels = ("examples truncated", "input tokens cut", "target tokens cut")
+    for label, mine_share, their_share in zip(labels, share, control_share):
+        if _share(mine_share) is not None:
+            text += f"; {_share(mine_share):.1%} of {label}"
+            if _share(their_share) is not None:
+                text += f" (control {_share(their_share):.1%})"
+    return text
+
+
+def _first_shares(group: pd.DataFrame) -> tuple:
+    def first(column: str):
+        return next((v for v in group.get(column, pd.Series(dtype=object)) if _share(v) is not None), None)
+    return first("examples_truncated_share"), first("tokens_truncated_share"), first("targets_truncated_share")
+
+
+def _first_data(group: pd.DataFrame) -> Optional[str]:
+    return next((d for d in group.get("_data", pd.Series(dtype=object)) if isinstance(d, str)), None)
+
+
+def _mean(series: pd.Series) -> float:
+    values = pd.to_numeric(series, errors="coerce").dropna()
+    return float(values.mean()) if len(values) else math.nan
+
+
+# --------------------------------------------------------------------------- seeds
+def one_value_per_seed(group: pd.DataFrame) -> Tuple[pd.Series, Dict[Any, int]]:
+    """The final validation loss of each seed's newest finished (ok) run, indexed by seed, and
+    how many finished runs each seed had (more than one: a repeated seed)."""
+    if METRIC not in group:
+        return pd.Series(dtype=float), {}
+    ok = group[(group["status"] == "ok") & group[METRIC].notna()]
+    order = [c for c in ("started_at", "run_id") if c in ok]
+    if order:
+        ok = ok.sort_values(order, na_position="first", kind="stable")
+    runs = ok.groupby("seed", sort=True).size().to_dict()
+    newest = ok.drop_duplicates("seed", keep="last").sort_values("seed")
+    return pd.Series(newest[METRIC].astype(float).to_numpy(), index=newest["seed"].to_numpy()), runs
+
+
+def _per_seed_text(values: pd.Series, runs: Dict[Any, int]) -> str:
+    return ", ".join(f"seed {seed}: {value:.4g}" + (f" (newest of {runs[seed]} runs)" if runs[seed] > 1 else "")
+                     for seed, value in values.items())
+
+
+def _std(values: pd.Series) -> float:
+    return float(values.std(ddof=1)) if len(values) > 1 else math.nan
+
+
+# --------------------------------------------------------------------------- per variant
+def _variant_row(variant: str, group: pd.DataFrame, control: str) -> Dict[str, Any]:
+    values, runs = one_value_per_seed(group)
+    row = {"variant": variant, "runs": len(group), "ok": int((group["status"] == "ok").sum()),
+           "diverged": int((group["status"] == "diverged").sum()),
+           "other": int((~group["status"].isin(["ok", "diverged"])).sum()),
+           "seeds": len(values), "repeats": sum(runs.values()) - len(values),
+           "mean": float(values.mean()) if len(values) else math.nan, "std": _std(values),
+           "per_seed": _per_seed_text(values, runs), "is_control": matches(variant, control)}
+    for column, name in (("seconds_per_update", "s_per_update"), ("estimated_peak_bytes", "est_tensor_peak_bytes"),
+                         ("peak_rss_bytes", "peak_rss_bytes")):
+        if column in group:
+            row[name] = _mean(group[column])
+    return row
+
+
+def summarise(frame: pd.DataFrame, control: str, quality_tolerance: Optional[float] = None) -> tuple:
+    """Per-variant rows over seeds (never only the best) and the plain-language verdicts, for
+    runs that are compared with each other (one sweep, or a pool the user asked for)."""
+    readable = frame[frame["status"] != "unreadable"] if "status" in frame else frame.iloc[0:0]
+    if readable.empty or "variant" not in readable:
+        return pd.DataFrame(), ["No readable run: nothing to compare."]
+    control_rows = readable[readable["variant"].map(lambda v: matches(v, control))]
+    control_values, _ = one_value_per_seed(control_rows)
+    control_data, control_share = _first_data(control_rows), _first_shares(control_rows)
+    rows = []
+    for variant, group in readable.groupby("variant", sort=True):
+        row = _variant_row(variant, group, control)
+        row["task"] = task_change(_first_data(group), control_data, _first_shares(group), control_share) \
+            if control else ""
+        if quality_tolerance is not None and not row["is_control"]:
+            row["quality"] = _quality(row, control_values, quality_tolerance)
+        if not row["is_control"] and len(control_values) and row["seeds"]:
+            row["diff_vs_control"] = row["mean"] - control_values.mean()
+            row["diff_spread"] = math.sqrt(_std(control_values) ** 2 + row["std"] ** 2)
+        rows.append(row)
+    summary = pd.DataFrame(rows)
+    return summary, [_conclusion(summary, control, control_values), *_notes(summary, quality_tolerance)]
+
+
+def _notes(summary: pd.DataFrame, quality_tolerance: Optional[float]) -> List[str]:
+    lines = []
+    repeated = summary[summary["repeats"] > 0]
+    if not repeated.empty:
+        lines.append("Repeated seeds count once (the newest finished run of each; every run stays in the "
+                     "table): " + "; ".join(f"{v} ({n} repeat(s))" for v, n in
+                                            zip(repeated["variant"], repeated["repeats"])) + ".")
+    if quality_tolerance is not None and "quality" in summary:
+        kept = summary[summary["quality"].astype(str).str.startswith("within")]["variant"].tolist()
+        lost = summary[summary["quality"].astype(str).str.startswith("outside")]["variant"].tolist()
+        lines.append(f"Quality (validation loss after the same updates, declared tolerance "
+                     f"{quality_tolerance:.0%} of the control's): preserved by {', '.join(kept) or 'none'}; "
+                     f"lost by {', '.join(lost) or 'none'}.")
+    changed = summary[summary["task"].astype(bool)]["variant"].tolist() if "task" in summary else []
+    if changed:
+        lines.append(f"Changes the task (not a memory saving of the same experiment): {', '.join(changed)}.")
+    return lines
+
+
+def _quality(row: Dict[str, Any], control_values: pd.Series, tolerance: float) -> str:
+    if row["task"]:
+        return "not comparable: changes the task"
+    if not len(control_values) or math.isnan(row["mean"]):
+        return "unknown: no finished run to compare"
+    reference = float(control_values.mean())
+    relative = (row["mean"] - reference) / abs(reference) if reference else math.inf
+    verdict = "within" if abs(relative) <= tolerance else "outside"
+    return f"{verdict} tolerance ({relative:+.2%} vs control, declared ±{tolerance:.0%})"
+
+
+def _conclusion(summary: pd.DataFrame, control: str, control_values: pd.Series) -> str:
+    if not control:
+        return "No control declared (campaign.control): variants are listed, not compared."
+    if len(control_values) == 0:
+        return f"The control ({control}) has no finished run: nothing can be compared with it."
+    if "diff_vs_control" not in summary:
+        return f"Only the control ({control}) finished: no variant to compare."
+    compared = summary.dropna(subset=["diff_vs_control"])
+    if compared["diff_spread"].isna().all():
+        return ("Fewer than two finished seeds on the control or the variants: the seed-to-seed spread "
+                "is unknown, so no variant can be said to beat the control. Run more seeds.")
+    better = compared[compared["diff_vs_control"] < -compared["diff_spread"]]
+    if better.empty:
+        return (f"No variant beats the control ({control}) beyond the seed-to-seed spread: "
+                "the control remains the best choice.")
+    names = "; ".join(f"{v} ({d:+.4g} ± {s:.2g})" for v, d, s in
+                      zip(better["variant"], better["diff_vs_control"], better["diff_spread"]))
+    return f"Beyond the seed-to-seed spread, lower validation loss than the control ({control}): {names}."
+
+
+# --------------------------------------------------------------------------- sweeps
+def sweep_groups(frame: pd.DataFrame, pool: bool = False) -> List[Tuple[Optional[str], pd.DataFrame]]:
+    """The sets of runs compared with each other: (sweep, its runs) per sweep, or one (None, all) when
+    pooled or when the readable runs come from one sweep. Unreadable runs join no comparison."""
+    if "sweep" not in frame or "status" not in frame:
+        return [(None, frame)]
+    readable = frame[frame["status"] != "unreadable"]
+    if pool or readable["sweep"].nunique() <= 1:
+        return [(None, frame)]
+    return [(str(sweep), group) for sweep, group in readable.groupby("sweep", sort=True)]
+
+
+def summarise_sweeps(frame: pd.DataFrame, control: str, quality_tolerance: Optional[float] = None,
+                     pool: bool = False) -> List[Tuple[Optional[str], pd.DataFrame, List[str]]]:
+    """``summarise`` per sweep (or once, pooled): (sweep or None, per-variant table, verdicts)."""
+    return [(sweep, *summarise(group, control, quality_tolerance)) for sweep, group in sweep_groups(frame, pool)]

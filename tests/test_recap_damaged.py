@@ -1,0 +1,431 @@
+"""The recap over damaged run directories (every one a row, never a crash) and over several sweeps
+(judged apart unless pooled; a seed run twice counts once)."""
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from omegaconf import OmegaConf
+
+from pilot.errors import PilotError
+from pilot.recap import RecapCallback, RecapRefused, build_recap, collect, main, summarise
+
+REPO = Path(__file__).resolve().parents[1]
+MISSING = object()  # the file is not there at all
+CONTROL = "optim.lr=1e-4"
+
+
+def record(**changes):
+    """A run.json as pilot writes it for a finished run; ``changes`` set (or, with MISSING, drop) keys."""
+    data = {"run_id": "20261130-010000-aaaaaaaaaaaa", "parent_id": None, "variant": "optim.lr=0.0001",
+            "seed": 0, "status": "ok", "stop_cause": "budget_reached", "mode": "train",
+            "overrides": ["optim.lr=1e-4", "seed=0"], "started_at": "2026-11-30T01:00:00+0000",
+            "finished_at": "2026-11-30T01:00:30+0000", "peak_memory": {"rss_peak_bytes": 400_000_000},
+            "seconds_per_update": 0.04, "task": {"data": {"name": "digits"}, "targets_truncated_share": 0.0},
+            "closing": {"verdict": "pass"}, "resumes": []}
+    data.update(changes)
+    return {k: v for k, v in data.items() if v is not MISSING}
+
+
+def metrics_line(kind, update, loss, **extra):
+    """One metrics.jsonl line as pilot writes it: kind, update, loss first."""
+    row = {"kind": kind, "update": update, "loss": loss}
+    if kind == "train":
+        row.update(lr=1e-4, grad_norm=1.0, examples=16, targets=16, examples_seen=16 * update,
+                   targets_seen=16 * update, loss_scale=None, step_skipped=False, seconds=0.01)
+    else:
+        row.update(accuracy=0.5, targets=64.0, examples=64)
+    row.update(extra)
+    return json.dumps(row)
+
+
+def metrics(final_val=1.5, updates=6):
+    """Train lines 1..updates, validation after update 3 and after the last (its loss ``final_val``)."""
+    lines = []
+    for update in range(1, updates + 1):
+        lines.append(metrics_line("train", update, 3.0 - 0.1 * update))
+        if update == 3:
+            lines.append(metrics_line("val", update, final_val + 0.5))
+    lines.append(metrics_line("val", updates, final_val))
+    return "\n".join(lines) + "\n"
+
+
+def make_run(directory: Path, run_json=None, metrics_text=None) -> Path:
+    """A run directory: run.json from a dict (dumped), raw text or bytes, metrics.jsonl as text; MISSING leaves
+    one out."""
+    directory.mkdir(parents=True, exist_ok=True)
+    run_json = record() if run_json is None else run_json
+    metrics_text = metrics() if metrics_text is None else metrics_text
+    if isinstance(run_json, bytes):
+        (directory / "run.json").write_bytes(run_json)
+    elif run_json is not MISSING:
+        (directory / "run.json").write_text(run_json if isinstance(run_json, str) else json.dumps(run_json))
+    if metrics_text is not MISSING:
+        (directory / "metrics.jsonl").write_text(metrics_text)
+    return directory
+
+
+def replace_line(text: str, number: int, line: str) -> str:
+    lines = text.split("\n")
+    lines[number - 1] = line
+    return "\n".join(lines)
+
+
+# (id, run.json, metrics.jsonl, what the reason must say); None: the default, a good one
+DAMAGED = [
+    ("no run.json", MISSING, None, "run.json: missing"),
+    ("empty run.json", "", None, "run.json: empty file"),
+    ("truncated run.json", json.dumps(record())[:60], None, "run.json line 1: not JSON"),
+    ("run.json a list", "[1, 2]", None, "run.json: holds a list, not an object"),
+    ("run.json null", "null", None, "run.json: holds null, not an object"),
+    ("run.json a string", '"ok"', None, "run.json: holds a string, not an object"),
+    ("run.json a number", "3", None, "run.json: holds a number, not an object"),
+    ("no variant", record(variant=MISSING), None, "run.json: no variant"),
+    ("no seed", record(seed=MISSING), None, "run.json: no seed"),
+    ("no status", record(status=MISSING), None, "run.json: no status"),
+    ("null status", record(status=None), None, "run.json: status is null, not one of running, ok"),
+    ("variant a number", record(variant=5), None, "run.json: variant is 5, not a string"),
+    ("seed a string", record(seed="0"), None, "run.json: seed is '0', not an integer"),
+    ("seed true", record(seed=True), None, "run.json: seed is true, not an integer"),
+    ("seed a float", record(seed=0.5), None, "run.json: seed is 0.5, not an integer"),
+    ("unknown status", record(status="great"), None, "run.json: status is 'great', not one of running, ok, diverged"),
+    ("started_at garbage", record(started_at="yesterday"), None, "run.json: started_at is 'yesterday', not a time"),
+    ("finished_at a number", record(finished_at=5), None, "run.json: finished_at is 5, not a time"),
+    ("time zone on one time only", record(finished_at="2026-11-30T01:00:30"), None,
+     "one has a time zone, the other not"),
+    ("peak_memory a string", record(peak_memory="lots"), None, "run.json: peak_memory is 'lots', not an object"),
+    ("peak rss a string", record(peak_memory={"rss_peak_bytes": "big"}), None,
+     "run.json: peak_memory.rss_peak_bytes is 'big', not a number"),
+    ("seconds_per_update a string", record(seconds_per_update="fast"), None,
+     "run.json: seconds_per_update is 'fast', not a number"),
+    ("memory estimate a string", record(memory_estimate={"peak_bytes": "1 GB"}), None,
+     "memory_estimate.peak_bytes is '1 GB', not a number"),
+    ("task a list", record(task=[1]), None, "run.json: task is [1], not an object"),
+    ("truncated share a string", record(task={"targets_truncated_share": "half"}), None,
+     "task.targets_truncated_share is 'half', not a number"),
+    ("closing a string", record(closing="pass"), None, "run.json: closing is 'pass', not an object"),
+    ("overrides a string", record(overrides="optim.lr=1e-4"), None,
+     "overrides is 'optim.lr=1e-4', not a list of strings"),
+    ("overrides of numbers", record(overrides=[1, 2]), None, "overrides is [1, 2], not a list of strings"),
+    ("resumes a number", record(resumes=3), None, "run.json: resumes is 3, not a list"),
+    ("sweep_id a number", record(sweep_id=7), None, "run.json: sweep_id is 7, not a string"),
+    ("run.json not UTF-8", b"\xff\xfe{", None, "run.json: not text (byte 0 is not UTF-8)"),
+    ("no metrics.jsonl", None, MISSING, "metrics.jsonl: missing"),
+    ("metrics line a list", None, replace_line(metrics(), 2, "[1, 2]"), "metrics.jsonl line 2: a list, not an object"),
+    ("metrics line null", None, replace_line(metrics(), 2, "null"), "metrics.jsonl line 2: null, not an object"),
+    ("metrics line not JSON", None, replace_line(metrics(), 2, "loss went up"), "metrics.jsonl line 2: not JSON"),
+    ("metrics update a string", None, replace_line(metrics(), 2, metrics_line("train", "abc", 1.0)),
+     "metrics.jsonl line 2: update is 'abc', not an integer >= 0"),
+    ("metrics update negative", None, replace_line(metrics(), 2, metrics_line("train", -2, 1.0)),
+     "metrics.jsonl line 2: update is -2, not an integer >= 0"),
+    ("metrics update a float", None, replace_line(metrics(), 2, metrics_line("train", 2.5, 1.0)),
+     "metrics.jsonl line 2: update is 2.5, not an integer >= 0"),
+    ("metrics loss a string", None, replace_line(metrics(), 7, metrics_line("train", 6, "abc")),
+     "metrics.jsonl line 7: loss is 'abc', not a number"),
+    ("metrics val loss a string", None, replace_line(metrics(), 4, metrics_line("val", 3, "abc")),
+     "metrics.jsonl line 4: loss is 'abc', not a number"),
+    ("metrics train loss null", None, replace_line(metrics(), 1, metrics_line("train", 1, None)),
+     "metrics.jsonl line 1: loss is null, not a number"),
+    ("metrics no loss", None, replace_line(metrics(), 1, '{"kind": "train", "update": 1}'),
+     "metrics.jsonl line 1: no loss"),
+    ("metrics unknown kind", None, replace_line(metrics(), 1, metrics_line("test", 1, 1.0)),
+     "metrics.jsonl line 1: kind is 'test', not 'train' or 'val'"),
+    ("metrics no kind", None, replace_line(metrics(), 1, '{"update": 1, "loss": 2.0}'),
+     "metrics.jsonl line 1: no kind"),
+    ("metrics last line cut by a kill", None, metrics()[:-30], "metrics.jsonl line 8: not JSON"),
+    ("metrics two records on one line", None, replace_line(metrics(), 2, metrics_line("train", 2, 1.0)
+                                                           + metrics_line("train", 3, 1.0)),
+     "metrics.jsonl line 2: not JSON"),
+    ("metrics examples_seen a string", None,
+     replace_line(metrics(), 7, metrics_line("train", 6, 1.0, examples_seen="many")),
+     "metrics.jsonl line 7: examples_seen is 'many', not an integer >= 0"),
+    ("metrics accuracy a string", None, replace_line(metrics(), 8, metrics_line("val", 6, 1.0, accuracy="high")),
+     "metrics.jsonl line 8: accuracy is 'high', not a number"),
+    ("metrics several bad lines", None, replace_line(replace_line(metrics(), 2, "x"), 5, "y"),
+     "metrics.jsonl line 2: not JSON (Expecting value at column 1) (and 1 more damaged line(s))"),
+]
+
+
+@pytest.mark.parametrize("run_json, metrics_text, reason", [d[1:] for d in DAMAGED], ids=[d[0] for d in DAMAGED])
+def test_each_damage_is_one_unreadable_row_naming_the_file_and_line(tmp_path, run_json, metrics_text, reason):
+    make_run(tmp_path / "sweep" / "0-abc", run_json, metrics_text)
+    frame = collect([tmp_path / "sweep"])
+    assert len(frame) == 1
+    row = frame.iloc[0]
+    assert row["status"] == "unreadable"
+    assert reason in row["stop_cause"], row["stop_cause"]
+
+
+def test_damaged_metrics_keep_the_runs_identity_and_what_run_json_said(tmp_path):
+    make_run(tmp_path / "run", record(sweep_id="s1", seed=3),
+             replace_line(metrics(), 7, metrics_line("train", 6, "abc")))
+    row = collect([tmp_path]).iloc[0]
+    assert (row["status"], row["variant"], row["seed"], row["sweep_id"]) == ("unreadable", "optim.lr=0.0001", 3, "s1")
+    assert row["stop_cause"] == "metrics.jsonl line 7: loss is 'abc', not a number (run.json says ok)"
+
+
+def test_every_wrong_key_of_run_json_is_named_at_once(tmp_path):
+    make_run(tmp_path / "run", record(seed="0", peak_memory="lots", started_at="yesterday"))
+    cause = collect([tmp_path]).iloc[0]["stop_cause"]
+    assert "seed is '0'" in cause and "peak_memory is 'lots'" in cause and "started_at is 'yesterday'" in cause
+
+
+def test_run_json_that_is_a_directory_is_unreadable(tmp_path):
+    (tmp_path / "run" / "run.json").mkdir(parents=True)
+    (tmp_path / "run" / "metrics.jsonl").write_text(metrics())
+    row = collect([tmp_path]).iloc[0]
+    assert row["status"] == "unreadable" and row["stop_cause"].startswith("run.json: cannot be read")
+
+
+def test_metrics_that_are_not_text_are_unreadable(tmp_path):
+    run = make_run(tmp_path / "run")
+    (run / "metrics.jsonl").write_bytes(b"\x00\xff\xfe garbage after a crash")
+    row = collect([tmp_path]).iloc[0]
+    assert row["status"] == "unreadable" and row["stop_cause"].startswith("metrics.jsonl: not text")
+
+
+HARMLESS = [
+    ("unknown keys in run.json", record(colour="blue", peak_memory={"rss_peak_bytes": 1, "new": "x"}), None, "ok"),
+    ("unknown keys in metrics", None, replace_line(metrics(), 2, metrics_line("train", 2, 2.8, colour="blue")), "ok"),
+    ("keys in another order", None, replace_line(metrics(), 2, json.dumps({"loss": 2.8, "update": 2, "kind": "train"})),
+     "ok"),
+    ("blank lines", None, metrics().replace("\n", "\n\n", 2), "ok"),
+    ("no final newline", None, metrics().rstrip("\n"), "ok"),
+    ("sweep_id null", record(sweep_id=None), None, "ok"),
+    ("nulls where values are optional", record(peak_memory=None, seconds_per_update=None, task=None, closing=None,
+                                               started_at=None, overrides=None), None, "ok"),
+    ("a validation that scored nothing", None, replace_line(metrics(), 4, metrics_line("val", 3, None)), "ok"),
+    ("a running run with no metrics yet", record(status="running", finished_at=MISSING), "", "running"),
+    ("another time format", record(started_at="2026-11-30T01:00:00+00:00", finished_at="2026-11-30 01:00:30+01:00"),
+     None, "ok"),
+]
+
+
+@pytest.mark.parametrize("run_json, metrics_text, status", [h[1:] for h in HARMLESS], ids=[h[0] for h in HARMLESS])
+def test_harmless_oddities_stay_readable(tmp_path, run_json, metrics_text, status):
+    make_run(tmp_path / "run", run_json, metrics_text)
+    frame = collect([tmp_path])
+    assert len(frame) == 1 and frame.iloc[0]["status"] == status, frame.iloc[0]["stop_cause"]
+
+
+def test_a_diverged_run_logging_nan_and_inf_is_a_real_value_not_damage(tmp_path):
+    lines = [metrics_line("train", 1, 2.0), metrics_line("train", 2, float("inf")),
+             metrics_line("train", 3, float("nan")), metrics_line("val", 3, float("nan"))]
+    make_run(tmp_path / "run", record(status="diverged", stop_cause="non_finite_loss"), "\n".join(lines) + "\n")
+    row = collect([tmp_path]).iloc[0]
+    assert row["status"] == "diverged" and row["updates_done"] == 3
+    assert math.isnan(row["final_train_loss"]) and math.isnan(row["final_val_loss"])
+
+
+def test_the_fast_and_the_line_by_line_reading_agree(tmp_path):
+    """A file pilot wrote is read by one regex; the same file with a blank line goes through json."""
+    text = metrics(final_val=1.25)
+    make_run(tmp_path / "fast", record(run_id="a"), text)
+    make_run(tmp_path / "slow", record(run_id="b"), text.replace("\n", "\n\n", 1))
+    curves = {}
+    frame = collect([tmp_path], curves).set_index("run_id")
+    columns = ["updates_done", "examples_seen", "targets_seen", "final_train_loss", "final_val_loss",
+               "best_val_loss", "final_val_accuracy", "val_points"]
+    assert frame.loc["a", columns].tolist() == frame.loc["b", columns].tolist()
+    assert frame.loc["a", "final_val_loss"] == 1.25 and frame.loc["a", "updates_done"] == 6
+    fast, slow = (curves[str(tmp_path / name)] for name in ("fast", "slow"))
+    assert [(k, int(u), float(l)) for k, u, l in fast[0]] == [(k, u, l) for k, u, l in slow[0]]
+    assert fast[1] == slow[1]
+
+
+def test_a_sweep_of_good_and_damaged_runs_builds_every_file_with_the_good_rows_right(tmp_path):
+    sweep, good_only = tmp_path / "sweep", tmp_path / "good_only"
+    losses = {("optim.lr=0.0001", 0): 1.00, ("optim.lr=0.0001", 1): 1.02,
+              ("optim.lr=0.0002", 0): 0.80, ("optim.lr=0.0002", 1): 0.81}
+    for root in (sweep, good_only):
+        for number, ((variant, seed), loss) in enumerate(losses.items()):
+            make_run(root / f"{number}-good", record(variant=variant, seed=seed, run_id=f"good-{number}",
+                                                     overrides=[variant, f"seed={seed}"]), metrics(final_val=loss))
+    for number, (_, run_json, metrics_text, _) in enumerate(DAMAGED):
+        make_run(sweep / f"{number + 10}-damaged", run_json, metrics_text)
+    frame = build_recap([sweep], sweep, control=CONTROL)
+    assert len(frame) == len(losses) + len(DAMAGED)
+    assert (frame["status"] == "unreadable").sum() == len(DAMAGED)
+    good = frame[frame["status"] == "ok"]
+    assert {(v, s): l for v, s, l in zip(good["variant"], good["seed"], good["final_val_loss"])} == losses
+    assert all((sweep / name).stat().st_size > 0 for name in ("recap.csv", "recap.md", "recap.png"))
+    assert len(pd.read_csv(sweep / "recap.csv")) == len(frame)
+    reference = build_recap([good_only], good_only, control=CONTROL, plot=False)
+    assert frame.attrs["conclusions"] == reference.attrs["conclusions"]
+    assert "lower validation loss than the control" in frame.attrs["conclusions"][0]
+    text = (sweep / "recap.md").read_text()
+    assert "unreadable" in text and "metrics.jsonl line 7: loss is 'abc', not a number" in text
+
+
+def test_a_recap_of_only_unreadable_runs_still_writes_its_files(tmp_path):
+    make_run(tmp_path / "run", "[1, 2]")
+    frame = build_recap([tmp_path / "run"], tmp_path / "run", control=CONTROL)
+    assert frame["status"].tolist() == ["unreadable"]
+    assert frame.attrs["conclusions"] == ["No readable run: nothing to compare."]
+    assert (tmp_path / "run" / "recap.md").exists() and (tmp_path / "run" / "recap.csv").exists()
+
+
+def test_a_damaged_phases_csv_is_named_not_a_crash(tmp_path):
+    run = make_run(tmp_path / "run")
+    (run / "phases.csv").write_text("phase,duration_s\nbuild_model,1.0\n")
+    build_recap([tmp_path], tmp_path, control=CONTROL, plot=False)
+    assert f"{run / 'phases.csv'}: unreadable (no column verdict, detail, rss_peak_bytes)." in \
+        (tmp_path / "recap.md").read_text()
+
+
+def test_phase_tables_and_task_changes_are_still_reported(tmp_path):
+    control = make_run(tmp_path / "control", record(run_id="c"))
+    (control / "phases.csv").write_text("phase,duration_s,verdict,detail,rss_peak_bytes\n"
+                                        "steady_steps,1.5,pass,4 updates,1000\n")
+    make_run(tmp_path / "short", record(run_id="s", variant="data.max_len=64",
+                                        task={"data": {"name": "digits", "max_len": 64}, "targets_truncated_share": 0.1}))
+    build_recap([tmp_path], tmp_path, control=CONTROL, plot=False, quality_tolerance=0.02)
+    text = (tmp_path / "recap.md").read_text()
+    assert "## Phase tables per variant" in text and "| steady_steps | 1.5 | 1000 | pass | 4 updates |" in text
+    assert "Changes the task (not a memory saving of the same experiment): data.max_len=64" in text
+    assert "not comparable: changes the task" in text
+
+
+# --------------------------------------------------------------------------- the command line
+def test_cli_over_a_single_damaged_run_directory(tmp_path):
+    run = make_run(tmp_path / "run", record(variant=MISSING))
+    done = subprocess.run([sys.executable, "-m", "pilot.recap", str(run)], cwd=REPO, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    recap = pd.read_csv(run / "recap.csv")
+    assert recap["status"].tolist() == ["unreadable"] and "no variant" in recap["stop_cause"].iloc[0]
+
+
+def test_cli_refuses_a_path_that_does_not_exist_and_creates_nothing(tmp_path):
+    good = make_run(tmp_path / "good")
+    missing = tmp_path / "typo" / "sweep"
+    done = subprocess.run([sys.executable, "-m", "pilot.recap", str(missing), str(good)], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2
+    assert f"{missing} does not exist" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "typo").exists() and not (good / "recap.csv").exists()
+
+
+def test_main_refuses_a_file_and_a_missing_path_at_once(tmp_path, capsys):
+    (tmp_path / "notes.txt").write_text("x")
+    with pytest.raises(SystemExit) as exit_:
+        main([str(tmp_path / "notes.txt"), str(tmp_path / "nowhere"), "--out", str(tmp_path / "out")])
+    assert exit_.value.code == 2
+    error = capsys.readouterr().err
+    assert "notes.txt is not a directory" in error and "nowhere does not exist" in error
+    assert not (tmp_path / "nowhere").exists() and not (tmp_path / "out").exists()
+
+
+def test_an_output_that_cannot_be_written_is_a_message_not_a_traceback(tmp_path, capsys):
+    run = make_run(tmp_path / "run")
+    (tmp_path / "out").write_text("a file where the recap directory should go")
+    with pytest.raises(SystemExit) as exit_:
+        main([str(run), "--out", str(tmp_path / "out"), "--no-plot"])
+    assert exit_.value.code == 2 and f"cannot write the recap into {tmp_path / 'out'}" in capsys.readouterr().err
+
+
+def test_build_recap_refuses_a_missing_path_with_a_pilot_error(tmp_path):
+    with pytest.raises(RecapRefused) as refused:
+        build_recap([tmp_path / "nowhere"], tmp_path / "nowhere")
+    assert isinstance(refused.value, PilotError) and refused.value.exit_code == 2
+    assert not (tmp_path / "nowhere").exists()
+
+
+# --------------------------------------------------------------------------- sweeps and seeds
+def two_identical_sweeps(directory: Path, with_ids: bool = True) -> None:
+    """Two launches of the same sweep into one directory: control and variant, seed 0 each, same losses."""
+    for launch in ("A", "B"):
+        for variant, loss in (("optim.lr=0.0001", 1.0), ("optim.lr=0.0002", 0.5)):
+            sweep_id = f"sweep-{launch}" if with_ids else None
+            make_run(directory / (launch if not with_ids else ".") / f"{launch}-{variant}",
+                     record(variant=variant, sweep_id=sweep_id, run_id=f"{launch}-{variant}",
+                            started_at=f"2026-11-30T0{1 if launch == 'A' else 2}:00:00+0000",
+                            finished_at=f"2026-11-30T0{1 if launch == 'A' else 2}:00:30+0000"),
+                     metrics(final_val=loss))
+
+
+def test_two_sweeps_into_one_directory_are_judged_apart(tmp_path):
+    two_identical_sweeps(tmp_path)
+    frame = build_recap([tmp_path], tmp_path, control=CONTROL, plot=False)
+    conclusions = frame.attrs["conclusions"]
+    assert len(conclusions) == 2
+    assert conclusions[0].startswith("Sweep sweep-A: Fewer than two finished seeds")
+    assert conclusions[1].startswith("Sweep sweep-B: Fewer than two finished seeds")
+    text = (tmp_path / "recap.md").read_text()
+    assert "## Sweep sweep-A" in text and "## Sweep sweep-B" in text and "± 0" not in text
+    assert set(pd.read_csv(tmp_path / "recap.csv")["sweep"]) == {"sweep-A", "sweep-B"}
+
+
+def test_pooled_sweeps_count_a_repeated_seed_once(tmp_path):
+    two_identical_sweeps(tmp_path)
+    frame = build_recap([tmp_path], tmp_path, control=CONTROL, plot=False, pool=True)
+    (conclusion, repeats) = frame.attrs["conclusions"]
+    assert "spread is unknown" in conclusion and "± 0" not in conclusion  # two runs of seed 0 are one seed
+    assert repeats.startswith("Repeated seeds count once") and "optim.lr=0.0001 (1 repeat(s))" in repeats
+    assert len(frame) == 4  # every run keeps its row
+    assert "Pooled: the runs of 2 sweeps judged as one" in (tmp_path / "recap.md").read_text()
+
+
+def test_runs_without_a_sweep_id_belong_to_their_parent_directory(tmp_path):
+    two_identical_sweeps(tmp_path, with_ids=False)
+    frame = build_recap([tmp_path], tmp_path, control=CONTROL, plot=False)
+    assert sorted(frame["sweep"].unique()) == [str(tmp_path / "A"), str(tmp_path / "B")]
+    assert len(frame.attrs["conclusions"]) == 2
+    pooled = build_recap([tmp_path], tmp_path, control=CONTROL, plot=False, pool=True)
+    assert len(pooled.attrs["conclusions"]) == 2 and "Repeated seeds" in pooled.attrs["conclusions"][1]
+
+
+def test_a_repeated_seed_uses_its_newest_finished_run(tmp_path):
+    rows = []
+    for variant, values in (("optim.lr=0.0001", {0: [1.0, 1.1], 1: [1.2]}), ("optim.lr=0.0002", {0: [0.5], 1: [0.6]})):
+        for seed, losses in values.items():
+            for attempt, loss in enumerate(losses):
+                rows.append({"variant": variant, "seed": seed, "status": "ok", "final_val_loss": loss,
+                             "run_id": f"{variant}-{seed}-{attempt}",
+                             "started_at": f"2026-11-30T0{attempt + 1}:00:00+0000"})
+    rows.append({**rows[0], "status": "failed", "final_val_loss": None, "run_id": "newest-but-failed",
+                 "started_at": "2026-11-30T09:00:00+0000"})
+    summary, _ = summarise(pd.DataFrame(rows), CONTROL)
+    control = summary[summary["is_control"]].iloc[0]
+    assert (control["runs"], control["ok"], control["seeds"], control["repeats"]) == (4, 3, 2, 1)
+    assert control["mean"] == pytest.approx((1.1 + 1.2) / 2)
+    assert control["std"] == pytest.approx(pd.Series([1.1, 1.2]).std())
+    assert control["per_seed"] == "seed 0: 1.1 (newest of 2 runs), seed 1: 1.2"
+
+
+# --------------------------------------------------------------------------- the Hydra callback
+def callback_config(sweep_dir: Path, journal: Path) -> OmegaConf:
+    return OmegaConf.create({"hydra": {"sweep": {"dir": str(sweep_dir)}},
+                             "campaign": {"control": CONTROL, "quality_tolerance": None, "journal": str(journal)}})
+
+
+@pytest.mark.parametrize("with_ids", [True, False], ids=["sweep ids", "no sweep ids"])
+def test_the_callback_recaps_only_the_multirun_that_just_ended(tmp_path, with_ids):
+    sweep_dir, journal = tmp_path / "sweeps" / "fixed", tmp_path / "journal.md"
+    config = callback_config(sweep_dir, journal)
+    for seed in (0, 1):  # an earlier launch into the same directory
+        make_run(sweep_dir / f"{seed}-old", record(seed=seed, sweep_id="old" if with_ids else None,
+                                                   run_id=f"old-{seed}"))
+    callback = RecapCallback()
+    callback.on_multirun_start(config)
+    for seed in (0, 1):  # this launch: the same jobs again, and one whose run.json got damaged
+        make_run(sweep_dir / f"{seed}-new", record(seed=seed, sweep_id="new" if with_ids else None,
+                                                   run_id=f"new-{seed}"))
+    make_run(sweep_dir / "2-new", "{broken")
+    callback.on_multirun_end(config)
+    recap = pd.read_csv(sweep_dir / "recap.csv")
+    assert sorted(recap["run_id"].dropna()) == ["new-0", "new-1"] and (recap["status"] == "unreadable").sum() == 1
+    assert "Left out: 2 run directory(ies) already in this directory" in (sweep_dir / "recap.md").read_text()
+    entry = journal.read_text()
+    assert f"sweep concluded ({sweep_dir})" in entry and "3 run(s): ok 2, unreadable 1" in entry
+
+
+def test_the_callback_without_a_sweep_directory_says_so(tmp_path, capsys):
+    config = callback_config(tmp_path / "never_made", tmp_path / "journal.md")
+    callback = RecapCallback()
+    callback.on_multirun_start(config)
+    callback.on_multirun_end(config)
+    assert "nothing to recap" in capsys.readouterr().out and not (tmp_path / "never_made").exists()
