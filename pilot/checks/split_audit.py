@@ -4,16 +4,25 @@ Identity of an example is a hash of its raw content (every field, arrays by
 their bytes), so a copy that arrived under another group or index is caught.
 For a time split, train must end strictly before validation starts, and
 validation before test.
+
+Then the leaks the task did not declare (``pilot.checks.leaks``, thresholds in
+``LeakThresholds``): id-like fields shared across splits (warn), copies behind
+ids — the same model input and label, or the same text after normalisation —
+(fail), near-duplicate vectors or texts (warn), time-stamped data split other
+than by time (warn), a single feature that gives the label away (warn).
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections import defaultdict
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 
+from pilot.checks import leaks
+from pilot.checks.leaks import LeakThresholds
 from pilot.checks.result import CheckResult, Finding, summarise
 from pilot.data.task import TaskData
 
@@ -22,7 +31,7 @@ STEP = "split_audit"
 
 def _canonical(value: Any) -> Any:
     if isinstance(value, np.ndarray):
-        return {"dtype": str(value.dtype), "shape": value.shape, "sha1": hashlib.sha1(value.tobytes()).hexdigest()}
+        return {"dtype": value.dtype.str, "shape": value.shape, "sha1": hashlib.sha1(value.tobytes()).hexdigest()}
     if hasattr(value, "detach"):  # a tensor
         return _canonical(value.detach().cpu().numpy())
     if isinstance(value, dict):
@@ -37,17 +46,22 @@ def content_hash(fields: Dict[str, Any]) -> str:
     return hashlib.sha1(blob).hexdigest()
 
 
-def audit_split(task: TaskData, split_by: str = "group") -> CheckResult:
+def audit_split(task: TaskData, split_by: str = "group",
+                thresholds: Optional[LeakThresholds] = None) -> CheckResult:
+    started = time.perf_counter()
+    limits = thresholds or LeakThresholds()
     findings: List[Finding] = []
     group_splits: Dict[str, set] = defaultdict(set)
     content_splits: Dict[str, Dict[str, int]] = defaultdict(dict)
+    raw_hashes: Dict[int, str] = {}
     counts = {}
     for split, examples in task.splits.items():
         groups = set()
         for example in examples:
             group_splits[example.group].add(split)
             groups.add(example.group)
-            content_splits[content_hash(example.fields)].setdefault(split, example.index)
+            raw_hashes[id(example)] = digest = content_hash(example.fields)
+            content_splits[digest].setdefault(split, example.index)
         counts[split] = {"examples": len(examples), "groups": len(groups)}
     for group, splits in sorted(group_splits.items()):
         if len(splits) > 1:
@@ -64,6 +78,33 @@ def audit_split(task: TaskData, split_by: str = "group") -> CheckResult:
             if max(bounds[earlier]) >= min(bounds[later]):
                 findings.append(Finding(f"{earlier} ends at time {max(bounds[earlier])}, not before "
                                         f"{later} starts at {min(bounds[later])}"))
+    declared_seconds = time.perf_counter() - started
+    warnings, undeclared = _undeclared_leaks(task, split_by, limits, findings,
+                                             lambda example: raw_hashes[id(example)])
     summary = ", ".join(f"{s} {c['examples']} examples / {c['groups']} groups" for s, c in counts.items())
-    ok = f"split by {split_by}, no shared group or identical example: {summary}"
-    return summarise(STEP, findings, ok, {"per_split": counts, "split_by": split_by})
+    skipped = undeclared["skipped"]
+    ok = (f"split by {split_by}, no shared group or identical example, no undeclared leak found: {summary}"
+          + (f" (not searched: {'; '.join(skipped)})" if skipped else ""))
+    details = {"per_split": counts, "split_by": split_by, "undeclared": undeclared,
+               "seconds": {"declared": round(declared_seconds, 4),
+                           "total": round(time.perf_counter() - started, 4)}}
+    return summarise(STEP, findings, ok, details, warnings)
+
+
+def _undeclared_leaks(task: TaskData, split_by: str, limits: LeakThresholds,
+                      findings: List[Finding], raw_hash) -> tuple:
+    """Run the detectors of ``pilot.checks.leaks``; fails go to ``findings``, warnings are returned."""
+    views = leaks.model_views(task)
+    skipped = [f"model inputs: {views.skipped}"] if views.skipped else []
+    duplicate_fails, duplicate_warnings, duplicates = leaks.duplicate_findings(task, views, raw_hash, limits,
+                                                                               skipped)
+    findings.extend(duplicate_fails)
+    id_warnings, id_fields = leaks.id_field_warnings(task, views, limits)
+    time_warnings, times = leaks.time_warnings(task, split_by, limits)
+    leak_warnings, target = leaks.target_leak_warnings(task, views, limits)
+    if "skipped" in target:
+        skipped.append(f"target leakage: {target['skipped']}")
+    report = {"id_fields": id_fields, "duplicates": duplicates, "time": times, "target_leakage": target,
+              "model_view_dropped_keys": views.dropped_keys, "skipped": skipped,
+              "thresholds": leaks.thresholds_dict(limits)}
+    return id_warnings + duplicate_warnings + time_warnings + leak_warnings, report

@@ -28,6 +28,7 @@ from __future__ import annotations
 import copy
 import resource
 import time
+import traceback
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional
@@ -85,7 +86,32 @@ def _tracker_class():
                     self._peak_mem[device] = total
                     self._peak_mem_snap[device] = dict(snap)
 
+        def _track_module_params_and_buffers(self, module, install_grad_hooks: bool = True):
+            """Frozen parameters (``requires_grad=False``) are tracked as parameters, never hooked.
+
+            The stock tracker registers a gradient hook on every parameter of a module it enters,
+            and ``Tensor.register_hook`` raises on a tensor that does not require gradients: a frozen
+            backbone made every estimate fail. A frozen parameter never gets a gradient, so a
+            no-op handle in the tracker's hook table is exactly right (it removes handles on exit).
+            """
+            handles = getattr(self, "_param_to_grad_hook_handles", None)
+            if install_grad_hooks and handles is not None:
+                for param in module.parameters():
+                    if not param.requires_grad and handles.get(param, None) is None:
+                        handles[param] = (_NO_HOOK, _NO_HOOK)
+            return super()._track_module_params_and_buffers(module, install_grad_hooks)
+
     return GlobalPeakTracker
+
+
+class _NoHook:
+    """Stands in for the gradient hook of a frozen parameter; removing it does nothing."""
+
+    def remove(self) -> None:
+        pass
+
+
+_NO_HOOK = _NoHook()
 
 
 def _breakdown(snapshot: Dict[Any, Dict[Any, int]]) -> Dict[str, int]:
@@ -294,11 +320,7 @@ def estimate_memory(cfg: DictConfig, task: Optional[TaskData] = None, *, fake: b
     except Exception as error:
         if not fake:
             raise
-        raise EstimateRefused(
-            f"the model or task code cannot run on fake tensors ({type(error).__name__}: "
-            f"{str(error).splitlines()[0][:300]}); pilot refuses to guess its memory. Fix: avoid reading "
-            "tensor values inside forward/loss (e.g. .item(), data-dependent shapes), or measure it on "
-            "a real device with the pilot's phases.") from error
+        raise EstimateRefused(refusal_reason(error)) from error
     return MemoryEstimate(
         fake=fake, phases=phases, parameters=count,
         state_bytes={"parameters": state["parameters"], "optimizer_state": state["optimizer_state"]},
@@ -310,6 +332,46 @@ def estimate_memory(cfg: DictConfig, task: Optional[TaskData] = None, *, fake: b
                   "replicas": int(cfg.distributed.replicas)},
         seconds=time.perf_counter() - started,
         host_rss_peak_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, notes=notes)
+
+
+def _raised_at(error: BaseException) -> str:
+    """Where an error was raised: the innermost frame outside torch, as ``file.py:line in function``."""
+    frames = traceback.extract_tb(error.__traceback__)
+    outside = [f for f in frames if "/torch/" not in f.filename.replace("\\", "/")] or frames
+    if not outside:
+        return "an unknown place"
+    frame = outside[-1]
+    return f"{frame.filename.rsplit('/', 1)[-1]}:{frame.lineno} in {frame.name}"
+
+
+def refusal_reason(error: BaseException) -> str:
+    """The refusal message for an error raised under fake tensors, naming its real cause.
+
+    Only an operation that needs a tensor's *value* (``.item()``, ``if tensor``, a shape that depends
+    on the data) is blamed on reading values; an operator without a fake implementation and any
+    other error are reported as what they are, with where they were raised.
+    """
+    from torch._subclasses.fake_tensor import (DataDependentOutputException, DynamicOutputShapeException,
+                                               UnsupportedOperatorException)
+
+    first_line = (str(error).splitlines() or [""])[0][:300]
+    what = f"{type(error).__name__}: {first_line}"
+    where = _raised_at(error)
+    data_dependent = (DataDependentOutputException, DynamicOutputShapeException)
+    if isinstance(error, data_dependent) or type(error).__name__.startswith("GuardOnDataDependent"):
+        return (f"the model or task code cannot run on fake tensors: it reads a tensor value or makes a "
+                f"shape depend on the data ({what}; raised at {where}); pilot refuses to guess its memory. "
+                "Fix: avoid reading tensor values inside forward/loss (e.g. .item(), data-dependent "
+                "shapes), or measure it on a real device with the pilot's phases.")
+    if isinstance(error, UnsupportedOperatorException):
+        return (f"the model or task code cannot run on fake tensors: operator {first_line} has no "
+                f"fake-tensor implementation (raised at {where}); pilot refuses to guess its memory. "
+                "Fix: use an operator PyTorch can run on fake tensors, or measure it on a real device "
+                "with the pilot's phases.")
+    return (f"the estimator could not run the model, task or update code ({what}; raised at {where}); "
+            "pilot refuses to guess its memory. This is not a value read; fix the error (run "
+            "estimate_memory(cfg, fake=False) to see it on real tensors) or measure it on a real device "
+            "with the pilot's phases.")
 
 
 def _optimizer_closed_form(cfg: DictConfig, params: List[torch.Tensor]) -> int:

@@ -1,0 +1,260 @@
+"""Leaks a task did not declare (pilot/checks/leaks.py, run by the split audit): id-like fields
+shared across splits, copies behind ids, near-duplicates, time-stamped data split at random, a
+feature that gives the label away. Each planted task of tests/planted_tasks is flagged naming its
+cause; the built-in tasks and the correct tasks stay ``pass``."""
+import importlib
+import itertools
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # tests.planted_tasks is imported by its package path
+    sys.path.insert(0, str(ROOT))
+
+from pilot.checks.leaks import (LeakThresholds, _jaccard_pairs, best_threshold_balanced_accuracy,  # noqa: E402
+                                model_views, name_says_id, nearest, normalise_text)
+from pilot.checks.split_audit import audit_split  # noqa: E402
+from pilot.data import digits, instructions  # noqa: E402
+from pilot.data.task import Example, TaskData  # noqa: E402
+
+# planted task -> (verdict, words the reason must hold: the check names the cause)
+PLANTED = {
+    "bug_groups_patient_field": ("warn", ["field 'patient_id'", "val values also in train", "is it the group?"]),
+    "bug_groups_reviewer_code": ("warn", ["field 'reviewer'", "also in train"]),
+    "bug_dupes_copied_rows": ("fail", ["identical to a train example in what the model sees"]),
+    "bug_dupes_text_recased": ("fail", ["same text as a train example after normalising case"]),
+    "bug_neardupes_augmented_vectors": ("warn", ["within RMS 0.05", "of a train example"]),
+    "bug_neardupes_edited_text": ("warn", ["nearly the same text as a train example", "same target"]),
+    "bug_time_random_split": ("warn", ["fall inside the training range", "not by time"]),
+    "bug_leak_outcome_flag": ("warn", ["feature 'readmitted' gives the label away", "class 1 'worse'"]),
+    "bug_leak_score_copy": ("warn", ["feature 'severity_score' gives the label away", "|correlation| 1.000"]),
+}
+CORRECT = ["ok_tabular_patient_fields", "ok_time_split_readings"]
+
+
+def _audit_module(name, thresholds=None):
+    module = importlib.import_module(f"tests.planted_tasks.{name}")
+    split_by = getattr(module, "SETTINGS", {}).get("split_by", "group")
+    return module, audit_split(module.make_task(), split_by, thresholds)
+
+
+@pytest.mark.parametrize("name", sorted(PLANTED))
+def test_each_planted_leak_is_flagged_naming_its_cause(name):
+    module, result = _audit_module(name)
+    verdict, words = PLANTED[name]
+    assert module.EXPECTED == {"step": "split_audit", "verdict": verdict}
+    assert result.verdict == verdict, result.reason
+    for word in words:
+        assert word in result.reason, result.reason
+
+
+@pytest.mark.parametrize("name", CORRECT)
+def test_correct_tabular_tasks_pass(name):
+    module, result = _audit_module(name)
+    assert module.EXPECTED is None
+    assert result.verdict == "pass", result.reason
+
+
+def test_builtin_tasks_get_no_new_alarm_and_say_why():
+    result = audit_split(digits.make_task(split={"by": "group"}))
+    assert result.verdict == "pass", result.reason
+    target = result.details["undeclared"]["target_leakage"]
+    assert target["examples"] == 1797 and target["max_threshold_balanced_accuracy"] < 0.99
+    result = audit_split(instructions.make_task(split={"by": "group"}))
+    assert result.verdict == "pass", result.reason
+    undeclared = result.details["undeclared"]
+    # the document number is the time: one time per document, the group split keeps it on one side
+    assert undeclared["time"]["time_is_a_group_property"] and undeclared["time"]["val"]["share"] == 1.0
+    # templated instructions ("Context: <note>. Reverse the word: X") look alike but train other answers
+    assert undeclared["duplicates"]["train/val"]["similar_text_other_target"]["count"] > 0
+    assert undeclared["duplicates"]["train/val"]["near_duplicate_texts"]["count"] == 0
+
+
+def test_builtin_audit_stays_fast():
+    for task in (digits.make_task(split={"by": "group"}), instructions.make_task(split={"by": "group"})):
+        started = time.perf_counter()
+        audit_split(task)
+        assert time.perf_counter() - started < 5.0  # ~0.2 s on an idle 2-core machine
+
+
+# ----------------------------------------------------------------------------- id-like fields
+def _vector_task(rows, groups, labels=None, split_of=None, info=None):
+    """A classification task over rows of raw fields, with a feature vector 'x'; split as given."""
+    labels = labels if labels is not None else [0] * len(rows)
+    splits = {"train": [], "val": [], "test": []}
+    for i, (fields, group) in enumerate(zip(rows, groups)):
+        splits[split_of(i)].append(Example(index=i, group=group, fields={**fields, "y": labels[i]}))
+
+    def collate(items):
+        return {"inputs": torch.stack([it["inputs"] for it in items]),
+                "labels": torch.tensor([it["label"] for it in items]),
+                "index": torch.tensor([it["index"] for it in items])}
+    return TaskData(kind="classification", splits=splits,
+                    encode=lambda e: {"index": e.index, "inputs": torch.from_numpy(e.fields["x"]),
+                                      "label": e.fields["y"]},
+                    collate=collate, loss_sum=None, target_count=None, predict=None, info=info or {})
+
+
+def _random_rows(count, seed=0, width=4):
+    rng = np.random.default_rng(seed)
+    return [{"x": rng.normal(size=width).astype("float32")} for _ in range(count)]
+
+
+def test_categorical_and_numeric_fields_shared_across_splits_are_not_ids():
+    rows = _random_rows(200)
+    for i, row in enumerate(rows):
+        row.update(hospital=["north", "south", "east"][i % 3], age=20 + i % 60, visit_code=f"V{i % 4}")
+    task = _vector_task(rows, [f"r{i}" for i in range(200)], split_of=lambda i: "train" if i % 5 else "val")
+    result = audit_split(task)
+    assert result.verdict == "pass", result.reason  # few values, or a number named as a feature
+
+
+def test_an_id_field_that_is_the_group_or_the_target_is_skipped():
+    rows = _random_rows(200)
+    labels = [i % 25 for i in range(200)]
+    for i, row in enumerate(rows):
+        row.update(patient_id=f"P{i // 4:03d}", diagnosis_code=f"D{labels[i]:03d}")
+    task = _vector_task(rows, [row["patient_id"] for row in rows], labels=labels,
+                        split_of=lambda i: "train" if (i // 4) % 5 else "val")
+    result = audit_split(task)
+    assert result.verdict == "pass", result.reason
+    assert result.details["undeclared"]["id_fields"] == {
+        "patient_id": "the declared group", "diagnosis_code": "the target (one-to-one with the encoded label)"}
+
+
+def test_id_shaped_values_and_id_names_are_recognised():
+    assert name_says_id("patient_id") and name_says_id("userId") and name_says_id("PatientID")
+    assert name_says_id("session") and name_says_id("docid")
+    assert not any(name_says_id(n) for n in ("age", "profile", "pathology", "label_name", "answer"))
+    rows = _random_rows(120)
+    for i, row in enumerate(rows):
+        row["who"] = f"u{(i % 30) * 7919:06x}"  # hex codes, no id word in the name
+    task = _vector_task(rows, [f"r{i}" for i in range(120)], split_of=lambda i: "train" if i % 4 else "val")
+    result = audit_split(task)
+    assert result.verdict == "warn" and "field 'who': 15 of 15 val values also in train" in result.reason
+
+
+def test_the_shared_share_threshold_is_declared():
+    module = importlib.import_module("tests.planted_tasks.bug_groups_patient_field")
+    result = audit_split(module.make_task(), "group", LeakThresholds(id_min_shared_share=1.01))
+    assert result.verdict == "pass", result.reason
+
+
+# ----------------------------------------------------------------------------- duplicates
+def test_duplicates_behind_an_id_tensor_in_the_batch_are_found():
+    """A collate that passes an id through: the id is dropped from what the model sees."""
+    rows = _random_rows(40)
+    rows = rows + [dict(rows[3])]  # example 40 copies example 3
+
+    def collate(items):
+        return {"inputs": torch.stack([it["inputs"] for it in items]),
+                "labels": torch.zeros(len(items), dtype=torch.long),
+                "record": torch.tensor([1000 + it["index"] for it in items]),
+                "index": torch.tensor([it["index"] for it in items])}
+    splits = {"train": [Example(i, f"g{i}", {**rows[i], "source": "a"}) for i in range(40)],
+              "val": [Example(40, "g40", {**rows[40], "source": "b"})], "test": []}
+    task = TaskData(kind="classification", splits=splits,
+                    encode=lambda e: {"index": e.index, "inputs": torch.from_numpy(e.fields["x"])},
+                    collate=collate, loss_sum=None, target_count=None, predict=None)
+    views = model_views(task)
+    assert views.dropped_keys == ["index", "record"]
+    result = audit_split(task)
+    assert result.verdict == "fail" and "train example 3 = val example 40" in result.reason
+
+
+def test_raw_identical_copies_are_reported_once():
+    rows = _random_rows(30)
+    task = _vector_task(rows + [rows[0]], [f"g{i}" for i in range(31)], split_of=lambda i: "val" if i == 30 else "train")
+    result = audit_split(task)
+    assert result.verdict == "fail" and len(result.findings) == 1
+    assert "identical example in two splits" in result.reason
+
+
+def test_near_duplicate_threshold_is_declared():
+    _, result = _audit_module("bug_neardupes_augmented_vectors", LeakThresholds(near_dup_rms=0.001))
+    assert result.verdict == "pass", result.reason
+
+
+def test_a_search_beyond_the_declared_size_is_skipped_and_said_so():
+    _, result = _audit_module("bug_neardupes_edited_text", LeakThresholds(max_pairs=10))
+    assert result.verdict == "pass"
+    assert "not searched: near-duplicate texts train/val" in result.reason and "> max_pairs 10" in result.reason
+    _, result = _audit_module("bug_neardupes_augmented_vectors", LeakThresholds(max_vector_features=4))
+    assert result.verdict == "pass" and "near-duplicate vectors: 6 features > max_vector_features 4" in result.reason
+
+
+def test_normalised_text():
+    assert normalise_text("  Printer: STOPPED\tworking!! ") == normalise_text("printer stopped working")
+    assert normalise_text("Ｃａｆé") == "café"  # NFKC folds full-width letters
+
+
+def test_nearest_matches_brute_force():
+    rng = np.random.default_rng(0)
+    query, base = rng.normal(size=(37, 5)), rng.normal(size=(53, 5))
+    dist, idx = nearest(query, base, chunk_cells=100)
+    full = np.sqrt(((query[:, None, :] - base[None, :, :]) ** 2).mean(axis=2))
+    np.testing.assert_array_equal(idx, full.argmin(axis=1))
+    np.testing.assert_allclose(dist, full.min(axis=1), rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("threshold", [0.3, 0.5, 0.8])
+def test_jaccard_pairs_match_brute_force(threshold):
+    rng = np.random.default_rng(1)
+    sets_a = [set(rng.choice(30, size=rng.integers(0, 9), replace=False).tolist()) for _ in range(50)]
+    sets_b = [set(rng.choice(30, size=rng.integers(0, 9), replace=False).tolist()) for _ in range(40)]
+    found = {(i, j): s for i, j, s in _jaccard_pairs(sets_a, sets_b, threshold)}
+    expected = {(i, j): len(a & b) / len(a | b) for (i, a), (j, b) in
+                itertools.product(enumerate(sets_a), enumerate(sets_b)) if a | b and len(a & b) / len(a | b) >= threshold}
+    assert found.keys() == expected.keys()
+    for key, value in expected.items():
+        assert found[key] == pytest.approx(value)
+    assert _jaccard_pairs([{1, 2, 3}], [{4, 5, 6}, set()], threshold) == []  # no candidate at all
+
+
+# ----------------------------------------------------------------------------- time
+def _timed_task(groups, times, split_of):
+    rows = _random_rows(len(times))
+    splits = {"train": [], "val": [], "test": []}
+    for i, (group, when) in enumerate(zip(groups, times)):
+        splits[split_of(i)].append(Example(index=i, group=group, fields=rows[i], time=when))
+    return TaskData(kind="classification", splits=splits, encode=None, collate=None, loss_sum=None,
+                    target_count=None, predict=None)
+
+
+def test_time_inside_the_training_range_warns_with_the_share():
+    task = _timed_task([f"g{i}" for i in range(100)], [float(i) for i in range(100)],
+                       lambda i: "val" if i % 5 == 2 else "train")
+    result = audit_split(task)
+    assert result.verdict == "warn" and "20 of 20 val times (100%) fall inside the training range [0, 99]" in result.reason
+    assert result.details["undeclared"]["time"]["val"]["share"] == 1.0
+
+
+def test_time_ordered_or_group_timed_data_does_not_warn():
+    ordered = _timed_task([f"g{i}" for i in range(100)], [float(i) for i in range(100)],
+                          lambda i: "val" if i >= 80 else "train")
+    assert audit_split(ordered).verdict == "pass"
+    # one time per group of several examples (a document's date): the group split keeps each moment together
+    by_doc = _timed_task([f"d{i // 5}" for i in range(100)], [float(i // 5) for i in range(100)],
+                         lambda i: "val" if (i // 5) % 5 == 2 else "train")
+    result = audit_split(by_doc)
+    assert result.verdict == "pass" and result.details["undeclared"]["time"]["time_is_a_group_property"]
+
+
+# ----------------------------------------------------------------------------- target leakage
+def test_single_threshold_balanced_accuracy():
+    features = np.array([[0.0, 5.0], [1.0, 1.0], [2.0, 4.0], [3.0, 2.0]])
+    positive = np.array([[0], [0], [1], [1]])
+    scores = best_threshold_balanced_accuracy(features, positive)
+    assert scores.shape == (1, 2)
+    assert scores[0, 0] == 1.0          # x > 1.5 separates exactly
+    assert scores[0, 1] == 0.75         # no single cut of the second column does
+
+
+def test_a_label_copy_is_not_flagged_below_the_declared_score():
+    _, result = _audit_module("bug_leak_score_copy", LeakThresholds(leak_score=1.01))
+    assert result.verdict == "pass", result.reason
