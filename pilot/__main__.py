@@ -23,8 +23,13 @@ log = logging.getLogger("pilot")
 CONF_DIR = str(Path(__file__).resolve().parents[1] / "conf")  # absolute: works for `pilot` too
 
 
+_composed = False  # set once Hydra hands over a config: a SystemExit(1) before it is Hydra refusing the line
+
+
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")
 def main(cfg: DictConfig) -> None:
+    global _composed
+    _composed = True
     hydra_cfg = HydraConfig.get()
     run_dir = Path(hydra_cfg.runtime.output_dir)
     overrides = list(hydra_cfg.overrides.task)
@@ -78,6 +83,19 @@ def _leave_run_directory_to_rank_zero() -> None:
         sys.argv += ["hydra.run.dir=.", "hydra.output_subdir=null", "hydra/job_logging=stdout"]
 
 
+def cli() -> None:
+    """``python -m pilot`` and the ``pilot`` script: Hydra's refusals of the command line (unknown key,
+    wrong type, unknown option) exit 2, like every other error the user can fix."""
+    global _composed
+    _composed = False  # tests call it several times in one process
+    try:
+        main()
+    except SystemExit as stop:
+        if stop.code == 1 and not _composed:
+            raise SystemExit(2) from None
+        raise
+
+
 if __name__ == "__main__":
     _leave_run_directory_to_rank_zero()
-    main()
+    cli()

@@ -51,16 +51,26 @@ def fault_point(point: str, update: Optional[int] = None) -> None:
     Points: ``update`` (after an update), ``before_write``, ``after_write``,
     ``before_rename`` (inside a checkpoint save), ``closing`` (after the final validation).
     ``enospc`` raises "no space left on device" inside a checkpoint save instead of killing
-    (where no small file system can be mounted to fill up for real). Unset in normal use.
+    (where no small file system can be mounted to fill up for real); ``exception`` raises an
+    ordinary error after an update (a failure validation cannot foresee). Unset in normal use.
     """
+    if not fault_requested(point, update):
+        return
+    if point == "enospc":
+        raise OSError(errno.ENOSPC, "No space left on device (injected by PILOT_FAULT)")
+    if point == "exception":
+        raise RuntimeError(f"injected failure (PILOT_FAULT={os.environ['PILOT_FAULT']})")
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def fault_requested(point: str, update: Optional[int] = None) -> bool:
+    """Whether ``PILOT_FAULT`` names ``point`` (at this update). ``nan_weights`` is read by the
+    training run itself: it poisons the weights after that update while the loss stays finite."""
     spec = os.environ.get("PILOT_FAULT")
     if not spec:
-        return
+        return False
     name, _, at = spec.partition("@")
-    if name == point and (not at or update is None or int(at) == update):
-        if point == "enospc":
-            raise OSError(errno.ENOSPC, "No space left on device (injected by PILOT_FAULT)")
-        os.kill(os.getpid(), signal.SIGKILL)
+    return name == point and (not at or update is None or int(at) == update)
 
 
 # --------------------------------------------------------------------------- defining config

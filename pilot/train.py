@@ -24,7 +24,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from pilot.checkpoint import (checkpoint_path, clean_temporary_files, defining_config, differing_keys,
-                              fault_point, first_line, latest_valid_checkpoint, restore_training_state,
+                              fault_point, fault_requested, first_line, latest_valid_checkpoint, restore_training_state,
                               save_checkpoint, training_state_non_finite)
 from pilot.closing import close_run, write_reproduce
 from pilot.config.validate import validate, resolve_device
@@ -297,6 +297,7 @@ class TrainingRun:
         if record is not None:
             record.log_metrics({"kind": "train", **record_dict(row)})
         cause = self.rules.after_update(row.loss, row.update)
+        self._poison_weights_if_asked()
         eval_every = int(self.cfg.loop.eval_every)
         if cause is None and eval_every and row.update % eval_every == 0 \
                 and row.update < trainer.plan.total_updates:
@@ -304,7 +305,14 @@ class TrainingRun:
         if not is_diverged(cause) and every and trainer.updates_done % every == 0:
             cause = self.save_checkpoint() or cause
         fault_point("update", trainer.updates_done)
+        fault_point("exception", trainer.updates_done)
         return cause or self._agreed_signal()
+
+    def _poison_weights_if_asked(self) -> None:
+        """Test hook (PILOT_FAULT=nan_weights@<update>): NaN weights after a finite loss."""
+        if fault_requested("nan_weights", self.trainer.updates_done):
+            with torch.no_grad():
+                next(self.trainer.raw_model.parameters()).fill_(float("nan"))
 
     def save_checkpoint(self) -> Optional[str]:
         """Save (rank 0) unless the state holds NaN/inf: then the run has diverged (the returned cause)."""

@@ -8,12 +8,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def run_training(tmp_path, *overrides):
+def run_training(tmp_path, *overrides, fault=None):
     run_dir = tmp_path / "run"
+    env = {k: v for k, v in os.environ.items() if k != "PILOT_FAULT"}
+    if fault:
+        env["PILOT_FAULT"] = fault
     completed = subprocess.run(
         [sys.executable, "-m", "pilot", "mode=train", f"hydra.run.dir={run_dir}", "run.log_every=5",
          *overrides],
-        cwd=REPO, capture_output=True, text=True, timeout=300)
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     return completed, run_dir
 
 
@@ -56,11 +59,12 @@ def test_two_runs_never_share_a_directory(tmp_path):
 
 
 def test_a_failure_after_start_is_recorded_as_failed(tmp_path):
-    completed, run_dir = run_training(tmp_path, "data.path=/nonexistent/instructions.jsonl")
+    # a missing data.path is refused by validation before anything starts; this failure comes later
+    completed, run_dir = run_training(tmp_path, "budget.value=10", fault="exception@3")
     assert completed.returncode != 0
     record = json.loads((run_dir / "run.json").read_text())
-    assert record["status"] == "failed"
-    assert "FileNotFoundError" in record["error"]
+    assert record["status"] == "failed" and record["stop_cause"] == "exception"
+    assert "RuntimeError: injected failure" in record["error"] and record["updates_done"] == 3
 
 
 def test_spawned_replicas_write_one_run(tmp_path):

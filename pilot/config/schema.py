@@ -2,8 +2,9 @@
 
 Each YAML file in ``conf/<group>/`` starts from one of these schemas (through
 its defaults list), so a misspelt key or a wrong type fails when Hydra composes
-the config, with the full key in the message. Cross-field rules live in
-``pilot.config.validate``: they need several groups at once.
+the config, with the full key in the message. The bound of every number and the
+cross-field rules live in ``pilot.config.validate`` (``RANGES``): one pass that
+reports every problem at once.
 """
 from __future__ import annotations
 
@@ -147,7 +148,7 @@ class BatchConfig:
 @dataclass
 class OptimConfig:
     name: OptimName = OptimName.adamw
-    lr: float = 1e-3                 # peak learning rate, reached after warm-up
+    lr: float = 1e-3                 # peak learning rate, reached after warm-up (validate: 0 .. 10)
     weight_decay: float = 0.0
     betas: List[float] = field(default_factory=lambda: [0.9, 0.95])  # AdamW only
     momentum: float = 0.0            # SGD only
@@ -160,7 +161,7 @@ class OptimConfig:
 @dataclass
 class BudgetConfig:
     fixed: BudgetKind = BudgetKind.updates  # which quantity a comparison holds fixed
-    value: int = 200                        # how many updates / epochs / examples
+    value: int = 200                        # how many updates / epochs / examples (validate: <= 10M updates)
 
 
 @dataclass
@@ -179,7 +180,7 @@ class MemoryConfig:
 class RunConfig:
     device: Device = Device.auto
     log_every: int = 20              # plain log line every N updates when not on a terminal
-    threads: int = 0                 # torch CPU threads; 0 = torch's default
+    threads: int = 0                 # torch CPU threads; 0 = torch's default; at most 4 per usable core
 
 
 @dataclass
@@ -187,7 +188,8 @@ class LoopConfig:
     """Declared before a run starts: when to validate and why a run stops early."""
     eval_every: int = 50           # validation point every N updates (and after the last); 0 = last only
     eval_examples: int = 64        # fixed validation subset (its first N examples), same for every run
-    divergence_factor: float = 4.0  # diverged when the loss is non-finite or > factor x the first update's loss
+    divergence_factor: float = 4.0  # diverged when the loss is non-finite or > factor x the first update's loss;
+                                    # 0 = off (non-finite only), else > 1
     early_stop_patience: int = 0   # stop after N validation points without improvement; 0 = off
 
 
@@ -227,7 +229,7 @@ class RentalConfig:
 @dataclass
 class CheckpointConfig:
     every: int = 50                # save every N updates (and always after the last); 0 = last only
-    keep_last: int = 3            # checkpoints kept; rotation never deletes the newest valid one
+    keep_last: int = 3            # checkpoints kept (>= 1); rotation never deletes the newest valid one
     resume: bool = True           # continue from the newest valid checkpoint in the run directory
     force_resume: bool = False    # resume even if the defining config differs (the difference is recorded)
     max_requeues: int = 3         # cluster: interruptions (preemption, time limit) before ending as "preempted"
@@ -286,7 +288,7 @@ class PilotConfig:
     rental: RentalConfig = field(default_factory=RentalConfig)
     checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
     closing: ClosingConfig = field(default_factory=ClosingConfig)
-    seed: int = 0                    # model init and data order; the split has its own salt
+    seed: int = 0                    # model init and data order (0 .. 2**32-1, numpy's range); the split has its own salt
 
 
 def register_configs() -> None:
