@@ -23,9 +23,11 @@ from omegaconf import DictConfig
 
 from pilot.checks.result import CheckResult
 from pilot.config.validate import resolve_device, validate
-from pilot.data.task import TaskData
+from pilot.data.task import TaskData, enum_value
+from pilot.environment import read_requirements, record_attention_calls
 from pilot.estimate.memory import EstimateRefused, MemoryEstimate, estimate_memory
 from pilot.rental.choice_sheet import Measured
+from pilot.rental.requirements import Requirement, campaign_requirements
 from pilot.rental.sheet import build_and_write, plan_lines, print_sheet
 from pilot.run_record import RunRecord
 
@@ -79,7 +81,8 @@ def estimate_step(cfg: DictConfig, task: TaskData, run_dir: Path, rows: List[Dic
                          f"on {torch.cuda.get_device_name()} (estimate {off:+.1%}; includes cuBLAS workspaces, "
                          "not gated)")
     measured = measured_from_phases(rows, int(cfg.pilot.steady_steps))
-    result = build_and_write(cfg, run_dir, task, estimate, sweep_params, measured, validation=lines, journal=False)
+    result = build_and_write(cfg, run_dir, task, estimate, sweep_params, measured, validation=lines, journal=False,
+                             requirements=read_requirements(run_dir))
     print_sheet(result, estimate)
     plan = result.plan
     details = {"plan": plan_lines(result.plan, result.chosen, brief=True)}
@@ -91,6 +94,17 @@ def estimate_step(cfg: DictConfig, task: TaskData, run_dir: Path, rows: List[Dic
                            details=details)
     return CheckResult("estimate", "pass", f"estimate within {worst:.2%} of measured (tolerance {tolerance:.0%}); "
                        f"{where}; see choice_sheet.md", details=details)
+
+
+def requirements_at_scale(cfg: DictConfig, task: TaskData) -> List[Requirement]:
+    """mode=estimate: the config's requirements of a GPU, the attention calls recorded on the meta device."""
+    precision = enum_value(cfg.precision.dtype)
+    try:
+        calls, _ = record_attention_calls(cfg, task, meta=True)
+    except Exception as error:  # a model that does not run on meta tensors: the precision's requirements only
+        log.warning("attention requirements not examined (the model does not run on the meta device: %s)", error)
+        return campaign_requirements(precision)
+    return campaign_requirements(precision, calls)
 
 
 def run_estimate(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = (),
@@ -105,7 +119,8 @@ def run_estimate(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = (),
         print(f"pilot: estimate refused: {error}")
         record.finish("failed", f"estimate refused: {error}")
         return 1
-    result = build_and_write(cfg, run_dir, task, estimate, sweep_params)
+    result = build_and_write(cfg, run_dir, task, estimate, sweep_params,
+                             requirements=requirements_at_scale(cfg, task))
     print_sheet(result, estimate)
     plan = result.plan
     record.finish("ok", "estimate_complete", estimate_seconds=estimate.seconds, peak_bytes=estimate.peak_bytes,

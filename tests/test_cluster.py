@@ -41,9 +41,13 @@ JOB = ["mode=train", "+experiment=classification", "budget.fixed=updates", "loop
        "closing.control_examples=0", "hydra/launcher=slurm", "run.threads=1"]
 
 
-def launch(tmp_path, *overrides):
+def launch(tmp_path, *overrides, fault=None):
     command = [sys.executable, "-m", "pilot", *JOB, f"campaign.sweep_root={tmp_path}/sweeps", *overrides, "-m"]
-    return subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    env = {k: v for k, v in os.environ.items() if k != "PILOT_FAULT"}
+    if fault:  # sbatch exports the submitting environment to the job
+        env["PILOT_FAULT"] = fault
+    return subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
 
 
 def finish(process, timeout=600):
@@ -132,7 +136,8 @@ def test_job_preempted_past_its_requeues_ends_as_preempted(tmp_path):
 
 
 def test_job_that_raises_ends_as_failed_with_its_error(tmp_path):
-    finish(launch(tmp_path, "budget.value=4", "model.hidden=-5"))
+    # (a bad setting such as model.hidden=-5 is refused by validation before the job writes anything)
+    finish(launch(tmp_path, "budget.value=4", fault="exception@2"))
     recap = pd.read_csv(next(tmp_path.glob("sweeps/*/*/recap.csv")))
     assert recap["status"].tolist() == ["failed"]
     (run_dir,) = job_runs(tmp_path)

@@ -22,6 +22,7 @@ from pilot.config.validate import import_target
 from pilot.data.task import TaskData, enum_value
 from pilot.estimate.memory import MemoryEstimate, estimate_memory
 from pilot.rental.catalog import Gpu
+from pilot.rental.requirements import Requirement, catalog_statuses
 
 GIB = 2 ** 30
 
@@ -74,6 +75,8 @@ class ChoiceRow:
     seconds_per_update: Optional[float]
     time_source: str
     reason: str
+    requirements: str = ""                # what the configuration requires of this GPU, met or not
+    requirements_met: Optional[bool] = None  # False: a hard requirement unmet (bf16 on a T4); None: not known
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -112,7 +115,9 @@ def _supports_checkpointing(cfg: DictConfig) -> bool:
 
 
 def choice_rows(cfg: DictConfig, cache: EstimateCache, catalog: List[Gpu],
-                measured: Optional[Measured] = None) -> List[ChoiceRow]:
+                measured: Optional[Measured] = None,
+                requirements: Optional[List[Requirement]] = None) -> List[ChoiceRow]:
+    statuses = catalog_statuses(requirements, catalog) if requirements is not None else {}
     rental = cfg.rental
     margin, reserve = float(rental.margin), float(rental.reserve_gib) * GIB
     utilisation = float(rental.utilisation)
@@ -134,7 +139,9 @@ def choice_rows(cfg: DictConfig, cache: EstimateCache, catalog: List[Gpu],
             row = dict(gpu=gpu.name, count=count, memory_gib=gpu.memory_gib, strategy=strategy, fits=False,
                        need_gib=None, headroom_gib=None, micro_batch=None, accumulation=None,
                        precision=precision, activation_checkpointing=None, seconds_per_update=None,
-                       time_source="", reason="")
+                       time_source="", reason="",
+                       requirements=statuses[gpu.name].text if gpu.name in statuses else "not examined",
+                       requirements_met=statuses[gpu.name].met if gpu.name in statuses else None)
             if examples_per_update % count:
                 row["reason"] = (f"the effective batch ({examples_per_update} examples per update) does not "
                                  f"split over {count} GPUs")
@@ -221,7 +228,8 @@ def choice_rows(cfg: DictConfig, cache: EstimateCache, catalog: List[Gpu],
 def recommended(rows: List[ChoiceRow], gpu: Optional[str] = None, count: Optional[int] = None) -> Optional[ChoiceRow]:
     """The plan's hardware: the named one, else the smallest rental that fits (fewest GPUs, then
     least memory in total, then fastest). No price is assumed; fill in price_per_hour to compare."""
-    fitting = [r for r in rows if r.fits and (gpu is None or r.gpu == gpu) and (count is None or r.count == count)]
+    fitting = [r for r in rows if r.fits and (gpu is None or r.gpu == gpu) and (count is None or r.count == count)
+               and (gpu is not None or r.requirements_met is not False)]  # pinned by hand: the user's call
     if not fitting:
         return None
     return min(fitting, key=lambda r: (r.count, r.count * r.memory_gib, r.seconds_per_update or 0.0))

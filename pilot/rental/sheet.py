@@ -23,6 +23,7 @@ from pilot.rental.campaign_plan import Plan, as_dict, plan_campaign, plan_rows, 
 from pilot.rental.catalog import find, load_catalog
 from pilot.rental.choice_sheet import ChoiceRow, EstimateCache, Measured, choice_rows, recommended
 from pilot.rental.journal import append_entry
+from pilot.rental.requirements import Requirement
 from pilot.report import _bytes, markdown_table
 
 GIB = 2 ** 30
@@ -98,20 +99,21 @@ def _row_cells(r: ChoiceRow) -> list:
             "" if r.activation_checkpointing is None else ("on" if r.activation_checkpointing else "off"),
             _duration(r.seconds_per_update),
             ("measured" if r.time_source.startswith("measured") else ("estimate" if r.time_source else "")),
-            r.reason]
+            r.requirements, r.reason]
 
 
 ROW_HEADER = ["GPU", "n", "GiB", "strategy", "fits", "need GiB", "headroom", "micro x accum", "precision",
-              "ckpt", "per update", "time", "reason / notes"]
+              "ckpt", "per update", "time", "requirements", "reason / notes"]
 
 
 def build_and_write(cfg: DictConfig, run_dir: Path, task: TaskData, estimate: MemoryEstimate,
                     sweep_params: Optional[Dict[str, str]] = None, measured: Optional[Measured] = None,
-                    validation: Optional[List[str]] = None, journal: bool = True) -> SheetResult:
+                    validation: Optional[List[str]] = None, journal: bool = True,
+                    requirements: Optional[List[Requirement]] = None) -> SheetResult:
     run_dir = Path(run_dir)
     catalog = load_catalog(cfg.rental)
     cache = EstimateCache(cfg, task, estimate)
-    rows = choice_rows(cfg, cache, catalog, measured)
+    rows = choice_rows(cfg, cache, catalog, measured, requirements)
     chosen = recommended(rows, cfg.rental.gpu, cfg.rental.gpu_count)
     plan = None
     train_examples = len(task.splits["train"])
@@ -221,6 +223,8 @@ def print_sheet(result: SheetResult, estimate: MemoryEstimate) -> None:
                       setup, seconds)
         if not r.fits:
             reasons.setdefault(r.reason, []).append(gpu)
+        elif r.requirements_met is False:
+            reasons.setdefault(r.requirements, []).append(gpu)
     console.print(table)
     for reason, gpus in reasons.items():
         console.print(f"- {', '.join(gpus)}: {reason}", markup=False, highlight=False)

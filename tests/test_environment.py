@@ -1,0 +1,297 @@
+"""The environment step, its lock, the per-GPU requirements and ``python -m pilot.env_check`` (issue 14).
+
+Everything runs on the CPU: a GPU without bf16 is simulated (``DeviceFacts.from_catalog``), and each
+difference env_check must report is made real by editing a copy of the pilot's lock or record (or the
+module a target names), never by mocking the comparison.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import platform
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from hydra.utils import instantiate
+from omegaconf import OmegaConf
+
+from pilot import env_check
+from pilot.environment import (FACTS_FILE, LOCK_FILE, DeviceFacts, LockUnreadable, collect, environment_step, judge,
+                               read_lock)
+from pilot.phases.gates import PhaseRunner
+from pilot.rental.catalog import load_catalog
+from pilot.rental.requirements import campaign_requirements, catalog_statuses, gpu_status, parse_capability
+from pilot.run_record import code_revision, config_hash
+from conftest import REPO_ROOT, compose_config
+
+
+def make_run(cfg, run_dir: Path, first_step_loss: bool = True) -> Path:
+    """A pilot's run directory as env_check reads it: the environment step's files, the resolved
+    config, run.json, and the first update's loss from a fresh CPU computation, written where the
+    pilot writes it today (phases.csv's first_step detail, 4 significant digits)."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    result = environment_step(cfg, run_dir)
+    assert result.verdict in ("pass", "warn"), result.reason
+    OmegaConf.save(cfg, run_dir / "config.yaml", resolve=True)
+    (run_dir / "run.json").write_text(json.dumps({"run_id": "test", "config_hash": config_hash(cfg),
+                                                  "code_revision": code_revision()}))
+    if first_step_loss:
+        task = instantiate(cfg.data, _convert_="all")
+        runner = PhaseRunner(cfg, task, torch.device("cpu"), run_dir)
+        runner.build_model()
+        loss = runner.trainer.train_step().loss
+        (run_dir / "phases.csv").write_text("phase,device,rank,duration_s,verdict,detail\n"
+                                            f"first_step,cpu,0,0.9,pass,\"loss {loss:.4g}, 0.9 s\"\n")
+    return run_dir
+
+
+@pytest.fixture(scope="module")
+def pilot_dir(tmp_path_factory) -> Path:
+    return make_run(compose_config([]), tmp_path_factory.mktemp("pilot-run"))
+
+
+@pytest.fixture
+def run_copy(pilot_dir, tmp_path) -> Path:
+    """A copy of the pilot's run directory this test may edit."""
+    return Path(shutil.copytree(pilot_dir, tmp_path / "run"))
+
+
+def run_check(run_dir: Path, capsys, *options: str):
+    code = env_check.main([str(run_dir), "--no-journal", *options])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def edit_lock(run_dir: Path, edit) -> None:
+    path = run_dir / LOCK_FILE
+    path.write_text(edit(path.read_text()))
+
+
+def edit_facts(run_dir: Path, edit) -> None:
+    path = run_dir / FACTS_FILE
+    facts = json.loads(path.read_text())
+    edit(facts)
+    path.write_text(json.dumps(facts))
+
+
+# --------------------------------------------------------------------------- the step
+def test_step_passes_on_the_default_config_and_writes_the_lock(make_cfg, tmp_path):
+    cfg = make_cfg()
+    task = instantiate(cfg.data, _convert_="all")
+    rng = torch.get_rng_state()
+    result = environment_step(cfg, tmp_path, task=task)
+    assert torch.equal(rng, torch.get_rng_state()), "the step must leave the global RNG as it found it"
+    assert result.step == "environment" and result.verdict == "pass", result.reason
+    assert f"torch {torch.__version__}" in result.reason
+
+    facts = json.loads((tmp_path / FACTS_FILE).read_text())
+    assert facts["python"]["version"] == platform.python_version()
+    assert facts["torch"]["version"] == torch.__version__ and facts["device"]["kind"] == "cpu"
+    call, = facts["attention"]["calls"]  # TinyGPT's two blocks make the same call
+    assert call["count"] == 2 and call["head_dim"] == 16 and call["mask"]["dtype"] == "bool"
+    probe, = facts["attention"]["probes"]
+    assert probe["backends"]["math"]["available"] is True
+    assert probe["backends"]["mem_efficient"]["available"] is None  # a CUDA kernel: not measurable on CPU
+    assert probe["cuda_predicted"]["flash"]["eligible"] is False  # an explicit mask rules flash out
+    assert facts["distributed"]["backend"] == "gloo" and facts["distributed"]["initialises"] is True
+    model = next(t for t in facts["targets"] if t["key"] == "model._target_")
+    source = REPO_ROOT / "pilot" / "models" / "tiny_gpt.py"
+    assert model["imports"] and model["sha256"] == hashlib.sha256(source.read_bytes()).hexdigest()
+    assert [d["name"] for d in model["distributions"]] == ["pilot"]
+    assert {"torch", "pilot", "numpy"} <= set(facts["campaign_distributions"])
+
+    lock = read_lock(tmp_path / LOCK_FILE)
+    assert len(lock) == facts["distributions"] and lock["torch"][1] == torch.__version__
+    # the budget: at most 2 s added to the pilot (measured: ~0.5 s on the shared 2-core machine)
+    assert result.details["seconds"]["step"] < 2.0, result.details["seconds"]
+
+
+def test_bf16_fails_on_a_device_without_bf16(make_cfg):
+    cfg = make_cfg("precision=bf16")
+    t4 = DeviceFacts.from_catalog("T4-16GB", "Tesla T4")
+    result = environment_step(cfg, device=t4)
+    assert result.verdict == "fail"
+    assert "precision.dtype=bf16 needs bf16 support (NVIDIA compute capability >= 8.0" in result.reason
+    assert "Tesla T4 (cuda, compute capability 7.5, simulated)" in result.reason
+    a100 = environment_step(cfg, device=DeviceFacts.from_catalog("A100-80GB", "A100-SXM4-80GB"))
+    assert not any("bf16" in f.problem for f in a100.findings), a100.reason
+    assert a100.verdict == "warn" and "deterministic algorithms are off" in a100.reason
+
+
+def test_nccl_without_cuda_fails(make_cfg):
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA: NCCL may initialise")
+    result = environment_step(make_cfg("distributed.backend=nccl"))
+    assert result.verdict == "fail"
+    assert result.reason.startswith("distributed.backend=nccl (nccl) does not initialise here: no CUDA device")
+
+
+def test_a_target_whose_module_does_not_import_fails(make_cfg):
+    result = environment_step(make_cfg("model._target_=pilot_no_such_module.Model"))
+    assert result.verdict == "fail"
+    assert result.reason.startswith("model._target_=pilot_no_such_module.Model: module pilot_no_such_module does "
+                                    "not import (ModuleNotFoundError")
+    assert any("attention was not examined" in f.problem for f in result.findings)
+
+
+def test_unusual_stacks_warn(make_cfg):
+    cfg = make_cfg()
+    facts, _ = collect(cfg, DeviceFacts.from_catalog("H100-80GB", "H100 80GB HBM3"))
+    facts["cuda"].update(runtime="12.4", driver={"version": "550.54", "cuda": "12.6"})
+    facts["numerics"].update(tf32_matmul=True)
+    fails, warns = judge(cfg, facts)
+    assert not fails
+    problems = " | ".join(w.problem for w in warns)
+    assert "torch is built for CUDA 12.4 and the driver supports CUDA 12.6" in problems
+    assert "deterministic algorithms are off on H100 80GB HBM3" in problems
+    assert "fp32 matmuls run in TF32 on H100 80GB HBM3" in problems
+
+
+# --------------------------------------------------------------------------- requirements per GPU
+def test_requirements_per_catalog_gpu(make_cfg):
+    catalog = load_catalog(make_cfg().rental)
+    statuses = catalog_statuses(campaign_requirements("bf16"), catalog)
+    assert statuses["T4-16GB"].met is False and statuses["V100-32GB"].met is False
+    assert statuses["T4-16GB"].text.startswith("NOT MET: bf16 autocast (precision.dtype=bf16) needs NVIDIA "
+                                               "compute capability >= 8.0")
+    assert all(statuses[name].met for name in ("A10-24GB", "A100-80GB", "H100-80GB", "H200-141GB", "MI300X-192GB"))
+    assert gpu_status(campaign_requirements("bf16"), None).met is None  # a GPU without a known capability
+    fp8 = campaign_requirements("fp8")
+    assert gpu_status(fp8, parse_capability("8.9")).met and not gpu_status(fp8, parse_capability("8.0")).met
+    assert campaign_requirements("fp32") == []
+
+    masked = {"dtype": "float32", "head_dim": 16, "mask": {"dtype": "bool"}, "count": 2}
+    requirement, = campaign_requirements("fp32", [masked])
+    assert requirement.feature == "mem_efficient_attention" and not requirement.hard
+    causal = {"dtype": "bfloat16", "head_dim": 64, "mask": None, "count": 12}
+    flash = campaign_requirements("bf16", [causal])[1]
+    assert flash.feature == "flash_attention"
+    t4 = gpu_status([flash], parse_capability("7.5"))
+    assert t4.met is True and t4.text.startswith("falls back: PyTorch's flash attention kernel")
+
+
+# --------------------------------------------------------------------------- env_check
+def test_env_check_passes_against_its_own_lock_and_journals(run_copy, tmp_path, capsys):
+    journal = tmp_path / "journal.md"
+    code = env_check.main([str(run_copy), "--journal", str(journal)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "env_check: pass" in out and "DIFF" not in out
+    assert f"env_check ({run_copy})" in journal.read_text() and "env_check: pass" in journal.read_text()
+
+
+@pytest.mark.parametrize("name, line, severe", [
+    # a dependency of the campaign the pilot had and this machine lacks
+    ("removed", "pilot-phantom-dependency==1.0", True),
+    # a distribution nothing in the campaign imports: reported, exit 0
+    ("removed, unused", "unused-phantom-tool==2.0", False)])
+def test_env_check_reports_a_removed_distribution(run_copy, capsys, name, line, severe):
+    edit_lock(run_copy, lambda text: text + line + "\n")
+    if severe:
+        edit_facts(run_copy, lambda f: f["campaign_distributions"].update({"pilot-phantom-dependency": "1.0"}))
+    code, out, _ = run_check(run_copy, capsys)
+    distribution, version = line.split("==")
+    expected = f"distribution {distribution}: pilot {version}, here not installed — "
+    assert (f"DIFF  {expected}a dependency of the campaign" if severe else
+            f"note  {expected}not among the campaign's dependencies") in out
+    assert code == (1 if severe else 0), out
+
+
+def test_env_check_reports_a_changed_version(run_copy, capsys):
+    import numpy
+    edit_lock(run_copy, lambda text: text.replace(f"numpy=={numpy.__version__}\n", "numpy==1.24.0\n"))
+    code, out, _ = run_check(run_copy, capsys)
+    assert code == 1
+    assert (f"DIFF  distribution numpy: pilot 1.24.0, here {numpy.__version__} — a dependency of the campaign"
+            in out)
+
+
+def test_env_check_reports_a_different_torch(run_copy, capsys):
+    edit_lock(run_copy, lambda text: text.replace(f"torch=={torch.__version__}\n", "torch==2.12.0\n"))
+    edit_facts(run_copy, lambda f: f["torch"].update(version="2.12.0"))
+    code, out, _ = run_check(run_copy, capsys)
+    assert code == 1
+    assert f"DIFF  torch: pilot 2.12.0, here {torch.__version__} — another major.minor release" in out
+
+
+def test_env_check_reports_a_changed_and_a_missing_module(make_cfg, tmp_path, monkeypatch, capsys):
+    package = tmp_path / "code"
+    package.mkdir()
+    module = package / "envcheck_probe_model.py"
+    module.write_text("from pilot.models.tiny_gpt import TinyGPT as Model  # the user's model\n")
+    monkeypatch.syspath_prepend(str(package))
+    cfg = make_cfg("model._target_=envcheck_probe_model.Model")
+    run_dir = make_run(cfg, tmp_path / "run", first_step_loss=False)
+    assert run_check(run_dir, capsys)[0] == 0
+
+    module.write_text(module.read_text() + "# edited after the pilot\n")
+    code, out, _ = run_check(run_dir, capsys)
+    assert code == 1 and "model._target_=envcheck_probe_model.Model: " in out and "its code differs" in out
+
+    module.unlink()
+    monkeypatch.delitem(sys.modules, "envcheck_probe_model")
+    importlib.invalidate_caches()
+    code, out, _ = run_check(run_dir, capsys)
+    assert code == 1
+    assert ("DIFF  model._target_=envcheck_probe_model.Model: module envcheck_probe_model: pilot imports, here "
+            "does not import (ModuleNotFoundError") in out
+    code, out, _ = run_check(run_dir, capsys, "--smoke")
+    assert code == 1 and "DIFF  smoke: pilot one update and one evaluation, here not run" in out
+
+
+def test_env_check_reports_the_gpu_planned(run_copy, capsys):
+    if torch.cuda.is_available():
+        pytest.skip("compares the plan with this machine's GPU")
+    (run_copy / "memory_estimate.json").write_text(json.dumps({"chosen": {"gpu": "L4-24GB", "count": 1}}))
+    code, out, _ = run_check(run_copy, capsys)
+    assert code == 1 and "DIFF  GPU: pilot 1 x L4-24GB planned, here no GPU visible" in out
+
+
+def test_env_check_smoke_compares_the_first_step_loss(run_copy, capsys):
+    code, out, _ = run_check(run_copy, capsys, "--smoke")
+    assert code == 0, out
+    assert "smoke on cpu: one update" in out and "first-step loss" in out and "within" in out
+    path = run_copy / "phases.csv"
+    recorded = float(path.read_text().split('"loss ')[1].split(",")[0])
+    path.write_text(path.read_text().replace(f'"loss {recorded:.4g},', f'"loss {recorded * 1.05:.4g},'))
+    code, out, _ = run_check(run_copy, capsys, "--smoke")
+    assert code == 1 and "DIFF  first-step loss: pilot" in out and "compute something else here" in out
+
+
+def test_env_check_refuses_bad_arguments_with_exit_2(run_copy, tmp_path, capsys):
+    assert run_check(tmp_path / "nowhere", capsys)[0] == 2
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, _, err = run_check(empty, capsys)
+    assert code == 2 and "holds no environment.json and no requirements.lock" in err
+    code, _, err = run_check(run_copy, capsys, "--rtol", "-1")
+    assert code == 2 and "--rtol -1.0: must be a finite number >= 0" in err
+    edit_lock(run_copy, lambda text: text + "not a requirement line\n")
+    code, _, err = run_check(run_copy, capsys)
+    assert code == 2 and "is not 'name==version'" in err
+    with pytest.raises(LockUnreadable):
+        read_lock(run_copy / LOCK_FILE)
+    with pytest.raises(SystemExit) as exit_info:
+        env_check.main(["--no-such-option"])
+    assert exit_info.value.code == 2
+
+
+def test_env_check_command_line_exit_code_without_traceback(tmp_path):
+    completed = subprocess.run([sys.executable, "-m", "pilot.env_check", str(tmp_path / "nowhere")],
+                               capture_output=True, text=True, cwd=REPO_ROOT, timeout=120)
+    assert completed.returncode == 2
+    assert "no such directory" in completed.stderr and "Traceback" not in completed.stderr
+
+
+def test_the_first_step_loss_is_read_at_full_precision_where_the_pilot_records_it(run_copy):
+    _, half_digit, source = env_check.recorded_first_step_loss(env_check.load_run(run_copy))
+    assert 0 < half_digit <= 0.005 and source.startswith("phases.csv first_step")  # "loss 5.574": 4 digits
+    (run_copy / "phases.csv").write_text("phase,device,rank,duration_s,verdict,detail,loss\n"
+                                         "first_step,cpu,0,0.9,pass,\"loss 5.574, 0.9 s\",5.574102152173764\n")
+    assert env_check.recorded_first_step_loss(env_check.load_run(run_copy)) == (
+        5.574102152173764, 0.0, "phases.csv loss column")
