@@ -1,7 +1,10 @@
 """``run_pilot(cfg, run_dir)``: the pilot, each step with a verdict and a one-line reason.
 
-1. inspect what the loss sees;  2. audit the split;  3. learn a tiny subset;
-4. run every phase of the campaign once, measured;  5. estimate its memory without
+1. inspect what the loss sees (collated batches), which target the loss's gradient trains each
+position towards (alignment), and the objective's contract (a sum over targets, their count);
+2. audit the split;  3. learn a tiny subset;
+4. run every phase of the campaign once, measured (the smallest micro-batch and a twice-run
+evaluation included);  5. estimate its memory without
 allocating, check the estimate against the measurement, and write the choice sheet
 and campaign plan;  6. write the report.
 A step that crashes is a ``fail`` with the error, and the later steps still
@@ -21,7 +24,9 @@ import torch.distributed as dist
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
+from pilot.checks.alignment import alignment_check
 from pilot.checks.inspect_examples import inspect_task
+from pilot.checks.objective import objective_check
 from pilot.checks.result import GATING, CheckResult, worst
 from pilot.checks.split_audit import audit_split
 from pilot.checks.tiny_subset import tiny_subset_check
@@ -29,6 +34,7 @@ from pilot.config.validate import resolve_device, validate
 from pilot.data.task import enum_value
 from pilot.engine.batch_plan import plan_from_config
 from pilot.engine.distributed import init_from_env, launched_externally, spawn
+from pilot.environment import environment_step, journal_lines as environment_journal_lines
 from pilot.estimate_run import estimate_step
 from pilot.phases.gates import PhaseRunner
 from pilot.rental.journal import append_entry
@@ -95,6 +101,8 @@ def _journal(cfg: DictConfig, run_dir: Path, results: List[CheckResult], verdict
     """One entry per pilot: its verdict (what failed, if anything) and the plan it proposes."""
     estimate = next((r for r in results if r.step == "estimate"), None)
     lines = [f"- pilot verdict: {verdict} on {device}"]
+    environment = next((r for r in results if r.step == "environment"), None)
+    lines += environment_journal_lines(environment) if environment is not None else []
     lines += [f"- {r.step}: {r.verdict} — {r.reason}" for r in results if r.verdict != "pass"]
     lines += estimate.details.get("plan", []) if estimate is not None else []
     try:
@@ -123,15 +131,28 @@ def run_pilot(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = (),
         for line in arithmetic:
             log.info("batch arithmetic: %s", line)
 
+        # first: the stack and the device (writes environment.json and requirements.lock)
+        results.append(_guarded("environment", lambda: environment_step(cfg, run_dir, task=task)))
+        fresh: Dict[str, torch.nn.Module] = {}
+
+        def fresh_model() -> torch.nn.Module:
+            """One freshly initialised model for the checks below; none of them changes its parameters."""
+            if "model" not in fresh:
+                torch.manual_seed(int(cfg.seed))
+                fresh["model"] = instantiate(cfg.model, _convert_="all")
+            return fresh["model"]
+
         def inspect() -> CheckResult:
-            torch.manual_seed(int(cfg.seed))
-            model = instantiate(cfg.model, _convert_="all")
             result, examples = inspect_task(task, int(cfg.pilot.show_examples),
-                                            int(cfg.batch.micro_batch), model)
+                                            int(cfg.batch.micro_batch), fresh_model())
             shown.extend(examples)
             return result
 
+        micro_batch = int(cfg.batch.micro_batch)
         results.append(_guarded("inspect", inspect))
+        results.append(_guarded("alignment", lambda: alignment_check(task, fresh_model(), micro_batch)))
+        results.append(_guarded("objective", lambda: objective_check(task, fresh_model(), micro_batch)))
+        fresh.clear()
         results.append(_guarded("split_audit", lambda: audit_split(task, enum_value(cfg.data.split.by))))
         results.append(_guarded("tiny_subset", lambda: tiny_subset_check(cfg, task, device)))
         try:

@@ -49,6 +49,7 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 
 def render_examples(shown: List[Dict[str, Any]]) -> str:
+    """examples.txt: each block drawn from one row of a collated micro-batch (``pilot.checks.collated``)."""
     blocks = []
     for example in shown:
         head = f"{example['split']} example {example['index']}"
@@ -59,7 +60,10 @@ def render_examples(shown: List[Dict[str, Any]]) -> str:
                 f"  tokens: {example['tokens']}\n  loss:   {example['loss']}\n  mask:   {example['mask']}\n"
                 f"  target: {example['target']}")
         elif "class_name" in example:
-            blocks.append(f"{head}: label {example['label']} -> {example['class_name']}; input {example['input']}")
+            raw = example.get("raw_label")
+            raw = f" (raw label {raw!r})" if raw is not None else ""
+            blocks.append(f"{head}: label {example['label']} -> {example['class_name']}{raw}; "
+                          f"input {example['input']}")
         else:
             blocks.append(f"{head}: {example.get('fields')}")
     legend = ("legend: « bos, » eos, _ pad, ⏎ newline; '^' marks a token the loss predicts; "
@@ -145,6 +149,11 @@ def write_report(run_dir: Path, results: List[CheckResult], rows: List[Dict[str,
         "## Verdicts", "",
         markdown_table(["step", "verdict", "reason"], [(r.step, r.verdict, r.reason) for r in results]), "",
     ]
+    environment = next((r for r in results if r.step == "environment"), None)
+    if environment is not None and environment.details.get("table"):
+        lines += ["## Environment", "", *environment.details["table"], "",
+                  "Locked in `environment.json` and `requirements.lock`. On the rented machine, first: "
+                  f"`python -m pilot.env_check {run_dir}` (add `--smoke` for one update and one evaluation).", ""]
     for result in results:
         if result.findings:
             lines += [f"### {result.step}: findings", ""]

@@ -1,59 +1,48 @@
 """Step 1: show the exact tensors that reach the loss, and flag what would train the wrong task.
 
-Generation: for every example, the tokens the loss predicts (labels != -100,
-after the one-token shift) are compared with the target the task *means*
+Every task: every example of every split is collated in micro-batches as training collates
+them, and each row is checked (``pilot.checks.collated``): what the loss counts against the
+declared target, padding never predicted, the row equal to the example collated alone.
+Generation: the tokens the loss predicts are the target the task *means*
 (``TaskData.expected_targets``): a shorter target was truncated, a longer one
 counts instruction tokens, an empty one trains nothing.
-Classification: label ids within [0, classes), the model head's width equal to
-the number of classes, one class-name -> id encoding shared by every split,
-and every class present in every split.
+Classification: label ids (read from the collated ``labels``) within [0, classes), the model
+head's width equal to the number of classes and, from the declared class names
+(``TaskData.class_names`` + ``TaskData.raw_label``): one class-name -> id encoding shared by
+every split, no id standing for two classes, ids named as the mapping names them, and every
+class present in every split.
+The shown examples are drawn from the same collated rows as the check.
 """
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from typing import Any, Dict, List, Optional, Tuple
 
-import numpy as np
 import torch
 
+from pilot.checks.collated import RowView, check_collated, split_statistics
+from pilot.checks.loss_probe import input_ids_of, real_mask
 from pilot.checks.result import CheckResult, Finding, summarise
-from pilot.data.task import IGNORE_INDEX, TaskData
+from pilot.data.task import TaskData
 
 STEP = "inspect"
+RANDOM_NOTE = "; collate is random (two calls differ): rows not compared with the example alone"
 
 
 # ----------------------------------------------------------------------------- generation
-def loss_tokens(item: Dict[str, Any]) -> List[int]:
-    """Token ids the loss is asked to predict for one encoded example (position 0 has no context)."""
-    labels = item["labels"][1:]
-    return [int(t) for t in labels[labels != IGNORE_INDEX]]
+def loss_tokens(view: RowView) -> List[int]:
+    """Token ids the loss is asked to predict for one collated row."""
+    return list(view.values)
 
 
-def compare_targets(seen: List[int], expected: List[int], instruction_masked: bool) -> Optional[str]:
-    """None when the loss sees what the task means; otherwise what went wrong."""
-    if seen == expected:
-        return None
-    if not seen:
-        return "no target token in the loss"
-    n_seen, n_expected = len(seen), len(expected)
-    if n_seen < n_expected and (expected[:n_seen] == seen or expected[-n_seen:] == seen):
-        return f"target truncated: {n_expected - n_seen} of {n_expected} target tokens cut"
-    if n_seen > n_expected and seen[-n_expected:] == expected:
-        if instruction_masked:
-            return (f"instruction tokens counted in the loss: {n_seen - n_expected} tokens before "
-                    "the answer are trained although the task masks the instruction")
-        return None  # the task trains the instruction on purpose (mask_instruction=false)
-    return "the tokens in the loss differ from the task's target"
-
-
-def render_generation(task: TaskData, batch: Dict[str, torch.Tensor], row: int) -> Dict[str, str]:
-    """Three aligned lines: tokens, loss markers (^ = predicted by the loss), attention mask."""
-    ids = batch["input_ids"][row].tolist()
-    labels = batch["labels"][row].tolist()
-    mask = batch["attention_mask"][row].tolist()
+def render_generation(task: TaskData, view: RowView) -> Dict[str, str]:
+    """Three aligned lines from the collated row: tokens, ^ under each token the loss predicts, mask."""
+    batch, row = view.batch, view.row
+    ids = input_ids_of(batch)[row].tolist()
+    mask = real_mask(task, batch)[row].tolist()
     shown = task.decode_tokens(ids) if task.decode_tokens else [str(t) for t in ids]
-    marks = ["^" if position > 0 and label != IGNORE_INDEX else " "
-             for position, label in enumerate(labels)]
+    predicted = set(view.predicted)
+    marks = ["^" if position in predicted else " " for position in range(len(ids))]
     widths = [max(1, len(s)) for s in shown]
     return {
         "tokens": "".join(s.ljust(w) for s, w in zip(shown, widths)),
@@ -62,115 +51,128 @@ def render_generation(task: TaskData, batch: Dict[str, torch.Tensor], row: int) 
     }
 
 
-def _padding_share(task: TaskData, items: List[Dict[str, Any]], micro_batch: int) -> float:
-    real = padded = 0
-    for start in range(0, len(items), micro_batch):
-        batch = task.collate(items[start:start + micro_batch])
-        mask = batch.get("attention_mask")
-        if mask is None:
-            return 0.0
-        real += int(mask.sum())
-        padded += int(mask.numel())
-    return 1.0 - real / padded if padded else 0.0
+def show_generation(task: TaskData, view: RowView) -> Dict[str, Any]:
+    """examples.txt's block for one row: every count and line from the same collated tensors."""
+    mask = real_mask(task, view.batch)[view.row]
+    real, width = int(mask.sum()), int(mask.shape[0])
+    pads = [p for p in range(width) if not bool(mask[p])]
+    side = ("none" if not pads else "left" if pads[-1] < width - 1 else
+            "right" if pads[0] > 0 else "both")
+    values = loss_tokens(view)
+    return {
+        "split": view.split, "index": view.example.index, **render_generation(task, view),
+        "length": real, "padding": f"{width - real} pad token(s)" + (f" on the {side}" if pads else ""),
+        "truncation": f"{view.item.get('truncated_tokens', 0)} token(s) cut on the "
+                      f"{task.info.get('truncation_side', '?')} by encode, "
+                      f"{view.item.get('truncated_target_tokens', 0)} of them target",
+        "loss_tokens": len(values),
+        "target": "".join(task.decode_tokens(values)) if task.decode_tokens else str(values),
+    }
 
 
 def inspect_generation(task: TaskData, encoded: Dict[str, List[Dict]], n_show: int,
                        micro_batch: int) -> Tuple[CheckResult, List[Dict[str, Any]]]:
-    masked = bool(task.info.get("mask_instruction", True))
-    findings: List[Finding] = []
-    stats: Dict[str, Any] = {}
-    for split, items in encoded.items():
-        examples = task.splits[split]
-        truncated = target_cut = target_gone = 0
-        target_lengths = []
-        for example, item in zip(examples, items):
-            seen = loss_tokens(item)
-            target_lengths.append(len(seen))
-            truncated += int(item.get("truncated_tokens", 0) > 0)
-            problem = compare_targets(seen, task.expected_targets(example), masked) \
-                if task.expected_targets else (None if seen else "no target token in the loss")
-            if problem:
-                findings.append(Finding(problem, split, example.index))
-                target_cut += int(problem.startswith("target truncated"))
-                target_gone += int(problem == "no target token in the loss")
-        n = max(1, len(items))
-        stats[split] = {
-            "examples": len(items), "share_truncated": truncated / n,
-            "share_target_partly_cut": target_cut / n, "share_target_cut_entirely": target_gone / n,
-            "share_padding": _padding_share(task, items, micro_batch),
-            "target_tokens_min": min(target_lengths, default=0),
-            "target_tokens_median": float(np.median(target_lengths)) if target_lengths else 0.0,
-            "target_tokens_max": max(target_lengths, default=0),
-        }
-    shown = []
-    train_items = encoded["train"][:n_show]
-    if train_items:
-        batch = task.collate(train_items)
-        pad_side = task.info.get("padding_side", "right")
-        for row, item in enumerate(train_items):
-            real = int(batch["attention_mask"][row].sum())
-            shown.append({
-                "split": "train", "index": int(item["index"]), **render_generation(task, batch, row),
-                "length": real, "padding": f"{batch['input_ids'].shape[1] - real} pad token(s) on the {pad_side}",
-                "truncation": f"{item.get('truncated_tokens', 0)} token(s) cut on the "
-                              f"{task.info.get('truncation_side', '?')}, "
-                              f"{item.get('truncated_target_tokens', 0)} of them target",
-                "loss_tokens": len(loss_tokens(item)),
-                "target": "".join(task.decode_tokens(loss_tokens(item))) if task.decode_tokens
-                else str(loss_tokens(item)),
-            })
+    findings, views, random = check_collated(task, encoded, micro_batch)
+    stats = split_statistics(task, views, findings)
+    train_rows = [v for v in views if v.split == "train"][:n_show]
+    shown = ([show_generation(task, v) for v in train_rows] if train_rows and input_ids_of(train_rows[0].batch) is not None
+             else [show_fields(v) for v in train_rows])
     train_stats = stats.get("train", {})
-    ok = (f"loss sees exactly the answer tokens of all {sum(s['examples'] for s in stats.values())} "
-          f"examples; {train_stats.get('share_truncated', 0):.1%} of train truncated without "
+    seen = ("loss sees exactly the answer tokens" if task.expected_targets is not None else
+            "every example has targets in the loss (no expected_targets declared to compare with)")
+    ok = (f"{seen} of all {len(views)} examples, collated in micro-batches "
+          f"of {micro_batch}; {train_stats.get('share_truncated', 0):.1%} of train truncated without "
           f"cutting a target, {train_stats.get('share_padding', 0):.1%} padding")
-    return summarise(STEP, findings, ok, {"per_split": stats}), shown
+    ok += RANDOM_NOTE if random else ""
+    return summarise(STEP, findings, ok, {"per_split": stats, "micro_batch": micro_batch,
+                                          "collate_random": random}), shown
 
 
 # ----------------------------------------------------------------------------- classification
-def _label(example, item) -> int:
-    return int(item.get("label", example.fields.get("label", -1)))
+def _ids(ids) -> str:
+    return str(sorted(ids)) if len(ids) > 1 else str(next(iter(ids)))
 
 
-def inspect_classification(task: TaskData, encoded: Dict[str, List[Dict]], n_show: int,
-                           model: Optional[torch.nn.Module]) -> Tuple[CheckResult, List[Dict]]:
-    class_names: List[str] = list(task.info.get("class_names", []))
-    num_classes = int(task.info.get("num_classes", len(class_names)))
+def name_findings(task: TaskData, views: List[RowView], class_names: List[str]) -> List[Finding]:
+    """The ids in the collated labels against the raw class names the task declares.
+
+    Finds a class encoded with different ids in different splits (each split encoded on its own),
+    one id standing for two classes, and ids the mapping names otherwise (a shift), naming the class.
+    """
     findings: List[Finding] = []
-    warnings: List[Finding] = []
-    histograms: Dict[str, Dict[int, int]] = {}
-    name_to_ids: Dict[str, Dict[str, set]] = defaultdict(lambda: defaultdict(set))
-    for split, items in encoded.items():
-        counts: Counter = Counter()
-        for example, item in zip(task.splits[split], items):
-            label = _label(example, item)
-            counts[label] += 1
-            if not 0 <= label < num_classes:
-                findings.append(Finding(f"label {label} outside [0, {num_classes})", split, example.index))
-            name = example.fields.get("label_name")
-            if name is not None:
-                name_to_ids[name][split].add(label)
-        histograms[split] = dict(sorted(counts.items()))
-    for name, per_split in name_to_ids.items():
+    name_ids: Dict[str, Dict[str, set]] = defaultdict(lambda: defaultdict(set))
+    id_names: Dict[int, Dict[str, set]] = defaultdict(lambda: defaultdict(set))
+    unknown: Dict[str, List[int]] = defaultdict(list)
+    for view in views:
+        name = task.raw_class_name(view.example)
+        if name is None or not view.values:
+            continue
+        name_ids[name][view.split].add(view.values[0])
+        id_names[view.values[0]][name].add(view.split)
+        if class_names and name not in class_names:
+            unknown[name].append(view.example.index)
+    for name, examples in unknown.items():
+        findings.append(Finding(f"class '{name}' (examples {examples[:5]}) is not in class_names {class_names}"))
+    for name, per_split in name_ids.items():
         ids = {i for split_ids in per_split.values() for i in split_ids}
         if len(ids) > 1:
-            where = ", ".join(f"{s}: {sorted(v)}" for s, v in sorted(per_split.items()))
-            findings.append(Finding(f"class '{name}' has different ids across or within splits ({where})",
+            where = ", ".join(f"{s}: {_ids(v)}" for s, v in sorted(per_split.items()))
+            right = f"; class_names gives it id {class_names.index(name)}" if name in class_names else ""
+            findings.append(Finding(f"class '{name}' has different ids across or within splits ({where}{right})",
                                     detail="the label encodings disagree; one mapping must serve every split"))
-        elif class_names and ids and 0 <= next(iter(ids)) < len(class_names) \
-                and class_names[next(iter(ids))] != name:
-            findings.append(Finding(f"class '{name}' is encoded as id {next(iter(ids))}, which the "
-                                    f"mapping names '{class_names[next(iter(ids))]}'"))
-    for split, histogram in histograms.items():
-        names_here = {e.fields.get("label_name") for e in task.splits[split]} - {None}
-        if names_here and class_names:  # by name: an id shift must not hide the missing class
-            names = [n for n in class_names if n not in names_here]
+        elif class_names and 0 <= next(iter(ids)) < len(class_names) and class_names[next(iter(ids))] != name:
+            label = next(iter(ids))
+            right = f" (class_names gives '{name}' id {class_names.index(name)})" if name in class_names else ""
+            findings.append(Finding(f"class '{name}' is encoded as id {label}, which the mapping names "
+                                    f"'{class_names[label]}'{right}"))
+    for label, per_name in sorted(id_names.items()):
+        if len(per_name) > 1:
+            where = " and ".join(f"'{n}' ({', '.join(sorted(s))})" for n, s in sorted(per_name.items()))
+            findings.append(Finding(f"id {label} stands for two or more classes: {where}"))
+    return findings
+
+
+def missing_classes(task: TaskData, views: List[RowView], class_names: List[str], num_classes: int,
+                    by_name: bool) -> Tuple[List[Finding], List[Finding]]:
+    """Classes absent from a split, by name where names are declared: fail in train, warn elsewhere."""
+    findings, warnings = [], []
+    for split in task.splits:
+        mine = [v for v in views if v.split == split]
+        if not mine:
+            continue
+        if by_name and class_names:  # by name: an id shift must not hide the missing class
+            present = {task.raw_class_name(v.example) for v in mine}
+            names = [n for n in class_names if n not in present]
         else:
+            present_ids = {v.values[0] for v in mine if v.values}
             names = [class_names[c] if c < len(class_names) else str(c)
-                     for c in range(num_classes) if c not in histogram]
-        if names and encoded[split]:
+                     for c in range(num_classes) if c not in present_ids]
+        if names:
             finding = Finding(f"class(es) {names} missing", split,
                               detail="ids of a split encoded on its own would shift")
             (findings if split == "train" else warnings).append(finding)
+    return findings, warnings
+
+
+def inspect_classification(task: TaskData, encoded: Dict[str, List[Dict]], n_show: int,
+                           model: Optional[torch.nn.Module],
+                           micro_batch: int = 1) -> Tuple[CheckResult, List[Dict]]:
+    findings, views, random = check_collated(task, encoded, micro_batch)
+    class_names = task.names()
+    num_classes = int(task.info.get("num_classes", len(class_names)))
+    histograms: Dict[str, Dict[int, int]] = {}
+    for split in task.splits:
+        histograms[split] = dict(sorted(Counter(v.values[0] for v in views
+                                                if v.split == split and v.values).items()))
+    for view in views:
+        if view.values and not 0 <= view.values[0] < num_classes:
+            findings.append(Finding(f"label {view.values[0]} outside [0, {num_classes})", view.split,
+                                    view.example.index))
+    by_name = any(task.raw_class_name(v.example) is not None for v in views[:1])
+    if by_name:
+        findings += name_findings(task, views, class_names)
+    missing, warnings = missing_classes(task, views, class_names, num_classes, by_name)
+    findings += missing
     if model is not None and encoded["train"]:
         batch = task.collate(encoded["train"][:2])
         with torch.no_grad():
@@ -179,31 +181,40 @@ def inspect_classification(task: TaskData, encoded: Dict[str, List[Dict]], n_sho
             findings.append(Finding(f"model head has {width} outputs but the data has {num_classes} "
                                     "classes", detail="the loss still computes while training another task"))
     shown = []
-    for example, item in list(zip(task.splits["train"], encoded["train"]))[:n_show]:
-        label = _label(example, item)
-        inputs = item.get("inputs")
-        shown.append({"split": "train", "index": example.index, "label": label,
+    for view in [v for v in views if v.split == "train"][:n_show]:
+        label = view.values[0] if view.values else -1
+        inputs = view.batch.get("inputs")
+        inputs = inputs[view.row] if torch.is_tensor(inputs) else None
+        shown.append({"split": "train", "index": view.example.index, "label": label,
                       "class_name": class_names[label] if 0 <= label < len(class_names) else "?",
+                      "raw_label": task.raw_class_name(view.example),
                       "input": (f"tensor {tuple(inputs.shape)}, min {float(inputs.min()):.3g}, "
-                                f"max {float(inputs.max()):.3g}") if torch.is_tensor(inputs) else ""})
-    details = {"mapping": {i: n for i, n in enumerate(class_names)}, "label_histogram": histograms}
+                                f"max {float(inputs.max()):.3g}") if inputs is not None else ""})
+    details = {"mapping": {i: n for i, n in enumerate(class_names)}, "label_histogram": histograms,
+               "checked_by_name": by_name, "micro_batch": micro_batch, "collate_random": random}
+    names_note = ("every class name in its declared id" if by_name else
+                  "by-name checks skipped: the task declares no raw class name (TaskData.raw_label)")
     ok = (f"{num_classes} classes, one encoding across splits, labels in range, head of "
-          f"{num_classes} outputs")
+          f"{num_classes} outputs; {names_note}; {len(views)} examples collated in micro-batches of {micro_batch}"
+          + (RANDOM_NOTE if random else ""))
     return summarise(STEP, findings, ok, details, warnings), shown
 
 
 # ----------------------------------------------------------------------------- any task
-def inspect_generic(task: TaskData, encoded: Dict[str, List[Dict]], n_show: int) -> Tuple[CheckResult, List[Dict]]:
-    findings = []
-    for split, items in encoded.items():
-        for example, item in zip(task.splits[split], items):
-            if int(task.target_count(task.collate([item]))) == 0:
-                findings.append(Finding("no target in the loss", split, example.index))
-    shown = [{"split": "train", "index": int(item["index"]),
-              "fields": {k: (tuple(v.shape) if torch.is_tensor(v) else v) for k, v in item.items()}}
-             for item in encoded["train"][:n_show]]
-    ok = f"every example has a target (generic checks only: task kind '{task.kind}')"
-    return summarise(STEP, findings, ok, {}), shown
+def show_fields(view: RowView) -> Dict[str, Any]:
+    """examples.txt's block for a row without token ids: the shape or value of each key."""
+    return {"split": view.split, "index": view.example.index,
+            "fields": {k: (tuple(v[view.row].shape) if torch.is_tensor(v) and v.dim() > 0 else v)
+                       for k, v in view.batch.items()}}
+
+
+def inspect_generic(task: TaskData, encoded: Dict[str, List[Dict]], n_show: int,
+                    micro_batch: int = 1) -> Tuple[CheckResult, List[Dict]]:
+    findings, views, random = check_collated(task, encoded, micro_batch)
+    shown = [show_fields(view) for view in [v for v in views if v.split == "train"][:n_show]]
+    ok = (f"every example has a target and collates as it encodes (generic checks only: task kind "
+          f"'{task.kind}')" + (RANDOM_NOTE if random else ""))
+    return summarise(STEP, findings, ok, {"micro_batch": micro_batch, "collate_random": random}), shown
 
 
 def inspect_task(task: TaskData, n_show: int, micro_batch: int,
@@ -212,5 +223,5 @@ def inspect_task(task: TaskData, n_show: int, micro_batch: int,
     if task.kind == "generation":
         return inspect_generation(task, encoded, n_show, micro_batch)
     if task.kind == "classification":
-        return inspect_classification(task, encoded, n_show, model)
-    return inspect_generic(task, encoded, n_show)
+        return inspect_classification(task, encoded, n_show, model, micro_batch)
+    return inspect_generic(task, encoded, n_show, micro_batch)

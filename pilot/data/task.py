@@ -8,17 +8,37 @@ accumulation, replicas and a partial last window give the full-batch gradient.
 
 A batch from ``collate`` must hold ``index`` (the examples' positions in the
 data set, a 1-D tensor) and ``labels`` (targets; -100 marks a position that is
-not in the loss) besides whatever ``forward`` reads.
+not in the loss) besides whatever ``forward`` reads. Sequence tasks also give
+``input_ids`` and ``attention_mask`` (1 = real token, 0 = padding); the pilot
+reads them to check what the loss counts.
+
+Where a target sits (``target_position``): "next_token" — the output at
+position t is trained towards input token t+1 (a causal LM), "same_position"
+— the output at t (or row b) is trained towards its own label
+(classification, tagging). ``labels_shifted`` says which of the two layouts a
+next-token task's labels use: False, ``labels[t]`` is token t and
+``loss_sum`` shifts; True, ``collate`` already shifted them (``labels[t]`` is
+token t+1) and ``loss_sum`` must not shift again. The alignment check reads
+the loss's own gradient to verify the declaration.
+
+Classes by name: ``class_names`` (id -> name) and ``raw_label(example)`` (the
+example's class *name* as in the raw data, before any encoding) let the pilot
+check the ids in ``batch["labels"]`` against the names they stand for. Without
+``raw_label`` the raw name is read from ``example.fields["label_name"]`` when
+there is one (the built-in digits task), and the by-name checks are skipped
+(and said so) when there is none.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
 import torch
 
 Batch = Dict[str, torch.Tensor]
 IGNORE_INDEX = -100  # label of a position that does not count in the loss
+NEXT_TOKEN, SAME_POSITION = "next_token", "same_position"  # the two target conventions
+RAW_LABEL_FIELD = "label_name"  # where the raw class name is read when raw_label is not given
 
 
 @dataclass
@@ -50,6 +70,41 @@ class TaskData:
     # sequence tasks: a batch of ``micro_batch`` examples of exactly ``seq_len`` real tokens, all
     # in the loss — the worst case the memory estimator (pilot.estimate) runs at a target length
     synthetic_batch: Optional[Callable[[int, int], Batch]] = None
+    # where a target sits: "next_token" (output t -> input token t+1) or "same_position" (output t
+    # or row b -> its own label); None: by kind (generation -> next_token, any other -> same_position)
+    target_position: Optional[str] = None
+    labels_shifted: bool = False  # next_token: collate already shifted labels (labels[t] = token t+1)
+    # classification by name: id -> class name (default: info["class_names"]), and the raw class
+    # name of an example before encoding (default: example.fields["label_name"] when present)
+    class_names: Optional[Sequence[str]] = None
+    raw_label: Optional[Callable[[Example], Any]] = None
+    # the objective check warns when a fresh model's loss per target is outside
+    # ln(outputs) x [1 - tolerance, 1 + tolerance]; None skips that comparison
+    initial_loss_tolerance: Optional[float] = 0.5
+
+    def __post_init__(self) -> None:
+        if self.target_position not in (None, NEXT_TOKEN, SAME_POSITION):
+            raise ValueError(f"TaskData.target_position={self.target_position!r}: must be "
+                             f"'{NEXT_TOKEN}', '{SAME_POSITION}' or None (by kind).")
+
+    @property
+    def convention(self) -> str:
+        """The declared target position, or the one the kind implies."""
+        if self.target_position is not None:
+            return self.target_position
+        return NEXT_TOKEN if self.kind == "generation" else SAME_POSITION
+
+    def names(self) -> List[str]:
+        """Class names by id (``class_names``, else ``info["class_names"]``; empty when neither)."""
+        names = self.class_names if self.class_names is not None else self.info.get("class_names", [])
+        return [str(name) for name in names]
+
+    def raw_class_name(self, example: Example) -> Optional[str]:
+        """The example's class name as the raw data gives it, or None when the task declares none."""
+        if self.raw_label is not None:
+            return str(self.raw_label(example))
+        name = example.fields.get(RAW_LABEL_FIELD)
+        return None if name is None else str(name)
 
     def count_correct(self, output: Any, batch: Batch) -> torch.Tensor:
         """Targets predicted exactly (or the task's own notion of correct)."""

@@ -1,9 +1,12 @@
 """Step 4: run every operation of the campaign once, each in its own measured phase.
 
 Phases, in order: build the model (and optimizer), the *first* update (it
-allocates the optimizer state), steady updates, evaluation on the *longest*
-validation sequences at the evaluation micro-batch (often the largest peak),
-checkpoint save, export. Each gives one row per device/rank: its inputs,
+allocates the optimizer state), steady updates, one forward/backward at the
+*smallest* micro-batch the run will see (the partial last window, the last
+evaluation batch: BatchNorm with one example fails here, not 69 updates into
+training), evaluation on the *longest* validation sequences at the evaluation
+micro-batch (often the largest peak), evaluation run twice on the same batch
+(different outputs name the random layer left active), checkpoint save, export. Each gives one row per device/rank: its inputs,
 duration after synchronisation, memory counters (``pilot.phases.memory``),
 verdict and detail. An out-of-memory error in a phase becomes an ``oom`` row
 naming the phase and its inputs; memory is released and the pilot goes on.
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import gc
 import math
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -19,6 +23,8 @@ import torch
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
+from pilot.checks.batch_edges import (eval_forward_at, eval_twice, forward_backward_at,
+                                     smallest_eval_micro_batch, smallest_train_micro_batch)
 from pilot.checkpoint import save_checkpoint
 from pilot.closing import check_in_new_process, export_with_controls
 from pilot.data.task import TaskData, enum_value, move_to
@@ -27,11 +33,11 @@ from pilot.engine.trainer import Trainer
 from pilot.phases.memory import CPU_COLUMNS, CUDA_COLUMNS, MemoryProbe
 from pilot.phases.resume_check import run_resume_check
 
-PHASES = ("build_model", "first_step", "steady_steps", "eval_longest", "checkpoint_save", "export",
-          "reload_check", "resume_check")
+PHASES = ("build_model", "first_step", "steady_steps", "smallest_micro_batch", "eval_longest",
+          "eval_determinism", "checkpoint_save", "export", "reload_check", "resume_check")
 INPUT_COLUMNS = ("micro_batch", "accumulation", "replicas", "seq_len", "examples", "precision",
                  "activation_checkpointing")
-COLUMNS = ("phase", "device", "rank", "duration_s", "verdict", "detail", *INPUT_COLUMNS,
+COLUMNS = ("phase", "device", "rank", "duration_s", "verdict", "detail", "loss", *INPUT_COLUMNS,
            *CUDA_COLUMNS, *CPU_COLUMNS)
 OOM_ERRORS = (torch.OutOfMemoryError, MemoryError)
 
@@ -43,6 +49,10 @@ class InjectedOOM(torch.OutOfMemoryError):
 def _seq_len(batch: Dict[str, Any]) -> Optional[int]:
     ids = batch.get("input_ids")
     return int(ids.shape[-1]) if ids is not None else None
+
+
+def _items_seq_len(items: List[Dict]) -> Optional[int]:
+    return max((len(i["input_ids"]) for i in items if "input_ids" in i), default=None)
 
 
 def _release_memory(device: torch.device) -> None:
@@ -98,6 +108,8 @@ class PhaseRunner:
             verdict, detail = "fail", f"{type(error).__name__}: {str(error).splitlines()[0][:300]}"
         measured = self.probe.stop(start)
         row.update(duration_s=measured.duration_s, verdict=verdict, detail=detail, **measured.memory)
+        if phase == "first_step":
+            row["loss"] = getattr(self, "last_loss", None)
         if verdict == "pass" and detail.startswith("non-finite"):
             row["verdict"] = "fail"
         self.rows.append(row)
@@ -116,6 +128,7 @@ class PhaseRunner:
 
     def _update(self) -> str:
         record = self.trainer.train_step()
+        self.last_loss = record.loss  # full precision, phases.csv's loss column (env_check --smoke compares it)
         if not (math.isfinite(record.loss) and math.isfinite(record.grad_norm)):
             return f"non-finite loss {record.loss} or gradient norm {record.grad_norm}"
         return f"loss {record.loss:.4g}, {record.seconds:.3g} s"
@@ -145,6 +158,23 @@ class PhaseRunner:
         return (f"{count} updates, {sum(seconds) / count:.3g} s/update, "
                 f"{self.trainer.plan.examples_per_update / (sum(seconds) / count):.4g} examples/s, "
                 f"last loss {losses[-1]:.4g}")
+
+    def smallest_micro_batch(self, size: int, where: str, eval_items: List[Dict],
+                             eval_where: str) -> Tuple[str, str]:
+        """One forward/backward at the smallest training micro-batch, one eval at the smallest eval batch."""
+        trainer = self.trainer
+        no_sync = trainer.model.no_sync if self.ctx.is_distributed else nullcontext
+        verdict, detail = forward_backward_at(self.task, trainer.model, trainer.train_items[-size:], where,
+                                              self.device, trainer.autocast, no_sync)
+        if verdict != "pass" or not eval_items:
+            return verdict, detail
+        eval_verdict, eval_detail = eval_forward_at(self.task, trainer.raw_model, eval_items, eval_where,
+                                                    self.device, trainer.autocast)
+        return eval_verdict, f"{detail}; {eval_detail}"
+
+    def eval_determinism(self, items: List[Dict]) -> Tuple[str, str]:
+        batch = move_to(self.task.collate(items), self.device)
+        return eval_twice(self.task, self.trainer.raw_model, batch, self.trainer.autocast)
 
     @torch.no_grad()
     def eval_longest(self, items: List[Dict]) -> str:
@@ -178,6 +208,26 @@ class PhaseRunner:
         passed, reason = run_resume_check(self.cfg, self.task, self.device, self.run_dir / "resume_check")
         return ("pass" if passed else "fail"), reason + " (resumed in a child process)"
 
+    def _measure_smallest(self) -> None:
+        """The smallest training micro-batch (partial last window) and evaluation batch, as one row."""
+        if self.trainer is None:
+            self.measure("smallest_micro_batch", {}, lambda: "", needs="build_model")
+            return
+        size, where = smallest_train_micro_batch(self.trainer.plan)
+        val = self.task.encoded("val")
+        eval_count = min(len(val), int(self.cfg.loop.eval_examples))  # what mode=train evaluates
+        eval_items: List[Dict] = []
+        eval_where = ""
+        for count in sorted({eval_count, len(val)}):  # the pilot's own evaluation uses all of val
+            eval_size, where_here = smallest_eval_micro_batch(count, int(self.cfg.batch.eval_micro_batch),
+                                                              self.ctx.world_size)
+            if not eval_items or eval_size < len(eval_items):
+                eval_items, eval_where = val[count - eval_size:count], where_here
+        inputs = {"micro_batch": size, "accumulation": 1, "examples": size,
+                  "seq_len": _items_seq_len(self.trainer.train_items[-size:])}
+        self.measure("smallest_micro_batch", inputs,
+                     lambda: self.smallest_micro_batch(size, where, eval_items, eval_where), needs="build_model")
+
     # ------------------------------------------------------------------ all of them
     def run(self) -> List[Dict[str, Any]]:
         steady = int(self.cfg.pilot.steady_steps)
@@ -189,10 +239,12 @@ class PhaseRunner:
                                       "examples": steady * self.trainer.plan.examples_per_update
                                       if self.trainer else None},
                      lambda: self.steady_steps(steady), needs="build_model")
+        self._measure_smallest()
         items = longest_items(self.task, "val", int(self.cfg.batch.eval_micro_batch))
         eval_inputs = {"micro_batch": len(items), "accumulation": 1, "examples": len(items),
-                       "seq_len": max((len(i["input_ids"]) for i in items if "input_ids" in i), default=None)}
+                       "seq_len": _items_seq_len(items)}
         self.measure("eval_longest", eval_inputs, lambda: self.eval_longest(items), needs="build_model")
+        self.measure("eval_determinism", eval_inputs, lambda: self.eval_determinism(items), needs="build_model")
         self.measure("checkpoint_save", {}, self.checkpoint_save, needs="build_model")
         self.measure("export", {}, self.export, needs="build_model")
         self.measure("reload_check", {"examples": int(self.cfg.closing.control_examples)},

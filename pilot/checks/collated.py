@@ -1,0 +1,326 @@
+"""What the loss counts in the *collated* batch, row by row, compared with what the task declares.
+
+Every example of every split is collated as training collates it (consecutive micro-batches of
+the configured size, so padding happens as in training). For each row:
+
+1. the positions the loss counts (``labels != -100``; for a next-token loss that shifts, column 0
+   never counts) and the input position each of them predicts (``TaskData.convention`` and
+   ``labels_shifted``);
+2. a counted position must not predict a padding token (attention mask 0 there), nor be predicted
+   from one, and its label must be the input token it predicts (next-token tasks);
+3. the row must be what the example gives on its own: its real positions equal ``collate([item])``
+   and the encoded item, whatever else shares the micro-batch (skipped, and said so, when
+   ``collate`` is random: masking or augmentation drawn per call);
+4. the counted tokens must be the declared target (``TaskData.expected_targets``): a declared target
+   token not counted, a non-target token counted (the instruction, when the task masks it), a
+   target cut by truncation, or no target at all is a finding naming split, example and positions.
+
+``examples.txt`` is drawn from the same ``RowView``s (the tokens, the ``^`` row, the target line
+and the header's counts), so the shown example and the check can never disagree.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+
+from pilot.checks.loss_probe import (batch_size, counted_label_mask, input_ids_of, micro_batches,
+                                     padding_mask, prediction_offset, real_mask, spans)
+from pilot.checks.result import Finding
+from pilot.data.task import NEXT_TOKEN, Batch, Example, TaskData
+
+
+@dataclass
+class RowView:
+    """One example as it reaches the loss: its row in the micro-batch it was collated in."""
+    split: str
+    example: Example
+    item: Dict[str, Any]
+    batch: Batch
+    row: int
+    counted: List[int] = field(default_factory=list)    # label positions the loss counts
+    predicted: List[int] = field(default_factory=list)  # input positions those labels predict
+    values: List[int] = field(default_factory=list)     # label values there (a class id per row)
+
+    @property
+    def sequence(self) -> bool:
+        return self.batch["labels"].dim() >= 2
+
+
+# ----------------------------------------------------------------------------- the declared target
+def compare_targets(seen: List[int], expected: List[int], instruction_masked: bool) -> Optional[str]:
+    """None when the loss sees what the task means; otherwise what went wrong (values only)."""
+    if seen == expected:
+        return None
+    if not seen:
+        return "no target token in the loss"
+    n_seen, n_expected = len(seen), len(expected)
+    if n_seen < n_expected and (expected[:n_seen] == seen or expected[-n_seen:] == seen):
+        return f"target truncated: {n_expected - n_seen} of {n_expected} target tokens cut"
+    if n_seen > n_expected and seen[-n_expected:] == expected:
+        if instruction_masked:
+            return (f"instruction tokens counted in the loss: {n_seen - n_expected} tokens before "
+                    "the answer are trained although the task masks the instruction")
+        return None  # the task trains the instruction on purpose (mask_instruction=false)
+    return "the tokens in the loss differ from the task's target"
+
+
+def _last_occurrence(tokens: List[int], target: List[int]) -> Optional[int]:
+    n = len(target)
+    for start in range(len(tokens) - n, -1, -1):
+        if tokens[start:start + n] == target:
+            return start
+    return None
+
+
+def target_findings(task: TaskData, view: RowView, real: List[int], masked: bool,
+                    ids: Optional[List[int]]) -> List[Finding]:
+    """Counted positions vs the declared target's positions (located in the row's real tokens)."""
+    def finding(problem: str) -> Finding:
+        return Finding(problem, view.split, view.example.index)
+
+    if task.expected_targets is None:
+        return [] if view.counted else [finding("no target token in the loss")]
+    expected = [int(t) for t in task.expected_targets(view.example)]
+    start = None
+    if ids is not None and task.convention == NEXT_TOKEN and expected:
+        start = _last_occurrence([ids[p] for p in real], expected)
+    if start is None or not view.counted:  # not in the row (truncated, or not input tokens): by value
+        problem = compare_targets(view.values, expected, masked)
+        return [finding(problem)] if problem else []
+    declared = set(real[start:start + len(expected)])
+    counted = set(view.predicted)
+    found = []
+    missing, extra = sorted(declared - counted), sorted(counted - declared)
+    if missing:
+        found.append(finding(f"declared target token(s) not counted in the loss: {len(missing)} of "
+                             f"{len(expected)} (positions {spans(missing)})"))
+    if extra:
+        before = all(p < min(declared) for p in extra)
+        if before and masked:
+            found.append(finding(f"instruction tokens counted in the loss: {len(extra)} tokens before the "
+                                 f"answer are trained although the task masks the instruction "
+                                 f"(positions {spans(extra)})"))
+        elif not before:
+            found.append(finding(f"non-target token(s) counted in the loss: {len(extra)} (positions "
+                                 f"{spans(extra)})"))
+    return found
+
+
+# ----------------------------------------------------------------------------- one row
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.shape != b.shape:
+        return False
+    if a.is_floating_point() or b.is_floating_point():
+        return bool(torch.allclose(a.double(), b.double(), rtol=1e-6, atol=1e-6))
+    return bool(torch.equal(a, b))
+
+
+def _part(value: torch.Tensor, row: int, mask: Optional[torch.Tensor]) -> torch.Tensor:
+    """A row of a per-example tensor; only its real positions when ``mask`` covers it."""
+    if mask is not None and value.dim() >= 2 and value.shape[:2] == mask.shape:
+        return value[row][mask[row]]
+    return value[row]
+
+
+def _same_row(mine: torch.Tensor, alone: torch.Tensor, trim: bool) -> bool:
+    """Equal; with ``trim`` (padding not declared), equal to the row's first or last positions."""
+    if _same(mine, alone):
+        return True
+    if trim and mine.dim() >= 1 and alone.dim() >= 1 and mine.shape[1:] == alone.shape[1:] \
+            and alone.shape[0] < mine.shape[0]:
+        return _same(mine[:alone.shape[0]], alone) or _same(mine[mine.shape[0] - alone.shape[0]:], alone)
+    return False
+
+
+def _differing_positions(mine: torch.Tensor, other: torch.Tensor, row: int,
+                         mask: Optional[torch.Tensor]) -> str:
+    """' at positions ...' (batch columns) where two equally long rows differ, else ''."""
+    if mine.dim() == 0 or other.dim() == 0:
+        return f" ({other.item()} on its own, {mine.item()} collated)" if mine.numel() == other.numel() == 1 else ""
+    if mine.shape != other.shape or mine.dim() != 1:
+        return f" ({len(other)} values on its own, {len(mine)} real positions collated)"
+    columns = mask[row].nonzero().flatten().tolist() if mask is not None else list(range(len(mine)))
+    wrong = [columns[i] for i in (mine != other.to(mine.dtype)).nonzero().flatten().tolist()]
+    return f" at position(s) {spans(wrong)}"
+
+
+def row_differences(task: TaskData, views: List[RowView], singles: List[Batch]) -> Dict[int, List[str]]:
+    """Row -> what differs from the example collated alone and from the encoded item.
+
+    Real positions only (``padding_mask``); when the batch does not say where its padding is, a
+    row matches when its first or last positions equal the example alone. One comparison per key
+    and micro-batch when every row agrees; row by row only when one does not.
+    """
+    batch = views[0].batch
+    size = batch_size(batch)
+    mask = padding_mask(task, batch)
+    alone_masks = [padding_mask(task, single) for single in singles]
+    differing: Dict[int, List[str]] = {}
+    for key, value in batch.items():
+        if not torch.is_tensor(value) or value.dim() == 0 or value.shape[0] != size:
+            continue
+        per_position = mask is not None and value.dim() >= 2 and value.shape[:2] == mask.shape
+        trim = mask is None and value.dim() >= 2
+        mine = [_part(value, row, mask) for row in range(size)]
+        alone = []
+        for single, alone_mask in zip(singles, alone_masks):
+            other = single.get(key)
+            if not torch.is_tensor(other) or other.dim() == 0 or other.shape[0] != 1:
+                alone = None
+                break
+            alone.append(_part(other, 0, alone_mask if per_position else None))
+        if alone is not None and not _all_same(mine, alone):
+            for row, (m, a) in enumerate(zip(mine, alone)):
+                if not _same_row(m, a, trim):
+                    where = _differing_positions(m, a, row, mask if per_position else None)
+                    differing.setdefault(row, []).append(f"'{key}' differs from the example collated "
+                                                         f"alone{where}")
+        if not per_position or (key == "labels" and task.labels_shifted):  # shifted by declaration
+            continue
+        encoded = [v.item.get(key) for v in views]
+        if not all(torch.is_tensor(e) and e.dim() == 1 for e in encoded) or _all_same(mine, encoded):
+            continue
+        for row, (m, e) in enumerate(zip(mine, encoded)):
+            if not _same(m, e.to(m.dtype)) and row not in differing:
+                differing.setdefault(row, []).append(f"'{key}' differs from what encode gave"
+                                                     f"{_differing_positions(m, e, row, mask)}")
+    return differing
+
+
+def _all_same(mine: List[torch.Tensor], others: List[torch.Tensor]) -> bool:
+    """One comparison for a whole micro-batch (rows of any lengths)."""
+    if [m.shape for m in mine] != [o.shape for o in others]:
+        return False
+    return _same(torch.cat([m.flatten() for m in mine]), torch.cat([o.flatten() for o in others]).to(mine[0].dtype))
+
+
+def check_row(task: TaskData, view: RowView, masked: bool, lists: Dict[str, List]) -> List[Finding]:
+    """The problems of one collated sequence row, from its batch's values as Python lists."""
+    def finding(problem: str) -> Finding:
+        return Finding(problem, view.split, view.example.index)
+
+    labels, mask, ids = lists["labels"][view.row], lists["mask"][view.row], lists["ids"]
+    ids = ids[view.row] if ids is not None else None
+    width = len(labels)
+    real = [p for p in range(width) if mask[p]]
+    found = []
+    padding = [p for p, q in zip(view.counted, view.predicted) if q >= width or not mask[q]]
+    if padding:
+        found.append(finding(f"counted position(s) {spans(padding)} predict a padding token "
+                             "(attention mask 0 at the predicted token)"))
+    if task.convention == NEXT_TOKEN:
+        blind = [p for p, q in zip(view.counted, view.predicted) if q - 1 < 0 or not mask[q - 1]]
+        if blind:
+            found.append(finding(f"counted position(s) {spans(blind)} are predicted from a padding "
+                                 "position (no real token before them)"))
+        if ids is not None:
+            wrong = [p for p, q in zip(view.counted, view.predicted) if q < width and ids[q] != labels[p]]
+            if wrong:
+                found.append(finding(f"labels at position(s) {spans(wrong)} are not the input token they "
+                                     "predict (labels and inputs misaligned in the collated row)"))
+    return found + target_findings(task, view, real, masked, ids)
+
+
+def check_batch(task: TaskData, views: List[RowView], masked: bool, compare_rows: bool = True) -> List[Finding]:
+    """Every problem of the rows of one micro-batch (``compare_rows=False``: a random collate)."""
+    differing = row_differences(task, views, [task.collate([view.item]) for view in views]) if compare_rows else {}
+    findings: List[Finding] = []
+    if not views[0].sequence:
+        findings = [Finding("no target in the loss", v.split, v.example.index) for v in views if not v.counted]
+    else:
+        batch = views[0].batch
+        ids = input_ids_of(batch)
+        lists = {"labels": batch["labels"].tolist(), "mask": real_mask(task, batch).tolist(),
+                 "ids": ids.tolist() if ids is not None else None}
+        for view in views:
+            findings += check_row(task, view, masked, lists)
+    # what the loss trains first; how the row came to differ after
+    return findings + [Finding(f"row {row} of its micro-batch: {d}", views[row].split, views[row].example.index)
+                       for row, ds in sorted(differing.items()) for d in ds]
+
+
+# ----------------------------------------------------------------------------- every row
+def collated_rows(task: TaskData, encoded: Dict[str, List[Dict]], micro_batch: int) -> List[RowView]:
+    """Every example of every split as a row of the micro-batch training would collate it in."""
+    views = []
+    shift = prediction_offset(task)
+    for split, items in encoded.items():
+        examples = task.splits[split]
+        for start, batch in micro_batches(task, items, micro_batch):
+            labels = batch["labels"]
+            counted = counted_label_mask(task, labels).tolist()
+            values = labels.tolist()
+            for row in range(batch_size(batch)):
+                view = RowView(split, examples[start + row], items[start + row], batch, row)
+                if labels.dim() >= 2:
+                    view.counted = [p for p, c in enumerate(counted[row]) if c]
+                    view.predicted = [p + shift for p in view.counted]
+                    view.values = [values[row][p] for p in view.counted]
+                else:
+                    view.counted = [row] if counted[row] else []
+                    view.values = [values[row]] if counted[row] else []
+                views.append(view)
+    return views
+
+
+def padding_share(views: Sequence[RowView], task: TaskData) -> float:
+    """Share of padding in the collated micro-batches of these rows."""
+    seen, real, total = set(), 0, 0
+    for view in views:
+        if id(view.batch) in seen or not view.sequence:
+            continue
+        seen.add(id(view.batch))
+        mask = real_mask(task, view.batch)
+        real, total = real + int(mask.sum()), total + mask.numel()
+    return 1.0 - real / total if total else 0.0
+
+
+def split_statistics(task: TaskData, views: List[RowView], findings: List[Finding]) -> Dict[str, Dict]:
+    """Per split: examples, truncation, targets cut, padding, counted targets per example."""
+    stats = {}
+    for split in task.splits:
+        mine = [v for v in views if v.split == split]
+        problems = [f.problem for f in findings if f.split == split]
+        n = max(1, len(mine))
+        lengths = [len(v.counted) for v in mine]
+        stats[split] = {
+            "examples": len(mine),
+            "share_truncated": sum(int(v.item.get("truncated_tokens", 0) > 0) for v in mine) / n,
+            "share_target_partly_cut": sum(p.startswith("target truncated") for p in problems) / n,
+            "share_target_cut_entirely": sum(p.startswith("no target") for p in problems) / n,
+            "share_padding": padding_share(mine, task),
+            "target_tokens_min": min(lengths, default=0),
+            "target_tokens_median": float(np.median(lengths)) if lengths else 0.0,
+            "target_tokens_max": max(lengths, default=0),
+        }
+    return stats
+
+
+def collate_is_random(task: TaskData, items: List[Dict]) -> bool:
+    """Does collating the same items twice give different batches (random masking, augmentation)?"""
+    if not items:
+        return False
+    first, second = task.collate(items), task.collate(items)
+    return any(not (torch.is_tensor(v) and torch.is_tensor(second.get(k)) and _same(v, second[k]))
+               for k, v in first.items() if torch.is_tensor(v))
+
+
+def check_collated(task: TaskData, encoded: Dict[str, List[Dict]],
+                   micro_batch: int) -> Tuple[List[Finding], List[RowView], bool]:
+    """Findings for every row of every split, the rows (for examples.txt and later checks), and
+    whether the collate is random (then a row cannot be compared with the example alone)."""
+    masked = bool(task.info.get("mask_instruction", True))
+    random = collate_is_random(task, next((items[:micro_batch] for items in encoded.values() if items), []))
+    views = collated_rows(task, encoded, micro_batch)
+    findings: List[Finding] = []
+    start = 0
+    while start < len(views):  # the rows of one micro-batch share their batch
+        end = start
+        while end < len(views) and views[end].batch is views[start].batch:
+            end += 1
+        findings += check_batch(task, views[start:end], masked, compare_rows=not random)
+        start = end
+    return findings, views, random

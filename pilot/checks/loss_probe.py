@@ -1,0 +1,155 @@
+"""Shared tools of the checks that look at what reaches the loss.
+
+- ``micro_batches``: collate a split as training does, in consecutive micro-batches;
+- ``padding_mask`` / ``real_mask``: the real positions of a batch; ``counted_label_mask`` and
+  ``prediction_offset``: which labels the loss counts and which input position each predicts,
+  under the task's declared convention (``TaskData.convention``, ``labels_shifted``);
+- ``sub_batch``: the rows of a batch as a batch of their own (every per-example tensor sliced);
+- ``output_gradient``: back-propagate ``loss_sum`` to the model's output made a leaf, so the
+  gradient says which class each position is trained towards (the one with negative gradient);
+- ``spans``: positions written compactly ("3-9, 12").
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+
+import torch
+
+from pilot.data.task import IGNORE_INDEX, NEXT_TOKEN, Batch, TaskData
+
+
+def micro_batches(task: TaskData, items: Sequence[Dict[str, Any]],
+                  micro_batch: int) -> Iterator[Tuple[int, Batch]]:
+    """(first item's position, collated batch) for consecutive micro-batches of ``items``."""
+    size = max(1, int(micro_batch))
+    for start in range(0, len(items), size):
+        yield start, task.collate(list(items[start:start + size]))
+
+
+def batch_size(batch: Batch) -> int:
+    return int(len(batch["index"])) if "index" in batch else int(batch["labels"].shape[0])
+
+
+def sub_batch(batch: Batch, rows: Sequence[int]) -> Batch:
+    """The given rows as a batch: every tensor whose first dimension is the batch is sliced."""
+    size = batch_size(batch)
+    picked = torch.as_tensor(list(rows), dtype=torch.long)
+    return {key: (value[picked] if torch.is_tensor(value) and value.dim() > 0 and value.shape[0] == size
+                  else value) for key, value in batch.items()}
+
+
+def sub_output(output: Any, rows: Sequence[int], size: int) -> Any:
+    """The model output restricted to ``rows`` (tensors, tuples and dicts of tensors)."""
+    picked = torch.as_tensor(list(rows), dtype=torch.long)
+    if torch.is_tensor(output):
+        return output[picked] if output.dim() > 0 and output.shape[0] == size else output
+    if isinstance(output, (tuple, list)):
+        return type(output)(sub_output(o, rows, size) for o in output)
+    if isinstance(output, dict):
+        return {k: sub_output(v, rows, size) for k, v in output.items()}
+    return output
+
+
+def input_ids_of(batch: Batch) -> Optional[torch.Tensor]:
+    """The token ids of a sequence batch (``input_ids``; ``inputs`` when it holds integers)."""
+    ids = batch.get("input_ids")
+    if ids is None and torch.is_tensor(batch.get("inputs")) and not batch["inputs"].is_floating_point():
+        ids = batch["inputs"]
+    return ids if torch.is_tensor(ids) and ids.dim() == 2 else None
+
+
+def padding_mask(task: TaskData, batch: Batch) -> Optional[torch.Tensor]:
+    """(rows, width) True on real positions: ``attention_mask``, else ids != ``info["pad_id"]``;
+    None when the batch does not say where its padding is."""
+    size = batch_size(batch)
+    mask = batch.get("attention_mask")
+    if torch.is_tensor(mask) and mask.dim() == 2 and mask.shape[0] == size:
+        return mask.bool()
+    ids = input_ids_of(batch)
+    if ids is not None and ids.shape[0] == size and "pad_id" in task.info:
+        return ids != int(task.info["pad_id"])
+    return None
+
+
+def real_mask(task: TaskData, batch: Batch) -> Optional[torch.Tensor]:
+    """Real (non-padding) positions: ``attention_mask``, else ids != ``info["pad_id"]``, else all."""
+    ids = input_ids_of(batch)
+    labels = batch["labels"]
+    if labels.dim() < 2:
+        return None
+    mask = batch.get("attention_mask")
+    if torch.is_tensor(mask) and mask.shape == labels.shape:
+        return mask.bool()
+    if ids is not None and "pad_id" in task.info:
+        return ids != int(task.info["pad_id"])
+    return torch.ones_like(labels, dtype=torch.bool)
+
+
+def counted_label_mask(task: TaskData, labels: torch.Tensor) -> torch.Tensor:
+    """Label positions the loss counts: != -100, minus column 0 when a next-token loss shifts."""
+    counted = labels != IGNORE_INDEX
+    if labels.dim() >= 2 and task.convention == NEXT_TOKEN and not task.labels_shifted:
+        counted[:, 0] = False  # the loss pairs output t-1 with label t: label 0 has no output
+    return counted
+
+
+def prediction_offset(task: TaskData) -> int:
+    """Input position predicted by the label at position p is p + this offset."""
+    return 1 if task.convention == NEXT_TOKEN and task.labels_shifted else 0
+
+
+def spans(positions: Sequence[int], limit: int = 8) -> str:
+    """[1, 2, 3, 7] -> '1-3, 7' (at most ``limit`` runs, then '...')."""
+    runs: List[List[int]] = []
+    for p in sorted(int(p) for p in positions):
+        if runs and p == runs[-1][1] + 1:
+            runs[-1][1] = p
+        else:
+            runs.append([p, p])
+    text = ", ".join(f"{a}-{b}" if b > a else f"{a}" for a, b in runs[:limit])
+    return text + (", ..." if len(runs) > limit else "")
+
+
+# ----------------------------------------------------------------------------- the loss's gradient
+def _leaves(output: Any) -> Tuple[Any, List[torch.Tensor]]:
+    """The output with every floating tensor replaced by a detached leaf that requires grad."""
+    if torch.is_tensor(output):
+        if output.is_floating_point():
+            leaf = output.detach().float().requires_grad_(True)
+            return leaf, [leaf]
+        return output, []
+    if isinstance(output, (tuple, list)):
+        parts = [_leaves(o) for o in output]
+        return type(output)(p[0] for p in parts), [leaf for p in parts for leaf in p[1]]
+    if isinstance(output, dict):
+        parts = {k: _leaves(v) for k, v in output.items()}
+        return {k: p[0] for k, p in parts.items()}, [leaf for p in parts.values() for leaf in p[1]]
+    return output, []
+
+
+def output_gradient(task: TaskData, output: Any, batch: Batch) -> Tuple[torch.Tensor, torch.Tensor, float]:
+    """(scores, d loss_sum / d scores, loss_sum) for the output tensor the loss reads.
+
+    ``output`` is the model's output, computed without gradient; it becomes a leaf, so the
+    probe costs one loss backward and never touches the model's parameters.
+    """
+    leafed, leaves = _leaves(output)
+    if not leaves:
+        raise ValueError("the model's output holds no floating-point tensor to differentiate")
+    loss = task.loss_sum(leafed, batch)
+    grads = torch.autograd.grad(loss.float(), leaves, allow_unused=True)
+    used = [(leaf, grad) for leaf, grad in zip(leaves, grads) if grad is not None and bool(grad.any())]
+    if not used:
+        leaf = leaves[0]
+        return leaf.detach(), torch.zeros_like(leaf), float(loss.detach())
+    leaf, grad = max(used, key=lambda pair: pair[0].numel())  # the logits: the largest used output
+    return leaf.detach(), grad, float(loss.detach())
+
+
+def pushed_classes(grad: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    """(class the loss pushes up, trained?) per output position: the most negative gradient entry.
+
+    For cross-entropy the gradient on the logits is softmax - one-hot, negative only at the target.
+    """
+    trained = (grad != 0).any(dim=-1)
+    return grad.argmin(dim=-1), trained & (grad.min(dim=-1).values < 0)

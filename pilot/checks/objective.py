@@ -1,0 +1,113 @@
+"""Step: the objective's contract — ``loss_sum`` is a sum over targets, ``target_count`` their number.
+
+The engine divides the summed loss of a whole update by the update's target count; that equals
+the full-batch gradient only when both are additive over examples. On a few real batches
+(one forward of a fresh model, then the loss on the batch and on each example's slice of the same
+output, so the model's batch dependence plays no part):
+
+1. ``loss_sum(batch)`` must equal the sum of ``loss_sum`` over its single-example sub-batches
+   (fail with the ratio: 1/B is a mean over examples; a mean over targets is named as such);
+2. ``target_count(batch)`` likewise, and equal to the number of output positions the loss
+   actually trains (its gradient is non-zero there): counting padding or ignored labels fails;
+3. the initial loss per target of a fresh model must be near ln(K), K the width of the output
+   (classes, or the vocabulary): outside ``TaskData.initial_loss_tolerance`` is a ``warn`` with
+   the numbers (a loss already divided by the batch, a model that is not fresh).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Dict, List
+
+import torch
+
+from pilot.checks.loss_probe import (batch_size, micro_batches, output_gradient, pushed_classes,
+                                     sub_batch, sub_output)
+from pilot.checks.result import CheckResult, Finding, summarise
+from pilot.data.task import TaskData
+
+STEP = "objective"
+RTOL = 1e-4  # float32 sums in another order differ by far less
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= RTOL * max(abs(a), abs(b), 1e-12)
+
+
+def sum_contract(task: TaskData, output: Any, batch: Dict[str, Any]) -> Dict[str, float]:
+    """The batch's loss and count next to the sums over its single-example sub-batches."""
+    size = batch_size(batch)
+    whole = float(task.loss_sum(output, batch))
+    count = float(task.target_count(batch))
+    singles, counts = [], []
+    for row in range(size):
+        piece = sub_batch(batch, [row])
+        singles.append(float(task.loss_sum(sub_output(output, [row], size), piece)))
+        counts.append(float(task.target_count(piece)))
+    return {"examples": size, "loss": whole, "count": count, "single_losses": singles, "single_counts": counts}
+
+
+def loss_diagnosis(numbers: Dict[str, Any]) -> str:
+    """Why ``loss_sum(batch)`` differs from the sum of its single losses."""
+    size, whole = numbers["examples"], numbers["loss"]
+    singles, counts = numbers["single_losses"], numbers["single_counts"]
+    total = sum(singles)
+    ratio = whole / total if total else math.inf
+    head = f"loss_sum of {size} examples = {ratio:.4g} x the sum of their single losses"
+    weighted = sum(l * c for l, c in zip(singles, counts))
+    if sum(counts) and _close(whole, weighted / sum(counts)) and len(set(counts)) > 1:
+        return f"{head}: it returns a mean over targets, not a sum (reduction='sum' is the contract)"
+    if _close(whole, total / size):
+        return f"{head} (= 1/{size}): it returns a mean, not a sum (reduction='sum' is the contract)"
+    return f"{head}: it is not a sum over targets"
+
+
+def objective_check(task: TaskData, model: torch.nn.Module, micro_batch: int,
+                    max_batches: int = 2, split: str = "train") -> CheckResult:
+    size = max(4, int(micro_batch))
+    examples = task.splits[split][:size * max_batches]
+    items = [task.encode(e) for e in examples]
+    batches = [batch for _, batch in micro_batches(task, items, size)][:max_batches]
+    findings: List[Finding] = []
+    warnings: List[Finding] = []
+    total_loss = total_count = 0.0
+    width = None
+    per_batch = []
+    model.eval()
+    for batch in batches:
+        with torch.no_grad():
+            output = task.forward(model, batch)
+        numbers = sum_contract(task, output, batch)
+        scores, grad, _ = output_gradient(task, output, batch)
+        width = int(scores.shape[-1])
+        trained = int(pushed_classes(grad)[1].sum()) if width > 1 else int((grad != 0).any(-1).sum())
+        per_batch.append({k: numbers[k] for k in ("examples", "loss", "count")} | {
+            "sum_single_losses": sum(numbers["single_losses"]),
+            "sum_single_counts": sum(numbers["single_counts"]), "trained_positions": trained})
+        total_loss, total_count = total_loss + numbers["loss"], total_count + numbers["count"]
+        if numbers["examples"] > 1 and not _close(numbers["loss"], sum(numbers["single_losses"])):
+            findings.append(Finding(loss_diagnosis(numbers)))
+        if not _close(numbers["count"], sum(numbers["single_counts"])):
+            findings.append(Finding(f"target_count of {numbers['examples']} examples = {numbers['count']:g}, "
+                                    f"the sum of their single counts = {sum(numbers['single_counts']):g}: "
+                                    "it is not a count over examples"))
+        elif trained and int(numbers["count"]) != trained:
+            findings.append(Finding(f"target_count says {numbers['count']:g} targets but loss_sum trains "
+                                    f"{trained} positions (does it count padding or ignored labels?)"))
+    details: Dict[str, Any] = {"batches": per_batch, "output_width": width}
+    if total_count > 0 and width and width > 1 and task.initial_loss_tolerance is not None:
+        per_target, expected = total_loss / total_count, math.log(width)
+        tolerance = float(task.initial_loss_tolerance)
+        details.update(initial_loss_per_target=per_target, expected_initial_loss=expected,
+                       tolerance=tolerance)
+        if abs(per_target - expected) > tolerance * expected:
+            warnings.append(Finding(f"initial loss per target {per_target:.4g}, expected near ln({width}) = "
+                                    f"{expected:.4g} for a fresh model (declared tolerance "
+                                    f"+-{tolerance:.0%}): {per_target / expected:.3g} x that "
+                                    "(a loss divided by the batch? a model that is not fresh?)"))
+    elif not total_count:
+        findings.append(Finding("target_count is 0 on every probed batch: nothing would be trained"))
+    ok = (f"loss_sum and target_count add up over single examples on {len(batches)} batch(es) of "
+          f"{size}; initial loss per target "
+          + (f"{details['initial_loss_per_target']:.4g} vs ln({width}) = {details['expected_initial_loss']:.4g}"
+             if "initial_loss_per_target" in details else "not compared"))
+    return summarise(STEP, findings, ok, details, warnings)
