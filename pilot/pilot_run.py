@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
 import traceback
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional
@@ -35,11 +36,13 @@ from pilot.data.task import enum_value
 from pilot.engine.batch_plan import plan_from_config
 from pilot.engine.distributed import init_from_env, launched_externally, spawn
 from pilot.environment import environment_step, journal_lines as environment_journal_lines
+from pilot.engine.preemption import SignalsStopAtOnce
 from pilot.estimate_run import estimate_step
 from pilot.phases.gates import PhaseRunner
 from pilot.rental.journal import append_entry
 from pilot.report import print_console, write_report
-from pilot.run_record import RunRecord
+from pilot.errors import ResumeRefused
+from pilot.run_record import RunDirectoryLock, RunRecord, read_run_json
 from pilot.train import configure_threads
 
 log = logging.getLogger("pilot")
@@ -117,7 +120,27 @@ def run_pilot(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = (),
     run_dir = Path(run_dir)
     if _other_rank(cfg, run_dir):
         return 0
-    record = RunRecord(run_dir, cfg, overrides, mode="pilot")
+    with RunDirectoryLock(run_dir), SignalsStopAtOnce() as signals:
+        if (run_dir / "run.json").exists():
+            earlier = read_run_json(run_dir)
+            raise ResumeRefused(
+                f"{run_dir} already holds run {earlier['run_id']} ({earlier.get('mode')}, status "
+                f"{earlier.get('status')}); a pilot never overwrites a run's record. Fix: leave out "
+                "hydra.run.dir (each pilot gets a new directory), or name a new one.")
+        record = RunRecord(run_dir, cfg, overrides, mode="pilot")
+        try:
+            return _pilot(cfg, run_dir, record, sweep_params)
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the pilot's steps are not resumable, stop now
+            name = signals.received or "SIGINT"
+            exit_code = 128 + int(getattr(signal, name))
+            log.warning("pilot interrupted by %s; its record says so (no verdict)", name)
+            record.finish("interrupted", f"interrupted: {name} during the pilot (no verdict)",
+                          interrupted_by=[{"signal": name, "exit_code": exit_code}])
+            return exit_code
+
+
+def _pilot(cfg: DictConfig, run_dir: Path, record: RunRecord, sweep_params: Optional[Dict[str, str]]) -> int:
+    """The pilot's steps, each with a verdict, then the report, the journal and the record."""
     configure_threads(cfg)
     device = resolve_device(cfg)
     results: List[CheckResult] = []

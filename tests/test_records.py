@@ -273,3 +273,20 @@ def test_a_second_process_on_a_run_directory_is_refused(tmp_path):
         assert refused.returncode == 2 and f"pid {os.getpid()} on host" in refused.stderr
         assert "Traceback" not in refused.stderr and not (tmp_path / "run.json").exists()
     RunDirectoryLock(tmp_path).acquire().release()  # free again once the holder let go
+
+
+def test_a_signalled_pilot_is_recorded_as_interrupted_and_its_directory_never_reused(tmp_path):
+    process = cli(tmp_path, train_args=["run.threads=1"], wait=False)  # the pilot on the default task
+    deadline = time.time() + 120
+    while time.time() < deadline and not (tmp_path / "run.json").exists():
+        time.sleep(0.05)
+    time.sleep(1.0)  # inside the pilot's steps
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 143, stderr[-2000:]
+    record = run_json(tmp_path)
+    assert record["status"] == "interrupted" and "SIGTERM" in record["stop_cause"]
+    before = (tmp_path / "run.json").read_text()
+    again = cli(tmp_path, train_args=["run.threads=1"])
+    assert again.returncode == 2 and "never overwrites" in again.stderr
+    assert (tmp_path / "run.json").read_text() == before

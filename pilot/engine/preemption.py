@@ -96,3 +96,27 @@ class InterruptWatch:
         for signum, previous in self.previous.items():
             signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
         self.previous = {}
+
+
+class SignalsStopAtOnce:
+    """For work that cannot stop at a boundary (the pilot): SIGTERM, like Ctrl-C, raises
+    KeyboardInterrupt at once so the caller records ``interrupted``; ``received`` names it."""
+
+    def __init__(self) -> None:
+        self.received: Optional[str] = None
+        self.previous: dict = {}
+
+    def __enter__(self) -> "SignalsStopAtOnce":
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self.previous[signum] = signal.getsignal(signum)
+                signal.signal(signum, self._raise)
+        return self
+
+    def _raise(self, signum: int, frame: Any) -> None:
+        self.received = self.received or signal.Signals(signum).name
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    def __exit__(self, *exc: Any) -> None:
+        for signum, previous in self.previous.items():
+            signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
