@@ -290,3 +290,11 @@ def test_a_signalled_pilot_is_recorded_as_interrupted_and_its_directory_never_re
     again = cli(tmp_path, train_args=["run.threads=1"])
     assert again.returncode == 2 and "never overwrites" in again.stderr
     assert (tmp_path / "run.json").read_text() == before
+
+
+def test_a_garbage_run_json_in_the_run_directory_is_named_and_kept(tmp_path):
+    (tmp_path / "run.json").write_text("{ not json")
+    refused = cli(tmp_path)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert f"{tmp_path / 'run.json'} is unreadable" in refused.stderr
+    assert (tmp_path / "run.json").read_text() == "{ not json"  # nothing a user produced is lost
