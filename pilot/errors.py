@@ -44,7 +44,7 @@ def disk_full_guard(path: Path, tmp: Optional[Path] = None, needed_bytes: Option
     """Turn ENOSPC while writing ``path`` into one ``DiskFull`` naming the file and the space needed.
 
     The temporary file of the interrupted write is removed first (it holds the space the
-    rest of the run's records need); the previous version of ``path`` is untouched.
+    rest of the run's records need); what was written before is untouched.
     """
     try:
         yield
@@ -72,7 +72,7 @@ def disk_full_guard(path: Path, tmp: Optional[Path] = None, needed_bytes: Option
             f"no space left on the device writing {path}: "
             + (f"about {needed:,} bytes needed, " if needed else "")
             + (f"{free:,} bytes free. " if free is not None else "")
-            + "The previous version of the file is intact. "
+            + "Nothing written before was changed (earlier checkpoints and records are intact). "
             "Fix: free space on that file system (or move the run directory), then start the same "
             "command again: the run resumes from its newest valid checkpoint.") from None
 

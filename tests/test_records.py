@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from pilot.checkpoint import (clean_temporary_files, defining_config, latest_valid_checkpoint,
-                              list_checkpoints, load_checkpoint, save_checkpoint, training_state)
+                              list_checkpoints, save_checkpoint, training_state)
 from pilot.errors import DiskFull, RunDirectoryBusy
 from pilot.run_record import RunDirectoryLock, is_defining, variant_key
 from pilot.train import build_trainer, train

@@ -67,7 +67,6 @@ class InterruptWatch:
 
     def __init__(self) -> None:
         self.received: Optional[str] = None   # "SIGINT" / "SIGTERM" once one arrived
-        self.signum: Optional[int] = None
         self.previous: dict = {}
 
     def install(self) -> "InterruptWatch":
@@ -83,14 +82,9 @@ class InterruptWatch:
     def _flag(self, signum: int, frame: Any) -> None:
         if self.received is not None:
             raise KeyboardInterrupt(f"second {signal.Signals(signum).name}: stopping at once")
-        self.received, self.signum = signal.Signals(signum).name, signum
+        self.received = signal.Signals(signum).name
         log.warning("%s received: finishing this update, then saving a checkpoint and stopping "
                     "(send it again to stop at once)", self.received)
-
-    @property
-    def exit_code(self) -> int:
-        """The shell's convention for a process ended by a signal: 128 + its number."""
-        return 128 + (self.signum or signal.SIGINT)
 
     def uninstall(self) -> None:
         for signum, previous in self.previous.items():
