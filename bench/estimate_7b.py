@@ -8,6 +8,7 @@ autocast, AdamW: the memory estimate of every phase on fake tensors.
 Targets (issue 7): under 2 minutes and under 4 GiB of RSS (the whole process,
 PyTorch included), and parameter / optimizer terms equal to the closed form.
 """
+
 from __future__ import annotations
 
 import json
@@ -19,9 +20,18 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-OVERRIDES = ["run.device=cpu", "model.d_model=4096", "model.n_layer=32", "model.n_head=32",
-             "model.vocab_size=32000", "data.max_len=2048", "precision=bf16", "batch.micro_batch=1",
-             "batch.accumulation=8", "batch.eval_micro_batch=1"]
+OVERRIDES = [
+    "run.device=cpu",
+    "model.d_model=4096",
+    "model.n_layer=32",
+    "model.n_head=32",
+    "model.vocab_size=32000",
+    "data.max_len=2048",
+    "precision=bf16",
+    "batch.micro_batch=1",
+    "batch.accumulation=8",
+    "batch.eval_micro_batch=1",
+]
 
 
 def closed_form_parameters(vocab: int, max_len: int, d: int, layers: int) -> int:
@@ -44,20 +54,37 @@ def main() -> None:
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     n = closed_form_parameters(32000, 2048, 4096, 32)
     tensors = 2 + 32 * 12 + 2 + 1
-    checks = {"parameters_equal": estimate.state_bytes["parameters"] == 4 * n,
-              "optimizer_equal": estimate.state_bytes["optimizer_state"] == 8 * n + 4 * tensors,
-              "under_2_minutes": seconds < 120, "under_4_gib_rss": rss < 4 * 2 ** 30}
+    checks = {
+        "parameters_equal": estimate.state_bytes["parameters"] == 4 * n,
+        "optimizer_equal": estimate.state_bytes["optimizer_state"] == 8 * n + 4 * tensors,
+        "under_2_minutes": seconds < 120,
+        "under_4_gib_rss": rss < 4 * 2**30,
+    }
     print("\n".join(estimate_lines(estimate)))
-    print(f"whole process: {seconds:.1f} s (imports included), peak RSS {rss / 2 ** 30:.2f} GiB; "
-          f"closed form {n:,} parameters; checks {checks}")
+    print(
+        f"whole process: {seconds:.1f} s (imports included), peak RSS {rss / 2**30:.2f} GiB; "
+        f"closed form {n:,} parameters; checks {checks}"
+    )
     out = REPO / "bench" / "results" / "estimate_7b.json"
-    out.write_text(json.dumps({"overrides": OVERRIDES, "seconds_whole_process": seconds,
-                               "seconds_estimate": estimate.seconds, "peak_rss_bytes": rss,
-                               "parameters": estimate.parameters, "closed_form_parameters": n,
-                               "phases": {p.phase: {"peak_bytes": p.peak_bytes, "during": p.during, **p.breakdown}
-                                          for p in estimate.phases},
-                               "flops_per_micro_batch": estimate.flops_per_micro_batch, "checks": checks,
-                               "torch": __import__("torch").__version__}, indent=1))
+    out.write_text(
+        json.dumps(
+            {
+                "overrides": OVERRIDES,
+                "seconds_whole_process": seconds,
+                "seconds_estimate": estimate.seconds,
+                "peak_rss_bytes": rss,
+                "parameters": estimate.parameters,
+                "closed_form_parameters": n,
+                "phases": {
+                    p.phase: {"peak_bytes": p.peak_bytes, "during": p.during, **p.breakdown} for p in estimate.phases
+                },
+                "flops_per_micro_batch": estimate.flops_per_micro_batch,
+                "checks": checks,
+                "torch": __import__("torch").__version__,
+            },
+            indent=1,
+        )
+    )
     print(f"written: {out}")
     sys.exit(0 if all(checks.values()) else 1)
 

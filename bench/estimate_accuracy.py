@@ -8,6 +8,7 @@ every phase is compared with ``torch.cuda.max_memory_allocated`` over that phase
 with the tracker on real tensors. On a CPU-only machine the comparison is with
 the tracker on real CPU tensors only (the tests hold it within 10%).
 """
+
 from __future__ import annotations
 
 import json
@@ -23,11 +24,30 @@ sys.path.insert(0, str(REPO))
 SIZES = [  # (label, overrides)
     ("d64-L2-T96-fp32", []),
     ("d256-L4-T256-bf16", ["model.d_model=256", "model.n_layer=4", "data.max_len=256", "precision=bf16"]),
-    ("d512-L8-T512-bf16-ckpt", ["model.d_model=512", "model.n_layer=8", "model.n_head=8", "data.max_len=512",
-                                "precision=bf16", "memory=checkpointing"]),
-    ("d1024-L8-T1024-bf16-micro4", ["model.d_model=1024", "model.n_layer=8", "model.n_head=16",
-                                    "model.vocab_size=32000", "data.max_len=1024", "precision=bf16",
-                                    "batch.micro_batch=4", "batch.eval_micro_batch=4"]),
+    (
+        "d512-L8-T512-bf16-ckpt",
+        [
+            "model.d_model=512",
+            "model.n_layer=8",
+            "model.n_head=8",
+            "data.max_len=512",
+            "precision=bf16",
+            "memory=checkpointing",
+        ],
+    ),
+    (
+        "d1024-L8-T1024-bf16-micro4",
+        [
+            "model.d_model=1024",
+            "model.n_layer=8",
+            "model.n_head=16",
+            "model.vocab_size=32000",
+            "data.max_len=1024",
+            "precision=bf16",
+            "batch.micro_batch=4",
+            "batch.eval_micro_batch=4",
+        ],
+    ),
 ]
 
 
@@ -50,16 +70,27 @@ def main() -> None:
         estimate = estimate_memory(cfg)
         measured = estimate_memory(cfg, fake=False, device=device)
         for est, real in zip(estimate.phases, measured.phases):
-            row = {"size": label, "phase": est.phase, "parameters": estimate.parameters,
-                   "estimated_bytes": est.peak_bytes, "tracker_real_bytes": real.peak_bytes,
-                   "vs_tracker": est.peak_bytes / real.peak_bytes - 1,
-                   "allocator_peak_bytes": real.allocator_peak_bytes,
-                   "vs_allocator": (est.peak_bytes / real.allocator_peak_bytes - 1) if real.allocator_peak_bytes else None}
+            row = {
+                "size": label,
+                "phase": est.phase,
+                "parameters": estimate.parameters,
+                "estimated_bytes": est.peak_bytes,
+                "tracker_real_bytes": real.peak_bytes,
+                "vs_tracker": est.peak_bytes / real.peak_bytes - 1,
+                "allocator_peak_bytes": real.allocator_peak_bytes,
+                "vs_allocator": (est.peak_bytes / real.allocator_peak_bytes - 1) if real.allocator_peak_bytes else None,
+            }
             results.append(row)
-            allocator = (f", CUDA max_memory_allocated {row['allocator_peak_bytes'] / 2**20:,.1f} MiB "
-                         f"({row['vs_allocator']:+.1%})" if row["allocator_peak_bytes"] else "")
-            print(f"{label:28s} {est.phase:13s} estimate {est.peak_bytes / 2**20:10,.1f} MiB, tracker on real "
-                  f"tensors {real.peak_bytes / 2**20:10,.1f} MiB ({row['vs_tracker']:+.2%}){allocator}")
+            allocator = (
+                f", CUDA max_memory_allocated {row['allocator_peak_bytes'] / 2**20:,.1f} MiB "
+                f"({row['vs_allocator']:+.1%})"
+                if row["allocator_peak_bytes"]
+                else ""
+            )
+            print(
+                f"{label:28s} {est.phase:13s} estimate {est.peak_bytes / 2**20:10,.1f} MiB, tracker on real "
+                f"tensors {real.peak_bytes / 2**20:10,.1f} MiB ({row['vs_tracker']:+.2%}){allocator}"
+            )
         print(f"  ({time.perf_counter() - started:.1f} s)")
     name = torch.cuda.get_device_name() if device == "cuda" else "cpu"
     out = REPO / "bench" / "results" / f"estimate_accuracy-{device}.json"

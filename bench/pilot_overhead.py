@@ -13,6 +13,7 @@ every update: the worst case), plus one metrics.jsonl line per update. Headline:
 rounds, engine / bare; per-round ratios show the machine's noise.
 Target: ratio >= 0.97.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,6 +31,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 from conftest import compose_config  # noqa: E402  (the same composition as the tests)
+
 from pilot.engine.data_order import update_indices  # noqa: E402
 from pilot.engine.optim import build_optimizer, build_scheduler  # noqa: E402
 from pilot.engine.trainer import record_dict  # noqa: E402
@@ -43,6 +45,7 @@ class BareLoop:
     def __init__(self, cfg, trainer_for_data):
         torch.manual_seed(int(cfg.seed))
         from hydra.utils import instantiate
+
         self.task = trainer_for_data.task
         self.items = trainer_for_data.train_items
         self.plan = trainer_for_data.plan
@@ -56,8 +59,10 @@ class BareLoop:
 
     def step(self) -> float:
         indices = update_indices(self.plan, self.seed, self.update)
-        batches = [self.task.collate([self.items[i] for i in indices[s:s + self.micro]])
-                   for s in range(0, len(indices), self.micro)]
+        batches = [
+            self.task.collate([self.items[i] for i in indices[s : s + self.micro]])
+            for s in range(0, len(indices), self.micro)
+        ]
         total = sum(int(self.task.target_count(b)) for b in batches)
         self.model.train()
         loss_value = 0.0
@@ -97,16 +102,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=24, help="interleaved blocks per loop")
     parser.add_argument("--updates", type=int, default=20, help="updates per block")
-    parser.add_argument("--probe-every", type=int, default=5,
-                        help="updates per measured phase (5 = the pilot's steady_steps; 1 = worst case)")
+    parser.add_argument(
+        "--probe-every",
+        type=int,
+        default=5,
+        help="updates per measured phase (5 = the pilot's steady_steps; 1 = worst case)",
+    )
     parser.add_argument("--overrides", nargs="*", default=[], help="Hydra overrides of the variant")
     args = parser.parse_args()
     total = args.rounds * args.updates + 5
     cfg = compose_config([f"budget.value={total}", *args.overrides])
     trainer = build_trainer(cfg)
     bare, bare_control = BareLoop(cfg, trainer), BareLoop(cfg, trainer)
-    loops = {"engine": InstrumentedEngine(trainer, args.probe_every).step, "bare": bare.step,
-             "bare_control": bare_control.step}  # bare_control: an A/A run, the noise floor
+    loops = {
+        "engine": InstrumentedEngine(trainer, args.probe_every).step,
+        "bare": bare.step,
+        "bare_control": bare_control.step,
+    }  # bare_control: an A/A run, the noise floor
     for _ in range(3):  # warm-up (allocator, optimizer state)
         for step in loops.values():
             step()
@@ -115,7 +127,7 @@ def main() -> None:
     round_ratios = []
     for block in range(args.rounds):
         elapsed = {}
-        for name in names[block % 3:] + names[:block % 3]:  # rotate who runs first
+        for name in names[block % 3 :] + names[: block % 3]:  # rotate who runs first
             started = time.perf_counter()
             for _ in range(args.updates):
                 assert math.isfinite(loops[name]())
@@ -125,18 +137,23 @@ def main() -> None:
     examples = args.rounds * args.updates * trainer.plan.examples_per_update
     quartiles = statistics.quantiles(round_ratios, n=4)
     result = {
-        "variant": args.overrides or ["default"], "threads": torch.get_num_threads(),
-        "rounds": args.rounds, "updates_per_round": args.updates,
-        "examples_per_update": trainer.plan.examples_per_update, "probe_every": args.probe_every,
+        "variant": args.overrides or ["default"],
+        "threads": torch.get_num_threads(),
+        "rounds": args.rounds,
+        "updates_per_round": args.updates,
+        "examples_per_update": trainer.plan.examples_per_update,
+        "probe_every": args.probe_every,
         "engine_examples_per_s": examples / seconds["engine"],
         "bare_examples_per_s": examples / seconds["bare"],
         # the headline: total throughput over all interleaved rounds, engine / bare
         "ratio": seconds["bare"] / seconds["engine"],
         # the same measurement between two identical bare loops: how far noise alone moves it
         "noise_floor_ratio": seconds["bare"] / seconds["bare_control"],
-        "round_ratio_median": statistics.median(round_ratios), "round_ratio_q1": quartiles[0],
+        "round_ratio_median": statistics.median(round_ratios),
+        "round_ratio_q1": quartiles[0],
         "round_ratio_q3": quartiles[2],
-        "target": 0.97, "torch": torch.__version__,
+        "target": 0.97,
+        "torch": torch.__version__,
     }
     result["meets_target"] = result["ratio"] >= result["target"]
     suffix = "" if args.probe_every == 5 and not args.overrides else f"-probe{args.probe_every}"

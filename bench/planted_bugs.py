@@ -6,6 +6,7 @@ Every planted bug must be flagged by the check that names its cause (``EXPECTED`
 every correct task must pass every check. Prints one row per task and the totals
 ("flagged x/N, false alarms y/M"). Checks are called directly on each task (no Hydra run).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,20 +38,39 @@ def main() -> int:
     print(f"{'task':38} {'expected':34} {'got':6} {'ok':4} reason")
     for row in rows:
         if row["planted"]:
-            print(f"{row['task']:38} {row['expected']:34} {row['got']:6} {'yes' if row['ok'] else 'NO':4} "
-                  f"{row['reason'][:110]}")
+            print(
+                f"{row['task']:38} {row['expected']:34} {row['got']:6} {'yes' if row['ok'] else 'NO':4} "
+                f"{row['reason'][:110]}"
+            )
         else:
             alarms = "; ".join(f"{step}: {reason[:60]}" for step, reason in row["alarms"].items())
-            print(f"{row['task']:38} {'every check: pass':34} {'pass' if row['ok'] else 'ALARM':6} "
-                  f"{'yes' if row['ok'] else 'NO':4} {alarms}")
-    line = (f"flagged {totals['flagged']}/{totals['planted']} planted bugs, "
-            f"false alarms {totals['false_alarms']}/{totals['correct']} correct tasks, {seconds:.1f} s")
+            print(
+                f"{row['task']:38} {'every check: pass':34} {'pass' if row['ok'] else 'ALARM':6} "
+                f"{'yes' if row['ok'] else 'NO':4} {alarms}"
+            )
+    line = (
+        f"flagged {totals['flagged']}/{totals['planted']} planted bugs, "
+        f"false alarms {totals['false_alarms']}/{totals['correct']} correct tasks, {seconds:.1f} s"
+    )
     print(line)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps({
-        "summary": {**totals, "seconds": round(seconds, 2)}, "line": line, "tasks": rows,
-        "machine": {"python": platform.python_version(), "torch": torch.__version__,
-                    "threads": args.threads, "platform": platform.platform()}}, indent=2, default=str))
+    Path(args.out).write_text(
+        json.dumps(
+            {
+                "summary": {**totals, "seconds": round(seconds, 2)},
+                "line": line,
+                "tasks": rows,
+                "machine": {
+                    "python": platform.python_version(),
+                    "torch": torch.__version__,
+                    "threads": args.threads,
+                    "platform": platform.platform(),
+                },
+            },
+            indent=2,
+            default=str,
+        )
+    )
     return 0 if totals["flagged"] == totals["planted"] and totals["false_alarms"] == 0 else 1
 
 

@@ -7,6 +7,7 @@ validation points (what an lr_sweep job writes), over 3 variants x many seeds,
 all of one sweep (one sweep_id, as one multirun launch writes it);
 1% are diverged, 1% have a corrupt run.json. Target: under 10 s on this machine.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,21 +33,43 @@ def make_runs(root: Path, count: int, updates: int) -> None:
         run.mkdir(parents=True)
         lr = lrs[index % 3]
         status = "diverged" if index % 100 == 7 else "ok"
-        record = {"run_id": f"run-{index:05d}", "parent_id": None, "sweep_id": "bench", "variant": f"optim.lr={lr}",
-                  "seed": index // 3, "status": status, "stop_cause": "budget_reached", "mode": "train",
-                  "overrides": [f"optim.lr={lr}", f"seed={index // 3}"],
-                  "started_at": "2026-11-30T01:00:00+0000", "finished_at": "2026-11-30T01:00:30+0000",
-                  "peak_memory": {"rss_peak_bytes": 400_000_000}}
+        record = {
+            "run_id": f"run-{index:05d}",
+            "parent_id": None,
+            "sweep_id": "bench",
+            "variant": f"optim.lr={lr}",
+            "seed": index // 3,
+            "status": status,
+            "stop_cause": "budget_reached",
+            "mode": "train",
+            "overrides": [f"optim.lr={lr}", f"seed={index // 3}"],
+            "started_at": "2026-11-30T01:00:00+0000",
+            "finished_at": "2026-11-30T01:00:30+0000",
+            "peak_memory": {"rss_peak_bytes": 400_000_000},
+        }
         (run / "run.json").write_text("{broken" if index % 100 == 13 else json.dumps(record))
         lines = []
         loss = 5.0
         for update in range(1, updates + 1):
             loss *= 0.99 + rng.random() * 0.01
-            lines.append(json.dumps({"kind": "train", "update": update, "loss": loss, "lr": float(lr),
-                                     "examples_seen": 16 * update, "seconds": 0.04}))
+            lines.append(
+                json.dumps(
+                    {
+                        "kind": "train",
+                        "update": update,
+                        "loss": loss,
+                        "lr": float(lr),
+                        "examples_seen": 16 * update,
+                        "seconds": 0.04,
+                    }
+                )
+            )
             if update % 50 == 0:
-                lines.append(json.dumps({"kind": "val", "update": update,
-                                         "loss": math.nan if status == "diverged" else loss * 1.1}))
+                lines.append(
+                    json.dumps(
+                        {"kind": "val", "update": update, "loss": math.nan if status == "diverged" else loss * 1.1}
+                    )
+                )
         (run / "metrics.jsonl").write_text("\n".join(lines) + "\n")
 
 
@@ -65,11 +88,16 @@ def main() -> None:
             started = time.perf_counter()
             frame = build_recap([root], root / f"recap-plot{int(plot)}", control="optim.lr=1e-4", plot=plot)
             timings["with_picture" if plot else "tables_only"] = time.perf_counter() - started
-    result = {"runs": args.runs, "updates_per_run": args.updates, "rows": len(frame),
-              "unreadable_rows": int((frame["status"] == "unreadable").sum()),
-              "seconds_tables_only": round(timings["tables_only"], 2),
-              "seconds_with_picture": round(timings["with_picture"], 2),
-              "seconds_to_create_synthetic_runs": round(made, 1), "target_seconds": 10.0}
+    result = {
+        "runs": args.runs,
+        "updates_per_run": args.updates,
+        "rows": len(frame),
+        "unreadable_rows": int((frame["status"] == "unreadable").sum()),
+        "seconds_tables_only": round(timings["tables_only"], 2),
+        "seconds_with_picture": round(timings["with_picture"], 2),
+        "seconds_to_create_synthetic_runs": round(made, 1),
+        "target_seconds": 10.0,
+    }
     result["meets_target"] = result["seconds_with_picture"] < result["target_seconds"]
     out = REPO / "bench" / "results" / "recap_10k.json"
     out.parent.mkdir(parents=True, exist_ok=True)

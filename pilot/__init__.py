@@ -1,4 +1,5 @@
 """pilot: one complete step before a thousand experiments."""
+
 __version__ = "0.1.0"
 
 import os as _os

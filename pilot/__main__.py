@@ -1,4 +1,5 @@
 """Entry point: ``python -m pilot [overrides]`` (Hydra app; ``-m`` for multirun)."""
+
 from __future__ import annotations
 
 import logging
@@ -12,8 +13,8 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from pilot.config import register
-from pilot.errors import PilotError
 from pilot.data.task import enum_value
+from pilot.errors import PilotError
 from pilot.estimate_run import run_estimate
 from pilot.pilot_run import run_pilot
 from pilot.train import train
@@ -47,8 +48,7 @@ def main(cfg: DictConfig) -> None:
             if exit_code and not multirun:
                 sys.exit(exit_code)
         else:
-            record = train(cfg, run_dir, overrides=overrides,
-                           sweep_dir=Path(hydra_cfg.sweep.dir) if multirun else None)
+            record = train(cfg, run_dir, overrides=overrides, sweep_dir=Path(hydra_cfg.sweep.dir) if multirun else None)
             exit_code = train_exit_code(record)
             interrupted = record.get("status") == "interrupted"
             if exit_code and (interrupted or not multirun):  # a signal also stops the rest of a sweep

@@ -13,6 +13,7 @@ directory. A process killed at any instant leaves the previous checkpoint or
 the new one, never a half-written file under a checkpoint's name. Rotation
 keeps the last ``keep_last`` and never deletes the newest valid one.
 """
+
 from __future__ import annotations
 
 import errno
@@ -23,7 +24,7 @@ import re
 import signal
 import zipfile
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 import numpy as np
 import torch
@@ -44,7 +45,7 @@ class UnsafeCheckpointError(UnsafeFileError):
 
 
 # --------------------------------------------------------------------------- fault hooks
-def fault_point(point: str, update: Optional[int] = None) -> None:
+def fault_point(point: str, update: int | None = None) -> None:
     """Test hook: ``PILOT_FAULT=<point>[@<update>]`` kills this process with SIGKILL there.
 
     Points: ``update`` (after an update), ``before_write``, ``after_write``,
@@ -62,7 +63,7 @@ def fault_point(point: str, update: Optional[int] = None) -> None:
     os.kill(os.getpid(), signal.SIGKILL)
 
 
-def fault_requested(point: str, update: Optional[int] = None) -> bool:
+def fault_requested(point: str, update: int | None = None) -> bool:
     """Whether ``PILOT_FAULT`` names ``point`` (at this update). ``nan_weights`` is read by the
     training run itself: it poisons the weights after that update while the loss stays finite."""
     spec = os.environ.get("PILOT_FAULT")
@@ -73,9 +74,9 @@ def fault_requested(point: str, update: Optional[int] = None) -> bool:
 
 
 # --------------------------------------------------------------------------- defining config
-def defining_config(cfg: DictConfig) -> Dict[str, Any]:
+def defining_config(cfg: DictConfig) -> dict[str, Any]:
     """Flattened resolved config without the keys that do not define the run."""
-    flat: Dict[str, Any] = {}
+    flat: dict[str, Any] = {}
 
     def walk(node: Any, prefix: str) -> None:
         if isinstance(node, dict):
@@ -83,22 +84,31 @@ def defining_config(cfg: DictConfig) -> Dict[str, Any]:
                 walk(value, f"{prefix}{key}.")
         else:
             flat[prefix[:-1]] = node
+
     walk(OmegaConf.to_container(cfg, resolve=True, enum_to_str=True), "")
     return {k: v for k, v in flat.items() if is_defining(k)}
 
 
-def differing_keys(saved: Dict[str, Any], current: Dict[str, Any]) -> List[str]:
-    return [f"{k}: checkpoint {saved.get(k, '<absent>')!r} != now {current.get(k, '<absent>')!r}"
-            for k in sorted(set(saved) | set(current)) if saved.get(k) != current.get(k)]
+def differing_keys(saved: dict[str, Any], current: dict[str, Any]) -> list[str]:
+    return [
+        f"{k}: checkpoint {saved.get(k, '<absent>')!r} != now {current.get(k, '<absent>')!r}"
+        for k in sorted(set(saved) | set(current))
+        if saved.get(k) != current.get(k)
+    ]
 
 
 # --------------------------------------------------------------------------- RNG
-def rng_states() -> Dict[str, Any]:
+def rng_states() -> dict[str, Any]:
     kind, keys, pos, has_gauss, cached = np.random.get_state()
-    states: Dict[str, Any] = {
+    states: dict[str, Any] = {
         "python": random.getstate(),
-        "numpy": {"kind": kind, "keys": torch.from_numpy(keys.astype(np.int64)), "pos": int(pos),
-                  "has_gauss": int(has_gauss), "cached_gaussian": float(cached)},
+        "numpy": {
+            "kind": kind,
+            "keys": torch.from_numpy(keys.astype(np.int64)),
+            "pos": int(pos),
+            "has_gauss": int(has_gauss),
+            "cached_gaussian": float(cached),
+        },
         "torch": torch.get_rng_state(),
     }
     if torch.cuda.is_available():
@@ -106,12 +116,19 @@ def rng_states() -> Dict[str, Any]:
     return states
 
 
-def restore_rng_states(states: Dict[str, Any]) -> None:
+def restore_rng_states(states: dict[str, Any]) -> None:
     version, internal, gauss = states["python"]
     random.setstate((version, tuple(internal), gauss))
     numpy = states["numpy"]
-    np.random.set_state((numpy["kind"], numpy["keys"].numpy().astype(np.uint32), numpy["pos"],
-                         numpy["has_gauss"], numpy["cached_gaussian"]))
+    np.random.set_state(
+        (
+            numpy["kind"],
+            numpy["keys"].numpy().astype(np.uint32),
+            numpy["pos"],
+            numpy["has_gauss"],
+            numpy["cached_gaussian"],
+        )
+    )
     torch.set_rng_state(states["torch"])
     if "cuda" in states and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(states["cuda"])
@@ -124,7 +141,7 @@ def first_line(error: BaseException, limit: int = 200) -> str:
     return lines[0][:limit] if lines else f"{type(error).__name__} (no message)"
 
 
-def non_finite_tensors(state: Any, prefix: str = "") -> List[str]:
+def non_finite_tensors(state: Any, prefix: str = "") -> list[str]:
     """Names of the floating-point tensors in a (nested) state that hold NaN or inf."""
     if torch.is_tensor(state):
         bad = state.is_floating_point() and not bool(torch.isfinite(state).all())
@@ -136,13 +153,14 @@ def non_finite_tensors(state: Any, prefix: str = "") -> List[str]:
     return []
 
 
-def training_state_non_finite(trainer) -> List[str]:
+def training_state_non_finite(trainer) -> list[str]:
     """Model and optimizer tensors holding NaN/inf: such a state is never saved as resumable."""
-    return (non_finite_tensors(trainer.raw_model.state_dict(), "model.")
-            + non_finite_tensors(trainer.optimizer.state_dict()["state"], "optimizer."))
+    return non_finite_tensors(trainer.raw_model.state_dict(), "model.") + non_finite_tensors(
+        trainer.optimizer.state_dict()["state"], "optimizer."
+    )
 
 
-def training_state(trainer, cfg: DictConfig) -> Dict[str, Any]:
+def training_state(trainer, cfg: DictConfig) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "model": trainer.raw_model.state_dict(),
@@ -176,7 +194,7 @@ def tensor_bytes(state: Any) -> int:
     return 0
 
 
-def atomic_torch_save(obj: Any, path: Path, update: Optional[int] = None) -> None:
+def atomic_torch_save(obj: Any, path: Path, update: int | None = None) -> None:
     path = Path(path)
     tmp = path.with_name(f"{path.name}{TMP_MARK}{os.getpid()}")
     fault_point("before_write", update)
@@ -196,7 +214,7 @@ def checkpoint_path(directory: Path, update: int) -> Path:
     return Path(directory) / f"ckpt-{update:08d}.pt"
 
 
-def list_checkpoints(directory: Path) -> List[Tuple[int, Path]]:
+def list_checkpoints(directory: Path) -> list[tuple[int, Path]]:
     """(update, path) of every file named like a checkpoint, newest first."""
     directory = Path(directory)
     if not directory.is_dir():
@@ -221,21 +239,23 @@ def save_checkpoint(trainer, cfg: DictConfig, directory: Path, keep_last: int = 
     """
     bad = training_state_non_finite(trainer)
     if bad:
-        raise ValueError(f"refusing to save a checkpoint at update {trainer.updates_done}: non-finite values "
-                         f"in {len(bad)} tensor(s) ({', '.join(bad[:3])})")
+        raise ValueError(
+            f"refusing to save a checkpoint at update {trainer.updates_done}: non-finite values "
+            f"in {len(bad)} tensor(s) ({', '.join(bad[:3])})"
+        )
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     path = checkpoint_path(directory, trainer.updates_done)
     atomic_torch_save(training_state(trainer, cfg), path, trainer.updates_done)
     if looks_complete(path):
-        for _, old in list_checkpoints(directory)[max(1, keep_last):]:
+        for _, old in list_checkpoints(directory)[max(1, keep_last) :]:
             old.unlink(missing_ok=True)
     else:  # never rotate away older checkpoints on the strength of a broken new one
         log.warning("checkpoint %s does not read back as complete; older checkpoints kept", path)
     return path
 
 
-def clean_temporary_files(directory: Path) -> List[str]:
+def clean_temporary_files(directory: Path) -> list[str]:
     """Remove leftovers of interrupted saves; return their names (for the log and run.json).
 
     A leftover that cannot be removed (a read-only directory) is left where it is, with a
@@ -250,13 +270,17 @@ def clean_temporary_files(directory: Path) -> List[str]:
             path.unlink(missing_ok=True)
             removed.append(path.name)
         except OSError as error:
-            log.warning("could not remove the leftover temporary file %s (%s); left in place, "
-                        "the resume uses the newest valid checkpoint", path, first_line(error))
+            log.warning(
+                "could not remove the leftover temporary file %s (%s); left in place, "
+                "the resume uses the newest valid checkpoint",
+                path,
+                first_line(error),
+            )
     return removed
 
 
 # --------------------------------------------------------------------------- load
-def safe_load(path: Path) -> Dict[str, Any]:
+def safe_load(path: Path) -> dict[str, Any]:
     """``torch.load(weights_only=True)``: tensors and plain values only, never code.
 
     When torch refuses the file, its pickle (``data.pkl`` inside torch's zip, or the raw file's
@@ -268,6 +292,7 @@ def safe_load(path: Path) -> Dict[str, Any]:
     """
     import io
     import pickletools  # local imports and helper: this function is edited on its own
+
     from torch import _weights_only_unpickler as weights_only
 
     try:
@@ -277,18 +302,25 @@ def safe_load(path: Path) -> Dict[str, Any]:
     except Exception as error:  # broken bytes fail in many ways: UnpicklingError, EOFError, struct.error...
         failure = error
     allowed = set(weights_only._get_allowed_globals()) | set(weights_only._get_user_allowed_globals())
-    strings_pushed = {"STRING", "BINSTRING", "SHORT_BINSTRING", "UNICODE", "BINUNICODE",
-                      "SHORT_BINUNICODE", "BINUNICODE8"}
+    strings_pushed = {
+        "STRING",
+        "BINSTRING",
+        "SHORT_BINSTRING",
+        "UNICODE",
+        "BINUNICODE",
+        "SHORT_BINUNICODE",
+        "BINUNICODE8",
+    }
 
-    def code_in(stream) -> List[str]:
+    def code_in(stream) -> list[str]:
         """Code-capable opcodes of the complete pickles in ``stream``; a broken one ends the scan."""
-        found: List[str] = []
+        found: list[str] = []
         while stream.read(1):  # successive pickles (torch's legacy format writes several)
             stream.seek(-1, io.SEEK_CUR)
-            this_pickle: List[str] = []
-            strings: List[Optional[str]] = []  # the strings pushed, for STACK_GLOBAL's module and name
-            memo: Dict[Any, Optional[str]] = {}
-            pushed: Optional[str] = None  # the string the previous opcode pushed, if any
+            this_pickle: list[str] = []
+            strings: list[str | None] = []  # the strings pushed, for STACK_GLOBAL's module and name
+            memo: dict[Any, str | None] = {}
+            pushed: str | None = None  # the string the previous opcode pushed, if any
             try:
                 for opcode, arg, _ in pickletools.genops(stream):  # one pickle, up to its STOP
                     name, pushed_before, pushed = opcode.name, pushed, None
@@ -301,14 +333,16 @@ def safe_load(path: Path) -> Dict[str, Any]:
                     if pushed is not None and name not in ("PUT", "BINPUT", "LONG_BINPUT", "MEMOIZE"):
                         strings.append(pushed)
                     if name in ("GLOBAL", "INST", "STACK_GLOBAL"):
-                        named = (".".join(s or "?" for s in strings[-2:]) if name == "STACK_GLOBAL"
-                                 else str(arg).replace(" ", "."))
+                        named = (
+                            ".".join(s or "?" for s in strings[-2:])
+                            if name == "STACK_GLOBAL"
+                            else str(arg).replace(" ", ".")
+                        )
                         if name == "INST" or named not in allowed:
                             this_pickle.append(f"{name} {named}")
                     elif name in ("OBJ", "EXT1", "EXT2", "EXT4"):
                         this_pickle.append(name)
-                    elif name in ("REDUCE", "NEWOBJ", "NEWOBJ_EX", "BUILD") and this_pickle \
-                            and name not in this_pickle:
+                    elif name in ("REDUCE", "NEWOBJ", "NEWOBJ_EX", "BUILD") and this_pickle and name not in this_pickle:
                         this_pickle.append(name)  # calls, or fills, what a refused global gave
             except Exception:  # truncated or garbage (mostly ValueError): it cannot run, it is corrupt
                 return found
@@ -333,10 +367,11 @@ def safe_load(path: Path) -> Dict[str, Any]:
     raise UnsafeCheckpointError(
         f"{path} is unsafe: loading it would run code or build objects named in the file "
         f"({', '.join(found[:6])}{', ...' if len(found) > 6 else ''}); refused, never executed. "
-        "Only checkpoints written by pilot (tensors and plain values) or safetensors files are read.") from failure
+        "Only checkpoints written by pilot (tensors and plain values) or safetensors files are read."
+    ) from failure
 
 
-def load_checkpoint(path: Path) -> Dict[str, Any]:
+def load_checkpoint(path: Path) -> dict[str, Any]:
     state = safe_load(path)
     if not isinstance(state, dict) or state.get("format") != FORMAT:
         raise ValueError(f"{path} is not a {FORMAT} checkpoint")
@@ -346,7 +381,7 @@ def load_checkpoint(path: Path) -> Dict[str, Any]:
     return state
 
 
-def latest_valid_checkpoint(directory: Path) -> Optional[Tuple[Path, Dict[str, Any]]]:
+def latest_valid_checkpoint(directory: Path) -> tuple[Path, dict[str, Any]] | None:
     """Newest checkpoint that loads; every newer broken one is reported and skipped."""
     for _, path in list_checkpoints(directory):
         try:
@@ -354,12 +389,16 @@ def latest_valid_checkpoint(directory: Path) -> Optional[Tuple[Path, Dict[str, A
         except UnsafeCheckpointError:
             raise
         except Exception as error:  # truncated, corrupt, foreign: fall back to an older one
-            log.warning("checkpoint %s is unreadable (%s: %s); falling back to an older one",
-                        path, type(error).__name__, first_line(error))
+            log.warning(
+                "checkpoint %s is unreadable (%s: %s); falling back to an older one",
+                path,
+                type(error).__name__,
+                first_line(error),
+            )
     return None
 
 
-def restore_training_state(trainer, state: Dict[str, Any]) -> None:
+def restore_training_state(trainer, state: dict[str, Any]) -> None:
     trainer.raw_model.load_state_dict(state["model"])
     trainer.optimizer.load_state_dict(state["optimizer"])
     trainer.scheduler.load_state_dict(state["scheduler"])

@@ -4,13 +4,13 @@ What the user can fix is a ``PilotError``: ``python -m pilot`` prints its messag
 without a traceback and exits 2. Anything else is pilot's own bug and keeps its
 traceback. This module is a leaf: every layer may import it.
 """
+
 from __future__ import annotations
 
 import errno
 import shutil
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Optional
 
 
 class PilotError(Exception):
@@ -40,7 +40,7 @@ class DiskFull(PilotError, OSError):
 
 
 @contextmanager
-def disk_full_guard(path: Path, tmp: Optional[Path] = None, needed_bytes: Optional[int] = None):
+def disk_full_guard(path: Path, tmp: Path | None = None, needed_bytes: int | None = None):
     """Turn ENOSPC while writing ``path`` into one ``DiskFull`` naming the file and the space needed.
 
     The temporary file of the interrupted write is removed first (it holds the space the
@@ -58,8 +58,11 @@ def disk_full_guard(path: Path, tmp: Optional[Path] = None, needed_bytes: Option
             free = shutil.disk_usage(Path(path).parent).free
         no_space = getattr(error, "errno", None) in (errno.ENOSPC, errno.EDQUOT) or (
             # torch.save reports a failed write as a RuntimeError without errno ("unexpected pos")
-            isinstance(error, RuntimeError) and needed_bytes is not None and free is not None
-            and free < needed_bytes - written + 65536)
+            isinstance(error, RuntimeError)
+            and needed_bytes is not None
+            and free is not None
+            and free < needed_bytes - written + 65536
+        )
         if not no_space:
             raise
         if tmp is not None:
@@ -74,7 +77,8 @@ def disk_full_guard(path: Path, tmp: Optional[Path] = None, needed_bytes: Option
             + (f"{free:,} bytes free. " if free is not None else "")
             + "Nothing written before was changed (earlier checkpoints and records are intact). "
             "Fix: free space on that file system (or move the run directory), then start the same "
-            "command again: the run resumes from its newest valid checkpoint.") from None
+            "command again: the run resumes from its newest valid checkpoint."
+        ) from None
 
 
 class RunFinished(PilotError):

@@ -10,12 +10,14 @@ measurements, after checking the estimator against the same tracker on real
 tensors at the pilot's size: the step fails when they differ by more than
 ``estimate.tolerance``, because the sheet's numbers would then mislead.
 """
+
 from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any
 
 import torch
 from hydra.utils import instantiate
@@ -34,37 +36,55 @@ from pilot.run_record import RunRecord
 log = logging.getLogger("pilot")
 
 
-def compare(estimate: MemoryEstimate, measured: MemoryEstimate, tolerance: float) -> Tuple[bool, float, List[str]]:
+def compare(estimate: MemoryEstimate, measured: MemoryEstimate, tolerance: float) -> tuple[bool, float, list[str]]:
     """Per phase: estimated vs measured peak bytes. Returns (every phase within ``tolerance``,
     the largest relative difference, one line per phase)."""
     lines, worst = [], 0.0
     for est, real in zip(estimate.phases, measured.phases):
         error = abs(est.peak_bytes - real.peak_bytes) / max(1, real.peak_bytes)
         worst = max(worst, error)
-        lines.append(f"- {est.phase}: estimated {est.peak_bytes:,} B, measured {real.peak_bytes:,} B "
-                     f"({error:.2%} apart; tolerance {tolerance:.0%})")
+        lines.append(
+            f"- {est.phase}: estimated {est.peak_bytes:,} B, measured {real.peak_bytes:,} B "
+            f"({error:.2%} apart; tolerance {tolerance:.0%})"
+        )
     return worst <= tolerance, worst, lines
 
 
-def measured_from_phases(rows: List[Dict[str, Any]], steady_steps: int) -> Measured:
+def measured_from_phases(rows: list[dict[str, Any]], steady_steps: int) -> Measured:
     """The pilot's own timings (rank 0): steady update, one longest-evaluation batch, closing."""
-    def duration(phase: str) -> Optional[float]:
-        row = next((r for r in rows if r["phase"] == phase and r.get("rank", 0) in (0, None)
-                    and r["verdict"] == "pass"), None)
+
+    def duration(phase: str) -> float | None:
+        row = next(
+            (r for r in rows if r["phase"] == phase and r.get("rank", 0) in (0, None) and r["verdict"] == "pass"), None
+        )
         value = row.get("duration_s") if row else None
         return float(value) if value is not None and math.isfinite(float(value)) else None
+
     steady = duration("steady_steps")
     export, reload = duration("export"), duration("reload_check")
     name = torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
-    peaks = [int(r["mem_peak_allocated_bytes"]) for r in rows if r.get("mem_peak_allocated_bytes") is not None
-             and r["phase"] in ("first_step", "steady_steps", "eval_longest")]
-    return Measured(name, steady / steady_steps if steady is not None and steady_steps else None,
-                    duration("eval_longest"), export + reload if export is not None and reload is not None else None,
-                    max(peaks) if peaks else None)
+    peaks = [
+        int(r["mem_peak_allocated_bytes"])
+        for r in rows
+        if r.get("mem_peak_allocated_bytes") is not None
+        and r["phase"] in ("first_step", "steady_steps", "eval_longest")
+    ]
+    return Measured(
+        name,
+        steady / steady_steps if steady is not None and steady_steps else None,
+        duration("eval_longest"),
+        export + reload if export is not None and reload is not None else None,
+        max(peaks) if peaks else None,
+    )
 
 
-def estimate_step(cfg: DictConfig, task: TaskData, run_dir: Path, rows: List[Dict[str, Any]],
-                  sweep_params: Optional[Dict[str, str]] = None) -> CheckResult:
+def estimate_step(
+    cfg: DictConfig,
+    task: TaskData,
+    run_dir: Path,
+    rows: list[dict[str, Any]],
+    sweep_params: dict[str, str] | None = None,
+) -> CheckResult:
     """The pilot's step: validate the estimator here, then write the choice sheet with measurements."""
     tolerance = float(cfg.estimate.tolerance)
     device = resolve_device(cfg)
@@ -77,26 +97,51 @@ def estimate_step(cfg: DictConfig, task: TaskData, run_dir: Path, rows: List[Dic
     for est, measured_phase in zip(estimate.phases, real.phases):  # CUDA: the allocator's view, informative
         if measured_phase.allocator_peak_bytes:
             off = est.peak_bytes / measured_phase.allocator_peak_bytes - 1
-            lines.append(f"- {est.phase}: torch.cuda.max_memory_allocated {measured_phase.allocator_peak_bytes:,} B "
-                         f"on {torch.cuda.get_device_name()} (estimate {off:+.1%}; includes cuBLAS workspaces, "
-                         "not gated)")
+            lines.append(
+                f"- {est.phase}: torch.cuda.max_memory_allocated {measured_phase.allocator_peak_bytes:,} B "
+                f"on {torch.cuda.get_device_name()} (estimate {off:+.1%}; includes cuBLAS workspaces, "
+                "not gated)"
+            )
     measured = measured_from_phases(rows, int(cfg.pilot.steady_steps))
-    result = build_and_write(cfg, run_dir, task, estimate, sweep_params, measured, validation=lines, journal=False,
-                             requirements=read_requirements(run_dir))
+    result = build_and_write(
+        cfg,
+        run_dir,
+        task,
+        estimate,
+        sweep_params,
+        measured,
+        validation=lines,
+        journal=False,
+        requirements=read_requirements(run_dir),
+    )
     print_sheet(result, estimate)
     plan = result.plan
     details = {"plan": plan_lines(result.plan, result.chosen, brief=True)}
-    where = (f"plan: {plan.count} x {plan.gpu}, {plan.package_days}-day package"
-             + ("" if plan.fits_all else f", {len(plan.left_out)} job(s) do not fit")) if plan else "no GPU fits"
+    where = (
+        (
+            f"plan: {plan.count} x {plan.gpu}, {plan.package_days}-day package"
+            + ("" if plan.fits_all else f", {len(plan.left_out)} job(s) do not fit")
+        )
+        if plan
+        else "no GPU fits"
+    )
     if not ok:
-        return CheckResult("estimate", "fail", f"the fake-tensor estimate is {worst:.1%} off the same tracker on real "
-                           f"tensors (tolerance {tolerance:.0%}): the choice sheet would mislead; {where}",
-                           details=details)
-    return CheckResult("estimate", "pass", f"estimate within {worst:.2%} of measured (tolerance {tolerance:.0%}); "
-                       f"{where}; see choice_sheet.md", details=details)
+        return CheckResult(
+            "estimate",
+            "fail",
+            f"the fake-tensor estimate is {worst:.1%} off the same tracker on real "
+            f"tensors (tolerance {tolerance:.0%}): the choice sheet would mislead; {where}",
+            details=details,
+        )
+    return CheckResult(
+        "estimate",
+        "pass",
+        f"estimate within {worst:.2%} of measured (tolerance {tolerance:.0%}); {where}; see choice_sheet.md",
+        details=details,
+    )
 
 
-def requirements_at_scale(cfg: DictConfig, task: TaskData) -> List[Requirement]:
+def requirements_at_scale(cfg: DictConfig, task: TaskData) -> list[Requirement]:
     """mode=estimate: the config's requirements of a GPU, the attention calls recorded on the meta device."""
     precision = enum_value(cfg.precision.dtype)
     try:
@@ -107,8 +152,9 @@ def requirements_at_scale(cfg: DictConfig, task: TaskData) -> List[Requirement]:
     return campaign_requirements(precision, calls)
 
 
-def run_estimate(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = (),
-                 sweep_params: Optional[Dict[str, str]] = None) -> int:
+def run_estimate(
+    cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = (), sweep_params: dict[str, str] | None = None
+) -> int:
     validate(cfg)
     run_dir = Path(run_dir)
     record = RunRecord(run_dir, cfg, overrides, mode="estimate")
@@ -119,12 +165,16 @@ def run_estimate(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = (),
         print(f"pilot: estimate refused: {error}")
         record.finish("failed", f"estimate refused: {error}")
         return 1
-    result = build_and_write(cfg, run_dir, task, estimate, sweep_params,
-                             requirements=requirements_at_scale(cfg, task))
+    result = build_and_write(cfg, run_dir, task, estimate, sweep_params, requirements=requirements_at_scale(cfg, task))
     print_sheet(result, estimate)
     plan = result.plan
-    record.finish("ok", "estimate_complete", estimate_seconds=estimate.seconds, peak_bytes=estimate.peak_bytes,
-                  chosen=result.chosen.as_dict() if result.chosen else None,
-                  package_days=plan.package_days if plan else None,
-                  plan_fits=plan.fits_all if plan else False)
+    record.finish(
+        "ok",
+        "estimate_complete",
+        estimate_seconds=estimate.seconds,
+        peak_bytes=estimate.peak_bytes,
+        chosen=result.chosen.as_dict() if result.chosen else None,
+        package_days=plan.package_days if plan else None,
+        plan_fits=plan.fits_all if plan else False,
+    )
     return 0

@@ -11,14 +11,16 @@ A step that crashes is a ``fail`` with the error, and the later steps still
 run, so the report is always complete. Returns the exit code: 1 when any
 verdict is fail or oom, else 0.
 """
+
 from __future__ import annotations
 
 import json
 import logging
 import signal
 import traceback
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional
+from typing import Any
 
 import torch
 import torch.distributed as dist
@@ -35,13 +37,14 @@ from pilot.config.validate import resolve_device, validate
 from pilot.data.task import enum_value
 from pilot.engine.batch_plan import plan_from_config
 from pilot.engine.distributed import init_from_env, launched_externally, spawn
-from pilot.environment import environment_step, journal_lines as environment_journal_lines
 from pilot.engine.preemption import SignalsStopAtOnce
+from pilot.environment import environment_step
+from pilot.environment import journal_lines as environment_journal_lines
+from pilot.errors import ResumeRefused
 from pilot.estimate_run import estimate_step
 from pilot.phases.gates import PhaseRunner
 from pilot.rental.journal import append_entry
 from pilot.report import print_console, write_report
-from pilot.errors import ResumeRefused
 from pilot.run_record import RunDirectoryLock, RunRecord, read_run_json
 from pilot.train import configure_threads
 
@@ -69,7 +72,7 @@ def phase_worker(cfg: DictConfig, run_dir: str) -> None:
     (Path(run_dir) / f".phases-rank{ctx.rank}.json").write_text(json.dumps(rows, default=str))
 
 
-def run_phases(cfg: DictConfig, task, device: torch.device, run_dir: Path) -> List[Dict[str, Any]]:
+def run_phases(cfg: DictConfig, task, device: torch.device, run_dir: Path) -> list[dict[str, Any]]:
     replicas = int(cfg.distributed.replicas)
     if replicas == 1:
         return PhaseRunner(cfg, task, device, run_dir, oom_in_phase=cfg.pilot.oom_in_phase).run()
@@ -100,7 +103,7 @@ def _other_rank(cfg: DictConfig, run_dir: Path) -> bool:
     return True
 
 
-def _journal(cfg: DictConfig, run_dir: Path, results: List[CheckResult], verdict: str, device: str) -> None:
+def _journal(cfg: DictConfig, run_dir: Path, results: list[CheckResult], verdict: str, device: str) -> None:
     """One entry per pilot: its verdict (what failed, if anything) and the plan it proposes."""
     estimate = next((r for r in results if r.step == "estimate"), None)
     lines = [f"- pilot verdict: {verdict} on {device}"]
@@ -114,8 +117,9 @@ def _journal(cfg: DictConfig, run_dir: Path, results: List[CheckResult], verdict
         log.warning("could not append to the journal %s: %s", cfg.campaign.journal, error)
 
 
-def run_pilot(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = (),
-              sweep_params: Optional[Dict[str, str]] = None) -> int:
+def run_pilot(
+    cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = (), sweep_params: dict[str, str] | None = None
+) -> int:
     validate(cfg)
     run_dir = Path(run_dir)
     if _other_rank(cfg, run_dir):
@@ -126,7 +130,8 @@ def run_pilot(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = (),
             raise ResumeRefused(
                 f"{run_dir} already holds run {earlier['run_id']} ({earlier.get('mode')}, status "
                 f"{earlier.get('status')}); a pilot never overwrites a run's record. Fix: leave out "
-                "hydra.run.dir (each pilot gets a new directory), or name a new one.")
+                "hydra.run.dir (each pilot gets a new directory), or name a new one."
+            )
         record = RunRecord(run_dir, cfg, overrides, mode="pilot")
         try:
             return _pilot(cfg, run_dir, record, sweep_params)
@@ -134,19 +139,22 @@ def run_pilot(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = (),
             name = signals.received or "SIGINT"
             exit_code = 128 + int(getattr(signal, name))
             log.warning("pilot interrupted by %s; its record says so (no verdict)", name)
-            record.finish("interrupted", f"interrupted: {name} during the pilot (no verdict)",
-                          interrupted_by=[{"signal": name, "exit_code": exit_code}])
+            record.finish(
+                "interrupted",
+                f"interrupted: {name} during the pilot (no verdict)",
+                interrupted_by=[{"signal": name, "exit_code": exit_code}],
+            )
             return exit_code
 
 
-def _pilot(cfg: DictConfig, run_dir: Path, record: RunRecord, sweep_params: Optional[Dict[str, str]]) -> int:
+def _pilot(cfg: DictConfig, run_dir: Path, record: RunRecord, sweep_params: dict[str, str] | None) -> int:
     """The pilot's steps, each with a verdict, then the report, the journal and the record."""
     configure_threads(cfg)
     device = resolve_device(cfg)
-    results: List[CheckResult] = []
-    shown: List[Dict[str, Any]] = []
-    rows: List[Dict[str, Any]] = []
-    arithmetic: List[str] = []
+    results: list[CheckResult] = []
+    shown: list[dict[str, Any]] = []
+    rows: list[dict[str, Any]] = []
+    arithmetic: list[str] = []
     try:
         task = instantiate(cfg.data, _convert_="all")
         plan = plan_from_config(cfg, len(task.splits["train"]))
@@ -156,7 +164,7 @@ def _pilot(cfg: DictConfig, run_dir: Path, record: RunRecord, sweep_params: Opti
 
         # first: the stack and the device (writes environment.json and requirements.lock)
         results.append(_guarded("environment", lambda: environment_step(cfg, run_dir, task=task)))
-        fresh: Dict[str, torch.nn.Module] = {}
+        fresh: dict[str, torch.nn.Module] = {}
 
         def fresh_model() -> torch.nn.Module:
             """One freshly initialised model for the checks below; none of them changes its parameters."""
@@ -166,8 +174,9 @@ def _pilot(cfg: DictConfig, run_dir: Path, record: RunRecord, sweep_params: Opti
             return fresh["model"]
 
         def inspect() -> CheckResult:
-            result, examples = inspect_task(task, int(cfg.pilot.show_examples),
-                                            int(cfg.batch.micro_batch), fresh_model())
+            result, examples = inspect_task(
+                task, int(cfg.pilot.show_examples), int(cfg.batch.micro_batch), fresh_model()
+            )
             shown.extend(examples)
             return result
 
@@ -181,9 +190,12 @@ def _pilot(cfg: DictConfig, run_dir: Path, record: RunRecord, sweep_params: Opti
         try:
             rows = run_phases(cfg, task, device, run_dir)
             phase_verdict = worst([r["verdict"] for r in rows if r["verdict"] != "skipped"])
-            failing = [f"{r['phase']} (rank {r['rank']}): {r['verdict']}" for r in rows
-                       if r["verdict"] in GATING or (r["verdict"] == "skipped" and r["phase"] != "resume_check")]
-            reason = (f"{len(rows)} phase rows, all pass" if not failing else "; ".join(failing))
+            failing = [
+                f"{r['phase']} (rank {r['rank']}): {r['verdict']}"
+                for r in rows
+                if r["verdict"] in GATING or (r["verdict"] == "skipped" and r["phase"] != "resume_check")
+            ]
+            reason = f"{len(rows)} phase rows, all pass" if not failing else "; ".join(failing)
             results.append(CheckResult("phases", phase_verdict, reason))
         except Exception as error:
             log.error("phases crashed:\n%s", traceback.format_exc())
@@ -193,18 +205,33 @@ def _pilot(cfg: DictConfig, run_dir: Path, record: RunRecord, sweep_params: Opti
         log.error("pilot crashed:\n%s", traceback.format_exc())
         results.append(CheckResult("setup", "fail", f"crashed: {type(error).__name__}: {error}"))
     verdict = worst([r.verdict for r in results])
-    memory_note = ("CUDA columns: allocated and reserved separately, never summed; peaks reset at "
-                   "each phase start." if device.type == "cuda" else
-                   "CPU run: CUDA columns are empty (not measured); memory is the process's RSS "
-                   "after the phase and its peak RSS during the phase (rss_peak_scope).")
-    paths = write_report(run_dir, results, rows, shown, arithmetic,
-                         {"run_id": record.data["run_id"], "variant": record.data["variant"],
-                          "device": str(device), "verdict": verdict, "memory_note": memory_note})
+    memory_note = (
+        "CUDA columns: allocated and reserved separately, never summed; peaks reset at each phase start."
+        if device.type == "cuda"
+        else "CPU run: CUDA columns are empty (not measured); memory is the process's RSS "
+        "after the phase and its peak RSS during the phase (rss_peak_scope)."
+    )
+    paths = write_report(
+        run_dir,
+        results,
+        rows,
+        shown,
+        arithmetic,
+        {
+            "run_id": record.data["run_id"],
+            "variant": record.data["variant"],
+            "device": str(device),
+            "verdict": verdict,
+            "memory_note": memory_note,
+        },
+    )
     print_console(results, rows, shown, paths["report"], verdict)
     _journal(cfg, run_dir, results, verdict, str(device))
     failed = verdict in GATING
     first_bad = next((r for r in results if r.verdict in GATING), None)
-    record.finish("oom" if verdict == "oom" else ("failed" if failed else "ok"),
-                  f"{first_bad.step}: {first_bad.reason}" if first_bad else "pilot_complete",
-                  verdicts={r.step: r.verdict for r in results})
+    record.finish(
+        "oom" if verdict == "oom" else ("failed" if failed else "ok"),
+        f"{first_bad.step}: {first_bad.reason}" if first_bad else "pilot_complete",
+        verdicts={r.step: r.verdict for r in results},
+    )
     return 1 if failed else 0

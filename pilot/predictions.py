@@ -1,16 +1,16 @@
 """Predictions on the fixed validation subset, one JSON line per example, for later analysis."""
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Dict, List
 
 import torch
 
 from pilot.data.task import IGNORE_INDEX, move_to
 
 
-def _readable(task, ids: List[int]) -> str:
+def _readable(task, ids: list[int]) -> str:
     if task.decode_tokens is not None:
         return "".join(task.decode_tokens(ids))
     names = task.info.get("class_names")
@@ -20,13 +20,13 @@ def _readable(task, ids: List[int]) -> str:
 
 
 @torch.no_grad()
-def write_predictions(trainer, items: List[Dict], path: Path) -> Path:
+def write_predictions(trainer, items: list[dict], path: Path) -> Path:
     task, model = trainer.task, trainer.raw_model
     model.eval()
     step = int(trainer.cfg.batch.eval_micro_batch)
     with Path(path).open("w") as handle:
         for start in range(0, len(items), step):
-            batch = move_to(task.collate(items[start:start + step]), trainer.device)
+            batch = move_to(task.collate(items[start : start + step]), trainer.device)
             with trainer.autocast():
                 output = task.forward(model, batch)
             predicted, labels = task.predict(output, batch).cpu(), batch["labels"].cpu()
@@ -34,10 +34,18 @@ def write_predictions(trainer, items: List[Dict], path: Path) -> Path:
                 target, guess = labels[row].reshape(-1), predicted[row].reshape(-1)
                 counted = target != IGNORE_INDEX
                 target_ids, guess_ids = target[counted].tolist(), guess[counted].tolist()
-                handle.write(json.dumps({
-                    "index": index, "update": trainer.updates_done,
-                    "target": _readable(task, target_ids), "prediction": _readable(task, guess_ids),
-                    "exact": target_ids == guess_ids,
-                    "targets_correct": sum(a == b for a, b in zip(target_ids, guess_ids)),
-                    "targets": len(target_ids)}) + "\n")
+                handle.write(
+                    json.dumps(
+                        {
+                            "index": index,
+                            "update": trainer.updates_done,
+                            "target": _readable(task, target_ids),
+                            "prediction": _readable(task, guess_ids),
+                            "exact": target_ids == guess_ids,
+                            "targets_correct": sum(a == b for a, b in zip(target_ids, guess_ids)),
+                            "targets": len(target_ids),
+                        }
+                    )
+                    + "\n"
+                )
     return Path(path)

@@ -1,9 +1,11 @@
 """Step 5: the pilot's report — console tables, report.md, phases.csv, examples and a picture."""
+
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any
 
 import pandas as pd
 
@@ -25,7 +27,7 @@ def _bytes(value: Any) -> str:
 INTEGER_COLUMNS = ("rank", "micro_batch", "accumulation", "replicas", "seq_len", "examples")
 
 
-def phases_frame(rows: Sequence[Dict[str, Any]]) -> pd.DataFrame:
+def phases_frame(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
     frame = pd.DataFrame(list(rows), columns=list(COLUMNS))
     for column in INTEGER_COLUMNS + tuple(c for c in COLUMNS if c.endswith("_bytes")):
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("Int64")
@@ -43,12 +45,13 @@ def peak_column(frame: pd.DataFrame) -> str:
 def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     def cell(value: Any) -> str:
         return str("" if value is None else value).replace("|", "\\|").replace("\n", " ")
+
     lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
-def render_examples(shown: List[Dict[str, Any]]) -> str:
+def render_examples(shown: list[dict[str, Any]]) -> str:
     """examples.txt: each block drawn from one row of a collated micro-batch (``pilot.checks.collated``)."""
     blocks = []
     for example in shown:
@@ -58,52 +61,66 @@ def render_examples(shown: List[Dict[str, Any]]) -> str:
                 f"{head}: {example['length']} tokens, {example['padding']}; {example['truncation']}; "
                 f"{example['loss_tokens']} token(s) in the loss\n"
                 f"  tokens: {example['tokens']}\n  loss:   {example['loss']}\n  mask:   {example['mask']}\n"
-                f"  target: {example['target']}")
+                f"  target: {example['target']}"
+            )
         elif "class_name" in example:
             raw = example.get("raw_label")
             raw = f" (raw label {raw!r})" if raw is not None else ""
-            blocks.append(f"{head}: label {example['label']} -> {example['class_name']}{raw}; "
-                          f"input {example['input']}")
+            blocks.append(f"{head}: label {example['label']} -> {example['class_name']}{raw}; input {example['input']}")
         else:
             blocks.append(f"{head}: {example.get('fields')}")
-    legend = ("legend: « bos, » eos, _ pad, ⏎ newline; '^' marks a token the loss predicts; "
-              "mask 1 = attended, 0 = padding")
+    legend = (
+        "legend: « bos, » eos, _ pad, ⏎ newline; '^' marks a token the loss predicts; mask 1 = attended, 0 = padding"
+    )
     return "\n".join(blocks) + ("\n" + legend if any("tokens" in e for e in shown) else "")
 
 
-def data_statistics(results: List[CheckResult]) -> List[str]:
+def data_statistics(results: list[CheckResult]) -> list[str]:
     """Markdown lines: the inspection's per-split statistics and, for classes, the mapping."""
     inspect = next((r for r in results if r.step == "inspect"), None)
     if inspect is None:
         return []
-    lines: List[str] = []
+    lines: list[str] = []
     per_split = inspect.details.get("per_split")
     if per_split:
         keys = list(next(iter(per_split.values())))
+
         def fmt(key, value):
             return f"{value:.1%}" if key.startswith("share") else value
-        lines += [markdown_table(["split", *keys], [(split, *[fmt(k, stats[k]) for k in keys])
-                                                    for split, stats in per_split.items()]), ""]
+
+        lines += [
+            markdown_table(
+                ["split", *keys], [(split, *[fmt(k, stats[k]) for k in keys]) for split, stats in per_split.items()]
+            ),
+            "",
+        ]
     mapping = inspect.details.get("mapping")
     if mapping:
         lines += ["Class mapping: " + ", ".join(f"{i} -> {name}" for i, name in mapping.items()), ""]
         histograms = inspect.details.get("label_histogram", {})
         ids = sorted({int(i) for h in histograms.values() for i in h})
-        lines += [markdown_table(["split", *[str(i) for i in ids]],
-                                 [(split, *[h.get(i, 0) for i in ids]) for split, h in histograms.items()]), ""]
+        lines += [
+            markdown_table(
+                ["split", *[str(i) for i in ids]],
+                [(split, *[h.get(i, 0) for i in ids]) for split, h in histograms.items()],
+            ),
+            "",
+        ]
     return lines
 
 
-def plot_phases(frame: pd.DataFrame, path: Path) -> Optional[Path]:
+def plot_phases(frame: pd.DataFrame, path: Path) -> Path | None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     measured = frame[frame["duration_s"].notna()]
     if measured.empty:
         return None
-    labels = [f"{p}\n(rank {r})" if frame["rank"].nunique() > 1 else p
-              for p, r in zip(measured["phase"], measured["rank"])]
+    labels = [
+        f"{p}\n(rank {r})" if frame["rank"].nunique() > 1 else p for p, r in zip(measured["phase"], measured["rank"])
+    ]
     column = peak_column(frame)
     fig, (ax_time, ax_mem) = plt.subplots(1, 2, figsize=(12, 4))
     colors = ["tab:red" if v in ("fail", "oom") else "tab:blue" for v in measured["verdict"]]
@@ -117,8 +134,7 @@ def plot_phases(frame: pd.DataFrame, path: Path) -> Optional[Path]:
     mem_labels = [f"{label} (peak {value / 2**20:.0f} MiB)" for label, value in zip(labels, peak)]
     ax_mem.barh(mem_labels, (peak - baseline) / 2**20, color=colors, label="peak above phase start")
     ax_mem.scatter((after - baseline) / 2**20, mem_labels, color="black", zorder=3, label="after phase")
-    ax_mem.set_xlabel(("CUDA allocated" if cuda else "process RSS")
-                      + " growth during the phase (MiB)")
+    ax_mem.set_xlabel(("CUDA allocated" if cuda else "process RSS") + " growth during the phase (MiB)")
     ax_mem.invert_yaxis()
     ax_mem.legend(loc="lower right")
     fig.suptitle("pilot phases (red: fail or oom)")
@@ -128,8 +144,14 @@ def plot_phases(frame: pd.DataFrame, path: Path) -> Optional[Path]:
     return path
 
 
-def write_report(run_dir: Path, results: List[CheckResult], rows: List[Dict[str, Any]],
-                 shown: List[Dict[str, Any]], arithmetic: List[str], header: Dict[str, Any]) -> Dict[str, Path]:
+def write_report(
+    run_dir: Path,
+    results: list[CheckResult],
+    rows: list[dict[str, Any]],
+    shown: list[dict[str, Any]],
+    arithmetic: list[str],
+    header: dict[str, Any],
+) -> dict[str, Path]:
     run_dir = Path(run_dir)
     frame = phases_frame(rows)
     frame.to_csv(run_dir / "phases.csv", index=False)
@@ -137,23 +159,41 @@ def write_report(run_dir: Path, results: List[CheckResult], rows: List[Dict[str,
     (run_dir / "checks.json").write_text(json.dumps([r.as_dict() for r in results], indent=2, default=str))
     picture = plot_phases(frame, run_dir / "phases.png")
     column = peak_column(frame)
-    phase_rows = [(r["phase"], r["rank"], f"{r['duration_s']:.4f}" if pd.notna(r["duration_s"]) else "",
-                   _bytes(r[column]), _bytes(r["rss_bytes"]) if column == "rss_peak_bytes" else _bytes(r["mem_allocated_bytes"]),
-                   "" if pd.isna(r["seq_len"]) else r["seq_len"], r["verdict"], r["detail"])
-                  for r in frame.to_dict("records")]
+    phase_rows = [
+        (
+            r["phase"],
+            r["rank"],
+            f"{r['duration_s']:.4f}" if pd.notna(r["duration_s"]) else "",
+            _bytes(r[column]),
+            _bytes(r["rss_bytes"]) if column == "rss_peak_bytes" else _bytes(r["mem_allocated_bytes"]),
+            "" if pd.isna(r["seq_len"]) else r["seq_len"],
+            r["verdict"],
+            r["detail"],
+        )
+        for r in frame.to_dict("records")
+    ]
     peak_name = "CUDA peak allocated" if column.startswith("mem_") else "peak RSS (process)"
     lines = [
-        f"# Pilot report — {header.get('variant', '')}", "",
-        f"run `{header.get('run_id')}`, device {header.get('device')}, "
-        f"verdict **{header.get('verdict')}**", "",
-        "## Verdicts", "",
-        markdown_table(["step", "verdict", "reason"], [(r.step, r.verdict, r.reason) for r in results]), "",
+        f"# Pilot report — {header.get('variant', '')}",
+        "",
+        f"run `{header.get('run_id')}`, device {header.get('device')}, verdict **{header.get('verdict')}**",
+        "",
+        "## Verdicts",
+        "",
+        markdown_table(["step", "verdict", "reason"], [(r.step, r.verdict, r.reason) for r in results]),
+        "",
     ]
     environment = next((r for r in results if r.step == "environment"), None)
     if environment is not None and environment.details.get("table"):
-        lines += ["## Environment", "", *environment.details["table"], "",
-                  "Locked in `environment.json` and `requirements.lock`. On the rented machine, first: "
-                  f"`python -m pilot.env_check {run_dir}` (add `--smoke` for one update and one evaluation).", ""]
+        lines += [
+            "## Environment",
+            "",
+            *environment.details["table"],
+            "",
+            "Locked in `environment.json` and `requirements.lock`. On the rented machine, first: "
+            f"`python -m pilot.env_check {run_dir}` (add `--smoke` for one update and one evaluation).",
+            "",
+        ]
     for result in results:
         if result.findings:
             lines += [f"### {result.step}: findings", ""]
@@ -161,20 +201,36 @@ def write_report(run_dir: Path, results: List[CheckResult], rows: List[Dict[str,
             if len(result.findings) > 50:
                 lines.append(f"- ... {len(result.findings) - 50} more in checks.json")
             lines.append("")
-    lines += ["## Data", "", *data_statistics(results),
-              "## Batch arithmetic", "", *[f"- {line}" for line in arithmetic], "",
-              "## Phases", "",
-              markdown_table(["phase", "rank", "seconds", peak_name, "after", "seq_len", "verdict", "detail"],
-                             phase_rows), "",
-              "All counters in `phases.csv`. " + header.get("memory_note", ""), "",
-              "![phases](phases.png)" if picture else "", "",
-              "## Inspected examples", "", "```", render_examples(shown), "```", ""]
+    lines += [
+        "## Data",
+        "",
+        *data_statistics(results),
+        "## Batch arithmetic",
+        "",
+        *[f"- {line}" for line in arithmetic],
+        "",
+        "## Phases",
+        "",
+        markdown_table(["phase", "rank", "seconds", peak_name, "after", "seq_len", "verdict", "detail"], phase_rows),
+        "",
+        "All counters in `phases.csv`. " + header.get("memory_note", ""),
+        "",
+        "![phases](phases.png)" if picture else "",
+        "",
+        "## Inspected examples",
+        "",
+        "```",
+        render_examples(shown),
+        "```",
+        "",
+    ]
     (run_dir / "report.md").write_text("\n".join(lines))
     return {"report": run_dir / "report.md", "phases": run_dir / "phases.csv", "picture": picture}
 
 
-def print_console(results: List[CheckResult], rows: List[Dict[str, Any]], shown: List[Dict[str, Any]],
-                  report_path: Path, verdict: str) -> None:
+def print_console(
+    results: list[CheckResult], rows: list[dict[str, Any]], shown: list[dict[str, Any]], report_path: Path, verdict: str
+) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -182,8 +238,11 @@ def print_console(results: List[CheckResult], rows: List[Dict[str, Any]], shown:
     console.print(render_examples(shown), markup=False, highlight=False)
     inspect = next((r for r in results if r.step == "inspect"), None)
     if inspect is not None and inspect.details.get("mapping"):
-        console.print("class mapping: " + ", ".join(f"{i} -> {n}" for i, n in inspect.details["mapping"].items()),
-                      markup=False, highlight=False)
+        console.print(
+            "class mapping: " + ", ".join(f"{i} -> {n}" for i, n in inspect.details["mapping"].items()),
+            markup=False,
+            highlight=False,
+        )
     styles = {"pass": "green", "warn": "yellow", "fail": "bold red", "oom": "bold red", "skipped": "dim"}
     checks = Table(title="pilot verdicts", show_lines=False, expand=True)
     checks.add_column("step", no_wrap=True)
@@ -194,14 +253,22 @@ def print_console(results: List[CheckResult], rows: List[Dict[str, Any]], shown:
     console.print(checks)
     frame = phases_frame(rows)
     column = peak_column(frame)
-    phases = Table(title="phases (" + ("CUDA peak allocated" if column.startswith("mem_")
-                                       else "process peak RSS") + ")", expand=True)
+    phases = Table(
+        title="phases (" + ("CUDA peak allocated" if column.startswith("mem_") else "process peak RSS") + ")",
+        expand=True,
+    )
     for name in ("phase", "rank", "s", "peak", "verdict"):
         phases.add_column(name, no_wrap=True)
     phases.add_column("detail", ratio=1)
     for r in frame.to_dict("records"):
         seconds = f"{r['duration_s']:.3f}" if pd.notna(r["duration_s"]) else ""
-        phases.add_row(r["phase"], str(r["rank"]), seconds, _bytes(r[column]),
-                       f"[{styles.get(r['verdict'], '')}]{r['verdict']}[/]", str(r["detail"]))
+        phases.add_row(
+            r["phase"],
+            str(r["rank"]),
+            seconds,
+            _bytes(r[column]),
+            f"[{styles.get(r['verdict'], '')}]{r['verdict']}[/]",
+            str(r["detail"]),
+        )
     console.print(phases)
     console.print(f"pilot verdict: [{styles[verdict]}]{verdict}[/]  report: {report_path}")

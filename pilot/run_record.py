@@ -1,4 +1,5 @@
 """The run directory's identity files: ``run.json`` and ``metrics.jsonl`` (DESIGN.md, output contract)."""
+
 from __future__ import annotations
 
 import fcntl
@@ -9,8 +10,9 @@ import socket
 import subprocess
 import time
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -18,8 +20,18 @@ from pilot.errors import ResumeRefused, RunDirectoryBusy, disk_full_guard
 
 # settings that never change what is trained: a resume ignores them, and so does the variant key.
 # Each is a whole key or a section: "mode" matches "mode" alone, never "model.d_model".
-NOT_DEFINING = ("run", "pilot", "checkpoint", "closing", "campaign", "estimate", "rental", "mode",
-                "distributed.master_port", "hydra")
+NOT_DEFINING = (
+    "run",
+    "pilot",
+    "checkpoint",
+    "closing",
+    "campaign",
+    "estimate",
+    "rental",
+    "mode",
+    "distributed.master_port",
+    "hydra",
+)
 DEFINING_EXCLUDED = {"seed"}  # the variant key also leaves these out: seeds repeat a variant
 
 
@@ -37,9 +49,7 @@ def override_key(override: str) -> str:
     return override.split("=", 1)[0].lstrip("+~")
 
 
-
-
-def variant_key(overrides: Iterable[str], cfg: Optional[DictConfig] = None) -> str:
+def variant_key(overrides: Iterable[str], cfg: DictConfig | None = None) -> str:
     """Stable key of the overrides that define a variant.
 
     Seed, hydra.* and settings that do not change the experiment (run.*, pilot.*,
@@ -59,9 +69,9 @@ def variant_key(overrides: Iterable[str], cfg: Optional[DictConfig] = None) -> s
     return ",".join(sorted(kept)) or "default"
 
 
-def find_parent(roots: Iterable[Path], variant: str, seed: int, exclude_under: Optional[Path]) -> Optional[str]:
+def find_parent(roots: Iterable[Path], variant: str, seed: int, exclude_under: Path | None) -> str | None:
     """The newest earlier run of the same variant and seed: the run a relaunch relaunches."""
-    newest: Optional[tuple] = None
+    newest: tuple | None = None
     for root in roots:
         root = Path(root)
         if not root.is_dir():
@@ -82,7 +92,7 @@ def find_parent(roots: Iterable[Path], variant: str, seed: int, exclude_under: O
     return newest[1] if newest else None
 
 
-def sweep_identity(sweep_dir: Optional[Path]) -> Optional[str]:
+def sweep_identity(sweep_dir: Path | None) -> str | None:
     """One id for every job of one multirun launch (None for a single run).
 
     ``PILOT_SWEEP_ID`` is set by the recap callback when a multirun starts and reaches every job
@@ -94,7 +104,7 @@ def sweep_identity(sweep_dir: Optional[Path]) -> Optional[str]:
     return os.environ.get("PILOT_SWEEP_ID") or str(Path(sweep_dir).resolve())
 
 
-def _parse_row(line: str) -> Optional[Dict[str, Any]]:
+def _parse_row(line: str) -> dict[str, Any] | None:
     try:
         row = json.loads(line)
     except json.JSONDecodeError:
@@ -102,7 +112,7 @@ def _parse_row(line: str) -> Optional[Dict[str, Any]]:
     return row if isinstance(row, dict) else None
 
 
-def read_run_json(run_dir: Path) -> Dict[str, Any]:
+def read_run_json(run_dir: Path) -> dict[str, Any]:
     """The run.json of an existing run directory; unreadable is refused, never overwritten."""
     path = Path(run_dir) / "run.json"
     try:
@@ -115,7 +125,8 @@ def read_run_json(run_dir: Path) -> Dict[str, Any]:
         problem = "not a pilot run record (no run_id)"
     raise ResumeRefused(
         f"{path} is unreadable ({problem}); pilot will not continue or overwrite that run's record. "
-        "Fix: restore the file, move the directory aside, or start this run in a new hydra.run.dir.")
+        "Fix: restore the file, move the directory aside, or start this run in a new hydra.run.dir."
+    )
 
 
 def config_hash(cfg: DictConfig) -> str:
@@ -124,20 +135,26 @@ def config_hash(cfg: DictConfig) -> str:
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
-def code_revision() -> Dict[str, Any]:
+def code_revision() -> dict[str, Any]:
     """The git commit of the pilot checkout and whether its tree had uncommitted changes."""
     root = Path(__file__).resolve().parents[1]
     try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
-                                text=True, check=True).stdout.strip()
-        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                                capture_output=True, text=True, check=True).stdout
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         return {"commit": commit, "dirty": bool(status.strip())}
     except (OSError, subprocess.CalledProcessError):
         return {"commit": None, "dirty": None, "note": "not a git checkout"}
 
 
-def write_json_atomic(path: Path, data: Dict[str, Any]) -> None:
+def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with disk_full_guard(path, tmp):
         with tmp.open("w") as handle:
@@ -150,9 +167,16 @@ def write_json_atomic(path: Path, data: Dict[str, Any]) -> None:
 class RunRecord:
     """Owns run.json and metrics.jsonl of one run directory (written by rank 0 only)."""
 
-    def __init__(self, run_dir: Path, cfg: DictConfig, overrides: Iterable[str],
-                 parent_id: Optional[str] = None, resume: Optional[Dict[str, Any]] = None,
-                 mode: str = "train", sweep_dir: Optional[Path] = None):
+    def __init__(
+        self,
+        run_dir: Path,
+        cfg: DictConfig,
+        overrides: Iterable[str],
+        parent_id: str | None = None,
+        resume: dict[str, Any] | None = None,
+        mode: str = "train",
+        sweep_dir: Path | None = None,
+    ):
         """A new run, or (``resume`` given, run.json present) the same run continued."""
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -161,13 +185,14 @@ class RunRecord:
         if resume is not None and existing.exists():
             self.data = read_run_json(self.run_dir)
             self.data.setdefault("resumes", []).append(
-                {**resume, "previous_status": self.data.get("status"),
-                 "at": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+                {**resume, "previous_status": self.data.get("status"), "at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+            )
             self.data.update(status="running", stop_cause=None, error=None)
             # the config from this resume on (non-defining keys such as run.threads may differ, and
             # forced keys do): config_hash is always the hash of the config.yaml now in the directory
-            self.data["resumes"][-1].update(config_hash=config_hash(cfg),
-                                            config_hash_before=self.data.get("config_hash"))
+            self.data["resumes"][-1].update(
+                config_hash=config_hash(cfg), config_hash_before=self.data.get("config_hash")
+            )
             self.data["config_hash"] = config_hash(cfg)
             self._set_aside_metrics_after(int(resume.get("from_update", 0)))
             self.save()
@@ -175,14 +200,23 @@ class RunRecord:
             return
         variant = variant_key(overrides, cfg)
         if parent_id is None and mode == "train":
-            roots = [OmegaConf.select(cfg, "campaign.run_root", default="outputs"),
-                     OmegaConf.select(cfg, "campaign.sweep_root", default="sweeps")]
+            roots = [
+                OmegaConf.select(cfg, "campaign.run_root", default="outputs"),
+                OmegaConf.select(cfg, "campaign.sweep_root", default="sweeps"),
+            ]
             parent_id = find_parent(roots, variant, int(cfg.seed), sweep_dir)
-        self.data: Dict[str, Any] = {
-            "run_id": new_run_id(), "parent_id": parent_id, "variant": variant, "mode": mode,
-            "seed": int(cfg.seed), "status": "running", "stop_cause": None,
-            "overrides": overrides, "config_hash": config_hash(cfg),
-            "code_revision": code_revision(), "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        self.data: dict[str, Any] = {
+            "run_id": new_run_id(),
+            "parent_id": parent_id,
+            "variant": variant,
+            "mode": mode,
+            "seed": int(cfg.seed),
+            "status": "running",
+            "stop_cause": None,
+            "overrides": overrides,
+            "config_hash": config_hash(cfg),
+            "code_revision": code_revision(),
+            "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "sweep_id": sweep_identity(sweep_dir),
         }
         self.save()
@@ -207,7 +241,7 @@ class RunRecord:
             tmp.write_text("".join(line + "\n" for line in kept))
             os.replace(tmp, path)
 
-    def rows(self, kind: Optional[str] = None) -> List[Dict[str, Any]]:
+    def rows(self, kind: str | None = None) -> list[dict[str, Any]]:
         """The rows of metrics.jsonl (of one ``kind``), as written so far."""
         path = self.run_dir / "metrics.jsonl"
         if not path.exists():
@@ -222,14 +256,13 @@ class RunRecord:
         self.data.update(fields)
         self.save()
 
-    def log_metrics(self, row: Dict[str, Any]) -> None:
+    def log_metrics(self, row: dict[str, Any]) -> None:
         self.metrics.write(json.dumps(row) + "\n")
         self.metrics.flush()
 
-    def finish(self, status: str, stop_cause: Optional[str], **fields: Any) -> None:
+    def finish(self, status: str, stop_cause: str | None, **fields: Any) -> None:
         self.metrics.close()
-        self.update(status=status, stop_cause=stop_cause,
-                    finished_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"), **fields)
+        self.update(status=status, stop_cause=stop_cause, finished_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"), **fields)
 
 
 class RunDirectoryLock:
@@ -244,9 +277,9 @@ class RunDirectoryLock:
 
     def __init__(self, run_dir: Path):
         self.path = Path(run_dir) / self.NAME
-        self.fd: Optional[int] = None
+        self.fd: int | None = None
 
-    def acquire(self) -> "RunDirectoryLock":
+    def acquire(self) -> RunDirectoryLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
@@ -257,7 +290,8 @@ class RunDirectoryLock:
             raise RunDirectoryBusy(
                 f"{self.path.parent} is in use by another pilot process ({holder}); two processes "
                 "writing one run directory would mix their records. Fix: wait for it to end (or stop "
-                "it), or give this run its own hydra.run.dir.") from None
+                "it), or give this run its own hydra.run.dir."
+            ) from None
         os.ftruncate(fd, 0)
         os.write(fd, f"pid {os.getpid()} on host {socket.gethostname()}".encode())
         self.fd = fd
@@ -268,7 +302,7 @@ class RunDirectoryLock:
             os.close(self.fd)  # closing the descriptor drops the lock
             self.fd = None
 
-    def __enter__(self) -> "RunDirectoryLock":
+    def __enter__(self) -> RunDirectoryLock:
         return self.acquire()
 
     def __exit__(self, *exc: Any) -> None:

@@ -6,6 +6,7 @@
 4. log the batch arithmetic once; train to the budget; evaluate;
 5. write run.json and metrics.jsonl (rank 0).
 """
+
 from __future__ import annotations
 
 import json
@@ -15,22 +16,31 @@ import os
 import random
 import signal
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable, Optional, Tuple
 
 import numpy as np
 import torch
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from pilot.checkpoint import (checkpoint_path, clean_temporary_files, defining_config, differing_keys,
-                              fault_point, fault_requested, first_line, latest_valid_checkpoint, restore_training_state,
-                              save_checkpoint, training_state_non_finite)
+from pilot.checkpoint import (
+    checkpoint_path,
+    clean_temporary_files,
+    defining_config,
+    differing_keys,
+    fault_point,
+    fault_requested,
+    first_line,
+    latest_valid_checkpoint,
+    restore_training_state,
+    save_checkpoint,
+    training_state_non_finite,
+)
 from pilot.closing import close_run, write_reproduce
-from pilot.config.validate import validate, resolve_device
+from pilot.config.validate import resolve_device, validate
 from pilot.data.task import enum_value
-from pilot.engine.distributed import (DistContext, all_reduce_sum, init_from_env, launched_externally,
-                                      spawn)
+from pilot.engine.distributed import DistContext, all_reduce_sum, init_from_env, launched_externally, spawn
 from pilot.engine.preemption import InterruptWatch, PreemptionWatch
 from pilot.engine.trainer import Trainer, record_dict
 from pilot.errors import DiskFull, ResumeRefused, RunFinished
@@ -73,7 +83,8 @@ def build_trainer(cfg: DictConfig, ctx: DistContext = DistContext()) -> Trainer:
             f"budget.value={cfg.budget.value} ({enum_value(cfg.budget.fixed)}) buys no update: "
             f"{trainer.plan.train_examples} training examples, {trainer.plan.examples_per_update} "
             "per update. Fix: raise budget.value, lower batch.micro_batch/accumulation, or set "
-            "batch.drop_last=false.")
+            "batch.drop_last=false."
+        )
     return trainer
 
 
@@ -94,28 +105,38 @@ def refuse_finished_run(cfg: DictConfig, run_dir: Path) -> None:
         return
     data = read_run_json(run_dir)
     status, run_id = data.get("status"), data.get("run_id")
-    again = ("To run this variant again, start it without hydra.run.dir (a new directory and run_id; "
-             "this run becomes its parent_id).")
+    again = (
+        "To run this variant again, start it without hydra.run.dir (a new directory and run_id; "
+        "this run becomes its parent_id)."
+    )
     if status == "ok":
-        raise RunFinished(f"{run_dir} holds a finished run ({run_id}: status ok, stop cause "
-                          f"{data.get('stop_cause')}, {data.get('updates_done')} updates). Nothing was "
-                          f"done and nothing was touched. {again}", exit_code=0)
+        raise RunFinished(
+            f"{run_dir} holds a finished run ({run_id}: status ok, stop cause "
+            f"{data.get('stop_cause')}, {data.get('updates_done')} updates). Nothing was "
+            f"done and nothing was touched. {again}",
+            exit_code=0,
+        )
     if status == "diverged" and not cfg.checkpoint.continue_diverged:
-        raise RunFinished(f"{run_dir} holds a diverged run ({run_id}: {data.get('stop_cause')}); it stays "
-                          f"diverged and nothing was touched. {again} To continue it from its last finite "
-                          "checkpoint instead, add checkpoint.continue_diverged=true (recorded in run.json).",
-                          exit_code=1)
+        raise RunFinished(
+            f"{run_dir} holds a diverged run ({run_id}: {data.get('stop_cause')}); it stays "
+            f"diverged and nothing was touched. {again} To continue it from its last finite "
+            "checkpoint instead, add checkpoint.continue_diverged=true (recorded in run.json).",
+            exit_code=1,
+        )
 
 
-def find_resume_state(cfg: DictConfig, run_dir: Path, is_main: bool) -> Tuple[Optional[dict], dict]:
+def find_resume_state(cfg: DictConfig, run_dir: Path, is_main: bool) -> tuple[dict | None, dict]:
     """The newest valid checkpoint's state (or None) and what to record about the resume."""
     if not cfg.checkpoint.resume:
         return None, {}
     ckpt_dir = run_dir / "checkpoints"
     cleaned = clean_temporary_files(ckpt_dir) if is_main else []
     if cleaned:
-        log.warning("removed %d leftover temporary checkpoint file(s) of an interrupted save: %s",
-                    len(cleaned), ", ".join(cleaned))
+        log.warning(
+            "removed %d leftover temporary checkpoint file(s) of an interrupted save: %s",
+            len(cleaned),
+            ", ".join(cleaned),
+        )
     found = latest_valid_checkpoint(ckpt_dir)
     if found is None:
         note = {"from_update": 0, "cleaned_temporary_files": cleaned}
@@ -130,18 +151,27 @@ def find_resume_state(cfg: DictConfig, run_dir: Path, is_main: bool) -> Tuple[Op
         raise ResumeRefused(
             f"{path} was written under another config, and these keys cannot change on resume (their "
             "values live in the restored weights, optimizer, schedule, data order or precision; a "
-            "record would claim a setting the run did not use):\n  " + "\n  ".join(fixed)
-            + "\nFix: use a new run directory for the new values (leave out hydra.run.dir), or restore them.")
+            "record would claim a setting the run did not use):\n  "
+            + "\n  ".join(fixed)
+            + "\nFix: use a new run directory for the new values (leave out hydra.run.dir), or restore them."
+        )
     if differences and not cfg.checkpoint.force_resume:
         raise ResumeRefused(
             f"{path} was written under another config; resuming would mix two runs. Differing keys:\n  "
-            + "\n  ".join(differences) + "\nFix: use a new run directory, restore these values, or "
-            "set checkpoint.force_resume=true to continue anyway (recorded in run.json).")
-    note = {"from_update": int(state["position"]["updates_done"]), "checkpoint": path.name,
-            "cleaned_temporary_files": cleaned}
+            + "\n  ".join(differences)
+            + "\nFix: use a new run directory, restore these values, or "
+            "set checkpoint.force_resume=true to continue anyway (recorded in run.json)."
+        )
+    note = {
+        "from_update": int(state["position"]["updates_done"]),
+        "checkpoint": path.name,
+        "cleaned_temporary_files": cleaned,
+    }
     if state.get("torch_threads") not in (None, torch.get_num_threads()):
-        note["threads_changed"] = (f"{state['torch_threads']} -> {torch.get_num_threads()} CPU threads: "
-                                   "the run continues correctly but not bit-identically")
+        note["threads_changed"] = (
+            f"{state['torch_threads']} -> {torch.get_num_threads()} CPU threads: "
+            "the run continues correctly but not bit-identically"
+        )
     if differences:
         note["forced_despite"] = differences
         note["takes_effect_from_update"] = note["from_update"] + 1
@@ -149,7 +179,7 @@ def find_resume_state(cfg: DictConfig, run_dir: Path, is_main: bool) -> Tuple[Op
     return state, note
 
 
-def is_diverged(stop_cause: Optional[str]) -> bool:
+def is_diverged(stop_cause: str | None) -> bool:
     return bool(stop_cause) and (stop_cause == "non_finite_loss" or stop_cause.startswith("diverged"))
 
 
@@ -159,11 +189,11 @@ class StopRules:
     def __init__(self, cfg: DictConfig):
         self.factor = float(cfg.loop.divergence_factor)
         self.patience = int(cfg.loop.early_stop_patience)
-        self.first_loss: Optional[float] = None
+        self.first_loss: float | None = None
         self.best = math.inf
         self.since_best = 0
 
-    def replay(self, rows: list) -> "StopRules":
+    def replay(self, rows: list) -> StopRules:
         """A resumed run's rules continue from its recorded rows (first loss, validation history)."""
         for row in rows:
             loss = row.get("loss")
@@ -175,24 +205,25 @@ class StopRules:
                 self.after_validation(float(loss), int(row.get("update", 0)))
         return self
 
-    def after_update(self, loss: float, update: int) -> Optional[str]:
+    def after_update(self, loss: float, update: int) -> str | None:
         if self.first_loss is None:
             self.first_loss = loss
         if not math.isfinite(loss):
             return f"diverged: non-finite loss {loss} at update {update}"
         if self.factor > 0 and loss > self.factor * self.first_loss:
-            return (f"diverged: loss {loss:.4g} > {self.factor:g} x first loss {self.first_loss:.4g} "
-                    f"at update {update}")
+            return f"diverged: loss {loss:.4g} > {self.factor:g} x first loss {self.first_loss:.4g} at update {update}"
         return None
 
-    def after_validation(self, loss: float, update: int) -> Optional[str]:
+    def after_validation(self, loss: float, update: int) -> str | None:
         if loss < self.best:
             self.best, self.since_best = loss, 0
             return None
         self.since_best += 1
         if self.patience and self.since_best >= self.patience:
-            return (f"early_stop: no validation improvement for {self.since_best} points "
-                    f"(best {self.best:.4g}) at update {update}")
+            return (
+                f"early_stop: no validation improvement for {self.since_best} points "
+                f"(best {self.best:.4g}) at update {update}"
+            )
         return None
 
 
@@ -204,14 +235,17 @@ class TrainingRun:
     exception — ``run`` records what actually happened, and ``close`` writes it.
     """
 
-    def __init__(self, cfg: DictConfig, run_dir: str, overrides: list, sweep_dir: Optional[str] = None):
+    def __init__(self, cfg: DictConfig, run_dir: str, overrides: list, sweep_dir: str | None = None):
         self.cfg, self.run_path, self.overrides = cfg, Path(run_dir), overrides
         self.sweep_dir = Path(sweep_dir) if sweep_dir else None
         self.ckpt_dir = self.run_path / "checkpoints"
-        self.ctx = (init_from_env(enum_value(cfg.distributed.backend), resolve_device(cfg))
-                    if launched_externally() else DistContext())
-        self.trainer: Optional[Trainer] = None
-        self.record: Optional[RunRecord] = None
+        self.ctx = (
+            init_from_env(enum_value(cfg.distributed.backend), resolve_device(cfg))
+            if launched_externally()
+            else DistContext()
+        )
+        self.trainer: Trainer | None = None
+        self.record: RunRecord | None = None
         self.lock = RunDirectoryLock(self.run_path) if self.ctx.is_main else None
         self.status, self.stop_cause, self.error = "ok", None, None
         self.extra: dict = {}
@@ -220,10 +254,17 @@ class TrainingRun:
         self.eval_items: list = []
         self.update_seconds: list = []
         self.rules = StopRules(cfg)
-        self.phases = TrainPhases(resolve_device(cfg), self.ctx.rank, {
-            "micro_batch": int(cfg.batch.micro_batch), "accumulation": int(cfg.batch.accumulation),
-            "replicas": int(cfg.distributed.replicas), "precision": enum_value(cfg.precision.dtype),
-            "activation_checkpointing": bool(cfg.memory.activation_checkpointing)})
+        self.phases = TrainPhases(
+            resolve_device(cfg),
+            self.ctx.rank,
+            {
+                "micro_batch": int(cfg.batch.micro_batch),
+                "accumulation": int(cfg.batch.accumulation),
+                "replicas": int(cfg.distributed.replicas),
+                "precision": enum_value(cfg.precision.dtype),
+                "activation_checkpointing": bool(cfg.memory.activation_checkpointing),
+            },
+        )
 
     # ------------------------------------------------------------------ lifecycle
     def run(self) -> None:
@@ -263,34 +304,40 @@ class TrainingRun:
         state, resume_note = find_resume_state(cfg, self.run_path, self.ctx.is_main)
         # run.json exists (status "running") before anything can fail, so a failure is recorded
         if self.ctx.is_main:
-            self.record = RunRecord(self.run_path, cfg, self.overrides, resume=resume_note or None,
-                                    sweep_dir=self.sweep_dir)
+            self.record = RunRecord(
+                self.run_path, cfg, self.overrides, resume=resume_note or None, sweep_dir=self.sweep_dir
+            )
             if state is not None:
                 self.rules.replay(self.record.rows())
         self.preemption.install()
         self.interrupts.install()
         if self.ctx.world_size != cfg.distributed.replicas:
-            raise ValueError(f"distributed.replicas={cfg.distributed.replicas} but the launcher "
-                             f"started {self.ctx.world_size} process(es). Fix: make them agree.")
+            raise ValueError(
+                f"distributed.replicas={cfg.distributed.replicas} but the launcher "
+                f"started {self.ctx.world_size} process(es). Fix: make them agree."
+            )
         self.phases.begin("build_model")
         self.trainer = build_trainer(cfg, self.ctx)
         self.eval_items = self.trainer.task.encoded("val")[: int(cfg.loop.eval_examples)]
         if state is not None:
             restore_training_state(self.trainer, state)
         parameters = sum(p.numel() for p in self.trainer.raw_model.parameters())
-        self.phases.end(detail=f"{parameters:,} parameters" + (
-            f"; resumed at update {self.trainer.updates_done}" if state is not None else ""))
+        self.phases.end(
+            detail=f"{parameters:,} parameters"
+            + (f"; resumed at update {self.trainer.updates_done}" if state is not None else "")
+        )
         if self.record is not None:
             _record_setup(cfg, self.trainer, self.record, self.run_path, threads)
         self.phases.begin("first_step", examples=self.trainer.plan.examples_per_update)
 
-    def on_update(self, row) -> Optional[str]:
+    def on_update(self, row) -> str | None:
         """After every update: metrics, stop rules, validation, checkpoint, signals — in that order,
         so a checkpoint at a validation update is written after its validation row."""
         trainer, record, every = self.trainer, self.record, int(self.cfg.checkpoint.every)
         if self.phases.open_phase == "first_step":
-            self.phases.end(detail=f"update {row.update}: loss {row.loss:.4g}, {row.seconds:.3g} s",
-                            examples=row.examples)
+            self.phases.end(
+                detail=f"update {row.update}: loss {row.loss:.4g}, {row.seconds:.3g} s", examples=row.examples
+            )
             self.phases.begin("steady_steps")
         else:
             self.update_seconds.append(row.seconds)
@@ -299,8 +346,7 @@ class TrainingRun:
         cause = self.rules.after_update(row.loss, row.update)
         self._poison_weights_if_asked()
         eval_every = int(self.cfg.loop.eval_every)
-        if cause is None and eval_every and row.update % eval_every == 0 \
-                and row.update < trainer.plan.total_updates:
+        if cause is None and eval_every and row.update % eval_every == 0 and row.update < trainer.plan.total_updates:
             cause = self.rules.after_validation(self.validate_now()["loss"], row.update)
         if not is_diverged(cause) and every and trainer.updates_done % every == 0:
             cause = self.save_checkpoint() or cause
@@ -314,17 +360,19 @@ class TrainingRun:
             with torch.no_grad():
                 next(self.trainer.raw_model.parameters()).fill_(float("nan"))
 
-    def save_checkpoint(self) -> Optional[str]:
+    def save_checkpoint(self) -> str | None:
         """Save (rank 0) unless the state holds NaN/inf: then the run has diverged (the returned cause)."""
         bad = training_state_non_finite(self.trainer)
         if bad:
-            return (f"diverged: non-finite values in {len(bad)} tensor(s) ({', '.join(bad[:2])}) after "
-                    f"update {self.trainer.updates_done}; not saved as a checkpoint")
+            return (
+                f"diverged: non-finite values in {len(bad)} tensor(s) ({', '.join(bad[:2])}) after "
+                f"update {self.trainer.updates_done}; not saved as a checkpoint"
+            )
         if self.record is not None:
             save_checkpoint(self.trainer, self.cfg, self.ckpt_dir, int(self.cfg.checkpoint.keep_last))
         return None
 
-    def _agreed_signal(self) -> Optional[str]:
+    def _agreed_signal(self) -> str | None:
         """'preempted' or 'interrupted' when any replica was signalled (all replicas stop together)."""
         flags = torch.tensor([float(self.preemption.requested), float(self.interrupts.received is not None)])
         if self.ctx.is_distributed:
@@ -345,12 +393,16 @@ class TrainingRun:
         self.stop_cause = stop_cause
         diverged = is_diverged(stop_cause)
         if phases.open_phase == "steady_steps":
-            phases.end("fail" if diverged else "pass", f"{_steady_detail(self.update_seconds)}; stop: {stop_cause}",
-                       examples=len(self.update_seconds) * trainer.plan.examples_per_update)
+            phases.end(
+                "fail" if diverged else "pass",
+                f"{_steady_detail(self.update_seconds)}; stop: {stop_cause}",
+                examples=len(self.update_seconds) * trainer.plan.examples_per_update,
+            )
         phases.end("fail" if diverged else "pass", f"stop: {stop_cause}")  # a first step that ended the run
         if stop_cause == "preempted":
-            self.status, self.hand_over = _on_preemption(cfg, trainer, record, self.ckpt_dir,
-                                                          int(cfg.checkpoint.keep_last))
+            self.status, self.hand_over = _on_preemption(
+                cfg, trainer, record, self.ckpt_dir, int(cfg.checkpoint.keep_last)
+            )
             if self.hand_over or record is None:
                 return
         if stop_cause == "interrupted":
@@ -367,8 +419,13 @@ class TrainingRun:
         evaluation = self._final_validation()
         if record is None:
             return
-        log.info("stop: %s; validation after %d updates: loss %.4f, accuracy %.3f", stop_cause,
-                 trainer.updates_done, evaluation["loss"], evaluation["accuracy"])
+        log.info(
+            "stop: %s; validation after %d updates: loss %.4f, accuracy %.3f",
+            stop_cause,
+            trainer.updates_done,
+            evaluation["loss"],
+            evaluation["accuracy"],
+        )
         write_predictions(trainer, self.eval_items, self.run_path / "predictions.jsonl")
         fault_point("closing", trainer.updates_done)
         if self.status == "ok" and int(cfg.closing.control_examples) > 0:
@@ -379,8 +436,11 @@ class TrainingRun:
             write_reproduce(self.run_path, record.data)
             (log.info if closing["verdict"] == "pass" else log.error)("closing: %s", closing["reason"])
         if self.interrupts.received and self.status == "ok":  # signalled during validation or closing
-            self._interrupted(self.interrupts.received, "during the final validation or closing; the "
-                              "final checkpoint is saved, starting again redoes the closing")
+            self._interrupted(
+                self.interrupts.received,
+                "during the final validation or closing; the "
+                "final checkpoint is saved, starting again redoes the closing",
+            )
 
     def _save_final_checkpoint(self) -> None:
         if self.record is None or checkpoint_path(self.ckpt_dir, self.trainer.updates_done).exists():
@@ -413,9 +473,14 @@ class TrainingRun:
         self.status = "interrupted"
         self.stop_cause = f"interrupted: {signal_name} at update {updates} ({how})"
         if self.record is not None:  # kept across resumes: every signal that stopped this run
-            self.extra["interrupted_by"] = self.record.data.get("interrupted_by", []) + [{
-                "signal": signal_name, "at_update": updates, "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                "exit_code": 128 + int(getattr(signal, signal_name, signal.SIGINT))}]
+            self.extra["interrupted_by"] = self.record.data.get("interrupted_by", []) + [
+                {
+                    "signal": signal_name,
+                    "at_update": updates,
+                    "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                    "exit_code": 128 + int(getattr(signal, signal_name, signal.SIGINT)),
+                }
+            ]
         self.phases.end("fail", self.stop_cause[:300])
         log.warning("%s; resume with the same command and hydra.run.dir=%s", self.stop_cause, self.run_path)
 
@@ -434,10 +499,15 @@ class TrainingRun:
                     self.extra["disk_full"] = str(exc)
                 if not self.hand_over:
                     seconds = self.update_seconds
-                    self.record.finish(self.status, self.stop_cause, error=self.error,
-                                       peak_memory=self.phases.peaks() or peak_memory(),
-                                       seconds_per_update=(sum(seconds) / len(seconds)) if seconds else None,
-                                       **self.extra, **(self.trainer.position() if self.trainer else {}))
+                    self.record.finish(
+                        self.status,
+                        self.stop_cause,
+                        error=self.error,
+                        peak_memory=self.phases.peaks() or peak_memory(),
+                        seconds_per_update=(sum(seconds) / len(seconds)) if seconds else None,
+                        **self.extra,
+                        **(self.trainer.position() if self.trainer else {}),
+                    )
         finally:
             if self.lock is not None:
                 self.lock.release()
@@ -447,7 +517,7 @@ class TrainingRun:
             raise DiskFull(self.extra["disk_full"])
 
 
-def _worker(cfg: DictConfig, run_dir: str, overrides: list, sweep_dir: Optional[str] = None) -> None:
+def _worker(cfg: DictConfig, run_dir: str, overrides: list, sweep_dir: str | None = None) -> None:
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, format="[%(asctime)s][%(name)s] %(message)s")
     TrainingRun(cfg, run_dir, overrides, sweep_dir).run()
@@ -456,40 +526,56 @@ def _worker(cfg: DictConfig, run_dir: str, overrides: list, sweep_dir: Optional[
 def _steady_detail(seconds: list) -> str:
     if not seconds:
         return "no update after the first"
-    return (f"{len(seconds)} updates, {sum(seconds) / len(seconds):.3g} s/update (updates alone; the phase's "
-            "wall time also holds validations and checkpoints)")
+    return (
+        f"{len(seconds)} updates, {sum(seconds) / len(seconds):.3g} s/update (updates alone; the phase's "
+        "wall time also holds validations and checkpoints)"
+    )
 
 
-def _on_preemption(cfg: DictConfig, trainer: Trainer, record: Optional[RunRecord], ckpt_dir: Path,
-                   keep: int) -> Tuple[str, bool]:
+def _on_preemption(
+    cfg: DictConfig, trainer: Trainer, record: RunRecord | None, ckpt_dir: Path, keep: int
+) -> tuple[str, bool]:
     """Save a complete checkpoint, record the interruption; requeue unless requeues are used up."""
     if record is None:  # non-zero ranks: rank 0 saves and decides
         return "preempted", True
     save_checkpoint(trainer, cfg, ckpt_dir, keep)
     interruptions = record.data.setdefault("interruptions", [])
-    interruptions.append({"at_update": trainer.updates_done, "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                          "signal": "USR2"})
+    interruptions.append(
+        {"at_update": trainer.updates_done, "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "signal": "USR2"}
+    )
     requeue = len(interruptions) <= int(cfg.checkpoint.max_requeues)
     record.update(interruptions=interruptions, status="requeued" if requeue else "preempted")
-    log.warning("preempted at update %d: checkpoint saved; %s", trainer.updates_done,
-                "requeueing" if requeue else f"max_requeues={cfg.checkpoint.max_requeues} used up, ending")
+    log.warning(
+        "preempted at update %d: checkpoint saved; %s",
+        trainer.updates_done,
+        "requeueing" if requeue else f"max_requeues={cfg.checkpoint.max_requeues} used up, ending",
+    )
     if requeue:
         record.metrics.close()
     return "preempted", requeue
 
 
-def _record_setup(cfg: DictConfig, trainer: Trainer, record: RunRecord, run_dir: Path,
-                  threads: int) -> None:
+def _record_setup(cfg: DictConfig, trainer: Trainer, record: RunRecord, run_dir: Path, threads: int) -> None:
     """Log the batch arithmetic once and keep it, with the resolved config, in the run directory."""
     plan = trainer.plan
-    summary = {**plan.summary(), "targets_seen": trainer.planned_targets(),
-               "target_unit": trainer.task.info.get("target_unit", "target")}
-    lines = plan.describe() + [f"{summary['target_unit']}s in the loss over the budget = "
-                               f"{summary['targets_seen']} (counted from the data stream)"]
+    summary = {
+        **plan.summary(),
+        "targets_seen": trainer.planned_targets(),
+        "target_unit": trainer.task.info.get("target_unit", "target"),
+    }
+    lines = plan.describe() + [
+        f"{summary['target_unit']}s in the loss over the budget = "
+        f"{summary['targets_seen']} (counted from the data stream)"
+    ]
     for line in lines:
         log.info("batch arithmetic: %s", line)
-    log.info("device %s, %d replica(s), %d CPU thread(s) per process, precision %s",
-             trainer.device, trainer.ctx.world_size, threads, enum_value(cfg.precision.dtype))
+    log.info(
+        "device %s, %d replica(s), %d CPU thread(s) per process, precision %s",
+        trainer.device,
+        trainer.ctx.world_size,
+        threads,
+        enum_value(cfg.precision.dtype),
+    )
     OmegaConf.save(cfg, run_dir / "config.yaml", resolve=True)
     write_json_atomic(run_dir / "batch_plan.json", summary)
     record.update(batch_plan=summary, task=task_summary(cfg, trainer.task, trainer.train_items))
@@ -504,27 +590,32 @@ def task_summary(cfg: DictConfig, task, train_items: list) -> dict:
     total = sum(int(item["answer_tokens"]) for item in train_items if "answer_tokens" in item)
     truncated = [int(item["truncated_tokens"]) for item in train_items if "truncated_tokens" in item]
     tokens = sum(truncated) + sum(len(item["input_ids"]) for item in train_items if "truncated_tokens" in item)
-    return {"data": OmegaConf.to_container(cfg.data, resolve=True),
-            "targets_truncated_share": cut / total if total else None,
-            "examples_truncated_share": sum(n > 0 for n in truncated) / len(truncated) if truncated else None,
-            "tokens_truncated_share": sum(truncated) / tokens if tokens else None}
+    return {
+        "data": OmegaConf.to_container(cfg.data, resolve=True),
+        "targets_truncated_share": cut / total if total else None,
+        "examples_truncated_share": sum(n > 0 for n in truncated) / len(truncated) if truncated else None,
+        "tokens_truncated_share": sum(truncated) / tokens if tokens else None,
+    }
 
 
 def estimate_summary(cfg: DictConfig, task) -> dict:
     """This variant's peak tensor memory per phase on fake tensors (nothing allocated): comparable
     between variants even on a CPU, where the process's RSS is mostly PyTorch itself."""
     from pilot.estimate.memory import EstimateRefused, estimate_memory
+
     try:
         estimate = estimate_memory(cfg, task)
     except EstimateRefused as error:
         return {"refused": str(error)}
-    return {"peak_bytes": estimate.peak_bytes, "fake": True,
-            "phases": {p.phase: p.peak_bytes for p in estimate.phases},
-            "flops_per_micro_batch": estimate.flops_per_micro_batch}
+    return {
+        "peak_bytes": estimate.peak_bytes,
+        "fake": True,
+        "phases": {p.phase: p.peak_bytes for p in estimate.phases},
+        "flops_per_micro_batch": estimate.flops_per_micro_batch,
+    }
 
 
-def train(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = (),
-          sweep_dir: Optional[Path] = None) -> dict:
+def train(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = (), sweep_dir: Path | None = None) -> dict:
     """Validate, run (spawning replicas when needed) and return the final run.json.
 
     Under torchrun only rank 0 writes the run directory; the other ranks return {}.
@@ -547,4 +638,3 @@ def train(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = (),
         if int(os.environ.get("RANK", "0")) > 0:
             return {}
     return json.loads((run_dir / "run.json").read_text())
-

@@ -8,6 +8,7 @@ together. About a tenth of the examples carry a long note that exceeds the
 default max_len: truncation is real, and the default left truncation cuts the
 note, never the answer.
 """
+
 import json
 import random
 from pathlib import Path
@@ -48,8 +49,7 @@ def main() -> None:
     rows = []
     for doc, word in enumerate(WORDS):
         for instruction, answer in instructions_for(word, rng):
-            rows.append({"instruction": instruction, "answer": answer,
-                         "group": f"doc-{doc:03d}", "time": doc})
+            rows.append({"instruction": instruction, "answer": answer, "group": f"doc-{doc:03d}", "time": doc})
     out = Path(__file__).resolve().parents[1] / "pilot" / "data" / "instructions.jsonl"
     out.write_text("".join(json.dumps(r) + "\n" for r in rows))
     print(f"wrote {len(rows)} examples from {len(WORDS)} documents to {out}")

@@ -1,4 +1,5 @@
 """Worker for the DDP tests. It lives in an importable module: spawned processes import it."""
+
 import torch
 
 from pilot.engine.distributed import DistContext, init_from_env, launched_externally
@@ -11,5 +12,7 @@ def train_and_save(cfg, out_path: str, updates: int) -> None:
     trainer = build_trainer(cfg, ctx)
     losses = [trainer.train_step().loss for _ in range(updates)]
     if ctx.is_main:
-        torch.save({"params": trainer.raw_model.state_dict(), "losses": losses,
-                    "examples_seen": trainer.examples_seen}, out_path)
+        torch.save(
+            {"params": trainer.raw_model.state_dict(), "losses": losses, "examples_seen": trainer.examples_seen},
+            out_path,
+        )

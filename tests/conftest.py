@@ -1,10 +1,11 @@
 """Shared fixtures: compose pilot configs on the CPU with a clean Hydra state per test."""
+
 from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, List
 
 import pytest
 import torch
@@ -30,7 +31,7 @@ def _clean_hydra_and_threads():
     torch.set_num_threads(threads)
 
 
-def compose_config(overrides: List[str] = ()) -> DictConfig:
+def compose_config(overrides: list[str] = ()) -> DictConfig:
     """The config ``python -m pilot <overrides>`` would run, forced onto the CPU."""
     register()
     GlobalHydra.instance().clear()

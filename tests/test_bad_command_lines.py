@@ -6,14 +6,15 @@ in its message, print no traceback, and leave nothing of pilot's in the run dire
 run in this process (a subprocess costs 2-3 s of torch import); ``test_real_cli_agrees``
 runs a few as ``python -m pilot`` and compares the two.
 """
+
 from __future__ import annotations
 
 import logging
 import os
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable, Tuple
 
 import pytest
 from hydra.core.global_hydra import GlobalHydra
@@ -32,9 +33,15 @@ class WrongExitCodeOnly(AssertionError):
 # Hydra refuses these when it composes the config (unknown key, wrong type, unknown option):
 # the message names the key without a traceback, but Hydra's run_and_report exits 1. Until
 # pilot/__main__.py has cli() mapping that to 2, the exit code alone is an expected failure.
-HYDRA_EXITS_1 = () if hasattr(pilot_main, "cli") else pytest.mark.xfail(
-    strict=True, raises=WrongExitCodeOnly,
-    reason="Hydra's compose errors exit 1: pilot/__main__.py needs cli() mapping them to 2 (issue 11 item 13)")
+HYDRA_EXITS_1 = (
+    ()
+    if hasattr(pilot_main, "cli")
+    else pytest.mark.xfail(
+        strict=True,
+        raises=WrongExitCodeOnly,
+        reason="Hydra's compose errors exit 1: pilot/__main__.py needs cli() mapping them to 2 (issue 11 item 13)",
+    )
+)
 
 
 # (command line, texts the message must hold); "{tmp}" is the test's own tmp_path.
@@ -48,10 +55,14 @@ REFUSED_BY_VALIDATION = [
     ("+experiment=classification memory=checkpointing", ("memory.activation_checkpointing", "memory=none")),
     ("+experiment=classification model.num_classes=9", ("model.num_classes=9", "model.num_classes=10")),
     # the batch plan against the training split (ZeroDivisionError before)
-    ("mode=train batch.micro_batch=5000 batch.drop_last=true",
-     ("batch.micro_batch=5000", "the training split has 573", "batch.drop_last=false")),
-    ("+experiment=classification budget=epochs batch.micro_batch=2000 batch.drop_last=true",
-     ("batch.micro_batch=2000", "the training split has 1262")),
+    (
+        "mode=train batch.micro_batch=5000 batch.drop_last=true",
+        ("batch.micro_batch=5000", "the training split has 573", "batch.drop_last=false"),
+    ),
+    (
+        "+experiment=classification budget=epochs batch.micro_batch=2000 batch.drop_last=true",
+        ("batch.micro_batch=2000", "the training split has 1262"),
+    ),
     ("mode=train budget=examples budget.value=5 batch.drop_last=true", ("budget.value=5", "buys no update")),
     # budgets nobody means (ran for hours, or until the process was killed, before)
     ("mode=train budget.value=10000000000000", ("budget.value=10000000000000", "10,000,000")),
@@ -83,8 +94,10 @@ REFUSED_BY_VALIDATION = [
     ("mode=train closing.control_examples=-1", ("closing.control_examples=-1",)),
     ("pilot.resume_check.updates_before=6", ("pilot.resume_check.updates_before=6", "updates_total=6")),
     # the data
-    ("mode=train data.path=/nonexistent/instructions.jsonl", ("data.path='/nonexistent/instructions.jsonl'",
-                                                              "no such file")),
+    (
+        "mode=train data.path=/nonexistent/instructions.jsonl",
+        ("data.path='/nonexistent/instructions.jsonl'", "no such file"),
+    ),
     ("data.path={tmp}", ("data.path=", "is a directory")),
     ("data.vocab_size=100", ("data.vocab_size=100", "259")),
     ("data.split.val_fraction=0.0", ("data.split.val_fraction=0.0", "validation split is empty")),
@@ -95,45 +108,82 @@ REFUSED_BY_VALIDATION = [
     ("distributed.replicas=100000 run.device=cpu", ("distributed.replicas=100000",)),
     ("mode=estimate estimate.tolerance=nan", ("estimate.tolerance=nan",)),
     # several at once: one message names every problem
-    ("batch.micro_batch=0 optim.lr=nan seed=-1 checkpoint.keep_last=0",
-     ("4 problem(s)", "batch.micro_batch=0", "optim.lr=nan", "seed=-1", "checkpoint.keep_last=0")),
-    ("model.n_layer=0 model.dropout=1.5 batch.accumulation=0 batch.eval_micro_batch=0 run.threads=-1 "
-     "run.log_every=0 optim.warmup_updates=-1 optim.grad_clip=nan distributed.master_port=70000 "
-     "campaign.quality_tolerance=-0.1",
-     ("10 problem(s)", "model.n_layer=0", "model.dropout=1.5", "batch.accumulation=0", "batch.eval_micro_batch=0",
-      "run.threads=-1", "run.log_every=0", "optim.warmup_updates=-1", "optim.grad_clip=nan",
-      "0 disables clipping", "distributed.master_port=70000", "campaign.quality_tolerance=-0.1")),
-    ("mode=train checkpoint.max_requeues=-1 closing.rtol=-1 closing.atol=inf",
-     ("3 problem(s)", "checkpoint.max_requeues=-1", "closing.rtol=-1", "closing.atol=inf")),
-    ("pilot.tiny.examples=0 pilot.show_examples=-1 pilot.steady_steps=0 pilot.tiny.check_every=0 "
-     "pilot.tiny.loss_drop=0.5 pilot.tiny.min_recovery=1.5 pilot.tiny.max_updates=0 pilot.resume_check.rtol=nan",
-     ("8 problem(s)", "pilot.tiny.examples=0", "pilot.show_examples=-1", "pilot.steady_steps=0",
-      "pilot.tiny.check_every=0", "pilot.tiny.loss_drop=0.5", "pilot.tiny.min_recovery=1.5",
-      "pilot.tiny.max_updates=0", "pilot.resume_check.rtol=nan")),
-    ("mode=estimate estimate.seq_len=0 rental.margin=nan rental.utilisation=1.5 rental.reserve_gib=-1",
-     ("4 problem(s)", "estimate.seq_len=0", "rental.margin=nan", "rental.utilisation=1.5", "rental.reserve_gib=-1")),
-    ("optim=sgd optim.momentum=1.0 precision=fp16 precision.init_scale=0 optim.min_lr_ratio=2 "
-     "+batch.micro_batchh=2",
-     ("4 problem(s)", "optim.momentum=1.0", "precision.init_scale=0", "optim.min_lr_ratio=2",
-      "batch.micro_batchh=2")),
-    ("data.split.val_fraction=0.6 data.split.test_fraction=0.5 distributed.backend=nccl run.device=cpu",
-     ("2 problem(s)", "data.split.val_fraction", "below 1", "distributed.backend", "gloo")),
+    (
+        "batch.micro_batch=0 optim.lr=nan seed=-1 checkpoint.keep_last=0",
+        ("4 problem(s)", "batch.micro_batch=0", "optim.lr=nan", "seed=-1", "checkpoint.keep_last=0"),
+    ),
+    (
+        "model.n_layer=0 model.dropout=1.5 batch.accumulation=0 batch.eval_micro_batch=0 run.threads=-1 "
+        "run.log_every=0 optim.warmup_updates=-1 optim.grad_clip=nan distributed.master_port=70000 "
+        "campaign.quality_tolerance=-0.1",
+        (
+            "10 problem(s)",
+            "model.n_layer=0",
+            "model.dropout=1.5",
+            "batch.accumulation=0",
+            "batch.eval_micro_batch=0",
+            "run.threads=-1",
+            "run.log_every=0",
+            "optim.warmup_updates=-1",
+            "optim.grad_clip=nan",
+            "0 disables clipping",
+            "distributed.master_port=70000",
+            "campaign.quality_tolerance=-0.1",
+        ),
+    ),
+    (
+        "mode=train checkpoint.max_requeues=-1 closing.rtol=-1 closing.atol=inf",
+        ("3 problem(s)", "checkpoint.max_requeues=-1", "closing.rtol=-1", "closing.atol=inf"),
+    ),
+    (
+        "pilot.tiny.examples=0 pilot.show_examples=-1 pilot.steady_steps=0 pilot.tiny.check_every=0 "
+        "pilot.tiny.loss_drop=0.5 pilot.tiny.min_recovery=1.5 pilot.tiny.max_updates=0 pilot.resume_check.rtol=nan",
+        (
+            "8 problem(s)",
+            "pilot.tiny.examples=0",
+            "pilot.show_examples=-1",
+            "pilot.steady_steps=0",
+            "pilot.tiny.check_every=0",
+            "pilot.tiny.loss_drop=0.5",
+            "pilot.tiny.min_recovery=1.5",
+            "pilot.tiny.max_updates=0",
+            "pilot.resume_check.rtol=nan",
+        ),
+    ),
+    (
+        "mode=estimate estimate.seq_len=0 rental.margin=nan rental.utilisation=1.5 rental.reserve_gib=-1",
+        ("4 problem(s)", "estimate.seq_len=0", "rental.margin=nan", "rental.utilisation=1.5", "rental.reserve_gib=-1"),
+    ),
+    (
+        "optim=sgd optim.momentum=1.0 precision=fp16 precision.init_scale=0 optim.min_lr_ratio=2 +batch.micro_batchh=2",
+        (
+            "4 problem(s)",
+            "optim.momentum=1.0",
+            "precision.init_scale=0",
+            "optim.min_lr_ratio=2",
+            "batch.micro_batchh=2",
+        ),
+    ),
+    (
+        "data.split.val_fraction=0.6 data.split.test_fraction=0.5 distributed.backend=nccl run.device=cpu",
+        ("2 problem(s)", "data.split.val_fraction", "below 1", "distributed.backend", "gloo"),
+    ),
 ]
 
 REFUSED_BY_HYDRA = [
-    ("batch.micro_batchh=2", ("batch.micro_batchh",)),           # misspelt key
-    ("batch.micro_batch=two", ("batch.micro_batch",)),           # wrong type
-    ("precision.dtype=fp64", ("precision.dtype",)),              # not an option of the enum
-    ("optim.betas=0.9", ("optim.betas",)),                       # a list expected
+    ("batch.micro_batchh=2", ("batch.micro_batchh",)),  # misspelt key
+    ("batch.micro_batch=two", ("batch.micro_batch",)),  # wrong type
+    ("precision.dtype=fp64", ("precision.dtype",)),  # not an option of the enum
+    ("optim.betas=0.9", ("optim.betas",)),  # a list expected
     ("mode=debug", ("mode", "pilot, train, estimate")),
-    ("~optim.lr", ("optim.lr",)),                                # a schema key cannot be deleted
-    ("model=unknown", ("model/unknown", "tiny_gpt")),            # group=unknown
-    ("+experiment=nope", ("experiment/nope",)),                  # +group=unknown
+    ("~optim.lr", ("optim.lr",)),  # a schema key cannot be deleted
+    ("model=unknown", ("model/unknown", "tiny_gpt")),  # group=unknown
+    ("+experiment=nope", ("experiment/nope",)),  # +group=unknown
 ]
 
-CASES = ([pytest.param(line, expected, True, id=line) for line, expected in REFUSED_BY_VALIDATION]
-         + [pytest.param(line, expected, False, id=line, marks=HYDRA_EXITS_1)
-            for line, expected in REFUSED_BY_HYDRA])
+CASES = [pytest.param(line, expected, True, id=line) for line, expected in REFUSED_BY_VALIDATION] + [
+    pytest.param(line, expected, False, id=line, marks=HYDRA_EXITS_1) for line, expected in REFUSED_BY_HYDRA
+]
 
 
 def test_at_least_forty_lines_of_every_kind():
@@ -157,7 +207,7 @@ def restore_logging():
     root.setLevel(level)
 
 
-def run_in_process(args: Iterable[str], run_dir: Path, monkeypatch, capsys) -> Tuple[int, str]:
+def run_in_process(args: Iterable[str], run_dir: Path, monkeypatch, capsys) -> tuple[int, str]:
     """``python -m pilot <args>`` in this process: the exit code and stderr."""
     monkeypatch.delenv("HYDRA_FULL_ERROR", raising=False)
     monkeypatch.setattr(sys, "argv", ["pilot", *args, f"hydra.run.dir={run_dir}"])
@@ -172,10 +222,15 @@ def run_in_process(args: Iterable[str], run_dir: Path, monkeypatch, capsys) -> T
     return code, capsys.readouterr().err
 
 
-def run_as_subprocess(args: Iterable[str], run_dir: Path) -> Tuple[int, str]:
-    completed = subprocess.run([sys.executable, "-m", "pilot", *args, f"hydra.run.dir={run_dir}"],
-                               cwd=REPO, capture_output=True, text=True, timeout=120,
-                               env={k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"})
+def run_as_subprocess(args: Iterable[str], run_dir: Path) -> tuple[int, str]:
+    completed = subprocess.run(
+        [sys.executable, "-m", "pilot", *args, f"hydra.run.dir={run_dir}"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={k: v for k, v in os.environ.items() if k != "HYDRA_FULL_ERROR"},
+    )
     return completed.returncode, completed.stderr
 
 
@@ -198,8 +253,9 @@ def assert_refused(code: int, stderr: str, run_dir: Path, expected: Iterable[str
 
 
 @pytest.mark.parametrize("line, expected, by_pilot", CASES)
-def test_bad_line_is_one_clear_error_before_anything_runs(line, expected, by_pilot, tmp_path, monkeypatch,
-                                                          capsys, restore_logging):
+def test_bad_line_is_one_clear_error_before_anything_runs(
+    line, expected, by_pilot, tmp_path, monkeypatch, capsys, restore_logging
+):
     run_dir = tmp_path / "run"
     code, stderr = run_in_process(line.format(tmp=tmp_path).split(), run_dir, monkeypatch, capsys)
     assert_refused(code, stderr, run_dir, expected, by_pilot)
@@ -209,12 +265,19 @@ def test_bad_line_is_one_clear_error_before_anything_runs(line, expected, by_pil
 # "running" or "failed") and one Hydra refusal; each must say exactly what the in-process run says
 REAL_CLI = [
     pytest.param("run.threads=100000", ("run.threads=100000",), True, id="threads"),
-    pytest.param("mode=train batch.micro_batch=5000 batch.drop_last=true", ("batch.micro_batch=5000",), True,
-                 id="micro_batch_larger_than_the_split"),
-    pytest.param("mode=train data.path=/nonexistent/instructions.jsonl", ("/nonexistent/instructions.jsonl",),
-                 True, id="missing_data_file"),
-    pytest.param("batch.micro_batchh=2", ("batch.micro_batchh",), False, id="misspelt_key",
-                 marks=HYDRA_EXITS_1),
+    pytest.param(
+        "mode=train batch.micro_batch=5000 batch.drop_last=true",
+        ("batch.micro_batch=5000",),
+        True,
+        id="micro_batch_larger_than_the_split",
+    ),
+    pytest.param(
+        "mode=train data.path=/nonexistent/instructions.jsonl",
+        ("/nonexistent/instructions.jsonl",),
+        True,
+        id="missing_data_file",
+    ),
+    pytest.param("batch.micro_batchh=2", ("batch.micro_batchh",), False, id="misspelt_key", marks=HYDRA_EXITS_1),
 ]
 
 

@@ -1,4 +1,5 @@
 """Batch arithmetic: examples per update, updates per budget, and agreement with the data stream."""
+
 import pytest
 
 from pilot.engine.batch_plan import BatchPlan
@@ -6,8 +7,15 @@ from pilot.engine.data_order import rank_micro_batches, update_indices
 
 
 def plan(fixed="epochs", value=1, n=3200, micro=2, accum=8, replicas=1, drop_last=False):
-    return BatchPlan(micro_batch=micro, accumulation=accum, replicas=replicas, train_examples=n,
-                     drop_last=drop_last, fixed=fixed, value=value)
+    return BatchPlan(
+        micro_batch=micro,
+        accumulation=accum,
+        replicas=replicas,
+        train_examples=n,
+        drop_last=drop_last,
+        fixed=fixed,
+        value=value,
+    )
 
 
 def test_design_brief_example():
@@ -25,10 +33,13 @@ def test_replicas_multiply_examples_per_update():
     assert plan(replicas=4).total_updates == 50
 
 
-@pytest.mark.parametrize("drop_last, updates_per_epoch, examples_per_epoch", [
-    (False, 201, 3210),   # 200 full updates + one of 10 examples
-    (True, 200, 3200),    # the 10 left over are dropped
-])
+@pytest.mark.parametrize(
+    "drop_last, updates_per_epoch, examples_per_epoch",
+    [
+        (False, 201, 3210),  # 200 full updates + one of 10 examples
+        (True, 200, 3200),  # the 10 left over are dropped
+    ],
+)
 def test_incomplete_last_update(drop_last, updates_per_epoch, examples_per_epoch):
     p = plan(n=3210, drop_last=drop_last)
     assert p.updates_per_epoch == updates_per_epoch
@@ -51,24 +62,27 @@ def test_epochs_fixed_changes_updates_with_the_batch():
 
 def test_examples_fixed_clips_the_last_update():
     p = plan(fixed="examples", value=100)
-    assert p.total_updates == 7            # 6 x 16 + one update of 4
+    assert p.total_updates == 7  # 6 x 16 + one update of 4
     assert p.examples_in_update(6) == 4
     assert p.examples_seen == 100
     dropped = plan(fixed="examples", value=100, drop_last=True)
     assert dropped.total_updates == 6 and dropped.examples_seen == 96
 
 
-@pytest.mark.parametrize("p", [
-    plan(fixed="updates", value=25, n=37, micro=3, accum=2),
-    plan(fixed="epochs", value=3, n=37, micro=3, accum=2, drop_last=True),
-    plan(fixed="examples", value=50, n=37, micro=2, accum=3, replicas=2),
-])
+@pytest.mark.parametrize(
+    "p",
+    [
+        plan(fixed="updates", value=25, n=37, micro=3, accum=2),
+        plan(fixed="epochs", value=3, n=37, micro=3, accum=2, drop_last=True),
+        plan(fixed="examples", value=50, n=37, micro=2, accum=3, replicas=2),
+    ],
+)
 def test_arithmetic_matches_the_stream(p):
     """The numbers logged up front are the numbers the stream actually delivers."""
     drawn = [update_indices(p, seed=3, update=u) for u in range(p.total_updates)]
     assert sum(len(d) for d in drawn) == p.examples_seen
     for epoch_start in range(0, p.total_updates, p.updates_per_epoch):
-        epoch = [i for d in drawn[epoch_start:epoch_start + p.updates_per_epoch] for i in d]
+        epoch = [i for d in drawn[epoch_start : epoch_start + p.updates_per_epoch] for i in d]
         assert len(epoch) == len(set(epoch)), "an example repeated inside one epoch"
 
 

@@ -3,6 +3,7 @@
 Marker-file technique: every tampered file would, if it ran, create ``marker`` or touch
 ``victim`` in the test's own directory; each test asserts neither happened.
 """
+
 import json
 import os
 import pickle
@@ -15,14 +16,19 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import compose_config
 from omegaconf import OmegaConf
 from safetensors.torch import load_file, save_file
 
 import pilot.closing as closing
-from conftest import compose_config
 from pilot.checkpoint import UnsafeCheckpointError, latest_valid_checkpoint, safe_load
-from pilot.closing import (ExportConfigRefused, check_in_new_process, export_with_controls, reload_and_compare,
-                           run_policy)
+from pilot.closing import (
+    ExportConfigRefused,
+    check_in_new_process,
+    export_with_controls,
+    reload_and_compare,
+    run_policy,
+)
 from pilot.run_record import config_hash
 from pilot.train import build_trainer
 
@@ -73,8 +79,14 @@ def tamper(export_dir: Path, key: str, value) -> None:
 
 def reload_cli(export_dir: Path, *args: str, env_extra=None) -> subprocess.CompletedProcess:
     env = {**os.environ, **(env_extra or {})}
-    return subprocess.run([sys.executable, "-m", "pilot.closing", str(export_dir), *args], cwd=REPO,
-                          env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "pilot.closing", str(export_dir), *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def attacks(tmp_path: Path):
@@ -100,14 +112,17 @@ def assert_nothing_ran(tmp_path: Path) -> None:
 @pytest.fixture
 def nothing_built(monkeypatch):
     """Fail the test if the reload builds anything (data or model) before it refuses."""
+
     def refuse(*args, **kwargs):
         raise AssertionError("instantiate was called before the config was refused")
+
     monkeypatch.setattr(closing, "instantiate", refuse)
 
 
 # --------------------------------------------------------------------------- item 11: targets
-@pytest.mark.parametrize("target", ["torch.load", "builtins.open", "subprocess.run", "subprocess.Popen",
-                                    "os.system", "os.remove"])
+@pytest.mark.parametrize(
+    "target", ["torch.load", "builtins.open", "subprocess.run", "subprocess.Popen", "os.system", "os.remove"]
+)
 def test_tampered_target_is_refused_by_hand_and_never_runs(run_dir, tmp_path, target):
     export = run_dir / "export"
     tamper(export, "data", attacks(tmp_path)[target])
@@ -132,24 +147,39 @@ def test_parent_process_gives_the_child_the_run_config(run_dir, tmp_path):
     assert_nothing_ran(tmp_path)
 
 
-@pytest.mark.parametrize("key, node", [
-    ("model._args_", [{"_target_": "pilot.data.instructions.make_task"}]),               # positional args
-    ("model.layers", [1, {"inner": {"_target_": "os.system", "command": "touch x"}}]),  # inside a list
-    ("data.split.hook", {"_target_": "subprocess.run", "_partial_": True}),             # partial, deep
-    ("optim.scheduler", {"_target_": "pilot.data.digits.make_task"}),                   # a pilot target, wrong key
-])
+@pytest.mark.parametrize(
+    "key, node",
+    [
+        ("model._args_", [{"_target_": "pilot.data.instructions.make_task"}]),  # positional args
+        ("model.layers", [1, {"inner": {"_target_": "os.system", "command": "touch x"}}]),  # inside a list
+        ("data.split.hook", {"_target_": "subprocess.run", "_partial_": True}),  # partial, deep
+        ("optim.scheduler", {"_target_": "pilot.data.digits.make_task"}),  # a pilot target, wrong key
+    ],
+)
 def test_a_target_at_any_depth_is_refused_naming_its_key(run_dir, nothing_built, key, node):
     export = run_dir / "export"
     tamper(export, key, node)
     with pytest.raises(ExportConfigRefused) as refused:
         reload_and_compare(export, run_policy(export))
-    named = {"model._args_": "model._args_[0]._target_", "model.layers": "model.layers[1].inner._target_",
-             "data.split.hook": "data.split.hook._target_", "optim.scheduler": "optim.scheduler._target_"}[key]
+    named = {
+        "model._args_": "model._args_[0]._target_",
+        "model.layers": "model.layers[1].inner._target_",
+        "data.split.hook": "data.split.hook._target_",
+        "optim.scheduler": "optim.scheduler._target_",
+    }[key]
     assert f"{named} = " in str(refused.value)
 
 
-@pytest.mark.parametrize("target", ["os.system", "pilot.run_record.subprocess.run", "torch.serialization.load",
-                                    "pilot.data.digits.__builtins__", "builtins.eval"])
+@pytest.mark.parametrize(
+    "target",
+    [
+        "os.system",
+        "pilot.run_record.subprocess.run",
+        "torch.serialization.load",
+        "pilot.data.digits.__builtins__",
+        "builtins.eval",
+    ],
+)
 def test_code_running_targets_are_refused_even_when_allowed(run_dir, nothing_built, target):
     export = run_dir / "export"
     tamper(export, "data._target_", target)
@@ -163,7 +193,8 @@ def test_allow_target_on_the_command_line(run_dir, tmp_path):
     plugins.mkdir()
     (plugins / "trusted_tasks.py").write_text(
         "from pilot.data.digits import make_task as digits\n\n"
-        "def make_task(**settings):\n    return digits(**settings)\n")
+        "def make_task(**settings):\n    return digits(**settings)\n"
+    )
     export, env = run_dir / "export", {"PYTHONPATH": str(plugins)}
     tamper(export, "data._target_", "trusted_tasks.make_task")
     refused = reload_cli(export, env_extra=env)
@@ -196,8 +227,11 @@ def test_a_changed_value_is_refused_naming_the_key(run_dir, nothing_built):
 
 def test_an_interpolation_is_refused(run_dir, nothing_built):
     export = run_dir / "export"
-    (export / "config.yaml").write_text((export / "config.yaml").read_text().replace(
-        "by: group", "by: \"${oc.decode:'{_target_: os.system, command: touch x}'}\""))
+    (export / "config.yaml").write_text(
+        (export / "config.yaml")
+        .read_text()
+        .replace("by: group", "by: \"${oc.decode:'{_target_: os.system, command: touch x}'}\"")
+    )
     with pytest.raises(ExportConfigRefused, match=r"holds interpolations.*data\.split\.by = "):
         reload_and_compare(export, run_policy(export))
 

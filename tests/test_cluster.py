@@ -3,6 +3,7 @@
 Start the cluster with `bash scripts/slurm_cluster.sh start` (as root). Without a cluster these
 tests skip and say so; with CI=true a missing cluster is a failure.
 """
+
 import glob
 import json
 import os
@@ -37,8 +38,15 @@ def cluster():
         pytest.skip(f"no SLURM cluster reachable; {START}")
 
 
-JOB = ["mode=train", "+experiment=classification", "budget.fixed=updates", "loop.eval_every=0",
-       "closing.control_examples=0", "hydra/launcher=slurm", "run.threads=1"]
+JOB = [
+    "mode=train",
+    "+experiment=classification",
+    "budget.fixed=updates",
+    "loop.eval_every=0",
+    "closing.control_examples=0",
+    "hydra/launcher=slurm",
+    "run.threads=1",
+]
 
 
 def launch(tmp_path, *overrides, fault=None):
@@ -46,8 +54,7 @@ def launch(tmp_path, *overrides, fault=None):
     env = {k: v for k, v in os.environ.items() if k != "PILOT_FAULT"}
     if fault:  # sbatch exports the submitting environment to the job
         env["PILOT_FAULT"] = fault
-    return subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True)
+    return subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
 def finish(process, timeout=600):
@@ -80,6 +87,7 @@ def preempt_running_job(tmp_path):
 
 def final_weights(run_dir):
     from pilot.checkpoint import latest_valid_checkpoint
+
     _, state = latest_valid_checkpoint(Path(run_dir) / "checkpoints")
     return state["position"]["updates_done"], state["model"]
 
@@ -87,9 +95,21 @@ def final_weights(run_dir):
 def test_sweep_on_the_cluster_gives_the_local_recap_columns(tmp_path):
     args = ["budget.value=4", "optim.lr=1e-3,2e-3", "seed=0"]
     finish(launch(tmp_path / "slurm", *args))
-    local = subprocess.run([sys.executable, "-m", "pilot", *[a for a in JOB if not a.startswith("hydra/")],
-                            f"campaign.sweep_root={tmp_path}/local/sweeps", *args, "-m"],
-                           cwd=REPO, capture_output=True, text=True, timeout=600)
+    local = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pilot",
+            *[a for a in JOB if not a.startswith("hydra/")],
+            f"campaign.sweep_root={tmp_path}/local/sweeps",
+            *args,
+            "-m",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert local.returncode == 0, local.stderr[-2000:]
     slurm_recap = pd.read_csv(next((tmp_path / "slurm").glob("sweeps/*/*/recap.csv")))
     local_recap = pd.read_csv(next((tmp_path / "local").glob("sweeps/*/*/recap.csv")))
@@ -98,8 +118,7 @@ def test_sweep_on_the_cluster_gives_the_local_recap_columns(tmp_path):
 
 
 def test_preempted_job_is_requeued_and_ends_as_if_uninterrupted(tmp_path):
-    process = launch(tmp_path, "budget.value=400", "checkpoint.every=0", "batch.micro_batch=1",
-                     "batch.accumulation=16")
+    process = launch(tmp_path, "budget.value=400", "checkpoint.every=0", "batch.micro_batch=1", "batch.accumulation=16")
     wait_for_updates(tmp_path, 40)
     preempt_running_job(tmp_path)
     finish(process)
@@ -109,10 +128,23 @@ def test_preempted_job_is_requeued_and_ends_as_if_uninterrupted(tmp_path):
     assert record["resumes"][0]["from_update"] == record["interruptions"][0]["at_update"] > 0
     # the same job without interruption, run locally in one go
     reference = tmp_path / "reference"
-    local = subprocess.run([sys.executable, "-m", "pilot", *[a for a in JOB if not a.startswith("hydra/")],
-                            "budget.value=400", "checkpoint.every=0", "batch.micro_batch=1",
-                            "batch.accumulation=16", f"hydra.run.dir={reference}"],
-                           cwd=REPO, capture_output=True, text=True, timeout=600)
+    local = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pilot",
+            *[a for a in JOB if not a.startswith("hydra/")],
+            "budget.value=400",
+            "checkpoint.every=0",
+            "batch.micro_batch=1",
+            "batch.accumulation=16",
+            f"hydra.run.dir={reference}",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert local.returncode == 0, local.stderr[-2000:]
     updates, weights = final_weights(run_dir)
     reference_updates, reference_weights = final_weights(reference)
@@ -123,8 +155,14 @@ def test_preempted_job_is_requeued_and_ends_as_if_uninterrupted(tmp_path):
 
 
 def test_job_preempted_past_its_requeues_ends_as_preempted(tmp_path):
-    process = launch(tmp_path, "budget.value=400", "checkpoint.every=0", "checkpoint.max_requeues=0",
-                     "batch.micro_batch=1", "batch.accumulation=16")
+    process = launch(
+        tmp_path,
+        "budget.value=400",
+        "checkpoint.every=0",
+        "checkpoint.max_requeues=0",
+        "batch.micro_batch=1",
+        "batch.accumulation=16",
+    )
     wait_for_updates(tmp_path, 20)
     preempt_running_job(tmp_path)
     finish(process)
@@ -153,9 +191,19 @@ def test_two_tasks_per_node_form_ddp_replicas(tmp_path):
 
 
 def test_pilot_on_two_tasks_writes_phase_rows_per_rank(tmp_path):
-    command = [sys.executable, "-m", "pilot", "+experiment=classification", "hydra/launcher=slurm",
-               "hydra.launcher.tasks_per_node=2", "distributed=ddp2", "run.threads=1", "pilot.steady_steps=2",
-               f"campaign.sweep_root={tmp_path}/sweeps", "-m"]
+    command = [
+        sys.executable,
+        "-m",
+        "pilot",
+        "+experiment=classification",
+        "hydra/launcher=slurm",
+        "hydra.launcher.tasks_per_node=2",
+        "distributed=ddp2",
+        "run.threads=1",
+        "pilot.steady_steps=2",
+        f"campaign.sweep_root={tmp_path}/sweeps",
+        "-m",
+    ]
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     (phases,) = glob.glob(f"{tmp_path}/sweeps/*/*/*/phases.csv")

@@ -1,4 +1,5 @@
 """Every config composes and validates; bad input fails naming the key and the fix."""
+
 from pathlib import Path
 
 import pytest
@@ -19,8 +20,7 @@ def options(group):
 
 
 def test_every_group_named_by_the_design_exists():
-    for group in ("model", "data", "precision", "batch", "optim", "budget", "distributed", "memory",
-                  "experiment"):
+    for group in ("model", "data", "precision", "batch", "optim", "budget", "distributed", "memory", "experiment"):
         assert options(group), f"conf/{group}/ has no option"
 
 
@@ -43,33 +43,38 @@ def test_every_experiment_composes_validates_and_runs(make_cfg, tmp_path, experi
     assert result["status"] == "ok" and result["updates_done"] == 3
 
 
-@pytest.mark.parametrize("override, key", [
-    ("batch.micro_batch=two", "batch.micro_batch"),        # wrong type
-    ("batch.micro_batchh=2", "batch.micro_batchh"),        # misspelt key
-    ("precision.dtype=fp64", "precision.dtype"),           # not one of fp32, bf16, fp16
-    ("optim.betas=0.9", "optim.betas"),                    # a list expected
-])
+@pytest.mark.parametrize(
+    "override, key",
+    [
+        ("batch.micro_batch=two", "batch.micro_batch"),  # wrong type
+        ("batch.micro_batchh=2", "batch.micro_batchh"),  # misspelt key
+        ("precision.dtype=fp64", "precision.dtype"),  # not one of fp32, bf16, fp16
+        ("optim.betas=0.9", "optim.betas"),  # a list expected
+    ],
+)
 def test_compose_time_errors_name_the_key(make_cfg, override, key):
     with pytest.raises((ConfigCompositionException, OmegaConfBaseException)) as error:
         make_cfg(override)
     assert key in str(error.value) + str(error.value.__cause__)
 
 
-@pytest.mark.parametrize("overrides, key, fix", [
-    (["batch.micro_batch=-2"], "batch.micro_batch", "> 0"),
-    (["batch.accumulation=0"], "batch.accumulation", "> 0"),
-    (["precision=fp16", "precision.grad_scaler=false"], "precision.grad_scaler", "precision.grad_scaler=true"),
-    (["precision=bf16", "precision.grad_scaler=true"], "precision.grad_scaler", "grad_scaler=false"),
-    (["model._target_=nope.Model"], "model._target_", "importable"),
-    (["data._target_=pilot.data.nothing.make_task"], "data._target_", "importable"),
-    (["+experiment=classification", "memory=checkpointing"], "memory.activation_checkpointing",
-     "memory=none"),
-    (["+experiment=classification", "model.num_classes=9"], "model.num_classes", "model.num_classes=10"),
-    (["model.max_len=32"], "model.max_len", "model.max_len>=96"),
-    (["distributed.backend=nccl"], "distributed.backend", "gloo"),
-    (["data.split.val_fraction=0.6", "data.split.test_fraction=0.5"], "data.split.val_fraction", "below 1"),
-    (["optim.min_lr_ratio=2"], "optim.min_lr_ratio", "[0, 1]"),
-])
+@pytest.mark.parametrize(
+    "overrides, key, fix",
+    [
+        (["batch.micro_batch=-2"], "batch.micro_batch", "> 0"),
+        (["batch.accumulation=0"], "batch.accumulation", "> 0"),
+        (["precision=fp16", "precision.grad_scaler=false"], "precision.grad_scaler", "precision.grad_scaler=true"),
+        (["precision=bf16", "precision.grad_scaler=true"], "precision.grad_scaler", "grad_scaler=false"),
+        (["model._target_=nope.Model"], "model._target_", "importable"),
+        (["data._target_=pilot.data.nothing.make_task"], "data._target_", "importable"),
+        (["+experiment=classification", "memory=checkpointing"], "memory.activation_checkpointing", "memory=none"),
+        (["+experiment=classification", "model.num_classes=9"], "model.num_classes", "model.num_classes=10"),
+        (["model.max_len=32"], "model.max_len", "model.max_len>=96"),
+        (["distributed.backend=nccl"], "distributed.backend", "gloo"),
+        (["data.split.val_fraction=0.6", "data.split.test_fraction=0.5"], "data.split.val_fraction", "below 1"),
+        (["optim.min_lr_ratio=2"], "optim.min_lr_ratio", "[0, 1]"),
+    ],
+)
 def test_validation_names_key_value_and_fix(make_cfg, overrides, key, fix):
     with pytest.raises(ConfigError) as error:
         validate(make_cfg(*overrides))

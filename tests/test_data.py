@@ -1,4 +1,5 @@
 """What the built-in tasks hand the loss: masking, truncation, padding, splits."""
+
 import pytest
 import torch
 
@@ -39,8 +40,10 @@ def test_right_truncation_cuts_the_answer_and_says_how_much():
 
 @pytest.mark.parametrize("side", ["left", "right"])
 def test_collate_pads_on_the_requested_side(side):
-    items = [encode_example(Example(i, "g", {"instruction": "a" * n, "answer": "b"}), 96, "left", True)
-             for i, n in enumerate((1, 5))]
+    items = [
+        encode_example(Example(i, "g", {"instruction": "a" * n, "answer": "b"}), 96, "left", True)
+        for i, n in enumerate((1, 5))
+    ]
     batch = make_collate(side)(items)
     mask = batch["attention_mask"]
     assert mask.shape == (2, 12)  # <bos> + "aaaaa\n=> " + "b" + <eos>

@@ -1,4 +1,5 @@
 """Same seed -> the same run, bit for bit; another seed -> another data order."""
+
 from pilot.engine.data_order import update_indices
 from pilot.train import build_trainer
 
@@ -25,7 +26,6 @@ def test_every_epoch_is_a_new_permutation(make_cfg):
     _, trainer = losses(make_cfg("seed=7", "budget=epochs", "budget.value=2"), updates=0)
     plan = trainer.plan
     epoch0 = [i for u in range(plan.updates_per_epoch) for i in update_indices(plan, 7, u)]
-    epoch1 = [i for u in range(plan.updates_per_epoch, 2 * plan.updates_per_epoch)
-              for i in update_indices(plan, 7, u)]
+    epoch1 = [i for u in range(plan.updates_per_epoch, 2 * plan.updates_per_epoch) for i in update_indices(plan, 7, u)]
     assert sorted(epoch0) == sorted(epoch1) == list(range(plan.train_examples))
     assert epoch0 != epoch1

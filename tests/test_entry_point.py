@@ -1,4 +1,5 @@
 """``python -m pilot mode=train`` as a user runs it: run directory, run.json, metrics, progress lines."""
+
 import json
 import os
 import subprocess
@@ -14,9 +15,13 @@ def run_training(tmp_path, *overrides, fault=None):
     if fault:
         env["PILOT_FAULT"] = fault
     completed = subprocess.run(
-        [sys.executable, "-m", "pilot", "mode=train", f"hydra.run.dir={run_dir}", "run.log_every=5",
-         *overrides],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+        [sys.executable, "-m", "pilot", "mode=train", f"hydra.run.dir={run_dir}", "run.log_every=5", *overrides],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     return completed, run_dir
 
 
@@ -24,8 +29,17 @@ def test_default_task_runs_and_writes_the_output_contract(tmp_path):
     completed, run_dir = run_training(tmp_path, "budget.value=10")
     assert completed.returncode == 0, completed.stderr[-2000:]
     record = json.loads((run_dir / "run.json").read_text())
-    for key in ("run_id", "parent_id", "variant", "seed", "status", "stop_cause", "overrides",
-                "config_hash", "code_revision"):
+    for key in (
+        "run_id",
+        "parent_id",
+        "variant",
+        "seed",
+        "status",
+        "stop_cause",
+        "overrides",
+        "config_hash",
+        "code_revision",
+    ):
         assert key in record
     assert record["status"] == "ok" and record["stop_cause"] == "budget_reached"
     assert record["variant"] == "budget.value=10"  # mode and run.* do not define a variant
@@ -52,8 +66,13 @@ def test_bad_override_exits_non_zero_naming_the_key(tmp_path):
 def test_two_runs_never_share_a_directory(tmp_path):
     dirs = set()
     for _ in range(2):
-        completed = subprocess.run([sys.executable, "-m", "pilot", "--cfg", "all", "-p", "hydra.run.dir"],
-                                   cwd=REPO, capture_output=True, text=True, timeout=120)
+        completed = subprocess.run(
+            [sys.executable, "-m", "pilot", "--cfg", "all", "-p", "hydra.run.dir"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         dirs.add(completed.stdout.strip())
     assert len(dirs) == 2
 
@@ -77,10 +96,26 @@ def test_spawned_replicas_write_one_run(tmp_path):
 def test_torchrun_launch_writes_only_rank_zero_directory(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
     completed = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-         "-m", "pilot", "mode=train", "distributed=ddp2", "budget.value=3", f"hydra.run.dir={tmp_path}/run"],
-        cwd=tmp_path, env={**env, "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
-        timeout=300)
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc-per-node",
+            "2",
+            "-m",
+            "pilot",
+            "mode=train",
+            "distributed=ddp2",
+            "budget.value=3",
+            f"hydra.run.dir={tmp_path}/run",
+        ],
+        cwd=tmp_path,
+        env={**env, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert completed.returncode == 0, completed.stderr[-2000:]
     record = json.loads((tmp_path / "run" / "run.json").read_text())
     assert record["status"] == "ok" and record["examples_seen"] == 3 * 32

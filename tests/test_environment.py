@@ -4,6 +4,7 @@ Everything runs on the CPU: a GPU without bf16 is simulated (``DeviceFacts.from_
 difference env_check must report is made real by editing a copy of the pilot's lock or record (or the
 module a target names), never by mocking the comparison.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -17,17 +18,25 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import REPO_ROOT, compose_config
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
 
 from pilot import env_check
-from pilot.environment import (FACTS_FILE, LOCK_FILE, DeviceFacts, LockUnreadable, collect, environment_step, judge,
-                               read_lock)
+from pilot.environment import (
+    FACTS_FILE,
+    LOCK_FILE,
+    DeviceFacts,
+    LockUnreadable,
+    collect,
+    environment_step,
+    judge,
+    read_lock,
+)
 from pilot.phases.gates import PhaseRunner
 from pilot.rental.catalog import load_catalog
 from pilot.rental.requirements import campaign_requirements, catalog_statuses, gpu_status, parse_capability
 from pilot.run_record import code_revision, config_hash
-from conftest import REPO_ROOT, compose_config
 
 
 def make_run(cfg, run_dir: Path, first_step_loss: bool = True) -> Path:
@@ -38,15 +47,17 @@ def make_run(cfg, run_dir: Path, first_step_loss: bool = True) -> Path:
     result = environment_step(cfg, run_dir)
     assert result.verdict in ("pass", "warn"), result.reason
     OmegaConf.save(cfg, run_dir / "config.yaml", resolve=True)
-    (run_dir / "run.json").write_text(json.dumps({"run_id": "test", "config_hash": config_hash(cfg),
-                                                  "code_revision": code_revision()}))
+    (run_dir / "run.json").write_text(
+        json.dumps({"run_id": "test", "config_hash": config_hash(cfg), "code_revision": code_revision()})
+    )
     if first_step_loss:
         task = instantiate(cfg.data, _convert_="all")
         runner = PhaseRunner(cfg, task, torch.device("cpu"), run_dir)
         runner.build_model()
         loss = runner.trainer.train_step().loss
-        (run_dir / "phases.csv").write_text("phase,device,rank,duration_s,verdict,detail\n"
-                                            f"first_step,cpu,0,0.9,pass,\"loss {loss:.4g}, 0.9 s\"\n")
+        (run_dir / "phases.csv").write_text(
+            f'phase,device,rank,duration_s,verdict,detail\nfirst_step,cpu,0,0.9,pass,"loss {loss:.4g}, 0.9 s"\n'
+        )
     return run_dir
 
 
@@ -92,9 +103,9 @@ def test_step_passes_on_the_default_config_and_writes_the_lock(make_cfg, tmp_pat
     facts = json.loads((tmp_path / FACTS_FILE).read_text())
     assert facts["python"]["version"] == platform.python_version()
     assert facts["torch"]["version"] == torch.__version__ and facts["device"]["kind"] == "cpu"
-    call, = facts["attention"]["calls"]  # TinyGPT's two blocks make the same call
+    (call,) = facts["attention"]["calls"]  # TinyGPT's two blocks make the same call
     assert call["count"] == 2 and call["head_dim"] == 16 and call["mask"]["dtype"] == "bool"
-    probe, = facts["attention"]["probes"]
+    (probe,) = facts["attention"]["probes"]
     assert probe["backends"]["math"]["available"] is True
     assert probe["backends"]["mem_efficient"]["available"] is None  # a CUDA kernel: not measurable on CPU
     assert probe["cuda_predicted"]["flash"]["eligible"] is False  # an explicit mask rules flash out
@@ -134,8 +145,9 @@ def test_nccl_without_cuda_fails(make_cfg):
 def test_a_target_whose_module_does_not_import_fails(make_cfg):
     result = environment_step(make_cfg("model._target_=pilot_no_such_module.Model"))
     assert result.verdict == "fail"
-    assert result.reason.startswith("model._target_=pilot_no_such_module.Model: module pilot_no_such_module does "
-                                    "not import (ModuleNotFoundError")
+    assert result.reason.startswith(
+        "model._target_=pilot_no_such_module.Model: module pilot_no_such_module does not import (ModuleNotFoundError"
+    )
     assert any("attention was not examined" in f.problem for f in result.findings)
 
 
@@ -157,8 +169,9 @@ def test_requirements_per_catalog_gpu(make_cfg):
     catalog = load_catalog(make_cfg().rental)
     statuses = catalog_statuses(campaign_requirements("bf16"), catalog)
     assert statuses["T4-16GB"].met is False and statuses["V100-32GB"].met is False
-    assert statuses["T4-16GB"].text.startswith("NOT MET: bf16 autocast (precision.dtype=bf16) needs NVIDIA "
-                                               "compute capability >= 8.0")
+    assert statuses["T4-16GB"].text.startswith(
+        "NOT MET: bf16 autocast (precision.dtype=bf16) needs NVIDIA compute capability >= 8.0"
+    )
     assert all(statuses[name].met for name in ("A10-24GB", "A100-80GB", "H100-80GB", "H200-141GB", "MI300X-192GB"))
     assert gpu_status(campaign_requirements("bf16"), None).met is None  # a GPU without a known capability
     fp8 = campaign_requirements("fp8")
@@ -166,7 +179,7 @@ def test_requirements_per_catalog_gpu(make_cfg):
     assert campaign_requirements("fp32") == []
 
     masked = {"dtype": "float32", "head_dim": 16, "mask": {"dtype": "bool"}, "count": 2}
-    requirement, = campaign_requirements("fp32", [masked])
+    (requirement,) = campaign_requirements("fp32", [masked])
     assert requirement.feature == "mem_efficient_attention" and not requirement.hard
     causal = {"dtype": "bfloat16", "head_dim": 64, "mask": None, "count": 12}
     flash = campaign_requirements("bf16", [causal])[1]
@@ -185,11 +198,15 @@ def test_env_check_passes_against_its_own_lock_and_journals(run_copy, tmp_path, 
     assert f"env_check ({run_copy})" in journal.read_text() and "env_check: pass" in journal.read_text()
 
 
-@pytest.mark.parametrize("name, line, severe", [
-    # a dependency of the campaign the pilot had and this machine lacks
-    ("removed", "pilot-phantom-dependency==1.0", True),
-    # a distribution nothing in the campaign imports: reported, exit 0
-    ("removed, unused", "unused-phantom-tool==2.0", False)])
+@pytest.mark.parametrize(
+    "name, line, severe",
+    [
+        # a dependency of the campaign the pilot had and this machine lacks
+        ("removed", "pilot-phantom-dependency==1.0", True),
+        # a distribution nothing in the campaign imports: reported, exit 0
+        ("removed, unused", "unused-phantom-tool==2.0", False),
+    ],
+)
 def test_env_check_reports_a_removed_distribution(run_copy, capsys, name, line, severe):
     edit_lock(run_copy, lambda text: text + line + "\n")
     if severe:
@@ -197,18 +214,21 @@ def test_env_check_reports_a_removed_distribution(run_copy, capsys, name, line, 
     code, out, _ = run_check(run_copy, capsys)
     distribution, version = line.split("==")
     expected = f"distribution {distribution}: pilot {version}, here not installed — "
-    assert (f"DIFF  {expected}a dependency of the campaign" if severe else
-            f"note  {expected}not among the campaign's dependencies") in out
+    assert (
+        f"DIFF  {expected}a dependency of the campaign"
+        if severe
+        else f"note  {expected}not among the campaign's dependencies"
+    ) in out
     assert code == (1 if severe else 0), out
 
 
 def test_env_check_reports_a_changed_version(run_copy, capsys):
     import numpy
+
     edit_lock(run_copy, lambda text: text.replace(f"numpy=={numpy.__version__}\n", "numpy==1.24.0\n"))
     code, out, _ = run_check(run_copy, capsys)
     assert code == 1
-    assert (f"DIFF  distribution numpy: pilot 1.24.0, here {numpy.__version__} — a dependency of the campaign"
-            in out)
+    assert f"DIFF  distribution numpy: pilot 1.24.0, here {numpy.__version__} — a dependency of the campaign" in out
 
 
 def test_env_check_reports_a_different_torch(run_copy, capsys):
@@ -238,8 +258,10 @@ def test_env_check_reports_a_changed_and_a_missing_module(make_cfg, tmp_path, mo
     importlib.invalidate_caches()
     code, out, _ = run_check(run_dir, capsys)
     assert code == 1
-    assert ("DIFF  model._target_=envcheck_probe_model.Model: module envcheck_probe_model: pilot imports, here "
-            "does not import (ModuleNotFoundError") in out
+    assert (
+        "DIFF  model._target_=envcheck_probe_model.Model: module envcheck_probe_model: pilot imports, here "
+        "does not import (ModuleNotFoundError"
+    ) in out
     code, out, _ = run_check(run_dir, capsys, "--smoke")
     assert code == 1 and "DIFF  smoke: pilot one update and one evaluation, here not run" in out
 
@@ -282,8 +304,13 @@ def test_env_check_refuses_bad_arguments_with_exit_2(run_copy, tmp_path, capsys)
 
 
 def test_env_check_command_line_exit_code_without_traceback(tmp_path):
-    completed = subprocess.run([sys.executable, "-m", "pilot.env_check", str(tmp_path / "nowhere")],
-                               capture_output=True, text=True, cwd=REPO_ROOT, timeout=120)
+    completed = subprocess.run(
+        [sys.executable, "-m", "pilot.env_check", str(tmp_path / "nowhere")],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        timeout=120,
+    )
     assert completed.returncode == 2
     assert "no such directory" in completed.stderr and "Traceback" not in completed.stderr
 
@@ -291,7 +318,12 @@ def test_env_check_command_line_exit_code_without_traceback(tmp_path):
 def test_the_first_step_loss_is_read_at_full_precision_where_the_pilot_records_it(run_copy):
     _, half_digit, source = env_check.recorded_first_step_loss(env_check.load_run(run_copy))
     assert 0 < half_digit <= 0.005 and source.startswith("phases.csv first_step")  # "loss 5.574": 4 digits
-    (run_copy / "phases.csv").write_text("phase,device,rank,duration_s,verdict,detail,loss\n"
-                                         "first_step,cpu,0,0.9,pass,\"loss 5.574, 0.9 s\",5.574102152173764\n")
+    (run_copy / "phases.csv").write_text(
+        "phase,device,rank,duration_s,verdict,detail,loss\n"
+        'first_step,cpu,0,0.9,pass,"loss 5.574, 0.9 s",5.574102152173764\n'
+    )
     assert env_check.recorded_first_step_loss(env_check.load_run(run_copy)) == (
-        5.574102152173764, 0.0, "phases.csv loss column")
+        5.574102152173764,
+        0.0,
+        "phases.csv loss column",
+    )

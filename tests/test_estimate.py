@@ -1,5 +1,6 @@
 """The memory estimate on fake tensors: validated against the same tracker on real tensors,
 closed-form counts, refusals, and a 7B configuration that never allocates its memory."""
+
 import dataclasses
 import resource
 
@@ -10,13 +11,13 @@ from pilot.estimate.memory import EstimateRefused, estimate_memory
 from pilot.estimate_run import compare
 
 BUILT_IN = [
-    [],                                   # TinyGPT, fp32, micro-batch 2 x 8
+    [],  # TinyGPT, fp32, micro-batch 2 x 8
     ["memory=checkpointing"],
     ["precision=bf16"],
     ["precision=fp16"],
     ["batch=large_micro"],
     ["optim=sgd"],
-    ["+experiment=classification"],       # MLP classifier on digits
+    ["+experiment=classification"],  # MLP classifier on digits
 ]
 
 
@@ -38,8 +39,9 @@ def test_estimate_matches_the_tracker_on_real_tensors_within_ten_percent(make_cf
 def test_the_comparison_fails_when_the_estimate_is_off(make_cfg):
     cfg = make_cfg()
     measured = estimate_memory(cfg, fake=False)
-    off = dataclasses.replace(measured, phases=[dataclasses.replace(p, peak_bytes=int(p.peak_bytes * 1.2))
-                                                for p in measured.phases])
+    off = dataclasses.replace(
+        measured, phases=[dataclasses.replace(p, peak_bytes=int(p.peak_bytes * 1.2)) for p in measured.phases]
+    )
     ok, worst, lines = compare(off, measured, 0.10)
     assert not ok and worst == pytest.approx(0.2, abs=1e-3) and "20.00% apart" in lines[0]
 
@@ -71,27 +73,36 @@ def test_activation_checkpointing_and_bf16_lower_the_estimated_activations(make_
 
 
 def test_seven_billion_parameters_are_estimated_without_allocating_them(make_cfg):
-    cfg = make_cfg("model.d_model=4096", "model.n_layer=32", "model.n_head=32", "model.vocab_size=32000",
-                   "data.max_len=2048", "precision=bf16", "batch.micro_batch=1", "batch.accumulation=1",
-                   "batch.eval_micro_batch=1")
+    cfg = make_cfg(
+        "model.d_model=4096",
+        "model.n_layer=32",
+        "model.n_head=32",
+        "model.vocab_size=32000",
+        "data.max_len=2048",
+        "precision=bf16",
+        "batch.micro_batch=1",
+        "batch.accumulation=1",
+        "batch.eval_micro_batch=1",
+    )
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     estimate = estimate_memory(cfg)
     grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
     n = tiny_gpt_parameters(32000, 2048, 4096, 32)
     assert estimate.parameters == n and 6.5e9 < n < 7.5e9
-    assert estimate.state_bytes["parameters"] == 4 * n                       # fp32 master weights
+    assert estimate.state_bytes["parameters"] == 4 * n  # fp32 master weights
     assert estimate.state_bytes["optimizer_state"] == 8 * n + 4 * (2 + 32 * 12 + 2 + 1)
     steady = estimate.phase("steady_step")
     assert steady.seq_len == 2048 and steady.micro_batch == 1
     assert steady.breakdown["gradients"] == 4 * n
-    assert estimate.peak_bytes > 16 * n                                     # params + grads + Adam (+ temporaries)
+    assert estimate.peak_bytes > 16 * n  # params + grads + Adam (+ temporaries)
     assert estimate.phase("eval_longest").breakdown["activations"] > 0
-    assert grown < 2 * 2 ** 30                                               # ~108 GB estimated, not allocated
-    assert estimate.flops_per_micro_batch > 6 * n * 2048 * 0.9               # ~6 N T for forward + backward
+    assert grown < 2 * 2**30  # ~108 GB estimated, not allocated
+    assert estimate.flops_per_micro_batch > 6 * n * 2048 * 0.9  # ~6 N T for forward + backward
 
 
 class ReadsValues(torch.nn.Module):
     """A model whose forward reads a tensor value: it cannot run on fake tensors."""
+
     supports_activation_checkpointing = False
 
     def __init__(self, vocab_size: int, **_):

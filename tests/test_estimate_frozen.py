@@ -4,6 +4,7 @@ The stock MemTracker hooks every parameter's gradient and ``register_hook`` rais
 one; before the fix that error was reported as "avoid reading tensor values (.item())".
 Gradients and optimizer state must count the trainable parameters only, to the byte.
 """
+
 import pytest
 import torch
 
@@ -47,24 +48,24 @@ def _counts(model: torch.nn.Module):
 
 def _model(cfg):
     from hydra.utils import instantiate
+
     return instantiate(cfg.model, _convert_="all")
 
 
 @pytest.mark.parametrize("optim", [["optim=adamw"], ["optim=sgd", "optim.momentum=0.9"]], ids=["adamw", "sgd"])
 def test_a_frozen_backbone_is_estimated_and_only_trainable_parameters_count(make_cfg, optim):
-    cfg = make_cfg("+experiment=classification", f"model._target_={__name__}.FrozenBackboneClassifier",
-                   *optim)
+    cfg = make_cfg("+experiment=classification", f"model._target_={__name__}.FrozenBackboneClassifier", *optim)
     total, trainable, tensors = _counts(_model(cfg))
     assert 0 < trainable < total  # the head only
     estimate = estimate_memory(cfg)
     assert estimate.parameters == total
-    assert estimate.state_bytes["parameters"] == 4 * total          # frozen weights are still held
+    assert estimate.state_bytes["parameters"] == 4 * total  # frozen weights are still held
     expected_state = 2 * 4 * trainable + 4 * tensors if optim == ["optim=adamw"] else 4 * trainable
     assert estimate.state_bytes["optimizer_state"] == expected_state  # moments of trainable tensors only
     assert estimate.closed_form == estimate.state_bytes
     for phase in ("first_step", "steady_step"):
         for part in estimate.phase(phase).moments.values():
-            assert part["gradients"] == 4 * trainable                 # no gradient for a frozen weight
+            assert part["gradients"] == 4 * trainable  # no gradient for a frozen weight
     assert estimate.phase("eval_longest").breakdown["gradients"] == 0
 
 
@@ -77,8 +78,7 @@ def test_a_frozen_backbone_estimate_agrees_with_the_tracker_on_real_tensors(make
 
 
 def test_a_partly_frozen_language_model_is_estimated_in_closed_form(make_cfg):
-    cfg = make_cfg(f"model._target_={__name__}.FrozenBodyGPT", "model.d_model=32", "model.n_layer=2",
-                   "model.n_head=2")
+    cfg = make_cfg(f"model._target_={__name__}.FrozenBodyGPT", "model.d_model=32", "model.n_layer=2", "model.n_head=2")
     total, trainable, tensors = _counts(_model(cfg))
     assert 0 < trainable < total
     estimate = estimate_memory(cfg)

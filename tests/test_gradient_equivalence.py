@@ -4,6 +4,7 @@ The loss of an update is normalised by the targets of the *whole* update, so
 micro-batching, accumulation and a partial last window must not change the
 gradient, even with variable-length sequences.
 """
+
 import torch
 from torch.testing import assert_close
 
@@ -27,10 +28,8 @@ def test_accumulation_equals_full_batch_on_variable_lengths(make_cfg):
 def test_partial_final_window_equals_full_batch(make_cfg):
     # 11 examples: micro-batches of 2,2,2,2,2,1 against one batch of 11
     budget = ["budget=examples", "budget.value=11"]
-    accumulated = params_after_one_update(
-        make_cfg(*SGD, *budget, "batch.micro_batch=2", "batch.accumulation=8"))
-    full = params_after_one_update(
-        make_cfg(*SGD, *budget, "batch.micro_batch=11", "batch.accumulation=1"))
+    accumulated = params_after_one_update(make_cfg(*SGD, *budget, "batch.micro_batch=2", "batch.accumulation=8"))
+    full = params_after_one_update(make_cfg(*SGD, *budget, "batch.micro_batch=11", "batch.accumulation=1"))
     assert_close(accumulated, full)
 
 

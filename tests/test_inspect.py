@@ -1,4 +1,5 @@
 """The pilot flags, with fail and the example, every planted problem of what the loss sees."""
+
 import json
 
 import pytest
@@ -20,8 +21,10 @@ def generation(tmp_path, rows, **kwargs):
     return instructions.make_task(path=jsonl(tmp_path, rows), split=SPLIT, **kwargs)
 
 
-ROWS = [{"instruction": f"Say {w}", "answer": w} for w in
-        ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet")]
+ROWS = [
+    {"instruction": f"Say {w}", "answer": w}
+    for w in ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet")
+]
 
 
 def test_clean_generation_data_passes(tmp_path):
@@ -51,8 +54,7 @@ def test_answer_truncated_away_entirely_fails(tmp_path):
     task = generation(tmp_path, rows, max_len=40, truncation_side="right")
     result, _ = inspect_task(task, n_show=1, micro_batch=2)
     assert result.verdict == "fail"
-    assert any(f.problem == "no target token in the loss" and f.example == len(ROWS)
-               for f in result.findings)
+    assert any(f.problem == "no target token in the loss" and f.example == len(ROWS) for f in result.findings)
     stats = result.details["per_split"]
     assert sum(s["share_target_cut_entirely"] * s["examples"] for s in stats.values()) == 1
 
@@ -64,6 +66,7 @@ def test_instruction_counted_in_the_loss_fails(tmp_path):
     def unmasked(example):  # the bug: labels copied from the inputs, instruction included
         item = encode(example)
         return {**item, "labels": item["input_ids"].clone()}
+
     task.encode = unmasked
     result, _ = inspect_task(task, n_show=1, micro_batch=2)
     assert result.verdict == "fail"

@@ -2,6 +2,7 @@
 shared across splits, copies behind ids, near-duplicates, time-stamped data split at random, a
 feature that gives the label away. Each planted task of tests/planted_tasks is flagged naming its
 cause; the built-in tasks and the correct tasks stay ``pass``."""
+
 import importlib
 import itertools
 import sys
@@ -16,8 +17,15 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # tests.planted_tasks is imported by its package path
     sys.path.insert(0, str(ROOT))
 
-from pilot.checks.leaks import (LeakThresholds, _jaccard_pairs, best_threshold_balanced_accuracy,  # noqa: E402
-                                model_views, name_says_id, nearest, normalise_text)
+from pilot.checks.leaks import (  # noqa: E402
+    LeakThresholds,
+    _jaccard_pairs,
+    best_threshold_balanced_accuracy,
+    model_views,
+    name_says_id,
+    nearest,
+    normalise_text,
+)
 from pilot.checks.split_audit import audit_split  # noqa: E402
 from pilot.data import digits, instructions  # noqa: E402
 from pilot.data.task import Example, TaskData  # noqa: E402
@@ -91,13 +99,22 @@ def _vector_task(rows, groups, labels=None, split_of=None, info=None):
         splits[split_of(i)].append(Example(index=i, group=group, fields={**fields, "y": labels[i]}))
 
     def collate(items):
-        return {"inputs": torch.stack([it["inputs"] for it in items]),
-                "labels": torch.tensor([it["label"] for it in items]),
-                "index": torch.tensor([it["index"] for it in items])}
-    return TaskData(kind="classification", splits=splits,
-                    encode=lambda e: {"index": e.index, "inputs": torch.from_numpy(e.fields["x"]),
-                                      "label": e.fields["y"]},
-                    collate=collate, loss_sum=None, target_count=None, predict=None, info=info or {})
+        return {
+            "inputs": torch.stack([it["inputs"] for it in items]),
+            "labels": torch.tensor([it["label"] for it in items]),
+            "index": torch.tensor([it["index"] for it in items]),
+        }
+
+    return TaskData(
+        kind="classification",
+        splits=splits,
+        encode=lambda e: {"index": e.index, "inputs": torch.from_numpy(e.fields["x"]), "label": e.fields["y"]},
+        collate=collate,
+        loss_sum=None,
+        target_count=None,
+        predict=None,
+        info=info or {},
+    )
 
 
 def _random_rows(count, seed=0, width=4):
@@ -119,12 +136,15 @@ def test_an_id_field_that_is_the_group_or_the_target_is_skipped():
     labels = [i % 25 for i in range(200)]
     for i, row in enumerate(rows):
         row.update(patient_id=f"P{i // 4:03d}", diagnosis_code=f"D{labels[i]:03d}")
-    task = _vector_task(rows, [row["patient_id"] for row in rows], labels=labels,
-                        split_of=lambda i: "train" if (i // 4) % 5 else "val")
+    task = _vector_task(
+        rows, [row["patient_id"] for row in rows], labels=labels, split_of=lambda i: "train" if (i // 4) % 5 else "val"
+    )
     result = audit_split(task)
     assert result.verdict == "pass", result.reason
     assert result.details["undeclared"]["id_fields"] == {
-        "patient_id": "the declared group", "diagnosis_code": "the target (one-to-one with the encoded label)"}
+        "patient_id": "the declared group",
+        "diagnosis_code": "the target (one-to-one with the encoded label)",
+    }
 
 
 def test_id_shaped_values_and_id_names_are_recognised():
@@ -152,15 +172,27 @@ def test_duplicates_behind_an_id_tensor_in_the_batch_are_found():
     rows = rows + [dict(rows[3])]  # example 40 copies example 3
 
     def collate(items):
-        return {"inputs": torch.stack([it["inputs"] for it in items]),
-                "labels": torch.zeros(len(items), dtype=torch.long),
-                "record": torch.tensor([1000 + it["index"] for it in items]),
-                "index": torch.tensor([it["index"] for it in items])}
-    splits = {"train": [Example(i, f"g{i}", {**rows[i], "source": "a"}) for i in range(40)],
-              "val": [Example(40, "g40", {**rows[40], "source": "b"})], "test": []}
-    task = TaskData(kind="classification", splits=splits,
-                    encode=lambda e: {"index": e.index, "inputs": torch.from_numpy(e.fields["x"])},
-                    collate=collate, loss_sum=None, target_count=None, predict=None)
+        return {
+            "inputs": torch.stack([it["inputs"] for it in items]),
+            "labels": torch.zeros(len(items), dtype=torch.long),
+            "record": torch.tensor([1000 + it["index"] for it in items]),
+            "index": torch.tensor([it["index"] for it in items]),
+        }
+
+    splits = {
+        "train": [Example(i, f"g{i}", {**rows[i], "source": "a"}) for i in range(40)],
+        "val": [Example(40, "g40", {**rows[40], "source": "b"})],
+        "test": [],
+    }
+    task = TaskData(
+        kind="classification",
+        splits=splits,
+        encode=lambda e: {"index": e.index, "inputs": torch.from_numpy(e.fields["x"])},
+        collate=collate,
+        loss_sum=None,
+        target_count=None,
+        predict=None,
+    )
     views = model_views(task)
     assert views.dropped_keys == ["index", "record"]
     result = audit_split(task)
@@ -169,7 +201,9 @@ def test_duplicates_behind_an_id_tensor_in_the_batch_are_found():
 
 def test_raw_identical_copies_are_reported_once():
     rows = _random_rows(30)
-    task = _vector_task(rows + [rows[0]], [f"g{i}" for i in range(31)], split_of=lambda i: "val" if i == 30 else "train")
+    task = _vector_task(
+        rows + [rows[0]], [f"g{i}" for i in range(31)], split_of=lambda i: "val" if i == 30 else "train"
+    )
     result = audit_split(task)
     assert result.verdict == "fail" and len(result.findings) == 1
     assert "identical example in two splits" in result.reason
@@ -208,8 +242,11 @@ def test_jaccard_pairs_match_brute_force(threshold):
     sets_a = [set(rng.choice(30, size=rng.integers(0, 9), replace=False).tolist()) for _ in range(50)]
     sets_b = [set(rng.choice(30, size=rng.integers(0, 9), replace=False).tolist()) for _ in range(40)]
     found = {(i, j): s for i, j, s in _jaccard_pairs(sets_a, sets_b, threshold)}
-    expected = {(i, j): len(a & b) / len(a | b) for (i, a), (j, b) in
-                itertools.product(enumerate(sets_a), enumerate(sets_b)) if a | b and len(a & b) / len(a | b) >= threshold}
+    expected = {
+        (i, j): len(a & b) / len(a | b)
+        for (i, a), (j, b) in itertools.product(enumerate(sets_a), enumerate(sets_b))
+        if a | b and len(a & b) / len(a | b) >= threshold
+    }
     assert found.keys() == expected.keys()
     for key, value in expected.items():
         assert found[key] == pytest.approx(value)
@@ -222,25 +259,33 @@ def _timed_task(groups, times, split_of):
     splits = {"train": [], "val": [], "test": []}
     for i, (group, when) in enumerate(zip(groups, times)):
         splits[split_of(i)].append(Example(index=i, group=group, fields=rows[i], time=when))
-    return TaskData(kind="classification", splits=splits, encode=None, collate=None, loss_sum=None,
-                    target_count=None, predict=None)
+    return TaskData(
+        kind="classification", splits=splits, encode=None, collate=None, loss_sum=None, target_count=None, predict=None
+    )
 
 
 def test_time_inside_the_training_range_warns_with_the_share():
-    task = _timed_task([f"g{i}" for i in range(100)], [float(i) for i in range(100)],
-                       lambda i: "val" if i % 5 == 2 else "train")
+    task = _timed_task(
+        [f"g{i}" for i in range(100)], [float(i) for i in range(100)], lambda i: "val" if i % 5 == 2 else "train"
+    )
     result = audit_split(task)
-    assert result.verdict == "warn" and "20 of 20 val times (100%) fall inside the training range [0, 99]" in result.reason
+    assert (
+        result.verdict == "warn" and "20 of 20 val times (100%) fall inside the training range [0, 99]" in result.reason
+    )
     assert result.details["undeclared"]["time"]["val"]["share"] == 1.0
 
 
 def test_time_ordered_or_group_timed_data_does_not_warn():
-    ordered = _timed_task([f"g{i}" for i in range(100)], [float(i) for i in range(100)],
-                          lambda i: "val" if i >= 80 else "train")
+    ordered = _timed_task(
+        [f"g{i}" for i in range(100)], [float(i) for i in range(100)], lambda i: "val" if i >= 80 else "train"
+    )
     assert audit_split(ordered).verdict == "pass"
     # one time per group of several examples (a document's date): the group split keeps each moment together
-    by_doc = _timed_task([f"d{i // 5}" for i in range(100)], [float(i // 5) for i in range(100)],
-                         lambda i: "val" if (i // 5) % 5 == 2 else "train")
+    by_doc = _timed_task(
+        [f"d{i // 5}" for i in range(100)],
+        [float(i // 5) for i in range(100)],
+        lambda i: "val" if (i // 5) % 5 == 2 else "train",
+    )
     result = audit_split(by_doc)
     assert result.verdict == "pass" and result.details["undeclared"]["time"]["time_is_a_group_property"]
 
@@ -251,8 +296,8 @@ def test_single_threshold_balanced_accuracy():
     positive = np.array([[0], [0], [1], [1]])
     scores = best_threshold_balanced_accuracy(features, positive)
     assert scores.shape == (1, 2)
-    assert scores[0, 0] == 1.0          # x > 1.5 separates exactly
-    assert scores[0, 1] == 0.75         # no single cut of the second column does
+    assert scores[0, 0] == 1.0  # x > 1.5 separates exactly
+    assert scores[0, 1] == 0.75  # no single cut of the second column does
 
 
 def test_a_label_copy_is_not_flagged_below_the_declared_score():

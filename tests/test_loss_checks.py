@@ -4,6 +4,7 @@ The suite runs once per session (``suite``); each item's test then reads the out
 planted tasks that exercise it, so every claim is checked on a task written the way a user
 would write it, and fails without the check that makes it.
 """
+
 from __future__ import annotations
 
 import sys
@@ -62,24 +63,34 @@ def test_every_planted_bug_is_flagged_by_the_check_that_names_it(suite):
 
 
 def test_every_correct_task_passes_every_check(suite):
-    alarms = {name: {step: r.reason for step, r in results.items() if r.verdict in runner.ALARMS}
-              for name, results in suite.items() if runner.load(name).EXPECTED is None}
+    alarms = {
+        name: {step: r.reason for step, r in results.items() if r.verdict in runner.ALARMS}
+        for name, results in suite.items()
+        if runner.load(name).EXPECTED is None
+    }
     assert not any(alarms.values()), alarms
-    kinds = {"ok_classification", "ok_instruction_generation", "ok_plain_lm", "ok_tabular_groups",
-             "ok_frozen_backbone", "ok_preshifted_labels"}
+    kinds = {
+        "ok_classification",
+        "ok_instruction_generation",
+        "ok_plain_lm",
+        "ok_tabular_groups",
+        "ok_frozen_backbone",
+        "ok_preshifted_labels",
+    }
     assert kinds <= set(alarms)
 
 
 # ----------------------------------------------------------------------------- 1. collated batches
 def test_counted_padding_fails_naming_split_example_and_positions(suite):
-    found = [f for f in suite["bug_collate_pad_counted"]["inspect"].findings
-             if "predict a padding token" in f.problem]
+    found = [f for f in suite["bug_collate_pad_counted"]["inspect"].findings if "predict a padding token" in f.problem]
     assert found and all(f.split in ("train", "val", "test") and f.example is not None for f in found)
     assert "counted position(s) " in found[0].problem
 
 
 def test_declared_target_not_counted_fails(suite):
-    assert "declared target token(s) not counted in the loss: 1 of" in reason(suite, "bug_collate_eos_dropped", "inspect")
+    assert "declared target token(s) not counted in the loss: 1 of" in reason(
+        suite, "bug_collate_eos_dropped", "inspect"
+    )
 
 
 def test_target_counted_by_another_rows_prompt_length_fails(suite):
@@ -132,6 +143,7 @@ def test_wrong_class_mapping_in_the_loss_names_the_classes(suite):
 
 def test_alignment_passes_on_the_embedded_task():
     from pilot.models.tiny_gpt import TinyGPT
+
     task = instructions.make_task(split={"by": "group"})
     result = alignment_check(task, TinyGPT(vocab_size=259, max_len=128, d_model=32, n_layer=1, n_head=2), 2)
     assert result.verdict == "pass", result.reason
@@ -152,17 +164,21 @@ def test_target_count_of_padding_fails(suite):
 def test_initial_loss_far_from_ln_classes_warns_with_numbers(suite):
     result = suite["bug_objective_divided_by_batch"]["objective"]
     assert result.verdict == "warn" and "ln(3) = 1.099" in result.reason
-    torch.testing.assert_close(result.details["initial_loss_per_target"] * 32,
-                               suite["ok_classification"]["objective"].details["initial_loss_per_target"],
-                               rtol=0.25, atol=0.0)
+    torch.testing.assert_close(
+        result.details["initial_loss_per_target"] * 32,
+        suite["ok_classification"]["objective"].details["initial_loss_per_target"],
+        rtol=0.25,
+        atol=0.0,
+    )
 
 
 # ----------------------------------------------------------------------------- 4, 5. batch edges
 def test_batchnorm_with_one_example_fails_naming_the_partial_window(suite):
     text = reason(suite, "bug_smallest_batchnorm", "smallest_micro_batch")
     assert "micro-batch of 1" in text and "partial last window" in text
-    assert "non-finite loss nan at a micro-batch of 1" in reason(suite, "bug_smallest_batch_standardise",
-                                                                 "smallest_micro_batch")
+    assert "non-finite loss nan at a micro-batch of 1" in reason(
+        suite, "bug_smallest_batch_standardise", "smallest_micro_batch"
+    )
 
 
 def test_random_layer_in_eval_mode_fails_naming_it(suite):
@@ -176,8 +192,9 @@ def _phase_runner(make_cfg, tmp_path, model_target: str):
         cfg.model = OmegaConf.create({"_target_": model_target})
         cfg.data.split.val_fraction = 0.15
     from hydra.utils import instantiate
+
     task = instantiate(cfg.data, _convert_="all")
-    task.splits["train"] = task.splits["train"][:16 * 20 + 1]  # 20 updates of 16, then one example
+    task.splits["train"] = task.splits["train"][: 16 * 20 + 1]  # 20 updates of 16, then one example
     phases = PhaseRunner(cfg, task, CPU, tmp_path)
     phases.measure("build_model", {}, phases.build_model)
     return phases
@@ -186,8 +203,9 @@ def _phase_runner(make_cfg, tmp_path, model_target: str):
 class _DigitsBatchNorm(torch.nn.Module):
     def __init__(self):
         super().__init__()
-        self.net = torch.nn.Sequential(torch.nn.Linear(64, 16), torch.nn.BatchNorm1d(16), torch.nn.ReLU(),
-                                       torch.nn.Linear(16, 10))
+        self.net = torch.nn.Sequential(
+            torch.nn.Linear(64, 16), torch.nn.BatchNorm1d(16), torch.nn.ReLU(), torch.nn.Linear(16, 10)
+        )
 
     def forward(self, inputs):
         return self.net(inputs)
@@ -230,7 +248,8 @@ def test_per_split_encoder_found_from_the_declared_names(suite):
 def test_permuted_and_shifted_ids_name_the_class(suite):
     assert "has different ids across or within splits" in reason(suite, "bug_labels_first_seen_order", "inspect")
     assert "class 'cat' is encoded as id 1, which the mapping names 'dog'" in reason(
-        suite, "bug_labels_one_based", "inspect")
+        suite, "bug_labels_one_based", "inspect"
+    )
 
 
 def test_without_a_declared_raw_label_the_by_name_checks_say_they_were_skipped():
@@ -273,6 +292,7 @@ def test_the_tasks_own_correct_count_is_used():
         @staticmethod
         def autocast():
             return torch.autocast("cpu", enabled=False)
+
     loss, recovery = scorer.score(Fresh)
     assert "correct_count" in scorer.rule and recovery == 1.0 and loss > 1.0
 
@@ -293,6 +313,7 @@ def test_generation_template_passes_every_direct_check(monkeypatch):
     def build():
         torch.manual_seed(0)
         return my_generation_task.GRUDecoder(vocab_size=259)
+
     settings = {**runner.DEFAULTS, "micro_batch": 2, "accumulation": 8, "eval_micro_batch": 16}
     for step, check in runner.CHECKS.items():
         if step in runner.OPT_IN:

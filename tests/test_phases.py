@@ -1,4 +1,5 @@
 """Phase gates: one row per phase and rank, the contract's columns, honest memory, OOM rows."""
+
 import json
 import subprocess
 import sys
@@ -14,9 +15,24 @@ from pilot.phases.memory import CUDA_COLUMNS
 from pilot.pilot_run import run_phases
 
 REPO = Path(__file__).resolve().parents[1]
-CONTRACT = ("phase", "device", "rank", "duration_s", "verdict", "detail", "mem_allocated_bytes",
-            "mem_reserved_bytes", "mem_peak_allocated_bytes", "mem_peak_reserved_bytes",
-            "mem_baseline_bytes", "rss_bytes", "rss_peak_bytes", "micro_batch", "seq_len", "precision")
+CONTRACT = (
+    "phase",
+    "device",
+    "rank",
+    "duration_s",
+    "verdict",
+    "detail",
+    "mem_allocated_bytes",
+    "mem_reserved_bytes",
+    "mem_peak_allocated_bytes",
+    "mem_peak_reserved_bytes",
+    "mem_baseline_bytes",
+    "rss_bytes",
+    "rss_peak_bytes",
+    "micro_batch",
+    "seq_len",
+    "precision",
+)
 
 
 def phase_rows(cfg, tmp_path, oom_in_phase=None):
@@ -31,14 +47,14 @@ def test_one_row_per_phase_with_the_contract_columns(make_cfg, tmp_path):
     for row in rows:
         assert row["verdict"] == "pass", row
         assert row["duration_s"] > 0
-        assert 0 <= row["rss_bytes"] <= row["rss_peak_bytes"]      # peak >= after >= 0
-        assert row["rss_peak_scope"] == "phase"                    # reset per phase on Linux
-        assert all(row[c] is None for c in CUDA_COLUMNS)           # empty on CPU, not zero
+        assert 0 <= row["rss_bytes"] <= row["rss_peak_bytes"]  # peak >= after >= 0
+        assert row["rss_peak_scope"] == "phase"  # reset per phase on Linux
+        assert all(row[c] is None for c in CUDA_COLUMNS)  # empty on CPU, not zero
         assert row["precision"] == "fp32" and row["micro_batch"] >= 1
     by_phase = {r["phase"]: r for r in rows}
-    assert by_phase["eval_longest"]["seq_len"] == 96               # the longest validation sequences
-    assert by_phase["eval_longest"]["micro_batch"] == 16           # at the evaluation batch size
-    assert "bit-identical" in by_phase["resume_check"]["detail"]   # a new process continued the run
+    assert by_phase["eval_longest"]["seq_len"] == 96  # the longest validation sequences
+    assert by_phase["eval_longest"]["micro_batch"] == 16  # at the evaluation batch size
+    assert "bit-identical" in by_phase["resume_check"]["detail"]  # a new process continued the run
     assert "bit-identical" in by_phase["reload_check"]["detail"]
     assert "optimizer state" in by_phase["first_step"]["detail"]
     assert (tmp_path / "export" / "rank0" / "model.safetensors").exists()
@@ -64,15 +80,19 @@ def test_failed_build_skips_the_phases_that_need_it(make_cfg, tmp_path):
 def test_replicas_each_write_their_rows(make_cfg, tmp_path):
     cfg = make_cfg("distributed=ddp2", "pilot.steady_steps=2")
     rows = run_phases(cfg, instantiate(cfg.data, _convert_="all"), torch.device("cpu"), tmp_path)
-    assert sorted((r["rank"], r["phase"]) for r in rows) == sorted(
-        (rank, phase) for rank in (0, 1) for phase in PHASES)
+    assert sorted((r["rank"], r["phase"]) for r in rows) == sorted((rank, phase) for rank in (0, 1) for phase in PHASES)
     assert {r["replicas"] for r in rows} == {2}
     assert all(r["verdict"] == "pass" for r in rows if (r["rank"], r["phase"]) != (1, "resume_check"))
 
 
 def run_cli(tmp_path, *overrides):
-    return subprocess.run([sys.executable, "-m", "pilot", f"hydra.run.dir={tmp_path / 'run'}", *overrides],
-                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "pilot", f"hydra.run.dir={tmp_path / 'run'}", *overrides],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 @pytest.mark.parametrize("task", [[], ["+experiment=classification"]])
@@ -93,10 +113,10 @@ def test_pilot_cli_passes_and_writes_the_report(tmp_path, task):
     assert "pilot verdict: pass" in completed.stdout
 
 
-@pytest.mark.parametrize("overrides, step", [
-    (["pilot.oom_in_phase=eval_longest"], "phases"),
-    (["optim.lr=0", "pilot.tiny.max_updates=20"], "tiny_subset"),
-])
+@pytest.mark.parametrize(
+    "overrides, step",
+    [(["pilot.oom_in_phase=eval_longest"], "phases"), (["optim.lr=0", "pilot.tiny.max_updates=20"], "tiny_subset")],
+)
 def test_pilot_cli_exits_non_zero_on_fail_or_oom(tmp_path, overrides, step):
     completed = run_cli(tmp_path, *overrides)
     assert completed.returncode == 1

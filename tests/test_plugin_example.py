@@ -1,4 +1,5 @@
 """The documented plug-in path (examples/my_task, README "Your own model and data") runs and learns."""
+
 from __future__ import annotations
 
 import json
@@ -15,8 +16,15 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "my_task"
 
 # the README command, word for word; the test adds only where outputs go and the thread count
-COMMAND = ["-m", "pilot", "mode=train", "hydra.searchpath=[file://examples/my_task/conf]",
-           "model=my_net", "data=my_data", "budget.value=50"]
+COMMAND = [
+    "-m",
+    "pilot",
+    "mode=train",
+    "hydra.searchpath=[file://examples/my_task/conf]",
+    "model=my_net",
+    "data=my_data",
+    "budget.value=50",
+]
 
 
 def _env() -> dict:
@@ -28,8 +36,14 @@ def _env() -> dict:
 def test_plugin_command_runs_and_learns(tmp_path):
     run_dir = tmp_path / "run"
     # run.threads=1: a tiny model on a shared CPU runs far faster on one thread than on contended ones
-    result = subprocess.run([sys.executable, *COMMAND, f"hydra.run.dir={run_dir}", "run.threads=1"],
-                            cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, *COMMAND, f"hydra.run.dir={run_dir}", "run.threads=1"],
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     record = json.loads((run_dir / "run.json").read_text())
     assert record["status"] == "ok", record
@@ -46,8 +60,7 @@ def test_plugin_loss_is_a_sum_over_targets(monkeypatch):
     monkeypatch.syspath_prepend(str(EXAMPLE))
     import my_task
 
-    task = my_task.make_task(n_examples=64, split={"by": "group", "val_fraction": 0.2,
-                                                   "test_fraction": 0.0})
+    task = my_task.make_task(n_examples=64, split={"by": "group", "val_fraction": 0.2, "test_fraction": 0.0})
     assert task.splits["train"] and task.splits["val"]
     train_groups = {e.group for e in task.splits["train"]}
     assert train_groups.isdisjoint(e.group for e in task.splits["val"])

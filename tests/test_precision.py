@@ -1,4 +1,5 @@
 """Mixed precision on the CPU: bf16 autocast, fp16 with a gradient scaler stepped once per update."""
+
 import math
 
 import pytest
@@ -17,6 +18,7 @@ def test_fp16_scaler_unscales_before_clipping_and_steps_once_per_update(make_cfg
         def counted(*args, _name=name, _original=original, **kwargs):
             calls[_name] += 1
             return _original(*args, **kwargs)
+
         monkeypatch.setattr(trainer.scaler, name, counted)
     record = trainer.train_step()
     assert calls == {"step": 1, "update": 1}  # not once per micro-batch

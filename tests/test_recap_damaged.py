@@ -1,5 +1,6 @@
 """The recap over damaged run directories (every one a row, never a crash) and over several sweeps
 (judged apart unless pooled; a seed run twice counts once)."""
+
 import json
 import math
 import subprocess
@@ -20,12 +21,23 @@ CONTROL = "optim.lr=1e-4"
 
 def record(**changes):
     """A run.json as pilot writes it for a finished run; ``changes`` set (or, with MISSING, drop) keys."""
-    data = {"run_id": "20261130-010000-aaaaaaaaaaaa", "parent_id": None, "variant": "optim.lr=0.0001",
-            "seed": 0, "status": "ok", "stop_cause": "budget_reached", "mode": "train",
-            "overrides": ["optim.lr=1e-4", "seed=0"], "started_at": "2026-11-30T01:00:00+0000",
-            "finished_at": "2026-11-30T01:00:30+0000", "peak_memory": {"rss_peak_bytes": 400_000_000},
-            "seconds_per_update": 0.04, "task": {"data": {"name": "digits"}, "targets_truncated_share": 0.0},
-            "closing": {"verdict": "pass"}, "resumes": []}
+    data = {
+        "run_id": "20261130-010000-aaaaaaaaaaaa",
+        "parent_id": None,
+        "variant": "optim.lr=0.0001",
+        "seed": 0,
+        "status": "ok",
+        "stop_cause": "budget_reached",
+        "mode": "train",
+        "overrides": ["optim.lr=1e-4", "seed=0"],
+        "started_at": "2026-11-30T01:00:00+0000",
+        "finished_at": "2026-11-30T01:00:30+0000",
+        "peak_memory": {"rss_peak_bytes": 400_000_000},
+        "seconds_per_update": 0.04,
+        "task": {"data": {"name": "digits"}, "targets_truncated_share": 0.0},
+        "closing": {"verdict": "pass"},
+        "resumes": [],
+    }
     data.update(changes)
     return {k: v for k, v in data.items() if v is not MISSING}
 
@@ -34,8 +46,17 @@ def metrics_line(kind, update, loss, **extra):
     """One metrics.jsonl line as pilot writes it: kind, update, loss first."""
     row = {"kind": kind, "update": update, "loss": loss}
     if kind == "train":
-        row.update(lr=1e-4, grad_norm=1.0, examples=16, targets=16, examples_seen=16 * update,
-                   targets_seen=16 * update, loss_scale=None, step_skipped=False, seconds=0.01)
+        row.update(
+            lr=1e-4,
+            grad_norm=1.0,
+            examples=16,
+            targets=16,
+            examples_seen=16 * update,
+            targets_seen=16 * update,
+            loss_scale=None,
+            step_skipped=False,
+            seconds=0.01,
+        )
     else:
         row.update(accuracy=0.5, targets=64.0, examples=64)
     row.update(extra)
@@ -94,21 +115,45 @@ DAMAGED = [
     ("unknown status", record(status="great"), None, "run.json: status is 'great', not one of running, ok, diverged"),
     ("started_at garbage", record(started_at="yesterday"), None, "run.json: started_at is 'yesterday', not a time"),
     ("finished_at a number", record(finished_at=5), None, "run.json: finished_at is 5, not a time"),
-    ("time zone on one time only", record(finished_at="2026-11-30T01:00:30"), None,
-     "one has a time zone, the other not"),
+    (
+        "time zone on one time only",
+        record(finished_at="2026-11-30T01:00:30"),
+        None,
+        "one has a time zone, the other not",
+    ),
     ("peak_memory a string", record(peak_memory="lots"), None, "run.json: peak_memory is 'lots', not an object"),
-    ("peak rss a string", record(peak_memory={"rss_peak_bytes": "big"}), None,
-     "run.json: peak_memory.rss_peak_bytes is 'big', not a number"),
-    ("seconds_per_update a string", record(seconds_per_update="fast"), None,
-     "run.json: seconds_per_update is 'fast', not a number"),
-    ("memory estimate a string", record(memory_estimate={"peak_bytes": "1 GB"}), None,
-     "memory_estimate.peak_bytes is '1 GB', not a number"),
+    (
+        "peak rss a string",
+        record(peak_memory={"rss_peak_bytes": "big"}),
+        None,
+        "run.json: peak_memory.rss_peak_bytes is 'big', not a number",
+    ),
+    (
+        "seconds_per_update a string",
+        record(seconds_per_update="fast"),
+        None,
+        "run.json: seconds_per_update is 'fast', not a number",
+    ),
+    (
+        "memory estimate a string",
+        record(memory_estimate={"peak_bytes": "1 GB"}),
+        None,
+        "memory_estimate.peak_bytes is '1 GB', not a number",
+    ),
     ("task a list", record(task=[1]), None, "run.json: task is [1], not an object"),
-    ("truncated share a string", record(task={"targets_truncated_share": "half"}), None,
-     "task.targets_truncated_share is 'half', not a number"),
+    (
+        "truncated share a string",
+        record(task={"targets_truncated_share": "half"}),
+        None,
+        "task.targets_truncated_share is 'half', not a number",
+    ),
     ("closing a string", record(closing="pass"), None, "run.json: closing is 'pass', not an object"),
-    ("overrides a string", record(overrides="optim.lr=1e-4"), None,
-     "overrides is 'optim.lr=1e-4', not a list of strings"),
+    (
+        "overrides a string",
+        record(overrides="optim.lr=1e-4"),
+        None,
+        "overrides is 'optim.lr=1e-4', not a list of strings",
+    ),
     ("overrides of numbers", record(overrides=[1, 2]), None, "overrides is [1, 2], not a list of strings"),
     ("resumes a number", record(resumes=3), None, "run.json: resumes is 3, not a list"),
     ("sweep_id a number", record(sweep_id=7), None, "run.json: sweep_id is 7, not a string"),
@@ -117,35 +162,85 @@ DAMAGED = [
     ("metrics line a list", None, replace_line(metrics(), 2, "[1, 2]"), "metrics.jsonl line 2: a list, not an object"),
     ("metrics line null", None, replace_line(metrics(), 2, "null"), "metrics.jsonl line 2: null, not an object"),
     ("metrics line not JSON", None, replace_line(metrics(), 2, "loss went up"), "metrics.jsonl line 2: not JSON"),
-    ("metrics update a string", None, replace_line(metrics(), 2, metrics_line("train", "abc", 1.0)),
-     "metrics.jsonl line 2: update is 'abc', not an integer >= 0"),
-    ("metrics update negative", None, replace_line(metrics(), 2, metrics_line("train", -2, 1.0)),
-     "metrics.jsonl line 2: update is -2, not an integer >= 0"),
-    ("metrics update a float", None, replace_line(metrics(), 2, metrics_line("train", 2.5, 1.0)),
-     "metrics.jsonl line 2: update is 2.5, not an integer >= 0"),
-    ("metrics loss a string", None, replace_line(metrics(), 7, metrics_line("train", 6, "abc")),
-     "metrics.jsonl line 7: loss is 'abc', not a number"),
-    ("metrics val loss a string", None, replace_line(metrics(), 4, metrics_line("val", 3, "abc")),
-     "metrics.jsonl line 4: loss is 'abc', not a number"),
-    ("metrics train loss null", None, replace_line(metrics(), 1, metrics_line("train", 1, None)),
-     "metrics.jsonl line 1: loss is null, not a number"),
-    ("metrics no loss", None, replace_line(metrics(), 1, '{"kind": "train", "update": 1}'),
-     "metrics.jsonl line 1: no loss"),
-    ("metrics unknown kind", None, replace_line(metrics(), 1, metrics_line("test", 1, 1.0)),
-     "metrics.jsonl line 1: kind is 'test', not 'train' or 'val'"),
-    ("metrics no kind", None, replace_line(metrics(), 1, '{"update": 1, "loss": 2.0}'),
-     "metrics.jsonl line 1: no kind"),
+    (
+        "metrics update a string",
+        None,
+        replace_line(metrics(), 2, metrics_line("train", "abc", 1.0)),
+        "metrics.jsonl line 2: update is 'abc', not an integer >= 0",
+    ),
+    (
+        "metrics update negative",
+        None,
+        replace_line(metrics(), 2, metrics_line("train", -2, 1.0)),
+        "metrics.jsonl line 2: update is -2, not an integer >= 0",
+    ),
+    (
+        "metrics update a float",
+        None,
+        replace_line(metrics(), 2, metrics_line("train", 2.5, 1.0)),
+        "metrics.jsonl line 2: update is 2.5, not an integer >= 0",
+    ),
+    (
+        "metrics loss a string",
+        None,
+        replace_line(metrics(), 7, metrics_line("train", 6, "abc")),
+        "metrics.jsonl line 7: loss is 'abc', not a number",
+    ),
+    (
+        "metrics val loss a string",
+        None,
+        replace_line(metrics(), 4, metrics_line("val", 3, "abc")),
+        "metrics.jsonl line 4: loss is 'abc', not a number",
+    ),
+    (
+        "metrics train loss null",
+        None,
+        replace_line(metrics(), 1, metrics_line("train", 1, None)),
+        "metrics.jsonl line 1: loss is null, not a number",
+    ),
+    (
+        "metrics no loss",
+        None,
+        replace_line(metrics(), 1, '{"kind": "train", "update": 1}'),
+        "metrics.jsonl line 1: no loss",
+    ),
+    (
+        "metrics unknown kind",
+        None,
+        replace_line(metrics(), 1, metrics_line("test", 1, 1.0)),
+        "metrics.jsonl line 1: kind is 'test', not 'train' or 'val'",
+    ),
+    (
+        "metrics no kind",
+        None,
+        replace_line(metrics(), 1, '{"update": 1, "loss": 2.0}'),
+        "metrics.jsonl line 1: no kind",
+    ),
     ("metrics last line cut by a kill", None, metrics()[:-30], "metrics.jsonl line 8: not JSON"),
-    ("metrics two records on one line", None, replace_line(metrics(), 2, metrics_line("train", 2, 1.0)
-                                                           + metrics_line("train", 3, 1.0)),
-     "metrics.jsonl line 2: not JSON"),
-    ("metrics examples_seen a string", None,
-     replace_line(metrics(), 7, metrics_line("train", 6, 1.0, examples_seen="many")),
-     "metrics.jsonl line 7: examples_seen is 'many', not an integer >= 0"),
-    ("metrics accuracy a string", None, replace_line(metrics(), 8, metrics_line("val", 6, 1.0, accuracy="high")),
-     "metrics.jsonl line 8: accuracy is 'high', not a number"),
-    ("metrics several bad lines", None, replace_line(replace_line(metrics(), 2, "x"), 5, "y"),
-     "metrics.jsonl line 2: not JSON (Expecting value at column 1) (and 1 more damaged line(s))"),
+    (
+        "metrics two records on one line",
+        None,
+        replace_line(metrics(), 2, metrics_line("train", 2, 1.0) + metrics_line("train", 3, 1.0)),
+        "metrics.jsonl line 2: not JSON",
+    ),
+    (
+        "metrics examples_seen a string",
+        None,
+        replace_line(metrics(), 7, metrics_line("train", 6, 1.0, examples_seen="many")),
+        "metrics.jsonl line 7: examples_seen is 'many', not an integer >= 0",
+    ),
+    (
+        "metrics accuracy a string",
+        None,
+        replace_line(metrics(), 8, metrics_line("val", 6, 1.0, accuracy="high")),
+        "metrics.jsonl line 8: accuracy is 'high', not a number",
+    ),
+    (
+        "metrics several bad lines",
+        None,
+        replace_line(replace_line(metrics(), 2, "x"), 5, "y"),
+        "metrics.jsonl line 2: not JSON (Expecting value at column 1) (and 1 more damaged line(s))",
+    ),
 ]
 
 
@@ -160,8 +255,9 @@ def test_each_damage_is_one_unreadable_row_naming_the_file_and_line(tmp_path, ru
 
 
 def test_damaged_metrics_keep_the_runs_identity_and_what_run_json_said(tmp_path):
-    make_run(tmp_path / "run", record(sweep_id="s1", seed=3),
-             replace_line(metrics(), 7, metrics_line("train", 6, "abc")))
+    make_run(
+        tmp_path / "run", record(sweep_id="s1", seed=3), replace_line(metrics(), 7, metrics_line("train", 6, "abc"))
+    )
     row = collect([tmp_path]).iloc[0]
     assert (row["status"], row["variant"], row["seed"], row["sweep_id"]) == ("unreadable", "optim.lr=0.0001", 3, "s1")
     assert row["stop_cause"] == "metrics.jsonl line 7: loss is 'abc', not a number (run.json says ok)"
@@ -190,17 +286,29 @@ def test_metrics_that_are_not_text_are_unreadable(tmp_path):
 HARMLESS = [
     ("unknown keys in run.json", record(colour="blue", peak_memory={"rss_peak_bytes": 1, "new": "x"}), None, "ok"),
     ("unknown keys in metrics", None, replace_line(metrics(), 2, metrics_line("train", 2, 2.8, colour="blue")), "ok"),
-    ("keys in another order", None, replace_line(metrics(), 2, json.dumps({"loss": 2.8, "update": 2, "kind": "train"})),
-     "ok"),
+    (
+        "keys in another order",
+        None,
+        replace_line(metrics(), 2, json.dumps({"loss": 2.8, "update": 2, "kind": "train"})),
+        "ok",
+    ),
     ("blank lines", None, metrics().replace("\n", "\n\n", 2), "ok"),
     ("no final newline", None, metrics().rstrip("\n"), "ok"),
     ("sweep_id null", record(sweep_id=None), None, "ok"),
-    ("nulls where values are optional", record(peak_memory=None, seconds_per_update=None, task=None, closing=None,
-                                               started_at=None, overrides=None), None, "ok"),
+    (
+        "nulls where values are optional",
+        record(peak_memory=None, seconds_per_update=None, task=None, closing=None, started_at=None, overrides=None),
+        None,
+        "ok",
+    ),
     ("a validation that scored nothing", None, replace_line(metrics(), 4, metrics_line("val", 3, None)), "ok"),
     ("a running run with no metrics yet", record(status="running", finished_at=MISSING), "", "running"),
-    ("another time format", record(started_at="2026-11-30T01:00:00+00:00", finished_at="2026-11-30 01:00:30+01:00"),
-     None, "ok"),
+    (
+        "another time format",
+        record(started_at="2026-11-30T01:00:00+00:00", finished_at="2026-11-30 01:00:30+01:00"),
+        None,
+        "ok",
+    ),
 ]
 
 
@@ -212,8 +320,12 @@ def test_harmless_oddities_stay_readable(tmp_path, run_json, metrics_text, statu
 
 
 def test_a_diverged_run_logging_nan_and_inf_is_a_real_value_not_damage(tmp_path):
-    lines = [metrics_line("train", 1, 2.0), metrics_line("train", 2, float("inf")),
-             metrics_line("train", 3, float("nan")), metrics_line("val", 3, float("nan"))]
+    lines = [
+        metrics_line("train", 1, 2.0),
+        metrics_line("train", 2, float("inf")),
+        metrics_line("train", 3, float("nan")),
+        metrics_line("val", 3, float("nan")),
+    ]
     make_run(tmp_path / "run", record(status="diverged", stop_cause="non_finite_loss"), "\n".join(lines) + "\n")
     row = collect([tmp_path]).iloc[0]
     assert row["status"] == "diverged" and row["updates_done"] == 3
@@ -227,30 +339,45 @@ def test_the_fast_and_the_line_by_line_reading_agree(tmp_path):
     make_run(tmp_path / "slow", record(run_id="b"), text.replace("\n", "\n\n", 1))
     curves = {}
     frame = collect([tmp_path], curves).set_index("run_id")
-    columns = ["updates_done", "examples_seen", "targets_seen", "final_train_loss", "final_val_loss",
-               "best_val_loss", "final_val_accuracy", "val_points"]
+    columns = [
+        "updates_done",
+        "examples_seen",
+        "targets_seen",
+        "final_train_loss",
+        "final_val_loss",
+        "best_val_loss",
+        "final_val_accuracy",
+        "val_points",
+    ]
     assert frame.loc["a", columns].tolist() == frame.loc["b", columns].tolist()
     assert frame.loc["a", "final_val_loss"] == 1.25 and frame.loc["a", "updates_done"] == 6
     fast, slow = (curves[str(tmp_path / name)] for name in ("fast", "slow"))
-    assert [(k, int(u), float(l)) for k, u, l in fast[0]] == [(k, u, l) for k, u, l in slow[0]]
+    assert [(k, int(u), float(loss)) for k, u, loss in fast[0]] == [(k, u, loss) for k, u, loss in slow[0]]
     assert fast[1] == slow[1]
 
 
 def test_a_sweep_of_good_and_damaged_runs_builds_every_file_with_the_good_rows_right(tmp_path):
     sweep, good_only = tmp_path / "sweep", tmp_path / "good_only"
-    losses = {("optim.lr=0.0001", 0): 1.00, ("optim.lr=0.0001", 1): 1.02,
-              ("optim.lr=0.0002", 0): 0.80, ("optim.lr=0.0002", 1): 0.81}
+    losses = {
+        ("optim.lr=0.0001", 0): 1.00,
+        ("optim.lr=0.0001", 1): 1.02,
+        ("optim.lr=0.0002", 0): 0.80,
+        ("optim.lr=0.0002", 1): 0.81,
+    }
     for root in (sweep, good_only):
         for number, ((variant, seed), loss) in enumerate(losses.items()):
-            make_run(root / f"{number}-good", record(variant=variant, seed=seed, run_id=f"good-{number}",
-                                                     overrides=[variant, f"seed={seed}"]), metrics(final_val=loss))
+            make_run(
+                root / f"{number}-good",
+                record(variant=variant, seed=seed, run_id=f"good-{number}", overrides=[variant, f"seed={seed}"]),
+                metrics(final_val=loss),
+            )
     for number, (_, run_json, metrics_text, _) in enumerate(DAMAGED):
         make_run(sweep / f"{number + 10}-damaged", run_json, metrics_text)
     frame = build_recap([sweep], sweep, control=CONTROL)
     assert len(frame) == len(losses) + len(DAMAGED)
     assert (frame["status"] == "unreadable").sum() == len(DAMAGED)
     good = frame[frame["status"] == "ok"]
-    assert {(v, s): l for v, s, l in zip(good["variant"], good["seed"], good["final_val_loss"])} == losses
+    assert {(v, s): loss for v, s, loss in zip(good["variant"], good["seed"], good["final_val_loss"])} == losses
     assert all((sweep / name).stat().st_size > 0 for name in ("recap.csv", "recap.md", "recap.png"))
     assert len(pd.read_csv(sweep / "recap.csv")) == len(frame)
     reference = build_recap([good_only], good_only, control=CONTROL, plot=False)
@@ -272,16 +399,25 @@ def test_a_damaged_phases_csv_is_named_not_a_crash(tmp_path):
     run = make_run(tmp_path / "run")
     (run / "phases.csv").write_text("phase,duration_s\nbuild_model,1.0\n")
     build_recap([tmp_path], tmp_path, control=CONTROL, plot=False)
-    assert f"{run / 'phases.csv'}: unreadable (no column verdict, detail, rss_peak_bytes)." in \
-        (tmp_path / "recap.md").read_text()
+    assert (
+        f"{run / 'phases.csv'}: unreadable (no column verdict, detail, rss_peak_bytes)."
+        in (tmp_path / "recap.md").read_text()
+    )
 
 
 def test_phase_tables_and_task_changes_are_still_reported(tmp_path):
     control = make_run(tmp_path / "control", record(run_id="c"))
-    (control / "phases.csv").write_text("phase,duration_s,verdict,detail,rss_peak_bytes\n"
-                                        "steady_steps,1.5,pass,4 updates,1000\n")
-    make_run(tmp_path / "short", record(run_id="s", variant="data.max_len=64",
-                                        task={"data": {"name": "digits", "max_len": 64}, "targets_truncated_share": 0.1}))
+    (control / "phases.csv").write_text(
+        "phase,duration_s,verdict,detail,rss_peak_bytes\nsteady_steps,1.5,pass,4 updates,1000\n"
+    )
+    make_run(
+        tmp_path / "short",
+        record(
+            run_id="s",
+            variant="data.max_len=64",
+            task={"data": {"name": "digits", "max_len": 64}, "targets_truncated_share": 0.1},
+        ),
+    )
     build_recap([tmp_path], tmp_path, control=CONTROL, plot=False, quality_tolerance=0.02)
     text = (tmp_path / "recap.md").read_text()
     assert "## Phase tables per variant" in text and "| steady_steps | 1.5 | 1000 | pass | 4 updates |" in text
@@ -292,8 +428,9 @@ def test_phase_tables_and_task_changes_are_still_reported(tmp_path):
 # --------------------------------------------------------------------------- the command line
 def test_cli_over_a_single_damaged_run_directory(tmp_path):
     run = make_run(tmp_path / "run", record(variant=MISSING))
-    done = subprocess.run([sys.executable, "-m", "pilot.recap", str(run)], cwd=REPO, capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "pilot.recap", str(run)], cwd=REPO, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     recap = pd.read_csv(run / "recap.csv")
     assert recap["status"].tolist() == ["unreadable"] and "no variant" in recap["stop_cause"].iloc[0]
@@ -302,8 +439,13 @@ def test_cli_over_a_single_damaged_run_directory(tmp_path):
 def test_cli_refuses_a_path_that_does_not_exist_and_creates_nothing(tmp_path):
     good = make_run(tmp_path / "good")
     missing = tmp_path / "typo" / "sweep"
-    done = subprocess.run([sys.executable, "-m", "pilot.recap", str(missing), str(good)], cwd=REPO,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "pilot.recap", str(missing), str(good)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 2
     assert f"{missing} does not exist" in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "typo").exists() and not (good / "recap.csv").exists()
@@ -340,11 +482,17 @@ def two_identical_sweeps(directory: Path, with_ids: bool = True) -> None:
     for launch in ("A", "B"):
         for variant, loss in (("optim.lr=0.0001", 1.0), ("optim.lr=0.0002", 0.5)):
             sweep_id = f"sweep-{launch}" if with_ids else None
-            make_run(directory / (launch if not with_ids else ".") / f"{launch}-{variant}",
-                     record(variant=variant, sweep_id=sweep_id, run_id=f"{launch}-{variant}",
-                            started_at=f"2026-11-30T0{1 if launch == 'A' else 2}:00:00+0000",
-                            finished_at=f"2026-11-30T0{1 if launch == 'A' else 2}:00:30+0000"),
-                     metrics(final_val=loss))
+            make_run(
+                directory / (launch if not with_ids else ".") / f"{launch}-{variant}",
+                record(
+                    variant=variant,
+                    sweep_id=sweep_id,
+                    run_id=f"{launch}-{variant}",
+                    started_at=f"2026-11-30T0{1 if launch == 'A' else 2}:00:00+0000",
+                    finished_at=f"2026-11-30T0{1 if launch == 'A' else 2}:00:30+0000",
+                ),
+                metrics(final_val=loss),
+            )
 
 
 def test_two_sweeps_into_one_directory_are_judged_apart(tmp_path):
@@ -383,11 +531,25 @@ def test_a_repeated_seed_uses_its_newest_finished_run(tmp_path):
     for variant, values in (("optim.lr=0.0001", {0: [1.0, 1.1], 1: [1.2]}), ("optim.lr=0.0002", {0: [0.5], 1: [0.6]})):
         for seed, losses in values.items():
             for attempt, loss in enumerate(losses):
-                rows.append({"variant": variant, "seed": seed, "status": "ok", "final_val_loss": loss,
-                             "run_id": f"{variant}-{seed}-{attempt}",
-                             "started_at": f"2026-11-30T0{attempt + 1}:00:00+0000"})
-    rows.append({**rows[0], "status": "failed", "final_val_loss": None, "run_id": "newest-but-failed",
-                 "started_at": "2026-11-30T09:00:00+0000"})
+                rows.append(
+                    {
+                        "variant": variant,
+                        "seed": seed,
+                        "status": "ok",
+                        "final_val_loss": loss,
+                        "run_id": f"{variant}-{seed}-{attempt}",
+                        "started_at": f"2026-11-30T0{attempt + 1}:00:00+0000",
+                    }
+                )
+    rows.append(
+        {
+            **rows[0],
+            "status": "failed",
+            "final_val_loss": None,
+            "run_id": "newest-but-failed",
+            "started_at": "2026-11-30T09:00:00+0000",
+        }
+    )
     summary, _ = summarise(pd.DataFrame(rows), CONTROL)
     control = summary[summary["is_control"]].iloc[0]
     assert (control["runs"], control["ok"], control["seeds"], control["repeats"]) == (4, 3, 2, 1)
@@ -398,8 +560,12 @@ def test_a_repeated_seed_uses_its_newest_finished_run(tmp_path):
 
 # --------------------------------------------------------------------------- the Hydra callback
 def callback_config(sweep_dir: Path, journal: Path) -> OmegaConf:
-    return OmegaConf.create({"hydra": {"sweep": {"dir": str(sweep_dir)}},
-                             "campaign": {"control": CONTROL, "quality_tolerance": None, "journal": str(journal)}})
+    return OmegaConf.create(
+        {
+            "hydra": {"sweep": {"dir": str(sweep_dir)}},
+            "campaign": {"control": CONTROL, "quality_tolerance": None, "journal": str(journal)},
+        }
+    )
 
 
 @pytest.mark.parametrize("with_ids", [True, False], ids=["sweep ids", "no sweep ids"])
@@ -407,13 +573,15 @@ def test_the_callback_recaps_only_the_multirun_that_just_ended(tmp_path, with_id
     sweep_dir, journal = tmp_path / "sweeps" / "fixed", tmp_path / "journal.md"
     config = callback_config(sweep_dir, journal)
     for seed in (0, 1):  # an earlier launch into the same directory
-        make_run(sweep_dir / f"{seed}-old", record(seed=seed, sweep_id="old" if with_ids else None,
-                                                   run_id=f"old-{seed}"))
+        make_run(
+            sweep_dir / f"{seed}-old", record(seed=seed, sweep_id="old" if with_ids else None, run_id=f"old-{seed}")
+        )
     callback = RecapCallback()
     callback.on_multirun_start(config)
     for seed in (0, 1):  # this launch: the same jobs again, and one whose run.json got damaged
-        make_run(sweep_dir / f"{seed}-new", record(seed=seed, sweep_id="new" if with_ids else None,
-                                                   run_id=f"new-{seed}"))
+        make_run(
+            sweep_dir / f"{seed}-new", record(seed=seed, sweep_id="new" if with_ids else None, run_id=f"new-{seed}")
+        )
     make_run(sweep_dir / "2-new", "{broken")
     callback.on_multirun_end(config)
     recap = pd.read_csv(sweep_dir / "recap.csv")

@@ -1,5 +1,6 @@
 """Every record tells the truth (issue 11, items 1-8): defining keys, forced resumes, signals,
 non-finite checkpoints, validation rows around kills, damaged checkpoints, disk full, the run lock."""
+
 import errno
 import json
 import os
@@ -13,17 +14,31 @@ import pandas as pd
 import pytest
 import torch
 
-from pilot.checkpoint import (clean_temporary_files, defining_config, latest_valid_checkpoint,
-                              list_checkpoints, save_checkpoint, training_state)
+from pilot.checkpoint import (
+    clean_temporary_files,
+    defining_config,
+    latest_valid_checkpoint,
+    list_checkpoints,
+    save_checkpoint,
+    training_state,
+)
 from pilot.errors import DiskFull, RunDirectoryBusy
 from pilot.run_record import RunDirectoryLock, is_defining, variant_key
 from pilot.train import build_trainer, train
 
 REPO = Path(__file__).resolve().parents[1]
 # digits, 10 updates of 16 examples: a few seconds per run
-TRAIN = ["mode=train", "+experiment=classification", "budget.fixed=updates", "budget.value=10",
-         "batch.micro_batch=8", "checkpoint.every=2", "loop.eval_every=4", "closing.control_examples=0",
-         "run.threads=1"]
+TRAIN = [
+    "mode=train",
+    "+experiment=classification",
+    "budget.fixed=updates",
+    "budget.value=10",
+    "batch.micro_batch=8",
+    "checkpoint.every=2",
+    "loop.eval_every=4",
+    "closing.control_examples=0",
+    "run.threads=1",
+]
 
 
 def cli(run_dir, *overrides, fault=None, train_args=TRAIN, wait=True):
@@ -32,8 +47,7 @@ def cli(run_dir, *overrides, fault=None, train_args=TRAIN, wait=True):
         env["PILOT_FAULT"] = fault
     command = [sys.executable, "-m", "pilot", *train_args, f"hydra.run.dir={run_dir}", *overrides]
     if not wait:
-        return subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
+        return subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
 
 
@@ -76,8 +90,17 @@ def test_every_config_group_key_defines_the_run(make_cfg):
         keys = [k for k in flat if k.startswith(group + ".")]
         assert keys, f"no defining key from {group}"
     assert all(is_defining(k) for k in ("model.d_model", "model.n_layer", "mode_of_thing", "memory.x"))
-    assert not any(is_defining(k) for k in ("mode", "run.threads", "checkpoint.every", "pilot.show_examples",
-                                            "distributed.master_port", "closing.rtol"))
+    assert not any(
+        is_defining(k)
+        for k in (
+            "mode",
+            "run.threads",
+            "checkpoint.every",
+            "pilot.show_examples",
+            "distributed.master_port",
+            "closing.rtol",
+        )
+    )
     assert "model.d_model" in variant_key(["model.d_model=64", "mode=train", "seed=3"], cfg)
     assert variant_key(["mode=train", "seed=3"]) == "default"
 
@@ -205,8 +228,11 @@ def test_a_zero_byte_newest_checkpoint_falls_back(make_cfg, tmp_path, caplog):
 
 def test_a_temporary_file_that_cannot_be_removed_is_left_with_a_warning(tmp_path, monkeypatch, caplog):
     (tmp_path / "ckpt-00000004.pt.tmp-123").write_bytes(b"partial")
-    monkeypatch.setattr(Path, "unlink", lambda self, missing_ok=False: (_ for _ in ()).throw(
-        PermissionError(errno.EROFS, "Read-only file system")))
+    monkeypatch.setattr(
+        Path,
+        "unlink",
+        lambda self, missing_ok=False: (_ for _ in ()).throw(PermissionError(errno.EROFS, "Read-only file system")),
+    )
     assert clean_temporary_files(tmp_path) == []
     assert "left in place" in caplog.text
 
@@ -214,8 +240,13 @@ def test_a_temporary_file_that_cannot_be_removed_is_left_with_a_warning(tmp_path
 # ----------------------------------------------------------------------------- 7. disk full
 def _tiny_tmpfs(path: Path, size: str):
     path.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
-                                           capture_output=True).returncode != 0:
+    if (
+        os.geteuid() != 0
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True
+        ).returncode
+        != 0
+    ):
         pytest.skip("cannot mount a tmpfs here; the CLI test injects ENOSPC instead")
 
 
@@ -249,14 +280,16 @@ def test_disk_full_through_the_cli_is_one_message_and_a_failed_record(tmp_path, 
 
 
 def test_disk_full_writing_phases_csv_is_recorded(make_cfg, tmp_path, monkeypatch):
-    cfg = make_cfg(*[a for a in TRAIN if not a.startswith(("mode", "+experiment"))], "+experiment=classification",
-                   "budget.value=2")
+    cfg = make_cfg(
+        *[a for a in TRAIN if not a.startswith(("mode", "+experiment"))], "+experiment=classification", "budget.value=2"
+    )
     real = pd.DataFrame.to_csv
 
     def full(self, path, *args, **kwargs):
         if "phases" in str(path):
             raise OSError(errno.ENOSPC, "No space left on device")
         return real(self, path, *args, **kwargs)
+
     monkeypatch.setattr(pd.DataFrame, "to_csv", full)
     with pytest.raises(DiskFull, match="phases.csv"):
         train(cfg, tmp_path)

@@ -1,4 +1,5 @@
 """Choice sheet, campaign plan and journal: what fits where, how long, and what is written down."""
+
 import json
 import subprocess
 import sys
@@ -9,15 +10,15 @@ from hydra.utils import instantiate
 
 from pilot.config.validate import ConfigError, validate
 from pilot.estimate.memory import estimate_memory
+from pilot.recap import build_recap
 from pilot.rental.campaign_plan import Job, JobTime, plan_campaign, sweep_jobs, time_jobs, validations
 from pilot.rental.catalog import Gpu, load_catalog
 from pilot.rental.choice_sheet import ChoiceRow, EstimateCache, Measured, choice_rows, recommended
 from pilot.rental.journal import append_entry
-from pilot.recap import build_recap
 from pilot.train import train
 
 REPO = Path(__file__).resolve().parents[1]
-GIB = 2 ** 30
+GIB = 2**30
 
 
 def rows_for(cfg, gpus):
@@ -27,7 +28,9 @@ def rows_for(cfg, gpus):
 
 def test_a_gpu_too_small_for_the_model_states_is_reported_with_the_sharding_reason(make_cfg):
     cfg = make_cfg("rental.counts=[1,2]", "rental.reserve_gib=0")
-    rows = rows_for(cfg, [Gpu("tiny", memory_gib=1 / 1024, fp32_tflops=10.0), Gpu("big", memory_gib=8, fp32_tflops=10.0)])
+    rows = rows_for(
+        cfg, [Gpu("tiny", memory_gib=1 / 1024, fp32_tflops=10.0), Gpu("big", memory_gib=8, fp32_tflops=10.0)]
+    )
     tiny = [r for r in rows if r.gpu == "tiny"]
     assert all(not r.fits for r in tiny)
     assert "model states alone" in tiny[0].reason and "needs sharding" in tiny[0].reason
@@ -56,7 +59,10 @@ def test_activations_that_do_not_fit_lead_to_a_smaller_micro_batch_keeping_the_e
 
 def test_time_per_update_is_measured_only_on_matching_hardware(make_cfg):
     cfg = make_cfg("rental.counts=[1]")
-    gpus = [Gpu("X", memory_gib=8, fp32_tflops=10.0, device_name="Fake GPU X"), Gpu("Y", memory_gib=8, fp32_tflops=10.0)]
+    gpus = [
+        Gpu("X", memory_gib=8, fp32_tflops=10.0, device_name="Fake GPU X"),
+        Gpu("Y", memory_gib=8, fp32_tflops=10.0),
+    ]
     task = instantiate(cfg.data, _convert_="all")
     rows = choice_rows(cfg, EstimateCache(cfg, task), gpus, Measured("Fake GPU X 80GB", 0.5, 0.1, 2.0))
     assert rows[0].seconds_per_update == 0.5 and rows[0].time_source.startswith("measured")
@@ -86,8 +92,9 @@ def test_a_campaign_over_thirty_days_reports_what_does_not_fit():
 def test_the_sweep_becomes_jobs_and_times_reserve_evaluation_and_closing(make_cfg):
     cfg = make_cfg("+experiment=lr_sweep")
     task = instantiate(cfg.data, _convert_="all")
-    jobs = sweep_jobs(cfg, {"optim.lr": "1e-4,5e-5,2e-4", "seed": "0,1", "budget.value": "200,400"},
-                      len(task.splits["train"]))
+    jobs = sweep_jobs(
+        cfg, {"optim.lr": "1e-4,5e-5,2e-4", "seed": "0,1", "budget.value": "200,400"}, len(task.splits["train"])
+    )
     assert len(jobs) == 12 and jobs[0].overrides == ["optim.lr=0.0001", "seed=0", "budget.value=200"]
     assert {j.updates for j in jobs} == {200, 400}
     assert jobs[0].validations == validations(200, 50) == 4
@@ -113,8 +120,9 @@ def test_the_journal_is_appended_never_rewritten(tmp_path):
 
 def test_bad_catalog_entries_name_the_key_and_the_fix(make_cfg):
     with pytest.raises(ConfigError) as error:
-        validate(make_cfg("+rental.catalog.mine={memory_gb:48,fp32_tflops:-1}", "rental.gpu=nope",
-                          "rental.utilisation=1.5"))
+        validate(
+            make_cfg("+rental.catalog.mine={memory_gb:48,fp32_tflops:-1}", "rental.gpu=nope", "rental.utilisation=1.5")
+        )
     text = str(error.value)
     assert "rental.catalog.mine.memory_gb" in text and "unknown field" in text
     assert "rental.catalog.mine.memory_gib" in text and "rental.catalog.mine.fp32_tflops=-1" in text
@@ -127,10 +135,25 @@ def test_bad_catalog_entries_name_the_key_and_the_fix(make_cfg):
 def test_estimate_mode_writes_the_choice_sheet_and_journals_the_plan(tmp_path):
     run_dir, journal = tmp_path / "run", tmp_path / "journal.md"
     completed = subprocess.run(
-        [sys.executable, "-m", "pilot", "+experiment=lr_sweep", "mode=estimate", f"hydra.run.dir={run_dir}",
-         f"campaign.journal={journal}", "model.d_model=256", "model.n_layer=4", "data.max_len=256",
-         "rental.counts=[1,2]", "+rental.catalog.pocket={memory_gib:0.01,fp32_tflops:1}"],
-        cwd=REPO, capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            "-m",
+            "pilot",
+            "+experiment=lr_sweep",
+            "mode=estimate",
+            f"hydra.run.dir={run_dir}",
+            f"campaign.journal={journal}",
+            "model.d_model=256",
+            "model.n_layer=4",
+            "data.max_len=256",
+            "rental.counts=[1,2]",
+            "+rental.catalog.pocket={memory_gib:0.01,fp32_tflops:1}",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert completed.returncode == 0, completed.stderr[-3000:]
     for name in ("choice_sheet.md", "choice_sheet.csv", "campaign_plan.csv", "memory_estimate.json", "run.json"):
         assert (run_dir / name).exists(), name
@@ -169,16 +192,21 @@ def test_a_measured_peak_on_matching_hardware_counts_when_larger_than_the_estima
     cfg = make_cfg("rental.counts=[1]", "rental.reserve_gib=0", "rental.margin=0")
     task = instantiate(cfg.data, _convert_="all")
     gpu = Gpu("X", memory_gib=0.05, fp32_tflops=10.0, device_name="Fake GPU X")
-    fits = choice_rows(cfg, EstimateCache(cfg, task), [gpu], Measured("Fake GPU X", 0.5, 0.1, 2.0, 10 * 2 ** 20))
+    fits = choice_rows(cfg, EstimateCache(cfg, task), [gpu], Measured("Fake GPU X", 0.5, 0.1, 2.0, 10 * 2**20))
     assert fits[0].fits and "allocated in the pilot" in fits[0].reason
-    too_big = choice_rows(cfg, EstimateCache(cfg, task), [gpu], Measured("Fake GPU X", 0.5, 0.1, 2.0, 2 ** 30))
+    too_big = choice_rows(cfg, EstimateCache(cfg, task), [gpu], Measured("Fake GPU X", 0.5, 0.1, 2.0, 2**30))
     assert not too_big[0].fits and "measured peak does not fit" in too_big[0].reason
 
 
 def test_a_pinned_gpu_that_does_not_fit_plans_nothing_and_says_so(make_cfg, tmp_path):
     from pilot.rental.sheet import build_and_write
-    cfg = make_cfg("+rental.catalog.small={memory_gib:0.001,fp32_tflops:1}", "rental.gpu=small",
-                   f"campaign.journal={tmp_path / 'journal.md'}", "rental.counts=[1]")
+
+    cfg = make_cfg(
+        "+rental.catalog.small={memory_gib:0.001,fp32_tflops:1}",
+        "rental.gpu=small",
+        f"campaign.journal={tmp_path / 'journal.md'}",
+        "rental.counts=[1]",
+    )
     task = instantiate(cfg.data, _convert_="all")
     result = build_and_write(cfg, tmp_path, task, estimate_memory(cfg, task))
     assert result.plan is None and result.chosen is None

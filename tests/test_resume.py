@@ -1,4 +1,5 @@
 """Resume continues the same run, bit for bit; kills at any instant never leave a bad latest checkpoint."""
+
 import json
 import logging
 import os
@@ -11,23 +12,43 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from pilot.checkpoint import (UnsafeCheckpointError, latest_valid_checkpoint, list_checkpoints,
-                              load_checkpoint, restore_training_state, safe_load, save_checkpoint)
+from pilot.checkpoint import (
+    UnsafeCheckpointError,
+    latest_valid_checkpoint,
+    list_checkpoints,
+    load_checkpoint,
+    restore_training_state,
+    safe_load,
+    save_checkpoint,
+)
 from pilot.closing import export_with_controls, reload_and_compare
 from pilot.phases.resume_check import compare, trajectory
 from pilot.train import build_trainer
 
 REPO = Path(__file__).resolve().parents[1]
-TRAIN = ["mode=train", "budget.value=10", "checkpoint.every=2", "closing.control_examples=0",
-         "+experiment=classification", "budget.fixed=updates", "batch.micro_batch=8"]
+TRAIN = [
+    "mode=train",
+    "budget.value=10",
+    "checkpoint.every=2",
+    "closing.control_examples=0",
+    "+experiment=classification",
+    "budget.fixed=updates",
+    "batch.micro_batch=8",
+]
 
 
 def run_cli(run_dir, *overrides, fault=None):
     env = {k: v for k, v in os.environ.items() if k != "PILOT_FAULT"}
     if fault:
         env["PILOT_FAULT"] = fault
-    return subprocess.run([sys.executable, "-m", "pilot", *TRAIN, f"hydra.run.dir={run_dir}", *overrides],
-                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "pilot", *TRAIN, f"hydra.run.dir={run_dir}", *overrides],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def final_model(run_dir):
@@ -42,8 +63,7 @@ def uninterrupted(tmp_path_factory):
     return final_model(run_dir)
 
 
-@pytest.mark.parametrize("fault", ["update@5", "update@9", "before_write@4", "after_write@6",
-                                   "before_rename@8"])
+@pytest.mark.parametrize("fault", ["update@5", "update@9", "before_write@4", "after_write@6", "before_rename@8"])
 def test_kill_9_then_resume_equals_uninterrupted(tmp_path, uninterrupted, fault):
     killed = run_cli(tmp_path, fault=fault)
     assert killed.returncode == -9, killed.stderr[-1000:]
@@ -64,11 +84,14 @@ def test_kill_9_then_resume_equals_uninterrupted(tmp_path, uninterrupted, fault)
     assert [r["update"] for r in rows if r["kind"] == "train"] == list(range(1, 11))
 
 
-@pytest.mark.parametrize("overrides, k_values, n", [
-    # 1262 training digits / (64 x 4) = 4 full updates + 1 partial per epoch: k=5 is the boundary
-    (["+experiment=classification", "batch.micro_batch=64", "batch.accumulation=4"], [1, 2, 4, 5, 6], 8),
-    (["precision=fp16"], [1, 3], 4),  # the gradient scaler's state resumes too
-])
+@pytest.mark.parametrize(
+    "overrides, k_values, n",
+    [
+        # 1262 training digits / (64 x 4) = 4 full updates + 1 partial per epoch: k=5 is the boundary
+        (["+experiment=classification", "batch.micro_batch=64", "batch.accumulation=4"], [1, 2, 4, 5, 6], 8),
+        (["precision=fp16"], [1, 3], 4),  # the gradient scaler's state resumes too
+    ],
+)
 def test_resume_equivalence_for_every_k(make_cfg, tmp_path, overrides, k_values, n):
     cfg = make_cfg(*overrides, "budget.fixed=updates", "budget.value=20")
     reference_trainer = build_trainer(cfg)
@@ -82,8 +105,9 @@ def test_resume_equivalence_for_every_k(make_cfg, tmp_path, overrides, k_values,
         second = build_trainer(cfg)
         restore_training_state(second, load_checkpoint(path))
         resumed = trajectory(second, n)
-        ok, reason = compare(reference[k:], resumed, reference_trainer.raw_model.state_dict(),
-                             second.raw_model.state_dict(), 0.0, 0.0)
+        ok, reason = compare(
+            reference[k:], resumed, reference_trainer.raw_model.state_dict(), second.raw_model.state_dict(), 0.0, 0.0
+        )
         assert ok, f"k={k}: {reason}"
         if "precision=fp16" in overrides:
             assert second.scaler.get_scale() == reference_trainer.scaler.get_scale()
@@ -94,8 +118,11 @@ def test_resume_check_can_fail():
     weights = {"w": torch.zeros(2)}
     ok, _ = compare(ref, ref, weights, weights, 0.0, 0.0)
     assert ok
-    for changed, word in (({"lr": 2e-3}, "lr differs"), ({"examples": [2, 1]}, "different examples"),
-                          ({"loss": 2.0000001}, "loss differs")):
+    for changed, word in (
+        ({"lr": 2e-3}, "lr differs"),
+        ({"examples": [2, 1]}, "different examples"),
+        ({"loss": 2.0000001}, "loss differs"),
+    ):
         ok, reason = compare(ref, [{**ref[0], **changed}], weights, weights, 0.0, 0.0)
         assert not ok and word in reason
     ok, reason = compare(ref, ref, weights, {"w": torch.tensor([0.0, 1e-9])}, 0.0, 0.0)
@@ -110,7 +137,7 @@ def test_corrupt_newest_checkpoint_falls_back_with_a_warning(make_cfg, tmp_path,
         save_checkpoint(trainer, cfg, tmp_path, keep_last=3)
     newest = tmp_path / "ckpt-00000003.pt"
     newest.write_bytes(newest.read_bytes()[: newest.stat().st_size // 2])  # truncated
-    (tmp_path / "ckpt-00000002.pt").write_bytes(b"garbage")                 # corrupt
+    (tmp_path / "ckpt-00000002.pt").write_bytes(b"garbage")  # corrupt
     with caplog.at_level(logging.WARNING, logger="pilot"):
         path, state = latest_valid_checkpoint(tmp_path)
     assert path.name == "ckpt-00000001.pt" and state["position"]["updates_done"] == 1

@@ -1,12 +1,14 @@
 """A leak between splits is a fail; a clean split passes."""
+
 from pilot.checks.split_audit import audit_split
 from pilot.data import digits, instructions
 from pilot.data.task import Example, TaskData
 
 
 def task_with(splits):
-    return TaskData(kind="classification", splits=splits, encode=None, collate=None, loss_sum=None,
-                    target_count=None, predict=None)
+    return TaskData(
+        kind="classification", splits=splits, encode=None, collate=None, loss_sum=None, target_count=None, predict=None
+    )
 
 
 def ex(index, group, text, time=None):
@@ -21,8 +23,7 @@ def test_builtin_splits_pass():
 
 
 def test_group_in_two_splits_fails():
-    splits = {"train": [ex(0, "patient-1", "a"), ex(1, "patient-2", "b")],
-              "val": [ex(2, "patient-1", "c")], "test": []}
+    splits = {"train": [ex(0, "patient-1", "a"), ex(1, "patient-2", "b")], "val": [ex(2, "patient-1", "c")], "test": []}
     result = audit_split(task_with(splits))
     assert result.verdict == "fail"
     assert "group 'patient-1' appears in ['train', 'val']" in result.reason
@@ -36,8 +37,11 @@ def test_identical_example_in_two_splits_fails():
 
 
 def test_time_split_overlap_fails():
-    splits = {"train": [ex(0, "a", "x", time=5.0)], "val": [ex(1, "b", "y", time=5.0)],
-              "test": [ex(2, "c", "z", time=9.0)]}
+    splits = {
+        "train": [ex(0, "a", "x", time=5.0)],
+        "val": [ex(1, "b", "y", time=5.0)],
+        "test": [ex(2, "c", "z", time=9.0)],
+    }
     result = audit_split(task_with(splits), split_by="time")
     assert result.verdict == "fail" and "train ends at time 5.0" in result.reason
 

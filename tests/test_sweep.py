@@ -1,5 +1,6 @@
 """The sweep: a diverged job keeps its row, relaunches link to their parent, ids never collide,
 and the recap survives unreadable runs."""
+
 import json
 import subprocess
 import sys
@@ -12,13 +13,28 @@ from pilot.recap import build_recap, collect, summarise
 
 REPO = Path(__file__).resolve().parents[1]
 # a small, fast sweep on the digits task: same declared rules as lr_sweep, fewer updates
-SMALL = ["+experiment=lr_sweep", "data=digits", "model=mlp_classifier", "budget.value=12",
-         "loop.eval_every=4", "closing.control_examples=0", "checkpoint.every=0", "optim.warmup_updates=0"]
+SMALL = [
+    "+experiment=lr_sweep",
+    "data=digits",
+    "model=mlp_classifier",
+    "budget.value=12",
+    "loop.eval_every=4",
+    "closing.control_examples=0",
+    "checkpoint.every=0",
+    "optim.warmup_updates=0",
+]
 
 
 def pilot(tmp_path, *args, multirun=False):
-    command = [sys.executable, "-m", "pilot", *SMALL, f"campaign.sweep_root={tmp_path}/sweeps",
-               f"campaign.run_root={tmp_path}/outputs", *args] + (["-m"] if multirun else [])
+    command = [
+        sys.executable,
+        "-m",
+        "pilot",
+        *SMALL,
+        f"campaign.sweep_root={tmp_path}/sweeps",
+        f"campaign.run_root={tmp_path}/outputs",
+        *args,
+    ] + (["-m"] if multirun else [])
     return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600)
 
 
@@ -28,8 +44,9 @@ def sweep_dirs(tmp_path):
 
 def test_diverged_job_keeps_its_row_and_the_others_finish(tmp_path):
     journal = tmp_path / "journal.md"
-    done = pilot(tmp_path, "optim.lr=0.003,9", "seed=0",
-                 "optim.grad_clip=0", f"campaign.journal={journal}", multirun=True)
+    done = pilot(
+        tmp_path, "optim.lr=0.003,9", "seed=0", "optim.grad_clip=0", f"campaign.journal={journal}", multirun=True
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     (sweep,) = sweep_dirs(tmp_path)
     recap = pd.read_csv(sweep / "recap.csv")
@@ -51,8 +68,7 @@ def test_diverged_job_keeps_its_row_and_the_others_finish(tmp_path):
 
 
 def test_relaunch_gets_a_new_id_and_links_its_parent(tmp_path):
-    assert pilot(tmp_path, "optim.lr=2e-4", "seed=1",
-                 multirun=True).returncode == 0
+    assert pilot(tmp_path, "optim.lr=2e-4", "seed=1", multirun=True).returncode == 0
     relaunch = pilot(tmp_path, "optim.lr=0.0002", "seed=1")  # the same variant, written differently
     assert relaunch.returncode == 0, relaunch.stderr[-2000:]
     other = pilot(tmp_path, "optim.lr=0.0002", "seed=1", "batch.micro_batch=4")  # another variant
@@ -68,11 +84,21 @@ def test_relaunch_gets_a_new_id_and_links_its_parent(tmp_path):
 
 
 def test_two_sweeps_at_the_same_moment_share_nothing(tmp_path):
-    args = [sys.executable, "-m", "pilot", *SMALL, "budget.value=3", "loop.eval_every=0",
-            f"campaign.sweep_root={tmp_path}/sweeps", "optim.lr=1e-3,2e-3",
-            "seed=0", "-m"]
-    processes = [subprocess.Popen(args, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                  text=True) for _ in range(2)]
+    args = [
+        sys.executable,
+        "-m",
+        "pilot",
+        *SMALL,
+        "budget.value=3",
+        "loop.eval_every=0",
+        f"campaign.sweep_root={tmp_path}/sweeps",
+        "optim.lr=1e-3,2e-3",
+        "seed=0",
+        "-m",
+    ]
+    processes = [
+        subprocess.Popen(args, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True) for _ in range(2)
+    ]
     assert all(p.wait(timeout=600) == 0 for p in processes)
     runs = [json.loads(p.read_text()) for p in (tmp_path / "sweeps").glob("**/run.json")]
     assert len(runs) == 4
@@ -84,14 +110,20 @@ def test_two_sweeps_at_the_same_moment_share_nothing(tmp_path):
 def test_recap_keeps_unreadable_and_unfinished_runs(tmp_path):
     good = tmp_path / "good"
     good.mkdir()
-    (good / "run.json").write_text(json.dumps({"run_id": "a", "variant": "optim.lr=0.1", "seed": 0,
-                                               "status": "ok", "overrides": ["optim.lr=0.1"]}))
-    (good / "metrics.jsonl").write_text(json.dumps({"kind": "train", "update": 1, "loss": 2.0}) + "\n"
-                                        + json.dumps({"kind": "val", "update": 1, "loss": 1.5}) + "\n")
+    (good / "run.json").write_text(
+        json.dumps({"run_id": "a", "variant": "optim.lr=0.1", "seed": 0, "status": "ok", "overrides": ["optim.lr=0.1"]})
+    )
+    (good / "metrics.jsonl").write_text(
+        json.dumps({"kind": "train", "update": 1, "loss": 2.0})
+        + "\n"
+        + json.dumps({"kind": "val", "update": 1, "loss": 1.5})
+        + "\n"
+    )
     running = tmp_path / "running"
     running.mkdir()
-    (running / "run.json").write_text(json.dumps({"run_id": "b", "variant": "optim.lr=0.2", "seed": 0,
-                                                  "status": "running"}))
+    (running / "run.json").write_text(
+        json.dumps({"run_id": "b", "variant": "optim.lr=0.2", "seed": 0, "status": "running"})
+    )
     (running / "metrics.jsonl").write_text("")
     corrupt = tmp_path / "corrupt"
     corrupt.mkdir()
@@ -110,18 +142,32 @@ def _runs(values):
     rows = []
     for variant, losses in values.items():
         for seed, loss in enumerate(losses):
-            rows.append({"variant": variant, "seed": seed, "status": "ok", "final_val_loss": loss,
-                         "run_id": f"{variant}-{seed}"})
+            rows.append(
+                {
+                    "variant": variant,
+                    "seed": seed,
+                    "status": "ok",
+                    "final_val_loss": loss,
+                    "run_id": f"{variant}-{seed}",
+                }
+            )
     return pd.DataFrame(rows)
 
 
-@pytest.mark.parametrize("values, expected", [
-    ({"optim.lr=0.0001": [1.00, 1.02, 0.98], "optim.lr=0.0002": [0.80, 0.81, 0.79]},
-     "lower validation loss than the control"),
-    ({"optim.lr=0.0001": [1.00, 1.10, 0.90], "optim.lr=0.0002": [0.97, 1.07, 0.87]},
-     "the control remains the best choice"),
-    ({"optim.lr=0.0001": [1.00], "optim.lr=0.0002": [0.5]}, "spread is unknown"),
-])
+@pytest.mark.parametrize(
+    "values, expected",
+    [
+        (
+            {"optim.lr=0.0001": [1.00, 1.02, 0.98], "optim.lr=0.0002": [0.80, 0.81, 0.79]},
+            "lower validation loss than the control",
+        ),
+        (
+            {"optim.lr=0.0001": [1.00, 1.10, 0.90], "optim.lr=0.0002": [0.97, 1.07, 0.87]},
+            "the control remains the best choice",
+        ),
+        ({"optim.lr=0.0001": [1.00], "optim.lr=0.0002": [0.5]}, "spread is unknown"),
+    ],
+)
 def test_summary_judges_against_the_seed_spread(values, expected):
     summary, lines = summarise(_runs(values), "optim.lr=1e-4")
     assert expected in lines[0]
@@ -131,8 +177,16 @@ def test_summary_judges_against_the_seed_spread(values, expected):
 
 
 def test_local_parallel_launcher_runs_the_jobs_and_the_recap(tmp_path):
-    done = pilot(tmp_path, "optim.lr=1e-3,2e-3", "seed=0", "budget.value=4", "loop.eval_every=0",
-                 "hydra/launcher=local_parallel", "run.threads=1", multirun=True)
+    done = pilot(
+        tmp_path,
+        "optim.lr=1e-3,2e-3",
+        "seed=0",
+        "budget.value=4",
+        "loop.eval_every=0",
+        "hydra/launcher=local_parallel",
+        "run.threads=1",
+        multirun=True,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     (sweep,) = sweep_dirs(tmp_path)
     recap = pd.read_csv(sweep / "recap.csv")

@@ -1,9 +1,10 @@
 """The mechanism check passes on a sound setup and fails on broken ones (it can fail)."""
+
 import torch
+from hydra.utils import instantiate
 
 from pilot.checks.tiny_subset import tiny_subset_check
 from pilot.data import digits
-from hydra.utils import instantiate
 
 CPU = torch.device("cpu")
 CLASSIFICATION = ["+experiment=classification"]
@@ -39,13 +40,15 @@ def test_labels_shuffled_independently_of_inputs_fails(make_cfg):
         batch = digits.collate(items)
         batch["labels"] = batch["labels"][torch.randperm(len(items), generator=generator)]
         return batch
+
     task.collate = shuffled_collate
     result = tiny_subset_check(cfg, task, CPU)
     assert result.verdict == "fail", result.reason
 
 
 def test_non_finite_loss_fails(make_cfg):
-    cfg = make_cfg(*CLASSIFICATION, "optim.lr=1e30", "optim.grad_clip=0", "optim.warmup_updates=0",
-                   "pilot.tiny.max_updates=30")
+    cfg = make_cfg(
+        *CLASSIFICATION, "optim.lr=1e30", "optim.grad_clip=0", "optim.warmup_updates=0", "pilot.tiny.max_updates=30"
+    )
     result = tiny_subset_check(cfg, instantiate(cfg.data, _convert_="all"), CPU)
     assert result.verdict == "fail" and result.reason.startswith("non-finite")

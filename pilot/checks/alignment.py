@@ -13,43 +13,43 @@ compared with the declared target under the task's convention (``TaskData.conven
 It works for any labelling convention and any loss that pushes one class up, because it reads
 what the loss does rather than what the labels say.
 """
+
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Dict, List, Tuple
+from typing import Any
 
 import torch
 
-from pilot.checks.loss_probe import (counted_label_mask, input_ids_of, micro_batches, output_gradient,
-                                     pushed_classes)
+from pilot.checks.loss_probe import counted_label_mask, input_ids_of, micro_batches, output_gradient, pushed_classes
 from pilot.checks.result import CheckResult
 from pilot.data.task import NEXT_TOKEN, TaskData
 
 STEP = "alignment"
-OFFSETS = (-1, 0, 1, 2, 3)   # input offsets tried for a next-token task (declared: +1)
-REQUIRED_SHARE = 0.99         # share of trained positions that must match the declared target
+OFFSETS = (-1, 0, 1, 2, 3)  # input offsets tried for a next-token task (declared: +1)
+REQUIRED_SHARE = 0.99  # share of trained positions that must match the declared target
 
 
 def _offset_text(offset: int) -> str:
     return "t" if offset == 0 else f"t{offset:+d}"
 
 
-def _shifted_reference(reference: torch.Tensor, offset: int) -> Tuple[torch.Tensor, torch.Tensor]:
+def _shifted_reference(reference: torch.Tensor, offset: int) -> tuple[torch.Tensor, torch.Tensor]:
     """reference[b, t + offset] at every (b, t), and where that position exists."""
     shifted = torch.full_like(reference, -1)
     exists = torch.zeros_like(reference, dtype=torch.bool)
     width = reference.shape[1]
     if abs(offset) < width:
         if offset >= 0:
-            shifted[:, :width - offset] = reference[:, offset:]
-            exists[:, :width - offset] = True
+            shifted[:, : width - offset] = reference[:, offset:]
+            exists[:, : width - offset] = True
         else:
-            shifted[:, -offset:] = reference[:, :width + offset]
+            shifted[:, -offset:] = reference[:, : width + offset]
             exists[:, -offset:] = True
     return shifted, exists
 
 
-def probe(task: TaskData, model: torch.nn.Module, batches: List[Dict[str, Any]]) -> Dict[str, Any]:
+def probe(task: TaskData, model: torch.nn.Module, batches: list[dict[str, Any]]) -> dict[str, Any]:
     """Trained positions, the class pushed up there, and the references to compare it with."""
     pushed_all, reference_all, by_offset = [], [], {}
     trained_count = declared_positions = 0
@@ -78,10 +78,14 @@ def probe(task: TaskData, model: torch.nn.Module, batches: List[Dict[str, Any]])
             by_offset.setdefault(offset, []).append(torch.where(exists, shifted, -1)[trained])
         reference_all.append(_shifted_reference(reference, 1 if next_token else 0)[0][trained])
     empty = torch.empty(0, dtype=torch.long)
-    result = {"regression": False, "sequence": sequence, "trained": trained_count,
-              "declared_positions": declared_positions,
-              "pushed": torch.cat(pushed_all) if pushed_all else empty,
-              "reference": torch.cat(reference_all) if reference_all else empty}
+    result = {
+        "regression": False,
+        "sequence": sequence,
+        "trained": trained_count,
+        "declared_positions": declared_positions,
+        "pushed": torch.cat(pushed_all) if pushed_all else empty,
+        "reference": torch.cat(reference_all) if reference_all else empty,
+    }
     if sequence:
         result["by_offset"] = {k: torch.cat(v) for k, v in by_offset.items()}
     return result
@@ -106,45 +110,70 @@ def class_mapping_text(task: TaskData, pushed: torch.Tensor, reference: torch.Te
     pairs = Counter(zip(reference.tolist(), pushed.tolist()))
     shown = [f"{_name(task, r)} -> {_name(task, p)}" for (r, p), _ in pairs.most_common() if r != p][:4]
     matching = int((pushed == reference).sum())
-    return (f"trained towards the declared target at only {matching} of {len(pushed)} positions; "
-            f"the loss pushes up instead: {', '.join(shown)}")
+    return (
+        f"trained towards the declared target at only {matching} of {len(pushed)} positions; "
+        f"the loss pushes up instead: {', '.join(shown)}"
+    )
 
 
-def alignment_check(task: TaskData, model: torch.nn.Module, micro_batch: int,
-                    max_batches: int = 3, split: str = "train") -> CheckResult:
+def alignment_check(
+    task: TaskData, model: torch.nn.Module, micro_batch: int, max_batches: int = 3, split: str = "train"
+) -> CheckResult:
     """Fail when the loss trains counted positions towards anything but the declared target."""
-    examples = task.splits[split][:max(8, int(micro_batch) * max_batches)]
+    examples = task.splits[split][: max(8, int(micro_batch) * max_batches)]
     items = [task.encode(e) for e in examples]
     batches = [batch for _, batch in micro_batches(task, items, micro_batch)]
     found = probe(task, model, batches)
     convention = task.convention
-    details: Dict[str, Any] = {"convention": convention, "labels_shifted": task.labels_shifted,
-                               "batches": len(batches), "examples": len(items)}
+    details: dict[str, Any] = {
+        "convention": convention,
+        "labels_shifted": task.labels_shifted,
+        "batches": len(batches),
+        "examples": len(items),
+    }
     if found["regression"]:
-        return CheckResult(STEP, "pass", "one output per position (a regression?): no class to probe", [],
-                           details)
+        return CheckResult(STEP, "pass", "one output per position (a regression?): no class to probe", [], details)
     pushed, reference, trained = found["pushed"], found["reference"], found["trained"]
     details.update(trained_positions=trained, counted_by_labels=found["declared_positions"])
     if trained == 0:
-        return CheckResult(STEP, "fail", "loss_sum has no gradient on the model's output: nothing is "
-                           "trained (is the output detached, or every label ignored?)", [], details)
+        return CheckResult(
+            STEP,
+            "fail",
+            "loss_sum has no gradient on the model's output: nothing is "
+            "trained (is the output detached, or every label ignored?)",
+            [],
+            details,
+        )
     matching = int((pushed == reference).sum())
     details["matching_declared"] = matching
-    declared_text = ("the next token, t+1" if convention == NEXT_TOKEN and found["sequence"]
-                     else "its own label")
+    declared_text = "the next token, t+1" if convention == NEXT_TOKEN and found["sequence"] else "its own label"
     if matching >= REQUIRED_SHARE * trained:
-        return CheckResult(STEP, "pass", f"the loss trains {matching} of {trained} positions towards the "
-                           f"declared target ({declared_text}; {convention}"
-                           f"{', labels shifted in collate' if task.labels_shifted else ''})", [], details)
+        return CheckResult(
+            STEP,
+            "pass",
+            f"the loss trains {matching} of {trained} positions towards the "
+            f"declared target ({declared_text}; {convention}"
+            f"{', labels shifted in collate' if task.labels_shifted else ''})",
+            [],
+            details,
+        )
     if found["sequence"] and convention == NEXT_TOKEN and "by_offset" in found:
         shares = {k: int((pushed == ref).sum()) for k, ref in found["by_offset"].items()}
         details["matches_by_offset"] = shares
         best = max(shares, key=shares.get)
         if best != 1 and shares[best] >= 0.5 * trained:
-            why = {0: "labels not shifted: each position is trained to copy its own input token",
-                   2: "labels shifted twice (in collate and again in loss_sum?)"}.get(
-                best, "labels shifted by the wrong amount")
-            return CheckResult(STEP, "fail", f"trained towards token {_offset_text(best)} at {shares[best]} of "
-                               f"{trained} positions, declared {declared_text}: {why}", [], details)
-    return CheckResult(STEP, "fail", class_mapping_text(task, pushed, reference)
-                       + f" (declared: {declared_text})", [], details)
+            why = {
+                0: "labels not shifted: each position is trained to copy its own input token",
+                2: "labels shifted twice (in collate and again in loss_sum?)",
+            }.get(best, "labels shifted by the wrong amount")
+            return CheckResult(
+                STEP,
+                "fail",
+                f"trained towards token {_offset_text(best)} at {shares[best]} of "
+                f"{trained} positions, declared {declared_text}: {why}",
+                [],
+                details,
+            )
+    return CheckResult(
+        STEP, "fail", class_mapping_text(task, pushed, reference) + f" (declared: {declared_text})", [], details
+    )

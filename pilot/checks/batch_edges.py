@@ -12,10 +12,12 @@
 the ``*_check`` functions run them on a task and a model directly (tests, planted tasks).
 Each restores the model's buffers, gradients and the RNG state, so later phases see no trace.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any
 
 import torch
 
@@ -29,22 +31,28 @@ STEP_EVAL = "eval_determinism"
 
 
 # ----------------------------------------------------------------------------- the smallest micro-batch
-def smallest_train_micro_batch(plan: BatchPlan) -> Tuple[int, str]:
+def smallest_train_micro_batch(plan: BatchPlan) -> tuple[int, str]:
     """(size, where it comes from) of the smallest micro-batch any replica trains on."""
     updates = [(size, "full") for size in plan.update_sizes_in_epoch()]
     if plan.fixed == "examples" and plan.total_updates:
         updates.append((plan.examples_in_update(plan.total_updates - 1), "budget"))
-    candidates: List[Tuple[int, str]] = []
+    candidates: list[tuple[int, str]] = []
     for size, kind in updates:
         if not size:
             continue
-        smallest = min(len(m) for rank in range(plan.replicas)
-                       for m in rank_micro_batches(list(range(size)), plan.micro_batch, plan.replicas, rank) if m)
+        smallest = min(
+            len(m)
+            for rank in range(plan.replicas)
+            for m in rank_micro_batches(list(range(size)), plan.micro_batch, plan.replicas, rank)
+            if m
+        )
         if kind == "budget":
             where = f"the last update, cut to {size} examples by the budget of {plan.value} examples"
         elif size < plan.examples_per_update:
-            where = (f"the partial last window of each epoch ({plan.train_examples} training examples = "
-                     f"{plan.full_updates_per_epoch} update(s) of {plan.examples_per_update} + {size})")
+            where = (
+                f"the partial last window of each epoch ({plan.train_examples} training examples = "
+                f"{plan.full_updates_per_epoch} update(s) of {plan.examples_per_update} + {size})"
+            )
         else:
             where = f"a full update of {size} examples"
         candidates.append((smallest, where))
@@ -54,7 +62,7 @@ def smallest_train_micro_batch(plan: BatchPlan) -> Tuple[int, str]:
     return size, f"{where}: its smallest micro-batch holds {size} example(s) (micro-batch {plan.micro_batch})"
 
 
-def smallest_eval_micro_batch(examples: int, eval_micro_batch: int, replicas: int = 1) -> Tuple[int, str]:
+def smallest_eval_micro_batch(examples: int, eval_micro_batch: int, replicas: int = 1) -> tuple[int, str]:
     """(size, where) of the smallest evaluation batch (``Trainer.evaluate`` shards, then batches)."""
     share = ceil_div(examples, replicas) if examples else 0
     sizes = []
@@ -63,16 +71,17 @@ def smallest_eval_micro_batch(examples: int, eval_micro_batch: int, replicas: in
         if mine:
             sizes.append(mine % eval_micro_batch or min(mine, eval_micro_batch))
     size = min(sizes) if sizes else eval_micro_batch
-    return size, (f"the last evaluation batch ({examples} validation examples in batches of "
-                  f"{eval_micro_batch}{f' over {replicas} replicas' if replicas > 1 else ''}) holds {size}")
+    return size, (
+        f"the last evaluation batch ({examples} validation examples in batches of "
+        f"{eval_micro_batch}{f' over {replicas} replicas' if replicas > 1 else ''}) holds {size}"
+    )
 
 
 @contextmanager
 def untouched(model: torch.nn.Module) -> Iterator[None]:
     """Run a probe, then restore the model's buffers, mode, gradients and the RNG state."""
     buffers = {name: b.detach().clone() for name, b in model.named_buffers()}
-    grads = {name: (p.grad.detach().clone() if p.grad is not None else None)
-             for name, p in model.named_parameters()}
+    grads = {name: (p.grad.detach().clone() if p.grad is not None else None) for name, p in model.named_parameters()}
     training = model.training
     cpu_rng = torch.get_rng_state()
     cuda_rng = torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None
@@ -90,10 +99,15 @@ def untouched(model: torch.nn.Module) -> Iterator[None]:
             torch.cuda.set_rng_state_all(cuda_rng)
 
 
-def forward_backward_at(task: TaskData, model: torch.nn.Module, items: List[Dict], where: str,
-                        device: torch.device = torch.device("cpu"),
-                        autocast: Callable[[], Any] = nullcontext,
-                        no_sync: Callable[[], Any] = nullcontext) -> Tuple[str, str]:
+def forward_backward_at(
+    task: TaskData,
+    model: torch.nn.Module,
+    items: list[dict],
+    where: str,
+    device: torch.device = torch.device("cpu"),
+    autocast: Callable[[], Any] = nullcontext,
+    no_sync: Callable[[], Any] = nullcontext,
+) -> tuple[str, str]:
     """(verdict, detail) of one train-mode forward/backward on these items as one micro-batch.
 
     ``no_sync``: a DDP model's ``no_sync`` (the probe's gradients stay local and are discarded).
@@ -111,17 +125,23 @@ def forward_backward_at(task: TaskData, model: torch.nn.Module, items: List[Dict
             raise
         except Exception as error:
             message = str(error).splitlines()[0][:200] if str(error) else ""
-            return "fail", (f"the model cannot take a micro-batch of {len(items)}: {type(error).__name__}: "
-                            f"{message} — {where}")
+            return "fail", (
+                f"the model cannot take a micro-batch of {len(items)}: {type(error).__name__}: {message} — {where}"
+            )
         value = float(loss.detach()) / count
     if not torch.isfinite(torch.tensor(value)):
         return "fail", f"non-finite loss {value} at a micro-batch of {len(items)} — {where}"
     return "pass", f"forward/backward at micro-batch {len(items)}, loss {value:.4g} — {where}"
 
 
-def eval_forward_at(task: TaskData, model: torch.nn.Module, items: List[Dict], where: str,
-                    device: torch.device = torch.device("cpu"),
-                    autocast: Callable[[], Any] = nullcontext) -> Tuple[str, str]:
+def eval_forward_at(
+    task: TaskData,
+    model: torch.nn.Module,
+    items: list[dict],
+    where: str,
+    device: torch.device = torch.device("cpu"),
+    autocast: Callable[[], Any] = nullcontext,
+) -> tuple[str, str]:
     """(verdict, detail) of one evaluation forward on these items."""
     batch = move_to(task.collate(items), device)
     with untouched(model), torch.no_grad():
@@ -133,27 +153,42 @@ def eval_forward_at(task: TaskData, model: torch.nn.Module, items: List[Dict], w
         except (torch.OutOfMemoryError, MemoryError):
             raise
         except Exception as error:
-            return "fail", (f"evaluation cannot take a batch of {len(items)}: {type(error).__name__}: "
-                            f"{str(error).splitlines()[0][:200] if str(error) else ''} — {where}")
+            return "fail", (
+                f"evaluation cannot take a batch of {len(items)}: {type(error).__name__}: "
+                f"{str(error).splitlines()[0][:200] if str(error) else ''} — {where}"
+            )
     if not torch.isfinite(torch.tensor(loss)):
         return "fail", f"non-finite evaluation loss {loss} at a batch of {len(items)} — {where}"
     return "pass", f"evaluation at batch {len(items)}, loss {loss:.4g}"
 
 
-def smallest_micro_batch_check(task: TaskData, model: torch.nn.Module, micro_batch: int,
-                               accumulation: int = 1, eval_micro_batch: Optional[int] = None,
-                               replicas: int = 1, drop_last: bool = False) -> CheckResult:
+def smallest_micro_batch_check(
+    task: TaskData,
+    model: torch.nn.Module,
+    micro_batch: int,
+    accumulation: int = 1,
+    eval_micro_batch: int | None = None,
+    replicas: int = 1,
+    drop_last: bool = False,
+) -> CheckResult:
     """The smallest micro-batch of one epoch and of the validation split, each run once."""
-    plan = BatchPlan(micro_batch=int(micro_batch), accumulation=int(accumulation), replicas=int(replicas),
-                     train_examples=len(task.splits["train"]), drop_last=bool(drop_last),
-                     fixed="epochs", value=1)
+    plan = BatchPlan(
+        micro_batch=int(micro_batch),
+        accumulation=int(accumulation),
+        replicas=int(replicas),
+        train_examples=len(task.splits["train"]),
+        drop_last=bool(drop_last),
+        fixed="epochs",
+        value=1,
+    )
     size, where = smallest_train_micro_batch(plan)
     train_items = [task.encode(e) for e in task.splits["train"][-size:]]
     verdict, detail = forward_backward_at(task, model, train_items, where)
     details = {"train_micro_batch": size, "train_where": where}
     if verdict == "pass" and task.splits.get("val"):
-        eval_size, eval_where = smallest_eval_micro_batch(len(task.splits["val"]),
-                                                          int(eval_micro_batch or micro_batch), int(replicas))
+        eval_size, eval_where = smallest_eval_micro_batch(
+            len(task.splits["val"]), int(eval_micro_batch or micro_batch), int(replicas)
+        )
         eval_items = [task.encode(e) for e in task.splits["val"][-eval_size:]]
         verdict, eval_detail = eval_forward_at(task, model, eval_items, eval_where)
         details.update(eval_micro_batch=eval_size, eval_where=eval_where)
@@ -162,7 +197,7 @@ def smallest_micro_batch_check(task: TaskData, model: torch.nn.Module, micro_bat
 
 
 # ----------------------------------------------------------------------------- evaluation twice
-def _tensors(output: Any) -> List[torch.Tensor]:
+def _tensors(output: Any) -> list[torch.Tensor]:
     if torch.is_tensor(output):
         return [output.detach()]
     if isinstance(output, (tuple, list)):
@@ -186,8 +221,13 @@ def _largest_difference(first: Any, second: Any) -> float:
     return worst
 
 
-def eval_twice(task: TaskData, model: torch.nn.Module, batch: Dict[str, Any],
-               autocast: Callable[[], Any] = nullcontext, rtol: float = 1e-5) -> Tuple[str, str]:
+def eval_twice(
+    task: TaskData,
+    model: torch.nn.Module,
+    batch: dict[str, Any],
+    autocast: Callable[[], Any] = nullcontext,
+    rtol: float = 1e-5,
+) -> tuple[str, str]:
     """(verdict, detail): two evaluation forwards on the same batch, and the likely cause if they differ."""
     with untouched(model), torch.no_grad():
         model.eval()
@@ -205,24 +245,33 @@ def eval_twice(task: TaskData, model: torch.nn.Module, batch: Dict[str, Any],
             fourth = task.forward(model, batch)
         seeded = _largest_difference(third, fourth)
     still_training = [name or type(model).__name__ for name, m in model.named_modules() if m.training]
-    random_layers = [name for name, m in model.named_modules()
-                     if any(word in type(m).__name__.lower() for word in ("dropout", "noise"))]
+    random_layers = [
+        name
+        for name, m in model.named_modules()
+        if any(word in type(m).__name__.lower() for word in ("dropout", "noise"))
+    ]
     if seeded <= rtol:
-        cause = ("dropout or another random layer active in eval mode"
-                 + (f" (modules still in training mode: {still_training[:4]})" if still_training else
-                    f" (random layers: {random_layers[:4]}; does forward pass training=True?)" if random_layers
-                    else " (forward draws random numbers in eval mode)"))
+        cause = "dropout or another random layer active in eval mode" + (
+            f" (modules still in training mode: {still_training[:4]})"
+            if still_training
+            else f" (random layers: {random_layers[:4]}; does forward pass training=True?)"
+            if random_layers
+            else " (forward draws random numbers in eval mode)"
+        )
     elif changed:
         cause = f"forward changes the model's state in eval mode (buffers {changed[:4]} changed between calls)"
     else:
         cause = "forward is not deterministic, and not because of the random number generator"
-    return "fail", (f"two evaluation forwards on the same batch differ (largest difference {difference:.3g} "
-                    f"of the output's scale): {cause}")
+    return "fail", (
+        f"two evaluation forwards on the same batch differ (largest difference {difference:.3g} "
+        f"of the output's scale): {cause}"
+    )
 
 
-def eval_determinism_check(task: TaskData, model: torch.nn.Module, eval_micro_batch: int,
-                           split: str = "val") -> CheckResult:
+def eval_determinism_check(
+    task: TaskData, model: torch.nn.Module, eval_micro_batch: int, split: str = "val"
+) -> CheckResult:
     examples = task.splits.get(split) or task.splits["train"]
-    items = [task.encode(e) for e in examples[:max(1, int(eval_micro_batch))]]
+    items = [task.encode(e) for e in examples[: max(1, int(eval_micro_batch))]]
     verdict, detail = eval_twice(task, model, task.collate(items))
     return CheckResult(STEP_EVAL, verdict, detail, [], {"examples": len(items)})

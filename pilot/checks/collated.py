@@ -18,16 +18,26 @@ the configured size, so padding happens as in training). For each row:
 ``examples.txt`` is drawn from the same ``RowView``s (the tokens, the ``^`` row, the target line
 and the header's counts), so the shown example and the check can never disagree.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any
 
 import numpy as np
 import torch
 
-from pilot.checks.loss_probe import (batch_size, counted_label_mask, input_ids_of, micro_batches,
-                                     padding_mask, prediction_offset, real_mask, spans)
+from pilot.checks.loss_probe import (
+    batch_size,
+    counted_label_mask,
+    input_ids_of,
+    micro_batches,
+    padding_mask,
+    prediction_offset,
+    real_mask,
+    spans,
+)
 from pilot.checks.result import Finding
 from pilot.data.task import NEXT_TOKEN, Batch, Example, TaskData
 
@@ -35,14 +45,15 @@ from pilot.data.task import NEXT_TOKEN, Batch, Example, TaskData
 @dataclass
 class RowView:
     """One example as it reaches the loss: its row in the micro-batch it was collated in."""
+
     split: str
     example: Example
-    item: Dict[str, Any]
+    item: dict[str, Any]
     batch: Batch
     row: int
-    counted: List[int] = field(default_factory=list)    # label positions the loss counts
-    predicted: List[int] = field(default_factory=list)  # input positions those labels predict
-    values: List[int] = field(default_factory=list)     # label values there (a class id per row)
+    counted: list[int] = field(default_factory=list)  # label positions the loss counts
+    predicted: list[int] = field(default_factory=list)  # input positions those labels predict
+    values: list[int] = field(default_factory=list)  # label values there (a class id per row)
 
     @property
     def sequence(self) -> bool:
@@ -50,7 +61,7 @@ class RowView:
 
 
 # ----------------------------------------------------------------------------- the declared target
-def compare_targets(seen: List[int], expected: List[int], instruction_masked: bool) -> Optional[str]:
+def compare_targets(seen: list[int], expected: list[int], instruction_masked: bool) -> str | None:
     """None when the loss sees what the task means; otherwise what went wrong (values only)."""
     if seen == expected:
         return None
@@ -61,23 +72,27 @@ def compare_targets(seen: List[int], expected: List[int], instruction_masked: bo
         return f"target truncated: {n_expected - n_seen} of {n_expected} target tokens cut"
     if n_seen > n_expected and seen[-n_expected:] == expected:
         if instruction_masked:
-            return (f"instruction tokens counted in the loss: {n_seen - n_expected} tokens before "
-                    "the answer are trained although the task masks the instruction")
+            return (
+                f"instruction tokens counted in the loss: {n_seen - n_expected} tokens before "
+                "the answer are trained although the task masks the instruction"
+            )
         return None  # the task trains the instruction on purpose (mask_instruction=false)
     return "the tokens in the loss differ from the task's target"
 
 
-def _last_occurrence(tokens: List[int], target: List[int]) -> Optional[int]:
+def _last_occurrence(tokens: list[int], target: list[int]) -> int | None:
     n = len(target)
     for start in range(len(tokens) - n, -1, -1):
-        if tokens[start:start + n] == target:
+        if tokens[start : start + n] == target:
             return start
     return None
 
 
-def target_findings(task: TaskData, view: RowView, real: List[int], masked: bool,
-                    ids: Optional[List[int]]) -> List[Finding]:
+def target_findings(
+    task: TaskData, view: RowView, real: list[int], masked: bool, ids: list[int] | None
+) -> list[Finding]:
     """Counted positions vs the declared target's positions (located in the row's real tokens)."""
+
     def finding(problem: str) -> Finding:
         return Finding(problem, view.split, view.example.index)
 
@@ -90,22 +105,29 @@ def target_findings(task: TaskData, view: RowView, real: List[int], masked: bool
     if start is None or not view.counted:  # not in the row (truncated, or not input tokens): by value
         problem = compare_targets(view.values, expected, masked)
         return [finding(problem)] if problem else []
-    declared = set(real[start:start + len(expected)])
+    declared = set(real[start : start + len(expected)])
     counted = set(view.predicted)
     found = []
     missing, extra = sorted(declared - counted), sorted(counted - declared)
     if missing:
-        found.append(finding(f"declared target token(s) not counted in the loss: {len(missing)} of "
-                             f"{len(expected)} (positions {spans(missing)})"))
+        found.append(
+            finding(
+                f"declared target token(s) not counted in the loss: {len(missing)} of "
+                f"{len(expected)} (positions {spans(missing)})"
+            )
+        )
     if extra:
         before = all(p < min(declared) for p in extra)
         if before and masked:
-            found.append(finding(f"instruction tokens counted in the loss: {len(extra)} tokens before the "
-                                 f"answer are trained although the task masks the instruction "
-                                 f"(positions {spans(extra)})"))
+            found.append(
+                finding(
+                    f"instruction tokens counted in the loss: {len(extra)} tokens before the "
+                    f"answer are trained although the task masks the instruction "
+                    f"(positions {spans(extra)})"
+                )
+            )
         elif not before:
-            found.append(finding(f"non-target token(s) counted in the loss: {len(extra)} (positions "
-                                 f"{spans(extra)})"))
+            found.append(finding(f"non-target token(s) counted in the loss: {len(extra)} (positions {spans(extra)})"))
     return found
 
 
@@ -118,7 +140,7 @@ def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
     return bool(torch.equal(a, b))
 
 
-def _part(value: torch.Tensor, row: int, mask: Optional[torch.Tensor]) -> torch.Tensor:
+def _part(value: torch.Tensor, row: int, mask: torch.Tensor | None) -> torch.Tensor:
     """A row of a per-example tensor; only its real positions when ``mask`` covers it."""
     if mask is not None and value.dim() >= 2 and value.shape[:2] == mask.shape:
         return value[row][mask[row]]
@@ -129,14 +151,18 @@ def _same_row(mine: torch.Tensor, alone: torch.Tensor, trim: bool) -> bool:
     """Equal; with ``trim`` (padding not declared), equal to the row's first or last positions."""
     if _same(mine, alone):
         return True
-    if trim and mine.dim() >= 1 and alone.dim() >= 1 and mine.shape[1:] == alone.shape[1:] \
-            and alone.shape[0] < mine.shape[0]:
-        return _same(mine[:alone.shape[0]], alone) or _same(mine[mine.shape[0] - alone.shape[0]:], alone)
+    if (
+        trim
+        and mine.dim() >= 1
+        and alone.dim() >= 1
+        and mine.shape[1:] == alone.shape[1:]
+        and alone.shape[0] < mine.shape[0]
+    ):
+        return _same(mine[: alone.shape[0]], alone) or _same(mine[mine.shape[0] - alone.shape[0] :], alone)
     return False
 
 
-def _differing_positions(mine: torch.Tensor, other: torch.Tensor, row: int,
-                         mask: Optional[torch.Tensor]) -> str:
+def _differing_positions(mine: torch.Tensor, other: torch.Tensor, row: int, mask: torch.Tensor | None) -> str:
     """' at positions ...' (batch columns) where two equally long rows differ, else ''."""
     if mine.dim() == 0 or other.dim() == 0:
         return f" ({other.item()} on its own, {mine.item()} collated)" if mine.numel() == other.numel() == 1 else ""
@@ -147,7 +173,7 @@ def _differing_positions(mine: torch.Tensor, other: torch.Tensor, row: int,
     return f" at position(s) {spans(wrong)}"
 
 
-def row_differences(task: TaskData, views: List[RowView], singles: List[Batch]) -> Dict[int, List[str]]:
+def row_differences(task: TaskData, views: list[RowView], singles: list[Batch]) -> dict[int, list[str]]:
     """Row -> what differs from the example collated alone and from the encoded item.
 
     Real positions only (``padding_mask``); when the batch does not say where its padding is, a
@@ -158,7 +184,7 @@ def row_differences(task: TaskData, views: List[RowView], singles: List[Batch]) 
     size = batch_size(batch)
     mask = padding_mask(task, batch)
     alone_masks = [padding_mask(task, single) for single in singles]
-    differing: Dict[int, List[str]] = {}
+    differing: dict[int, list[str]] = {}
     for key, value in batch.items():
         if not torch.is_tensor(value) or value.dim() == 0 or value.shape[0] != size:
             continue
@@ -176,8 +202,7 @@ def row_differences(task: TaskData, views: List[RowView], singles: List[Batch]) 
             for row, (m, a) in enumerate(zip(mine, alone)):
                 if not _same_row(m, a, trim):
                     where = _differing_positions(m, a, row, mask if per_position else None)
-                    differing.setdefault(row, []).append(f"'{key}' differs from the example collated "
-                                                         f"alone{where}")
+                    differing.setdefault(row, []).append(f"'{key}' differs from the example collated alone{where}")
         if not per_position or (key == "labels" and task.labels_shifted):  # shifted by declaration
             continue
         encoded = [v.item.get(key) for v in views]
@@ -185,20 +210,22 @@ def row_differences(task: TaskData, views: List[RowView], singles: List[Batch]) 
             continue
         for row, (m, e) in enumerate(zip(mine, encoded)):
             if not _same(m, e.to(m.dtype)) and row not in differing:
-                differing.setdefault(row, []).append(f"'{key}' differs from what encode gave"
-                                                     f"{_differing_positions(m, e, row, mask)}")
+                differing.setdefault(row, []).append(
+                    f"'{key}' differs from what encode gave{_differing_positions(m, e, row, mask)}"
+                )
     return differing
 
 
-def _all_same(mine: List[torch.Tensor], others: List[torch.Tensor]) -> bool:
+def _all_same(mine: list[torch.Tensor], others: list[torch.Tensor]) -> bool:
     """One comparison for a whole micro-batch (rows of any lengths)."""
     if [m.shape for m in mine] != [o.shape for o in others]:
         return False
     return _same(torch.cat([m.flatten() for m in mine]), torch.cat([o.flatten() for o in others]).to(mine[0].dtype))
 
 
-def check_row(task: TaskData, view: RowView, masked: bool, lists: Dict[str, List]) -> List[Finding]:
+def check_row(task: TaskData, view: RowView, masked: bool, lists: dict[str, list]) -> list[Finding]:
     """The problems of one collated sequence row, from its batch's values as Python lists."""
+
     def finding(problem: str) -> Finding:
         return Finding(problem, view.split, view.example.index)
 
@@ -209,41 +236,59 @@ def check_row(task: TaskData, view: RowView, masked: bool, lists: Dict[str, List
     found = []
     padding = [p for p, q in zip(view.counted, view.predicted) if q >= width or not mask[q]]
     if padding:
-        found.append(finding(f"counted position(s) {spans(padding)} predict a padding token "
-                             "(attention mask 0 at the predicted token)"))
+        found.append(
+            finding(
+                f"counted position(s) {spans(padding)} predict a padding token "
+                "(attention mask 0 at the predicted token)"
+            )
+        )
     if task.convention == NEXT_TOKEN:
         blind = [p for p, q in zip(view.counted, view.predicted) if q - 1 < 0 or not mask[q - 1]]
         if blind:
-            found.append(finding(f"counted position(s) {spans(blind)} are predicted from a padding "
-                                 "position (no real token before them)"))
+            found.append(
+                finding(
+                    f"counted position(s) {spans(blind)} are predicted from a padding "
+                    "position (no real token before them)"
+                )
+            )
         if ids is not None:
             wrong = [p for p, q in zip(view.counted, view.predicted) if q < width and ids[q] != labels[p]]
             if wrong:
-                found.append(finding(f"labels at position(s) {spans(wrong)} are not the input token they "
-                                     "predict (labels and inputs misaligned in the collated row)"))
+                found.append(
+                    finding(
+                        f"labels at position(s) {spans(wrong)} are not the input token they "
+                        "predict (labels and inputs misaligned in the collated row)"
+                    )
+                )
     return found + target_findings(task, view, real, masked, ids)
 
 
-def check_batch(task: TaskData, views: List[RowView], masked: bool, compare_rows: bool = True) -> List[Finding]:
+def check_batch(task: TaskData, views: list[RowView], masked: bool, compare_rows: bool = True) -> list[Finding]:
     """Every problem of the rows of one micro-batch (``compare_rows=False``: a random collate)."""
     differing = row_differences(task, views, [task.collate([view.item]) for view in views]) if compare_rows else {}
-    findings: List[Finding] = []
+    findings: list[Finding] = []
     if not views[0].sequence:
         findings = [Finding("no target in the loss", v.split, v.example.index) for v in views if not v.counted]
     else:
         batch = views[0].batch
         ids = input_ids_of(batch)
-        lists = {"labels": batch["labels"].tolist(), "mask": real_mask(task, batch).tolist(),
-                 "ids": ids.tolist() if ids is not None else None}
+        lists = {
+            "labels": batch["labels"].tolist(),
+            "mask": real_mask(task, batch).tolist(),
+            "ids": ids.tolist() if ids is not None else None,
+        }
         for view in views:
             findings += check_row(task, view, masked, lists)
     # what the loss trains first; how the row came to differ after
-    return findings + [Finding(f"row {row} of its micro-batch: {d}", views[row].split, views[row].example.index)
-                       for row, ds in sorted(differing.items()) for d in ds]
+    return findings + [
+        Finding(f"row {row} of its micro-batch: {d}", views[row].split, views[row].example.index)
+        for row, ds in sorted(differing.items())
+        for d in ds
+    ]
 
 
 # ----------------------------------------------------------------------------- every row
-def collated_rows(task: TaskData, encoded: Dict[str, List[Dict]], micro_batch: int) -> List[RowView]:
+def collated_rows(task: TaskData, encoded: dict[str, list[dict]], micro_batch: int) -> list[RowView]:
     """Every example of every split as a row of the micro-batch training would collate it in."""
     views = []
     shift = prediction_offset(task)
@@ -278,7 +323,7 @@ def padding_share(views: Sequence[RowView], task: TaskData) -> float:
     return 1.0 - real / total if total else 0.0
 
 
-def split_statistics(task: TaskData, views: List[RowView], findings: List[Finding]) -> Dict[str, Dict]:
+def split_statistics(task: TaskData, views: list[RowView], findings: list[Finding]) -> dict[str, dict]:
     """Per split: examples, truncation, targets cut, padding, counted targets per example."""
     stats = {}
     for split in task.splits:
@@ -299,23 +344,27 @@ def split_statistics(task: TaskData, views: List[RowView], findings: List[Findin
     return stats
 
 
-def collate_is_random(task: TaskData, items: List[Dict]) -> bool:
+def collate_is_random(task: TaskData, items: list[dict]) -> bool:
     """Does collating the same items twice give different batches (random masking, augmentation)?"""
     if not items:
         return False
     first, second = task.collate(items), task.collate(items)
-    return any(not (torch.is_tensor(v) and torch.is_tensor(second.get(k)) and _same(v, second[k]))
-               for k, v in first.items() if torch.is_tensor(v))
+    return any(
+        not (torch.is_tensor(v) and torch.is_tensor(second.get(k)) and _same(v, second[k]))
+        for k, v in first.items()
+        if torch.is_tensor(v)
+    )
 
 
-def check_collated(task: TaskData, encoded: Dict[str, List[Dict]],
-                   micro_batch: int) -> Tuple[List[Finding], List[RowView], bool]:
+def check_collated(
+    task: TaskData, encoded: dict[str, list[dict]], micro_batch: int
+) -> tuple[list[Finding], list[RowView], bool]:
     """Findings for every row of every split, the rows (for examples.txt and later checks), and
     whether the collate is random (then a row cannot be compared with the example alone)."""
     masked = bool(task.info.get("mask_instruction", True))
     random = collate_is_random(task, next((items[:micro_batch] for items in encoded.values() if items), []))
     views = collated_rows(task, encoded, micro_batch)
-    findings: List[Finding] = []
+    findings: list[Finding] = []
     start = 0
     while start < len(views):  # the rows of one micro-batch share their batch
         end = start

@@ -13,10 +13,11 @@ every split, no id standing for two classes, ids named as the mapping names them
 class present in every split.
 The shown examples are drawn from the same collated rows as the check.
 """
+
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 import torch
 
@@ -30,12 +31,12 @@ RANDOM_NOTE = "; collate is random (two calls differ): rows not compared with th
 
 
 # ----------------------------------------------------------------------------- generation
-def loss_tokens(view: RowView) -> List[int]:
+def loss_tokens(view: RowView) -> list[int]:
     """Token ids the loss is asked to predict for one collated row."""
     return list(view.values)
 
 
-def render_generation(task: TaskData, view: RowView) -> Dict[str, str]:
+def render_generation(task: TaskData, view: RowView) -> dict[str, str]:
     """Three aligned lines from the collated row: tokens, ^ under each token the loss predicts, mask."""
     batch, row = view.batch, view.row
     ids = input_ids_of(batch)[row].tolist()
@@ -51,41 +52,53 @@ def render_generation(task: TaskData, view: RowView) -> Dict[str, str]:
     }
 
 
-def show_generation(task: TaskData, view: RowView) -> Dict[str, Any]:
+def show_generation(task: TaskData, view: RowView) -> dict[str, Any]:
     """examples.txt's block for one row: every count and line from the same collated tensors."""
     mask = real_mask(task, view.batch)[view.row]
     real, width = int(mask.sum()), int(mask.shape[0])
     pads = [p for p in range(width) if not bool(mask[p])]
-    side = ("none" if not pads else "left" if pads[-1] < width - 1 else
-            "right" if pads[0] > 0 else "both")
+    side = "none" if not pads else "left" if pads[-1] < width - 1 else "right" if pads[0] > 0 else "both"
     values = loss_tokens(view)
     return {
-        "split": view.split, "index": view.example.index, **render_generation(task, view),
-        "length": real, "padding": f"{width - real} pad token(s)" + (f" on the {side}" if pads else ""),
+        "split": view.split,
+        "index": view.example.index,
+        **render_generation(task, view),
+        "length": real,
+        "padding": f"{width - real} pad token(s)" + (f" on the {side}" if pads else ""),
         "truncation": f"{view.item.get('truncated_tokens', 0)} token(s) cut on the "
-                      f"{task.info.get('truncation_side', '?')} by encode, "
-                      f"{view.item.get('truncated_target_tokens', 0)} of them target",
+        f"{task.info.get('truncation_side', '?')} by encode, "
+        f"{view.item.get('truncated_target_tokens', 0)} of them target",
         "loss_tokens": len(values),
         "target": "".join(task.decode_tokens(values)) if task.decode_tokens else str(values),
     }
 
 
-def inspect_generation(task: TaskData, encoded: Dict[str, List[Dict]], n_show: int,
-                       micro_batch: int) -> Tuple[CheckResult, List[Dict[str, Any]]]:
+def inspect_generation(
+    task: TaskData, encoded: dict[str, list[dict]], n_show: int, micro_batch: int
+) -> tuple[CheckResult, list[dict[str, Any]]]:
     findings, views, random = check_collated(task, encoded, micro_batch)
     stats = split_statistics(task, views, findings)
     train_rows = [v for v in views if v.split == "train"][:n_show]
-    shown = ([show_generation(task, v) for v in train_rows] if train_rows and input_ids_of(train_rows[0].batch) is not None
-             else [show_fields(v) for v in train_rows])
+    shown = (
+        [show_generation(task, v) for v in train_rows]
+        if train_rows and input_ids_of(train_rows[0].batch) is not None
+        else [show_fields(v) for v in train_rows]
+    )
     train_stats = stats.get("train", {})
-    seen = ("loss sees exactly the answer tokens" if task.expected_targets is not None else
-            "every example has targets in the loss (no expected_targets declared to compare with)")
-    ok = (f"{seen} of all {len(views)} examples, collated in micro-batches "
-          f"of {micro_batch}; {train_stats.get('share_truncated', 0):.1%} of train truncated without "
-          f"cutting a target, {train_stats.get('share_padding', 0):.1%} padding")
+    seen = (
+        "loss sees exactly the answer tokens"
+        if task.expected_targets is not None
+        else "every example has targets in the loss (no expected_targets declared to compare with)"
+    )
+    ok = (
+        f"{seen} of all {len(views)} examples, collated in micro-batches "
+        f"of {micro_batch}; {train_stats.get('share_truncated', 0):.1%} of train truncated without "
+        f"cutting a target, {train_stats.get('share_padding', 0):.1%} padding"
+    )
     ok += RANDOM_NOTE if random else ""
-    return summarise(STEP, findings, ok, {"per_split": stats, "micro_batch": micro_batch,
-                                          "collate_random": random}), shown
+    return summarise(
+        STEP, findings, ok, {"per_split": stats, "micro_batch": micro_batch, "collate_random": random}
+    ), shown
 
 
 # ----------------------------------------------------------------------------- classification
@@ -93,16 +106,16 @@ def _ids(ids) -> str:
     return str(sorted(ids)) if len(ids) > 1 else str(next(iter(ids)))
 
 
-def name_findings(task: TaskData, views: List[RowView], class_names: List[str]) -> List[Finding]:
+def name_findings(task: TaskData, views: list[RowView], class_names: list[str]) -> list[Finding]:
     """The ids in the collated labels against the raw class names the task declares.
 
     Finds a class encoded with different ids in different splits (each split encoded on its own),
     one id standing for two classes, and ids the mapping names otherwise (a shift), naming the class.
     """
-    findings: List[Finding] = []
-    name_ids: Dict[str, Dict[str, set]] = defaultdict(lambda: defaultdict(set))
-    id_names: Dict[int, Dict[str, set]] = defaultdict(lambda: defaultdict(set))
-    unknown: Dict[str, List[int]] = defaultdict(list)
+    findings: list[Finding] = []
+    name_ids: dict[str, dict[str, set]] = defaultdict(lambda: defaultdict(set))
+    id_names: dict[int, dict[str, set]] = defaultdict(lambda: defaultdict(set))
+    unknown: dict[str, list[int]] = defaultdict(list)
     for view in views:
         name = task.raw_class_name(view.example)
         if name is None or not view.values:
@@ -118,13 +131,20 @@ def name_findings(task: TaskData, views: List[RowView], class_names: List[str]) 
         if len(ids) > 1:
             where = ", ".join(f"{s}: {_ids(v)}" for s, v in sorted(per_split.items()))
             right = f"; class_names gives it id {class_names.index(name)}" if name in class_names else ""
-            findings.append(Finding(f"class '{name}' has different ids across or within splits ({where}{right})",
-                                    detail="the label encodings disagree; one mapping must serve every split"))
+            findings.append(
+                Finding(
+                    f"class '{name}' has different ids across or within splits ({where}{right})",
+                    detail="the label encodings disagree; one mapping must serve every split",
+                )
+            )
         elif class_names and 0 <= next(iter(ids)) < len(class_names) and class_names[next(iter(ids))] != name:
             label = next(iter(ids))
             right = f" (class_names gives '{name}' id {class_names.index(name)})" if name in class_names else ""
-            findings.append(Finding(f"class '{name}' is encoded as id {label}, which the mapping names "
-                                    f"'{class_names[label]}'{right}"))
+            findings.append(
+                Finding(
+                    f"class '{name}' is encoded as id {label}, which the mapping names '{class_names[label]}'{right}"
+                )
+            )
     for label, per_name in sorted(id_names.items()):
         if len(per_name) > 1:
             where = " and ".join(f"'{n}' ({', '.join(sorted(s))})" for n, s in sorted(per_name.items()))
@@ -132,8 +152,9 @@ def name_findings(task: TaskData, views: List[RowView], class_names: List[str]) 
     return findings
 
 
-def missing_classes(task: TaskData, views: List[RowView], class_names: List[str], num_classes: int,
-                    by_name: bool) -> Tuple[List[Finding], List[Finding]]:
+def missing_classes(
+    task: TaskData, views: list[RowView], class_names: list[str], num_classes: int, by_name: bool
+) -> tuple[list[Finding], list[Finding]]:
     """Classes absent from a split, by name where names are declared: fail in train, warn elsewhere."""
     findings, warnings = [], []
     for split in task.splits:
@@ -145,29 +166,31 @@ def missing_classes(task: TaskData, views: List[RowView], class_names: List[str]
             names = [n for n in class_names if n not in present]
         else:
             present_ids = {v.values[0] for v in mine if v.values}
-            names = [class_names[c] if c < len(class_names) else str(c)
-                     for c in range(num_classes) if c not in present_ids]
+            names = [
+                class_names[c] if c < len(class_names) else str(c) for c in range(num_classes) if c not in present_ids
+            ]
         if names:
-            finding = Finding(f"class(es) {names} missing", split,
-                              detail="ids of a split encoded on its own would shift")
+            finding = Finding(
+                f"class(es) {names} missing", split, detail="ids of a split encoded on its own would shift"
+            )
             (findings if split == "train" else warnings).append(finding)
     return findings, warnings
 
 
-def inspect_classification(task: TaskData, encoded: Dict[str, List[Dict]], n_show: int,
-                           model: Optional[torch.nn.Module],
-                           micro_batch: int = 1) -> Tuple[CheckResult, List[Dict]]:
+def inspect_classification(
+    task: TaskData, encoded: dict[str, list[dict]], n_show: int, model: torch.nn.Module | None, micro_batch: int = 1
+) -> tuple[CheckResult, list[dict]]:
     findings, views, random = check_collated(task, encoded, micro_batch)
     class_names = task.names()
     num_classes = int(task.info.get("num_classes", len(class_names)))
-    histograms: Dict[str, Dict[int, int]] = {}
+    histograms: dict[str, dict[int, int]] = {}
     for split in task.splits:
-        histograms[split] = dict(sorted(Counter(v.values[0] for v in views
-                                                if v.split == split and v.values).items()))
+        histograms[split] = dict(sorted(Counter(v.values[0] for v in views if v.split == split and v.values).items()))
     for view in views:
         if view.values and not 0 <= view.values[0] < num_classes:
-            findings.append(Finding(f"label {view.values[0]} outside [0, {num_classes})", view.split,
-                                    view.example.index))
+            findings.append(
+                Finding(f"label {view.values[0]} outside [0, {num_classes})", view.split, view.example.index)
+            )
     by_name = any(task.raw_class_name(v.example) is not None for v in views[:1])
     if by_name:
         findings += name_findings(task, views, class_names)
@@ -178,47 +201,75 @@ def inspect_classification(task: TaskData, encoded: Dict[str, List[Dict]], n_sho
         with torch.no_grad():
             width = int(task.forward(model, batch).shape[-1])
         if width != num_classes:
-            findings.append(Finding(f"model head has {width} outputs but the data has {num_classes} "
-                                    "classes", detail="the loss still computes while training another task"))
+            findings.append(
+                Finding(
+                    f"model head has {width} outputs but the data has {num_classes} classes",
+                    detail="the loss still computes while training another task",
+                )
+            )
     shown = []
     for view in [v for v in views if v.split == "train"][:n_show]:
         label = view.values[0] if view.values else -1
         inputs = view.batch.get("inputs")
         inputs = inputs[view.row] if torch.is_tensor(inputs) else None
-        shown.append({"split": "train", "index": view.example.index, "label": label,
-                      "class_name": class_names[label] if 0 <= label < len(class_names) else "?",
-                      "raw_label": task.raw_class_name(view.example),
-                      "input": (f"tensor {tuple(inputs.shape)}, min {float(inputs.min()):.3g}, "
-                                f"max {float(inputs.max()):.3g}") if inputs is not None else ""})
-    details = {"mapping": {i: n for i, n in enumerate(class_names)}, "label_histogram": histograms,
-               "checked_by_name": by_name, "micro_batch": micro_batch, "collate_random": random}
-    names_note = ("every class name in its declared id" if by_name else
-                  "by-name checks skipped: the task declares no raw class name (TaskData.raw_label)")
-    ok = (f"{num_classes} classes, one encoding across splits, labels in range, head of "
-          f"{num_classes} outputs; {names_note}; {len(views)} examples collated in micro-batches of {micro_batch}"
-          + (RANDOM_NOTE if random else ""))
+        shown.append(
+            {
+                "split": "train",
+                "index": view.example.index,
+                "label": label,
+                "class_name": class_names[label] if 0 <= label < len(class_names) else "?",
+                "raw_label": task.raw_class_name(view.example),
+                "input": (f"tensor {tuple(inputs.shape)}, min {float(inputs.min()):.3g}, max {float(inputs.max()):.3g}")
+                if inputs is not None
+                else "",
+            }
+        )
+    details = {
+        "mapping": {i: n for i, n in enumerate(class_names)},
+        "label_histogram": histograms,
+        "checked_by_name": by_name,
+        "micro_batch": micro_batch,
+        "collate_random": random,
+    }
+    names_note = (
+        "every class name in its declared id"
+        if by_name
+        else "by-name checks skipped: the task declares no raw class name (TaskData.raw_label)"
+    )
+    ok = (
+        f"{num_classes} classes, one encoding across splits, labels in range, head of "
+        f"{num_classes} outputs; {names_note}; {len(views)} examples collated in micro-batches of {micro_batch}"
+        + (RANDOM_NOTE if random else "")
+    )
     return summarise(STEP, findings, ok, details, warnings), shown
 
 
 # ----------------------------------------------------------------------------- any task
-def show_fields(view: RowView) -> Dict[str, Any]:
+def show_fields(view: RowView) -> dict[str, Any]:
     """examples.txt's block for a row without token ids: the shape or value of each key."""
-    return {"split": view.split, "index": view.example.index,
-            "fields": {k: (tuple(v[view.row].shape) if torch.is_tensor(v) and v.dim() > 0 else v)
-                       for k, v in view.batch.items()}}
+    return {
+        "split": view.split,
+        "index": view.example.index,
+        "fields": {
+            k: (tuple(v[view.row].shape) if torch.is_tensor(v) and v.dim() > 0 else v) for k, v in view.batch.items()
+        },
+    }
 
 
-def inspect_generic(task: TaskData, encoded: Dict[str, List[Dict]], n_show: int,
-                    micro_batch: int = 1) -> Tuple[CheckResult, List[Dict]]:
+def inspect_generic(
+    task: TaskData, encoded: dict[str, list[dict]], n_show: int, micro_batch: int = 1
+) -> tuple[CheckResult, list[dict]]:
     findings, views, random = check_collated(task, encoded, micro_batch)
     shown = [show_fields(view) for view in [v for v in views if v.split == "train"][:n_show]]
-    ok = (f"every example has a target and collates as it encodes (generic checks only: task kind "
-          f"'{task.kind}')" + (RANDOM_NOTE if random else ""))
+    ok = f"every example has a target and collates as it encodes (generic checks only: task kind '{task.kind}')" + (
+        RANDOM_NOTE if random else ""
+    )
     return summarise(STEP, findings, ok, {"micro_batch": micro_batch, "collate_random": random}), shown
 
 
-def inspect_task(task: TaskData, n_show: int, micro_batch: int,
-                 model: Optional[torch.nn.Module] = None) -> Tuple[CheckResult, List[Dict[str, Any]]]:
+def inspect_task(
+    task: TaskData, n_show: int, micro_batch: int, model: torch.nn.Module | None = None
+) -> tuple[CheckResult, list[dict[str, Any]]]:
     encoded = {split: task.encoded(split) for split in task.splits}
     if task.kind == "generation":
         return inspect_generation(task, encoded, n_show, micro_batch)

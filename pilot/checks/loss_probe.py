@@ -9,21 +9,22 @@
   gradient says which class each position is trained towards (the one with negative gradient);
 - ``spans``: positions written compactly ("3-9, 12").
 """
+
 from __future__ import annotations
 
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import torch
 
 from pilot.data.task import IGNORE_INDEX, NEXT_TOKEN, Batch, TaskData
 
 
-def micro_batches(task: TaskData, items: Sequence[Dict[str, Any]],
-                  micro_batch: int) -> Iterator[Tuple[int, Batch]]:
+def micro_batches(task: TaskData, items: Sequence[dict[str, Any]], micro_batch: int) -> Iterator[tuple[int, Batch]]:
     """(first item's position, collated batch) for consecutive micro-batches of ``items``."""
     size = max(1, int(micro_batch))
     for start in range(0, len(items), size):
-        yield start, task.collate(list(items[start:start + size]))
+        yield start, task.collate(list(items[start : start + size]))
 
 
 def batch_size(batch: Batch) -> int:
@@ -34,8 +35,10 @@ def sub_batch(batch: Batch, rows: Sequence[int]) -> Batch:
     """The given rows as a batch: every tensor whose first dimension is the batch is sliced."""
     size = batch_size(batch)
     picked = torch.as_tensor(list(rows), dtype=torch.long)
-    return {key: (value[picked] if torch.is_tensor(value) and value.dim() > 0 and value.shape[0] == size
-                  else value) for key, value in batch.items()}
+    return {
+        key: (value[picked] if torch.is_tensor(value) and value.dim() > 0 and value.shape[0] == size else value)
+        for key, value in batch.items()
+    }
 
 
 def sub_output(output: Any, rows: Sequence[int], size: int) -> Any:
@@ -50,7 +53,7 @@ def sub_output(output: Any, rows: Sequence[int], size: int) -> Any:
     return output
 
 
-def input_ids_of(batch: Batch) -> Optional[torch.Tensor]:
+def input_ids_of(batch: Batch) -> torch.Tensor | None:
     """The token ids of a sequence batch (``input_ids``; ``inputs`` when it holds integers)."""
     ids = batch.get("input_ids")
     if ids is None and torch.is_tensor(batch.get("inputs")) and not batch["inputs"].is_floating_point():
@@ -58,7 +61,7 @@ def input_ids_of(batch: Batch) -> Optional[torch.Tensor]:
     return ids if torch.is_tensor(ids) and ids.dim() == 2 else None
 
 
-def padding_mask(task: TaskData, batch: Batch) -> Optional[torch.Tensor]:
+def padding_mask(task: TaskData, batch: Batch) -> torch.Tensor | None:
     """(rows, width) True on real positions: ``attention_mask``, else ids != ``info["pad_id"]``;
     None when the batch does not say where its padding is."""
     size = batch_size(batch)
@@ -71,7 +74,7 @@ def padding_mask(task: TaskData, batch: Batch) -> Optional[torch.Tensor]:
     return None
 
 
-def real_mask(task: TaskData, batch: Batch) -> Optional[torch.Tensor]:
+def real_mask(task: TaskData, batch: Batch) -> torch.Tensor | None:
     """Real (non-padding) positions: ``attention_mask``, else ids != ``info["pad_id"]``, else all."""
     ids = input_ids_of(batch)
     labels = batch["labels"]
@@ -100,7 +103,7 @@ def prediction_offset(task: TaskData) -> int:
 
 def spans(positions: Sequence[int], limit: int = 8) -> str:
     """[1, 2, 3, 7] -> '1-3, 7' (at most ``limit`` runs, then '...')."""
-    runs: List[List[int]] = []
+    runs: list[list[int]] = []
     for p in sorted(int(p) for p in positions):
         if runs and p == runs[-1][1] + 1:
             runs[-1][1] = p
@@ -111,7 +114,7 @@ def spans(positions: Sequence[int], limit: int = 8) -> str:
 
 
 # ----------------------------------------------------------------------------- the loss's gradient
-def _leaves(output: Any) -> Tuple[Any, List[torch.Tensor]]:
+def _leaves(output: Any) -> tuple[Any, list[torch.Tensor]]:
     """The output with every floating tensor replaced by a detached leaf that requires grad."""
     if torch.is_tensor(output):
         if output.is_floating_point():
@@ -127,7 +130,7 @@ def _leaves(output: Any) -> Tuple[Any, List[torch.Tensor]]:
     return output, []
 
 
-def output_gradient(task: TaskData, output: Any, batch: Batch) -> Tuple[torch.Tensor, torch.Tensor, float]:
+def output_gradient(task: TaskData, output: Any, batch: Batch) -> tuple[torch.Tensor, torch.Tensor, float]:
     """(scores, d loss_sum / d scores, loss_sum) for the output tensor the loss reads.
 
     ``output`` is the model's output, computed without gradient; it becomes a leaf, so the
@@ -146,7 +149,7 @@ def output_gradient(task: TaskData, output: Any, batch: Batch) -> Tuple[torch.Te
     return leaf.detach(), grad, float(loss.detach())
 
 
-def pushed_classes(grad: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+def pushed_classes(grad: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """(class the loss pushes up, trained?) per output position: the most negative gradient entry.
 
     For cross-entropy the gradient on the logits is softmax - one-hot, negative only at the target.

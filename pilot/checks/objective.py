@@ -13,15 +13,15 @@ output, so the model's batch dependence plays no part):
    (classes, or the vocabulary): outside ``TaskData.initial_loss_tolerance`` is a ``warn`` with
    the numbers (a loss already divided by the batch, a model that is not fresh).
 """
+
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List
+from typing import Any
 
 import torch
 
-from pilot.checks.loss_probe import (batch_size, micro_batches, output_gradient, pushed_classes,
-                                     sub_batch, sub_output)
+from pilot.checks.loss_probe import batch_size, micro_batches, output_gradient, pushed_classes, sub_batch, sub_output
 from pilot.checks.result import CheckResult, Finding, summarise
 from pilot.data.task import TaskData
 
@@ -33,7 +33,7 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= RTOL * max(abs(a), abs(b), 1e-12)
 
 
-def sum_contract(task: TaskData, output: Any, batch: Dict[str, Any]) -> Dict[str, float]:
+def sum_contract(task: TaskData, output: Any, batch: dict[str, Any]) -> dict[str, float]:
     """The batch's loss and count next to the sums over its single-example sub-batches."""
     size = batch_size(batch)
     whole = float(task.loss_sum(output, batch))
@@ -46,14 +46,14 @@ def sum_contract(task: TaskData, output: Any, batch: Dict[str, Any]) -> Dict[str
     return {"examples": size, "loss": whole, "count": count, "single_losses": singles, "single_counts": counts}
 
 
-def loss_diagnosis(numbers: Dict[str, Any]) -> str:
+def loss_diagnosis(numbers: dict[str, Any]) -> str:
     """Why ``loss_sum(batch)`` differs from the sum of its single losses."""
     size, whole = numbers["examples"], numbers["loss"]
     singles, counts = numbers["single_losses"], numbers["single_counts"]
     total = sum(singles)
     ratio = whole / total if total else math.inf
     head = f"loss_sum of {size} examples = {ratio:.4g} x the sum of their single losses"
-    weighted = sum(l * c for l, c in zip(singles, counts))
+    weighted = sum(loss * c for loss, c in zip(singles, counts))
     if sum(counts) and _close(whole, weighted / sum(counts)) and len(set(counts)) > 1:
         return f"{head}: it returns a mean over targets, not a sum (reduction='sum' is the contract)"
     if _close(whole, total / size):
@@ -61,14 +61,15 @@ def loss_diagnosis(numbers: Dict[str, Any]) -> str:
     return f"{head}: it is not a sum over targets"
 
 
-def objective_check(task: TaskData, model: torch.nn.Module, micro_batch: int,
-                    max_batches: int = 2, split: str = "train") -> CheckResult:
+def objective_check(
+    task: TaskData, model: torch.nn.Module, micro_batch: int, max_batches: int = 2, split: str = "train"
+) -> CheckResult:
     size = max(4, int(micro_batch))
-    examples = task.splits[split][:size * max_batches]
+    examples = task.splits[split][: size * max_batches]
     items = [task.encode(e) for e in examples]
     batches = [batch for _, batch in micro_batches(task, items, size)][:max_batches]
-    findings: List[Finding] = []
-    warnings: List[Finding] = []
+    findings: list[Finding] = []
+    warnings: list[Finding] = []
     total_loss = total_count = 0.0
     width = None
     per_batch = []
@@ -80,34 +81,55 @@ def objective_check(task: TaskData, model: torch.nn.Module, micro_batch: int,
         scores, grad, _ = output_gradient(task, output, batch)
         width = int(scores.shape[-1])
         trained = int(pushed_classes(grad)[1].sum()) if width > 1 else int((grad != 0).any(-1).sum())
-        per_batch.append({k: numbers[k] for k in ("examples", "loss", "count")} | {
-            "sum_single_losses": sum(numbers["single_losses"]),
-            "sum_single_counts": sum(numbers["single_counts"]), "trained_positions": trained})
+        per_batch.append(
+            {k: numbers[k] for k in ("examples", "loss", "count")}
+            | {
+                "sum_single_losses": sum(numbers["single_losses"]),
+                "sum_single_counts": sum(numbers["single_counts"]),
+                "trained_positions": trained,
+            }
+        )
         total_loss, total_count = total_loss + numbers["loss"], total_count + numbers["count"]
         if numbers["examples"] > 1 and not _close(numbers["loss"], sum(numbers["single_losses"])):
             findings.append(Finding(loss_diagnosis(numbers)))
         if not _close(numbers["count"], sum(numbers["single_counts"])):
-            findings.append(Finding(f"target_count of {numbers['examples']} examples = {numbers['count']:g}, "
-                                    f"the sum of their single counts = {sum(numbers['single_counts']):g}: "
-                                    "it is not a count over examples"))
+            findings.append(
+                Finding(
+                    f"target_count of {numbers['examples']} examples = {numbers['count']:g}, "
+                    f"the sum of their single counts = {sum(numbers['single_counts']):g}: "
+                    "it is not a count over examples"
+                )
+            )
         elif trained and int(numbers["count"]) != trained:
-            findings.append(Finding(f"target_count says {numbers['count']:g} targets but loss_sum trains "
-                                    f"{trained} positions (does it count padding or ignored labels?)"))
-    details: Dict[str, Any] = {"batches": per_batch, "output_width": width}
+            findings.append(
+                Finding(
+                    f"target_count says {numbers['count']:g} targets but loss_sum trains "
+                    f"{trained} positions (does it count padding or ignored labels?)"
+                )
+            )
+    details: dict[str, Any] = {"batches": per_batch, "output_width": width}
     if total_count > 0 and width and width > 1 and task.initial_loss_tolerance is not None:
         per_target, expected = total_loss / total_count, math.log(width)
         tolerance = float(task.initial_loss_tolerance)
-        details.update(initial_loss_per_target=per_target, expected_initial_loss=expected,
-                       tolerance=tolerance)
+        details.update(initial_loss_per_target=per_target, expected_initial_loss=expected, tolerance=tolerance)
         if abs(per_target - expected) > tolerance * expected:
-            warnings.append(Finding(f"initial loss per target {per_target:.4g}, expected near ln({width}) = "
-                                    f"{expected:.4g} for a fresh model (declared tolerance "
-                                    f"+-{tolerance:.0%}): {per_target / expected:.3g} x that "
-                                    "(a loss divided by the batch? a model that is not fresh?)"))
+            warnings.append(
+                Finding(
+                    f"initial loss per target {per_target:.4g}, expected near ln({width}) = "
+                    f"{expected:.4g} for a fresh model (declared tolerance "
+                    f"+-{tolerance:.0%}): {per_target / expected:.3g} x that "
+                    "(a loss divided by the batch? a model that is not fresh?)"
+                )
+            )
     elif not total_count:
         findings.append(Finding("target_count is 0 on every probed batch: nothing would be trained"))
-    ok = (f"loss_sum and target_count add up over single examples on {len(batches)} batch(es) of "
-          f"{size}; initial loss per target "
-          + (f"{details['initial_loss_per_target']:.4g} vs ln({width}) = {details['expected_initial_loss']:.4g}"
-             if "initial_loss_per_target" in details else "not compared"))
+    ok = (
+        f"loss_sum and target_count add up over single examples on {len(batches)} batch(es) of "
+        f"{size}; initial loss per target "
+        + (
+            f"{details['initial_loss_per_target']:.4g} vs ln({width}) = {details['expected_initial_loss']:.4g}"
+            if "initial_loss_per_target" in details
+            else "not compared"
+        )
+    )
     return summarise(STEP, findings, ok, details, warnings)

@@ -1,8 +1,9 @@
 """A check's verdict: pass, warn or fail (phases add oom), with a reason a user can act on."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List
+from typing import Any
 
 VERDICTS = ("pass", "warn", "fail", "oom", "skipped")
 GATING = ("fail", "oom")  # these make the pilot exit non-zero
@@ -11,14 +12,18 @@ GATING = ("fail", "oom")  # these make the pilot exit non-zero
 @dataclass
 class Finding:
     """One flagged problem, tied to an example where there is one."""
+
     problem: str
     split: str = ""
-    example: int | None = None   # index in the data set
+    example: int | None = None  # index in the data set
     detail: str = ""
 
     def __str__(self) -> str:
-        where = f"{self.split} example {self.example}: " if self.example is not None else \
-            (f"{self.split}: " if self.split else "")
+        where = (
+            f"{self.split} example {self.example}: "
+            if self.example is not None
+            else (f"{self.split}: " if self.split else "")
+        )
         return f"{where}{self.problem}" + (f" ({self.detail})" if self.detail else "")
 
 
@@ -27,21 +32,27 @@ class CheckResult:
     step: str
     verdict: str
     reason: str
-    findings: List[Finding] = field(default_factory=list)
-    details: Dict[str, Any] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
 
-    def as_dict(self) -> Dict[str, Any]:
-        return {"step": self.step, "verdict": self.verdict, "reason": self.reason,
-                "findings": [vars(f) for f in self.findings], "details": self.details}
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "verdict": self.verdict,
+            "reason": self.reason,
+            "findings": [vars(f) for f in self.findings],
+            "details": self.details,
+        }
 
 
-def worst(verdicts: List[str]) -> str:
+def worst(verdicts: list[str]) -> str:
     order = {"pass": 0, "skipped": 1, "warn": 2, "fail": 3, "oom": 4}
     return max(verdicts, key=lambda v: order[v]) if verdicts else "pass"
 
 
-def summarise(step: str, findings: List[Finding], ok_reason: str, details: Dict[str, Any],
-              warnings: List[Finding] = ()) -> CheckResult:
+def summarise(
+    step: str, findings: list[Finding], ok_reason: str, details: dict[str, Any], warnings: list[Finding] = ()
+) -> CheckResult:
     """fail when any finding, warn when only warnings, pass otherwise; the reason counts them."""
     if findings:
         first = str(findings[0])

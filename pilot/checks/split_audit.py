@@ -11,13 +11,14 @@ ids — the same model input and label, or the same text after normalisation —
 (fail), near-duplicate vectors or texts (warn), time-stamped data split other
 than by time (warn), a single feature that gives the label away (warn).
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
 import time
 from collections import defaultdict
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 import numpy as np
 
@@ -41,19 +42,18 @@ def _canonical(value: Any) -> Any:
     return value
 
 
-def content_hash(fields: Dict[str, Any]) -> str:
+def content_hash(fields: dict[str, Any]) -> str:
     blob = json.dumps(_canonical(fields), sort_keys=True, default=str).encode()
     return hashlib.sha1(blob).hexdigest()
 
 
-def audit_split(task: TaskData, split_by: str = "group",
-                thresholds: Optional[LeakThresholds] = None) -> CheckResult:
+def audit_split(task: TaskData, split_by: str = "group", thresholds: LeakThresholds | None = None) -> CheckResult:
     started = time.perf_counter()
     limits = thresholds or LeakThresholds()
-    findings: List[Finding] = []
-    group_splits: Dict[str, set] = defaultdict(set)
-    content_splits: Dict[str, Dict[str, int]] = defaultdict(dict)
-    raw_hashes: Dict[int, str] = {}
+    findings: list[Finding] = []
+    group_splits: dict[str, set] = defaultdict(set)
+    content_splits: dict[str, dict[str, int]] = defaultdict(dict)
+    raw_hashes: dict[int, str] = {}
     counts = {}
     for split, examples in task.splits.items():
         groups = set()
@@ -65,9 +65,10 @@ def audit_split(task: TaskData, split_by: str = "group",
         counts[split] = {"examples": len(examples), "groups": len(groups)}
     for group, splits in sorted(group_splits.items()):
         if len(splits) > 1:
-            findings.append(Finding(f"group '{group}' appears in {sorted(splits)}",
-                                    detail="its examples leak between splits"))
-    for digest, where in content_splits.items():
+            findings.append(
+                Finding(f"group '{group}' appears in {sorted(splits)}", detail="its examples leak between splits")
+            )
+    for _digest, where in content_splits.items():
         if len(where) > 1:
             placed = ", ".join(f"{s} example {i}" for s, i in sorted(where.items()))
             findings.append(Finding(f"identical example in two splits: {placed}"))
@@ -76,35 +77,48 @@ def audit_split(task: TaskData, split_by: str = "group",
         order = [s for s in ("train", "val", "test") if s in bounds]
         for earlier, later in zip(order, order[1:]):
             if max(bounds[earlier]) >= min(bounds[later]):
-                findings.append(Finding(f"{earlier} ends at time {max(bounds[earlier])}, not before "
-                                        f"{later} starts at {min(bounds[later])}"))
+                findings.append(
+                    Finding(
+                        f"{earlier} ends at time {max(bounds[earlier])}, not before "
+                        f"{later} starts at {min(bounds[later])}"
+                    )
+                )
     declared_seconds = time.perf_counter() - started
-    warnings, undeclared = _undeclared_leaks(task, split_by, limits, findings,
-                                             lambda example: raw_hashes[id(example)])
+    warnings, undeclared = _undeclared_leaks(task, split_by, limits, findings, lambda example: raw_hashes[id(example)])
     summary = ", ".join(f"{s} {c['examples']} examples / {c['groups']} groups" for s, c in counts.items())
     skipped = undeclared["skipped"]
-    ok = (f"split by {split_by}, no shared group or identical example, no undeclared leak found: {summary}"
-          + (f" (not searched: {'; '.join(skipped)})" if skipped else ""))
-    details = {"per_split": counts, "split_by": split_by, "undeclared": undeclared,
-               "seconds": {"declared": round(declared_seconds, 4),
-                           "total": round(time.perf_counter() - started, 4)}}
+    ok = f"split by {split_by}, no shared group or identical example, no undeclared leak found: {summary}" + (
+        f" (not searched: {'; '.join(skipped)})" if skipped else ""
+    )
+    details = {
+        "per_split": counts,
+        "split_by": split_by,
+        "undeclared": undeclared,
+        "seconds": {"declared": round(declared_seconds, 4), "total": round(time.perf_counter() - started, 4)},
+    }
     return summarise(STEP, findings, ok, details, warnings)
 
 
-def _undeclared_leaks(task: TaskData, split_by: str, limits: LeakThresholds,
-                      findings: List[Finding], raw_hash) -> tuple:
+def _undeclared_leaks(
+    task: TaskData, split_by: str, limits: LeakThresholds, findings: list[Finding], raw_hash
+) -> tuple:
     """Run the detectors of ``pilot.checks.leaks``; fails go to ``findings``, warnings are returned."""
     views = leaks.model_views(task)
     skipped = [f"model inputs: {views.skipped}"] if views.skipped else []
-    duplicate_fails, duplicate_warnings, duplicates = leaks.duplicate_findings(task, views, raw_hash, limits,
-                                                                               skipped)
+    duplicate_fails, duplicate_warnings, duplicates = leaks.duplicate_findings(task, views, raw_hash, limits, skipped)
     findings.extend(duplicate_fails)
     id_warnings, id_fields = leaks.id_field_warnings(task, views, limits)
     time_warnings, times = leaks.time_warnings(task, split_by, limits)
     leak_warnings, target = leaks.target_leak_warnings(task, views, limits)
     if "skipped" in target:
         skipped.append(f"target leakage: {target['skipped']}")
-    report = {"id_fields": id_fields, "duplicates": duplicates, "time": times, "target_leakage": target,
-              "model_view_dropped_keys": views.dropped_keys, "skipped": skipped,
-              "thresholds": leaks.thresholds_dict(limits)}
+    report = {
+        "id_fields": id_fields,
+        "duplicates": duplicates,
+        "time": times,
+        "target_leakage": target,
+        "model_view_dropped_keys": views.dropped_keys,
+        "skipped": skipped,
+        "thresholds": leaks.thresholds_dict(limits),
+    }
     return id_warnings + duplicate_warnings + time_warnings + leak_warnings, report

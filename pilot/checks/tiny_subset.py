@@ -18,12 +18,14 @@ rule it used:
 - ``the task's correct_count``: the task's own notion of correct (``TaskData.correct_count``),
   as the share of targets it counts correct.
 """
+
 from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any
 
 import numpy as np
 import torch
@@ -38,14 +40,17 @@ from pilot.engine.trainer import Trainer
 STEP = "tiny_subset"
 
 
-def _context_keys(task: TaskData, batch: Batch) -> List[List[Tuple[int, Any]]]:
+def _context_keys(task: TaskData, batch: Batch) -> list[list[tuple[int, Any]]]:
     """Per row: (label position, the context that determines it) for every counted label."""
     labels = batch["labels"]
     counted = counted_label_mask(task, labels)
-    rows: List[List[Tuple[int, Any]]] = []
+    rows: list[list[tuple[int, Any]]] = []
     if labels.dim() < 2:  # one label per example: its context is the example's input
-        inputs = [v for k, v in sorted(batch.items()) if k not in ("labels", "index") and torch.is_tensor(v)
-                  and v.dim() > 0 and v.shape[0] == labels.shape[0]]
+        inputs = [
+            v
+            for k, v in sorted(batch.items())
+            if k not in ("labels", "index") and torch.is_tensor(v) and v.dim() > 0 and v.shape[0] == labels.shape[0]
+        ]
         for row in range(labels.shape[0]):
             key = tuple(t[row].detach().cpu().numpy().tobytes() for t in inputs)
             rows.append([(row, key)] if bool(counted[row]) else [])
@@ -62,7 +67,7 @@ def _context_keys(task: TaskData, batch: Batch) -> List[List[Tuple[int, Any]]]:
             continue
         tokens = [ids_list[row][p] for p in real]
         if task.convention == NEXT_TOKEN:  # the real tokens before the predicted one
-            keys = [(p, tuple(tokens[:sum(1 for r in real if r < p + shift)])) for p in positions]
+            keys = [(p, tuple(tokens[: sum(1 for r in real if r < p + shift)])) for p in positions]
         else:  # a tagger sees the whole input: the context is the row and the place in it
             keys = [(p, (tuple(tokens), sum(1 for r in real if r < p))) for p in positions]
         rows.append(keys)
@@ -72,11 +77,11 @@ def _context_keys(task: TaskData, batch: Batch) -> List[List[Tuple[int, Any]]]:
 class SubsetScorer:
     """Loss per target and recovery on a fixed subset, under the rule the subset allows."""
 
-    def __init__(self, task: TaskData, items: List[Dict], eval_micro_batch: int):
+    def __init__(self, task: TaskData, items: list[dict], eval_micro_batch: int):
         self.task = task
-        self.batches = [task.collate(items[s:s + eval_micro_batch]) for s in range(0, len(items), eval_micro_batch)]
+        self.batches = [task.collate(items[s : s + eval_micro_batch]) for s in range(0, len(items), eval_micro_batch)]
         self.keys = [_context_keys(task, batch) for batch in self.batches]
-        answers: Dict[Any, Counter] = defaultdict(Counter)
+        answers: dict[Any, Counter] = defaultdict(Counter)
         for batch, rows in zip(self.batches, self.keys):
             labels = batch["labels"]
             for row, keys in enumerate(rows):
@@ -88,19 +93,24 @@ class SubsetScorer:
         self.ambiguous_targets = sum(sum(c.values()) for c in ambiguous)
         self.targets = targets
         # the lowest mean loss any model can reach here: the conditional entropy of the targets
-        self.loss_floor = (sum(-n * math.log(n / sum(c.values())) for c in ambiguous for n in c.values())
-                           / targets) if targets else 0.0
+        self.loss_floor = (
+            (sum(-n * math.log(n / sum(c.values())) for c in ambiguous for n in c.values()) / targets)
+            if targets
+            else 0.0
+        )
         if task.correct_count is not None:
             self.rule = "the task's correct_count (share of targets it counts correct)"
         elif self.ambiguous_targets:
-            self.rule = (f"determined positions: {targets - self.ambiguous_targets} of {targets} targets have a "
-                         f"context that fixes the answer within the subset; {self.ambiguous_targets} share "
-                         f"their context with another answer (loss floor {self.loss_floor:.3g})")
+            self.rule = (
+                f"determined positions: {targets - self.ambiguous_targets} of {targets} targets have a "
+                f"context that fixes the answer within the subset; {self.ambiguous_targets} share "
+                f"their context with another answer (loss floor {self.loss_floor:.3g})"
+            )
         else:
             self.rule = "every target (each context fixes its answer within the subset)"
 
     @torch.no_grad()
-    def score(self, trainer: Trainer) -> Tuple[float, float]:
+    def score(self, trainer: Trainer) -> tuple[float, float]:
         """(mean loss per target, recovery) of the trainer's model on the subset."""
         task, model = self.task, trainer.raw_model
         model.eval()
@@ -139,8 +149,9 @@ def tiny_config(cfg: DictConfig, n_examples: int, max_updates: int) -> DictConfi
     return tiny
 
 
-def tiny_subset_check(cfg: DictConfig, task: TaskData, device: torch.device,
-                      build_model: Optional[Callable[[], torch.nn.Module]] = None) -> CheckResult:
+def tiny_subset_check(
+    cfg: DictConfig, task: TaskData, device: torch.device, build_model: Callable[[], torch.nn.Module] | None = None
+) -> CheckResult:
     settings = cfg.pilot.tiny
     n_examples = min(int(settings.examples), len(task.splits["train"]))
     order = np.random.default_rng([int(cfg.seed), 7]).permutation(len(task.splits["train"]))
@@ -161,25 +172,40 @@ def tiny_subset_check(cfg: DictConfig, task: TaskData, device: torch.device,
         if not (math.isfinite(record.loss) and math.isfinite(record.grad_norm)):
             finite = False
             break
-        if trainer.updates_done % int(settings.check_every) == 0 \
-                or trainer.updates_done == trainer.plan.total_updates:
+        if trainer.updates_done % int(settings.check_every) == 0 or trainer.updates_done == trainer.plan.total_updates:
             final_loss, recovery = scorer.score(trainer)
             if final_loss <= loss_target and recovery >= float(settings.min_recovery):
                 break
     above = final_loss - floor
     drop = (initial_loss - floor) / above if above > 0 else math.inf
-    details = {"examples": n_examples, "updates": trainer.updates_done, "initial_loss": initial_loss,
-               "final_loss": final_loss, "loss_floor": floor, "loss_drop": drop,
-               "declared_loss_drop": float(settings.loss_drop), "recovered": recovery,
-               "declared_recovery": float(settings.min_recovery), "all_finite": finite,
-               "recovery_rule": scorer.rule, "example_indices": [e.index for e in subset]}
+    details = {
+        "examples": n_examples,
+        "updates": trainer.updates_done,
+        "initial_loss": initial_loss,
+        "final_loss": final_loss,
+        "loss_floor": floor,
+        "loss_drop": drop,
+        "declared_loss_drop": float(settings.loss_drop),
+        "recovered": recovery,
+        "declared_recovery": float(settings.min_recovery),
+        "all_finite": finite,
+        "recovery_rule": scorer.rule,
+        "example_indices": [e.index for e in subset],
+    }
     above_floor = f" above the floor {floor:.3g}" if floor > 0 else ""
-    numbers = (f"loss {initial_loss:.3g} -> {final_loss:.3g} ({drop:.3g}x{above_floor}, declared "
-               f">= {float(settings.loss_drop):g}x), {recovery:.0%} of {n_examples} examples recovered "
-               f"exactly (declared >= {float(settings.min_recovery):.0%}; rule: {scorer.rule}) after "
-               f"{trainer.updates_done} updates")
+    numbers = (
+        f"loss {initial_loss:.3g} -> {final_loss:.3g} ({drop:.3g}x{above_floor}, declared "
+        f">= {float(settings.loss_drop):g}x), {recovery:.0%} of {n_examples} examples recovered "
+        f"exactly (declared >= {float(settings.min_recovery):.0%}; rule: {scorer.rule}) after "
+        f"{trainer.updates_done} updates"
+    )
     if not finite:
         return CheckResult(STEP, "fail", f"non-finite loss or gradient at update {trainer.updates_done}", [], details)
     passed = final_loss <= loss_target and recovery >= float(settings.min_recovery)
-    return CheckResult(STEP, "pass" if passed else "fail",
-                       ("learns the subset: " if passed else "cannot learn the subset: ") + numbers, [], details)
+    return CheckResult(
+        STEP,
+        "pass" if passed else "fail",
+        ("learns the subset: " if passed else "cannot learn the subset: ") + numbers,
+        [],
+        details,
+    )

@@ -1,4 +1,5 @@
 """Config registration: schemas in Hydra's ConfigStore and pilot's resolvers."""
+
 from __future__ import annotations
 
 import uuid

@@ -6,6 +6,7 @@ the config, with the full key in the message. The bound of every number and the
 cross-field rules live in ``pilot.config.validate`` (``RANGES``): one pass that
 reports every problem at once.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -23,8 +24,8 @@ class Dtype(str, Enum):
 
 
 class BudgetKind(str, Enum):
-    updates = "updates"    # the number of optimizer updates is held fixed
-    epochs = "epochs"      # the number of passes over the training split is held fixed
+    updates = "updates"  # the number of optimizer updates is held fixed
+    epochs = "epochs"  # the number of passes over the training split is held fixed
     examples = "examples"  # the number of training examples seen is held fixed
 
 
@@ -64,25 +65,26 @@ class PaddingSide(str, Enum):
 
 class SplitBy(str, Enum):
     group = "group"  # keep every example of one group (conversation, patient, document) in one split
-    time = "time"    # train strictly before validation before test, by the example's time field
+    time = "time"  # train strictly before validation before test, by the example's time field
 
 
 # --------------------------------------------------------------------------- model
 @dataclass
 class ModelConfig:
     """Any model: ``_target_`` is a class or factory called with the other keys."""
+
     _target_: str = MISSING
 
 
 @dataclass
 class TinyGPTConfig(ModelConfig):
     _target_: str = "pilot.models.tiny_gpt.TinyGPT"
-    vocab_size: int = MISSING   # tokens the embedding and the head cover (from the data)
-    max_len: int = 128          # longest sequence the position table holds
-    d_model: int = 64           # width of the residual stream
-    n_layer: int = 2            # transformer blocks
-    n_head: int = 4             # attention heads per block (d_model must divide)
-    dropout: float = 0.0        # dropout probability; 0 keeps runs bit-reproducible
+    vocab_size: int = MISSING  # tokens the embedding and the head cover (from the data)
+    max_len: int = 128  # longest sequence the position table holds
+    d_model: int = 64  # width of the residual stream
+    n_layer: int = 2  # transformer blocks
+    n_head: int = 4  # attention heads per block (d_model must divide)
+    dropout: float = 0.0  # dropout probability; 0 keeps runs bit-reproducible
 
 
 @dataclass
@@ -90,23 +92,24 @@ class MLPClassifierConfig(ModelConfig):
     _target_: str = "pilot.models.mlp_classifier.MLPClassifier"
     in_features: int = MISSING  # input width (from the data)
     num_classes: int = MISSING  # size of the output head; must equal the data's class count
-    hidden: int = 128           # width of each hidden layer
-    n_hidden_layers: int = 2    # hidden layers
+    hidden: int = 128  # width of each hidden layer
+    n_hidden_layers: int = 2  # hidden layers
     dropout: float = 0.0
 
 
 # --------------------------------------------------------------------------- data
 @dataclass
 class SplitConfig:
-    by: SplitBy = SplitBy.group    # the unit that prevents leakage between splits
-    val_fraction: float = 0.1      # share of groups (or of the time range) for validation
-    test_fraction: float = 0.1     # share of groups (or of the time range) for test
-    salt: str = "pilot"            # changes which groups land where, without touching the seed
+    by: SplitBy = SplitBy.group  # the unit that prevents leakage between splits
+    val_fraction: float = 0.1  # share of groups (or of the time range) for validation
+    test_fraction: float = 0.1  # share of groups (or of the time range) for test
+    salt: str = "pilot"  # changes which groups land where, without touching the seed
 
 
 @dataclass
 class DataConfig:
     """Any task: ``_target_`` returns a ``pilot.data.task.TaskData``."""
+
     _target_: str = MISSING
     split: SplitConfig = field(default_factory=SplitConfig)
 
@@ -114,61 +117,61 @@ class DataConfig:
 @dataclass
 class InstructionsConfig(DataConfig):
     _target_: str = "pilot.data.instructions.make_task"
-    path: Optional[str] = None               # JSONL file; null = the embedded data set
-    max_len: int = 96                        # tokens kept per example; longer ones are truncated
+    path: Optional[str] = None  # JSONL file; null = the embedded data set
+    max_len: int = 96  # tokens kept per example; longer ones are truncated
     padding_side: PaddingSide = PaddingSide.right
     truncation_side: PaddingSide = PaddingSide.left  # which end loses tokens when too long
-    mask_instruction: bool = True            # instruction tokens get label -100 (not in the loss)
-    vocab_size: int = 259                    # 256 bytes + pad + bos + eos
+    mask_instruction: bool = True  # instruction tokens get label -100 (not in the loss)
+    vocab_size: int = 259  # 256 bytes + pad + bos + eos
 
 
 @dataclass
 class DigitsConfig(DataConfig):
     _target_: str = "pilot.data.digits.make_task"
-    in_features: int = 64                    # 8x8 pixels
+    in_features: int = 64  # 8x8 pixels
     num_classes: int = 10
 
 
 # --------------------------------------------------------------------------- training
 @dataclass
 class PrecisionConfig:
-    dtype: Dtype = Dtype.fp32        # compute precision under autocast (weights stay fp32)
-    grad_scaler: bool = False        # dynamic loss scaling; required for fp16
-    init_scale: float = 65536.0      # first loss scale of the gradient scaler
+    dtype: Dtype = Dtype.fp32  # compute precision under autocast (weights stay fp32)
+    grad_scaler: bool = False  # dynamic loss scaling; required for fp16
+    init_scale: float = 65536.0  # first loss scale of the gradient scaler
 
 
 @dataclass
 class BatchConfig:
-    micro_batch: int = 2             # examples per forward/backward on one replica
-    accumulation: int = 8            # micro-batches summed before one optimizer update
-    eval_micro_batch: int = 16       # examples per forward during evaluation
-    drop_last: bool = False          # drop the incomplete last update of each epoch
+    micro_batch: int = 2  # examples per forward/backward on one replica
+    accumulation: int = 8  # micro-batches summed before one optimizer update
+    eval_micro_batch: int = 16  # examples per forward during evaluation
+    drop_last: bool = False  # drop the incomplete last update of each epoch
 
 
 @dataclass
 class OptimConfig:
     name: OptimName = OptimName.adamw
-    lr: float = 1e-3                 # peak learning rate, reached after warm-up (validate: 0 .. 10)
+    lr: float = 1e-3  # peak learning rate, reached after warm-up (validate: 0 .. 10)
     weight_decay: float = 0.0
     betas: List[float] = field(default_factory=lambda: [0.9, 0.95])  # AdamW only
-    momentum: float = 0.0            # SGD only
-    warmup_updates: int = 10         # linear warm-up from 0 to lr over this many updates
+    momentum: float = 0.0  # SGD only
+    warmup_updates: int = 10  # linear warm-up from 0 to lr over this many updates
     schedule: Schedule = Schedule.cosine  # shape after warm-up
-    min_lr_ratio: float = 0.1        # final lr = lr * min_lr_ratio (cosine, linear)
-    grad_clip: float = 1.0           # clip the global gradient norm at this value; 0 disables
+    min_lr_ratio: float = 0.1  # final lr = lr * min_lr_ratio (cosine, linear)
+    grad_clip: float = 1.0  # clip the global gradient norm at this value; 0 disables
 
 
 @dataclass
 class BudgetConfig:
     fixed: BudgetKind = BudgetKind.updates  # which quantity a comparison holds fixed
-    value: int = 200                        # how many updates / epochs / examples (validate: <= 10M updates)
+    value: int = 200  # how many updates / epochs / examples (validate: <= 10M updates)
 
 
 @dataclass
 class DistributedConfig:
-    replicas: int = 1                # data-parallel processes; each sees different examples
+    replicas: int = 1  # data-parallel processes; each sees different examples
     backend: Backend = Backend.auto
-    master_port: int = 0             # 0 = pick a free port when pilot spawns the replicas
+    master_port: int = 0  # 0 = pick a free port when pilot spawns the replicas
 
 
 @dataclass
@@ -179,25 +182,26 @@ class MemoryConfig:
 @dataclass
 class RunConfig:
     device: Device = Device.auto
-    log_every: int = 20              # plain log line every N updates when not on a terminal
-    threads: int = 0                 # torch CPU threads; 0 = torch's default; at most 4 per usable core
+    log_every: int = 20  # plain log line every N updates when not on a terminal
+    threads: int = 0  # torch CPU threads; 0 = torch's default; at most 4 per usable core
 
 
 @dataclass
 class LoopConfig:
     """Declared before a run starts: when to validate and why a run stops early."""
-    eval_every: int = 50           # validation point every N updates (and after the last); 0 = last only
-    eval_examples: int = 64        # fixed validation subset (its first N examples), same for every run
+
+    eval_every: int = 50  # validation point every N updates (and after the last); 0 = last only
+    eval_examples: int = 64  # fixed validation subset (its first N examples), same for every run
     divergence_factor: float = 4.0  # diverged when the loss is non-finite or > factor x the first update's loss;
-                                    # 0 = off (non-finite only), else > 1
-    early_stop_patience: int = 0   # stop after N validation points without improvement; 0 = off
+    # 0 = off (non-finite only), else > 1
+    early_stop_patience: int = 0  # stop after N validation points without improvement; 0 = off
 
 
 @dataclass
 class CampaignConfig:
-    control: str = ""              # overrides naming the control variant, e.g. "optim.lr=1e-4" (recap)
-    run_root: str = "outputs"      # where single runs go (and where relaunch parents are looked up)
-    sweep_root: str = "sweeps"     # where multiruns go
+    control: str = ""  # overrides naming the control variant, e.g. "optim.lr=1e-4" (recap)
+    run_root: str = "outputs"  # where single runs go (and where relaunch parents are looked up)
+    sweep_root: str = "sweeps"  # where multiruns go
     journal: str = "sweeps/journal.md"  # the campaign's notebook: plans and conclusions, timestamped, appended
     quality_tolerance: Optional[float] = None  # recap: a variant's val loss within this share of the control's
 
@@ -205,22 +209,24 @@ class CampaignConfig:
 @dataclass
 class EstimateConfig:
     """The memory estimate on fake tensors (pilot.estimate.memory)."""
+
     seq_len: Optional[int] = None  # sequence length to estimate at; null = data.max_len (sequence tasks)
-    tolerance: float = 0.10        # pilot step: estimate vs the same tracker on real tensors, relative
-    in_runs: bool = False          # mode=train: record this variant's fake-tensor estimate in run.json (~1-3 s)
+    tolerance: float = 0.10  # pilot step: estimate vs the same tracker on real tensors, relative
+    in_runs: bool = False  # mode=train: record this variant's fake-tensor estimate in run.json (~1-3 s)
 
 
 @dataclass
 class RentalConfig:
     """The choice sheet and the campaign plan (DESIGN section 8); conf/rental/default.yaml."""
+
     # name -> fields of pilot.rental.catalog.Gpu, checked by pilot.config.validate (a typed Dict would refuse
     # the command-line addition +rental.catalog.NAME={...})
     catalog: Dict[str, Any] = field(default_factory=dict)
     counts: List[int] = field(default_factory=lambda: [1, 2, 4, 8])  # GPUs per job considered
-    margin: float = 0.10           # need = estimated peak x (1 + margin) + reserve_gib (declared, not measured)
-    reserve_gib: float = 1.0       # CUDA context and kernels, outside the estimate (declared)
-    utilisation: float = 0.35      # share of peak throughput assumed for FLOP-based time (declared)
-    gpu: Optional[str] = None      # catalog key of the campaign plan's hardware; null = smallest that fits
+    margin: float = 0.10  # need = estimated peak x (1 + margin) + reserve_gib (declared, not measured)
+    reserve_gib: float = 1.0  # CUDA context and kernels, outside the estimate (declared)
+    utilisation: float = 0.35  # share of peak throughput assumed for FLOP-based time (declared)
+    gpu: Optional[str] = None  # catalog key of the campaign plan's hardware; null = smallest that fits
     gpu_count: Optional[int] = None  # GPUs per job for the plan; null = the chosen row's count
     packages_days: List[int] = field(default_factory=lambda: [3, 7, 30])
     closing_reserve_minutes: float = 30.0  # per job, when export + reload were not measured (declared)
@@ -228,42 +234,42 @@ class RentalConfig:
 
 @dataclass
 class CheckpointConfig:
-    every: int = 50                # save every N updates (and always after the last); 0 = last only
-    keep_last: int = 3            # checkpoints kept (>= 1); rotation never deletes the newest valid one
-    resume: bool = True           # continue from the newest valid checkpoint in the run directory
-    force_resume: bool = False    # resume even if the defining config differs (the difference is recorded)
-    max_requeues: int = 3         # cluster: interruptions (preemption, time limit) before ending as "preempted"
+    every: int = 50  # save every N updates (and always after the last); 0 = last only
+    keep_last: int = 3  # checkpoints kept (>= 1); rotation never deletes the newest valid one
+    resume: bool = True  # continue from the newest valid checkpoint in the run directory
+    force_resume: bool = False  # resume even if the defining config differs (the difference is recorded)
+    max_requeues: int = 3  # cluster: interruptions (preemption, time limit) before ending as "preempted"
     continue_diverged: bool = False  # true: a diverged run started again continues from its last finite checkpoint
 
 
 @dataclass
 class ClosingConfig:
-    control_examples: int = 8      # validation examples rerun after reloading the export
-    rtol: float = 0.0              # tolerance of the rerun (CPU fp32: exact; GPU or reduced precision: declare)
+    control_examples: int = 8  # validation examples rerun after reloading the export
+    rtol: float = 0.0  # tolerance of the rerun (CPU fp32: exact; GPU or reduced precision: declare)
     atol: float = 0.0
 
 
 @dataclass
 class ResumeCheckConfig:
-    updates_before: int = 3        # k: updates before the checkpoint and the new process
-    updates_total: int = 6         # n: updates the resumed and the uninterrupted runs both reach
-    rtol: float = 0.0              # 0 = bit-identical (CPU fp32); declare a tolerance for GPUs
+    updates_before: int = 3  # k: updates before the checkpoint and the new process
+    updates_total: int = 6  # n: updates the resumed and the uninterrupted runs both reach
+    rtol: float = 0.0  # 0 = bit-identical (CPU fp32); declare a tolerance for GPUs
     atol: float = 0.0
 
 
 @dataclass
 class TinySubsetConfig:
-    examples: int = 8              # training examples the loop must learn
-    max_updates: int = 300         # give up after this many updates (each sees all the examples)
-    loss_drop: float = 20.0        # pass needs final loss <= initial loss / loss_drop
-    min_recovery: float = 0.9      # pass needs this share of examples predicted exactly
-    check_every: int = 10          # evaluate the subset every N updates (stop early once passed)
+    examples: int = 8  # training examples the loop must learn
+    max_updates: int = 300  # give up after this many updates (each sees all the examples)
+    loss_drop: float = 20.0  # pass needs final loss <= initial loss / loss_drop
+    min_recovery: float = 0.9  # pass needs this share of examples predicted exactly
+    check_every: int = 10  # evaluate the subset every N updates (stop early once passed)
 
 
 @dataclass
 class PilotChecksConfig:
-    show_examples: int = 3         # transformed examples printed and saved
-    steady_steps: int = 5          # updates measured in the steady_steps phase
+    show_examples: int = 3  # transformed examples printed and saved
+    steady_steps: int = 5  # updates measured in the steady_steps phase
     tiny: TinySubsetConfig = field(default_factory=TinySubsetConfig)
     resume_check: ResumeCheckConfig = field(default_factory=ResumeCheckConfig)
     oom_in_phase: Optional[str] = None  # fault injection: raise out-of-memory in this phase (tests)
@@ -271,7 +277,7 @@ class PilotChecksConfig:
 
 @dataclass
 class PilotConfig:
-    mode: Mode = Mode.pilot        # pilot: the checks and phase gates; train: a full run to the budget
+    mode: Mode = Mode.pilot  # pilot: the checks and phase gates; train: a full run to the budget
     model: Any = MISSING
     data: Any = MISSING
     precision: PrecisionConfig = field(default_factory=PrecisionConfig)
@@ -288,7 +294,7 @@ class PilotConfig:
     rental: RentalConfig = field(default_factory=RentalConfig)
     checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
     closing: ClosingConfig = field(default_factory=ClosingConfig)
-    seed: int = 0                    # model init and data order (0 .. 2**32-1, numpy's range); the split has its own salt
+    seed: int = 0  # model init and data order (0 .. 2**32-1, numpy's range); the split has its own salt
 
 
 def register_configs() -> None:

@@ -3,9 +3,10 @@
 Self-contained (no vocabulary file, no download) and lossless, so the pilot can
 decode exactly the tensors that reach the loss.
 """
+
 from __future__ import annotations
 
-from typing import Iterable, List
+from collections.abc import Iterable
 
 PAD_ID = 256
 BOS_ID = 257
@@ -14,13 +15,13 @@ VOCAB_SIZE = 259
 _SPECIAL = {PAD_ID: "<pad>", BOS_ID: "<bos>", EOS_ID: "<eos>"}
 
 
-def encode(text: str) -> List[int]:
+def encode(text: str) -> list[int]:
     return list(text.encode("utf-8"))
 
 
 def decode(ids: Iterable[int]) -> str:
     """Decode ids; special tokens are written as <pad>, <bos>, <eos>."""
-    out: List[str] = []
+    out: list[str] = []
     buffer = bytearray()
     for token in ids:
         token = int(token)
@@ -34,7 +35,7 @@ def decode(ids: Iterable[int]) -> str:
     return "".join(out)
 
 
-def token_strings(ids: Iterable[int]) -> List[str]:
+def token_strings(ids: Iterable[int]) -> list[str]:
     """One printable string per token, for showing tokens one under another.
 
     Specials: <pad> -> '_', <bos> -> '«', <eos> -> '»'; newline -> '⏎';

@@ -5,11 +5,12 @@ Each example becomes ``<bos> instruction "\n=> " answer <eos>`` in byte tokens.
 loss (bos, instruction, padding) hold -100. The loss predicts token t from the
 tokens before it (the shift happens in ``loss_sum``).
 """
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -22,20 +23,24 @@ EMBEDDED_PATH = Path(__file__).with_name("instructions.jsonl")
 SEPARATOR = "\n=> "
 
 
-def load_examples(path: str | None) -> List[Example]:
+def load_examples(path: str | None) -> list[Example]:
     source = Path(path) if path else EMBEDDED_PATH
     examples = []
     with source.open() as handle:
         for index, line in enumerate(handle):
             row = json.loads(line)
-            examples.append(Example(index=index, group=str(row.get("group", index)),
-                                    fields={"instruction": row["instruction"], "answer": row["answer"]},
-                                    time=row.get("time")))
+            examples.append(
+                Example(
+                    index=index,
+                    group=str(row.get("group", index)),
+                    fields={"instruction": row["instruction"], "answer": row["answer"]},
+                    time=row.get("time"),
+                )
+            )
     return examples
 
 
-def encode_example(example: Example, max_len: int, truncation_side: str,
-                   mask_instruction: bool) -> Dict[str, Any]:
+def encode_example(example: Example, max_len: int, truncation_side: str, mask_instruction: bool) -> dict[str, Any]:
     prompt = [tok.BOS_ID] + tok.encode(example.fields["instruction"] + SEPARATOR)
     answer = tok.encode(example.fields["answer"]) + [tok.EOS_ID]
     ids = prompt + answer
@@ -63,7 +68,7 @@ def encode_example(example: Example, max_len: int, truncation_side: str,
 
 
 def make_collate(padding_side: str):
-    def collate(items: List[Dict[str, Any]]) -> Batch:
+    def collate(items: list[dict[str, Any]]) -> Batch:
         width = max(len(item["input_ids"]) for item in items)
         input_ids = torch.full((len(items), width), tok.PAD_ID, dtype=torch.long)
         labels = torch.full((len(items), width), IGNORE_INDEX, dtype=torch.long)
@@ -74,8 +79,13 @@ def make_collate(padding_side: str):
             input_ids[row, cols] = item["input_ids"]
             labels[row, cols] = item["labels"]
             attention_mask[row, cols] = True
-        return {"input_ids": input_ids, "labels": labels, "attention_mask": attention_mask,
-                "index": torch.tensor([item["index"] for item in items])}
+        return {
+            "input_ids": input_ids,
+            "labels": labels,
+            "attention_mask": attention_mask,
+            "index": torch.tensor([item["index"] for item in items]),
+        }
+
     return collate
 
 
@@ -85,9 +95,12 @@ def synthetic_batch(micro_batch: int, seq_len: int) -> Batch:
     input_ids = torch.randint(0, 256, (micro_batch, seq_len), generator=generator)
     labels = input_ids.clone()
     labels[:, 0] = IGNORE_INDEX
-    return {"input_ids": input_ids, "labels": labels,
-            "attention_mask": torch.ones((micro_batch, seq_len), dtype=torch.bool),
-            "index": torch.arange(micro_batch)}
+    return {
+        "input_ids": input_ids,
+        "labels": labels,
+        "attention_mask": torch.ones((micro_batch, seq_len), dtype=torch.bool),
+        "index": torch.arange(micro_batch),
+    }
 
 
 def forward(model, batch: Batch):
@@ -100,8 +113,9 @@ def _shifted(logits: torch.Tensor, labels: torch.Tensor):
 
 def loss_sum(logits: torch.Tensor, batch: Batch) -> torch.Tensor:
     logits, targets = _shifted(logits, batch["labels"])
-    return F.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), targets.reshape(-1),
-                           ignore_index=IGNORE_INDEX, reduction="sum")
+    return F.cross_entropy(
+        logits.reshape(-1, logits.size(-1)).float(), targets.reshape(-1), ignore_index=IGNORE_INDEX, reduction="sum"
+    )
 
 
 def target_count(batch: Batch) -> torch.Tensor:
@@ -115,12 +129,20 @@ def predict(logits: torch.Tensor, batch: Batch) -> torch.Tensor:
     return predicted
 
 
-def make_task(path: str | None = None, max_len: int = 96, padding_side: str = "right",
-              truncation_side: str = "left", mask_instruction: bool = True,
-              vocab_size: int = tok.VOCAB_SIZE, split=None) -> TaskData:
+def make_task(
+    path: str | None = None,
+    max_len: int = 96,
+    padding_side: str = "right",
+    truncation_side: str = "left",
+    mask_instruction: bool = True,
+    vocab_size: int = tok.VOCAB_SIZE,
+    split=None,
+) -> TaskData:
     if vocab_size != tok.VOCAB_SIZE:
-        raise ValueError(f"data.vocab_size={vocab_size} but the byte tokenizer has {tok.VOCAB_SIZE} tokens. "
-                         f"Fix: leave data.vocab_size at {tok.VOCAB_SIZE}.")
+        raise ValueError(
+            f"data.vocab_size={vocab_size} but the byte tokenizer has {tok.VOCAB_SIZE} tokens. "
+            f"Fix: leave data.vocab_size at {tok.VOCAB_SIZE}."
+        )
     examples = load_examples(path)
     splits = make_splits(examples, split)
     padding_side, truncation_side = enum_value(padding_side), enum_value(truncation_side)
@@ -136,7 +158,13 @@ def make_task(path: str | None = None, max_len: int = 96, padding_side: str = "r
         expected_targets=lambda e: tok.encode(e.fields["answer"]) + [tok.EOS_ID],
         decode_tokens=tok.token_strings,
         synthetic_batch=synthetic_batch,
-        info={"vocab_size": tok.VOCAB_SIZE, "pad_id": tok.PAD_ID, "max_len": max_len,
-              "padding_side": padding_side, "truncation_side": truncation_side,
-              "mask_instruction": mask_instruction, "target_unit": "token"},
+        info={
+            "vocab_size": tok.VOCAB_SIZE,
+            "pad_id": tok.PAD_ID,
+            "max_len": max_len,
+            "padding_side": padding_side,
+            "truncation_side": truncation_side,
+            "mask_instruction": mask_instruction,
+            "target_unit": "token",
+        },
     )

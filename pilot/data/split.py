@@ -5,10 +5,11 @@ group never straddles two splits and adding examples does not move old groups.
 By time: examples sorted by ``time``; train gets the oldest, test the newest,
 and the cut points fall between distinct times, so train < val < test strictly.
 """
+
 from __future__ import annotations
 
 import hashlib
-from typing import Dict, List, Sequence
+from collections.abc import Sequence
 
 from pilot.data.task import Example, enum_value
 
@@ -20,9 +21,10 @@ def _unit_interval(salt: str, key: str) -> float:
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
-def split_by_group(examples: Sequence[Example], val_fraction: float,
-                   test_fraction: float, salt: str) -> Dict[str, List[Example]]:
-    splits: Dict[str, List[Example]] = {name: [] for name in SPLITS}
+def split_by_group(
+    examples: Sequence[Example], val_fraction: float, test_fraction: float, salt: str
+) -> dict[str, list[Example]]:
+    splits: dict[str, list[Example]] = {name: [] for name in SPLITS}
     for example in examples:
         u = _unit_interval(salt, example.group)
         if u < test_fraction:
@@ -34,19 +36,19 @@ def split_by_group(examples: Sequence[Example], val_fraction: float,
     return splits
 
 
-def split_by_time(examples: Sequence[Example], val_fraction: float,
-                  test_fraction: float) -> Dict[str, List[Example]]:
+def split_by_time(examples: Sequence[Example], val_fraction: float, test_fraction: float) -> dict[str, list[Example]]:
     missing = [e.index for e in examples if e.time is None]
     if missing:
         raise ValueError(
             f"data.split.by=time needs a time on every example; example(s) {missing[:5]} have none. "
-            "Fix: add a 'time' field to the data, or use data.split.by=group.")
+            "Fix: add a 'time' field to the data, or use data.split.by=group."
+        )
     times = sorted({e.time for e in examples})
     # cut between distinct times so that equal times never land in two splits
     n_times = len(times)
     train_end = times[max(0, int(n_times * (1 - val_fraction - test_fraction)) - 1)]
     val_end = times[max(0, int(n_times * (1 - test_fraction)) - 1)]
-    splits: Dict[str, List[Example]] = {name: [] for name in SPLITS}
+    splits: dict[str, list[Example]] = {name: [] for name in SPLITS}
     for example in sorted(examples, key=lambda e: (e.time, e.index)):
         if example.time <= train_end:
             splits["train"].append(example)
@@ -57,14 +59,16 @@ def split_by_time(examples: Sequence[Example], val_fraction: float,
     return splits
 
 
-def make_splits(examples: Sequence[Example], split_cfg) -> Dict[str, List[Example]]:
+def make_splits(examples: Sequence[Example], split_cfg) -> dict[str, list[Example]]:
     """``split_cfg``: a mapping with by, val_fraction, test_fraction, salt (data.split)."""
     split_cfg = dict(split_cfg or {})
     by = enum_value(split_cfg.get("by", "group"))
     val, test = split_cfg.get("val_fraction", 0.1), split_cfg.get("test_fraction", 0.1)
     if by not in ("group", "time"):
-        raise ValueError(f"data.split.by={by!r} is not a split method. Fix: data.split.by=group "
-                         "(conversation, patient, document...) or data.split.by=time.")
+        raise ValueError(
+            f"data.split.by={by!r} is not a split method. Fix: data.split.by=group "
+            "(conversation, patient, document...) or data.split.by=time."
+        )
     if by == "time":
         return split_by_time(examples, val, test)
     return split_by_group(examples, val, test, split_cfg.get("salt", "pilot"))

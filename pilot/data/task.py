@@ -28,14 +28,16 @@ check the ids in ``batch["labels"]`` against the names they stand for. Without
 there is one (the built-in digits task), and the by-name checks are skipped
 (and said so) when there is none.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Any
 
 import torch
 
-Batch = Dict[str, torch.Tensor]
+Batch = dict[str, torch.Tensor]
 IGNORE_INDEX = -100  # label of a position that does not count in the loss
 NEXT_TOKEN, SAME_POSITION = "next_token", "same_position"  # the two target conventions
 RAW_LABEL_FIELD = "label_name"  # where the raw class name is read when raw_label is not given
@@ -44,48 +46,50 @@ RAW_LABEL_FIELD = "label_name"  # where the raw class name is read when raw_labe
 @dataclass
 class Example:
     """One raw example. ``group`` is the unit that must not straddle two splits."""
-    index: int                 # position in the full data set (stable identity)
-    group: str                 # conversation, patient, source document...
-    fields: Dict[str, Any]     # task-specific raw content (text, pixels, label...)
-    time: Optional[float] = None  # for time-ordered splits
+
+    index: int  # position in the full data set (stable identity)
+    group: str  # conversation, patient, source document...
+    fields: dict[str, Any]  # task-specific raw content (text, pixels, label...)
+    time: float | None = None  # for time-ordered splits
 
 
 @dataclass
 class TaskData:
-    kind: str                                  # "generation", "classification" or a user's name
-    splits: Dict[str, List[Example]]           # "train", "val", "test"
-    encode: Callable[[Example], Dict[str, Any]]  # raw example -> tensors of one example
-    collate: Callable[[List[Dict[str, Any]]], Batch]  # encoded examples -> one micro-batch
-    loss_sum: Callable[[Any, Batch], torch.Tensor]     # model output, batch -> summed loss
-    target_count: Callable[[Batch], torch.Tensor]      # batch -> number of targets in the loss
-    predict: Callable[[Any, Batch], torch.Tensor]      # model output -> predicted ids
-    forward: Callable[[torch.nn.Module, Batch], Any] = field(
-        default=lambda model, batch: model(batch["inputs"]))
-    correct_count: Optional[Callable[[Any, Batch], torch.Tensor]] = None  # default: exact match
+    kind: str  # "generation", "classification" or a user's name
+    splits: dict[str, list[Example]]  # "train", "val", "test"
+    encode: Callable[[Example], dict[str, Any]]  # raw example -> tensors of one example
+    collate: Callable[[list[dict[str, Any]]], Batch]  # encoded examples -> one micro-batch
+    loss_sum: Callable[[Any, Batch], torch.Tensor]  # model output, batch -> summed loss
+    target_count: Callable[[Batch], torch.Tensor]  # batch -> number of targets in the loss
+    predict: Callable[[Any, Batch], torch.Tensor]  # model output -> predicted ids
+    forward: Callable[[torch.nn.Module, Batch], Any] = field(default=lambda model, batch: model(batch["inputs"]))
+    correct_count: Callable[[Any, Batch], torch.Tensor] | None = None  # default: exact match
     # generation tasks: the target token ids the task *means* to train for an example, and a
     # decoder; the pilot compares them with what the loss actually sees
-    expected_targets: Optional[Callable[[Example], List[int]]] = None
-    decode_tokens: Optional[Callable[[List[int]], List[str]]] = None
-    info: Dict[str, Any] = field(default_factory=dict)  # class names, pad id, vocab size...
+    expected_targets: Callable[[Example], list[int]] | None = None
+    decode_tokens: Callable[[list[int]], list[str]] | None = None
+    info: dict[str, Any] = field(default_factory=dict)  # class names, pad id, vocab size...
     # sequence tasks: a batch of ``micro_batch`` examples of exactly ``seq_len`` real tokens, all
     # in the loss — the worst case the memory estimator (pilot.estimate) runs at a target length
-    synthetic_batch: Optional[Callable[[int, int], Batch]] = None
+    synthetic_batch: Callable[[int, int], Batch] | None = None
     # where a target sits: "next_token" (output t -> input token t+1) or "same_position" (output t
     # or row b -> its own label); None: by kind (generation -> next_token, any other -> same_position)
-    target_position: Optional[str] = None
+    target_position: str | None = None
     labels_shifted: bool = False  # next_token: collate already shifted labels (labels[t] = token t+1)
     # classification by name: id -> class name (default: info["class_names"]), and the raw class
     # name of an example before encoding (default: example.fields["label_name"] when present)
-    class_names: Optional[Sequence[str]] = None
-    raw_label: Optional[Callable[[Example], Any]] = None
+    class_names: Sequence[str] | None = None
+    raw_label: Callable[[Example], Any] | None = None
     # the objective check warns when a fresh model's loss per target is outside
     # ln(outputs) x [1 - tolerance, 1 + tolerance]; None skips that comparison
-    initial_loss_tolerance: Optional[float] = 0.5
+    initial_loss_tolerance: float | None = 0.5
 
     def __post_init__(self) -> None:
         if self.target_position not in (None, NEXT_TOKEN, SAME_POSITION):
-            raise ValueError(f"TaskData.target_position={self.target_position!r}: must be "
-                             f"'{NEXT_TOKEN}', '{SAME_POSITION}' or None (by kind).")
+            raise ValueError(
+                f"TaskData.target_position={self.target_position!r}: must be "
+                f"'{NEXT_TOKEN}', '{SAME_POSITION}' or None (by kind)."
+            )
 
     @property
     def convention(self) -> str:
@@ -94,12 +98,12 @@ class TaskData:
             return self.target_position
         return NEXT_TOKEN if self.kind == "generation" else SAME_POSITION
 
-    def names(self) -> List[str]:
+    def names(self) -> list[str]:
         """Class names by id (``class_names``, else ``info["class_names"]``; empty when neither)."""
         names = self.class_names if self.class_names is not None else self.info.get("class_names", [])
         return [str(name) for name in names]
 
-    def raw_class_name(self, example: Example) -> Optional[str]:
+    def raw_class_name(self, example: Example) -> str | None:
         """The example's class name as the raw data gives it, or None when the task declares none."""
         if self.raw_label is not None:
             return str(self.raw_label(example))
@@ -113,14 +117,13 @@ class TaskData:
         labels = batch["labels"]
         return ((self.predict(output, batch) == labels) & (labels != IGNORE_INDEX)).sum()
 
-    def encoded(self, split: str) -> List[Dict[str, Any]]:
+    def encoded(self, split: str) -> list[dict[str, Any]]:
         """Encode a split once; the engine indexes into this list."""
         return [self.encode(example) for example in self.splits[split]]
 
 
 def move_to(batch: Mapping[str, Any], device: torch.device) -> Batch:
-    return {k: (v.to(device, non_blocking=True) if torch.is_tensor(v) else v)
-            for k, v in batch.items()}
+    return {k: (v.to(device, non_blocking=True) if torch.is_tensor(v) else v) for k, v in batch.items()}
 
 
 def enum_value(value: Any) -> Any:

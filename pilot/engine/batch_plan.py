@@ -7,10 +7,10 @@ examples); the others are derived here and recorded, never assumed.
 Example from the design brief: 1 replica, micro-batch 2, accumulation 8,
 3,200 examples, one pass -> 16 examples per update, 200 updates.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import List
 
 
 @dataclass(frozen=True)
@@ -18,10 +18,10 @@ class BatchPlan:
     micro_batch: int
     accumulation: int
     replicas: int
-    train_examples: int       # size of the training split
-    drop_last: bool           # drop each epoch's incomplete last update
-    fixed: str                # "updates", "epochs" or "examples"
-    value: int                # the fixed quantity's value
+    train_examples: int  # size of the training split
+    drop_last: bool  # drop each epoch's incomplete last update
+    fixed: str  # "updates", "epochs" or "examples"
+    value: int  # the fixed quantity's value
 
     @property
     def examples_per_update(self) -> int:
@@ -48,7 +48,7 @@ class BatchPlan:
             return self.full_updates_per_epoch * self.examples_per_update
         return self.train_examples
 
-    def update_sizes_in_epoch(self) -> List[int]:
+    def update_sizes_in_epoch(self) -> list[int]:
         sizes = [self.examples_per_update] * self.full_updates_per_epoch
         if self.remainder_per_epoch and not self.drop_last:
             sizes.append(self.remainder_per_epoch)
@@ -98,20 +98,23 @@ class BatchPlan:
 
     def summary(self) -> dict:
         data = asdict(self)
-        data.update(examples_per_update=self.examples_per_update,
-                    updates_per_epoch=self.updates_per_epoch,
-                    examples_per_epoch=self.examples_per_epoch,
-                    total_updates=self.total_updates,
-                    examples_seen=self.examples_seen,
-                    epochs=round(self.epochs, 4))
+        data.update(
+            examples_per_update=self.examples_per_update,
+            updates_per_epoch=self.updates_per_epoch,
+            examples_per_epoch=self.examples_per_epoch,
+            total_updates=self.total_updates,
+            examples_seen=self.examples_seen,
+            epochs=round(self.epochs, 4),
+        )
         return data
 
-    def describe(self) -> List[str]:
+    def describe(self) -> list[str]:
         """The derivation, one line per derived value, for the log and the report."""
         derived = {"updates": "updates", "epochs": "epochs", "examples": "examples"}
         derived.pop(self.fixed)
-        incomplete = ("dropped" if self.drop_last else "kept as a smaller update") \
-            if self.remainder_per_epoch else "none"
+        incomplete = (
+            ("dropped" if self.drop_last else "kept as a smaller update") if self.remainder_per_epoch else "none"
+        )
         return [
             f"examples per update = {self.micro_batch} (micro-batch) x {self.accumulation} (accumulation)"
             f" x {self.replicas} (replicas) = {self.examples_per_update}",
@@ -128,12 +131,16 @@ class BatchPlan:
 def plan_from_config(cfg, train_examples: int) -> BatchPlan:
     from pilot.data.task import enum_value
 
-    return BatchPlan(micro_batch=cfg.batch.micro_batch, accumulation=cfg.batch.accumulation,
-                     replicas=cfg.distributed.replicas, train_examples=train_examples,
-                     drop_last=cfg.batch.drop_last, fixed=enum_value(cfg.budget.fixed),
-                     value=cfg.budget.value)
+    return BatchPlan(
+        micro_batch=cfg.batch.micro_batch,
+        accumulation=cfg.batch.accumulation,
+        replicas=cfg.distributed.replicas,
+        train_examples=train_examples,
+        drop_last=cfg.batch.drop_last,
+        fixed=enum_value(cfg.budget.fixed),
+        value=cfg.budget.value,
+    )
 
 
 def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
-

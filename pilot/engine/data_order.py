@@ -5,10 +5,10 @@ Epoch e visits the training split in the permutation drawn from
 The position of the stream is just the update number, so a resumed run can
 rebuild exactly the examples it would have drawn next.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import List
 
 import numpy as np
 
@@ -20,12 +20,12 @@ def epoch_order(seed: int, epoch: int, n_examples: int) -> tuple:
     return tuple(int(i) for i in np.random.default_rng([seed, epoch]).permutation(n_examples))
 
 
-def update_indices(plan: BatchPlan, seed: int, update: int) -> List[int]:
+def update_indices(plan: BatchPlan, seed: int, update: int) -> list[int]:
     """Positions in the training split used by update ``update`` (0-based), all replicas together."""
     epoch, offset = divmod(update, plan.updates_per_epoch)
     start = sum(plan.update_sizes_in_epoch()[:offset])
     size = plan.examples_in_update(update)
-    return list(epoch_order(seed, epoch, plan.train_examples)[start:start + size])
+    return list(epoch_order(seed, epoch, plan.train_examples)[start : start + size])
 
 
 def data_position(plan: BatchPlan, update: int) -> dict:
@@ -34,8 +34,7 @@ def data_position(plan: BatchPlan, update: int) -> dict:
     return {"epoch": epoch, "position_in_epoch": sum(plan.update_sizes_in_epoch()[:offset])}
 
 
-def rank_micro_batches(indices: List[int], micro_batch: int, replicas: int,
-                       rank: int) -> List[List[int]]:
+def rank_micro_batches(indices: list[int], micro_batch: int, replicas: int, rank: int) -> list[list[int]]:
     """This replica's share of one update, cut into micro-batches.
 
     Replicas take contiguous, equal shares (the last may be shorter). A replica
@@ -43,7 +42,7 @@ def rank_micro_batches(indices: List[int], micro_batch: int, replicas: int,
     gradient all-reduce, with a zero-weight loss.
     """
     share = ceil_div(len(indices), replicas)
-    mine = indices[rank * share:(rank + 1) * share]
+    mine = indices[rank * share : (rank + 1) * share]
     if not mine:
         return [[]]
-    return [mine[i:i + micro_batch] for i in range(0, len(mine), micro_batch)]
+    return [mine[i : i + micro_batch] for i in range(0, len(mine), micro_batch)]

@@ -5,13 +5,15 @@ Two ways in, one code path:
   launch) sets RANK/WORLD_SIZE; ``init_from_env`` joins that group.
 - Otherwise ``spawn`` starts N local processes with ``torch.multiprocessing``.
 """
+
 from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Callable, Sequence
 from contextlib import closing
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import torch
 import torch.distributed as dist
@@ -56,11 +58,13 @@ def launched_externally() -> bool:
 
 
 def init_from_env(backend: str, device: torch.device) -> DistContext:
-    ctx = DistContext(rank=int(os.environ["RANK"]), world_size=int(os.environ["WORLD_SIZE"]),
-                      local_rank=int(os.environ.get("LOCAL_RANK", 0)))
+    ctx = DistContext(
+        rank=int(os.environ["RANK"]),
+        world_size=int(os.environ["WORLD_SIZE"]),
+        local_rank=int(os.environ.get("LOCAL_RANK", 0)),
+    )
     if ctx.is_distributed and not dist.is_initialized():
-        dist.init_process_group(resolve_backend(backend, device), rank=ctx.rank,
-                                world_size=ctx.world_size)
+        dist.init_process_group(resolve_backend(backend, device), rank=ctx.rank, world_size=ctx.world_size)
     return ctx
 
 
@@ -71,8 +75,13 @@ def free_port() -> int:
 
 
 def _spawned(local_rank: int, world_size: int, port: int, fn: Callable, args: Sequence[Any]) -> None:
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), RANK=str(local_rank),
-                      WORLD_SIZE=str(world_size), LOCAL_RANK=str(local_rank))
+    os.environ.update(
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(port),
+        RANK=str(local_rank),
+        WORLD_SIZE=str(world_size),
+        LOCAL_RANK=str(local_rank),
+    )
     fn(*args)
     if dist.is_initialized():
         # leave together: a rank that tears gloo down while another still talks to it can
@@ -83,8 +92,7 @@ def _spawned(local_rank: int, world_size: int, port: int, fn: Callable, args: Se
 
 def spawn(fn: Callable, args: Sequence[Any], replicas: int, port: int = 0) -> None:
     """Run ``fn(*args)`` in ``replicas`` fresh processes that form one process group."""
-    mp.spawn(_spawned, args=(replicas, port or free_port(), fn, tuple(args)), nprocs=replicas,
-             join=True)
+    mp.spawn(_spawned, args=(replicas, port or free_port(), fn, tuple(args)), nprocs=replicas, join=True)
 
 
 def all_reduce_sum(value: torch.Tensor, ctx: DistContext) -> torch.Tensor:

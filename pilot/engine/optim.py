@@ -5,30 +5,30 @@ Schedule (per update u, 0-based): linear warm-up to ``lr`` over
 ``lr * min_lr_ratio`` at the last update (cosine as in Loshchilov & Hutter,
 SGDR, 2017). A ``LambdaLR`` keeps the state a checkpoint can restore.
 """
+
 from __future__ import annotations
 
 import math
-from typing import Optional
 
 import torch
 
 from pilot.data.task import enum_value
 
 
-def build_optimizer(optim_cfg, model: torch.nn.Module,
-                    foreach: Optional[bool] = None) -> torch.optim.Optimizer:
+def build_optimizer(optim_cfg, model: torch.nn.Module, foreach: bool | None = None) -> torch.optim.Optimizer:
     """``foreach=None`` is PyTorch's default (the multi-tensor kernels on CUDA, the per-tensor
     loop on CPU); the memory estimator asks for ``True`` to mirror a GPU on the CPU."""
     params = [p for p in model.parameters() if p.requires_grad]
     if enum_value(optim_cfg.name) == "sgd":
-        return torch.optim.SGD(params, lr=optim_cfg.lr, momentum=optim_cfg.momentum,
-                               weight_decay=optim_cfg.weight_decay, foreach=foreach)
-    return torch.optim.AdamW(params, lr=optim_cfg.lr, betas=tuple(optim_cfg.betas),
-                             weight_decay=optim_cfg.weight_decay, foreach=foreach)
+        return torch.optim.SGD(
+            params, lr=optim_cfg.lr, momentum=optim_cfg.momentum, weight_decay=optim_cfg.weight_decay, foreach=foreach
+        )
+    return torch.optim.AdamW(
+        params, lr=optim_cfg.lr, betas=tuple(optim_cfg.betas), weight_decay=optim_cfg.weight_decay, foreach=foreach
+    )
 
 
-def lr_factor(update: int, total_updates: int, warmup_updates: int, schedule: str,
-              min_lr_ratio: float) -> float:
+def lr_factor(update: int, total_updates: int, warmup_updates: int, schedule: str, min_lr_ratio: float) -> float:
     """Multiplier of the peak lr for update ``update`` (0-based)."""
     if update < warmup_updates:
         return (update + 1) / warmup_updates
@@ -43,12 +43,12 @@ def lr_factor(update: int, total_updates: int, warmup_updates: int, schedule: st
     return min_lr_ratio + (1.0 - min_lr_ratio) * shape
 
 
-def build_scheduler(optim_cfg, optimizer: torch.optim.Optimizer,
-                    total_updates: int) -> torch.optim.lr_scheduler.LambdaLR:
+def build_scheduler(
+    optim_cfg, optimizer: torch.optim.Optimizer, total_updates: int
+) -> torch.optim.lr_scheduler.LambdaLR:
     schedule = enum_value(optim_cfg.schedule)
 
     def factor(update: int) -> float:
-        return lr_factor(update, total_updates, optim_cfg.warmup_updates, schedule,
-                         optim_cfg.min_lr_ratio)
+        return lr_factor(update, total_updates, optim_cfg.warmup_updates, schedule, optim_cfg.min_lr_ratio)
 
     return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)

@@ -10,13 +10,15 @@ handler (requeue and exit). Once ``max_requeues`` interruptions are used up
 the run ends cleanly with status ``preempted`` instead, so it is still a row
 in the recap. submitit itself only counts time-outs, not preemptions.
 """
+
 from __future__ import annotations
 
 import logging
 import os
 import signal
 import threading
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 log = logging.getLogger("pilot")
 
@@ -25,10 +27,10 @@ class PreemptionWatch:
     def __init__(self, signum: int = signal.SIGUSR2):
         self.signum = signum
         self.requested = False
-        self.previous: Optional[Callable[..., Any]] = None
+        self.previous: Callable[..., Any] | None = None
         self.installed = False
 
-    def install(self) -> "PreemptionWatch":
+    def install(self) -> PreemptionWatch:
         """Watch only inside a submitit job: elsewhere USR2 keeps its default meaning."""
         if "SUBMITIT_EXECUTOR" not in os.environ and "SLURM_JOB_ID" not in os.environ:
             return self
@@ -66,10 +68,10 @@ class InterruptWatch:
     """
 
     def __init__(self) -> None:
-        self.received: Optional[str] = None   # "SIGINT" / "SIGTERM" once one arrived
+        self.received: str | None = None  # "SIGINT" / "SIGTERM" once one arrived
         self.previous: dict = {}
 
-    def install(self) -> "InterruptWatch":
+    def install(self) -> InterruptWatch:
         if threading.current_thread() is not threading.main_thread():
             return self
         for signum in (signal.SIGINT, signal.SIGTERM):
@@ -83,8 +85,10 @@ class InterruptWatch:
         if self.received is not None:
             raise KeyboardInterrupt(f"second {signal.Signals(signum).name}: stopping at once")
         self.received = signal.Signals(signum).name
-        log.warning("%s received: finishing this update, then saving a checkpoint and stopping "
-                    "(send it again to stop at once)", self.received)
+        log.warning(
+            "%s received: finishing this update, then saving a checkpoint and stopping (send it again to stop at once)",
+            self.received,
+        )
 
     def uninstall(self) -> None:
         for signum, previous in self.previous.items():
@@ -97,10 +101,10 @@ class SignalsStopAtOnce:
     KeyboardInterrupt at once so the caller records ``interrupted``; ``received`` names it."""
 
     def __init__(self) -> None:
-        self.received: Optional[str] = None
+        self.received: str | None = None
         self.previous: dict = {}
 
-    def __enter__(self) -> "SignalsStopAtOnce":
+    def __enter__(self) -> SignalsStopAtOnce:
         if threading.current_thread() is threading.main_thread():
             for signum in (signal.SIGINT, signal.SIGTERM):
                 self.previous[signum] = signal.getsignal(signum)

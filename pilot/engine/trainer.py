@@ -12,13 +12,14 @@ One update (``train_step``), in order:
 Because of 2-3 the gradient equals that of one big batch, whatever the
 micro-batch, accumulation, replica count or partial last window.
 """
+
 from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass
-from typing import Callable, Dict, List, Optional
 
 import torch
 from torch.nn.parallel import DistributedDataParallel
@@ -36,23 +37,31 @@ AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 @dataclass
 class UpdateRecord:
     """What one update did; one line of metrics.jsonl."""
-    update: int            # updates done after this one (1-based)
-    loss: float            # mean loss per target over the whole update
-    lr: float              # learning rate used by this update
-    grad_norm: float       # global gradient norm before clipping
-    examples: int          # examples in this update, all replicas
-    targets: int           # targets (tokens or labels) in this update, all replicas
-    examples_seen: int     # cumulative
-    targets_seen: int      # cumulative
-    loss_scale: Optional[float]  # fp16 gradient scaler's scale after the update
-    step_skipped: bool     # fp16 overflow: the scaler skipped the optimizer step
-    seconds: float         # wall time of the update
+
+    update: int  # updates done after this one (1-based)
+    loss: float  # mean loss per target over the whole update
+    lr: float  # learning rate used by this update
+    grad_norm: float  # global gradient norm before clipping
+    examples: int  # examples in this update, all replicas
+    targets: int  # targets (tokens or labels) in this update, all replicas
+    examples_seen: int  # cumulative
+    targets_seen: int  # cumulative
+    loss_scale: float | None  # fp16 gradient scaler's scale after the update
+    step_skipped: bool  # fp16 overflow: the scaler skipped the optimizer step
+    seconds: float  # wall time of the update
 
 
 class Trainer:
-    def __init__(self, cfg, task: TaskData, model: torch.nn.Module, device: torch.device,
-                 ctx: DistContext = DistContext(), train_items: Optional[List[Dict]] = None,
-                 optimizer_foreach: Optional[bool] = None):
+    def __init__(
+        self,
+        cfg,
+        task: TaskData,
+        model: torch.nn.Module,
+        device: torch.device,
+        ctx: DistContext = DistContext(),
+        train_items: list[dict] | None = None,
+        optimizer_foreach: bool | None = None,
+    ):
         self.cfg, self.task, self.device, self.ctx = cfg, task, device, ctx
         self.seed = int(cfg.seed)
         self.train_items = task.encoded("train") if train_items is None else train_items
@@ -61,19 +70,19 @@ class Trainer:
         self.raw_model = model if on_device else model.to(device)  # fake tensors cannot be moved
         if cfg.memory.activation_checkpointing:
             self.raw_model.activation_checkpointing = True
-        self.model = (DistributedDataParallel(self.raw_model) if ctx.is_distributed
-                      else self.raw_model)
+        self.model = DistributedDataParallel(self.raw_model) if ctx.is_distributed else self.raw_model
         self.optimizer = build_optimizer(cfg.optim, self.raw_model, foreach=optimizer_foreach)
         self.scheduler = build_scheduler(cfg.optim, self.optimizer, self.plan.total_updates)
         precision = enum_value(cfg.precision.dtype)
         self.autocast_dtype = AUTOCAST_DTYPES.get(precision)
-        self.scaler = torch.amp.GradScaler(device.type, init_scale=cfg.precision.init_scale,
-                                           enabled=bool(cfg.precision.grad_scaler))
+        self.scaler = torch.amp.GradScaler(
+            device.type, init_scale=cfg.precision.init_scale, enabled=bool(cfg.precision.grad_scaler)
+        )
         self.grad_clip = float(cfg.optim.grad_clip)
         self.updates_done = 0
         self.examples_seen = 0
         self.targets_seen = 0
-        self.last_example_ids: List[int] = []  # data set indices this replica used in the last update
+        self.last_example_ids: list[int] = []  # data set indices this replica used in the last update
 
     # ------------------------------------------------------------------ pieces
     def autocast(self):
@@ -81,11 +90,10 @@ class Trainer:
             return nullcontext()
         return torch.autocast(self.device.type, dtype=self.autocast_dtype)
 
-    def micro_batches(self, update: int) -> List[tuple]:
+    def micro_batches(self, update: int) -> list[tuple]:
         """(batch, weight) pairs of this replica for update ``update``."""
         indices = update_indices(self.plan, self.seed, update)
-        shards = rank_micro_batches(indices, self.plan.micro_batch, self.ctx.world_size,
-                                    self.ctx.rank)
+        shards = rank_micro_batches(indices, self.plan.micro_batch, self.ctx.world_size, self.ctx.rank)
         pairs = []
         for shard in shards:
             if shard:
@@ -98,8 +106,7 @@ class Trainer:
         return float(self.optimizer.param_groups[0]["lr"])
 
     # ------------------------------------------------------------------ one update
-    def forward_backward(self, batch: Dict, weight: float, update_targets: int,
-                         last: bool = True) -> torch.Tensor:
+    def forward_backward(self, batch: dict, weight: float, update_targets: int, last: bool = True) -> torch.Tensor:
         """One micro-batch: forward, summed loss / targets of the whole update, backward.
 
         Returns the (weighted) summed loss, detached. Gradients of replicas sync on ``last``.
@@ -141,15 +148,16 @@ class Trainer:
         totals = all_reduce_sum(local.to(self.device), self.ctx).cpu()
         update_examples, update_targets = int(totals[0]), int(totals[1])
         if update_targets == 0:
-            raise ValueError(f"update {update + 1} has no target in the loss (every label is "
-                             "ignored): check the data's labels and truncation.")
+            raise ValueError(
+                f"update {update + 1} has no target in the loss (every label is "
+                "ignored): check the data's labels and truncation."
+            )
         lr = self.current_lr()
         self.last_example_ids = [int(i) for batch, weight in pairs if weight for i in batch["index"]]
         self.model.train()
         loss_sum = torch.zeros((), dtype=torch.float64, device=self.device)
         for position, (batch, weight) in enumerate(pairs):
-            loss_sum += self.forward_backward(batch, weight, update_targets,
-                                              last=position == len(pairs) - 1)
+            loss_sum += self.forward_backward(batch, weight, update_targets, last=position == len(pairs) - 1)
         scale_before = self.scaler.get_scale() if self.scaler.is_enabled() else None
         grad_norm = self.apply_update()
         scale_after = self.scaler.get_scale() if self.scaler.is_enabled() else None
@@ -158,22 +166,33 @@ class Trainer:
         self.examples_seen += update_examples
         self.targets_seen += update_targets
         return UpdateRecord(
-            update=self.updates_done, loss=loss_value, lr=lr, grad_norm=float(grad_norm),
-            examples=update_examples, targets=update_targets, examples_seen=self.examples_seen,
-            targets_seen=self.targets_seen, loss_scale=scale_after,
+            update=self.updates_done,
+            loss=loss_value,
+            lr=lr,
+            grad_norm=float(grad_norm),
+            examples=update_examples,
+            targets=update_targets,
+            examples_seen=self.examples_seen,
+            targets_seen=self.targets_seen,
+            loss_scale=scale_after,
             step_skipped=scale_before is not None and scale_after < scale_before,
-            seconds=time.perf_counter() - started)
+            seconds=time.perf_counter() - started,
+        )
 
     # ------------------------------------------------------------------ the loop
-    def train(self, on_update: Optional[Callable[[UpdateRecord], Optional[str]]] = None,
-              progress: bool = True) -> str:
+    def train(self, on_update: Callable[[UpdateRecord], str | None] | None = None, progress: bool = True) -> str:
         """Run updates until the budget is spent; returns the stop cause.
 
         ``on_update`` runs after every update and may return a stop cause
         (a string) to end training early.
         """
-        bar = Progress(self.plan.total_updates, "train", int(self.cfg.run.log_every),
-                       enabled=progress and self.ctx.is_main, initial=self.updates_done)
+        bar = Progress(
+            self.plan.total_updates,
+            "train",
+            int(self.cfg.run.log_every),
+            enabled=progress and self.ctx.is_main,
+            initial=self.updates_done,
+        )
         try:
             while self.updates_done < self.plan.total_updates:
                 record = self.train_step()
@@ -190,16 +209,16 @@ class Trainer:
 
     # ------------------------------------------------------------------ evaluation
     @torch.no_grad()
-    def evaluate(self, split: str = "val", items: Optional[List[Dict]] = None) -> Dict[str, float]:
+    def evaluate(self, split: str = "val", items: list[dict] | None = None) -> dict[str, float]:
         """Mean loss per target and share of targets predicted exactly on ``split``."""
         items = self.task.encoded(split) if items is None else items
         share = -(-len(items) // self.ctx.world_size)
-        mine = items[self.ctx.rank * share:(self.ctx.rank + 1) * share]
+        mine = items[self.ctx.rank * share : (self.ctx.rank + 1) * share]
         step = int(self.cfg.batch.eval_micro_batch)
         totals = torch.zeros(3, dtype=torch.float64, device=self.device)  # loss, targets, correct
         self.raw_model.eval()
         for start in range(0, len(mine), step):
-            batch = move_to(self.task.collate(mine[start:start + step]), self.device)
+            batch = move_to(self.task.collate(mine[start : start + step]), self.device)
             with self.autocast():
                 output = self.task.forward(self.raw_model, batch)
                 totals[0] += float(self.task.loss_sum(output, batch))
@@ -207,25 +226,34 @@ class Trainer:
             totals[2] += float(self.task.count_correct(output, batch))
         totals = all_reduce_sum(totals, self.ctx)
         targets = float(totals[1])
-        return {"loss": float(totals[0]) / targets if targets else float("nan"),
-                "accuracy": float(totals[2]) / targets if targets else float("nan"),
-                "targets": targets, "examples": len(items)}
+        return {
+            "loss": float(totals[0]) / targets if targets else float("nan"),
+            "accuracy": float(totals[2]) / targets if targets else float("nan"),
+            "targets": targets,
+            "examples": len(items),
+        }
 
-    def planned_targets(self, limit: int = 2_000_000) -> Optional[int]:
+    def planned_targets(self, limit: int = 2_000_000) -> int | None:
         """Targets (tokens or labels) the whole budget will train on, counted from the stream.
 
         None when the budget draws more than ``limit`` examples (too long to count up front).
         """
         if self.plan.examples_seen > limit:
             return None
-        per_example = [int(self.task.target_count(self.task.collate([item])))
-                       for item in self.train_items]
-        return sum(per_example[i] for update in range(self.plan.total_updates)
-                   for i in update_indices(self.plan, self.seed, update))
+        per_example = [int(self.task.target_count(self.task.collate([item]))) for item in self.train_items]
+        return sum(
+            per_example[i]
+            for update in range(self.plan.total_updates)
+            for i in update_indices(self.plan, self.seed, update)
+        )
 
     def position(self) -> dict:
-        return {"updates_done": self.updates_done, **data_position(self.plan, self.updates_done),
-                "examples_seen": self.examples_seen, "targets_seen": self.targets_seen}
+        return {
+            "updates_done": self.updates_done,
+            **data_position(self.plan, self.updates_done),
+            "examples_seen": self.examples_seen,
+            "targets_seen": self.targets_seen,
+        }
 
 
 def record_dict(record: UpdateRecord) -> dict:

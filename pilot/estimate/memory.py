@@ -23,6 +23,7 @@ with every token real and in the loss; other tasks run on their longest real
 examples. The optimizer uses PyTorch's multi-tensor (foreach) kernels, CUDA's
 default, whose temporaries count in the optimizer step's peak.
 """
+
 from __future__ import annotations
 
 import copy
@@ -31,7 +32,7 @@ import time
 import traceback
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 import torch
 from hydra.utils import instantiate
@@ -52,8 +53,15 @@ NOT_COVERED = (
     "fp16's gradient scaler overflow check (a few scalars; its data-dependent skip cannot run on fake "
     "tensors, so the estimate steps unconditionally)",
 )
-CATEGORIES = {"Parameter": "parameters", "Gradient": "gradients", "Optstate": "optimizer_state",
-              "Activation": "activations", "Temp": "temporaries", "Buffer": "buffers", "Other": "other"}
+CATEGORIES = {
+    "Parameter": "parameters",
+    "Gradient": "gradients",
+    "Optstate": "optimizer_state",
+    "Activation": "activations",
+    "Temp": "temporaries",
+    "Buffer": "buffers",
+    "Other": "other",
+}
 PHASES = ("first_step", "steady_step", "eval_longest")
 
 
@@ -67,7 +75,8 @@ def _tracker_class():
     except ImportError as error:  # torch < 2.5 or a build without torch.distributed
         raise EstimateRefused(
             f"this PyTorch ({torch.__version__}) has no torch.distributed._tools.mem_tracker "
-            f"({error}). Fix: install torch>=2.5 (the README pins 2.13.0).") from error
+            f"({error}). Fix: install torch>=2.5 (the README pins 2.13.0)."
+        ) from error
 
     class GlobalPeakTracker(MemTracker):
         """MemTracker keeping the global peak only.
@@ -114,7 +123,7 @@ class _NoHook:
 _NO_HOOK = _NoHook()
 
 
-def _breakdown(snapshot: Dict[Any, Dict[Any, int]]) -> Dict[str, int]:
+def _breakdown(snapshot: dict[Any, dict[Any, int]]) -> dict[str, int]:
     """{category: bytes, "total": bytes} summed over devices (a fake run has one)."""
     out = {name: 0 for name in CATEGORIES.values()}
     total = 0
@@ -133,28 +142,28 @@ def _breakdown(snapshot: Dict[Any, Dict[Any, int]]) -> Dict[str, int]:
 class PhaseEstimate:
     phase: str
     peak_bytes: int
-    breakdown: Dict[str, int]             # at the moment of the peak
-    during: str                           # "forward/backward" or "optimizer step" or "forward"
+    breakdown: dict[str, int]  # at the moment of the peak
+    during: str  # "forward/backward" or "optimizer step" or "forward"
     micro_batch: int
     micro_batches: int
-    seq_len: Optional[int]
-    allocator_peak_bytes: Optional[int] = None  # measured on CUDA (fake=False, device cuda): max_memory_allocated
-    moments: Dict[str, Dict[str, int]] = field(default_factory=dict)  # breakdown at each part's own peak
+    seq_len: int | None
+    allocator_peak_bytes: int | None = None  # measured on CUDA (fake=False, device cuda): max_memory_allocated
+    moments: dict[str, dict[str, int]] = field(default_factory=dict)  # breakdown at each part's own peak
 
 
 @dataclass
 class MemoryEstimate:
-    fake: bool                            # True: estimated on fake tensors; False: measured
-    phases: List[PhaseEstimate]
-    parameters: int                       # count
-    state_bytes: Dict[str, int]           # persistent after an update: parameters, optimizer_state
-    closed_form: Dict[str, int]           # the same from counts alone (must be equal)
-    flops_per_micro_batch: int            # forward + backward (+ recomputation), counted
-    flops_per_eval_batch: int             # forward only
-    settings: Dict[str, Any]
+    fake: bool  # True: estimated on fake tensors; False: measured
+    phases: list[PhaseEstimate]
+    parameters: int  # count
+    state_bytes: dict[str, int]  # persistent after an update: parameters, optimizer_state
+    closed_form: dict[str, int]  # the same from counts alone (must be equal)
+    flops_per_micro_batch: int  # forward + backward (+ recomputation), counted
+    flops_per_eval_batch: int  # forward only
+    settings: dict[str, Any]
     seconds: float
-    host_rss_peak_bytes: int              # of this process, at the end (ru_maxrss)
-    notes: List[str] = field(default_factory=list)
+    host_rss_peak_bytes: int  # of this process, at the end (ru_maxrss)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def peak_bytes(self) -> int:
@@ -167,14 +176,14 @@ class MemoryEstimate:
     def phase(self, name: str) -> PhaseEstimate:
         return next(p for p in self.phases if p.phase == name)
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["peak_bytes"] = self.peak_bytes
         data["not_covered"] = list(NOT_COVERED)
         return data
 
 
-def _variant(cfg: DictConfig, micro_batch: Optional[int], checkpointing: Optional[bool]) -> DictConfig:
+def _variant(cfg: DictConfig, micro_batch: int | None, checkpointing: bool | None) -> DictConfig:
     cfg = copy.deepcopy(cfg)
     with open_dict(cfg):
         if micro_batch is not None:
@@ -184,7 +193,7 @@ def _variant(cfg: DictConfig, micro_batch: Optional[int], checkpointing: Optiona
     return cfg
 
 
-def target_seq_len(cfg: DictConfig, task: TaskData) -> Optional[int]:
+def target_seq_len(cfg: DictConfig, task: TaskData) -> int | None:
     """The sequence length the estimate runs at, or None for tasks without sequences."""
     asked = OmegaConf.select(cfg, "estimate.seq_len")
     if asked is not None:
@@ -193,33 +202,43 @@ def target_seq_len(cfg: DictConfig, task: TaskData) -> Optional[int]:
                 f"estimate.seq_len={asked}, but the task ({task.kind}) has no synthetic_batch, so pilot "
                 "cannot build inputs of that length without guessing how the task encodes them. Fix: "
                 "remove estimate.seq_len (its longest real examples are used), or give the task a "
-                "synthetic_batch(micro_batch, seq_len) (README, \"Your own model and data\").")
+                'synthetic_batch(micro_batch, seq_len) (README, "Your own model and data").'
+            )
         return int(asked)
     if task.synthetic_batch is not None:
         length = OmegaConf.select(cfg, "data.max_len")
         if length is None:
-            raise EstimateRefused("the task builds sequences but data.max_len is not set. Fix: set "
-                                  "estimate.seq_len to the longest sequence the campaign will see.")
+            raise EstimateRefused(
+                "the task builds sequences but data.max_len is not set. Fix: set "
+                "estimate.seq_len to the longest sequence the campaign will see."
+            )
         return int(length)
     return None
 
 
-def _batch(task: TaskData, split: str, count: int, seq_len: Optional[int]) -> Dict[str, Any]:
+def _batch(task: TaskData, split: str, count: int, seq_len: int | None) -> dict[str, Any]:
     if seq_len is not None:
         return task.synthetic_batch(count, seq_len)
     from pilot.phases.gates import longest_items
+
     longest = longest_items(task, split, count)
     return task.collate([longest[i % len(longest)] for i in range(count)])
 
 
-def _shape_len(batch: Dict[str, Any]) -> Optional[int]:
+def _shape_len(batch: dict[str, Any]) -> int | None:
     ids = batch.get("input_ids")
     return int(ids.shape[-1]) if ids is not None else None
 
 
-def estimate_memory(cfg: DictConfig, task: Optional[TaskData] = None, *, fake: bool = True,
-                    micro_batch: Optional[int] = None, activation_checkpointing: Optional[bool] = None,
-                    device: str = "cpu") -> MemoryEstimate:
+def estimate_memory(
+    cfg: DictConfig,
+    task: TaskData | None = None,
+    *,
+    fake: bool = True,
+    micro_batch: int | None = None,
+    activation_checkpointing: bool | None = None,
+    device: str = "cpu",
+) -> MemoryEstimate:
     """Per-phase peak memory of one replica for ``cfg`` (optionally another micro-batch or
     checkpointing setting), estimated on fake tensors or, with ``fake=False``, measured — on
     ``device`` ("cuda" adds the caching allocator's peak per phase; fake runs are CPU-only)."""
@@ -250,23 +269,25 @@ def estimate_memory(cfg: DictConfig, task: Optional[TaskData] = None, *, fake: b
     on_cuda = target.type == "cuda"
     mode = FakeTensorMode(allow_non_fake_inputs=True) if fake else nullcontext()
     tracker_class = _tracker_class()
-    phases: List[PhaseEstimate] = []
+    phases: list[PhaseEstimate] = []
     try:
         with torch.random.fork_rng(devices=[]), mode:  # the caller's random state is left as it was
             torch.manual_seed(int(cfg.seed))
             model = instantiate(cfg.model, _convert_="all")
             if cfg.memory.activation_checkpointing and not getattr(model, "supports_activation_checkpointing", False):
-                raise EstimateRefused(f"memory.activation_checkpointing=true but {type(model).__name__} does "
-                                      "not support it. Fix: memory=none.")
+                raise EstimateRefused(
+                    f"memory.activation_checkpointing=true but {type(model).__name__} does "
+                    "not support it. Fix: memory=none."
+                )
             trainer = Trainer(cfg, task, model, target, train_items=train_items, optimizer_foreach=True)
             trainer.scaler = torch.amp.GradScaler(target.type, enabled=False)
             eval_batch = move_to(eval_batch, target)
-            allocator: Dict[str, int] = {}
+            allocator: dict[str, int] = {}
             tracker = tracker_class()
             tracker.track_external(model, trainer.optimizer)
             counter = FlopCounterMode(display=False)
 
-            def tracked(work) -> Dict[str, int]:
+            def tracked(work) -> dict[str, int]:
                 tracker.reset_mod_stats()
                 if on_cuda:
                     torch.cuda.synchronize(target)
@@ -282,14 +303,26 @@ def estimate_memory(cfg: DictConfig, task: Optional[TaskData] = None, *, fake: b
                 def forward_backward():
                     for k in range(runs):
                         tracker.reset_mod_stats()  # the tracker refuses a second root forward otherwise
-                        with (counter if count_flops and k == 0 else nullcontext()):
+                        with counter if count_flops and k == 0 else nullcontext():
                             trainer.forward_backward(train_batch, 1.0, update_targets, last=k == runs - 1)
+
                 allocator.clear()
                 fb = tracked(forward_backward)
                 step = tracked(trainer.apply_update)
                 worst, during = (fb, "forward/backward") if fb["total"] >= step["total"] else (step, "optimizer step")
-                phases.append(PhaseEstimate(name, worst["total"], worst, during, micro, runs, _shape_len(train_batch),
-                                            allocator.get("peak"), {"forward/backward": fb, "optimizer step": step}))
+                phases.append(
+                    PhaseEstimate(
+                        name,
+                        worst["total"],
+                        worst,
+                        during,
+                        micro,
+                        runs,
+                        _shape_len(train_batch),
+                        allocator.get("peak"),
+                        {"forward/backward": fb, "optimizer step": step},
+                    )
+                )
 
             one_update("first_step", count_flops=False)
             one_update("steady_step", count_flops=True)
@@ -308,13 +341,23 @@ def estimate_memory(cfg: DictConfig, task: Optional[TaskData] = None, *, fake: b
 
             allocator.clear()
             worst = tracked(evaluate)
-            phases.append(PhaseEstimate("eval_longest", worst["total"], worst, "forward", eval_micro, 1,
-                                        _shape_len(eval_batch), allocator.get("peak"), {"forward": worst}))
+            phases.append(
+                PhaseEstimate(
+                    "eval_longest",
+                    worst["total"],
+                    worst,
+                    "forward",
+                    eval_micro,
+                    1,
+                    _shape_len(eval_batch),
+                    allocator.get("peak"),
+                    {"forward": worst},
+                )
+            )
             params = [p for p in model.parameters()]
             count = sum(p.numel() for p in params)
             param_bytes = sum(p.numel() * p.element_size() for p in params)
-            closed = {"parameters": param_bytes,
-                      "optimizer_state": _optimizer_closed_form(cfg, params)}
+            closed = {"parameters": param_bytes, "optimizer_state": _optimizer_closed_form(cfg, params)}
     except EstimateRefused:
         raise
     except Exception as error:
@@ -322,16 +365,28 @@ def estimate_memory(cfg: DictConfig, task: Optional[TaskData] = None, *, fake: b
             raise
         raise EstimateRefused(refusal_reason(error)) from error
     return MemoryEstimate(
-        fake=fake, phases=phases, parameters=count,
+        fake=fake,
+        phases=phases,
+        parameters=count,
         state_bytes={"parameters": state["parameters"], "optimizer_state": state["optimizer_state"]},
-        closed_form=closed, flops_per_micro_batch=flops_train, flops_per_eval_batch=int(eval_counter.get_total_flops()),
-        settings={"model": str(cfg.model._target_), "micro_batch": micro, "accumulation": accumulation,
-                  "eval_micro_batch": eval_micro, "seq_len": seq_len if seq_len is not None else _shape_len(train_batch),
-                  "precision": precision, "optimizer": enum_value(cfg.optim.name),
-                  "activation_checkpointing": bool(cfg.memory.activation_checkpointing),
-                  "replicas": int(cfg.distributed.replicas)},
+        closed_form=closed,
+        flops_per_micro_batch=flops_train,
+        flops_per_eval_batch=int(eval_counter.get_total_flops()),
+        settings={
+            "model": str(cfg.model._target_),
+            "micro_batch": micro,
+            "accumulation": accumulation,
+            "eval_micro_batch": eval_micro,
+            "seq_len": seq_len if seq_len is not None else _shape_len(train_batch),
+            "precision": precision,
+            "optimizer": enum_value(cfg.optim.name),
+            "activation_checkpointing": bool(cfg.memory.activation_checkpointing),
+            "replicas": int(cfg.distributed.replicas),
+        },
         seconds=time.perf_counter() - started,
-        host_rss_peak_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, notes=notes)
+        host_rss_peak_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        notes=notes,
+    )
 
 
 def _raised_at(error: BaseException) -> str:
@@ -351,30 +406,39 @@ def refusal_reason(error: BaseException) -> str:
     on the data) is blamed on reading values; an operator without a fake implementation and any
     other error are reported as what they are, with where they were raised.
     """
-    from torch._subclasses.fake_tensor import (DataDependentOutputException, DynamicOutputShapeException,
-                                               UnsupportedOperatorException)
+    from torch._subclasses.fake_tensor import (
+        DataDependentOutputException,
+        DynamicOutputShapeException,
+        UnsupportedOperatorException,
+    )
 
     first_line = (str(error).splitlines() or [""])[0][:300]
     what = f"{type(error).__name__}: {first_line}"
     where = _raised_at(error)
     data_dependent = (DataDependentOutputException, DynamicOutputShapeException)
     if isinstance(error, data_dependent) or type(error).__name__.startswith("GuardOnDataDependent"):
-        return (f"the model or task code cannot run on fake tensors: it reads a tensor value or makes a "
-                f"shape depend on the data ({what}; raised at {where}); pilot refuses to guess its memory. "
-                "Fix: avoid reading tensor values inside forward/loss (e.g. .item(), data-dependent "
-                "shapes), or measure it on a real device with the pilot's phases.")
+        return (
+            f"the model or task code cannot run on fake tensors: it reads a tensor value or makes a "
+            f"shape depend on the data ({what}; raised at {where}); pilot refuses to guess its memory. "
+            "Fix: avoid reading tensor values inside forward/loss (e.g. .item(), data-dependent "
+            "shapes), or measure it on a real device with the pilot's phases."
+        )
     if isinstance(error, UnsupportedOperatorException):
-        return (f"the model or task code cannot run on fake tensors: operator {first_line} has no "
-                f"fake-tensor implementation (raised at {where}); pilot refuses to guess its memory. "
-                "Fix: use an operator PyTorch can run on fake tensors, or measure it on a real device "
-                "with the pilot's phases.")
-    return (f"the estimator could not run the model, task or update code ({what}; raised at {where}); "
-            "pilot refuses to guess its memory. This is not a value read; fix the error (run "
-            "estimate_memory(cfg, fake=False) to see it on real tensors) or measure it on a real device "
-            "with the pilot's phases.")
+        return (
+            f"the model or task code cannot run on fake tensors: operator {first_line} has no "
+            f"fake-tensor implementation (raised at {where}); pilot refuses to guess its memory. "
+            "Fix: use an operator PyTorch can run on fake tensors, or measure it on a real device "
+            "with the pilot's phases."
+        )
+    return (
+        f"the estimator could not run the model, task or update code ({what}; raised at {where}); "
+        "pilot refuses to guess its memory. This is not a value read; fix the error (run "
+        "estimate_memory(cfg, fake=False) to see it on real tensors) or measure it on a real device "
+        "with the pilot's phases."
+    )
 
 
-def _optimizer_closed_form(cfg: DictConfig, params: List[torch.Tensor]) -> int:
+def _optimizer_closed_form(cfg: DictConfig, params: list[torch.Tensor]) -> int:
     """Optimizer state from counts alone: AdamW keeps two moments per parameter plus one step
     scalar (float32) per tensor; SGD with momentum one buffer per parameter."""
     trained = [p for p in params if p.requires_grad]

@@ -1,4 +1,5 @@
 """Multi-layer perceptron for vector inputs; the head has ``num_classes`` outputs."""
+
 from __future__ import annotations
 
 import torch
@@ -8,8 +9,9 @@ import torch.nn as nn
 class MLPClassifier(nn.Module):
     supports_activation_checkpointing = False  # too shallow for recomputation to pay off
 
-    def __init__(self, in_features: int, num_classes: int, hidden: int = 128,
-                 n_hidden_layers: int = 2, dropout: float = 0.0):
+    def __init__(
+        self, in_features: int, num_classes: int, hidden: int = 128, n_hidden_layers: int = 2, dropout: float = 0.0
+    ):
         super().__init__()
         layers: list[nn.Module] = []
         width = in_features

@@ -5,9 +5,8 @@ causal *and* hides padding keys, so left and right padding give the same
 outputs for real tokens. ``activation_checkpointing`` recomputes each block in
 backward (``torch.utils.checkpoint``, non-reentrant).
 """
-from __future__ import annotations
 
-from typing import Optional
+from __future__ import annotations
 
 import torch
 import torch.nn as nn
@@ -24,15 +23,15 @@ class Block(nn.Module):
         self.qkv = nn.Linear(d_model, 3 * d_model)
         self.proj = nn.Linear(d_model, d_model)
         self.ln_mlp = nn.LayerNorm(d_model)
-        self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(),
-                                 nn.Linear(4 * d_model, d_model), nn.Dropout(dropout))
+        self.mlp = nn.Sequential(
+            nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model), nn.Dropout(dropout)
+        )
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         batch, length, width = x.shape
         q, k, v = self.qkv(self.ln_attn(x)).split(width, dim=-1)
         q, k, v = (t.view(batch, length, self.n_head, -1).transpose(1, 2) for t in (q, k, v))
-        attn = F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
-                                              dropout_p=self.dropout if self.training else 0.0)
+        attn = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=self.dropout if self.training else 0.0)
         x = x + self.proj(attn.transpose(1, 2).reshape(batch, length, width))
         return x + self.mlp(self.ln_mlp(x))
 
@@ -40,12 +39,21 @@ class Block(nn.Module):
 class TinyGPT(nn.Module):
     supports_activation_checkpointing = True
 
-    def __init__(self, vocab_size: int, max_len: int = 128, d_model: int = 64, n_layer: int = 2,
-                 n_head: int = 4, dropout: float = 0.0):
+    def __init__(
+        self,
+        vocab_size: int,
+        max_len: int = 128,
+        d_model: int = 64,
+        n_layer: int = 2,
+        n_head: int = 4,
+        dropout: float = 0.0,
+    ):
         super().__init__()
         if d_model % n_head:
-            raise ValueError(f"model.d_model={d_model} is not divisible by model.n_head={n_head}. "
-                             "Fix: choose n_head that divides d_model.")
+            raise ValueError(
+                f"model.d_model={d_model} is not divisible by model.n_head={n_head}. "
+                "Fix: choose n_head that divides d_model."
+            )
         self.max_len = max_len
         self.token_emb = nn.Embedding(vocab_size, d_model)
         self.pos_emb = nn.Embedding(max_len, d_model)
@@ -64,12 +72,13 @@ class TinyGPT(nn.Module):
         if isinstance(module, nn.Linear) and module.bias is not None:
             nn.init.zeros_(module.bias)
 
-    def forward(self, input_ids: torch.Tensor,
-                attention_mask: Optional[torch.Tensor] = None) -> torch.Tensor:
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
         batch, length = input_ids.shape
         if length > self.max_len:
-            raise ValueError(f"sequence length {length} exceeds model.max_len={self.max_len}. "
-                             "Fix: raise model.max_len or lower data.max_len.")
+            raise ValueError(
+                f"sequence length {length} exceeds model.max_len={self.max_len}. "
+                "Fix: raise model.max_len or lower data.max_len."
+            )
         if attention_mask is None:
             attention_mask = torch.ones_like(input_ids, dtype=torch.bool)
         attention_mask = attention_mask.bool()

@@ -11,21 +11,28 @@ duration after synchronisation, memory counters (``pilot.phases.memory``),
 verdict and detail. An out-of-memory error in a phase becomes an ``oom`` row
 naming the phase and its inputs; memory is released and the pilot goes on.
 """
+
 from __future__ import annotations
 
 import gc
 import math
+from collections.abc import Callable
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any
 
 import torch
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
-from pilot.checks.batch_edges import (eval_forward_at, eval_twice, forward_backward_at,
-                                     smallest_eval_micro_batch, smallest_train_micro_batch)
 from pilot.checkpoint import save_checkpoint
+from pilot.checks.batch_edges import (
+    eval_forward_at,
+    eval_twice,
+    forward_backward_at,
+    smallest_eval_micro_batch,
+    smallest_train_micro_batch,
+)
 from pilot.closing import check_in_new_process, export_with_controls
 from pilot.data.task import TaskData, enum_value, move_to
 from pilot.engine.distributed import DistContext
@@ -33,12 +40,39 @@ from pilot.engine.trainer import Trainer
 from pilot.phases.memory import CPU_COLUMNS, CUDA_COLUMNS, MemoryProbe
 from pilot.phases.resume_check import run_resume_check
 
-PHASES = ("build_model", "first_step", "steady_steps", "smallest_micro_batch", "eval_longest",
-          "eval_determinism", "checkpoint_save", "export", "reload_check", "resume_check")
-INPUT_COLUMNS = ("micro_batch", "accumulation", "replicas", "seq_len", "examples", "precision",
-                 "activation_checkpointing")
-COLUMNS = ("phase", "device", "rank", "duration_s", "verdict", "detail", "loss", *INPUT_COLUMNS,
-           *CUDA_COLUMNS, *CPU_COLUMNS)
+PHASES = (
+    "build_model",
+    "first_step",
+    "steady_steps",
+    "smallest_micro_batch",
+    "eval_longest",
+    "eval_determinism",
+    "checkpoint_save",
+    "export",
+    "reload_check",
+    "resume_check",
+)
+INPUT_COLUMNS = (
+    "micro_batch",
+    "accumulation",
+    "replicas",
+    "seq_len",
+    "examples",
+    "precision",
+    "activation_checkpointing",
+)
+COLUMNS = (
+    "phase",
+    "device",
+    "rank",
+    "duration_s",
+    "verdict",
+    "detail",
+    "loss",
+    *INPUT_COLUMNS,
+    *CUDA_COLUMNS,
+    *CPU_COLUMNS,
+)
 OOM_ERRORS = (torch.OutOfMemoryError, MemoryError)
 
 
@@ -46,12 +80,12 @@ class InjectedOOM(torch.OutOfMemoryError):
     """Raised inside a phase by ``pilot.oom_in_phase`` to test the out-of-memory path."""
 
 
-def _seq_len(batch: Dict[str, Any]) -> Optional[int]:
+def _seq_len(batch: dict[str, Any]) -> int | None:
     ids = batch.get("input_ids")
     return int(ids.shape[-1]) if ids is not None else None
 
 
-def _items_seq_len(items: List[Dict]) -> Optional[int]:
+def _items_seq_len(items: list[dict]) -> int | None:
     return max((len(i["input_ids"]) for i in items if "input_ids" in i), default=None)
 
 
@@ -61,34 +95,51 @@ def _release_memory(device: torch.device) -> None:
         torch.cuda.empty_cache()
 
 
-def longest_items(task: TaskData, split: str, count: int) -> List[Dict]:
+def longest_items(task: TaskData, split: str, count: int) -> list[dict]:
     """The ``count`` longest encoded examples of a split (all of them when lengths are equal)."""
     items = task.encoded(split) or task.encoded("train")
+
     def length(item):
         ids = item.get("input_ids")
         return len(ids) if ids is not None else 0
+
     return sorted(items, key=length, reverse=True)[:count]
 
 
 class PhaseRunner:
-    def __init__(self, cfg: DictConfig, task: TaskData, device: torch.device, run_dir: Path,
-                 ctx: DistContext = DistContext(), oom_in_phase: Optional[str] = None):
+    def __init__(
+        self,
+        cfg: DictConfig,
+        task: TaskData,
+        device: torch.device,
+        run_dir: Path,
+        ctx: DistContext = DistContext(),
+        oom_in_phase: str | None = None,
+    ):
         self.cfg, self.task, self.device, self.ctx = cfg, task, device, ctx
         self.run_dir, self.oom_in_phase = Path(run_dir), oom_in_phase
         self.probe = MemoryProbe(device)
-        self.rows: List[Dict[str, Any]] = []
-        self.trainer: Optional[Trainer] = None
+        self.rows: list[dict[str, Any]] = []
+        self.trainer: Trainer | None = None
 
-    def base_inputs(self) -> Dict[str, Any]:
+    def base_inputs(self) -> dict[str, Any]:
         cfg = self.cfg
-        return {"micro_batch": int(cfg.batch.micro_batch), "accumulation": int(cfg.batch.accumulation),
-                "replicas": self.ctx.world_size, "precision": enum_value(cfg.precision.dtype),
-                "activation_checkpointing": bool(cfg.memory.activation_checkpointing)}
+        return {
+            "micro_batch": int(cfg.batch.micro_batch),
+            "accumulation": int(cfg.batch.accumulation),
+            "replicas": self.ctx.world_size,
+            "precision": enum_value(cfg.precision.dtype),
+            "activation_checkpointing": bool(cfg.memory.activation_checkpointing),
+        }
 
-    def measure(self, phase: str, inputs: Dict[str, Any], work: Callable[[], str],
-                needs: Optional[str] = None) -> None:
-        row: Dict[str, Any] = {"phase": phase, "device": str(self.device), "rank": self.ctx.rank,
-                               **self.base_inputs(), **inputs}
+    def measure(self, phase: str, inputs: dict[str, Any], work: Callable[[], str], needs: str | None = None) -> None:
+        row: dict[str, Any] = {
+            "phase": phase,
+            "device": str(self.device),
+            "rank": self.ctx.rank,
+            **self.base_inputs(),
+            **inputs,
+        }
         if needs is not None and self._verdict(needs) != "pass":
             row.update(verdict="skipped", detail=f"needs {needs}, which did not pass")
             self.rows.append(row)
@@ -133,15 +184,19 @@ class PhaseRunner:
             return f"non-finite loss {record.loss} or gradient norm {record.grad_norm}"
         return f"loss {record.loss:.4g}, {record.seconds:.3g} s"
 
-    def _update_seq_len(self) -> Optional[int]:
+    def _update_seq_len(self) -> int | None:
         pairs = self.trainer.micro_batches(self.trainer.updates_done) if self.trainer else []
         lengths = [_seq_len(batch) for batch, _ in pairs]
         lengths = [n for n in lengths if n is not None]
         return max(lengths) if lengths else None
 
     def _optimizer_state_bytes(self) -> int:
-        return sum(t.numel() * t.element_size() for state in self.trainer.optimizer.state.values()
-                   for t in state.values() if torch.is_tensor(t))
+        return sum(
+            t.numel() * t.element_size()
+            for state in self.trainer.optimizer.state.values()
+            for t in state.values()
+            if torch.is_tensor(t)
+        )
 
     def first_step(self) -> str:
         result = self._update()
@@ -155,29 +210,32 @@ class PhaseRunner:
                 return f"non-finite loss {record.loss} at update {record.update}"
             seconds.append(record.seconds)
             losses.append(record.loss)
-        return (f"{count} updates, {sum(seconds) / count:.3g} s/update, "
-                f"{self.trainer.plan.examples_per_update / (sum(seconds) / count):.4g} examples/s, "
-                f"last loss {losses[-1]:.4g}")
+        return (
+            f"{count} updates, {sum(seconds) / count:.3g} s/update, "
+            f"{self.trainer.plan.examples_per_update / (sum(seconds) / count):.4g} examples/s, "
+            f"last loss {losses[-1]:.4g}"
+        )
 
-    def smallest_micro_batch(self, size: int, where: str, eval_items: List[Dict],
-                             eval_where: str) -> Tuple[str, str]:
+    def smallest_micro_batch(self, size: int, where: str, eval_items: list[dict], eval_where: str) -> tuple[str, str]:
         """One forward/backward at the smallest training micro-batch, one eval at the smallest eval batch."""
         trainer = self.trainer
         no_sync = trainer.model.no_sync if self.ctx.is_distributed else nullcontext
-        verdict, detail = forward_backward_at(self.task, trainer.model, trainer.train_items[-size:], where,
-                                              self.device, trainer.autocast, no_sync)
+        verdict, detail = forward_backward_at(
+            self.task, trainer.model, trainer.train_items[-size:], where, self.device, trainer.autocast, no_sync
+        )
         if verdict != "pass" or not eval_items:
             return verdict, detail
-        eval_verdict, eval_detail = eval_forward_at(self.task, trainer.raw_model, eval_items, eval_where,
-                                                    self.device, trainer.autocast)
+        eval_verdict, eval_detail = eval_forward_at(
+            self.task, trainer.raw_model, eval_items, eval_where, self.device, trainer.autocast
+        )
         return eval_verdict, f"{detail}; {eval_detail}"
 
-    def eval_determinism(self, items: List[Dict]) -> Tuple[str, str]:
+    def eval_determinism(self, items: list[dict]) -> tuple[str, str]:
         batch = move_to(self.task.collate(items), self.device)
         return eval_twice(self.task, self.trainer.raw_model, batch, self.trainer.autocast)
 
     @torch.no_grad()
-    def eval_longest(self, items: List[Dict]) -> str:
+    def eval_longest(self, items: list[dict]) -> str:
         model = self.trainer.raw_model
         model.eval()
         batch = move_to(self.task.collate(items), self.device)
@@ -194,15 +252,16 @@ class PhaseRunner:
         return f"{path.relative_to(self.run_dir)}, {path.stat().st_size:,} bytes"
 
     def export(self) -> str:
-        weights = export_with_controls(self.trainer.raw_model, self.task, self.cfg,
-                                       self.run_dir / "export" / f"rank{self.ctx.rank}")
+        weights = export_with_controls(
+            self.trainer.raw_model, self.task, self.cfg, self.run_dir / "export" / f"rank{self.ctx.rank}"
+        )
         return f"{weights.relative_to(self.run_dir)}, {weights.stat().st_size:,} bytes"
 
-    def reload_check(self) -> Tuple[str, str]:
+    def reload_check(self) -> tuple[str, str]:
         result = check_in_new_process(self.run_dir / "export" / f"rank{self.ctx.rank}", self.cfg)
         return result["verdict"], result["reason"] + " (in a child process; memory columns are this process's)"
 
-    def resume_check(self) -> Tuple[str, str]:
+    def resume_check(self) -> tuple[str, str]:
         if self.ctx.rank > 0:
             return "skipped", "rank 0 runs it (single-process); every rank saves the same format"
         passed, reason = run_resume_check(self.cfg, self.task, self.device, self.run_dir / "resume_check")
@@ -216,41 +275,69 @@ class PhaseRunner:
         size, where = smallest_train_micro_batch(self.trainer.plan)
         val = self.task.encoded("val")
         eval_count = min(len(val), int(self.cfg.loop.eval_examples))  # what mode=train evaluates
-        eval_items: List[Dict] = []
+        eval_items: list[dict] = []
         eval_where = ""
         for count in sorted({eval_count, len(val)}):  # the pilot's own evaluation uses all of val
-            eval_size, where_here = smallest_eval_micro_batch(count, int(self.cfg.batch.eval_micro_batch),
-                                                              self.ctx.world_size)
+            eval_size, where_here = smallest_eval_micro_batch(
+                count, int(self.cfg.batch.eval_micro_batch), self.ctx.world_size
+            )
             if not eval_items or eval_size < len(eval_items):
-                eval_items, eval_where = val[count - eval_size:count], where_here
-        inputs = {"micro_batch": size, "accumulation": 1, "examples": size,
-                  "seq_len": _items_seq_len(self.trainer.train_items[-size:])}
-        self.measure("smallest_micro_batch", inputs,
-                     lambda: self.smallest_micro_batch(size, where, eval_items, eval_where), needs="build_model")
+                eval_items, eval_where = val[count - eval_size : count], where_here
+        inputs = {
+            "micro_batch": size,
+            "accumulation": 1,
+            "examples": size,
+            "seq_len": _items_seq_len(self.trainer.train_items[-size:]),
+        }
+        self.measure(
+            "smallest_micro_batch",
+            inputs,
+            lambda: self.smallest_micro_batch(size, where, eval_items, eval_where),
+            needs="build_model",
+        )
 
     # ------------------------------------------------------------------ all of them
-    def run(self) -> List[Dict[str, Any]]:
+    def run(self) -> list[dict[str, Any]]:
         steady = int(self.cfg.pilot.steady_steps)
         self.measure("build_model", {}, self.build_model)
-        self.measure("first_step", {"seq_len": self._update_seq_len(),
-                                    "examples": self.trainer.plan.examples_per_update if self.trainer else None},
-                     self.first_step, needs="build_model")
-        self.measure("steady_steps", {"seq_len": self._update_seq_len(),
-                                      "examples": steady * self.trainer.plan.examples_per_update
-                                      if self.trainer else None},
-                     lambda: self.steady_steps(steady), needs="build_model")
+        self.measure(
+            "first_step",
+            {
+                "seq_len": self._update_seq_len(),
+                "examples": self.trainer.plan.examples_per_update if self.trainer else None,
+            },
+            self.first_step,
+            needs="build_model",
+        )
+        self.measure(
+            "steady_steps",
+            {
+                "seq_len": self._update_seq_len(),
+                "examples": steady * self.trainer.plan.examples_per_update if self.trainer else None,
+            },
+            lambda: self.steady_steps(steady),
+            needs="build_model",
+        )
         self._measure_smallest()
         items = longest_items(self.task, "val", int(self.cfg.batch.eval_micro_batch))
-        eval_inputs = {"micro_batch": len(items), "accumulation": 1, "examples": len(items),
-                       "seq_len": _items_seq_len(items)}
+        eval_inputs = {
+            "micro_batch": len(items),
+            "accumulation": 1,
+            "examples": len(items),
+            "seq_len": _items_seq_len(items),
+        }
         self.measure("eval_longest", eval_inputs, lambda: self.eval_longest(items), needs="build_model")
         self.measure("eval_determinism", eval_inputs, lambda: self.eval_determinism(items), needs="build_model")
         self.measure("checkpoint_save", {}, self.checkpoint_save, needs="build_model")
         self.measure("export", {}, self.export, needs="build_model")
-        self.measure("reload_check", {"examples": int(self.cfg.closing.control_examples)},
-                     self.reload_check, needs="export")
+        self.measure(
+            "reload_check", {"examples": int(self.cfg.closing.control_examples)}, self.reload_check, needs="export"
+        )
         settings = self.cfg.pilot.resume_check
-        self.measure("resume_check", {"examples": int(settings.updates_total) * self.trainer.plan.examples_per_update
-                                      if self.trainer else None},
-                     self.resume_check, needs="build_model")
+        self.measure(
+            "resume_check",
+            {"examples": int(settings.updates_total) * self.trainer.plan.examples_per_update if self.trainer else None},
+            self.resume_check,
+            needs="build_model",
+        )
         return [{column: row.get(column) for column in COLUMNS} for row in self.rows]

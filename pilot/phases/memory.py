@@ -11,6 +11,7 @@ before and after the phase, and its high-water mark *during* the phase. On Linux
 5 to /proc/self/clear_refs; where that is impossible the column says the peak
 is since process start (``rss_peak_scope``).
 """
+
 from __future__ import annotations
 
 import os
@@ -18,18 +19,22 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Optional
 
 import psutil
 import torch
 
-CUDA_COLUMNS = ("mem_baseline_bytes", "mem_allocated_bytes", "mem_reserved_bytes",
-                "mem_peak_allocated_bytes", "mem_peak_reserved_bytes")
+CUDA_COLUMNS = (
+    "mem_baseline_bytes",
+    "mem_allocated_bytes",
+    "mem_reserved_bytes",
+    "mem_peak_allocated_bytes",
+    "mem_peak_reserved_bytes",
+)
 CPU_COLUMNS = ("rss_baseline_bytes", "rss_bytes", "rss_peak_bytes", "rss_peak_scope")
 _CLEAR_REFS = Path("/proc/self/clear_refs")
 
 
-def _read_hwm_bytes() -> Optional[int]:
+def _read_hwm_bytes() -> int | None:
     """Peak RSS of the process: getrusage's ru_maxrss (KiB on Linux, bytes on macOS).
 
     On Linux it follows the high-water mark that clear_refs resets, and costs
@@ -67,7 +72,7 @@ def _reset_hwm() -> bool:
 @dataclass
 class PhaseMeasurement:
     duration_s: float = float("nan")
-    memory: Dict[str, object] = field(default_factory=dict)
+    memory: dict[str, object] = field(default_factory=dict)
 
 
 class MemoryProbe:
@@ -83,9 +88,9 @@ class MemoryProbe:
         if self.device.type == "cuda":
             torch.cuda.synchronize(self.device)
 
-    def start(self) -> Dict[str, object]:
+    def start(self) -> dict[str, object]:
         self._sync()
-        memory: Dict[str, object] = {}
+        memory: dict[str, object] = {}
         if self.device.type == "cuda":
             memory["mem_baseline_bytes"] = torch.cuda.memory_allocated(self.device)
             torch.cuda.reset_peak_memory_stats(self.device)
@@ -94,7 +99,7 @@ class MemoryProbe:
         self._started = time.perf_counter()
         return memory
 
-    def stop(self, start_memory: Dict[str, object]) -> PhaseMeasurement:
+    def stop(self, start_memory: dict[str, object]) -> PhaseMeasurement:
         self._sync()
         duration = time.perf_counter() - self._started
         memory = dict(start_memory)
@@ -103,20 +108,22 @@ class MemoryProbe:
                 mem_allocated_bytes=torch.cuda.memory_allocated(self.device),
                 mem_reserved_bytes=torch.cuda.memory_reserved(self.device),
                 mem_peak_allocated_bytes=torch.cuda.max_memory_allocated(self.device),
-                mem_peak_reserved_bytes=torch.cuda.max_memory_reserved(self.device))
+                mem_peak_reserved_bytes=torch.cuda.max_memory_reserved(self.device),
+            )
         # host memory of the process, on every device (a GPU job has host memory too)
         rss = current_rss_bytes(self.process)
         peak = _read_hwm_bytes()
-        memory.update(rss_bytes=rss,
-                      rss_peak_bytes=max(peak, rss) if peak is not None else None,
-                      rss_peak_scope=("phase" if self._hwm_reset else "process")
-                      if peak is not None else "unavailable")
+        memory.update(
+            rss_bytes=rss,
+            rss_peak_bytes=max(peak, rss) if peak is not None else None,
+            rss_peak_scope=("phase" if self._hwm_reset else "process") if peak is not None else "unavailable",
+        )
         return PhaseMeasurement(duration_s=duration, memory=memory)
 
 
-def peak_memory() -> Dict[str, Optional[int]]:
+def peak_memory() -> dict[str, int | None]:
     """Whole-process peaks for a run's record: host peak RSS, and CUDA peak allocated/reserved."""
-    peaks: Dict[str, Optional[int]] = {"rss_peak_bytes": _read_hwm_bytes()}
+    peaks: dict[str, int | None] = {"rss_peak_bytes": _read_hwm_bytes()}
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         peaks["cuda_peak_allocated_bytes"] = torch.cuda.max_memory_allocated()
         peaks["cuda_peak_reserved_bytes"] = torch.cuda.max_memory_reserved()

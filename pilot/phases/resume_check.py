@@ -8,6 +8,7 @@
    losses and the final parameters. With tolerance 0 (CPU fp32) everything
    must be bit-identical; otherwise the declared rtol/atol applies.
 """
+
 from __future__ import annotations
 
 import json
@@ -15,7 +16,7 @@ import math
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any
 
 import torch
 from hydra.utils import instantiate
@@ -27,12 +28,13 @@ from pilot.data.task import TaskData
 from pilot.engine.trainer import Trainer
 
 
-def trajectory(trainer: Trainer, until: int) -> List[Dict[str, Any]]:
+def trajectory(trainer: Trainer, until: int) -> list[dict[str, Any]]:
     rows = []
     while trainer.updates_done < until:
         record = trainer.train_step()
-        rows.append({"update": record.update, "lr": record.lr, "loss": record.loss,
-                     "examples": list(trainer.last_example_ids)})
+        rows.append(
+            {"update": record.update, "lr": record.lr, "loss": record.loss, "examples": list(trainer.last_example_ids)}
+        )
     return rows
 
 
@@ -41,7 +43,7 @@ def fresh_trainer(cfg: DictConfig, task: TaskData, device: torch.device) -> Trai
     return Trainer(cfg, task, instantiate(cfg.model, _convert_="all"), device)
 
 
-def _weights(trainer: Trainer) -> Dict[str, torch.Tensor]:
+def _weights(trainer: Trainer) -> dict[str, torch.Tensor]:
     return {k: v.detach().cpu().contiguous() for k, v in trainer.raw_model.state_dict().items()}
 
 
@@ -51,8 +53,14 @@ def _same(a: float, b: float, rtol: float, atol: float) -> bool:
     return math.isclose(a, b, rel_tol=rtol, abs_tol=atol)
 
 
-def compare(reference: List[Dict], resumed: List[Dict], ref_weights: Dict[str, torch.Tensor],
-            res_weights: Dict[str, torch.Tensor], rtol: float, atol: float) -> Tuple[bool, str]:
+def compare(
+    reference: list[dict],
+    resumed: list[dict],
+    ref_weights: dict[str, torch.Tensor],
+    res_weights: dict[str, torch.Tensor],
+    rtol: float,
+    atol: float,
+) -> tuple[bool, str]:
     problems = []
     if [r["update"] for r in reference] != [r["update"] for r in resumed]:
         problems.append(f"update numbers {[r['update'] for r in resumed]} != {[r['update'] for r in reference]}")
@@ -68,20 +76,30 @@ def compare(reference: List[Dict], resumed: List[Dict], ref_weights: Dict[str, t
         problems.append("final parameters have different names")
     else:
         exact = rtol == 0 and atol == 0
-        differ = [k for k in ref_weights if not (torch.equal(ref_weights[k], res_weights[k]) if exact else
-                                                 torch.allclose(ref_weights[k], res_weights[k], rtol=rtol, atol=atol))]
+        differ = [
+            k
+            for k in ref_weights
+            if not (
+                torch.equal(ref_weights[k], res_weights[k])
+                if exact
+                else torch.allclose(ref_weights[k], res_weights[k], rtol=rtol, atol=atol)
+            )
+        ]
         if differ:
             problems.append(f"final parameters differ ({len(differ)} tensors, e.g. {differ[0]})")
     rule = "bit-identical" if rtol == 0 and atol == 0 else f"within rtol={rtol}, atol={atol}"
     if problems:
         return False, "resumed run diverges from the uninterrupted one: " + "; ".join(problems)
-    return True, (f"resumed in a new process after update {reference[0]['update'] - 1}: update numbers, "
-                  f"learning rates, examples drawn, losses and final parameters {rule} through update "
-                  f"{reference[-1]['update']}")
+    return True, (
+        f"resumed in a new process after update {reference[0]['update'] - 1}: update numbers, "
+        f"learning rates, examples drawn, losses and final parameters {rule} through update "
+        f"{reference[-1]['update']}"
+    )
 
 
-def run_resume_check(cfg: DictConfig, task: TaskData, device: torch.device, work_dir: Path,
-                     timeout_s: int = 600) -> Tuple[bool, str]:
+def run_resume_check(
+    cfg: DictConfig, task: TaskData, device: torch.device, work_dir: Path, timeout_s: int = 600
+) -> tuple[bool, str]:
     settings = cfg.pilot.resume_check
     k, n = int(settings.updates_before), int(settings.updates_total)
     if not 0 < k < n:
@@ -96,14 +114,23 @@ def run_resume_check(cfg: DictConfig, task: TaskData, device: torch.device, work
     save_checkpoint(interrupted, cfg, work_dir / "checkpoints", keep_last=1)
     # same CPU thread count in the child: a different count changes the order of float
     # reductions, and so the last bits, without anything being wrong with the resume
-    completed = subprocess.run([sys.executable, "-m", "pilot.phases.resume_check", str(work_dir), str(n),
-                                str(torch.get_num_threads())],
-                               capture_output=True, text=True, timeout=timeout_s)
+    completed = subprocess.run(
+        [sys.executable, "-m", "pilot.phases.resume_check", str(work_dir), str(n), str(torch.get_num_threads())],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+    )
     if completed.returncode != 0:
         return False, "the resuming process failed: " + (completed.stderr.strip().splitlines() or ["?"])[-1][:300]
     resumed = json.loads((work_dir / "resumed.json").read_text())
-    return compare(reference[k:], resumed, _weights(reference_trainer),
-                   load_file(str(work_dir / "resumed.safetensors")), float(settings.rtol), float(settings.atol))
+    return compare(
+        reference[k:],
+        resumed,
+        _weights(reference_trainer),
+        load_file(str(work_dir / "resumed.safetensors")),
+        float(settings.rtol),
+        float(settings.atol),
+    )
 
 
 def resume_in_this_process(work_dir: Path, until: int, threads: int) -> None:

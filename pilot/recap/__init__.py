@@ -15,13 +15,43 @@ Modules, each one concern: ``reading`` (the recap's one reader of run.json and
 metrics.jsonl), ``summary`` (seeds, control, verdicts, sweeps), ``outputs`` (the files),
 ``entry`` (the command line and the callback).
 """
+
 from pilot.recap.entry import RecapCallback, main
 from pilot.recap.outputs import build_recap, phase_tables, plot_curves
-from pilot.recap.reading import (NOT_RUNS, RUN_MARKERS, STATUSES, RecapRefused, Unreadable, collect,
-                                 find_run_dirs, parse_overrides, read_metrics, read_run)
+from pilot.recap.reading import (
+    NOT_RUNS,
+    RUN_MARKERS,
+    STATUSES,
+    RecapRefused,
+    Unreadable,
+    collect,
+    find_run_dirs,
+    parse_overrides,
+    read_metrics,
+    read_run,
+)
 from pilot.recap.summary import METRIC, matches, one_value_per_seed, summarise, summarise_sweeps, task_change
 
-__all__ = ["METRIC", "NOT_RUNS", "RUN_MARKERS", "STATUSES", "RecapCallback", "RecapRefused", "Unreadable",
-           "build_recap", "collect", "find_run_dirs", "main", "matches", "one_value_per_seed", "parse_overrides",
-           "phase_tables", "plot_curves", "read_metrics", "read_run", "summarise", "summarise_sweeps",
-           "task_change"]
+__all__ = [
+    "METRIC",
+    "NOT_RUNS",
+    "RUN_MARKERS",
+    "STATUSES",
+    "RecapCallback",
+    "RecapRefused",
+    "Unreadable",
+    "build_recap",
+    "collect",
+    "find_run_dirs",
+    "main",
+    "matches",
+    "one_value_per_seed",
+    "parse_overrides",
+    "phase_tables",
+    "plot_curves",
+    "read_metrics",
+    "read_run",
+    "summarise",
+    "summarise_sweeps",
+    "task_change",
+]

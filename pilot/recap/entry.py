@@ -1,11 +1,12 @@
 """The two ways a recap starts: ``python -m pilot.recap`` and the Hydra callback at the end of a multirun."""
+
 from __future__ import annotations
 
 import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any, FrozenSet, List, Optional
+from typing import Any
 
 import pandas as pd
 
@@ -31,7 +32,7 @@ class RecapCallback(Callback):
     """
 
     def __init__(self) -> None:
-        self.earlier_runs: FrozenSet[Path] = frozenset()
+        self.earlier_runs: frozenset[Path] = frozenset()
 
     def on_multirun_start(self, config: Any, **kwargs: Any) -> None:
         # one id for every job of this launch, recorded as run.json's sweep_id (run_record.py):
@@ -48,40 +49,63 @@ class RecapCallback(Callback):
             print(f"recap: no sweep directory {sweep_dir}: no job wrote anything, nothing to recap")
             return
         try:
-            frame = build_recap([sweep_dir], sweep_dir, control, quality_tolerance=campaign.get("quality_tolerance"),
-                                skip=self.earlier_runs)
+            frame = build_recap(
+                [sweep_dir],
+                sweep_dir,
+                control,
+                quality_tolerance=campaign.get("quality_tolerance"),
+                skip=self.earlier_runs,
+            )
         except PilotError as error:  # the sweep's runs are done and kept; only the recap could not be written
             print(f"recap: {error}", file=sys.stderr)
             return
         print(f"recap: {len(frame)} run(s) -> {sweep_dir / 'recap.md'}")
         if campaign.get("journal"):
-            append_entry(Path(campaign.get("journal")), f"sweep concluded ({sweep_dir})",
-                         _journal_lines(frame, sweep_dir))
+            append_entry(
+                Path(campaign.get("journal")), f"sweep concluded ({sweep_dir})", _journal_lines(frame, sweep_dir)
+            )
 
 
-def _journal_lines(frame: pd.DataFrame, sweep_dir: Path) -> List[str]:
+def _journal_lines(frame: pd.DataFrame, sweep_dir: Path) -> list[str]:
     """The sweep's entry in the campaign journal: run counts per status, the verdicts, where the recap is."""
     counts = ", ".join(f"{k} {v}" for k, v in sorted(frame["status"].value_counts().to_dict().items()))
-    return [f"- {len(frame)} run(s): {counts or 'none'}", *[f"- {line}" for line in frame.attrs.get("conclusions", [])],
-            f"- recap: {sweep_dir / 'recap.md'}"]
+    return [
+        f"- {len(frame)} run(s): {counts or 'none'}",
+        *[f"- {line}" for line in frame.attrs.get("conclusions", [])],
+        f"- recap: {sweep_dir / 'recap.md'}",
+    ]
 
 
-def main(argv: Optional[List[str]] = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m pilot.recap",
-                                     description="Build recap.csv/recap.md/recap.png over run or sweep directories.")
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m pilot.recap", description="Build recap.csv/recap.md/recap.png over run or sweep directories."
+    )
     parser.add_argument("paths", nargs="+", type=Path, help="run or sweep directories (searched for runs)")
     parser.add_argument("--out", type=Path, default=None, help="where to write (default: the first path)")
     parser.add_argument("--control", default="", help='overrides of the control variant, e.g. "optim.lr=0.0001"')
-    parser.add_argument("--quality-tolerance", type=float, default=None,
-                        help="mark each variant's validation loss within/outside this share of the control's")
-    parser.add_argument("--pool", action="store_true",
-                        help="judge the runs of different sweeps as one (default: each sweep on its own runs)")
+    parser.add_argument(
+        "--quality-tolerance",
+        type=float,
+        default=None,
+        help="mark each variant's validation loss within/outside this share of the control's",
+    )
+    parser.add_argument(
+        "--pool",
+        action="store_true",
+        help="judge the runs of different sweeps as one (default: each sweep on its own runs)",
+    )
     parser.add_argument("--no-plot", action="store_true")
     args = parser.parse_args(argv)
     out = args.out or args.paths[0]
     try:
-        frame = build_recap(args.paths, out, args.control, plot=not args.no_plot,
-                            quality_tolerance=args.quality_tolerance, pool=args.pool)
+        frame = build_recap(
+            args.paths,
+            out,
+            args.control,
+            plot=not args.no_plot,
+            quality_tolerance=args.quality_tolerance,
+            pool=args.pool,
+        )
     except PilotError as error:  # the user can fix it: the message, no traceback
         print(f"pilot.recap: {error}", file=sys.stderr)
         sys.exit(error.exit_code)

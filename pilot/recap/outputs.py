@@ -5,20 +5,36 @@ to which) and one recap.md with a section per sweep (conclusion and per-variant 
 so no sweep is judged against another's runs; ``pool=True`` (``--pool``) judges them as
 one. The picture then has one entry per sweep and variant.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Collection, Iterable
 from pathlib import Path
-from typing import Collection, Dict, Iterable, List, Optional, Tuple
 
 import pandas as pd
 
 from pilot.recap.reading import RecapRefused, collect
 from pilot.recap.summary import METRIC, summarise_sweeps
 
-RUN_TABLE = ("sweep", "run_id", "parent_id", "variant", "seed", "status", "stop_cause", "updates_done",
-             "examples_seen", "final_val_loss", "best_val_loss", "wall_time_s", "seconds_per_update",
-             "peak_rss_bytes", "estimated_peak_bytes", "closing")  # recap.md's table of every run
+RUN_TABLE = (
+    "sweep",
+    "run_id",
+    "parent_id",
+    "variant",
+    "seed",
+    "status",
+    "stop_cause",
+    "updates_done",
+    "examples_seen",
+    "final_val_loss",
+    "best_val_loss",
+    "wall_time_s",
+    "seconds_per_update",
+    "peak_rss_bytes",
+    "estimated_peak_bytes",
+    "closing",
+)  # recap.md's table of every run
 PHASE_TABLE = ("phase", "duration_s", "verdict", "detail")  # from phases.csv, with one peak-memory column
 
 
@@ -52,10 +68,11 @@ def _phase_table(path: Path) -> pd.DataFrame:
     if missing:
         raise ValueError(f"no column {', '.join(missing)}")
     return phases[[*PHASE_TABLE[:2], peak, *PHASE_TABLE[2:]]].rename(
-        columns={peak: "peak CUDA allocated" if cuda else "peak RSS (process)"})
+        columns={peak: "peak CUDA allocated" if cuda else "peak RSS (process)"}
+    )
 
 
-def phase_tables(frame: pd.DataFrame, max_variants: int = 50) -> List[str]:
+def phase_tables(frame: pd.DataFrame, max_variants: int = 50) -> list[str]:
     """Each variant's phase table (phases.csv of its first run that has a readable one): duration, peak memory."""
     if frame.empty or "variant" not in frame or frame["variant"].nunique() > max_variants:
         return []
@@ -79,21 +96,22 @@ def phase_tables(frame: pd.DataFrame, max_variants: int = 50) -> List[str]:
 
 
 # --------------------------------------------------------------------------- picture
-def _train_points(rows: list) -> List[Tuple[float, float]]:
+def _train_points(rows: list) -> list[tuple[float, float]]:
     """At most ~100 (update, loss) training points of one run (the picture's resolution), its last
     one included; non-finite and non-positive losses left out (log scale)."""
     stride = max(1, len(rows) // 100)
-    points = [(float(u), float(l)) for k, u, l in rows[::stride] if k == "train"]
+    points = [(float(u), float(loss)) for k, u, loss in rows[::stride] if k == "train"]
     last = next((row for row in reversed(rows) if row[0] == "train"), None)
     if last is not None and (not points or points[-1][0] != float(last[1])):
         points.append((float(last[1]), float(last[2])))
-    return [(u, l) for u, l in points if math.isfinite(l) and l > 0]
+    return [(u, loss) for u, loss in points if math.isfinite(loss) and loss > 0]
 
 
-def plot_curves(frame: pd.DataFrame, curves: Dict[str, tuple], path: Path, by: str = "variant") -> Optional[Path]:
+def plot_curves(frame: pd.DataFrame, curves: dict[str, tuple], path: Path, by: str = "variant") -> Path | None:
     """All loss curves (one colour per ``by`` value; diverged runs dashed with an x where they stopped)
     and the validation points. One legend entry per variant, so 10,000 runs stay readable."""
     import matplotlib  # here, not at the top: importing matplotlib costs a second the tables never need
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.collections import LineCollection
@@ -115,20 +133,30 @@ def plot_curves(frame: pd.DataFrame, curves: Dict[str, tuple], path: Path, by: s
                     segments.append(finite)
                     if diverged:
                         stops.append(finite[-1])
-                points += [(u, l) for u, l in val if math.isfinite(l)]
+                points += [(u, loss) for u, loss in val if math.isfinite(loss)]
             if segments:
                 name = f"{label} ({len(subset)} run(s){', diverged' if diverged else ''})"
-                ax_train.add_collection(LineCollection(segments, colors=[color], linewidths=0.8,
-                                                       linestyles="--" if diverged else "-",
-                                                       alpha=0.8, label=name))
+                ax_train.add_collection(
+                    LineCollection(
+                        segments,
+                        colors=[color],
+                        linewidths=0.8,
+                        linestyles="--" if diverged else "-",
+                        alpha=0.8,
+                        label=name,
+                    )
+                )
             if stops:
                 ax_train.scatter(*zip(*stops), marker="x", s=60, color="red", zorder=3)
             if points:
                 ax_val.scatter(*zip(*points), s=8, color=color, alpha=0.6)
     ax_train.autoscale()
     ax_train.set_yscale("log")
-    ax_train.set(xlabel="update", ylabel="training loss (per target)",
-                 title="loss curves (dashed + x: diverged, where it stopped)")
+    ax_train.set(
+        xlabel="update",
+        ylabel="training loss (per target)",
+        title="loss curves (dashed + x: diverged, where it stopped)",
+    )
     ax_val.set(xlabel="update", ylabel="validation loss (fixed subset)", title="validation points")
     ax_train.legend(fontsize=7, loc="upper right")
     fig.subplots_adjust(left=0.07, right=0.98, bottom=0.12, top=0.9, wspace=0.25)
@@ -138,19 +166,26 @@ def plot_curves(frame: pd.DataFrame, curves: Dict[str, tuple], path: Path, by: s
 
 
 # --------------------------------------------------------------------------- recap.md
-def _conclusions(sections: list) -> List[str]:
+def _conclusions(sections: list) -> list[str]:
     """Every verdict line; with several sweeps each begins with its sweep."""
     return [line if sweep is None else f"Sweep {sweep}: {line}" for sweep, _, lines in sections for line in lines]
 
 
-def _recap_text(frame: pd.DataFrame, sections: list, picture: Optional[Path], skipped: int, pool: bool) -> str:
+def _recap_text(frame: pd.DataFrame, sections: list, picture: Path | None, skipped: int, pool: bool) -> str:
     counts = frame["status"].value_counts().to_dict()
     sweeps = frame.loc[frame["status"] != "unreadable", "sweep"].nunique()  # of the runs judged
-    text = [f"# Recap — {len(frame)} run(s)", "",
-            "Statuses: " + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"), ""]
+    text = [
+        f"# Recap — {len(frame)} run(s)",
+        "",
+        "Statuses: " + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"),
+        "",
+    ]
     if skipped:
-        text += [f"Left out: {skipped} run directory(ies) already in this directory before this multirun "
-                 "(earlier launches); `python -m pilot.recap DIR` recaps them all, sweep by sweep.", ""]
+        text += [
+            f"Left out: {skipped} run directory(ies) already in this directory before this multirun "
+            "(earlier launches); `python -m pilot.recap DIR` recaps them all, sweep by sweep.",
+            "",
+        ]
     if len(sections) > 1:
         text += [f"{len(sections)} sweeps, each judged on its own runs only (`--pool` judges them as one).", ""]
     elif pool and sweeps > 1:
@@ -159,8 +194,16 @@ def _recap_text(frame: pd.DataFrame, sections: list, picture: Optional[Path], sk
         sub = "##" if sweep is None else "###"
         if sweep is not None:
             text += [f"## Sweep {sweep}", ""]
-        text += [f"{sub} Conclusion", "", *lines, "",
-                 f"{sub} Per variant ({METRIC}, one value per seed; every seed listed)", "", _md_table(summary), ""]
+        text += [
+            f"{sub} Conclusion",
+            "",
+            *lines,
+            "",
+            f"{sub} Per variant ({METRIC}, one value per seed; every seed listed)",
+            "",
+            _md_table(summary),
+            "",
+        ]
     columns = [c for c in RUN_TABLE if c in frame and (c != "sweep" or sweeps > 1)]
     text += ["## Every run (diverged, failed and unreadable ones included)", "", _md_table(frame[columns]), ""]
     text += phase_tables(frame)
@@ -169,14 +212,20 @@ def _recap_text(frame: pd.DataFrame, sections: list, picture: Optional[Path], sk
     return "\n".join(text)
 
 
-def build_recap(paths: Iterable[Path], out_dir: Path, control: str = "", plot: bool = True,
-                quality_tolerance: Optional[float] = None, pool: bool = False,
-                skip: Collection[Path] = ()) -> pd.DataFrame:
+def build_recap(
+    paths: Iterable[Path],
+    out_dir: Path,
+    control: str = "",
+    plot: bool = True,
+    quality_tolerance: float | None = None,
+    pool: bool = False,
+    skip: Collection[Path] = (),
+) -> pd.DataFrame:
     """recap.csv, recap.md and recap.png in ``out_dir`` over the run directories under ``paths``
     (those in ``skip`` left out). Returns every run's row; the verdicts in ``frame.attrs["conclusions"]``.
 
     A path that does not exist is a RecapRefused before anything is created or written."""
-    curves: Dict[str, tuple] = {}
+    curves: dict[str, tuple] = {}
     frame = collect(paths, curves, skip)
     sections = summarise_sweeps(frame, control, quality_tolerance, pool)
     frame.attrs["conclusions"] = _conclusions(sections)
@@ -191,6 +240,7 @@ def build_recap(paths: Iterable[Path], out_dir: Path, control: str = "", plot: b
         picture = plot_curves(frame, curves, out_dir / "recap.png", by) if plot and not frame.empty else None
         (out_dir / "recap.md").write_text(_recap_text(frame, sections, picture, len(skip), pool))
     except OSError as error:
-        raise RecapRefused(f"cannot write the recap into {out_dir}: {error.strerror or error}. "
-                           "Fix: give a writable --out directory.") from None
+        raise RecapRefused(
+            f"cannot write the recap into {out_dir}: {error.strerror or error}. Fix: give a writable --out directory."
+        ) from None
     return frame.drop(columns=["_plot"], errors="ignore")

@@ -14,15 +14,17 @@ A row's sweep is its run.json ``sweep_id`` (one per multirun launch); a run with
 one (a single run, or one written before sweep ids existed) belongs to its parent
 directory's sweep.
 """
+
 from __future__ import annotations
 
 import json
 import math
 import os
 import re
+from collections.abc import Callable, Collection, Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Collection, Dict, Iterable, List, Optional, Tuple
+from typing import Any
 
 import pandas as pd
 
@@ -55,7 +57,7 @@ def _is_count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def _parse_time(value: str) -> Optional[datetime]:
+def _parse_time(value: str) -> datetime | None:
     try:
         return datetime.fromisoformat(value)  # Python >= 3.11 also reads run_record's "+0000"
     except ValueError:
@@ -67,7 +69,7 @@ def _parse_time(value: str) -> Optional[datetime]:
 
 
 TEXT = ("a string", lambda v: isinstance(v, str))
-INTEGER = ("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2 ** 63)
+INTEGER = ("an integer", lambda v: isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2**63)
 NUMBER = ("a number", _is_number)
 OBJECT = ("an object", lambda v: isinstance(v, dict))
 LIST = ("a list", lambda v: isinstance(v, list))
@@ -77,7 +79,7 @@ TIME = ("a time like 2026-11-30T01:00:00+0000", lambda v: isinstance(v, str) and
 
 # run.json keys the recap reads: (key path, what the value must be, required). Absent or null
 # is fine for the others; a nested key is checked when its parent is an object.
-RECORD_KEYS: Tuple[Tuple[Tuple[str, ...], Tuple[str, Callable[[Any], bool]], bool], ...] = (
+RECORD_KEYS: tuple[tuple[tuple[str, ...], tuple[str, Callable[[Any], bool]], bool], ...] = (
     (("variant",), TEXT, True),
     (("seed",), INTEGER, True),
     (("status",), STATUS, True),
@@ -121,7 +123,7 @@ def _what(value: Any) -> str:
     return {dict: "an object", list: "a list", str: "a string"}.get(type(value), "a number")
 
 
-def _wrong(holder: Dict[str, Any], key: str, expected: str, name: Optional[str] = None) -> str:
+def _wrong(holder: dict[str, Any], key: str, expected: str, name: str | None = None) -> str:
     name = name or key
     if key not in holder:
         return f"no {name}"
@@ -129,18 +131,19 @@ def _wrong(holder: Dict[str, Any], key: str, expected: str, name: Optional[str] 
 
 
 # --------------------------------------------------------------------------- files and directories
-def check_paths(paths: Iterable[Path]) -> List[Path]:
+def check_paths(paths: Iterable[Path]) -> list[Path]:
     """The paths, each an existing directory; otherwise one RecapRefused naming every bad one."""
     paths = [Path(p) for p in paths]
-    problems = [f"{p} does not exist" if not p.exists() else f"{p} is not a directory"
-                for p in paths if not p.is_dir()]
+    problems = [f"{p} does not exist" if not p.exists() else f"{p} is not a directory" for p in paths if not p.is_dir()]
     if problems:
-        raise RecapRefused("; ".join(problems) + ". Fix: give run or sweep directories, e.g. "
-                           "python -m pilot.recap sweeps/<date>/<time>-<suffix>")
+        raise RecapRefused(
+            "; ".join(problems) + ". Fix: give run or sweep directories, e.g. "
+            "python -m pilot.recap sweeps/<date>/<time>-<suffix>"
+        )
     return paths
 
 
-def find_run_dirs(paths: Iterable[Path]) -> List[Path]:
+def find_run_dirs(paths: Iterable[Path]) -> list[Path]:
     """Every directory under ``paths`` that is (or was meant to be) a run directory."""
     found = set()
     for root in check_paths(paths):
@@ -169,7 +172,7 @@ def _json_problem(error: ValueError) -> str:
     return f"not JSON ({error})"
 
 
-def read_json_object(path: Path) -> Dict[str, Any]:
+def read_json_object(path: Path) -> dict[str, Any]:
     """A JSON file that must hold one object (run.json)."""
     text = _read_text(path)
     if not text.strip():
@@ -186,7 +189,7 @@ def read_json_object(path: Path) -> Dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- run.json
-def record_problems(record: Dict[str, Any]) -> List[str]:
+def record_problems(record: dict[str, Any]) -> list[str]:
     """Every key the recap reads that is missing or of the wrong type (all of them, not the first)."""
     problems = []
     for path, (expected, check), required in RECORD_KEYS:
@@ -202,25 +205,27 @@ def record_problems(record: Dict[str, Any]) -> List[str]:
         elif not check(value):
             problems.append(_wrong(holder, path[-1], expected, name))
     if not problems and not _comparable_times(record):
-        problems.append(f"started_at {_shown(record['started_at'])} and finished_at "
-                        f"{_shown(record['finished_at'])}: one has a time zone, the other not")
+        problems.append(
+            f"started_at {_shown(record['started_at'])} and finished_at "
+            f"{_shown(record['finished_at'])}: one has a time zone, the other not"
+        )
     return problems
 
 
-def _comparable_times(record: Dict[str, Any]) -> bool:
+def _comparable_times(record: dict[str, Any]) -> bool:
     """Whether started_at and finished_at (when present) can be subtracted: both with a time zone or both without."""
     times = [_parse_time(record[key]) for key in ("started_at", "finished_at") if record.get(key)]
     return len({time.tzinfo is None for time in times}) <= 1
 
 
-def wall_time_s(record: Dict[str, Any]) -> Optional[float]:
+def wall_time_s(record: dict[str, Any]) -> float | None:
     """finished_at - started_at in seconds (both checked by ``record_problems``); None when either is absent."""
     if not record.get("started_at") or not record.get("finished_at"):
         return None
     return (_parse_time(record["finished_at"]) - _parse_time(record["started_at"])).total_seconds()
 
 
-def parse_overrides(overrides: Iterable[str]) -> Dict[str, str]:
+def parse_overrides(overrides: Iterable[str]) -> dict[str, str]:
     values = {}
     for override in overrides or []:
         if "=" in override:
@@ -229,15 +234,33 @@ def parse_overrides(overrides: Iterable[str]) -> Dict[str, str]:
     return values
 
 
-def record_row(record: Dict[str, Any]) -> Dict[str, Any]:
+def record_row(record: dict[str, Any]) -> dict[str, Any]:
     """The recap's columns from a run.json; Unreadable naming every wrong key."""
     problems = record_problems(record)
     if problems:
         raise Unreadable("run.json: " + "; ".join(problems))
-    row = {k: record.get(k) for k in ("run_id", "parent_id", "sweep_id", "variant", "seed", "status",
-                                      "stop_cause", "mode", "error", "started_at")}
-    row.update({f"set:{k}": v for k, v in parse_overrides(record.get("overrides")).items()
-                if k != "seed" and not k.startswith("hydra")})
+    row = {
+        k: record.get(k)
+        for k in (
+            "run_id",
+            "parent_id",
+            "sweep_id",
+            "variant",
+            "seed",
+            "status",
+            "stop_cause",
+            "mode",
+            "error",
+            "started_at",
+        )
+    }
+    row.update(
+        {
+            f"set:{k}": v
+            for k, v in parse_overrides(record.get("overrides")).items()
+            if k != "seed" and not k.startswith("hydra")
+        }
+    )
     peak = record.get("peak_memory") or {}
     task = record.get("task") or {}
     row["peak_rss_bytes"] = peak.get("rss_peak_bytes")
@@ -253,7 +276,7 @@ def record_row(record: Dict[str, Any]) -> Dict[str, Any]:
     return row
 
 
-def readable_identity(record: Any) -> Dict[str, Any]:
+def readable_identity(record: Any) -> dict[str, Any]:
     """What an unreadable run.json still tells about the run: its identity keys of the right type."""
     if not isinstance(record, dict):
         return {}
@@ -266,12 +289,13 @@ def readable_identity(record: Any) -> Dict[str, Any]:
 # {"kind": k, **UpdateRecord}); loss is a JSON number or what json writes for nan/inf.
 JSON_NUMBER = r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|NaN|-?Infinity"
 ROW_START = re.compile(r'\n\{"kind": "(train|val)", "update": (0|[1-9]\d*), "loss": (' + JSON_NUMBER + r")[,}]")
-LAST_LINE_KEYS = {"train": (("examples_seen", ("an integer >= 0", _is_count)),
-                            ("targets_seen", ("an integer >= 0", _is_count))),
-                  "val": (("accuracy", NUMBER),)}  # read from the last line of each kind only
+LAST_LINE_KEYS = {
+    "train": (("examples_seen", ("an integer >= 0", _is_count)), ("targets_seen", ("an integer >= 0", _is_count))),
+    "val": (("accuracy", NUMBER),),
+}  # read from the last line of each kind only
 
 
-def _rows_as_written(text: str) -> Optional[List[Tuple[str, str, str]]]:
+def _rows_as_written(text: str) -> list[tuple[str, str, str]] | None:
     """(kind, update, loss) of every line, as text, when every line is as pilot writes it; else None.
 
     One regex over the file: each line starts with a well-formed kind/update/loss, closes
@@ -286,7 +310,7 @@ def _rows_as_written(text: str) -> Optional[List[Tuple[str, str, str]]]:
     return rows if len(rows) == lines else None
 
 
-def metrics_line(line: str) -> Tuple[str, int, Any, Dict[str, Any]]:
+def metrics_line(line: str) -> tuple[str, int, Any, dict[str, Any]]:
     """kind, update, loss and the whole object of one metrics.jsonl line; Unreadable says what is wrong."""
     try:
         row = json.loads(line)
@@ -306,13 +330,13 @@ def metrics_line(line: str) -> Tuple[str, int, Any, Dict[str, Any]]:
     return kind, update, loss, row
 
 
-def _check_last_line(row: Dict[str, Any], kind: str) -> None:
+def _check_last_line(row: dict[str, Any], kind: str) -> None:
     for key, (expected, check) in LAST_LINE_KEYS[kind]:
         if row.get(key) is not None and not check(row[key]):
             raise Unreadable(_wrong(row, key, expected))
 
 
-def _rows_line_by_line(text: str, name: str) -> Tuple[list, Dict[str, Dict[str, Any]]]:
+def _rows_line_by_line(text: str, name: str) -> tuple[list, dict[str, dict[str, Any]]]:
     """Every line through json: the rows and the last line of each kind; Unreadable names the first bad line."""
     rows, last, problems = [], {}, []
     for number, line in enumerate(text.split("\n"), 1):
@@ -336,7 +360,7 @@ def _rows_line_by_line(text: str, name: str) -> Tuple[list, Dict[str, Dict[str, 
     return rows, {kind: row for kind, (_, row) in last.items()}
 
 
-def _last_of_kind(text: str, kind: str, name: str) -> Dict[str, Any]:
+def _last_of_kind(text: str, kind: str, name: str) -> dict[str, Any]:
     """The last line of ``kind`` in a file whose every line is as pilot writes it, parsed and checked."""
     start = ("\n" + text).rfind('\n{"kind": "' + kind + '"')
     if start < 0:
@@ -350,7 +374,7 @@ def _last_of_kind(text: str, kind: str, name: str) -> Dict[str, Any]:
     return row
 
 
-def read_metrics(path: Path) -> Dict[str, Any]:
+def read_metrics(path: Path) -> dict[str, Any]:
     """Summary of metrics.jsonl plus the rows (kind, update, loss) and validation points for the picture.
 
     Fast path: ``_rows_as_written``; a file it does not account for goes through json line
@@ -362,22 +386,27 @@ def read_metrics(path: Path) -> Dict[str, Any]:
     else:
         last = {kind: _last_of_kind(text, kind, path.name) for kind in ("train", "val")}
     # rows stay as read (text on the fast path) until the picture needs them: most of 10,000 runs are never drawn
-    val = [(int(u), float(l)) for k, u, l in rows if k == "val" and l is not None]
-    finite = [l for _, l in val if math.isfinite(l)]
+    val = [(int(u), float(loss)) for k, u, loss in rows if k == "val" and loss is not None]
+    finite = [loss for _, loss in val if math.isfinite(loss)]
     last_train, last_val = last.get("train", {}), last.get("val", {})
-    return {"updates_done": last_train.get("update", 0), "examples_seen": last_train.get("examples_seen", 0),
-            "targets_seen": last_train.get("targets_seen", 0),
-            "final_train_loss": last_train.get("loss"),
-            "final_val_loss": val[-1][1] if val else None,
-            "best_val_loss": min(finite) if finite else None,
-            "final_val_accuracy": last_val.get("accuracy"),
-            "val_points": len(val), "_rows": rows, "_val_curve": val}
+    return {
+        "updates_done": last_train.get("update", 0),
+        "examples_seen": last_train.get("examples_seen", 0),
+        "targets_seen": last_train.get("targets_seen", 0),
+        "final_train_loss": last_train.get("loss"),
+        "final_val_loss": val[-1][1] if val else None,
+        "best_val_loss": min(finite) if finite else None,
+        "final_val_accuracy": last_val.get("accuracy"),
+        "val_points": len(val),
+        "_rows": rows,
+        "_val_curve": val,
+    }
 
 
 # --------------------------------------------------------------------------- runs -> rows
-def read_run(run_dir: Path) -> Dict[str, Any]:
+def read_run(run_dir: Path) -> dict[str, Any]:
     """One recap row: the run's record and metrics summary, or status ``unreadable`` with the reason."""
-    row: Dict[str, Any] = {"run_dir": str(run_dir)}
+    row: dict[str, Any] = {"run_dir": str(run_dir)}
     record: Any = None
     try:
         record = read_json_object(run_dir / "run.json")
@@ -391,13 +420,12 @@ def read_run(run_dir: Path) -> Dict[str, Any]:
     return row
 
 
-def sweep_of(row: Dict[str, Any]) -> str:
+def sweep_of(row: dict[str, Any]) -> str:
     """The sweep a run belongs to: its sweep_id, else its parent directory."""
     return row.get("sweep_id") or str(Path(row["run_dir"]).parent)
 
 
-def collect(paths: Iterable[Path], curves: Optional[Dict[str, tuple]] = None,
-            skip: Collection[Path] = ()) -> pd.DataFrame:
+def collect(paths: Iterable[Path], curves: dict[str, tuple] | None = None, skip: Collection[Path] = ()) -> pd.DataFrame:
     """One row per run directory under ``paths`` (those in ``skip`` left out), sorted by sweep,
     variant, seed and run id, unreadable ones last; ``curves`` (if given) receives
     run_dir -> (metrics rows, validation points)."""

@@ -11,11 +11,12 @@ seed, that of its newest finished run (by started_at, then run_id, as
 ``run_record.find_parent`` orders runs). Every run keeps its row in recap.csv; the
 summary says how many runs each repeated seed had, and names the variants with repeats.
 """
+
 from __future__ import annotations
 
 import json
 import math
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 import pandas as pd
 
@@ -39,28 +40,29 @@ def matches(variant: str, control: str) -> bool:
     return bool(wanted) and all(k in have and _same_value(have[k], v) for k, v in wanted.items())
 
 
-def _flat(data: Any, prefix: str = "data") -> Dict[str, Any]:
+def _flat(data: Any, prefix: str = "data") -> dict[str, Any]:
     if isinstance(data, dict):
-        out: Dict[str, Any] = {}
+        out: dict[str, Any] = {}
         for key, value in data.items():
             out.update(_flat(value, f"{prefix}.{key}"))
         return out
     return {prefix: data}
 
 
-def _share(value: Any) -> Optional[float]:
+def _share(value: Any) -> float | None:
     return None if value is None or pd.isna(value) else float(value)
 
 
-def task_change(data_json: Optional[str], control_json: Optional[str], share: Any, control_share: Any) -> str:
+def task_change(data_json: str | None, control_json: str | None, share: Any, control_share: Any) -> str:
     """'' when the task is the control's; otherwise what changed and how much truncation removes.
 
     ``share``/``control_share``: (examples truncated, target tokens truncated) of the variant / control."""
     if not data_json or not control_json or data_json == control_json:
         return ""
     mine, theirs = _flat(json.loads(data_json)), _flat(json.loads(control_json))
-    changed = [f"{k} {theirs.get(k)} -> {mine.get(k)}" for k in sorted(set(mine) | set(theirs))
-               if mine.get(k) != theirs.get(k)]
+    changed = [
+        f"{k} {theirs.get(k)} -> {mine.get(k)}" for k in sorted(set(mine) | set(theirs)) if mine.get(k) != theirs.get(k)
+    ]
     text = "changes the task: " + "; ".join(changed)
     labels = ("examples truncated", "input tokens cut", "target tokens cut")
     for label, mine_share, their_share in zip(labels, share, control_share):
@@ -74,10 +76,11 @@ def task_change(data_json: Optional[str], control_json: Optional[str], share: An
 def _first_shares(group: pd.DataFrame) -> tuple:
     def first(column: str):
         return next((v for v in group.get(column, pd.Series(dtype=object)) if _share(v) is not None), None)
+
     return first("examples_truncated_share"), first("tokens_truncated_share"), first("targets_truncated_share")
 
 
-def _first_data(group: pd.DataFrame) -> Optional[str]:
+def _first_data(group: pd.DataFrame) -> str | None:
     return next((d for d in group.get("_data", pd.Series(dtype=object)) if isinstance(d, str)), None)
 
 
@@ -87,7 +90,7 @@ def _mean(series: pd.Series) -> float:
 
 
 # --------------------------------------------------------------------------- seeds
-def one_value_per_seed(group: pd.DataFrame) -> Tuple[pd.Series, Dict[Any, int]]:
+def one_value_per_seed(group: pd.DataFrame) -> tuple[pd.Series, dict[Any, int]]:
     """The final validation loss of each seed's newest finished (ok) run, indexed by seed, and
     how many finished runs each seed had (more than one: a repeated seed)."""
     if METRIC not in group:
@@ -101,9 +104,11 @@ def one_value_per_seed(group: pd.DataFrame) -> Tuple[pd.Series, Dict[Any, int]]:
     return pd.Series(newest[METRIC].astype(float).to_numpy(), index=newest["seed"].to_numpy()), runs
 
 
-def _per_seed_text(values: pd.Series, runs: Dict[Any, int]) -> str:
-    return ", ".join(f"seed {seed}: {value:.4g}" + (f" (newest of {runs[seed]} runs)" if runs[seed] > 1 else "")
-                     for seed, value in values.items())
+def _per_seed_text(values: pd.Series, runs: dict[Any, int]) -> str:
+    return ", ".join(
+        f"seed {seed}: {value:.4g}" + (f" (newest of {runs[seed]} runs)" if runs[seed] > 1 else "")
+        for seed, value in values.items()
+    )
 
 
 def _std(values: pd.Series) -> float:
@@ -111,22 +116,32 @@ def _std(values: pd.Series) -> float:
 
 
 # --------------------------------------------------------------------------- per variant
-def _variant_row(variant: str, group: pd.DataFrame, control: str) -> Dict[str, Any]:
+def _variant_row(variant: str, group: pd.DataFrame, control: str) -> dict[str, Any]:
     values, runs = one_value_per_seed(group)
-    row = {"variant": variant, "runs": len(group), "ok": int((group["status"] == "ok").sum()),
-           "diverged": int((group["status"] == "diverged").sum()),
-           "other": int((~group["status"].isin(["ok", "diverged"])).sum()),
-           "seeds": len(values), "repeats": sum(runs.values()) - len(values),
-           "mean": float(values.mean()) if len(values) else math.nan, "std": _std(values),
-           "per_seed": _per_seed_text(values, runs), "is_control": matches(variant, control)}
-    for column, name in (("seconds_per_update", "s_per_update"), ("estimated_peak_bytes", "est_tensor_peak_bytes"),
-                         ("peak_rss_bytes", "peak_rss_bytes")):
+    row = {
+        "variant": variant,
+        "runs": len(group),
+        "ok": int((group["status"] == "ok").sum()),
+        "diverged": int((group["status"] == "diverged").sum()),
+        "other": int((~group["status"].isin(["ok", "diverged"])).sum()),
+        "seeds": len(values),
+        "repeats": sum(runs.values()) - len(values),
+        "mean": float(values.mean()) if len(values) else math.nan,
+        "std": _std(values),
+        "per_seed": _per_seed_text(values, runs),
+        "is_control": matches(variant, control),
+    }
+    for column, name in (
+        ("seconds_per_update", "s_per_update"),
+        ("estimated_peak_bytes", "est_tensor_peak_bytes"),
+        ("peak_rss_bytes", "peak_rss_bytes"),
+    ):
         if column in group:
             row[name] = _mean(group[column])
     return row
 
 
-def summarise(frame: pd.DataFrame, control: str, quality_tolerance: Optional[float] = None) -> tuple:
+def summarise(frame: pd.DataFrame, control: str, quality_tolerance: float | None = None) -> tuple:
     """Per-variant rows over seeds (never only the best) and the plain-language verdicts, for
     runs that are compared with each other (one sweep, or a pool the user asked for)."""
     readable = frame[frame["status"] != "unreadable"] if "status" in frame else frame.iloc[0:0]
@@ -138,8 +153,9 @@ def summarise(frame: pd.DataFrame, control: str, quality_tolerance: Optional[flo
     rows = []
     for variant, group in readable.groupby("variant", sort=True):
         row = _variant_row(variant, group, control)
-        row["task"] = task_change(_first_data(group), control_data, _first_shares(group), control_share) \
-            if control else ""
+        row["task"] = (
+            task_change(_first_data(group), control_data, _first_shares(group), control_share) if control else ""
+        )
         if quality_tolerance is not None and not row["is_control"]:
             row["quality"] = _quality(row, control_values, quality_tolerance)
         if not row["is_control"] and len(control_values) and row["seeds"]:
@@ -150,26 +166,31 @@ def summarise(frame: pd.DataFrame, control: str, quality_tolerance: Optional[flo
     return summary, [_conclusion(summary, control, control_values), *_notes(summary, quality_tolerance)]
 
 
-def _notes(summary: pd.DataFrame, quality_tolerance: Optional[float]) -> List[str]:
+def _notes(summary: pd.DataFrame, quality_tolerance: float | None) -> list[str]:
     lines = []
     repeated = summary[summary["repeats"] > 0]
     if not repeated.empty:
-        lines.append("Repeated seeds count once (the newest finished run of each; every run stays in the "
-                     "table): " + "; ".join(f"{v} ({n} repeat(s))" for v, n in
-                                            zip(repeated["variant"], repeated["repeats"])) + ".")
+        lines.append(
+            "Repeated seeds count once (the newest finished run of each; every run stays in the "
+            "table): "
+            + "; ".join(f"{v} ({n} repeat(s))" for v, n in zip(repeated["variant"], repeated["repeats"]))
+            + "."
+        )
     if quality_tolerance is not None and "quality" in summary:
         kept = summary[summary["quality"].astype(str).str.startswith("within")]["variant"].tolist()
         lost = summary[summary["quality"].astype(str).str.startswith("outside")]["variant"].tolist()
-        lines.append(f"Quality (validation loss after the same updates, declared tolerance "
-                     f"{quality_tolerance:.0%} of the control's): preserved by {', '.join(kept) or 'none'}; "
-                     f"lost by {', '.join(lost) or 'none'}.")
+        lines.append(
+            f"Quality (validation loss after the same updates, declared tolerance "
+            f"{quality_tolerance:.0%} of the control's): preserved by {', '.join(kept) or 'none'}; "
+            f"lost by {', '.join(lost) or 'none'}."
+        )
     changed = summary[summary["task"].astype(bool)]["variant"].tolist() if "task" in summary else []
     if changed:
         lines.append(f"Changes the task (not a memory saving of the same experiment): {', '.join(changed)}.")
     return lines
 
 
-def _quality(row: Dict[str, Any], control_values: pd.Series, tolerance: float) -> str:
+def _quality(row: dict[str, Any], control_values: pd.Series, tolerance: float) -> str:
     if row["task"]:
         return "not comparable: changes the task"
     if not len(control_values) or math.isnan(row["mean"]):
@@ -189,19 +210,25 @@ def _conclusion(summary: pd.DataFrame, control: str, control_values: pd.Series) 
         return f"Only the control ({control}) finished: no variant to compare."
     compared = summary.dropna(subset=["diff_vs_control"])
     if compared["diff_spread"].isna().all():
-        return ("Fewer than two finished seeds on the control or the variants: the seed-to-seed spread "
-                "is unknown, so no variant can be said to beat the control. Run more seeds.")
+        return (
+            "Fewer than two finished seeds on the control or the variants: the seed-to-seed spread "
+            "is unknown, so no variant can be said to beat the control. Run more seeds."
+        )
     better = compared[compared["diff_vs_control"] < -compared["diff_spread"]]
     if better.empty:
-        return (f"No variant beats the control ({control}) beyond the seed-to-seed spread: "
-                "the control remains the best choice.")
-    names = "; ".join(f"{v} ({d:+.4g} ± {s:.2g})" for v, d, s in
-                      zip(better["variant"], better["diff_vs_control"], better["diff_spread"]))
+        return (
+            f"No variant beats the control ({control}) beyond the seed-to-seed spread: "
+            "the control remains the best choice."
+        )
+    names = "; ".join(
+        f"{v} ({d:+.4g} ± {s:.2g})"
+        for v, d, s in zip(better["variant"], better["diff_vs_control"], better["diff_spread"])
+    )
     return f"Beyond the seed-to-seed spread, lower validation loss than the control ({control}): {names}."
 
 
 # --------------------------------------------------------------------------- sweeps
-def sweep_groups(frame: pd.DataFrame, pool: bool = False) -> List[Tuple[Optional[str], pd.DataFrame]]:
+def sweep_groups(frame: pd.DataFrame, pool: bool = False) -> list[tuple[str | None, pd.DataFrame]]:
     """The sets of runs compared with each other: (sweep, its runs) per sweep, or one (None, all) when
     pooled or when the readable runs come from one sweep. Unreadable runs join no comparison."""
     if "sweep" not in frame or "status" not in frame:
@@ -212,7 +239,8 @@ def sweep_groups(frame: pd.DataFrame, pool: bool = False) -> List[Tuple[Optional
     return [(str(sweep), group) for sweep, group in readable.groupby("sweep", sort=True)]
 
 
-def summarise_sweeps(frame: pd.DataFrame, control: str, quality_tolerance: Optional[float] = None,
-                     pool: bool = False) -> List[Tuple[Optional[str], pd.DataFrame, List[str]]]:
+def summarise_sweeps(
+    frame: pd.DataFrame, control: str, quality_tolerance: float | None = None, pool: bool = False
+) -> list[tuple[str | None, pd.DataFrame, list[str]]]:
     """``summarise`` per sweep (or once, pooled): (sweep or None, per-variant table, verdicts)."""
     return [(sweep, *summarise(group, control, quality_tolerance)) for sweep, group in sweep_groups(frame, pool)]

@@ -11,13 +11,13 @@ package's GPUs. The plan takes the shortest package that holds every job;
 when even the longest does not, it fills the longest in priority order and
 lists what does not fit.
 """
+
 from __future__ import annotations
 
 import copy
 import itertools
 import math
 from dataclasses import asdict, dataclass, field
-from typing import Dict, List, Optional
 
 from omegaconf import DictConfig, OmegaConf, open_dict
 
@@ -29,7 +29,7 @@ from pilot.rental.choice_sheet import ChoiceRow, Measured
 
 @dataclass
 class Job:
-    overrides: List[str]
+    overrides: list[str]
     updates: int
     validations: int
     note: str = ""
@@ -52,10 +52,10 @@ class JobTime:
 class Plan:
     gpu: str
     count: int
-    package_days: Optional[int]          # the package chosen (the longest when nothing fits whole)
+    package_days: int | None  # the package chosen (the longest when nothing fits whole)
     fits_all: bool
-    planned: List[JobTime] = field(default_factory=list)
-    left_out: List[JobTime] = field(default_factory=list)
+    planned: list[JobTime] = field(default_factory=list)
+    left_out: list[JobTime] = field(default_factory=list)
     capacity_h: float = 0.0
 
     @property
@@ -63,13 +63,18 @@ class Plan:
         return sum(j.hours for j in self.planned)
 
 
-def _sweep_values(params: Dict[str, str]) -> List[List[str]]:
+def _sweep_values(params: dict[str, str]) -> list[list[str]]:
     from hydra.core.override_parser.overrides_parser import OverridesParser
+
     parser = OverridesParser.create()
     axes = []
     for key, value in params.items():
         override = parser.parse_overrides([f"{key}={value}"])[0]
-        values = list(override.sweep_string_iterator()) if override.is_sweep_override() else [override.get_value_element_as_str()]
+        values = (
+            list(override.sweep_string_iterator())
+            if override.is_sweep_override()
+            else [override.get_value_element_as_str()]
+        )
         axes.append([f"{key}={v}" for v in values])
     return [list(combo) for combo in itertools.product(*axes)] if axes else [[]]
 
@@ -79,15 +84,18 @@ def validations(updates: int, eval_every: int) -> int:
     return (max(0, (updates - 1) // eval_every) if eval_every > 0 else 0) + 1
 
 
-def sweep_jobs(cfg: DictConfig, sweep_params: Optional[Dict[str, str]], train_examples: int) -> List[Job]:
+def sweep_jobs(cfg: DictConfig, sweep_params: dict[str, str] | None, train_examples: int) -> list[Job]:
     jobs = []
     for combo in _sweep_values(dict(sweep_params or {})):
         job_cfg, notes = copy.deepcopy(cfg), []
         for override in combo:
             key, value = override.split("=", 1)
             key = key.lstrip("+~")
-            if OmegaConf.select(job_cfg, key, default="__absent__") == "__absent__" or "/" in key \
-                    or isinstance(OmegaConf.select(job_cfg, key), DictConfig):
+            if (
+                OmegaConf.select(job_cfg, key, default="__absent__") == "__absent__"
+                or "/" in key
+                or isinstance(OmegaConf.select(job_cfg, key), DictConfig)
+            ):
                 notes.append(f"{override}: a config group, timed as the base config")
                 continue
             with open_dict(job_cfg):
@@ -99,14 +107,16 @@ def sweep_jobs(cfg: DictConfig, sweep_params: Optional[Dict[str, str]], train_ex
 
 def _parse(value: str):
     import yaml
+
     try:
         return yaml.safe_load(value)
     except yaml.YAMLError:
         return value
 
 
-def time_jobs(cfg: DictConfig, jobs: List[Job], row: ChoiceRow, gpu: Gpu, estimate: MemoryEstimate,
-              measured: Optional[Measured]) -> List[JobTime]:
+def time_jobs(
+    cfg: DictConfig, jobs: list[Job], row: ChoiceRow, gpu: Gpu, estimate: MemoryEstimate, measured: Measured | None
+) -> list[JobTime]:
     utilisation = float(cfg.rental.utilisation)
     peak = gpu.peak_tflops(row.precision) or gpu.fp32_tflops
     eval_batches = math.ceil(int(cfg.loop.eval_examples) / max(1, int(cfg.batch.eval_micro_batch)) / row.count)
@@ -124,12 +134,19 @@ def time_jobs(cfg: DictConfig, jobs: List[Job], row: ChoiceRow, gpu: Gpu, estima
         closing_source = f"closing: {cfg.rental.closing_reserve_minutes:g} min declared (not measured)"
     out = []
     for job in jobs:
-        out.append(JobTime(job, job.updates * row.seconds_per_update / 3600, job.validations * eval_s / 3600,
-                           closing_s / 3600, f"{row.time_source}; {eval_source}; {closing_source}"))
+        out.append(
+            JobTime(
+                job,
+                job.updates * row.seconds_per_update / 3600,
+                job.validations * eval_s / 3600,
+                closing_s / 3600,
+                f"{row.time_source}; {eval_source}; {closing_source}",
+            )
+        )
     return out
 
 
-def plan_campaign(job_times: List[JobTime], packages_days: List[int], gpu: str, count: int) -> Plan:
+def plan_campaign(job_times: list[JobTime], packages_days: list[int], gpu: str, count: int) -> Plan:
     total = sum(j.hours for j in job_times)
     for days in sorted(int(d) for d in packages_days):
         if total <= days * 24:
@@ -146,15 +163,27 @@ def plan_campaign(job_times: List[JobTime], packages_days: List[int], gpu: str, 
     return plan
 
 
-def plan_rows(plan: Plan) -> List[dict]:
+def plan_rows(plan: Plan) -> list[dict]:
     rows = []
     for status, group in (("planned", plan.planned), ("does not fit", plan.left_out)):
         for j in group:
-            rows.append({"status": status, "job": " ".join(j.job.overrides) or "(the configured variant)",
-                         "updates": j.job.updates, "validations": j.job.validations,
-                         "train_h": j.train_h, "eval_h": j.eval_h, "closing_h": j.closing_h,
-                         "hours": j.hours, "gpu": plan.gpu, "gpus": plan.count,
-                         "package_days": plan.package_days, "note": j.job.note, "sources": j.sources})
+            rows.append(
+                {
+                    "status": status,
+                    "job": " ".join(j.job.overrides) or "(the configured variant)",
+                    "updates": j.job.updates,
+                    "validations": j.job.validations,
+                    "train_h": j.train_h,
+                    "eval_h": j.eval_h,
+                    "closing_h": j.closing_h,
+                    "hours": j.hours,
+                    "gpu": plan.gpu,
+                    "gpus": plan.count,
+                    "package_days": plan.package_days,
+                    "note": j.job.note,
+                    "sources": j.sources,
+                }
+            )
     return rows
 
 

@@ -4,17 +4,21 @@ Each entry is checked here rather than by a typed schema, so a user can add a
 GPU on the command line (``+rental.catalog.NAME={memory_gib: 48, fp32_tflops: 90}``);
 an unknown field or a bad value is a config problem naming the key and the fix.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Dict, List, Optional
 
 from omegaconf import DictConfig, OmegaConf
 
-FIELDS = {"memory_gib": "GiB of device memory", "fp32_tflops": "dense fp32 TFLOP/s",
-          "bf16_tflops": "dense bf16 TFLOP/s (null: unsupported)",
-          "fp16_tflops": "dense fp16 TFLOP/s (null: unsupported)",
-          "device_name": "substring of torch.cuda.get_device_name()", "price_per_hour": "your price per GPU-hour"}
+FIELDS = {
+    "memory_gib": "GiB of device memory",
+    "fp32_tflops": "dense fp32 TFLOP/s",
+    "bf16_tflops": "dense bf16 TFLOP/s (null: unsupported)",
+    "fp16_tflops": "dense fp16 TFLOP/s (null: unsupported)",
+    "device_name": "substring of torch.cuda.get_device_name()",
+    "price_per_hour": "your price per GPU-hour",
+}
 REQUIRED = ("memory_gib", "fp32_tflops")
 
 
@@ -23,31 +27,31 @@ class Gpu:
     name: str
     memory_gib: float
     fp32_tflops: float
-    bf16_tflops: Optional[float] = None
-    fp16_tflops: Optional[float] = None
+    bf16_tflops: float | None = None
+    fp16_tflops: float | None = None
     device_name: str = ""
-    price_per_hour: Optional[float] = None
+    price_per_hour: float | None = None
 
-    def peak_tflops(self, precision: str) -> Optional[float]:
+    def peak_tflops(self, precision: str) -> float | None:
         return {"fp32": self.fp32_tflops, "bf16": self.bf16_tflops, "fp16": self.fp16_tflops}[precision]
 
     def matches(self, device_name: str) -> bool:
         return bool(self.device_name) and self.device_name.lower() in device_name.lower()
 
 
-def catalog_problems(catalog: DictConfig) -> List[tuple]:
+def catalog_problems(catalog: DictConfig) -> list[tuple]:
     """(key, value, fix) for every bad catalog entry."""
     problems = []
     for name, entry in (catalog or {}).items():
         key = f"rental.catalog.{name}"
         if not isinstance(entry, (dict, DictConfig)):
-            problems.append((key, entry, "must be a mapping like {memory_gib: 80, fp32_tflops: 67, "
-                             "bf16_tflops: 989}."))
+            problems.append((key, entry, "must be a mapping like {memory_gib: 80, fp32_tflops: 67, bf16_tflops: 989}."))
             continue
         for field_name in entry:
             if field_name not in FIELDS:
-                problems.append((f"{key}.{field_name}", entry[field_name],
-                                 f"unknown field. Fix: one of {', '.join(FIELDS)}."))
+                problems.append(
+                    (f"{key}.{field_name}", entry[field_name], f"unknown field. Fix: one of {', '.join(FIELDS)}.")
+                )
         for field_name in REQUIRED:
             if entry.get(field_name) is None:
                 problems.append((f"{key}.{field_name}", None, f"required ({FIELDS[field_name]})."))
@@ -58,19 +62,19 @@ def catalog_problems(catalog: DictConfig) -> List[tuple]:
     return problems
 
 
-def load_catalog(rental: DictConfig) -> List[Gpu]:
+def load_catalog(rental: DictConfig) -> list[Gpu]:
     """Catalog entries in file order (the order a user reads them in)."""
     known = {f.name for f in fields(Gpu)} - {"name"}
     entries = OmegaConf.to_container(rental.catalog, resolve=True) if rental.catalog else {}
     return [Gpu(name=name, **{k: v for k, v in entry.items() if k in known}) for name, entry in entries.items()]
 
 
-def find(catalog: List[Gpu], name: str) -> Gpu:
+def find(catalog: list[Gpu], name: str) -> Gpu:
     for gpu in catalog:
         if gpu.name == name:
             return gpu
     raise KeyError(name)
 
 
-def by_name(catalog: List[Gpu]) -> Dict[str, Gpu]:
+def by_name(catalog: list[Gpu]) -> dict[str, Gpu]:
     return {gpu.name: gpu for gpu in catalog}

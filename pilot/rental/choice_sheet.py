@@ -11,10 +11,10 @@ the pilot's measurement when the pilot ran on that GPU model with that setup,
 otherwise counted FLOPs over the GPU's peak at the declared utilisation —
 labelled as an estimate.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Dict, List, Optional, Tuple
 
 from omegaconf import DictConfig
 
@@ -24,34 +24,36 @@ from pilot.estimate.memory import MemoryEstimate, estimate_memory
 from pilot.rental.catalog import Gpu
 from pilot.rental.requirements import Requirement, catalog_statuses
 
-GIB = 2 ** 30
+GIB = 2**30
 
 
 @dataclass
 class Measured:
     """What the pilot measured on this machine (None where it did not)."""
-    device_name: str                       # torch.cuda.get_device_name(), or "cpu"
-    seconds_per_update: Optional[float]    # steady_steps
-    eval_seconds_per_batch: Optional[float]  # eval_longest: one batch of the longest examples
-    closing_seconds: Optional[float]       # export + reload_check
-    peak_bytes: Optional[int] = None       # CUDA: the largest peak allocated over the training phases
+
+    device_name: str  # torch.cuda.get_device_name(), or "cpu"
+    seconds_per_update: float | None  # steady_steps
+    eval_seconds_per_batch: float | None  # eval_longest: one batch of the longest examples
+    closing_seconds: float | None  # export + reload_check
+    peak_bytes: int | None = None  # CUDA: the largest peak allocated over the training phases
 
 
 class EstimateCache:
     """Fake-tensor estimates of one config at other micro-batches / checkpointing, computed once each."""
 
-    def __init__(self, cfg: DictConfig, task: TaskData, first: Optional[MemoryEstimate] = None):
+    def __init__(self, cfg: DictConfig, task: TaskData, first: MemoryEstimate | None = None):
         self.cfg, self.task = cfg, task
         self.base_key = (int(cfg.batch.micro_batch), bool(cfg.memory.activation_checkpointing))
-        self.estimates: Dict[Tuple[int, bool], MemoryEstimate] = {}
+        self.estimates: dict[tuple[int, bool], MemoryEstimate] = {}
         if first is not None:
             self.estimates[self.base_key] = first
 
     def get(self, micro_batch: int, checkpointing: bool) -> MemoryEstimate:
         key = (int(micro_batch), bool(checkpointing))
         if key not in self.estimates:
-            self.estimates[key] = estimate_memory(self.cfg, self.task, micro_batch=key[0],
-                                                  activation_checkpointing=key[1])
+            self.estimates[key] = estimate_memory(
+                self.cfg, self.task, micro_batch=key[0], activation_checkpointing=key[1]
+            )
         return self.estimates[key]
 
     @property
@@ -66,23 +68,23 @@ class ChoiceRow:
     memory_gib: float
     strategy: str
     fits: bool
-    need_gib: Optional[float]          # estimated peak per GPU x (1 + margin) + reserve
-    headroom_gib: Optional[float]      # memory - need
-    micro_batch: Optional[int]
-    accumulation: Optional[int]
+    need_gib: float | None  # estimated peak per GPU x (1 + margin) + reserve
+    headroom_gib: float | None  # memory - need
+    micro_batch: int | None
+    accumulation: int | None
     precision: str
-    activation_checkpointing: Optional[bool]
-    seconds_per_update: Optional[float]
+    activation_checkpointing: bool | None
+    seconds_per_update: float | None
     time_source: str
     reason: str
-    requirements: str = ""                # what the configuration requires of this GPU, met or not
-    requirements_met: Optional[bool] = None  # False: a hard requirement unmet (bf16 on a T4); None: not known
+    requirements: str = ""  # what the configuration requires of this GPU, met or not
+    requirements_met: bool | None = None  # False: a hard requirement unmet (bf16 on a T4); None: not known
 
     def as_dict(self) -> dict:
         return asdict(self)
 
 
-def _micro_candidates(configured: int, per_replica: int) -> List[int]:
+def _micro_candidates(configured: int, per_replica: int) -> list[int]:
     """The configured micro-batch, then halves, keeping only those that divide the replica's share."""
     out, micro = [], max(1, min(configured, per_replica))
     while micro >= 1:
@@ -96,14 +98,18 @@ def _micro_candidates(configured: int, per_replica: int) -> List[int]:
     return out
 
 
-def _precision_for(gpu: Gpu, precision: str) -> Tuple[str, str, Optional[float]]:
+def _precision_for(gpu: Gpu, precision: str) -> tuple[str, str, float | None]:
     """(precision to use, note, peak TFLOP/s)."""
     peak = gpu.peak_tflops(precision)
     if peak is not None:
         return precision, "", peak
     if precision == "bf16" and gpu.fp16_tflops is not None:
-        return ("fp16", "no bf16 on this GPU: fp16 with the gradient scaler instead — a variant to check "
-                "with +experiment=memory_variants before renting", gpu.fp16_tflops)
+        return (
+            "fp16",
+            "no bf16 on this GPU: fp16 with the gradient scaler instead — a variant to check "
+            "with +experiment=memory_variants before renting",
+            gpu.fp16_tflops,
+        )
     return precision, f"no {precision} throughput in the catalog entry", gpu.fp32_tflops
 
 
@@ -114,9 +120,13 @@ def _supports_checkpointing(cfg: DictConfig) -> bool:
         return False
 
 
-def choice_rows(cfg: DictConfig, cache: EstimateCache, catalog: List[Gpu],
-                measured: Optional[Measured] = None,
-                requirements: Optional[List[Requirement]] = None) -> List[ChoiceRow]:
+def choice_rows(
+    cfg: DictConfig,
+    cache: EstimateCache,
+    catalog: list[Gpu],
+    measured: Measured | None = None,
+    requirements: list[Requirement] | None = None,
+) -> list[ChoiceRow]:
     statuses = catalog_statuses(requirements, catalog) if requirements is not None else {}
     rental = cfg.rental
     margin, reserve = float(rental.margin), float(rental.reserve_gib) * GIB
@@ -136,15 +146,28 @@ def choice_rows(cfg: DictConfig, cache: EstimateCache, catalog: List[Gpu],
         precision, precision_note, peak_tflops = _precision_for(gpu, precision_cfg)
         for count in [int(c) for c in rental.counts]:
             strategy = "single GPU" if count == 1 else f"DDP, {count} replicas"
-            row = dict(gpu=gpu.name, count=count, memory_gib=gpu.memory_gib, strategy=strategy, fits=False,
-                       need_gib=None, headroom_gib=None, micro_batch=None, accumulation=None,
-                       precision=precision, activation_checkpointing=None, seconds_per_update=None,
-                       time_source="", reason="",
-                       requirements=statuses[gpu.name].text if gpu.name in statuses else "not examined",
-                       requirements_met=statuses[gpu.name].met if gpu.name in statuses else None)
+            row = dict(
+                gpu=gpu.name,
+                count=count,
+                memory_gib=gpu.memory_gib,
+                strategy=strategy,
+                fits=False,
+                need_gib=None,
+                headroom_gib=None,
+                micro_batch=None,
+                accumulation=None,
+                precision=precision,
+                activation_checkpointing=None,
+                seconds_per_update=None,
+                time_source="",
+                reason="",
+                requirements=statuses[gpu.name].text if gpu.name in statuses else "not examined",
+                requirements_met=statuses[gpu.name].met if gpu.name in statuses else None,
+            )
             if examples_per_update % count:
-                row["reason"] = (f"the effective batch ({examples_per_update} examples per update) does not "
-                                 f"split over {count} GPUs")
+                row["reason"] = (
+                    f"the effective batch ({examples_per_update} examples per update) does not split over {count} GPUs"
+                )
                 rows.append(ChoiceRow(**row))
                 continue
             per_replica = examples_per_update // count
@@ -153,12 +176,14 @@ def choice_rows(cfg: DictConfig, cache: EstimateCache, catalog: List[Gpu],
             if state_need > capacity:
                 row["need_gib"] = state_need / GIB
                 row["headroom_gib"] = (capacity - state_need) / GIB
-                row["reason"] = (f"model states alone need {state_need / GIB:.1f} GiB (parameters "
-                                 f"{param_bytes / GIB:.1f} + gradients {param_bytes / GIB:.1f} + optimizer "
-                                 f"{base.closed_form['optimizer_state'] / GIB:.1f}"
-                                 + (f" + DDP buckets {buckets / GIB:.1f}" if buckets else "")
-                                 + ", with margin and reserve), more than one GPU holds: needs sharding "
-                                 "(FSDP/ZeRO), which pilot's engine does not provide")
+                row["reason"] = (
+                    f"model states alone need {state_need / GIB:.1f} GiB (parameters "
+                    f"{param_bytes / GIB:.1f} + gradients {param_bytes / GIB:.1f} + optimizer "
+                    f"{base.closed_form['optimizer_state'] / GIB:.1f}"
+                    + (f" + DDP buckets {buckets / GIB:.1f}" if buckets else "")
+                    + ", with margin and reserve), more than one GPU holds: needs sharding "
+                    "(FSDP/ZeRO), which pilot's engine does not provide"
+                )
                 rows.append(ChoiceRow(**row))
                 continue
             chosen = None
@@ -176,25 +201,37 @@ def choice_rows(cfg: DictConfig, cache: EstimateCache, catalog: List[Gpu],
             if chosen is None:
                 row["need_gib"] = smallest_need / GIB
                 row["headroom_gib"] = (capacity - smallest_need) / GIB
-                row["reason"] = (f"even micro-batch 1{' with activation checkpointing' if True in settings else ''} "
-                                 f"needs {smallest_need / GIB:.1f} GiB, more than one GPU holds (activations "
-                                 "of one example; a shorter sequence would change the task)")
+                row["reason"] = (
+                    f"even micro-batch 1{' with activation checkpointing' if True in settings else ''} "
+                    f"needs {smallest_need / GIB:.1f} GiB, more than one GPU holds (activations "
+                    "of one example; a shorter sequence would change the task)"
+                )
                 rows.append(ChoiceRow(**row))
                 continue
             micro, checkpointing, estimate, need = chosen
-            same_setup = (measured is not None and gpu.matches(measured.device_name) and count == replicas_cfg
-                          and micro == micro_cfg and checkpointing == checkpointing_cfg
-                          and precision == precision_cfg)
+            same_setup = (
+                measured is not None
+                and gpu.matches(measured.device_name)
+                and count == replicas_cfg
+                and micro == micro_cfg
+                and checkpointing == checkpointing_cfg
+                and precision == precision_cfg
+            )
             peak_note = ""
             if same_setup and measured.peak_bytes:
                 measured_need = measured.peak_bytes * (1 + margin) + reserve
-                peak_note = (f"need from the larger of the estimated and the measured peak "
-                             f"({measured.peak_bytes / GIB:.2f} GiB allocated in the pilot)")
+                peak_note = (
+                    f"need from the larger of the estimated and the measured peak "
+                    f"({measured.peak_bytes / GIB:.2f} GiB allocated in the pilot)"
+                )
                 if measured_need > need:
                     need = measured_need
                 if need > capacity:
-                    row.update(need_gib=need / GIB, headroom_gib=(capacity - need) / GIB,
-                               reason="the pilot's measured peak does not fit with the margin and reserve")
+                    row.update(
+                        need_gib=need / GIB,
+                        headroom_gib=(capacity - need) / GIB,
+                        reason="the pilot's measured peak does not fit with the margin and reserve",
+                    )
                     rows.append(ChoiceRow(**row))
                     continue
             same_setup = same_setup and measured.seconds_per_update is not None
@@ -204,32 +241,51 @@ def choice_rows(cfg: DictConfig, cache: EstimateCache, catalog: List[Gpu],
             else:
                 flops = estimate.flops_per_micro_batch * (per_replica // micro)
                 seconds = flops / (peak_tflops * 1e12 * utilisation)
-                source = (f"estimate: {flops / 1e12:.3g} TFLOP per update per GPU (counted) / "
-                          f"({peak_tflops:g} TFLOP/s peak x {utilisation:g} declared utilisation)"
-                          + ("; gradient all-reduce not included" if count > 1 else ""))
+                source = (
+                    f"estimate: {flops / 1e12:.3g} TFLOP per update per GPU (counted) / "
+                    f"({peak_tflops:g} TFLOP/s peak x {utilisation:g} declared utilisation)"
+                    + ("; gradient all-reduce not included" if count > 1 else "")
+                )
             notes = [f"peak in {estimate.peak_phase.phase} ({estimate.peak_phase.during})"]
             if peak_note:
                 notes.append(peak_note)
             if micro != micro_cfg:
-                notes.append(f"micro-batch {micro_cfg} does not fit or does not divide; {micro} x {per_replica // micro} keeps "
-                             f"{examples_per_update} examples per update")
+                notes.append(
+                    f"micro-batch {micro_cfg} does not fit or does not divide; {micro} x {per_replica // micro} keeps "
+                    f"{examples_per_update} examples per update"
+                )
             if checkpointing and not checkpointing_cfg:
-                notes.append("needs activation checkpointing (~1/3 more compute; check it with "
-                             "+experiment=memory_variants)")
+                notes.append(
+                    "needs activation checkpointing (~1/3 more compute; check it with +experiment=memory_variants)"
+                )
             if precision_note:
                 notes.append(precision_note)
-            row.update(fits=True, need_gib=need / GIB, headroom_gib=(capacity - need) / GIB, micro_batch=micro,
-                       accumulation=per_replica // micro, activation_checkpointing=checkpointing,
-                       seconds_per_update=seconds, time_source=source, reason="; ".join(notes))
+            row.update(
+                fits=True,
+                need_gib=need / GIB,
+                headroom_gib=(capacity - need) / GIB,
+                micro_batch=micro,
+                accumulation=per_replica // micro,
+                activation_checkpointing=checkpointing,
+                seconds_per_update=seconds,
+                time_source=source,
+                reason="; ".join(notes),
+            )
             rows.append(ChoiceRow(**row))
     return rows
 
 
-def recommended(rows: List[ChoiceRow], gpu: Optional[str] = None, count: Optional[int] = None) -> Optional[ChoiceRow]:
+def recommended(rows: list[ChoiceRow], gpu: str | None = None, count: int | None = None) -> ChoiceRow | None:
     """The plan's hardware: the named one, else the smallest rental that fits (fewest GPUs, then
     least memory in total, then fastest). No price is assumed; fill in price_per_hour to compare."""
-    fitting = [r for r in rows if r.fits and (gpu is None or r.gpu == gpu) and (count is None or r.count == count)
-               and (gpu is not None or r.requirements_met is not False)]  # pinned by hand: the user's call
+    fitting = [
+        r
+        for r in rows
+        if r.fits
+        and (gpu is None or r.gpu == gpu)
+        and (count is None or r.count == count)
+        and (gpu is not None or r.requirements_met is not False)
+    ]  # pinned by hand: the user's call
     if not fitting:
         return None
     return min(fitting, key=lambda r: (r.count, r.count * r.memory_gib, r.seconds_per_update or 0.0))

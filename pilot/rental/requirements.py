@@ -23,20 +23,31 @@ The catalog (conf/rental/default.yaml) does not hold a compute capability yet:
 ``KNOWN_CAPABILITY`` gives it for the catalog's GPUs; a GPU it does not know is reported
 as *unknown*, never guessed.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any
 
 # catalog key (or device_name) -> NVIDIA compute capability "major.minor", or the AMD gfx architecture
-KNOWN_CAPABILITY: Dict[str, str] = {
-    "T4-16GB": "7.5", "V100-32GB": "7.0", "A10-24GB": "8.6", "L4-24GB": "8.9",
-    "RTX4090-24GB": "8.9", "A100-40GB": "8.0", "L40S-48GB": "8.9", "A100-80GB": "8.0",
-    "H100-PCIe-80GB": "9.0", "H100-80GB": "9.0", "H200-141GB": "9.0", "MI300X-192GB": "gfx942",
+KNOWN_CAPABILITY: dict[str, str] = {
+    "T4-16GB": "7.5",
+    "V100-32GB": "7.0",
+    "A10-24GB": "8.6",
+    "L4-24GB": "8.9",
+    "RTX4090-24GB": "8.9",
+    "A100-40GB": "8.0",
+    "L40S-48GB": "8.9",
+    "A100-80GB": "8.0",
+    "H100-PCIe-80GB": "9.0",
+    "H100-80GB": "9.0",
+    "H200-141GB": "9.0",
+    "MI300X-192GB": "gfx942",
 }
 
 # feature -> (lowest NVIDIA compute capability, AMD architectures, what it is)
-FEATURES: Dict[str, Tuple[Optional[Tuple[int, int]], Tuple[str, ...], str]] = {
+FEATURES: dict[str, tuple[tuple[int, int] | None, tuple[str, ...], str]] = {
     "bf16": ((8, 0), ("gfx90a", "gfx940", "gfx941", "gfx942", "gfx950"), "bf16 autocast"),
     "fp8": ((8, 9), ("gfx940", "gfx941", "gfx942", "gfx950"), "fp8 matmuls"),
     "tf32": ((8, 0), (), "TF32 matmuls"),
@@ -53,16 +64,20 @@ FLASH_MAX_HEAD_DIM = 256
 @dataclass(frozen=True)
 class Capability:
     """One GPU architecture: NVIDIA compute capability or AMD gfx name."""
-    vendor: str                              # "nvidia" or "amd"
-    version: Optional[Tuple[int, int]] = None  # NVIDIA (major, minor)
-    arch: str = ""                           # AMD gfx architecture
+
+    vendor: str  # "nvidia" or "amd"
+    version: tuple[int, int] | None = None  # NVIDIA (major, minor)
+    arch: str = ""  # AMD gfx architecture
 
     def __str__(self) -> str:
-        return f"compute capability {self.version[0]}.{self.version[1]}" if self.vendor == "nvidia" \
+        return (
+            f"compute capability {self.version[0]}.{self.version[1]}"
+            if self.vendor == "nvidia"
             else f"architecture {self.arch}"
+        )
 
 
-def parse_capability(text: Optional[str]) -> Optional[Capability]:
+def parse_capability(text: str | None) -> Capability | None:
     """``"8.9"`` -> NVIDIA (8, 9); ``"gfx942"`` (or ``"gfx942:sramecc+:xnack-"``) -> AMD; None stays None."""
     if text is None or str(text).strip() == "":
         return None
@@ -73,7 +88,7 @@ def parse_capability(text: Optional[str]) -> Optional[Capability]:
     return Capability("nvidia", (int(major), int(minor or 0)))
 
 
-def supports(capability: Optional[Capability], feature: str) -> Optional[bool]:
+def supports(capability: Capability | None, feature: str) -> bool | None:
     """Whether ``capability`` provides ``feature``; None when the capability is unknown."""
     if capability is None:
         return None
@@ -87,14 +102,17 @@ def needs_text(feature: str) -> str:
     """'NVIDIA compute capability >= 8.0 or AMD MI200/MI300' for a feature."""
     lowest, amd, _ = FEATURES[feature]
     parts = [f"NVIDIA compute capability >= {lowest[0]}.{lowest[1]}"] if lowest else []
-    families = [name for name, prefix in (("MI200", "gfx90a"), ("MI300", "gfx94"), ("MI350", "gfx95"))
-                if any(arch.startswith(prefix) for arch in amd)]
+    families = [
+        name
+        for name, prefix in (("MI200", "gfx90a"), ("MI300", "gfx94"), ("MI350", "gfx95"))
+        if any(arch.startswith(prefix) for arch in amd)
+    ]
     if families:
         parts.append("AMD " + "/".join(families))
     return " or ".join(parts)
 
 
-def catalog_capability(name: str, device_name: str = "", declared: Optional[str] = None) -> Optional[Capability]:
+def catalog_capability(name: str, device_name: str = "", declared: str | None = None) -> Capability | None:
     """The catalog entry's capability: its own ``compute_capability`` field once the catalog has one,
     else the known table by key or device name; None when unknown."""
     if declared:
@@ -105,7 +123,7 @@ def catalog_capability(name: str, device_name: str = "", declared: Optional[str]
 
 
 # --------------------------------------------------------------------------- attention calls
-def predict_cuda_attention(call: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
+def predict_cuda_attention(call: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Which CUDA attention kernels PyTorch's rules admit for one recorded call (dtype under
     autocast, head dim, mask, dropout), without a GPU: a prediction, labelled so."""
     dtype = call.get("dtype", "float32")
@@ -122,24 +140,27 @@ def predict_cuda_attention(call: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
     alignment = 8 if dtype in FLASH_DTYPES else 4
     if head_dim and head_dim % alignment:
         efficient.append(f"head dim {head_dim} not a multiple of {alignment}")
-    return {"flash": {"eligible": not flash, "reasons": flash},
-            "mem_efficient": {"eligible": not efficient, "reasons": efficient}}
+    return {
+        "flash": {"eligible": not flash, "reasons": flash},
+        "mem_efficient": {"eligible": not efficient, "reasons": efficient},
+    }
 
 
 # --------------------------------------------------------------------------- requirements
 @dataclass(frozen=True)
 class Requirement:
-    feature: str     # a key of FEATURES
-    because: str     # the config value or model property behind it
-    hard: bool       # True: cannot run as piloted; False: runs with another kernel
-    fallback: str    # what happens where it is unmet
+    feature: str  # a key of FEATURES
+    because: str  # the config value or model property behind it
+    hard: bool  # True: cannot run as piloted; False: runs with another kernel
+    fallback: str  # what happens where it is unmet
 
     def describe(self) -> str:
         return f"{FEATURES[self.feature][2]} ({self.because}) needs {needs_text(self.feature)}"
 
 
-def campaign_requirements(precision: str, attention_calls: Optional[Iterable[Dict[str, Any]]] = None,
-                          attention_kernel: Optional[str] = None) -> List[Requirement]:
+def campaign_requirements(
+    precision: str, attention_calls: Iterable[dict[str, Any]] | None = None, attention_kernel: str | None = None
+) -> list[Requirement]:
     """What the configuration requires of a GPU.
 
     ``precision``: ``precision.dtype`` (fp32, bf16, fp16; fp8 once the schema has it).
@@ -147,10 +168,16 @@ def campaign_requirements(precision: str, attention_calls: Optional[Iterable[Dic
     recorded them; None when they were not examined. ``attention_kernel``: the CUDA kernel the
     pilot measured it selecting (on a GPU), which replaces the prediction.
     """
-    found: List[Requirement] = []
+    found: list[Requirement] = []
     if precision == "bf16":
-        found.append(Requirement("bf16", "precision.dtype=bf16", True,
-                                 "cannot run bf16: fp16 with the gradient scaler is a different variant to pilot"))
+        found.append(
+            Requirement(
+                "bf16",
+                "precision.dtype=bf16",
+                True,
+                "cannot run bf16: fp16 with the gradient scaler is a different variant to pilot",
+            )
+        )
     if precision == "fp8":
         found.append(Requirement("fp8", "precision.dtype=fp8", True, "cannot run fp8 matmuls"))
     calls = list(attention_calls or [])
@@ -164,8 +191,7 @@ def campaign_requirements(precision: str, attention_calls: Optional[Iterable[Dic
         head_dims = sorted({int(c.get("head_dim") or 0) for c in calls})
         count = sum(int(c.get("count", 1)) for c in calls)
         mask = "explicit mask" if calls[0].get("mask") else "no mask"
-        shape = (f"{count} attention call(s), head dim {', '.join(map(str, head_dims))}, "
-                 f"{calls[0].get('dtype')}, {mask}")
+        shape = f"{count} attention call(s), head dim {', '.join(map(str, head_dims))}, {calls[0].get('dtype')}, {mask}"
         if all(p["flash"]["eligible"] for p in predictions):
             kernel, because = "flash", f"{shape}: flash-eligible (predicted from PyTorch's rules)"
         elif all(p["mem_efficient"]["eligible"] for p in predictions):
@@ -173,29 +199,47 @@ def campaign_requirements(precision: str, attention_calls: Optional[Iterable[Dic
         else:
             return found  # only the math kernel: any GPU
     if kernel == "flash":
-        found.append(Requirement("flash_attention", because, False,
-                                 "falls back to the memory-efficient kernel: more memory and time than the sheet's"))
+        found.append(
+            Requirement(
+                "flash_attention",
+                because,
+                False,
+                "falls back to the memory-efficient kernel: more memory and time than the sheet's",
+            )
+        )
     else:
-        found.append(Requirement("mem_efficient_attention", because, False,
-                                 "falls back to the math kernel: the attention matrix is materialised"))
+        found.append(
+            Requirement(
+                "mem_efficient_attention",
+                because,
+                False,
+                "falls back to the math kernel: the attention matrix is materialised",
+            )
+        )
     return found
 
 
 @dataclass
 class GpuStatus:
     """The requirements of the campaign on one catalog GPU."""
-    met: Optional[bool]        # False: a hard requirement unmet; None: capability unknown
-    text: str                  # the choice sheet's cell
-    unmet: List[Requirement]
+
+    met: bool | None  # False: a hard requirement unmet; None: capability unknown
+    text: str  # the choice sheet's cell
+    unmet: list[Requirement]
 
 
-def gpu_status(requirements: List[Requirement], capability: Optional[Capability]) -> GpuStatus:
+def gpu_status(requirements: list[Requirement], capability: Capability | None) -> GpuStatus:
     """One choice-sheet cell: 'met (bf16: compute capability 8.0)' or 'NOT MET: bf16 ...'."""
     if not requirements:
         return GpuStatus(True, "none beyond CUDA", [])
     if capability is None:
-        return GpuStatus(None, "unknown: add compute_capability to the catalog entry ("
-                         + "; ".join(r.describe() for r in requirements) + ")", [])
+        return GpuStatus(
+            None,
+            "unknown: add compute_capability to the catalog entry ("
+            + "; ".join(r.describe() for r in requirements)
+            + ")",
+            [],
+        )
     hard_unmet = [r for r in requirements if r.hard and not supports(capability, r.feature)]
     soft_unmet = [r for r in requirements if not r.hard and not supports(capability, r.feature)]
     parts = []
@@ -209,8 +253,12 @@ def gpu_status(requirements: List[Requirement], capability: Optional[Capability]
     return GpuStatus(not hard_unmet, "; ".join(parts), hard_unmet + soft_unmet)
 
 
-def catalog_statuses(requirements: List[Requirement], catalog: Iterable[Any]) -> Dict[str, GpuStatus]:
+def catalog_statuses(requirements: list[Requirement], catalog: Iterable[Any]) -> dict[str, GpuStatus]:
     """Per catalog GPU (``pilot.rental.catalog.Gpu``), its status for these requirements."""
-    return {gpu.name: gpu_status(requirements, catalog_capability(
-        gpu.name, getattr(gpu, "device_name", ""), getattr(gpu, "compute_capability", None)))
-        for gpu in catalog}
+    return {
+        gpu.name: gpu_status(
+            requirements,
+            catalog_capability(gpu.name, getattr(gpu, "device_name", ""), getattr(gpu, "compute_capability", None)),
+        )
+        for gpu in catalog
+    }

@@ -6,12 +6,12 @@ appends the plan chosen to the campaign's journal. Used by ``mode=estimate``
 (any scale, nothing allocated) and by the pilot's ``estimate`` step (with the
 pilot's measurements).
 """
+
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional
 
 import pandas as pd
 from omegaconf import DictConfig
@@ -26,19 +26,24 @@ from pilot.rental.journal import append_entry
 from pilot.rental.requirements import Requirement
 from pilot.report import _bytes, markdown_table
 
-GIB = 2 ** 30
+GIB = 2**30
 
 
-def _gib(value: Optional[float]) -> str:
+def _gib(value: float | None) -> str:
     """Bytes in the unit that reads best (KiB for a tiny model, GiB for a large one)."""
     return "" if value is None else _bytes(value)
 
 
-def _duration(seconds: Optional[float]) -> str:
+def _duration(seconds: float | None) -> str:
     if seconds is None:
         return ""
-    for limit, unit, scale in ((1e-3, "µs", 1e6), (1, "ms", 1e3), (120, "s", 1), (7200, "min", 1 / 60),
-                               (172800, "h", 1 / 3600)):
+    for limit, unit, scale in (
+        (1e-3, "µs", 1e6),
+        (1, "ms", 1e3),
+        (120, "s", 1),
+        (7200, "min", 1 / 60),
+        (172800, "h", 1 / 3600),
+    ):
         if seconds < limit:
             return f"{seconds * scale:.3g} {unit}"
     return f"{seconds / 86400:.3g} days"
@@ -46,10 +51,10 @@ def _duration(seconds: Optional[float]) -> str:
 
 @dataclass
 class SheetResult:
-    rows: List[ChoiceRow]
-    plan: Optional[Plan]
-    chosen: Optional[ChoiceRow]
-    paths: Dict[str, Path]
+    rows: list[ChoiceRow]
+    plan: Plan | None
+    chosen: ChoiceRow | None
+    paths: dict[str, Path]
 
 
 def breakdown_rows(estimate: MemoryEstimate):
@@ -60,56 +65,116 @@ def breakdown_rows(estimate: MemoryEstimate):
             yield p, part, b
 
 
-def estimate_lines(estimate: MemoryEstimate) -> List[str]:
+def estimate_lines(estimate: MemoryEstimate) -> list[str]:
     s = estimate.settings
-    lines = [f"Model `{s['model']}`: {estimate.parameters:,} parameters; micro-batch {s['micro_batch']} "
-             f"(x {s['accumulation']} accumulation), evaluation micro-batch {s['eval_micro_batch']}, "
-             f"sequence length {s['seq_len'] if s['seq_len'] is not None else 'n/a (fixed-size inputs)'}, "
-             f"precision {s['precision']}, optimizer {s['optimizer']}, activation checkpointing "
-             f"{'on' if s['activation_checkpointing'] else 'off'}. One replica; "
-             + ("estimated on fake tensors (nothing allocated)" if estimate.fake else "measured on real tensors")
-             + f" in {estimate.seconds:.1f} s, this process's peak RSS {estimate.host_rss_peak_bytes / GIB:.2f} GiB.", ""]
-    header = ["phase", "part", "peak", "parameters", "gradients", "optimizer state",
-              "activations", "temporaries", "other"]
+    lines = [
+        f"Model `{s['model']}`: {estimate.parameters:,} parameters; micro-batch {s['micro_batch']} "
+        f"(x {s['accumulation']} accumulation), evaluation micro-batch {s['eval_micro_batch']}, "
+        f"sequence length {s['seq_len'] if s['seq_len'] is not None else 'n/a (fixed-size inputs)'}, "
+        f"precision {s['precision']}, optimizer {s['optimizer']}, activation checkpointing "
+        f"{'on' if s['activation_checkpointing'] else 'off'}. One replica; "
+        + ("estimated on fake tensors (nothing allocated)" if estimate.fake else "measured on real tensors")
+        + f" in {estimate.seconds:.1f} s, this process's peak RSS {estimate.host_rss_peak_bytes / GIB:.2f} GiB.",
+        "",
+    ]
+    header = [
+        "phase",
+        "part",
+        "peak",
+        "parameters",
+        "gradients",
+        "optimizer state",
+        "activations",
+        "temporaries",
+        "other",
+    ]
     body = []
     for p, part, b in breakdown_rows(estimate):
-        body.append([p.phase, part + (" (phase peak)" if part == p.during and len(p.moments) > 1 else ""),
-                     _gib(b["total"]), _gib(b["parameters"]), _gib(b["gradients"]), _gib(b["optimizer_state"]),
-                     _gib(b["activations"]), _gib(b["temporaries"]), _gib(b["buffers"] + b["other"])])
+        body.append(
+            [
+                p.phase,
+                part + (" (phase peak)" if part == p.during and len(p.moments) > 1 else ""),
+                _gib(b["total"]),
+                _gib(b["parameters"]),
+                _gib(b["gradients"]),
+                _gib(b["optimizer_state"]),
+                _gib(b["activations"]),
+                _gib(b["temporaries"]),
+                _gib(b["buffers"] + b["other"]),
+            ]
+        )
     lines += [markdown_table(header, body), ""]
     closed, state = estimate.closed_form, estimate.state_bytes
-    lines += ["Closed form vs tracker (persistent state after an update): parameters "
-              f"{closed['parameters']:,} B vs {state['parameters']:,} B "
-              f"({'equal' if closed['parameters'] == state['parameters'] else 'DIFFERENT'}); optimizer state "
-              f"{closed['optimizer_state']:,} B vs {state['optimizer_state']:,} B "
-              f"({'equal' if closed['optimizer_state'] == state['optimizer_state'] else 'DIFFERENT'}). "
-              "Gradients equal the parameters in size. The optimizer step's peak also holds the multi-tensor "
-              "kernels' temporaries (counted under optimizer state).",
-              f"Counted FLOPs: {estimate.flops_per_micro_batch / 1e12:.4g} TFLOP per training micro-batch "
-              f"(forward + backward{' + recomputation' if s['activation_checkpointing'] else ''}), "
-              f"{estimate.flops_per_eval_batch / 1e12:.4g} TFLOP per evaluation batch.", ""]
-    lines += ["Not covered by the estimate:", *[f"- {item}" for item in NOT_COVERED], *[f"- {n}" for n in estimate.notes], ""]
+    lines += [
+        "Closed form vs tracker (persistent state after an update): parameters "
+        f"{closed['parameters']:,} B vs {state['parameters']:,} B "
+        f"({'equal' if closed['parameters'] == state['parameters'] else 'DIFFERENT'}); optimizer state "
+        f"{closed['optimizer_state']:,} B vs {state['optimizer_state']:,} B "
+        f"({'equal' if closed['optimizer_state'] == state['optimizer_state'] else 'DIFFERENT'}). "
+        "Gradients equal the parameters in size. The optimizer step's peak also holds the multi-tensor "
+        "kernels' temporaries (counted under optimizer state).",
+        f"Counted FLOPs: {estimate.flops_per_micro_batch / 1e12:.4g} TFLOP per training micro-batch "
+        f"(forward + backward{' + recomputation' if s['activation_checkpointing'] else ''}), "
+        f"{estimate.flops_per_eval_batch / 1e12:.4g} TFLOP per evaluation batch.",
+        "",
+    ]
+    lines += [
+        "Not covered by the estimate:",
+        *[f"- {item}" for item in NOT_COVERED],
+        *[f"- {n}" for n in estimate.notes],
+        "",
+    ]
     return lines
 
 
 def _row_cells(r: ChoiceRow) -> list:
-    return [r.gpu, r.count, f"{r.memory_gib:g}", r.strategy, "yes" if r.fits else "no",
-            "" if r.need_gib is None else f"{r.need_gib:.1f}", "" if r.headroom_gib is None else f"{r.headroom_gib:+.1f}",
-            "" if r.micro_batch is None else f"{r.micro_batch} x {r.accumulation}", r.precision,
-            "" if r.activation_checkpointing is None else ("on" if r.activation_checkpointing else "off"),
-            _duration(r.seconds_per_update),
-            ("measured" if r.time_source.startswith("measured") else ("estimate" if r.time_source else "")),
-            r.requirements, r.reason]
+    return [
+        r.gpu,
+        r.count,
+        f"{r.memory_gib:g}",
+        r.strategy,
+        "yes" if r.fits else "no",
+        "" if r.need_gib is None else f"{r.need_gib:.1f}",
+        "" if r.headroom_gib is None else f"{r.headroom_gib:+.1f}",
+        "" if r.micro_batch is None else f"{r.micro_batch} x {r.accumulation}",
+        r.precision,
+        "" if r.activation_checkpointing is None else ("on" if r.activation_checkpointing else "off"),
+        _duration(r.seconds_per_update),
+        ("measured" if r.time_source.startswith("measured") else ("estimate" if r.time_source else "")),
+        r.requirements,
+        r.reason,
+    ]
 
 
-ROW_HEADER = ["GPU", "n", "GiB", "strategy", "fits", "need GiB", "headroom", "micro x accum", "precision",
-              "ckpt", "per update", "time", "requirements", "reason / notes"]
+ROW_HEADER = [
+    "GPU",
+    "n",
+    "GiB",
+    "strategy",
+    "fits",
+    "need GiB",
+    "headroom",
+    "micro x accum",
+    "precision",
+    "ckpt",
+    "per update",
+    "time",
+    "requirements",
+    "reason / notes",
+]
 
 
-def build_and_write(cfg: DictConfig, run_dir: Path, task: TaskData, estimate: MemoryEstimate,
-                    sweep_params: Optional[Dict[str, str]] = None, measured: Optional[Measured] = None,
-                    validation: Optional[List[str]] = None, journal: bool = True,
-                    requirements: Optional[List[Requirement]] = None) -> SheetResult:
+def build_and_write(
+    cfg: DictConfig,
+    run_dir: Path,
+    task: TaskData,
+    estimate: MemoryEstimate,
+    sweep_params: dict[str, str] | None = None,
+    measured: Measured | None = None,
+    validation: list[str] | None = None,
+    journal: bool = True,
+    requirements: list[Requirement] | None = None,
+) -> SheetResult:
     run_dir = Path(run_dir)
     catalog = load_catalog(cfg.rental)
     cache = EstimateCache(cfg, task, estimate)
@@ -121,76 +186,147 @@ def build_and_write(cfg: DictConfig, run_dir: Path, task: TaskData, estimate: Me
     if chosen is not None:
         gpu = find(catalog, chosen.gpu)
         chosen_estimate = cache.get(chosen.micro_batch, chosen.activation_checkpointing)
-        plan = plan_campaign(time_jobs(cfg, jobs, chosen, gpu, chosen_estimate, measured),
-                             list(cfg.rental.packages_days), chosen.gpu, chosen.count)
+        plan = plan_campaign(
+            time_jobs(cfg, jobs, chosen, gpu, chosen_estimate, measured),
+            list(cfg.rental.packages_days),
+            chosen.gpu,
+            chosen.count,
+        )
     examples_per_update = plan_from_config(cfg, train_examples).examples_per_update
-    lines = ["# Choice sheet", "",
-             f"Campaign: {len(jobs)} job(s); {examples_per_update} examples per update (kept on every row); "
-             f"need = estimated peak per GPU x {1 + float(cfg.rental.margin):g} + {cfg.rental.reserve_gib:g} GiB "
-             "reserve (both declared in conf/rental/default.yaml, not measured). Enough memory is chosen only "
-             "after the software passed the pilot.", "",
-             "## Memory estimate", "", *estimate_lines(estimate)]
+    lines = [
+        "# Choice sheet",
+        "",
+        f"Campaign: {len(jobs)} job(s); {examples_per_update} examples per update (kept on every row); "
+        f"need = estimated peak per GPU x {1 + float(cfg.rental.margin):g} + {cfg.rental.reserve_gib:g} GiB "
+        "reserve (both declared in conf/rental/default.yaml, not measured). Enough memory is chosen only "
+        "after the software passed the pilot.",
+        "",
+        "## Memory estimate",
+        "",
+        *estimate_lines(estimate),
+    ]
     if validation:
         lines += ["## Estimate vs measured (same tracker, real tensors, this machine)", "", *validation, ""]
-    lines += ["## Per GPU and count", "", markdown_table(ROW_HEADER, [_row_cells(r) for r in rows]), "",
-              "Time per update: *measured* only where the pilot ran on that GPU model with that setup; "
-              f"otherwise an *estimate* from counted FLOPs at {cfg.rental.utilisation:g} of the datasheet peak "
-              "(declared utilisation; data loading and gradient communication not included; for a small model, "
-              "kernel-launch overhead dominates and the estimate is a lower bound). "
-              "Prices are not in the catalog: add price_per_hour to compare costs.", ""]
-    pinned = (f"{cfg.rental.gpu_count or 'any number of'} x {cfg.rental.gpu}" if cfg.rental.gpu
-              else (f"{cfg.rental.gpu_count} GPU(s)" if cfg.rental.gpu_count else None))
+    lines += [
+        "## Per GPU and count",
+        "",
+        markdown_table(ROW_HEADER, [_row_cells(r) for r in rows]),
+        "",
+        "Time per update: *measured* only where the pilot ran on that GPU model with that setup; "
+        f"otherwise an *estimate* from counted FLOPs at {cfg.rental.utilisation:g} of the datasheet peak "
+        "(declared utilisation; data loading and gradient communication not included; for a small model, "
+        "kernel-launch overhead dominates and the estimate is a lower bound). "
+        "Prices are not in the catalog: add price_per_hour to compare costs.",
+        "",
+    ]
+    pinned = (
+        f"{cfg.rental.gpu_count or 'any number of'} x {cfg.rental.gpu}"
+        if cfg.rental.gpu
+        else (f"{cfg.rental.gpu_count} GPU(s)" if cfg.rental.gpu_count else None)
+    )
     lines += ["## Campaign plan", "", *plan_lines(plan, chosen, pinned=pinned), ""]
     (run_dir / "choice_sheet.md").write_text("\n".join(lines))
     pd.DataFrame([r.as_dict() for r in rows]).to_csv(run_dir / "choice_sheet.csv", index=False)
-    pd.DataFrame(plan_rows(plan) if plan else [], columns=["status", "job", "updates", "validations", "train_h",
-                                                            "eval_h", "closing_h", "hours", "gpu", "gpus",
-                                                            "package_days", "note", "sources"]
-                 ).to_csv(run_dir / "campaign_plan.csv", index=False)
-    data = {"estimate": estimate.to_dict(), "other_estimates": {f"micro{k[0]}_ckpt{int(k[1])}": v.to_dict()
-                                                                for k, v in cache.estimates.items() if k != cache.base_key},
-            "choice": [r.as_dict() for r in rows], "chosen": chosen.as_dict() if chosen else None,
-            "plan": as_dict(plan) if plan else None, "validation": validation}
+    pd.DataFrame(
+        plan_rows(plan) if plan else [],
+        columns=[
+            "status",
+            "job",
+            "updates",
+            "validations",
+            "train_h",
+            "eval_h",
+            "closing_h",
+            "hours",
+            "gpu",
+            "gpus",
+            "package_days",
+            "note",
+            "sources",
+        ],
+    ).to_csv(run_dir / "campaign_plan.csv", index=False)
+    data = {
+        "estimate": estimate.to_dict(),
+        "other_estimates": {
+            f"micro{k[0]}_ckpt{int(k[1])}": v.to_dict() for k, v in cache.estimates.items() if k != cache.base_key
+        },
+        "choice": [r.as_dict() for r in rows],
+        "chosen": chosen.as_dict() if chosen else None,
+        "plan": as_dict(plan) if plan else None,
+        "validation": validation,
+    }
     (run_dir / "memory_estimate.json").write_text(json.dumps(data, indent=1, default=str))
-    paths = {"sheet": run_dir / "choice_sheet.md", "table": run_dir / "choice_sheet.csv",
-             "plan": run_dir / "campaign_plan.csv", "estimate": run_dir / "memory_estimate.json"}
+    paths = {
+        "sheet": run_dir / "choice_sheet.md",
+        "table": run_dir / "choice_sheet.csv",
+        "plan": run_dir / "campaign_plan.csv",
+        "estimate": run_dir / "memory_estimate.json",
+    }
     if journal:
-        paths["journal"] = append_entry(Path(cfg.campaign.journal), f"plan chosen ({run_dir})",
-                                        plan_lines(plan, chosen, brief=True, pinned=pinned))
+        paths["journal"] = append_entry(
+            Path(cfg.campaign.journal), f"plan chosen ({run_dir})", plan_lines(plan, chosen, brief=True, pinned=pinned)
+        )
     return SheetResult(rows, plan, chosen, paths)
 
 
-def plan_lines(plan: Optional[Plan], chosen: Optional[ChoiceRow], brief: bool = False,
-               pinned: Optional[str] = None) -> List[str]:
+def plan_lines(
+    plan: Plan | None, chosen: ChoiceRow | None, brief: bool = False, pinned: str | None = None
+) -> list[str]:
     if plan is None or chosen is None:
         if pinned:
-            return [f"The chosen hardware ({pinned}) does not fit this configuration (reasons in its rows of the "
-                    "choice sheet): nothing planned. Pick another rental.gpu / rental.gpu_count, or null to let "
-                    "pilot pick the smallest that fits."]
-        return ["No catalog GPU and count fits this configuration (reasons per row in the choice sheet): "
-                "nothing can be planned. Options: sharding, a smaller model, or a GPU with more memory."]
-    head = (f"Hardware: {plan.count} x {plan.gpu} ({chosen.strategy}; micro-batch {chosen.micro_batch} x "
-            f"accumulation {chosen.accumulation}, {chosen.precision}, activation checkpointing "
-            f"{'on' if chosen.activation_checkpointing else 'off'}).")
+            return [
+                f"The chosen hardware ({pinned}) does not fit this configuration (reasons in its rows of the "
+                "choice sheet): nothing planned. Pick another rental.gpu / rental.gpu_count, or null to let "
+                "pilot pick the smallest that fits."
+            ]
+        return [
+            "No catalog GPU and count fits this configuration (reasons per row in the choice sheet): "
+            "nothing can be planned. Options: sharding, a smaller model, or a GPU with more memory."
+        ]
+    head = (
+        f"Hardware: {plan.count} x {plan.gpu} ({chosen.strategy}; micro-batch {chosen.micro_batch} x "
+        f"accumulation {chosen.accumulation}, {chosen.precision}, activation checkpointing "
+        f"{'on' if chosen.activation_checkpointing else 'off'})."
+    )
     if plan.fits_all:
-        verdict = (f"Package: {plan.package_days} days ({plan.capacity_h:.0f} h); the {len(plan.planned)} job(s) "
-                   f"need {_duration(plan.planned_h * 3600)} including evaluation and closing, one after another.")
+        verdict = (
+            f"Package: {plan.package_days} days ({plan.capacity_h:.0f} h); the {len(plan.planned)} job(s) "
+            f"need {_duration(plan.planned_h * 3600)} including evaluation and closing, one after another."
+        )
     else:
-        verdict = (f"Does not fit a {plan.package_days}-day package: {len(plan.planned)} job(s) planned "
-                   f"({_duration(plan.planned_h * 3600)} of {plan.capacity_h:.0f} h); {len(plan.left_out)} job(s) do not fit: "
-                   + ", ".join(" ".join(j.job.overrides) or "(the configured variant)" for j in plan.left_out)
-                   + ". Cut the list, shorten the budget, or rent more GPUs.")
+        verdict = (
+            f"Does not fit a {plan.package_days}-day package: {len(plan.planned)} job(s) planned "
+            f"({_duration(plan.planned_h * 3600)} of {plan.capacity_h:.0f} h); {len(plan.left_out)} job(s) do not fit: "
+            + ", ".join(" ".join(j.job.overrides) or "(the configured variant)" for j in plan.left_out)
+            + ". Cut the list, shorten the budget, or rent more GPUs."
+        )
     lines = [head, verdict]
     if brief:
         return [f"- {line}" for line in lines]
-    table = [[status, " ".join(j.job.overrides) or "(the configured variant)", j.job.updates, j.job.validations,
-              _duration(j.train_h * 3600), _duration(j.eval_h * 3600), _duration(j.closing_h * 3600),
-              _duration(j.hours * 3600), j.job.note]
-             for status, group in (("planned", plan.planned), ("does not fit", plan.left_out)) for j in group]
+    table = [
+        [
+            status,
+            " ".join(j.job.overrides) or "(the configured variant)",
+            j.job.updates,
+            j.job.validations,
+            _duration(j.train_h * 3600),
+            _duration(j.eval_h * 3600),
+            _duration(j.closing_h * 3600),
+            _duration(j.hours * 3600),
+            j.job.note,
+        ]
+        for status, group in (("planned", plan.planned), ("does not fit", plan.left_out))
+        for j in group
+    ]
     sources = sorted({j.sources for j in plan.planned + plan.left_out})
-    return lines + ["", markdown_table(["status", "job", "updates", "validations", "training", "evaluation",
-                                        "closing", "total", "note"], table), "",
-                    *[f"Times: {s}." for s in sources]]
+    return lines + [
+        "",
+        markdown_table(
+            ["status", "job", "updates", "validations", "training", "evaluation", "closing", "total", "note"], table
+        ),
+        "",
+        *[f"Times: {s}." for s in sources],
+    ]
 
 
 def print_sheet(result: SheetResult, estimate: MemoryEstimate) -> None:
@@ -198,29 +334,40 @@ def print_sheet(result: SheetResult, estimate: MemoryEstimate) -> None:
     from rich.table import Table
 
     console = Console(width=min(120, max(80, Console().width)))
-    unit, scale = next((u, f) for u, f in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10), ("B", 1))
-                       if estimate.peak_bytes >= f)
+    unit, scale = next(
+        (u, f) for u, f in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10), ("B", 1)) if estimate.peak_bytes >= f
+    )
     phases = Table(title=f"memory estimate, one replica ({'fake tensors' if estimate.fake else 'measured'}; {unit})")
     for name in ("phase", "part", "peak", "params", "grads", "optim", "activ", "temp"):
         phases.add_column(name, no_wrap=True)
     short = {"forward/backward": "fwd/bwd", "optimizer step": "step", "forward": "fwd"}
     for p, part, b in breakdown_rows(estimate):
-        phases.add_row(p.phase, short.get(part, part), *(f"{b[k] / scale:.1f}" for k in (
-            "total", "parameters", "gradients", "optimizer_state", "activations", "temporaries")))
+        phases.add_row(
+            p.phase,
+            short.get(part, part),
+            *(
+                f"{b[k] / scale:.1f}"
+                for k in ("total", "parameters", "gradients", "optimizer_state", "activations", "temporaries")
+            ),
+        )
     console.print(phases)
     table = Table(title="choice sheet: per GPU, the fewest GPUs that fit (every count in choice_sheet.csv)")
     for name in ("GPU", "GiB", "fits", "need GiB", "setup", "per update"):
         table.add_column(name, no_wrap=True)
-    reasons: Dict[str, List[str]] = {}
+    reasons: dict[str, list[str]] = {}
     for gpu in dict.fromkeys(r.gpu for r in result.rows):
         rows = [r for r in result.rows if r.gpu == gpu]
         r = next((r for r in rows if r.fits), rows[0])
         cells = _row_cells(r)
-        seconds = "" if r.seconds_per_update is None else (
-            cells[10] if r.time_source.startswith("measured") else f"~{cells[10]} est.")
-        setup = (f"{cells[7]} {r.precision}{' ckpt' if r.activation_checkpointing else ''}" if r.fits else "")
-        table.add_row(cells[0], cells[2], f"[green]{r.count} GPU[/]" if r.fits else "[red]no[/]", cells[5],
-                      setup, seconds)
+        seconds = (
+            ""
+            if r.seconds_per_update is None
+            else (cells[10] if r.time_source.startswith("measured") else f"~{cells[10]} est.")
+        )
+        setup = f"{cells[7]} {r.precision}{' ckpt' if r.activation_checkpointing else ''}" if r.fits else ""
+        table.add_row(
+            cells[0], cells[2], f"[green]{r.count} GPU[/]" if r.fits else "[red]no[/]", cells[5], setup, seconds
+        )
         if not r.fits:
             reasons.setdefault(r.reason, []).append(gpu)
         elif r.requirements_met is False:

@@ -7,9 +7,11 @@
 - models: ``tiny_gpt(task)`` and ``MLP``.
 Small (<= ~200 examples), seeded, no download.
 """
+
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -27,10 +29,10 @@ CONSONANTS, VOWELS = "bcdfghjklmnprstvz", "aeiou"
 
 
 # ----------------------------------------------------------------------------- text data
-def words(count: int, seed: int = 0) -> List[str]:
+def words(count: int, seed: int = 0) -> list[str]:
     """``count`` distinct pronounceable words (4-8 letters)."""
     rng = np.random.default_rng(seed)
-    found: List[str] = []
+    found: list[str] = []
     while len(found) < count:
         length = int(rng.integers(2, 5))
         word = "".join(rng.choice(list(CONSONANTS)) + rng.choice(list(VOWELS)) for _ in range(length))
@@ -39,19 +41,22 @@ def words(count: int, seed: int = 0) -> List[str]:
     return found
 
 
-def instruction_examples(count: int = 96, seed: int = 0) -> List[Example]:
+def instruction_examples(count: int = 96, seed: int = 0) -> list[Example]:
     """Instructions on distinct words (reverse / upper / double), one group per word."""
     rules = {"reverse": lambda w: w[::-1], "upper": str.upper, "double": lambda w: f"{w} {w}"}
     names = list(rules)
     examples = []
     for index, word in enumerate(words(count, seed)):
         rule = names[index % len(names)]
-        examples.append(Example(index=index, group=f"w{index}",
-                                fields={"instruction": f"{rule} {word}\n", "answer": rules[rule](word)}))
+        examples.append(
+            Example(
+                index=index, group=f"w{index}", fields={"instruction": f"{rule} {word}\n", "answer": rules[rule](word)}
+            )
+        )
     return examples
 
 
-def encode_instruction(example: Example, mask_instruction: bool = True) -> Dict[str, Any]:
+def encode_instruction(example: Example, mask_instruction: bool = True) -> dict[str, Any]:
     prompt = [tok.BOS_ID] + tok.encode(example.fields["instruction"] + SEPARATOR)
     answer = tok.encode(example.fields["answer"]) + [tok.EOS_ID]
     ids = prompt + answer
@@ -59,7 +64,7 @@ def encode_instruction(example: Example, mask_instruction: bool = True) -> Dict[
     return {"index": example.index, "input_ids": torch.tensor(ids), "labels": torch.tensor(labels)}
 
 
-def pad_collate(items: List[Dict[str, Any]], padding_side: str = "right") -> Batch:
+def pad_collate(items: list[dict[str, Any]], padding_side: str = "right") -> Batch:
     """Pad input_ids with <pad> and labels with -100 on the same side; mask 1 on real tokens."""
     width = max(len(item["input_ids"]) for item in items)
     input_ids = torch.full((len(items), width), tok.PAD_ID, dtype=torch.long)
@@ -69,14 +74,22 @@ def pad_collate(items: List[Dict[str, Any]], padding_side: str = "right") -> Bat
         n = len(item["input_ids"])
         cols = slice(width - n, width) if padding_side == "left" else slice(0, n)
         input_ids[row, cols], labels[row, cols], mask[row, cols] = item["input_ids"], item["labels"], True
-    return {"input_ids": input_ids, "labels": labels, "attention_mask": mask,
-            "index": torch.tensor([item["index"] for item in items])}
+    return {
+        "input_ids": input_ids,
+        "labels": labels,
+        "attention_mask": mask,
+        "index": torch.tensor([item["index"] for item in items]),
+    }
 
 
 def shifted_loss_sum(logits: torch.Tensor, batch: Batch) -> torch.Tensor:
     """Next-token cross-entropy, summed: output t-1 predicts label t."""
-    return F.cross_entropy(logits[:, :-1].reshape(-1, logits.size(-1)).float(),
-                           batch["labels"][:, 1:].reshape(-1), ignore_index=IGNORE_INDEX, reduction="sum")
+    return F.cross_entropy(
+        logits[:, :-1].reshape(-1, logits.size(-1)).float(),
+        batch["labels"][:, 1:].reshape(-1),
+        ignore_index=IGNORE_INDEX,
+        reduction="sum",
+    )
 
 
 def shifted_target_count(batch: Batch) -> torch.Tensor:
@@ -93,38 +106,56 @@ def lm_forward(model: nn.Module, batch: Batch) -> torch.Tensor:
     return model(batch["input_ids"], attention_mask=batch["attention_mask"])
 
 
-def generation_task(examples: Optional[List[Example]] = None, padding_side: str = "right",
-                    encode: Optional[Callable] = None, **overrides) -> TaskData:
+def generation_task(
+    examples: list[Example] | None = None, padding_side: str = "right", encode: Callable | None = None, **overrides
+) -> TaskData:
     examples = examples if examples is not None else instruction_examples()
     parts = dict(
-        kind="generation", splits=make_splits(examples, SPLIT),
+        kind="generation",
+        splits=make_splits(examples, SPLIT),
         encode=encode or encode_instruction,
         collate=lambda items: pad_collate(items, padding_side),
-        loss_sum=shifted_loss_sum, target_count=shifted_target_count, predict=shifted_predict,
+        loss_sum=shifted_loss_sum,
+        target_count=shifted_target_count,
+        predict=shifted_predict,
         forward=lm_forward,
         expected_targets=lambda e: tok.encode(e.fields["answer"]) + [tok.EOS_ID],
         decode_tokens=tok.token_strings,
-        info={"vocab_size": tok.VOCAB_SIZE, "pad_id": tok.PAD_ID, "padding_side": padding_side,
-              "mask_instruction": True, "target_unit": "token"})
+        info={
+            "vocab_size": tok.VOCAB_SIZE,
+            "pad_id": tok.PAD_ID,
+            "padding_side": padding_side,
+            "mask_instruction": True,
+            "target_unit": "token",
+        },
+    )
     parts.update(overrides)
     return TaskData(**parts)
 
 
 # ----------------------------------------------------------------------------- plain text
 SENTENCES = [
-    "the cat sat on the warm mat today", "the cat ran to the old red barn", "the dog sat by the door all day",
-    "the dog ate the bone in the yard", "a bird sang in the tall green tree", "a bird flew over the quiet lake",
-    "my friend reads books every night", "my friend paints small blue boats", "rain fell softly on the roof",
-    "rain kept the streets wet and dark", "snow covers the hills in winter", "snow melts when spring comes back",
+    "the cat sat on the warm mat today",
+    "the cat ran to the old red barn",
+    "the dog sat by the door all day",
+    "the dog ate the bone in the yard",
+    "a bird sang in the tall green tree",
+    "a bird flew over the quiet lake",
+    "my friend reads books every night",
+    "my friend paints small blue boats",
+    "rain fell softly on the roof",
+    "rain kept the streets wet and dark",
+    "snow covers the hills in winter",
+    "snow melts when spring comes back",
 ]
 
 
-def lm_examples() -> List[Example]:
+def lm_examples() -> list[Example]:
     """Plain sentences (many start alike), one group per sentence."""
     return [Example(index=i, group=f"s{i}", fields={"text": text}) for i, text in enumerate(SENTENCES * 1)]
 
 
-def encode_text(example: Example) -> Dict[str, Any]:
+def encode_text(example: Example) -> dict[str, Any]:
     ids = [tok.BOS_ID] + tok.encode(example.fields["text"]) + [tok.EOS_ID]
     labels = [IGNORE_INDEX] + ids[1:]  # every token after <bos> is a target
     return {"index": example.index, "input_ids": torch.tensor(ids), "labels": torch.tensor(labels)}
@@ -132,14 +163,18 @@ def encode_text(example: Example) -> Dict[str, Any]:
 
 def lm_task(**overrides) -> TaskData:
     parts = dict(
-        kind="generation", splits=make_splits(lm_examples(), {"by": "group", "val_fraction": 0.2,
-                                                              "test_fraction": 0.0}),
-        encode=encode_text, collate=pad_collate, loss_sum=shifted_loss_sum,
-        target_count=shifted_target_count, predict=shifted_predict, forward=lm_forward,
+        kind="generation",
+        splits=make_splits(lm_examples(), {"by": "group", "val_fraction": 0.2, "test_fraction": 0.0}),
+        encode=encode_text,
+        collate=pad_collate,
+        loss_sum=shifted_loss_sum,
+        target_count=shifted_target_count,
+        predict=shifted_predict,
+        forward=lm_forward,
         expected_targets=lambda e: tok.encode(e.fields["text"]) + [tok.EOS_ID],
         decode_tokens=tok.token_strings,
-        info={"vocab_size": tok.VOCAB_SIZE, "pad_id": tok.PAD_ID, "mask_instruction": False,
-              "target_unit": "token"})
+        info={"vocab_size": tok.VOCAB_SIZE, "pad_id": tok.PAD_ID, "mask_instruction": False, "target_unit": "token"},
+    )
     parts.update(overrides)
     return TaskData(**parts)
 
@@ -153,7 +188,7 @@ CLASS_NAMES = ["cat", "dog", "bird"]
 FEATURES = 8
 
 
-def vector_examples(count: int = 180, seed: int = 0, groups: Optional[int] = None) -> List[Example]:
+def vector_examples(count: int = 180, seed: int = 0, groups: int | None = None) -> list[Example]:
     """Noisy vectors around one centre per class; the raw label is the class *name*."""
     rng = np.random.default_rng(seed)
     centres = rng.normal(0.0, 1.0, size=(len(CLASS_NAMES), FEATURES))
@@ -166,32 +201,39 @@ def vector_examples(count: int = 180, seed: int = 0, groups: Optional[int] = Non
     return examples
 
 
-def name_encoder(names: List[str]) -> Callable[[Example], Dict[str, Any]]:
+def name_encoder(names: list[str]) -> Callable[[Example], dict[str, Any]]:
     """encode with a fixed name -> id mapping (the correct way: one mapping for every split)."""
     ids = {name: i for i, name in enumerate(names)}
     return lambda e: {"index": e.index, "inputs": torch.from_numpy(e.fields["x"]), "label": ids[e.fields["animal"]]}
 
 
-def stack_collate(items: List[Dict[str, Any]]) -> Batch:
-    return {"inputs": torch.stack([item["inputs"] for item in items]),
-            "labels": torch.tensor([item["label"] for item in items], dtype=torch.long),
-            "index": torch.tensor([item["index"] for item in items])}
+def stack_collate(items: list[dict[str, Any]]) -> Batch:
+    return {
+        "inputs": torch.stack([item["inputs"] for item in items]),
+        "labels": torch.tensor([item["label"] for item in items], dtype=torch.long),
+        "index": torch.tensor([item["index"] for item in items]),
+    }
 
 
 def ce_sum(logits: torch.Tensor, batch: Batch) -> torch.Tensor:
     return F.cross_entropy(logits.float(), batch["labels"], reduction="sum")
 
 
-def classification_task(examples: Optional[List[Example]] = None, **overrides) -> TaskData:
+def classification_task(examples: list[Example] | None = None, **overrides) -> TaskData:
     examples = examples if examples is not None else vector_examples()
     parts = dict(
-        kind="classification", splits=make_splits(examples, SPLIT), encode=name_encoder(CLASS_NAMES),
-        collate=stack_collate, loss_sum=ce_sum,
+        kind="classification",
+        splits=make_splits(examples, SPLIT),
+        encode=name_encoder(CLASS_NAMES),
+        collate=stack_collate,
+        loss_sum=ce_sum,
         target_count=lambda batch: torch.tensor(batch["labels"].numel()),
         predict=lambda logits, batch: logits.argmax(dim=-1),
         forward=lambda model, batch: model(batch["inputs"]),
-        class_names=list(CLASS_NAMES), raw_label=lambda e: e.fields["animal"],
-        info={"num_classes": len(CLASS_NAMES), "target_unit": "example"})
+        class_names=list(CLASS_NAMES),
+        raw_label=lambda e: e.fields["animal"],
+        info={"num_classes": len(CLASS_NAMES), "target_unit": "example"},
+    )
     parts.update(overrides)
     return TaskData(**parts)
 

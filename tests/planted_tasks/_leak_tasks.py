@@ -7,9 +7,11 @@ target leakage): tabular rows and short support tickets, classified the way a us
 - models: ``TabularNet`` (an MLP) and ``BagOfBytes`` (mean of byte embeddings, masked).
 Small (<= ~300 examples), seeded, no download. Each planted module changes one thing.
 """
+
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -27,7 +29,7 @@ HOSPITALS = ["north", "south", "east", "west"]
 
 
 # ----------------------------------------------------------------------------- tabular rows
-def patient_rows(patients: int = 60, visits: int = 4, seed: int = 0, spread: float = 0.6) -> List[Dict[str, Any]]:
+def patient_rows(patients: int = 60, visits: int = 4, seed: int = 0, spread: float = 0.6) -> list[dict[str, Any]]:
     """One row per visit: the patient's outcome sets the centre, each visit adds noise."""
     rng = np.random.default_rng(seed)
     centres = rng.normal(0.0, 1.0, size=(len(OUTCOMES), len(MEASUREMENTS)))
@@ -38,27 +40,45 @@ def patient_rows(patients: int = 60, visits: int = 4, seed: int = 0, spread: flo
         age, hospital = int(rng.integers(20, 90)), HOSPITALS[int(rng.integers(len(HOSPITALS)))]
         for visit in range(visits):
             x = (base + rng.normal(0.0, spread, size=len(MEASUREMENTS))).astype("float32")
-            rows.append({"patient_id": f"P{patient:04d}", "visit": visit, "age": age, "hospital": hospital,
-                         "x": x, "outcome": OUTCOMES[outcome], "day": float(patient * 7 + visit * 30)})
+            rows.append(
+                {
+                    "patient_id": f"P{patient:04d}",
+                    "visit": visit,
+                    "age": age,
+                    "hospital": hospital,
+                    "x": x,
+                    "outcome": OUTCOMES[outcome],
+                    "day": float(patient * 7 + visit * 30),
+                }
+            )
     return rows
 
 
-def tabular_task(examples: Sequence[Example], feature_names: Sequence[str] = MEASUREMENTS,
-                 split: Optional[Dict[str, Any]] = None) -> TaskData:
+def tabular_task(
+    examples: Sequence[Example], feature_names: Sequence[str] = MEASUREMENTS, split: dict[str, Any] | None = None
+) -> TaskData:
     ids = {name: i for i, name in enumerate(OUTCOMES)}
     return TaskData(
-        kind="classification", splits=make_splits(examples, split or SPLIT),
-        encode=lambda e: {"index": e.index, "inputs": torch.from_numpy(e.fields["x"]),
-                          "label": ids[e.fields["outcome"]]},
-        collate=lambda items: {"inputs": torch.stack([i["inputs"] for i in items]),
-                               "labels": torch.tensor([i["label"] for i in items], dtype=torch.long),
-                               "index": torch.tensor([i["index"] for i in items])},
+        kind="classification",
+        splits=make_splits(examples, split or SPLIT),
+        encode=lambda e: {
+            "index": e.index,
+            "inputs": torch.from_numpy(e.fields["x"]),
+            "label": ids[e.fields["outcome"]],
+        },
+        collate=lambda items: {
+            "inputs": torch.stack([i["inputs"] for i in items]),
+            "labels": torch.tensor([i["label"] for i in items], dtype=torch.long),
+            "index": torch.tensor([i["index"] for i in items]),
+        },
         loss_sum=lambda logits, batch: F.cross_entropy(logits.float(), batch["labels"], reduction="sum"),
         target_count=lambda batch: torch.tensor(batch["labels"].numel()),
         predict=lambda logits, batch: logits.argmax(dim=-1),
         forward=lambda model, batch: model(batch["inputs"]),
-        class_names=list(OUTCOMES), raw_label=lambda e: e.fields["outcome"],
-        info={"num_classes": len(OUTCOMES), "target_unit": "example", "feature_names": list(feature_names)})
+        class_names=list(OUTCOMES),
+        raw_label=lambda e: e.fields["outcome"],
+        info={"num_classes": len(OUTCOMES), "target_unit": "example", "feature_names": list(feature_names)},
+    )
 
 
 class TabularNet(nn.Module):
@@ -81,15 +101,43 @@ TOPICS = {
     "network": ["wifi", "vpn", "router", "proxy", "firewall", "dns"],
     "billing": ["invoice", "refund", "payment", "receipt", "subscription", "credit note"],
 }
-PROBLEMS = ["stopped working", "is very slow", "shows an error", "keeps restarting", "was charged twice",
-            "cannot connect", "needs a replacement", "is missing", "looks wrong", "times out"]
-PLACES = ["on floor two", "in the london office", "since monday", "after the update", "for the whole team",
-          "in meeting room b", "at the front desk", "since last night", "for one customer", "in the lab"]
-ASKS = ["please help", "can someone call me", "this is urgent", "no rush", "please advise",
-        "thanks in advance", "any idea why", "we tried rebooting"]
+PROBLEMS = [
+    "stopped working",
+    "is very slow",
+    "shows an error",
+    "keeps restarting",
+    "was charged twice",
+    "cannot connect",
+    "needs a replacement",
+    "is missing",
+    "looks wrong",
+    "times out",
+]
+PLACES = [
+    "on floor two",
+    "in the london office",
+    "since monday",
+    "after the update",
+    "for the whole team",
+    "in meeting room b",
+    "at the front desk",
+    "since last night",
+    "for one customer",
+    "in the lab",
+]
+ASKS = [
+    "please help",
+    "can someone call me",
+    "this is urgent",
+    "no rush",
+    "please advise",
+    "thanks in advance",
+    "any idea why",
+    "we tried rebooting",
+]
 
 
-def tickets(count: int = 180, seed: int = 0) -> List[Dict[str, Any]]:
+def tickets(count: int = 180, seed: int = 0) -> list[dict[str, Any]]:
     """Distinct tickets: a team's topic, a problem, one or two places, a request."""
     rng = np.random.default_rng(seed)
     rows, seen = [], set()
@@ -104,31 +152,40 @@ def tickets(count: int = 180, seed: int = 0) -> List[Dict[str, Any]]:
     return rows
 
 
-def text_task(examples: Sequence[Example], split: Optional[Dict[str, Any]] = None) -> TaskData:
+def text_task(examples: Sequence[Example], split: dict[str, Any] | None = None) -> TaskData:
     ids = {name: i for i, name in enumerate(TEAMS)}
 
-    def collate(items: List[Dict[str, Any]]) -> Batch:
+    def collate(items: list[dict[str, Any]]) -> Batch:
         width = max(len(i["input_ids"]) for i in items)
         input_ids = torch.full((len(items), width), tok.PAD_ID, dtype=torch.long)
         mask = torch.zeros((len(items), width), dtype=torch.bool)
         for row, item in enumerate(items):
-            input_ids[row, :len(item["input_ids"])] = item["input_ids"]
-            mask[row, :len(item["input_ids"])] = True
-        return {"input_ids": input_ids, "attention_mask": mask,
-                "labels": torch.tensor([i["label"] for i in items], dtype=torch.long),
-                "index": torch.tensor([i["index"] for i in items])}
+            input_ids[row, : len(item["input_ids"])] = item["input_ids"]
+            mask[row, : len(item["input_ids"])] = True
+        return {
+            "input_ids": input_ids,
+            "attention_mask": mask,
+            "labels": torch.tensor([i["label"] for i in items], dtype=torch.long),
+            "index": torch.tensor([i["index"] for i in items]),
+        }
 
     return TaskData(
-        kind="classification", splits=make_splits(examples, split or SPLIT),
-        encode=lambda e: {"index": e.index, "input_ids": torch.tensor(tok.encode(e.fields["text"])),
-                          "label": ids[e.fields["team"]]},
+        kind="classification",
+        splits=make_splits(examples, split or SPLIT),
+        encode=lambda e: {
+            "index": e.index,
+            "input_ids": torch.tensor(tok.encode(e.fields["text"])),
+            "label": ids[e.fields["team"]],
+        },
         collate=collate,
         loss_sum=lambda logits, batch: F.cross_entropy(logits.float(), batch["labels"], reduction="sum"),
         target_count=lambda batch: torch.tensor(batch["labels"].numel()),
         predict=lambda logits, batch: logits.argmax(dim=-1),
         forward=lambda model, batch: model(batch["input_ids"], batch["attention_mask"]),
-        class_names=list(TEAMS), raw_label=lambda e: e.fields["team"],
-        info={"num_classes": len(TEAMS), "target_unit": "example", "pad_id": tok.PAD_ID})
+        class_names=list(TEAMS),
+        raw_label=lambda e: e.fields["team"],
+        info={"num_classes": len(TEAMS), "target_unit": "example", "pad_id": tok.PAD_ID},
+    )
 
 
 class BagOfBytes(nn.Module):

@@ -1,4 +1,5 @@
 """loss_sum maps class ids through an alphabetical table while the head follows class_names' order."""
+
 import torch
 import torch.nn.functional as F
 

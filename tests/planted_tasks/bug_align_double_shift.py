@@ -1,4 +1,5 @@
 """collate shifts the labels (declared labels_shifted=True) and loss_sum shifts them again: trains t+2."""
+
 import torch
 
 from pilot.data.task import IGNORE_INDEX
@@ -16,10 +17,13 @@ def collate(items):
 
 
 def make_task():
-    return generation_task(collate=collate, labels_shifted=True,
-                           loss_sum=shifted_loss_sum,  # the bug: the copied loss shifts once more
-                           target_count=lambda batch: (batch["labels"] != IGNORE_INDEX).sum(),
-                           predict=lambda logits, batch: logits.argmax(dim=-1))
+    return generation_task(
+        collate=collate,
+        labels_shifted=True,
+        loss_sum=shifted_loss_sum,  # the bug: the copied loss shifts once more
+        target_count=lambda batch: (batch["labels"] != IGNORE_INDEX).sum(),
+        predict=lambda logits, batch: logits.argmax(dim=-1),
+    )
 
 
 def build_model(task):

@@ -1,4 +1,5 @@
 """labels aligned with the inputs and a loss_sum that does not shift: each position learns to copy itself."""
+
 import torch.nn.functional as F
 
 from pilot.data.task import IGNORE_INDEX
@@ -8,8 +9,12 @@ EXPECTED = {"step": "alignment", "verdict": "fail"}
 
 
 def loss_sum(logits, batch):  # the bug: no shift
-    return F.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), batch["labels"].reshape(-1),
-                           ignore_index=IGNORE_INDEX, reduction="sum")
+    return F.cross_entropy(
+        logits.reshape(-1, logits.size(-1)).float(),
+        batch["labels"].reshape(-1),
+        ignore_index=IGNORE_INDEX,
+        reduction="sum",
+    )
 
 
 def make_task():

@@ -1,8 +1,9 @@
 """loss_sum adds the tokenizer's special-token offset to labels that already include it."""
+
 import torch.nn.functional as F
 
-from pilot.data.task import IGNORE_INDEX
 from pilot.data import byte_tokenizer as tok
+from pilot.data.task import IGNORE_INDEX
 from pilot.models.tiny_gpt import TinyGPT
 from tests.planted_tasks._common import generation_task
 
@@ -13,8 +14,12 @@ SPECIAL_OFFSET = 3
 def loss_sum(logits, batch):
     labels = batch["labels"][:, 1:]
     labels = labels.where(labels == IGNORE_INDEX, labels + SPECIAL_OFFSET)  # the bug
-    return F.cross_entropy(logits[:, :-1].reshape(-1, logits.size(-1)).float(), labels.reshape(-1),
-                           ignore_index=IGNORE_INDEX, reduction="sum")
+    return F.cross_entropy(
+        logits[:, :-1].reshape(-1, logits.size(-1)).float(),
+        labels.reshape(-1),
+        ignore_index=IGNORE_INDEX,
+        reduction="sum",
+    )
 
 
 def make_task():

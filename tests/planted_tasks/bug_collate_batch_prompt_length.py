@@ -1,4 +1,5 @@
 """collate masks the prompt with the *first* row's prompt length for every row of the micro-batch."""
+
 from pilot.data import byte_tokenizer as tok
 from pilot.data.task import IGNORE_INDEX
 from tests.planted_tasks._common import generation_task, pad_collate, tiny_gpt
@@ -9,6 +10,7 @@ SEPARATOR_END = tok.encode("=> ")[-1]
 
 def encode(example):
     from tests.planted_tasks._common import encode_instruction
+
     item = encode_instruction(example, mask_instruction=False)
     prompt = len(tok.encode(example.fields["instruction"] + "=> ")) + 1
     return {**item, "prompt_length": prompt}

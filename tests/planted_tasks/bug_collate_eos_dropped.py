@@ -1,4 +1,5 @@
 """collate masks the last real label of each row ("the last token predicts nothing"): <eos> is never trained."""
+
 from pilot.data.task import IGNORE_INDEX
 from tests.planted_tasks._common import generation_task, pad_collate, tiny_gpt
 

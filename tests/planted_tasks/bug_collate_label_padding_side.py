@@ -1,4 +1,5 @@
 """collate left-pads input_ids and the mask but right-pads labels: labels no longer line up with tokens."""
+
 import torch
 
 from pilot.data import byte_tokenizer as tok
@@ -15,11 +16,15 @@ def collate(items):
     mask = torch.zeros((len(items), width), dtype=torch.bool)
     for row, item in enumerate(items):
         n = len(item["input_ids"])
-        input_ids[row, width - n:] = item["input_ids"]
-        mask[row, width - n:] = True
+        input_ids[row, width - n :] = item["input_ids"]
+        mask[row, width - n :] = True
         labels[row, :n] = item["labels"]  # the bug: the other side
-    return {"input_ids": input_ids, "labels": labels, "attention_mask": mask,
-            "index": torch.tensor([item["index"] for item in items])}
+    return {
+        "input_ids": input_ids,
+        "labels": labels,
+        "attention_mask": mask,
+        "index": torch.tensor([item["index"] for item in items]),
+    }
 
 
 def make_task():

@@ -1,4 +1,5 @@
 """collate builds labels by cloning the padded input_ids: padding positions are counted in the loss."""
+
 import torch
 
 from pilot.data import byte_tokenizer as tok
@@ -13,12 +14,16 @@ def collate(items):
     input_ids = torch.full((len(items), width), tok.PAD_ID, dtype=torch.long)
     mask = torch.zeros((len(items), width), dtype=torch.bool)
     for row, item in enumerate(items):
-        input_ids[row, :len(item["input_ids"])] = item["input_ids"]
-        mask[row, :len(item["input_ids"])] = True
-    labels = input_ids.clone()       # the bug: <pad> stays a label (should be -100)
+        input_ids[row, : len(item["input_ids"])] = item["input_ids"]
+        mask[row, : len(item["input_ids"])] = True
+    labels = input_ids.clone()  # the bug: <pad> stays a label (should be -100)
     labels[:, 0] = IGNORE_INDEX
-    return {"input_ids": input_ids, "labels": labels, "attention_mask": mask,
-            "index": torch.tensor([item["index"] for item in items])}
+    return {
+        "input_ids": input_ids,
+        "labels": labels,
+        "attention_mask": mask,
+        "index": torch.tensor([item["index"] for item in items]),
+    }
 
 
 def make_task():

@@ -1,4 +1,5 @@
 """copies behind ids: an export joined twice; 40 rows reappear under a new record id and load time."""
+
 from pilot.data.task import Example
 from tests.planted_tasks._leak_tasks import patient_rows, tabular_model, tabular_task
 

@@ -1,4 +1,5 @@
 """the model calls F.dropout(training=True) (copied from an MC-dropout recipe): evaluation is random."""
+
 import torch.nn as nn
 import torch.nn.functional as F
 

@@ -1,4 +1,5 @@
 """a Gaussian-noise augmentation layer inside the model that ignores eval mode."""
+
 import torch
 import torch.nn as nn
 

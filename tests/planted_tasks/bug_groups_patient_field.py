@@ -1,4 +1,5 @@
 """undeclared group: several visits per patient, but each row is its own group (patient_id ignored)."""
+
 from pilot.data.task import Example
 from tests.planted_tasks._leak_tasks import patient_rows, tabular_model, tabular_task
 

@@ -1,4 +1,5 @@
 """undeclared group: reviews keyed by an opaque reviewer code (no "id" in its name), split per review."""
+
 import hashlib
 
 from pilot.data.task import Example

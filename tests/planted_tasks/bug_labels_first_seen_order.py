@@ -1,4 +1,5 @@
 """each split numbers the classes in the order it first meets them: ids permuted between splits."""
+
 import torch
 
 from tests.planted_tasks._common import classification_task, mlp, vector_examples
@@ -17,8 +18,12 @@ def make_task():
     where = {e.index: split for split, rows in task.splits.items() for e in rows}
 
     def encode(example):  # the bug
-        return {"index": example.index, "inputs": torch.from_numpy(example.fields["x"]),
-                "label": encoders[where[example.index]][example.fields["animal"]]}
+        return {
+            "index": example.index,
+            "inputs": torch.from_numpy(example.fields["x"]),
+            "label": encoders[where[example.index]][example.fields["animal"]],
+        }
+
     task.encode = encode
     task.class_names = list(encoders["train"])
     return task

@@ -1,4 +1,5 @@
 """target leakage: a 'readmitted' flag recorded after the outcome sits among the input features."""
+
 import numpy as np
 
 from pilot.data.task import Example

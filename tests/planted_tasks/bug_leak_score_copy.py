@@ -1,4 +1,5 @@
 """target leakage: a 'severity_score' computed from the label (id + rounding noise) is an input."""
+
 import numpy as np
 
 from pilot.data.task import Example

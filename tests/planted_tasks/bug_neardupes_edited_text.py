@@ -1,4 +1,5 @@
 """near-duplicates: 40 tickets re-filed with a typo and a sign-off, same team, new ticket ids."""
+
 from pilot.data.task import Example
 from tests.planted_tasks._leak_tasks import text_model, text_task, tickets
 
@@ -17,8 +18,9 @@ def typo(text: str, at: int) -> str:
 
 def make_task():
     rows = tickets(count=180, seed=6)
-    refiled = [dict(row, ticket_id=f"T-{90000 + i}", text=typo(row["text"], i) + " thx")
-               for i, row in enumerate(rows[:40])]
+    refiled = [
+        dict(row, ticket_id=f"T-{90000 + i}", text=typo(row["text"], i) + " thx") for i, row in enumerate(rows[:40])
+    ]
     rows = rows + refiled
     examples = [Example(index=i, group=row["ticket_id"], fields=row) for i, row in enumerate(rows)]
     return text_task(examples)

@@ -1,4 +1,5 @@
 """target_count counts every position of the padded batch, ignored labels and padding included."""
+
 import torch
 
 from tests.planted_tasks._common import generation_task, tiny_gpt

@@ -1,4 +1,5 @@
 """loss_sum uses reduction="mean" (the PyTorch default): the engine's normalisation is applied twice."""
+
 import torch.nn.functional as F
 
 from tests.planted_tasks._common import classification_task, mlp

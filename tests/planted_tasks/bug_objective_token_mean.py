@@ -1,4 +1,5 @@
 """a generation loss_sum that averages over the batch's tokens: long and short answers weigh alike per batch."""
+
 import torch.nn.functional as F
 
 from pilot.data.task import IGNORE_INDEX
@@ -8,8 +9,11 @@ EXPECTED = {"step": "objective", "verdict": "fail"}
 
 
 def loss_sum(logits, batch):
-    return F.cross_entropy(logits[:, :-1].reshape(-1, logits.size(-1)).float(),
-                           batch["labels"][:, 1:].reshape(-1), ignore_index=IGNORE_INDEX)  # the bug: mean
+    return F.cross_entropy(
+        logits[:, :-1].reshape(-1, logits.size(-1)).float(),
+        batch["labels"][:, 1:].reshape(-1),
+        ignore_index=IGNORE_INDEX,
+    )  # the bug: mean
 
 
 def make_task():

@@ -1,4 +1,5 @@
 """forward standardises features with the micro-batch's own std: a batch of one gives NaN."""
+
 import warnings
 
 import torch.nn as nn
@@ -24,5 +25,5 @@ class Model(nn.Module):
 def make_task():
     task = classification_task()
     train = task.splits["train"]
-    task.splits["train"] = train[:(len(train) // 16) * 16 + 1]  # one example left over per epoch
+    task.splits["train"] = train[: (len(train) // 16) * 16 + 1]  # one example left over per epoch
     return task

@@ -1,4 +1,5 @@
 """correct: classification of named classes (raw_label + class_names, one mapping for every split)."""
+
 from tests.planted_tasks._common import classification_task, mlp
 
 EXPECTED = None

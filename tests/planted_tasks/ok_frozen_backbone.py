@@ -1,4 +1,5 @@
 """correct: a frozen backbone (no gradient) under a trainable head, as in fine-tuning."""
+
 import torch
 import torch.nn as nn
 

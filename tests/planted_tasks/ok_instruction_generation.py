@@ -1,4 +1,5 @@
 """correct: instruction generation, only the answer trained, right padding, shift in loss_sum."""
+
 from tests.planted_tasks._common import generation_task, tiny_gpt
 
 EXPECTED = None

@@ -1,4 +1,5 @@
 """correct: instruction generation with left padding (inputs, labels and mask padded alike)."""
+
 from tests.planted_tasks._common import generation_task, tiny_gpt
 
 EXPECTED = None

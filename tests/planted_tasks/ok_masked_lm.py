@@ -1,4 +1,5 @@
 """correct: masked-token prediction, masks drawn at random in collate (same_position targets)."""
+
 import torch
 import torch.nn.functional as F
 
@@ -29,15 +30,25 @@ def collate(items):
 
 
 def loss_sum(logits, batch):  # output t predicts the original token at t
-    return F.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), batch["labels"].reshape(-1),
-                           ignore_index=IGNORE_INDEX, reduction="sum")
+    return F.cross_entropy(
+        logits.reshape(-1, logits.size(-1)).float(),
+        batch["labels"].reshape(-1),
+        ignore_index=IGNORE_INDEX,
+        reduction="sum",
+    )
 
 
 def make_task():
-    return lm_task(encode=encode, collate=collate, loss_sum=loss_sum, target_position="same_position",
-                   target_count=lambda batch: (batch["labels"] != IGNORE_INDEX).sum(),
-                   predict=lambda logits, batch: logits.argmax(dim=-1), expected_targets=None,
-                   info={"vocab_size": tok.VOCAB_SIZE, "target_unit": "token"})
+    return lm_task(
+        encode=encode,
+        collate=collate,
+        loss_sum=loss_sum,
+        target_position="same_position",
+        target_count=lambda batch: (batch["labels"] != IGNORE_INDEX).sum(),
+        predict=lambda logits, batch: logits.argmax(dim=-1),
+        expected_targets=None,
+        info={"vocab_size": tok.VOCAB_SIZE, "target_unit": "token"},
+    )
 
 
 def build_model(task):

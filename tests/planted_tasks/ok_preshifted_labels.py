@@ -1,4 +1,5 @@
 """correct: causal LM whose collate shifts the labels (labels[t] = token t+1), declared; loss does not shift."""
+
 import torch
 import torch.nn.functional as F
 
@@ -17,14 +18,22 @@ def collate(items):
 
 
 def loss_sum(logits, batch):
-    return F.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), batch["labels"].reshape(-1),
-                           ignore_index=IGNORE_INDEX, reduction="sum")
+    return F.cross_entropy(
+        logits.reshape(-1, logits.size(-1)).float(),
+        batch["labels"].reshape(-1),
+        ignore_index=IGNORE_INDEX,
+        reduction="sum",
+    )
 
 
 def make_task():
-    return generation_task(collate=collate, loss_sum=loss_sum, labels_shifted=True,
-                           target_count=lambda batch: (batch["labels"] != IGNORE_INDEX).sum(),
-                           predict=lambda logits, batch: logits.argmax(dim=-1))
+    return generation_task(
+        collate=collate,
+        loss_sum=loss_sum,
+        labels_shifted=True,
+        target_count=lambda batch: (batch["labels"] != IGNORE_INDEX).sum(),
+        predict=lambda logits, batch: logits.argmax(dim=-1),
+    )
 
 
 def build_model(task):

@@ -1,4 +1,5 @@
 """correct: tabular visits with patient_id, hospital and age fields, grouped and split by patient."""
+
 from pilot.data.task import Example
 from tests.planted_tasks._leak_tasks import patient_rows, tabular_model, tabular_task
 

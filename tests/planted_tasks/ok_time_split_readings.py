@@ -1,4 +1,5 @@
 """correct: time-stamped daily readings split by time (train before validation before test)."""
+
 from pilot.data.task import Example
 from tests.planted_tasks._leak_tasks import SPLIT, patient_rows, tabular_model, tabular_task
 

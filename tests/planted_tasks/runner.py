@@ -5,14 +5,16 @@ it (``fail``, or ``warn``/``fail`` where ``warn`` is expected); for a correct ta
 that did not pass (false alarms). Used by ``tests/test_loss_checks.py`` and
 ``bench/planted_bugs.py``. Checks are called directly, without Hydra, each on a fresh model.
 """
+
 from __future__ import annotations
 
 import importlib
 import time
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any
 
 import torch
 
@@ -30,7 +32,7 @@ DEFAULTS = {"micro_batch": 4, "accumulation": 1, "eval_micro_batch": None, "spli
 ALARMS = ("warn", "fail", "oom")  # a correct task must get none of these
 
 
-def _tiny_subset(task: TaskData, build: Callable[[], torch.nn.Module], settings: Dict[str, Any]) -> CheckResult:
+def _tiny_subset(task: TaskData, build: Callable[[], torch.nn.Module], settings: dict[str, Any]) -> CheckResult:
     """The pilot's tiny-subset check with the default config's optimizer and the task's own model."""
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
@@ -47,21 +49,23 @@ def _tiny_subset(task: TaskData, build: Callable[[], torch.nn.Module], settings:
 
 
 # step -> check(task, fresh-model factory, settings); a new check step is one entry here
-CHECKS: Dict[str, Callable[[TaskData, Callable[[], torch.nn.Module], Dict[str, Any]], CheckResult]] = {
+CHECKS: dict[str, Callable[[TaskData, Callable[[], torch.nn.Module], dict[str, Any]], CheckResult]] = {
     "inspect": lambda task, build, s: inspect_task(task, 2, s["micro_batch"], build())[0],
     "split_audit": lambda task, build, s: audit_split(task, s["split_by"]),
     "alignment": lambda task, build, s: alignment_check(task, build(), s["micro_batch"]),
     "objective": lambda task, build, s: objective_check(task, build(), s["micro_batch"]),
     "smallest_micro_batch": lambda task, build, s: smallest_micro_batch_check(
-        task, build(), s["micro_batch"], s["accumulation"], s["eval_micro_batch"] or s["micro_batch"]),
+        task, build(), s["micro_batch"], s["accumulation"], s["eval_micro_batch"] or s["micro_batch"]
+    ),
     "eval_determinism": lambda task, build, s: eval_determinism_check(
-        task, build(), s["eval_micro_batch"] or s["micro_batch"]),
+        task, build(), s["eval_micro_batch"] or s["micro_batch"]
+    ),
     "tiny_subset": _tiny_subset,
 }
 OPT_IN = ("tiny_subset",)  # trains: run only where a task lists it in SETTINGS["checks"]
 
 
-def task_names() -> List[str]:
+def task_names() -> list[str]:
     return sorted(p.stem for p in HERE.glob("*.py") if p.stem != "runner" and not p.stem.startswith("_"))
 
 
@@ -69,7 +73,7 @@ def load(name: str) -> ModuleType:
     return importlib.import_module(f"{PACKAGE}.{name}")
 
 
-def settings_of(module: ModuleType) -> Dict[str, Any]:
+def settings_of(module: ModuleType) -> dict[str, Any]:
     settings = {**DEFAULTS, **getattr(module, "SETTINGS", {})}
     settings.setdefault("checks", [step for step in CHECKS if step not in OPT_IN])
     return settings
@@ -81,10 +85,11 @@ def model_factory(module: ModuleType, task: TaskData) -> Callable[[], torch.nn.M
         if hasattr(module, "build_model"):
             return module.build_model(task)
         return module.Model()
+
     return build
 
 
-def run_task(module: ModuleType) -> Dict[str, CheckResult]:
+def run_task(module: ModuleType) -> dict[str, CheckResult]:
     """Every check the task's settings name, each on a fresh task and model; a crash is a fail."""
     settings = settings_of(module)
     results = {}
@@ -93,17 +98,22 @@ def run_task(module: ModuleType) -> Dict[str, CheckResult]:
             task = module.make_task()
             results[step] = CHECKS[step](task, model_factory(module, task), settings)
         except Exception as error:  # noqa: BLE001 - a crash is a verdict too
-            results[step] = CheckResult(step, "fail", f"crashed: {type(error).__name__}: {error}",
-                                        details={"traceback": traceback.format_exc()})
+            results[step] = CheckResult(
+                step, "fail", f"crashed: {type(error).__name__}: {error}", details={"traceback": traceback.format_exc()}
+            )
     return results
 
 
-def outcome(name: str, module: ModuleType, results: Dict[str, CheckResult], seconds: float) -> Dict[str, Any]:
-    expected: Optional[Dict[str, str]] = getattr(module, "EXPECTED")
+def outcome(name: str, module: ModuleType, results: dict[str, CheckResult], seconds: float) -> dict[str, Any]:
+    expected: dict[str, str] | None = module.EXPECTED
     verdicts = {step: r.verdict for step, r in results.items()}
-    row: Dict[str, Any] = {"task": name, "planted": expected is not None,
-                           "description": (module.__doc__ or "").strip().splitlines()[0] if module.__doc__ else "",
-                           "verdicts": verdicts, "seconds": round(seconds, 3)}
+    row: dict[str, Any] = {
+        "task": name,
+        "planted": expected is not None,
+        "description": (module.__doc__ or "").strip().splitlines()[0] if module.__doc__ else "",
+        "verdicts": verdicts,
+        "seconds": round(seconds, 3),
+    }
     if expected is None:
         alarms = {step: results[step].reason for step, v in verdicts.items() if v in ALARMS}
         row.update(ok=not alarms, alarms=alarms)
@@ -111,12 +121,16 @@ def outcome(name: str, module: ModuleType, results: Dict[str, CheckResult], seco
     step, wanted = expected["step"], expected["verdict"]
     got = verdicts.get(step, "not run")
     detected = got == wanted or (wanted == "warn" and got == "fail")
-    row.update(ok=detected, expected=f"{step}: {wanted}", got=got,
-               reason=results[step].reason if step in results else "check not run")
+    row.update(
+        ok=detected,
+        expected=f"{step}: {wanted}",
+        got=got,
+        reason=results[step].reason if step in results else "check not run",
+    )
     return row
 
 
-def run_all(names: Optional[List[str]] = None) -> List[Dict[str, Any]]:
+def run_all(names: list[str] | None = None) -> list[dict[str, Any]]:
     rows = []
     for name in names or task_names():
         module = load(name)
@@ -126,8 +140,12 @@ def run_all(names: Optional[List[str]] = None) -> List[Dict[str, Any]]:
     return rows
 
 
-def summary(rows: List[Dict[str, Any]]) -> Dict[str, Any]:
+def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     planted = [r for r in rows if r["planted"]]
     correct = [r for r in rows if not r["planted"]]
-    return {"flagged": sum(r["ok"] for r in planted), "planted": len(planted),
-            "false_alarms": sum(not r["ok"] for r in correct), "correct": len(correct)}
+    return {
+        "flagged": sum(r["ok"] for r in planted),
+        "planted": len(planted),
+        "false_alarms": sum(not r["ok"] for r in correct),
+        "correct": len(correct),
+    }
