@@ -32,11 +32,11 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from conftest import compose_config  # noqa: E402  (the same composition as the tests)
 
+from pilot.engine.build import build_trainer  # noqa: E402
 from pilot.engine.data_order import update_indices  # noqa: E402
 from pilot.engine.optim import build_optimizer, build_scheduler  # noqa: E402
 from pilot.engine.trainer import record_dict  # noqa: E402
 from pilot.phases.memory import MemoryProbe  # noqa: E402
-from pilot.train import build_trainer  # noqa: E402
 
 
 class BareLoop:

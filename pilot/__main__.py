@@ -13,7 +13,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from pilot.config import register
-from pilot.data.task import enum_value
+from pilot.config.values import enum_value
 from pilot.errors import PilotError
 from pilot.estimate_run import run_estimate
 from pilot.pilot_run import run_pilot

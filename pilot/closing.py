@@ -42,6 +42,7 @@ from safetensors.torch import load_file, save_file
 
 from pilot.checkpoint import export_artefact
 from pilot.data.task import TaskData, move_to
+from pilot.engine.build import build_model
 from pilot.errors import PilotError, UnsafeFileError
 from pilot.run_record import config_hash
 
@@ -393,7 +394,7 @@ def reload_and_compare(directory: Path, policy: ReloadPolicy | None = None) -> d
         policy = ReloadPolicy(flatten(read_config(directory / "config.yaml")), "the caller's")
     cfg = load_export_config(directory, policy)
     task = instantiate(cfg.data, _convert_="all")
-    model = instantiate(cfg.model, _convert_="all")
+    model = build_model(cfg)
     missing, unexpected = model.load_state_dict(load_file(str(directory / "model.safetensors")), strict=False)
     if missing or unexpected:
         return {

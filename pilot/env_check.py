@@ -44,8 +44,8 @@ from omegaconf import DictConfig, OmegaConf
 from packaging.version import InvalidVersion, Version
 
 from pilot.closing import code_running
-from pilot.config.validate import resolve_device
-from pilot.data.task import enum_value
+from pilot.config.values import enum_value, resolve_device
+from pilot.engine.build import configure_threads
 from pilot.environment import (
     FACTS_FILE,
     LOCK_FILE,
@@ -63,7 +63,6 @@ from pilot.errors import PilotError
 from pilot.phases.gates import PhaseRunner
 from pilot.rental.journal import append_entry
 from pilot.run_record import code_revision, config_hash
-from pilot.train import configure_threads
 
 # relative tolerance of the first update's loss on another device, per precision (declared, not
 # measured): fp32 kernels differ in summation order (~1e-6); reduced precision rounds each matmul

@@ -50,8 +50,9 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.overrides import TorchFunctionMode
 
 from pilot.checks.result import CheckResult, Finding, summarise
-from pilot.config.validate import resolve_device
-from pilot.data.task import TaskData, enum_value, move_to
+from pilot.config.values import enum_value, resolve_device
+from pilot.data.task import TaskData, move_to
+from pilot.engine.build import build_model
 from pilot.engine.distributed import resolve_backend
 from pilot.errors import PilotError
 from pilot.rental.requirements import (
@@ -333,9 +334,8 @@ def record_attention_calls(cfg: DictConfig, task: TaskData, meta: bool = False) 
     device = torch.device("meta" if meta else "cpu")
     recorder = _AttentionRecorder()
     with torch.random.fork_rng(devices=[]), torch.no_grad():
-        torch.manual_seed(int(cfg.seed))
         with device:
-            model = instantiate(cfg.model, _convert_="all")
+            model = build_model(cfg)
         batch, where = _shape_batch(cfg, task)
         model.train()
         autocast = (

@@ -24,8 +24,9 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig
 
 from pilot.checks.result import CheckResult
-from pilot.config.validate import resolve_device, validate
-from pilot.data.task import TaskData, enum_value
+from pilot.config.validate import validate
+from pilot.config.values import enum_value, resolve_device
+from pilot.data.task import TaskData
 from pilot.environment import read_requirements, record_attention_calls
 from pilot.estimate.memory import EstimateRefused, MemoryEstimate, estimate_memory
 from pilot.rental.choice_sheet import Measured

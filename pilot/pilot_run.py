@@ -33,9 +33,10 @@ from pilot.checks.objective import objective_check
 from pilot.checks.result import GATING, CheckResult, worst
 from pilot.checks.split_audit import audit_split
 from pilot.checks.tiny_subset import tiny_subset_check
-from pilot.config.validate import resolve_device, validate
-from pilot.data.task import enum_value
+from pilot.config.validate import validate
+from pilot.config.values import enum_value, resolve_device
 from pilot.engine.batch_plan import plan_from_config
+from pilot.engine.build import build_model, configure_threads
 from pilot.engine.distributed import init_from_env, launched_externally, spawn
 from pilot.engine.preemption import SignalsStopAtOnce
 from pilot.environment import environment_step
@@ -46,7 +47,6 @@ from pilot.phases.gates import PhaseRunner
 from pilot.rental.journal import append_entry
 from pilot.report import print_console, write_report
 from pilot.run_record import RunDirectoryLock, RunRecord, read_run_json
-from pilot.train import configure_threads
 
 log = logging.getLogger("pilot")
 
@@ -169,8 +169,7 @@ def _pilot(cfg: DictConfig, run_dir: Path, record: RunRecord, sweep_params: dict
         def fresh_model() -> torch.nn.Module:
             """One freshly initialised model for the checks below; none of them changes its parameters."""
             if "model" not in fresh:
-                torch.manual_seed(int(cfg.seed))
-                fresh["model"] = instantiate(cfg.model, _convert_="all")
+                fresh["model"] = build_model(cfg)
             return fresh["model"]
 
         def inspect() -> CheckResult:

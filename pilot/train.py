@@ -13,15 +13,12 @@ import json
 import logging
 import math
 import os
-import random
 import signal
 import time
 from collections.abc import Iterable
 from pathlib import Path
 
-import numpy as np
 import torch
-from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from pilot.checkpoint import (
@@ -38,8 +35,9 @@ from pilot.checkpoint import (
     training_state_non_finite,
 )
 from pilot.closing import close_run, write_reproduce
-from pilot.config.validate import resolve_device, validate
-from pilot.data.task import enum_value
+from pilot.config.validate import validate
+from pilot.config.values import enum_value, resolve_device
+from pilot.engine.build import build_trainer, configure_threads
 from pilot.engine.distributed import DistContext, all_reduce_sum, init_from_env, launched_externally, spawn
 from pilot.engine.preemption import InterruptWatch, PreemptionWatch
 from pilot.engine.trainer import Trainer, record_dict
@@ -50,42 +48,6 @@ from pilot.predictions import write_predictions
 from pilot.run_record import RunDirectoryLock, RunRecord, read_run_json, write_json_atomic
 
 log = logging.getLogger("pilot")
-
-
-def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
-
-
-def configure_threads(cfg: DictConfig) -> int:
-    """CPU threads per process; replicas share the cores instead of oversubscribing them."""
-    threads = int(cfg.run.threads)
-    if threads <= 0 and cfg.distributed.replicas > 1:
-        threads = max(1, (os.cpu_count() or 1) // int(cfg.distributed.replicas))
-    if threads > 0:
-        torch.set_num_threads(threads)
-    return torch.get_num_threads()
-
-
-def build_trainer(cfg: DictConfig, ctx: DistContext = DistContext()) -> Trainer:
-    """Task, model and engine for ``cfg`` (already validated)."""
-    device = resolve_device(cfg)
-    if device.type == "cuda":
-        device = torch.device("cuda", ctx.local_rank)
-        torch.cuda.set_device(device)
-    task = instantiate(cfg.data, _convert_="all")
-    seed_everything(int(cfg.seed))  # same initial weights on every replica
-    model = instantiate(cfg.model, _convert_="all")
-    trainer = Trainer(cfg, task, model, device, ctx)
-    if trainer.plan.total_updates == 0:
-        raise ValueError(
-            f"budget.value={cfg.budget.value} ({enum_value(cfg.budget.fixed)}) buys no update: "
-            f"{trainer.plan.train_examples} training examples, {trainer.plan.examples_per_update} "
-            "per update. Fix: raise budget.value, lower batch.micro_batch/accumulation, or set "
-            "batch.drop_last=false."
-        )
-    return trainer
 
 
 # sections whose values live in the restored state (weights, optimizer and schedule, data order,

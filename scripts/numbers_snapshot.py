@@ -3,7 +3,7 @@ sweep with the same seed, and write every number that does not depend on the clo
 
     python scripts/numbers_snapshot.py before.json     # on the old code
     python scripts/numbers_snapshot.py after.json      # on the new code
-    diff before.json after.json                        # empty: the refactor kept the numbers
+    python scripts/numbers_snapshot.py after.json before.json   # also compare: exit 1 on a difference
 
 Times, memory read from the process and paths are left out (they differ between two runs of the
 same code); losses, learning rates, gradient norms, counts, verdicts and the memory estimate stay.
@@ -82,13 +82,30 @@ def snapshot(work: Path) -> dict:
     }
 
 
+def differences(old, new, path: str = "") -> list[str]:
+    """Where two snapshots differ, one line per leaf."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        return [
+            line
+            for key in sorted(set(old) | set(new))
+            for line in differences(old.get(key), new.get(key), f"{path}/{key}")
+        ]
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        return [line for i, (a, b) in enumerate(zip(old, new)) for line in differences(a, b, f"{path}[{i}]")]
+    return [] if old == new else [f"{path}: {old!r} -> {new!r}"]
+
+
 def main() -> None:
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
     with tempfile.TemporaryDirectory() as tmp:
         numbers = snapshot(Path(tmp))
     Path(sys.argv[1]).write_text(json.dumps(numbers, indent=1, sort_keys=True) + "\n")
     print(f"wrote {sys.argv[1]}: pilot, {len(numbers['train'])} training rows, {len(numbers['sweep'])} sweep jobs")
+    if len(sys.argv) == 3:
+        found = differences(json.loads(Path(sys.argv[2]).read_text()), numbers)
+        print("\n".join(found[:50]) or f"same numbers as {sys.argv[2]}")
+        sys.exit(1 if found else 0)
 
 
 if __name__ == "__main__":

@@ -2,8 +2,8 @@
 
 import torch
 
+from pilot.engine.build import build_trainer, configure_threads
 from pilot.engine.distributed import DistContext, init_from_env, launched_externally
-from pilot.train import build_trainer, configure_threads
 
 
 def train_and_save(cfg, out_path: str, updates: int) -> None:

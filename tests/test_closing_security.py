@@ -29,8 +29,8 @@ from pilot.closing import (
     reload_and_compare,
     run_policy,
 )
+from pilot.engine.build import build_trainer
 from pilot.run_record import config_hash
-from pilot.train import build_trainer
 
 REPO = Path(__file__).resolve().parents[1]
 OVERRIDES = ["+experiment=classification"]

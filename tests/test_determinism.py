@@ -1,7 +1,7 @@
 """Same seed -> the same run, bit for bit; another seed -> another data order."""
 
+from pilot.engine.build import build_trainer
 from pilot.engine.data_order import update_indices
-from pilot.train import build_trainer
 
 
 def losses(cfg, updates=4):

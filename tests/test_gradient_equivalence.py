@@ -8,7 +8,7 @@ gradient, even with variable-length sequences.
 import torch
 from torch.testing import assert_close
 
-from pilot.train import build_trainer
+from pilot.engine.build import build_trainer
 
 SGD = ["optim=sgd", "optim.lr=0.5"]
 

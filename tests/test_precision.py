@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from pilot.train import build_trainer
+from pilot.engine.build import build_trainer
 
 
 def test_fp16_scaler_unscales_before_clipping_and_steps_once_per_update(make_cfg, monkeypatch):

@@ -22,9 +22,10 @@ from pilot.checkpoint import (
     save_checkpoint,
     training_state,
 )
+from pilot.engine.build import build_trainer
 from pilot.errors import DiskFull, RunDirectoryBusy
 from pilot.run_record import RunDirectoryLock, is_defining, variant_key
-from pilot.train import build_trainer, train
+from pilot.train import train
 
 REPO = Path(__file__).resolve().parents[1]
 # digits, 10 updates of 16 examples: a few seconds per run

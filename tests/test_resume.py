@@ -22,8 +22,8 @@ from pilot.checkpoint import (
     save_checkpoint,
 )
 from pilot.closing import export_with_controls, reload_and_compare
+from pilot.engine.build import build_trainer
 from pilot.phases.resume_check import compare, trajectory
-from pilot.train import build_trainer
 
 REPO = Path(__file__).resolve().parents[1]
 TRAIN = [

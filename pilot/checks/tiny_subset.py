@@ -29,12 +29,12 @@ from typing import Any
 
 import numpy as np
 import torch
-from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from pilot.checks.loss_probe import counted_label_mask, input_ids_of, prediction_offset, real_mask
 from pilot.checks.result import CheckResult
 from pilot.data.task import IGNORE_INDEX, NEXT_TOKEN, Batch, TaskData, move_to
+from pilot.engine.build import build_model as build_fresh_model
 from pilot.engine.trainer import Trainer
 
 STEP = "tiny_subset"
@@ -158,8 +158,7 @@ def tiny_subset_check(
     subset = [task.splits["train"][i] for i in sorted(order[:n_examples])]
     tiny_task = replace(task, splits={"train": subset, "val": subset, "test": []})
     tiny_cfg = tiny_config(cfg, n_examples, int(settings.max_updates))
-    torch.manual_seed(int(cfg.seed))
-    model = build_model() if build_model is not None else instantiate(cfg.model, _convert_="all")
+    model = build_model() if build_model is not None else build_fresh_model(cfg)
     trainer = Trainer(tiny_cfg, tiny_task, model, device)
     items = trainer.train_items
     scorer = SubsetScorer(tiny_task, items, int(cfg.batch.eval_micro_batch))

@@ -17,7 +17,6 @@ call it first, before a run directory holds anything of pilot's.
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import math
 import os
@@ -30,7 +29,7 @@ from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from pilot.data.task import enum_value
+from pilot.config.values import enum_value, import_target, resolve_device, select
 from pilot.engine.batch_plan import plan_from_config
 from pilot.errors import ConfigRefused, PilotError
 
@@ -178,21 +177,6 @@ RANGES: tuple[tuple[str, Range, str], ...] = (
 )
 
 
-def import_target(path: str) -> Any:
-    """Import ``package.module.attr`` without calling it."""
-    module_name, _, attr = path.rpartition(".")
-    if not module_name:
-        raise ImportError(f"'{path}' is not a dotted path")
-    return getattr(importlib.import_module(module_name), attr)
-
-
-def _get(cfg: DictConfig, key: str) -> Any:
-    try:
-        return OmegaConf.select(cfg, key, default=None, throw_on_missing=False)
-    except Exception:  # a broken interpolation: reported once by the resolve step of validate()
-        return None
-
-
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -221,20 +205,20 @@ def _check_unknown_keys(node: DictConfig, prefix: str, problems: list[Problem]) 
             problems.append(
                 Problem(
                     full_key,
-                    _get(node, str(key)),
+                    select(node, str(key)),
                     f"not a setting: nothing reads it (a '+' override adds keys the schema "
                     f"does not know). Fix: drop it, or one of {', '.join(sorted(known))}.",
                 )
             )
             continue
-        child = _get(node, str(key))
+        child = select(node, str(key))
         if isinstance(child, DictConfig) and full_key != "rental.catalog":  # the catalog: any GPU name
             _check_unknown_keys(child, f"{full_key}.", problems)
 
 
 def _check_arguments(cfg: DictConfig, section: str, target: Any, problems: list[Problem]) -> None:
     """A plug-in's model or data has no schema: its keys must be arguments of its ``_target_``."""
-    node = _get(cfg, section)
+    node = select(cfg, section)
     if not isinstance(node, DictConfig) or is_dataclass(OmegaConf.get_type(node)):
         return  # schema'd: _check_unknown_keys has it
     try:
@@ -249,13 +233,13 @@ def _check_arguments(cfg: DictConfig, section: str, target: Any, problems: list[
         if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
     ]
     given = [str(k) for k in node.keys() if k not in HYDRA_KEYS]
-    path = _get(cfg, f"{section}._target_")
+    path = select(cfg, f"{section}._target_")
     for key in given:
         if key not in names:
             problems.append(
                 Problem(
                     f"{section}.{key}",
-                    _get(node, key),
+                    select(node, key),
                     f"not an argument of {path}, so calling it would fail. Fix: drop it, or one of {', '.join(names)}.",
                 )
             )
@@ -283,7 +267,7 @@ def _check_finite(value: Any, key: str, problems: list[Problem]) -> None:
 
 def _check_ranges(cfg: DictConfig, problems: list[Problem]) -> None:
     for key, allowed, why in RANGES:
-        value = _get(cfg, key)
+        value = select(cfg, key)
         if value is None or (_is_number(value) and not math.isfinite(value)):
             continue  # unset, or already reported as not finite
         if not _is_number(value):
@@ -294,7 +278,7 @@ def _check_ranges(cfg: DictConfig, problems: list[Problem]) -> None:
 
 def _check_special_numbers(cfg: DictConfig, problems: list[Problem]) -> None:
     """Numbers whose bound needs a reason of its own, or another value."""
-    seed = _get(cfg, "seed")
+    seed = select(cfg, "seed")
     if _is_number(seed) and not 0 <= seed <= MAX_SEED:
         problems.append(
             Problem(
@@ -303,7 +287,7 @@ def _check_special_numbers(cfg: DictConfig, problems: list[Problem]) -> None:
                 f"must lie in [0, {MAX_SEED}]: numpy's seeding refuses anything else. Fix: a seed such as 0, 1, 2.",
             )
         )
-    lr = _get(cfg, "optim.lr")
+    lr = select(cfg, "optim.lr")
     if _finite(lr) and lr < 0:
         problems.append(
             Problem(
@@ -323,7 +307,7 @@ def _check_special_numbers(cfg: DictConfig, problems: list[Problem]) -> None:
                 "up instead: SGD's update lr x gradient stays the same.",
             )
         )
-    decay = _get(cfg, "optim.weight_decay")
+    decay = select(cfg, "optim.weight_decay")
     if _finite(lr) and _finite(decay) and lr * decay >= 1:
         # AdamW: w -= lr * decay * w (Loshchilov & Hutter 2019); SGD's L2 term does the same
         problems.append(
@@ -335,7 +319,7 @@ def _check_special_numbers(cfg: DictConfig, problems: list[Problem]) -> None:
                 f"Fix: optim.weight_decay < {1 / lr:g} (0.01-0.1 is typical for AdamW).",
             )
         )
-    betas = _get(cfg, "optim.betas")
+    betas = select(cfg, "optim.betas")
     if betas is not None:
         values = list(betas)  # nan/inf: already reported by _check_finite
         if len(values) != 2 or not all(0 <= b < 1 for b in values if _finite(b)):
@@ -345,7 +329,7 @@ def _check_special_numbers(cfg: DictConfig, problems: list[Problem]) -> None:
                 )
             )
     _check_threads(cfg, problems)
-    factor = _get(cfg, "loop.divergence_factor")
+    factor = select(cfg, "loop.divergence_factor")
     if _finite(factor) and factor != 0 and factor <= 1:
         problems.append(
             Problem(
@@ -356,7 +340,7 @@ def _check_special_numbers(cfg: DictConfig, problems: list[Problem]) -> None:
                 "run at its first noisy update. Fix: e.g. 4.0.",
             )
         )
-    before, total = _get(cfg, "pilot.resume_check.updates_before"), _get(cfg, "pilot.resume_check.updates_total")
+    before, total = select(cfg, "pilot.resume_check.updates_before"), select(cfg, "pilot.resume_check.updates_total")
     if _is_number(before) and _is_number(total) and 0 < before and not before < total:
         problems.append(
             Problem(
@@ -367,10 +351,10 @@ def _check_special_numbers(cfg: DictConfig, problems: list[Problem]) -> None:
                 f"{max(1, total // 2)}, or pilot.resume_check.updates_total={before * 2}.",
             )
         )
-    fixed, value = enum_value(_get(cfg, "budget.fixed")), _get(cfg, "budget.value")
+    fixed, value = enum_value(select(cfg, "budget.fixed")), select(cfg, "budget.value")
     if fixed == "updates" and _is_number(value) and value > MAX_UPDATES:
         problems.append(_too_many_updates(value, value, "updates"))
-    val, test = _get(cfg, "data.split.val_fraction"), _get(cfg, "data.split.test_fraction")
+    val, test = select(cfg, "data.split.val_fraction"), select(cfg, "data.split.test_fraction")
     if _finite(val) and _finite(test) and val + test >= 1.0:
         problems.append(
             Problem(
@@ -383,7 +367,7 @@ def _check_special_numbers(cfg: DictConfig, problems: list[Problem]) -> None:
 
 
 def _check_threads(cfg: DictConfig, problems: list[Problem]) -> None:
-    threads, cores = _get(cfg, "run.threads"), usable_cores()
+    threads, cores = select(cfg, "run.threads"), usable_cores()
     limit = THREADS_PER_CORE * cores
     if _is_number(threads) and threads < 0:
         problems.append(Problem("run.threads", threads, "must be >= 0 (0 = torch's default)."))
@@ -412,7 +396,7 @@ def _too_many_updates(value: Any, updates: int, fixed: str, detail: str = "") ->
 
 # --------------------------------------------------------------------------- 3. several values
 def _check_target(cfg, key: str, problems: list[Problem]) -> Any | None:
-    path = _get(cfg, key)
+    path = select(cfg, key)
     if not path:
         problems.append(
             Problem(key, path, "missing: name the class or factory to build, e.g. pilot.models.tiny_gpt.TinyGPT.")
@@ -432,8 +416,8 @@ def _check_target(cfg, key: str, problems: list[Problem]) -> Any | None:
 
 
 def _check_precision(cfg, device_type: str, problems: list[Problem]) -> None:
-    dtype = enum_value(_get(cfg, "precision.dtype"))
-    scaler = _get(cfg, "precision.grad_scaler")
+    dtype = enum_value(select(cfg, "precision.dtype"))
+    scaler = select(cfg, "precision.grad_scaler")
     if dtype == "fp16" and not scaler:
         problems.append(
             Problem(
@@ -465,7 +449,7 @@ def _check_model_and_data(cfg, problems: list[Problem]) -> None:
         if target is not None:
             _check_arguments(cfg, section, target, problems)
     if (
-        _get(cfg, "memory.activation_checkpointing")
+        select(cfg, "memory.activation_checkpointing")
         and model_cls is not None
         and not getattr(model_cls, "supports_activation_checkpointing", False)
     ):
@@ -473,12 +457,12 @@ def _check_model_and_data(cfg, problems: list[Problem]) -> None:
             Problem(
                 "memory.activation_checkpointing",
                 True,
-                f"{_get(cfg, 'model._target_')} does not support activation "
+                f"{select(cfg, 'model._target_')} does not support activation "
                 "checkpointing. Fix: memory=none, or a model that sets "
                 "supports_activation_checkpointing = True.",
             )
         )
-    head, classes = _get(cfg, "model.num_classes"), _get(cfg, "data.num_classes")
+    head, classes = select(cfg, "model.num_classes"), select(cfg, "data.num_classes")
     if head is not None and classes is not None and head != classes:
         problems.append(
             Problem(
@@ -489,14 +473,14 @@ def _check_model_and_data(cfg, problems: list[Problem]) -> None:
                 f"Fix: model.num_classes={classes}.",
             )
         )
-    model_len, data_len = _get(cfg, "model.max_len"), _get(cfg, "data.max_len")
+    model_len, data_len = select(cfg, "model.max_len"), select(cfg, "data.max_len")
     if model_len is not None and data_len is not None and model_len < data_len:
         problems.append(
             Problem(
                 "model.max_len", model_len, f"shorter than data.max_len={data_len}. Fix: model.max_len>={data_len}."
             )
         )
-    model_vocab, data_vocab = _get(cfg, "model.vocab_size"), _get(cfg, "data.vocab_size")
+    model_vocab, data_vocab = select(cfg, "model.vocab_size"), select(cfg, "data.vocab_size")
     if _is_number(model_vocab) and _is_number(data_vocab) and 0 < model_vocab < data_vocab:
         problems.append(
             Problem(
@@ -507,7 +491,7 @@ def _check_model_and_data(cfg, problems: list[Problem]) -> None:
                 "(conf/model/tiny_gpt.yaml takes it from the data).",
             )
         )
-    model_in, data_in = _get(cfg, "model.in_features"), _get(cfg, "data.in_features")
+    model_in, data_in = select(cfg, "model.in_features"), select(cfg, "data.in_features")
     if _is_number(model_in) and _is_number(data_in) and model_in != data_in:
         problems.append(
             Problem(
@@ -516,7 +500,7 @@ def _check_model_and_data(cfg, problems: list[Problem]) -> None:
                 f"the data's inputs have {data_in} features (data.in_features). Fix: model.in_features={data_in}.",
             )
         )
-    width, heads = _get(cfg, "model.d_model"), _get(cfg, "model.n_head")
+    width, heads = select(cfg, "model.d_model"), select(cfg, "model.n_head")
     if _is_number(width) and _is_number(heads) and width > 0 and heads > 0 and width % heads:
         divisors = [h for h in range(1, min(width, 64) + 1) if width % h == 0]
         problems.append(
@@ -527,7 +511,7 @@ def _check_model_and_data(cfg, problems: list[Problem]) -> None:
                 f"d_model / n_head dimensions). Fix: one of {', '.join(map(str, divisors))}.",
             )
         )
-    path = _get(cfg, "data.path")
+    path = select(cfg, "data.path")
     if isinstance(path, str) and path and not Path(path).is_file():
         where = Path(path).resolve()
         problems.append(
@@ -542,9 +526,9 @@ def _check_model_and_data(cfg, problems: list[Problem]) -> None:
 
 
 def _check_devices(cfg, device_type: str, problems: list[Problem]) -> None:
-    backend = enum_value(_get(cfg, "distributed.backend"))
-    replicas = _get(cfg, "distributed.replicas") or 1
-    requested = enum_value(_get(cfg, "run.device"))
+    backend = enum_value(select(cfg, "distributed.backend"))
+    replicas = select(cfg, "distributed.replicas") or 1
+    requested = enum_value(select(cfg, "run.device"))
     if requested == "cuda" and not torch.cuda.is_available():
         problems.append(
             Problem("run.device", requested, "no CUDA device is visible. Fix: run.device=auto or run.device=cpu.")
@@ -580,7 +564,7 @@ def _check_devices(cfg, device_type: str, problems: list[Problem]) -> None:
 def _check_rental(cfg, problems: list[Problem]) -> None:
     from pilot.rental.catalog import catalog_problems
 
-    rental = _get(cfg, "rental")
+    rental = select(cfg, "rental")
     if rental is None:
         return
     for key, value, fix in catalog_problems(rental.catalog):
@@ -597,7 +581,7 @@ def _check_rental(cfg, problems: list[Problem]) -> None:
             )
         )
     for key in ("counts", "packages_days"):
-        values = list(_get(cfg, f"rental.{key}") or [])
+        values = list(select(cfg, f"rental.{key}") or [])
         if not values or any(v <= 0 for v in values):
             problems.append(Problem(f"rental.{key}", values, "a non-empty list of positive numbers."))
 
@@ -618,13 +602,13 @@ def _check_task(cfg: DictConfig, problems: list[Problem]) -> None:
         problems.append(
             Problem(
                 "data._target_",
-                _get(cfg, "data._target_"),
+                select(cfg, "data._target_"),
                 f"building the task failed: {type(cause).__name__}: {cause}",
             )
         )
         return
     sizes = {name: len(task.splits.get(name) or []) for name in ("train", "val")}
-    val, test = _get(cfg, "data.split.val_fraction"), _get(cfg, "data.split.test_fraction")
+    val, test = select(cfg, "data.split.val_fraction"), select(cfg, "data.split.test_fraction")
     if sizes["train"] == 0:
         problems.append(
             Problem(
@@ -686,13 +670,6 @@ def _check_batch_plan(cfg: DictConfig, train_examples: int, problems: list[Probl
         )
 
 
-def resolve_device(cfg) -> torch.device:
-    requested = enum_value(_get(cfg, "run.device")) or "auto"
-    if requested == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(requested)
-
-
 def validate(cfg: DictConfig) -> None:
     """Raise one ConfigError naming every problem; return None when the config is sound."""
     problems: list[Problem] = []
@@ -705,7 +682,7 @@ def validate(cfg: DictConfig) -> None:
         )
     device_type = (
         resolve_device(cfg).type
-        if enum_value(_get(cfg, "run.device")) != "cuda" or torch.cuda.is_available()
+        if enum_value(select(cfg, "run.device")) != "cuda" or torch.cuda.is_available()
         else "cpu"
     )
     _check_unknown_keys(cfg, "", problems)

@@ -15,9 +15,10 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from pilot.config.values import enum_value
 from pilot.data import byte_tokenizer as tok
 from pilot.data.split import make_splits
-from pilot.data.task import IGNORE_INDEX, Batch, Example, TaskData, enum_value
+from pilot.data.task import IGNORE_INDEX, Batch, Example, TaskData
 
 EMBEDDED_PATH = Path(__file__).with_name("instructions.jsonl")
 SEPARATOR = "\n=> "

@@ -11,7 +11,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
-from pilot.data.task import Example, enum_value
+from pilot.config.values import enum_value
+from pilot.data.task import Example
 
 SPLITS = ("train", "val", "test")
 

@@ -124,8 +124,3 @@ class TaskData:
 
 def move_to(batch: Mapping[str, Any], device: torch.device) -> Batch:
     return {k: (v.to(device, non_blocking=True) if torch.is_tensor(v) else v) for k, v in batch.items()}
-
-
-def enum_value(value: Any) -> Any:
-    """A config enum member as its plain value ("left", not PaddingSide.left)."""
-    return getattr(value, "value", value)

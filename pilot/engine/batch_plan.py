@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from pilot.config.values import enum_value
+
 
 @dataclass(frozen=True)
 class BatchPlan:
@@ -129,8 +131,6 @@ class BatchPlan:
 
 
 def plan_from_config(cfg, train_examples: int) -> BatchPlan:
-    from pilot.data.task import enum_value
-
     return BatchPlan(
         micro_batch=cfg.batch.micro_batch,
         accumulation=cfg.batch.accumulation,

@@ -12,7 +12,7 @@ import math
 
 import torch
 
-from pilot.data.task import enum_value
+from pilot.config.values import enum_value
 
 
 def build_optimizer(optim_cfg, model: torch.nn.Module, foreach: bool | None = None) -> torch.optim.Optimizer:

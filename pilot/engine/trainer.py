@@ -24,7 +24,8 @@ from dataclasses import asdict, dataclass
 import torch
 from torch.nn.parallel import DistributedDataParallel
 
-from pilot.data.task import TaskData, enum_value, move_to
+from pilot.config.values import enum_value
+from pilot.data.task import TaskData, move_to
 from pilot.engine.batch_plan import BatchPlan, plan_from_config
 from pilot.engine.data_order import data_position, rank_micro_batches, update_indices
 from pilot.engine.distributed import DistContext, all_reduce_sum

@@ -38,7 +38,9 @@ import torch
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf, open_dict
 
-from pilot.data.task import TaskData, enum_value, move_to
+from pilot.config.values import enum_value
+from pilot.data.task import TaskData, move_to
+from pilot.engine.build import build_model
 from pilot.errors import PilotError
 
 NOT_COVERED = (
@@ -272,8 +274,7 @@ def estimate_memory(
     phases: list[PhaseEstimate] = []
     try:
         with torch.random.fork_rng(devices=[]), mode:  # the caller's random state is left as it was
-            torch.manual_seed(int(cfg.seed))
-            model = instantiate(cfg.model, _convert_="all")
+            model = build_model(cfg)
             if cfg.memory.activation_checkpointing and not getattr(model, "supports_activation_checkpointing", False):
                 raise EstimateRefused(
                     f"memory.activation_checkpointing=true but {type(model).__name__} does "

@@ -34,7 +34,8 @@ from pilot.checks.batch_edges import (
     smallest_train_micro_batch,
 )
 from pilot.closing import check_in_new_process, export_with_controls
-from pilot.data.task import TaskData, enum_value, move_to
+from pilot.config.values import enum_value
+from pilot.data.task import TaskData, move_to
 from pilot.engine.distributed import DistContext
 from pilot.engine.trainer import Trainer
 from pilot.phases.memory import CPU_COLUMNS, CUDA_COLUMNS, MemoryProbe

@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 from safetensors.torch import load_file, save_file
 
 from pilot.checkpoint import latest_valid_checkpoint, restore_training_state, save_checkpoint
 from pilot.data.task import TaskData
+from pilot.engine.build import build_model, build_trainer
 from pilot.engine.trainer import Trainer
 
 
@@ -39,8 +39,7 @@ def trajectory(trainer: Trainer, until: int) -> list[dict[str, Any]]:
 
 
 def fresh_trainer(cfg: DictConfig, task: TaskData, device: torch.device) -> Trainer:
-    torch.manual_seed(int(cfg.seed))
-    return Trainer(cfg, task, instantiate(cfg.model, _convert_="all"), device)
+    return Trainer(cfg, task, build_model(cfg), device)
 
 
 def _weights(trainer: Trainer) -> dict[str, torch.Tensor]:
@@ -135,7 +134,6 @@ def run_resume_check(
 
 def resume_in_this_process(work_dir: Path, until: int, threads: int) -> None:
     """The new process: everything comes from disk, nothing from the parent's memory."""
-    from pilot.train import build_trainer
 
     torch.set_num_threads(threads)
     cfg = OmegaConf.load(work_dir / "config.yaml")

@@ -18,8 +18,8 @@ from dataclasses import asdict, dataclass
 
 from omegaconf import DictConfig
 
-from pilot.config.validate import import_target
-from pilot.data.task import TaskData, enum_value
+from pilot.config.values import enum_value, import_target
+from pilot.data.task import TaskData
 from pilot.estimate.memory import MemoryEstimate, estimate_memory
 from pilot.rental.catalog import Gpu
 from pilot.rental.requirements import Requirement, catalog_statuses

@@ -1,0 +1,59 @@
+"""The one place a run's model and trainer are built: ``mode=train``, the pilot's phases and
+checks, the resume check, the estimate and the reload check all call these, so they start from
+the same seed and the same instantiation."""
+
+from __future__ import annotations
+
+import os
+import random
+
+import numpy as np
+import torch
+from hydra.utils import instantiate
+from omegaconf import DictConfig
+
+from pilot.config.values import enum_value, resolve_device
+from pilot.engine.distributed import DistContext
+from pilot.engine.trainer import Trainer
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def configure_threads(cfg: DictConfig) -> int:
+    """CPU threads per process; replicas share the cores instead of oversubscribing them."""
+    threads = int(cfg.run.threads)
+    if threads <= 0 and cfg.distributed.replicas > 1:
+        threads = max(1, (os.cpu_count() or 1) // int(cfg.distributed.replicas))
+    if threads > 0:
+        torch.set_num_threads(threads)
+    return torch.get_num_threads()
+
+
+def build_model(cfg: DictConfig) -> torch.nn.Module:
+    """A freshly initialised ``cfg.model``: torch seeded with ``cfg.seed`` first, so every caller
+    starts from the same weights."""
+    torch.manual_seed(int(cfg.seed))
+    return instantiate(cfg.model, _convert_="all")
+
+
+def build_trainer(cfg: DictConfig, ctx: DistContext = DistContext()) -> Trainer:
+    """Task, model and engine for ``cfg`` (already validated)."""
+    device = resolve_device(cfg)
+    if device.type == "cuda":
+        device = torch.device("cuda", ctx.local_rank)
+        torch.cuda.set_device(device)
+    task = instantiate(cfg.data, _convert_="all")
+    seed_everything(int(cfg.seed))  # same initial weights on every replica
+    trainer = Trainer(cfg, task, build_model(cfg), device, ctx)
+    if trainer.plan.total_updates == 0:
+        raise ValueError(
+            f"budget.value={cfg.budget.value} ({enum_value(cfg.budget.fixed)}) buys no update: "
+            f"{trainer.plan.train_examples} training examples, {trainer.plan.examples_per_update} "
+            "per update. Fix: raise budget.value, lower batch.micro_batch/accumulation, or set "
+            "batch.drop_last=false."
+        )
+    return trainer
