@@ -43,8 +43,8 @@ def main() -> None:
     from hydra import compose, initialize_config_dir
 
     from pilot.config import register
-    from pilot.estimate.memory import estimate_memory
-    from pilot.rental.sheet import estimate_lines
+    from pilot.estimate.fake_tensor import estimate_memory
+    from pilot.rental.estimate_table import estimate_lines
 
     register()
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):

@@ -56,7 +56,7 @@ def main() -> None:
     from hydra.core.global_hydra import GlobalHydra
 
     from pilot.config import register
-    from pilot.estimate.memory import estimate_memory
+    from pilot.estimate.fake_tensor import estimate_memory
 
     register()
     device = "cuda" if torch.cuda.is_available() else "cpu"

@@ -36,7 +36,7 @@ from pilot.engine.build import build_trainer  # noqa: E402
 from pilot.engine.data_order import update_indices  # noqa: E402
 from pilot.engine.optim import build_optimizer, build_scheduler  # noqa: E402
 from pilot.engine.trainer import record_dict  # noqa: E402
-from pilot.phases.memory import MemoryProbe  # noqa: E402
+from pilot.phases.probe import MemoryProbe  # noqa: E402
 
 
 class BareLoop:

@@ -12,16 +12,17 @@ Writing is atomic: a temporary name, flush, fsync, rename, fsync of the
 directory. A process killed at any instant leaves the previous checkpoint or
 the new one, never a half-written file under a checkpoint's name. Rotation
 keeps the last ``keep_last`` and never deletes the newest valid one.
+
+``Checkpointer`` owns a run's checkpoints: their directory, names, cadence and
+rotation. Nothing else builds a checkpoint's file name.
 """
 
 from __future__ import annotations
 
-import errno
 import logging
 import os
 import random
 import re
-import signal
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,8 @@ from omegaconf import DictConfig, OmegaConf
 from safetensors.torch import save_file
 
 from pilot.errors import UnsafeFileError, disk_full_guard
+from pilot.faults import fault_point
+from pilot.pickle_scan import code_in_file
 from pilot.run_record import config_hash, is_defining
 
 log = logging.getLogger("pilot")
@@ -42,35 +45,6 @@ TMP_MARK = ".tmp-"
 
 class UnsafeCheckpointError(UnsafeFileError):
     """A file that would need arbitrary unpickling: refused, never executed."""
-
-
-# --------------------------------------------------------------------------- fault hooks
-def fault_point(point: str, update: int | None = None) -> None:
-    """Test hook: ``PILOT_FAULT=<point>[@<update>]`` kills this process with SIGKILL there.
-
-    Points: ``update`` (after an update), ``before_write``, ``after_write``,
-    ``before_rename`` (inside a checkpoint save), ``closing`` (after the final validation).
-    ``enospc`` raises "no space left on device" inside a checkpoint save instead of killing
-    (where no small file system can be mounted to fill up for real); ``exception`` raises an
-    ordinary error after an update (a failure validation cannot foresee). Unset in normal use.
-    """
-    if not fault_requested(point, update):
-        return
-    if point == "enospc":
-        raise OSError(errno.ENOSPC, "No space left on device (injected by PILOT_FAULT)")
-    if point == "exception":
-        raise RuntimeError(f"injected failure (PILOT_FAULT={os.environ['PILOT_FAULT']})")
-    os.kill(os.getpid(), signal.SIGKILL)
-
-
-def fault_requested(point: str, update: int | None = None) -> bool:
-    """Whether ``PILOT_FAULT`` names ``point`` (at this update). ``nan_weights`` is read by the
-    training run itself: it poisons the weights after that update while the loss stays finite."""
-    spec = os.environ.get("PILOT_FAULT")
-    if not spec:
-        return False
-    name, _, at = spec.partition("@")
-    return name == point and (not at or update is None or int(at) == update)
 
 
 # --------------------------------------------------------------------------- defining config
@@ -87,14 +61,6 @@ def defining_config(cfg: DictConfig) -> dict[str, Any]:
 
     walk(OmegaConf.to_container(cfg, resolve=True, enum_to_str=True), "")
     return {k: v for k, v in flat.items() if is_defining(k)}
-
-
-def differing_keys(saved: dict[str, Any], current: dict[str, Any]) -> list[str]:
-    return [
-        f"{k}: checkpoint {saved.get(k, '<absent>')!r} != now {current.get(k, '<absent>')!r}"
-        for k in sorted(set(saved) | set(current))
-        if saved.get(k) != current.get(k)
-    ]
 
 
 # --------------------------------------------------------------------------- RNG
@@ -210,10 +176,6 @@ def atomic_torch_save(obj: Any, path: Path, update: int | None = None) -> None:
     _fsync_directory(path.parent)
 
 
-def checkpoint_path(directory: Path, update: int) -> Path:
-    return Path(directory) / f"ckpt-{update:08d}.pt"
-
-
 def list_checkpoints(directory: Path) -> list[tuple[int, Path]]:
     """(update, path) of every file named like a checkpoint, newest first."""
     directory = Path(directory)
@@ -230,29 +192,6 @@ def looks_complete(path: Path) -> bool:
             return any(name.endswith("data.pkl") for name in archive.namelist())
     except (zipfile.BadZipFile, OSError):
         return False
-
-
-def save_checkpoint(trainer, cfg: DictConfig, directory: Path, keep_last: int = 3) -> Path:
-    """Write ckpt-<update>.pt atomically, then rotate (never the newest complete one).
-
-    A state holding NaN/inf is refused: a resumable checkpoint is always a finite one.
-    """
-    bad = training_state_non_finite(trainer)
-    if bad:
-        raise ValueError(
-            f"refusing to save a checkpoint at update {trainer.updates_done}: non-finite values "
-            f"in {len(bad)} tensor(s) ({', '.join(bad[:3])})"
-        )
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    path = checkpoint_path(directory, trainer.updates_done)
-    atomic_torch_save(training_state(trainer, cfg), path, trainer.updates_done)
-    if looks_complete(path):
-        for _, old in list_checkpoints(directory)[max(1, keep_last) :]:
-            old.unlink(missing_ok=True)
-    else:  # never rotate away older checkpoints on the strength of a broken new one
-        log.warning("checkpoint %s does not read back as complete; older checkpoints kept", path)
-    return path
 
 
 def clean_temporary_files(directory: Path) -> list[str]:
@@ -283,85 +222,18 @@ def clean_temporary_files(directory: Path) -> list[str]:
 def safe_load(path: Path) -> dict[str, Any]:
     """``torch.load(weights_only=True)``: tensors and plain values only, never code.
 
-    When torch refuses the file, its pickle (``data.pkl`` inside torch's zip, or the raw file's
-    successive pickles) is disassembled with ``pickletools`` -- nothing in it runs -- to say why.
-    A *complete* pickle that names code or builds objects of classes named in the file
-    (GLOBAL/STACK_GLOBAL of a global ``weights_only`` does not allow; INST, OBJ, EXT1/2/4
-    always) is *unsafe*: ``UnsafeCheckpointError``. Anything else that fails (truncated,
+    When torch refuses the file, its pickles are disassembled (``pickle_scan``, nothing in them
+    runs) to say why. A complete pickle that names code or builds objects of classes named in
+    the file is *unsafe*: ``UnsafeCheckpointError``. Anything else that fails (truncated,
     overwritten, garbage, not a checkpoint) is *corrupt*: ``ValueError``.
     """
-    import io
-    import pickletools  # local imports and helper: this function is edited on its own
-
-    from torch import _weights_only_unpickler as weights_only
-
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
     except (OSError, MemoryError):  # the file cannot be read at all: not a verdict on its bytes
         raise
     except Exception as error:  # broken bytes fail in many ways: UnpicklingError, EOFError, struct.error...
         failure = error
-    allowed = set(weights_only._get_allowed_globals()) | set(weights_only._get_user_allowed_globals())
-    strings_pushed = {
-        "STRING",
-        "BINSTRING",
-        "SHORT_BINSTRING",
-        "UNICODE",
-        "BINUNICODE",
-        "SHORT_BINUNICODE",
-        "BINUNICODE8",
-    }
-
-    def code_in(stream) -> list[str]:
-        """Code-capable opcodes of the complete pickles in ``stream``; a broken one ends the scan."""
-        found: list[str] = []
-        while stream.read(1):  # successive pickles (torch's legacy format writes several)
-            stream.seek(-1, io.SEEK_CUR)
-            this_pickle: list[str] = []
-            strings: list[str | None] = []  # the strings pushed, for STACK_GLOBAL's module and name
-            memo: dict[Any, str | None] = {}
-            pushed: str | None = None  # the string the previous opcode pushed, if any
-            try:
-                for opcode, arg, _ in pickletools.genops(stream):  # one pickle, up to its STOP
-                    name, pushed_before, pushed = opcode.name, pushed, None
-                    if name in strings_pushed:
-                        pushed = str(arg)
-                    elif name in ("GET", "BINGET", "LONG_BINGET"):
-                        pushed = memo.get(arg)
-                    elif name in ("PUT", "BINPUT", "LONG_BINPUT", "MEMOIZE"):
-                        memo[len(memo) if name == "MEMOIZE" else arg] = pushed = pushed_before
-                    if pushed is not None and name not in ("PUT", "BINPUT", "LONG_BINPUT", "MEMOIZE"):
-                        strings.append(pushed)
-                    if name in ("GLOBAL", "INST", "STACK_GLOBAL"):
-                        named = (
-                            ".".join(s or "?" for s in strings[-2:])
-                            if name == "STACK_GLOBAL"
-                            else str(arg).replace(" ", ".")
-                        )
-                        if name == "INST" or named not in allowed:
-                            this_pickle.append(f"{name} {named}")
-                    elif name in ("OBJ", "EXT1", "EXT2", "EXT4"):
-                        this_pickle.append(name)
-                    elif name in ("REDUCE", "NEWOBJ", "NEWOBJ_EX", "BUILD") and this_pickle and name not in this_pickle:
-                        this_pickle.append(name)  # calls, or fills, what a refused global gave
-            except Exception:  # truncated or garbage (mostly ValueError): it cannot run, it is corrupt
-                return found
-            found += this_pickle
-        return found
-
-    try:
-        if zipfile.is_zipfile(path):
-            with zipfile.ZipFile(path) as archive:
-                found = []
-                for member in archive.namelist():
-                    if member.endswith(".pkl"):
-                        with archive.open(member) as stream:
-                            found += code_in(stream)
-        else:
-            with open(path, "rb") as handle:
-                found = code_in(handle)
-    except (OSError, zipfile.BadZipFile, EOFError):
-        found = []  # unreadable as well: corrupt
+    found = code_in_file(path)
     if not found:
         raise ValueError(f"{path} is corrupt: {first_line(failure)}") from failure
     raise UnsafeCheckpointError(
@@ -408,6 +280,64 @@ def restore_training_state(trainer, state: dict[str, Any]) -> None:
     trainer.examples_seen = int(position["examples_seen"])
     trainer.targets_seen = int(position["targets_seen"])
     restore_rng_states(state["rng"])
+
+
+# --------------------------------------------------------------------------- a run's checkpoints
+class Checkpointer:
+    """The checkpoints of one run (torchtitan's checkpointer): their directory, names
+    (``ckpt-<update>.pt``), cadence and rotation, and the config each one records.
+
+    ``latest_valid()`` once at the start, ``due(update)`` after every update, ``save(trainer)``.
+    """
+
+    def __init__(self, directory: Path, cfg: DictConfig, every: int = 0, keep_last: int = 3):
+        self.directory = Path(directory)
+        self.cfg = cfg  # recorded in each checkpoint: its hash and its defining keys
+        self.every = every  # a checkpoint after every ``every`` updates (0: only when saved explicitly)
+        self.keep_last = keep_last  # older ones are deleted, never the newest complete one
+
+    @classmethod
+    def for_run(cls, run_dir: Path, cfg: DictConfig) -> Checkpointer:
+        """A training run's: ``<run_dir>/checkpoints``, ``checkpoint.every``, ``checkpoint.keep_last``."""
+        return cls(Path(run_dir) / "checkpoints", cfg, int(cfg.checkpoint.every), int(cfg.checkpoint.keep_last))
+
+    def path(self, update: int) -> Path:
+        """The checkpoint file of the state after ``update`` updates."""
+        return self.directory / f"ckpt-{update:08d}.pt"
+
+    def has(self, update: int) -> bool:
+        return self.path(update).exists()
+
+    def due(self, update: int) -> bool:
+        """Whether the cadence asks for a checkpoint after this update."""
+        return bool(self.every) and update % self.every == 0
+
+    def save(self, trainer) -> Path:
+        """Write ckpt-<update>.pt atomically, then rotate (never the newest complete one).
+
+        A state holding NaN/inf is refused: a resumable checkpoint is always a finite one.
+        """
+        bad = training_state_non_finite(trainer)
+        if bad:
+            raise ValueError(
+                f"refusing to save a checkpoint at update {trainer.updates_done}: non-finite values "
+                f"in {len(bad)} tensor(s) ({', '.join(bad[:3])})"
+            )
+        self.directory.mkdir(parents=True, exist_ok=True)
+        path = self.path(trainer.updates_done)
+        atomic_torch_save(training_state(trainer, self.cfg), path, trainer.updates_done)
+        if looks_complete(path):
+            for _, old in list_checkpoints(self.directory)[max(1, self.keep_last) :]:
+                old.unlink(missing_ok=True)
+        else:  # never rotate away older checkpoints on the strength of a broken new one
+            log.warning("checkpoint %s does not read back as complete; older checkpoints kept", path)
+        return path
+
+    def latest_valid(self) -> tuple[Path, dict[str, Any]] | None:
+        return latest_valid_checkpoint(self.directory)
+
+    def clean_temporary_files(self) -> list[str]:
+        return clean_temporary_files(self.directory)
 
 
 # --------------------------------------------------------------------------- export

@@ -20,7 +20,7 @@ class PilotError(Exception):
 
 
 class ConfigRefused(PilotError, ValueError):
-    """A setting, or a combination of settings, that cannot run (see config.validate.ConfigError)."""
+    """A setting, or a combination of settings, that cannot run (see pilot.validation.ConfigError)."""
 
 
 class ResumeRefused(PilotError, ValueError):

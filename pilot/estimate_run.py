@@ -24,15 +24,16 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig
 
 from pilot.checks.result import CheckResult
-from pilot.config.validate import validate
 from pilot.config.values import enum_value, resolve_device
 from pilot.data.task import TaskData
 from pilot.environment import read_requirements, record_attention_calls
-from pilot.estimate.memory import EstimateRefused, MemoryEstimate, estimate_memory
+from pilot.estimate.fake_tensor import EstimateRefused, MemoryEstimate, estimate_memory
+from pilot.rental.campaign_plan import Plan
 from pilot.rental.choice_sheet import Measured
 from pilot.rental.requirements import Requirement, campaign_requirements
 from pilot.rental.sheet import build_and_write, plan_lines, print_sheet
 from pilot.run_record import RunRecord
+from pilot.validation import validate
 
 log = logging.getLogger("pilot")
 
@@ -79,6 +80,29 @@ def measured_from_phases(rows: list[dict[str, Any]], steady_steps: int) -> Measu
     )
 
 
+def allocator_lines(estimate: MemoryEstimate, measured: MemoryEstimate) -> list[str]:
+    """CUDA: the allocator's peak per phase next to the estimate (informative, never gated)."""
+    lines = []
+    for est, measured_phase in zip(estimate.phases, measured.phases):
+        if measured_phase.allocator_peak_bytes:
+            off = est.peak_bytes / measured_phase.allocator_peak_bytes - 1
+            lines.append(
+                f"- {est.phase}: torch.cuda.max_memory_allocated {measured_phase.allocator_peak_bytes:,} B "
+                f"on {torch.cuda.get_device_name()} (estimate {off:+.1%}; includes cuBLAS workspaces, "
+                "not gated)"
+            )
+    return lines
+
+
+def _plan_in_brief(plan: Plan | None) -> str:
+    """The campaign plan in a few words, for the step's reason."""
+    if not plan:
+        return "no GPU fits"
+    return f"plan: {plan.count} x {plan.gpu}, {plan.package_days}-day package" + (
+        "" if plan.fits_all else f", {len(plan.left_out)} job(s) do not fit"
+    )
+
+
 def estimate_step(
     cfg: DictConfig,
     task: TaskData,
@@ -95,14 +119,7 @@ def estimate_step(
     except EstimateRefused as error:
         return CheckResult("estimate", "warn", f"no memory estimate: {error}")
     ok, worst, lines = compare(estimate, real, tolerance)
-    for est, measured_phase in zip(estimate.phases, real.phases):  # CUDA: the allocator's view, informative
-        if measured_phase.allocator_peak_bytes:
-            off = est.peak_bytes / measured_phase.allocator_peak_bytes - 1
-            lines.append(
-                f"- {est.phase}: torch.cuda.max_memory_allocated {measured_phase.allocator_peak_bytes:,} B "
-                f"on {torch.cuda.get_device_name()} (estimate {off:+.1%}; includes cuBLAS workspaces, "
-                "not gated)"
-            )
+    lines += allocator_lines(estimate, real)
     measured = measured_from_phases(rows, int(cfg.pilot.steady_steps))
     result = build_and_write(
         cfg,
@@ -116,16 +133,8 @@ def estimate_step(
         requirements=read_requirements(run_dir),
     )
     print_sheet(result, estimate)
-    plan = result.plan
     details = {"plan": plan_lines(result.plan, result.chosen, brief=True)}
-    where = (
-        (
-            f"plan: {plan.count} x {plan.gpu}, {plan.package_days}-day package"
-            + ("" if plan.fits_all else f", {len(plan.left_out)} job(s) do not fit")
-        )
-        if plan
-        else "no GPU fits"
-    )
+    where = _plan_in_brief(result.plan)
     if not ok:
         return CheckResult(
             "estimate",
@@ -158,7 +167,7 @@ def run_estimate(
 ) -> int:
     validate(cfg)
     run_dir = Path(run_dir)
-    record = RunRecord(run_dir, cfg, overrides, mode="estimate")
+    record = RunRecord.start(run_dir, cfg, overrides, mode="estimate")
     task = instantiate(cfg.data, _convert_="all")
     try:
         estimate = estimate_memory(cfg, task)

@@ -33,7 +33,6 @@ from pilot.checks.objective import objective_check
 from pilot.checks.result import GATING, CheckResult, worst
 from pilot.checks.split_audit import audit_split
 from pilot.checks.tiny_subset import tiny_subset_check
-from pilot.config.validate import validate
 from pilot.config.values import enum_value, resolve_device
 from pilot.engine.batch_plan import plan_from_config
 from pilot.engine.build import build_model, configure_threads
@@ -47,6 +46,7 @@ from pilot.phases.gates import PhaseRunner
 from pilot.rental.journal import append_entry
 from pilot.report import print_console, write_report
 from pilot.run_record import RunDirectoryLock, RunRecord, read_run_json
+from pilot.validation import validate
 
 log = logging.getLogger("pilot")
 
@@ -132,7 +132,7 @@ def run_pilot(
                 f"{earlier.get('status')}); a pilot never overwrites a run's record. Fix: leave out "
                 "hydra.run.dir (each pilot gets a new directory), or name a new one."
             )
-        record = RunRecord(run_dir, cfg, overrides, mode="pilot")
+        record = RunRecord.start(run_dir, cfg, overrides, mode="pilot")
         try:
             return _pilot(cfg, run_dir, record, sweep_params)
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the pilot's steps are not resumable, stop now
@@ -145,6 +145,62 @@ def run_pilot(
                 interrupted_by=[{"signal": name, "exit_code": exit_code}],
             )
             return exit_code
+
+
+def _data_checks(
+    cfg: DictConfig, task, device: torch.device, results: list[CheckResult], shown: list[dict[str, Any]]
+) -> None:
+    """Inspect what the loss sees, which targets it trains towards, its contract; audit the
+    split; learn a tiny subset. Each appends its result; the examples shown go to ``shown``."""
+    fresh: dict[str, torch.nn.Module] = {}
+
+    def fresh_model() -> torch.nn.Module:
+        """One freshly initialised model for the checks below; none of them changes its parameters."""
+        if "model" not in fresh:
+            fresh["model"] = build_model(cfg)
+        return fresh["model"]
+
+    def inspect() -> CheckResult:
+        result, examples = inspect_task(task, int(cfg.pilot.show_examples), int(cfg.batch.micro_batch), fresh_model())
+        shown.extend(examples)
+        return result
+
+    micro_batch = int(cfg.batch.micro_batch)
+    results.append(_guarded("inspect", inspect))
+    results.append(_guarded("alignment", lambda: alignment_check(task, fresh_model(), micro_batch)))
+    results.append(_guarded("objective", lambda: objective_check(task, fresh_model(), micro_batch)))
+    fresh.clear()
+    results.append(_guarded("split_audit", lambda: audit_split(task, enum_value(cfg.data.split.by))))
+    results.append(_guarded("tiny_subset", lambda: tiny_subset_check(cfg, task, device)))
+
+
+def _phases_step(
+    cfg: DictConfig, task, device: torch.device, run_dir: Path
+) -> tuple[CheckResult, list[dict[str, Any]]]:
+    """Every phase of the campaign once, measured: one verdict over the rows, and the rows."""
+    rows: list[dict[str, Any]] = []
+    try:
+        rows = run_phases(cfg, task, device, run_dir)
+        phase_verdict = worst([r["verdict"] for r in rows if r["verdict"] != "skipped"])
+        failing = [
+            f"{r['phase']} (rank {r['rank']}): {r['verdict']}"
+            for r in rows
+            if r["verdict"] in GATING or (r["verdict"] == "skipped" and r["phase"] != "resume_check")
+        ]
+        reason = f"{len(rows)} phase rows, all pass" if not failing else "; ".join(failing)
+        return CheckResult("phases", phase_verdict, reason), rows
+    except Exception as error:
+        log.error("phases crashed:\n%s", traceback.format_exc())
+        return CheckResult("phases", "fail", f"crashed: {type(error).__name__}: {error}"), rows
+
+
+def _memory_note(device: torch.device) -> str:
+    return (
+        "CUDA columns: allocated and reserved separately, never summed; peaks reset at each phase start."
+        if device.type == "cuda"
+        else "CPU run: CUDA columns are empty (not measured); memory is the process's RSS "
+        "after the phase and its peak RSS during the phase (rss_peak_scope)."
+    )
 
 
 def _pilot(cfg: DictConfig, run_dir: Path, record: RunRecord, sweep_params: dict[str, str] | None) -> int:
@@ -164,52 +220,14 @@ def _pilot(cfg: DictConfig, run_dir: Path, record: RunRecord, sweep_params: dict
 
         # first: the stack and the device (writes environment.json and requirements.lock)
         results.append(_guarded("environment", lambda: environment_step(cfg, run_dir, task=task)))
-        fresh: dict[str, torch.nn.Module] = {}
-
-        def fresh_model() -> torch.nn.Module:
-            """One freshly initialised model for the checks below; none of them changes its parameters."""
-            if "model" not in fresh:
-                fresh["model"] = build_model(cfg)
-            return fresh["model"]
-
-        def inspect() -> CheckResult:
-            result, examples = inspect_task(
-                task, int(cfg.pilot.show_examples), int(cfg.batch.micro_batch), fresh_model()
-            )
-            shown.extend(examples)
-            return result
-
-        micro_batch = int(cfg.batch.micro_batch)
-        results.append(_guarded("inspect", inspect))
-        results.append(_guarded("alignment", lambda: alignment_check(task, fresh_model(), micro_batch)))
-        results.append(_guarded("objective", lambda: objective_check(task, fresh_model(), micro_batch)))
-        fresh.clear()
-        results.append(_guarded("split_audit", lambda: audit_split(task, enum_value(cfg.data.split.by))))
-        results.append(_guarded("tiny_subset", lambda: tiny_subset_check(cfg, task, device)))
-        try:
-            rows = run_phases(cfg, task, device, run_dir)
-            phase_verdict = worst([r["verdict"] for r in rows if r["verdict"] != "skipped"])
-            failing = [
-                f"{r['phase']} (rank {r['rank']}): {r['verdict']}"
-                for r in rows
-                if r["verdict"] in GATING or (r["verdict"] == "skipped" and r["phase"] != "resume_check")
-            ]
-            reason = f"{len(rows)} phase rows, all pass" if not failing else "; ".join(failing)
-            results.append(CheckResult("phases", phase_verdict, reason))
-        except Exception as error:
-            log.error("phases crashed:\n%s", traceback.format_exc())
-            results.append(CheckResult("phases", "fail", f"crashed: {type(error).__name__}: {error}"))
+        _data_checks(cfg, task, device, results, shown)
+        phases, rows = _phases_step(cfg, task, device, run_dir)
+        results.append(phases)
         results.append(_guarded("estimate", lambda: estimate_step(cfg, task, run_dir, rows, sweep_params)))
     except Exception as error:  # the task itself could not be built
         log.error("pilot crashed:\n%s", traceback.format_exc())
         results.append(CheckResult("setup", "fail", f"crashed: {type(error).__name__}: {error}"))
     verdict = worst([r.verdict for r in results])
-    memory_note = (
-        "CUDA columns: allocated and reserved separately, never summed; peaks reset at each phase start."
-        if device.type == "cuda"
-        else "CPU run: CUDA columns are empty (not measured); memory is the process's RSS "
-        "after the phase and its peak RSS during the phase (rss_peak_scope)."
-    )
     paths = write_report(
         run_dir,
         results,
@@ -221,7 +239,7 @@ def _pilot(cfg: DictConfig, run_dir: Path, record: RunRecord, sweep_params: dict
             "variant": record.data["variant"],
             "device": str(device),
             "verdict": verdict,
-            "memory_note": memory_note,
+            "memory_note": _memory_note(device),
         },
     )
     print_console(results, rows, shown, paths["report"], verdict)

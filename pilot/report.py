@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from pilot.checks.result import CheckResult
-from pilot.phases.gates import COLUMNS
+from pilot.phases.rows import phases_frame, write_phases_csv
 
 
 def _bytes(value: Any) -> str:
@@ -22,17 +22,6 @@ def _bytes(value: Any) -> str:
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     return ""
-
-
-INTEGER_COLUMNS = ("rank", "micro_batch", "accumulation", "replicas", "seq_len", "examples")
-
-
-def phases_frame(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
-    frame = pd.DataFrame(list(rows), columns=list(COLUMNS))
-    for column in INTEGER_COLUMNS + tuple(c for c in COLUMNS if c.endswith("_bytes")):
-        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("Int64")
-    frame["duration_s"] = pd.to_numeric(frame["duration_s"], errors="coerce")
-    return frame
 
 
 def peak_column(frame: pd.DataFrame) -> str:
@@ -144,22 +133,10 @@ def plot_phases(frame: pd.DataFrame, path: Path) -> Path | None:
     return path
 
 
-def write_report(
-    run_dir: Path,
-    results: list[CheckResult],
-    rows: list[dict[str, Any]],
-    shown: list[dict[str, Any]],
-    arithmetic: list[str],
-    header: dict[str, Any],
-) -> dict[str, Path]:
-    run_dir = Path(run_dir)
-    frame = phases_frame(rows)
-    frame.to_csv(run_dir / "phases.csv", index=False)
-    (run_dir / "examples.txt").write_text(render_examples(shown) + "\n")
-    (run_dir / "checks.json").write_text(json.dumps([r.as_dict() for r in results], indent=2, default=str))
-    picture = plot_phases(frame, run_dir / "phases.png")
+def _phase_table(frame: pd.DataFrame) -> str:
+    """report.md's phase table: time, peak and after-phase memory, verdict and detail per row."""
     column = peak_column(frame)
-    phase_rows = [
+    rows = [
         (
             r["phase"],
             r["rank"],
@@ -173,6 +150,46 @@ def write_report(
         for r in frame.to_dict("records")
     ]
     peak_name = "CUDA peak allocated" if column.startswith("mem_") else "peak RSS (process)"
+    return markdown_table(["phase", "rank", "seconds", peak_name, "after", "seq_len", "verdict", "detail"], rows)
+
+
+def _environment_lines(results: list[CheckResult], run_dir: Path) -> list[str]:
+    environment = next((r for r in results if r.step == "environment"), None)
+    if environment is None or not environment.details.get("table"):
+        return []
+    return [
+        "## Environment",
+        "",
+        *environment.details["table"],
+        "",
+        "Locked in `environment.json` and `requirements.lock`. On the rented machine, first: "
+        f"`python -m pilot.env_check {run_dir}` (add `--smoke` for one update and one evaluation).",
+        "",
+    ]
+
+
+def _findings_lines(results: list[CheckResult], limit: int = 50) -> list[str]:
+    lines: list[str] = []
+    for result in results:
+        if result.findings:
+            lines += [f"### {result.step}: findings", ""]
+            lines += [f"- {f}" for f in result.findings[:limit]]
+            if len(result.findings) > limit:
+                lines.append(f"- ... {len(result.findings) - limit} more in checks.json")
+            lines.append("")
+    return lines
+
+
+def report_markdown(
+    run_dir: Path,
+    results: list[CheckResult],
+    frame: pd.DataFrame,
+    shown: list[dict[str, Any]],
+    arithmetic: list[str],
+    header: dict[str, Any],
+    picture: Path | None,
+) -> str:
+    """report.md: verdicts, environment, findings, data, batch arithmetic, phases, examples."""
     lines = [
         f"# Pilot report — {header.get('variant', '')}",
         "",
@@ -182,26 +199,8 @@ def write_report(
         "",
         markdown_table(["step", "verdict", "reason"], [(r.step, r.verdict, r.reason) for r in results]),
         "",
-    ]
-    environment = next((r for r in results if r.step == "environment"), None)
-    if environment is not None and environment.details.get("table"):
-        lines += [
-            "## Environment",
-            "",
-            *environment.details["table"],
-            "",
-            "Locked in `environment.json` and `requirements.lock`. On the rented machine, first: "
-            f"`python -m pilot.env_check {run_dir}` (add `--smoke` for one update and one evaluation).",
-            "",
-        ]
-    for result in results:
-        if result.findings:
-            lines += [f"### {result.step}: findings", ""]
-            lines += [f"- {f}" for f in result.findings[:50]]
-            if len(result.findings) > 50:
-                lines.append(f"- ... {len(result.findings) - 50} more in checks.json")
-            lines.append("")
-    lines += [
+        *_environment_lines(results, run_dir),
+        *_findings_lines(results),
         "## Data",
         "",
         *data_statistics(results),
@@ -211,7 +210,7 @@ def write_report(
         "",
         "## Phases",
         "",
-        markdown_table(["phase", "rank", "seconds", peak_name, "after", "seq_len", "verdict", "detail"], phase_rows),
+        _phase_table(frame),
         "",
         "All counters in `phases.csv`. " + header.get("memory_note", ""),
         "",
@@ -224,8 +223,26 @@ def write_report(
         "```",
         "",
     ]
-    (run_dir / "report.md").write_text("\n".join(lines))
-    return {"report": run_dir / "report.md", "phases": run_dir / "phases.csv", "picture": picture}
+    return "\n".join(lines)
+
+
+def write_report(
+    run_dir: Path,
+    results: list[CheckResult],
+    rows: list[dict[str, Any]],
+    shown: list[dict[str, Any]],
+    arithmetic: list[str],
+    header: dict[str, Any],
+) -> dict[str, Path]:
+    run_dir = Path(run_dir)
+    phases = write_phases_csv(run_dir, rows)
+    frame = phases_frame(rows)
+    (run_dir / "examples.txt").write_text(render_examples(shown) + "\n")
+    (run_dir / "checks.json").write_text(json.dumps([r.as_dict() for r in results], indent=2, default=str))
+    picture = plot_phases(frame, run_dir / "phases.png")
+    markdown = report_markdown(run_dir, results, frame, shown, arithmetic, header, picture)
+    (run_dir / "report.md").write_text(markdown)
+    return {"report": run_dir / "report.md", "phases": phases, "picture": picture}
 
 
 def print_console(

@@ -104,7 +104,8 @@ def sweep_identity(sweep_dir: Path | None) -> str | None:
     return os.environ.get("PILOT_SWEEP_ID") or str(Path(sweep_dir).resolve())
 
 
-def _parse_row(line: str) -> dict[str, Any] | None:
+def parse_row(line: str) -> dict[str, Any] | None:
+    """One line of metrics.jsonl as a dict, or None (a line cut by a kill, or not a row)."""
     try:
         row = json.loads(line)
     except json.JSONDecodeError:
@@ -167,37 +168,30 @@ def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
 class RunRecord:
     """Owns run.json and metrics.jsonl of one run directory (written by rank 0 only)."""
 
-    def __init__(
-        self,
+    def __init__(self, run_dir: Path, data: dict[str, Any]):
+        """The record ``data`` of the run in ``run_dir``: run.json is written now, metrics.jsonl appended to.
+
+        ``RunRecord.start`` makes a new run's; ``pilot.resume`` continues an existing one.
+        """
+        self.run_dir = Path(run_dir)
+        self.data = data
+        self.save()
+        self.metrics = (self.run_dir / "metrics.jsonl").open("a")
+
+    @classmethod
+    def start(
+        cls,
         run_dir: Path,
         cfg: DictConfig,
         overrides: Iterable[str],
         parent_id: str | None = None,
-        resume: dict[str, Any] | None = None,
         mode: str = "train",
         sweep_dir: Path | None = None,
-    ):
-        """A new run, or (``resume`` given, run.json present) the same run continued."""
-        self.run_dir = Path(run_dir)
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+    ) -> RunRecord:
+        """A new run: a new run_id; a training run's parent is the newest earlier run of its variant and seed."""
+        run_dir = Path(run_dir)
+        run_dir.mkdir(parents=True, exist_ok=True)
         overrides = list(overrides)
-        existing = self.run_dir / "run.json"
-        if resume is not None and existing.exists():
-            self.data = read_run_json(self.run_dir)
-            self.data.setdefault("resumes", []).append(
-                {**resume, "previous_status": self.data.get("status"), "at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-            )
-            self.data.update(status="running", stop_cause=None, error=None)
-            # the config from this resume on (non-defining keys such as run.threads may differ, and
-            # forced keys do): config_hash is always the hash of the config.yaml now in the directory
-            self.data["resumes"][-1].update(
-                config_hash=config_hash(cfg), config_hash_before=self.data.get("config_hash")
-            )
-            self.data["config_hash"] = config_hash(cfg)
-            self._set_aside_metrics_after(int(resume.get("from_update", 0)))
-            self.save()
-            self.metrics = (self.run_dir / "metrics.jsonl").open("a")
-            return
         variant = variant_key(overrides, cfg)
         if parent_id is None and mode == "train":
             roots = [
@@ -205,7 +199,7 @@ class RunRecord:
                 OmegaConf.select(cfg, "campaign.sweep_root", default="sweeps"),
             ]
             parent_id = find_parent(roots, variant, int(cfg.seed), sweep_dir)
-        self.data: dict[str, Any] = {
+        data: dict[str, Any] = {
             "run_id": new_run_id(),
             "parent_id": parent_id,
             "variant": variant,
@@ -219,34 +213,14 @@ class RunRecord:
             "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "sweep_id": sweep_identity(sweep_dir),
         }
-        self.save()
-        self.metrics = (self.run_dir / "metrics.jsonl").open("a")
-
-    def _set_aside_metrics_after(self, update: int) -> None:
-        """Rows written after the checkpoint are redone: move them to metrics.discarded.jsonl
-        (kept, never deleted), so metrics.jsonl reads as one uninterrupted run."""
-        path = self.run_dir / "metrics.jsonl"
-        if not path.exists():
-            return
-        kept, discarded = [], []
-        for line in path.read_text().splitlines():
-            row = _parse_row(line)
-            keep = row is not None and isinstance(row.get("update"), int) and row["update"] <= update
-            (kept if keep else discarded).append(line)  # a line cut by the kill is discarded too
-        if discarded:
-            with (self.run_dir / "metrics.discarded.jsonl").open("a") as handle:
-                handle.write("".join(line + "\n" for line in discarded))
-        tmp = path.with_name(".metrics.jsonl.tmp")
-        with disk_full_guard(path, tmp):
-            tmp.write_text("".join(line + "\n" for line in kept))
-            os.replace(tmp, path)
+        return cls(run_dir, data)
 
     def rows(self, kind: str | None = None) -> list[dict[str, Any]]:
         """The rows of metrics.jsonl (of one ``kind``), as written so far."""
         path = self.run_dir / "metrics.jsonl"
         if not path.exists():
             return []
-        parsed = (_parse_row(line) for line in path.read_text().splitlines())
+        parsed = (parse_row(line) for line in path.read_text().splitlines())
         return [row for row in parsed if row is not None and (kind is None or row.get("kind") == kind)]
 
     def save(self) -> None:

@@ -5,192 +5,46 @@
 3. build the task and the model from their ``_target_``;
 4. log the batch arithmetic once; train to the budget; evaluate;
 5. write run.json and metrics.jsonl (rank 0).
+
+Continuing a run lives in ``pilot.resume``, its checkpoints in ``pilot.checkpoint.Checkpointer``,
+why it stops before its budget in ``pilot.stopping``, what it records once built in ``pilot.run_summary``.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import math
 import os
-import signal
-import time
 from collections.abc import Iterable
 from pathlib import Path
 
 import torch
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
-from pilot.checkpoint import (
-    checkpoint_path,
-    clean_temporary_files,
-    defining_config,
-    differing_keys,
-    fault_point,
-    fault_requested,
-    first_line,
-    latest_valid_checkpoint,
-    restore_training_state,
-    save_checkpoint,
-    training_state_non_finite,
-)
+from pilot.checkpoint import Checkpointer, first_line, restore_training_state, training_state_non_finite
 from pilot.closing import close_run, write_reproduce
-from pilot.config.validate import validate
 from pilot.config.values import enum_value, resolve_device
 from pilot.engine.build import build_trainer, configure_threads
 from pilot.engine.distributed import DistContext, all_reduce_sum, init_from_env, launched_externally, spawn
 from pilot.engine.preemption import InterruptWatch, PreemptionWatch
 from pilot.engine.trainer import Trainer, record_dict
-from pilot.errors import DiskFull, ResumeRefused, RunFinished
-from pilot.phases.memory import peak_memory
+from pilot.errors import DiskFull, RunFinished
+from pilot.faults import fault_point, fault_requested
+from pilot.phases.probe import peak_memory
 from pilot.phases.train_phases import TrainPhases
 from pilot.predictions import write_predictions
-from pilot.run_record import RunDirectoryLock, RunRecord, read_run_json, write_json_atomic
+from pilot.resume import find_resume_state, open_record, refuse_finished_run
+from pilot.run_record import RunDirectoryLock, RunRecord
+from pilot.run_summary import record_setup
+from pilot.stopping import StopRules, is_diverged, record_preemption, signal_entry
+from pilot.validation import validate
 
 log = logging.getLogger("pilot")
 
 
-# sections whose values live in the restored state (weights, optimizer and schedule, data order,
-# precision, replicas): a resume cannot change them, even forced, without recording a setting it
-# did not use. The others (budget, loop, memory, ...) can be forced and take effect from the resume.
-FIXED_ON_RESUME = ("model", "data", "batch", "optim", "precision", "distributed", "seed")
-
-
-def _fixed_on_resume(difference: str) -> bool:
-    key = difference.split(":", 1)[0]
-    return any(key == section or key.startswith(section + ".") for section in FIXED_ON_RESUME)
-
-
-def refuse_finished_run(cfg: DictConfig, run_dir: Path) -> None:
-    """A run that ended (``ok``, or ``diverged``) is not trained again in its directory."""
-    if not cfg.checkpoint.resume or not (run_dir / "run.json").exists():
-        return
-    data = read_run_json(run_dir)
-    status, run_id = data.get("status"), data.get("run_id")
-    again = (
-        "To run this variant again, start it without hydra.run.dir (a new directory and run_id; "
-        "this run becomes its parent_id)."
-    )
-    if status == "ok":
-        raise RunFinished(
-            f"{run_dir} holds a finished run ({run_id}: status ok, stop cause "
-            f"{data.get('stop_cause')}, {data.get('updates_done')} updates). Nothing was "
-            f"done and nothing was touched. {again}",
-            exit_code=0,
-        )
-    if status == "diverged" and not cfg.checkpoint.continue_diverged:
-        raise RunFinished(
-            f"{run_dir} holds a diverged run ({run_id}: {data.get('stop_cause')}); it stays "
-            f"diverged and nothing was touched. {again} To continue it from its last finite "
-            "checkpoint instead, add checkpoint.continue_diverged=true (recorded in run.json).",
-            exit_code=1,
-        )
-
-
-def find_resume_state(cfg: DictConfig, run_dir: Path, is_main: bool) -> tuple[dict | None, dict]:
-    """The newest valid checkpoint's state (or None) and what to record about the resume."""
-    if not cfg.checkpoint.resume:
-        return None, {}
-    ckpt_dir = run_dir / "checkpoints"
-    cleaned = clean_temporary_files(ckpt_dir) if is_main else []
-    if cleaned:
-        log.warning(
-            "removed %d leftover temporary checkpoint file(s) of an interrupted save: %s",
-            len(cleaned),
-            ", ".join(cleaned),
-        )
-    found = latest_valid_checkpoint(ckpt_dir)
-    if found is None:
-        note = {"from_update": 0, "cleaned_temporary_files": cleaned}
-        if (run_dir / "run.json").exists():
-            note["note"] = "no valid checkpoint: restarted from the beginning"
-            return None, note
-        return None, {}
-    path, state = found
-    differences = differing_keys(state["defining_config"], defining_config(cfg))
-    fixed = [d for d in differences if _fixed_on_resume(d)]
-    if fixed:
-        raise ResumeRefused(
-            f"{path} was written under another config, and these keys cannot change on resume (their "
-            "values live in the restored weights, optimizer, schedule, data order or precision; a "
-            "record would claim a setting the run did not use):\n  "
-            + "\n  ".join(fixed)
-            + "\nFix: use a new run directory for the new values (leave out hydra.run.dir), or restore them."
-        )
-    if differences and not cfg.checkpoint.force_resume:
-        raise ResumeRefused(
-            f"{path} was written under another config; resuming would mix two runs. Differing keys:\n  "
-            + "\n  ".join(differences)
-            + "\nFix: use a new run directory, restore these values, or "
-            "set checkpoint.force_resume=true to continue anyway (recorded in run.json)."
-        )
-    note = {
-        "from_update": int(state["position"]["updates_done"]),
-        "checkpoint": path.name,
-        "cleaned_temporary_files": cleaned,
-    }
-    if state.get("torch_threads") not in (None, torch.get_num_threads()):
-        note["threads_changed"] = (
-            f"{state['torch_threads']} -> {torch.get_num_threads()} CPU threads: "
-            "the run continues correctly but not bit-identically"
-        )
-    if differences:
-        note["forced_despite"] = differences
-        note["takes_effect_from_update"] = note["from_update"] + 1
-    log.info("resuming from %s (update %d)", path, note["from_update"])
-    return state, note
-
-
-def is_diverged(stop_cause: str | None) -> bool:
-    return bool(stop_cause) and (stop_cause == "non_finite_loss" or stop_cause.startswith("diverged"))
-
-
-class StopRules:
-    """The stop causes declared in ``cfg.loop`` before the run: divergence and early stopping."""
-
-    def __init__(self, cfg: DictConfig):
-        self.factor = float(cfg.loop.divergence_factor)
-        self.patience = int(cfg.loop.early_stop_patience)
-        self.first_loss: float | None = None
-        self.best = math.inf
-        self.since_best = 0
-
-    def replay(self, rows: list) -> StopRules:
-        """A resumed run's rules continue from its recorded rows (first loss, validation history)."""
-        for row in rows:
-            loss = row.get("loss")
-            if not isinstance(loss, (int, float)):
-                continue
-            if row.get("kind") == "train" and self.first_loss is None:
-                self.first_loss = float(loss)
-            elif row.get("kind") == "val":
-                self.after_validation(float(loss), int(row.get("update", 0)))
-        return self
-
-    def after_update(self, loss: float, update: int) -> str | None:
-        if self.first_loss is None:
-            self.first_loss = loss
-        if not math.isfinite(loss):
-            return f"diverged: non-finite loss {loss} at update {update}"
-        if self.factor > 0 and loss > self.factor * self.first_loss:
-            return f"diverged: loss {loss:.4g} > {self.factor:g} x first loss {self.first_loss:.4g} at update {update}"
-        return None
-
-    def after_validation(self, loss: float, update: int) -> str | None:
-        if loss < self.best:
-            self.best, self.since_best = loss, 0
-            return None
-        self.since_best += 1
-        if self.patience and self.since_best >= self.patience:
-            return (
-                f"early_stop: no validation improvement for {self.since_best} points "
-                f"(best {self.best:.4g}) at update {update}"
-            )
-        return None
-
-
 class TrainingRun:
-    """One training run on one replica: ``setup``, ``on_update`` after every update, ``finish``.
+    """One training run on one replica: ``setup``, ``on_update`` after every update, ``finish``,
+    or ``fail``; ``close`` in every case.
 
     Rank 0 owns the run directory (lock, run.json, metrics, checkpoints, phases.csv, closing).
     Whatever ends the run — budget, divergence, early stop, a signal, preemption, disk full, an
@@ -200,7 +54,7 @@ class TrainingRun:
     def __init__(self, cfg: DictConfig, run_dir: str, overrides: list, sweep_dir: str | None = None):
         self.cfg, self.run_path, self.overrides = cfg, Path(run_dir), overrides
         self.sweep_dir = Path(sweep_dir) if sweep_dir else None
-        self.ckpt_dir = self.run_path / "checkpoints"
+        self.checkpointer = Checkpointer.for_run(self.run_path, cfg)
         self.ctx = (
             init_from_env(enum_value(cfg.distributed.backend), resolve_device(cfg))
             if launched_externally()
@@ -232,43 +86,27 @@ class TrainingRun:
     def run(self) -> None:
         try:
             self.setup()
-            stop_cause = self.trainer.train(on_update=self.on_update)
-            self.finish(stop_cause)
+            self.finish(self.trainer.train(on_update=self.on_update))
         except KeyboardInterrupt:  # a second signal (or no watch installed): stop at once
             signal_name = self.interrupts.received or "SIGINT"
             self._interrupted(signal_name, "at once, without a checkpoint of the update in progress")
-        except DiskFull as exc:
-            self.status, self.stop_cause, self.error = "failed", "disk_full", str(exc)
-            self.phases.end("fail", f"disk full: {exc}"[:300])
-            raise
-        except torch.OutOfMemoryError as exc:
-            updates = self.trainer.updates_done if self.trainer else 0
-            self.status, self.stop_cause = "oom", f"out of memory at update {updates + 1}"
-            self.error = f"{type(exc).__name__}: {first_line(exc, 300)}"
-            self.phases.end("oom", f"out of memory in {self.phases.open_phase}: {self.error}")
-            raise
-        except RunFinished:
-            self.status = None  # nothing was started: nothing is recorded
-            raise
         except Exception as exc:  # recorded, then re-raised: the failure must stay visible
-            self.status, self.stop_cause, self.error = "failed", "exception", f"{type(exc).__name__}: {exc}"
-            self.phases.end("fail", self.error[:300])
+            self.fail(exc)
             raise
         finally:
             self.close()
 
     def setup(self) -> None:
+        """Lock the directory, find the resume (rank 0 records it), build and restore the trainer."""
         cfg = self.cfg
         if self.lock is not None:
             self.lock.acquire()
             refuse_finished_run(cfg, self.run_path)
         threads = configure_threads(cfg)  # before the resume: the count is compared with the checkpoint's
-        state, resume_note = find_resume_state(cfg, self.run_path, self.ctx.is_main)
+        state, resume_note = find_resume_state(cfg, self.checkpointer, self.run_path, self.ctx.is_main)
         # run.json exists (status "running") before anything can fail, so a failure is recorded
         if self.ctx.is_main:
-            self.record = RunRecord(
-                self.run_path, cfg, self.overrides, resume=resume_note or None, sweep_dir=self.sweep_dir
-            )
+            self.record = open_record(cfg, self.run_path, self.overrides, resume_note, self.sweep_dir)
             if state is not None:
                 self.rules.replay(self.record.rows())
         self.preemption.install()
@@ -278,9 +116,16 @@ class TrainingRun:
                 f"distributed.replicas={cfg.distributed.replicas} but the launcher "
                 f"started {self.ctx.world_size} process(es). Fix: make them agree."
             )
+        self._build(state)
+        if self.record is not None:
+            record_setup(cfg, self.trainer, self.record, self.run_path, threads)
+        self.phases.begin("first_step", examples=self.trainer.plan.examples_per_update)
+
+    def _build(self, state: dict | None) -> None:
+        """The trainer (model, optimizer, data), restored from the checkpoint's ``state`` if any."""
         self.phases.begin("build_model")
-        self.trainer = build_trainer(cfg, self.ctx)
-        self.eval_items = self.trainer.task.encoded("val")[: int(cfg.loop.eval_examples)]
+        self.trainer = build_trainer(self.cfg, self.ctx)
+        self.eval_items = self.trainer.task.encoded("val")[: int(self.cfg.loop.eval_examples)]
         if state is not None:
             restore_training_state(self.trainer, state)
         parameters = sum(p.numel() for p in self.trainer.raw_model.parameters())
@@ -288,14 +133,11 @@ class TrainingRun:
             detail=f"{parameters:,} parameters"
             + (f"; resumed at update {self.trainer.updates_done}" if state is not None else "")
         )
-        if self.record is not None:
-            _record_setup(cfg, self.trainer, self.record, self.run_path, threads)
-        self.phases.begin("first_step", examples=self.trainer.plan.examples_per_update)
 
     def on_update(self, row) -> str | None:
         """After every update: metrics, stop rules, validation, checkpoint, signals — in that order,
         so a checkpoint at a validation update is written after its validation row."""
-        trainer, record, every = self.trainer, self.record, int(self.cfg.checkpoint.every)
+        trainer, record = self.trainer, self.record
         if self.phases.open_phase == "first_step":
             self.phases.end(
                 detail=f"update {row.update}: loss {row.loss:.4g}, {row.seconds:.3g} s", examples=row.examples
@@ -310,7 +152,7 @@ class TrainingRun:
         eval_every = int(self.cfg.loop.eval_every)
         if cause is None and eval_every and row.update % eval_every == 0 and row.update < trainer.plan.total_updates:
             cause = self.rules.after_validation(self.validate_now()["loss"], row.update)
-        if not is_diverged(cause) and every and trainer.updates_done % every == 0:
+        if not is_diverged(cause) and self.checkpointer.due(trainer.updates_done):
             cause = self.save_checkpoint() or cause
         fault_point("update", trainer.updates_done)
         fault_point("exception", trainer.updates_done)
@@ -331,7 +173,7 @@ class TrainingRun:
                 f"update {self.trainer.updates_done}; not saved as a checkpoint"
             )
         if self.record is not None:
-            save_checkpoint(self.trainer, self.cfg, self.ckpt_dir, int(self.cfg.checkpoint.keep_last))
+            self.checkpointer.save(self.trainer)
         return None
 
     def _agreed_signal(self) -> str | None:
@@ -351,21 +193,12 @@ class TrainingRun:
 
     def finish(self, stop_cause: str) -> None:
         """After the last update: close the phases, then checkpoint, final validation and closing."""
-        cfg, trainer, record, phases = self.cfg, self.trainer, self.record, self.phases
         self.stop_cause = stop_cause
         diverged = is_diverged(stop_cause)
-        if phases.open_phase == "steady_steps":
-            phases.end(
-                "fail" if diverged else "pass",
-                f"{_steady_detail(self.update_seconds)}; stop: {stop_cause}",
-                examples=len(self.update_seconds) * trainer.plan.examples_per_update,
-            )
-        phases.end("fail" if diverged else "pass", f"stop: {stop_cause}")  # a first step that ended the run
+        self._end_training_phases(stop_cause, diverged)
         if stop_cause == "preempted":
-            self.status, self.hand_over = _on_preemption(
-                cfg, trainer, record, self.ckpt_dir, int(cfg.checkpoint.keep_last)
-            )
-            if self.hand_over or record is None:
+            self._preempted()
+            if self.hand_over or self.record is None:
                 return
         if stop_cause == "interrupted":
             self._save_final_checkpoint()
@@ -373,14 +206,28 @@ class TrainingRun:
             return
         if diverged:
             self.status = "diverged"
-        elif record is not None and not checkpoint_path(self.ckpt_dir, trainer.updates_done).exists():
+        else:
             self._save_final_checkpoint()
         if self.status == "preempted":  # max_requeues used up: the final validation, no closing
             self._final_validation()
             return
         evaluation = self._final_validation()
-        if record is None:
-            return
+        if self.record is not None:
+            self._wrap_up(stop_cause, evaluation)
+
+    def _end_training_phases(self, stop_cause: str, diverged: bool) -> None:
+        phases = self.phases
+        if phases.open_phase == "steady_steps":
+            phases.end(
+                "fail" if diverged else "pass",
+                f"{_steady_detail(self.update_seconds)}; stop: {stop_cause}",
+                examples=len(self.update_seconds) * self.trainer.plan.examples_per_update,
+            )
+        phases.end("fail" if diverged else "pass", f"stop: {stop_cause}")  # a first step that ended the run
+
+    def _wrap_up(self, stop_cause: str, evaluation: dict) -> None:
+        """Rank 0 after the final validation: predictions, the closing of a run that ended ok."""
+        cfg, trainer, record, phases = self.cfg, self.trainer, self.record, self.phases
         log.info(
             "stop: %s; validation after %d updates: loss %.4f, accuracy %.3f",
             stop_cause,
@@ -405,7 +252,7 @@ class TrainingRun:
             )
 
     def _save_final_checkpoint(self) -> None:
-        if self.record is None or checkpoint_path(self.ckpt_dir, self.trainer.updates_done).exists():
+        if self.record is None or self.checkpointer.has(self.trainer.updates_done):
             return
         self.phases.begin("checkpoint_save")
         cause = self.save_checkpoint()
@@ -413,7 +260,7 @@ class TrainingRun:
             self.status, self.stop_cause = "diverged", cause
             self.phases.end("fail", cause[:300])
             return
-        path = checkpoint_path(self.ckpt_dir, self.trainer.updates_done)
+        path = self.checkpointer.path(self.trainer.updates_done)
         self.phases.end(detail=f"{path.name}, {path.stat().st_size:,} bytes")
 
     def _final_validation(self) -> dict:
@@ -430,21 +277,41 @@ class TrainingRun:
         self.phases.end(detail=f"loss {evaluation['loss']:.4g} on {len(self.eval_items)} validation examples")
         return evaluation
 
+    def _preempted(self) -> None:
+        """SIGUSR2: rank 0 saves a complete checkpoint and records the preemption; the job is
+        handed over for requeueing unless requeues are used up (other ranks hand over at once)."""
+        if self.record is None:  # non-zero ranks: rank 0 saves and decides
+            self.status, self.hand_over = "preempted", True
+            return
+        self.checkpointer.save(self.trainer)
+        requeue = record_preemption(self.record, self.trainer.updates_done, self.cfg.checkpoint.max_requeues)
+        self.status, self.hand_over = "preempted", requeue
+
     def _interrupted(self, signal_name: str, how: str) -> None:
         updates = self.trainer.updates_done if self.trainer else 0
         self.status = "interrupted"
         self.stop_cause = f"interrupted: {signal_name} at update {updates} ({how})"
         if self.record is not None:  # kept across resumes: every signal that stopped this run
-            self.extra["interrupted_by"] = self.record.data.get("interrupted_by", []) + [
-                {
-                    "signal": signal_name,
-                    "at_update": updates,
-                    "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                    "exit_code": 128 + int(getattr(signal, signal_name, signal.SIGINT)),
-                }
-            ]
+            earlier = self.record.data.get("interrupted_by", [])
+            self.extra["interrupted_by"] = earlier + [signal_entry(signal_name, updates)]
         self.phases.end("fail", self.stop_cause[:300])
         log.warning("%s; resume with the same command and hydra.run.dir=%s", self.stop_cause, self.run_path)
+
+    def fail(self, error: Exception) -> None:
+        """Record why the run failed (``run`` re-raises it: the failure stays visible)."""
+        if isinstance(error, DiskFull):
+            self.status, self.stop_cause, self.error = "failed", "disk_full", str(error)
+            self.phases.end("fail", f"disk full: {error}"[:300])
+        elif isinstance(error, torch.OutOfMemoryError):
+            updates = self.trainer.updates_done if self.trainer else 0
+            self.status, self.stop_cause = "oom", f"out of memory at update {updates + 1}"
+            self.error = f"{type(error).__name__}: {first_line(error, 300)}"
+            self.phases.end("oom", f"out of memory in {self.phases.open_phase}: {self.error}")
+        elif isinstance(error, RunFinished):
+            self.status = None  # nothing was started: nothing is recorded
+        else:
+            self.status, self.stop_cause, self.error = "failed", "exception", f"{type(error).__name__}: {error}"
+            self.phases.end("fail", self.error[:300])
 
     def close(self) -> None:
         """Record what happened (rank 0), release the signal handlers and the lock."""
@@ -492,89 +359,6 @@ def _steady_detail(seconds: list) -> str:
         f"{len(seconds)} updates, {sum(seconds) / len(seconds):.3g} s/update (updates alone; the phase's "
         "wall time also holds validations and checkpoints)"
     )
-
-
-def _on_preemption(
-    cfg: DictConfig, trainer: Trainer, record: RunRecord | None, ckpt_dir: Path, keep: int
-) -> tuple[str, bool]:
-    """Save a complete checkpoint, record the interruption; requeue unless requeues are used up."""
-    if record is None:  # non-zero ranks: rank 0 saves and decides
-        return "preempted", True
-    save_checkpoint(trainer, cfg, ckpt_dir, keep)
-    interruptions = record.data.setdefault("interruptions", [])
-    interruptions.append(
-        {"at_update": trainer.updates_done, "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "signal": "USR2"}
-    )
-    requeue = len(interruptions) <= int(cfg.checkpoint.max_requeues)
-    record.update(interruptions=interruptions, status="requeued" if requeue else "preempted")
-    log.warning(
-        "preempted at update %d: checkpoint saved; %s",
-        trainer.updates_done,
-        "requeueing" if requeue else f"max_requeues={cfg.checkpoint.max_requeues} used up, ending",
-    )
-    if requeue:
-        record.metrics.close()
-    return "preempted", requeue
-
-
-def _record_setup(cfg: DictConfig, trainer: Trainer, record: RunRecord, run_dir: Path, threads: int) -> None:
-    """Log the batch arithmetic once and keep it, with the resolved config, in the run directory."""
-    plan = trainer.plan
-    summary = {
-        **plan.summary(),
-        "targets_seen": trainer.planned_targets(),
-        "target_unit": trainer.task.info.get("target_unit", "target"),
-    }
-    lines = plan.describe() + [
-        f"{summary['target_unit']}s in the loss over the budget = "
-        f"{summary['targets_seen']} (counted from the data stream)"
-    ]
-    for line in lines:
-        log.info("batch arithmetic: %s", line)
-    log.info(
-        "device %s, %d replica(s), %d CPU thread(s) per process, precision %s",
-        trainer.device,
-        trainer.ctx.world_size,
-        threads,
-        enum_value(cfg.precision.dtype),
-    )
-    OmegaConf.save(cfg, run_dir / "config.yaml", resolve=True)
-    write_json_atomic(run_dir / "batch_plan.json", summary)
-    record.update(batch_plan=summary, task=task_summary(cfg, trainer.task, trainer.train_items))
-    if cfg.estimate.in_runs:  # off by default: the first estimate in a process costs seconds of set-up
-        record.update(memory_estimate=estimate_summary(cfg, trainer.task))
-
-
-def task_summary(cfg: DictConfig, task, train_items: list) -> dict:
-    """What defines the task a run learns: the data settings and the share of target tokens
-    truncation removed (the recap marks a variant whose task differs from the control's)."""
-    cut = sum(int(item.get("truncated_target_tokens", 0)) for item in train_items)
-    total = sum(int(item["answer_tokens"]) for item in train_items if "answer_tokens" in item)
-    truncated = [int(item["truncated_tokens"]) for item in train_items if "truncated_tokens" in item]
-    tokens = sum(truncated) + sum(len(item["input_ids"]) for item in train_items if "truncated_tokens" in item)
-    return {
-        "data": OmegaConf.to_container(cfg.data, resolve=True),
-        "targets_truncated_share": cut / total if total else None,
-        "examples_truncated_share": sum(n > 0 for n in truncated) / len(truncated) if truncated else None,
-        "tokens_truncated_share": sum(truncated) / tokens if tokens else None,
-    }
-
-
-def estimate_summary(cfg: DictConfig, task) -> dict:
-    """This variant's peak tensor memory per phase on fake tensors (nothing allocated): comparable
-    between variants even on a CPU, where the process's RSS is mostly PyTorch itself."""
-    from pilot.estimate.memory import EstimateRefused, estimate_memory
-
-    try:
-        estimate = estimate_memory(cfg, task)
-    except EstimateRefused as error:
-        return {"refused": str(error)}
-    return {
-        "peak_bytes": estimate.peak_bytes,
-        "fake": True,
-        "phases": {p.phase: p.peak_bytes for p in estimate.phases},
-        "flops_per_micro_batch": estimate.flops_per_micro_batch,
-    }
 
 
 def train(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = (), sweep_dir: Path | None = None) -> dict:

@@ -41,7 +41,7 @@ def _metrics(path: Path) -> list[dict]:
 
 def _phase_losses(path: Path) -> dict:
     with path.open() as handle:
-        return {row["phase"]: (row["verdict"], row["loss"]) for row in csv.DictReader(handle)}
+        return {row["phase"]: [row["verdict"], row["loss"]] for row in csv.DictReader(handle)}
 
 
 def _run(args: list[str], cwd: Path) -> None:

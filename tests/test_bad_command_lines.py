@@ -77,6 +77,7 @@ REFUSED_BY_VALIDATION = [
     ("run.threads=100000", ("run.threads=100000", "run.threads between 1 and")),
     ("seed=-1", ("seed=-1", "numpy")),
     # the optimizer
+    ("~optim", ("optim.name='???'", "no value", "optim=<option>")),  # a removed group: no hidden default
     ("optim.lr=nan", ("optim.lr=nan", "finite")),
     ("optim.lr=inf", ("optim.lr=inf", "finite")),
     ("optim.lr=100", ("optim.lr=100", "no optimizer uses a peak lr above 10", "if you mean it")),

@@ -20,7 +20,7 @@ from conftest import compose_config
 from omegaconf import OmegaConf
 from safetensors.torch import load_file, save_file
 
-import pilot.closing as closing
+import pilot.closing.reload as closing
 from pilot.checkpoint import UnsafeCheckpointError, latest_valid_checkpoint, safe_load
 from pilot.closing import (
     ExportConfigRefused,

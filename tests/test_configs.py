@@ -6,8 +6,8 @@ import pytest
 from hydra.errors import ConfigCompositionException
 from omegaconf.errors import OmegaConfBaseException
 
-from pilot.config.validate import ConfigError, validate
 from pilot.train import train
+from pilot.validation import ConfigError, validate
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
 PAIRED = {"model": {"tiny_gpt": "instructions", "mlp_classifier": "digits"}}

@@ -7,7 +7,7 @@ import resource
 import pytest
 import torch
 
-from pilot.estimate.memory import EstimateRefused, estimate_memory
+from pilot.estimate.fake_tensor import EstimateRefused, estimate_memory
 from pilot.estimate_run import compare
 
 BUILT_IN = [
@@ -59,7 +59,7 @@ def test_parameter_and_optimizer_terms_equal_the_closed_form(make_cfg):
     assert estimate.parameters == n
     assert estimate.state_bytes["parameters"] == 4 * n
     assert estimate.state_bytes["optimizer_state"] == 2 * 4 * n + 4 * tensors  # AdamW moments + step scalars
-    steady = estimate.phase("steady_step").breakdown
+    steady = estimate.phase("steady_steps").breakdown
     assert steady["parameters"] == 4 * n
 
 
@@ -67,7 +67,7 @@ def test_activation_checkpointing_and_bf16_lower_the_estimated_activations(make_
     base = estimate_memory(make_cfg("batch=large_micro"))
     ckpt = estimate_memory(make_cfg("batch=large_micro", "memory=checkpointing"))
     bf16 = estimate_memory(make_cfg("batch=large_micro", "precision=bf16"))
-    assert ckpt.phase("steady_step").peak_bytes < base.phase("steady_step").peak_bytes
+    assert ckpt.phase("steady_steps").peak_bytes < base.phase("steady_steps").peak_bytes
     assert bf16.phase("eval_longest").peak_bytes < base.phase("eval_longest").peak_bytes
     assert ckpt.flops_per_micro_batch > base.flops_per_micro_batch  # recomputation is counted
 
@@ -91,7 +91,7 @@ def test_seven_billion_parameters_are_estimated_without_allocating_them(make_cfg
     assert estimate.parameters == n and 6.5e9 < n < 7.5e9
     assert estimate.state_bytes["parameters"] == 4 * n  # fp32 master weights
     assert estimate.state_bytes["optimizer_state"] == 8 * n + 4 * (2 + 32 * 12 + 2 + 1)
-    steady = estimate.phase("steady_step")
+    steady = estimate.phase("steady_steps")
     assert steady.seq_len == 2048 and steady.micro_batch == 1
     assert steady.breakdown["gradients"] == 4 * n
     assert estimate.peak_bytes > 16 * n  # params + grads + Adam (+ temporaries)

@@ -8,7 +8,7 @@ Gradients and optimizer state must count the trainable parameters only, to the b
 import pytest
 import torch
 
-from pilot.estimate.memory import EstimateRefused, estimate_memory
+from pilot.estimate.fake_tensor import EstimateRefused, estimate_memory
 from pilot.estimate_run import compare
 from pilot.models.mlp_classifier import MLPClassifier
 from pilot.models.tiny_gpt import TinyGPT
@@ -63,7 +63,7 @@ def test_a_frozen_backbone_is_estimated_and_only_trainable_parameters_count(make
     expected_state = 2 * 4 * trainable + 4 * tensors if optim == ["optim=adamw"] else 4 * trainable
     assert estimate.state_bytes["optimizer_state"] == expected_state  # moments of trainable tensors only
     assert estimate.closed_form == estimate.state_bytes
-    for phase in ("first_step", "steady_step"):
+    for phase in ("first_step", "steady_steps"):
         for part in estimate.phase(phase).moments.values():
             assert part["gradients"] == 4 * trainable  # no gradient for a frozen weight
     assert estimate.phase("eval_longest").breakdown["gradients"] == 0
@@ -84,7 +84,7 @@ def test_a_partly_frozen_language_model_is_estimated_in_closed_form(make_cfg):
     estimate = estimate_memory(cfg)
     assert estimate.state_bytes["parameters"] == 4 * total
     assert estimate.state_bytes["optimizer_state"] == 2 * 4 * trainable + 4 * tensors
-    steady = estimate.phase("steady_step").moments
+    steady = estimate.phase("steady_steps").moments
     assert steady["optimizer step"]["gradients"] == 4 * trainable
 
 

@@ -1,4 +1,4 @@
-"""Leaks a task did not declare (pilot/checks/leaks.py, run by the split audit): id-like fields
+"""Leaks a task did not declare (pilot/checks/leaks/, run by the split audit): id-like fields
 shared across splits, copies behind ids, near-duplicates, time-stamped data split at random, a
 feature that gives the label away. Each planted task of tests/planted_tasks is flagged naming its
 cause; the built-in tasks and the correct tasks stay ``pass``."""
@@ -19,13 +19,13 @@ if str(ROOT) not in sys.path:  # tests.planted_tasks is imported by its package 
 
 from pilot.checks.leaks import (  # noqa: E402
     LeakThresholds,
-    _jaccard_pairs,
     best_threshold_balanced_accuracy,
     model_views,
     name_says_id,
     nearest,
     normalise_text,
 )
+from pilot.checks.leaks.texts import _jaccard_pairs  # noqa: E402
 from pilot.checks.split_audit import audit_split  # noqa: E402
 from pilot.data import digits, instructions  # noqa: E402
 from pilot.data.task import Example, TaskData  # noqa: E402

@@ -196,7 +196,7 @@ def _phase_runner(make_cfg, tmp_path, model_target: str):
     task = instantiate(cfg.data, _convert_="all")
     task.splits["train"] = task.splits["train"][: 16 * 20 + 1]  # 20 updates of 16, then one example
     phases = PhaseRunner(cfg, task, CPU, tmp_path)
-    phases.measure("build_model", {}, phases.build_model)
+    phases.run_phase("build_model", {}, phases.build_model)
     return phases
 
 
@@ -233,7 +233,7 @@ def test_pilot_phase_row_fails_on_the_partial_window(make_cfg, tmp_path):
 def test_pilot_phase_row_fails_on_random_evaluation(make_cfg, tmp_path):
     phases = _phase_runner(make_cfg, tmp_path, f"{__name__}._DigitsNoisy")
     items = phases.task.encoded("val")[:16]
-    phases.measure("eval_determinism", {}, lambda: phases.eval_determinism(items))
+    phases.run_phase("eval_determinism", {}, lambda: phases.eval_determinism(items))
     assert phases.rows[-1]["verdict"] == "fail"
     assert "random layer active in eval mode" in phases.rows[-1]["detail"]
 

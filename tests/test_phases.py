@@ -10,8 +10,8 @@ import pytest
 import torch
 from hydra.utils import instantiate
 
-from pilot.phases.gates import COLUMNS, PHASES, PhaseRunner
-from pilot.phases.memory import CUDA_COLUMNS
+from pilot.phases.gates import PHASES, PhaseRunner
+from pilot.phases.rows import COLUMNS, CUDA_COLUMNS
 from pilot.pilot_run import run_phases
 
 REPO = Path(__file__).resolve().parents[1]

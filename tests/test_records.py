@@ -15,11 +15,11 @@ import pytest
 import torch
 
 from pilot.checkpoint import (
+    Checkpointer,
     clean_temporary_files,
     defining_config,
     latest_valid_checkpoint,
     list_checkpoints,
-    save_checkpoint,
     training_state,
 )
 from pilot.engine.build import build_trainer
@@ -180,7 +180,7 @@ def test_a_legacy_non_finite_checkpoint_is_skipped(make_cfg, tmp_path):
     cfg = make_cfg("+experiment=classification")
     trainer = build_trainer(cfg)
     trainer.train_step()
-    save_checkpoint(trainer, cfg, tmp_path)
+    Checkpointer(tmp_path, cfg).save(trainer)
     trainer.train_step()
     state = training_state(trainer, cfg)
     state["model"] = {k: torch.full_like(v, float("nan")) for k, v in state["model"].items()}
@@ -189,7 +189,7 @@ def test_a_legacy_non_finite_checkpoint_is_skipped(make_cfg, tmp_path):
     assert path.name == "ckpt-00000001.pt"
     next(iter(trainer.raw_model.parameters())).data.fill_(float("nan"))
     with pytest.raises(ValueError, match="non-finite"):
-        save_checkpoint(trainer, cfg, tmp_path)
+        Checkpointer(tmp_path, cfg).save(trainer)
 
 
 # ----------------------------------------------------------------------------- 5. validation rows
@@ -221,7 +221,7 @@ def test_a_zero_byte_newest_checkpoint_falls_back(make_cfg, tmp_path, caplog):
     cfg = make_cfg("+experiment=classification")
     trainer = build_trainer(cfg)
     trainer.train_step()
-    save_checkpoint(trainer, cfg, tmp_path)
+    Checkpointer(tmp_path, cfg).save(trainer)
     (tmp_path / "ckpt-00000002.pt").write_bytes(b"")
     path, _ = latest_valid_checkpoint(tmp_path)
     assert path.name == "ckpt-00000001.pt" and "ckpt-00000002.pt is unreadable" in caplog.text
@@ -260,7 +260,7 @@ def test_disk_full_during_a_real_checkpoint_save_keeps_the_previous_one(make_cfg
     try:
         (directory / "ckpt-00000000.pt").write_bytes(b"an earlier checkpoint")
         with pytest.raises(DiskFull, match=r"no space left .*ckpt-00000001\.pt.*bytes needed"):
-            save_checkpoint(trainer, cfg, directory)
+            Checkpointer(directory, cfg).save(trainer)
         assert sorted(p.name for p in directory.iterdir()) == ["ckpt-00000000.pt"]  # no temporary file left
     finally:
         subprocess.run(["umount", str(directory)], check=False)

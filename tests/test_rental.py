@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 from hydra.utils import instantiate
 
-from pilot.config.validate import ConfigError, validate
-from pilot.estimate.memory import estimate_memory
+from pilot.estimate.fake_tensor import estimate_memory
 from pilot.recap import build_recap
 from pilot.rental.campaign_plan import Job, JobTime, plan_campaign, sweep_jobs, time_jobs, validations
 from pilot.rental.catalog import Gpu, load_catalog
 from pilot.rental.choice_sheet import ChoiceRow, EstimateCache, Measured, choice_rows, recommended
 from pilot.rental.journal import append_entry
 from pilot.train import train
+from pilot.validation import ConfigError, validate
 
 REPO = Path(__file__).resolve().parents[1]
 GIB = 2**30

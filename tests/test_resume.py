@@ -13,13 +13,13 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from pilot.checkpoint import (
+    Checkpointer,
     UnsafeCheckpointError,
     latest_valid_checkpoint,
     list_checkpoints,
     load_checkpoint,
     restore_training_state,
     safe_load,
-    save_checkpoint,
 )
 from pilot.closing import export_with_controls, reload_and_compare
 from pilot.engine.build import build_trainer
@@ -101,7 +101,7 @@ def test_resume_equivalence_for_every_k(make_cfg, tmp_path, overrides, k_values,
     for k in k_values:
         first = build_trainer(cfg)
         trajectory(first, k)
-        path = save_checkpoint(first, cfg, tmp_path / f"k{k}", keep_last=1)
+        path = Checkpointer(tmp_path / f"k{k}", cfg, keep_last=1).save(first)
         second = build_trainer(cfg)
         restore_training_state(second, load_checkpoint(path))
         resumed = trajectory(second, n)
@@ -134,7 +134,7 @@ def test_corrupt_newest_checkpoint_falls_back_with_a_warning(make_cfg, tmp_path,
     trainer = build_trainer(cfg)
     for _ in range(3):
         trainer.train_step()
-        save_checkpoint(trainer, cfg, tmp_path, keep_last=3)
+        Checkpointer(tmp_path, cfg, keep_last=3).save(trainer)
     newest = tmp_path / "ckpt-00000003.pt"
     newest.write_bytes(newest.read_bytes()[: newest.stat().st_size // 2])  # truncated
     (tmp_path / "ckpt-00000002.pt").write_bytes(b"garbage")  # corrupt
@@ -149,7 +149,7 @@ def test_rotation_keeps_the_last_k(make_cfg, tmp_path):
     trainer = build_trainer(cfg)
     for _ in range(5):
         trainer.train_step()
-        save_checkpoint(trainer, cfg, tmp_path, keep_last=2)
+        Checkpointer(tmp_path, cfg, keep_last=2).save(trainer)
     assert [u for u, _ in list_checkpoints(tmp_path)] == [5, 4]
 
 

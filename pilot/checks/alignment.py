@@ -158,22 +158,34 @@ def alignment_check(
             details,
         )
     if found["sequence"] and convention == NEXT_TOKEN and "by_offset" in found:
-        shares = {k: int((pushed == ref).sum()) for k, ref in found["by_offset"].items()}
-        details["matches_by_offset"] = shares
-        best = max(shares, key=shares.get)
-        if best != 1 and shares[best] >= 0.5 * trained:
-            why = {
-                0: "labels not shifted: each position is trained to copy its own input token",
-                2: "labels shifted twice (in collate and again in loss_sum?)",
-            }.get(best, "labels shifted by the wrong amount")
-            return CheckResult(
-                STEP,
-                "fail",
-                f"trained towards token {_offset_text(best)} at {shares[best]} of "
-                f"{trained} positions, declared {declared_text}: {why}",
-                [],
-                details,
-            )
+        shifted = _wrong_shift(found, trained, declared_text, details)
+        if shifted is not None:
+            return shifted
     return CheckResult(
         STEP, "fail", class_mapping_text(task, pushed, reference) + f" (declared: {declared_text})", [], details
     )
+
+
+def _wrong_shift(
+    found: dict[str, Any], trained: int, declared_text: str, details: dict[str, Any]
+) -> CheckResult | None:
+    """A next-token task trained towards another input offset at most positions: the labels shifted by the
+    wrong amount (the share per offset goes into ``details``); None when no offset explains it."""
+    pushed = found["pushed"]
+    shares = {k: int((pushed == ref).sum()) for k, ref in found["by_offset"].items()}
+    details["matches_by_offset"] = shares
+    best = max(shares, key=shares.get)
+    if best != 1 and shares[best] >= 0.5 * trained:
+        why = {
+            0: "labels not shifted: each position is trained to copy its own input token",
+            2: "labels shifted twice (in collate and again in loss_sum?)",
+        }.get(best, "labels shifted by the wrong amount")
+        return CheckResult(
+            STEP,
+            "fail",
+            f"trained towards token {_offset_text(best)} at {shares[best]} of "
+            f"{trained} positions, declared {declared_text}: {why}",
+            [],
+            details,
+        )
+    return None

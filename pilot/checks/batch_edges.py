@@ -22,9 +22,10 @@ from typing import Any
 import torch
 
 from pilot.checks.result import CheckResult
-from pilot.data.task import TaskData, move_to
+from pilot.data.task import TaskData
 from pilot.engine.batch_plan import BatchPlan, ceil_div
 from pilot.engine.data_order import rank_micro_batches
+from pilot.engine.forward import forward_loss
 
 STEP_SMALLEST = "smallest_micro_batch"
 STEP_EVAL = "eval_determinism"
@@ -112,13 +113,11 @@ def forward_backward_at(
 
     ``no_sync``: a DDP model's ``no_sync`` (the probe's gradients stay local and are discarded).
     """
-    batch = move_to(task.collate(items), device)
+    collated = task.collate(items)
     with untouched(model), no_sync():
         model.train()
         try:
-            with autocast():
-                output = task.forward(model, batch)
-                loss = task.loss_sum(output, batch)
+            batch, _, loss = forward_loss(task, model, collated, device, autocast)
             count = max(1.0, float(task.target_count(batch)))
             (loss / count).backward()
         except (torch.OutOfMemoryError, MemoryError):
@@ -143,13 +142,12 @@ def eval_forward_at(
     autocast: Callable[[], Any] = nullcontext,
 ) -> tuple[str, str]:
     """(verdict, detail) of one evaluation forward on these items."""
-    batch = move_to(task.collate(items), device)
+    collated = task.collate(items)
     with untouched(model), torch.no_grad():
         model.eval()
         try:
-            with autocast():
-                output = task.forward(model, batch)
-                loss = float(task.loss_sum(output, batch)) / max(1.0, float(task.target_count(batch)))
+            batch, _, loss_sum = forward_loss(task, model, collated, device, autocast)
+            loss = float(loss_sum) / max(1.0, float(task.target_count(batch)))
         except (torch.OutOfMemoryError, MemoryError):
             raise
         except Exception as error:

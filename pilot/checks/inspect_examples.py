@@ -197,33 +197,8 @@ def inspect_classification(
     missing, warnings = missing_classes(task, views, class_names, num_classes, by_name)
     findings += missing
     if model is not None and encoded["train"]:
-        batch = task.collate(encoded["train"][:2])
-        with torch.no_grad():
-            width = int(task.forward(model, batch).shape[-1])
-        if width != num_classes:
-            findings.append(
-                Finding(
-                    f"model head has {width} outputs but the data has {num_classes} classes",
-                    detail="the loss still computes while training another task",
-                )
-            )
-    shown = []
-    for view in [v for v in views if v.split == "train"][:n_show]:
-        label = view.values[0] if view.values else -1
-        inputs = view.batch.get("inputs")
-        inputs = inputs[view.row] if torch.is_tensor(inputs) else None
-        shown.append(
-            {
-                "split": "train",
-                "index": view.example.index,
-                "label": label,
-                "class_name": class_names[label] if 0 <= label < len(class_names) else "?",
-                "raw_label": task.raw_class_name(view.example),
-                "input": (f"tensor {tuple(inputs.shape)}, min {float(inputs.min()):.3g}, max {float(inputs.max()):.3g}")
-                if inputs is not None
-                else "",
-            }
-        )
+        findings += head_width_findings(task, encoded, model, num_classes)
+    shown = [show_classified(task, view, class_names) for view in [v for v in views if v.split == "train"][:n_show]]
     details = {
         "mapping": {i: n for i, n in enumerate(class_names)},
         "label_histogram": histograms,
@@ -242,6 +217,40 @@ def inspect_classification(
         + (RANDOM_NOTE if random else "")
     )
     return summarise(STEP, findings, ok, details, warnings), shown
+
+
+def head_width_findings(
+    task: TaskData, encoded: dict[str, list[dict]], model: torch.nn.Module, num_classes: int
+) -> list[Finding]:
+    """The model's output width against the number of classes, on two training examples."""
+    batch = task.collate(encoded["train"][:2])
+    with torch.no_grad():
+        width = int(task.forward(model, batch).shape[-1])
+    if width != num_classes:
+        return [
+            Finding(
+                f"model head has {width} outputs but the data has {num_classes} classes",
+                detail="the loss still computes while training another task",
+            )
+        ]
+    return []
+
+
+def show_classified(task: TaskData, view: RowView, class_names: list[str]) -> dict[str, Any]:
+    """examples.txt's block for a classified row: its label, class name, raw label and input's range."""
+    label = view.values[0] if view.values else -1
+    inputs = view.batch.get("inputs")
+    inputs = inputs[view.row] if torch.is_tensor(inputs) else None
+    return {
+        "split": "train",
+        "index": view.example.index,
+        "label": label,
+        "class_name": class_names[label] if 0 <= label < len(class_names) else "?",
+        "raw_label": task.raw_class_name(view.example),
+        "input": (f"tensor {tuple(inputs.shape)}, min {float(inputs.min()):.3g}, max {float(inputs.max()):.3g}")
+        if inputs is not None
+        else "",
+    }
 
 
 # ----------------------------------------------------------------------------- any task

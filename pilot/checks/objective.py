@@ -90,37 +90,10 @@ def objective_check(
             }
         )
         total_loss, total_count = total_loss + numbers["loss"], total_count + numbers["count"]
-        if numbers["examples"] > 1 and not _close(numbers["loss"], sum(numbers["single_losses"])):
-            findings.append(Finding(loss_diagnosis(numbers)))
-        if not _close(numbers["count"], sum(numbers["single_counts"])):
-            findings.append(
-                Finding(
-                    f"target_count of {numbers['examples']} examples = {numbers['count']:g}, "
-                    f"the sum of their single counts = {sum(numbers['single_counts']):g}: "
-                    "it is not a count over examples"
-                )
-            )
-        elif trained and int(numbers["count"]) != trained:
-            findings.append(
-                Finding(
-                    f"target_count says {numbers['count']:g} targets but loss_sum trains "
-                    f"{trained} positions (does it count padding or ignored labels?)"
-                )
-            )
+        findings += contract_findings(numbers, trained)
     details: dict[str, Any] = {"batches": per_batch, "output_width": width}
     if total_count > 0 and width and width > 1 and task.initial_loss_tolerance is not None:
-        per_target, expected = total_loss / total_count, math.log(width)
-        tolerance = float(task.initial_loss_tolerance)
-        details.update(initial_loss_per_target=per_target, expected_initial_loss=expected, tolerance=tolerance)
-        if abs(per_target - expected) > tolerance * expected:
-            warnings.append(
-                Finding(
-                    f"initial loss per target {per_target:.4g}, expected near ln({width}) = "
-                    f"{expected:.4g} for a fresh model (declared tolerance "
-                    f"+-{tolerance:.0%}): {per_target / expected:.3g} x that "
-                    "(a loss divided by the batch? a model that is not fresh?)"
-                )
-            )
+        warnings += initial_loss_warnings(task, total_loss / total_count, width, details)
     elif not total_count:
         findings.append(Finding("target_count is 0 on every probed batch: nothing would be trained"))
     ok = (
@@ -133,3 +106,45 @@ def objective_check(
         )
     )
     return summarise(STEP, findings, ok, details, warnings)
+
+
+def contract_findings(numbers: dict[str, Any], trained: int) -> list[Finding]:
+    """What one batch breaks of the contract: a loss that is not a sum, a count that is not a count or
+    that counts positions the loss does not train."""
+    findings = []
+    if numbers["examples"] > 1 and not _close(numbers["loss"], sum(numbers["single_losses"])):
+        findings.append(Finding(loss_diagnosis(numbers)))
+    if not _close(numbers["count"], sum(numbers["single_counts"])):
+        findings.append(
+            Finding(
+                f"target_count of {numbers['examples']} examples = {numbers['count']:g}, "
+                f"the sum of their single counts = {sum(numbers['single_counts']):g}: "
+                "it is not a count over examples"
+            )
+        )
+    elif trained and int(numbers["count"]) != trained:
+        findings.append(
+            Finding(
+                f"target_count says {numbers['count']:g} targets but loss_sum trains "
+                f"{trained} positions (does it count padding or ignored labels?)"
+            )
+        )
+    return findings
+
+
+def initial_loss_warnings(task: TaskData, per_target: float, width: int, details: dict[str, Any]) -> list[Finding]:
+    """The fresh model's loss per target against ln(width), within the task's declared tolerance; the
+    numbers go into ``details``."""
+    expected = math.log(width)
+    tolerance = float(task.initial_loss_tolerance)
+    details.update(initial_loss_per_target=per_target, expected_initial_loss=expected, tolerance=tolerance)
+    if abs(per_target - expected) > tolerance * expected:
+        return [
+            Finding(
+                f"initial loss per target {per_target:.4g}, expected near ln({width}) = "
+                f"{expected:.4g} for a fresh model (declared tolerance "
+                f"+-{tolerance:.0%}): {per_target / expected:.3g} x that "
+                "(a loss divided by the batch? a model that is not fresh?)"
+            )
+        ]
+    return []

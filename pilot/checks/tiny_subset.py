@@ -33,8 +33,9 @@ from omegaconf import DictConfig, OmegaConf
 
 from pilot.checks.loss_probe import counted_label_mask, input_ids_of, prediction_offset, real_mask
 from pilot.checks.result import CheckResult
-from pilot.data.task import IGNORE_INDEX, NEXT_TOKEN, Batch, TaskData, move_to
+from pilot.data.task import IGNORE_INDEX, NEXT_TOKEN, Batch, TaskData
 from pilot.engine.build import build_model as build_fresh_model
+from pilot.engine.forward import forward_loss
 from pilot.engine.trainer import Trainer
 
 STEP = "tiny_subset"
@@ -116,11 +117,9 @@ class SubsetScorer:
         model.eval()
         loss = count = correct = 0.0
         recovered, scored = 0, 0
-        for batch, rows in zip(self.batches, self.keys):
-            batch = move_to(batch, trainer.device)
-            with trainer.autocast():
-                output = task.forward(model, batch)
-                loss += float(task.loss_sum(output, batch))
+        for collated, rows in zip(self.batches, self.keys):
+            batch, output, loss_sum = forward_loss(task, model, collated, trainer.device, trainer.autocast)
+            loss += float(loss_sum)
             count += float(task.target_count(batch))
             if task.correct_count is not None:
                 correct += float(task.correct_count(output, batch))

@@ -2,9 +2,12 @@
 
 Each YAML file in ``conf/<group>/`` starts from one of these schemas (through
 its defaults list), so a misspelt key or a wrong type fails when Hydra composes
-the config, with the full key in the message. The bound of every number and the
-cross-field rules live in ``pilot.config.validate`` (``RANGES``): one pass that
-reports every problem at once.
+the config, with the full key in the message. A schema holds the types, the
+enums and what each setting means; the values, with the comments a user reads,
+are in the YAML only (``MISSING`` here), so each default is stated once
+(tests/test_defaults_once.py). The bound of every number and the cross-field
+rules live in ``pilot.validation`` (``RANGES``): one pass that reports every
+problem at once.
 """
 
 from __future__ import annotations
@@ -78,32 +81,36 @@ class ModelConfig:
 
 @dataclass
 class TinyGPTConfig(ModelConfig):
+    """conf/model/tiny_gpt.yaml."""
+
     _target_: str = "pilot.models.tiny_gpt.TinyGPT"
     vocab_size: int = MISSING  # tokens the embedding and the head cover (from the data)
-    max_len: int = 128  # longest sequence the position table holds
-    d_model: int = 64  # width of the residual stream
-    n_layer: int = 2  # transformer blocks
-    n_head: int = 4  # attention heads per block (d_model must divide)
-    dropout: float = 0.0  # dropout probability; 0 keeps runs bit-reproducible
+    max_len: int = MISSING  # longest sequence the position table holds (from the data)
+    d_model: int = MISSING  # width of the residual stream
+    n_layer: int = MISSING  # transformer blocks
+    n_head: int = MISSING  # attention heads per block (d_model must divide)
+    dropout: float = MISSING  # dropout probability; 0 keeps runs bit-reproducible
 
 
 @dataclass
 class MLPClassifierConfig(ModelConfig):
+    """conf/model/mlp_classifier.yaml."""
+
     _target_: str = "pilot.models.mlp_classifier.MLPClassifier"
     in_features: int = MISSING  # input width (from the data)
     num_classes: int = MISSING  # size of the output head; must equal the data's class count
-    hidden: int = 128  # width of each hidden layer
-    n_hidden_layers: int = 2  # hidden layers
-    dropout: float = 0.0
+    hidden: int = MISSING  # width of each hidden layer
+    n_hidden_layers: int = MISSING  # hidden layers
+    dropout: float = MISSING  # dropout probability
 
 
 # --------------------------------------------------------------------------- data
 @dataclass
 class SplitConfig:
-    by: SplitBy = SplitBy.group  # the unit that prevents leakage between splits
-    val_fraction: float = 0.1  # share of groups (or of the time range) for validation
-    test_fraction: float = 0.1  # share of groups (or of the time range) for test
-    salt: str = "pilot"  # changes which groups land where, without touching the seed
+    by: SplitBy = MISSING  # the unit that prevents leakage between splits
+    val_fraction: float = MISSING  # share of groups (or of the time range) for validation
+    test_fraction: float = MISSING  # share of groups (or of the time range) for test
+    salt: str = MISSING  # changes which groups land where, without touching the seed
 
 
 @dataclass
@@ -116,168 +123,174 @@ class DataConfig:
 
 @dataclass
 class InstructionsConfig(DataConfig):
+    """conf/data/instructions.yaml."""
+
     _target_: str = "pilot.data.instructions.make_task"
-    path: Optional[str] = None  # JSONL file; null = the embedded data set
-    max_len: int = 96  # tokens kept per example; longer ones are truncated
-    padding_side: PaddingSide = PaddingSide.right
-    truncation_side: PaddingSide = PaddingSide.left  # which end loses tokens when too long
-    mask_instruction: bool = True  # instruction tokens get label -100 (not in the loss)
-    vocab_size: int = 259  # 256 bytes + pad + bos + eos
+    path: Optional[str] = MISSING  # JSONL file; null = the embedded data set
+    max_len: int = MISSING  # tokens kept per example; longer ones are truncated
+    padding_side: PaddingSide = MISSING  # where pad tokens go in a micro-batch
+    truncation_side: PaddingSide = MISSING  # which end loses tokens when too long
+    mask_instruction: bool = MISSING  # instruction tokens get label -100 (not in the loss)
+    vocab_size: int = MISSING  # token ids of the byte tokenizer
 
 
 @dataclass
 class DigitsConfig(DataConfig):
+    """conf/data/digits.yaml."""
+
     _target_: str = "pilot.data.digits.make_task"
-    in_features: int = 64  # 8x8 pixels
-    num_classes: int = 10
+    in_features: int = MISSING  # pixels per image
+    num_classes: int = MISSING  # digit classes
 
 
 # --------------------------------------------------------------------------- training
 @dataclass
 class PrecisionConfig:
-    dtype: Dtype = Dtype.fp32  # compute precision under autocast (weights stay fp32)
-    grad_scaler: bool = False  # dynamic loss scaling; required for fp16
-    init_scale: float = 65536.0  # first loss scale of the gradient scaler
+    dtype: Dtype = MISSING  # compute precision under autocast (weights stay fp32)
+    grad_scaler: bool = MISSING  # dynamic loss scaling; required for fp16
+    init_scale: float = MISSING  # first loss scale of the gradient scaler
 
 
 @dataclass
 class BatchConfig:
-    micro_batch: int = 2  # examples per forward/backward on one replica
-    accumulation: int = 8  # micro-batches summed before one optimizer update
-    eval_micro_batch: int = 16  # examples per forward during evaluation
-    drop_last: bool = False  # drop the incomplete last update of each epoch
+    micro_batch: int = MISSING  # examples per forward/backward on one replica
+    accumulation: int = MISSING  # micro-batches summed before one optimizer update
+    eval_micro_batch: int = MISSING  # examples per forward during evaluation
+    drop_last: bool = MISSING  # drop the incomplete last update of each epoch
 
 
 @dataclass
 class OptimConfig:
-    name: OptimName = OptimName.adamw
-    lr: float = 1e-3  # peak learning rate, reached after warm-up (validate: 0 .. 10)
-    weight_decay: float = 0.0
-    betas: List[float] = field(default_factory=lambda: [0.9, 0.95])  # AdamW only
-    momentum: float = 0.0  # SGD only
-    warmup_updates: int = 10  # linear warm-up from 0 to lr over this many updates
-    schedule: Schedule = Schedule.cosine  # shape after warm-up
-    min_lr_ratio: float = 0.1  # final lr = lr * min_lr_ratio (cosine, linear)
-    grad_clip: float = 1.0  # clip the global gradient norm at this value; 0 disables
+    name: OptimName = MISSING
+    lr: float = MISSING  # peak learning rate, reached after warm-up (validate: 0 .. 10)
+    weight_decay: float = MISSING
+    betas: List[float] = MISSING  # AdamW only
+    momentum: float = MISSING  # SGD only
+    warmup_updates: int = MISSING  # linear warm-up from 0 to lr over this many updates
+    schedule: Schedule = MISSING  # shape after warm-up
+    min_lr_ratio: float = MISSING  # final lr = lr * min_lr_ratio (cosine, linear)
+    grad_clip: float = MISSING  # clip the global gradient norm at this value; 0 disables
 
 
 @dataclass
 class BudgetConfig:
-    fixed: BudgetKind = BudgetKind.updates  # which quantity a comparison holds fixed
-    value: int = 200  # how many updates / epochs / examples (validate: <= 10M updates)
+    fixed: BudgetKind = MISSING  # which quantity a comparison holds fixed
+    value: int = MISSING  # how many updates / epochs / examples (validate: <= 10M updates)
 
 
 @dataclass
 class DistributedConfig:
-    replicas: int = 1  # data-parallel processes; each sees different examples
-    backend: Backend = Backend.auto
-    master_port: int = 0  # 0 = pick a free port when pilot spawns the replicas
+    replicas: int = MISSING  # data-parallel processes; each sees different examples
+    backend: Backend = MISSING
+    master_port: int = MISSING  # 0 = pick a free port when pilot spawns the replicas
 
 
 @dataclass
 class MemoryConfig:
-    activation_checkpointing: bool = False  # recompute block activations in backward: less memory, ~30% more compute
+    activation_checkpointing: bool = MISSING  # recompute block activations in backward: less memory, more compute
 
 
 @dataclass
 class RunConfig:
-    device: Device = Device.auto
-    log_every: int = 20  # plain log line every N updates when not on a terminal
-    threads: int = 0  # torch CPU threads; 0 = torch's default; at most 4 per usable core
+    device: Device = MISSING
+    log_every: int = MISSING  # plain log line every N updates when not on a terminal
+    threads: int = MISSING  # torch CPU threads; 0 = torch's default; at most 4 per usable core
 
 
 @dataclass
 class LoopConfig:
     """Declared before a run starts: when to validate and why a run stops early."""
 
-    eval_every: int = 50  # validation point every N updates (and after the last); 0 = last only
-    eval_examples: int = 64  # fixed validation subset (its first N examples), same for every run
-    divergence_factor: float = 4.0  # diverged when the loss is non-finite or > factor x the first update's loss;
+    eval_every: int = MISSING  # validation point every N updates (and after the last); 0 = last only
+    eval_examples: int = MISSING  # fixed validation subset (its first N examples), same for every run
+    divergence_factor: float = MISSING  # diverged when the loss is non-finite or > factor x the first update's loss;
     # 0 = off (non-finite only), else > 1
-    early_stop_patience: int = 0  # stop after N validation points without improvement; 0 = off
+    early_stop_patience: int = MISSING  # stop after N validation points without improvement; 0 = off
 
 
 @dataclass
 class CampaignConfig:
-    control: str = ""  # overrides naming the control variant, e.g. "optim.lr=1e-4" (recap)
-    run_root: str = "outputs"  # where single runs go (and where relaunch parents are looked up)
-    sweep_root: str = "sweeps"  # where multiruns go
-    journal: str = "sweeps/journal.md"  # the campaign's notebook: plans and conclusions, timestamped, appended
-    quality_tolerance: Optional[float] = None  # recap: a variant's val loss within this share of the control's
+    control: str = MISSING  # overrides naming the control variant, e.g. "optim.lr=1e-4" (recap)
+    run_root: str = MISSING  # where single runs go (and where relaunch parents are looked up)
+    sweep_root: str = MISSING  # where multiruns go
+    journal: str = MISSING  # the campaign's notebook: plans and conclusions, timestamped, appended
+    quality_tolerance: Optional[float] = MISSING  # recap: a variant's val loss within this share of the control's
 
 
 @dataclass
 class EstimateConfig:
-    """The memory estimate on fake tensors (pilot.estimate.memory)."""
+    """The memory estimate on fake tensors (pilot.estimate.fake_tensor)."""
 
-    seq_len: Optional[int] = None  # sequence length to estimate at; null = data.max_len (sequence tasks)
-    tolerance: float = 0.10  # pilot step: estimate vs the same tracker on real tensors, relative
-    in_runs: bool = False  # mode=train: record this variant's fake-tensor estimate in run.json (~1-3 s)
+    seq_len: Optional[int] = MISSING  # sequence length to estimate at; null = data.max_len (sequence tasks)
+    tolerance: float = MISSING  # pilot step: estimate vs the same tracker on real tensors, relative
+    in_runs: bool = MISSING  # mode=train: record this variant's fake-tensor estimate in run.json (~1-3 s)
 
 
 @dataclass
 class RentalConfig:
     """The choice sheet and the campaign plan (DESIGN section 8); conf/rental/default.yaml."""
 
-    # name -> fields of pilot.rental.catalog.Gpu, checked by pilot.config.validate (a typed Dict would refuse
+    # name -> fields of pilot.rental.catalog.Gpu, checked by pilot.validation (a typed Dict would refuse
     # the command-line addition +rental.catalog.NAME={...})
-    catalog: Dict[str, Any] = field(default_factory=dict)
-    counts: List[int] = field(default_factory=lambda: [1, 2, 4, 8])  # GPUs per job considered
-    margin: float = 0.10  # need = estimated peak x (1 + margin) + reserve_gib (declared, not measured)
-    reserve_gib: float = 1.0  # CUDA context and kernels, outside the estimate (declared)
-    utilisation: float = 0.35  # share of peak throughput assumed for FLOP-based time (declared)
-    gpu: Optional[str] = None  # catalog key of the campaign plan's hardware; null = smallest that fits
-    gpu_count: Optional[int] = None  # GPUs per job for the plan; null = the chosen row's count
-    packages_days: List[int] = field(default_factory=lambda: [3, 7, 30])
-    closing_reserve_minutes: float = 30.0  # per job, when export + reload were not measured (declared)
+    catalog: Dict[str, Any] = MISSING
+    counts: List[int] = MISSING  # GPUs per job considered
+    margin: float = MISSING  # need = estimated peak x (1 + margin) + reserve_gib (declared, not measured)
+    reserve_gib: float = MISSING  # CUDA context and kernels, outside the estimate (declared)
+    utilisation: float = MISSING  # share of peak throughput assumed for FLOP-based time (declared)
+    gpu: Optional[str] = MISSING  # catalog key of the campaign plan's hardware; null = smallest that fits
+    gpu_count: Optional[int] = MISSING  # GPUs per job for the plan; null = the chosen row's count
+    packages_days: List[int] = MISSING  # rental packages the plan fills, in days
+    closing_reserve_minutes: float = MISSING  # per job, when export + reload were not measured (declared)
 
 
 @dataclass
 class CheckpointConfig:
-    every: int = 50  # save every N updates (and always after the last); 0 = last only
-    keep_last: int = 3  # checkpoints kept (>= 1); rotation never deletes the newest valid one
-    resume: bool = True  # continue from the newest valid checkpoint in the run directory
-    force_resume: bool = False  # resume even if the defining config differs (the difference is recorded)
-    max_requeues: int = 3  # cluster: interruptions (preemption, time limit) before ending as "preempted"
-    continue_diverged: bool = False  # true: a diverged run started again continues from its last finite checkpoint
+    every: int = MISSING  # save every N updates (and always after the last); 0 = last only
+    keep_last: int = MISSING  # checkpoints kept (>= 1); rotation never deletes the newest valid one
+    resume: bool = MISSING  # continue from the newest valid checkpoint in the run directory
+    force_resume: bool = MISSING  # resume even if the defining config differs (the difference is recorded)
+    max_requeues: int = MISSING  # cluster: interruptions (preemption, time limit) before ending as "preempted"
+    continue_diverged: bool = MISSING  # true: a diverged run started again continues from its last finite checkpoint
 
 
 @dataclass
 class ClosingConfig:
-    control_examples: int = 8  # validation examples rerun after reloading the export
-    rtol: float = 0.0  # tolerance of the rerun (CPU fp32: exact; GPU or reduced precision: declare)
-    atol: float = 0.0
+    control_examples: int = MISSING  # validation examples rerun after reloading the export
+    rtol: float = MISSING  # tolerance of the rerun (CPU fp32: exact; GPU or reduced precision: declare)
+    atol: float = MISSING
 
 
 @dataclass
 class ResumeCheckConfig:
-    updates_before: int = 3  # k: updates before the checkpoint and the new process
-    updates_total: int = 6  # n: updates the resumed and the uninterrupted runs both reach
-    rtol: float = 0.0  # 0 = bit-identical (CPU fp32); declare a tolerance for GPUs
-    atol: float = 0.0
+    updates_before: int = MISSING  # k: updates before the checkpoint and the new process
+    updates_total: int = MISSING  # n: updates the resumed and the uninterrupted runs both reach
+    rtol: float = MISSING  # 0 = bit-identical (CPU fp32); declare a tolerance for GPUs
+    atol: float = MISSING
 
 
 @dataclass
 class TinySubsetConfig:
-    examples: int = 8  # training examples the loop must learn
-    max_updates: int = 300  # give up after this many updates (each sees all the examples)
-    loss_drop: float = 20.0  # pass needs final loss <= initial loss / loss_drop
-    min_recovery: float = 0.9  # pass needs this share of examples predicted exactly
-    check_every: int = 10  # evaluate the subset every N updates (stop early once passed)
+    examples: int = MISSING  # training examples the loop must learn
+    max_updates: int = MISSING  # give up after this many updates (each sees all the examples)
+    loss_drop: float = MISSING  # pass needs final loss <= initial loss / loss_drop
+    min_recovery: float = MISSING  # pass needs this share of examples predicted exactly
+    check_every: int = MISSING  # evaluate the subset every N updates (stop early once passed)
 
 
 @dataclass
 class PilotChecksConfig:
-    show_examples: int = 3  # transformed examples printed and saved
-    steady_steps: int = 5  # updates measured in the steady_steps phase
+    show_examples: int = MISSING  # transformed examples printed and saved
+    steady_steps: int = MISSING  # updates measured in the steady_steps phase
     tiny: TinySubsetConfig = field(default_factory=TinySubsetConfig)
     resume_check: ResumeCheckConfig = field(default_factory=ResumeCheckConfig)
-    oom_in_phase: Optional[str] = None  # fault injection: raise out-of-memory in this phase (tests)
+    oom_in_phase: Optional[str] = MISSING  # fault injection: raise out-of-memory in this phase (tests)
 
 
 @dataclass
 class PilotConfig:
-    mode: Mode = Mode.pilot  # pilot: the checks and phase gates; train: a full run to the budget
+    """conf/config.yaml: the groups' schemas, then the settings without a group."""
+
+    mode: Mode = MISSING  # pilot: the checks and phase gates; train: a full run to the budget
     model: Any = MISSING
     data: Any = MISSING
     precision: PrecisionConfig = field(default_factory=PrecisionConfig)
@@ -294,7 +307,7 @@ class PilotConfig:
     rental: RentalConfig = field(default_factory=RentalConfig)
     checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
     closing: ClosingConfig = field(default_factory=ClosingConfig)
-    seed: int = 0  # model init and data order (0 .. 2**32-1, numpy's range); the split has its own salt
+    seed: int = MISSING  # model init and data order (0 .. 2**32-1, numpy's range); the split has its own salt
 
 
 def register_configs() -> None:

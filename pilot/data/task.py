@@ -124,3 +124,21 @@ class TaskData:
 
 def move_to(batch: Mapping[str, Any], device: torch.device) -> Batch:
     return {k: (v.to(device, non_blocking=True) if torch.is_tensor(v) else v) for k, v in batch.items()}
+
+
+def batch_seq_len(batch: Mapping[str, Any]) -> int | None:
+    """The width of a sequence batch's ``input_ids``; None for a batch without them."""
+    ids = batch.get("input_ids")
+    return int(ids.shape[-1]) if ids is not None else None
+
+
+def longest_items(task: TaskData, split: str, count: int) -> list[dict[str, Any]]:
+    """The ``count`` longest encoded examples of a split (of train when the split is empty; all of
+    them when lengths are equal): the evaluation batch with the largest activations."""
+    items = task.encoded(split) or task.encoded("train")
+
+    def length(item):
+        ids = item.get("input_ids")
+        return len(ids) if ids is not None else 0
+
+    return sorted(items, key=length, reverse=True)[:count]

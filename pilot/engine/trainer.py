@@ -25,10 +25,11 @@ import torch
 from torch.nn.parallel import DistributedDataParallel
 
 from pilot.config.values import enum_value
-from pilot.data.task import TaskData, move_to
+from pilot.data.task import TaskData
 from pilot.engine.batch_plan import BatchPlan, plan_from_config
 from pilot.engine.data_order import data_position, rank_micro_batches, update_indices
 from pilot.engine.distributed import DistContext, all_reduce_sum
+from pilot.engine.forward import forward_loss
 from pilot.engine.optim import build_optimizer, build_scheduler
 from pilot.engine.progress import Progress
 
@@ -113,12 +114,10 @@ class Trainer:
         Returns the (weighted) summed loss, detached. Gradients of replicas sync on ``last``.
         Reads no value back from the device, so it also runs on fake tensors (the estimator).
         """
-        batch = move_to(batch, self.device)
         sync = nullcontext() if last or not self.ctx.is_distributed else self.model.no_sync()
         with sync:
-            with self.autocast():
-                output = self.task.forward(self.model, batch)
-                summed = self.task.loss_sum(output, batch) * weight
+            batch, output, summed = forward_loss(self.task, self.model, batch, self.device, self.autocast)
+            summed = summed * weight  # output and batch stay referenced through backward (estimated so)
             loss = summed * (self.ctx.world_size / update_targets)
             self.scaler.scale(loss).backward()
         return summed.detach().double()
@@ -219,10 +218,9 @@ class Trainer:
         totals = torch.zeros(3, dtype=torch.float64, device=self.device)  # loss, targets, correct
         self.raw_model.eval()
         for start in range(0, len(mine), step):
-            batch = move_to(self.task.collate(mine[start : start + step]), self.device)
-            with self.autocast():
-                output = self.task.forward(self.raw_model, batch)
-                totals[0] += float(self.task.loss_sum(output, batch))
+            collated = self.task.collate(mine[start : start + step])
+            batch, output, loss_sum = forward_loss(self.task, self.raw_model, collated, self.device, self.autocast)
+            totals[0] += float(loss_sum)
             totals[1] += float(self.task.target_count(batch))
             totals[2] += float(self.task.count_correct(output, batch))
         totals = all_reduce_sum(totals, self.ctx)

@@ -1,4 +1,8 @@
-"""Multi-layer perceptron for vector inputs; the head has ``num_classes`` outputs."""
+"""Multi-layer perceptron for vector inputs; the head has ``num_classes`` outputs.
+
+The keyword defaults serve callers that build the model without Hydra; they equal
+``conf/model/mlp_classifier.yaml`` (tests/test_defaults_once.py), where each value is explained.
+"""
 
 from __future__ import annotations
 

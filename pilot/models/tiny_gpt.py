@@ -4,6 +4,10 @@ Attention uses ``scaled_dot_product_attention`` with an explicit mask that is
 causal *and* hides padding keys, so left and right padding give the same
 outputs for real tokens. ``activation_checkpointing`` recomputes each block in
 backward (``torch.utils.checkpoint``, non-reentrant).
+
+The keyword defaults serve callers that build the model without Hydra; they
+equal ``conf/model/tiny_gpt.yaml`` (tests/test_defaults_once.py), where each
+value is explained.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ class TinyGPT(nn.Module):
     def __init__(
         self,
         vocab_size: int,
-        max_len: int = 128,
+        max_len: int,  # no default: conf/model/tiny_gpt.yaml takes it from the data (data.max_len)
         d_model: int = 64,
         n_layer: int = 2,
         n_head: int = 4,

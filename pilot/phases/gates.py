@@ -6,15 +6,16 @@ allocates the optimizer state), steady updates, one forward/backward at the
 evaluation batch: BatchNorm with one example fails here, not 69 updates into
 training), evaluation on the *longest* validation sequences at the evaluation
 micro-batch (often the largest peak), evaluation run twice on the same batch
-(different outputs name the random layer left active), checkpoint save, export. Each gives one row per device/rank: its inputs,
-duration after synchronisation, memory counters (``pilot.phases.memory``),
-verdict and detail. An out-of-memory error in a phase becomes an ``oom`` row
-naming the phase and its inputs; memory is released and the pilot goes on.
+(different outputs name the random layer left active), checkpoint save, export,
+reload check, resume check. Each is measured by ``PhaseLog.measure``
+(``pilot.phases.measure``): one row per device/rank with its inputs, duration
+after synchronisation, memory counters, verdict and detail. An out-of-memory
+error in a phase becomes an ``oom`` row naming the phase and its inputs; memory
+is released and the pilot goes on.
 """
 
 from __future__ import annotations
 
-import gc
 import math
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -22,10 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from hydra.utils import instantiate
 from omegaconf import DictConfig
 
-from pilot.checkpoint import save_checkpoint
+from pilot.checkpoint import Checkpointer
 from pilot.checks.batch_edges import (
     eval_forward_at,
     eval_twice,
@@ -35,11 +35,14 @@ from pilot.checks.batch_edges import (
 )
 from pilot.closing import check_in_new_process, export_with_controls
 from pilot.config.values import enum_value
-from pilot.data.task import TaskData, move_to
+from pilot.data.task import TaskData, batch_seq_len, longest_items, move_to
+from pilot.engine.build import build_model as build_fresh_model
 from pilot.engine.distributed import DistContext
+from pilot.engine.forward import forward_loss
 from pilot.engine.trainer import Trainer
-from pilot.phases.memory import CPU_COLUMNS, CUDA_COLUMNS, MemoryProbe
+from pilot.phases.measure import PhaseLog
 from pilot.phases.resume_check import run_resume_check
+from pilot.phases.rows import COLUMNS
 
 PHASES = (
     "build_model",
@@ -53,58 +56,14 @@ PHASES = (
     "reload_check",
     "resume_check",
 )
-INPUT_COLUMNS = (
-    "micro_batch",
-    "accumulation",
-    "replicas",
-    "seq_len",
-    "examples",
-    "precision",
-    "activation_checkpointing",
-)
-COLUMNS = (
-    "phase",
-    "device",
-    "rank",
-    "duration_s",
-    "verdict",
-    "detail",
-    "loss",
-    *INPUT_COLUMNS,
-    *CUDA_COLUMNS,
-    *CPU_COLUMNS,
-)
-OOM_ERRORS = (torch.OutOfMemoryError, MemoryError)
 
 
 class InjectedOOM(torch.OutOfMemoryError):
     """Raised inside a phase by ``pilot.oom_in_phase`` to test the out-of-memory path."""
 
 
-def _seq_len(batch: dict[str, Any]) -> int | None:
-    ids = batch.get("input_ids")
-    return int(ids.shape[-1]) if ids is not None else None
-
-
 def _items_seq_len(items: list[dict]) -> int | None:
     return max((len(i["input_ids"]) for i in items if "input_ids" in i), default=None)
-
-
-def _release_memory(device: torch.device) -> None:
-    gc.collect()
-    if device.type == "cuda":
-        torch.cuda.empty_cache()
-
-
-def longest_items(task: TaskData, split: str, count: int) -> list[dict]:
-    """The ``count`` longest encoded examples of a split (all of them when lengths are equal)."""
-    items = task.encoded(split) or task.encoded("train")
-
-    def length(item):
-        ids = item.get("input_ids")
-        return len(ids) if ids is not None else 0
-
-    return sorted(items, key=length, reverse=True)[:count]
 
 
 class PhaseRunner:
@@ -119,9 +78,12 @@ class PhaseRunner:
     ):
         self.cfg, self.task, self.device, self.ctx = cfg, task, device, ctx
         self.run_dir, self.oom_in_phase = Path(run_dir), oom_in_phase
-        self.probe = MemoryProbe(device)
-        self.rows: list[dict[str, Any]] = []
+        self.log = PhaseLog(device, ctx.rank, self.base_inputs())
         self.trainer: Trainer | None = None
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        return self.log.rows
 
     def base_inputs(self) -> dict[str, Any]:
         cfg = self.cfg
@@ -133,46 +95,30 @@ class PhaseRunner:
             "activation_checkpointing": bool(cfg.memory.activation_checkpointing),
         }
 
-    def measure(self, phase: str, inputs: dict[str, Any], work: Callable[[], str], needs: str | None = None) -> None:
-        row: dict[str, Any] = {
-            "phase": phase,
-            "device": str(self.device),
-            "rank": self.ctx.rank,
-            **self.base_inputs(),
-            **inputs,
-        }
-        if needs is not None and self._verdict(needs) != "pass":
-            row.update(verdict="skipped", detail=f"needs {needs}, which did not pass")
-            self.rows.append(row)
+    def run_phase(
+        self, phase: str, inputs: dict[str, Any], work: Callable[[], str | tuple[str, str]], needs: str | None = None
+    ) -> None:
+        """Measure ``work`` as ``phase``: it returns a detail (pass; "non-finite ..." fails) or
+        (verdict, detail). Skipped when the phase it ``needs`` did not pass."""
+        if needs is not None and self.log.verdict(needs) != "pass":
+            self.log.skip(phase, f"needs {needs}, which did not pass", **inputs)
             return
-        start = self.probe.start()
-        try:
-            outcome = work()
+        with self.log.measure(phase, **inputs) as measured:
+            try:
+                outcome = work()
+            finally:  # the first update's loss, whatever ends the phase
+                if phase == "first_step":
+                    measured.record(loss=getattr(self, "last_loss", None))
             verdict, detail = outcome if isinstance(outcome, tuple) else ("pass", outcome)
             if self.oom_in_phase == phase:
                 raise InjectedOOM(f"injected by pilot.oom_in_phase={phase}")
-        except OOM_ERRORS as error:
-            verdict = "oom"
-            shown = {k: v for k, v in row.items() if k in INPUT_COLUMNS and v is not None}
-            detail = f"out of memory in {phase} with {shown}: {str(error).splitlines()[0][:200]}"
-            _release_memory(self.device)
-        except Exception as error:  # a phase that crashes is a failed gate, not a crashed pilot
-            verdict, detail = "fail", f"{type(error).__name__}: {str(error).splitlines()[0][:300]}"
-        measured = self.probe.stop(start)
-        row.update(duration_s=measured.duration_s, verdict=verdict, detail=detail, **measured.memory)
-        if phase == "first_step":
-            row["loss"] = getattr(self, "last_loss", None)
-        if verdict == "pass" and detail.startswith("non-finite"):
-            row["verdict"] = "fail"
-        self.rows.append(row)
-
-    def _verdict(self, phase: str) -> str:
-        return next((r["verdict"] for r in self.rows if r["phase"] == phase), "missing")
+            if verdict == "pass" and detail.startswith("non-finite"):
+                verdict = "fail"
+            measured.finish(verdict, detail)
 
     # ------------------------------------------------------------------ phases
     def build_model(self) -> str:
-        torch.manual_seed(int(self.cfg.seed))
-        model = instantiate(self.cfg.model, _convert_="all")
+        model = build_fresh_model(self.cfg)
         self.trainer = Trainer(self.cfg, self.task, model, self.device, self.ctx)
         parameters = sum(p.numel() for p in model.parameters())
         weight_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
@@ -187,7 +133,7 @@ class PhaseRunner:
 
     def _update_seq_len(self) -> int | None:
         pairs = self.trainer.micro_batches(self.trainer.updates_done) if self.trainer else []
-        lengths = [_seq_len(batch) for batch, _ in pairs]
+        lengths = [batch_seq_len(batch) for batch, _ in pairs]
         lengths = [n for n in lengths if n is not None]
         return max(lengths) if lengths else None
 
@@ -239,17 +185,17 @@ class PhaseRunner:
     def eval_longest(self, items: list[dict]) -> str:
         model = self.trainer.raw_model
         model.eval()
-        batch = move_to(self.task.collate(items), self.device)
-        with self.trainer.autocast():
-            output = self.task.forward(model, batch)
-            loss = float(self.task.loss_sum(output, batch)) / max(1, int(self.task.target_count(batch)))
+        batch, _, loss_sum = forward_loss(
+            self.task, model, self.task.collate(items), self.device, self.trainer.autocast
+        )
+        loss = float(loss_sum) / max(1, int(self.task.target_count(batch)))
         if not math.isfinite(loss):
             return f"non-finite evaluation loss {loss}"
         return f"{len(items)} longest validation examples, loss {loss:.4g}"
 
     def checkpoint_save(self) -> str:
         directory = self.run_dir / "checkpoints" / f"pilot-rank{self.ctx.rank}"
-        path = save_checkpoint(self.trainer, self.cfg, directory, keep_last=1)
+        path = Checkpointer(directory, self.cfg, keep_last=1).save(self.trainer)
         return f"{path.relative_to(self.run_dir)}, {path.stat().st_size:,} bytes"
 
     def export(self) -> str:
@@ -271,7 +217,7 @@ class PhaseRunner:
     def _measure_smallest(self) -> None:
         """The smallest training micro-batch (partial last window) and evaluation batch, as one row."""
         if self.trainer is None:
-            self.measure("smallest_micro_batch", {}, lambda: "", needs="build_model")
+            self.run_phase("smallest_micro_batch", {}, lambda: "", needs="build_model")
             return
         size, where = smallest_train_micro_batch(self.trainer.plan)
         val = self.task.encoded("val")
@@ -290,7 +236,7 @@ class PhaseRunner:
             "examples": size,
             "seq_len": _items_seq_len(self.trainer.train_items[-size:]),
         }
-        self.measure(
+        self.run_phase(
             "smallest_micro_batch",
             inputs,
             lambda: self.smallest_micro_batch(size, where, eval_items, eval_where),
@@ -300,8 +246,8 @@ class PhaseRunner:
     # ------------------------------------------------------------------ all of them
     def run(self) -> list[dict[str, Any]]:
         steady = int(self.cfg.pilot.steady_steps)
-        self.measure("build_model", {}, self.build_model)
-        self.measure(
+        self.run_phase("build_model", {}, self.build_model)
+        self.run_phase(
             "first_step",
             {
                 "seq_len": self._update_seq_len(),
@@ -310,7 +256,7 @@ class PhaseRunner:
             self.first_step,
             needs="build_model",
         )
-        self.measure(
+        self.run_phase(
             "steady_steps",
             {
                 "seq_len": self._update_seq_len(),
@@ -327,15 +273,15 @@ class PhaseRunner:
             "examples": len(items),
             "seq_len": _items_seq_len(items),
         }
-        self.measure("eval_longest", eval_inputs, lambda: self.eval_longest(items), needs="build_model")
-        self.measure("eval_determinism", eval_inputs, lambda: self.eval_determinism(items), needs="build_model")
-        self.measure("checkpoint_save", {}, self.checkpoint_save, needs="build_model")
-        self.measure("export", {}, self.export, needs="build_model")
-        self.measure(
+        self.run_phase("eval_longest", eval_inputs, lambda: self.eval_longest(items), needs="build_model")
+        self.run_phase("eval_determinism", eval_inputs, lambda: self.eval_determinism(items), needs="build_model")
+        self.run_phase("checkpoint_save", {}, self.checkpoint_save, needs="build_model")
+        self.run_phase("export", {}, self.export, needs="build_model")
+        self.run_phase(
             "reload_check", {"examples": int(self.cfg.closing.control_examples)}, self.reload_check, needs="export"
         )
         settings = self.cfg.pilot.resume_check
-        self.measure(
+        self.run_phase(
             "resume_check",
             {"examples": int(settings.updates_total) * self.trainer.plan.examples_per_update if self.trainer else None},
             self.resume_check,

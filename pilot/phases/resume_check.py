@@ -22,7 +22,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 from safetensors.torch import load_file, save_file
 
-from pilot.checkpoint import latest_valid_checkpoint, restore_training_state, save_checkpoint
+from pilot.checkpoint import Checkpointer, restore_training_state
 from pilot.data.task import TaskData
 from pilot.engine.build import build_model, build_trainer
 from pilot.engine.trainer import Trainer
@@ -110,7 +110,7 @@ def run_resume_check(
     reference = trajectory(reference_trainer, n)
     interrupted = fresh_trainer(cfg, task, device)
     trajectory(interrupted, k)
-    save_checkpoint(interrupted, cfg, work_dir / "checkpoints", keep_last=1)
+    Checkpointer(work_dir / "checkpoints", cfg, keep_last=1).save(interrupted)
     # same CPU thread count in the child: a different count changes the order of float
     # reductions, and so the last bits, without anything being wrong with the resume
     completed = subprocess.run(
@@ -138,7 +138,7 @@ def resume_in_this_process(work_dir: Path, until: int, threads: int) -> None:
     torch.set_num_threads(threads)
     cfg = OmegaConf.load(work_dir / "config.yaml")
     trainer = build_trainer(cfg)
-    found = latest_valid_checkpoint(work_dir / "checkpoints")
+    found = Checkpointer(work_dir / "checkpoints", cfg).latest_valid()
     if found is None:
         raise SystemExit(f"no valid checkpoint in {work_dir / 'checkpoints'}")
     restore_training_state(trainer, found[1])

@@ -7,83 +7,56 @@ alone), eval (the final validation), checkpoint_save (the final one) and
 export (closing: export, reload in a new process, control rerun). A phase that
 raises ends as ``fail`` (or ``oom``) with the error. A resumed run appends its
 rows to the existing file: nothing a run wrote is replaced.
+
+The training loop opens and closes its phases at different places (``begin`` / ``end``), so
+each phase is ``PhaseLog.measure`` (``pilot.phases.measure``) held open in between.
 """
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
 import torch
 
-from pilot.errors import disk_full_guard
-from pilot.phases.memory import MemoryProbe
+from pilot.phases.measure import Phase, PhaseLog
+from pilot.phases.rows import write_phases_csv
 
 
 class TrainPhases:
     def __init__(self, device: torch.device, rank: int, inputs: dict[str, Any]):
-        self.device, self.rank, self.inputs = device, rank, inputs
-        self.probe = MemoryProbe(device)
-        self.rows: list[dict[str, Any]] = []
-        self.current: tuple | None = None
+        self.log = PhaseLog(device, rank, inputs)
+        self._open: tuple[Phase, ExitStack] | None = None
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        return self.log.rows
 
     def begin(self, phase: str, **inputs: Any) -> None:
-        if self.current is not None:
+        """Start measuring ``phase`` (ending the open one first, as passed)."""
+        if self._open is not None:
             self.end()
-        self.current = (phase, inputs, self.probe.start())
+        stack = ExitStack()
+        self._open = (stack.enter_context(self.log.measure(phase, **inputs)), stack)
 
     def end(self, verdict: str = "pass", detail: str = "", **inputs: Any) -> None:
-        if self.current is None:
+        """End the open phase with this verdict and detail (``inputs``: columns known only now)."""
+        if self._open is None:
             return
-        phase, started_inputs, start = self.current
-        self.current = None
-        measured = self.probe.stop(start)
-        self.rows.append(
-            {
-                "phase": phase,
-                "device": str(self.device),
-                "rank": self.rank,
-                **self.inputs,
-                **started_inputs,
-                **inputs,
-                "duration_s": measured.duration_s,
-                "verdict": verdict,
-                "detail": detail,
-                **measured.memory,
-            }
-        )
+        phase, stack = self._open
+        self._open = None
+        phase.finish(verdict, detail, **inputs)
+        stack.close()
 
     def peaks(self) -> dict[str, Any]:
-        """This run's peaks over its phases (each phase resets the counters, so the process-wide
-        high-water mark would only cover the last phase — or an earlier job of the same process)."""
-        out: dict[str, Any] = {}
-        for column, key in (
-            ("rss_peak_bytes", "rss_peak_bytes"),
-            ("mem_peak_allocated_bytes", "cuda_peak_allocated_bytes"),
-            ("mem_peak_reserved_bytes", "cuda_peak_reserved_bytes"),
-        ):
-            values = [row[column] for row in self.rows if row.get(column) is not None]
-            if values:
-                out[key] = max(values)
-        return out
+        """This run's peaks over its phases (``PhaseLog.peaks``)."""
+        return self.log.peaks()
 
     @property
     def open_phase(self) -> str | None:
-        return self.current[0] if self.current else None
+        return self._open[0].name if self._open else None
 
     def write(self, run_dir: Path) -> Path:
-        path = Path(run_dir) / "phases.csv"
-        from pilot.report import phases_frame
-
-        frame = phases_frame(self.rows)
-        if path.exists():  # a resumed run: keep the earlier rows
-            try:
-                frame = phases_frame(pd.concat([pd.read_csv(path), frame], ignore_index=True).to_dict("records"))
-            except (OSError, ValueError, pd.errors.ParserError):
-                path.rename(path.with_name("phases.unreadable.csv"))
-        tmp = path.with_name(".phases.csv.tmp")
-        with disk_full_guard(path, tmp, needed_bytes=64 * 1024):
-            frame.to_csv(tmp, index=False)
-            tmp.replace(path)
-        return path
+        """phases.csv, after the rows of earlier runs of this directory (a resumed run)."""
+        return write_phases_csv(run_dir, self.log.rows, keep_earlier=True)

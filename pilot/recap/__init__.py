@@ -16,20 +16,12 @@ metrics.jsonl), ``summary`` (seeds, control, verdicts, sweeps), ``outputs`` (the
 ``entry`` (the command line and the callback).
 """
 
+from pilot.recap.damage import Unreadable
 from pilot.recap.entry import RecapCallback, main
+from pilot.recap.metrics_jsonl import read_metrics
 from pilot.recap.outputs import build_recap, phase_tables, plot_curves
-from pilot.recap.reading import (
-    NOT_RUNS,
-    RUN_MARKERS,
-    STATUSES,
-    RecapRefused,
-    Unreadable,
-    collect,
-    find_run_dirs,
-    parse_overrides,
-    read_metrics,
-    read_run,
-)
+from pilot.recap.reading import NOT_RUNS, RUN_MARKERS, RecapRefused, collect, find_run_dirs, read_run
+from pilot.recap.run_json import STATUSES, parse_overrides
 from pilot.recap.summary import METRIC, matches, one_value_per_seed, summarise, summarise_sweeps, task_change
 
 __all__ = [

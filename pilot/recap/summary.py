@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from pilot.recap.reading import parse_overrides
+from pilot.recap.run_json import parse_overrides
 
 METRIC = "final_val_loss"
 

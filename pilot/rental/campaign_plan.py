@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 from pilot.engine.batch_plan import plan_from_config
-from pilot.estimate.memory import MemoryEstimate
+from pilot.estimate.fake_tensor import MemoryEstimate
 from pilot.rental.catalog import Gpu
 from pilot.rental.choice_sheet import ChoiceRow, Measured
 

@@ -20,7 +20,7 @@ from omegaconf import DictConfig
 
 from pilot.config.values import enum_value, import_target
 from pilot.data.task import TaskData
-from pilot.estimate.memory import MemoryEstimate, estimate_memory
+from pilot.estimate.fake_tensor import MemoryEstimate, estimate_memory
 from pilot.rental.catalog import Gpu
 from pilot.rental.requirements import Requirement, catalog_statuses
 
@@ -120,6 +120,54 @@ def _supports_checkpointing(cfg: DictConfig) -> bool:
         return False
 
 
+@dataclass(frozen=True)
+class _Setup:
+    """The config's side of every row, read once: margins, the configured batch and precision, and the
+    model states (parameters, gradients, optimizer state) at the configured setup."""
+
+    margin: float
+    reserve: float  # bytes
+    utilisation: float
+    micro_batch: int
+    replicas: int
+    examples_per_update: int
+    checkpointing: bool
+    settings: list[bool]  # activation checkpointing tried in this order: as configured, then on
+    precision: str
+    param_bytes: int
+    optimizer_bytes: int
+    states: int  # parameters, gradients, optimizer state
+
+    @classmethod
+    def read(cls, cfg: DictConfig, cache: EstimateCache) -> _Setup:
+        rental = cfg.rental
+        margin, reserve = float(rental.margin), float(rental.reserve_gib) * GIB
+        utilisation = float(rental.utilisation)
+        micro_cfg, accum_cfg = int(cfg.batch.micro_batch), int(cfg.batch.accumulation)
+        replicas_cfg = int(cfg.distributed.replicas)
+        examples_per_update = micro_cfg * accum_cfg * replicas_cfg
+        checkpointing_cfg = bool(cfg.memory.activation_checkpointing)
+        settings = [checkpointing_cfg] + ([True] if not checkpointing_cfg and _supports_checkpointing(cfg) else [])
+        precision_cfg = enum_value(cfg.precision.dtype)
+        base = cache.base
+        param_bytes = base.closed_form["parameters"]
+        states = param_bytes * 2 + base.closed_form["optimizer_state"]  # parameters, gradients, optimizer state
+        return cls(
+            margin,
+            reserve,
+            utilisation,
+            micro_cfg,
+            replicas_cfg,
+            examples_per_update,
+            checkpointing_cfg,
+            settings,
+            precision_cfg,
+            param_bytes,
+            base.closed_form["optimizer_state"],
+            states,
+        )
+
+
 def choice_rows(
     cfg: DictConfig,
     cache: EstimateCache,
@@ -128,29 +176,16 @@ def choice_rows(
     requirements: list[Requirement] | None = None,
 ) -> list[ChoiceRow]:
     statuses = catalog_statuses(requirements, catalog) if requirements is not None else {}
-    rental = cfg.rental
-    margin, reserve = float(rental.margin), float(rental.reserve_gib) * GIB
-    utilisation = float(rental.utilisation)
-    micro_cfg, accum_cfg = int(cfg.batch.micro_batch), int(cfg.batch.accumulation)
-    replicas_cfg = int(cfg.distributed.replicas)
-    examples_per_update = micro_cfg * accum_cfg * replicas_cfg
-    checkpointing_cfg = bool(cfg.memory.activation_checkpointing)
-    settings = [checkpointing_cfg] + ([True] if not checkpointing_cfg and _supports_checkpointing(cfg) else [])
-    precision_cfg = enum_value(cfg.precision.dtype)
-    base = cache.base
-    param_bytes = base.closed_form["parameters"]
-    states = param_bytes * 2 + base.closed_form["optimizer_state"]  # parameters, gradients, optimizer state
+    setup = _Setup.read(cfg, cache)
     rows = []
     for gpu in catalog:
-        capacity = gpu.memory_gib * GIB
-        precision, precision_note, peak_tflops = _precision_for(gpu, precision_cfg)
-        for count in [int(c) for c in rental.counts]:
-            strategy = "single GPU" if count == 1 else f"DDP, {count} replicas"
+        precision, precision_note, peak_tflops = _precision_for(gpu, setup.precision)
+        for count in [int(c) for c in cfg.rental.counts]:
             row = dict(
                 gpu=gpu.name,
                 count=count,
                 memory_gib=gpu.memory_gib,
-                strategy=strategy,
+                strategy="single GPU" if count == 1 else f"DDP, {count} replicas",
                 fits=False,
                 need_gib=None,
                 headroom_gib=None,
@@ -164,115 +199,176 @@ def choice_rows(
                 requirements=statuses[gpu.name].text if gpu.name in statuses else "not examined",
                 requirements_met=statuses[gpu.name].met if gpu.name in statuses else None,
             )
-            if examples_per_update % count:
-                row["reason"] = (
-                    f"the effective batch ({examples_per_update} examples per update) does not split over {count} GPUs"
-                )
-                rows.append(ChoiceRow(**row))
-                continue
-            per_replica = examples_per_update // count
-            buckets = param_bytes if count > 1 else 0  # DDP keeps a flat copy of the gradients
-            state_need = (states + buckets) * (1 + margin) + reserve
-            if state_need > capacity:
-                row["need_gib"] = state_need / GIB
-                row["headroom_gib"] = (capacity - state_need) / GIB
-                row["reason"] = (
-                    f"model states alone need {state_need / GIB:.1f} GiB (parameters "
-                    f"{param_bytes / GIB:.1f} + gradients {param_bytes / GIB:.1f} + optimizer "
-                    f"{base.closed_form['optimizer_state'] / GIB:.1f}"
-                    + (f" + DDP buckets {buckets / GIB:.1f}" if buckets else "")
-                    + ", with margin and reserve), more than one GPU holds: needs sharding "
-                    "(FSDP/ZeRO), which pilot's engine does not provide"
-                )
-                rows.append(ChoiceRow(**row))
-                continue
-            chosen = None
-            smallest_need = None
-            for checkpointing in settings:
-                for micro in _micro_candidates(micro_cfg, per_replica):
-                    estimate = cache.get(micro, checkpointing)
-                    need = (estimate.peak_bytes + buckets) * (1 + margin) + reserve
-                    smallest_need = need if smallest_need is None else min(smallest_need, need)
-                    if need <= capacity:
-                        chosen = (micro, checkpointing, estimate, need)
-                        break
-                if chosen:
-                    break
-            if chosen is None:
-                row["need_gib"] = smallest_need / GIB
-                row["headroom_gib"] = (capacity - smallest_need) / GIB
-                row["reason"] = (
-                    f"even micro-batch 1{' with activation checkpointing' if True in settings else ''} "
-                    f"needs {smallest_need / GIB:.1f} GiB, more than one GPU holds (activations "
-                    "of one example; a shorter sequence would change the task)"
-                )
-                rows.append(ChoiceRow(**row))
-                continue
-            micro, checkpointing, estimate, need = chosen
-            same_setup = (
-                measured is not None
-                and gpu.matches(measured.device_name)
-                and count == replicas_cfg
-                and micro == micro_cfg
-                and checkpointing == checkpointing_cfg
-                and precision == precision_cfg
-            )
-            peak_note = ""
-            if same_setup and measured.peak_bytes:
-                measured_need = measured.peak_bytes * (1 + margin) + reserve
-                peak_note = (
-                    f"need from the larger of the estimated and the measured peak "
-                    f"({measured.peak_bytes / GIB:.2f} GiB allocated in the pilot)"
-                )
-                if measured_need > need:
-                    need = measured_need
-                if need > capacity:
-                    row.update(
-                        need_gib=need / GIB,
-                        headroom_gib=(capacity - need) / GIB,
-                        reason="the pilot's measured peak does not fit with the margin and reserve",
-                    )
-                    rows.append(ChoiceRow(**row))
-                    continue
-            same_setup = same_setup and measured.seconds_per_update is not None
-            if same_setup:
-                seconds = measured.seconds_per_update
-                source = f"measured in the pilot on {measured.device_name}"
-            else:
-                flops = estimate.flops_per_micro_batch * (per_replica // micro)
-                seconds = flops / (peak_tflops * 1e12 * utilisation)
-                source = (
-                    f"estimate: {flops / 1e12:.3g} TFLOP per update per GPU (counted) / "
-                    f"({peak_tflops:g} TFLOP/s peak x {utilisation:g} declared utilisation)"
-                    + ("; gradient all-reduce not included" if count > 1 else "")
-                )
-            notes = [f"peak in {estimate.peak_phase.phase} ({estimate.peak_phase.during})"]
-            if peak_note:
-                notes.append(peak_note)
-            if micro != micro_cfg:
-                notes.append(
-                    f"micro-batch {micro_cfg} does not fit or does not divide; {micro} x {per_replica // micro} keeps "
-                    f"{examples_per_update} examples per update"
-                )
-            if checkpointing and not checkpointing_cfg:
-                notes.append(
-                    "needs activation checkpointing (~1/3 more compute; check it with +experiment=memory_variants)"
-                )
-            if precision_note:
-                notes.append(precision_note)
-            row.update(
-                fits=True,
-                need_gib=need / GIB,
-                headroom_gib=(capacity - need) / GIB,
-                micro_batch=micro,
-                accumulation=per_replica // micro,
-                activation_checkpointing=checkpointing,
-                seconds_per_update=seconds,
-                time_source=source,
-                reason="; ".join(notes),
-            )
+            _fill_row(row, setup, cache, gpu, measured, precision_note, peak_tflops)
             rows.append(ChoiceRow(**row))
     return rows
+
+
+def _fill_row(
+    row: dict,
+    setup: _Setup,
+    cache: EstimateCache,
+    gpu: Gpu,
+    measured: Measured | None,
+    precision_note: str,
+    peak_tflops: float | None,
+) -> None:
+    """One GPU x count: why it does not fit, or the micro-batch, checkpointing, need and time that fit."""
+    count, capacity = row["count"], gpu.memory_gib * GIB
+    if setup.examples_per_update % count:
+        row["reason"] = (
+            f"the effective batch ({setup.examples_per_update} examples per update) does not split over {count} GPUs"
+        )
+        return
+    per_replica = setup.examples_per_update // count
+    buckets = setup.param_bytes if count > 1 else 0  # DDP keeps a flat copy of the gradients
+    state_need = (setup.states + buckets) * (1 + setup.margin) + setup.reserve
+    if state_need > capacity:
+        row["need_gib"] = state_need / GIB
+        row["headroom_gib"] = (capacity - state_need) / GIB
+        row["reason"] = _sharding_reason(setup, state_need, buckets)
+        return
+    chosen, smallest_need = _first_fit(setup, cache, per_replica, buckets, capacity)
+    if chosen is None:
+        row["need_gib"] = smallest_need / GIB
+        row["headroom_gib"] = (capacity - smallest_need) / GIB
+        row["reason"] = (
+            f"even micro-batch 1{' with activation checkpointing' if True in setup.settings else ''} "
+            f"needs {smallest_need / GIB:.1f} GiB, more than one GPU holds (activations "
+            "of one example; a shorter sequence would change the task)"
+        )
+        return
+    micro, checkpointing, estimate, need = chosen
+    same_setup = _pilot_setup(measured, gpu, count, micro, checkpointing, row["precision"], setup)
+    peak_note = ""
+    if same_setup and measured.peak_bytes:
+        need, peak_note = _with_measured_peak(need, measured, setup)
+        if need > capacity:
+            row.update(
+                need_gib=need / GIB,
+                headroom_gib=(capacity - need) / GIB,
+                reason="the pilot's measured peak does not fit with the margin and reserve",
+            )
+            return
+    same_setup = same_setup and measured.seconds_per_update is not None
+    seconds, source = _time_per_update(same_setup, measured, estimate, per_replica // micro, peak_tflops, setup, count)
+    notes = _fit_notes(setup, estimate, peak_note, micro, per_replica, checkpointing, precision_note)
+    row.update(
+        fits=True,
+        need_gib=need / GIB,
+        headroom_gib=(capacity - need) / GIB,
+        micro_batch=micro,
+        accumulation=per_replica // micro,
+        activation_checkpointing=checkpointing,
+        seconds_per_update=seconds,
+        time_source=source,
+        reason="; ".join(notes),
+    )
+
+
+def _sharding_reason(setup: _Setup, state_need: float, buckets: int) -> str:
+    """Why the model states alone do not fit one GPU."""
+    return (
+        f"model states alone need {state_need / GIB:.1f} GiB (parameters "
+        f"{setup.param_bytes / GIB:.1f} + gradients {setup.param_bytes / GIB:.1f} + optimizer "
+        f"{setup.optimizer_bytes / GIB:.1f}"
+        + (f" + DDP buckets {buckets / GIB:.1f}" if buckets else "")
+        + ", with margin and reserve), more than one GPU holds: needs sharding "
+        "(FSDP/ZeRO), which pilot's engine does not provide"
+    )
+
+
+def _pilot_setup(
+    measured: Measured | None, gpu: Gpu, count: int, micro: int, checkpointing: bool, precision: str, setup: _Setup
+) -> bool:
+    """Whether the pilot measured this row's setup: the same GPU model, count, micro-batch, checkpointing
+    and precision."""
+    return (
+        measured is not None
+        and gpu.matches(measured.device_name)
+        and count == setup.replicas
+        and micro == setup.micro_batch
+        and checkpointing == setup.checkpointing
+        and precision == setup.precision
+    )
+
+
+def _first_fit(setup: _Setup, cache: EstimateCache, per_replica: int, buckets: int, capacity: float):
+    """(micro-batch, checkpointing, estimate, need) of the first setting that fits, trying the micro-batches
+    without activation checkpointing first, else None; and the smallest need seen."""
+    chosen = None
+    smallest_need = None
+    for checkpointing in setup.settings:
+        for micro in _micro_candidates(setup.micro_batch, per_replica):
+            estimate = cache.get(micro, checkpointing)
+            need = (estimate.peak_bytes + buckets) * (1 + setup.margin) + setup.reserve
+            smallest_need = need if smallest_need is None else min(smallest_need, need)
+            if need <= capacity:
+                chosen = (micro, checkpointing, estimate, need)
+                break
+        if chosen:
+            break
+    return chosen, smallest_need
+
+
+def _with_measured_peak(need: float, measured: Measured, setup: _Setup) -> tuple[float, str]:
+    """The need from the larger of the estimated and the measured peak (same GPU model and setup)."""
+    measured_need = measured.peak_bytes * (1 + setup.margin) + setup.reserve
+    peak_note = (
+        f"need from the larger of the estimated and the measured peak "
+        f"({measured.peak_bytes / GIB:.2f} GiB allocated in the pilot)"
+    )
+    if measured_need > need:
+        need = measured_need
+    return need, peak_note
+
+
+def _time_per_update(
+    same_setup: bool,
+    measured: Measured | None,
+    estimate: MemoryEstimate,
+    micro_batches: int,
+    peak_tflops: float | None,
+    setup: _Setup,
+    count: int,
+) -> tuple[float, str]:
+    """Seconds per update and where they come from: the pilot's measurement on the same setup, else
+    counted FLOPs over the GPU's peak at the declared utilisation."""
+    if same_setup:
+        return measured.seconds_per_update, f"measured in the pilot on {measured.device_name}"
+    flops = estimate.flops_per_micro_batch * micro_batches
+    seconds = flops / (peak_tflops * 1e12 * setup.utilisation)
+    source = (
+        f"estimate: {flops / 1e12:.3g} TFLOP per update per GPU (counted) / "
+        f"({peak_tflops:g} TFLOP/s peak x {setup.utilisation:g} declared utilisation)"
+        + ("; gradient all-reduce not included" if count > 1 else "")
+    )
+    return seconds, source
+
+
+def _fit_notes(
+    setup: _Setup,
+    estimate: MemoryEstimate,
+    peak_note: str,
+    micro: int,
+    per_replica: int,
+    checkpointing: bool,
+    precision_note: str,
+) -> list[str]:
+    """The reason column of a row that fits: where the peak is, and what differs from the configuration."""
+    notes = [f"peak in {estimate.peak_phase.phase} ({estimate.peak_phase.during})"]
+    if peak_note:
+        notes.append(peak_note)
+    if micro != setup.micro_batch:
+        notes.append(
+            f"micro-batch {setup.micro_batch} does not fit or does not divide; {micro} x {per_replica // micro} "
+            f"keeps {setup.examples_per_update} examples per update"
+        )
+    if checkpointing and not setup.checkpointing:
+        notes.append("needs activation checkpointing (~1/3 more compute; check it with +experiment=memory_variants)")
+    if precision_note:
+        notes.append(precision_note)
+    return notes
 
 
 def recommended(rows: list[ChoiceRow], gpu: str | None = None, count: int | None = None) -> ChoiceRow | None:

@@ -18,20 +18,14 @@ from omegaconf import DictConfig
 
 from pilot.data.task import TaskData
 from pilot.engine.batch_plan import plan_from_config
-from pilot.estimate.memory import NOT_COVERED, MemoryEstimate
+from pilot.estimate.fake_tensor import MemoryEstimate
 from pilot.rental.campaign_plan import Plan, as_dict, plan_campaign, plan_rows, sweep_jobs, time_jobs
 from pilot.rental.catalog import find, load_catalog
 from pilot.rental.choice_sheet import ChoiceRow, EstimateCache, Measured, choice_rows, recommended
+from pilot.rental.estimate_table import breakdown_rows, estimate_lines
 from pilot.rental.journal import append_entry
 from pilot.rental.requirements import Requirement
-from pilot.report import _bytes, markdown_table
-
-GIB = 2**30
-
-
-def _gib(value: float | None) -> str:
-    """Bytes in the unit that reads best (KiB for a tiny model, GiB for a large one)."""
-    return "" if value is None else _bytes(value)
+from pilot.report import markdown_table
 
 
 def _duration(seconds: float | None) -> str:
@@ -55,76 +49,6 @@ class SheetResult:
     plan: Plan | None
     chosen: ChoiceRow | None
     paths: dict[str, Path]
-
-
-def breakdown_rows(estimate: MemoryEstimate):
-    """(phase, part, breakdown at that part's own peak): the forward/backward and the optimizer step
-    of an update each have their peak; activations show at the first, optimizer temporaries at the second."""
-    for p in estimate.phases:
-        for part, b in (p.moments or {p.during: p.breakdown}).items():
-            yield p, part, b
-
-
-def estimate_lines(estimate: MemoryEstimate) -> list[str]:
-    s = estimate.settings
-    lines = [
-        f"Model `{s['model']}`: {estimate.parameters:,} parameters; micro-batch {s['micro_batch']} "
-        f"(x {s['accumulation']} accumulation), evaluation micro-batch {s['eval_micro_batch']}, "
-        f"sequence length {s['seq_len'] if s['seq_len'] is not None else 'n/a (fixed-size inputs)'}, "
-        f"precision {s['precision']}, optimizer {s['optimizer']}, activation checkpointing "
-        f"{'on' if s['activation_checkpointing'] else 'off'}. One replica; "
-        + ("estimated on fake tensors (nothing allocated)" if estimate.fake else "measured on real tensors")
-        + f" in {estimate.seconds:.1f} s, this process's peak RSS {estimate.host_rss_peak_bytes / GIB:.2f} GiB.",
-        "",
-    ]
-    header = [
-        "phase",
-        "part",
-        "peak",
-        "parameters",
-        "gradients",
-        "optimizer state",
-        "activations",
-        "temporaries",
-        "other",
-    ]
-    body = []
-    for p, part, b in breakdown_rows(estimate):
-        body.append(
-            [
-                p.phase,
-                part + (" (phase peak)" if part == p.during and len(p.moments) > 1 else ""),
-                _gib(b["total"]),
-                _gib(b["parameters"]),
-                _gib(b["gradients"]),
-                _gib(b["optimizer_state"]),
-                _gib(b["activations"]),
-                _gib(b["temporaries"]),
-                _gib(b["buffers"] + b["other"]),
-            ]
-        )
-    lines += [markdown_table(header, body), ""]
-    closed, state = estimate.closed_form, estimate.state_bytes
-    lines += [
-        "Closed form vs tracker (persistent state after an update): parameters "
-        f"{closed['parameters']:,} B vs {state['parameters']:,} B "
-        f"({'equal' if closed['parameters'] == state['parameters'] else 'DIFFERENT'}); optimizer state "
-        f"{closed['optimizer_state']:,} B vs {state['optimizer_state']:,} B "
-        f"({'equal' if closed['optimizer_state'] == state['optimizer_state'] else 'DIFFERENT'}). "
-        "Gradients equal the parameters in size. The optimizer step's peak also holds the multi-tensor "
-        "kernels' temporaries (counted under optimizer state).",
-        f"Counted FLOPs: {estimate.flops_per_micro_batch / 1e12:.4g} TFLOP per training micro-batch "
-        f"(forward + backward{' + recomputation' if s['activation_checkpointing'] else ''}), "
-        f"{estimate.flops_per_eval_batch / 1e12:.4g} TFLOP per evaluation batch.",
-        "",
-    ]
-    lines += [
-        "Not covered by the estimate:",
-        *[f"- {item}" for item in NOT_COVERED],
-        *[f"- {n}" for n in estimate.notes],
-        "",
-    ]
-    return lines
 
 
 def _row_cells(r: ChoiceRow) -> list:
@@ -163,6 +87,22 @@ ROW_HEADER = [
     "reason / notes",
 ]
 
+PLAN_COLUMNS = [  # campaign_plan.csv
+    "status",
+    "job",
+    "updates",
+    "validations",
+    "train_h",
+    "eval_h",
+    "closing_h",
+    "hours",
+    "gpu",
+    "gpus",
+    "package_days",
+    "note",
+    "sources",
+]
+
 
 def build_and_write(
     cfg: DictConfig,
@@ -193,10 +133,41 @@ def build_and_write(
             chosen.count,
         )
     examples_per_update = plan_from_config(cfg, train_examples).examples_per_update
+    pinned = _pinned(cfg)
+    lines = _sheet_lines(cfg, len(jobs), examples_per_update, estimate, validation, rows, plan, chosen, pinned)
+    paths = _write_files(run_dir, lines, rows, plan, chosen, estimate, cache, validation)
+    if journal:
+        paths["journal"] = append_entry(
+            Path(cfg.campaign.journal), f"plan chosen ({run_dir})", plan_lines(plan, chosen, brief=True, pinned=pinned)
+        )
+    return SheetResult(rows, plan, chosen, paths)
+
+
+def _pinned(cfg: DictConfig) -> str | None:
+    """The hardware the user pinned (rental.gpu, rental.gpu_count), in words; None when pilot picks."""
+    return (
+        f"{cfg.rental.gpu_count or 'any number of'} x {cfg.rental.gpu}"
+        if cfg.rental.gpu
+        else (f"{cfg.rental.gpu_count} GPU(s)" if cfg.rental.gpu_count else None)
+    )
+
+
+def _sheet_lines(
+    cfg: DictConfig,
+    jobs: int,
+    examples_per_update: int,
+    estimate: MemoryEstimate,
+    validation: list[str] | None,
+    rows: list[ChoiceRow],
+    plan: Plan | None,
+    chosen: ChoiceRow | None,
+    pinned: str | None,
+) -> list[str]:
+    """choice_sheet.md: the campaign, the memory estimate, the rows per GPU and count, the plan."""
     lines = [
         "# Choice sheet",
         "",
-        f"Campaign: {len(jobs)} job(s); {examples_per_update} examples per update (kept on every row); "
+        f"Campaign: {jobs} job(s); {examples_per_update} examples per update (kept on every row); "
         f"need = estimated peak per GPU x {1 + float(cfg.rental.margin):g} + {cfg.rental.reserve_gib:g} GiB "
         "reserve (both declared in conf/rental/default.yaml, not measured). Enough memory is chosen only "
         "after the software passed the pilot.",
@@ -219,32 +190,26 @@ def build_and_write(
         "Prices are not in the catalog: add price_per_hour to compare costs.",
         "",
     ]
-    pinned = (
-        f"{cfg.rental.gpu_count or 'any number of'} x {cfg.rental.gpu}"
-        if cfg.rental.gpu
-        else (f"{cfg.rental.gpu_count} GPU(s)" if cfg.rental.gpu_count else None)
-    )
     lines += ["## Campaign plan", "", *plan_lines(plan, chosen, pinned=pinned), ""]
+    return lines
+
+
+def _write_files(
+    run_dir: Path,
+    lines: list[str],
+    rows: list[ChoiceRow],
+    plan: Plan | None,
+    chosen: ChoiceRow | None,
+    estimate: MemoryEstimate,
+    cache: EstimateCache,
+    validation: list[str] | None,
+) -> dict[str, Path]:
+    """choice_sheet.md, choice_sheet.csv, campaign_plan.csv and memory_estimate.json; their paths."""
     (run_dir / "choice_sheet.md").write_text("\n".join(lines))
     pd.DataFrame([r.as_dict() for r in rows]).to_csv(run_dir / "choice_sheet.csv", index=False)
-    pd.DataFrame(
-        plan_rows(plan) if plan else [],
-        columns=[
-            "status",
-            "job",
-            "updates",
-            "validations",
-            "train_h",
-            "eval_h",
-            "closing_h",
-            "hours",
-            "gpu",
-            "gpus",
-            "package_days",
-            "note",
-            "sources",
-        ],
-    ).to_csv(run_dir / "campaign_plan.csv", index=False)
+    pd.DataFrame(plan_rows(plan) if plan else [], columns=PLAN_COLUMNS).to_csv(
+        run_dir / "campaign_plan.csv", index=False
+    )
     data = {
         "estimate": estimate.to_dict(),
         "other_estimates": {
@@ -256,17 +221,12 @@ def build_and_write(
         "validation": validation,
     }
     (run_dir / "memory_estimate.json").write_text(json.dumps(data, indent=1, default=str))
-    paths = {
+    return {
         "sheet": run_dir / "choice_sheet.md",
         "table": run_dir / "choice_sheet.csv",
         "plan": run_dir / "campaign_plan.csv",
         "estimate": run_dir / "memory_estimate.json",
     }
-    if journal:
-        paths["journal"] = append_entry(
-            Path(cfg.campaign.journal), f"plan chosen ({run_dir})", plan_lines(plan, chosen, brief=True, pinned=pinned)
-        )
-    return SheetResult(rows, plan, chosen, paths)
 
 
 def plan_lines(

@@ -10,6 +10,8 @@ Host (every device, the only memory on CPU): the process's resident set size
 before and after the phase, and its high-water mark *during* the phase. On Linux the mark is reset at the phase start by writing
 5 to /proc/self/clear_refs; where that is impossible the column says the peak
 is since process start (``rss_peak_scope``).
+
+The counters' names are phases.csv's memory columns (``pilot.phases.rows``).
 """
 
 from __future__ import annotations
@@ -23,14 +25,6 @@ from pathlib import Path
 import psutil
 import torch
 
-CUDA_COLUMNS = (
-    "mem_baseline_bytes",
-    "mem_allocated_bytes",
-    "mem_reserved_bytes",
-    "mem_peak_allocated_bytes",
-    "mem_peak_reserved_bytes",
-)
-CPU_COLUMNS = ("rss_baseline_bytes", "rss_bytes", "rss_peak_bytes", "rss_peak_scope")
 _CLEAR_REFS = Path("/proc/self/clear_refs")
 
 

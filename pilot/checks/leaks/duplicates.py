@@ -1,0 +1,100 @@
+"""Duplicates behind ids (``duplicate_findings``): copies of what the model sees or of the normalised text in
+two splits (``fail``), near-duplicate vectors or texts (``warn``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pilot.checks.leaks.model_views import ModelViews, example_digest, ordered_splits, vector_key
+from pilot.checks.leaks.texts import normalise_text, text_fields, text_near_duplicates
+from pilot.checks.leaks.thresholds import LeakThresholds
+from pilot.checks.leaks.vectors import vector_near_duplicates
+from pilot.checks.result import Finding
+from pilot.data.task import TaskData
+
+
+def duplicate_findings(
+    task: TaskData, views: ModelViews, raw_hash, limits: LeakThresholds, skipped: list[str] | None = None
+) -> tuple[list[Finding], list[Finding], dict[str, Any]]:
+    """(fails, warnings, per pair of splits: counts and examples); a search too large for the
+    declared limits is left out and said so in ``skipped``."""
+    skipped = skipped if skipped is not None else []
+    fails, warnings = [], []
+    report: dict[str, Any] = {}
+    order = views.order() if not views.skipped else [s for s in ordered_splits(task.splits) if task.splits[s]]
+    raw_keys = {s: [raw_hash(e) for e in task.splits[s]] for s in order}
+    pairs = [(a, b) for i, a in enumerate(order) for b in order[i + 1 :]]
+    reported = set()  # (split, index) of examples already reported as copies: never counted twice
+    for a, b in pairs:  # raw-identical copies: the split audit's own finding
+        earlier = set(raw_keys[a])
+        reported.update((b, e.index) for e, raw in zip(task.splits[b], raw_keys[b]) if raw in earlier)
+
+    def note(pair, kind, count, listed):
+        report.setdefault(f"{pair[0]}/{pair[1]}", {})[kind] = {"count": count, "examples": listed}
+
+    if not views.skipped:  # exact: what the model sees, with its label
+        fails += _same_model_input(views, order, pairs, reported, limits, note)
+    fields = text_fields(task)
+    if fields:  # normalised text
+        fails += _same_normalised_text(task, fields, order, pairs, reported, limits, note)
+
+    if views.skipped:
+        return fails, warnings, report
+    vector = vector_key(views)
+    if vector is not None:
+        warnings += vector_near_duplicates(views, vector, pairs, reported, limits, note, skipped)
+    elif fields:
+        warnings += text_near_duplicates(task, views, fields, pairs, reported, limits, note, skipped)
+    return fails, warnings, report
+
+
+def _same_model_input(views: ModelViews, order, pairs, reported: set, limits: LeakThresholds, note) -> list[Finding]:
+    """Examples of a later split identical to an earlier one in what the model sees (inputs and label)."""
+    fails = []
+    digests = {s: [example_digest(x, y) for x, y in zip(views.inputs[s], views.labels[s])] for s in order}
+    for a, b in pairs:
+        first = {}
+        for example, digest in zip(views.splits[a], digests[a]):
+            first.setdefault(digest, (example.index,))
+        hits = []
+        for example, digest in zip(views.splits[b], digests[b]):
+            if digest in first and (b, example.index) not in reported:  # raw copies: reported already
+                hits.append((first[digest][0], example.index))
+        listed = [f"{a} example {i} = {b} example {j}" for i, j in hits[: limits.listed]]
+        note((a, b), "same_model_input_and_label", len(hits), listed)
+        if hits:
+            reported.update((b, j) for _, j in hits)
+            fails.append(
+                Finding(
+                    f"{len(hits)} {b} example(s) identical to a {a} example in what the model sees "
+                    f"(inputs and label) behind different raw fields: {'; '.join(listed)}",
+                    detail="ids or other fields the model never reads differ; drop the copies or group them",
+                )
+            )
+    return fails
+
+
+def _same_normalised_text(
+    task: TaskData, fields: list[str], order, pairs, reported: set, limits: LeakThresholds, note
+) -> list[Finding]:
+    """Examples of a later split with the same text as an earlier one after normalising."""
+    fails = []
+    keys = {s: [normalise_text(" \x1f ".join(e.fields[f] for f in fields)) for e in task.splits[s]] for s in order}
+    for a, b in pairs:
+        first = {}
+        for example, key in zip(task.splits[a], keys[a]):
+            first.setdefault(key, example.index)
+        hits = [
+            (first[k], e.index) for e, k in zip(task.splits[b], keys[b]) if k in first and (b, e.index) not in reported
+        ]
+        listed = [f"{a} example {i} = {b} example {j}" for i, j in hits[: limits.listed]]
+        note((a, b), "same_text_normalised", len(hits), listed)
+        if hits:
+            reported.update((b, j) for _, j in hits)
+            fails.append(
+                Finding(
+                    f"{len(hits)} {b} example(s) with the same text as a {a} example after normalising case, "
+                    f"punctuation and whitespace (fields {fields}): {'; '.join(listed)}"
+                )
+            )
+    return fails

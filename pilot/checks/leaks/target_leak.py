@@ -1,0 +1,137 @@
+"""Target leakage (``target_leak_warnings``): one input feature that gives the label away, by |correlation|
+or by a single threshold's balanced accuracy for one class against the rest."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pilot.checks.leaks.model_views import ModelViews, feature_matrix, scalar_labels, vector_key
+from pilot.checks.leaks.thresholds import LeakThresholds
+from pilot.checks.result import Finding
+from pilot.data.task import IGNORE_INDEX, TaskData
+
+
+def best_threshold_balanced_accuracy(features: np.ndarray, positives: np.ndarray) -> np.ndarray:
+    """Best balanced accuracy of one threshold (either direction) per feature column (axis 1) and
+    per class (``positives``: examples x classes, 1 for a member): returns classes x features."""
+    n = len(features)
+    order = np.argsort(features, axis=0, kind="stable")
+    values = np.take_along_axis(features, order, axis=0)
+    cut = values[1:] > values[:-1]  # only between distinct values
+    scores = []
+    for positive in positives.T:
+        pos_below = np.cumsum(positive[order], axis=0)[:-1]  # rows 0..i fall below cut i
+        neg_below = np.arange(1, n)[:, None] - pos_below
+        total_pos, total_neg = positive.sum(), n - positive.sum()
+        score = 0.5 * ((total_pos - pos_below) / total_pos + neg_below / total_neg)
+        score = np.where(cut, np.maximum(score, 1.0 - score), 0.5)
+        scores.append(score.max(axis=0) if len(score) else np.full(features.shape[1], 0.5))
+    return np.array(scores).reshape(len(scores), features.shape[1])
+
+
+def target_leak_warnings(
+    task: TaskData, views: ModelViews, limits: LeakThresholds
+) -> tuple[list[Finding], dict[str, Any]]:
+    key = None if views.skipped else vector_key(views)
+    if key is None:
+        return [], {}
+    features = int(np.prod(views.inputs[views.order()[0]][0][key].shape))
+    if features > limits.max_vector_features:
+        return [], {"skipped": f"{features} features > max_vector_features {limits.max_vector_features}"}
+    splits = views.order()
+    labels = [scalar_labels(views, s) for s in splits]
+    if any(y is None for y in labels):
+        return [], {}
+    features = np.concatenate([feature_matrix(views, key, s) for s in splits])
+    label = np.concatenate(labels).astype(np.float64)
+    counted = label != IGNORE_INDEX  # an example outside the loss has no label to leak
+    features, label = features[counted], label[counted]
+    if len(label) < limits.leak_min_examples or features.shape[1] == 0:
+        return [], {}
+    names = list(task.info.get("feature_names") or [])
+    if len(names) != features.shape[1]:
+        names = [f"{key}[{j}]" for j in range(features.shape[1])]
+    corr = _label_correlation(features, label)
+    separation, best_class = _threshold_separation(features, label, limits)
+    warnings = _leak_findings(task, names, corr, separation, best_class, limits)
+    top = int(np.argmax(np.maximum(corr, separation)))
+    report = {
+        "features": int(features.shape[1]),
+        "examples": int(len(label)),
+        "max_abs_correlation": round(float(corr.max()), 4),
+        "max_threshold_balanced_accuracy": round(float(separation.max()), 4),
+        "most_telling_feature": names[top],
+    }
+    return warnings, report
+
+
+def _label_correlation(features: np.ndarray, label: np.ndarray) -> np.ndarray:
+    """|Pearson correlation| of each feature column with the label (0 for a constant feature or label)."""
+    std = features.std(axis=0)
+    centred = (features - features.mean(axis=0)) * (std > 0)
+    label_std = label.std()
+    corr = np.zeros(features.shape[1])
+    if label_std > 0:
+        corr = np.abs(centred.T @ (label - label.mean())) / (len(label) * np.where(std > 0, std, 1.0) * label_std)
+    return corr
+
+
+def _threshold_separation(
+    features: np.ndarray, label: np.ndarray, limits: LeakThresholds
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per feature: the best single-threshold balanced accuracy for one class against the rest, and that
+    class (0.5 and nan where no class has enough examples on both sides)."""
+    integral = np.all(label == np.round(label))
+    classes = np.unique(label) if integral else np.array([])
+    if len(classes) == 2:
+        classes = classes[1:]
+    separation = np.full(features.shape[1], 0.5)
+    best_class = np.full(features.shape[1], np.nan)
+    tested = [c for c in classes if min((label == c).sum(), (label != c).sum()) >= limits.leak_min_class]
+    if tested:
+        positives = np.stack([(label == c) for c in tested], axis=1).astype(np.int64)
+        scores = best_threshold_balanced_accuracy(features, positives)
+        separation = scores.max(axis=0)
+        best_class = np.array(tested)[scores.argmax(axis=0)]
+    return separation, best_class
+
+
+def _leak_findings(
+    task: TaskData,
+    names: list[str],
+    corr: np.ndarray,
+    separation: np.ndarray,
+    best_class: np.ndarray,
+    limits: LeakThresholds,
+) -> list[Finding]:
+    """One warning per feature at or above ``leak_score``, saying how it gives the label away."""
+    class_names = _class_names(task)
+    warnings = []
+    for j in np.flatnonzero((corr >= limits.leak_score) | (separation >= limits.leak_score)):
+        parts = []
+        if corr[j] >= limits.leak_score:
+            parts.append(f"|correlation| {corr[j]:.3f} with the label")
+        if separation[j] >= limits.leak_score:
+            cls = int(best_class[j])
+            name = f" '{class_names[cls]}'" if 0 <= cls < len(class_names) else ""
+            parts.append(
+                f"one threshold separates class {cls}{name} from the rest at balanced accuracy {separation[j]:.3f}"
+            )
+        warnings.append(
+            Finding(
+                f"feature '{names[j]}' gives the label away: {' and '.join(parts)}",
+                detail="target leakage? a feature computed from (or recorded after) the label; "
+                "drop it unless the model will have it when it predicts",
+            )
+        )
+    return warnings
+
+
+def _class_names(task: TaskData) -> list[str]:
+    """Class names by id: ``TaskData.names()`` where this TaskData has it, else ``info["class_names"]``."""
+    names = getattr(task, "names", None)
+    if callable(names):
+        return list(names())
+    return [str(n) for n in (task.info.get("class_names") or [])]

@@ -1,0 +1,33 @@
+"""The leak detectors' declared thresholds (``LeakThresholds``)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class LeakThresholds:
+    """Declared thresholds of the leak detectors (module defaults; see the module docstring)."""
+
+    id_min_distinct: int = 20  # an id-like field has at least this many distinct values
+    id_min_shared: int = 2  # warn when at least this many of a split's values are in an earlier split
+    id_min_shared_share: float = 0.1  # ... and at least this share of them
+    near_dup_rms: float = 0.05  # vectors: RMS difference per standardised feature below this ...
+    near_dup_relative: float = 0.1  # ... and below this share of the median nearest distance between
+    # the two splits (in few dimensions close pairs occur by chance)
+    shingle: int = 5  # texts: shingles of this many characters of normalised text
+    # (of tokens, for a sequence target)
+    shingle_jaccard: float = 0.8  # texts: near-duplicate at this Jaccard overlap of shingles or more
+    time_inside_share: float = 0.2  # warn when more than this share of a split's times is inside train's range
+    leak_score: float = 0.99  # one feature's |correlation| or single-threshold balanced accuracy
+    leak_min_examples: int = 30  # target leakage: at least this many labelled examples ...
+    leak_min_class: int = 10  # ... and this many of a class (and of the rest) to test it
+    listed: int = 3  # example pairs listed per finding
+    max_vector_features: int = 4096  # near-duplicates and leakage of vectors up to this many features
+    max_pairs: int = 500_000_000  # near-duplicate search per pair of splits: at most this many
+    # candidate pairs (vectors: n_a x n_b; texts: pairs sharing a shingle)
+
+
+def thresholds_dict(limits: LeakThresholds) -> dict[str, Any]:
+    return asdict(limits)

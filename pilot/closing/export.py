@@ -1,0 +1,39 @@
+"""The export meant for evaluation: safetensors weights and the resolved config (``export_artefact``),
+with the outputs of fixed control inputs (the first validation examples) recorded *before* export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from omegaconf import DictConfig
+from safetensors.torch import save_file
+
+from pilot.checkpoint import export_artefact
+from pilot.data.task import TaskData, move_to
+
+CONTROL_FILE = "control.safetensors"
+EXPORT_FILES = ("config.yaml", "model.safetensors", CONTROL_FILE)
+
+
+@torch.no_grad()
+def control_outputs(model: torch.nn.Module, task: TaskData, cfg: DictConfig) -> dict[str, torch.Tensor]:
+    """Inputs (the collated control batch) and the model's outputs on them, as plain tensors."""
+    items = (
+        task.encoded("val")[: int(cfg.closing.control_examples)]
+        or task.encoded("train")[: int(cfg.closing.control_examples)]
+    )
+    batch = task.collate(items)
+    model.eval()
+    device = next(model.parameters()).device
+    output = task.forward(model, move_to(batch, device))
+    tensors = {f"input.{k}": v.contiguous() for k, v in batch.items() if torch.is_tensor(v)}
+    tensors["output"] = output.detach().float().cpu().contiguous()
+    return tensors
+
+
+def export_with_controls(model: torch.nn.Module, task: TaskData, cfg: DictConfig, directory: Path) -> Path:
+    directory = Path(directory)
+    weights = export_artefact(model, cfg, directory)
+    save_file(control_outputs(model, task, cfg), str(directory / CONTROL_FILE))
+    return weights

@@ -1,0 +1,106 @@
+"""Reload in a fresh process: check the exported config, rebuild the model, load the safetensors weights,
+rerun the control inputs and compare (exact on CPU fp32, ``closing.rtol/atol`` otherwise)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import torch
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+from safetensors.torch import load_file
+
+from pilot.closing.export import CONTROL_FILE, EXPORT_FILES
+from pilot.closing.export_config import ReloadPolicy, flatten, load_export_config, read_config
+from pilot.engine.build import build_model
+from pilot.errors import PilotError
+
+RESULT_FILE = "reload_check.json"
+
+
+def reload_and_compare(directory: Path, policy: ReloadPolicy | None = None) -> dict[str, Any]:
+    """Runs in the fresh process: check the config, rebuild, load safetensors weights, rerun, compare.
+
+    ``policy`` None: the caller vouches for the directory (it has just written it); the config
+    is still refused for interpolations and code-running targets.
+    """
+    directory = Path(directory)
+    absent = [name for name in EXPORT_FILES if not (directory / name).is_file()]
+    if absent:
+        raise PilotError(
+            f"{directory} is not a pilot export: {', '.join(absent)} missing "
+            f"(an export holds {', '.join(EXPORT_FILES)})"
+        )
+    if policy is None:
+        policy = ReloadPolicy(flatten(read_config(directory / "config.yaml")), "the caller's")
+    cfg = load_export_config(directory, policy)
+    task = instantiate(cfg.data, _convert_="all")
+    model = build_model(cfg)
+    missing, unexpected = model.load_state_dict(load_file(str(directory / "model.safetensors")), strict=False)
+    if missing or unexpected:
+        return {
+            "verdict": "fail",
+            "reason": f"weights do not fit the model: missing {missing}, unexpected {unexpected}",
+        }
+    recorded = load_file(str(directory / CONTROL_FILE))
+    # fresh (aligned) copies: tensors read from a file may sit at offsets that make MKL take another
+    # path through the same matmul, and the comparison is bit for bit
+    batch = {k[len("input.") :]: v.clone() for k, v in recorded.items() if k.startswith("input.")}
+    model.eval()
+    with torch.no_grad():
+        output = task.forward(model, batch).detach().float()
+    rtol, atol = float(cfg.closing.rtol), float(cfg.closing.atol)
+    expected = recorded["output"]
+    difference = (output - expected).abs().max().item() if output.shape == expected.shape else float("inf")
+    exact = rtol == 0 and atol == 0
+    matches = torch.equal(output, expected) if exact else torch.allclose(output, expected, rtol=rtol, atol=atol)
+    rule = "bit-identical" if exact else f"within rtol={rtol}, atol={atol}"
+    return {
+        "verdict": "pass" if matches else "fail",
+        "reason": (
+            f"reloaded export reproduces {expected.shape[0]} control outputs {rule}"
+            if matches
+            else f"reloaded export differs on the control inputs: max |diff| = {difference:.3g}, required {rule}"
+        ),
+        "max_abs_difference": difference,
+    }
+
+
+def check_in_new_process(directory: Path, cfg: DictConfig, timeout_s: int = 600) -> dict[str, Any]:
+    """Reload ``directory`` in a fresh process that may only instantiate what ``cfg`` (the run's
+    own config, written to a private file for it) holds; the verdict comes back in RESULT_FILE."""
+    directory = Path(directory)
+    result_path = directory / RESULT_FILE
+    result_path.unlink(missing_ok=True)  # never read an earlier run's verdict
+    with tempfile.TemporaryDirectory(prefix="pilot-reload-") as private:
+        reference = Path(private) / "config.yaml"
+        OmegaConf.save(cfg, reference, resolve=True)
+        # the parent's CPU thread count: another count changes the float reduction order, and the
+        # comparison is bit for bit on CPU fp32
+        completed = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pilot.closing",
+                str(directory),
+                "--reference-config",
+                str(reference),
+                "--threads",
+                str(torch.get_num_threads()),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+        )
+    if not result_path.exists():
+        return {
+            "verdict": "fail",
+            "reason": "the reload process failed: "
+            + (completed.stderr.strip().splitlines() or ["no output"])[-1][:300],
+        }
+    return json.loads(result_path.read_text())

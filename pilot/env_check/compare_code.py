@@ -1,0 +1,127 @@
+"""The code against the pilot's: every target's module and file, the installed distributions against the
+lock, the code revision."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pilot.env_check.compare_stack import public_version
+from pilot.env_check.difference import Difference
+from pilot.env_check.run_dir import PilotRun
+from pilot.environment.distributions import Installed
+from pilot.environment.targets import target_facts
+from pilot.run_record import code_revision
+
+SHOWN_EXTRAS = 8  # distributions only here: how many are named
+
+
+def compare_targets(run: PilotRun, installed: dict[str, Installed]) -> list[Difference]:
+    """Every target the pilot imported: imports here, and the same file (sha256)."""
+    found = []
+    for before in run.facts["targets"]:
+        if not before.get("imports"):
+            continue
+        now = target_facts(before["key"], before["target"], installed)
+        label = f"{before['key']}={before['target']}"
+        if not now["imports"]:
+            error = str(now.get("error"))
+            found.append(
+                Difference(
+                    f"{label}: module {now.get('module')}",
+                    "imports",
+                    error if "has no attribute" in error else f"does not import ({error})",
+                    "the campaign cannot build it. Fix: install what provides it",
+                    True,
+                )
+            )
+        elif before.get("sha256") and now.get("sha256") != before["sha256"]:
+            found.append(
+                Difference(
+                    f"{label}: {now.get('file')}",
+                    f"sha256 {before['sha256'][:12]}",
+                    f"sha256 {str(now.get('sha256'))[:12]}",
+                    "its code differs from the pilot's: results may differ",
+                    True,
+                )
+            )
+    return found
+
+
+def compare_distributions(run: PilotRun, installed: dict[str, Installed], campaign: dict[str, str]) -> list[Difference]:
+    """The lock against what is installed; torch has its own line (compare_stack)."""
+    found, extras = [], sorted(set(installed) - set(run.lock))
+    for key, (name, version, _editable) in sorted(run.lock.items()):
+        if key == "torch":
+            continue
+        severe = key in campaign
+        affects = (
+            "a dependency of the campaign: its code runs in every update"
+            if severe
+            else "not among the campaign's dependencies: does not change results"
+        )
+        now = installed.get(key)
+        if now is None:
+            found.append(Difference(f"distribution {name}", version, "not installed", affects, severe))
+        elif public_version(now.version) != public_version(version):
+            found.append(Difference(f"distribution {name}", version, now.version, affects, severe))
+        elif now.version != version:
+            found.append(
+                Difference(
+                    f"distribution {name}",
+                    version,
+                    now.version,
+                    "another build of the same release (local version label)",
+                    False,
+                )
+            )
+    if extras:
+        shown = ", ".join(f"{installed[k].name}=={installed[k].version}" for k in extras[:SHOWN_EXTRAS])
+        more = f" (+{len(extras) - SHOWN_EXTRAS} more)" if len(extras) > SHOWN_EXTRAS else ""
+        found.append(
+            Difference(
+                "distributions only here",
+                "-",
+                shown + more,
+                "installed here, absent at the pilot: unused unless something imports them",
+                False,
+            )
+        )
+    return found
+
+
+def compare_code(record: dict[str, Any]) -> list[Difference]:
+    before = record.get("code_revision") or {}
+    if not before.get("commit"):
+        return []
+    now = code_revision()
+    if not now.get("commit"):
+        return [
+            Difference(
+                "code revision",
+                before["commit"][:12],
+                "not a git checkout",
+                "cannot compare the pilot's code (the target lines compare their files)",
+                False,
+            )
+        ]
+    if now["commit"] != before["commit"]:
+        return [
+            Difference(
+                "code revision",
+                before["commit"][:12],
+                now["commit"][:12],
+                "another commit of pilot: training code may differ",
+                True,
+            )
+        ]
+    if before.get("dirty") or now.get("dirty"):
+        return [
+            Difference(
+                "uncommitted changes",
+                "dirty" if before.get("dirty") else "clean",
+                "dirty" if now.get("dirty") else "clean",
+                "same commit; uncommitted edits cannot be compared (the target lines compare their files)",
+                False,
+            )
+        ]
+    return []

@@ -1,0 +1,357 @@
+"""Peak device memory of each training phase, estimated without allocating it.
+
+The configured model, optimizer and the engine's own update code
+(``Trainer.forward_backward`` and ``Trainer.apply_update``) run under PyTorch's
+``FakeTensorMode``: every tensor has a shape, dtype and device but no storage,
+so a 7-billion-parameter configuration costs a few hundred MiB of host memory.
+``MemTracker`` (``torch.distributed._tools.mem_tracker``) sees every tensor the
+operations create and sorts it into parameters, gradients, optimizer state,
+activations and temporaries; its peak is the estimate. Run the same code on
+real tensors (``fake=False``) and the same tracker *measures* it: that is how
+the estimate is validated (``validate_estimate``, a pilot step, and the tests).
+
+Phases, as the campaign meets them:
+- ``first_step``: the first update, which allocates the optimizer state;
+- ``steady_steps``: every later update (optimizer state already there);
+- ``eval_longest``: a forward pass without gradients on the longest sequences
+  at the evaluation micro-batch.
+An update runs ``min(accumulation, 2)`` micro-batches: activations are freed
+after each backward, so the second micro-batch (gradients already held) is the
+worst; more of them change nothing but time. Sequence tasks run at the
+longest length a batch can have (``estimate.seq_len``, default ``data.max_len``)
+with every token real and in the loss; other tasks run on their longest real
+examples. The optimizer uses PyTorch's multi-tensor (foreach) kernels, CUDA's
+default, whose temporaries count in the optimizer step's peak.
+"""
+
+from __future__ import annotations
+
+import copy
+import resource
+import time
+from collections.abc import Callable
+from contextlib import nullcontext
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import torch
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf, open_dict
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.utils.flop_counter import FlopCounterMode
+
+from pilot.config.values import enum_value
+from pilot.data.task import Batch, TaskData, batch_seq_len, longest_items, move_to
+from pilot.engine.build import build_model
+from pilot.engine.forward import forward_loss
+from pilot.engine.trainer import Trainer
+from pilot.estimate.refusal import EstimateRefused, refusal_reason
+from pilot.estimate.tracker import breakdown, tracker_class
+
+NOT_COVERED = (
+    "the CUDA context and the kernels' own code (hundreds of MiB per process, outside PyTorch's "
+    "tensors): covered by rental.reserve_gib, a declared value, not a measurement",
+    "allocator rounding and fragmentation (reserved > allocated): covered by rental.margin, declared",
+    "kernels whose workspace differs on a GPU: the estimate runs the kernels PyTorch picks for the "
+    "CPU (fused attention too, which keeps no attention matrix), and a GPU kernel may keep other "
+    "intermediates; cuBLAS/cuDNN workspaces are not counted",
+    "DDP's gradient buckets (added by the choice sheet as one more copy of the gradients per replica) "
+    "and communication buffers; sharded strategies (FSDP/ZeRO) are not estimated",
+    "fp16's gradient scaler overflow check (a few scalars; its data-dependent skip cannot run on fake "
+    "tensors, so the estimate steps unconditionally)",
+)
+STEADY = "steady_steps"  # every update after the first: the name phases.csv gives the same phase
+PHASES = ("first_step", STEADY, "eval_longest")
+
+
+@dataclass
+class PhaseEstimate:
+    phase: str
+    peak_bytes: int
+    breakdown: dict[str, int]  # at the moment of the peak
+    during: str  # "forward/backward" or "optimizer step" or "forward"
+    micro_batch: int
+    micro_batches: int
+    seq_len: int | None
+    allocator_peak_bytes: int | None = None  # measured on CUDA (fake=False, device cuda): max_memory_allocated
+    moments: dict[str, dict[str, int]] = field(default_factory=dict)  # breakdown at each part's own peak
+
+
+@dataclass
+class MemoryEstimate:
+    fake: bool  # True: estimated on fake tensors; False: measured
+    phases: list[PhaseEstimate]
+    parameters: int  # count
+    state_bytes: dict[str, int]  # persistent after an update: parameters, optimizer_state
+    closed_form: dict[str, int]  # the same from counts alone (must be equal)
+    flops_per_micro_batch: int  # forward + backward (+ recomputation), counted
+    flops_per_eval_batch: int  # forward only
+    settings: dict[str, Any]
+    seconds: float
+    host_rss_peak_bytes: int  # of this process, at the end (ru_maxrss)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def peak_bytes(self) -> int:
+        return max(p.peak_bytes for p in self.phases)
+
+    @property
+    def peak_phase(self) -> PhaseEstimate:
+        return max(self.phases, key=lambda p: p.peak_bytes)
+
+    def phase(self, name: str) -> PhaseEstimate:
+        return next(p for p in self.phases if p.phase == name)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["peak_bytes"] = self.peak_bytes
+        data["not_covered"] = list(NOT_COVERED)
+        return data
+
+
+def _variant(cfg: DictConfig, micro_batch: int | None, checkpointing: bool | None) -> DictConfig:
+    cfg = copy.deepcopy(cfg)
+    with open_dict(cfg):
+        if micro_batch is not None:
+            cfg.batch.micro_batch = int(micro_batch)
+        if checkpointing is not None:
+            cfg.memory.activation_checkpointing = bool(checkpointing)
+    return cfg
+
+
+def target_seq_len(cfg: DictConfig, task: TaskData) -> int | None:
+    """The sequence length the estimate runs at, or None for tasks without sequences."""
+    asked = OmegaConf.select(cfg, "estimate.seq_len")
+    if asked is not None:
+        if task.synthetic_batch is None:
+            raise EstimateRefused(
+                f"estimate.seq_len={asked}, but the task ({task.kind}) has no synthetic_batch, so pilot "
+                "cannot build inputs of that length without guessing how the task encodes them. Fix: "
+                "remove estimate.seq_len (its longest real examples are used), or give the task a "
+                'synthetic_batch(micro_batch, seq_len) (README, "Your own model and data").'
+            )
+        return int(asked)
+    if task.synthetic_batch is not None:
+        length = OmegaConf.select(cfg, "data.max_len")
+        if length is None:
+            raise EstimateRefused(
+                "the task builds sequences but data.max_len is not set. Fix: set "
+                "estimate.seq_len to the longest sequence the campaign will see."
+            )
+        return int(length)
+    return None
+
+
+def _batch(task: TaskData, split: str, count: int, seq_len: int | None) -> Batch:
+    if seq_len is not None:
+        return task.synthetic_batch(count, seq_len)
+    longest = longest_items(task, split, count)
+    return task.collate([longest[i % len(longest)] for i in range(count)])
+
+
+@dataclass
+class _Inputs:
+    """What an estimate runs on: real tensors, built before any fake one exists."""
+
+    seq_len: int | None  # None: the task has no sequences (its longest real examples are used)
+    micro_batch: int
+    eval_micro_batch: int
+    accumulation: int
+    runs: int  # micro-batches of an estimated update: min(accumulation, 2)
+    train_batch: Batch
+    eval_batch: Batch
+    update_targets: int  # targets of the estimated update (all its micro-batches)
+    train_items: list[dict[str, Any]]
+
+
+def _inputs(cfg: DictConfig, task: TaskData) -> _Inputs:
+    seq_len = target_seq_len(cfg, task)
+    micro, eval_micro = int(cfg.batch.micro_batch), int(cfg.batch.eval_micro_batch)
+    accumulation = int(cfg.batch.accumulation)
+    runs = min(accumulation, 2)
+    train_batch = _batch(task, "train", micro, seq_len)
+    eval_batch = _batch(task, "val", eval_micro, seq_len)
+    update_targets = max(1, int(task.target_count(train_batch)) * runs)
+    return _Inputs(
+        seq_len, micro, eval_micro, accumulation, runs, train_batch, eval_batch, update_targets, task.encoded("train")
+    )
+
+
+class _Meter:
+    """The tracker around each part of a phase; on CUDA also the caching allocator's peak."""
+
+    def __init__(self, tracker: Any, device: torch.device):
+        self.tracker, self.device = tracker, device
+        self.allocator_peak: int | None = None  # since the phase began (CUDA only)
+
+    def __call__(self, work: Callable[[], Any]) -> dict[str, int]:
+        """Bytes per category at the peak of ``work``."""
+        on_cuda = self.device.type == "cuda"
+        self.tracker.reset_mod_stats()
+        if on_cuda:
+            torch.cuda.synchronize(self.device)
+            torch.cuda.reset_peak_memory_stats(self.device)
+        with self.tracker:
+            work()
+        if on_cuda:
+            torch.cuda.synchronize(self.device)
+            self.allocator_peak = max(self.allocator_peak or 0, torch.cuda.max_memory_allocated(self.device))
+        return breakdown(self.tracker.get_tracker_snapshot("peak"))
+
+
+def _update_phase(
+    name: str, trainer: Trainer, meter: _Meter, inputs: _Inputs, counter: FlopCounterMode | None = None
+) -> PhaseEstimate:
+    """One update (``counter``: counts the FLOPs of its first micro-batch); its peak is its
+    forward/backward's or its optimizer step's, whichever is higher."""
+
+    def forward_backward():
+        for k in range(inputs.runs):
+            meter.tracker.reset_mod_stats()  # the tracker refuses a second root forward otherwise
+            with counter if counter is not None and k == 0 else nullcontext():
+                trainer.forward_backward(inputs.train_batch, 1.0, inputs.update_targets, last=k == inputs.runs - 1)
+
+    meter.allocator_peak = None
+    fb = meter(forward_backward)
+    step = meter(trainer.apply_update)
+    worst, during = (fb, "forward/backward") if fb["total"] >= step["total"] else (step, "optimizer step")
+    moments = {"forward/backward": fb, "optimizer step": step}
+    seq_len = batch_seq_len(inputs.train_batch)
+    return PhaseEstimate(
+        name, worst["total"], worst, during, inputs.micro_batch, inputs.runs, seq_len, meter.allocator_peak, moments
+    )
+
+
+def _eval_phase(
+    task: TaskData, trainer: Trainer, meter: _Meter, inputs: _Inputs, batch: Batch, counter: FlopCounterMode
+) -> PhaseEstimate:
+    """A forward pass without gradients on the evaluation ``batch`` (its FLOPs in ``counter``)."""
+    model = trainer.raw_model
+
+    @torch.no_grad()
+    def evaluate():
+        model.eval()
+        with counter:
+            forward_loss(task, model, batch, trainer.device, trainer.autocast)
+        model.train()
+
+    meter.allocator_peak = None
+    worst = meter(evaluate)
+    micro, seq_len = inputs.eval_micro_batch, batch_seq_len(batch)
+    return PhaseEstimate(
+        "eval_longest", worst["total"], worst, "forward", micro, 1, seq_len, meter.allocator_peak, {"forward": worst}
+    )
+
+
+@dataclass
+class _Measured:
+    phases: list[PhaseEstimate]
+    parameters: int  # count
+    state: dict[str, int]  # bytes per category after the updates
+    closed_form: dict[str, int]
+    flops_per_micro_batch: int
+    flops_per_eval_batch: int
+
+
+def _run_phases(
+    cfg: DictConfig, task: TaskData, inputs: _Inputs, target: torch.device, tracker_type: type
+) -> _Measured:
+    """Build the model and engine, then run and track every phase (under fake tensors when asked)."""
+    model = build_model(cfg)
+    if cfg.memory.activation_checkpointing and not getattr(model, "supports_activation_checkpointing", False):
+        raise EstimateRefused(
+            f"memory.activation_checkpointing=true but {type(model).__name__} does not support it. Fix: memory=none."
+        )
+    trainer = Trainer(cfg, task, model, target, train_items=inputs.train_items, optimizer_foreach=True)
+    trainer.scaler = torch.amp.GradScaler(target.type, enabled=False)
+    eval_batch = move_to(inputs.eval_batch, target)
+    tracker = tracker_type()
+    tracker.track_external(model, trainer.optimizer)
+    meter, counter = _Meter(tracker, target), FlopCounterMode(display=False)
+    phases = [
+        _update_phase("first_step", trainer, meter, inputs),
+        _update_phase(STEADY, trainer, meter, inputs, counter),
+    ]
+    state = breakdown(tracker.get_tracker_snapshot("current"))
+    eval_counter = FlopCounterMode(display=False)
+    phases.append(_eval_phase(task, trainer, meter, inputs, eval_batch, eval_counter))
+    params = list(model.parameters())
+    param_bytes = sum(p.numel() * p.element_size() for p in params)
+    return _Measured(
+        phases,
+        sum(p.numel() for p in params),
+        state,
+        {"parameters": param_bytes, "optimizer_state": _optimizer_closed_form(cfg, params)},
+        int(counter.get_total_flops()),
+        int(eval_counter.get_total_flops()),
+    )
+
+
+def _settings(cfg: DictConfig, inputs: _Inputs) -> dict[str, Any]:
+    return {
+        "model": str(cfg.model._target_),
+        "micro_batch": inputs.micro_batch,
+        "accumulation": inputs.accumulation,
+        "eval_micro_batch": inputs.eval_micro_batch,
+        "seq_len": inputs.seq_len if inputs.seq_len is not None else batch_seq_len(inputs.train_batch),
+        "precision": enum_value(cfg.precision.dtype),
+        "optimizer": enum_value(cfg.optim.name),
+        "activation_checkpointing": bool(cfg.memory.activation_checkpointing),
+        "replicas": int(cfg.distributed.replicas),
+    }
+
+
+def estimate_memory(
+    cfg: DictConfig,
+    task: TaskData | None = None,
+    *,
+    fake: bool = True,
+    micro_batch: int | None = None,
+    activation_checkpointing: bool | None = None,
+    device: str = "cpu",
+) -> MemoryEstimate:
+    """Per-phase peak memory of one replica for ``cfg`` (optionally another micro-batch or
+    checkpointing setting), estimated on fake tensors or, with ``fake=False``, measured — on
+    ``device`` ("cuda" adds the caching allocator's peak per phase; fake runs are CPU-only)."""
+    started = time.perf_counter()
+    cfg = _variant(cfg, micro_batch, activation_checkpointing)
+    task = task if task is not None else instantiate(cfg.data, _convert_="all")
+    inputs = _inputs(cfg, task)
+    target = torch.device(device)
+    if fake and target.type != "cpu":
+        raise EstimateRefused(f"device={device}: the fake-tensor estimate runs on the CPU. Fix: device='cpu'.")
+    mode = FakeTensorMode(allow_non_fake_inputs=True) if fake else nullcontext()
+    tracker_type = tracker_class()
+    try:
+        with torch.random.fork_rng(devices=[]), mode:  # the caller's random state is left as it was
+            measured = _run_phases(cfg, task, inputs, target, tracker_type)
+    except EstimateRefused:
+        raise
+    except Exception as error:
+        if not fake:
+            raise
+        raise EstimateRefused(refusal_reason(error)) from error
+    scaler_note = "fp16 gradient scaler: estimated without its data-dependent overflow skip"
+    return MemoryEstimate(
+        fake=fake,
+        phases=measured.phases,
+        parameters=measured.parameters,
+        state_bytes={key: measured.state[key] for key in ("parameters", "optimizer_state")},
+        closed_form=measured.closed_form,
+        flops_per_micro_batch=measured.flops_per_micro_batch,
+        flops_per_eval_batch=measured.flops_per_eval_batch,
+        settings=_settings(cfg, inputs),
+        seconds=time.perf_counter() - started,
+        host_rss_peak_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        notes=[scaler_note] if bool(cfg.precision.grad_scaler) else [],
+    )
+
+
+def _optimizer_closed_form(cfg: DictConfig, params: list[torch.Tensor]) -> int:
+    """Optimizer state from counts alone: AdamW keeps two moments per parameter plus one step
+    scalar (float32) per tensor; SGD with momentum one buffer per parameter."""
+    trained = [p for p in params if p.requires_grad]
+    moments = sum(p.numel() * p.element_size() for p in trained)
+    if enum_value(cfg.optim.name) == "sgd":
+        return moments if float(cfg.optim.momentum) > 0 else 0
+    return 2 * moments + 4 * len(trained)

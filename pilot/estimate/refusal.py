@@ -1,0 +1,64 @@
+"""Why a configuration cannot be estimated on fake tensors: ``EstimateRefused`` and its message.
+
+The estimator refuses instead of guessing (STYLE.md rule 6); the message names the real cause of
+the error raised under fake tensors and where it was raised.
+"""
+
+from __future__ import annotations
+
+import traceback
+
+from torch._subclasses.fake_tensor import (
+    DataDependentOutputException,
+    DynamicOutputShapeException,
+    UnsupportedOperatorException,
+)
+
+from pilot.errors import PilotError
+
+
+class EstimateRefused(PilotError, ValueError):
+    """The configuration cannot be estimated without allocating; the message says why and what to do."""
+
+
+def _raised_at(error: BaseException) -> str:
+    """Where an error was raised: the innermost frame outside torch, as ``file.py:line in function``."""
+    frames = traceback.extract_tb(error.__traceback__)
+    outside = [f for f in frames if "/torch/" not in f.filename.replace("\\", "/")] or frames
+    if not outside:
+        return "an unknown place"
+    frame = outside[-1]
+    return f"{frame.filename.rsplit('/', 1)[-1]}:{frame.lineno} in {frame.name}"
+
+
+def refusal_reason(error: BaseException) -> str:
+    """The refusal message for an error raised under fake tensors, naming its real cause.
+
+    Only an operation that needs a tensor's *value* (``.item()``, ``if tensor``, a shape that depends
+    on the data) is blamed on reading values; an operator without a fake implementation and any
+    other error are reported as what they are, with where they were raised.
+    """
+    first_line = (str(error).splitlines() or [""])[0][:300]
+    what = f"{type(error).__name__}: {first_line}"
+    where = _raised_at(error)
+    data_dependent = (DataDependentOutputException, DynamicOutputShapeException)
+    if isinstance(error, data_dependent) or type(error).__name__.startswith("GuardOnDataDependent"):
+        return (
+            f"the model or task code cannot run on fake tensors: it reads a tensor value or makes a "
+            f"shape depend on the data ({what}; raised at {where}); pilot refuses to guess its memory. "
+            "Fix: avoid reading tensor values inside forward/loss (e.g. .item(), data-dependent "
+            "shapes), or measure it on a real device with the pilot's phases."
+        )
+    if isinstance(error, UnsupportedOperatorException):
+        return (
+            f"the model or task code cannot run on fake tensors: operator {first_line} has no "
+            f"fake-tensor implementation (raised at {where}); pilot refuses to guess its memory. "
+            "Fix: use an operator PyTorch can run on fake tensors, or measure it on a real device "
+            "with the pilot's phases."
+        )
+    return (
+        f"the estimator could not run the model, task or update code ({what}; raised at {where}); "
+        "pilot refuses to guess its memory. This is not a value read; fix the error (run "
+        "estimate_memory(cfg, fake=False) to see it on real tensors) or measure it on a real device "
+        "with the pilot's phases."
+    )

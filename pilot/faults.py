@@ -1,0 +1,39 @@
+"""Fault injection for the tests: ``PILOT_FAULT=<point>[@<update>]`` (unset in normal use).
+
+Each point is a place where a real run can be killed or fail: the tests set the variable and
+check that the run's records and checkpoints still tell the truth afterwards.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+
+
+def fault_point(point: str, update: int | None = None) -> None:
+    """Test hook: ``PILOT_FAULT=<point>[@<update>]`` kills this process with SIGKILL there.
+
+    Points: ``update`` (after an update), ``before_write``, ``after_write``,
+    ``before_rename`` (inside a checkpoint save), ``closing`` (after the final validation).
+    ``enospc`` raises "no space left on device" inside a checkpoint save instead of killing
+    (where no small file system can be mounted to fill up for real); ``exception`` raises an
+    ordinary error after an update (a failure validation cannot foresee). Unset in normal use.
+    """
+    if not fault_requested(point, update):
+        return
+    if point == "enospc":
+        raise OSError(errno.ENOSPC, "No space left on device (injected by PILOT_FAULT)")
+    if point == "exception":
+        raise RuntimeError(f"injected failure (PILOT_FAULT={os.environ['PILOT_FAULT']})")
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def fault_requested(point: str, update: int | None = None) -> bool:
+    """Whether ``PILOT_FAULT`` names ``point`` (at this update). ``nan_weights`` is read by the
+    training run itself: it poisons the weights after that update while the loss stays finite."""
+    spec = os.environ.get("PILOT_FAULT")
+    if not spec:
+        return False
+    name, _, at = spec.partition("@")
+    return name == point and (not at or update is None or int(at) == update)

@@ -1,0 +1,155 @@
+"""run.json: every key the recap reads checked (``record_problems``), and the recap's columns from it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from typing import Any
+
+from pilot.recap.damage import INTEGER, LIST, NUMBER, OBJECT, TEXT, TEXTS, Unreadable, shown, wrong_value
+
+# every status pilot writes (pilot/train.py, pilot_run.py, estimate_run.py, engine/preemption.py)
+STATUSES = ("running", "ok", "diverged", "oom", "failed", "preempted", "requeued", "interrupted")
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%S%z"  # how run_record.py writes started_at / finished_at
+
+
+def _parse_time(value: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(value)  # Python >= 3.11 also reads run_record's "+0000"
+    except ValueError:
+        pass
+    try:
+        return datetime.strptime(value, TIME_FORMAT)
+    except ValueError:
+        return None
+
+
+STATUS = ("one of " + ", ".join(STATUSES), lambda v: isinstance(v, str) and v in STATUSES)
+TIME = ("a time like 2026-11-30T01:00:00+0000", lambda v: isinstance(v, str) and _parse_time(v) is not None)
+
+# run.json keys the recap reads: (key path, what the value must be, required). Absent or null
+# is fine for the others; a nested key is checked when its parent is an object.
+RECORD_KEYS: tuple[tuple[tuple[str, ...], tuple[str, Callable[[Any], bool]], bool], ...] = (
+    (("variant",), TEXT, True),
+    (("seed",), INTEGER, True),
+    (("status",), STATUS, True),
+    (("run_id",), TEXT, False),
+    (("parent_id",), TEXT, False),
+    (("sweep_id",), TEXT, False),
+    (("mode",), TEXT, False),
+    (("stop_cause",), TEXT, False),
+    (("error",), TEXT, False),
+    (("overrides",), TEXTS, False),
+    (("started_at",), TIME, False),
+    (("finished_at",), TIME, False),
+    (("seconds_per_update",), NUMBER, False),
+    (("peak_memory",), OBJECT, False),
+    (("peak_memory", "rss_peak_bytes"), NUMBER, False),
+    (("peak_memory", "cuda_peak_allocated_bytes"), NUMBER, False),
+    (("memory_estimate",), OBJECT, False),
+    (("memory_estimate", "peak_bytes"), NUMBER, False),
+    (("task",), OBJECT, False),
+    (("task", "targets_truncated_share"), NUMBER, False),
+    (("task", "examples_truncated_share"), NUMBER, False),
+    (("task", "tokens_truncated_share"), NUMBER, False),
+    (("closing",), OBJECT, False),
+    (("closing", "verdict"), TEXT, False),
+    (("resumes",), LIST, False),
+)
+IDENTITY = ("run_id", "parent_id", "sweep_id", "variant", "seed", "mode")  # kept on an unreadable row when valid
+
+
+def record_problems(record: dict[str, Any]) -> list[str]:
+    """Every key the recap reads that is missing or of the wrong type (all of them, not the first)."""
+    problems = []
+    for path, (expected, check), required in RECORD_KEYS:
+        holder: Any = record
+        for key in path[:-1]:
+            holder = holder.get(key) if isinstance(holder, dict) else None
+        if not isinstance(holder, dict):
+            continue  # the parent is absent, or its own problem is reported
+        name, value = ".".join(path), holder.get(path[-1])
+        if value is None:
+            if required:
+                problems.append(wrong_value(holder, path[-1], expected, name))
+        elif not check(value):
+            problems.append(wrong_value(holder, path[-1], expected, name))
+    if not problems and not _comparable_times(record):
+        problems.append(
+            f"started_at {shown(record['started_at'])} and finished_at "
+            f"{shown(record['finished_at'])}: one has a time zone, the other not"
+        )
+    return problems
+
+
+def _comparable_times(record: dict[str, Any]) -> bool:
+    """Whether started_at and finished_at (when present) can be subtracted: both with a time zone or both without."""
+    times = [_parse_time(record[key]) for key in ("started_at", "finished_at") if record.get(key)]
+    return len({time.tzinfo is None for time in times}) <= 1
+
+
+def wall_time_s(record: dict[str, Any]) -> float | None:
+    """finished_at - started_at in seconds (both checked by ``record_problems``); None when either is absent."""
+    if not record.get("started_at") or not record.get("finished_at"):
+        return None
+    return (_parse_time(record["finished_at"]) - _parse_time(record["started_at"])).total_seconds()
+
+
+def parse_overrides(overrides: Iterable[str]) -> dict[str, str]:
+    values = {}
+    for override in overrides or []:
+        if "=" in override:
+            key, value = override.split("=", 1)
+            values[key.lstrip("+~")] = value
+    return values
+
+
+def record_row(record: dict[str, Any]) -> dict[str, Any]:
+    """The recap's columns from a run.json; Unreadable naming every wrong key."""
+    problems = record_problems(record)
+    if problems:
+        raise Unreadable("run.json: " + "; ".join(problems))
+    row = {
+        k: record.get(k)
+        for k in (
+            "run_id",
+            "parent_id",
+            "sweep_id",
+            "variant",
+            "seed",
+            "status",
+            "stop_cause",
+            "mode",
+            "error",
+            "started_at",
+        )
+    }
+    row.update(
+        {
+            f"set:{k}": v
+            for k, v in parse_overrides(record.get("overrides")).items()
+            if k != "seed" and not k.startswith("hydra")
+        }
+    )
+    peak = record.get("peak_memory") or {}
+    task = record.get("task") or {}
+    row["peak_rss_bytes"] = peak.get("rss_peak_bytes")
+    row["peak_cuda_allocated_bytes"] = peak.get("cuda_peak_allocated_bytes")
+    row["seconds_per_update"] = record.get("seconds_per_update")
+    row["estimated_peak_bytes"] = (record.get("memory_estimate") or {}).get("peak_bytes")
+    for share in ("targets_truncated_share", "examples_truncated_share", "tokens_truncated_share"):
+        row[share] = task.get(share)
+    row["_data"] = json.dumps(task["data"], sort_keys=True) if task.get("data") is not None else None
+    row["closing"] = (record.get("closing") or {}).get("verdict")
+    row["resumes"] = len(record.get("resumes") or [])
+    row["wall_time_s"] = wall_time_s(record)
+    return row
+
+
+def readable_identity(record: Any) -> dict[str, Any]:
+    """What an unreadable run.json still tells about the run: its identity keys of the right type."""
+    if not isinstance(record, dict):
+        return {}
+    checks = {path[0]: check for path, (_, check), _ in RECORD_KEYS if len(path) == 1}
+    return {k: record[k] for k in IDENTITY if record.get(k) is not None and checks[k](record[k])}

@@ -1,0 +1,185 @@
+"""Continuing a run in its directory: the one home of the resume.
+
+1. ``refuse_finished_run``: a run that ended (``ok``, or ``diverged`` without
+   ``checkpoint.continue_diverged``) is not trained again in its directory;
+2. ``find_resume_state``: leftovers of an interrupted save are removed and the newest valid
+   checkpoint is found; its config is compared with this one (``refuse_changed_config``): keys
+   of FIXED_ON_RESUME never change, the others only with ``checkpoint.force_resume``;
+3. ``open_record``: run.json records the resume (from which update, the config hash before and
+   after, what was forced), and the metrics rows written after the checkpoint are set aside.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import torch
+from omegaconf import DictConfig
+
+from pilot.checkpoint import Checkpointer, defining_config
+from pilot.errors import ResumeRefused, RunFinished, disk_full_guard
+from pilot.run_record import RunRecord, config_hash, parse_row, read_run_json
+
+log = logging.getLogger("pilot")
+
+# sections whose values live in the restored state (weights, optimizer and schedule, data order,
+# precision, replicas): a resume cannot change them, even forced, without recording a setting it
+# did not use. The others (budget, loop, memory, ...) can be forced and take effect from the resume.
+FIXED_ON_RESUME = ("model", "data", "batch", "optim", "precision", "distributed", "seed")
+
+
+def fixed_on_resume(difference: str) -> bool:
+    """Whether a line of ``differing_keys`` names a key of FIXED_ON_RESUME."""
+    key = difference.split(":", 1)[0]
+    return any(key == section or key.startswith(section + ".") for section in FIXED_ON_RESUME)
+
+
+def differing_keys(saved: dict[str, Any], current: dict[str, Any]) -> list[str]:
+    """One line per defining key whose value differs between the checkpoint and now."""
+    return [
+        f"{k}: checkpoint {saved.get(k, '<absent>')!r} != now {current.get(k, '<absent>')!r}"
+        for k in sorted(set(saved) | set(current))
+        if saved.get(k) != current.get(k)
+    ]
+
+
+def refuse_finished_run(cfg: DictConfig, run_dir: Path) -> None:
+    """A run that ended (``ok``, or ``diverged``) is not trained again in its directory."""
+    if not cfg.checkpoint.resume or not (run_dir / "run.json").exists():
+        return
+    data = read_run_json(run_dir)
+    status, run_id = data.get("status"), data.get("run_id")
+    again = (
+        "To run this variant again, start it without hydra.run.dir (a new directory and run_id; "
+        "this run becomes its parent_id)."
+    )
+    if status == "ok":
+        raise RunFinished(
+            f"{run_dir} holds a finished run ({run_id}: status ok, stop cause "
+            f"{data.get('stop_cause')}, {data.get('updates_done')} updates). Nothing was "
+            f"done and nothing was touched. {again}",
+            exit_code=0,
+        )
+    if status == "diverged" and not cfg.checkpoint.continue_diverged:
+        raise RunFinished(
+            f"{run_dir} holds a diverged run ({run_id}: {data.get('stop_cause')}); it stays "
+            f"diverged and nothing was touched. {again} To continue it from its last finite "
+            "checkpoint instead, add checkpoint.continue_diverged=true (recorded in run.json).",
+            exit_code=1,
+        )
+
+
+def refuse_changed_config(cfg: DictConfig, path: Path, state: dict) -> list[str]:
+    """The keys that differ from the checkpoint's config, when the resume may still go on."""
+    differences = differing_keys(state["defining_config"], defining_config(cfg))
+    fixed = [d for d in differences if fixed_on_resume(d)]
+    if fixed:
+        raise ResumeRefused(
+            f"{path} was written under another config, and these keys cannot change on resume (their "
+            "values live in the restored weights, optimizer, schedule, data order or precision; a "
+            "record would claim a setting the run did not use):\n  "
+            + "\n  ".join(fixed)
+            + "\nFix: use a new run directory for the new values (leave out hydra.run.dir), or restore them."
+        )
+    if differences and not cfg.checkpoint.force_resume:
+        raise ResumeRefused(
+            f"{path} was written under another config; resuming would mix two runs. Differing keys:\n  "
+            + "\n  ".join(differences)
+            + "\nFix: use a new run directory, restore these values, or "
+            "set checkpoint.force_resume=true to continue anyway (recorded in run.json)."
+        )
+    return differences
+
+
+def find_resume_state(
+    cfg: DictConfig, checkpointer: Checkpointer, run_dir: Path, is_main: bool
+) -> tuple[dict | None, dict]:
+    """The newest valid checkpoint's state (or None) and what to record about the resume."""
+    if not cfg.checkpoint.resume:
+        return None, {}
+    cleaned = checkpointer.clean_temporary_files() if is_main else []
+    if cleaned:
+        log.warning(
+            "removed %d leftover temporary checkpoint file(s) of an interrupted save: %s",
+            len(cleaned),
+            ", ".join(cleaned),
+        )
+    found = checkpointer.latest_valid()
+    if found is None:
+        note = {"from_update": 0, "cleaned_temporary_files": cleaned}
+        if (run_dir / "run.json").exists():
+            note["note"] = "no valid checkpoint: restarted from the beginning"
+            return None, note
+        return None, {}
+    path, state = found
+    note = _resume_note(path, state, cleaned, refuse_changed_config(cfg, path, state))
+    log.info("resuming from %s (update %d)", path, note["from_update"])
+    return state, note
+
+
+def _resume_note(path: Path, state: dict, cleaned: list[str], differences: list[str]) -> dict:
+    """What run.json records about a resume from the checkpoint at ``path``."""
+    note = {
+        "from_update": int(state["position"]["updates_done"]),
+        "checkpoint": path.name,
+        "cleaned_temporary_files": cleaned,
+    }
+    if state.get("torch_threads") not in (None, torch.get_num_threads()):
+        note["threads_changed"] = (
+            f"{state['torch_threads']} -> {torch.get_num_threads()} CPU threads: "
+            "the run continues correctly but not bit-identically"
+        )
+    if differences:
+        note["forced_despite"] = differences
+        note["takes_effect_from_update"] = note["from_update"] + 1
+    return note
+
+
+def open_record(
+    cfg: DictConfig, run_dir: Path, overrides: Iterable[str], note: dict, sweep_dir: Path | None = None
+) -> RunRecord:
+    """The run's record from now on: the same run continued (a resume ``note`` and a run.json
+    in the directory), else a new run."""
+    if note and (run_dir / "run.json").exists():
+        return continue_record(cfg, run_dir, note)
+    return RunRecord.start(run_dir, cfg, overrides, sweep_dir=sweep_dir)
+
+
+def continue_record(cfg: DictConfig, run_dir: Path, note: dict) -> RunRecord:
+    """The existing run.json, status ``running`` again, with one more entry under ``resumes``."""
+    data = read_run_json(run_dir)
+    data.setdefault("resumes", []).append(
+        {**note, "previous_status": data.get("status"), "at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    )
+    data.update(status="running", stop_cause=None, error=None)
+    # the config from this resume on (non-defining keys such as run.threads may differ, and
+    # forced keys do): config_hash is always the hash of the config.yaml now in the directory
+    data["resumes"][-1].update(config_hash=config_hash(cfg), config_hash_before=data.get("config_hash"))
+    data["config_hash"] = config_hash(cfg)
+    set_aside_metrics_after(run_dir, int(note.get("from_update", 0)))
+    return RunRecord(run_dir, data)
+
+
+def set_aside_metrics_after(run_dir: Path, update: int) -> None:
+    """Rows written after the checkpoint are redone: move them to metrics.discarded.jsonl
+    (kept, never deleted), so metrics.jsonl reads as one uninterrupted run."""
+    path = Path(run_dir) / "metrics.jsonl"
+    if not path.exists():
+        return
+    kept, discarded = [], []
+    for line in path.read_text().splitlines():
+        row = parse_row(line)
+        keep = row is not None and isinstance(row.get("update"), int) and row["update"] <= update
+        (kept if keep else discarded).append(line)  # a line cut by the kill is discarded too
+    if discarded:
+        with (Path(run_dir) / "metrics.discarded.jsonl").open("a") as handle:
+            handle.write("".join(line + "\n" for line in discarded))
+    tmp = path.with_name(".metrics.jsonl.tmp")
+    with disk_full_guard(path, tmp):
+        tmp.write_text("".join(line + "\n" for line in kept))
+        os.replace(tmp, path)

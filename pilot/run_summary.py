@@ -1,0 +1,77 @@
+"""What a training run records about itself once it is built (rank 0).
+
+The batch arithmetic (logged, and kept in batch_plan.json), the resolved config (config.yaml),
+what defines the task it learns, and, with ``estimate.in_runs``, its memory estimate.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+from pilot.config.values import enum_value
+from pilot.engine.trainer import Trainer
+from pilot.estimate.fake_tensor import EstimateRefused, estimate_memory
+from pilot.run_record import RunRecord, write_json_atomic
+
+log = logging.getLogger("pilot")
+
+
+def record_setup(cfg: DictConfig, trainer: Trainer, record: RunRecord, run_dir: Path, threads: int) -> None:
+    """Log the batch arithmetic once and keep it, with the resolved config, in the run directory."""
+    plan = trainer.plan
+    summary = {
+        **plan.summary(),
+        "targets_seen": trainer.planned_targets(),
+        "target_unit": trainer.task.info.get("target_unit", "target"),
+    }
+    lines = plan.describe() + [
+        f"{summary['target_unit']}s in the loss over the budget = "
+        f"{summary['targets_seen']} (counted from the data stream)"
+    ]
+    for line in lines:
+        log.info("batch arithmetic: %s", line)
+    log.info(
+        "device %s, %d replica(s), %d CPU thread(s) per process, precision %s",
+        trainer.device,
+        trainer.ctx.world_size,
+        threads,
+        enum_value(cfg.precision.dtype),
+    )
+    OmegaConf.save(cfg, run_dir / "config.yaml", resolve=True)
+    write_json_atomic(run_dir / "batch_plan.json", summary)
+    record.update(batch_plan=summary, task=task_summary(cfg, trainer.task, trainer.train_items))
+    if cfg.estimate.in_runs:  # off by default: the first estimate in a process costs seconds of set-up
+        record.update(memory_estimate=estimate_summary(cfg, trainer.task))
+
+
+def task_summary(cfg: DictConfig, task, train_items: list) -> dict:
+    """What defines the task a run learns: the data settings and the share of target tokens
+    truncation removed (the recap marks a variant whose task differs from the control's)."""
+    cut = sum(int(item.get("truncated_target_tokens", 0)) for item in train_items)
+    total = sum(int(item["answer_tokens"]) for item in train_items if "answer_tokens" in item)
+    truncated = [int(item["truncated_tokens"]) for item in train_items if "truncated_tokens" in item]
+    tokens = sum(truncated) + sum(len(item["input_ids"]) for item in train_items if "truncated_tokens" in item)
+    return {
+        "data": OmegaConf.to_container(cfg.data, resolve=True),
+        "targets_truncated_share": cut / total if total else None,
+        "examples_truncated_share": sum(n > 0 for n in truncated) / len(truncated) if truncated else None,
+        "tokens_truncated_share": sum(truncated) / tokens if tokens else None,
+    }
+
+
+def estimate_summary(cfg: DictConfig, task) -> dict:
+    """This variant's peak tensor memory per phase on fake tensors (nothing allocated): comparable
+    between variants even on a CPU, where the process's RSS is mostly PyTorch itself."""
+    try:
+        estimate = estimate_memory(cfg, task)
+    except EstimateRefused as error:
+        return {"refused": str(error)}
+    return {
+        "peak_bytes": estimate.peak_bytes,
+        "fake": True,
+        "phases": {p.phase: p.peak_bytes for p in estimate.phases},
+        "flops_per_micro_batch": estimate.flops_per_micro_batch,
+    }

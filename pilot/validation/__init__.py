@@ -1,0 +1,78 @@
+"""One validation pass before anything runs: every problem at once, each with key, value and fix.
+
+Hydra and the schemas already refuse a misspelt key, a wrong type or an unknown
+option when they compose the config. This pass checks everything else a command
+line can get wrong, in this order:
+
+1. keys nothing reads (``+key=value`` bypasses the schema) and ``_target_`` arguments;
+2. numbers: nan/inf anywhere, then the range of every numeric setting (``RANGES``);
+3. settings that need several values (fp16 and the scaler, the head and the classes...);
+4. what needs the data: the data file, the task's own refusals, and the batch plan
+   against the training split (a micro-batch larger than the split, a budget that
+   buys no update or an absurd number of them).
+
+``validate`` raises a single ``ConfigError`` listing all of them. The run modes
+call it first, before a run directory holds anything of pilot's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import MissingMandatoryValue
+
+from pilot.config.values import enum_value, resolve_device, select
+from pilot.validation.batch import check_task
+from pilot.validation.devices import check_devices, check_precision
+from pilot.validation.keys import check_unknown_keys
+from pilot.validation.model_data import check_model_and_data
+from pilot.validation.numbers import check_finite, check_special_numbers
+from pilot.validation.problems import ConfigError, Problem
+from pilot.validation.ranges import RANGES, Range, check_ranges
+from pilot.validation.rental import check_rental
+
+__all__ = ["RANGES", "ConfigError", "Problem", "Range", "validate"]
+
+
+def validate(cfg: DictConfig) -> None:
+    """Raise one ConfigError naming every problem; return None when the config is sound."""
+    problems: list[Problem] = []
+    container: Any = None
+    try:
+        container = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+    except MissingMandatoryValue as error:  # a group removed (~optim) or an option file that omits a key
+        key = getattr(error, "full_key", None) or "?"
+        group = key.split(".")[0]
+        problems.append(
+            Problem(
+                key,
+                "???",
+                f"no value: every setting is stated in conf/ (the group's option files); "
+                f"Fix: choose an option for the group ({group}=<option>, see `python -m pilot --help`) "
+                f"or set {key}=<value>",
+            )
+        )
+    except Exception as error:  # broken interpolations
+        problems.append(
+            Problem(getattr(error, "full_key", None) or "?", "???", f"{type(error).__name__}: {error}".splitlines()[0])
+        )
+    device_type = (
+        resolve_device(cfg).type
+        if enum_value(select(cfg, "run.device")) != "cuda" or torch.cuda.is_available()
+        else "cpu"
+    )
+    check_unknown_keys(cfg, "", problems)
+    if container is not None:
+        check_finite(container, "", problems)
+    check_ranges(cfg, problems)
+    check_special_numbers(cfg, problems)
+    check_precision(cfg, device_type, problems)
+    check_model_and_data(cfg, problems)
+    check_devices(cfg, device_type, problems)
+    check_rental(cfg, problems)
+    if container is not None:  # the task's settings resolve
+        check_task(cfg, problems)
+    if problems:
+        raise ConfigError(problems)

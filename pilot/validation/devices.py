@@ -1,0 +1,73 @@
+"""Settings checked against the machine and each other: the precision (and the scaler it needs),
+the device, the backend and the replicas."""
+
+from __future__ import annotations
+
+import torch
+
+from pilot.config.values import enum_value, select
+from pilot.validation.numbers import THREADS_PER_CORE, usable_cores
+from pilot.validation.problems import Problem
+
+
+def check_precision(cfg, device_type: str, problems: list[Problem]) -> None:
+    dtype = enum_value(select(cfg, "precision.dtype"))
+    scaler = select(cfg, "precision.grad_scaler")
+    if dtype == "fp16" and not scaler:
+        problems.append(
+            Problem(
+                "precision.grad_scaler",
+                scaler,
+                "fp16 needs a gradient scaler or small gradients underflow to zero. "
+                "Fix: precision.grad_scaler=true, or precision=bf16.",
+            )
+        )
+    if dtype in ("fp32", "bf16") and scaler:
+        problems.append(
+            Problem(
+                "precision.grad_scaler",
+                scaler,
+                f"loss scaling is only for fp16; with {dtype} it hides nothing and "
+                "changes the update. Fix: precision.grad_scaler=false.",
+            )
+        )
+    if dtype == "bf16" and device_type == "cuda" and torch.cuda.is_available() and not torch.cuda.is_bf16_supported():
+        problems.append(
+            Problem("precision.dtype", dtype, "this GPU has no bf16 support. Fix: precision=fp16 or precision=fp32.")
+        )
+
+
+def check_devices(cfg, device_type: str, problems: list[Problem]) -> None:
+    backend = enum_value(select(cfg, "distributed.backend"))
+    replicas = select(cfg, "distributed.replicas") or 1
+    requested = enum_value(select(cfg, "run.device"))
+    if requested == "cuda" and not torch.cuda.is_available():
+        problems.append(
+            Problem("run.device", requested, "no CUDA device is visible. Fix: run.device=auto or run.device=cpu.")
+        )
+    if backend == "nccl" and device_type != "cuda":
+        problems.append(
+            Problem(
+                "distributed.backend",
+                backend,
+                "NCCL needs CUDA devices. Fix: distributed.backend=gloo (or auto) on CPU.",
+            )
+        )
+    if device_type == "cuda" and replicas > max(1, torch.cuda.device_count()):
+        problems.append(
+            Problem(
+                "distributed.replicas",
+                replicas,
+                f"only {torch.cuda.device_count()} GPU(s) visible. Fix: fewer replicas, or run.device=cpu.",
+            )
+        )
+    if device_type == "cpu" and replicas > THREADS_PER_CORE * usable_cores():
+        problems.append(
+            Problem(
+                "distributed.replicas",
+                replicas,
+                f"{replicas} processes on {usable_cores()} usable CPU core(s) only wait for "
+                f"each other. Fix: at most {THREADS_PER_CORE * usable_cores()} replicas on this "
+                "machine, or a GPU machine.",
+            )
+        )

@@ -1,0 +1,72 @@
+"""Keys nothing reads: a ``+key=value`` past the schema, and a plug-in's model or data keys that are
+not arguments of its ``_target_``."""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import fields, is_dataclass
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+from pilot.config.values import select
+from pilot.validation.problems import Problem
+
+# Hydra's instantiate keys: never arguments of the target
+HYDRA_KEYS = ("_target_", "_convert_", "_recursive_", "_partial_", "_args_")
+
+
+def check_unknown_keys(node: DictConfig, prefix: str, problems: list[Problem]) -> None:
+    """A ``+key=value`` override skips the schema's struct flag: the key would be read by nothing
+    (or, under model/data, break the call of ``_target_``). Schema'd nodes are checked here."""
+    schema = OmegaConf.get_type(node)
+    known = {f.name for f in fields(schema)} if is_dataclass(schema) else None
+    for key in node.keys():
+        full_key = f"{prefix}{key}"
+        if known is not None and key not in known:
+            problems.append(
+                Problem(
+                    full_key,
+                    select(node, str(key)),
+                    f"not a setting: nothing reads it (a '+' override adds keys the schema "
+                    f"does not know). Fix: drop it, or one of {', '.join(sorted(known))}.",
+                )
+            )
+            continue
+        child = select(node, str(key))
+        if isinstance(child, DictConfig) and full_key != "rental.catalog":  # the catalog: any GPU name
+            check_unknown_keys(child, f"{full_key}.", problems)
+
+
+def check_arguments(cfg: DictConfig, section: str, target: Any, problems: list[Problem]) -> None:
+    """A plug-in's model or data has no schema: its keys must be arguments of its ``_target_``."""
+    node = select(cfg, section)
+    if not isinstance(node, DictConfig) or is_dataclass(OmegaConf.get_type(node)):
+        return  # schema'd: check_unknown_keys has it
+    try:
+        parameters = inspect.signature(target).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: nothing to compare
+        return
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return
+    names = [
+        p.name
+        for p in parameters
+        if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    ]
+    given = [str(k) for k in node.keys() if k not in HYDRA_KEYS]
+    path = select(cfg, f"{section}._target_")
+    for key in given:
+        if key not in names:
+            problems.append(
+                Problem(
+                    f"{section}.{key}",
+                    select(node, key),
+                    f"not an argument of {path}, so calling it would fail. Fix: drop it, or one of {', '.join(names)}.",
+                )
+            )
+    for parameter in parameters:
+        if parameter.name in names and parameter.default is inspect.Parameter.empty and parameter.name not in given:
+            problems.append(
+                Problem(f"{section}.{parameter.name}", None, f"{path} requires it. Fix: {section}.{parameter.name}=...")
+            )

@@ -1,0 +1,130 @@
+"""Settings that need several values of the model and the data: the ``_target_`` each builds, the
+sizes the data fixes for the model, the heads and the data file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pilot.config.values import import_target, select
+from pilot.validation.keys import check_arguments
+from pilot.validation.problems import Problem, is_number
+
+
+def _check_target(cfg, key: str, problems: list[Problem]) -> Any | None:
+    path = select(cfg, key)
+    if not path:
+        problems.append(
+            Problem(key, path, "missing: name the class or factory to build, e.g. pilot.models.tiny_gpt.TinyGPT.")
+        )
+        return None
+    try:
+        return import_target(path)
+    except (ImportError, AttributeError) as error:
+        problems.append(
+            Problem(
+                key,
+                path,
+                f"cannot be imported ({error}). Fix: give the full dotted path of an importable class or function.",
+            )
+        )
+        return None
+
+
+def _check_targets(cfg, problems: list[Problem]) -> None:
+    """Both ``_target_`` import, their arguments are given, and the model supports the memory setting."""
+    model_cls = _check_target(cfg, "model._target_", problems)
+    data_fn = _check_target(cfg, "data._target_", problems)
+    for section, target in (("model", model_cls), ("data", data_fn)):
+        if target is not None:
+            check_arguments(cfg, section, target, problems)
+    if (
+        select(cfg, "memory.activation_checkpointing")
+        and model_cls is not None
+        and not getattr(model_cls, "supports_activation_checkpointing", False)
+    ):
+        problems.append(
+            Problem(
+                "memory.activation_checkpointing",
+                True,
+                f"{select(cfg, 'model._target_')} does not support activation "
+                "checkpointing. Fix: memory=none, or a model that sets "
+                "supports_activation_checkpointing = True.",
+            )
+        )
+
+
+def _check_model_matches_data(cfg, problems: list[Problem]) -> None:
+    """The model's sizes that the data fixes: classes, length, vocabulary, input width."""
+    head, classes = select(cfg, "model.num_classes"), select(cfg, "data.num_classes")
+    if head is not None and classes is not None and head != classes:
+        problems.append(
+            Problem(
+                "model.num_classes",
+                head,
+                f"the head has {head} outputs but data.num_classes={classes}: the "
+                "loss would still compute while training the wrong task. "
+                f"Fix: model.num_classes={classes}.",
+            )
+        )
+    model_len, data_len = select(cfg, "model.max_len"), select(cfg, "data.max_len")
+    if model_len is not None and data_len is not None and model_len < data_len:
+        problems.append(
+            Problem(
+                "model.max_len", model_len, f"shorter than data.max_len={data_len}. Fix: model.max_len>={data_len}."
+            )
+        )
+    model_vocab, data_vocab = select(cfg, "model.vocab_size"), select(cfg, "data.vocab_size")
+    if is_number(model_vocab) and is_number(data_vocab) and 0 < model_vocab < data_vocab:
+        problems.append(
+            Problem(
+                "model.vocab_size",
+                model_vocab,
+                f"the data has {data_vocab} token ids (data.vocab_size): larger ids would index "
+                f"past the embedding. Fix: model.vocab_size={data_vocab} "
+                "(conf/model/tiny_gpt.yaml takes it from the data).",
+            )
+        )
+    model_in, data_in = select(cfg, "model.in_features"), select(cfg, "data.in_features")
+    if is_number(model_in) and is_number(data_in) and model_in != data_in:
+        problems.append(
+            Problem(
+                "model.in_features",
+                model_in,
+                f"the data's inputs have {data_in} features (data.in_features). Fix: model.in_features={data_in}.",
+            )
+        )
+
+
+def _check_heads(cfg, problems: list[Problem]) -> None:
+    width, heads = select(cfg, "model.d_model"), select(cfg, "model.n_head")
+    if is_number(width) and is_number(heads) and width > 0 and heads > 0 and width % heads:
+        divisors = [h for h in range(1, min(width, 64) + 1) if width % h == 0]
+        problems.append(
+            Problem(
+                "model.n_head",
+                heads,
+                f"must divide model.d_model={width} (each head gets "
+                f"d_model / n_head dimensions). Fix: one of {', '.join(map(str, divisors))}.",
+            )
+        )
+
+
+def _check_data_path(cfg, problems: list[Problem]) -> None:
+    path = select(cfg, "data.path")
+    if isinstance(path, str) and path and not Path(path).is_file():
+        where = Path(path).resolve()
+        problems.append(
+            Problem(
+                "data.path",
+                path,
+                f"{'is a directory' if where.is_dir() else 'no such file'} ({where}; relative "
+                "paths start from the directory pilot runs in). Fix: the path of the JSONL "
+                "file, or data.path=null for the embedded data set.",
+            )
+        )
+
+
+def check_model_and_data(cfg, problems: list[Problem]) -> None:
+    for check in (_check_targets, _check_model_matches_data, _check_heads, _check_data_path):
+        check(cfg, problems)

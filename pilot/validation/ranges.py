@@ -1,0 +1,126 @@
+"""The allowed range of every numeric setting (``RANGES``) and the check that applies it."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from omegaconf import DictConfig
+
+from pilot.config.values import select
+from pilot.validation.problems import Problem, is_number
+
+
+@dataclass(frozen=True)
+class Range:
+    """Allowed values of a number; None leaves that side unbounded."""
+
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+
+    def __contains__(self, value: float) -> bool:
+        if self.low is not None and (value < self.low or (self.low_open and value == self.low)):
+            return False
+        return self.high is None or not (value > self.high or (self.high_open and value == self.high))
+
+    def __str__(self) -> str:
+        if self.high is None:
+            return f"be {'>' if self.low_open else '>='} {self.low}"
+        return f"lie in {'(' if self.low_open else '['}{self.low}, {self.high}{')' if self.high_open else ']'}"
+
+
+POSITIVE = Range(0, low_open=True)
+NON_NEGATIVE = Range(0)
+SHARE = Range(0, 1)
+BELOW_ONE = Range(0, 1, high_open=True)
+SEQUENCE = Range(2)  # one token to predict from and one to predict
+TWO_CLASSES = Range(2)
+
+# Every numeric setting: (key, allowed range, why or what a boundary value means).
+# model.* and data.* are checked by name, so they hold for any model or task using the name.
+# Settings with a rule of their own (optim.lr, optim.betas, run.threads, seed,
+# loop.divergence_factor, the budget) are in pilot.validation.numbers.
+RANGES: tuple[tuple[str, Range, str], ...] = (
+    ("model.vocab_size", POSITIVE, ""),
+    ("model.max_len", SEQUENCE, "a sequence needs one token to predict from and one to predict"),
+    ("model.d_model", POSITIVE, "the width of the residual stream"),
+    ("model.n_layer", POSITIVE, "transformer blocks"),
+    ("model.n_head", POSITIVE, "attention heads per block; they must divide model.d_model"),
+    ("model.hidden", POSITIVE, "the width of each hidden layer"),
+    ("model.n_hidden_layers", NON_NEGATIVE, "0 is a linear classifier"),
+    ("model.in_features", POSITIVE, ""),
+    ("model.num_classes", TWO_CLASSES, "one class leaves nothing to learn"),
+    ("model.dropout", BELOW_ONE, "a probability; 1 would drop every activation (0 keeps runs reproducible)"),
+    ("data.max_len", SEQUENCE, "a sequence needs one token to predict from and one to predict"),
+    ("data.vocab_size", POSITIVE, ""),
+    ("data.in_features", POSITIVE, ""),
+    ("data.num_classes", TWO_CLASSES, "one class leaves nothing to learn"),
+    ("data.split.val_fraction", BELOW_ONE, ""),
+    ("data.split.test_fraction", BELOW_ONE, ""),
+    ("precision.init_scale", POSITIVE, "the first loss scale of the gradient scaler, e.g. 65536"),
+    ("batch.micro_batch", POSITIVE, ""),
+    ("batch.accumulation", POSITIVE, ""),
+    ("batch.eval_micro_batch", POSITIVE, ""),
+    ("optim.weight_decay", NON_NEGATIVE, ""),
+    ("optim.momentum", BELOW_ONE, "momentum 1 never forgets a gradient and the updates grow without bound"),
+    ("optim.warmup_updates", NON_NEGATIVE, "0 starts at the peak lr"),
+    ("optim.min_lr_ratio", SHARE, ""),
+    ("optim.grad_clip", NON_NEGATIVE, "0 disables clipping"),
+    ("budget.value", POSITIVE, ""),
+    ("distributed.replicas", POSITIVE, ""),
+    ("distributed.master_port", Range(0, 65535), "a TCP port; 0 picks a free one"),
+    ("run.log_every", POSITIVE, ""),
+    ("loop.eval_every", NON_NEGATIVE, "0 validates after the last update only"),
+    ("loop.eval_examples", POSITIVE, "the validation examples every run is compared on"),
+    ("loop.early_stop_patience", NON_NEGATIVE, "0 turns early stopping off"),
+    (
+        "campaign.quality_tolerance",
+        NON_NEGATIVE,
+        "a share of the control's validation loss, e.g. 0.02; null skips the quality check",
+    ),
+    ("estimate.seq_len", Range(1, low_open=True), "or null for data.max_len"),
+    ("estimate.tolerance", POSITIVE, "a relative tolerance, e.g. 0.10"),
+    ("rental.margin", NON_NEGATIVE, ""),
+    ("rental.reserve_gib", NON_NEGATIVE, ""),
+    ("rental.closing_reserve_minutes", NON_NEGATIVE, ""),
+    (
+        "rental.utilisation",
+        Range(0, 1, low_open=True),
+        "a share of the peak; 0.3-0.5 is typical for transformer training",
+    ),
+    ("rental.gpu_count", POSITIVE, "or null for the chosen row's count"),
+    ("checkpoint.every", NON_NEGATIVE, "0 saves after the last update only"),
+    ("checkpoint.keep_last", POSITIVE, "rotation keeps at least the newest valid checkpoint"),
+    ("checkpoint.max_requeues", NON_NEGATIVE, "0 ends the run as preempted at the first interruption"),
+    ("closing.control_examples", NON_NEGATIVE, "0 skips the closing check"),
+    ("closing.rtol", NON_NEGATIVE, "0 = exact"),
+    ("closing.atol", NON_NEGATIVE, "0 = exact"),
+    ("pilot.show_examples", NON_NEGATIVE, "0 shows none"),
+    ("pilot.steady_steps", POSITIVE, "the updates the steady_steps phase times"),
+    ("pilot.tiny.examples", POSITIVE, "the training examples the loop must learn"),
+    ("pilot.tiny.max_updates", POSITIVE, ""),
+    (
+        "pilot.tiny.loss_drop",
+        Range(1),
+        "the pass needs final loss <= initial loss / loss_drop; below 1 a rising loss would pass",
+    ),
+    ("pilot.tiny.min_recovery", SHARE, "a share of the subset's examples"),
+    ("pilot.tiny.check_every", POSITIVE, ""),
+    ("pilot.resume_check.updates_before", POSITIVE, "k: updates before the checkpoint"),
+    ("pilot.resume_check.updates_total", POSITIVE, "n: updates both runs reach"),
+    ("pilot.resume_check.rtol", NON_NEGATIVE, "0 = bit-identical"),
+    ("pilot.resume_check.atol", NON_NEGATIVE, "0 = bit-identical"),
+)
+
+
+def check_ranges(cfg: DictConfig, problems: list[Problem]) -> None:
+    for key, allowed, why in RANGES:
+        value = select(cfg, key)
+        if value is None or (is_number(value) and not math.isfinite(value)):
+            continue  # unset, or already reported as not finite
+        if not is_number(value):
+            problems.append(Problem(key, value, f"must be a number; it must {allowed}."))
+        elif value not in allowed:
+            problems.append(Problem(key, value, f"must {allowed}" + (f" ({why})." if why else ".")))

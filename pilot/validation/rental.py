@@ -1,0 +1,30 @@
+"""The rental settings: every catalog entry, the chosen GPU and the lists of counts and packages."""
+
+from __future__ import annotations
+
+from pilot.config.values import select
+from pilot.rental.catalog import catalog_problems
+from pilot.validation.problems import Problem, is_finite, is_number
+
+
+def check_rental(cfg, problems: list[Problem]) -> None:
+    rental = select(cfg, "rental")
+    if rental is None:
+        return
+    for key, value, fix in catalog_problems(rental.catalog):
+        if is_finite(value) or not is_number(value):  # nan/inf are reported once, by check_finite
+            problems.append(Problem(key, value, fix))
+    names = list(rental.catalog or {})
+    if rental.gpu is not None and rental.gpu not in names:
+        problems.append(
+            Problem(
+                "rental.gpu",
+                rental.gpu,
+                f"not in the catalog. Fix: one of {', '.join(names)}, "
+                "or add it as +rental.catalog.NAME={memory_gib: ..., fp32_tflops: ...}.",
+            )
+        )
+    for key in ("counts", "packages_days"):
+        values = list(select(cfg, f"rental.{key}") or [])
+        if not values or any(v <= 0 for v in values):
+            problems.append(Problem(f"rental.{key}", values, "a non-empty list of positive numbers."))
