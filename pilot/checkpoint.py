@@ -35,7 +35,8 @@ from safetensors.torch import save_file
 from pilot.errors import UnsafeFileError, disk_full_guard
 from pilot.faults import fault_point
 from pilot.pickle_scan import code_in_file
-from pilot.run_record import config_hash, is_defining
+from pilot.run_record import config_hash
+from pilot.variant import is_defining
 
 log = logging.getLogger("pilot")
 FORMAT = "pilot-checkpoint-v1"

@@ -17,56 +17,12 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from pilot.errors import ResumeRefused, RunDirectoryBusy, disk_full_guard
-
-# settings that never change what is trained: a resume ignores them, and so does the variant key.
-# Each is a whole key or a section: "mode" matches "mode" alone, never "model.d_model".
-NOT_DEFINING = (
-    "run",
-    "pilot",
-    "checkpoint",
-    "closing",
-    "campaign",
-    "estimate",
-    "rental",
-    "mode",
-    "distributed.master_port",
-    "hydra",
-)
-DEFINING_EXCLUDED = {"seed"}  # the variant key also leaves these out: seeds repeat a variant
-
-
-def is_defining(key: str) -> bool:
-    """Whether a (dotted) config key changes what a run trains."""
-    return not any(key == section or key.startswith(section + ".") for section in NOT_DEFINING)
+from pilot.variant import variant_key
 
 
 def new_run_id() -> str:
     """Time-sortable and unique: the second plus 48 random bits (never reused)."""
     return f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:12]}"
-
-
-def override_key(override: str) -> str:
-    return override.split("=", 1)[0].lstrip("+~")
-
-
-def variant_key(overrides: Iterable[str], cfg: DictConfig | None = None) -> str:
-    """Stable key of the overrides that define a variant.
-
-    Seed, hydra.* and settings that do not change the experiment (run.*, pilot.*,
-    checkpoint.*, closing.*, campaign.*, mode) are left out. With ``cfg``, a value is
-    written as resolved, so ``optim.lr=2e-4`` and ``optim.lr=0.0002`` are one variant.
-    """
-    kept = []
-    for override in overrides:
-        key = override_key(override)
-        if key in DEFINING_EXCLUDED or not is_defining(key):
-            continue
-        value = OmegaConf.select(cfg, key, default=None) if cfg is not None and "." in key else None
-        if isinstance(value, (int, float, str, bool)) and not isinstance(value, DictConfig):
-            kept.append(f"{key}={value}")
-        else:
-            kept.append(override.lstrip("+~"))
-    return ",".join(sorted(kept)) or "default"
 
 
 def find_parent(roots: Iterable[Path], variant: str, seed: int, exclude_under: Path | None) -> str | None:
@@ -102,6 +58,19 @@ def sweep_identity(sweep_dir: Path | None) -> str | None:
     if sweep_dir is None:
         return None
     return os.environ.get("PILOT_SWEEP_ID") or str(Path(sweep_dir).resolve())
+
+
+# metrics.jsonl: one JSON object per line that starts with these keys, in this order; the recap's
+# fast reader (recap/metrics_jsonl.py) relies on it, so the order is written here, not left to
+# whoever builds the row
+METRICS_LEADING_KEYS = ("kind", "update", "loss")
+
+
+def metrics_line(row: dict[str, Any]) -> str:
+    """One metrics.jsonl line: the leading keys first (absent ones left out), then the rest."""
+    ordered = {key: row[key] for key in METRICS_LEADING_KEYS if key in row}
+    ordered.update((key, value) for key, value in row.items() if key not in ordered)
+    return json.dumps(ordered)
 
 
 def parse_row(line: str) -> dict[str, Any] | None:
@@ -231,7 +200,7 @@ class RunRecord:
         self.save()
 
     def log_metrics(self, row: dict[str, Any]) -> None:
-        self.metrics.write(json.dumps(row) + "\n")
+        self.metrics.write(metrics_line(row) + "\n")
         self.metrics.flush()
 
     def finish(self, status: str, stop_cause: str | None, **fields: Any) -> None:

@@ -24,8 +24,9 @@ from pilot.checkpoint import (
 )
 from pilot.engine.build import build_trainer
 from pilot.errors import DiskFull, RunDirectoryBusy
-from pilot.run_record import RunDirectoryLock, is_defining, variant_key
+from pilot.run_record import RunDirectoryLock
 from pilot.train import train
+from pilot.variant import is_defining, variant_key
 
 REPO = Path(__file__).resolve().parents[1]
 # digits, 10 updates of 16 examples: a few seconds per run
@@ -332,3 +333,15 @@ def test_a_garbage_run_json_in_the_run_directory_is_named_and_kept(tmp_path):
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     assert f"{tmp_path / 'run.json'} is unreadable" in refused.stderr
     assert (tmp_path / "run.json").read_text() == "{ not json"  # nothing a user produced is lost
+
+
+def test_metrics_lines_lead_with_the_keys_the_recap_fast_path_reads():
+    """run_record owns the metrics.jsonl line format: whatever order a row was built in, the line
+    starts kind, update, loss, which is what the recap's one-regex reader matches."""
+    from pilot.recap.metrics_jsonl import ROW_START
+    from pilot.run_record import metrics_line
+
+    line = metrics_line({"loss": 2.5, "lr": 0.1, "update": 3, "kind": "train"})
+    assert line == '{"kind": "train", "update": 3, "loss": 2.5, "lr": 0.1}'
+    assert ROW_START.findall("\n" + line + "\n") == [("train", "3", "2.5")]
+    assert ROW_START.findall('\n{"update": 3, "kind": "train", "loss": 2.5}\n') == []  # another order: slow path

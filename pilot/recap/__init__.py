@@ -21,8 +21,9 @@ from pilot.recap.entry import RecapCallback, main
 from pilot.recap.metrics_jsonl import read_metrics
 from pilot.recap.outputs import build_recap, phase_tables, plot_curves
 from pilot.recap.reading import NOT_RUNS, RUN_MARKERS, RecapRefused, collect, find_run_dirs, read_run
-from pilot.recap.run_json import STATUSES, parse_overrides
-from pilot.recap.summary import METRIC, matches, one_value_per_seed, summarise, summarise_sweeps, task_change
+from pilot.recap.run_json import STATUSES
+from pilot.recap.summary import METRIC, one_value_per_seed, summarise, summarise_sweeps, task_change
+from pilot.variant import matches, parse_overrides
 
 __all__ = [
     "METRIC",

@@ -10,11 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from pilot.recap.damage import NUMBER, Unreadable, is_count, is_number, json_kind, json_problem, read_text, wrong_value
+from pilot.run_record import METRICS_LEADING_KEYS
 
-# A line as pilot writes it starts {"kind": ..., "update": ..., "loss": ...} (json.dumps of
-# {"kind": k, **UpdateRecord}); loss is a JSON number or what json writes for nan/inf.
+# A line as pilot writes it starts with run_record.METRICS_LEADING_KEYS, in that order
+# (run_record.metrics_line); loss is a JSON number or what json writes for nan/inf.
 JSON_NUMBER = r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|NaN|-?Infinity"
-ROW_START = re.compile(r'\n\{"kind": "(train|val)", "update": (0|[1-9]\d*), "loss": (' + JSON_NUMBER + r")[,}]")
+_LEADING_PATTERNS = {"kind": r'"(train|val)"', "update": r"(0|[1-9]\d*)", "loss": "(" + JSON_NUMBER + ")"}
+ROW_START = re.compile(
+    r"\n\{" + ", ".join(f'"{key}": {_LEADING_PATTERNS[key]}' for key in METRICS_LEADING_KEYS) + r"[,}]"
+)
 LAST_LINE_KEYS = {
     "train": (("examples_seen", ("an integer >= 0", is_count)), ("targets_seen", ("an integer >= 0", is_count))),
     "val": (("accuracy", NUMBER),),

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 from pilot.recap.damage import INTEGER, LIST, NUMBER, OBJECT, TEXT, TEXTS, Unreadable, shown, wrong_value
+from pilot.variant import parse_overrides
 
 # every status pilot writes (pilot/train.py, pilot_run.py, estimate_run.py, engine/preemption.py)
 STATUSES = ("running", "ok", "diverged", "oom", "failed", "preempted", "requeued", "interrupted")
@@ -94,15 +95,6 @@ def wall_time_s(record: dict[str, Any]) -> float | None:
     if not record.get("started_at") or not record.get("finished_at"):
         return None
     return (_parse_time(record["finished_at"]) - _parse_time(record["started_at"])).total_seconds()
-
-
-def parse_overrides(overrides: Iterable[str]) -> dict[str, str]:
-    values = {}
-    for override in overrides or []:
-        if "=" in override:
-            key, value = override.split("=", 1)
-            values[key.lstrip("+~")] = value
-    return values
 
 
 def record_row(record: dict[str, Any]) -> dict[str, Any]:

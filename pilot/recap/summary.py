@@ -20,26 +20,12 @@ from typing import Any
 
 import pandas as pd
 
-from pilot.recap.run_json import parse_overrides
+from pilot.variant import matches
 
 METRIC = "final_val_loss"
 
 
 # --------------------------------------------------------------------------- the control and the task
-def _same_value(a: str, b: str) -> bool:
-    try:
-        return float(a) == float(b)  # 1e-4 and 0.0001 are one value
-    except ValueError:
-        return a == b
-
-
-def matches(variant: str, control: str) -> bool:
-    """Does the variant key hold every override of the control (values compared as numbers)?"""
-    wanted = parse_overrides(c.strip() for c in control.split(",") if c.strip())
-    have = parse_overrides(str(variant).split(","))
-    return bool(wanted) and all(k in have and _same_value(have[k], v) for k, v in wanted.items())
-
-
 def _flat(data: Any, prefix: str = "data") -> dict[str, Any]:
     if isinstance(data, dict):
         out: dict[str, Any] = {}

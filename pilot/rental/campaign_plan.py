@@ -15,7 +15,6 @@ lists what does not fit.
 from __future__ import annotations
 
 import copy
-import itertools
 import math
 from dataclasses import asdict, dataclass, field
 
@@ -25,6 +24,7 @@ from pilot.engine.batch_plan import plan_from_config
 from pilot.estimate.fake_tensor import MemoryEstimate
 from pilot.rental.catalog import Gpu
 from pilot.rental.choice_sheet import ChoiceRow, Measured
+from pilot.variant import sweep_combinations
 
 
 @dataclass
@@ -63,22 +63,6 @@ class Plan:
         return sum(j.hours for j in self.planned)
 
 
-def _sweep_values(params: dict[str, str]) -> list[list[str]]:
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-
-    parser = OverridesParser.create()
-    axes = []
-    for key, value in params.items():
-        override = parser.parse_overrides([f"{key}={value}"])[0]
-        values = (
-            list(override.sweep_string_iterator())
-            if override.is_sweep_override()
-            else [override.get_value_element_as_str()]
-        )
-        axes.append([f"{key}={v}" for v in values])
-    return [list(combo) for combo in itertools.product(*axes)] if axes else [[]]
-
-
 def validations(updates: int, eval_every: int) -> int:
     """Validation points of a run: every ``eval_every`` updates before the last, and after the last."""
     return (max(0, (updates - 1) // eval_every) if eval_every > 0 else 0) + 1
@@ -86,7 +70,7 @@ def validations(updates: int, eval_every: int) -> int:
 
 def sweep_jobs(cfg: DictConfig, sweep_params: dict[str, str] | None, train_examples: int) -> list[Job]:
     jobs = []
-    for combo in _sweep_values(dict(sweep_params or {})):
+    for combo in sweep_combinations(dict(sweep_params or {})):
         job_cfg, notes = copy.deepcopy(cfg), []
         for override in combo:
             key, value = override.split("=", 1)

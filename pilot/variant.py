@@ -1,0 +1,97 @@
+"""Variant identity, in one place: which settings define what a run trains, the variant key a
+run is recorded under, whether a variant is the campaign's control, and the jobs a sweep
+declaration expands to. run.json, checkpoints (the config hash), the recap and the campaign
+plan all ask this module, so a setting cannot define a run in one of them and not in another."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+
+from hydra.core.override_parser.overrides_parser import OverridesParser
+from omegaconf import DictConfig, OmegaConf
+
+# settings that never change what is trained: a resume ignores them, and so does the variant key.
+# Each is a whole key or a section: "mode" matches "mode" alone, never "model.d_model".
+NOT_DEFINING = (
+    "run",
+    "pilot",
+    "checkpoint",
+    "closing",
+    "campaign",
+    "estimate",
+    "rental",
+    "mode",
+    "distributed.master_port",
+    "hydra",
+)
+DEFINING_EXCLUDED = {"seed"}  # the variant key also leaves these out: seeds repeat a variant
+
+
+def is_defining(key: str) -> bool:
+    """Whether a (dotted) config key changes what a run trains."""
+    return not any(key == section or key.startswith(section + ".") for section in NOT_DEFINING)
+
+
+def override_key(override: str) -> str:
+    return override.split("=", 1)[0].lstrip("+~")
+
+
+def variant_key(overrides: Iterable[str], cfg: DictConfig | None = None) -> str:
+    """Stable key of the overrides that define a variant.
+
+    Seed, hydra.* and settings that do not change the experiment (run.*, pilot.*,
+    checkpoint.*, closing.*, campaign.*, mode) are left out. With ``cfg``, a value is
+    written as resolved, so ``optim.lr=2e-4`` and ``optim.lr=0.0002`` are one variant.
+    """
+    kept = []
+    for override in overrides:
+        key = override_key(override)
+        if key in DEFINING_EXCLUDED or not is_defining(key):
+            continue
+        value = OmegaConf.select(cfg, key, default=None) if cfg is not None and "." in key else None
+        if isinstance(value, (int, float, str, bool)) and not isinstance(value, DictConfig):
+            kept.append(f"{key}={value}")
+        else:
+            kept.append(override.lstrip("+~"))
+    return ",".join(sorted(kept)) or "default"
+
+
+def parse_overrides(overrides: Iterable[str]) -> dict[str, str]:
+    """``key=value`` overrides (or a variant key split at commas) as {key: value}."""
+    values = {}
+    for override in overrides or []:
+        if "=" in override:
+            key, value = override.split("=", 1)
+            values[key.lstrip("+~")] = value
+    return values
+
+
+def _same_value(a: str, b: str) -> bool:
+    try:
+        return float(a) == float(b)  # 1e-4 and 0.0001 are one value
+    except ValueError:
+        return a == b
+
+
+def matches(variant: str, control: str) -> bool:
+    """Does the variant key hold every override of the control (values compared as numbers)?"""
+    wanted = parse_overrides(c.strip() for c in control.split(",") if c.strip())
+    have = parse_overrides(str(variant).split(","))
+    return bool(wanted) and all(k in have and _same_value(have[k], v) for k, v in wanted.items())
+
+
+def sweep_combinations(params: dict[str, str]) -> list[list[str]]:
+    """The jobs a sweep declaration (``hydra.sweeper.params``) expands to, as Hydra's basic
+    sweeper expands them: one list of ``key=value`` overrides per job, in Hydra's order."""
+    parser = OverridesParser.create()
+    axes = []
+    for key, value in params.items():
+        override = parser.parse_overrides([f"{key}={value}"])[0]
+        values = (
+            list(override.sweep_string_iterator())
+            if override.is_sweep_override()
+            else [override.get_value_element_as_str()]
+        )
+        axes.append([f"{key}={v}" for v in values])
+    return [list(combo) for combo in itertools.product(*axes)] if axes else [[]]
