@@ -48,7 +48,8 @@ def main(cfg: DictConfig) -> None:
             if exit_code and not multirun:
                 sys.exit(exit_code)
         else:
-            record = train(cfg, run_dir, overrides=overrides, sweep_dir=Path(hydra_cfg.sweep.dir) if multirun else None)
+            sweep_dir = Path(hydra_cfg.sweep.dir) if multirun else None
+            record = train(cfg, run_dir, overrides, sweep_dir, searchpath=list(hydra_cfg.searchpath))
             exit_code = train_exit_code(record)
             interrupted = record.get("status") == "interrupted"
             if exit_code and (interrupted or not multirun):  # a signal also stops the rest of a sweep

@@ -22,7 +22,7 @@ import torch
 from omegaconf import DictConfig
 
 from pilot.checkpoint import Checkpointer, first_line, restore_training_state, training_state_non_finite
-from pilot.closing import close_run, write_reproduce
+from pilot.closing import close_run, plugin_provenance, write_reproduce
 from pilot.config.values import enum_value, resolve_device
 from pilot.engine.build import build_trainer, configure_threads
 from pilot.engine.distributed import DistContext, all_reduce_sum, init_from_env, launched_externally, spawn
@@ -51,8 +51,11 @@ class TrainingRun:
     exception — ``run`` records what actually happened, and ``close`` writes it.
     """
 
-    def __init__(self, cfg: DictConfig, run_dir: str, overrides: list, sweep_dir: str | None = None):
+    def __init__(
+        self, cfg: DictConfig, run_dir: str, overrides: list, sweep_dir: str | None = None, searchpath: tuple = ()
+    ):
         self.cfg, self.run_path, self.overrides = cfg, Path(run_dir), overrides
+        self.searchpath = list(searchpath)  # hydra.searchpath: REPRODUCE.md of a plug-in run repeats it
         self.sweep_dir = Path(sweep_dir) if sweep_dir else None
         self.checkpointer = Checkpointer.for_run(self.run_path, cfg)
         self.ctx = (
@@ -242,7 +245,7 @@ class TrainingRun:
             closing = close_run(trainer.raw_model, trainer.task, cfg, self.run_path)
             phases.end(closing["verdict"], closing["reason"][:300])
             record.update(closing=closing)
-            write_reproduce(self.run_path, record.data)
+            write_reproduce(self.run_path, record.data, plugin_provenance(cfg, self.searchpath))
             (log.info if closing["verdict"] == "pass" else log.error)("closing: %s", closing["reason"])
         if self.interrupts.received and self.status == "ok":  # signalled during validation or closing
             self._interrupted(
@@ -346,10 +349,10 @@ class TrainingRun:
             raise DiskFull(self.extra["disk_full"])
 
 
-def _worker(cfg: DictConfig, run_dir: str, overrides: list, sweep_dir: str | None = None) -> None:
+def _worker(cfg: DictConfig, run_dir: str, overrides: list, sweep_dir: str | None = None, searchpath=()) -> None:
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, format="[%(asctime)s][%(name)s] %(message)s")
-    TrainingRun(cfg, run_dir, overrides, sweep_dir).run()
+    TrainingRun(cfg, run_dir, overrides, sweep_dir, searchpath).run()
 
 
 def _steady_detail(seconds: list) -> str:
@@ -361,8 +364,15 @@ def _steady_detail(seconds: list) -> str:
     )
 
 
-def train(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = (), sweep_dir: Path | None = None) -> dict:
-    """Validate, run (spawning replicas when needed) and return the final run.json.
+def train(
+    cfg: DictConfig,
+    run_dir: Path,
+    overrides: Iterable[str] = (),
+    sweep_dir: Path | None = None,
+    searchpath: Iterable[str] = (),
+) -> dict:
+    """Validate, run (spawning replicas when needed) and return the final run.json (``searchpath``:
+    a plug-in's hydra.searchpath, for REPRODUCE.md).
 
     Under torchrun only rank 0 writes the run directory; the other ranks return {}.
     """
@@ -370,17 +380,17 @@ def train(cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = (), sweep_d
     run_dir = Path(run_dir)
     overrides = list(overrides)
     replicas = int(cfg.distributed.replicas)
-    sweep = str(sweep_dir) if sweep_dir else None
+    worker_args = (cfg, str(run_dir), overrides, str(sweep_dir) if sweep_dir else None, tuple(searchpath))
     if replicas > 1 and not launched_externally():
         # the replicas catch Ctrl-C/SIGTERM themselves (same process group) and stop together at an
         # update boundary; this parent only waits for them instead of dying in the join
         watch = InterruptWatch().install()
         try:
-            spawn(_worker, (cfg, str(run_dir), overrides, sweep), replicas, int(cfg.distributed.master_port))
+            spawn(_worker, worker_args, replicas, int(cfg.distributed.master_port))
         finally:
             watch.uninstall()
     else:
-        _worker(cfg, str(run_dir), overrides, sweep)
+        _worker(*worker_args)
         if int(os.environ.get("RANK", "0")) > 0:
             return {}
     return json.loads((run_dir / "run.json").read_text())

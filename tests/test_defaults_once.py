@@ -29,6 +29,11 @@ CONF = Path(__file__).resolve().parents[1] / "conf"
 # what a schema may state: the class or factory it describes, never a setting of the YAML
 SCHEMA_MAY_STATE = ("_target_",)
 PAIRED = {"model": {"tiny_gpt": "instructions", "mlp_classifier": "digits"}}
+# data options whose file and tokenizer only the user can name (??? in the YAML): any path composes;
+# the vocabulary, read from the tokenizer directory at compose time, is given
+USER_FILES = {
+    "hf_instructions": ["model=tiny_gpt", "data.path=data.jsonl", "data.tokenizer=tokenizer", "data.vocab_size=512"]
+}
 
 
 # --------------------------------------------------------------------------- the comparison
@@ -176,7 +181,7 @@ def _option_lines() -> list[list[str]]:
             if group == "model":
                 line.append(f"data={PAIRED['model'][option]}")
             if group == "data":
-                line.append(f"model={ {v: k for k, v in PAIRED['model'].items()}[option] }")
+                line += USER_FILES.get(option) or [f"model={ {v: k for k, v in PAIRED['model'].items()}[option] }"]
             lines.append(line)
     return lines
 

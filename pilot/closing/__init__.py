@@ -21,13 +21,15 @@ refused, naming the key; known code-running callables (``os.*``, ``subprocess.*`
 
 Modules: ``export`` (weights, config, control outputs), ``blocked_targets`` (what is never instantiated),
 ``export_config`` (the exported config against its reference), ``reload`` (the fresh process's check),
-``close`` (``close_run``, ``REPRODUCE.md``), ``cli`` (``python -m pilot.closing``).
+``close`` (``close_run``, ``REPRODUCE.md``), ``provenance`` (what a plug-in run adds to it),
+``cli`` (``python -m pilot.closing``).
 """
 
 from pilot.closing.blocked_targets import CODE_RUNNING, code_running
 from pilot.closing.close import close_run, write_reproduce
 from pilot.closing.export import CONTROL_FILE, EXPORT_FILES, control_outputs, export_with_controls
 from pilot.closing.export_config import ExportConfigRefused, ReloadPolicy, reference_policy, run_policy
+from pilot.closing.provenance import plugin_provenance
 from pilot.closing.reload import RESULT_FILE, check_in_new_process, reload_and_compare
 
 __all__ = [
@@ -44,6 +46,7 @@ __all__ = [
     "export_with_controls",
     "reference_policy",
     "reload_and_compare",
+    "plugin_provenance",
     "run_policy",
     "write_reproduce",
 ]

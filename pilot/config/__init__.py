@@ -7,6 +7,7 @@ import uuid
 from omegaconf import OmegaConf
 
 from pilot.config.schema import register_configs
+from pilot.config.tokenizer import tokenizer_size
 
 
 def register() -> None:
@@ -16,3 +17,6 @@ def register() -> None:
         # a random suffix for run and sweep directories, so two runs started in the
         # same second never share (or overwrite) a directory
         OmegaConf.register_new_resolver("pilot_unique", lambda: uuid.uuid4().hex[:6], use_cache=True)
+    if not OmegaConf.has_resolver("pilot.tokenizer_size"):
+        # ${pilot.tokenizer_size:${data.tokenizer}}: len(tokenizer) of a local tokenizer directory
+        OmegaConf.register_new_resolver("pilot.tokenizer_size", tokenizer_size, use_cache=True)

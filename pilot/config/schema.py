@@ -135,6 +135,27 @@ class InstructionsConfig(DataConfig):
 
 
 @dataclass
+class HFInstructionsConfig(DataConfig):
+    """conf/data/hf_instructions.yaml."""
+
+    _target_: str = "pilot.data.hf_instructions.make_task"
+    path: str = MISSING  # local JSONL, CSV or Parquet file
+    file_format: Optional[str] = MISSING  # json, csv or parquet; None = from the extension
+    tokenizer: str = MISSING  # local tokenizer directory (AutoTokenizer.from_pretrained)
+    vocab_size: int = MISSING  # len(tokenizer), resolved from the directory
+    instruction_field: str = MISSING  # column of the prompt's text
+    answer_field: str = MISSING  # column of the trained text
+    group_field: Optional[str] = MISSING  # column of the split unit; None = each row alone
+    time_field: Optional[str] = MISSING  # column of a time for split.by=time
+    prompt_format: str = MISSING  # prompt with {instruction}, when no chat template is used
+    use_chat_template: bool = MISSING  # the tokenizer's chat template when it has one
+    max_len: int = MISSING  # tokens kept per example; longer ones are truncated
+    padding_side: PaddingSide = MISSING  # where pad tokens go in a micro-batch
+    truncation_side: PaddingSide = MISSING  # which end loses tokens when too long
+    mask_instruction: bool = MISSING  # prompt tokens get label -100 (not in the loss)
+
+
+@dataclass
 class DigitsConfig(DataConfig):
     """conf/data/digits.yaml."""
 
@@ -318,6 +339,7 @@ def register_configs() -> None:
     cs.store(group="model", name="schema_mlp_classifier", node=MLPClassifierConfig)
     cs.store(group="data", name="schema_instructions", node=InstructionsConfig)
     cs.store(group="data", name="schema_digits", node=DigitsConfig)
+    cs.store(group="data", name="schema_hf_instructions", node=HFInstructionsConfig)
     cs.store(group="precision", name="schema", node=PrecisionConfig)
     cs.store(group="batch", name="schema", node=BatchConfig)
     cs.store(group="optim", name="schema", node=OptimConfig)

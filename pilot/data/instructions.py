@@ -44,6 +44,14 @@ def load_examples(path: str | None) -> list[Example]:
 def encode_example(example: Example, max_len: int, truncation_side: str, mask_instruction: bool) -> dict[str, Any]:
     prompt = [tok.BOS_ID] + tok.encode(example.fields["instruction"] + SEPARATOR)
     answer = tok.encode(example.fields["answer"]) + [tok.EOS_ID]
+    return pack_example(example.index, prompt, answer, max_len, truncation_side, mask_instruction)
+
+
+def pack_example(
+    index: int, prompt: list[int], answer: list[int], max_len: int, truncation_side: str, mask_instruction: bool
+) -> dict[str, Any]:
+    """``prompt + answer`` token ids as one encoded example: labels -100 on the first token (nothing
+    predicts it) and on the prompt when ``mask_instruction``; cut to ``max_len`` on ``truncation_side``."""
     ids = prompt + answer
     in_loss = [not mask_instruction] * len(prompt) + [True] * len(answer)
     in_loss[0] = False  # nothing predicts the first token
@@ -59,7 +67,7 @@ def encode_example(example: Example, max_len: int, truncation_side: str, mask_in
     if truncation_side == "left" and cut:
         labels[0] = IGNORE_INDEX  # the new first token has no context to be predicted from
     return {
-        "index": example.index,
+        "index": index,
         "input_ids": torch.tensor(ids, dtype=torch.long),
         "labels": torch.tensor(labels, dtype=torch.long),
         "truncated_tokens": cut,
@@ -68,10 +76,10 @@ def encode_example(example: Example, max_len: int, truncation_side: str, mask_in
     }
 
 
-def make_collate(padding_side: str):
+def make_collate(padding_side: str, pad_id: int = tok.PAD_ID):
     def collate(items: list[dict[str, Any]]) -> Batch:
         width = max(len(item["input_ids"]) for item in items)
-        input_ids = torch.full((len(items), width), tok.PAD_ID, dtype=torch.long)
+        input_ids = torch.full((len(items), width), pad_id, dtype=torch.long)
         labels = torch.full((len(items), width), IGNORE_INDEX, dtype=torch.long)
         attention_mask = torch.zeros((len(items), width), dtype=torch.bool)
         for row, item in enumerate(items):
@@ -90,10 +98,11 @@ def make_collate(padding_side: str):
     return collate
 
 
-def synthetic_batch(micro_batch: int, seq_len: int) -> Batch:
-    """``micro_batch`` sequences of ``seq_len`` byte tokens, no padding, every next token in the loss."""
+def synthetic_batch(micro_batch: int, seq_len: int, token_ids: int = 256) -> Batch:
+    """``micro_batch`` sequences of ``seq_len`` tokens drawn from ids below ``token_ids`` (the 256
+    bytes by default), no padding, every next token in the loss."""
     generator = torch.Generator().manual_seed(0)
-    input_ids = torch.randint(0, 256, (micro_batch, seq_len), generator=generator)
+    input_ids = torch.randint(0, token_ids, (micro_batch, seq_len), generator=generator)
     labels = input_ids.clone()
     labels[:, 0] = IGNORE_INDEX
     return {

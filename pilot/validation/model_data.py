@@ -6,6 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from omegaconf import OmegaConf
+
+from pilot.config.tokenizer import tokenizer_problem
 from pilot.config.values import import_target, select
 from pilot.validation.keys import check_arguments
 from pilot.validation.problems import Problem, is_number
@@ -119,12 +122,31 @@ def _check_data_path(cfg, problems: list[Problem]) -> None:
                 "data.path",
                 path,
                 f"{'is a directory' if where.is_dir() else 'no such file'} ({where}; relative "
-                "paths start from the directory pilot runs in). Fix: the path of the JSONL "
-                "file, or data.path=null for the embedded data set.",
+                "paths start from the directory pilot runs in). Fix: the path of the "
+                + (
+                    "JSONL, CSV or Parquet file."
+                    if select(cfg, "data.tokenizer") is not None
+                    else "JSONL file, or data.path=null for the embedded data set."
+                ),
             )
         )
 
 
+def _check_tokenizer(cfg, problems: list[Problem]) -> None:
+    """``data.tokenizer`` (a task that reads a local tokenizer directory) names one; a file and a
+    tokenizer only the user can name (``???``) are asked for by key."""
+    data = list((select(cfg, "data") or {}).keys())  # `in` on a DictConfig skips ??? values
+    for key, what in (("path", "your data file (.jsonl, .csv, .parquet)"), ("tokenizer", "a tokenizer directory")):
+        if key in data and OmegaConf.is_missing(cfg.data, key):
+            problems.append(Problem(f"data.{key}", "???", f"no value. Fix: data.{key}=<{what}>."))
+    if "tokenizer" not in data or OmegaConf.is_missing(cfg.data, "tokenizer"):
+        return
+    path = select(cfg, "data.tokenizer")
+    problem = tokenizer_problem(path)
+    if problem:
+        problems.append(Problem("data.tokenizer", path, f"{problem} (relative paths start from where pilot runs)"))
+
+
 def check_model_and_data(cfg, problems: list[Problem]) -> None:
-    for check in (_check_targets, _check_model_matches_data, _check_heads, _check_data_path):
+    for check in (_check_targets, _check_model_matches_data, _check_heads, _check_data_path, _check_tokenizer):
         check(cfg, problems)

@@ -1,0 +1,190 @@
+"""data=hf_instructions: a user's JSONL/CSV/Parquet file and local tokenizer, run as a user would.
+
+A small byte-level BPE (scripts/make_tokenizer.py, trained on the shipped instructions in a second)
+and data files with the user's own column names are made once per session; nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+make_tokenizer = pytest.importorskip("scripts.make_tokenizer").make_tokenizer  # needs pilot[hf]
+pytest.importorskip("datasets")
+
+from pilot.checks.alignment import alignment_check  # noqa: E402
+from pilot.checks.inspect_examples import inspect_task  # noqa: E402
+from pilot.config.tokenizer import load_tokenizer  # noqa: E402
+from pilot.data import hf_instructions  # noqa: E402
+from pilot.data.task import IGNORE_INDEX  # noqa: E402
+from pilot.models.tiny_gpt import TinyGPT  # noqa: E402
+from pilot.validation import ConfigError, validate  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SPLIT = {"by": "group", "val_fraction": 0.2, "test_fraction": 0.1, "salt": "pilot"}
+# the user's own column names: every field name is a setting
+FIELDS = {"instruction_field": "prompt", "answer_field": "response", "group_field": "doc"}
+FIELD_OVERRIDES = [f"data.{key}={value}" for key, value in FIELDS.items()]
+
+
+@pytest.fixture(scope="session")
+def hf_files(tmp_path_factory) -> dict[str, Path]:
+    """Two tokenizers (plain, with a chat template) and one data set as JSONL, CSV and Parquet."""
+    root = tmp_path_factory.mktemp("hf")
+    shipped = [json.loads(line) for line in (ROOT / "pilot" / "data" / "instructions.jsonl").open()][:160]
+    rows = [{"prompt": r["instruction"], "response": r["answer"], "doc": r["group"]} for r in shipped]
+    files = {"tokenizer": make_tokenizer(root / "tok"), "chat": make_tokenizer(root / "chat", chat_template=True)}
+    files["jsonl"] = root / "data.jsonl"
+    files["jsonl"].write_text("".join(json.dumps(row) + "\n" for row in rows))
+    frame = __import__("pandas").DataFrame(rows)
+    files["csv"] = root / "data.csv"
+    frame.to_csv(files["csv"], index=False)
+    try:
+        files["parquet"] = root / "data.parquet"
+        frame.to_parquet(files["parquet"])
+    except ImportError:  # no pyarrow: the Parquet cases skip
+        del files["parquet"]
+    return files
+
+
+def make(hf_files, data: str = "jsonl", tokenizer: str = "tokenizer", **settings):
+    arguments = {"vocab_size": 512, "split": SPLIT, **FIELDS, **settings}
+    return hf_instructions.make_task(path=str(hf_files[data]), tokenizer=str(hf_files[tokenizer]), **arguments)
+
+
+def overrides(hf_files, data: str = "jsonl", tokenizer: str = "tokenizer") -> list[str]:
+    return [
+        "data=hf_instructions",
+        f"data.path={hf_files[data]}",
+        f"data.tokenizer={hf_files[tokenizer]}",
+        *FIELD_OVERRIDES,
+    ]
+
+
+def _run_pilot(hf_files, run_dir: Path, data: str, tokenizer: str) -> dict:
+    """The user's command in a new process (model=tiny_gpt is the default model)."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    command = [sys.executable, "-m", "pilot", *overrides(hf_files, data, tokenizer), f"hydra.run.dir={run_dir}"]
+    result = subprocess.run([*command, "run.threads=1"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return json.loads((run_dir / "run.json").read_text())
+
+
+# ------------------------------------------------------------------------- as a user runs it
+def test_the_user_command_passes_every_verdict(hf_files, tmp_path):
+    record = _run_pilot(hf_files, tmp_path / "run", "jsonl", "tokenizer")
+    assert record["verdicts"] and set(record["verdicts"].values()) == {"pass"}, record["verdicts"]
+    shown = (tmp_path / "run" / "examples.txt").read_text()
+    assert "### Instruction:⏎" in shown and "«" in shown and "»" in shown  # the tokenizer's tokens, decoded
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("data, tokenizer", [("csv", "chat"), ("parquet", "tokenizer")])
+def test_csv_parquet_and_chat_template_pass_every_verdict(hf_files, tmp_path, data, tokenizer):
+    if data not in hf_files:
+        pytest.skip("pyarrow is not installed")
+    record = _run_pilot(hf_files, tmp_path / "run", data, tokenizer)
+    assert set(record["verdicts"].values()) == {"pass"}, record["verdicts"]
+
+
+def test_vocab_size_reaches_the_model_at_compose_time(hf_files, make_cfg):
+    cfg = make_cfg(*overrides(hf_files))
+    assert cfg.data.vocab_size == cfg.model.vocab_size == len(load_tokenizer(str(hf_files["tokenizer"]))) == 512
+    validate(cfg)
+
+
+# ------------------------------------------------------------------------- what reaches the loss
+@pytest.mark.parametrize("data", ["csv", "parquet"])
+def test_every_file_format_gives_the_same_examples(hf_files, data):
+    if data not in hf_files:
+        pytest.skip("pyarrow is not installed")
+    expected, found = make(hf_files, "jsonl"), make(hf_files, data)
+    assert {k: [e.group for e in v] for k, v in found.splits.items()} == {
+        k: [e.group for e in v] for k, v in expected.splits.items()
+    }
+    for mine, theirs in zip(found.encoded("train"), expected.encoded("train")):
+        torch.testing.assert_close(mine["labels"], theirs["labels"], rtol=0, atol=0)
+
+
+def test_prompt_masked_answer_and_eos_trained(hf_files):
+    task = make(hf_files)
+    tokenizer = load_tokenizer(str(hf_files["tokenizer"]))
+    example = task.splits["train"][0]
+    item = task.encode(example)
+    counted = item["labels"][item["labels"] != IGNORE_INDEX].tolist()
+    assert counted == task.expected_targets(example)
+    assert counted[-1] == tokenizer.eos_token_id and item["input_ids"][0] == tokenizer.bos_token_id
+    assert tokenizer.decode(counted[:-1]) == example.fields["answer"]
+    assert task.info["prompt"] == "prompt_format" and task.target_position == "next_token"
+    result, _ = inspect_task(task, n_show=1, micro_batch=4)
+    assert result.verdict == "pass", result.reason
+    torch.manual_seed(0)
+    model = TinyGPT(vocab_size=512, max_len=128, d_model=32, n_layer=1, n_head=2, dropout=0.0)
+    assert alignment_check(task, model, micro_batch=4).verdict == "pass"
+
+
+def test_chat_template_is_used_when_the_tokenizer_has_one(hf_files):
+    task = make(hf_files, tokenizer="chat")
+    example = task.splits["train"][0]
+    shown = "".join(task.decode_tokens(task.encode(example)["input_ids"].tolist()))
+    assert task.info["prompt"] == "chat template"
+    assert shown.startswith("«<|user|>⏎") and f"<|assistant|>⏎{example.fields['answer']}»" in shown
+    assert inspect_task(task, n_show=1, micro_batch=4)[0].verdict == "pass"
+    assert make(hf_files, tokenizer="chat", use_chat_template=False).info["prompt"] == "prompt_format"
+
+
+def test_padding_is_the_pad_id_or_eos_and_the_estimate_batch_fits_the_vocabulary(hf_files):
+    task = make(hf_files)
+    items = task.encoded("train")[:4]
+    batch = task.collate(items)
+    padded = ~batch["attention_mask"]
+    assert padded.any() and (batch["input_ids"][padded] == task.info["pad_id"]).all()
+    assert task.info["pad_id"] == load_tokenizer(str(hf_files["tokenizer"])).pad_token_id
+    assert hf_instructions.pad_id_of(SimpleNamespace(pad_token_id=None, eos_token_id=7)) == 7
+    synthetic = task.synthetic_batch(2, 200)
+    assert synthetic["input_ids"].shape == (2, 200) and int(synthetic["input_ids"].max()) < 512
+
+
+# ------------------------------------------------------------------------- the checks see mistakes
+def test_an_unmasked_prompt_fails_inspect(hf_files):
+    task = make(hf_files)
+    encode = task.encode
+
+    def unmasked(example):  # the mistake: labels copied from the token ids, prompt included
+        item = encode(example)
+        return {**item, "labels": item["input_ids"].clone()}
+
+    task.encode = unmasked
+    result, _ = inspect_task(task, n_show=1, micro_batch=4)
+    assert result.verdict == "fail"
+    assert any("instruction tokens counted" in finding.problem for finding in result.findings)
+
+
+def test_an_answer_cut_by_truncation_fails_inspect(hf_files):
+    task = make(hf_files, max_len=12, truncation_side="right")
+    result, _ = inspect_task(task, n_show=1, micro_batch=4)
+    assert result.verdict == "fail"
+
+
+@pytest.mark.parametrize(
+    "override, key, words",
+    [
+        ("data.answer_field=answer", "data._target_", ["data.answer_field=answer", "response", "Fix"]),
+        ("data.tokenizer=no_such_tokenizer", "data.tokenizer", ["no such directory", "make_tokenizer.py"]),
+        ("data.path=no_such.jsonl", "data.path", ["no such file", "Fix"]),
+        ("data.tokenizer=???", "data.tokenizer", ["no value", "Fix: data.tokenizer="]),
+    ],
+)
+def test_a_wrong_setting_is_a_config_error_naming_key_and_fix(hf_files, make_cfg, override, key, words):
+    with pytest.raises(ConfigError) as error:
+        validate(make_cfg(*overrides(hf_files), override))
+    problems = [p for p in error.value.problems if p.key == key]
+    assert problems, str(error.value)
+    assert all(word in str(problems[0]) for word in words), str(problems[0])

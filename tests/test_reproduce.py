@@ -1,0 +1,80 @@
+"""REPRODUCE.md of a plug-in run (README, "Your own model and data") repeats the run: its command,
+run from another directory in a fresh shell without PYTHONPATH, gives the same losses."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from omegaconf import OmegaConf
+
+from pilot.closing.provenance import command_line, plugin_provenance, targets_in
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "my_task"
+# the README command with budget.value=20; the test adds where outputs go and the thread count
+COMMAND = ["hydra.searchpath=[file://examples/my_task/conf]", "model=my_net", "data=my_data", "mode=train"]
+
+
+def _losses(run_dir: Path) -> list[tuple[str, float]]:
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    return [(row["kind"], row["loss"]) for row in rows]
+
+
+def _recorded_command(run_dir: Path) -> str:
+    block = re.search(r"```bash\n(.*?)```", (run_dir / "REPRODUCE.md").read_text(), re.S).group(1)
+    return next(line for line in block.splitlines() if " -m pilot" in line)
+
+
+def test_the_recorded_command_repeats_a_plugin_run(tmp_path):
+    first = tmp_path / "first"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, ["examples/my_task", os.environ.get("PYTHONPATH")])),
+    }
+    launch = [sys.executable, "-m", "pilot", *COMMAND, "budget.value=20", "run.threads=1", f"hydra.run.dir={first}"]
+    result = subprocess.run(launch, cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    text = (first / "REPRODUCE.md").read_text()
+    module = EXAMPLE / "my_task.py"
+    assert f"file://{EXAMPLE / 'conf'}" in text and str(EXAMPLE) in text  # absolute search path and PYTHONPATH
+    assert f"`my_task.make_task`: `{module}` sha256 `{hashlib.sha256(module.read_bytes()).hexdigest()}`" in text
+
+    # a fresh shell elsewhere: no PYTHONPATH but the recorded one, `python` = this interpreter
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    command = _recorded_command(first).replace("python -m pilot", f"{sys.executable} -m pilot", 1)
+    fresh = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    second = tmp_path / "second"
+    rerun = subprocess.run(
+        ["bash", "-c", f"{command} hydra.run.dir={second}"],
+        cwd=elsewhere,
+        env=fresh,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert rerun.returncode == 0, command + rerun.stdout[-3000:] + rerun.stderr[-3000:]
+    assert len(_losses(first)) == 21 and _losses(second) == _losses(first)
+
+
+def test_pilot_own_runs_record_nothing_more_and_hf_runs_pin_their_packages(tmp_path):
+    own = OmegaConf.create({"model": {"_target_": "pilot.models.tiny_gpt.TinyGPT"}, "data": {"path": None}})
+    assert plugin_provenance(own) is None
+    assert command_line(["optim.lr=0.001"], None) == "python -m pilot optim.lr=0.001"
+    pytest.importorskip("transformers")
+    data_file = tmp_path / "data.jsonl"
+    data_file.write_text("{}\n")
+    hf = OmegaConf.create(
+        {"data": {"_target_": "pilot.data.hf_instructions.make_task", "path": str(data_file), "tokenizer": "tok"}}
+    )
+    found = plugin_provenance(hf)
+    assert {"transformers", "tokenizers", "datasets"} <= set(found["packages"])
+    assert found["files"] == {str(data_file.resolve()): hashlib.sha256(b"{}\n").hexdigest()}
+    assert targets_in({"a": [{"_target_": "x.y"}], "_target_": "z.w"}) == ["z.w", "x.y"]
