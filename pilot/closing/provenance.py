@@ -23,6 +23,7 @@ TOKENIZER_PACKAGES = ("transformers", "tokenizers", "datasets")
 
 
 def sha256_of(path: Path) -> str:
+    """The file's sha256, read in 1 MiB blocks (user modules here; config targets in environment/)."""
     digest = hashlib.sha256()
     with Path(path).open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.metadata as metadata
 import sys
@@ -11,6 +10,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from pilot.closing.provenance import sha256_of
 from pilot.environment.distributions import Installed, canonical
 from pilot.environment.errors import error_line
 
@@ -61,14 +61,6 @@ def config_targets(cfg: DictConfig) -> dict[str, Any]:
     return found
 
 
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def target_facts(key: str, target: Any, installed: dict[str, Installed]) -> dict[str, Any]:
     """Import one target; its module's file and sha256; the distribution and version it comes from."""
     facts: dict[str, Any] = {"key": key, "target": target, "imports": False}
@@ -89,7 +81,7 @@ def target_facts(key: str, target: Any, installed: dict[str, Installed]) -> dict
     facts.update(imports=True, module=module.__name__)
     path = getattr(module, "__file__", None)
     if path:
-        facts.update(file=str(path), sha256=sha256_file(Path(path)))
+        facts.update(file=str(path), sha256=sha256_of(Path(path)))
     top = module.__name__.split(".")[0]
     if top in sys.stdlib_module_names:
         facts["distribution"] = "standard library"
