@@ -16,6 +16,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
+from pilot import run_index
 from pilot.errors import ResumeRefused, RunDirectoryBusy, disk_full_guard
 from pilot.variant import variant_key
 
@@ -23,29 +24,6 @@ from pilot.variant import variant_key
 def new_run_id() -> str:
     """Time-sortable and unique: the second plus 48 random bits (never reused)."""
     return f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:12]}"
-
-
-def find_parent(roots: Iterable[Path], variant: str, seed: int, exclude_under: Path | None) -> str | None:
-    """The newest earlier run of the same variant and seed: the run a relaunch relaunches."""
-    newest: tuple | None = None
-    for root in roots:
-        root = Path(root)
-        if not root.is_dir():
-            continue
-        for path in root.glob("**/run.json"):
-            if exclude_under is not None and exclude_under in path.parents:
-                continue  # jobs of the same sweep are siblings, not relaunches
-            try:
-                data = json.loads(path.read_text())
-            except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-                continue
-            if not isinstance(data, dict):
-                continue
-            if data.get("variant") == variant and data.get("seed") == seed and data.get("mode") != "pilot":
-                stamp = (str(data.get("started_at") or ""), str(data.get("run_id") or ""))
-                if newest is None or stamp > newest[0]:
-                    newest = (stamp, data.get("run_id"))
-    return newest[1] if newest else None
 
 
 def sweep_identity(sweep_dir: Path | None) -> str | None:
@@ -162,12 +140,12 @@ class RunRecord:
         run_dir.mkdir(parents=True, exist_ok=True)
         overrides = list(overrides)
         variant = variant_key(overrides, cfg)
+        roots = [
+            OmegaConf.select(cfg, "campaign.run_root", default="outputs"),
+            OmegaConf.select(cfg, "campaign.sweep_root", default="sweeps"),
+        ]
         if parent_id is None and mode == "train":
-            roots = [
-                OmegaConf.select(cfg, "campaign.run_root", default="outputs"),
-                OmegaConf.select(cfg, "campaign.sweep_root", default="sweeps"),
-            ]
-            parent_id = find_parent(roots, variant, int(cfg.seed), sweep_dir)
+            parent_id = run_index.find_parent(roots, variant, int(cfg.seed), sweep_dir)
         data: dict[str, Any] = {
             "run_id": new_run_id(),
             "parent_id": parent_id,
@@ -182,7 +160,9 @@ class RunRecord:
             "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "sweep_id": sweep_identity(sweep_dir),
         }
-        return cls(run_dir, data)
+        record = cls(run_dir, data)
+        run_index.add(roots, run_dir, data)  # the next relaunch finds this run without a scan
+        return record
 
     def rows(self, kind: str | None = None) -> list[dict[str, Any]]:
         """The rows of metrics.jsonl (of one ``kind``), as written so far."""

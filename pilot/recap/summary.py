@@ -8,7 +8,7 @@ seed-to-seed spread.
 A seed counts once. Two runs of one variant and seed (a relaunch, a sweep launched twice)
 are that seed repeated, never two seeds: the mean and the spread use one value per
 seed, that of its newest finished run (by started_at, then run_id, as
-``run_record.find_parent`` orders runs). Every run keeps its row in recap.csv; the
+``run_index.find_parent`` orders runs). Every run keeps its row in recap.csv; the
 summary says how many runs each repeated seed had, and names the variants with repeats.
 """
 
