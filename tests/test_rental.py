@@ -12,7 +12,8 @@ from pilot.estimate.fake_tensor import estimate_memory
 from pilot.recap import build_recap
 from pilot.rental.campaign_plan import Job, JobTime, plan_campaign, sweep_jobs, time_jobs, validations
 from pilot.rental.catalog import Gpu, load_catalog
-from pilot.rental.choice_sheet import ChoiceRow, EstimateCache, Measured, choice_rows, recommended
+from pilot.rental.choice_sheet import ChoiceRow, Measured, choice_rows, recommended
+from pilot.rental.estimate_cache import EstimateCache
 from pilot.rental.journal import append_entry
 from pilot.train import train
 from pilot.validation import ConfigError, validate
@@ -212,3 +213,46 @@ def test_a_pinned_gpu_that_does_not_fit_plans_nothing_and_says_so(make_cfg, tmp_
     assert result.plan is None and result.chosen is None
     assert "The chosen hardware (any number of x small) does not fit" in (tmp_path / "choice_sheet.md").read_text()
     assert "does not fit" in (tmp_path / "journal.md").read_text()
+
+
+class _StubEstimates:
+    """An EstimateCache stand-in: fixed estimates by (micro-batch, checkpointing), counting calls."""
+
+    def __init__(self, estimates):
+        self.estimates, self.calls = dict(estimates), []
+
+    def get(self, micro, checkpointing):
+        self.calls.append((micro, checkpointing))
+        return self.estimates[(micro, checkpointing)]
+
+
+def _stub_estimate(peak_bytes, during, states=0):
+    from types import SimpleNamespace
+
+    breakdown = {"parameters": states // 3, "gradients": states // 3, "optimizer_state": states - 2 * (states // 3)}
+    peak = SimpleNamespace(peak_bytes=peak_bytes, during=during, phase="steady_steps", breakdown=breakdown)
+    return SimpleNamespace(peak_bytes=peak_bytes, peak_phase=peak)
+
+
+def test_checkpointing_is_not_estimated_where_the_peak_is_the_optimizer_step():
+    """Issue 17 item 4: checkpointing cannot lower an optimizer-step peak, so that estimate is skipped
+    and the row names the term that sets its peak; a forward/backward peak is still tried."""
+    from types import SimpleNamespace
+
+    from pilot.rental.choice_sheet import _first_fit, _no_fit_reason
+
+    setup = SimpleNamespace(settings=[False, True], micro_batch=1, margin=0.0, reserve=0)
+    step_bound = _StubEstimates({(1, False): _stub_estimate(10 * GIB, "optimizer step", states=9 * GIB)})
+    chosen, smallest = _first_fit(setup, step_bound, per_replica=1, buckets=0, capacity=8 * GIB)
+    assert chosen is None and step_bound.calls == [(1, False)]  # no second, useless estimate
+    reason = _no_fit_reason(setup, smallest)
+    assert "the peak is the optimizer step" in reason and "cannot lower" in reason and "activations of" not in reason
+
+    activation_bound = _StubEstimates(
+        {
+            (1, False): _stub_estimate(10 * GIB, "forward/backward"),
+            (1, True): _stub_estimate(6 * GIB, "forward/backward"),
+        }
+    )
+    chosen, _ = _first_fit(setup, activation_bound, per_replica=1, buckets=0, capacity=8 * GIB)
+    assert activation_bound.calls == [(1, False), (1, True)] and chosen[:2] == (1, True)

@@ -19,9 +19,9 @@ from dataclasses import asdict, dataclass
 from omegaconf import DictConfig
 
 from pilot.config.values import enum_value, import_target
-from pilot.data.task import TaskData
-from pilot.estimate.fake_tensor import MemoryEstimate, estimate_memory
+from pilot.estimate.fake_tensor import MemoryEstimate
 from pilot.rental.catalog import Gpu
+from pilot.rental.estimate_cache import EstimateCache
 from pilot.rental.requirements import Requirement, catalog_statuses
 
 GIB = 2**30
@@ -36,29 +36,6 @@ class Measured:
     eval_seconds_per_batch: float | None  # eval_longest: one batch of the longest examples
     closing_seconds: float | None  # export + reload_check
     peak_bytes: int | None = None  # CUDA: the largest peak allocated over the training phases
-
-
-class EstimateCache:
-    """Fake-tensor estimates of one config at other micro-batches / checkpointing, computed once each."""
-
-    def __init__(self, cfg: DictConfig, task: TaskData, first: MemoryEstimate | None = None):
-        self.cfg, self.task = cfg, task
-        self.base_key = (int(cfg.batch.micro_batch), bool(cfg.memory.activation_checkpointing))
-        self.estimates: dict[tuple[int, bool], MemoryEstimate] = {}
-        if first is not None:
-            self.estimates[self.base_key] = first
-
-    def get(self, micro_batch: int, checkpointing: bool) -> MemoryEstimate:
-        key = (int(micro_batch), bool(checkpointing))
-        if key not in self.estimates:
-            self.estimates[key] = estimate_memory(
-                self.cfg, self.task, micro_batch=key[0], activation_checkpointing=key[1]
-            )
-        return self.estimates[key]
-
-    @property
-    def base(self) -> MemoryEstimate:
-        return self.get(*self.base_key)
 
 
 @dataclass
@@ -228,15 +205,11 @@ def _fill_row(
         row["headroom_gib"] = (capacity - state_need) / GIB
         row["reason"] = _sharding_reason(setup, state_need, buckets)
         return
-    chosen, smallest_need = _first_fit(setup, cache, per_replica, buckets, capacity)
+    chosen, smallest = _first_fit(setup, cache, per_replica, buckets, capacity)
     if chosen is None:
-        row["need_gib"] = smallest_need / GIB
-        row["headroom_gib"] = (capacity - smallest_need) / GIB
-        row["reason"] = (
-            f"even micro-batch 1{' with activation checkpointing' if True in setup.settings else ''} "
-            f"needs {smallest_need / GIB:.1f} GiB, more than one GPU holds (activations "
-            "of one example; a shorter sequence would change the task)"
-        )
+        row["need_gib"] = smallest[0] / GIB
+        row["headroom_gib"] = (capacity - smallest[0]) / GIB
+        row["reason"] = _no_fit_reason(setup, smallest)
         return
     micro, checkpointing, estimate, need = chosen
     same_setup = _pilot_setup(measured, gpu, count, micro, checkpointing, row["precision"], setup)
@@ -295,20 +268,49 @@ def _pilot_setup(
 
 def _first_fit(setup: _Setup, cache: EstimateCache, per_replica: int, buckets: int, capacity: float):
     """(micro-batch, checkpointing, estimate, need) of the first setting that fits, trying the micro-batches
-    without activation checkpointing first, else None; and the smallest need seen."""
-    chosen = None
-    smallest_need = None
+    without activation checkpointing first, else None; and the smallest need seen with its estimate.
+
+    Checkpointing only lowers what forward/backward keeps; a micro-batch whose peak without it is
+    the optimizer step (activations already freed) is not estimated again with it: the need
+    cannot change."""
+    chosen, smallest = None, None
     for checkpointing in setup.settings:
         for micro in _micro_candidates(setup.micro_batch, per_replica):
+            if checkpointing and _peak_is_optimizer_step(cache, micro):
+                continue
             estimate = cache.get(micro, checkpointing)
             need = (estimate.peak_bytes + buckets) * (1 + setup.margin) + setup.reserve
-            smallest_need = need if smallest_need is None else min(smallest_need, need)
+            if smallest is None or need < smallest[0]:
+                smallest = (need, estimate)
             if need <= capacity:
                 chosen = (micro, checkpointing, estimate, need)
                 break
         if chosen:
             break
-    return chosen, smallest_need
+    return chosen, smallest
+
+
+def _peak_is_optimizer_step(cache: EstimateCache, micro: int) -> bool:
+    without = cache.estimates.get((int(micro), False))
+    return without is not None and without.peak_phase.during == "optimizer step"
+
+
+def _no_fit_reason(setup: _Setup, smallest: tuple) -> str:
+    """Why even the smallest setting does not fit, naming the term that sets its peak."""
+    need, estimate = smallest
+    peak = estimate.peak_phase
+    checkpointing = " with activation checkpointing" if True in setup.settings else ""
+    if peak.during == "optimizer step":
+        held = sum(peak.breakdown.get(k, 0) for k in ("parameters", "gradients", "optimizer_state"))
+        return (
+            f"even micro-batch 1 needs {need / GIB:.1f} GiB, more than one GPU holds: the peak is the "
+            f"optimizer step ({held / GIB:.1f} GiB of weights, gradients and optimizer state, activations "
+            "already freed), which activation checkpointing or a smaller micro-batch cannot lower"
+        )
+    return (
+        f"even micro-batch 1{checkpointing} needs {need / GIB:.1f} GiB, more than one GPU holds (the peak is "
+        f"{peak.during} in {peak.phase}: activations of one example; a shorter sequence would change the task)"
+    )
 
 
 def _with_measured_peak(need: float, measured: Measured, setup: _Setup) -> tuple[float, str]:

@@ -21,7 +21,8 @@ from pilot.engine.batch_plan import plan_from_config
 from pilot.estimate.fake_tensor import MemoryEstimate
 from pilot.rental.campaign_plan import Plan, as_dict, plan_campaign, plan_rows, sweep_jobs, time_jobs
 from pilot.rental.catalog import find, load_catalog
-from pilot.rental.choice_sheet import ChoiceRow, EstimateCache, Measured, choice_rows, recommended
+from pilot.rental.choice_sheet import ChoiceRow, Measured, choice_rows, recommended
+from pilot.rental.estimate_cache import EstimateCache
 from pilot.rental.estimate_table import breakdown_rows, estimate_lines
 from pilot.rental.journal import append_entry
 from pilot.rental.requirements import Requirement
