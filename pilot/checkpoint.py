@@ -30,13 +30,13 @@ from typing import Any
 import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
-from safetensors.torch import save_file
 
 from pilot.errors import UnsafeFileError, disk_full_guard
 from pilot.faults import fault_point
 from pilot.pickle_scan import code_in_file
 from pilot.run_record import config_hash
 from pilot.variant import is_defining
+from pilot.weights_file import write_weights
 
 log = logging.getLogger("pilot")
 FORMAT = "pilot-checkpoint-v1"
@@ -343,12 +343,11 @@ class Checkpointer:
 
 # --------------------------------------------------------------------------- export
 def export_artefact(model: torch.nn.Module, cfg: DictConfig, directory: Path) -> Path:
-    """Weights (safetensors, contiguous CPU tensors) and the resolved config for evaluation."""
+    """Weights (safetensors, contiguous CPU tensors, shared ones once) and the resolved config."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    weights = {k: v.detach().to("cpu").contiguous() for k, v in model.state_dict().items()}
     tmp = directory / f"model.safetensors{TMP_MARK}{os.getpid()}"
-    save_file(weights, str(tmp), metadata={"format": "pilot-export-v1"})
+    write_weights(model.state_dict(), tmp, metadata={"format": "pilot-export-v1"})
     os.replace(tmp, directory / "model.safetensors")
     OmegaConf.save(cfg, directory / "config.yaml", resolve=True)
     return directory / "model.safetensors"

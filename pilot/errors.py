@@ -87,3 +87,28 @@ class RunFinished(PilotError):
     def __init__(self, message: str, exit_code: int):
         super().__init__(message)
         self.exit_code = exit_code
+
+
+def failure_summary(stderr: str, limit: int = 300) -> str:
+    """The first meaningful line of the last exception in a child process's ``stderr``: its
+    ``Type: message`` line, or, when the message starts on the next line (safetensors' shared-tensor
+    ``RuntimeError:``), the type joined with that line; never an empty ``RuntimeError:``."""
+    lines = [line.rstrip() for line in stderr.strip().splitlines()]
+    frames = [i for i, line in enumerate(lines) if line.lstrip().startswith('File "')]
+    start = frames[-1] + 1 if frames else 0
+    block = [line for line in lines[start:] if line and not line.startswith((" ", "\t"))]
+    block = block or [line.strip() for line in lines if line.strip()]
+    if not block:
+        return "no output"
+    head, rest = block[0], [line.strip() for line in lines[start:] if line.strip()]
+    if head.endswith(":"):  # the message begins on a later (possibly indented) line
+        after = rest[rest.index(head) + 1 :] if head in rest else []
+        head = f"{head} {after[0]}" if after else f"{head} (no message)"
+    return head[:limit]
+
+
+def write_failure(path: Path, stderr: str) -> str:
+    """Keep a failed child's whole ``stderr`` in ``path``; returns its summary and the file's name."""
+    with suppress(OSError):
+        Path(path).write_text(stderr or "(no output)\n")
+    return f"{failure_summary(stderr)} (whole error: {Path(path).name})"

@@ -27,6 +27,7 @@ from pilot.checks.result import CheckResult
 from pilot.config.values import enum_value, resolve_device
 from pilot.data.task import TaskData
 from pilot.environment import read_requirements, record_attention_calls
+from pilot.estimate.checkpointing_effect import CheckpointingIneffective, checkpointing_effect
 from pilot.estimate.fake_tensor import EstimateRefused, MemoryEstimate, estimate_memory
 from pilot.rental.campaign_plan import Plan
 from pilot.rental.choice_sheet import Measured
@@ -115,11 +116,14 @@ def estimate_step(
     device = resolve_device(cfg)
     try:
         estimate = estimate_memory(cfg, task)
+        checkpointing = checkpointing_effect(cfg, task, estimate)
         real = estimate_memory(cfg, task, fake=False, device=str(device))  # on the pilot's own device
+    except CheckpointingIneffective as error:
+        return CheckResult("estimate", "fail", str(error))
     except EstimateRefused as error:
         return CheckResult("estimate", "warn", f"no memory estimate: {error}")
     ok, worst, lines = compare(estimate, real, tolerance)
-    lines += allocator_lines(estimate, real)
+    lines += allocator_lines(estimate, real) + ([f"- {checkpointing}"] if checkpointing else [])
     measured = measured_from_phases(rows, int(cfg.pilot.steady_steps))
     result = build_and_write(
         cfg,
@@ -171,10 +175,13 @@ def run_estimate(
     task = instantiate(cfg.data, _convert_="all")
     try:
         estimate = estimate_memory(cfg, task)
+        checkpointing = checkpointing_effect(cfg, task, estimate)
     except EstimateRefused as error:
         print(f"pilot: estimate refused: {error}")
         record.finish("failed", f"estimate refused: {error}")
         return 1
+    if checkpointing:
+        log.info("memory: %s", checkpointing)
     result = build_and_write(cfg, run_dir, task, estimate, sweep_params, requirements=requirements_at_scale(cfg, task))
     print_sheet(result, estimate)
     plan = result.plan

@@ -28,12 +28,15 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig
 
 from pilot.checks.alignment import alignment_check
+from pilot.checks.contract import STEP as CONTRACT_STEP
+from pilot.checks.contract import check_contract
 from pilot.checks.inspect_examples import inspect_task
 from pilot.checks.objective import objective_check
 from pilot.checks.result import GATING, CheckResult, worst
 from pilot.checks.split_audit import audit_split
 from pilot.checks.tiny_subset import tiny_subset_check
 from pilot.config.values import enum_value, resolve_device
+from pilot.data.task import ContractError
 from pilot.engine.batch_plan import plan_from_config
 from pilot.engine.build import build_model, configure_threads
 from pilot.engine.distributed import init_from_env, launched_externally, spawn
@@ -218,12 +221,17 @@ def _pilot(cfg: DictConfig, run_dir: Path, record: RunRecord, sweep_params: dict
         for line in arithmetic:
             log.info("batch arithmetic: %s", line)
 
-        # first: the stack and the device (writes environment.json and requirements.lock)
+        # first: the contract (a model or batch that cannot be read stops here), the stack and the
+        # device (writes environment.json and requirements.lock)
+        with torch.random.fork_rng(devices=[]):  # leaves the random state of the steps below as it was
+            log.info("contract: %s", check_contract(task, build_model(cfg)).reason)  # only a failure is a row
         results.append(_guarded("environment", lambda: environment_step(cfg, run_dir, task=task)))
         _data_checks(cfg, task, device, results, shown)
         phases, rows = _phases_step(cfg, task, device, run_dir)
         results.append(phases)
         results.append(_guarded("estimate", lambda: estimate_step(cfg, task, run_dir, rows, sweep_params)))
+    except ContractError as error:  # refused before any step: every later one would fail the same way
+        results.append(CheckResult(CONTRACT_STEP, "fail", str(error)))
     except Exception as error:  # the task itself could not be built
         log.error("pilot crashed:\n%s", traceback.format_exc())
         results.append(CheckResult("setup", "fail", f"crashed: {type(error).__name__}: {error}"))

@@ -22,6 +22,7 @@ import torch
 from omegaconf import DictConfig
 
 from pilot.checkpoint import Checkpointer, first_line, restore_training_state, training_state_non_finite
+from pilot.checks.contract import check_contract
 from pilot.closing import close_run, plugin_provenance, write_reproduce
 from pilot.config.values import enum_value, resolve_device
 from pilot.engine.build import build_trainer, configure_threads
@@ -128,6 +129,8 @@ class TrainingRun:
         """The trainer (model, optimizer, data), restored from the checkpoint's ``state`` if any."""
         self.phases.begin("build_model")
         self.trainer = build_trainer(self.cfg, self.ctx)
+        with torch.random.fork_rng(devices=[]):  # the contract (pilot.checks.contract), before any update
+            check_contract(self.trainer.task, self.trainer.raw_model)
         self.eval_items = self.trainer.task.encoded("val")[: int(self.cfg.loop.eval_examples)]
         if state is not None:
             restore_training_state(self.trainer, state)

@@ -10,7 +10,15 @@ from pilot.train import train
 from pilot.validation import ConfigError, validate
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
-PAIRED = {"model": {"tiny_gpt": "instructions", "mlp_classifier": "digits"}}
+PAIRED = {
+    "model": {
+        "tiny_gpt": "instructions",
+        "mlp_classifier": "digits",
+        "hf_causal_lm": "instructions",
+        "hf_gpt2": "instructions",
+    }
+}
+MODEL_FOR_DATA = {"instructions": "tiny_gpt", "digits": "mlp_classifier"}  # the built-in pair of each task
 GROUPS = [g.name for g in sorted(CONF.iterdir()) if g.is_dir() and g.name not in ("experiment", "hydra")]
 USER_FILES = {"hf_instructions"}  # data options that read the user's own file and tokenizer directory
 APPENDED = {"memory_variant"}  # not in the root defaults list: added with +group=option
@@ -33,7 +41,7 @@ def test_every_option_composes_and_validates(make_cfg, group, option):
     if group == "data" and option in USER_FILES:
         pytest.skip(f"data={option} needs a user's file and tokenizer: tests/test_hf_data.py validates it")
     if group == "data":
-        model = {v: k for k, v in PAIRED["model"].items()}[option]
+        model = MODEL_FOR_DATA[option]
         overrides.append(f"model={model}")
     validate(make_cfg(*overrides))
 

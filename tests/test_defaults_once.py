@@ -28,7 +28,15 @@ from tests.conftest import compose_config
 CONF = Path(__file__).resolve().parents[1] / "conf"
 # what a schema may state: the class or factory it describes, never a setting of the YAML
 SCHEMA_MAY_STATE = ("_target_",)
-PAIRED = {"model": {"tiny_gpt": "instructions", "mlp_classifier": "digits"}}
+PAIRED = {
+    "model": {
+        "tiny_gpt": "instructions",
+        "mlp_classifier": "digits",
+        "hf_causal_lm": "instructions",
+        "hf_gpt2": "instructions",
+    }
+}
+MODEL_FOR_DATA = {"instructions": "tiny_gpt", "digits": "mlp_classifier"}  # the built-in pair of each task
 # data options whose file and tokenizer only the user can name (??? in the YAML): any path composes;
 # the vocabulary, read from the tokenizer directory at compose time, is given
 USER_FILES = {
@@ -181,7 +189,7 @@ def _option_lines() -> list[list[str]]:
             if group == "model":
                 line.append(f"data={PAIRED['model'][option]}")
             if group == "data":
-                line += USER_FILES.get(option) or [f"model={ {v: k for k, v in PAIRED['model'].items()}[option] }"]
+                line += USER_FILES.get(option) or [f"model={MODEL_FOR_DATA[option]}"]
             lines.append(line)
     return lines
 

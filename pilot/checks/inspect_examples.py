@@ -24,7 +24,7 @@ import torch
 from pilot.checks.collated import RowView, check_collated, split_statistics
 from pilot.checks.loss_probe import input_ids_of, real_mask
 from pilot.checks.result import CheckResult, Finding, summarise
-from pilot.data.task import TaskData
+from pilot.data.task import TaskData, logits_of
 
 STEP = "inspect"
 RANDOM_NOTE = "; collate is random (two calls differ): rows not compared with the example alone"
@@ -225,7 +225,7 @@ def head_width_findings(
     """The model's output width against the number of classes, on two training examples."""
     batch = task.collate(encoded["train"][:2])
     with torch.no_grad():
-        width = int(task.forward(model, batch).shape[-1])
+        width = int(logits_of(task.forward(model, batch)).shape[-1])
     if width != num_classes:
         return [
             Finding(

@@ -10,7 +10,7 @@ from omegaconf import DictConfig
 from safetensors.torch import save_file
 
 from pilot.checkpoint import export_artefact
-from pilot.data.task import TaskData, move_to
+from pilot.data.task import TaskData, logits_of, move_to
 
 CONTROL_FILE = "control.safetensors"
 EXPORT_FILES = ("config.yaml", "model.safetensors", CONTROL_FILE)
@@ -28,7 +28,7 @@ def control_outputs(model: torch.nn.Module, task: TaskData, cfg: DictConfig) -> 
     device = next(model.parameters()).device
     output = task.forward(model, move_to(batch, device))
     tensors = {f"input.{k}": v.contiguous() for k, v in batch.items() if torch.is_tensor(v)}
-    tensors["output"] = output.detach().float().cpu().contiguous()
+    tensors["output"] = logits_of(output).detach().float().cpu().contiguous()
     return tensors
 
 

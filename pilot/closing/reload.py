@@ -17,8 +17,10 @@ from safetensors.torch import load_file
 
 from pilot.closing.export import CONTROL_FILE, EXPORT_FILES
 from pilot.closing.export_config import ReloadPolicy, flatten, load_export_config, read_config
+from pilot.data.task import logits_of
 from pilot.engine.build import build_model
-from pilot.errors import PilotError
+from pilot.errors import PilotError, write_failure
+from pilot.weights_file import read_weights
 
 RESULT_FILE = "reload_check.json"
 
@@ -41,7 +43,7 @@ def reload_and_compare(directory: Path, policy: ReloadPolicy | None = None) -> d
     cfg = load_export_config(directory, policy)
     task = instantiate(cfg.data, _convert_="all")
     model = build_model(cfg)
-    missing, unexpected = model.load_state_dict(load_file(str(directory / "model.safetensors")), strict=False)
+    missing, unexpected = model.load_state_dict(read_weights(directory / "model.safetensors"), strict=False)
     if missing or unexpected:
         return {
             "verdict": "fail",
@@ -53,7 +55,7 @@ def reload_and_compare(directory: Path, policy: ReloadPolicy | None = None) -> d
     batch = {k[len("input.") :]: v.clone() for k, v in recorded.items() if k.startswith("input.")}
     model.eval()
     with torch.no_grad():
-        output = task.forward(model, batch).detach().float()
+        output = logits_of(task.forward(model, batch)).detach().float()
     rtol, atol = float(cfg.closing.rtol), float(cfg.closing.atol)
     expected = recorded["output"]
     difference = (output - expected).abs().max().item() if output.shape == expected.shape else float("inf")
@@ -101,6 +103,6 @@ def check_in_new_process(directory: Path, cfg: DictConfig, timeout_s: int = 600)
         return {
             "verdict": "fail",
             "reason": "the reload process failed: "
-            + (completed.stderr.strip().splitlines() or ["no output"])[-1][:300],
+            + write_failure(directory / "reload_check.error.txt", completed.stderr),
         }
     return json.loads(result_path.read_text())

@@ -104,6 +104,18 @@ class MLPClassifierConfig(ModelConfig):
     dropout: float = MISSING  # dropout probability
 
 
+@dataclass
+class HFCausalLMConfig(ModelConfig):
+    """conf/model/hf_causal_lm.yaml and hf_gpt2.yaml: a transformers causal LM, no adapter code."""
+
+    _target_: str = "pilot.models.hf_causal_lm.build"
+    model_type: str = MISSING  # any architecture transformers' AutoConfig knows (llama, gpt2, qwen2...)
+    config: Dict[str, Any] = MISSING  # keyword arguments of AutoConfig.for_model (sizes, tying...)
+    path: Optional[str] = MISSING  # a local save_pretrained directory; null = fresh from config
+    dtype: str = MISSING  # parameter dtype: fp32, bf16 or fp16 (autocast is precision=...)
+    attn_implementation: str = MISSING  # sdpa, eager, ... (transformers' attn_implementation)
+
+
 # --------------------------------------------------------------------------- data
 @dataclass
 class SplitConfig:
@@ -337,6 +349,7 @@ def register_configs() -> None:
     cs.store(name="pilot_schema", node=PilotConfig)
     cs.store(group="model", name="schema_tiny_gpt", node=TinyGPTConfig)
     cs.store(group="model", name="schema_mlp_classifier", node=MLPClassifierConfig)
+    cs.store(group="model", name="schema_hf_causal_lm", node=HFCausalLMConfig)
     cs.store(group="data", name="schema_instructions", node=InstructionsConfig)
     cs.store(group="data", name="schema_digits", node=DigitsConfig)
     cs.store(group="data", name="schema_hf_instructions", node=HFInstructionsConfig)

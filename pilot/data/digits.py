@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from pilot.data.split import make_splits
-from pilot.data.task import Batch, Example, TaskData
+from pilot.data.task import Batch, Example, TaskData, logits_of
 
 CLASS_NAMES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
 
@@ -53,16 +53,16 @@ def collate(items: list[dict[str, Any]]) -> Batch:
     }
 
 
-def loss_sum(logits: torch.Tensor, batch: Batch) -> torch.Tensor:
-    return F.cross_entropy(logits.float(), batch["labels"], reduction="sum")
+def loss_sum(output, batch: Batch) -> torch.Tensor:
+    return F.cross_entropy(logits_of(output).float(), batch["labels"], reduction="sum")
 
 
 def target_count(batch: Batch) -> torch.Tensor:
     return torch.tensor(batch["labels"].numel())
 
 
-def predict(logits: torch.Tensor, batch: Batch) -> torch.Tensor:
-    return logits.argmax(dim=-1)
+def predict(output, batch: Batch) -> torch.Tensor:
+    return logits_of(output).argmax(dim=-1)
 
 
 def make_task(in_features: int = 64, num_classes: int = 10, split=None) -> TaskData:

@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from pilot.config.values import enum_value
 from pilot.data import byte_tokenizer as tok
 from pilot.data.split import make_splits
-from pilot.data.task import IGNORE_INDEX, Batch, Example, TaskData
+from pilot.data.task import IGNORE_INDEX, Batch, Example, TaskData, logits_of
 
 EMBEDDED_PATH = Path(__file__).with_name("instructions.jsonl")
 SEPARATOR = "\n=> "
@@ -121,8 +121,8 @@ def _shifted(logits: torch.Tensor, labels: torch.Tensor):
     return logits[:, :-1, :], labels[:, 1:]
 
 
-def loss_sum(logits: torch.Tensor, batch: Batch) -> torch.Tensor:
-    logits, targets = _shifted(logits, batch["labels"])
+def loss_sum(output, batch: Batch) -> torch.Tensor:
+    logits, targets = _shifted(logits_of(output), batch["labels"])
     return F.cross_entropy(
         logits.reshape(-1, logits.size(-1)).float(), targets.reshape(-1), ignore_index=IGNORE_INDEX, reduction="sum"
     )
@@ -132,10 +132,10 @@ def target_count(batch: Batch) -> torch.Tensor:
     return (batch["labels"][:, 1:] != IGNORE_INDEX).sum()
 
 
-def predict(logits: torch.Tensor, batch: Batch) -> torch.Tensor:
+def predict(output, batch: Batch) -> torch.Tensor:
     """Greedy next-token prediction at every position (teacher forcing), aligned with labels."""
     predicted = torch.full_like(batch["labels"], IGNORE_INDEX)
-    predicted[:, 1:] = logits[:, :-1, :].argmax(dim=-1)
+    predicted[:, 1:] = logits_of(output)[:, :-1, :].argmax(dim=-1)
     return predicted
 
 

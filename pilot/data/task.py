@@ -37,10 +37,50 @@ from typing import Any
 
 import torch
 
+from pilot.errors import PilotError
+
 Batch = dict[str, torch.Tensor]
 IGNORE_INDEX = -100  # label of a position that does not count in the loss
 NEXT_TOKEN, SAME_POSITION = "next_token", "same_position"  # the two target conventions
 RAW_LABEL_FIELD = "label_name"  # where the raw class name is read when raw_label is not given
+CONTRACT = 'README, "Your own model and data"'  # where a user reads the contract below
+REQUIRED_BATCH_KEYS = ("index", "labels")  # what every collated batch holds, whatever forward reads
+
+
+class ContractError(PilotError, ValueError):
+    """A task or model that does not keep the contract of this module; the message names the key."""
+
+
+def logits_of(output: Any) -> torch.Tensor:
+    """The logits in a model's output: a tensor, the first element of a tuple or list, or
+    ``output.logits`` / ``output["logits"]`` (transformers' ``ModelOutput``, a dict)."""
+    if torch.is_tensor(output):
+        return output
+    if isinstance(output, Mapping):
+        logits = output.get("logits")
+    elif isinstance(output, (tuple, list)):
+        logits = output[0] if output else None
+    else:
+        logits = getattr(output, "logits", None)
+    if torch.is_tensor(logits):
+        return logits
+    keys = f" (it has {sorted(output)})" if isinstance(output, Mapping) else ""
+    raise ContractError(
+        f"the model's forward returned {type(output).__name__}{keys}, with no logits. Fix: forward must "
+        "return the logits tensor, a tuple whose first element is the logits, or an object or dict with "
+        f"`logits` (transformers' ModelOutput) ({CONTRACT})."
+    )
+
+
+def require_batch_keys(batch: Mapping[str, Any], keys: Sequence[str] = REQUIRED_BATCH_KEYS) -> None:
+    """Refuse a collated batch without ``keys``, naming the missing ones and the contract."""
+    missing = [key for key in keys if key not in batch]
+    if missing:
+        raise ContractError(
+            f"the collated batch has no {', '.join(repr(k) for k in missing)} (it has {sorted(batch)}). "
+            "Fix: collate must return 'index' (the examples' positions) and 'labels' (-100 outside the "
+            f"loss), plus every key forward reads ({CONTRACT})."
+        )
 
 
 @dataclass

@@ -27,6 +27,7 @@ from torch.nn.parallel import DistributedDataParallel
 from pilot.config.values import enum_value
 from pilot.data.task import TaskData
 from pilot.engine.batch_plan import BatchPlan, plan_from_config
+from pilot.engine.checkpointing import enable_checkpointing
 from pilot.engine.data_order import data_position, rank_micro_batches, update_indices
 from pilot.engine.distributed import DistContext, all_reduce_sum
 from pilot.engine.forward import forward_loss
@@ -71,7 +72,7 @@ class Trainer:
         on_device = all(t.device == device for t in (*model.parameters(), *model.buffers()))
         self.raw_model = model if on_device else model.to(device)  # fake tensors cannot be moved
         if cfg.memory.activation_checkpointing:
-            self.raw_model.activation_checkpointing = True
+            enable_checkpointing(self.raw_model)
         self.model = DistributedDataParallel(self.raw_model) if ctx.is_distributed else self.raw_model
         self.optimizer = build_optimizer(cfg.optim, self.raw_model, foreach=optimizer_foreach)
         self.scheduler = build_scheduler(cfg.optim, self.optimizer, self.plan.total_updates)

@@ -31,7 +31,7 @@ import resource
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import torch
@@ -43,6 +43,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from pilot.config.values import enum_value
 from pilot.data.task import Batch, TaskData, batch_seq_len, longest_items, move_to
 from pilot.engine.build import build_model
+from pilot.engine.checkpointing import declares_checkpointing
 from pilot.engine.forward import forward_loss
 from pilot.engine.trainer import Trainer
 from pilot.estimate.refusal import EstimateRefused, refusal_reason
@@ -177,6 +178,18 @@ def _inputs(cfg: DictConfig, task: TaskData) -> _Inputs:
     )
 
 
+def _fake_inputs(mode: FakeTensorMode, inputs: _Inputs) -> _Inputs:
+    """The batches as fake tensors of the same shapes and dtypes, made by the mode itself: code that
+    looks at its inputs (transformers' attention-mask helpers) sees fake tensors, not real values,
+    so only a ``forward`` that reads values itself is refused. The tracker now counts the batch, as
+    it does on real tensors (before, real inputs converted inside an operation were not counted)."""
+
+    def fake(batch: Batch) -> Batch:
+        return {key: mode.from_tensor(value) if torch.is_tensor(value) else value for key, value in batch.items()}
+
+    return replace(inputs, train_batch=fake(inputs.train_batch), eval_batch=fake(inputs.eval_batch))
+
+
 class _Meter:
     """The tracker around each part of a phase; on CUDA also the caching allocator's peak."""
 
@@ -258,7 +271,7 @@ def _run_phases(
 ) -> _Measured:
     """Build the model and engine, then run and track every phase (under fake tensors when asked)."""
     model = build_model(cfg)
-    if cfg.memory.activation_checkpointing and not getattr(model, "supports_activation_checkpointing", False):
+    if cfg.memory.activation_checkpointing and not declares_checkpointing(model):
         raise EstimateRefused(
             f"memory.activation_checkpointing=true but {type(model).__name__} does not support it. Fix: memory=none."
         )
@@ -323,8 +336,9 @@ def estimate_memory(
     mode = FakeTensorMode(allow_non_fake_inputs=True) if fake else nullcontext()
     tracker_type = tracker_class()
     try:
+        run_inputs = _fake_inputs(mode, inputs) if fake else inputs
         with torch.random.fork_rng(devices=[]), mode:  # the caller's random state is left as it was
-            measured = _run_phases(cfg, task, inputs, target, tracker_type)
+            measured = _run_phases(cfg, task, run_inputs, target, tracker_type)
     except EstimateRefused:
         raise
     except Exception as error:

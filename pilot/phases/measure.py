@@ -37,7 +37,8 @@ PEAK_KEYS = (
 
 
 def _first_line(error: BaseException, limit: int) -> str:
-    return (str(error).splitlines() or [""])[0][:limit]
+    """The message's first non-blank line (safetensors starts its message with a newline)."""
+    return (str(error).strip().splitlines() or ["(no message)"])[0].strip()[:limit]
 
 
 def release_memory(device: torch.device) -> None:

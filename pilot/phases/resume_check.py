@@ -20,12 +20,13 @@ from typing import Any
 
 import torch
 from omegaconf import DictConfig, OmegaConf
-from safetensors.torch import load_file, save_file
 
 from pilot.checkpoint import Checkpointer, restore_training_state
 from pilot.data.task import TaskData
 from pilot.engine.build import build_model, build_trainer
 from pilot.engine.trainer import Trainer
+from pilot.errors import write_failure
+from pilot.weights_file import read_weights, write_weights
 
 
 def trajectory(trainer: Trainer, until: int) -> list[dict[str, Any]]:
@@ -120,13 +121,15 @@ def run_resume_check(
         timeout=timeout_s,
     )
     if completed.returncode != 0:
-        return False, "the resuming process failed: " + (completed.stderr.strip().splitlines() or ["?"])[-1][:300]
+        return False, "the resuming process failed: " + write_failure(
+            work_dir / "resume_check.error.txt", completed.stderr
+        )
     resumed = json.loads((work_dir / "resumed.json").read_text())
     return compare(
         reference[k:],
         resumed,
         _weights(reference_trainer),
-        load_file(str(work_dir / "resumed.safetensors")),
+        read_weights(work_dir / "resumed.safetensors"),
         float(settings.rtol),
         float(settings.atol),
     )
@@ -144,7 +147,7 @@ def resume_in_this_process(work_dir: Path, until: int, threads: int) -> None:
     restore_training_state(trainer, found[1])
     rows = trajectory(trainer, until)
     (work_dir / "resumed.json").write_text(json.dumps(rows))
-    save_file(_weights(trainer), str(work_dir / "resumed.safetensors"))
+    write_weights(_weights(trainer), work_dir / "resumed.safetensors")  # shared (tied) tensors once
 
 
 if __name__ == "__main__":

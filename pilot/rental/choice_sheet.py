@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from omegaconf import DictConfig
 
 from pilot.config.values import enum_value, import_target
+from pilot.engine.checkpointing import declares_checkpointing
 from pilot.estimate.fake_tensor import MemoryEstimate
 from pilot.rental.catalog import Gpu
 from pilot.rental.estimate_cache import EstimateCache
@@ -92,7 +93,7 @@ def _precision_for(gpu: Gpu, precision: str) -> tuple[str, str, float | None]:
 
 def _supports_checkpointing(cfg: DictConfig) -> bool:
     try:
-        return bool(getattr(import_target(str(cfg.model._target_)), "supports_activation_checkpointing", False))
+        return declares_checkpointing(import_target(str(cfg.model._target_)))
     except Exception:
         return False
 

@@ -10,6 +10,7 @@ from omegaconf import OmegaConf
 
 from pilot.config.tokenizer import tokenizer_problem
 from pilot.config.values import import_target, select
+from pilot.engine.checkpointing import declares_checkpointing
 from pilot.validation.keys import check_arguments
 from pilot.validation.problems import Problem, is_number
 
@@ -44,7 +45,7 @@ def _check_targets(cfg, problems: list[Problem]) -> None:
     if (
         select(cfg, "memory.activation_checkpointing")
         and model_cls is not None
-        and not getattr(model_cls, "supports_activation_checkpointing", False)
+        and not declares_checkpointing(model_cls)
     ):
         problems.append(
             Problem(
@@ -52,7 +53,7 @@ def _check_targets(cfg, problems: list[Problem]) -> None:
                 True,
                 f"{select(cfg, 'model._target_')} does not support activation "
                 "checkpointing. Fix: memory=none, or a model that sets "
-                "supports_activation_checkpointing = True.",
+                "supports_activation_checkpointing = True or has transformers' gradient_checkpointing_enable.",
             )
         )
 
@@ -147,6 +148,27 @@ def _check_tokenizer(cfg, problems: list[Problem]) -> None:
         problems.append(Problem("data.tokenizer", path, f"{problem} (relative paths start from where pilot runs)"))
 
 
+def _check_model_path(cfg, problems: list[Problem]) -> None:
+    """model.path (model=hf_causal_lm): a local save_pretrained directory; pilot never downloads."""
+    path = select(cfg, "model.path")
+    if isinstance(path, str) and path and not (Path(path).expanduser() / "config.json").is_file():
+        problems.append(
+            Problem(
+                "model.path",
+                path,
+                f"no config.json there ({Path(path).expanduser().resolve()}). Fix: a local directory written "
+                "by save_pretrained (pilot never downloads), or model.path=null to build from model.config.",
+            )
+        )
+
+
 def check_model_and_data(cfg, problems: list[Problem]) -> None:
-    for check in (_check_targets, _check_model_matches_data, _check_heads, _check_data_path, _check_tokenizer):
+    for check in (
+        _check_targets,
+        _check_model_matches_data,
+        _check_heads,
+        _check_data_path,
+        _check_tokenizer,
+        _check_model_path,
+    ):
         check(cfg, problems)

@@ -1,0 +1,52 @@
+"""The task/model contract, checked first: what ``collate`` returns and what ``forward`` gives back.
+
+Before anything is measured, one micro-batch of two training examples is collated and run through
+``task.forward`` without gradients. A batch without ``index`` or ``labels``, a ``forward`` that reads
+a key the batch lacks, or an output without logits is refused here with one message naming the key
+and the README section ("Your own model and data"), instead of a bare ``KeyError`` in every later
+step.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from pilot.checks.result import CheckResult
+from pilot.data.task import CONTRACT, ContractError, TaskData, logits_of, move_to, require_batch_keys
+
+STEP = "contract"
+
+
+def contract_batch(task: TaskData) -> dict:
+    """Two training examples (or one), collated; refuses a batch without index or labels."""
+    items = task.encoded("train")[:2] or task.encoded("val")[:2]
+    batch = task.collate(items)
+    require_batch_keys(batch)
+    return batch
+
+
+def check_contract(task: TaskData, model: torch.nn.Module) -> CheckResult:
+    """``pass`` with what was seen, or ``ContractError`` naming what is missing."""
+    batch = contract_batch(task)
+    parameter = next(model.parameters(), None)
+    batch = move_to(batch, parameter.device) if parameter is not None else batch
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            output = task.forward(model, batch)
+    except KeyError as error:
+        key = error.args[0] if error.args else "?"
+        raise ContractError(
+            f"forward reads batch[{key!r}], which the collated batch lacks (it has {sorted(batch)}). Fix: "
+            f"collate must return every key forward reads, or forward must read only those ({CONTRACT})."
+        ) from error
+    finally:
+        model.train(was_training)
+    logits = logits_of(output)
+    return CheckResult(
+        STEP,
+        "pass",
+        f"batch holds {sorted(batch)}; forward returns {type(output).__name__} with logits of shape "
+        f"{tuple(logits.shape)}",
+    )

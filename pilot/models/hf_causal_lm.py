@@ -1,0 +1,69 @@
+"""A Hugging Face ``transformers`` causal LM, built by config: no adapter code.
+
+``build`` returns the ``transformers`` model itself (a ``PreTrainedModel``): either a fresh,
+randomly initialised one from a config dict (``AutoConfig.for_model(model_type, **config)``, any
+architecture ``transformers`` knows) or the one saved in a local directory (``path``;
+``from_pretrained`` never downloads here). Its ``forward(input_ids, attention_mask=...)`` returns a
+``ModelOutput`` whose ``logits`` the built-in tasks read (``pilot.data.task.logits_of``).
+``memory=checkpointing`` uses the model's own ``gradient_checkpointing_enable``
+(``pilot.engine.checkpointing``). The keyword defaults equal ``conf/model/hf_causal_lm.yaml``,
+where each value is explained.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from pilot.errors import PilotError
+
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def _transformers():
+    try:
+        import transformers
+    except ImportError as error:  # an optional extra: pip install 'pilot[hf]'
+        raise PilotError("model=hf_causal_lm needs the transformers package. Fix: pip install 'pilot[hf]'.") from error
+    return transformers
+
+
+def _from_directory(transformers, path: str, kwargs: dict[str, Any]):
+    directory = Path(path).expanduser()
+    if not (directory / "config.json").is_file():
+        raise PilotError(
+            f"model.path={path}: no config.json there. Fix: give a local directory written by "
+            "save_pretrained (pilot never downloads), or model.path=null to build from model.config."
+        )
+    return transformers.AutoModelForCausalLM.from_pretrained(str(directory), local_files_only=True, **kwargs)
+
+
+def build(
+    model_type: str,  # no default: conf/model/hf_causal_lm.yaml says llama, hf_gpt2.yaml gpt2
+    config: dict[str, Any] | None = None,
+    path: str | None = None,
+    dtype: str = "fp32",
+    attn_implementation: str = "sdpa",
+) -> torch.nn.Module:
+    """The causal LM of ``path`` (a local directory), else a fresh one of ``model_type`` and ``config``."""
+    transformers = _transformers()
+    if dtype not in DTYPES:
+        raise PilotError(f"model.dtype={dtype}: must be one of {sorted(DTYPES)}.")
+    kwargs = {"attn_implementation": attn_implementation, "dtype": DTYPES[dtype]}
+    if path:
+        model = _from_directory(transformers, path, kwargs)
+    else:
+        try:
+            model_config = transformers.AutoConfig.for_model(model_type, **dict(config or {}))
+        except ValueError as error:
+            raise PilotError(f"model.model_type={model_type}: {error}") from error
+        model = transformers.AutoModelForCausalLM.from_config(model_config, **kwargs)
+    model.config.use_cache = False  # training and the checks never reuse a key/value cache
+    return model
+
+
+# memory=checkpointing: the built model's own gradient_checkpointing_enable (pilot.engine.checkpointing
+# checks the model's supports_gradient_checkpointing when it is built)
+build.supports_activation_checkpointing = True

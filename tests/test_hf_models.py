@@ -1,0 +1,281 @@
+"""Hugging Face causal LMs with no user code (model=hf_causal_lm, model=hf_gpt2), and the checks that
+keep them honest: outputs as they come (``logits_of``), the contract named in every refusal, tied
+weights in exports and resumes, fake-tensor estimates that read the attention mask, and activation
+checkpointing that must change something (README_HF_MODELS.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import torch
+from hydra.utils import instantiate
+from safetensors.torch import save_file
+
+from pilot.checks.contract import check_contract
+from pilot.closing.export import export_with_controls
+from pilot.closing.reload import check_in_new_process
+from pilot.data.task import ContractError, logits_of
+from pilot.engine.checkpointing import enable_checkpointing
+from pilot.errors import ConfigRefused, PilotError, failure_summary
+from pilot.estimate.checkpointing_effect import CheckpointingIneffective, checkpointing_effect
+from pilot.estimate.fake_tensor import EstimateRefused, estimate_memory
+from pilot.estimate_run import compare, estimate_step, run_estimate
+from pilot.models.hf_causal_lm import build
+from pilot.models.tiny_gpt import TinyGPT
+from pilot.pilot_run import run_pilot
+from pilot.validation import validate
+from pilot.weights_file import read_weights, write_weights
+
+transformers = pytest.importorskip("transformers")
+
+ROOT = Path(__file__).resolve().parents[1]
+OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+
+
+def _pilot(*overrides: str, timeout: int = 300) -> subprocess.CompletedProcess:
+    """``python -m pilot <overrides>`` as a user types it (offline, one CPU thread)."""
+    env = {**os.environ, **OFFLINE}
+    return subprocess.run(
+        [sys.executable, "-m", "pilot", *overrides, "run.threads=1"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def _ok(result: subprocess.CompletedProcess) -> None:
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+
+
+def _record(run_dir: Path) -> dict:
+    return json.loads((run_dir / "run.json").read_text())
+
+
+# ----------------------------------------------------------------------------- outputs as they come
+class DictWithoutLogits(torch.nn.Module):
+    """Returns {"scores": ...}: a dict, but no logits."""
+
+    def __init__(self, vocab_size: int, max_len: int = 0, **_):
+        super().__init__()
+        self.emb = torch.nn.Embedding(vocab_size, 8)
+
+    def forward(self, input_ids, attention_mask=None):
+        return {"scores": self.emb(input_ids)}
+
+
+def test_logits_are_read_from_a_tensor_a_tuple_and_a_model_output():
+    logits = torch.randn(2, 3, 5)
+    output = transformers.modeling_outputs.CausalLMOutputWithPast(logits=logits)
+    for form in (logits, (logits, None), [logits], {"logits": logits}, output):
+        assert logits_of(form) is logits
+    with pytest.raises(ContractError, match=r"no logits.*forward must return.*Your own model and data"):
+        logits_of({"scores": logits})
+
+
+def test_the_contract_names_the_missing_key_and_the_readme_section(make_cfg):
+    cfg = make_cfg("model=hf_causal_lm")
+    task, model = instantiate(cfg.data, _convert_="all"), instantiate(cfg.model, _convert_="all")
+    assert check_contract(task, model).verdict == "pass"
+    without_labels = replace(
+        task, collate=lambda items: {k: v for k, v in task.collate(items).items() if k != "labels"}
+    )
+    with pytest.raises(ContractError, match=r"no 'labels'.*Your own model and data"):
+        check_contract(without_labels, model)
+    reads_other_key = replace(task, forward=lambda m, batch: m(batch["tokens"]))
+    with pytest.raises(ContractError, match=r"batch\['tokens'\].*Your own model and data"):
+        check_contract(reads_other_key, model)
+
+
+def test_the_pilot_refuses_a_model_without_logits_at_its_first_step(make_cfg, tmp_path):
+    cfg = make_cfg(f"model._target_={__name__}.DictWithoutLogits")  # TinyGPT's other keys are ignored
+    assert run_pilot(cfg, tmp_path / "run") == 1
+    record = _record(tmp_path / "run")
+    assert record["verdicts"] == {"contract": "fail"}, record["verdicts"]
+    assert "with no logits" in json.dumps(record) and "forward must return the logits tensor" in json.dumps(record)
+
+
+# ----------------------------------------------------------------------------- tied weights
+def _gpt2(make_cfg) -> tuple:
+    cfg = make_cfg("model=hf_gpt2")
+    return cfg, instantiate(cfg.data, _convert_="all"), instantiate(cfg.model, _convert_="all")
+
+
+def test_tied_weights_are_written_once_and_read_back_equal(make_cfg, tmp_path):
+    _, _, model = _gpt2(make_cfg)
+    state = model.state_dict()
+    assert state["lm_head.weight"].data_ptr() == state["transformer.wte.weight"].data_ptr()
+    with pytest.raises(RuntimeError, match="share memory"):  # what a plain save_file does with them
+        save_file(state, str(tmp_path / "plain.safetensors"))
+    write_weights(state, tmp_path / "model.safetensors")
+    fresh = type(model)(model.config)
+    fresh.load_state_dict(read_weights(tmp_path / "model.safetensors"), strict=True)
+    for name, tensor in model.state_dict().items():
+        torch.testing.assert_close(fresh.state_dict()[name], tensor, rtol=0, atol=0)
+    assert fresh.lm_head.weight.data_ptr() == fresh.transformer.wte.weight.data_ptr()  # still tied
+
+
+def test_a_tied_export_reloads_equal_in_a_new_process(make_cfg, tmp_path):
+    cfg, task, model = _gpt2(make_cfg)
+    export_with_controls(model, task, cfg, tmp_path / "export")
+    result = check_in_new_process(tmp_path / "export", cfg)
+    assert result["verdict"] == "pass", result
+    assert "bit-identical" in result["reason"]
+
+
+def test_a_failed_child_process_shows_its_message_never_an_empty_runtime_error():
+    stderr = (
+        "Traceback (most recent call last):\n"
+        '  File "x.py", line 1, in <module>\n'
+        "    save_file(state)\n"
+        "RuntimeError: \n"
+        "            Some tensors share memory, this will lead to duplicate memory on disk\n"
+        "            A potential way to correctly save your model is to use `save_model`.\n"
+    )
+    assert (
+        failure_summary(stderr) == "RuntimeError: Some tensors share memory, this will lead to duplicate memory on disk"
+    )
+    assert failure_summary("") == "no output"
+
+
+# ----------------------------------------------------------------------------- fake-tensor estimate
+def test_a_model_that_reads_its_attention_mask_is_estimated_on_fake_tensors(make_cfg):
+    cfg = make_cfg("model=hf_causal_lm")
+    task = instantiate(cfg.data, _convert_="all")
+    estimate = estimate_memory(cfg, task)
+    measured = estimate_memory(cfg, task, fake=False)
+    ok, worst, lines = compare(estimate, measured, float(cfg.estimate.tolerance))
+    assert ok, lines
+    assert estimate.parameters == sum(p.numel() for p in instantiate(cfg.model, _convert_="all").parameters())
+
+
+def test_an_estimate_at_one_billion_parameters_runs_on_fake_tensors(make_cfg):
+    width = [
+        "model.config.hidden_size=4096",
+        "model.config.intermediate_size=11008",
+        "model.config.num_hidden_layers=5",
+        "model.config.num_attention_heads=32",
+        "model.config.num_key_value_heads=32",
+    ]
+    cfg = make_cfg("model=hf_causal_lm", *width, "estimate.seq_len=256", "batch.micro_batch=1", "precision=bf16")
+    started = time.perf_counter()
+    estimate = estimate_memory(cfg)
+    assert time.perf_counter() - started < 120
+    assert 0.95e9 < estimate.parameters < 1.1e9
+    # fp32 parameters, gradients and two AdamW moments: 16 bytes per parameter at the least
+    assert estimate.peak_bytes > 16 * estimate.parameters
+    assert estimate.host_rss_peak_bytes < 4 * 2**30  # nothing of the 16 GB was allocated
+
+
+# ----------------------------------------------------------------------------- activation checkpointing
+class ClaimsCheckpointing(TinyGPT):
+    """Says it supports activation checkpointing, and ignores the flag."""
+
+    supports_activation_checkpointing = True
+
+    def forward(self, input_ids, attention_mask=None):
+        self.activation_checkpointing = False  # the no-op: every activation kept
+        return super().forward(input_ids, attention_mask)
+
+
+@pytest.mark.parametrize("model", ["hf_causal_lm", "hf_gpt2"])
+def test_checkpointing_uses_the_models_own_method_and_lowers_the_activations(make_cfg, model):
+    cfg = make_cfg(f"model={model}", "memory=checkpointing")
+    built = instantiate(cfg.model, _convert_="all")
+    assert "use_reentrant=False" in enable_checkpointing(built)
+    assert getattr(built, "is_activation_checkpointing", None) or built.is_gradient_checkpointing
+    task = instantiate(cfg.data, _convert_="all")
+    saved = checkpointing_effect(cfg, task, estimate_memory(cfg, task))
+    assert saved is not None and "instead of" in saved
+
+
+def test_a_model_that_cannot_checkpoint_is_refused():
+    with pytest.raises(ConfigRefused, match="cannot checkpoint activations"):
+        enable_checkpointing(torch.nn.Linear(2, 2))
+
+
+def test_a_model_that_claims_checkpointing_but_does_nothing_fails_the_pilot(make_cfg, tmp_path):
+    cfg = make_cfg(f"model._target_={__name__}.ClaimsCheckpointing", "memory=checkpointing")
+    task = instantiate(cfg.data, _convert_="all")
+    with pytest.raises(CheckpointingIneffective, match="changes nothing"):
+        checkpointing_effect(cfg, task, estimate_memory(cfg, task))
+    result = estimate_step(cfg, task, tmp_path, [])  # the pilot's estimate step
+    assert result.verdict == "fail" and "claims support but recomputes nothing" in result.reason
+    assert run_estimate(cfg, tmp_path / "estimate") == 1  # mode=estimate
+
+
+def test_a_forward_that_reads_values_is_still_refused_naming_the_op(make_cfg):
+    cfg = make_cfg("model._target_=tests.test_estimate.ReadsValues")
+    with pytest.raises(EstimateRefused, match="_local_scalar_dense"):
+        estimate_memory(cfg)
+
+
+# ----------------------------------------------------------------------------- the commands a user types
+def test_the_pilot_on_a_llama_passes_every_verdict(tmp_path):
+    _ok(_pilot("model=hf_causal_lm", f"hydra.run.dir={tmp_path / 'run'}"))
+    verdicts = _record(tmp_path / "run")["verdicts"]
+    assert set(verdicts.values()) == {"pass"}, verdicts
+
+
+def test_a_tied_gpt2_trains_with_checkpointing_in_bf16_and_closes(tmp_path):
+    run_dir = tmp_path / "run"
+    _ok(_pilot("model=hf_gpt2", "mode=train", "budget.value=6", "memory=checkpointing", "precision=bf16",
+               f"hydra.run.dir={run_dir}"))  # fmt: skip
+    record = _record(run_dir)
+    assert record["status"] == "ok", record
+    assert json.loads((run_dir / "export" / "reload_check.json").read_text())["verdict"] == "pass"
+    assert not list(run_dir.rglob("*.error.txt"))
+
+
+def test_a_model_saved_with_save_pretrained_is_loaded_from_its_directory(tmp_path):
+    config = transformers.LlamaConfig(
+        vocab_size=259, hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+        max_position_embeddings=96, pad_token_id=256, bos_token_id=257, eos_token_id=258,
+    )  # fmt: skip
+    torch.manual_seed(0)
+    saved = transformers.LlamaForCausalLM(config)
+    saved.save_pretrained(tmp_path / "tiny-llama")
+    run_dir = tmp_path / "run"
+    _ok(_pilot("model=hf_causal_lm", f"model.path={tmp_path / 'tiny-llama'}", "mode=train", "budget.value=4",
+               f"hydra.run.dir={run_dir}"))  # fmt: skip
+    assert _record(run_dir)["status"] == "ok"
+    exported = read_weights(run_dir / "export" / "model.safetensors")
+    assert exported["model.embed_tokens.weight"].shape == (259, 32)  # the saved model's sizes, not the YAML's
+
+
+def test_a_missing_model_directory_is_refused_with_the_fix(make_cfg, tmp_path):
+    cfg = make_cfg("model=hf_causal_lm", f"model.path={tmp_path / 'nowhere'}")
+    with pytest.raises(PilotError, match=r"model.path=.*no config.json there.*never downloads"):
+        validate(cfg)  # before anything runs, as python -m pilot does
+    with pytest.raises(PilotError, match="no config.json there"):  # and the builder, called without pilot
+        build("llama", path=str(tmp_path / "nowhere"))
+
+
+@pytest.mark.slow
+def test_the_pilot_on_a_tied_gpt2_passes_every_verdict(tmp_path):
+    _ok(_pilot("model=hf_gpt2", f"hydra.run.dir={tmp_path / 'run'}"))
+    verdicts = _record(tmp_path / "run")["verdicts"]
+    assert set(verdicts.values()) == {"pass"}, verdicts
+
+
+@pytest.mark.slow
+def test_the_lr_sweep_runs_on_a_transformers_model(tmp_path):
+    _ok(_pilot("-m", "model=hf_causal_lm", "+experiment=lr_sweep", "budget.value=4",
+               f"hydra.sweep.dir={tmp_path / 'sweep'}", timeout=900))  # fmt: skip
+    records = [json.loads(p.read_text()) for p in (tmp_path / "sweep").rglob("run.json")]
+    assert len(records) == 6 and all(r["status"] == "ok" for r in records), [r.get("status") for r in records]
+
+
+def test_the_template_builds_another_architecture_from_yaml_only(make_cfg):
+    searchpath = f"hydra.searchpath=[file://{ROOT / 'examples' / 'hf_causal_lm' / 'conf'}]"
+    model = instantiate(make_cfg(searchpath, "model=qwen2_tiny").model, _convert_="all")
+    assert type(model).__name__ == "Qwen2ForCausalLM" and model.config.num_key_value_heads == 2
+    assert model.lm_head.weight.data_ptr() == model.model.embed_tokens.weight.data_ptr()  # tied
