@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
 
-from pilot.errors import UnsafeFileError, disk_full_guard
+from pilot.errors import UnsafeFileError, disk_full_guard, first_line
 from pilot.faults import fault_point
 from pilot.pickle_scan import code_in_file
 from pilot.run_record import config_hash
@@ -102,12 +102,6 @@ def restore_rng_states(states: dict[str, Any]) -> None:
 
 
 # --------------------------------------------------------------------------- save
-def first_line(error: BaseException, limit: int = 200) -> str:
-    """The error's first line, or its type when the message is empty (EOFError, a bare RuntimeError)."""
-    lines = str(error).strip().splitlines()
-    return lines[0][:limit] if lines else f"{type(error).__name__} (no message)"
-
-
 def non_finite_tensors(state: Any, prefix: str = "") -> list[str]:
     """Names of the floating-point tensors in a (nested) state that hold NaN or inf."""
     if torch.is_tensor(state):

@@ -112,3 +112,15 @@ def write_failure(path: Path, stderr: str) -> str:
     with suppress(OSError):
         Path(path).write_text(stderr or "(no output)\n")
     return f"{failure_summary(stderr)} (whole error: {Path(path).name})"
+
+
+def first_line(error: BaseException, limit: int = 200) -> str:
+    """The error's first line, or its type when the message is empty (EOFError, a bare RuntimeError)."""
+    lines = str(error).strip().splitlines()
+    return lines[0][:limit] if lines else f"{type(error).__name__} (no message)"
+
+
+def error_line(error: BaseException, limit: int = 300) -> str:
+    """'ModuleNotFoundError: No module named x': the type and the first line of the message."""
+    lines = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {lines[0][:limit]}" if lines else type(error).__name__

@@ -17,7 +17,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from pilot import run_index
-from pilot.errors import ResumeRefused, RunDirectoryBusy, disk_full_guard
+from pilot.errors import ResumeRefused, RunDirectoryBusy, disk_full_guard, first_line
 from pilot.variant import variant_key
 
 
@@ -66,7 +66,7 @@ def read_run_json(run_dir: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        problem = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        problem = first_line(error, limit=1000)
     else:
         if isinstance(data, dict) and isinstance(data.get("run_id"), str):
             return data

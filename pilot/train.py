@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 from omegaconf import DictConfig
 
-from pilot.checkpoint import Checkpointer, first_line, restore_training_state, training_state_non_finite
+from pilot.checkpoint import Checkpointer, restore_training_state, training_state_non_finite
 from pilot.checks.contract import check_contract
 from pilot.closing import close_run, plugin_provenance, write_reproduce
 from pilot.config.values import enum_value, resolve_device
@@ -29,7 +29,7 @@ from pilot.engine.build import build_trainer, configure_threads
 from pilot.engine.distributed import DistContext, all_reduce_sum, init_from_env, launched_externally, spawn
 from pilot.engine.preemption import InterruptWatch, PreemptionWatch
 from pilot.engine.trainer import Trainer, record_dict
-from pilot.errors import DiskFull, RunFinished
+from pilot.errors import DiskFull, RunFinished, first_line
 from pilot.faults import fault_point, fault_requested
 from pilot.phases.probe import peak_memory
 from pilot.phases.train_phases import TrainPhases

@@ -26,6 +26,7 @@ from pilot.data.task import TaskData
 from pilot.engine.batch_plan import BatchPlan, ceil_div
 from pilot.engine.data_order import rank_micro_batches
 from pilot.engine.forward import forward_loss
+from pilot.errors import error_line
 
 STEP_SMALLEST = "smallest_micro_batch"
 STEP_EVAL = "eval_determinism"
@@ -123,10 +124,7 @@ def forward_backward_at(
         except (torch.OutOfMemoryError, MemoryError):
             raise
         except Exception as error:
-            message = str(error).splitlines()[0][:200] if str(error) else ""
-            return "fail", (
-                f"the model cannot take a micro-batch of {len(items)}: {type(error).__name__}: {message} — {where}"
-            )
+            return "fail", f"the model cannot take a micro-batch of {len(items)}: {error_line(error, 200)} — {where}"
         value = float(loss.detach()) / count
     if not torch.isfinite(torch.tensor(value)):
         return "fail", f"non-finite loss {value} at a micro-batch of {len(items)} — {where}"
@@ -151,10 +149,7 @@ def eval_forward_at(
         except (torch.OutOfMemoryError, MemoryError):
             raise
         except Exception as error:
-            return "fail", (
-                f"evaluation cannot take a batch of {len(items)}: {type(error).__name__}: "
-                f"{str(error).splitlines()[0][:200] if str(error) else ''} — {where}"
-            )
+            return "fail", f"evaluation cannot take a batch of {len(items)}: {error_line(error, 200)} — {where}"
     if not torch.isfinite(torch.tensor(loss)):
         return "fail", f"non-finite evaluation loss {loss} at a batch of {len(items)} — {where}"
     return "pass", f"evaluation at batch {len(items)}, loss {loss:.4g}"

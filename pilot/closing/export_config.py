@@ -12,7 +12,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from pilot.closing.blocked_targets import code_running, resolves_to_code
-from pilot.errors import PilotError, UnsafeFileError
+from pilot.errors import PilotError, UnsafeFileError, error_line
 from pilot.run_record import config_hash
 
 
@@ -119,10 +119,7 @@ def read_config(path: Path) -> dict[str, Any]:
     try:
         cfg = OmegaConf.load(path)
     except Exception as error:  # missing, not YAML, not an OmegaConf config
-        raise PilotError(
-            f"{path} cannot be read as a config: {type(error).__name__}: "
-            f"{str(error).splitlines()[0][:200] if str(error) else ''}"
-        ) from None
+        raise PilotError(f"{path} cannot be read as a config: {error_line(error, 200)}") from None
     if not isinstance(cfg, DictConfig):
         raise ExportConfigRefused(f"{path} is not a mapping; refused")
     container = OmegaConf.to_container(cfg, resolve=False)

@@ -12,8 +12,8 @@ from pilot.env_check.difference import Difference
 from pilot.env_check.run_dir import PilotRun, load_run, multi_gpu
 from pilot.env_check.smoke import smoke
 from pilot.environment.device import DeviceFacts
-from pilot.environment.errors import error_line
 from pilot.environment.facts import collect
+from pilot.errors import error_line
 
 
 def check(

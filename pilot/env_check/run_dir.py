@@ -11,10 +11,10 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from pilot.closing.blocked_targets import code_running
-from pilot.environment.errors import LockUnreadable, error_line
+from pilot.environment.errors import LockUnreadable
 from pilot.environment.files import FACTS_FILE, LOCK_FILE, read_lock
 from pilot.environment.targets import config_targets
-from pilot.errors import PilotError
+from pilot.errors import PilotError, error_line
 from pilot.run_record import config_hash
 
 CONFIG_FILES = ("config.yaml", "export/rank0/config.yaml", ".hydra/config.yaml")  # resolved ones first

@@ -27,7 +27,7 @@ table, the journal), ``step`` (the step: collect, judge, write), ``errors``.
 from pilot.environment.attention import record_attention_calls
 from pilot.environment.device import DeviceFacts
 from pilot.environment.distributions import Installed
-from pilot.environment.errors import LockUnreadable, error_line
+from pilot.environment.errors import LockUnreadable
 from pilot.environment.facts import collect
 from pilot.environment.files import FACTS_FILE, LOCK_FILE, read_lock, read_requirements
 from pilot.environment.report_lines import journal_lines, markdown_lines
@@ -45,7 +45,6 @@ __all__ = [
     "collect",
     "config_targets",
     "environment_step",
-    "error_line",
     "journal_lines",
     "judge",
     "markdown_lines",

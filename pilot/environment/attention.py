@@ -20,7 +20,7 @@ from torch.overrides import TorchFunctionMode
 from pilot.config.values import enum_value
 from pilot.data.task import TaskData, move_to
 from pilot.engine.build import build_model
-from pilot.environment.errors import error_line
+from pilot.errors import error_line
 from pilot.rental.requirements import predict_cuda_attention
 
 AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}

@@ -15,7 +15,7 @@ from omegaconf import DictConfig
 
 from pilot.config.values import enum_value
 from pilot.engine.distributed import resolve_backend
-from pilot.environment.errors import error_line
+from pilot.errors import error_line
 
 DIST_TIMEOUT = timedelta(seconds=30)  # a 1-process group that takes longer does not initialise
 

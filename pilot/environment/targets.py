@@ -12,7 +12,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from pilot.closing.provenance import sha256_of
 from pilot.environment.distributions import Installed, canonical
-from pilot.environment.errors import error_line
+from pilot.errors import error_line
 
 
 def _distributions_of(top: str, installed: dict[str, Installed]) -> list[str]:

@@ -24,6 +24,7 @@ from typing import Any
 
 import torch
 
+from pilot.errors import error_line, first_line
 from pilot.phases.probe import MemoryProbe
 from pilot.phases.rows import INPUT_COLUMNS
 
@@ -34,11 +35,6 @@ PEAK_KEYS = (
     ("mem_peak_allocated_bytes", "cuda_peak_allocated_bytes"),
     ("mem_peak_reserved_bytes", "cuda_peak_reserved_bytes"),
 )
-
-
-def _first_line(error: BaseException, limit: int) -> str:
-    """The message's first non-blank line (safetensors starts its message with a newline)."""
-    return (str(error).strip().splitlines() or ["(no message)"])[0].strip()[:limit]
 
 
 def release_memory(device: torch.device) -> None:
@@ -65,10 +61,10 @@ class Phase:
 
     def out_of_memory(self, error: BaseException) -> None:
         shown = {k: v for k, v in self.row.items() if k in INPUT_COLUMNS and v is not None}
-        self.finish("oom", f"out of memory in {self.name} with {shown}: {_first_line(error, 200)}")
+        self.finish("oom", f"out of memory in {self.name} with {shown}: {first_line(error, 200)}")
 
     def failed(self, error: BaseException) -> None:
-        self.finish("fail", f"{type(error).__name__}: {_first_line(error, 300)}")
+        self.finish("fail", error_line(error, 300))
 
 
 class PhaseLog:
