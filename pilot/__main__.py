@@ -40,7 +40,7 @@ def main(cfg: DictConfig) -> None:
     sweep_params = {str(k): str(v) for k, v in params.items()} if params else None
     try:
         if enum_value(cfg.mode) == "pilot":
-            exit_code = run_pilot(cfg, run_dir, overrides, sweep_params)
+            exit_code = run_pilot(cfg, run_dir, overrides, sweep_params, searchpath=list(hydra_cfg.searchpath))
             if exit_code and not multirun:  # any fail or oom verdict: the pilot gates a script
                 sys.exit(exit_code)
         elif enum_value(cfg.mode) == "estimate":

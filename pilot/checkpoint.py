@@ -33,6 +33,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from pilot.errors import UnsafeFileError, disk_full_guard, first_line
 from pilot.faults import fault_point
+from pilot.models.adapter import ADAPTER_FILES, export_adapter, is_adapted, load_trained_state, trained_state
 from pilot.pickle_scan import code_in_file
 from pilot.run_record import config_hash
 from pilot.variant import is_defining
@@ -42,6 +43,7 @@ log = logging.getLogger("pilot")
 FORMAT = "pilot-checkpoint-v1"
 NAME = re.compile(r"^ckpt-(\d{8})\.pt$")
 TMP_MARK = ".tmp-"
+WEIGHTS_FILE = "model.safetensors"  # a whole model's export; an adapted model's is the adapter alone
 
 
 class UnsafeCheckpointError(UnsafeFileError):
@@ -116,7 +118,7 @@ def non_finite_tensors(state: Any, prefix: str = "") -> list[str]:
 
 def training_state_non_finite(trainer) -> list[str]:
     """Model and optimizer tensors holding NaN/inf: such a state is never saved as resumable."""
-    return non_finite_tensors(trainer.raw_model.state_dict(), "model.") + non_finite_tensors(
+    return non_finite_tensors(trained_state(trainer.raw_model), "model.") + non_finite_tensors(
         trainer.optimizer.state_dict()["state"], "optimizer."
     )
 
@@ -124,7 +126,7 @@ def training_state_non_finite(trainer) -> list[str]:
 def training_state(trainer, cfg: DictConfig) -> dict[str, Any]:
     return {
         "format": FORMAT,
-        "model": trainer.raw_model.state_dict(),
+        "model": trained_state(trainer.raw_model),  # an adapted model: the adapter alone
         "optimizer": trainer.optimizer.state_dict(),
         "scheduler": trainer.scheduler.state_dict(),
         "scaler": trainer.scaler.state_dict(),
@@ -266,7 +268,7 @@ def latest_valid_checkpoint(directory: Path) -> tuple[Path, dict[str, Any]] | No
 
 
 def restore_training_state(trainer, state: dict[str, Any]) -> None:
-    trainer.raw_model.load_state_dict(state["model"])
+    load_trained_state(trainer.raw_model, state["model"])
     trainer.optimizer.load_state_dict(state["optimizer"])
     trainer.scheduler.load_state_dict(state["scheduler"])
     trainer.scaler.load_state_dict(state["scaler"])
@@ -337,11 +339,19 @@ class Checkpointer:
 
 # --------------------------------------------------------------------------- export
 def export_artefact(model: torch.nn.Module, cfg: DictConfig, directory: Path) -> Path:
-    """Weights (safetensors, contiguous CPU tensors, shared ones once) and the resolved config."""
+    """Weights (safetensors, contiguous CPU tensors, shared ones once) and the resolved config; for an
+    adapted model the adapter alone (``models.adapter.export_adapter``). Returns the weights file."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    tmp = directory / f"model.safetensors{TMP_MARK}{os.getpid()}"
-    write_weights(model.state_dict(), tmp, metadata={"format": "pilot-export-v1"})
-    os.replace(tmp, directory / "model.safetensors")
+    if is_adapted(model):  # the adapter alone, in peft's format, and the base's identity
+        (directory / WEIGHTS_FILE).unlink(missing_ok=True)
+        weights = export_adapter(model, cfg, directory)
+    else:
+        for name in ADAPTER_FILES:
+            (directory / name).unlink(missing_ok=True)
+        weights = directory / WEIGHTS_FILE
+        tmp = directory / f"{WEIGHTS_FILE}{TMP_MARK}{os.getpid()}"
+        write_weights(model.state_dict(), tmp, metadata={"format": "pilot-export-v1"})
+        os.replace(tmp, weights)
     OmegaConf.save(cfg, directory / "config.yaml", resolve=True)
-    return directory / "model.safetensors"
+    return weights

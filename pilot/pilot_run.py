@@ -35,6 +35,7 @@ from pilot.checks.objective import objective_check
 from pilot.checks.result import GATING, CheckResult, worst
 from pilot.checks.split_audit import audit_split
 from pilot.checks.tiny_subset import tiny_subset_check
+from pilot.closing import plugin_provenance, write_reproduce
 from pilot.config.values import enum_value, resolve_device
 from pilot.data.task import ContractError
 from pilot.engine.batch_plan import plan_from_config
@@ -121,7 +122,11 @@ def _journal(cfg: DictConfig, run_dir: Path, results: list[CheckResult], verdict
 
 
 def run_pilot(
-    cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = (), sweep_params: dict[str, str] | None = None
+    cfg: DictConfig,
+    run_dir: Path,
+    overrides: Iterable[str] = (),
+    sweep_params: dict[str, str] | None = None,
+    searchpath: list[str] | None = None,
 ) -> int:
     validate(cfg)
     run_dir = Path(run_dir)
@@ -137,7 +142,9 @@ def run_pilot(
             )
         record = RunRecord.start(run_dir, cfg, overrides, mode="pilot")
         try:
-            return _pilot(cfg, run_dir, record, sweep_params)
+            exit_code = _pilot(cfg, run_dir, record, sweep_params)
+            write_reproduce(run_dir, record.data, plugin_provenance(cfg, searchpath or []))
+            return exit_code
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the pilot's steps are not resumable, stop now
             name = signals.received or "SIGINT"
             exit_code = 128 + int(getattr(signal, name))

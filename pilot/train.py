@@ -31,6 +31,7 @@ from pilot.engine.preemption import InterruptWatch, PreemptionWatch
 from pilot.engine.trainer import Trainer, record_dict
 from pilot.errors import DiskFull, RunFinished, first_line
 from pilot.faults import fault_point, fault_requested
+from pilot.models.adapter import describe_parameters
 from pilot.phases.probe import peak_memory
 from pilot.phases.train_phases import TrainPhases
 from pilot.predictions import write_predictions
@@ -134,9 +135,8 @@ class TrainingRun:
         self.eval_items = self.trainer.task.encoded("val")[: int(self.cfg.loop.eval_examples)]
         if state is not None:
             restore_training_state(self.trainer, state)
-        parameters = sum(p.numel() for p in self.trainer.raw_model.parameters())
         self.phases.end(
-            detail=f"{parameters:,} parameters"
+            detail=describe_parameters(self.trainer.raw_model)
             + (f"; resumed at update {self.trainer.updates_done}" if state is not None else "")
         )
 

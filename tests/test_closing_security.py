@@ -23,6 +23,7 @@ from safetensors.torch import load_file, save_file
 import pilot.closing.reload as closing
 from pilot.checkpoint import UnsafeCheckpointError, latest_valid_checkpoint, safe_load
 from pilot.closing import (
+    EXPORT_FILES,
     ExportConfigRefused,
     check_in_new_process,
     export_with_controls,
@@ -253,7 +254,7 @@ def test_run_config_must_match_run_json(run_dir, nothing_built):
 def test_pilot_layout_without_config_yaml_checks_the_export_hash(run_dir, nothing_built):
     rank_dir = run_dir / "export" / "rank0"  # mode=pilot: <run>/export/rank<r>, no <run>/config.yaml
     rank_dir.mkdir()
-    for name in closing.EXPORT_FILES:
+    for name in EXPORT_FILES:
         shutil.move(str(run_dir / "export" / name), rank_dir / name)
     (run_dir / "config.yaml").unlink()
     assert run_policy(rank_dir).reference is not None

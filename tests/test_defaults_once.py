@@ -51,7 +51,7 @@ def _plain(value: Any) -> Any:
 
 
 def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> dict[str, Any]:
-    if isinstance(value, dict) and value:
+    if isinstance(value, dict):  # an empty node (adapter=none) states nothing
         for key, child in value.items():
             _flatten(child, f"{prefix}.{key}" if prefix else str(key), out)
     elif value != "???":  # MISSING states nothing

@@ -62,7 +62,8 @@ def test_a_frozen_backbone_is_estimated_and_only_trainable_parameters_count(make
     assert estimate.state_bytes["parameters"] == 4 * total  # frozen weights are still held
     expected_state = 2 * 4 * trainable + 4 * tensors if optim == ["optim=adamw"] else 4 * trainable
     assert estimate.state_bytes["optimizer_state"] == expected_state  # moments of trainable tensors only
-    assert estimate.closed_form == estimate.state_bytes
+    assert estimate.closed_form == {**estimate.state_bytes, "gradients": 4 * trainable}
+    assert estimate.trainable_parameters == trainable
     for phase in ("first_step", "steady_steps"):
         for part in estimate.phase(phase).moments.values():
             assert part["gradients"] == 4 * trainable  # no gradient for a frozen weight

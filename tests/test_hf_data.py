@@ -83,6 +83,9 @@ def test_the_user_command_passes_every_verdict(hf_files, tmp_path):
     assert record["verdicts"] and set(record["verdicts"].values()) == {"pass"}, record["verdicts"]
     shown = (tmp_path / "run" / "examples.txt").read_text()
     assert "### Instruction:⏎" in shown and "«" in shown and "»" in shown  # the tokenizer's tokens, decoded
+    reproduce = (tmp_path / "run" / "REPRODUCE.md").read_text()  # a pilot of a plug-in run says how to rerun it
+    assert "python -m pilot" in reproduce and "report.md" in reproduce
+    assert f"`{Path(hf_files['jsonl']).resolve()}` sha256" in reproduce and "package `datasets`" in reproduce
 
 
 @pytest.mark.slow
@@ -188,3 +191,9 @@ def test_a_wrong_setting_is_a_config_error_naming_key_and_fix(hf_files, make_cfg
     problems = [p for p in error.value.problems if p.key == key]
     assert problems, str(error.value)
     assert all(word in str(problems[0]) for word in words), str(problems[0])
+
+
+def test_a_missing_tokenizer_is_reported_once(hf_files, make_cfg):
+    with pytest.raises(ConfigError) as error:
+        validate(make_cfg(*overrides(hf_files), "data.tokenizer=no_such_tokenizer"))
+    assert [p.key for p in error.value.problems] == ["data.tokenizer"], str(error.value)  # not model.vocab_size too

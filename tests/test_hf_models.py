@@ -186,6 +186,24 @@ class ClaimsCheckpointing(TinyGPT):
         return super().forward(input_ids, attention_mask)
 
 
+class DetachesInsteadOfRecomputing(TinyGPT):
+    """'Checkpointing' that keeps no activation and recomputes nothing: the blocks run without
+    gradients, so they never train (a planted mistake the activations alone cannot tell apart)."""
+
+    supports_activation_checkpointing = True
+
+    def forward(self, input_ids, attention_mask=None):
+        if not (self.activation_checkpointing and self.training):
+            return super().forward(input_ids, attention_mask)
+        positions = torch.arange(input_ids.shape[1])[None]
+        x = self.token_emb(input_ids) + self.pos_emb(positions)
+        mask = torch.ones(input_ids.shape[1], input_ids.shape[1], dtype=torch.bool).tril()[None, None]
+        with torch.no_grad():
+            for block in self.blocks:
+                x = block(x, mask)
+        return self.head(self.ln_f(x))
+
+
 @pytest.mark.parametrize("model", ["hf_causal_lm", "hf_gpt2"])
 def test_checkpointing_uses_the_models_own_method_and_lowers_the_activations(make_cfg, model):
     cfg = make_cfg(f"model={model}", "memory=checkpointing")
@@ -194,7 +212,7 @@ def test_checkpointing_uses_the_models_own_method_and_lowers_the_activations(mak
     assert getattr(built, "is_activation_checkpointing", None) or built.is_gradient_checkpointing
     task = instantiate(cfg.data, _convert_="all")
     saved = checkpointing_effect(cfg, task, estimate_memory(cfg, task))
-    assert saved is not None and "instead of" in saved
+    assert saved is not None and "instead of" in saved and "FLOPs per micro-batch (+" in saved
 
 
 def test_a_model_that_cannot_checkpoint_is_refused():
@@ -210,6 +228,13 @@ def test_a_model_that_claims_checkpointing_but_does_nothing_fails_the_pilot(make
     result = estimate_step(cfg, task, tmp_path, [])  # the pilot's estimate step
     assert result.verdict == "fail" and "claims support but recomputes nothing" in result.reason
     assert run_estimate(cfg, tmp_path / "estimate") == 1  # mode=estimate
+
+
+def test_checkpointing_that_lowers_activations_without_recomputing_fails(make_cfg):
+    cfg = make_cfg(f"model._target_={__name__}.DetachesInsteadOfRecomputing", "memory=checkpointing")
+    task = instantiate(cfg.data, _convert_="all")
+    with pytest.raises(CheckpointingIneffective, match="recomputes nothing: .* FLOPs per micro-batch with it"):
+        checkpointing_effect(cfg, task, estimate_memory(cfg, task))
 
 
 def test_a_forward_that_reads_values_is_still_refused_naming_the_op(make_cfg):

@@ -11,6 +11,7 @@ import torch
 from hydra.utils import instantiate
 
 from pilot.phases.gates import PHASES, PhaseRunner
+from pilot.phases.measure import PhaseLog
 from pilot.phases.rows import COLUMNS, CUDA_COLUMNS
 from pilot.pilot_run import run_phases
 
@@ -123,3 +124,14 @@ def test_pilot_cli_exits_non_zero_on_fail_or_oom(tmp_path, overrides, step):
     record = json.loads((tmp_path / "run" / "run.json").read_text())
     assert record["status"] in ("failed", "oom") and record["stop_cause"].startswith(step)
     assert (tmp_path / "run" / "report.md").exists()  # the report is written all the same
+
+
+def test_a_crashed_phase_keeps_its_whole_error_in_the_run_directory(tmp_path):
+    log = PhaseLog(torch.device("cpu"), 0, {}, error_dir=tmp_path)
+    with log.measure("export"):
+        raise RuntimeError("Error while saving: tensors share memory\nsecond line with the names")
+    row = log.rows[-1]
+    assert row["verdict"] == "fail"
+    assert row["detail"] == "RuntimeError: Error while saving: tensors share memory (whole error: export.error.txt)"
+    whole = (tmp_path / "export.error.txt").read_text()
+    assert "second line with the names" in whole and "Traceback" in whole

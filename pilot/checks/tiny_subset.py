@@ -37,6 +37,7 @@ from pilot.data.task import IGNORE_INDEX, NEXT_TOKEN, Batch, TaskData
 from pilot.engine.build import build_model as build_fresh_model
 from pilot.engine.forward import forward_loss
 from pilot.engine.trainer import Trainer
+from pilot.models.adapter import frozen_head_hint
 
 STEP = "tiny_subset"
 
@@ -199,11 +200,6 @@ def tiny_subset_check(
     )
     if not finite:
         return CheckResult(STEP, "fail", f"non-finite loss or gradient at update {trainer.updates_done}", [], details)
-    passed = final_loss <= loss_target and recovery >= float(settings.min_recovery)
-    return CheckResult(
-        STEP,
-        "pass" if passed else "fail",
-        ("learns the subset: " if passed else "cannot learn the subset: ") + numbers,
-        [],
-        details,
-    )
+    if final_loss <= loss_target and recovery >= float(settings.min_recovery):
+        return CheckResult(STEP, "pass", "learns the subset: " + numbers, [], details)
+    return CheckResult(STEP, "fail", "cannot learn the subset: " + numbers + frozen_head_hint(model), [], details)

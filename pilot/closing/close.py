@@ -12,6 +12,7 @@ from pilot.closing.export import export_with_controls
 from pilot.closing.provenance import command_line
 from pilot.closing.reload import check_in_new_process
 from pilot.data.task import TaskData
+from pilot.models.adapter import ADAPTER_CONFIG, ADAPTER_WEIGHTS, BASE_FILE
 
 
 def write_reproduce(run_dir: Path, record: dict[str, Any], provenance: dict[str, Any] | None = None) -> Path:
@@ -30,14 +31,37 @@ pip install "torch==2.13.0" -e ".[test]"{_pip_packages(provenance)}
 {command}
 ```
 
-Seed {record.get("seed")} is part of the config; the resolved config is `config.yaml`
-(and `export/config.yaml`). Raw metrics: `metrics.jsonl`. Evaluation artefact:
-`export/model.safetensors`; the rerun of its control inputs: `export/reload_check.json`
-(`python -m pilot.closing export` repeats it).
+Seed {record.get("seed")} is part of the config; the resolved config is `config.yaml`.
+{_outputs(record)}
 {_plugin_section(provenance)}"""
     path = Path(run_dir) / "REPRODUCE.md"
     path.write_text(text)
     return path
+
+
+def _outputs(record: dict[str, Any]) -> str:
+    """What the run left to compare a rerun with: a training run's metrics and export, a pilot's report."""
+    if record.get("mode") == "pilot":
+        return (
+            "The pilot's verdicts: `report.md` (and `run.json`); its measured phases: `phases.csv`; what\n"
+            "reaches the loss: `examples.txt`; the estimate and the rentals: `choice_sheet.md`."
+        )
+    return (
+        f"Raw metrics: `metrics.jsonl`. Evaluation artefact: {_artefact(record)} (its config:\n"
+        "`export/config.yaml`); the rerun of its control inputs: `export/reload_check.json`\n"
+        "(`python -m pilot.closing export` repeats it)."
+    )
+
+
+def _artefact(record: dict[str, Any]) -> str:
+    weights = ((record.get("closing") or {}).get("weights") or {}).get("file", "export/model.safetensors")
+    if not weights.endswith(ADAPTER_WEIGHTS):
+        return f"`{weights}`"
+    return (
+        f"the adapter alone, `{weights}` with `export/{ADAPTER_CONFIG}` (peft's format: "
+        f"`PeftModel.from_pretrained(base, 'export')`), on the base named in `export/{BASE_FILE}` "
+        "(its config, seed and the sha256 of its weights)"
+    )
 
 
 def _pip_packages(provenance: dict[str, Any] | None) -> str:
@@ -68,6 +92,11 @@ def _plugin_section(provenance: dict[str, Any] | None) -> str:
 
 
 def close_run(model: torch.nn.Module, task: TaskData, cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
+    """Export, then the reload check in a new process; its verdict, plus what the export holds
+    (``weights``: the file and its size, the adapter alone for an adapter run)."""
     export_dir = Path(run_dir) / "export"
-    export_with_controls(model, task, cfg, export_dir)
-    return check_in_new_process(export_dir, cfg)
+    weights = export_with_controls(model, task, cfg, export_dir)
+    closing = check_in_new_process(export_dir, cfg)
+    closing["weights"] = {"file": f"export/{weights.name}", "bytes": weights.stat().st_size}
+    closing["reason"] += f"; export/{weights.name}: {weights.stat().st_size:,} bytes"
+    return closing

@@ -11,9 +11,16 @@ from safetensors.torch import save_file
 
 from pilot.checkpoint import export_artefact
 from pilot.data.task import TaskData, logits_of, move_to
+from pilot.models.adapter import ADAPTER_CONFIG, ADAPTER_FILES
 
 CONTROL_FILE = "control.safetensors"
 EXPORT_FILES = ("config.yaml", "model.safetensors", CONTROL_FILE)
+ADAPTER_EXPORT_FILES = ("config.yaml", *ADAPTER_FILES, CONTROL_FILE)  # an adapter run's: the adapter alone
+
+
+def export_files(directory: Path) -> tuple[str, ...]:
+    """The files an export in ``directory`` must hold: an adapter's when it has an adapter config."""
+    return ADAPTER_EXPORT_FILES if (Path(directory) / ADAPTER_CONFIG).is_file() else EXPORT_FILES
 
 
 @torch.no_grad()

@@ -15,11 +15,12 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 from safetensors.torch import load_file
 
-from pilot.closing.export import CONTROL_FILE, EXPORT_FILES
+from pilot.closing.export import ADAPTER_EXPORT_FILES, CONTROL_FILE, export_files
 from pilot.closing.export_config import ReloadPolicy, flatten, load_export_config, read_config
 from pilot.data.task import logits_of
 from pilot.engine.build import build_model
 from pilot.errors import PilotError, write_failure
+from pilot.models.adapter import load_adapter, wants_adapter
 from pilot.weights_file import read_weights
 
 RESULT_FILE = "reload_check.json"
@@ -32,23 +33,20 @@ def reload_and_compare(directory: Path, policy: ReloadPolicy | None = None) -> d
     is still refused for interpolations and code-running targets.
     """
     directory = Path(directory)
-    absent = [name for name in EXPORT_FILES if not (directory / name).is_file()]
+    expected_files = export_files(directory)
+    absent = [name for name in expected_files if not (directory / name).is_file()]
     if absent:
         raise PilotError(
             f"{directory} is not a pilot export: {', '.join(absent)} missing "
-            f"(an export holds {', '.join(EXPORT_FILES)})"
+            f"(an export holds {', '.join(expected_files)})"
         )
     if policy is None:
         policy = ReloadPolicy(flatten(read_config(directory / "config.yaml")), "the caller's")
     cfg = load_export_config(directory, policy)
     task = instantiate(cfg.data, _convert_="all")
-    model = build_model(cfg)
-    missing, unexpected = model.load_state_dict(read_weights(directory / "model.safetensors"), strict=False)
-    if missing or unexpected:
-        return {
-            "verdict": "fail",
-            "reason": f"weights do not fit the model: missing {missing}, unexpected {unexpected}",
-        }
+    model, problem = _rebuild(cfg, directory, adapted=expected_files == ADAPTER_EXPORT_FILES)
+    if problem:
+        return {"verdict": "fail", "reason": problem}
     recorded = load_file(str(directory / CONTROL_FILE))
     # fresh (aligned) copies: tensors read from a file may sit at offsets that make MKL take another
     # path through the same matmul, and the comparison is bit for bit
@@ -71,6 +69,21 @@ def reload_and_compare(directory: Path, policy: ReloadPolicy | None = None) -> d
         ),
         "max_abs_difference": difference,
     }
+
+
+def _rebuild(cfg: DictConfig, directory: Path, adapted: bool) -> tuple[torch.nn.Module, str | None]:
+    """The exported model, rebuilt: the whole model and its weights, or the base and the adapter
+    (``PeftModel.from_pretrained``) after proving the base is the one it was trained on."""
+    if adapted != wants_adapter(cfg):
+        held = "an adapter" if adapted else "a whole model"
+        return None, f"the export holds {held} but its config says adapter._target_={cfg.adapter.get('_target_')}"
+    if adapted:
+        return load_adapter(build_model(cfg, adapter=False), cfg, directory)
+    model = build_model(cfg)
+    missing, unexpected = model.load_state_dict(read_weights(directory / "model.safetensors"), strict=False)
+    if missing or unexpected:
+        return model, f"weights do not fit the model: missing {missing}, unexpected {unexpected}"
+    return model, None
 
 
 def check_in_new_process(directory: Path, cfg: DictConfig, timeout_s: int = 600) -> dict[str, Any]:

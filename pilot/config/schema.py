@@ -116,6 +116,25 @@ class HFCausalLMConfig(ModelConfig):
     attn_implementation: str = MISSING  # sdpa, eager, ... (transformers' attn_implementation)
 
 
+# --------------------------------------------------------------------------- adapter
+@dataclass
+class AdapterConfig:
+    """conf/adapter/none.yaml: no key, no adapter; the whole model trains."""
+
+
+@dataclass
+class LoraAdapterConfig(AdapterConfig):
+    """conf/adapter/lora.yaml: a ``peft.LoraConfig``; the keys are peft's own."""
+
+    _target_: str = "peft.LoraConfig"
+    r: int = MISSING  # rank of the low-rank update
+    lora_alpha: float = MISSING  # the update is scaled by lora_alpha / r
+    lora_dropout: float = MISSING  # dropout on the adapter's input
+    target_modules: Any = MISSING  # all-linear, or a list of module names (q_proj, v_proj...)
+    bias: str = MISSING  # none, all or lora_only: which biases train
+    modules_to_save: Optional[List[str]] = MISSING  # modules trained fully beside the adapter (a new head)
+
+
 # --------------------------------------------------------------------------- data
 @dataclass
 class SplitConfig:
@@ -325,6 +344,7 @@ class PilotConfig:
 
     mode: Mode = MISSING  # pilot: the checks and phase gates; train: a full run to the budget
     model: Any = MISSING
+    adapter: Any = MISSING
     data: Any = MISSING
     precision: PrecisionConfig = field(default_factory=PrecisionConfig)
     batch: BatchConfig = field(default_factory=BatchConfig)
@@ -350,6 +370,8 @@ def register_configs() -> None:
     cs.store(group="model", name="schema_tiny_gpt", node=TinyGPTConfig)
     cs.store(group="model", name="schema_mlp_classifier", node=MLPClassifierConfig)
     cs.store(group="model", name="schema_hf_causal_lm", node=HFCausalLMConfig)
+    cs.store(group="adapter", name="schema", node=AdapterConfig)
+    cs.store(group="adapter", name="schema_lora", node=LoraAdapterConfig)
     cs.store(group="data", name="schema_instructions", node=InstructionsConfig)
     cs.store(group="data", name="schema_digits", node=DigitsConfig)
     cs.store(group="data", name="schema_hf_instructions", node=HFInstructionsConfig)

@@ -15,6 +15,7 @@ from omegaconf import DictConfig
 from pilot.config.values import enum_value, resolve_device
 from pilot.engine.distributed import DistContext
 from pilot.engine.trainer import Trainer
+from pilot.models.adapter import apply_adapter
 
 
 def seed_everything(seed: int) -> None:
@@ -33,11 +34,13 @@ def configure_threads(cfg: DictConfig) -> int:
     return torch.get_num_threads()
 
 
-def build_model(cfg: DictConfig) -> torch.nn.Module:
+def build_model(cfg: DictConfig, adapter: bool = True) -> torch.nn.Module:
     """A freshly initialised ``cfg.model``: torch seeded with ``cfg.seed`` first, so every caller
-    starts from the same weights."""
+    starts from the same weights; wrapped by ``cfg.adapter`` (its base frozen) unless ``adapter``
+    is false (the reload check applies the exported adapter itself)."""
     torch.manual_seed(int(cfg.seed))
-    return instantiate(cfg.model, _convert_="all")
+    model = instantiate(cfg.model, _convert_="all")
+    return apply_adapter(model, cfg) if adapter else model
 
 
 def build_trainer(cfg: DictConfig, ctx: DistContext = DistContext()) -> Trainer:

@@ -18,6 +18,7 @@ from typing import Any
 import torch
 
 from pilot.errors import ConfigRefused
+from pilot.models.adapter import base_of
 
 HF_METHOD = "gradient_checkpointing_enable"  # transformers 4.x and 5.x
 HF_METHOD_NEW = "activation_checkpointing_enable"  # transformers 5.x: the same, under its new name
@@ -33,7 +34,9 @@ def declares_checkpointing(target: Any) -> bool:
 
 
 def enable_checkpointing(model: torch.nn.Module) -> str:
-    """Turn activation checkpointing on in ``model``; returns how (for the log), or refuses."""
+    """Turn activation checkpointing on in ``model`` (in the base an adapter wraps); returns how
+    (for the log), or refuses."""
+    model = base_of(model)
     if getattr(model, "supports_activation_checkpointing", False):
         model.activation_checkpointing = True
         return f"{type(model).__name__}.activation_checkpointing = True"

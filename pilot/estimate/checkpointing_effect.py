@@ -1,10 +1,13 @@
-"""No silent no-op: ``memory=checkpointing`` must lower the estimated activations.
+"""No silent no-op: ``memory=checkpointing`` must lower the estimated activations and recompute.
 
 A model can claim activation checkpointing (``supports_activation_checkpointing = True``, or a
 ``gradient_checkpointing_enable`` that returns without effect) and recompute nothing; the run then
 reports checkpointing "on" while keeping every activation. The estimate runs the same update with
 checkpointing off and compares the activations held at the forward/backward peak of a steady update:
-with checkpointing they must be fewer, or the check fails and names both numbers.
+with checkpointing they must be fewer, and the counted FLOPs of a micro-batch higher (the forward
+recomputed in backward), or the check fails and names both numbers. The cost is counted, not timed:
+on shared CPU cores a small model's time difference is noise; the pilot's steady_steps phase times
+the update as configured.
 """
 
 from __future__ import annotations
@@ -40,4 +43,16 @@ def checkpointing_effect(cfg: DictConfig, task: TaskData, estimate: MemoryEstima
             "support but recomputes nothing. Fix: make the model read self.activation_checkpointing (or "
             "its gradient_checkpointing_enable work), or memory=none."
         )
-    return f"activation checkpointing holds {on:,} B of activations instead of {off:,} B"
+    extra = estimate.flops_per_micro_batch - without.flops_per_micro_batch
+    if extra <= 0:
+        raise CheckpointingIneffective(
+            f"memory.activation_checkpointing=true recomputes nothing: {estimate.flops_per_micro_batch:,} FLOPs "
+            f"per micro-batch with it, {without.flops_per_micro_batch:,} without, although the activations held "
+            f"fell from {off:,} B to {on:,} B; what is not kept must be recomputed in backward. Fix: a "
+            "checkpointing that recomputes (torch.utils.checkpoint), or memory=none."
+        )
+    share = extra / max(without.flops_per_micro_batch, 1)
+    return (
+        f"activation checkpointing holds {on:,} B of activations instead of {off:,} B and recomputes "
+        f"{extra:,} FLOPs per micro-batch (+{share:.0%}, counted)"
+    )

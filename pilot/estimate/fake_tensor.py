@@ -46,6 +46,7 @@ from pilot.engine.build import build_model
 from pilot.engine.checkpointing import declares_checkpointing
 from pilot.engine.forward import forward_loss
 from pilot.engine.trainer import Trainer
+from pilot.estimate.fake_adapter import adapter_on
 from pilot.estimate.refusal import EstimateRefused, refusal_reason
 from pilot.estimate.tracker import breakdown, tracker_class
 
@@ -82,9 +83,10 @@ class PhaseEstimate:
 class MemoryEstimate:
     fake: bool  # True: estimated on fake tensors; False: measured
     phases: list[PhaseEstimate]
-    parameters: int  # count
+    parameters: int  # count (a frozen base's included)
+    trainable_parameters: int  # count: what gets gradients and optimizer state (an adapter's alone)
     state_bytes: dict[str, int]  # persistent after an update: parameters, optimizer_state
-    closed_form: dict[str, int]  # the same from counts alone (must be equal)
+    closed_form: dict[str, int]  # the same from counts alone (must be equal), and the gradients
     flops_per_micro_batch: int  # forward + backward (+ recomputation), counted
     flops_per_eval_batch: int  # forward only
     settings: dict[str, Any]
@@ -260,6 +262,7 @@ def _eval_phase(
 class _Measured:
     phases: list[PhaseEstimate]
     parameters: int  # count
+    trainable_parameters: int
     state: dict[str, int]  # bytes per category after the updates
     closed_form: dict[str, int]
     flops_per_micro_batch: int
@@ -270,7 +273,7 @@ def _run_phases(
     cfg: DictConfig, task: TaskData, inputs: _Inputs, target: torch.device, tracker_type: type
 ) -> _Measured:
     """Build the model and engine, then run and track every phase (under fake tensors when asked)."""
-    model = build_model(cfg)
+    model = adapter_on(build_model(cfg, adapter=False), cfg)  # the adapter too when cfg.adapter asks
     if cfg.memory.activation_checkpointing and not declares_checkpointing(model):
         raise EstimateRefused(
             f"memory.activation_checkpointing=true but {type(model).__name__} does not support it. Fix: memory=none."
@@ -288,13 +291,18 @@ def _run_phases(
     state = breakdown(tracker.get_tracker_snapshot("current"))
     eval_counter = FlopCounterMode(display=False)
     phases.append(_eval_phase(task, trainer, meter, inputs, eval_batch, eval_counter))
-    params = list(model.parameters())
-    param_bytes = sum(p.numel() * p.element_size() for p in params)
+    params = list(model.parameters())  # shared (tied) tensors once
+    trained = [p for p in params if p.requires_grad]
     return _Measured(
         phases,
         sum(p.numel() for p in params),
+        sum(p.numel() for p in trained),
         state,
-        {"parameters": param_bytes, "optimizer_state": _optimizer_closed_form(cfg, params)},
+        {
+            "parameters": sum(p.numel() * p.element_size() for p in params),
+            "gradients": sum(p.numel() * p.element_size() for p in trained),  # a frozen base has none
+            "optimizer_state": _optimizer_closed_form(cfg, params),
+        },
         int(counter.get_total_flops()),
         int(eval_counter.get_total_flops()),
     )
@@ -350,6 +358,7 @@ def estimate_memory(
         fake=fake,
         phases=measured.phases,
         parameters=measured.parameters,
+        trainable_parameters=measured.trainable_parameters,
         state_bytes={key: measured.state[key] for key in ("parameters", "optimizer_state")},
         closed_form=measured.closed_form,
         flops_per_micro_batch=measured.flops_per_micro_batch,

@@ -40,6 +40,7 @@ from pilot.engine.build import build_model as build_fresh_model
 from pilot.engine.distributed import DistContext
 from pilot.engine.forward import forward_loss
 from pilot.engine.trainer import Trainer
+from pilot.models.adapter import describe_parameters
 from pilot.phases.measure import PhaseLog
 from pilot.phases.resume_check import run_resume_check
 from pilot.phases.rows import COLUMNS
@@ -78,7 +79,7 @@ class PhaseRunner:
     ):
         self.cfg, self.task, self.device, self.ctx = cfg, task, device, ctx
         self.run_dir, self.oom_in_phase = Path(run_dir), oom_in_phase
-        self.log = PhaseLog(device, ctx.rank, self.base_inputs())
+        self.log = PhaseLog(device, ctx.rank, self.base_inputs(), error_dir=self.run_dir)
         self.trainer: Trainer | None = None
 
     @property
@@ -120,9 +121,7 @@ class PhaseRunner:
     def build_model(self) -> str:
         model = build_fresh_model(self.cfg)
         self.trainer = Trainer(self.cfg, self.task, model, self.device, self.ctx)
-        parameters = sum(p.numel() for p in model.parameters())
-        weight_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
-        return f"{parameters:,} parameters, {weight_bytes:,} bytes of weights"
+        return describe_parameters(model)
 
     def _update(self) -> str:
         record = self.trainer.train_step()

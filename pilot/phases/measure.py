@@ -18,8 +18,10 @@ row with the error; neither goes further, so the next phase still runs.
 from __future__ import annotations
 
 import gc
+import traceback
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -63,17 +65,29 @@ class Phase:
         shown = {k: v for k, v in self.row.items() if k in INPUT_COLUMNS and v is not None}
         self.finish("oom", f"out of memory in {self.name} with {shown}: {first_line(error, 200)}")
 
-    def failed(self, error: BaseException) -> None:
-        self.finish("fail", error_line(error, 300))
+    def failed(self, error: BaseException, error_file: Path | None = None) -> None:
+        """A crashed phase: its first line here, its whole traceback in ``error_file`` when given."""
+        detail = error_line(error, 300)
+        if error_file is not None:
+            with suppress(OSError):
+                error_file.write_text("".join(traceback.format_exception(error)))
+                detail += f" (whole error: {error_file.name})"
+        self.finish("fail", detail)
 
 
 class PhaseLog:
     """The phase rows of one process (one device and rank), in the order they ran."""
 
-    def __init__(self, device: torch.device, rank: int, inputs: dict[str, Any]):
+    def __init__(self, device: torch.device, rank: int, inputs: dict[str, Any], error_dir: Path | None = None):
         self.device, self.rank, self.inputs = device, rank, inputs
+        self.error_dir = error_dir  # a crashed phase's whole traceback: <error_dir>/<phase>[.rank<r>].error.txt
         self.probe = MemoryProbe(device)
         self.rows: list[dict[str, Any]] = []
+
+    def _error_file(self, name: str) -> Path | None:
+        if self.error_dir is None:
+            return None
+        return Path(self.error_dir) / (f"{name}.error.txt" if self.rank == 0 else f"{name}.rank{self.rank}.error.txt")
 
     def _row(self, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
         return {"phase": name, "device": str(self.device), "rank": self.rank, **self.inputs, **inputs}
@@ -89,7 +103,7 @@ class PhaseLog:
             phase.out_of_memory(error)
             release_memory(self.device)
         except Exception as error:  # a phase that crashes is a failed phase, not a crashed run
-            phase.failed(error)
+            phase.failed(error, self._error_file(name))
         measured = self.probe.stop(start)
         self.rows.append(
             {

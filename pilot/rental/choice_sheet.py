@@ -113,6 +113,7 @@ class _Setup:
     settings: list[bool]  # activation checkpointing tried in this order: as configured, then on
     precision: str
     param_bytes: int
+    gradient_bytes: int  # the trainable parameters' (an adapter's alone on a frozen base)
     optimizer_bytes: int
     states: int  # parameters, gradients, optimizer state
 
@@ -128,8 +129,8 @@ class _Setup:
         settings = [checkpointing_cfg] + ([True] if not checkpointing_cfg and _supports_checkpointing(cfg) else [])
         precision_cfg = enum_value(cfg.precision.dtype)
         base = cache.base
-        param_bytes = base.closed_form["parameters"]
-        states = param_bytes * 2 + base.closed_form["optimizer_state"]  # parameters, gradients, optimizer state
+        param_bytes, gradient_bytes = base.closed_form["parameters"], base.closed_form["gradients"]
+        states = param_bytes + gradient_bytes + base.closed_form["optimizer_state"]
         return cls(
             margin,
             reserve,
@@ -141,6 +142,7 @@ class _Setup:
             settings,
             precision_cfg,
             param_bytes,
+            gradient_bytes,
             base.closed_form["optimizer_state"],
             states,
         )
@@ -199,7 +201,7 @@ def _fill_row(
         )
         return
     per_replica = setup.examples_per_update // count
-    buckets = setup.param_bytes if count > 1 else 0  # DDP keeps a flat copy of the gradients
+    buckets = setup.gradient_bytes if count > 1 else 0  # DDP keeps a flat copy of the gradients
     state_need = (setup.states + buckets) * (1 + setup.margin) + setup.reserve
     if state_need > capacity:
         row["need_gib"] = state_need / GIB
@@ -244,7 +246,7 @@ def _sharding_reason(setup: _Setup, state_need: float, buckets: int) -> str:
     """Why the model states alone do not fit one GPU."""
     return (
         f"model states alone need {state_need / GIB:.1f} GiB (parameters "
-        f"{setup.param_bytes / GIB:.1f} + gradients {setup.param_bytes / GIB:.1f} + optimizer "
+        f"{setup.param_bytes / GIB:.1f} + gradients {setup.gradient_bytes / GIB:.1f} + optimizer "
         f"{setup.optimizer_bytes / GIB:.1f}"
         + (f" + DDP buckets {buckets / GIB:.1f}" if buckets else "")
         + ", with margin and reserve), more than one GPU holds: needs sharding "

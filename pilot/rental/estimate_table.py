@@ -3,7 +3,7 @@ tracker, the counted FLOPs, and what the estimate does not cover."""
 
 from __future__ import annotations
 
-from pilot.estimate.fake_tensor import NOT_COVERED, MemoryEstimate
+from pilot.estimate.fake_tensor import NOT_COVERED, STEADY, MemoryEstimate
 from pilot.report import _bytes, markdown_table
 
 GIB = 2**30
@@ -22,10 +22,45 @@ def breakdown_rows(estimate: MemoryEstimate):
             yield p, part, b
 
 
+def _parameter_counts(estimate: MemoryEstimate) -> str:
+    frozen = estimate.parameters - estimate.trainable_parameters
+    if not frozen:
+        return f"{estimate.parameters:,} parameters, all trained"
+    return (
+        f"{estimate.parameters:,} parameters: {frozen:,} frozen (weights only: no gradient, no optimizer "
+        f"state) + {estimate.trainable_parameters:,} trained"
+    )
+
+
+def _gradients_at_step(estimate: MemoryEstimate) -> int:
+    """The tracker's gradients when the steady update's optimizer step peaks (every gradient held)."""
+    steady = next(p for p in estimate.phases if p.phase == STEADY)
+    return int((steady.moments.get("optimizer step") or steady.breakdown).get("gradients", 0))
+
+
+def _closed_form_line(estimate: MemoryEstimate) -> str:
+    """Each persistent term from counts alone against the tracker: they must be equal."""
+    closed, state = estimate.closed_form, estimate.state_bytes
+    tracked = {**state, "gradients": _gradients_at_step(estimate)}
+    terms = [
+        ("parameters", "parameters", "after an update"),
+        ("optimizer state", "optimizer_state", "after an update"),
+        ("gradients (trainable parameters only)", "gradients", "at the optimizer step"),
+    ]
+    compared = "; ".join(
+        f"{label} {closed[key]:,} B vs {tracked[key]:,} B {when} ({'equal' if closed[key] == tracked[key] else 'DIFFERENT'})"
+        for label, key, when in terms
+    )
+    return (
+        f"Closed form vs tracker: {compared}. The optimizer step's peak also holds the multi-tensor "
+        "kernels' temporaries (counted under optimizer state)."
+    )
+
+
 def estimate_lines(estimate: MemoryEstimate) -> list[str]:
     s = estimate.settings
     lines = [
-        f"Model `{s['model']}`: {estimate.parameters:,} parameters; micro-batch {s['micro_batch']} "
+        f"Model `{s['model']}`: {_parameter_counts(estimate)}; micro-batch {s['micro_batch']} "
         f"(x {s['accumulation']} accumulation), evaluation micro-batch {s['eval_micro_batch']}, "
         f"sequence length {s['seq_len'] if s['seq_len'] is not None else 'n/a (fixed-size inputs)'}, "
         f"precision {s['precision']}, optimizer {s['optimizer']}, activation checkpointing "
@@ -61,15 +96,8 @@ def estimate_lines(estimate: MemoryEstimate) -> list[str]:
             ]
         )
     lines += [markdown_table(header, body), ""]
-    closed, state = estimate.closed_form, estimate.state_bytes
     lines += [
-        "Closed form vs tracker (persistent state after an update): parameters "
-        f"{closed['parameters']:,} B vs {state['parameters']:,} B "
-        f"({'equal' if closed['parameters'] == state['parameters'] else 'DIFFERENT'}); optimizer state "
-        f"{closed['optimizer_state']:,} B vs {state['optimizer_state']:,} B "
-        f"({'equal' if closed['optimizer_state'] == state['optimizer_state'] else 'DIFFERENT'}). "
-        "Gradients equal the parameters in size. The optimizer step's peak also holds the multi-tensor "
-        "kernels' temporaries (counted under optimizer state).",
+        _closed_form_line(estimate),
         f"Counted FLOPs: {estimate.flops_per_micro_batch / 1e12:.4g} TFLOP per training micro-batch "
         f"(forward + backward{' + recomputation' if s['activation_checkpointing'] else ''}), "
         f"{estimate.flops_per_eval_batch / 1e12:.4g} TFLOP per evaluation batch.",

@@ -40,6 +40,7 @@ def validate(cfg: DictConfig) -> None:
     """Raise one ConfigError naming every problem; return None when the config is sound."""
     problems: list[Problem] = []
     container: Any = None
+    interpolation: Problem | None = None
     try:
         container = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
     except MissingMandatoryValue as error:  # a group removed (~optim) or an option file that omits a key
@@ -55,9 +56,10 @@ def validate(cfg: DictConfig) -> None:
             )
         )
     except Exception as error:  # broken interpolations
-        problems.append(
-            Problem(getattr(error, "full_key", None) or "?", "???", f"{type(error).__name__}: {error}".splitlines()[0])
+        interpolation = Problem(
+            getattr(error, "full_key", None) or "?", "???", f"{type(error).__name__}: {error}".splitlines()[0]
         )
+        problems.append(interpolation)
     device_type = (
         resolve_device(cfg).type
         if enum_value(select(cfg, "run.device")) != "cuda" or torch.cuda.is_available()
@@ -74,5 +76,13 @@ def validate(cfg: DictConfig) -> None:
     check_rental(cfg, problems)
     if container is not None:  # the task's settings resolve
         check_task(cfg, problems)
+    if container is None and interpolation is not None and _echoes(interpolation, problems):
+        problems.remove(interpolation)  # a value that reads a bad setting: that setting's problem says it once
     if problems:
         raise ConfigError(problems)
+
+
+def _echoes(interpolation: Problem, problems: list[Problem]) -> bool:
+    """The broken interpolation names another problem's ``key=value`` (``${pilot.tokenizer_size:...}``
+    failing on the very ``data.tokenizer`` that problem reports)."""
+    return any(p is not interpolation and f"{p.key}={p.value}" in interpolation.fix for p in problems)

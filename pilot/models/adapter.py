@@ -1,0 +1,188 @@
+"""Adapters (``adapter=lora``): a ``peft`` config applied to any model the group can target.
+
+``cfg.adapter`` is a ``peft`` config by ``_target_`` (``peft.LoraConfig``: ``r``, ``lora_alpha``,
+``lora_dropout``, ``target_modules``...; ``adapter=none`` is an empty node), so every key a
+peft user knows is an override. ``apply_adapter`` wraps the built model with ``get_peft_model``:
+the base is frozen, only the adapter trains. What a run keeps of an adapted model is the adapter
+alone (``trained_state``: the checkpoint's ``model`` entry), and the base is named by its identity
+(``base_identity``: the model config's hash and a hash of its frozen weights), so a reload can
+prove it rebuilt the same base before it applies the adapter.
+
+peft is imported only when an adapter is asked for (it imports transformers: seconds).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import warnings
+from pathlib import Path
+from typing import Any
+
+import torch
+from hydra.utils import instantiate
+from omegaconf import DictConfig, OmegaConf
+from safetensors.torch import save_file
+
+from pilot.errors import ConfigRefused, PilotError
+
+ADAPTER_WEIGHTS = "adapter_model.safetensors"  # peft's own file names: PeftModel.from_pretrained reads them
+ADAPTER_CONFIG = "adapter_config.json"
+BASE_FILE = "base.json"  # the base's identity, next to the adapter
+ADAPTER_FILES = (ADAPTER_WEIGHTS, ADAPTER_CONFIG, BASE_FILE)
+
+
+def wants_adapter(cfg: DictConfig) -> bool:
+    adapter = cfg.get("adapter")
+    return adapter is not None and adapter.get("_target_") is not None
+
+
+def _peft():
+    try:
+        import peft
+    except ImportError as error:  # an optional extra: pip install 'pilot[hf]'
+        raise PilotError("adapter=lora needs the peft package. Fix: pip install 'pilot[hf]'.") from error
+    return peft
+
+
+def apply_adapter(model: torch.nn.Module, cfg: DictConfig) -> torch.nn.Module:
+    """``model`` wrapped by the adapter ``cfg.adapter`` names (its base frozen), or ``model`` itself."""
+    if not wants_adapter(cfg):
+        return model
+    peft = _peft()
+    try:
+        peft_config = instantiate(cfg.adapter, _convert_="all")
+    except Exception as error:  # a peft key with a value peft refuses
+        raise ConfigRefused(f"adapter: peft refuses the config ({error}). Fix: see peft's LoraConfig.") from error
+    try:
+        with warnings.catch_warnings():  # peft asks transformers 5 by a name it deprecated: not the user's to fix
+            warnings.filterwarnings("ignore", "`is_gradient_checkpointing` is deprecated", FutureWarning)
+            return peft.get_peft_model(model, peft_config)
+    except ValueError as error:  # target modules that the model does not have
+        linear = sorted(
+            {name.rsplit(".", 1)[-1] for name, m in model.named_modules() if isinstance(m, torch.nn.Linear)}
+        )
+        raise ConfigRefused(
+            f"adapter.target_modules={OmegaConf.to_container(cfg.adapter).get('target_modules')!r} does not fit "
+            f"{type(model).__name__}: {str(error).splitlines()[0]} Fix: adapter.target_modules=all-linear or "
+            f"a list of the model's linear layers ({', '.join(linear[:8]) or 'it has none'})."
+        ) from error
+
+
+def is_adapted(model: torch.nn.Module) -> bool:
+    """A peft-wrapped model (without importing peft)."""
+    return hasattr(model, "peft_config") and callable(getattr(model, "get_base_model", None))
+
+
+def base_of(model: torch.nn.Module) -> torch.nn.Module:
+    """The model an adapter wraps (the model itself when there is none): settings go there."""
+    return model.get_base_model() if is_adapted(model) else model
+
+
+def trainable_names(model: torch.nn.Module) -> set[str]:
+    return {name for name, p in model.named_parameters() if p.requires_grad}
+
+
+def trained_state(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """What a checkpoint keeps of the model: the whole ``state_dict``, or an adapted model's trained
+    tensors alone (the frozen base is rebuilt from the config; ``base_identity`` proves it)."""
+    state = model.state_dict()
+    if not is_adapted(model):
+        return state
+    names = trainable_names(model)
+    return {name: tensor for name, tensor in state.items() if name in names}
+
+
+def load_trained_state(model: torch.nn.Module, state: dict[str, torch.Tensor]) -> None:
+    """The inverse of ``trained_state``: every trained tensor must be there, nothing else."""
+    if not is_adapted(model):
+        model.load_state_dict(state)
+        return
+    missing = sorted(trainable_names(model) - set(state))
+    unexpected = sorted(set(state) - set(model.state_dict()))
+    if missing or unexpected:
+        raise ValueError(
+            f"the checkpoint's adapter does not fit the model: missing {missing[:3]}, unexpected {unexpected[:3]}"
+        )
+    model.load_state_dict(state, strict=False)
+
+
+def describe_parameters(model: torch.nn.Module) -> str:
+    """ "N parameters, B bytes of weights", and how many train when some are frozen (shared tensors once)."""
+    params = list(model.parameters())
+    total, trained = sum(p.numel() for p in params), sum(p.numel() for p in params if p.requires_grad)
+    weight_bytes = sum(p.numel() * p.element_size() for p in params)
+    text = f"{total:,} parameters, {weight_bytes:,} bytes of weights"
+    return text if trained == total else f"{text}; {trained:,} trained ({100 * trained / max(total, 1):.2g}%)"
+
+
+def base_identity(model: torch.nn.Module, cfg: DictConfig) -> dict[str, Any]:
+    """The base an adapter was trained on: its config (and hash), the seed that initialised it, the
+    local directory it came from, and the sha256 of its frozen tensors (names, dtypes, shapes, bytes)."""
+    model_cfg = OmegaConf.to_container(cfg.model, resolve=True)
+    config_text = json.dumps({"model": model_cfg, "seed": int(cfg.seed)}, sort_keys=True)
+    adapters = set(getattr(model, "peft_config", {}))  # peft keys each adapter tensor by its name ("default")
+    digest = hashlib.sha256()
+    for name, tensor in sorted(base_of(model).state_dict().items()):
+        if adapters & set(name.split(".")):
+            continue  # the adapter's own tensors (lora_A.default.weight), inside the base's modules
+        data = tensor.detach().to("cpu").contiguous()
+        digest.update(f"{name}:{data.dtype}:{tuple(data.shape)}".encode())
+        digest.update(data.view(torch.uint8).numpy().tobytes() if data.numel() else b"")
+    return {
+        "model": model_cfg,
+        "seed": int(cfg.seed),
+        "path": model_cfg.get("path") if isinstance(model_cfg, dict) else None,
+        "config_sha256": hashlib.sha256(config_text.encode()).hexdigest(),
+        "weights_sha256": digest.hexdigest(),
+    }
+
+
+def export_adapter(model: torch.nn.Module, cfg: DictConfig, directory: Path) -> Path:
+    """The adapter alone, in peft's own format (``adapter_model.safetensors`` + ``adapter_config.json``:
+    ``PeftModel.from_pretrained(base, directory)`` loads it), and ``base.json``, the base's identity."""
+    peft = _peft()
+    directory = Path(directory)
+    state = peft.get_peft_model_state_dict(model)
+    tensors = {name: tensor.detach().to("cpu").contiguous() for name, tensor in state.items()}
+    weights = directory / ADAPTER_WEIGHTS
+    tmp = directory / f"{ADAPTER_WEIGHTS}.tmp{os.getpid()}"
+    save_file(tensors, str(tmp), metadata={"format": "pt"})
+    os.replace(tmp, weights)
+    model.peft_config[model.active_adapter].save_pretrained(str(directory))
+    (directory / BASE_FILE).write_text(json.dumps(base_identity(model, cfg), indent=2) + "\n")
+    return weights
+
+
+def load_adapter(base: torch.nn.Module, cfg: DictConfig, directory: Path) -> tuple[torch.nn.Module, str | None]:
+    """``base`` with the adapter exported in ``directory`` (``PeftModel.from_pretrained``, as a user loads
+    it), and why it is not the base the adapter was trained on (None when its identity matches)."""
+    peft = _peft()
+    model = peft.PeftModel.from_pretrained(base, str(directory))
+    recorded = json.loads((Path(directory) / BASE_FILE).read_text())
+    found = base_identity(model, cfg)
+    for key in ("weights_sha256", "config_sha256"):
+        if found[key] != recorded.get(key):
+            return model, (
+                f"the base rebuilt from the exported config is not the one the adapter was trained on: "
+                f"{key} {found[key][:12]} here, {str(recorded.get(key))[:12]} in {BASE_FILE}"
+            )
+    return model, None
+
+
+def frozen_head_hint(model: torch.nn.Module) -> str:
+    """Why an adapter run may not learn a handful of examples: its output layer frozen on a base
+    that was never trained (a random head caps the logits); "" when that is not the case."""
+    if not is_adapted(model):
+        return ""
+    base = base_of(model)
+    head = base.get_output_embeddings() if callable(getattr(base, "get_output_embeddings", None)) else None
+    if head is None or any(p.requires_grad for p in head.parameters()):
+        return ""
+    name = next((n for n, m in base.named_modules() if m is head), "the output layer")
+    return (
+        f" Only the adapter trains and the output layer `{name}` is frozen: on a randomly initialised base "
+        "(no model.path) its fixed random weights cap the logits. Fix: a trained base (model.path=DIR), "
+        f"or add it to the adapter (adapter.target_modules=[...,{name.rsplit('.', 1)[-1]}])."
+    )

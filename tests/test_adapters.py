@@ -1,0 +1,191 @@
+"""LoRA adapters (adapter=lora, peft): the base frozen and estimated, only the adapter's gradients and
+optimizer state counted, the checkpoint and the export holding the adapter alone, the reload
+rebuilding base + adapter in a fresh process and proving the base is the one it was trained on."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from hydra.utils import instantiate
+
+from pilot.checkpoint import Checkpointer, restore_training_state
+from pilot.closing.export import export_with_controls
+from pilot.closing.reload import check_in_new_process
+from pilot.engine.build import build_model, build_trainer
+from pilot.errors import ConfigRefused
+from pilot.estimate.fake_tensor import estimate_memory
+from pilot.models.adapter import base_identity, frozen_head_hint, trained_state
+from pilot.rental.choice_sheet import _Setup
+from pilot.rental.estimate_cache import EstimateCache
+from pilot.variant import is_defining
+
+peft = pytest.importorskip("peft")
+transformers = pytest.importorskip("transformers")
+
+ROOT = Path(__file__).resolve().parents[1]
+LORA = ("adapter=lora", "adapter.r=4")
+
+
+def _lora_shapes(model: torch.nn.Module, r: int) -> list[int]:
+    """The closed form of LoRA on every linear layer: A (r x in) and B (out x r), per layer."""
+    sizes = []
+    for module in model.modules():
+        if type(module) is torch.nn.Linear:
+            sizes += [r * module.in_features, module.out_features * r]
+    return sizes
+
+
+def test_lora_freezes_the_base_and_trains_the_adapter_alone(make_cfg):
+    plain = build_model(make_cfg())
+    adapted = build_model(make_cfg(*LORA))
+    trained = {n: p for n, p in adapted.named_parameters() if p.requires_grad}
+    assert trained and all("lora_" in n for n in trained)
+    assert sorted(p.numel() for p in trained.values()) == sorted(_lora_shapes(plain, 4))
+    with torch.no_grad():  # B starts at zero: the adapted model computes what the base does
+        ids = torch.randint(0, 200, (2, 12))
+        torch.testing.assert_close(adapted(ids), plain(ids), rtol=0, atol=0)
+
+
+def test_the_estimate_counts_the_frozen_base_and_the_adapters_gradients_and_state(make_cfg):
+    cfg = make_cfg(*LORA)
+    plain = build_model(make_cfg())
+    total = sum(p.numel() for p in plain.parameters())
+    adapter = _lora_shapes(plain, 4)
+    trained = sum(adapter)
+    estimate = estimate_memory(cfg)
+    measured = estimate_memory(cfg, fake=False)
+    assert [p.peak_bytes for p in estimate.phases] == [p.peak_bytes for p in measured.phases]
+    assert estimate.parameters == total + trained and estimate.trainable_parameters == trained
+    assert estimate.closed_form == {
+        "parameters": 4 * (total + trained),  # the frozen base is held, fp32
+        "gradients": 4 * trained,  # the adapter's alone
+        "optimizer_state": 2 * 4 * trained + 4 * len(adapter),  # AdamW: two moments + a step per tensor
+    }
+    assert estimate.state_bytes == {k: estimate.closed_form[k] for k in ("parameters", "optimizer_state")}
+    assert estimate.phase("steady_steps").moments["optimizer step"]["gradients"] == 4 * trained
+    setup = _Setup.read(cfg, EstimateCache(cfg, None, estimate))  # the choice sheet's model states
+    assert setup.states == 4 * (total + trained) + 4 * trained + estimate.closed_form["optimizer_state"]
+
+
+def test_a_checkpoint_holds_the_adapter_and_resumes_bit_identical(make_cfg, tmp_path):
+    cfg = make_cfg(*LORA, "budget.value=4")
+    trainer = build_trainer(cfg)
+    trainer.train_step(), trainer.train_step()
+    path = Checkpointer(tmp_path, cfg).save(trainer)
+    state = torch.load(path, weights_only=False)
+    assert set(state["model"]) == {n for n, p in trainer.raw_model.named_parameters() if p.requires_grad}
+    resumed = build_trainer(cfg)
+    restore_training_state(resumed, state)
+    for run in (trainer, resumed):
+        run.train_step(), run.train_step()
+    for (name, a), b in zip(trainer.raw_model.state_dict().items(), resumed.raw_model.state_dict().values()):
+        assert torch.equal(a, b), name
+    broken = {k: v for k, v in state["model"].items() if "lora_B" not in k}
+    with pytest.raises(ValueError, match="missing"):
+        restore_training_state(build_trainer(cfg), {**state, "model": broken})
+
+
+def test_the_export_is_the_adapter_alone_and_reloads_in_a_new_process(make_cfg, tmp_path):
+    cfg = make_cfg(*LORA)
+    task = instantiate(cfg.data, _convert_="all")
+    trainer = build_trainer(cfg)
+    trainer.train_step()  # B is no longer zero: the reload must apply the adapter to match
+    weights = export_with_controls(trainer.raw_model, task, cfg, tmp_path / "export")
+    assert weights.name == "adapter_model.safetensors" and not (tmp_path / "export" / "model.safetensors").exists()
+    assert weights.stat().st_size < sum(4 * p.numel() for p in trainer.raw_model.parameters()) / 4
+    config = json.loads((tmp_path / "export" / "adapter_config.json").read_text())
+    assert config["r"] == 4 and config["peft_type"] == "LORA"
+    result = check_in_new_process(tmp_path / "export", cfg)
+    assert result["verdict"] == "pass", result
+    identity = json.loads((tmp_path / "export" / "base.json").read_text())
+    assert identity == base_identity(trainer.raw_model, cfg)  # training left the base as it was
+    identity["weights_sha256"] = "0" * 64  # another base than the one trained on
+    (tmp_path / "export" / "base.json").write_text(json.dumps(identity))
+    result = check_in_new_process(tmp_path / "export", cfg)
+    assert result["verdict"] == "fail" and "not the one the adapter was trained on" in result["reason"]
+
+
+def test_target_modules_the_model_lacks_are_refused_naming_the_key(make_cfg):
+    with pytest.raises(ConfigRefused, match=r"adapter.target_modules=\['q_proj'\].*qkv"):
+        build_model(make_cfg("adapter=lora", "adapter.target_modules=[q_proj]"))
+
+
+def test_the_templates_adapter_targets_the_attention_only(make_cfg):
+    searchpath = f"hydra.searchpath=[file://{ROOT / 'examples' / 'hf_causal_lm' / 'conf'}]"
+    model = build_model(make_cfg(searchpath, "model=hf_causal_lm", "adapter=lora_attention"))
+    trained = {n.split(".")[-4] for n, p in model.named_parameters() if p.requires_grad}
+    assert trained == {"q_proj", "k_proj", "v_proj", "o_proj"}
+    assert model.peft_config["default"].r == 16
+
+
+def test_adapter_settings_define_a_run():
+    assert is_defining("adapter.r") and is_defining("adapter.target_modules")
+
+
+def test_a_frozen_random_head_is_named_when_the_subset_is_not_learned(make_cfg):
+    assert frozen_head_hint(build_model(make_cfg("model=hf_causal_lm"))) == ""  # no adapter: nothing frozen
+    hint = frozen_head_hint(build_model(make_cfg("model=hf_causal_lm", "adapter=lora")))
+    assert "`lm_head` is frozen" in hint and "model.path" in hint
+    with_head = make_cfg("model=hf_causal_lm", "adapter=lora", "adapter.target_modules=[q_proj,v_proj,lm_head]")
+    assert frozen_head_hint(build_model(with_head)) == ""
+    assert trained_state(build_model(with_head)).keys() >= {
+        "base_model.model.lm_head.lora_A.default.weight",
+        "base_model.model.lm_head.lora_B.default.weight",
+    }
+
+
+def _run(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    return subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+
+
+def _tiny_llama(directory: Path, seed: int) -> None:
+    config = transformers.LlamaConfig(
+        vocab_size=259, hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+        max_position_embeddings=96, pad_token_id=256, bos_token_id=257, eos_token_id=258,
+    )  # fmt: skip
+    torch.manual_seed(seed)
+    transformers.LlamaForCausalLM(config).save_pretrained(directory)
+
+
+def test_a_lora_run_on_a_saved_model_exports_the_adapter_and_catches_a_changed_base(tmp_path):
+    _tiny_llama(tmp_path / "base", seed=0)
+    run_dir = tmp_path / "run"
+    overrides = ["model=hf_causal_lm", f"model.path={tmp_path / 'base'}", "adapter=lora", "mode=train"]
+    done = _run("-m", "pilot", *overrides, "budget.value=4", "run.threads=1", f"hydra.run.dir={run_dir}")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    record = json.loads((run_dir / "run.json").read_text())
+    assert record["status"] == "ok" and record["closing"]["verdict"] == "pass", record["closing"]
+    weights = record["closing"]["weights"]
+    assert weights["file"] == "export/adapter_model.safetensors"
+    assert weights["bytes"] == (run_dir / weights["file"]).stat().st_size
+    assert "adapter alone" in (run_dir / "REPRODUCE.md").read_text()
+    identity = json.loads((run_dir / "export" / "base.json").read_text())
+    assert identity["path"] == str(tmp_path / "base")
+    # a peft user loads it as usual: base from its directory, then the adapter
+    base = transformers.AutoModelForCausalLM.from_pretrained(tmp_path / "base")
+    loaded = peft.PeftModel.from_pretrained(base, run_dir / "export")
+    assert sum(p.numel() for n, p in loaded.named_parameters() if "lora_" in n) > 0
+    _tiny_llama(tmp_path / "base", seed=1)  # the base directory is overwritten after training
+    again = _run("-m", "pilot.closing", str(run_dir / "export"))
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert "not the one the adapter was trained on" in again.stdout + again.stderr
+
+
+@pytest.mark.slow
+def test_the_pilot_and_the_lr_sweep_pass_on_a_lora_run(tmp_path):
+    lora = ["model=hf_causal_lm", "adapter=lora", "adapter.target_modules=[q_proj,k_proj,v_proj,o_proj,lm_head]"]
+    done = _run("-m", "pilot", *lora, "run.threads=1", f"hydra.run.dir={tmp_path / 'pilot'}", timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert json.loads((tmp_path / "pilot" / "run.json").read_text())["verdict"] == "pass"
+    sweep = _run("-m", "pilot", "-m", *lora, "+experiment=lr_sweep", "budget.value=4", "run.threads=1",
+                 f"hydra.sweep.dir={tmp_path / 'sweep'}", timeout=900)  # fmt: skip
+    assert sweep.returncode == 0, sweep.stdout[-3000:] + sweep.stderr[-3000:]
+    records = [json.loads(p.read_text()) for p in (tmp_path / "sweep").glob("*/run.json")]
+    assert len(records) == 6 and all(r["closing"]["verdict"] == "pass" for r in records)
