@@ -42,6 +42,7 @@ from pilot.engine.batch_plan import plan_from_config
 from pilot.engine.build import build_model, configure_threads
 from pilot.engine.distributed import init_from_env, launched_externally, spawn
 from pilot.engine.preemption import SignalsStopAtOnce
+from pilot.engine.threads import load_note
 from pilot.environment import environment_step
 from pilot.environment import journal_lines as environment_journal_lines
 from pilot.errors import ResumeRefused
@@ -215,7 +216,11 @@ def _memory_note(device: torch.device) -> str:
 
 def _pilot(cfg: DictConfig, run_dir: Path, record: RunRecord, sweep_params: dict[str, str] | None) -> int:
     """The pilot's steps, each with a verdict, then the report, the journal and the record."""
-    configure_threads(cfg)
+    threads = configure_threads(cfg)
+    busy = load_note(threads.busy_elsewhere, threads.count)  # the measured times are only as good as the machine
+    record.update(threads=threads.as_dict())
+    if busy:
+        log.warning("%s", busy)
     device = resolve_device(cfg)
     results: list[CheckResult] = []
     shown: list[dict[str, Any]] = []
@@ -254,7 +259,7 @@ def _pilot(cfg: DictConfig, run_dir: Path, record: RunRecord, sweep_params: dict
             "variant": record.data["variant"],
             "device": str(device),
             "verdict": verdict,
-            "memory_note": _memory_note(device),
+            "memory_note": _memory_note(device) + (f" Warning: {busy}" if busy else ""),
         },
     )
     print_console(results, rows, shown, paths["report"], verdict)

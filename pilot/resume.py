@@ -117,6 +117,8 @@ def find_resume_state(
             return None, note
         return None, {}
     path, state = found
+    if int(cfg.run.threads) == 0 and state.get("torch_threads"):  # the default continues bit for bit
+        torch.set_num_threads(int(state["torch_threads"]))
     note = _resume_note(path, state, cleaned, refuse_changed_config(cfg, path, state))
     log.info("resuming from %s (update %d)", path, note["from_update"])
     return state, note

@@ -12,6 +12,7 @@ from pathlib import Path
 from omegaconf import DictConfig, OmegaConf
 
 from pilot.config.values import enum_value
+from pilot.engine.threads import ThreadChoice
 from pilot.engine.trainer import Trainer
 from pilot.estimate.fake_tensor import EstimateRefused, estimate_memory
 from pilot.run_record import RunRecord, write_json_atomic
@@ -19,7 +20,7 @@ from pilot.run_record import RunRecord, write_json_atomic
 log = logging.getLogger("pilot")
 
 
-def record_setup(cfg: DictConfig, trainer: Trainer, record: RunRecord, run_dir: Path, threads: int) -> None:
+def record_setup(cfg: DictConfig, trainer: Trainer, record: RunRecord, run_dir: Path, threads: ThreadChoice) -> None:
     """Log the batch arithmetic once and keep it, with the resolved config, in the run directory."""
     plan = trainer.plan
     summary = {
@@ -34,15 +35,18 @@ def record_setup(cfg: DictConfig, trainer: Trainer, record: RunRecord, run_dir: 
     for line in lines:
         log.info("batch arithmetic: %s", line)
     log.info(
-        "device %s, %d replica(s), %d CPU thread(s) per process, precision %s",
+        "device %s, %d replica(s), %d CPU thread(s) per process (%s), precision %s",
         trainer.device,
         trainer.ctx.world_size,
-        threads,
+        threads.count,
+        threads.reason,
         enum_value(cfg.precision.dtype),
     )
     OmegaConf.save(cfg, run_dir / "config.yaml", resolve=True)
     write_json_atomic(run_dir / "batch_plan.json", summary)
-    record.update(batch_plan=summary, task=task_summary(cfg, trainer.task, trainer.train_items))
+    record.update(
+        batch_plan=summary, task=task_summary(cfg, trainer.task, trainer.train_items), threads=threads.as_dict()
+    )
     if cfg.estimate.in_runs:  # off by default: the first estimate in a process costs seconds of set-up
         record.update(memory_estimate=estimate_summary(cfg, trainer.task))
 

@@ -107,8 +107,9 @@ class TrainingRun:
         if self.lock is not None:
             self.lock.acquire()
             refuse_finished_run(cfg, self.run_path)
-        threads = configure_threads(cfg)  # before the resume: the count is compared with the checkpoint's
+        self.threads = configure_threads(cfg)  # before the resume: the count is compared with the checkpoint's
         state, resume_note = find_resume_state(cfg, self.checkpointer, self.run_path, self.ctx.is_main)
+        self.threads = self.threads.resumed(torch.get_num_threads())  # run.threads=0 keeps the checkpoint's
         # run.json exists (status "running") before anything can fail, so a failure is recorded
         if self.ctx.is_main:
             self.record = open_record(cfg, self.run_path, self.overrides, resume_note, self.sweep_dir)
@@ -123,7 +124,7 @@ class TrainingRun:
             )
         self._build(state)
         if self.record is not None:
-            record_setup(cfg, self.trainer, self.record, self.run_path, threads)
+            record_setup(cfg, self.trainer, self.record, self.run_path, self.threads)
         self.phases.begin("first_step", examples=self.trainer.plan.examples_per_update)
 
     def _build(self, state: dict | None) -> None:

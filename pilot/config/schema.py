@@ -246,7 +246,7 @@ class MemoryConfig:
 class RunConfig:
     device: Device = MISSING
     log_every: int = MISSING  # plain log line every N updates when not on a terminal
-    threads: int = MISSING  # torch CPU threads; 0 = torch's default; at most 4 per usable core
+    threads: int = MISSING  # torch CPU threads; 0 = chosen from the usable CPUs and the replicas (engine/threads.py)
 
 
 @dataclass

@@ -4,7 +4,6 @@ the same seed and the same instantiation."""
 
 from __future__ import annotations
 
-import os
 import random
 
 import numpy as np
@@ -14,6 +13,7 @@ from omegaconf import DictConfig
 
 from pilot.config.values import enum_value, resolve_device
 from pilot.engine.distributed import DistContext
+from pilot.engine.threads import ThreadChoice, busy_elsewhere, choose_threads, launcher_cpus
 from pilot.engine.trainer import Trainer
 from pilot.models.adapter import apply_adapter
 
@@ -24,14 +24,14 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
-def configure_threads(cfg: DictConfig) -> int:
-    """CPU threads per process; replicas share the cores instead of oversubscribing them."""
-    threads = int(cfg.run.threads)
-    if threads <= 0 and cfg.distributed.replicas > 1:
-        threads = max(1, (os.cpu_count() or 1) // int(cfg.distributed.replicas))
-    if threads > 0:
-        torch.set_num_threads(threads)
-    return torch.get_num_threads()
+def configure_threads(cfg: DictConfig) -> ThreadChoice:
+    """CPU threads per process (``engine/threads.py``): replicas and parallel sweep jobs share the
+    cores instead of oversubscribing them."""
+    replicas, configured = int(cfg.distributed.replicas), int(cfg.run.threads)
+    busy = busy_elsewhere() if replicas == 1 else None  # 0.25 s; the pilot also reports it
+    choice = choose_threads(configured, replicas, launcher_cpus(), busy)
+    torch.set_num_threads(choice.count)
+    return choice
 
 
 def build_model(cfg: DictConfig, adapter: bool = True) -> torch.nn.Module:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import torch
 
 from pilot.config.values import enum_value, select
-from pilot.validation.numbers import THREADS_PER_CORE, usable_cores
+from pilot.engine.threads import affinity_cores
+from pilot.validation.numbers import THREADS_PER_CORE
 from pilot.validation.problems import Problem
 
 
@@ -61,13 +62,13 @@ def check_devices(cfg, device_type: str, problems: list[Problem]) -> None:
                 f"only {torch.cuda.device_count()} GPU(s) visible. Fix: fewer replicas, or run.device=cpu.",
             )
         )
-    if device_type == "cpu" and replicas > THREADS_PER_CORE * usable_cores():
+    if device_type == "cpu" and replicas > THREADS_PER_CORE * affinity_cores():
         problems.append(
             Problem(
                 "distributed.replicas",
                 replicas,
-                f"{replicas} processes on {usable_cores()} usable CPU core(s) only wait for "
-                f"each other. Fix: at most {THREADS_PER_CORE * usable_cores()} replicas on this "
+                f"{replicas} processes on {affinity_cores()} usable CPU core(s) only wait for "
+                f"each other. Fix: at most {THREADS_PER_CORE * affinity_cores()} replicas on this "
                 "machine, or a GPU machine.",
             )
         )

@@ -4,12 +4,12 @@ value (the plain ranges are in ``pilot.validation.ranges``)."""
 from __future__ import annotations
 
 import math
-import os
 from typing import Any
 
 from omegaconf import DictConfig
 
 from pilot.config.values import enum_value, select
+from pilot.engine.threads import affinity_cores
 from pilot.validation.problems import Problem, is_finite, is_number
 
 # No optimizer here uses a larger peak lr: AdamW moves every weight by about lr per update
@@ -32,14 +32,6 @@ OFF_VALUES = {
     "optim.grad_clip": "0 disables clipping",
     "campaign.quality_tolerance": "null skips the quality check",
 }
-
-
-def usable_cores() -> int:
-    """Cores this process may run on (a container's or a SLURM job's share), not the host's count."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS, Windows
-        return os.cpu_count() or 1
 
 
 def check_finite(value: Any, key: str, problems: list[Problem]) -> None:
@@ -164,10 +156,10 @@ def _check_split_fractions(cfg: DictConfig, problems: list[Problem]) -> None:
 
 
 def _check_threads(cfg: DictConfig, problems: list[Problem]) -> None:
-    threads, cores = select(cfg, "run.threads"), usable_cores()
+    threads, cores = select(cfg, "run.threads"), affinity_cores()
     limit = THREADS_PER_CORE * cores
     if is_number(threads) and threads < 0:
-        problems.append(Problem("run.threads", threads, "must be >= 0 (0 = torch's default)."))
+        problems.append(Problem("run.threads", threads, "must be >= 0 (0 = the usable CPUs divided by the replicas)."))
     elif is_number(threads) and threads > limit:
         problems.append(
             Problem(
@@ -175,7 +167,7 @@ def _check_threads(cfg: DictConfig, problems: list[Problem]) -> None:
                 threads,
                 f"this process may use {cores} CPU core(s); more than {THREADS_PER_CORE} threads "
                 "per core only oversubscribe them, and far more crash torch's thread pool. "
-                f"Fix: run.threads between 1 and {limit}, or 0 for torch's default.",
+                f"Fix: run.threads between 1 and {limit}, or 0 to let pilot divide the usable CPUs among the replicas.",
             )
         )
 

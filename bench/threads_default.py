@@ -1,0 +1,98 @@
+"""Benchmark: the default thread count against explicit ones, idle and beside a busy process (issue 17 item 1).
+
+    python bench/threads_default.py        # writes bench/results/threads_default.json, < 2 min
+
+Each measurement is a new process that builds the default task and model through pilot
+(``engine.build.build_trainer``, after ``configure_threads``: the count ``run.threads`` gives
+it) and times 20 updates after 2 warm-up ones. Settings: ``run.threads=0`` (the default),
+1 and 2, and the default again as the A/A control; conditions: the machine idle, and one other
+process spinning on a core. Interleaved, repeated; the median of each is compared with the best
+explicit count of the same condition. Target: the default within 10% of the best.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+UPDATES, REPEATS = 20, 2
+SETTINGS = {"default": 0, "1 thread": 1, "2 threads": 2, "default (A/A)": 0}
+CHILD = """
+import sys, time, torch
+from tests.conftest import compose_config
+from pilot.engine.build import build_trainer, configure_threads
+cfg = compose_config(["run.threads=" + sys.argv[1], "budget.value=100"])
+choice = configure_threads(cfg)
+trainer = build_trainer(cfg)
+for _ in range(2):
+    trainer.train_step()
+start = time.perf_counter()
+for _ in range(int(sys.argv[2])):
+    trainer.train_step()
+print(time.perf_counter() - start, choice.count)
+"""
+
+
+def measure(threads: int) -> tuple[float, int]:
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, str(threads), str(UPDATES)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    seconds, count = done.stdout.split()[-2:]
+    return float(seconds), int(count)
+
+
+def condition(busy: bool) -> dict:
+    spinner = (
+        subprocess.Popen([sys.executable, "-c", "while True: pass"]) if busy else None
+    )  # one other process on one core
+    try:
+        times: dict[str, list[float]] = {name: [] for name in SETTINGS}
+        counts: dict[str, int] = {}
+        for _ in range(REPEATS):
+            for name, threads in SETTINGS.items():  # interleaved: drift hits every setting alike
+                seconds, counts[name] = measure(threads)
+                times[name].append(seconds)
+    finally:
+        if spinner is not None:
+            spinner.kill()
+    median = {name: statistics.median(values) for name, values in times.items()}
+    best = min(median["1 thread"], median["2 threads"])
+    return {
+        "seconds_per_update": {name: value / UPDATES for name, value in median.items()},
+        "threads_chosen": counts,
+        "default_vs_best": median["default"] / best,
+        "aa_control": median["default (A/A)"] / median["default"],
+        "runs": times,
+    }
+
+
+def main() -> None:
+    results = {
+        "machine": f"{os.cpu_count()} CPUs, usable {len(os.sched_getaffinity(0))}",
+        "updates": UPDATES,
+        "repeats": REPEATS,
+        "idle": condition(busy=False),
+        "one_busy_process": condition(busy=True),
+        "target": "default within 10% of the best explicit count (default_vs_best <= 1.10)",
+    }
+    out = REPO / "bench" / "results" / "threads_default.json"
+    out.write_text(json.dumps(results, indent=1) + "\n")
+    for name in ("idle", "one_busy_process"):
+        r = results[name]
+        per = ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in r["seconds_per_update"].items())
+        print(f"{name}: {per}; default/best {r['default_vs_best']:.2f} (A/A {r['aa_control']:.2f})")
+    print(f"-> {out}")
+
+
+if __name__ == "__main__":
+    main()

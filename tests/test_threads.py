@@ -1,0 +1,85 @@
+"""run.threads=0 divides the CPUs this process may use among the processes that share them, says why
+in run.json, and the pilot warns when other processes already keep the cores busy (issue 17 item 1)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pilot.engine import threads
+from pilot.engine.threads import busy_elsewhere, cgroup_quota, choose_threads, load_note
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def eight_cores(monkeypatch):
+    """A machine of 8 usable cores, no quota, no SLURM, torch's default 8."""
+    monkeypatch.setattr(threads, "affinity_cores", lambda: 8)
+    monkeypatch.setattr(threads, "cgroup_quota", lambda path=None: None)
+    monkeypatch.setattr(threads, "TORCH_DEFAULT", 8)
+    monkeypatch.delenv("SLURM_CPUS_PER_TASK", raising=False)
+
+
+def test_the_default_divides_the_cores_among_the_replicas(eight_cores):
+    assert choose_threads(0, 1).count == 8
+    choice = choose_threads(0, 2)
+    assert choice.count == 4 and choice.reason == "run.threads=0: 8 CPU(s) (usable cores) / 2 replica(s)"
+    assert choose_threads(0, 16).count == 1  # never 0
+    assert choose_threads(3, 2).as_dict() == {"count": 3, "reason": "run.threads=3", "busy_elsewhere": None}
+
+
+def test_a_single_process_leaves_the_cores_others_keep_busy(eight_cores):
+    choice = choose_threads(0, 1, busy=1.2)
+    assert choice.count == 7 and "less 1.2 core(s) other processes kept busy" in choice.reason
+    assert choose_threads(0, 1, busy=0.3).count == 8  # noise is not load
+    assert choose_threads(0, 1, busy=20.0).count == 1
+    assert choose_threads(0, 2, busy=3.0).count == 4  # replicas: the division only, the same on every rank
+    assert choose_threads(4, 1, busy=3.0).count == 4  # a set count is never changed
+    resumed = choose_threads(0, 1, busy=1.2).resumed(8)
+    assert resumed.count == 8 and "resumed with the checkpoint's 8" in resumed.reason
+
+
+def test_a_parallel_sweep_job_takes_its_launchers_cpus_and_slurm_its_allocation(eight_cores, monkeypatch):
+    assert choose_threads(0, 1, launcher=2).count == 2
+    assert "the launcher's cpus_per_task" in choose_threads(0, 1, launcher=2).reason
+    monkeypatch.setenv("SLURM_CPUS_PER_TASK", "4")
+    assert choose_threads(0, 2).count == 2 and "SLURM_CPUS_PER_TASK" in choose_threads(0, 2).reason
+    monkeypatch.setattr(threads, "TORCH_DEFAULT", 2)  # physical cores (or OMP_NUM_THREADS) below the budget
+    assert choose_threads(0, 1).count == 2 and "torch's default" in choose_threads(0, 1).reason
+
+
+def test_the_cgroup_quota_is_read_in_whole_cpus(tmp_path):
+    path = tmp_path / "cpu.max"
+    for text, cpus in [("max 100000", None), ("250000 100000", 2), ("50000 100000", 1), ("garbage", None)]:
+        path.write_text(text + "\n")
+        assert cgroup_quota(path) == cpus, text
+    assert cgroup_quota(tmp_path / "absent") is None
+
+
+def test_a_busy_machine_is_seen_and_named():
+    spinner = subprocess.Popen(
+        [sys.executable, "-c", "import time\nend = time.time() + 20\nwhile time.time() < end: pass"]
+    )
+    try:
+        busy = busy_elsewhere(0.5)
+    finally:
+        spinner.kill()
+    assert busy is not None and busy >= 0.5  # one other process spinning: about one core
+    note = load_note(busy, 2)
+    assert note and "other processes kept" in note and "Fix:" in note
+    assert load_note(0.1, 2) is None and load_note(None, 2) is None
+
+
+def test_run_json_records_the_count_and_its_reason(tmp_path):
+    run_dir = tmp_path / "run"
+    command = [sys.executable, "-m", "pilot", "mode=train", "budget.value=2", "distributed=ddp2",
+               f"hydra.run.dir={run_dir}"]  # fmt: skip
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    recorded = json.loads((run_dir / "run.json").read_text())["threads"]
+    assert recorded["count"] >= 1 and recorded["reason"].endswith("/ 2 replica(s)")
