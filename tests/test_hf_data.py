@@ -18,6 +18,7 @@ import torch
 
 make_tokenizer = pytest.importorskip("scripts.make_tokenizer").make_tokenizer  # needs pilot[hf]
 pytest.importorskip("datasets")
+AutoTokenizer = pytest.importorskip("transformers").AutoTokenizer
 
 from pilot.checks.alignment import alignment_check  # noqa: E402
 from pilot.checks.inspect_examples import inspect_task  # noqa: E402
@@ -138,9 +139,34 @@ def test_chat_template_is_used_when_the_tokenizer_has_one(hf_files):
     example = task.splits["train"][0]
     shown = "".join(task.decode_tokens(task.encode(example)["input_ids"].tolist()))
     assert task.info["prompt"] == "chat template"
-    assert shown.startswith("«<|user|>⏎") and f"<|assistant|>⏎{example.fields['answer']}»" in shown
+    # the answer is the assistant turn as the template closes it (its newline), then eos
+    assert shown.startswith("«<|user|>⏎") and f"<|assistant|>⏎{example.fields['answer']}⏎»" in shown
     assert inspect_task(task, n_show=1, micro_batch=4)[0].verdict == "pass"
     assert make(hf_files, tokenizer="chat", use_chat_template=False).info["prompt"] == "prompt_format"
+
+
+CHATML = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n"
+    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def test_the_chat_templates_end_of_turn_is_trained_and_eos_not_doubled(hf_files, tmp_path):
+    tokenizer = AutoTokenizer.from_pretrained(str(hf_files["tokenizer"]))  # a copy of its own: it is edited
+    tokenizer.add_special_tokens({"additional_special_tokens": ["<|im_start|>", "<|im_end|>"]})
+    tokenizer.chat_template = CHATML
+    end_of_turn = tokenizer.convert_tokens_to_ids("<|im_end|>")
+    for eos in (tokenizer.eos_token, "<|im_end|>"):  # a base tokenizer's eos, and an instruct one's
+        tokenizer.eos_token = eos
+        directory = tmp_path / f"chatml-{eos.strip('<|>')}"
+        tokenizer.save_pretrained(str(directory))
+        task = make({**hf_files, "chatml": directory}, tokenizer="chatml", vocab_size=len(tokenizer))
+        item = task.encode(task.splits["train"][0])
+        trained = item["input_ids"][item["labels"] != -100].tolist()
+        assert trained.count(end_of_turn) == 1  # generation stops at <|im_end|>: the model learns to emit it
+        assert trained.count(tokenizer.eos_token_id) == 1  # eos added where the turn lacks it, never twice
+        if eos != "<|im_end|>":
+            assert trained[-1] == tokenizer.eos_token_id
 
 
 def test_padding_is_the_pad_id_or_eos_and_the_estimate_batch_fits_the_vocabulary(hf_files):

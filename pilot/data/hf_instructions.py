@@ -5,7 +5,9 @@ tokens from a tokenizer saved in a local directory (``AutoTokenizer.from_pretrai
 is downloaded. Each row becomes ``prompt + answer + <eos>``: the prompt is the tokenizer's chat
 template applied to the instruction (a user turn, then the assistant's generation prompt) when it
 has one and ``use_chat_template`` is on, else ``prompt_format`` filled with the instruction (after
-``<bos>`` when the tokenizer has one). As in the built-in task (``pilot.data.instructions``), the
+``<bos>`` when the tokenizer has one). With a chat template the answer is the assistant turn as the
+template closes it (``<|im_end|>``, ``<|eot_id|>``...: what generation stops at), ``<eos>`` added
+only when the turn does not hold it already. As in the built-in task (``pilot.data.instructions``), the
 prompt's labels are -100 when ``mask_instruction``: only the answer and ``<eos>`` are trained,
 and the loss predicts token t from the tokens before it. Padding uses the tokenizer's pad id (its
 eos id when it has none). Every field name is a setting, so a file's own columns need no renaming.
@@ -82,16 +84,32 @@ class PromptTokens:
     def _ids(self, text: str) -> list[int]:
         return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
+    def _chat_prompt(self, instruction: str) -> str:
+        messages = [{"role": "user", "content": instruction}]
+        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+
     def prompt(self, instruction: str) -> list[int]:
         if self.chat:
-            messages = [{"role": "user", "content": instruction}]
-            text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
-            return self._ids(text)
+            return self._ids(self._chat_prompt(instruction))
         bos = self.tokenizer.bos_token_id
         return ([bos] if bos is not None else []) + self._ids(self.prompt_format.format(instruction=instruction))
 
-    def answer(self, answer: str) -> list[int]:
-        return self._ids(answer) + [self.tokenizer.eos_token_id]
+    def answer(self, answer: str, instruction: str = "") -> list[int]:
+        """The trained tokens: with a chat template, the assistant turn as the template closes it (its
+        end-of-turn marker is what generation stops at), then eos unless the turn already holds it."""
+        if not self.chat:
+            return self._ids(answer) + [self.tokenizer.eos_token_id]
+        prompt = self._chat_prompt(instruction)
+        messages = [{"role": "user", "content": instruction}, {"role": "assistant", "content": answer}]
+        whole = self.tokenizer.apply_chat_template(messages, tokenize=False)
+        if not whole.startswith(prompt):
+            raise ValueError(
+                "data.use_chat_template=true but the tokenizer's chat template does not render the prompt "
+                "as the start of the conversation (the answer cannot be cut out). "
+                "Fix: data.use_chat_template=false (data.prompt_format is used)."
+            )
+        ids = self._ids(whole[len(prompt) :])
+        return ids if self.tokenizer.eos_token_id in ids else ids + [self.tokenizer.eos_token_id]
 
     def strings(self, ids) -> list[str]:
         """One printable string per token for ``inspect``'s view, in the legend of the byte
@@ -140,7 +158,8 @@ def make_task(
     pad_id = pad_id_of(loaded)
 
     def encode(example: Example) -> dict[str, Any]:
-        prompt, answer = tokens.prompt(example.fields["instruction"]), tokens.answer(example.fields["answer"])
+        instruction = example.fields["instruction"]
+        prompt, answer = tokens.prompt(instruction), tokens.answer(example.fields["answer"], instruction)
         return generation.pack_example(example.index, prompt, answer, max_len, truncation_side, mask_instruction)
 
     return TaskData(
@@ -152,7 +171,7 @@ def make_task(
         target_count=generation.target_count,
         predict=generation.predict,
         forward=generation.forward,
-        expected_targets=lambda example: tokens.answer(example.fields["answer"]),
+        expected_targets=lambda example: tokens.answer(example.fields["answer"], example.fields["instruction"]),
         decode_tokens=tokens.strings,
         synthetic_batch=lambda micro_batch, seq_len: generation.synthetic_batch(micro_batch, seq_len, len(loaded)),
         target_position="next_token",
