@@ -260,6 +260,7 @@ def test_a_tied_gpt2_trains_with_checkpointing_in_bf16_and_closes(tmp_path):
     assert not list(run_dir.rglob("*.error.txt"))
 
 
+@pytest.mark.slow  # the default suite loads a saved model in tests/test_adapters.py (model.path + LoRA)
 def test_a_model_saved_with_save_pretrained_is_loaded_from_its_directory(tmp_path):
     config = transformers.LlamaConfig(
         vocab_size=259, hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,

@@ -116,7 +116,10 @@ def test_pilot_cli_passes_and_writes_the_report(tmp_path, task):
 
 @pytest.mark.parametrize(
     "overrides, step",
-    [(["pilot.oom_in_phase=eval_longest"], "phases"), (["optim.lr=0", "pilot.tiny.max_updates=20"], "tiny_subset")],
+    [
+        (["pilot.oom_in_phase=eval_longest"], "phases"),
+        pytest.param(["optim.lr=0", "pilot.tiny.max_updates=20"], "tiny_subset", marks=pytest.mark.slow),
+    ],
 )
 def test_pilot_cli_exits_non_zero_on_fail_or_oom(tmp_path, overrides, step):
     completed = run_cli(tmp_path, *overrides)

@@ -194,7 +194,9 @@ def test_a_legacy_non_finite_checkpoint_is_skipped(make_cfg, tmp_path):
 
 
 # ----------------------------------------------------------------------------- 5. validation rows
-@pytest.mark.parametrize("fault", ["update@4", "before_rename@8"])  # validation at 4 and 8
+@pytest.mark.parametrize(
+    "fault", ["update@4", pytest.param("before_rename@8", marks=pytest.mark.slow)]
+)  # validation at 4 and 8
 def test_validation_rows_once_after_any_kill(tmp_path, reference, fault):
     killed = cli(tmp_path, fault=fault)
     assert killed.returncode == -9, killed.stderr[-1000:]

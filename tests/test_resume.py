@@ -63,7 +63,16 @@ def uninterrupted(tmp_path_factory):
     return final_model(run_dir)
 
 
-@pytest.mark.parametrize("fault", ["update@5", "update@9", "before_write@4", "after_write@6", "before_rename@8"])
+@pytest.mark.parametrize(
+    "fault",
+    [
+        pytest.param("update@5", marks=pytest.mark.slow),
+        "update@9",
+        "before_write@4",
+        "after_write@6",
+        "before_rename@8",
+    ],
+)
 def test_kill_9_then_resume_equals_uninterrupted(tmp_path, uninterrupted, fault):
     killed = run_cli(tmp_path, fault=fault)
     assert killed.returncode == -9, killed.stderr[-1000:]
