@@ -14,7 +14,7 @@ import pytest
 import torch
 from hydra.utils import instantiate
 
-from pilot.checkpoint import Checkpointer, restore_training_state
+from pilot.checkpoint import Checkpointer, load_checkpoint, restore_training_state
 from pilot.closing.export import export_with_controls
 from pilot.closing.reload import check_in_new_process
 from pilot.engine.build import build_model, build_trainer
@@ -78,7 +78,7 @@ def test_a_checkpoint_holds_the_adapter_and_resumes_bit_identical(make_cfg, tmp_
     trainer = build_trainer(cfg)
     trainer.train_step(), trainer.train_step()
     path = Checkpointer(tmp_path, cfg).save(trainer)
-    state = torch.load(path, weights_only=False)
+    state = load_checkpoint(path)  # the safe reader resume uses
     assert set(state["model"]) == {n for n, p in trainer.raw_model.named_parameters() if p.requires_grad}
     resumed = build_trainer(cfg)
     restore_training_state(resumed, state)
