@@ -141,8 +141,9 @@ def run_pilot(
                 f"{earlier.get('status')}); a pilot never overwrites a run's record. Fix: leave out "
                 "hydra.run.dir (each pilot gets a new directory), or name a new one."
             )
-        record = RunRecord.start(run_dir, cfg, overrides, mode="pilot")
+        record = None
         try:
+            record = RunRecord.start(run_dir, cfg, overrides, mode="pilot")
             exit_code = _pilot(cfg, run_dir, record, sweep_params)
             write_reproduce(run_dir, record.data, plugin_provenance(cfg, searchpath or []))
             return exit_code
@@ -150,6 +151,10 @@ def run_pilot(
             name = signals.received or "SIGINT"
             exit_code = 128 + int(getattr(signal, name))
             log.warning("pilot interrupted by %s; its record says so (no verdict)", name)
+            if record is None and (run_dir / "run.json").exists():  # stopped while the record was started
+                record = RunRecord(run_dir, read_run_json(run_dir))
+            if record is None:
+                return exit_code  # nothing was recorded yet: nothing claims a run
             record.finish(
                 "interrupted",
                 f"interrupted: {name} during the pilot (no verdict)",
