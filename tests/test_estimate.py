@@ -135,3 +135,27 @@ def test_the_estimate_leaves_the_callers_random_state_alone(make_cfg):
     torch.manual_seed(123)
     estimate_memory(make_cfg())
     assert torch.equal(torch.rand(3), expected)
+
+
+@pytest.mark.parametrize("overrides", [[], ["memory=checkpointing"], ["+experiment=classification"]], ids=str)
+def test_the_flop_total_equals_pytorchs_flop_counter(make_cfg, overrides):
+    """FlopTotal (the estimate's counter, without the per-module table) counts what FlopCounterMode
+    counts, forward + backward + recomputation, on a real update of the engine."""
+    from hydra.utils import instantiate
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from pilot.data.task import longest_items
+    from pilot.engine.build import build_model
+    from pilot.engine.forward import forward_loss
+    from pilot.estimate.flops import FlopTotal
+
+    cfg = make_cfg(*overrides)
+    task = instantiate(cfg.data, _convert_="all")
+    model = build_model(cfg)
+    batch = task.collate(longest_items(task, "train", 4))
+    counts = []
+    for counter in (FlopCounterMode(display=False), FlopTotal()):
+        with counter:
+            forward_loss(task, model, batch, torch.device("cpu")).loss_sum.backward()
+        counts.append(counter.get_total_flops())
+    assert counts[0] == counts[1] > 0

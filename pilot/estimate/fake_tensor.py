@@ -15,9 +15,13 @@ Phases, as the campaign meets them:
 - ``steady_steps``: every later update (optimizer state already there);
 - ``eval_longest``: a forward pass without gradients on the longest sequences
   at the evaluation micro-batch.
-An update runs ``min(accumulation, 2)`` micro-batches: activations are freed
-after each backward, so the second micro-batch (gradients already held) is the
-worst; more of them change nothing but time. Sequence tasks run at the
+A measured update runs ``min(accumulation, 2)`` micro-batches: activations are
+freed after each backward, so the second micro-batch (gradients already held)
+is the worst; more of them change nothing but time. The estimate runs that
+worst micro-batch alone (the gradients it finds held are given to it), once:
+``steady_steps``' forward/backward is ``first_step``'s plus the optimizer state
+then held, its optimizer step runs again. Both shortcuts are checked against
+the full measured run (the pilot's ``estimate`` check, the tests). Sequence tasks run at the
 longest length a batch can have (``estimate.seq_len``, default ``data.max_len``)
 with every token real and in the loss; other tasks run on their longest real
 examples. The optimizer uses PyTorch's multi-tensor (foreach) kernels, CUDA's
@@ -38,7 +42,6 @@ import torch
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf, open_dict
 from torch._subclasses.fake_tensor import FakeTensorMode
-from torch.utils.flop_counter import FlopCounterMode
 
 from pilot.config.values import enum_value
 from pilot.data.task import Batch, TaskData, batch_seq_len, longest_items, move_to
@@ -47,6 +50,7 @@ from pilot.engine.checkpointing import declares_checkpointing
 from pilot.engine.forward import forward_loss
 from pilot.engine.trainer import Trainer
 from pilot.estimate.fake_adapter import adapter_on
+from pilot.estimate.flops import FlopTotal
 from pilot.estimate.refusal import EstimateRefused, refusal_reason
 from pilot.estimate.tracker import breakdown, tracker_class
 
@@ -214,31 +218,74 @@ class _Meter:
         return breakdown(self.tracker.get_tracker_snapshot("peak"))
 
 
+def _hold_gradients(model: torch.nn.Module, tracker: Any) -> None:
+    """Give every trained parameter the gradient an earlier micro-batch would have left (zeros: the
+    same shape, dtype and device; on fake tensors no values exist anyway), counted as gradients."""
+    for param in model.parameters():
+        if param.requires_grad and param.grad is None:
+            param.grad = torch.zeros_like(param)
+    tracker.track_external(model)
+
+
 def _update_phase(
-    name: str, trainer: Trainer, meter: _Meter, inputs: _Inputs, counter: FlopCounterMode | None = None
+    name: str,
+    trainer: Trainer,
+    meter: _Meter,
+    inputs: _Inputs,
+    counter: FlopTotal | None = None,
+    shortcut: bool = False,
 ) -> PhaseEstimate:
     """One update (``counter``: counts the FLOPs of its first micro-batch); its peak is its
-    forward/backward's or its optimizer step's, whichever is higher."""
+    forward/backward's or its optimizer step's, whichever is higher.
+
+    ``shortcut`` (the fake-tensor estimate): the worst micro-batch only — the last one, run with the
+    gradients an earlier micro-batch leaves already held — instead of running the earlier ones too.
+    """
+    runs = 1 if shortcut else inputs.runs
+
+    if shortcut and inputs.runs > 1:
+        _hold_gradients(trainer.raw_model, meter.tracker)
 
     def forward_backward():
-        for k in range(inputs.runs):
+        for k in range(runs):
             meter.tracker.reset_mod_stats()  # the tracker refuses a second root forward otherwise
             with counter if counter is not None and k == 0 else nullcontext():
-                trainer.forward_backward(inputs.train_batch, 1.0, inputs.update_targets, last=k == inputs.runs - 1)
+                trainer.forward_backward(inputs.train_batch, 1.0, inputs.update_targets, last=k == runs - 1)
 
     meter.allocator_peak = None
     fb = meter(forward_backward)
     step = meter(trainer.apply_update)
+    return _phase(name, inputs, fb, step, meter.allocator_peak)
+
+
+def _phase(
+    name: str, inputs: _Inputs, fb: dict[str, int], step: dict[str, int], allocator_peak: int | None
+) -> PhaseEstimate:
     worst, during = (fb, "forward/backward") if fb["total"] >= step["total"] else (step, "optimizer step")
     moments = {"forward/backward": fb, "optimizer step": step}
     seq_len = batch_seq_len(inputs.train_batch)
     return PhaseEstimate(
-        name, worst["total"], worst, during, inputs.micro_batch, inputs.runs, seq_len, meter.allocator_peak, moments
+        name, worst["total"], worst, during, inputs.micro_batch, inputs.runs, seq_len, allocator_peak, moments
     )
 
 
+def _steady_from_first(first: PhaseEstimate, trainer: Trainer, meter: _Meter, inputs: _Inputs) -> PhaseEstimate:
+    """Every later update, from the first one: its forward/backward is the first update's with the
+    optimizer state now held (the same operations on the same tensors, plus a constant the update
+    does not touch: the peak moves by exactly that amount); its optimizer step runs again, now with
+    the state in place. The pilot checks this against a full run on real tensors (``validate``)."""
+    held = breakdown(meter.tracker.get_tracker_snapshot("current"))["optimizer_state"]
+    fb = dict(first.moments["forward/backward"])
+    fb["optimizer_state"] += held
+    fb["total"] += held
+
+    _hold_gradients(trainer.raw_model, meter.tracker)  # as the update's backward leaves them
+    meter.allocator_peak = None
+    return _phase(STEADY, inputs, fb, meter(trainer.apply_update), meter.allocator_peak)
+
+
 def _eval_phase(
-    task: TaskData, trainer: Trainer, meter: _Meter, inputs: _Inputs, batch: Batch, counter: FlopCounterMode
+    task: TaskData, trainer: Trainer, meter: _Meter, inputs: _Inputs, batch: Batch, counter: FlopTotal
 ) -> PhaseEstimate:
     """A forward pass without gradients on the evaluation ``batch`` (its FLOPs in ``counter``)."""
     model = trainer.raw_model
@@ -270,9 +317,10 @@ class _Measured:
 
 
 def _run_phases(
-    cfg: DictConfig, task: TaskData, inputs: _Inputs, target: torch.device, tracker_type: type
+    cfg: DictConfig, task: TaskData, inputs: _Inputs, target: torch.device, tracker_type: type, shortcut: bool
 ) -> _Measured:
-    """Build the model and engine, then run and track every phase (under fake tensors when asked)."""
+    """Build the model and engine, then run and track every phase (under fake tensors when asked;
+    ``shortcut``: the fake estimate's single forward/backward, see ``_update_phase``)."""
     model = adapter_on(build_model(cfg, adapter=False), cfg)  # the adapter too when cfg.adapter asks
     if cfg.memory.activation_checkpointing and not declares_checkpointing(model):
         raise EstimateRefused(
@@ -283,13 +331,17 @@ def _run_phases(
     eval_batch = move_to(inputs.eval_batch, target)
     tracker = tracker_type()
     tracker.track_external(model, trainer.optimizer)
-    meter, counter = _Meter(tracker, target), FlopCounterMode(display=False)
-    phases = [
-        _update_phase("first_step", trainer, meter, inputs),
-        _update_phase(STEADY, trainer, meter, inputs, counter),
-    ]
+    meter, counter = _Meter(tracker, target), FlopTotal()
+    if shortcut:  # one forward/backward in all: the worst micro-batch of the first update
+        first = _update_phase("first_step", trainer, meter, inputs, counter, shortcut=True)
+        phases = [first, _steady_from_first(first, trainer, meter, inputs)]
+    else:  # measured: every micro-batch of both updates, as the run does them
+        phases = [
+            _update_phase("first_step", trainer, meter, inputs),
+            _update_phase(STEADY, trainer, meter, inputs, counter),
+        ]
     state = breakdown(tracker.get_tracker_snapshot("current"))
-    eval_counter = FlopCounterMode(display=False)
+    eval_counter = FlopTotal()
     phases.append(_eval_phase(task, trainer, meter, inputs, eval_batch, eval_counter))
     params = list(model.parameters())  # shared (tied) tensors once
     trained = [p for p in params if p.requires_grad]
@@ -346,7 +398,7 @@ def estimate_memory(
     try:
         run_inputs = _fake_inputs(mode, inputs) if fake else inputs
         with torch.random.fork_rng(devices=[]), mode:  # the caller's random state is left as it was
-            measured = _run_phases(cfg, task, run_inputs, target, tracker_type)
+            measured = _run_phases(cfg, task, run_inputs, target, tracker_type, shortcut=fake)
     except EstimateRefused:
         raise
     except Exception as error:

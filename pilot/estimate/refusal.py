@@ -7,6 +7,7 @@ the error raised under fake tensors and where it was raised.
 from __future__ import annotations
 
 import traceback
+from pathlib import Path
 
 from torch._subclasses.fake_tensor import (
     DataDependentOutputException,
@@ -21,10 +22,19 @@ class EstimateRefused(PilotError, ValueError):
     """The configuration cannot be estimated without allocating; the message says why and what to do."""
 
 
+ESTIMATOR_DIR = str(Path(__file__).resolve().parent)
+
+
+def _machinery(filename: str) -> bool:
+    """A frame of torch or of the estimator itself, never the cause of a refusal."""
+    return "/torch/" in filename.replace("\\", "/") or filename.startswith(ESTIMATOR_DIR)
+
+
 def _raised_at(error: BaseException) -> str:
-    """Where an error was raised: the innermost frame outside torch, as ``file.py:line in function``."""
+    """Where an error was raised: the innermost frame outside torch and outside the estimator's own
+    dispatch modes (``pilot/estimate``), as ``file.py:line in function``."""
     frames = traceback.extract_tb(error.__traceback__)
-    outside = [f for f in frames if "/torch/" not in f.filename.replace("\\", "/")] or frames
+    outside = [f for f in frames if not _machinery(f.filename)] or frames
     if not outside:
         return "an unknown place"
     frame = outside[-1]
