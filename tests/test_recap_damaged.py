@@ -352,8 +352,20 @@ def test_the_fast_and_the_line_by_line_reading_agree(tmp_path):
     assert frame.loc["a", columns].tolist() == frame.loc["b", columns].tolist()
     assert frame.loc["a", "final_val_loss"] == 1.25 and frame.loc["a", "updates_done"] == 6
     fast, slow = (curves[str(tmp_path / name)] for name in ("fast", "slow"))
-    assert [(k, int(u), float(loss)) for k, u, loss in fast[0]] == [(k, u, loss) for k, u, loss in slow[0]]
-    assert fast[1] == slow[1]
+    assert fast == slow and len(fast[0]) == 6  # training points, validation points
+
+
+def test_the_picture_keeps_about_a_hundred_points_per_run_read_either_way(tmp_path):
+    """A long run is drawn from 50 evenly spaced training points and its last one, the last one included; the fast and the
+    line-by-line reading keep the same ones."""
+    lines = [json.dumps({"kind": "train", "update": u, "loss": 10.0 / u}) for u in range(1, 1001)]
+    text = "\n".join(lines) + "\n"
+    make_run(tmp_path / "fast", record(run_id="a"), text)
+    make_run(tmp_path / "slow", record(run_id="b"), text.replace("\n", "\n\n", 1))
+    curves = {}
+    collect([tmp_path], curves)
+    fast, slow = (curves[str(tmp_path / name)][0] for name in ("fast", "slow"))
+    assert fast == slow and len(fast) == 51 and fast[-1] == (1000.0, 0.01) and fast[0] == (1.0, 10.0)
 
 
 def test_a_sweep_of_good_and_damaged_runs_builds_every_file_with_the_good_rows_right(tmp_path):

@@ -340,10 +340,11 @@ def test_a_garbage_run_json_in_the_run_directory_is_named_and_kept(tmp_path):
 def test_metrics_lines_lead_with_the_keys_the_recap_fast_path_reads():
     """run_record owns the metrics.jsonl line format: whatever order a row was built in, the line
     starts kind, update, loss, which is what the recap's one-regex reader matches."""
-    from pilot.recap.metrics_jsonl import ROW_START
+    from pilot.recap.metrics_jsonl import KIND_ROW, _as_written
     from pilot.run_record import metrics_line
 
     line = metrics_line({"loss": 2.5, "lr": 0.1, "update": 3, "kind": "train"})
     assert line == '{"kind": "train", "update": 3, "loss": 2.5, "lr": 0.1}'
-    assert ROW_START.findall("\n" + line + "\n") == [("train", "3", "2.5")]
-    assert ROW_START.findall('\n{"update": 3, "kind": "train", "loss": 2.5}\n') == []  # another order: slow path
+    assert _as_written(line + "\n") and KIND_ROW["train"].match(line).groups() == ("3", "2.5")
+    assert not _as_written('{"update": 3, "kind": "train", "loss": 2.5}\n')  # another order: slow path
+    assert not _as_written(line + line + "\n")  # two records on one line: slow path

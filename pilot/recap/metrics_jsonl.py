@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,29 +16,37 @@ from pilot.run_record import METRICS_LEADING_KEYS
 # A line as pilot writes it starts with run_record.METRICS_LEADING_KEYS, in that order
 # (run_record.metrics_line); loss is a JSON number or what json writes for nan/inf.
 JSON_NUMBER = r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|NaN|-?Infinity"
-_LEADING_PATTERNS = {"kind": r'"(train|val)"', "update": r"(0|[1-9]\d*)", "loss": "(" + JSON_NUMBER + ")"}
-ROW_START = re.compile(
-    r"\n\{" + ", ".join(f'"{key}": {_LEADING_PATTERNS[key]}' for key in METRICS_LEADING_KEYS) + r"[,}]"
-)
+_FIELDS = {"kind": r'"(?:train|val)"', "update": r"(?:0|[1-9]\d*)", "loss": f"(?:{JSON_NUMBER})"}
+
+
+def _leading(captured: tuple[str, ...], kind: str | None = None) -> str:
+    """The start of a line as pilot writes it (``kind``: of that kind only), capturing ``captured``."""
+    fields = {**_FIELDS, **({"kind": f'"{kind}"'} if kind else {})}
+    return r"\{" + ", ".join(
+        f'"{key}": ' + (f"({fields[key]})" if key in captured else fields[key]) for key in METRICS_LEADING_KEYS
+    )
+
+
+AS_WRITTEN = re.compile(f"(?:{_leading(())}" + r"(?:\}|,[^\n]*\})\n)*")  # whole lines, each closed by its brace
+KIND_ROW = {
+    kind: re.compile(_leading(("update", "loss"), kind) + "[,}]") for kind in ("train", "val")
+}  # (update, loss) of a line of one kind (``match``)
+VAL_ROWS = re.compile(r"\n" + KIND_ROW["val"].pattern)  # every validation line, after a newline: a literal
+# prefix the regex engine searches for (a ^ anchor in MULTILINE mode made it 15x slower)
 LAST_LINE_KEYS = {
     "train": (("examples_seen", ("an integer >= 0", is_count)), ("targets_seen", ("an integer >= 0", is_count))),
     "val": (("accuracy", NUMBER),),
 }  # read from the last line of each kind only
+CURVE_POINTS = 50  # training points per run the picture draws: one per ~10 pixels of a full-width curve
 
 
-def _rows_as_written(text: str) -> list[tuple[str, str, str]] | None:
-    """(kind, update, loss) of every line, as text, when every line is as pilot writes it; else None.
-
-    One regex over the file: each line starts with a well-formed kind/update/loss, closes
-    with ``}``, and holds one record. Cheap enough for 10,000 runs (bench/recap_10k.py);
-    what it does not check is the text between the loss and the closing brace of a line
-    other than the last of each kind, which the recap does not read."""
-    body = text if text.endswith("\n") else text + "\n"
-    lines = body.count("\n")
-    if body.count("}\n") != lines or body.count('{"kind": "') != lines:
-        return None
-    rows = ROW_START.findall("\n" + body)
-    return rows if len(rows) == lines else None
+def _as_written(body: str) -> bool:
+    """Every line of ``body`` (ending in a newline) is as pilot writes it: a well-formed kind, update
+    and loss first, closed by ``}``, one record per line. One regex over the file, no row built:
+    cheap enough for 10,000 runs (bench/recap_10k.py); what it does not check is the text between
+    the loss and the closing brace of a line other than the last of each kind, which the recap
+    does not read."""
+    return AS_WRITTEN.fullmatch(body) is not None and body.count('{"kind": "') == body.count("\n")
 
 
 def metrics_line(line: str) -> tuple[str, int, Any, dict[str, Any]]:
@@ -104,22 +113,49 @@ def _last_of_kind(text: str, kind: str, name: str) -> dict[str, Any]:
     return row
 
 
-def read_metrics(path: Path) -> dict[str, Any]:
-    """Summary of metrics.jsonl plus the rows (kind, update, loss) and validation points for the picture.
+TRAIN_START = '{"kind": "train", "update": '
 
-    Fast path: ``_rows_as_written``; a file it does not account for goes through json line
-    by line, where any damaged line makes the run unreadable: no silent gaps."""
+
+def _split_train_line(line: str) -> tuple[str, str]:
+    """(update, loss) text of a training line ``_as_written`` accepted (its format is checked: the
+    loss ends at the first comma or the closing brace)."""
+    update, _, rest = line[len(TRAIN_START) :].partition(', "loss": ')
+    return update, rest.split(",", 1)[0].removesuffix("}")
+
+
+def _train_curve(rows: list, unpack: Callable[[Any], tuple[Any, Any]] = tuple) -> list[tuple[float, float]]:
+    """About CURVE_POINTS of a run's training rows, evenly spaced, its last one included, as
+    (update, loss) by ``unpack``; non-finite and non-positive losses left out (the picture's log
+    scale). Only the kept rows are unpacked: 50 of 200 lines, for each of 10,000 runs."""
+    kept = rows[:: max(1, len(rows) // CURVE_POINTS)]
+    if rows and kept[-1] is not rows[-1]:
+        kept.append(rows[-1])
+    points = [(float(u), float(loss)) for u, loss in map(unpack, kept)]
+    return [(u, loss) for u, loss in points if math.isfinite(loss) and loss > 0]
+
+
+def read_metrics(path: Path, curve: bool = False) -> dict[str, Any]:
+    """Summary of metrics.jsonl and its validation points; with ``curve``, also the training points
+    the picture draws (``_train_curve``).
+
+    Fast path: ``_as_written``; a file it does not account for goes through json line by line,
+    where any damaged line makes the run unreadable: no silent gaps."""
     text = read_text(path)
-    rows = _rows_as_written(text) if text.strip() else []
-    if rows is None:
-        rows, last = _rows_line_by_line(text, path.name)
-    else:
+    body = text if text.endswith("\n") else text + "\n"
+    if not text.strip():
+        rows, last, fast = [], {}, False
+    elif _as_written(body):
+        rows, fast = None, True
         last = {kind: _last_of_kind(text, kind, path.name) for kind in ("train", "val")}
-    # rows stay as read (text on the fast path) until the picture needs them: most of 10,000 runs are never drawn
-    val = [(int(u), float(loss)) for k, u, loss in rows if k == "val" and loss is not None]
+    else:
+        (rows, last), fast = _rows_line_by_line(text, path.name), False
+    if fast:
+        val = [(int(u), float(loss)) for u, loss in VAL_ROWS.findall("\n" + body)]
+    else:
+        val = [(int(u), float(loss)) for k, u, loss in rows if k == "val" and loss is not None]
     finite = [loss for _, loss in val if math.isfinite(loss)]
     last_train, last_val = last.get("train", {}), last.get("val", {})
-    return {
+    summary = {
         "updates_done": last_train.get("update", 0),
         "examples_seen": last_train.get("examples_seen", 0),
         "targets_seen": last_train.get("targets_seen", 0),
@@ -128,6 +164,12 @@ def read_metrics(path: Path) -> dict[str, Any]:
         "best_val_loss": min(finite) if finite else None,
         "final_val_accuracy": last_val.get("accuracy"),
         "val_points": len(val),
-        "_rows": rows,
         "_val_curve": val,
     }
+    if curve:
+        if fast:
+            lines = [line for line in body.split("\n") if line.startswith(TRAIN_START)]
+            summary["_train_curve"] = _train_curve(lines, _split_train_line)
+        else:
+            summary["_train_curve"] = _train_curve([(u, loss) for k, u, loss in rows if k == "train"])
+    return summary

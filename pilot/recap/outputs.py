@@ -96,17 +96,6 @@ def phase_tables(frame: pd.DataFrame, max_variants: int = 50) -> list[str]:
 
 
 # --------------------------------------------------------------------------- picture
-def _train_points(rows: list) -> list[tuple[float, float]]:
-    """At most ~100 (update, loss) training points of one run (the picture's resolution), its last
-    one included; non-finite and non-positive losses left out (log scale)."""
-    stride = max(1, len(rows) // 100)
-    points = [(float(u), float(loss)) for k, u, loss in rows[::stride] if k == "train"]
-    last = next((row for row in reversed(rows) if row[0] == "train"), None)
-    if last is not None and (not points or points[-1][0] != float(last[1])):
-        points.append((float(last[1]), float(last[2])))
-    return [(u, loss) for u, loss in points if math.isfinite(loss) and loss > 0]
-
-
 def plot_curves(frame: pd.DataFrame, curves: dict[str, tuple], path: Path, by: str = "variant") -> Path | None:
     """All loss curves (one colour per ``by`` value; diverged runs dashed with an x where they stopped)
     and the validation points. One legend entry per variant, so 10,000 runs stay readable."""
@@ -127,8 +116,7 @@ def plot_curves(frame: pd.DataFrame, curves: dict[str, tuple], path: Path, by: s
             subset = runs[(runs["status"] == "diverged") == diverged]
             segments, points, stops = [], [], []
             for run_dir in subset["run_dir"]:
-                rows, val = curves.get(run_dir, ([], []))
-                finite = _train_points(rows)
+                finite, val = curves.get(run_dir, ([], []))
                 if finite:
                     segments.append(finite)
                     if diverged:
@@ -225,7 +213,7 @@ def build_recap(
     (those in ``skip`` left out). Returns every run's row; the verdicts in ``frame.attrs["conclusions"]``.
 
     A path that does not exist is a RecapRefused before anything is created or written."""
-    curves: dict[str, tuple] = {}
+    curves: dict[str, tuple] | None = {} if plot else None  # read only when drawn
     frame = collect(paths, curves, skip)
     sections = summarise_sweeps(frame, control, quality_tolerance, pool)
     frame.attrs["conclusions"] = _conclusions(sections)

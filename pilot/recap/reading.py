@@ -62,13 +62,14 @@ def find_run_dirs(paths: Iterable[Path]) -> list[Path]:
         for current, dirs, files in os.walk(root):
             names = set(files) | set(dirs)
             if any(marker in names for marker in RUN_MARKERS):
-                found.add(Path(current))
+                found.add(current)
                 dirs[:] = [d for d in dirs if d not in NOT_WALKED]
-    return sorted(found)
+    return [Path(p) for p in sorted(found)]  # sorted as text: 10,000 Path comparisons cost 0.25 s
 
 
-def read_run(run_dir: Path) -> dict[str, Any]:
-    """One recap row: the run's record and metrics summary, or status ``unreadable`` with the reason."""
+def read_run(run_dir: Path, curve: bool = False) -> dict[str, Any]:
+    """One recap row: the run's record and metrics summary, or status ``unreadable`` with the reason
+    (``curve``: with the training points the picture draws)."""
     row: dict[str, Any] = {"run_dir": str(run_dir)}
     record: Any = None
     try:
@@ -76,7 +77,7 @@ def read_run(run_dir: Path) -> dict[str, Any]:
         if record.get("mode") in NOT_RUNS:
             return {**row, "mode": record["mode"]}
         row.update(record_row(record))
-        row.update(read_metrics(run_dir / "metrics.jsonl"))
+        row.update(read_metrics(run_dir / "metrics.jsonl", curve))
     except Unreadable as damage:
         said = f" (run.json says {row['status']})" if row.get("status") else ""
         row.update(readable_identity(record), status="unreadable", stop_cause=f"{damage}{said}")
@@ -91,17 +92,17 @@ def sweep_of(row: dict[str, Any]) -> str:
 def collect(paths: Iterable[Path], curves: dict[str, tuple] | None = None, skip: Collection[Path] = ()) -> pd.DataFrame:
     """One row per run directory under ``paths`` (those in ``skip`` left out), sorted by sweep,
     variant, seed and run id, unreadable ones last; ``curves`` (if given) receives
-    run_dir -> (metrics rows, validation points)."""
+    run_dir -> (training points, validation points), as the picture draws them."""
     rows = []
     for run_dir in find_run_dirs(paths):
         if run_dir in skip:
             continue
-        row = read_run(run_dir)
+        row = read_run(run_dir, curve=curves is not None)
         if row.get("mode") in NOT_RUNS:
             continue
-        metrics_rows, val = row.pop("_rows", None), row.pop("_val_curve", None)
-        if curves is not None and metrics_rows is not None:
-            curves[row["run_dir"]] = (metrics_rows, val)
+        train, val = row.pop("_train_curve", None), row.pop("_val_curve", None)
+        if curves is not None and train is not None:
+            curves[row["run_dir"]] = (train, val)
         row["sweep"] = sweep_of(row)
         rows.append(row)
     frame = pd.DataFrame(rows)
