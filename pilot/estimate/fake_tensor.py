@@ -35,22 +35,23 @@ import resource
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import torch
 from hydra.utils import instantiate
-from omegaconf import DictConfig, OmegaConf, open_dict
+from omegaconf import DictConfig, open_dict
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from pilot.config.values import enum_value
-from pilot.data.task import Batch, TaskData, batch_seq_len, longest_items, move_to
+from pilot.data.task import Batch, TaskData, batch_seq_len, move_to
 from pilot.engine.build import build_model
 from pilot.engine.checkpointing import declares_checkpointing
 from pilot.engine.forward import forward_loss
 from pilot.engine.trainer import Trainer
 from pilot.estimate.fake_adapter import adapter_on
 from pilot.estimate.flops import FlopTotal
+from pilot.estimate.inputs import EstimateInputs, estimate_inputs, fake_inputs
 from pilot.estimate.refusal import EstimateRefused, refusal_reason
 from pilot.estimate.tracker import breakdown, tracker_class
 
@@ -126,76 +127,6 @@ def _variant(cfg: DictConfig, micro_batch: int | None, checkpointing: bool | Non
     return cfg
 
 
-def target_seq_len(cfg: DictConfig, task: TaskData) -> int | None:
-    """The sequence length the estimate runs at, or None for tasks without sequences."""
-    asked = OmegaConf.select(cfg, "estimate.seq_len")
-    if asked is not None:
-        if task.synthetic_batch is None:
-            raise EstimateRefused(
-                f"estimate.seq_len={asked}, but the task ({task.kind}) has no synthetic_batch, so pilot "
-                "cannot build inputs of that length without guessing how the task encodes them. Fix: "
-                "remove estimate.seq_len (its longest real examples are used), or give the task a "
-                'synthetic_batch(micro_batch, seq_len) (README, "Your own model and data").'
-            )
-        return int(asked)
-    if task.synthetic_batch is not None:
-        length = OmegaConf.select(cfg, "data.max_len")
-        if length is None:
-            raise EstimateRefused(
-                "the task builds sequences but data.max_len is not set. Fix: set "
-                "estimate.seq_len to the longest sequence the campaign will see."
-            )
-        return int(length)
-    return None
-
-
-def _batch(task: TaskData, split: str, count: int, seq_len: int | None) -> Batch:
-    if seq_len is not None:
-        return task.synthetic_batch(count, seq_len)
-    longest = longest_items(task, split, count)
-    return task.collate([longest[i % len(longest)] for i in range(count)])
-
-
-@dataclass
-class _Inputs:
-    """What an estimate runs on: real tensors, built before any fake one exists."""
-
-    seq_len: int | None  # None: the task has no sequences (its longest real examples are used)
-    micro_batch: int
-    eval_micro_batch: int
-    accumulation: int
-    runs: int  # micro-batches of an estimated update: min(accumulation, 2)
-    train_batch: Batch
-    eval_batch: Batch
-    update_targets: int  # targets of the estimated update (all its micro-batches)
-    train_items: list[dict[str, Any]]
-
-
-def _inputs(cfg: DictConfig, task: TaskData) -> _Inputs:
-    seq_len = target_seq_len(cfg, task)
-    micro, eval_micro = int(cfg.batch.micro_batch), int(cfg.batch.eval_micro_batch)
-    accumulation = int(cfg.batch.accumulation)
-    runs = min(accumulation, 2)
-    train_batch = _batch(task, "train", micro, seq_len)
-    eval_batch = _batch(task, "val", eval_micro, seq_len)
-    update_targets = max(1, int(task.target_count(train_batch)) * runs)
-    return _Inputs(
-        seq_len, micro, eval_micro, accumulation, runs, train_batch, eval_batch, update_targets, task.encoded("train")
-    )
-
-
-def _fake_inputs(mode: FakeTensorMode, inputs: _Inputs) -> _Inputs:
-    """The batches as fake tensors of the same shapes and dtypes, made by the mode itself: code that
-    looks at its inputs (transformers' attention-mask helpers) sees fake tensors, not real values,
-    so only a ``forward`` that reads values itself is refused. The tracker now counts the batch, as
-    it does on real tensors (before, real inputs converted inside an operation were not counted)."""
-
-    def fake(batch: Batch) -> Batch:
-        return {key: mode.from_tensor(value) if torch.is_tensor(value) else value for key, value in batch.items()}
-
-    return replace(inputs, train_batch=fake(inputs.train_batch), eval_batch=fake(inputs.eval_batch))
-
-
 class _Meter:
     """The tracker around each part of a phase; on CUDA also the caching allocator's peak."""
 
@@ -231,7 +162,7 @@ def _update_phase(
     name: str,
     trainer: Trainer,
     meter: _Meter,
-    inputs: _Inputs,
+    inputs: EstimateInputs,
     counter: FlopTotal | None = None,
     shortcut: bool = False,
 ) -> PhaseEstimate:
@@ -259,7 +190,7 @@ def _update_phase(
 
 
 def _phase(
-    name: str, inputs: _Inputs, fb: dict[str, int], step: dict[str, int], allocator_peak: int | None
+    name: str, inputs: EstimateInputs, fb: dict[str, int], step: dict[str, int], allocator_peak: int | None
 ) -> PhaseEstimate:
     worst, during = (fb, "forward/backward") if fb["total"] >= step["total"] else (step, "optimizer step")
     moments = {"forward/backward": fb, "optimizer step": step}
@@ -269,7 +200,7 @@ def _phase(
     )
 
 
-def _steady_from_first(first: PhaseEstimate, trainer: Trainer, meter: _Meter, inputs: _Inputs) -> PhaseEstimate:
+def _steady_from_first(first: PhaseEstimate, trainer: Trainer, meter: _Meter, inputs: EstimateInputs) -> PhaseEstimate:
     """Every later update, from the first one: its forward/backward is the first update's with the
     optimizer state now held (the same operations on the same tensors, plus a constant the update
     does not touch: the peak moves by exactly that amount); its optimizer step runs again, now with
@@ -285,7 +216,7 @@ def _steady_from_first(first: PhaseEstimate, trainer: Trainer, meter: _Meter, in
 
 
 def _eval_phase(
-    task: TaskData, trainer: Trainer, meter: _Meter, inputs: _Inputs, batch: Batch, counter: FlopTotal
+    task: TaskData, trainer: Trainer, meter: _Meter, inputs: EstimateInputs, batch: Batch, counter: FlopTotal
 ) -> PhaseEstimate:
     """A forward pass without gradients on the evaluation ``batch`` (its FLOPs in ``counter``)."""
     model = trainer.raw_model
@@ -317,7 +248,7 @@ class _Measured:
 
 
 def _run_phases(
-    cfg: DictConfig, task: TaskData, inputs: _Inputs, target: torch.device, tracker_type: type, shortcut: bool
+    cfg: DictConfig, task: TaskData, inputs: EstimateInputs, target: torch.device, tracker_type: type, shortcut: bool
 ) -> _Measured:
     """Build the model and engine, then run and track every phase (under fake tensors when asked;
     ``shortcut``: the fake estimate's single forward/backward, see ``_update_phase``)."""
@@ -360,7 +291,7 @@ def _run_phases(
     )
 
 
-def _settings(cfg: DictConfig, inputs: _Inputs) -> dict[str, Any]:
+def _settings(cfg: DictConfig, inputs: EstimateInputs) -> dict[str, Any]:
     return {
         "model": str(cfg.model._target_),
         "micro_batch": inputs.micro_batch,
@@ -389,14 +320,14 @@ def estimate_memory(
     started = time.perf_counter()
     cfg = _variant(cfg, micro_batch, activation_checkpointing)
     task = task if task is not None else instantiate(cfg.data, _convert_="all")
-    inputs = _inputs(cfg, task)
+    inputs = estimate_inputs(cfg, task)
     target = torch.device(device)
     if fake and target.type != "cpu":
         raise EstimateRefused(f"device={device}: the fake-tensor estimate runs on the CPU. Fix: device='cpu'.")
     mode = FakeTensorMode(allow_non_fake_inputs=True) if fake else nullcontext()
     tracker_type = tracker_class()
     try:
-        run_inputs = _fake_inputs(mode, inputs) if fake else inputs
+        run_inputs = fake_inputs(mode, inputs) if fake else inputs
         with torch.random.fork_rng(devices=[]), mode:  # the caller's random state is left as it was
             measured = _run_phases(cfg, task, run_inputs, target, tracker_type, shortcut=fake)
     except EstimateRefused:

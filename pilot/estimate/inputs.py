@@ -1,0 +1,84 @@
+"""What an estimate runs on: the longest batches a campaign can meet, built as real tensors before any
+fake one exists, then handed to the fake mode as fake tensors of the same shapes and dtypes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import torch
+from omegaconf import DictConfig, OmegaConf
+from torch._subclasses.fake_tensor import FakeTensorMode
+
+from pilot.data.task import Batch, TaskData, longest_items
+from pilot.estimate.refusal import EstimateRefused
+
+
+def target_seq_len(cfg: DictConfig, task: TaskData) -> int | None:
+    """The sequence length the estimate runs at, or None for tasks without sequences."""
+    asked = OmegaConf.select(cfg, "estimate.seq_len")
+    if asked is not None:
+        if task.synthetic_batch is None:
+            raise EstimateRefused(
+                f"estimate.seq_len={asked}, but the task ({task.kind}) has no synthetic_batch, so pilot "
+                "cannot build inputs of that length without guessing how the task encodes them. Fix: "
+                "remove estimate.seq_len (its longest real examples are used), or give the task a "
+                'synthetic_batch(micro_batch, seq_len) (README, "Your own model and data").'
+            )
+        return int(asked)
+    if task.synthetic_batch is not None:
+        length = OmegaConf.select(cfg, "data.max_len")
+        if length is None:
+            raise EstimateRefused(
+                "the task builds sequences but data.max_len is not set. Fix: set "
+                "estimate.seq_len to the longest sequence the campaign will see."
+            )
+        return int(length)
+    return None
+
+
+def _batch(task: TaskData, split: str, count: int, seq_len: int | None) -> Batch:
+    if seq_len is not None:
+        return task.synthetic_batch(count, seq_len)
+    longest = longest_items(task, split, count)
+    return task.collate([longest[i % len(longest)] for i in range(count)])
+
+
+@dataclass
+class EstimateInputs:
+    """What an estimate runs on: real tensors, built before any fake one exists."""
+
+    seq_len: int | None  # None: the task has no sequences (its longest real examples are used)
+    micro_batch: int
+    eval_micro_batch: int
+    accumulation: int
+    runs: int  # micro-batches of an estimated update: min(accumulation, 2)
+    train_batch: Batch
+    eval_batch: Batch
+    update_targets: int  # targets of the estimated update (all its micro-batches)
+    train_items: list[dict[str, Any]]
+
+
+def estimate_inputs(cfg: DictConfig, task: TaskData) -> EstimateInputs:
+    seq_len = target_seq_len(cfg, task)
+    micro, eval_micro = int(cfg.batch.micro_batch), int(cfg.batch.eval_micro_batch)
+    accumulation = int(cfg.batch.accumulation)
+    runs = min(accumulation, 2)
+    train_batch = _batch(task, "train", micro, seq_len)
+    eval_batch = _batch(task, "val", eval_micro, seq_len)
+    update_targets = max(1, int(task.target_count(train_batch)) * runs)
+    return EstimateInputs(
+        seq_len, micro, eval_micro, accumulation, runs, train_batch, eval_batch, update_targets, task.encoded("train")
+    )
+
+
+def fake_inputs(mode: FakeTensorMode, inputs: EstimateInputs) -> EstimateInputs:
+    """The batches as fake tensors of the same shapes and dtypes, made by the mode itself: code that
+    looks at its inputs (transformers' attention-mask helpers) sees fake tensors, not real values,
+    so only a ``forward`` that reads values itself is refused. The tracker now counts the batch, as
+    it does on real tensors (before, real inputs converted inside an operation were not counted)."""
+
+    def fake(batch: Batch) -> Batch:
+        return {key: mode.from_tensor(value) if torch.is_tensor(value) else value for key, value in batch.items()}
+
+    return replace(inputs, train_batch=fake(inputs.train_batch), eval_batch=fake(inputs.eval_batch))
