@@ -1,9 +1,10 @@
-"""Worker for the DDP tests. It lives in an importable module: spawned processes import it."""
+"""Worker for the DDP and FSDP tests. It lives in an importable module: spawned processes import it."""
 
 import torch
 
 from pilot.engine.build import build_trainer, configure_threads
 from pilot.engine.distributed import DistContext, init_from_env, launched_externally
+from pilot.engine.sharding import full_model_state
 
 
 def train_and_save(cfg, out_path: str, updates: int) -> None:
@@ -11,8 +12,14 @@ def train_and_save(cfg, out_path: str, updates: int) -> None:
     configure_threads(cfg)
     trainer = build_trainer(cfg, ctx)
     losses = [trainer.train_step().loss for _ in range(updates)]
+    params = full_model_state(trainer.raw_model)  # FSDP: gathered from every rank
     if ctx.is_main:
         torch.save(
-            {"params": trainer.raw_model.state_dict(), "losses": losses, "examples_seen": trainer.examples_seen},
+            {
+                "params": {k: v.cpu() for k, v in params.items()},
+                "losses": losses,
+                "examples_seen": trainer.examples_seen,
+                "sharded": trainer.sharded,
+            },
             out_path,
         )

@@ -49,6 +49,11 @@ class Backend(str, Enum):
     nccl = "nccl"
 
 
+class Strategy(str, Enum):
+    ddp = "ddp"  # every rank holds the whole model; gradients all-reduced (DistributedDataParallel)
+    fsdp = "fsdp"  # parameters, gradients and optimizer state sharded over the ranks (FSDP2, fully_shard)
+
+
 class Device(str, Enum):
     auto = "auto"  # cuda when available, else cpu
     cpu = "cpu"
@@ -231,10 +236,20 @@ class BudgetConfig:
 
 
 @dataclass
+class FsdpConfig:
+    blocks: List[str] = MISSING  # module class names sharded as one unit each; [] = the model's own list
+    reshard_after_forward: bool = MISSING  # free gathered parameters after forward (re-gather in backward)
+    cpu_offload: bool = MISSING  # keep parameter, gradient and optimizer shards in host memory
+    sync_every_micro_batch: bool = MISSING  # reduce-scatter after each micro-batch: gradients stay sharded
+
+
+@dataclass
 class DistributedConfig:
-    replicas: int = MISSING  # data-parallel processes; each sees different examples
+    replicas: int = MISSING  # data-parallel processes (ranks); each sees different examples
+    strategy: Strategy = MISSING
     backend: Backend = MISSING
     master_port: int = MISSING  # 0 = pick a free port when pilot spawns the replicas
+    fsdp: FsdpConfig = field(default_factory=FsdpConfig)
 
 
 @dataclass

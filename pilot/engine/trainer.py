@@ -5,12 +5,17 @@ One update (``train_step``), in order:
    replica's share, cut into micro-batches;
 2. count the targets of the *whole update* (all micro-batches, all replicas);
 3. forward/backward each micro-batch with loss = summed loss x replicas /
-   update targets (DDP averages over replicas), syncing gradients only on the
-   last micro-batch;
+   update targets (DDP and FSDP average over replicas), syncing gradients only
+   on the last micro-batch;
 4. at the boundary: unscale (fp16), clip the global norm, step the optimizer
    (through the scaler), update the scaler, step the LR schedule, zero grads.
 Because of 2-3 the gradient equals that of one big batch, whatever the
 micro-batch, accumulation, replica count or partial last window.
+
+Replicas are DistributedDataParallel (``distributed.strategy=ddp``: each holds the whole model) or
+FSDP2 (``fsdp``: each holds a shard of every state; ``pilot.engine.sharding``). Under FSDP every
+rank runs the same number of forwards (an idle rank a dummy one), since each gathers parameters
+from all ranks.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import time
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import torch
 from torch.nn.parallel import DistributedDataParallel
@@ -33,6 +39,7 @@ from pilot.engine.distributed import DistContext, all_reduce_sum
 from pilot.engine.forward import forward_loss
 from pilot.engine.optim import build_optimizer, build_scheduler
 from pilot.engine.progress import Progress
+from pilot.engine.sharding import device_mesh, full_value, is_sharded, shard_model
 
 AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 
@@ -64,6 +71,7 @@ class Trainer:
         ctx: DistContext = DistContext(),
         train_items: list[dict] | None = None,
         optimizer_foreach: bool | None = None,
+        mesh: Any = None,
     ):
         self.cfg, self.task, self.device, self.ctx = cfg, task, device, ctx
         self.seed = int(cfg.seed)
@@ -73,11 +81,19 @@ class Trainer:
         self.raw_model = model if on_device else model.to(device)  # fake tensors cannot be moved
         if cfg.memory.activation_checkpointing:
             enable_checkpointing(self.raw_model)
-        self.model = DistributedDataParallel(self.raw_model) if ctx.is_distributed else self.raw_model
+        # FSDP needs a process group; ``mesh``: the estimator's (a fake one of any size)
+        self.sharded = is_sharded(cfg) and (ctx.is_distributed or mesh is not None)
+        if self.sharded:  # in place: raw_model becomes the sharded module
+            shard_model(self.raw_model, cfg, mesh if mesh is not None else device_mesh(device, ctx.world_size))
+            self.model = self.raw_model
+            self.sync_every_micro_batch = bool(cfg.distributed.fsdp.sync_every_micro_batch)
+        else:
+            self.model = DistributedDataParallel(self.raw_model) if ctx.is_distributed else self.raw_model
         self.optimizer = build_optimizer(cfg.optim, self.raw_model, foreach=optimizer_foreach)
         self.scheduler = build_scheduler(cfg.optim, self.optimizer, self.plan.total_updates)
         precision = enum_value(cfg.precision.dtype)
-        self.autocast_dtype = AUTOCAST_DTYPES.get(precision)
+        # FSDP computes in bf16 through its MixedPrecisionPolicy (gathered parameters in bf16), not autocast
+        self.autocast_dtype = None if self.sharded else AUTOCAST_DTYPES.get(precision)
         self.scaler = torch.amp.GradScaler(
             device.type, init_scale=cfg.precision.init_scale, enabled=bool(cfg.precision.grad_scaler)
         )
@@ -115,7 +131,9 @@ class Trainer:
         Returns the (weighted) summed loss, detached. Gradients of replicas sync on ``last``.
         Reads no value back from the device, so it also runs on fake tensors (the estimator).
         """
-        sync = nullcontext() if last or not self.ctx.is_distributed else self.model.no_sync()
+        if self.sharded:  # sync_every_micro_batch: the gradients stay sharded between micro-batches
+            self.model.set_requires_gradient_sync(last or self.sync_every_micro_batch)
+        sync = nullcontext() if last or self.sharded or not self.ctx.is_distributed else self.model.no_sync()
         with sync:
             batch, output, summed = forward_loss(self.task, self.model, batch, self.device, self.autocast)
             summed = summed * weight  # output and batch stay referenced through backward (estimated so)
@@ -130,7 +148,7 @@ class Trainer:
         """
         self.scaler.unscale_(self.optimizer)
         max_norm = self.grad_clip if self.grad_clip > 0 else math.inf
-        grad_norm = torch.nn.utils.clip_grad_norm_(self.raw_model.parameters(), max_norm)
+        grad_norm = full_value(torch.nn.utils.clip_grad_norm_(self.raw_model.parameters(), max_norm))
         self.scaler.step(self.optimizer)
         self.scaler.update()
         self.scheduler.step()
@@ -218,8 +236,12 @@ class Trainer:
         step = int(self.cfg.batch.eval_micro_batch)
         totals = torch.zeros(3, dtype=torch.float64, device=self.device)  # loss, targets, correct
         self.raw_model.eval()
-        for start in range(0, len(mine), step):
-            collated = self.task.collate(mine[start : start + step])
+        for start in range(0, share if self.sharded else len(mine), step):
+            chunk = mine[start : start + step]
+            if not chunk:  # FSDP: this rank has no item left but must join the others' gathers
+                forward_loss(self.task, self.raw_model, self.task.collate(items[:1]), self.device, self.autocast)
+                continue
+            collated = self.task.collate(chunk)
             batch, output, loss_sum = forward_loss(self.task, self.raw_model, collated, self.device, self.autocast)
             totals[0] += float(loss_sum)
             totals[1] += float(self.task.target_count(batch))

@@ -52,6 +52,7 @@ from pilot.engine.trainer import Trainer
 from pilot.estimate.fake_adapter import adapter_on
 from pilot.estimate.flops import FlopTotal
 from pilot.estimate.inputs import EstimateInputs, estimate_inputs, fake_inputs
+from pilot.estimate.ranks import Ranks, estimate_ranks, rank0_numel, sharded_closed_form
 from pilot.estimate.refusal import EstimateRefused, refusal_reason
 from pilot.estimate.tracker import breakdown, tracker_class
 
@@ -247,23 +248,53 @@ class _Measured:
     flops_per_eval_batch: int
 
 
+def _sharded_phases(trainer: Trainer, meter: _Meter, inputs: EstimateInputs, counter: FlopTotal) -> list:
+    """FSDP on fake tensors: both updates from one steady update. Under the fake mode the first
+    optimizer step's ``DTensor`` temporaries outlive their operations in the tracker (rank 0 of 2:
+    3x the state, where real gloo ranks show none), so that step only creates the state, and the
+    first update is the steady one without it: its forward/backward less the held state (a
+    constant it never touches), its optimizer step the same (state allocated, then the same
+    temporaries). With ``sync_every_micro_batch`` the worst micro-batch runs alone with the sharded
+    gradients held (as without FSDP); without it every micro-batch runs, since FSDP then keeps the
+    whole unsharded gradients between them. Checked against real gloo ranks (tests/test_fsdp_estimate.py)."""
+    _hold_gradients(trainer.raw_model, meter.tracker)
+    meter(trainer.apply_update)  # creates the optimizer state; its peak is not used (see above)
+    steady = _update_phase(STEADY, trainer, meter, inputs, counter, shortcut=trainer.sync_every_micro_batch)
+    held = breakdown(meter.tracker.get_tracker_snapshot("current"))["optimizer_state"]
+    fb = dict(steady.moments["forward/backward"])
+    fb["optimizer_state"] -= held
+    fb["total"] -= held
+    return [_phase("first_step", inputs, fb, dict(steady.moments["optimizer step"]), None), steady]
+
+
 def _run_phases(
-    cfg: DictConfig, task: TaskData, inputs: EstimateInputs, target: torch.device, tracker_type: type, shortcut: bool
+    cfg: DictConfig,
+    task: TaskData,
+    inputs: EstimateInputs,
+    target: torch.device,
+    tracker_type: type,
+    shortcut: bool,
+    ranks: Ranks,
 ) -> _Measured:
     """Build the model and engine, then run and track every phase (under fake tensors when asked;
-    ``shortcut``: the fake estimate's single forward/backward, see ``_update_phase``)."""
+    ``shortcut``: the fake estimate's single forward/backward, see ``_update_phase``), as ``ranks``'
+    rank 0 (FSDP: sharded over its mesh)."""
     model = adapter_on(build_model(cfg, adapter=False), cfg)  # the adapter too when cfg.adapter asks
     if cfg.memory.activation_checkpointing and not declares_checkpointing(model):
         raise EstimateRefused(
             f"memory.activation_checkpointing=true but {type(model).__name__} does not support it. Fix: memory=none."
         )
-    trainer = Trainer(cfg, task, model, target, train_items=inputs.train_items, optimizer_foreach=True)
+    trainer = Trainer(
+        cfg, task, model, target, ranks.ctx, train_items=inputs.train_items, optimizer_foreach=True, mesh=ranks.mesh
+    )
     trainer.scaler = torch.amp.GradScaler(target.type, enabled=False)
     eval_batch = move_to(inputs.eval_batch, target)
     tracker = tracker_type()
     tracker.track_external(model, trainer.optimizer)
     meter, counter = _Meter(tracker, target), FlopTotal()
-    if shortcut:  # one forward/backward in all: the worst micro-batch of the first update
+    if shortcut and trainer.sharded:
+        phases = _sharded_phases(trainer, meter, inputs, counter)
+    elif shortcut:  # one forward/backward in all: the worst micro-batch of the first update
         first = _update_phase("first_step", trainer, meter, inputs, counter, shortcut=True)
         phases = [first, _steady_from_first(first, trainer, meter, inputs)]
     else:  # measured: every micro-batch of both updates, as the run does them
@@ -274,17 +305,18 @@ def _run_phases(
     state = breakdown(tracker.get_tracker_snapshot("current"))
     eval_counter = FlopTotal()
     phases.append(_eval_phase(task, trainer, meter, inputs, eval_batch, eval_counter))
-    params = list(model.parameters())  # shared (tied) tensors once
+    params = list(model.parameters())  # shared (tied) tensors once; FSDP: DTensors of the whole shape
     trained = [p for p in params if p.requires_grad]
+    world = ranks.ctx.world_size if trainer.sharded else 1
+    local = [rank0_numel(p, world) for p in trained]  # what rank 0 holds of each
     return _Measured(
         phases,
         sum(p.numel() for p in params),
         sum(p.numel() for p in trained),
         state,
         {
-            "parameters": sum(p.numel() * p.element_size() for p in params),
-            "gradients": sum(p.numel() * p.element_size() for p in trained),  # a frozen base has none
-            "optimizer_state": _optimizer_closed_form(cfg, params),
+            **sharded_closed_form(params, trained, world),  # world 1: the whole tensors, no padding
+            "optimizer_state": _optimizer_closed_form(cfg, trained, local),
         },
         int(counter.get_total_flops()),
         int(eval_counter.get_total_flops()),
@@ -302,6 +334,7 @@ def _settings(cfg: DictConfig, inputs: EstimateInputs) -> dict[str, Any]:
         "optimizer": enum_value(cfg.optim.name),
         "activation_checkpointing": bool(cfg.memory.activation_checkpointing),
         "replicas": int(cfg.distributed.replicas),
+        "strategy": enum_value(cfg.distributed.strategy),  # fsdp: the numbers are rank 0's
     }
 
 
@@ -328,8 +361,8 @@ def estimate_memory(
     tracker_type = tracker_class()
     try:
         run_inputs = fake_inputs(mode, inputs) if fake else inputs
-        with torch.random.fork_rng(devices=[]), mode:  # the caller's random state is left as it was
-            measured = _run_phases(cfg, task, run_inputs, target, tracker_type, shortcut=fake)
+        with estimate_ranks(cfg, fake) as ranks, torch.random.fork_rng(devices=[]), mode:  # caller's RNG kept
+            measured = _run_phases(cfg, task, run_inputs, target, tracker_type, fake, ranks)
     except EstimateRefused:
         raise
     except Exception as error:
@@ -353,11 +386,11 @@ def estimate_memory(
     )
 
 
-def _optimizer_closed_form(cfg: DictConfig, params: list[torch.Tensor]) -> int:
-    """Optimizer state from counts alone: AdamW keeps two moments per parameter plus one step
-    scalar (float32) per tensor; SGD with momentum one buffer per parameter."""
-    trained = [p for p in params if p.requires_grad]
-    moments = sum(p.numel() * p.element_size() for p in trained)
+def _optimizer_closed_form(cfg: DictConfig, trained: list[torch.Tensor], numels: list[int]) -> int:
+    """Optimizer state from counts alone (``numels``: what this rank holds of each trained tensor):
+    AdamW keeps two moments per parameter plus one step scalar (float32) per tensor; SGD with
+    momentum one buffer per parameter."""
+    moments = sum(n * p.element_size() for p, n in zip(trained, numels, strict=True))
     if enum_value(cfg.optim.name) == "sgd":
         return moments if float(cfg.optim.momentum) > 0 else 0
     return 2 * moments + 4 * len(trained)

@@ -1,0 +1,82 @@
+"""The ranks a sharded (FSDP) estimate runs on: a fake process group of any size, or the real one.
+
+A fake estimate of N ranks runs rank 0 alone on PyTorch's fake process group
+(``torch.testing._internal.distributed.fake_pg``): every collective returns at once without
+moving data, but FSDP allocates its buffers (the gathered parameters, the reduce-scatter input)
+exactly as on N real ranks, so the tracker sees rank 0's memory. The device mesh is built
+before the fake mode is entered (a mesh made of fake tensors cannot be built). A measured run
+(``fake=False``) joins the process group its launcher made: real gloo ranks on the CPU, in
+the tests and ``bench/fsdp_estimate.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from omegaconf import DictConfig
+
+from pilot.engine.distributed import DistContext
+from pilot.engine.sharding import device_mesh, is_sharded
+from pilot.estimate.refusal import EstimateRefused
+
+
+@dataclass(frozen=True)
+class Ranks:
+    ctx: DistContext  # the rank whose memory is estimated (0) and the world size
+    mesh: Any  # None: not sharded
+
+
+@contextmanager
+def estimate_ranks(cfg: DictConfig, fake: bool) -> Iterator[Ranks]:
+    """The rank an estimate runs as; a fake process group for the duration when sharded and fake."""
+    if not is_sharded(cfg):
+        yield Ranks(DistContext(), None)
+        return
+    world = int(cfg.distributed.replicas)
+    if not fake:
+        if not dist.is_initialized():
+            raise EstimateRefused(
+                "a measured FSDP run needs its ranks: start them with torchrun (or pilot.engine.distributed.spawn) "
+                "so that torch.distributed is initialized."
+            )
+        ctx = DistContext(dist.get_rank(), dist.get_world_size(), dist.get_rank())
+        yield Ranks(ctx, device_mesh(torch.device("cpu"), ctx.world_size))
+        return
+    if dist.is_initialized():
+        raise EstimateRefused(
+            "a fake FSDP estimate makes its own (fake) process group, but this process already belongs to one. "
+            "Fix: run mode=estimate in a process of its own (python -m pilot mode=estimate ...)."
+        )
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+
+    dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=world)
+    try:
+        yield Ranks(DistContext(0, world, 0), device_mesh(torch.device("cpu"), world))
+    finally:
+        dist.destroy_process_group()
+
+
+def rank0_numel(param: torch.Tensor, world: int) -> int:
+    """Rank 0's share of a parameter under FSDP2: dim 0 padded to a multiple of the ranks, then split."""
+    if param.dim() == 0:
+        return 1
+    rows = -(-param.shape[0] // world)
+    return rows * (param.numel() // max(1, param.shape[0]))
+
+
+def sharded_closed_form(params: list[torch.Tensor], trained: list[torch.Tensor], world: int) -> dict[str, int]:
+    """Rank 0's parameter and gradient bytes from shapes alone (FSDP2 shards dim 0, padded), and, when
+    sharded, the padding FSDP adds over all ranks (one rank: the whole tensors)."""
+    local = {id(p): rank0_numel(p, world) for p in params}
+    form = {
+        "parameters": sum(local[id(p)] * p.element_size() for p in params),
+        "gradients": sum(local[id(p)] * p.element_size() for p in trained),
+    }
+    if world > 1:  # the bytes FSDP adds over all ranks to make dim 0 divisible
+        form["padding"] = sum((local[id(p)] * world - p.numel()) * p.element_size() for p in params)
+    return form
