@@ -23,3 +23,22 @@ def train_and_save(cfg, out_path: str, updates: int) -> None:
             },
             out_path,
         )
+
+
+def estimate_and_save(cfg, out_path: str) -> None:
+    """Rank 0's memory measured on real tensors by the same tracker (``estimate_memory(fake=False)``),
+    every rank running the engine's sharded update."""
+    from pilot.estimate.fake_tensor import estimate_memory
+
+    init_from_env("gloo", torch.device("cpu"))
+    configure_threads(cfg)
+    measured = estimate_memory(cfg, fake=False)
+    if torch.distributed.get_rank() == 0:
+        torch.save(
+            {
+                "peaks": {p.phase: p.peak_bytes for p in measured.phases},
+                "state": measured.state_bytes,
+                "closed_form": measured.closed_form,
+            },
+            out_path,
+        )

@@ -108,6 +108,10 @@ REFUSED_BY_VALIDATION = [
     # replicas, estimate
     ("distributed.replicas=100000 run.device=cpu", ("distributed.replicas=100000",)),
     ("mode=estimate estimate.tolerance=nan", ("estimate.tolerance=nan",)),
+    # FSDP: what is not built yet, and what it cannot do, is refused with the way forward
+    ("mode=train distributed=fsdp", ("distributed.strategy='fsdp'", "mode=estimate distributed=fsdp")),
+    ("mode=estimate distributed=fsdp precision=fp16", ("precision.dtype='fp16'", "precision=bf16")),
+    ("mode=estimate distributed=fsdp distributed.fsdp.cpu_offload=true", ("distributed.fsdp.cpu_offload=True",)),
     # several at once: one message names every problem
     (
         "batch.micro_batch=0 optim.lr=nan seed=-1 checkpoint.keep_last=0",
@@ -177,6 +181,7 @@ REFUSED_BY_HYDRA = [
     ("precision.dtype=fp64", ("precision.dtype",)),  # not an option of the enum
     ("optim.betas=0.9", ("optim.betas",)),  # a list expected
     ("mode=debug", ("mode", "pilot, train, estimate")),
+    ("distributed.strategy=zero3", ("distributed.strategy", "ddp, fsdp")),
     ("~optim.lr", ("optim.lr",)),  # a schema key cannot be deleted
     ("model=unknown", ("model/unknown", "tiny_gpt")),  # group=unknown
     ("+experiment=nope", ("experiment/nope",)),  # +group=unknown

@@ -30,7 +30,6 @@ default, whose temporaries count in the optimizer step's peak.
 
 from __future__ import annotations
 
-import copy
 import resource
 import time
 from collections.abc import Callable
@@ -40,7 +39,7 @@ from typing import Any
 
 import torch
 from hydra.utils import instantiate
-from omegaconf import DictConfig, open_dict
+from omegaconf import DictConfig
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from pilot.config.values import enum_value
@@ -49,10 +48,11 @@ from pilot.engine.build import build_model
 from pilot.engine.checkpointing import declares_checkpointing
 from pilot.engine.forward import forward_loss
 from pilot.engine.trainer import Trainer
+from pilot.estimate.closed_form import closed_forms
 from pilot.estimate.fake_adapter import adapter_on
 from pilot.estimate.flops import FlopTotal
-from pilot.estimate.inputs import EstimateInputs, estimate_inputs, fake_inputs
-from pilot.estimate.ranks import Ranks, estimate_ranks, rank0_numel, sharded_closed_form
+from pilot.estimate.inputs import EstimateInputs, config_variant, estimate_inputs, fake_inputs
+from pilot.estimate.ranks import Ranks, estimate_ranks
 from pilot.estimate.refusal import EstimateRefused, refusal_reason
 from pilot.estimate.tracker import breakdown, tracker_class
 
@@ -64,7 +64,8 @@ NOT_COVERED = (
     "CPU (fused attention too, which keeps no attention matrix), and a GPU kernel may keep other "
     "intermediates; cuBLAS/cuDNN workspaces are not counted",
     "DDP's gradient buckets (added by the choice sheet as one more copy of the gradients per replica) "
-    "and communication buffers; sharded strategies (FSDP/ZeRO) are not estimated",
+    "and the communication library's own buffers (NCCL's); FSDP is estimated as rank 0 of its ranks on a "
+    "fake process group: its gathered parameters and reduce-scatter buffers count, NCCL's do not",
     "fp16's gradient scaler overflow check (a few scalars; its data-dependent skip cannot run on fake "
     "tensors, so the estimate steps unconditionally)",
 )
@@ -92,7 +93,8 @@ class MemoryEstimate:
     parameters: int  # count (a frozen base's included)
     trainable_parameters: int  # count: what gets gradients and optimizer state (an adapter's alone)
     state_bytes: dict[str, int]  # persistent after an update: parameters, optimizer_state
-    closed_form: dict[str, int]  # the same from counts alone (must be equal), and the gradients
+    closed_form: dict[str, int]  # the same from counts alone (must be equal), and the gradients (FSDP: rank 0's)
+    whole_states: dict[str, int]  # parameters, gradients, optimizer state of the whole model (unsharded)
     flops_per_micro_batch: int  # forward + backward (+ recomputation), counted
     flops_per_eval_batch: int  # forward only
     settings: dict[str, Any]
@@ -116,16 +118,6 @@ class MemoryEstimate:
         data["peak_bytes"] = self.peak_bytes
         data["not_covered"] = list(NOT_COVERED)
         return data
-
-
-def _variant(cfg: DictConfig, micro_batch: int | None, checkpointing: bool | None) -> DictConfig:
-    cfg = copy.deepcopy(cfg)
-    with open_dict(cfg):
-        if micro_batch is not None:
-            cfg.batch.micro_batch = int(micro_batch)
-        if checkpointing is not None:
-            cfg.memory.activation_checkpointing = bool(checkpointing)
-    return cfg
 
 
 class _Meter:
@@ -244,6 +236,7 @@ class _Measured:
     trainable_parameters: int
     state: dict[str, int]  # bytes per category after the updates
     closed_form: dict[str, int]
+    whole_states: dict[str, int]
     flops_per_micro_batch: int
     flops_per_eval_batch: int
 
@@ -254,7 +247,8 @@ def _sharded_phases(trainer: Trainer, meter: _Meter, inputs: EstimateInputs, cou
     3x the state, where real gloo ranks show none), so that step only creates the state, and the
     first update is the steady one without it: its forward/backward less the held state (a
     constant it never touches), its optimizer step the same (state allocated, then the same
-    temporaries). With ``sync_every_micro_batch`` the worst micro-batch runs alone with the sharded
+    temporaries) — an upper bound (equal on real ranks for pilot's GPT; 13% above for a tiny Llama,
+    whose first update holds less), never above the steady update, so the overall peak is not moved. With ``sync_every_micro_batch`` the worst micro-batch runs alone with the sharded
     gradients held (as without FSDP); without it every micro-batch runs, since FSDP then keeps the
     whole unsharded gradients between them. Checked against real gloo ranks (tests/test_fsdp_estimate.py)."""
     _hold_gradients(trainer.raw_model, meter.tracker)
@@ -306,18 +300,14 @@ def _run_phases(
     eval_counter = FlopTotal()
     phases.append(_eval_phase(task, trainer, meter, inputs, eval_batch, eval_counter))
     params = list(model.parameters())  # shared (tied) tensors once; FSDP: DTensors of the whole shape
-    trained = [p for p in params if p.requires_grad]
-    world = ranks.ctx.world_size if trainer.sharded else 1
-    local = [rank0_numel(p, world) for p in trained]  # what rank 0 holds of each
+    rank0, whole = closed_forms(cfg, params, ranks.ctx.world_size if trainer.sharded else 1)
     return _Measured(
         phases,
         sum(p.numel() for p in params),
-        sum(p.numel() for p in trained),
+        sum(p.numel() for p in params if p.requires_grad),
         state,
-        {
-            **sharded_closed_form(params, trained, world),  # world 1: the whole tensors, no padding
-            "optimizer_state": _optimizer_closed_form(cfg, trained, local),
-        },
+        rank0,
+        whole,
         int(counter.get_total_flops()),
         int(eval_counter.get_total_flops()),
     )
@@ -346,12 +336,14 @@ def estimate_memory(
     micro_batch: int | None = None,
     activation_checkpointing: bool | None = None,
     device: str = "cpu",
+    ranks: int | None = None,
 ) -> MemoryEstimate:
-    """Per-phase peak memory of one replica for ``cfg`` (optionally another micro-batch or
-    checkpointing setting), estimated on fake tensors or, with ``fake=False``, measured — on
-    ``device`` ("cuda" adds the caching allocator's peak per phase; fake runs are CPU-only)."""
+    """Per-phase peak memory of one replica (FSDP: of rank 0) for ``cfg`` (optionally another
+    micro-batch, checkpointing setting or number of FSDP ``ranks``; 1: unsharded), estimated on fake
+    tensors or, with ``fake=False``, measured — on ``device`` ("cuda" adds the caching allocator's
+    peak per phase; fake runs are CPU-only)."""
     started = time.perf_counter()
-    cfg = _variant(cfg, micro_batch, activation_checkpointing)
+    cfg = config_variant(cfg, micro_batch, activation_checkpointing, ranks)
     task = task if task is not None else instantiate(cfg.data, _convert_="all")
     inputs = estimate_inputs(cfg, task)
     target = torch.device(device)
@@ -377,6 +369,7 @@ def estimate_memory(
         trainable_parameters=measured.trainable_parameters,
         state_bytes={key: measured.state[key] for key in ("parameters", "optimizer_state")},
         closed_form=measured.closed_form,
+        whole_states=measured.whole_states,
         flops_per_micro_batch=measured.flops_per_micro_batch,
         flops_per_eval_batch=measured.flops_per_eval_batch,
         settings=_settings(cfg, inputs),
@@ -384,13 +377,3 @@ def estimate_memory(
         host_rss_peak_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         notes=[scaler_note] if bool(cfg.precision.grad_scaler) else [],
     )
-
-
-def _optimizer_closed_form(cfg: DictConfig, trained: list[torch.Tensor], numels: list[int]) -> int:
-    """Optimizer state from counts alone (``numels``: what this rank holds of each trained tensor):
-    AdamW keeps two moments per parameter plus one step scalar (float32) per tensor; SGD with
-    momentum one buffer per parameter."""
-    moments = sum(n * p.element_size() for p, n in zip(trained, numels, strict=True))
-    if enum_value(cfg.optim.name) == "sgd":
-        return moments if float(cfg.optim.momentum) > 0 else 0
-    return 2 * moments + 4 * len(trained)

@@ -3,15 +3,33 @@ fake one exists, then handed to the fake mode as fake tensors of the same shapes
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf, open_dict
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from pilot.data.task import Batch, TaskData, longest_items
 from pilot.estimate.refusal import EstimateRefused
+
+
+def config_variant(
+    cfg: DictConfig, micro_batch: int | None, checkpointing: bool | None, ranks: int | None = None
+) -> DictConfig:
+    """``cfg`` at another micro-batch, checkpointing setting or number of ranks (> 1: FSDP over that
+    many; 1: one unsharded replica); None keeps the config's."""
+    cfg = copy.deepcopy(cfg)
+    with open_dict(cfg):
+        if micro_batch is not None:
+            cfg.batch.micro_batch = int(micro_batch)
+        if checkpointing is not None:
+            cfg.memory.activation_checkpointing = bool(checkpointing)
+        if ranks is not None:
+            cfg.distributed.strategy = "fsdp" if ranks > 1 else "ddp"
+            cfg.distributed.replicas = int(ranks)
+    return cfg
 
 
 def target_seq_len(cfg: DictConfig, task: TaskData) -> int | None:

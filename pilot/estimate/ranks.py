@@ -59,24 +59,3 @@ def estimate_ranks(cfg: DictConfig, fake: bool) -> Iterator[Ranks]:
         yield Ranks(DistContext(0, world, 0), device_mesh(torch.device("cpu"), world))
     finally:
         dist.destroy_process_group()
-
-
-def rank0_numel(param: torch.Tensor, world: int) -> int:
-    """Rank 0's share of a parameter under FSDP2: dim 0 padded to a multiple of the ranks, then split."""
-    if param.dim() == 0:
-        return 1
-    rows = -(-param.shape[0] // world)
-    return rows * (param.numel() // max(1, param.shape[0]))
-
-
-def sharded_closed_form(params: list[torch.Tensor], trained: list[torch.Tensor], world: int) -> dict[str, int]:
-    """Rank 0's parameter and gradient bytes from shapes alone (FSDP2 shards dim 0, padded), and, when
-    sharded, the padding FSDP adds over all ranks (one rank: the whole tensors)."""
-    local = {id(p): rank0_numel(p, world) for p in params}
-    form = {
-        "parameters": sum(local[id(p)] * p.element_size() for p in params),
-        "gradients": sum(local[id(p)] * p.element_size() for p in trained),
-    }
-    if world > 1:  # the bytes FSDP adds over all ranks to make dim 0 divisible
-        form["padding"] = sum((local[id(p)] * world - p.numel()) * p.element_size() for p in params)
-    return form

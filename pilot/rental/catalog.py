@@ -17,6 +17,7 @@ FIELDS = {
     "bf16_tflops": "dense bf16 TFLOP/s (null: unsupported)",
     "fp16_tflops": "dense fp16 TFLOP/s (null: unsupported)",
     "device_name": "substring of torch.cuda.get_device_name()",
+    "link_gbps": "GPU-to-GPU GB/s, both directions together, as the datasheet states (null: unknown)",
     "price_per_hour": "your price per GPU-hour",
 }
 REQUIRED = ("memory_gib", "fp32_tflops")
@@ -30,6 +31,7 @@ class Gpu:
     bf16_tflops: float | None = None
     fp16_tflops: float | None = None
     device_name: str = ""
+    link_gbps: float | None = None  # GPU-to-GPU bandwidth (NVLink, Infinity Fabric or PCIe), both directions
     price_per_hour: float | None = None
 
     def peak_tflops(self, precision: str) -> float | None:
@@ -55,7 +57,7 @@ def catalog_problems(catalog: DictConfig) -> list[tuple]:
         for field_name in REQUIRED:
             if entry.get(field_name) is None:
                 problems.append((f"{key}.{field_name}", None, f"required ({FIELDS[field_name]})."))
-        for field_name in ("memory_gib", "fp32_tflops", "bf16_tflops", "fp16_tflops", "price_per_hour"):
+        for field_name in ("memory_gib", "fp32_tflops", "bf16_tflops", "fp16_tflops", "link_gbps", "price_per_hour"):
             value = entry.get(field_name)
             if value is not None and (not isinstance(value, (int, float)) or value <= 0):
                 problems.append((f"{key}.{field_name}", value, f"must be a positive number ({FIELDS[field_name]})."))

@@ -1,15 +1,18 @@
 """The choice sheet: for every catalog GPU and count, does the campaign fit, and how.
 
-Per row (GPU x count): the distribution strategy (one GPU, or DDP with one
-replica per GPU); whether the model states alone (parameters, gradients,
-optimizer state, plus DDP's gradient buckets) fit one GPU — if not, the row
-says sharding would be needed; otherwise the largest micro-batch (halving from
+Per row (GPU x count): the distribution strategy — one GPU; DDP with one whole
+replica per GPU when the model states (parameters, gradients, optimizer state,
+plus DDP's gradient buckets) fit one GPU; FSDP over the row's GPUs when they do
+not, or when the config asks for FSDP (``distributed=fsdp``), estimated per rank
+on a fake process group of that size. Then the largest micro-batch (halving from
 the configured one) that fits with the declared margin and reserve, without
 activation checkpointing first and with it next, keeping the effective batch
 (accumulation = examples per update / GPUs / micro-batch). Time per update is
 the pilot's measurement when the pilot ran on that GPU model with that setup,
-otherwise counted FLOPs over the GPU's peak at the declared utilisation —
-labelled as an estimate.
+otherwise counted FLOPs over the GPU's peak at the declared utilisation, plus
+the gradient all-reduce (DDP) or the all-gathers and reduce-scatters (FSDP)
+over the catalog's link bandwidth (vendor datasheet figures), not overlapped
+with compute — labelled as an estimate.
 """
 
 from __future__ import annotations
@@ -20,10 +23,11 @@ from omegaconf import DictConfig
 
 from pilot.config.values import enum_value, import_target
 from pilot.engine.checkpointing import declares_checkpointing
-from pilot.estimate.fake_tensor import MemoryEstimate
 from pilot.rental.catalog import Gpu
 from pilot.rental.estimate_cache import EstimateCache
 from pilot.rental.requirements import Requirement, catalog_statuses
+from pilot.rental.row_reasons import fit_notes, no_fit_reason, sharding_reason
+from pilot.rental.update_time import time_per_update
 
 GIB = 2**30
 
@@ -57,6 +61,7 @@ class ChoiceRow:
     reason: str
     requirements: str = ""  # what the configuration requires of this GPU, met or not
     requirements_met: bool | None = None  # False: a hard requirement unmet (bf16 on a T4); None: not known
+    ranks: int = 1  # FSDP ranks the row's estimate is for; 1: each GPU holds the whole model
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -116,6 +121,12 @@ class _Setup:
     gradient_bytes: int  # the trainable parameters' (an adapter's alone on a frozen base)
     optimizer_bytes: int
     states: int  # parameters, gradients, optimizer state
+    fsdp_asked: bool  # distributed=fsdp: every row with several GPUs shards
+    parameters: int  # counts, for the communication volume
+    trainable_parameters: int
+    compute_bytes: int  # per gathered parameter: 2 in bf16/fp16 (FSDP's MixedPrecisionPolicy), 4 in fp32
+    gathers_per_micro_batch: int  # FSDP: forward, and backward again when reshard_after_forward
+    sync_every_micro_batch: bool
 
     @classmethod
     def read(cls, cfg: DictConfig, cache: EstimateCache) -> _Setup:
@@ -129,8 +140,9 @@ class _Setup:
         settings = [checkpointing_cfg] + ([True] if not checkpointing_cfg and _supports_checkpointing(cfg) else [])
         precision_cfg = enum_value(cfg.precision.dtype)
         base = cache.base
-        param_bytes, gradient_bytes = base.closed_form["parameters"], base.closed_form["gradients"]
-        states = param_bytes + gradient_bytes + base.closed_form["optimizer_state"]
+        whole = base.whole_states  # what one GPU holds unsharded (an FSDP config's estimate is rank 0's)
+        param_bytes, gradient_bytes = whole["parameters"], whole["gradients"]
+        states = param_bytes + gradient_bytes + whole["optimizer_state"]
         return cls(
             margin,
             reserve,
@@ -143,8 +155,14 @@ class _Setup:
             precision_cfg,
             param_bytes,
             gradient_bytes,
-            base.closed_form["optimizer_state"],
+            whole["optimizer_state"],
             states,
+            enum_value(cfg.distributed.strategy) == "fsdp",
+            base.parameters,
+            base.trainable_parameters,
+            4 if precision_cfg == "fp32" else 2,
+            2 if cfg.distributed.fsdp.reshard_after_forward else 1,
+            bool(cfg.distributed.fsdp.sync_every_micro_batch),
         )
 
 
@@ -178,6 +196,7 @@ def choice_rows(
                 reason="",
                 requirements=statuses[gpu.name].text if gpu.name in statuses else "not examined",
                 requirements_met=statuses[gpu.name].met if gpu.name in statuses else None,
+                ranks=1,
             )
             _fill_row(row, setup, cache, gpu, measured, precision_note, peak_tflops)
             rows.append(ChoiceRow(**row))
@@ -203,16 +222,23 @@ def _fill_row(
     per_replica = setup.examples_per_update // count
     buckets = setup.gradient_bytes if count > 1 else 0  # DDP keeps a flat copy of the gradients
     state_need = (setup.states + buckets) * (1 + setup.margin) + setup.reserve
+    ranks = count if count > 1 and (setup.fsdp_asked or state_need > capacity) else 1
+    if ranks > 1:  # FSDP: no buckets; each rank holds 1/count of the states (the estimate adds the padding)
+        buckets, state_need = 0, setup.states / count * (1 + setup.margin) + setup.reserve
+        row.update(strategy=f"FSDP, {count} ranks", ranks=ranks)
+    if ranks > 1 and row["precision"] == "fp16":
+        row["reason"] = "no bf16 on this GPU, and pilot's FSDP runs bf16 or fp32 only (no sharded fp16 gradient scaler)"
+        return
     if state_need > capacity:
         row["need_gib"] = state_need / GIB
         row["headroom_gib"] = (capacity - state_need) / GIB
-        row["reason"] = _sharding_reason(setup, state_need, buckets)
+        row["reason"] = sharding_reason(setup, state_need, buckets, ranks)
         return
-    chosen, smallest = _first_fit(setup, cache, per_replica, buckets, capacity)
+    chosen, smallest = _first_fit(setup, cache, per_replica, buckets, capacity, ranks)
     if chosen is None:
         row["need_gib"] = smallest[0] / GIB
         row["headroom_gib"] = (capacity - smallest[0]) / GIB
-        row["reason"] = _no_fit_reason(setup, smallest)
+        row["reason"] = no_fit_reason(setup, smallest)
         return
     micro, checkpointing, estimate, need = chosen
     same_setup = _pilot_setup(measured, gpu, count, micro, checkpointing, row["precision"], setup)
@@ -227,8 +253,10 @@ def _fill_row(
             )
             return
     same_setup = same_setup and measured.seconds_per_update is not None
-    seconds, source = _time_per_update(same_setup, measured, estimate, per_replica // micro, peak_tflops, setup, count)
-    notes = _fit_notes(setup, estimate, peak_note, micro, per_replica, checkpointing, precision_note)
+    seconds, source = time_per_update(
+        same_setup, measured, estimate, per_replica // micro, peak_tflops, setup, gpu, row
+    )
+    notes = fit_notes(setup, estimate, peak_note, micro, per_replica, checkpointing, precision_note)
     row.update(
         fits=True,
         need_gib=need / GIB,
@@ -239,18 +267,6 @@ def _fill_row(
         seconds_per_update=seconds,
         time_source=source,
         reason="; ".join(notes),
-    )
-
-
-def _sharding_reason(setup: _Setup, state_need: float, buckets: int) -> str:
-    """Why the model states alone do not fit one GPU."""
-    return (
-        f"model states alone need {state_need / GIB:.1f} GiB (parameters "
-        f"{setup.param_bytes / GIB:.1f} + gradients {setup.gradient_bytes / GIB:.1f} + optimizer "
-        f"{setup.optimizer_bytes / GIB:.1f}"
-        + (f" + DDP buckets {buckets / GIB:.1f}" if buckets else "")
-        + ", with margin and reserve), more than one GPU holds: needs sharding "
-        "(FSDP/ZeRO), which pilot's engine does not provide"
     )
 
 
@@ -269,7 +285,7 @@ def _pilot_setup(
     )
 
 
-def _first_fit(setup: _Setup, cache: EstimateCache, per_replica: int, buckets: int, capacity: float):
+def _first_fit(setup: _Setup, cache: EstimateCache, per_replica: int, buckets: int, capacity: float, ranks: int = 1):
     """(micro-batch, checkpointing, estimate, need) of the first setting that fits, trying the micro-batches
     without activation checkpointing first, else None; and the smallest need seen with its estimate.
 
@@ -279,9 +295,9 @@ def _first_fit(setup: _Setup, cache: EstimateCache, per_replica: int, buckets: i
     chosen, smallest = None, None
     for checkpointing in setup.settings:
         for micro in _micro_candidates(setup.micro_batch, per_replica):
-            if checkpointing and _peak_is_optimizer_step(cache, micro):
+            if checkpointing and _peak_is_optimizer_step(cache, micro, ranks):
                 continue
-            estimate = cache.get(micro, checkpointing)
+            estimate = cache.get(micro, checkpointing, ranks)
             need = (estimate.peak_bytes + buckets) * (1 + setup.margin) + setup.reserve
             if smallest is None or need < smallest[0]:
                 smallest = (need, estimate)
@@ -293,27 +309,9 @@ def _first_fit(setup: _Setup, cache: EstimateCache, per_replica: int, buckets: i
     return chosen, smallest
 
 
-def _peak_is_optimizer_step(cache: EstimateCache, micro: int) -> bool:
-    without = cache.estimates.get((int(micro), False))
+def _peak_is_optimizer_step(cache: EstimateCache, micro: int, ranks: int) -> bool:
+    without = cache.estimates.get((int(micro), False, ranks))
     return without is not None and without.peak_phase.during == "optimizer step"
-
-
-def _no_fit_reason(setup: _Setup, smallest: tuple) -> str:
-    """Why even the smallest setting does not fit, naming the term that sets its peak."""
-    need, estimate = smallest
-    peak = estimate.peak_phase
-    checkpointing = " with activation checkpointing" if True in setup.settings else ""
-    if peak.during == "optimizer step":
-        held = sum(peak.breakdown.get(k, 0) for k in ("parameters", "gradients", "optimizer_state"))
-        return (
-            f"even micro-batch 1 needs {need / GIB:.1f} GiB, more than one GPU holds: the peak is the "
-            f"optimizer step ({held / GIB:.1f} GiB of weights, gradients and optimizer state, activations "
-            "already freed), which activation checkpointing or a smaller micro-batch cannot lower"
-        )
-    return (
-        f"even micro-batch 1{checkpointing} needs {need / GIB:.1f} GiB, more than one GPU holds (the peak is "
-        f"{peak.during} in {peak.phase}: activations of one example; a shorter sequence would change the task)"
-    )
 
 
 def _with_measured_peak(need: float, measured: Measured, setup: _Setup) -> tuple[float, str]:
@@ -326,54 +324,6 @@ def _with_measured_peak(need: float, measured: Measured, setup: _Setup) -> tuple
     if measured_need > need:
         need = measured_need
     return need, peak_note
-
-
-def _time_per_update(
-    same_setup: bool,
-    measured: Measured | None,
-    estimate: MemoryEstimate,
-    micro_batches: int,
-    peak_tflops: float | None,
-    setup: _Setup,
-    count: int,
-) -> tuple[float, str]:
-    """Seconds per update and where they come from: the pilot's measurement on the same setup, else
-    counted FLOPs over the GPU's peak at the declared utilisation."""
-    if same_setup:
-        return measured.seconds_per_update, f"measured in the pilot on {measured.device_name}"
-    flops = estimate.flops_per_micro_batch * micro_batches
-    seconds = flops / (peak_tflops * 1e12 * setup.utilisation)
-    source = (
-        f"estimate: {flops / 1e12:.3g} TFLOP per update per GPU (counted) / "
-        f"({peak_tflops:g} TFLOP/s peak x {setup.utilisation:g} declared utilisation)"
-        + ("; gradient all-reduce not included" if count > 1 else "")
-    )
-    return seconds, source
-
-
-def _fit_notes(
-    setup: _Setup,
-    estimate: MemoryEstimate,
-    peak_note: str,
-    micro: int,
-    per_replica: int,
-    checkpointing: bool,
-    precision_note: str,
-) -> list[str]:
-    """The reason column of a row that fits: where the peak is, and what differs from the configuration."""
-    notes = [f"peak in {estimate.peak_phase.phase} ({estimate.peak_phase.during})"]
-    if peak_note:
-        notes.append(peak_note)
-    if micro != setup.micro_batch:
-        notes.append(
-            f"micro-batch {setup.micro_batch} does not fit or does not divide; {micro} x {per_replica // micro} "
-            f"keeps {setup.examples_per_update} examples per update"
-        )
-    if checkpointing and not setup.checkpointing:
-        notes.append("needs activation checkpointing (~1/3 more compute; check it with +experiment=memory_variants)")
-    if precision_note:
-        notes.append(precision_note)
-    return notes
 
 
 def recommended(rows: list[ChoiceRow], gpu: str | None = None, count: int | None = None) -> ChoiceRow | None:

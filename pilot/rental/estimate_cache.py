@@ -1,29 +1,36 @@
-"""Fake-tensor estimates of one config at the micro-batches and checkpointing settings the
-choice sheet tries, each computed once per run of the sheet."""
+"""Fake-tensor estimates of one config at the micro-batches, checkpointing settings and FSDP rank
+counts the choice sheet tries, each computed once per run of the sheet."""
 
 from __future__ import annotations
 
 from omegaconf import DictConfig
 
 from pilot.data.task import TaskData
+from pilot.engine.sharding import is_sharded
 from pilot.estimate.fake_tensor import MemoryEstimate, estimate_memory
 
 
+def config_ranks(cfg: DictConfig) -> int:
+    """The ranks an estimate of ``cfg`` as configured is for: FSDP's count, else 1 (one whole replica)."""
+    return int(cfg.distributed.replicas) if is_sharded(cfg) else 1
+
+
 class EstimateCache:
-    """Fake-tensor estimates of one config at other micro-batches / checkpointing, computed once each."""
+    """Estimates of one config keyed by (micro-batch, checkpointing, ranks): ranks 1 is one unsharded
+    replica (single GPU or DDP), ranks N > 1 rank 0 of N FSDP ranks."""
 
     def __init__(self, cfg: DictConfig, task: TaskData, first: MemoryEstimate | None = None):
         self.cfg, self.task = cfg, task
-        self.base_key = (int(cfg.batch.micro_batch), bool(cfg.memory.activation_checkpointing))
-        self.estimates: dict[tuple[int, bool], MemoryEstimate] = {}
+        self.base_key = (int(cfg.batch.micro_batch), bool(cfg.memory.activation_checkpointing), config_ranks(cfg))
+        self.estimates: dict[tuple[int, bool, int], MemoryEstimate] = {}
         if first is not None:
             self.estimates[self.base_key] = first
 
-    def get(self, micro_batch: int, checkpointing: bool) -> MemoryEstimate:
-        key = (int(micro_batch), bool(checkpointing))
+    def get(self, micro_batch: int, checkpointing: bool, ranks: int | None = None) -> MemoryEstimate:
+        key = (int(micro_batch), bool(checkpointing), self.base_key[2] if ranks is None else int(ranks))
         if key not in self.estimates:
             self.estimates[key] = estimate_memory(
-                self.cfg, self.task, micro_batch=key[0], activation_checkpointing=key[1]
+                self.cfg, self.task, micro_batch=key[0], activation_checkpointing=key[1], ranks=key[2]
             )
         return self.estimates[key]
 

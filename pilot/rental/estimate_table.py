@@ -51,10 +51,24 @@ def _closed_form_line(estimate: MemoryEstimate) -> str:
         f"{label} {closed[key]:,} B vs {tracked[key]:,} B {when} ({'equal' if closed[key] == tracked[key] else 'DIFFERENT'})"
         for label, key, when in terms
     )
+    padding = closed.get("padding")
+    sharded = (
+        f" Sharded: rank 0 holds ceil(rows / ranks) of every tensor; FSDP pads {padding:,} B over all ranks."
+        if padding is not None
+        else ""
+    )
     return (
         f"Closed form vs tracker: {compared}. The optimizer step's peak also holds the multi-tensor "
-        "kernels' temporaries (counted under optimizer state)."
+        f"kernels' temporaries (counted under optimizer state).{sharded}"
     )
+
+
+def whose(estimate: MemoryEstimate) -> str:
+    """Whose memory the estimate is: one whole replica, or rank 0 of the FSDP ranks (per GPU)."""
+    s = estimate.settings
+    if s.get("strategy") == "fsdp" and s["replicas"] > 1:
+        return f"rank 0 of {s['replicas']} FSDP ranks (per GPU)"
+    return "one replica"
 
 
 def estimate_lines(estimate: MemoryEstimate) -> list[str]:
@@ -64,7 +78,7 @@ def estimate_lines(estimate: MemoryEstimate) -> list[str]:
         f"(x {s['accumulation']} accumulation), evaluation micro-batch {s['eval_micro_batch']}, "
         f"sequence length {s['seq_len'] if s['seq_len'] is not None else 'n/a (fixed-size inputs)'}, "
         f"precision {s['precision']}, optimizer {s['optimizer']}, activation checkpointing "
-        f"{'on' if s['activation_checkpointing'] else 'off'}. One replica; "
+        f"{'on' if s['activation_checkpointing'] else 'off'}. {whose(estimate).capitalize()}; "
         + ("estimated on fake tensors (nothing allocated)" if estimate.fake else "measured on real tensors")
         + f" in {estimate.seconds:.1f} s, this process's peak RSS {estimate.host_rss_peak_bytes / GIB:.2f} GiB.",
         "",

@@ -23,7 +23,7 @@ from pilot.rental.campaign_plan import Plan, as_dict, plan_campaign, plan_rows, 
 from pilot.rental.catalog import find, load_catalog
 from pilot.rental.choice_sheet import ChoiceRow, Measured, choice_rows, recommended
 from pilot.rental.estimate_cache import EstimateCache
-from pilot.rental.estimate_table import breakdown_rows, estimate_lines
+from pilot.rental.estimate_table import breakdown_rows, estimate_lines, whose
 from pilot.rental.journal import append_entry
 from pilot.rental.requirements import Requirement
 from pilot.report import markdown_table
@@ -126,7 +126,7 @@ def build_and_write(
     jobs = sweep_jobs(cfg, sweep_params, train_examples)
     if chosen is not None:
         gpu = find(catalog, chosen.gpu)
-        chosen_estimate = cache.get(chosen.micro_batch, chosen.activation_checkpointing)
+        chosen_estimate = cache.get(chosen.micro_batch, chosen.activation_checkpointing, chosen.ranks)
         plan = plan_campaign(
             time_jobs(cfg, jobs, chosen, gpu, chosen_estimate, measured),
             list(cfg.rental.packages_days),
@@ -214,7 +214,9 @@ def _write_files(
     data = {
         "estimate": estimate.to_dict(),
         "other_estimates": {
-            f"micro{k[0]}_ckpt{int(k[1])}": v.to_dict() for k, v in cache.estimates.items() if k != cache.base_key
+            f"micro{k[0]}_ckpt{int(k[1])}_ranks{k[2]}": v.to_dict()
+            for k, v in cache.estimates.items()
+            if k != cache.base_key
         },
         "choice": [r.as_dict() for r in rows],
         "chosen": chosen.as_dict() if chosen else None,
@@ -298,7 +300,8 @@ def print_sheet(result: SheetResult, estimate: MemoryEstimate) -> None:
     unit, scale = next(
         (u, f) for u, f in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10), ("B", 1)) if estimate.peak_bytes >= f
     )
-    phases = Table(title=f"memory estimate, one replica ({'fake tensors' if estimate.fake else 'measured'}; {unit})")
+    how = "fake tensors" if estimate.fake else "measured"
+    phases = Table(title=f"memory estimate, {whose(estimate)} ({how}; {unit})")
     for name in ("phase", "part", "peak", "params", "grads", "optim", "activ", "temp"):
         phases.add_column(name, no_wrap=True)
     short = {"forward/backward": "fwd/bwd", "optimizer step": "step", "forward": "fwd"}

@@ -25,7 +25,7 @@ from omegaconf.errors import MissingMandatoryValue
 
 from pilot.config.values import enum_value, resolve_device, select
 from pilot.validation.batch import check_task
-from pilot.validation.devices import check_devices, check_precision
+from pilot.validation.devices import check_devices, check_precision, check_strategy
 from pilot.validation.keys import check_unknown_keys
 from pilot.validation.model_data import check_model_and_data
 from pilot.validation.numbers import check_finite, check_special_numbers
@@ -73,6 +73,7 @@ def validate(cfg: DictConfig) -> None:
     check_precision(cfg, device_type, problems)
     check_model_and_data(cfg, problems)
     check_devices(cfg, device_type, problems)
+    check_strategy(cfg, problems)
     check_rental(cfg, problems)
     if container is not None:  # the task's settings resolve
         check_task(cfg, problems)

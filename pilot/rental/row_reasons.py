@@ -1,0 +1,76 @@
+"""The reason column of a choice-sheet row: why it does not fit (naming the term that sets the peak),
+or what a fitting row changes from the configuration."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pilot.estimate.fake_tensor import MemoryEstimate
+
+GIB = 2**30
+
+
+def sharding_reason(setup: Any, state_need: float, buckets: int, ranks: int) -> str:
+    """Why the model states alone do not fit one GPU (FSDP: even at 1/ranks of them)."""
+    terms = (
+        f"parameters {setup.param_bytes / GIB:.1f} + gradients {setup.gradient_bytes / GIB:.1f} + optimizer "
+        f"{setup.optimizer_bytes / GIB:.1f}" + (f" + DDP buckets {buckets / GIB:.1f}" if buckets else "")
+    )
+    if ranks > 1:
+        return (
+            f"even sharded over {ranks} GPUs (FSDP), 1/{ranks} of the model states ({terms} GiB) needs "
+            f"{state_need / GIB:.1f} GiB per GPU with margin and reserve: more GPUs, or a larger GPU"
+        )
+    return (
+        f"model states alone need {state_need / GIB:.1f} GiB ({terms}, with margin and reserve), more than "
+        "one GPU holds: they must be sharded (FSDP) over several GPUs — see this GPU's rows with more GPUs"
+    )
+
+
+def no_fit_reason(setup: Any, smallest: tuple) -> str:
+    """Why even the smallest setting does not fit, naming the term that sets its peak."""
+    need, estimate = smallest
+    peak = estimate.peak_phase
+    checkpointing = " with activation checkpointing" if True in setup.settings else ""
+    if peak.during == "optimizer step":
+        held = sum(peak.breakdown.get(k, 0) for k in ("parameters", "gradients", "optimizer_state"))
+        return (
+            f"even micro-batch 1 needs {need / GIB:.1f} GiB, more than one GPU holds: the peak is the "
+            f"optimizer step ({held / GIB:.1f} GiB of weights, gradients and optimizer state, activations "
+            "already freed), which activation checkpointing or a smaller micro-batch cannot lower"
+        )
+    if peak.phase == "eval_longest":
+        return (
+            f"even micro-batch 1{checkpointing} needs {need / GIB:.1f} GiB, more than one GPU holds: the peak is "
+            f"the evaluation forward at micro-batch {peak.micro_batch} on the longest sequences "
+            "(a smaller batch.eval_micro_batch lowers it)"
+        )
+    return (
+        f"even micro-batch 1{checkpointing} needs {need / GIB:.1f} GiB, more than one GPU holds (the peak is "
+        f"{peak.during} in {peak.phase}: activations of one example; a shorter sequence would change the task)"
+    )
+
+
+def fit_notes(
+    setup: Any,
+    estimate: MemoryEstimate,
+    peak_note: str,
+    micro: int,
+    per_replica: int,
+    checkpointing: bool,
+    precision_note: str,
+) -> list[str]:
+    """The reason column of a row that fits: where the peak is, and what differs from the configuration."""
+    notes = [f"peak in {estimate.peak_phase.phase} ({estimate.peak_phase.during})"]
+    if peak_note:
+        notes.append(peak_note)
+    if micro != setup.micro_batch:
+        notes.append(
+            f"micro-batch {setup.micro_batch} does not fit or does not divide; {micro} x {per_replica // micro} "
+            f"keeps {setup.examples_per_update} examples per update"
+        )
+    if checkpointing and not setup.checkpointing:
+        notes.append("needs activation checkpointing (~1/3 more compute; check it with +experiment=memory_variants)")
+    if precision_note:
+        notes.append(precision_note)
+    return notes
