@@ -52,8 +52,13 @@ def estimate_ranks(cfg: DictConfig, fake: bool) -> Iterator[Ranks]:
             "a fake FSDP estimate makes its own (fake) process group, but this process already belongs to one. "
             "Fix: run mode=estimate in a process of its own (python -m pilot mode=estimate ...)."
         )
-    from torch.testing._internal.distributed.fake_pg import FakeStore
-
+    try:
+        from torch.testing._internal.distributed.fake_pg import FakeStore
+    except ImportError as error:  # a private module: another PyTorch may move it
+        raise EstimateRefused(
+            f"this PyTorch ({torch.__version__}) has no fake process group ({error}), so N ranks cannot be "
+            "estimated in one process. Fix: install the pinned torch (README), or measure on real ranks."
+        ) from error
     dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=world)
     try:
         yield Ranks(DistContext(0, world, 0), device_mesh(torch.device("cpu"), world))
