@@ -28,6 +28,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
+from bench.estimate_7b import README_COMMAND  # noqa: E402 - the repository on the path first
+
 THREADS = 2
 SIZES = [  # (label, overrides)
     ("d64-L2-T96", ["model.d_model=64", "model.n_layer=2"]),
@@ -37,17 +39,7 @@ SIZES = [  # (label, overrides)
     ),
     ("d256-L4-T256-micro4", ["model.d_model=256", "model.n_layer=4", "data.max_len=256", "batch.micro_batch=4"]),
 ]
-SEVEN_B = [  # README.md, "mode=estimate", sharded over 8 GPUs
-    "model.d_model=4096",
-    "model.n_layer=32",
-    "model.n_head=32",
-    "model.vocab_size=32000",
-    "data.max_len=2048",
-    "precision=bf16",
-    "batch.micro_batch=1",
-    "distributed=fsdp",
-    "distributed.replicas=8",
-]
+SEVEN_B = [*README_COMMAND, "distributed=fsdp", "distributed.replicas=8"]  # the README 7B, over 8 GPUs
 
 
 def compose(overrides: list[str]):

@@ -40,5 +40,12 @@ def compose_config(overrides: list[str] = ()) -> DictConfig:
 
 
 @pytest.fixture
+def no_launcher_variables(monkeypatch):
+    """No RANK/WORLD_SIZE/MASTER_* of an outer launcher: pilot spawns the test's ranks itself."""
+    for var in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
 def make_cfg() -> Callable[..., DictConfig]:
     return lambda *overrides: compose_config(list(overrides))

@@ -28,10 +28,7 @@ STATE_BOUND = (
 )
 
 
-@pytest.fixture(autouse=True)
-def _no_launcher_variables(monkeypatch):
-    for var in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
-        monkeypatch.delenv(var, raising=False)
+pytestmark = pytest.mark.usefixtures("no_launcher_variables")
 
 
 @pytest.mark.parametrize(
@@ -39,7 +36,11 @@ def _no_launcher_variables(monkeypatch):
     [
         (2, ()),
         (4, ()),
-        (2, ("memory=checkpointing", "precision=bf16", "distributed.fsdp.sync_every_micro_batch=false")),
+        pytest.param(  # the same mechanism as above with other settings: -m slow keeps the default suite short
+            2,
+            ("memory=checkpointing", "precision=bf16", "distributed.fsdp.sync_every_micro_batch=false"),
+            marks=pytest.mark.slow,
+        ),
     ],
 )
 def test_the_fake_rank_estimate_matches_real_gloo_ranks(make_cfg, tmp_path, ranks, extra):
