@@ -31,6 +31,8 @@ import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
 
+from pilot.engine.distributed import all_reduce_sum
+from pilot.engine.sharding import is_sharded, load_whole_training_state, local_values, whole_training_state
 from pilot.errors import UnsafeFileError, disk_full_guard, first_line
 from pilot.faults import fault_point
 from pilot.models.adapter import ADAPTER_FILES, export_adapter, is_adapted, load_trained_state, trained_state
@@ -117,17 +119,29 @@ def non_finite_tensors(state: Any, prefix: str = "") -> list[str]:
 
 
 def training_state_non_finite(trainer) -> list[str]:
-    """Model and optimizer tensors holding NaN/inf: such a state is never saved as resumable."""
-    return non_finite_tensors(trained_state(trainer.raw_model), "model.") + non_finite_tensors(
-        trainer.optimizer.state_dict()["state"], "optimizer."
-    )
+    """Model and optimizer tensors holding NaN/inf: such a state is never saved as resumable. Under
+    FSDP each rank reads its shards and the ranks agree (a collective: every rank calls it)."""
+    model, optimizer = trained_state(trainer.raw_model), trainer.optimizer.state_dict()["state"]
+    bad = non_finite_tensors(local_values(model), "model.") + non_finite_tensors(local_values(optimizer), "optimizer.")
+    if getattr(trainer, "sharded", False):
+        elsewhere = float(all_reduce_sum(torch.tensor([float(len(bad))], device=trainer.device), trainer.ctx))
+        return bad or (["a shard on another rank"] if elsewhere else [])
+    return bad
 
 
 def training_state(trainer, cfg: DictConfig) -> dict[str, Any]:
+    """Everything a resumed run needs. ``distributed.strategy=fsdp``: model and optimizer gathered whole
+    onto rank 0, the optimizer's state keyed by parameter name, so any number of ranks resumes it (a
+    collective: every rank calls it; only rank 0's state holds them)."""
+    if is_sharded(cfg):
+        model, optimizer = whole_training_state(trainer.raw_model, trainer.optimizer, is_adapted(trainer.raw_model))
+    else:
+        model, optimizer = trained_state(trainer.raw_model), trainer.optimizer.state_dict()
     return {
         "format": FORMAT,
-        "model": trained_state(trainer.raw_model),  # an adapted model: the adapter alone
-        "optimizer": trainer.optimizer.state_dict(),
+        "model": model,  # an adapted model: the adapter alone
+        "optimizer": optimizer,
+        "optimizer_keys": "names" if is_sharded(cfg) else "indices",
         "scheduler": trainer.scheduler.state_dict(),
         "scaler": trainer.scaler.state_dict(),
         "rng": rng_states(),
@@ -268,8 +282,19 @@ def latest_valid_checkpoint(directory: Path) -> tuple[Path, dict[str, Any]] | No
 
 
 def restore_training_state(trainer, state: dict[str, Any]) -> None:
-    load_trained_state(trainer.raw_model, state["model"])
-    trainer.optimizer.load_state_dict(state["optimizer"])
+    by_name = state.get("optimizer_keys") == "names"
+    if by_name != is_sharded(trainer.cfg):
+        saved, now = ("fsdp", "ddp") if by_name else ("ddp", "fsdp")
+        raise ValueError(
+            f"this checkpoint was written with distributed.strategy={saved} and this run uses {now}: its "
+            f"optimizer state is keyed differently. Fix: resume with distributed.strategy={saved}, or start "
+            "a new run directory."
+        )
+    if by_name:  # each rank takes its shard of the whole state, at any number of ranks
+        load_whole_training_state(trainer.raw_model, trainer.optimizer, state["model"], state["optimizer"])
+    else:
+        load_trained_state(trainer.raw_model, state["model"])
+        trainer.optimizer.load_state_dict(state["optimizer"])
     trainer.scheduler.load_state_dict(state["scheduler"])
     trainer.scaler.load_state_dict(state["scaler"])
     position = state["position"]
@@ -309,26 +334,34 @@ class Checkpointer:
         """Whether the cadence asks for a checkpoint after this update."""
         return bool(self.every) and update % self.every == 0
 
-    def save(self, trainer) -> Path:
+    def save(self, trainer, state: dict[str, Any] | None = None) -> Path:
         """Write ckpt-<update>.pt atomically, then rotate (never the newest complete one).
 
-        A state holding NaN/inf is refused: a resumable checkpoint is always a finite one.
+        A state holding NaN/inf is refused: a resumable checkpoint is always a finite one. ``state``:
+        already gathered and checked on every rank (FSDP: ``gathered_state``), written as it is.
         """
-        bad = training_state_non_finite(trainer)
-        if bad:
-            raise ValueError(
-                f"refusing to save a checkpoint at update {trainer.updates_done}: non-finite values "
-                f"in {len(bad)} tensor(s) ({', '.join(bad[:3])})"
-            )
+        if state is None:
+            bad = training_state_non_finite(trainer)
+            if bad:
+                raise ValueError(
+                    f"refusing to save a checkpoint at update {trainer.updates_done}: non-finite values "
+                    f"in {len(bad)} tensor(s) ({', '.join(bad[:3])})"
+                )
+            state = training_state(trainer, self.cfg)
         self.directory.mkdir(parents=True, exist_ok=True)
         path = self.path(trainer.updates_done)
-        atomic_torch_save(training_state(trainer, self.cfg), path, trainer.updates_done)
+        atomic_torch_save(state, path, trainer.updates_done)
         if looks_complete(path):
             for _, old in list_checkpoints(self.directory)[max(1, self.keep_last) :]:
                 old.unlink(missing_ok=True)
         else:  # never rotate away older checkpoints on the strength of a broken new one
             log.warning("checkpoint %s does not read back as complete; older checkpoints kept", path)
         return path
+
+    def gathered_state(self, trainer) -> dict[str, Any] | None:
+        """FSDP: the state to save, gathered from every rank (a collective: every rank calls it before
+        rank 0 saves); None without FSDP, where rank 0 builds it alone in ``save``."""
+        return training_state(trainer, self.cfg) if getattr(trainer, "sharded", False) else None
 
     def latest_valid(self) -> tuple[Path, dict[str, Any]] | None:
         return latest_valid_checkpoint(self.directory)

@@ -20,8 +20,10 @@ def _readable(task, ids: list[int]) -> str:
 
 
 @torch.no_grad()
-def write_predictions(trainer, items: list[dict], path: Path) -> Path:
-    task, model = trainer.task, trainer.raw_model
+def write_predictions(trainer, items: list[dict], path: Path, model: torch.nn.Module | None = None) -> Path:
+    """One line per item: the model's (default: the trainer's; under FSDP the gathered whole one) exact-match
+    prediction against the target."""
+    task, model = trainer.task, model if model is not None else trainer.raw_model
     model.eval()
     step = int(trainer.cfg.batch.eval_micro_batch)
     with Path(path).open("w") as handle:

@@ -33,10 +33,33 @@ log = logging.getLogger("pilot")
 FIXED_ON_RESUME = ("model", "data", "batch", "optim", "precision", "distributed", "seed")
 
 
-def fixed_on_resume(difference: str) -> bool:
-    """Whether a line of ``differing_keys`` names a key of FIXED_ON_RESUME."""
+# how one update is split into ranks and micro-batches: the update itself (its examples, their order,
+# the loss normalised over all of them) depends only on their product, so a forced resume may change
+# the split when the product stays (e.g. 2 FSDP ranks resumed on 4); floats then differ in the last bits
+UPDATE_SPLIT = (
+    "distributed.replicas",
+    "batch.accumulation",
+    "batch.micro_batch",
+    "distributed.backend",
+    "distributed.master_port",
+)
+
+
+def fixed_on_resume(difference: str, same_update: bool = False) -> bool:
+    """Whether a line of ``differing_keys`` names a key of FIXED_ON_RESUME (``same_update``: the
+    examples per update are unchanged, so the keys of UPDATE_SPLIT are not fixed)."""
     key = difference.split(":", 1)[0]
+    if same_update and key in UPDATE_SPLIT:
+        return False
     return any(key == section or key.startswith(section + ".") for section in FIXED_ON_RESUME)
+
+
+def examples_per_update(flat: dict[str, Any]) -> int | None:
+    """micro-batch x accumulation x replicas of a flattened defining config."""
+    try:
+        return int(flat["batch.micro_batch"]) * int(flat["batch.accumulation"]) * int(flat["distributed.replicas"])
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def differing_keys(saved: dict[str, Any], current: dict[str, Any]) -> list[str]:
@@ -76,8 +99,10 @@ def refuse_finished_run(cfg: DictConfig, run_dir: Path) -> None:
 
 def refuse_changed_config(cfg: DictConfig, path: Path, state: dict) -> list[str]:
     """The keys that differ from the checkpoint's config, when the resume may still go on."""
-    differences = differing_keys(state["defining_config"], defining_config(cfg))
-    fixed = [d for d in differences if fixed_on_resume(d)]
+    saved, now = state["defining_config"], defining_config(cfg)
+    differences = differing_keys(saved, now)
+    same_update = examples_per_update(saved) is not None and examples_per_update(saved) == examples_per_update(now)
+    fixed = [d for d in differences if fixed_on_resume(d, same_update)]
     if fixed:
         raise ResumeRefused(
             f"{path} was written under another config, and these keys cannot change on resume (their "
@@ -135,6 +160,11 @@ def _resume_note(path: Path, state: dict, cleaned: list[str], differences: list[
         note["threads_changed"] = (
             f"{state['torch_threads']} -> {torch.get_num_threads()} CPU threads: "
             "the run continues correctly but not bit-identically"
+        )
+    if any(d.split(":", 1)[0] in UPDATE_SPLIT for d in differences):
+        note["split_changed"] = (
+            "the same examples per update, split over other ranks or micro-batches: the run continues "
+            "correctly but not bit-identically"
         )
     if differences:
         note["forced_despite"] = differences

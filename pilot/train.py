@@ -26,8 +26,16 @@ from pilot.checks.contract import check_contract
 from pilot.closing import close_run, plugin_provenance, write_reproduce
 from pilot.config.values import enum_value, resolve_device
 from pilot.engine.build import build_trainer, configure_threads
-from pilot.engine.distributed import DistContext, all_reduce_sum, init_from_env, launched_externally, spawn
+from pilot.engine.distributed import (
+    DistContext,
+    all_reduce_sum,
+    init_from_env,
+    launched_externally,
+    rank0_decides,
+    spawn,
+)
 from pilot.engine.preemption import InterruptWatch, PreemptionWatch
+from pilot.engine.sharding import whole_model
 from pilot.engine.trainer import Trainer, record_dict
 from pilot.errors import DiskFull, RunFinished, first_line
 from pilot.faults import fault_point, fault_requested
@@ -179,8 +187,9 @@ class TrainingRun:
                 f"diverged: non-finite values in {len(bad)} tensor(s) ({', '.join(bad[:2])}) after "
                 f"update {self.trainer.updates_done}; not saved as a checkpoint"
             )
+        state = self.checkpointer.gathered_state(self.trainer)  # FSDP: every rank gathers, rank 0 writes
         if self.record is not None:
-            self.checkpointer.save(self.trainer)
+            self.checkpointer.save(self.trainer, state)
         return None
 
     def _agreed_signal(self) -> str | None:
@@ -202,7 +211,7 @@ class TrainingRun:
         """After the last update: close the phases, then checkpoint, final validation and closing."""
         self.stop_cause = stop_cause
         diverged = is_diverged(stop_cause)
-        self._end_training_phases(stop_cause, diverged)
+        self.phases.end_training(stop_cause, diverged, self.update_seconds, self.trainer.plan.examples_per_update)
         if stop_cause == "preempted":
             self._preempted()
             if self.hand_over or self.record is None:
@@ -219,20 +228,11 @@ class TrainingRun:
             self._final_validation()
             return
         evaluation = self._final_validation()
+        model = whole_model(self.trainer)  # FSDP: gathered by every rank, onto rank 0
         if self.record is not None:
-            self._wrap_up(stop_cause, evaluation)
+            self._wrap_up(stop_cause, evaluation, model)
 
-    def _end_training_phases(self, stop_cause: str, diverged: bool) -> None:
-        phases = self.phases
-        if phases.open_phase == "steady_steps":
-            phases.end(
-                "fail" if diverged else "pass",
-                f"{_steady_detail(self.update_seconds)}; stop: {stop_cause}",
-                examples=len(self.update_seconds) * self.trainer.plan.examples_per_update,
-            )
-        phases.end("fail" if diverged else "pass", f"stop: {stop_cause}")  # a first step that ended the run
-
-    def _wrap_up(self, stop_cause: str, evaluation: dict) -> None:
+    def _wrap_up(self, stop_cause: str, evaluation: dict, model: torch.nn.Module) -> None:
         """Rank 0 after the final validation: predictions, the closing of a run that ended ok."""
         cfg, trainer, record, phases = self.cfg, self.trainer, self.record, self.phases
         log.info(
@@ -242,11 +242,11 @@ class TrainingRun:
             evaluation["loss"],
             evaluation["accuracy"],
         )
-        write_predictions(trainer, self.eval_items, self.run_path / "predictions.jsonl")
+        write_predictions(trainer, self.eval_items, self.run_path / "predictions.jsonl", model)
         fault_point("closing", trainer.updates_done)
         if self.status == "ok" and int(cfg.closing.control_examples) > 0:
             phases.begin("export", examples=int(cfg.closing.control_examples))
-            closing = close_run(trainer.raw_model, trainer.task, cfg, self.run_path)
+            closing = close_run(model, trainer.task, cfg, self.run_path)
             phases.end(closing["verdict"], closing["reason"][:300])
             record.update(closing=closing)
             write_reproduce(self.run_path, record.data, plugin_provenance(cfg, self.searchpath))
@@ -259,7 +259,7 @@ class TrainingRun:
             )
 
     def _save_final_checkpoint(self) -> None:
-        if self.record is None or self.checkpointer.has(self.trainer.updates_done):
+        if rank0_decides(self.record is None or self.checkpointer.has(self.trainer.updates_done), self.ctx):
             return
         self.phases.begin("checkpoint_save")
         cause = self.save_checkpoint()
@@ -268,7 +268,7 @@ class TrainingRun:
             self.phases.end("fail", cause[:300])
             return
         path = self.checkpointer.path(self.trainer.updates_done)
-        self.phases.end(detail=f"{path.name}, {path.stat().st_size:,} bytes")
+        self.phases.end(detail=f"{path.name}, {path.stat().st_size:,} bytes" if self.record else "rank 0 writes it")
 
     def _final_validation(self) -> dict:
         """The validation after the last update, logged once: a run started again after it was
@@ -287,10 +287,11 @@ class TrainingRun:
     def _preempted(self) -> None:
         """SIGUSR2: rank 0 saves a complete checkpoint and records the preemption; the job is
         handed over for requeueing unless requeues are used up (other ranks hand over at once)."""
+        state = self.checkpointer.gathered_state(self.trainer)  # FSDP: every rank gathers
         if self.record is None:  # non-zero ranks: rank 0 saves and decides
             self.status, self.hand_over = "preempted", True
             return
-        self.checkpointer.save(self.trainer)
+        self.checkpointer.save(self.trainer, state)
         requeue = record_preemption(self.record, self.trainer.updates_done, self.cfg.checkpoint.max_requeues)
         self.status, self.hand_over = "preempted", requeue
 
@@ -357,15 +358,6 @@ def _worker(cfg: DictConfig, run_dir: str, overrides: list, sweep_dir: str | Non
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, format="[%(asctime)s][%(name)s] %(message)s")
     TrainingRun(cfg, run_dir, overrides, sweep_dir, searchpath).run()
-
-
-def _steady_detail(seconds: list) -> str:
-    if not seconds:
-        return "no update after the first"
-    return (
-        f"{len(seconds)} updates, {sum(seconds) / len(seconds):.3g} s/update (updates alone; the phase's "
-        "wall time also holds validations and checkpoints)"
-    )
 
 
 def train(

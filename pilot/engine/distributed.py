@@ -99,3 +99,12 @@ def all_reduce_sum(value: torch.Tensor, ctx: DistContext) -> torch.Tensor:
     if ctx.is_distributed:
         dist.all_reduce(value, op=dist.ReduceOp.SUM)
     return value
+
+
+def rank0_decides(flag: bool, ctx: DistContext) -> bool:
+    """Rank 0's ``flag`` on every rank (a decision the ranks must share before a collective)."""
+    if not ctx.is_distributed:
+        return flag
+    box = [flag]
+    dist.broadcast_object_list(box, src=0)
+    return bool(box[0])

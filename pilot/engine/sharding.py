@@ -88,10 +88,61 @@ def full_value(tensor: torch.Tensor) -> torch.Tensor:
 
 
 def full_model_state(model: nn.Module) -> dict[str, torch.Tensor]:
-    """The whole model's state on the CPU, gathered from every rank (a collective: all ranks call it;
-    each gets the full state). An unsharded model: its ``state_dict()`` detached on the CPU."""
+    """The whole model's state on rank 0's CPU, gathered from every rank (a collective: all ranks call
+    it; the others get an empty dict). An unsharded model: its ``state_dict()`` detached on the CPU."""
     if not any(hasattr(p, "full_tensor") for p in model.parameters()):
         return {k: v.detach().cpu() for k, v in model.state_dict().items()}
     from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
 
-    return get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, broadcast_from_rank0=False))
+    return get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
+
+
+def whole_model(trainer) -> nn.Module | None:
+    """The trained model unsharded, for what runs on rank 0 alone (predictions, the closing's export
+    and reload): under FSDP gathered from every rank (a collective) into a fresh copy built from the
+    config on rank 0 (None on the others); without FSDP the model itself."""
+    if not getattr(trainer, "sharded", False):
+        return trainer.raw_model
+    from pilot.engine.build import build_model
+
+    state = full_model_state(trainer.raw_model)
+    if trainer.ctx.rank != 0:
+        return None
+    model = build_model(trainer.cfg)
+    model.load_state_dict(state)
+    return model.to(trainer.device)
+
+
+def whole_training_state(model: nn.Module, optimizer, trained_only: bool) -> tuple[dict, dict]:
+    """(model state, optimizer state) of the whole model on rank 0's CPU, the optimizer's keyed by
+    parameter name (``torch.distributed.checkpoint.state_dict``): a collective under FSDP — every rank
+    calls it, the others get empty dicts — and the plain state, by name, without FSDP. By name, a
+    checkpoint loads at any number of ranks. ``trained_only``: frozen parameters (an adapter's base) left out."""
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, get_state_dict
+
+    options = StateDictOptions(full_state_dict=True, cpu_offload=True, ignore_frozen_params=trained_only)
+    return get_state_dict(model, optimizer, options=options)
+
+
+def load_whole_training_state(model: nn.Module, optimizer, model_state: dict, optimizer_state: dict) -> None:
+    """The inverse of ``whole_training_state``, at this run's number of ranks (each takes its shard)."""
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, set_state_dict
+
+    trained = {name for name, p in model.named_parameters() if p.requires_grad}
+    strict = trained == {name for name, _ in model.named_parameters()}  # an adapter: the base comes from the config
+    set_state_dict(
+        model,
+        optimizer,
+        model_state_dict=model_state,
+        optim_state_dict=optimizer_state,
+        options=StateDictOptions(full_state_dict=True, strict=strict),
+    )
+
+
+def local_values(tree):
+    """Each DTensor in a (nested) state replaced by this rank's shard (checks that read every value)."""
+    if hasattr(tree, "to_local"):
+        return tree.to_local()
+    if isinstance(tree, dict):
+        return {key: local_values(value) for key, value in tree.items()}
+    return tree

@@ -60,3 +60,23 @@ class TrainPhases:
     def write(self, run_dir: Path) -> Path:
         """phases.csv, after the rows of earlier runs of this directory (a resumed run)."""
         return write_phases_csv(run_dir, self.log.rows, keep_earlier=True)
+
+    def end_training(self, stop_cause: str, diverged: bool, seconds: list[float], examples_per_update: int) -> None:
+        """Close ``steady_steps`` (``seconds``: each later update's) and, when the run ended at its first
+        update, ``first_step``: fail when the run diverged."""
+        if self.open_phase == "steady_steps":
+            self.end(
+                "fail" if diverged else "pass",
+                f"{_steady_detail(seconds)}; stop: {stop_cause}",
+                examples=len(seconds) * examples_per_update,
+            )
+        self.end("fail" if diverged else "pass", f"stop: {stop_cause}")  # a first step that ended the run
+
+
+def _steady_detail(seconds: list) -> str:
+    if not seconds:
+        return "no update after the first"
+    return (
+        f"{len(seconds)} updates, {sum(seconds) / len(seconds):.3g} s/update (updates alone; the phase's "
+        "wall time also holds validations and checkpoints)"
+    )

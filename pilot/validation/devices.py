@@ -43,15 +43,14 @@ def check_strategy(cfg, problems: list[Problem]) -> None:
     if enum_value(select(cfg, "distributed.strategy")) != "fsdp":
         return
     mode, dtype = enum_value(select(cfg, "mode")), enum_value(select(cfg, "precision.dtype"))
-    if mode != "estimate":
+    if mode == "pilot":
         problems.append(
             Problem(
                 "distributed.strategy",
                 "fsdp",
-                f"mode={mode} with FSDP is not built yet: the engine shards and trains (tested equal to one "
-                "process), but run checkpoints, the closing and the pilot's phases still assume every rank "
-                "holds the whole model. Fix: mode=estimate distributed=fsdp distributed.replicas=N for the "
-                "per-GPU memory of N sharded GPUs, or distributed=ddp2 to train on several processes.",
+                "the pilot with FSDP is not built yet (its checks and phases assume every rank holds the whole "
+                "model). Fix: run the pilot unsharded (distributed=single or ddp2) at a size this machine holds, "
+                "then mode=estimate distributed=fsdp for the sharded memory and mode=train distributed=fsdp to train.",
             )
         )
     if dtype == "fp16":

@@ -1,0 +1,100 @@
+"""Issue 15 items 1 and 3: ``mode=train distributed=fsdp`` on 2 gloo ranks — trains what DDP trains,
+closes with an export that reloads in a new process, resumes bit for bit after kill -9 (at an
+update and inside a save), and resumes at another number of ranks, recording the change."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from torch.testing import assert_close
+
+from pilot.checkpoint import latest_valid_checkpoint, list_checkpoints, load_checkpoint
+
+REPO = Path(__file__).resolve().parents[1]
+TRAIN = ["mode=train", "run.device=cpu", "budget.value=6", "checkpoint.every=2", "batch.accumulation=4"]
+
+
+def run_cli(run_dir, *overrides, fault=None):
+    env = {k: v for k, v in os.environ.items() if k not in ("PILOT_FAULT", "RANK", "WORLD_SIZE")}
+    if fault:
+        env["PILOT_FAULT"] = fault
+    return subprocess.run(
+        [sys.executable, "-m", "pilot", *TRAIN, f"hydra.run.dir={run_dir}", *overrides],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def final_state(run_dir):
+    _, state = latest_valid_checkpoint(Path(run_dir) / "checkpoints")
+    return state
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("fsdp")
+    result = run_cli(run_dir, "distributed=fsdp", "closing.control_examples=0")
+    assert result.returncode == 0, result.stderr[-2000:]
+    return final_state(run_dir)
+
+
+def test_fsdp_trains_what_ddp_trains_and_closes(tmp_path):
+    sharded = run_cli(tmp_path / "fsdp", "distributed=fsdp")
+    assert sharded.returncode == 0, sharded.stderr[-2000:]
+    replicated = run_cli(tmp_path / "ddp", "distributed=ddp2", "closing.control_examples=0")
+    assert replicated.returncode == 0, replicated.stderr[-2000:]
+    record = json.loads((tmp_path / "fsdp" / "run.json").read_text())
+    assert record["status"] == "ok" and record["closing"]["verdict"] == "pass", record.get("closing")
+    fsdp, ddp = final_state(tmp_path / "fsdp"), final_state(tmp_path / "ddp")
+    assert fsdp["optimizer_keys"] == "names" and ddp["optimizer_keys"] == "indices"
+    assert_close(fsdp["model"], ddp["model"])  # the whole model, gathered onto rank 0
+    predictions = (tmp_path / "fsdp" / "predictions.jsonl").read_text().splitlines()
+    assert len(predictions) == int(record["batch_plan"].get("eval_examples", len(predictions)))
+
+
+@pytest.mark.parametrize("fault", ["update@3", "before_rename@4"])
+def test_kill_9_then_resume_equals_uninterrupted(tmp_path, uninterrupted, fault):
+    common = ("distributed=fsdp", "closing.control_examples=0")
+    killed = run_cli(tmp_path, *common, fault=fault)
+    assert killed.returncode != 0
+    for _, path in list_checkpoints(tmp_path / "checkpoints"):
+        load_checkpoint(path)  # every file under a checkpoint name is complete
+    resumed = run_cli(tmp_path, *common)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    state = final_state(tmp_path)
+    assert state["position"]["updates_done"] == 6
+    assert all(torch.equal(state["model"][k], uninterrupted["model"][k]) for k in uninterrupted["model"])
+    record = json.loads((tmp_path / "run.json").read_text())
+    assert record["status"] == "ok" and len(record["resumes"]) == 1
+
+
+@pytest.mark.parametrize(
+    "ranks, accumulation",
+    [(1, 8), pytest.param(4, 2, marks=pytest.mark.slow)],  # the same examples per update: 2 x 4 x 2
+)
+def test_resume_at_another_number_of_ranks_continues_and_is_recorded(tmp_path, uninterrupted, ranks, accumulation):
+    killed = run_cli(tmp_path, "distributed=fsdp", "closing.control_examples=0", fault="update@3")
+    assert killed.returncode != 0
+    resumed = run_cli(
+        tmp_path,
+        "distributed=fsdp",
+        f"distributed.replicas={ranks}",
+        f"batch.accumulation={accumulation}",
+        "checkpoint.force_resume=true",
+        "closing.control_examples=0",
+    )
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    state = final_state(tmp_path)
+    assert state["position"]["updates_done"] == 6
+    assert_close(state["model"], uninterrupted["model"])  # the same updates, another reduction order
+    forced = json.loads((tmp_path / "run.json").read_text())["resumes"][0]["forced_despite"]
+    assert any("distributed.replicas" in line for line in forced), forced
