@@ -49,8 +49,9 @@ JOB = [
 ]
 
 
-def launch(tmp_path, *overrides, fault=None):
-    command = [sys.executable, "-m", "pilot", *JOB, f"campaign.sweep_root={tmp_path}/sweeps", *overrides, "-m"]
+def launch(tmp_path, *overrides, fault=None, launcher="slurm"):
+    job = [f"hydra/launcher={launcher}" if line == "hydra/launcher=slurm" else line for line in JOB]
+    command = [sys.executable, "-m", "pilot", *job, f"campaign.sweep_root={tmp_path}/sweeps", *overrides, "-m"]
     env = {k: v for k, v in os.environ.items() if k != "PILOT_FAULT"}
     if fault:  # sbatch exports the submitting environment to the job
         env["PILOT_FAULT"] = fault
@@ -188,6 +189,19 @@ def test_two_tasks_per_node_form_ddp_replicas(tmp_path):
     record = json.loads((run_dir / "run.json").read_text())
     assert record["status"] == "ok"
     assert record["batch_plan"]["replicas"] == 2 and record["examples_seen"] == 3 * 32
+
+
+def test_the_fsdp_preset_runs_two_sharded_ranks_as_two_tasks(tmp_path):
+    """conf/hydra/launcher/slurm_fsdp.yaml on this single-node CPU cluster: 2 tasks, no GPU."""
+    site = ("hydra.launcher.tasks_per_node=2", "hydra.launcher.gpus_per_node=0", "hydra.launcher.cpus_per_task=1")
+    finish(
+        launch(tmp_path, "budget.value=3", *site, "hydra.launcher.mem_gb=4", "distributed=fsdp", launcher="slurm_fsdp")
+    )
+    (run_dir,) = job_runs(tmp_path)
+    record = json.loads((run_dir / "run.json").read_text())
+    assert record["status"] == "ok" and record["batch_plan"]["replicas"] == 2
+    state = torch.load(sorted((run_dir / "checkpoints").glob("ckpt-*.pt"))[-1], weights_only=True)
+    assert state["optimizer_keys"] == "names"  # the sharded run's checkpoint, gathered whole
 
 
 def test_pilot_on_two_tasks_writes_phase_rows_per_rank(tmp_path):
