@@ -25,7 +25,7 @@ from pilot.checkpoint import Checkpointer, restore_training_state, training_stat
 from pilot.checks.contract import check_contract
 from pilot.closing import close_run, plugin_provenance, write_reproduce
 from pilot.config.values import enum_value, resolve_device
-from pilot.engine.build import build_trainer, configure_threads
+from pilot.engine.build import build_trainer, configure_threads, whole_model
 from pilot.engine.distributed import (
     DistContext,
     all_reduce_sum,
@@ -35,7 +35,6 @@ from pilot.engine.distributed import (
     spawn,
 )
 from pilot.engine.preemption import InterruptWatch, PreemptionWatch
-from pilot.engine.sharding import whole_model
 from pilot.engine.trainer import Trainer, record_dict
 from pilot.errors import DiskFull, RunFinished, first_line
 from pilot.faults import fault_point, fault_requested

@@ -35,7 +35,7 @@ pytestmark = pytest.mark.usefixtures("no_launcher_variables")
     "ranks, extra",
     [
         (2, ()),
-        (4, ()),
+        pytest.param(4, (), marks=pytest.mark.slow),  # as 2 ranks; bench/fsdp_estimate.py runs 4 at 3 sizes
         pytest.param(  # the same mechanism as above with other settings: -m slow keeps the default suite short
             2,
             ("memory=checkpointing", "precision=bf16", "distributed.fsdp.sync_every_micro_batch=false"),

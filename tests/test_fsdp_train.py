@@ -61,7 +61,10 @@ def test_fsdp_trains_what_ddp_trains_and_closes(tmp_path):
     assert len(predictions) == int(record["batch_plan"].get("eval_examples", len(predictions)))
 
 
-@pytest.mark.parametrize("fault", ["update@3", "before_rename@4"])
+@pytest.mark.parametrize(
+    "fault",
+    ["update@3", pytest.param("before_rename@4", marks=pytest.mark.slow)],  # the save: as unsharded
+)
 def test_kill_9_then_resume_equals_uninterrupted(tmp_path, uninterrupted, fault):
     common = ("distributed=fsdp", "closing.control_examples=0")
     killed = run_cli(tmp_path, *common, fault=fault)

@@ -13,6 +13,7 @@ from omegaconf import DictConfig
 
 from pilot.config.values import enum_value, resolve_device
 from pilot.engine.distributed import DistContext
+from pilot.engine.sharding import full_model_state
 from pilot.engine.threads import ThreadChoice, busy_elsewhere, choose_threads, launcher_cpus
 from pilot.engine.trainer import Trainer
 from pilot.models.adapter import apply_adapter
@@ -60,3 +61,17 @@ def build_trainer(cfg: DictConfig, ctx: DistContext = DistContext()) -> Trainer:
             "batch.drop_last=false."
         )
     return trainer
+
+
+def whole_model(trainer: Trainer) -> torch.nn.Module | None:
+    """The trained model unsharded, for what runs on rank 0 alone (predictions, the closing's export
+    and reload): under FSDP gathered from every rank (a collective) into a fresh copy built from the
+    config on rank 0 (None on the others); without FSDP the model itself."""
+    if not getattr(trainer, "sharded", False):
+        return trainer.raw_model
+    state = full_model_state(trainer.raw_model)
+    if trainer.ctx.rank != 0:
+        return None
+    model = build_model(trainer.cfg)
+    model.load_state_dict(state)
+    return model.to(trainer.device)

@@ -97,22 +97,6 @@ def full_model_state(model: nn.Module) -> dict[str, torch.Tensor]:
     return get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
 
 
-def whole_model(trainer) -> nn.Module | None:
-    """The trained model unsharded, for what runs on rank 0 alone (predictions, the closing's export
-    and reload): under FSDP gathered from every rank (a collective) into a fresh copy built from the
-    config on rank 0 (None on the others); without FSDP the model itself."""
-    if not getattr(trainer, "sharded", False):
-        return trainer.raw_model
-    from pilot.engine.build import build_model
-
-    state = full_model_state(trainer.raw_model)
-    if trainer.ctx.rank != 0:
-        return None
-    model = build_model(trainer.cfg)
-    model.load_state_dict(state)
-    return model.to(trainer.device)
-
-
 def whole_training_state(model: nn.Module, optimizer, trained_only: bool) -> tuple[dict, dict]:
     """(model state, optimizer state) of the whole model on rank 0's CPU, the optimizer's keyed by
     parameter name (``torch.distributed.checkpoint.state_dict``): a collective under FSDP — every rank

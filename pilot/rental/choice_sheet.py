@@ -220,12 +220,7 @@ def _fill_row(
         )
         return
     per_replica = setup.examples_per_update // count
-    buckets = setup.gradient_bytes if count > 1 else 0  # DDP keeps a flat copy of the gradients
-    state_need = (setup.states + buckets) * (1 + setup.margin) + setup.reserve
-    ranks = count if count > 1 and (setup.fsdp_asked or state_need > capacity) else 1
-    if ranks > 1:  # FSDP: no buckets; each rank holds 1/count of the states (the estimate adds the padding)
-        buckets, state_need = 0, setup.states / count * (1 + setup.margin) + setup.reserve
-        row.update(strategy=f"FSDP, {count} ranks", ranks=ranks)
+    ranks, buckets, state_need = _strategy(row, setup, capacity)
     if ranks > 1 and row["precision"] == "fp16":
         row["reason"] = "no bf16 on this GPU, and pilot's FSDP runs bf16 or fp32 only (no sharded fp16 gradient scaler)"
         return
@@ -283,6 +278,19 @@ def _pilot_setup(
         and checkpointing == setup.checkpointing
         and precision == setup.precision
     )
+
+
+def _strategy(row: dict, setup: _Setup, capacity: float) -> tuple[int, int, float]:
+    """(FSDP ranks or 1, DDP's bucket bytes, the model states' need per GPU) of a row: DDP when the
+    states fit one GPU, else — or when the config asks for FSDP — FSDP over the row's GPUs."""
+    count = row["count"]
+    buckets = setup.gradient_bytes if count > 1 else 0  # DDP keeps a flat copy of the gradients
+    state_need = (setup.states + buckets) * (1 + setup.margin) + setup.reserve
+    if count == 1 or not (setup.fsdp_asked or state_need > capacity):
+        return 1, buckets, state_need
+    row.update(strategy=f"FSDP, {count} ranks", ranks=count)
+    # no buckets; each rank holds 1/count of the states (the estimate adds FSDP's padding)
+    return count, 0, setup.states / count * (1 + setup.margin) + setup.reserve
 
 
 def _first_fit(setup: _Setup, cache: EstimateCache, per_replica: int, buckets: int, capacity: float, ranks: int = 1):
