@@ -34,8 +34,8 @@ def test_a_gpu_too_small_for_the_model_states_is_reported_with_the_sharding_reas
     )
     tiny = [r for r in rows if r.gpu == "tiny"]
     assert all(not r.fits for r in tiny)
-    assert "model states alone" in tiny[0].reason and "needs sharding" in tiny[0].reason
-    assert "DDP buckets" in tiny[1].reason  # two replicas hold one more copy of the gradients
+    assert "model states alone" in tiny[0].reason and "must be sharded (FSDP)" in tiny[0].reason
+    assert tiny[1].strategy == "FSDP, 2 ranks" and "even sharded over 2 GPUs" in tiny[1].reason
     big = [r for r in rows if r.gpu == "big"]
     assert all(r.fits for r in big) and big[0].micro_batch == 2 and big[0].accumulation == 8
     assert big[1].strategy == "DDP, 2 replicas" and big[1].micro_batch * big[1].accumulation * 2 == 16
@@ -159,7 +159,7 @@ def test_estimate_mode_writes_the_choice_sheet_and_journals_the_plan(tmp_path):
     for name in ("choice_sheet.md", "choice_sheet.csv", "campaign_plan.csv", "memory_estimate.json", "run.json"):
         assert (run_dir / name).exists(), name
     sheet = (run_dir / "choice_sheet.md").read_text()
-    assert "| pocket | 1 |" in sheet and "needs sharding" in sheet  # 10 MiB cannot hold 3.3M parameters' states
+    assert "| pocket | 1 |" in sheet and "must be sharded (FSDP)" in sheet  # 10 MiB cannot hold 3.3M parameters' states
     data = json.loads((run_dir / "memory_estimate.json").read_text())
     assert len(data["plan"]["planned"]) == 6  # 3 learning rates x 2 seeds, from the experiment's sweep
     assert data["estimate"]["settings"]["seq_len"] == 256

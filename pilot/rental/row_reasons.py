@@ -10,11 +10,11 @@ from pilot.estimate.fake_tensor import MemoryEstimate
 GIB = 2**30
 
 
-def sharding_reason(setup: Any, state_need: float, buckets: int, ranks: int) -> str:
+def sharding_reason(setup: Any, state_need: float, ranks: int) -> str:
     """Why the model states alone do not fit one GPU (FSDP: even at 1/ranks of them)."""
     terms = (
         f"parameters {setup.param_bytes / GIB:.1f} + gradients {setup.gradient_bytes / GIB:.1f} + optimizer "
-        f"{setup.optimizer_bytes / GIB:.1f}" + (f" + DDP buckets {buckets / GIB:.1f}" if buckets else "")
+        f"{setup.optimizer_bytes / GIB:.1f}"
     )
     if ranks > 1:
         return (
