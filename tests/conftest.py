@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -49,3 +51,19 @@ def no_launcher_variables(monkeypatch):
 @pytest.fixture
 def make_cfg() -> Callable[..., DictConfig]:
     return lambda *overrides: compose_config(list(overrides))
+
+
+def run_pilot(run_dir, *overrides: str, fault: str | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
+    """``python -m pilot <overrides> hydra.run.dir=<run_dir>`` in a new process, as a user types it;
+    ``fault``: PILOT_FAULT (pilot.faults). No launcher variables of an outer run leak in."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PILOT_FAULT", "RANK", "WORLD_SIZE")}
+    if fault:
+        env["PILOT_FAULT"] = fault
+    return subprocess.run(
+        [sys.executable, "-m", "pilot", *overrides, f"hydra.run.dir={run_dir}"],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

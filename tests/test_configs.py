@@ -43,6 +43,8 @@ def test_every_option_composes_and_validates(make_cfg, group, option):
     if group == "data":
         model = MODEL_FOR_DATA[option]
         overrides.append(f"model={model}")
+    if (group, option) == ("distributed", "fsdp"):  # not in the pilot yet (refused there): in the run modes
+        overrides.append("mode=train")
     validate(make_cfg(*overrides))
 
 

@@ -25,9 +25,15 @@ BUDGETS = [  # (budget overrides, updates)
 ]
 
 
+CASES = [(*case, "ddp2") for case in BUDGETS] + [
+    (*BUDGETS[0], "fsdp"),
+    pytest.param(*BUDGETS[1], "fsdp", marks=pytest.mark.slow),  # the same normalisation as DDP's partial window
+    (*BUDGETS[2], "fsdp"),  # FSDP's own: the idle rank's dummy forward
+]
+
+
 @pytest.mark.usefixtures("no_launcher_variables")
-@pytest.mark.parametrize("strategy", ["ddp2", "fsdp"])
-@pytest.mark.parametrize("budget, updates", BUDGETS)
+@pytest.mark.parametrize("budget, updates, strategy", CASES)
 def test_two_replicas_equal_one_process(make_cfg, tmp_path, budget, updates, strategy):
     replicas = run(
         make_cfg(*budget, f"distributed={strategy}", "batch.micro_batch=2", "batch.accumulation=4"),

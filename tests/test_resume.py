@@ -4,12 +4,11 @@ import json
 import logging
 import os
 import pickle
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
+from conftest import run_pilot
 from safetensors.torch import load_file, save_file
 
 from pilot.checkpoint import (
@@ -25,7 +24,6 @@ from pilot.closing import export_with_controls, reload_and_compare
 from pilot.engine.build import build_trainer
 from pilot.phases.resume_check import compare, trajectory
 
-REPO = Path(__file__).resolve().parents[1]
 TRAIN = [
     "mode=train",
     "budget.value=10",
@@ -38,17 +36,7 @@ TRAIN = [
 
 
 def run_cli(run_dir, *overrides, fault=None):
-    env = {k: v for k, v in os.environ.items() if k != "PILOT_FAULT"}
-    if fault:
-        env["PILOT_FAULT"] = fault
-    return subprocess.run(
-        [sys.executable, "-m", "pilot", *TRAIN, f"hydra.run.dir={run_dir}", *overrides],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return run_pilot(run_dir, *TRAIN, *overrides, fault=fault, timeout=300)
 
 
 def final_model(run_dir):
