@@ -87,8 +87,9 @@ def test_resume_at_another_number_of_ranks_continues_and_is_recorded(tmp_path, u
     state = final_state(tmp_path)
     assert state["position"]["updates_done"] == 6
     assert_close(state["model"], uninterrupted[1]["model"])  # the same updates, another reduction order
-    forced = json.loads((tmp_path / "run.json").read_text())["resumes"][0]["forced_despite"]
-    assert any("distributed.replicas" in line for line in forced), forced
+    resume = json.loads((tmp_path / "run.json").read_text())["resumes"][0]
+    assert any("distributed.replicas" in line for line in resume["forced_despite"]), resume
+    assert "not bit-identically" in resume["split_changed"]
 
 
 @pytest.mark.slow

@@ -213,3 +213,21 @@ def test_train_run_closes_with_export_reload_and_reproduce(tmp_path):
     assert (tmp_path / "export" / "model.safetensors").exists()
     assert "python -m pilot" in (tmp_path / "REPRODUCE.md").read_text()
     assert record["code_revision"]["commit"]
+
+
+def test_a_forced_resume_may_resplit_an_update_only_when_its_examples_stay(make_cfg, tmp_path):
+    """micro-batch x accumulation x replicas is the update; another split of it may be forced, another
+    update never."""
+    from pilot.checkpoint import defining_config
+    from pilot.errors import ResumeRefused
+    from pilot.resume import refuse_changed_config
+
+    state = {"defining_config": defining_config(make_cfg("batch.micro_batch=2", "batch.accumulation=8"))}
+    resplit = make_cfg("batch.micro_batch=4", "batch.accumulation=4", "checkpoint.force_resume=true")
+    assert sorted(d.split(":")[0] for d in refuse_changed_config(resplit, tmp_path / "c.pt", state)) == [
+        "batch.accumulation",
+        "batch.micro_batch",
+    ]
+    bigger = make_cfg("batch.micro_batch=4", "batch.accumulation=8", "checkpoint.force_resume=true")
+    with pytest.raises(ResumeRefused, match="cannot change on resume"):
+        refuse_changed_config(bigger, tmp_path / "c.pt", state)
