@@ -19,6 +19,7 @@ import logging
 import signal
 import traceback
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ from pilot.checks.objective import objective_check
 from pilot.checks.result import GATING, CheckResult, worst
 from pilot.checks.split_audit import audit_split
 from pilot.checks.tiny_subset import tiny_subset_check
+from pilot.child_process import ChildProcess, JobRunner
 from pilot.closing import plugin_provenance, write_reproduce
 from pilot.config.values import enum_value, resolve_device
 from pilot.data.task import ContractError
@@ -77,10 +79,14 @@ def phase_worker(cfg: DictConfig, run_dir: str) -> None:
     (Path(run_dir) / f".phases-rank{ctx.rank}.json").write_text(json.dumps(rows, default=str))
 
 
-def run_phases(cfg: DictConfig, task, device: torch.device, run_dir: Path) -> list[dict[str, Any]]:
+def run_phases(
+    cfg: DictConfig, task, device: torch.device, run_dir: Path, runner: JobRunner | None = None
+) -> list[dict[str, Any]]:
+    """Every rank's phase rows; one replica runs them here (its reload and resume checks in
+    ``runner``'s process), more are spawned (or were launched) as a process group."""
     replicas = int(cfg.distributed.replicas)
     if replicas == 1:
-        return PhaseRunner(cfg, task, device, run_dir, oom_in_phase=cfg.pilot.oom_in_phase).run()
+        return PhaseRunner(cfg, task, device, run_dir, oom_in_phase=cfg.pilot.oom_in_phase, runner=runner).run()
     if launched_externally():  # torchrun or a multi-task SLURM job: every rank is already running
         dist.barrier()  # ranks > 0 waited here while rank 0 ran the checks
         phase_worker(cfg, str(run_dir))
@@ -191,12 +197,12 @@ def _data_checks(
 
 
 def _phases_step(
-    cfg: DictConfig, task, device: torch.device, run_dir: Path
+    cfg: DictConfig, task, device: torch.device, run_dir: Path, runner: JobRunner | None
 ) -> tuple[CheckResult, list[dict[str, Any]]]:
     """Every phase of the campaign once, measured: one verdict over the rows, and the rows."""
     rows: list[dict[str, Any]] = []
     try:
-        rows = run_phases(cfg, task, device, run_dir)
+        rows = run_phases(cfg, task, device, run_dir, runner)
         phase_verdict = worst([r["verdict"] for r in rows if r["verdict"] != "skipped"])
         failing = [
             f"{r['phase']} (rank {r['rank']}): {r['verdict']}"
@@ -208,6 +214,38 @@ def _phases_step(
     except Exception as error:
         log.error("phases crashed:\n%s", traceback.format_exc())
         return CheckResult("phases", "fail", f"crashed: {type(error).__name__}: {error}"), rows
+
+
+def _checks_child(cfg: DictConfig) -> AbstractContextManager[ChildProcess | None]:
+    """The new process for the reload and resume checks, started now so that its imports (and the
+    first optimizer's ``torch._dynamo``) overlap the steps before them. One replica only: more run
+    their phases in processes of their own."""
+    if int(cfg.distributed.replicas) != 1:
+        return nullcontext(None)
+    return ChildProcess(warm=("pilot.closing.cli", "pilot.phases.resume_check"), optimizer=True)
+
+
+def _steps(
+    cfg: DictConfig,
+    task,
+    run_dir: Path,
+    device: torch.device,
+    child: ChildProcess | None,
+    sweep_params: dict[str, str] | None,
+    results: list[CheckResult],
+    shown: list[dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """The contract (a model or batch that cannot be read stops here), the stack and the device
+    (environment.json, requirements.lock), the data checks, the phases, the estimate: each appends
+    its result; returns the phase rows."""
+    with torch.random.fork_rng(devices=[]):  # leaves the random state of the steps below as it was
+        log.info("contract: %s", check_contract(task, build_model(cfg)).reason)  # only a failure is a row
+    results.append(_guarded("environment", lambda: environment_step(cfg, run_dir, task=task)))
+    _data_checks(cfg, task, device, results, shown)
+    phases, rows = _phases_step(cfg, task, device, run_dir, child)
+    results.append(phases)
+    results.append(_guarded("estimate", lambda: estimate_step(cfg, task, run_dir, rows, sweep_params)))
+    return rows
 
 
 def _memory_note(device: torch.device) -> str:
@@ -233,20 +271,11 @@ def _pilot(cfg: DictConfig, run_dir: Path, record: RunRecord, sweep_params: dict
     arithmetic: list[str] = []
     try:
         task = instantiate(cfg.data, _convert_="all")
-        plan = plan_from_config(cfg, len(task.splits["train"]))
-        arithmetic = plan.describe()
+        arithmetic = plan_from_config(cfg, len(task.splits["train"])).describe()
         for line in arithmetic:
             log.info("batch arithmetic: %s", line)
-
-        # first: the contract (a model or batch that cannot be read stops here), the stack and the
-        # device (writes environment.json and requirements.lock)
-        with torch.random.fork_rng(devices=[]):  # leaves the random state of the steps below as it was
-            log.info("contract: %s", check_contract(task, build_model(cfg)).reason)  # only a failure is a row
-        results.append(_guarded("environment", lambda: environment_step(cfg, run_dir, task=task)))
-        _data_checks(cfg, task, device, results, shown)
-        phases, rows = _phases_step(cfg, task, device, run_dir)
-        results.append(phases)
-        results.append(_guarded("estimate", lambda: estimate_step(cfg, task, run_dir, rows, sweep_params)))
+        with _checks_child(cfg) as child:
+            rows = _steps(cfg, task, run_dir, device, child, sweep_params, results, shown)
     except ContractError as error:  # refused before any step: every later one would fail the same way
         results.append(CheckResult(CONTRACT_STEP, "fail", str(error)))
     except Exception as error:  # the task itself could not be built

@@ -23,6 +23,7 @@ from omegaconf import DictConfig
 
 from pilot.checkpoint import Checkpointer, restore_training_state, training_state_non_finite
 from pilot.checks.contract import check_contract
+from pilot.child_process import ChildProcess
 from pilot.closing import close_run, plugin_provenance, write_reproduce
 from pilot.config.values import enum_value, resolve_device
 from pilot.engine.build import build_trainer, configure_threads, whole_model
@@ -79,6 +80,7 @@ class TrainingRun:
         self.extra: dict = {}
         self.preemption, self.interrupts = PreemptionWatch(), InterruptWatch()
         self.hand_over = False
+        self.closing_child: ChildProcess | None = None  # the new process the closing's reload runs in
         self.eval_items: list = []
         self.update_seconds: list = []
         self.rules = StopRules(cfg)
@@ -117,6 +119,8 @@ class TrainingRun:
         self.threads = configure_threads(cfg)  # before the resume: the count is compared with the checkpoint's
         state, resume_note = find_resume_state(cfg, self.checkpointer, self.run_path, self.ctx.is_main)
         self.threads = self.threads.resumed(torch.get_num_threads())  # run.threads=0 keeps the checkpoint's
+        if self.ctx.is_main and int(cfg.closing.control_examples) > 0:  # its imports overlap the training
+            self.closing_child = ChildProcess(warm=("pilot.closing.cli",))
         # run.json exists (status "running") before anything can fail, so a failure is recorded
         if self.ctx.is_main:
             self.record = open_record(cfg, self.run_path, self.overrides, resume_note, self.sweep_dir)
@@ -245,7 +249,7 @@ class TrainingRun:
         fault_point("closing", trainer.updates_done)
         if self.status == "ok" and int(cfg.closing.control_examples) > 0:
             phases.begin("export", examples=int(cfg.closing.control_examples))
-            closing = close_run(model, trainer.task, cfg, self.run_path)
+            closing = close_run(model, trainer.task, cfg, self.run_path, self.closing_child)
             phases.end(closing["verdict"], closing["reason"][:300])
             record.update(closing=closing)
             write_reproduce(self.run_path, record.data, plugin_provenance(cfg, self.searchpath))
@@ -345,6 +349,8 @@ class TrainingRun:
                         **(self.trainer.position() if self.trainer else {}),
                     )
         finally:
+            if self.closing_child is not None:
+                self.closing_child.stop()
             if self.lock is not None:
                 self.lock.release()
         if self.hand_over:

@@ -8,6 +8,7 @@ from typing import Any
 import torch
 from omegaconf import DictConfig
 
+from pilot.child_process import JobRunner
 from pilot.closing.export import export_with_controls
 from pilot.closing.provenance import command_line
 from pilot.closing.reload import check_in_new_process
@@ -91,12 +92,15 @@ def _plugin_section(provenance: dict[str, Any] | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def close_run(model: torch.nn.Module, task: TaskData, cfg: DictConfig, run_dir: Path) -> dict[str, Any]:
-    """Export, then the reload check in a new process; its verdict, plus what the export holds
-    (``weights``: the file and its size, the adapter alone for an adapter run)."""
+def close_run(
+    model: torch.nn.Module, task: TaskData, cfg: DictConfig, run_dir: Path, runner: JobRunner | None = None
+) -> dict[str, Any]:
+    """Export, then the reload check in a new process (``runner``: one started earlier, see
+    ``pilot.child_process``); its verdict, plus what the export holds (``weights``: the file and its
+    size, the adapter alone for an adapter run)."""
     export_dir = Path(run_dir) / "export"
     weights = export_with_controls(model, task, cfg, export_dir)
-    closing = check_in_new_process(export_dir, cfg)
+    closing = check_in_new_process(export_dir, cfg, runner=runner)
     closing["weights"] = {"file": f"export/{weights.name}", "bytes": weights.stat().st_size}
     closing["reason"] += f"; export/{weights.name}: {weights.stat().st_size:,} bytes"
     return closing

@@ -4,8 +4,6 @@ rerun the control inputs and compare (exact on CPU fp32, ``closing.rtol/atol`` o
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -15,6 +13,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 from safetensors.torch import load_file
 
+from pilot.child_process import JobRunner, NewProcess
 from pilot.closing.export import ADAPTER_EXPORT_FILES, CONTROL_FILE, export_files
 from pilot.closing.export_config import ReloadPolicy, flatten, load_export_config, read_config
 from pilot.data.task import logits_of
@@ -86,9 +85,13 @@ def _rebuild(cfg: DictConfig, directory: Path, adapted: bool) -> tuple[torch.nn.
     return model, None
 
 
-def check_in_new_process(directory: Path, cfg: DictConfig, timeout_s: int = 600) -> dict[str, Any]:
+def check_in_new_process(
+    directory: Path, cfg: DictConfig, timeout_s: int = 600, runner: JobRunner | None = None
+) -> dict[str, Any]:
     """Reload ``directory`` in a fresh process that may only instantiate what ``cfg`` (the run's
-    own config, written to a private file for it) holds; the verdict comes back in RESULT_FILE."""
+    own config, written to a private file for it) holds; the verdict comes back in RESULT_FILE.
+    ``runner``: a process started for it (default) or one started earlier, holding none of the
+    run's state (``pilot.child_process``)."""
     directory = Path(directory)
     result_path = directory / RESULT_FILE
     result_path.unlink(missing_ok=True)  # never read an earlier run's verdict
@@ -97,20 +100,10 @@ def check_in_new_process(directory: Path, cfg: DictConfig, timeout_s: int = 600)
         OmegaConf.save(cfg, reference, resolve=True)
         # the parent's CPU thread count: another count changes the float reduction order, and the
         # comparison is bit for bit on CPU fp32
-        completed = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pilot.closing",
-                str(directory),
-                "--reference-config",
-                str(reference),
-                "--threads",
-                str(torch.get_num_threads()),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=timeout_s,
+        completed = (runner or NewProcess()).run(
+            "pilot.closing",
+            [str(directory), "--reference-config", str(reference), "--threads", str(torch.get_num_threads())],
+            timeout_s,
         )
     if not result_path.exists():
         return {

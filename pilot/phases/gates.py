@@ -33,6 +33,7 @@ from pilot.checks.batch_edges import (
     smallest_eval_micro_batch,
     smallest_train_micro_batch,
 )
+from pilot.child_process import JobRunner
 from pilot.closing import check_in_new_process, export_with_controls
 from pilot.config.values import enum_value
 from pilot.data.task import TaskData, batch_seq_len, longest_items, move_to
@@ -76,9 +77,11 @@ class PhaseRunner:
         run_dir: Path,
         ctx: DistContext = DistContext(),
         oom_in_phase: str | None = None,
+        runner: JobRunner | None = None,
     ):
         self.cfg, self.task, self.device, self.ctx = cfg, task, device, ctx
         self.run_dir, self.oom_in_phase = Path(run_dir), oom_in_phase
+        self.runner = runner  # the new process the reload and resume checks run in (None: one each)
         self.log = PhaseLog(device, ctx.rank, self.base_inputs(), error_dir=self.run_dir)
         self.trainer: Trainer | None = None
 
@@ -204,13 +207,15 @@ class PhaseRunner:
         return f"{weights.relative_to(self.run_dir)}, {weights.stat().st_size:,} bytes"
 
     def reload_check(self) -> tuple[str, str]:
-        result = check_in_new_process(self.run_dir / "export" / f"rank{self.ctx.rank}", self.cfg)
+        result = check_in_new_process(self.run_dir / "export" / f"rank{self.ctx.rank}", self.cfg, runner=self.runner)
         return result["verdict"], result["reason"] + " (in a child process; memory columns are this process's)"
 
     def resume_check(self) -> tuple[str, str]:
         if self.ctx.rank > 0:
             return "skipped", "rank 0 runs it (single-process); every rank saves the same format"
-        passed, reason = run_resume_check(self.cfg, self.task, self.device, self.run_dir / "resume_check")
+        passed, reason = run_resume_check(
+            self.cfg, self.task, self.device, self.run_dir / "resume_check", runner=self.runner
+        )
         return ("pass" if passed else "fail"), reason + " (resumed in a child process)"
 
     def _measure_smallest(self) -> None:

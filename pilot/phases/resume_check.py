@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from pilot.checkpoint import Checkpointer, restore_training_state
+from pilot.child_process import JobRunner, NewProcess
 from pilot.data.task import TaskData
 from pilot.engine.build import build_model, build_trainer
 from pilot.engine.trainer import Trainer
@@ -98,8 +98,15 @@ def compare(
 
 
 def run_resume_check(
-    cfg: DictConfig, task: TaskData, device: torch.device, work_dir: Path, timeout_s: int = 600
+    cfg: DictConfig,
+    task: TaskData,
+    device: torch.device,
+    work_dir: Path,
+    timeout_s: int = 600,
+    runner: JobRunner | None = None,
 ) -> tuple[bool, str]:
+    """Reference and interrupted runs here; the resume in a new process (``runner``: a process
+    started for it, or one started earlier that holds none of this run's state)."""
     settings = cfg.pilot.resume_check
     k, n = int(settings.updates_before), int(settings.updates_total)
     if not 0 < k < n:
@@ -114,11 +121,8 @@ def run_resume_check(
     Checkpointer(work_dir / "checkpoints", cfg, keep_last=1).save(interrupted)
     # same CPU thread count in the child: a different count changes the order of float
     # reductions, and so the last bits, without anything being wrong with the resume
-    completed = subprocess.run(
-        [sys.executable, "-m", "pilot.phases.resume_check", str(work_dir), str(n), str(torch.get_num_threads())],
-        capture_output=True,
-        text=True,
-        timeout=timeout_s,
+    completed = (runner or NewProcess()).run(
+        "pilot.phases.resume_check", [str(work_dir), str(n), str(torch.get_num_threads())], timeout_s
     )
     if completed.returncode != 0:
         return False, "the resuming process failed: " + write_failure(

@@ -1,0 +1,193 @@
+"""A new Python process, started early, that later runs ``python -m <module> <args>`` jobs.
+
+The reload check and the resume check must run in a process that shares no state with the run
+(nothing in memory: everything comes from disk). Starting that process when the check is due
+costs its imports on the critical path (torch alone ~1.6 s on a 2-core machine, and the first
+optimizer a process builds imports ``torch._dynamo``, ~1.9 s more). ``ChildProcess`` starts the
+process early — while the run or pilot still does other work — imports what the jobs need, and
+waits. Each job is then ``runpy.run_module(module, run_name="__main__")`` with ``sys.argv`` set,
+exactly what ``python -m module args`` runs, and its exit code and stderr come back as from
+``subprocess.run``.
+
+The guarantee is kept: the process is started with ``subprocess.Popen`` (a new interpreter, not a
+fork), so it holds none of the run's memory; it receives only a module name and command-line
+arguments. One child serves the jobs of one run in order (the pilot: the reload, then the
+resume); each job reads what it needs from disk and sets its own threads and random state. A
+child that died before a job (killed) is replaced by a new process for it; one that dies during
+a job fails it with its exit code, as a new process would.
+
+``NewProcess`` is the plain alternative (a process per job); both answer ``run(module, args,
+timeout_s) -> Finished``. Protocol: one JSON line per request on the child's stdin; during a job
+the child's stdout and stderr (file descriptors 1 and 2, so C-level output too) go to a file the
+parent reads back; one JSON line per answer on the child's real stdout.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import runpy
+import subprocess
+import sys
+import tempfile
+import threading
+import traceback
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import torch
+
+
+@dataclass(frozen=True)
+class Finished:
+    returncode: int
+    stderr: str  # the job's stdout and stderr, in order (a failure's message)
+
+
+class JobRunner(Protocol):
+    def run(self, module: str, args: list[str], timeout_s: int) -> Finished: ...
+
+
+class NewProcess:
+    """One new process per job (``subprocess.run``)."""
+
+    def run(self, module: str, args: list[str], timeout_s: int) -> Finished:
+        completed = subprocess.run(
+            [sys.executable, "-m", module, *args], capture_output=True, text=True, timeout=timeout_s
+        )
+        return Finished(completed.returncode, completed.stdout + completed.stderr)
+
+
+class ChildProcess:
+    """A process started now, which imports ``warm`` modules (and builds a throw-away optimizer
+    with ``optimizer=True``) and then runs the jobs it is sent. Use as a context manager (the
+    child is stopped on the way out)."""
+
+    def __init__(self, warm: tuple[str, ...] = (), optimizer: bool = False) -> None:
+        command = [sys.executable, "-m", "pilot.child_process", json.dumps({"warm": warm, "optimizer": optimizer})]
+        self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> ChildProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def run(self, module: str, args: list[str], timeout_s: int) -> Finished:
+        with self._lock, tempfile.TemporaryDirectory(prefix="pilot-child-") as private:
+            output = Path(private) / "output.txt"
+            if not self._send({"module": module, "args": args, "output": str(output)}):
+                return NewProcess().run(module, args, timeout_s)  # it had died (killed): a new one
+            returncode = self._answer(module, timeout_s)
+            return Finished(returncode, output.read_text(errors="replace") if output.exists() else "")
+
+    def _send(self, request: dict[str, Any]) -> bool:
+        process = self._process
+        if process.poll() is not None or process.stdin is None:
+            return False
+        try:
+            process.stdin.write(json.dumps(request) + "\n")
+            process.stdin.flush()
+        except OSError:
+            return False
+        return True
+
+    def _answer(self, module: str, timeout_s: int) -> int:
+        """The job's exit code; the child's own when it died during the job (as a new process would)."""
+        process = self._process
+        expired = threading.Event()
+        timer = threading.Timer(timeout_s, lambda: (expired.set(), process.kill()))
+        timer.start()
+        try:
+            line = _answer_line(process.stdout)
+        finally:
+            timer.cancel()
+        if expired.is_set():
+            raise subprocess.TimeoutExpired(module, timeout_s)
+        return int(json.loads(line)["returncode"]) if line else process.wait()
+
+    def stop(self) -> None:
+        process = self._process
+        with suppress(OSError):
+            if process.stdin is not None:
+                process.stdin.close()  # end of requests: the child exits
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
+
+
+def _answer_line(stream: Any) -> str:
+    """The next answer (a JSON object) from the child; "" when it exited."""
+    while True:
+        line = stream.readline()
+        if not line or line.startswith("{"):
+            return line
+
+
+def _run_job(request: dict[str, Any]) -> int:
+    """One ``python -m module args`` in this process; its exit code."""
+    saved_argv = sys.argv
+    sys.argv = [request["module"], *request["args"]]
+    try:
+        runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+        return 0
+    except KeyboardInterrupt:  # Ctrl-C reached the process group: the child stops, as the parent does
+        raise
+    except SystemExit as stop:
+        code = stop.code
+        if code is None or isinstance(code, int):
+            return int(code or 0)
+        print(code, file=sys.stderr)
+        return 1
+    except BaseException:  # noqa: BLE001 - reported as a failed job, as an uncaught exception ends python -m
+        traceback.print_exc()
+        return 1
+    finally:
+        sys.argv = saved_argv
+
+
+def _serve(answers: Any) -> None:
+    """Read requests until stdin closes; each job's fds 1 and 2 go to its output file."""
+    for line in sys.stdin:
+        request = json.loads(line)
+        with open(request["output"], "w") as output:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            saved = os.dup(1), os.dup(2)
+            os.dup2(output.fileno(), 1)
+            os.dup2(output.fileno(), 2)
+            try:
+                returncode = _run_job(request)
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os.dup2(saved[0], 1)
+                os.dup2(saved[1], 2)
+                for fd in saved:
+                    os.close(fd)
+        answers.write(json.dumps({"returncode": returncode}) + "\n")
+        answers.flush()
+
+
+def _warm_up(settings: dict[str, Any]) -> None:
+    for name in settings.get("warm", ()):
+        importlib.import_module(name)
+    if settings.get("optimizer"):  # the first optimizer of a process imports torch._dynamo
+        torch.optim.AdamW([torch.zeros(1, requires_grad=True)])
+
+
+if __name__ == "__main__":
+    answers = os.fdopen(os.dup(1), "w")  # the protocol's channel, apart from what jobs print
+    try:
+        _warm_up(json.loads(sys.argv[1]))
+        _serve(answers)
+    except KeyboardInterrupt:  # Ctrl-C reaches the whole process group: the parent reports it
+        sys.exit(130)

@@ -1,0 +1,99 @@
+"""The process started early for the reload and resume checks (``pilot.child_process``): a new
+interpreter that holds none of the run's state, runs ``python -m`` jobs as a new process would,
+and a check run in it still fails when what it reads was tampered with."""
+
+import json
+import os
+import subprocess
+
+import pytest
+import torch
+from hydra.utils import instantiate
+
+import pilot.child_process
+import pilot.phases.resume_check as resume_check
+from pilot.child_process import ChildProcess, NewProcess
+from pilot.closing import check_in_new_process, export_with_controls
+from pilot.engine.build import build_trainer
+
+PROBE = "tests._child_probe"
+
+
+@pytest.fixture
+def child():
+    pilot.child_process._parent_marker = True  # a forked child would inherit it; a new interpreter cannot
+    try:
+        with ChildProcess(warm=("pilot.closing.cli",)) as started:
+            yield started
+    finally:
+        del pilot.child_process._parent_marker
+
+
+def test_a_job_runs_in_a_new_interpreter_with_python_m_semantics(child, tmp_path):
+    out = tmp_path / "facts.json"
+    first = child.run(PROBE, [str(out)], timeout_s=120)
+    facts = json.loads(out.read_text())
+    assert first.returncode == 0 and "probe ran" in first.stderr
+    assert facts["pid"] != os.getpid() and not facts["parent_marker"]
+    assert child.run(PROBE, [str(out), "exit", "3"], timeout_s=60).returncode == 3
+    refused = child.run(PROBE, [str(out), "exit", "message"], timeout_s=60)
+    assert refused.returncode == 1 and "probe says: exit message" in refused.stderr
+    assert json.loads(out.read_text())["pid"] == facts["pid"]  # the same child served every job
+    usage = child.run("pilot.closing", ["--no-such-flag"], timeout_s=60)  # argparse: exit 2, usage on stderr
+    assert usage.returncode == 2 and "usage: python -m pilot.closing" in usage.stderr
+
+
+def test_a_child_that_dies_fails_its_job_and_a_dead_one_is_replaced(child, tmp_path):
+    out = tmp_path / "facts.json"
+    died = child.run(PROBE, [str(out), "die", "7"], timeout_s=60)
+    assert died.returncode == 7 and "probe ran" in died.stderr  # as a new process that crashed
+    replaced = child.run(PROBE, [str(out)], timeout_s=120)  # the child is gone: a new process runs it
+    assert replaced.returncode == 0 and json.loads(out.read_text())["pid"] != os.getpid()
+
+
+def test_a_hung_job_times_out(child, tmp_path):
+    with pytest.raises(subprocess.TimeoutExpired):
+        child.run(PROBE, [str(tmp_path / "facts.json"), "sleep", "60"], timeout_s=2)
+
+
+@pytest.mark.parametrize("runner", [NewProcess, ChildProcess])
+def test_the_resume_check_in_either_process_fails_when_the_checkpoint_is_tampered(
+    make_cfg, tmp_path, monkeypatch, runner
+):
+    cfg = make_cfg("+experiment=classification", "pilot.resume_check.updates_before=2")
+    task = instantiate(cfg.data, _convert_="all")
+    process = runner() if runner is NewProcess else runner(optimizer=True)
+    try:
+        passed, reason = resume_check.run_resume_check(cfg, task, torch.device("cpu"), tmp_path / "ok", runner=process)
+        assert passed, reason
+        original = resume_check.Checkpointer.save
+
+        def save_then_tamper(self, trainer, *args, **kwargs):  # the saved learning rate, doubled
+            path = original(self, trainer, *args, **kwargs)
+            state = torch.load(path, weights_only=False)
+            for group in state["optimizer"]["param_groups"]:
+                group["lr"] *= 2
+                group["initial_lr"] = group.get("initial_lr", group["lr"]) * 2
+            torch.save(state, path)
+            return path
+
+        monkeypatch.setattr(resume_check.Checkpointer, "save", save_then_tamper)
+        passed, reason = resume_check.run_resume_check(cfg, task, torch.device("cpu"), tmp_path / "bad", runner=process)
+    finally:
+        if isinstance(process, ChildProcess):
+            process.stop()
+    assert not passed and "diverges from the uninterrupted one" in reason
+
+
+def test_the_reload_check_in_a_child_fails_when_the_export_is_tampered(make_cfg, tmp_path, child):
+    cfg = make_cfg("+experiment=classification")
+    trainer = build_trainer(cfg)
+    trainer.train_step()
+    export_with_controls(trainer.raw_model, trainer.task, cfg, tmp_path)
+    assert check_in_new_process(tmp_path, cfg, runner=child)["verdict"] == "pass"
+    with torch.no_grad():
+        list(trainer.raw_model.parameters())[-1].view(-1)[0] += 1e-3  # one weight of the output layer
+    export_with_controls(trainer.raw_model, trainer.task, cfg, tmp_path / "changed")
+    (tmp_path / "changed" / "control.safetensors").write_bytes((tmp_path / "control.safetensors").read_bytes())
+    result = check_in_new_process(tmp_path / "changed", cfg, runner=child)
+    assert result["verdict"] == "fail" and "differs on the control inputs" in result["reason"]
