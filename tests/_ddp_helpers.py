@@ -37,6 +37,7 @@ def estimate_and_save(cfg, out_path: str) -> None:
         torch.save(
             {
                 "peaks": {p.phase: p.peak_bytes for p in measured.phases},
+                "moments": {p.phase: p.moments for p in measured.phases},
                 "state": measured.state_bytes,
                 "closed_form": measured.closed_form,
             },

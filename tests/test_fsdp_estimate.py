@@ -34,8 +34,8 @@ pytestmark = pytest.mark.usefixtures("no_launcher_variables")
 @pytest.mark.parametrize(
     "ranks, extra",
     [
-        (2, ()),
-        pytest.param(4, (), marks=pytest.mark.slow),  # as 2 ranks; bench/fsdp_estimate.py runs 4 at 3 sizes
+        (4, ()),  # 4 ranks: where the first gradient norm's sharding propagation showed (local_shards)
+        pytest.param(2, (), marks=pytest.mark.slow),  # as 4 ranks; bench/fsdp_estimate.py runs 2 and 4 at 3 sizes
         pytest.param(  # the same mechanism as above with other settings: -m slow keeps the default suite short
             2,
             ("memory=checkpointing", "precision=bf16", "distributed.fsdp.sync_every_micro_batch=false"),
@@ -56,9 +56,8 @@ def test_the_fake_rank_estimate_matches_real_gloo_ranks(make_cfg, tmp_path, rank
     estimate = estimate_memory(cfg)
     spawn(estimate_and_save, (cfg, str(tmp_path / "real.pt")), ranks)
     real = torch.load(tmp_path / "real.pt", weights_only=True)
-    for phase in estimate.phases:
-        measured = real["peaks"][phase.phase]
-        assert abs(phase.peak_bytes - measured) <= 0.10 * measured, (phase.phase, phase.peak_bytes, measured)
+    for phase in estimate.phases:  # every part of every phase, each category: equal to the byte
+        assert phase.moments == real["moments"][phase.phase], phase.phase
     # rank 0's shards equal the closed form to the byte, on fake and on real ranks
     for state in (estimate.state_bytes, real["state"]):
         assert state == {k: estimate.closed_form[k] for k in ("parameters", "optimizer_state")}
@@ -109,9 +108,8 @@ def test_a_hugging_face_llama_is_sharded_by_its_own_layers(make_cfg):
 
 @pytest.mark.slow
 def test_a_hugging_face_llama_is_estimated_per_rank(make_cfg, tmp_path):
-    """The peak is within 10% of real gloo ranks, and no phase is under-estimated by more than that;
-    ``first_step`` is derived from the steady update (its forward/backward less the held state), an
-    upper bound."""
+    """The peak is within 10% of real gloo ranks, and no phase is under-estimated by more than that
+    (``first_step`` is 13.5% above: README)."""
     cfg = make_cfg("model=hf_causal_lm", "distributed=fsdp", "distributed.replicas=2")
     estimate = estimate_memory(cfg)
     spawn(estimate_and_save, (cfg, str(tmp_path / "real.pt")), 2)

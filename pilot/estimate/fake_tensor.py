@@ -52,6 +52,7 @@ from pilot.estimate.closed_form import closed_forms
 from pilot.estimate.fake_adapter import adapter_on
 from pilot.estimate.flops import FlopTotal
 from pilot.estimate.inputs import EstimateInputs, config_variant, estimate_inputs, fake_inputs
+from pilot.estimate.local_shards import LocalShardOptimizer, warm_gradient_norm
 from pilot.estimate.ranks import Ranks, estimate_ranks
 from pilot.estimate.refusal import EstimateRefused, refusal_reason
 from pilot.estimate.tracker import breakdown, tracker_class
@@ -241,26 +242,6 @@ class _Measured:
     flops_per_eval_batch: int
 
 
-def _sharded_phases(trainer: Trainer, meter: _Meter, inputs: EstimateInputs, counter: FlopTotal) -> list:
-    """FSDP on fake tensors: both updates from one steady update. Under the fake mode the first
-    optimizer step's ``DTensor`` temporaries outlive their operations in the tracker (rank 0 of 2:
-    3x the state, where real gloo ranks show none), so that step only creates the state, and the
-    first update is the steady one without it: its forward/backward less the held state (a
-    constant it never touches), its optimizer step the same (state allocated, then the same
-    temporaries) — an upper bound (equal on real ranks for pilot's GPT; 13% above for a tiny Llama,
-    whose first update holds less), never above the steady update, so the overall peak is not moved. With ``sync_every_micro_batch`` the worst micro-batch runs alone with the sharded
-    gradients held (as without FSDP); without it every micro-batch runs, since FSDP then keeps the
-    whole unsharded gradients between them. Checked against real gloo ranks (tests/test_fsdp_estimate.py)."""
-    _hold_gradients(trainer.raw_model, meter.tracker)
-    meter(trainer.apply_update)  # creates the optimizer state; its peak is not used (see above)
-    steady = _update_phase(STEADY, trainer, meter, inputs, counter, shortcut=trainer.sync_every_micro_batch)
-    held = breakdown(meter.tracker.get_tracker_snapshot("current"))["optimizer_state"]
-    fb = dict(steady.moments["forward/backward"])
-    fb["optimizer_state"] -= held
-    fb["total"] -= held
-    return [_phase("first_step", inputs, fb, dict(steady.moments["optimizer step"]), None), steady]
-
-
 def _run_phases(
     cfg: DictConfig,
     task: TaskData,
@@ -286,10 +267,13 @@ def _run_phases(
     tracker = tracker_type()
     tracker.track_external(model, trainer.optimizer)
     meter, counter = _Meter(tracker, target), FlopTotal()
-    if shortcut and trainer.sharded:
-        phases = _sharded_phases(trainer, meter, inputs, counter)
-    elif shortcut:  # one forward/backward in all: the worst micro-batch of the first update
-        first = _update_phase("first_step", trainer, meter, inputs, counter, shortcut=True)
+    if shortcut:  # one forward/backward in all: the worst micro-batch of the first update
+        if trainer.sharded:  # the optimizer's kernels on rank 0's local shards (see local_shards)
+            trainer.optimizer = LocalShardOptimizer(trainer.optimizer)
+            warm_gradient_norm(trainer.raw_model)
+        # FSDP without a gradient sync per micro-batch keeps whole gradients between them: all run
+        whole_between = trainer.sharded and not trainer.sync_every_micro_batch
+        first = _update_phase("first_step", trainer, meter, inputs, counter, shortcut=not whole_between)
         phases = [first, _steady_from_first(first, trainer, meter, inputs)]
     else:  # measured: every micro-batch of both updates, as the run does them
         phases = [
