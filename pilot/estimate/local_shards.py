@@ -27,10 +27,11 @@ import math
 from typing import Any
 
 import torch
-from torch.distributed.tensor import DTensor, Shard
 
 
 def _local(tensor: torch.Tensor) -> torch.Tensor:
+    from torch.distributed.tensor import DTensor  # only sharded estimates need it (~0.7 s to import)
+
     return tensor.to_local().detach() if isinstance(tensor, DTensor) else tensor.detach()
 
 
@@ -39,6 +40,8 @@ class LocalShardOptimizer:
     ``param_groups`` and ``state`` (the local optimizer's)."""
 
     def __init__(self, optimizer: torch.optim.Optimizer) -> None:
+        from torch.distributed.tensor import DTensor, Shard
+
         for group in optimizer.param_groups:
             for param in group["params"]:
                 if isinstance(param, DTensor) and any(p != Shard(0) for p in param.placements):
