@@ -6,7 +6,9 @@ On a CUDA machine each size is also run for real on the GPU, and the estimate of
 every phase is compared with ``torch.cuda.max_memory_allocated`` over that phase
 (the caching allocator's peak: what decides an out-of-memory error) as well as
 with the tracker on real tensors. On a CPU-only machine the comparison is with
-the tracker on real CPU tensors only (the tests hold it within 10%).
+the tracker on real CPU tensors only (the tests hold it within 10%). 2 threads. A/A control: the
+fake estimate of each size runs twice and must give the same bytes (a difference would be noise
+in the method itself). Under 2 minutes on 2 CPU cores.
 """
 
 from __future__ import annotations
@@ -59,18 +61,22 @@ def main() -> None:
     from pilot.estimate.fake_tensor import estimate_memory
 
     register()
+    torch.set_num_threads(2)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     sizes = SIZES if device == "cuda" else SIZES[:3]  # the largest is minutes of real compute on 2 CPU cores
     results = []
+    begun = time.perf_counter()
     for label, overrides in sizes:
         GlobalHydra.instance().clear()
         with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
             cfg = compose(config_name="config", overrides=["run.device=cpu", *overrides])
         started = time.perf_counter()
         estimate = estimate_memory(cfg)
+        again = estimate_memory(cfg)  # the A/A control
         measured = estimate_memory(cfg, fake=False, device=device)
-        for est, real in zip(estimate.phases, measured.phases):
+        for est, est_again, real in zip(estimate.phases, again.phases, measured.phases):
             row = {
+                "aa_estimate_difference_bytes": est_again.peak_bytes - est.peak_bytes,
                 "size": label,
                 "phase": est.phase,
                 "parameters": estimate.parameters,
@@ -94,7 +100,16 @@ def main() -> None:
         print(f"  ({time.perf_counter() - started:.1f} s)")
     name = torch.cuda.get_device_name() if device == "cuda" else "cpu"
     out = REPO / "bench" / "results" / f"estimate_accuracy-{device}.json"
-    out.write_text(json.dumps({"device": name, "torch": torch.__version__, "rows": results}, indent=1))
+    seconds = time.perf_counter() - begun
+    out.write_text(
+        json.dumps(
+            {"device": name, "torch": torch.__version__, "threads": 2, "seconds": seconds, "rows": results}, indent=1
+        )
+    )
+    print(
+        f"{seconds:.0f} s in all; A/A: every estimate repeated to the byte: "
+        f"{all(r['aa_estimate_difference_bytes'] == 0 for r in results)}"
+    )
     print(f"written: {out}")
 
 
