@@ -33,6 +33,7 @@ import sys
 import tempfile
 import threading
 import traceback
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,6 +71,7 @@ class ChildProcess:
         command = [sys.executable, "-m", "pilot.child_process", json.dumps({"warm": warm, "optimizer": optimizer})]
         self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self._lock = threading.Lock()
+        self._background: ThreadPoolExecutor | None = None
 
     def __enter__(self) -> ChildProcess:
         return self
@@ -84,6 +86,13 @@ class ChildProcess:
                 return NewProcess().run(module, args, timeout_s)  # it had died (killed): a new one
             returncode = self._answer(module, timeout_s)
             return Finished(returncode, output.read_text(errors="replace") if output.exists() else "")
+
+    def submit(self, module: str, args: list[str], timeout_s: int) -> Future[Finished]:
+        """``run`` in the background (a thread that waits on the child): the caller goes on with
+        other work and reads ``.result()`` when it needs the job done."""
+        if self._background is None:
+            self._background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pilot-child")
+        return self._background.submit(self.run, module, args, timeout_s)
 
     def _send(self, request: dict[str, Any]) -> bool:
         process = self._process
@@ -111,6 +120,8 @@ class ChildProcess:
         return int(json.loads(line)["returncode"]) if line else process.wait()
 
     def stop(self) -> None:
+        if self._background is not None:
+            self._background.shutdown(wait=True, cancel_futures=True)
         process = self._process
         with suppress(OSError):
             if process.stdin is not None:

@@ -19,6 +19,7 @@ import logging
 import signal
 import traceback
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,7 @@ from pilot.checks.objective import objective_check
 from pilot.checks.result import GATING, CheckResult, worst
 from pilot.checks.split_audit import audit_split
 from pilot.checks.tiny_subset import tiny_subset_check
-from pilot.child_process import ChildProcess, JobRunner
+from pilot.child_process import ChildProcess, Finished, JobRunner
 from pilot.closing import plugin_provenance, write_reproduce
 from pilot.config.values import enum_value, resolve_device
 from pilot.data.task import ContractError
@@ -50,6 +51,7 @@ from pilot.environment import journal_lines as environment_journal_lines
 from pilot.errors import ResumeRefused
 from pilot.estimate_run import estimate_step
 from pilot.phases.gates import PhaseRunner
+from pilot.phases.rows import write_phases_csv
 from pilot.rental.journal import append_entry
 from pilot.report import print_console, write_report
 from pilot.run_record import RunDirectoryLock, RunRecord, read_run_json
@@ -222,7 +224,7 @@ def _checks_child(cfg: DictConfig) -> AbstractContextManager[ChildProcess | None
     their phases in processes of their own."""
     if int(cfg.distributed.replicas) != 1:
         return nullcontext(None)
-    return ChildProcess(warm=("pilot.closing.cli", "pilot.phases.resume_check"), optimizer=True)
+    return ChildProcess(warm=("pilot.closing.cli", "pilot.phases.resume_check", "pilot.report"), optimizer=True)
 
 
 def _steps(
@@ -234,18 +236,23 @@ def _steps(
     sweep_params: dict[str, str] | None,
     results: list[CheckResult],
     shown: list[dict[str, Any]],
-) -> list[dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], Future[Finished] | None]:
     """The contract (a model or batch that cannot be read stops here), the stack and the device
     (environment.json, requirements.lock), the data checks, the phases, the estimate: each appends
-    its result; returns the phase rows."""
+    its result; returns the phase rows, and phases.png being drawn in ``child`` (from phases.csv,
+    while the estimate runs here)."""
     with torch.random.fork_rng(devices=[]):  # leaves the random state of the steps below as it was
         log.info("contract: %s", check_contract(task, build_model(cfg)).reason)  # only a failure is a row
     results.append(_guarded("environment", lambda: environment_step(cfg, run_dir, task=task)))
     _data_checks(cfg, task, device, results, shown)
     phases, rows = _phases_step(cfg, task, device, run_dir, child)
     results.append(phases)
+    drawn = None
+    if child is not None and rows:
+        write_phases_csv(run_dir, rows)  # write_report writes the same rows again
+        drawn = child.submit("pilot.report", [str(run_dir)], timeout_s=300)
     results.append(_guarded("estimate", lambda: estimate_step(cfg, task, run_dir, rows, sweep_params)))
-    return rows
+    return rows, drawn
 
 
 def _memory_note(device: torch.device) -> str:
@@ -267,35 +274,17 @@ def _pilot(cfg: DictConfig, run_dir: Path, record: RunRecord, sweep_params: dict
     device = resolve_device(cfg)
     results: list[CheckResult] = []
     shown: list[dict[str, Any]] = []
-    rows: list[dict[str, Any]] = []
-    arithmetic: list[str] = []
-    try:
-        task = instantiate(cfg.data, _convert_="all")
-        arithmetic = plan_from_config(cfg, len(task.splits["train"])).describe()
-        for line in arithmetic:
-            log.info("batch arithmetic: %s", line)
-        with _checks_child(cfg) as child:
-            rows = _steps(cfg, task, run_dir, device, child, sweep_params, results, shown)
-    except ContractError as error:  # refused before any step: every later one would fail the same way
-        results.append(CheckResult(CONTRACT_STEP, "fail", str(error)))
-    except Exception as error:  # the task itself could not be built
-        log.error("pilot crashed:\n%s", traceback.format_exc())
-        results.append(CheckResult("setup", "fail", f"crashed: {type(error).__name__}: {error}"))
-    verdict = worst([r.verdict for r in results])
-    paths = write_report(
-        run_dir,
-        results,
-        rows,
-        shown,
-        arithmetic,
-        {
+    with _checks_child(cfg) as child:
+        rows, arithmetic, drawn = _guarded_steps(cfg, run_dir, device, child, sweep_params, results, shown)
+        verdict = worst([r.verdict for r in results])
+        header = {
             "run_id": record.data["run_id"],
             "variant": record.data["variant"],
             "device": str(device),
             "verdict": verdict,
             "memory_note": _memory_note(device) + (f" Warning: {busy}" if busy else ""),
-        },
-    )
+        }
+        paths = write_report(run_dir, results, rows, shown, arithmetic, header, drawn)
     print_console(results, rows, shown, paths["report"], verdict)
     _journal(cfg, run_dir, results, verdict, str(device))
     failed = verdict in GATING
@@ -306,3 +295,32 @@ def _pilot(cfg: DictConfig, run_dir: Path, record: RunRecord, sweep_params: dict
         verdicts={r.step: r.verdict for r in results},
     )
     return 1 if failed else 0
+
+
+def _guarded_steps(
+    cfg: DictConfig,
+    run_dir: Path,
+    device: torch.device,
+    child: ChildProcess | None,
+    sweep_params: dict[str, str] | None,
+    results: list[CheckResult],
+    shown: list[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], list[str], Future[Finished] | None]:
+    """Build the task, then every step (``_steps``); a task that cannot be built, or a contract
+    that cannot be read, is the one failing result. Returns the phase rows, the batch arithmetic
+    and phases.png being drawn in ``child``."""
+    rows: list[dict[str, Any]] = []
+    arithmetic: list[str] = []
+    drawn = None
+    try:
+        task = instantiate(cfg.data, _convert_="all")
+        arithmetic = plan_from_config(cfg, len(task.splits["train"])).describe()
+        for line in arithmetic:
+            log.info("batch arithmetic: %s", line)
+        rows, drawn = _steps(cfg, task, run_dir, device, child, sweep_params, results, shown)
+    except ContractError as error:  # refused before any step: every later one would fail the same way
+        results.append(CheckResult(CONTRACT_STEP, "fail", str(error)))
+    except Exception as error:  # the task itself could not be built
+        log.error("pilot crashed:\n%s", traceback.format_exc())
+        results.append(CheckResult("setup", "fail", f"crashed: {type(error).__name__}: {error}"))
+    return rows, arithmetic, drawn

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from pilot.checks.result import CheckResult
+from pilot.child_process import Finished
 from pilot.phases.rows import phases_frame, write_phases_csv
 
 
@@ -233,16 +236,35 @@ def write_report(
     shown: list[dict[str, Any]],
     arithmetic: list[str],
     header: dict[str, Any],
+    drawn: Future[Finished] | None = None,
 ) -> dict[str, Path]:
+    """report.md, phases.csv, phases.png, examples.txt, checks.json. ``drawn``: phases.png drawn
+    from this phases.csv in another process (``python -m pilot.report``); drawn here if it failed."""
     run_dir = Path(run_dir)
     phases = write_phases_csv(run_dir, rows)
     frame = phases_frame(rows)
     (run_dir / "examples.txt").write_text(render_examples(shown) + "\n")
     (run_dir / "checks.json").write_text(json.dumps([r.as_dict() for r in results], indent=2, default=str))
-    picture = plot_phases(frame, run_dir / "phases.png")
+    picture = _drawn(drawn, run_dir / "phases.png") or plot_phases(frame, run_dir / "phases.png")
     markdown = report_markdown(run_dir, results, frame, shown, arithmetic, header, picture)
     (run_dir / "report.md").write_text(markdown)
     return {"report": run_dir / "report.md", "phases": phases, "picture": picture}
+
+
+def _drawn(drawn: Future[Finished] | None, path: Path) -> Path | None:
+    if drawn is None:
+        return None
+    try:
+        finished = drawn.result()
+    except Exception:  # noqa: BLE001 - any failure there: the picture is drawn here instead
+        return None
+    return path if finished.returncode == 0 and path.is_file() else None
+
+
+def draw_phases_file(run_dir: Path) -> int:
+    """``python -m pilot.report <run dir>``: phases.png from the run's phases.csv (exit 0 when drawn)."""
+    frame = phases_frame(pd.read_csv(Path(run_dir) / "phases.csv").to_dict("records"))
+    return 0 if plot_phases(frame, Path(run_dir) / "phases.png") is not None else 1
 
 
 def print_console(
@@ -289,3 +311,7 @@ def print_console(
         )
     console.print(phases)
     console.print(f"pilot verdict: [{styles[verdict]}]{verdict}[/]  report: {report_path}")
+
+
+if __name__ == "__main__":
+    sys.exit(draw_phases_file(Path(sys.argv[1])))

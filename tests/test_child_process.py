@@ -5,6 +5,7 @@ and a check run in it still fails when what it reads was tampered with."""
 import json
 import os
 import subprocess
+from concurrent.futures import Future
 
 import pytest
 import torch
@@ -12,9 +13,12 @@ from hydra.utils import instantiate
 
 import pilot.child_process
 import pilot.phases.resume_check as resume_check
-from pilot.child_process import ChildProcess, NewProcess
+from pilot.child_process import ChildProcess, Finished, NewProcess
 from pilot.closing import check_in_new_process, export_with_controls
 from pilot.engine.build import build_trainer
+from pilot.phases.gates import PhaseRunner
+from pilot.phases.rows import write_phases_csv
+from pilot.report import write_report
 
 PROBE = "tests._child_probe"
 
@@ -97,3 +101,18 @@ def test_the_reload_check_in_a_child_fails_when_the_export_is_tampered(make_cfg,
     (tmp_path / "changed" / "control.safetensors").write_bytes((tmp_path / "control.safetensors").read_bytes())
     result = check_in_new_process(tmp_path / "changed", cfg, runner=child)
     assert result["verdict"] == "fail" and "differs on the control inputs" in result["reason"]
+
+
+def test_the_phases_picture_is_drawn_in_the_child_or_else_here(make_cfg, tmp_path, child):
+    cfg = make_cfg()
+    rows = PhaseRunner(cfg, instantiate(cfg.data, _convert_="all"), torch.device("cpu"), tmp_path).run()
+    write_phases_csv(tmp_path, rows)
+    drawn = child.submit("pilot.report", [str(tmp_path)], timeout_s=300)
+    assert drawn.result().returncode == 0 and (tmp_path / "phases.png").stat().st_size > 10_000
+    header = {"run_id": "r", "variant": "v", "device": "cpu", "verdict": "pass", "memory_note": ""}
+    assert write_report(tmp_path, [], rows, [], [], header, drawn)["picture"] == tmp_path / "phases.png"
+    (tmp_path / "phases.png").unlink()
+    failed: Future = Future()
+    failed.set_result(Finished(1, "could not draw"))
+    paths = write_report(tmp_path, [], rows, [], [], header, failed)  # drawn here instead
+    assert paths["picture"] == tmp_path / "phases.png" and (tmp_path / "phases.png").is_file()
