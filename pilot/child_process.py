@@ -120,15 +120,16 @@ class ChildProcess:
         return int(json.loads(line)["returncode"]) if line else process.wait()
 
     def stop(self) -> None:
+        """After the jobs sent so far: the child ends (it holds nothing worth waiting for)."""
         if self._background is not None:
             self._background.shutdown(wait=True, cancel_futures=True)
         process = self._process
         with suppress(OSError):
             if process.stdin is not None:
-                process.stdin.close()  # end of requests: the child exits
+                process.stdin.close()  # end of requests: an idle child exits
         try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
+            process.wait(timeout=2)
+        except subprocess.TimeoutExpired:  # still importing: no need to let it finish
             process.kill()
             process.wait()
         if process.stdout is not None:
