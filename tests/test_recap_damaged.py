@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from omegaconf import OmegaConf
@@ -333,7 +334,9 @@ def test_a_diverged_run_logging_nan_and_inf_is_a_real_value_not_damage(tmp_path)
 
 
 def test_the_fast_and_the_line_by_line_reading_agree(tmp_path):
-    """A file pilot wrote is read by one regex; the same file with a blank line goes through json."""
+    """A file pilot wrote is read by one regex; the same file with a blank line goes through json.
+    The picture's training points agree too: the fast path reads their losses with numpy to 16
+    decimals (pilot.recap.metrics_jsonl.training_points), json exactly."""
     text = metrics(final_val=1.25)
     make_run(tmp_path / "fast", record(run_id="a"), text)
     make_run(tmp_path / "slow", record(run_id="b"), text.replace("\n", "\n\n", 1))
@@ -351,21 +354,26 @@ def test_the_fast_and_the_line_by_line_reading_agree(tmp_path):
     ]
     assert frame.loc["a", columns].tolist() == frame.loc["b", columns].tolist()
     assert frame.loc["a", "final_val_loss"] == 1.25 and frame.loc["a", "updates_done"] == 6
-    fast, slow = (curves[str(tmp_path / name)] for name in ("fast", "slow"))
-    assert fast == slow and len(fast[0]) == 6  # training points, validation points
+    (fast, fast_val), (slow, slow_val) = (curves[str(tmp_path / name)] for name in ("fast", "slow"))
+    assert fast_val == slow_val and len(fast_val) == 2  # validation points: exact, both ways
+    assert fast.shape == slow.shape == (6, 2) and (fast[:, 0] == slow[:, 0]).all()  # every training point
+    np.testing.assert_allclose(fast[:, 1], slow[:, 1], rtol=1e-12)
+    np.testing.assert_allclose(slow, [(u, 3.0 - 0.1 * u) for u in range(1, 7)], rtol=0)
 
 
-def test_the_picture_keeps_about_a_hundred_points_per_run_read_either_way(tmp_path):
-    """A long run is drawn from 50 evenly spaced training points and its last one, the last one included; the fast and the
-    line-by-line reading keep the same ones."""
-    lines = [json.dumps({"kind": "train", "update": u, "loss": 10.0 / u}) for u in range(1, 1001)]
+def test_the_picture_reads_every_training_point_either_way(tmp_path):
+    """A long run is read whole, its spike included (the picture decimates it to the pixels it
+    occupies, never to a fixed number of evenly spaced points), by the fast and the line-by-line reading."""
+    lines = [json.dumps({"kind": "train", "update": u, "loss": 50.0 if u == 333 else 10.0 / u}) for u in range(1, 1001)]
     text = "\n".join(lines) + "\n"
     make_run(tmp_path / "fast", record(run_id="a"), text)
     make_run(tmp_path / "slow", record(run_id="b"), text.replace("\n", "\n\n", 1))
     curves = {}
     collect([tmp_path], curves)
     fast, slow = (curves[str(tmp_path / name)][0] for name in ("fast", "slow"))
-    assert fast == slow and len(fast) == 51 and fast[-1] == (1000.0, 0.01) and fast[0] == (1.0, 10.0)
+    assert fast.shape == slow.shape == (1000, 2) and (fast[:, 0] == np.arange(1, 1001)).all()
+    np.testing.assert_allclose(fast, slow, rtol=1e-12)
+    assert fast[332, 1] == 50.0 and fast[-1, 1] == 0.01 and fast[0, 1] == 10.0
 
 
 def test_a_sweep_of_good_and_damaged_runs_builds_every_file_with_the_good_rows_right(tmp_path):

@@ -13,13 +13,14 @@ and recap.png in the sweep directory.
 
 Modules, each one concern: ``reading`` (the recap's one reader of run.json and
 metrics.jsonl), ``summary`` (seeds, control, verdicts, sweeps), ``outputs`` (the files),
-``entry`` (the command line and the callback).
+``picture`` (recap.png), ``entry`` (the command line and the callback).
 """
 
 from pilot.recap.damage import Unreadable
 from pilot.recap.entry import RecapCallback, main
 from pilot.recap.metrics_jsonl import read_metrics
-from pilot.recap.outputs import build_recap, phase_tables, plot_curves
+from pilot.recap.outputs import build_recap, phase_tables
+from pilot.recap.picture import plot_curves
 from pilot.recap.reading import NOT_RUNS, RUN_MARKERS, RecapRefused, collect, find_run_dirs, read_run
 from pilot.recap.run_json import STATUSES
 from pilot.recap.summary import METRIC, one_value_per_seed, summarise, summarise_sweeps, task_change

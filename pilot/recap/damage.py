@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -48,15 +49,28 @@ def wrong_value(holder: dict[str, Any], key: str, expected: str, name: str | Non
     return f"{name} is {shown(holder[key])}, not {expected}"
 
 
-def read_text(path: Path) -> str:
+def read_bytes(path: Path | str) -> bytes:
+    """A file's bytes (binary: no text layer, the recap reads 20,000 files); Unreadable when it cannot be read."""
     try:
-        return path.read_text()
+        with open(path, "rb") as file:
+            return file.read()
     except FileNotFoundError:
-        raise Unreadable(f"{path.name}: missing") from None
-    except UnicodeDecodeError as error:
-        raise Unreadable(f"{path.name}: not text (byte {error.start} is not UTF-8)") from None
+        raise Unreadable(f"{os.path.basename(path)}: missing") from None
     except OSError as error:
-        raise Unreadable(f"{path.name}: cannot be read ({error.strerror or error})") from None
+        raise Unreadable(f"{os.path.basename(path)}: cannot be read ({error.strerror or error})") from None
+
+
+def decode(data: bytes, name: str) -> str:
+    """``data`` as ``Path.read_text`` gives it: UTF-8, ``\\r\\n`` and ``\\r`` read as ``\\n``."""
+    try:
+        text = data.decode()
+    except UnicodeDecodeError as error:
+        raise Unreadable(f"{name}: not text (byte {error.start} is not UTF-8)") from None
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
+
+
+def read_text(path: Path | str) -> str:
+    return decode(read_bytes(path), os.path.basename(path))
 
 
 def json_problem(error: ValueError) -> str:
@@ -65,17 +79,18 @@ def json_problem(error: ValueError) -> str:
     return f"not JSON ({error})"
 
 
-def read_json_object(path: Path) -> dict[str, Any]:
+def read_json_object(path: Path | str) -> dict[str, Any]:
     """A JSON file that must hold one object (run.json)."""
+    name = os.path.basename(path)
     text = read_text(path)
     if not text.strip():
-        raise Unreadable(f"{path.name}: empty file")
+        raise Unreadable(f"{name}: empty file")
     try:
         value = json.loads(text)
     except json.JSONDecodeError as error:
-        raise Unreadable(f"{path.name} line {error.lineno}: {json_problem(error)}") from None
+        raise Unreadable(f"{name} line {error.lineno}: {json_problem(error)}") from None
     except (ValueError, RecursionError) as error:
-        raise Unreadable(f"{path.name}: not JSON ({type(error).__name__})") from None
+        raise Unreadable(f"{name}: not JSON ({type(error).__name__})") from None
     if not isinstance(value, dict):
-        raise Unreadable(f"{path.name}: holds {json_kind(value)}, not an object")
+        raise Unreadable(f"{name}: holds {json_kind(value)}, not an object")
     return value

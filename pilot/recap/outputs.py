@@ -9,11 +9,13 @@ one. The picture then has one entry per sweep and variant.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Collection, Iterable
 from pathlib import Path
 
 import pandas as pd
 
+from pilot.recap.picture import plot_curves
 from pilot.recap.reading import RecapRefused, collect
 from pilot.recap.summary import METRIC, summarise_sweeps
 
@@ -47,13 +49,20 @@ def _cell(value) -> str:
     return str(value).replace("|", "\\|")
 
 
+def _cells(column: pd.Series) -> list[str]:
+    """A column as recap.md shows it (``_cell``); a float column in one pass, as 10,000 runs need."""
+    if column.dtype == "float64":
+        return ["" if value != value else f"{value:.4g}" for value in column.tolist()]  # NaN != NaN
+    return [_cell(value) for value in column.tolist()]
+
+
 def _md_table(frame: pd.DataFrame) -> str:
     if frame.empty:
         return "(none)"
     head = "| " + " | ".join(map(str, frame.columns)) + " |"
     rule = "| " + " | ".join("---" for _ in frame.columns) + " |"
-    body = ["| " + " | ".join(_cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
-    return "\n".join([head, rule, *body])
+    columns = [_cells(frame.iloc[:, index]) for index in range(frame.shape[1])]
+    return "\n".join([head, rule, *("| " + " | ".join(cells) + " |" for cells in zip(*columns))])
 
 
 def _phase_table(path: Path) -> pd.DataFrame:
@@ -80,9 +89,9 @@ def phase_tables(frame: pd.DataFrame, max_variants: int = 50) -> list[str]:
     for variant, group in frame.groupby("variant", sort=True):
         notes = []
         for run_dir in group["run_dir"]:
-            path = Path(run_dir) / "phases.csv"
-            if not path.exists():
+            if not os.path.exists(os.path.join(run_dir, "phases.csv")):  # 10,000 runs: no Path each
                 continue
+            path = Path(run_dir) / "phases.csv"
             try:
                 table = _phase_table(path)
             except ValueError as problem:
@@ -93,64 +102,6 @@ def phase_tables(frame: pd.DataFrame, max_variants: int = 50) -> list[str]:
         else:
             text += [f"### {variant}", "", *notes, ""] if notes else []
     return (["## Phase tables per variant", ""] + text) if text else []
-
-
-# --------------------------------------------------------------------------- picture
-def plot_curves(frame: pd.DataFrame, curves: dict[str, tuple], path: Path, by: str = "variant") -> Path | None:
-    """All loss curves (one colour per ``by`` value; diverged runs dashed with an x where they stopped)
-    and the validation points. One legend entry per variant, so 10,000 runs stay readable."""
-    import matplotlib  # here, not at the top: importing matplotlib costs a second the tables never need
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.collections import LineCollection
-
-    readable = frame[frame["status"] != "unreadable"] if "status" in frame else frame
-    if readable.empty:
-        return None
-    fig, (ax_train, ax_val) = plt.subplots(1, 2, figsize=(12, 4.5))
-    for i, label in enumerate(sorted(readable[by].dropna().unique())):
-        color = plt.cm.tab10(i % 10)
-        runs = readable[readable[by] == label]
-        for diverged in (False, True):
-            subset = runs[(runs["status"] == "diverged") == diverged]
-            segments, points, stops = [], [], []
-            for run_dir in subset["run_dir"]:
-                finite, val = curves.get(run_dir, ([], []))
-                if finite:
-                    segments.append(finite)
-                    if diverged:
-                        stops.append(finite[-1])
-                points += [(u, loss) for u, loss in val if math.isfinite(loss)]
-            if segments:
-                name = f"{label} ({len(subset)} run(s){', diverged' if diverged else ''})"
-                ax_train.add_collection(
-                    LineCollection(
-                        segments,
-                        colors=[color],
-                        linewidths=0.8,
-                        linestyles="--" if diverged else "-",
-                        alpha=0.8,
-                        label=name,
-                    )
-                )
-            if stops:
-                ax_train.scatter(*zip(*stops), marker="x", s=60, color="red", zorder=3)
-            if points:
-                ax_val.scatter(*zip(*points), s=8, color=color, alpha=0.6)
-    ax_train.autoscale()
-    ax_train.set_yscale("log")
-    ax_train.set(
-        xlabel="update",
-        ylabel="training loss (per target)",
-        title="loss curves (dashed + x: diverged, where it stopped)",
-    )
-    ax_val.set(xlabel="update", ylabel="validation loss (fixed subset)", title="validation points")
-    ax_train.legend(fontsize=7, loc="upper right")
-    fig.subplots_adjust(left=0.07, right=0.98, bottom=0.12, top=0.9, wspace=0.25)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
 
 
 # --------------------------------------------------------------------------- recap.md

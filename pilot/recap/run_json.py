@@ -61,21 +61,38 @@ RECORD_KEYS: tuple[tuple[tuple[str, ...], tuple[str, Callable[[Any], bool]], boo
 IDENTITY = ("run_id", "parent_id", "sweep_id", "variant", "seed", "mode")  # kept on an unreadable row when valid
 
 
+def _rules_by_top_key() -> dict[str, list]:
+    """RECORD_KEYS as ``record_problems`` walks them, by top-level key (a record holds a dozen):
+    top key -> [(position in RECORD_KEYS, parent keys, key, dotted name, what it must be, check, required)]."""
+    rules: dict[str, list] = {}
+    for position, (path, (expected, check), required) in enumerate(RECORD_KEYS):
+        rules.setdefault(path[0], []).append((position, path[:-1], path[-1], ".".join(path), expected, check, required))
+    return rules
+
+
+_BY_TOP = _rules_by_top_key()
+_REQUIRED = [  # (position in RECORD_KEYS, key, what it must be): named when absent
+    (position, path[0], expected) for position, (path, (expected, _), required) in enumerate(RECORD_KEYS) if required
+]
+
+
 def record_problems(record: dict[str, Any]) -> list[str]:
-    """Every key the recap reads that is missing or of the wrong type (all of them, not the first)."""
-    problems = []
-    for path, (expected, check), required in RECORD_KEYS:
-        holder: Any = record
-        for key in path[:-1]:
-            holder = holder.get(key) if isinstance(holder, dict) else None
-        if not isinstance(holder, dict):
-            continue  # the parent is absent, or its own problem is reported
-        name, value = ".".join(path), holder.get(path[-1])
-        if value is None:
-            if required:
-                problems.append(wrong_value(holder, path[-1], expected, name))
-        elif not check(value):
-            problems.append(wrong_value(holder, path[-1], expected, name))
+    """Every key the recap reads that is missing or of the wrong type (all of them, not the first,
+    in RECORD_KEYS order)."""
+    found = [
+        (position, wrong_value(record, key, expected)) for position, key, expected in _REQUIRED if key not in record
+    ]
+    for top in _BY_TOP.keys() & record.keys():
+        for position, parents, key, name, expected, check, required in _BY_TOP[top]:
+            holder: Any = record
+            for parent in parents:
+                holder = holder.get(parent) if isinstance(holder, dict) else None
+            if not isinstance(holder, dict):
+                continue  # the parent is absent, or its own problem is reported
+            value = holder.get(key)
+            if (value is None and required) or (value is not None and not check(value)):
+                found.append((position, wrong_value(holder, key, expected, name)))
+    problems = [problem for _, problem in sorted(found)]
     if not problems and not _comparable_times(record):
         problems.append(
             f"started_at {shown(record['started_at'])} and finished_at "

@@ -133,7 +133,8 @@ def summarise(frame: pd.DataFrame, control: str, quality_tolerance: float | None
     readable = frame[frame["status"] != "unreadable"] if "status" in frame else frame.iloc[0:0]
     if readable.empty or "variant" not in readable:
         return pd.DataFrame(), ["No readable run: nothing to compare."]
-    control_rows = readable[readable["variant"].map(lambda v: matches(v, control))]
+    controls = [v for v in readable["variant"].unique() if matches(v, control)]  # once per variant, not per run
+    control_rows = readable[readable["variant"].isin(controls)]
     control_values, _ = one_value_per_seed(control_rows)
     control_data, control_share = _first_data(control_rows), _first_shares(control_rows)
     rows = []

@@ -1,0 +1,140 @@
+"""The recap's fast paths read what the plain ones read: metrics.jsonl as bytes, the picture's
+training points through numpy, curves decimated to the pixels they occupy, the run directories
+found without os.walk (bench/recap_10k.py measures why)."""
+
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.image import BboxImage
+from test_recap_damaged import metrics, metrics_line, record
+
+from pilot.recap import collect, find_run_dirs, picture, read_metrics
+from pilot.recap.metrics_jsonl import TRAIN_ROW, _validation_rows, plottable, training_points
+from pilot.recap.run_json import record_problems
+
+
+def write(path, text: str):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text.encode())
+    return path
+
+
+def exact_points(body: bytes) -> np.ndarray:
+    """The training points of a file, every loss through float(): what the picture must show."""
+    rows = [TRAIN_ROW.match(line).groups() for line in body.split(b"\n") if line.startswith(b'{"kind": "train"')]
+    return plottable(np.array([(int(u), float(loss)) for u, loss in rows], dtype=np.float64).reshape(-1, 2))
+
+
+ODD_LOSSES = [2.5, 4.972267609485941, 0.0001234, 1.5e-05, 1.2345678901234567e-05, math.nan, math.inf, -math.inf]
+ODD_LOSSES += [-1.0, 3, 123456789.5, 1234567890.25, 0.1, 2.7000000000000002, 1e20, 0.0, 12.0, 0.00012345678901234567]
+
+
+def test_training_points_read_by_numpy_agree_with_float_for_every_kind_of_number():
+    """Plain decimals are read from their digits; an exponent, nan, inf, a sign, an integer, a long
+    update or integer part is read exactly; non-finite and non-positive losses are left out."""
+    lines = [
+        json.dumps({"kind": "train", "update": u, "loss": loss, "lr": 0.5, "x": {"": 1.5}, "": 7})
+        for u, loss in enumerate(ODD_LOSSES, 1)
+    ]
+    lines += [metrics_line("val", 3, 1.0), metrics_line("train", 12_345_678_901, 2.5), metrics_line("train", 0, 3.25)]
+    body = ("\n".join(lines) + "\n").encode()
+    assert _validation_rows(body) is not None  # a file as pilot writes it: the fast path reads it
+    only_val = (metrics_line("val", 1, 2.0) + "\n").encode()
+    first, none, again = training_points([body, only_val, body])
+    expected = exact_points(body)
+    assert none.shape == (0, 2) and np.array_equal(first, again)
+    assert first.shape == expected.shape == (len(ODD_LOSSES) + 2 - 5, 2)  # nan, inf, -inf, -1, 0: left out
+    assert np.array_equal(first[:, 0], expected[:, 0])
+    np.testing.assert_allclose(first[:, 1], expected[:, 1], rtol=1e-12)
+
+
+def test_training_points_of_many_files_at_once_each_keep_their_own(tmp_path):
+    bodies = []
+    for run in range(250):
+        lines = [metrics_line("train", u, 1.0 + run + u / 1000) for u in range(1, 3 + run % 7)]
+        bodies.append(("\n".join(lines) + "\n").encode())
+    for body, points in zip(bodies, training_points(bodies)):
+        np.testing.assert_allclose(points, exact_points(body), rtol=1e-12)
+
+
+@pytest.mark.parametrize("ending", ["\r\n", "\r"])
+def test_windows_and_old_mac_line_ends_read_as_before(tmp_path, ending):
+    """Path.read_text reads \\r\\n and \\r as \\n; the bytes reader does the same."""
+    plain = read_metrics(write(tmp_path / "plain" / "metrics.jsonl", metrics()))
+    other = read_metrics(write(tmp_path / "other" / "metrics.jsonl", metrics().replace("\n", ending)), curve=True)
+    assert {k: v for k, v in other.items() if not k.startswith("_train")} == plain
+    assert len(training_points([other["_train_body"]])[0]) == 6  # read as pilot wrote it: the fast path
+
+
+def test_text_that_is_not_ascii_and_whitespace_only_files_read_as_before(tmp_path):
+    accented = metrics().replace('"lr": 0.0001', '"note": "r\u00e9sum\u00e9", "lr": 0.0001', 1)
+    row = read_metrics(write(tmp_path / "a" / "metrics.jsonl", accented), curve=True)
+    assert row["updates_done"] == 6 and row["final_val_loss"] == 1.5
+    assert read_metrics(write(tmp_path / "b" / "metrics.jsonl", "\x1c \n"))["updates_done"] == 0  # str.strip: blank
+
+
+def test_a_long_run_is_drawn_with_at_most_two_points_per_pixel_column_and_its_spike():
+    updates = np.arange(1, 100_001, dtype=np.float64)
+    losses = 10.0 / np.sqrt(updates)
+    losses[33_333] = 500.0  # one update in 100,000, far less than a pixel wide
+    fig = Figure(figsize=picture.FIGURE_INCHES, dpi=picture.DPI)
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    ax.update_datalim([[1, 0.01], [100_000, 500]])
+    ax.autoscale_view()
+    ax.set_yscale("log")
+    (data,), (pixels,) = picture._decimate(ax, [np.column_stack([updates, losses])])
+    assert len(data) <= 2 * (math.ceil(ax.bbox.width) + 1) + 2 and len(data) == len(pixels)
+    assert data[0].tolist() == [1.0, 10.0] and data[-1, 0] == 100_000  # first and last kept
+    assert [33_334.0, 500.0] in data.tolist()  # the spike
+    assert (np.diff(data[:, 0]) > 0).all()  # in their order
+
+
+def test_decimation_keeps_the_lowest_and_highest_point_of_every_column():
+    rng = np.random.default_rng(0)
+    columns = np.repeat(np.arange(50), 40)
+    values = rng.normal(size=len(columns))
+    kept = picture.decimated(columns, values)
+    assert kept[0] == 0 and kept[-1] == len(columns) - 1 and (np.diff(kept) > 0).all()
+    for column in range(50):
+        mine = np.flatnonzero(columns == column)
+        assert {mine[np.argmin(values[mine])], mine[np.argmax(values[mine])]} <= set(kept)
+    assert len(kept) <= 2 * 50 + 2
+
+
+def test_the_picture_draws_a_spike_of_a_long_run(tmp_path):
+    lines = [metrics_line("train", u, 50.0 if u == 3_333 else 10.0 / math.sqrt(u)) for u in range(1, 10_001)]
+    write(tmp_path / "run" / "metrics.jsonl", "\n".join(lines) + "\n")
+    write(tmp_path / "run" / "run.json", json.dumps(record()))
+    curves = {}
+    frame = collect([tmp_path], curves)
+    fig = Figure(figsize=picture.FIGURE_INCHES, dpi=picture.DPI)
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    picture._draw_train(ax, picture._groups(frame, curves, "variant", lambda i: (0.1, 0.2, 0.7, 1.0)))
+    (image,) = [artist for artist in ax.get_children() if isinstance(artist, BboxImage)]
+    x, y = ax.transData.transform((3_333, 50.0)) - (ax.bbox.x0, ax.bbox.y1)
+    drawn = np.asarray(image.get_array())[:, int(x) - 1 : int(x) + 2, 3]  # alpha around the spike's column
+    assert drawn[max(0, int(-y) - 2) : int(-y) + 3].any()
+    assert picture.plot_curves(frame, curves, tmp_path / "recap.png") == tmp_path / "recap.png"
+
+
+def test_a_link_to_a_run_directory_is_listed_not_followed_as_os_walk_does(tmp_path):
+    write(tmp_path / "sweep" / "run" / "run.json", json.dumps(record()))
+    os.symlink(tmp_path / "sweep" / "run", tmp_path / "sweep" / "link")
+    write(tmp_path / "sweep" / "run" / "checkpoints" / "run.json", "{}")  # inside a run: not walked
+    assert find_run_dirs([tmp_path]) == [tmp_path / "sweep" / "run"]
+    walked = sorted(current for current, dirs, files in os.walk(tmp_path) if "run.json" in files + dirs)
+    assert walked[0] == str(tmp_path / "sweep" / "run")
+
+
+def test_wrong_keys_of_run_json_are_named_in_the_order_of_record_keys():
+    problems = record_problems(
+        record(seed="0", variant=5, status=None, closing="pass", peak_memory={"rss_peak_bytes": "x"})
+    )
+    assert [p.split(" ")[0] for p in problems] == ["variant", "seed", "status", "peak_memory.rss_peak_bytes", "closing"]
