@@ -24,10 +24,12 @@ parent reads back; one JSON line per answer on the child's real stdout.
 
 from __future__ import annotations
 
+import ctypes
 import importlib
 import json
 import os
 import runpy
+import signal
 import subprocess
 import sys
 import tempfile
@@ -38,8 +40,6 @@ from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
-
-import torch
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,8 @@ class ChildProcess:
     child is stopped on the way out)."""
 
     def __init__(self, warm: tuple[str, ...] = (), optimizer: bool = False) -> None:
-        command = [sys.executable, "-m", "pilot.child_process", json.dumps({"warm": warm, "optimizer": optimizer})]
+        settings = {"warm": warm, "optimizer": optimizer, "parent": os.getpid()}
+        command = [sys.executable, "-m", "pilot.child_process", json.dumps(settings)]
         self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self._lock = threading.Lock()
         self._background: ThreadPoolExecutor | None = None
@@ -189,7 +190,18 @@ def _serve(answers: Any) -> None:
         answers.flush()
 
 
+def _die_with_parent(parent: int) -> None:
+    """Linux: the kernel kills this process when its parent dies (a parent killed with -9 leaves no
+    child importing torch beside the next run, whose thread count reads the machine's load)."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the parent died before that was set
+        os._exit(0)
+
+
 def _warm_up(settings: dict[str, Any]) -> None:
+    import torch  # here, after _die_with_parent: the import is most of a child's start
+
     for name in settings.get("warm", ()):
         importlib.import_module(name)
     if settings.get("optimizer"):  # the first optimizer of a process imports torch._dynamo
@@ -198,8 +210,10 @@ def _warm_up(settings: dict[str, Any]) -> None:
 
 if __name__ == "__main__":
     answers = os.fdopen(os.dup(1), "w")  # the protocol's channel, apart from what jobs print
+    settings = json.loads(sys.argv[1])
+    _die_with_parent(int(settings["parent"]))
     try:
-        _warm_up(json.loads(sys.argv[1]))
+        _warm_up(settings)
         _serve(answers)
     except KeyboardInterrupt:  # Ctrl-C reaches the whole process group: the parent reports it
         sys.exit(130)

@@ -5,6 +5,8 @@ and a check run in it still fails when what it reads was tampered with."""
 import json
 import os
 import subprocess
+import sys
+import time
 from concurrent.futures import Future
 
 import pytest
@@ -116,3 +118,27 @@ def test_the_phases_picture_is_drawn_in_the_child_or_else_here(make_cfg, tmp_pat
     failed.set_result(Finished(1, "could not draw"))
     paths = write_report(tmp_path, [], rows, [], [], header, failed)  # drawn here instead
     assert paths["picture"] == tmp_path / "phases.png" and (tmp_path / "phases.png").is_file()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return open(f"/proc/{pid}/stat").read().split()[2] != "Z"  # a zombie has ended
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_parent_killed_with_9_takes_its_child_along():
+    code = (  # a child that imports for seconds: without the kernel's help it would outlive its parent that long
+        "from pilot.child_process import ChildProcess; import time; "
+        "print(ChildProcess(warm=('pilot.closing.cli',), optimizer=True)._process.pid, flush=True); time.sleep(60)"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    child = int(parent.stdout.readline())
+    assert _alive(child)
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 1
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(child)  # not left importing torch beside the next run

@@ -24,8 +24,9 @@ from pilot.closing import export_with_controls, reload_and_compare
 from pilot.engine.build import build_trainer
 from pilot.phases.resume_check import compare, trajectory
 
-TRAIN = [
+TRAIN = [  # run.threads pinned: the default reads the machine's load, and every run here is compared bit for bit
     "mode=train",
+    "run.threads=1",
     "budget.value=10",
     "checkpoint.every=2",
     "closing.control_examples=0",
