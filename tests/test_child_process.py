@@ -62,7 +62,9 @@ def test_a_hung_job_times_out(child, tmp_path):
         child.run(PROBE, [str(tmp_path / "facts.json"), "sleep", "60"], timeout_s=2)
 
 
-@pytest.mark.parametrize("runner", [NewProcess, ChildProcess])
+@pytest.mark.parametrize(  # NewProcess is subprocess.run (the previous default): -m slow keeps the suite short
+    "runner", [pytest.param(NewProcess, marks=pytest.mark.slow), ChildProcess]
+)
 def test_the_resume_check_in_either_process_fails_when_the_checkpoint_is_tampered(
     make_cfg, tmp_path, monkeypatch, runner
 ):
