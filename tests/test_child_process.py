@@ -15,6 +15,7 @@ from hydra.utils import instantiate
 
 import pilot.child_process
 import pilot.phases.resume_check as resume_check
+from pilot.checkpoint import load_checkpoint
 from pilot.child_process import ChildProcess, Finished, NewProcess
 from pilot.closing import check_in_new_process, export_with_controls
 from pilot.engine.build import build_trainer
@@ -78,7 +79,7 @@ def test_the_resume_check_in_either_process_fails_when_the_checkpoint_is_tampere
 
         def save_then_tamper(self, trainer, *args, **kwargs):  # the saved learning rate, doubled
             path = original(self, trainer, *args, **kwargs)
-            state = torch.load(path, weights_only=False)
+            state = load_checkpoint(path)
             for group in state["optimizer"]["param_groups"]:
                 group["lr"] *= 2
                 group["initial_lr"] = group.get("initial_lr", group["lr"]) * 2
