@@ -227,34 +227,6 @@ def _checks_child(cfg: DictConfig) -> AbstractContextManager[ChildProcess | None
     return ChildProcess(warm=("pilot.closing.cli", "pilot.phases.resume_check", "pilot.report"), optimizer=True)
 
 
-def _steps(
-    cfg: DictConfig,
-    task,
-    run_dir: Path,
-    device: torch.device,
-    child: ChildProcess | None,
-    sweep_params: dict[str, str] | None,
-    results: list[CheckResult],
-    shown: list[dict[str, Any]],
-) -> tuple[list[dict[str, Any]], Future[Finished] | None]:
-    """The contract (a model or batch that cannot be read stops here), the stack and the device
-    (environment.json, requirements.lock), the data checks, the phases, the estimate: each appends
-    its result; returns the phase rows, and phases.png being drawn in ``child`` (from phases.csv,
-    while the estimate runs here)."""
-    with torch.random.fork_rng(devices=[]):  # leaves the random state of the steps below as it was
-        log.info("contract: %s", check_contract(task, build_model(cfg)).reason)  # only a failure is a row
-    results.append(_guarded("environment", lambda: environment_step(cfg, run_dir, task=task)))
-    _data_checks(cfg, task, device, results, shown)
-    phases, rows = _phases_step(cfg, task, device, run_dir, child)
-    results.append(phases)
-    drawn = None
-    if child is not None and rows:
-        write_phases_csv(run_dir, rows)  # write_report writes the same rows again
-        drawn = child.submit("pilot.report", [str(run_dir)], timeout_s=300)
-    results.append(_guarded("estimate", lambda: estimate_step(cfg, task, run_dir, rows, sweep_params)))
-    return rows, drawn
-
-
 def _memory_note(device: torch.device) -> str:
     return (
         "CUDA columns: allocated and reserved separately, never summed; peaks reset at each phase start."
@@ -306,9 +278,11 @@ def _guarded_steps(
     results: list[CheckResult],
     shown: list[dict[str, Any]],
 ) -> tuple[list[dict[str, Any]], list[str], Future[Finished] | None]:
-    """Build the task, then every step (``_steps``); a task that cannot be built, or a contract
-    that cannot be read, is the one failing result. Returns the phase rows, the batch arithmetic
-    and phases.png being drawn in ``child``."""
+    """Build the task; the contract (a model or batch that cannot be read stops here: the one
+    failing result, as a task that cannot be built), the stack and the device (environment.json,
+    requirements.lock), the data checks, the phases, the estimate: each appends its result.
+    Returns the phase rows, the batch arithmetic and phases.png being drawn in ``child`` (from
+    phases.csv, while the estimate runs here)."""
     rows: list[dict[str, Any]] = []
     arithmetic: list[str] = []
     drawn = None
@@ -317,7 +291,16 @@ def _guarded_steps(
         arithmetic = plan_from_config(cfg, len(task.splits["train"])).describe()
         for line in arithmetic:
             log.info("batch arithmetic: %s", line)
-        rows, drawn = _steps(cfg, task, run_dir, device, child, sweep_params, results, shown)
+        with torch.random.fork_rng(devices=[]):  # leaves the random state of the steps below as it was
+            log.info("contract: %s", check_contract(task, build_model(cfg)).reason)  # only a failure is a row
+        results.append(_guarded("environment", lambda: environment_step(cfg, run_dir, task=task)))
+        _data_checks(cfg, task, device, results, shown)
+        phases, rows = _phases_step(cfg, task, device, run_dir, child)
+        results.append(phases)
+        if child is not None and rows:
+            write_phases_csv(run_dir, rows)  # write_report writes the same rows again
+            drawn = child.submit("pilot.report", [str(run_dir)], timeout_s=300)
+        results.append(_guarded("estimate", lambda: estimate_step(cfg, task, run_dir, rows, sweep_params)))
     except ContractError as error:  # refused before any step: every later one would fail the same way
         results.append(CheckResult(CONTRACT_STEP, "fail", str(error)))
     except Exception as error:  # the task itself could not be built
