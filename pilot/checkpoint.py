@@ -13,6 +13,13 @@ directory. A process killed at any instant leaves the previous checkpoint or
 the new one, never a half-written file under a checkpoint's name. Rotation
 keeps the last ``keep_last`` and never deletes the newest valid one.
 
+Under FSDP (``distributed.strategy=fsdp``) a checkpoint is a directory
+``ckpt-<update>.dcp``: every rank writes its own shards of the model and
+optimizer into a temporary directory (``pilot.sharded_checkpoint``, PyTorch's
+``torch.distributed.checkpoint``), rank 0 adds ``state.pt`` (the rest, as
+above) and renames the directory: the same atomic publish. Nothing is gathered
+onto one rank, and any number of ranks resumes it.
+
 ``Checkpointer`` owns a run's checkpoints: their directory, names, cadence and
 rotation. Nothing else builds a checkpoint's file name.
 """
@@ -21,88 +28,36 @@ from __future__ import annotations
 
 import logging
 import os
-import random
 import re
+import shutil
 import zipfile
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
-from pilot.engine.distributed import all_reduce_sum
-from pilot.engine.sharding import is_sharded, load_whole_training_state, local_values, whole_training_state
+from pilot.engine.distributed import all_reduce_sum, barrier
+from pilot.engine.rng_state import restore_rng_states, rng_states
+from pilot.engine.sharding import is_sharded, load_whole_training_state, local_values
 from pilot.errors import UnsafeFileError, disk_full_guard, first_line
 from pilot.faults import fault_point
-from pilot.models.adapter import ADAPTER_FILES, export_adapter, is_adapted, load_trained_state, trained_state
+from pilot.models.adapter import is_adapted, load_trained_state, trained_state
 from pilot.pickle_scan import code_in_file
 from pilot.run_record import config_hash
-from pilot.variant import is_defining
-from pilot.weights_file import write_weights
+from pilot.sharded_checkpoint import METADATA_FILE, read_metadata, read_shards, write_shards
+from pilot.variant import defining_config
 
 log = logging.getLogger("pilot")
 FORMAT = "pilot-checkpoint-v1"
-NAME = re.compile(r"^ckpt-(\d{8})\.pt$")
+NAME = re.compile(r"^ckpt-(\d{8})\.(pt|dcp)$")  # a file, or (FSDP) a directory of shards
+STATE_FILE = "state.pt"  # a sharded checkpoint's everything but the model and optimizer
 TMP_MARK = ".tmp-"
 WEIGHTS_FILE = "model.safetensors"  # a whole model's export; an adapted model's is the adapter alone
 
 
 class UnsafeCheckpointError(UnsafeFileError):
     """A file that would need arbitrary unpickling: refused, never executed."""
-
-
-# --------------------------------------------------------------------------- defining config
-def defining_config(cfg: DictConfig) -> dict[str, Any]:
-    """Flattened resolved config without the keys that do not define the run."""
-    flat: dict[str, Any] = {}
-
-    def walk(node: Any, prefix: str) -> None:
-        if isinstance(node, dict):
-            for key, value in node.items():
-                walk(value, f"{prefix}{key}.")
-        else:
-            flat[prefix[:-1]] = node
-
-    walk(OmegaConf.to_container(cfg, resolve=True, enum_to_str=True), "")
-    return {k: v for k, v in flat.items() if is_defining(k)}
-
-
-# --------------------------------------------------------------------------- RNG
-def rng_states() -> dict[str, Any]:
-    kind, keys, pos, has_gauss, cached = np.random.get_state()
-    states: dict[str, Any] = {
-        "python": random.getstate(),
-        "numpy": {
-            "kind": kind,
-            "keys": torch.from_numpy(keys.astype(np.int64)),
-            "pos": int(pos),
-            "has_gauss": int(has_gauss),
-            "cached_gaussian": float(cached),
-        },
-        "torch": torch.get_rng_state(),
-    }
-    if torch.cuda.is_available():
-        states["cuda"] = torch.cuda.get_rng_state_all()
-    return states
-
-
-def restore_rng_states(states: dict[str, Any]) -> None:
-    version, internal, gauss = states["python"]
-    random.setstate((version, tuple(internal), gauss))
-    numpy = states["numpy"]
-    np.random.set_state(
-        (
-            numpy["kind"],
-            numpy["keys"].numpy().astype(np.uint32),
-            numpy["pos"],
-            numpy["has_gauss"],
-            numpy["cached_gaussian"],
-        )
-    )
-    torch.set_rng_state(states["torch"])
-    if "cuda" in states and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(states["cuda"])
 
 
 # --------------------------------------------------------------------------- save
@@ -130,17 +85,14 @@ def training_state_non_finite(trainer) -> list[str]:
 
 
 def training_state(trainer, cfg: DictConfig) -> dict[str, Any]:
-    """Everything a resumed run needs. ``distributed.strategy=fsdp``: model and optimizer gathered whole
-    onto rank 0, the optimizer's state keyed by parameter name, so any number of ranks resumes it (a
-    collective: every rank calls it; only rank 0's state holds them)."""
-    if is_sharded(cfg):
-        model, optimizer = whole_training_state(trainer.raw_model, trainer.optimizer, is_adapted(trainer.raw_model))
-    else:
-        model, optimizer = trained_state(trainer.raw_model), trainer.optimizer.state_dict()
+    """Everything a resumed run needs. ``distributed.strategy=fsdp``: everything but the model and the
+    optimizer, which every rank writes as shards beside it (``Checkpointer.save_from_every_rank``)."""
+    tensors = {} if is_sharded(cfg) else {"model": trained_state(trainer.raw_model)}  # an adapter: alone
+    if not is_sharded(cfg):
+        tensors["optimizer"] = trainer.optimizer.state_dict()
     return {
         "format": FORMAT,
-        "model": model,  # an adapted model: the adapter alone
-        "optimizer": optimizer,
+        **tensors,
         "optimizer_keys": "names" if is_sharded(cfg) else "indices",
         "scheduler": trainer.scheduler.state_dict(),
         "scaler": trainer.scaler.state_dict(),
@@ -171,16 +123,20 @@ def tensor_bytes(state: Any) -> int:
     return 0
 
 
+def _synced_torch_save(obj: Any, path: Path) -> None:
+    with Path(path).open("wb") as handle:
+        torch.save(obj, handle)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
 def atomic_torch_save(obj: Any, path: Path, update: int | None = None) -> None:
     path = Path(path)
     tmp = path.with_name(f"{path.name}{TMP_MARK}{os.getpid()}")
     fault_point("before_write", update)
     with disk_full_guard(path, tmp, needed_bytes=tensor_bytes(obj) + 65536):
         fault_point("enospc", update)
-        with tmp.open("wb") as handle:
-            torch.save(obj, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
+        _synced_torch_save(obj, tmp)
     fault_point("after_write", update)
     fault_point("before_rename", update)
     os.replace(tmp, path)
@@ -188,7 +144,7 @@ def atomic_torch_save(obj: Any, path: Path, update: int | None = None) -> None:
 
 
 def list_checkpoints(directory: Path) -> list[tuple[int, Path]]:
-    """(update, path) of every file named like a checkpoint, newest first."""
+    """(update, path) of every file (or sharded directory) named like a checkpoint, newest first."""
     directory = Path(directory)
     if not directory.is_dir():
         return []
@@ -197,7 +153,10 @@ def list_checkpoints(directory: Path) -> list[tuple[int, Path]]:
 
 
 def looks_complete(path: Path) -> bool:
-    """Cheap structural check: the zip's central directory is readable and holds torch's records."""
+    """Cheap structural check: the zip's central directory is readable and holds torch's records; a
+    sharded checkpoint: its state file and DCP's metadata (written last) are there."""
+    if Path(path).is_dir():
+        return (Path(path) / STATE_FILE).is_file() and (Path(path) / METADATA_FILE).is_file()
     try:
         with zipfile.ZipFile(path) as archive:
             return any(name.endswith("data.pkl") for name in archive.namelist())
@@ -217,7 +176,7 @@ def clean_temporary_files(directory: Path) -> list[str]:
     removed = []
     for path in sorted(p for p in directory.iterdir() if TMP_MARK in p.name):
         try:
-            path.unlink(missing_ok=True)
+            remove_checkpoint(path)
             removed.append(path.name)
         except OSError as error:
             log.warning(
@@ -227,6 +186,26 @@ def clean_temporary_files(directory: Path) -> list[str]:
                 first_line(error),
             )
     return removed
+
+
+def remove_checkpoint(path: Path) -> None:
+    """A checkpoint file, a sharded checkpoint's directory or a leftover of either."""
+    if Path(path).is_dir():
+        shutil.rmtree(path)
+    else:
+        Path(path).unlink(missing_ok=True)
+
+
+def check_shard_files(directory: Path) -> None:
+    """Every file a sharded checkpoint's metadata names is there and holds the bytes it points to
+    (``ValueError`` otherwise: a shard lost or cut short, so the resume falls back to an older one)."""
+    needed: dict[str, int] = {}
+    for info in read_metadata(directory).storage_data.values():
+        needed[info.relative_path] = max(needed.get(info.relative_path, 0), info.offset + info.length)
+    for name, size in sorted(needed.items()):
+        have = (directory / name).stat().st_size if (directory / name).is_file() else None
+        if have is None or have < size:
+            raise ValueError(f"{directory.name}/{name} is {'missing' if have is None else 'cut short'}")
 
 
 # --------------------------------------------------------------------------- load
@@ -255,9 +234,17 @@ def safe_load(path: Path) -> dict[str, Any]:
 
 
 def load_checkpoint(path: Path) -> dict[str, Any]:
-    state = safe_load(path)
+    """A checkpoint's state. A sharded one (a directory): its state file, its DCP metadata read safely,
+    every shard file it names present and long enough; ``state["shards_at"]`` is the directory the
+    model and optimizer are read from by ``restore_training_state`` (each rank its own shards)."""
+    path = Path(path)
+    sharded = path.is_dir()
+    state = safe_load(path / STATE_FILE if sharded else path)
     if not isinstance(state, dict) or state.get("format") != FORMAT:
         raise ValueError(f"{path} is not a {FORMAT} checkpoint")
+    if sharded:
+        check_shard_files(path)
+        state["shards_at"] = path
     bad = non_finite_tensors(state.get("model", {}), "model.")
     if bad:  # written before pilot refused such saves: never resume from a diverged state
         raise ValueError(f"{path} holds non-finite values in {len(bad)} model tensor(s) ({', '.join(bad[:3])})")
@@ -269,7 +256,7 @@ def latest_valid_checkpoint(directory: Path) -> tuple[Path, dict[str, Any]] | No
     for _, path in list_checkpoints(directory):
         try:
             return path, load_checkpoint(path)
-        except UnsafeCheckpointError:
+        except UnsafeFileError:
             raise
         except Exception as error:  # truncated, corrupt, foreign: fall back to an older one
             log.warning(
@@ -290,7 +277,9 @@ def restore_training_state(trainer, state: dict[str, Any]) -> None:
             f"optimizer state is keyed differently. Fix: resume with distributed.strategy={saved}, or start "
             "a new run directory."
         )
-    if by_name:  # each rank takes its shard of the whole state, at any number of ranks
+    if "shards_at" in state:  # each rank reads its shards, at any number of ranks
+        read_shards(trainer.raw_model, trainer.optimizer, is_adapted(trainer.raw_model), state["shards_at"])
+    elif by_name:  # gathered whole onto rank 0 (written before checkpoints were sharded)
         load_whole_training_state(trainer.raw_model, trainer.optimizer, state["model"], state["optimizer"])
     else:
         load_trained_state(trainer.raw_model, state["model"])
@@ -307,7 +296,7 @@ def restore_training_state(trainer, state: dict[str, Any]) -> None:
 # --------------------------------------------------------------------------- a run's checkpoints
 class Checkpointer:
     """The checkpoints of one run (torchtitan's checkpointer): their directory, names
-    (``ckpt-<update>.pt``), cadence and rotation, and the config each one records.
+    (``ckpt-<update>.pt``; FSDP: ``ckpt-<update>.dcp``), cadence and rotation, and the config each records.
 
     ``latest_valid()`` once at the start, ``due(update)`` after every update, ``save(trainer)``.
     """
@@ -324,8 +313,8 @@ class Checkpointer:
         return cls(Path(run_dir) / "checkpoints", cfg, int(cfg.checkpoint.every), int(cfg.checkpoint.keep_last))
 
     def path(self, update: int) -> Path:
-        """The checkpoint file of the state after ``update`` updates."""
-        return self.directory / f"ckpt-{update:08d}.pt"
+        """The checkpoint of the state after ``update`` updates: a file, or (FSDP) a directory of shards."""
+        return self.directory / f"ckpt-{update:08d}.{'dcp' if is_sharded(self.cfg) else 'pt'}"
 
     def has(self, update: int) -> bool:
         return self.path(update).exists()
@@ -334,34 +323,59 @@ class Checkpointer:
         """Whether the cadence asks for a checkpoint after this update."""
         return bool(self.every) and update % self.every == 0
 
-    def save(self, trainer, state: dict[str, Any] | None = None) -> Path:
-        """Write ckpt-<update>.pt atomically, then rotate (never the newest complete one).
+    def save(self, trainer, writes: bool = True, checked: bool = False) -> Path:
+        """Every rank calls it; ``writes``: this is rank 0. Without FSDP rank 0 writes ckpt-<update>.pt
+        atomically; under FSDP every rank writes its shards and rank 0 publishes ckpt-<update>.dcp.
+        Then rank 0 rotates (never the newest complete one).
 
-        A state holding NaN/inf is refused: a resumable checkpoint is always a finite one. ``state``:
-        already gathered and checked on every rank (FSDP: ``gathered_state``), written as it is.
+        A state holding NaN/inf is refused: a resumable checkpoint is always a finite one
+        (``checked``: the caller has just checked it, on every rank).
         """
-        if state is None:
-            bad = training_state_non_finite(trainer)
-            if bad:
-                raise ValueError(
-                    f"refusing to save a checkpoint at update {trainer.updates_done}: non-finite values "
-                    f"in {len(bad)} tensor(s) ({', '.join(bad[:3])})"
-                )
-            state = training_state(trainer, self.cfg)
-        self.directory.mkdir(parents=True, exist_ok=True)
+        bad = [] if checked else training_state_non_finite(trainer)
+        if bad:
+            raise ValueError(
+                f"refusing to save a checkpoint at update {trainer.updates_done}: non-finite values "
+                f"in {len(bad)} tensor(s) ({', '.join(bad[:3])})"
+            )
         path = self.path(trainer.updates_done)
-        atomic_torch_save(state, path, trainer.updates_done)
-        if looks_complete(path):
+        if writes:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        if is_sharded(self.cfg):
+            self._save_shards(trainer, path, writes)
+        elif writes:
+            atomic_torch_save(training_state(trainer, self.cfg), path, trainer.updates_done)
+        if writes and looks_complete(path):
             for _, old in list_checkpoints(self.directory)[max(1, self.keep_last) :]:
-                old.unlink(missing_ok=True)
-        else:  # never rotate away older checkpoints on the strength of a broken new one
+                remove_checkpoint(old)
+        elif writes:  # never rotate away older checkpoints on the strength of a broken new one
             log.warning("checkpoint %s does not read back as complete; older checkpoints kept", path)
         return path
 
-    def gathered_state(self, trainer) -> dict[str, Any] | None:
-        """FSDP: the state to save, gathered from every rank (a collective: every rank calls it before
-        rank 0 saves); None without FSDP, where rank 0 builds it alone in ``save``."""
-        return training_state(trainer, self.cfg) if getattr(trainer, "sharded", False) else None
+    def _save_shards(self, trainer, path: Path, writes: bool) -> None:
+        """Every rank writes its shards into one temporary directory; rank 0 adds the state file and
+        renames the directory (atomic: a kill leaves the previous checkpoint the newest complete one)."""
+        update, ctx = trainer.updates_done, trainer.ctx
+        tmp = path.with_name(f"{path.name}{TMP_MARK}save")
+        if writes and tmp.exists():  # a save killed earlier: start empty
+            remove_checkpoint(tmp)
+        barrier(ctx)
+        fault_point("before_write", update)
+        with disk_full_guard(path, tmp):
+            fault_point("enospc", update)
+            write_shards(trainer.raw_model, trainer.optimizer, is_adapted(trainer.raw_model), tmp)
+            if writes:
+                _synced_torch_save(training_state(trainer, self.cfg), tmp / STATE_FILE)
+        fault_point("after_write", update)
+        if writes:
+            fault_point("before_rename", update)
+            if looks_complete(path):  # this update is already saved (a preemption just after a save)
+                remove_checkpoint(tmp)
+            else:
+                if path.exists():
+                    remove_checkpoint(path)
+                os.replace(tmp, path)
+                _fsync_directory(self.directory)
+        barrier(ctx)
 
     def latest_valid(self) -> tuple[Path, dict[str, Any]] | None:
         return latest_valid_checkpoint(self.directory)
@@ -370,21 +384,7 @@ class Checkpointer:
         return clean_temporary_files(self.directory)
 
 
-# --------------------------------------------------------------------------- export
-def export_artefact(model: torch.nn.Module, cfg: DictConfig, directory: Path) -> Path:
-    """Weights (safetensors, contiguous CPU tensors, shared ones once) and the resolved config; for an
-    adapted model the adapter alone (``models.adapter.export_adapter``). Returns the weights file."""
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    if is_adapted(model):  # the adapter alone, in peft's format, and the base's identity
-        (directory / WEIGHTS_FILE).unlink(missing_ok=True)
-        weights = export_adapter(model, cfg, directory)
-    else:
-        for name in ADAPTER_FILES:
-            (directory / name).unlink(missing_ok=True)
-        weights = directory / WEIGHTS_FILE
-        tmp = directory / f"{WEIGHTS_FILE}{TMP_MARK}{os.getpid()}"
-        write_weights(model.state_dict(), tmp, metadata={"format": "pilot-export-v1"})
-        os.replace(tmp, weights)
-    OmegaConf.save(cfg, directory / "config.yaml", resolve=True)
-    return weights
+def checkpoint_bytes(path: Path) -> int:
+    """A checkpoint's size on disk: its file, or every file of a sharded checkpoint."""
+    path = Path(path)
+    return sum(p.stat().st_size for p in path.iterdir()) if path.is_dir() else path.stat().st_size

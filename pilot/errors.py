@@ -51,8 +51,8 @@ def disk_full_guard(path: Path, tmp: Path | None = None, needed_bytes: int | Non
     except (OSError, RuntimeError) as error:
         written = 0
         if tmp is not None:
-            with suppress(OSError):
-                written = tmp.stat().st_size
+            with suppress(OSError):  # a file, or a directory of shards
+                written = sum(p.stat().st_size for p in tmp.iterdir()) if tmp.is_dir() else tmp.stat().st_size
         free = None
         with suppress(OSError):
             free = shutil.disk_usage(Path(path).parent).free
@@ -67,7 +67,7 @@ def disk_full_guard(path: Path, tmp: Path | None = None, needed_bytes: int | Non
             raise
         if tmp is not None:
             with suppress(OSError):
-                tmp.unlink()
+                shutil.rmtree(tmp) if tmp.is_dir() else tmp.unlink()
         with suppress(OSError):
             free = shutil.disk_usage(Path(path).parent).free
         needed = needed_bytes or written

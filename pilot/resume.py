@@ -21,9 +21,10 @@ from typing import Any
 import torch
 from omegaconf import DictConfig
 
-from pilot.checkpoint import Checkpointer, defining_config
+from pilot.checkpoint import Checkpointer
 from pilot.errors import ResumeRefused, RunFinished, disk_full_guard
 from pilot.run_record import RunRecord, config_hash, parse_row, read_run_json
+from pilot.variant import defining_config
 
 log = logging.getLogger("pilot")
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 from omegaconf import DictConfig
 
-from pilot.checkpoint import Checkpointer, restore_training_state, training_state_non_finite
+from pilot.checkpoint import Checkpointer, checkpoint_bytes, restore_training_state, training_state_non_finite
 from pilot.checks.contract import check_contract
 from pilot.child_process import ChildProcess
 from pilot.closing import close_run, plugin_provenance, write_reproduce
@@ -190,9 +190,7 @@ class TrainingRun:
                 f"diverged: non-finite values in {len(bad)} tensor(s) ({', '.join(bad[:2])}) after "
                 f"update {self.trainer.updates_done}; not saved as a checkpoint"
             )
-        state = self.checkpointer.gathered_state(self.trainer)  # FSDP: every rank gathers, rank 0 writes
-        if self.record is not None:
-            self.checkpointer.save(self.trainer, state)
+        self.checkpointer.save(self.trainer, writes=self.record is not None, checked=True)  # FSDP: every rank writes
         return None
 
     def _agreed_signal(self) -> str | None:
@@ -271,7 +269,7 @@ class TrainingRun:
             self.phases.end("fail", cause[:300])
             return
         path = self.checkpointer.path(self.trainer.updates_done)
-        self.phases.end(detail=f"{path.name}, {path.stat().st_size:,} bytes" if self.record else "rank 0 writes it")
+        self.phases.end(detail=f"{path.name}, {checkpoint_bytes(path):,} bytes" if self.record else "rank 0 writes it")
 
     def _final_validation(self) -> dict:
         """The validation after the last update, logged once: a run started again after it was
@@ -290,11 +288,10 @@ class TrainingRun:
     def _preempted(self) -> None:
         """SIGUSR2: rank 0 saves a complete checkpoint and records the preemption; the job is
         handed over for requeueing unless requeues are used up (other ranks hand over at once)."""
-        state = self.checkpointer.gathered_state(self.trainer)  # FSDP: every rank gathers
-        if self.record is None:  # non-zero ranks: rank 0 saves and decides
+        self.checkpointer.save(self.trainer, writes=self.record is not None)  # FSDP: every rank writes its shards
+        if self.record is None:  # non-zero ranks: rank 0 publishes and decides
             self.status, self.hand_over = "preempted", True
             return
-        self.checkpointer.save(self.trainer, state)
         requeue = record_preemption(self.record, self.trainer.updates_done, self.cfg.checkpoint.max_requeues)
         self.status, self.hand_over = "preempted", requeue
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
+from typing import Any
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf
@@ -95,3 +96,18 @@ def sweep_combinations(params: dict[str, str]) -> list[list[str]]:
         )
         axes.append([f"{key}={v}" for v in values])
     return [list(combo) for combo in itertools.product(*axes)] if axes else [[]]
+
+
+def defining_config(cfg: DictConfig) -> dict[str, Any]:
+    """Flattened resolved config without the keys that do not define the run."""
+    flat: dict[str, Any] = {}
+
+    def walk(node: Any, prefix: str) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                walk(value, f"{prefix}{key}.")
+        else:
+            flat[prefix[:-1]] = node
+
+    walk(OmegaConf.to_container(cfg, resolve=True, enum_to_str=True), "")
+    return {k: v for k, v in flat.items() if is_defining(k)}

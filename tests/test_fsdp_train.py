@@ -1,6 +1,7 @@
 """Issue 15 items 1 and 3: ``mode=train distributed=fsdp`` on 2 gloo ranks — trains what DDP trains,
-closes with an export that reloads in a new process, resumes bit for bit after kill -9 (at an
-update and inside a save), and resumes at another number of ranks, recording the change."""
+writes each rank's shards of the checkpoint (torch.distributed.checkpoint), closes with an export that
+reloads in a new process, resumes bit for bit after kill -9 (at an update and inside a save), and
+resumes at another number of ranks, recording the change."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import torch
 from conftest import run_pilot
 from torch.testing import assert_close
 
-from pilot.checkpoint import latest_valid_checkpoint, list_checkpoints, load_checkpoint
+from pilot.checkpoint import STATE_FILE, latest_valid_checkpoint, list_checkpoints, load_checkpoint, safe_load
+from pilot.sharded_checkpoint import read_whole
 
 TRAIN = ["mode=train", "run.device=cpu", "budget.value=6", "checkpoint.every=2", "batch.accumulation=4"]
 
@@ -22,7 +24,10 @@ def run_cli(run_dir, *overrides, fault=None):
 
 
 def final_state(run_dir):
+    """The newest checkpoint's state, with its model whole (a sharded one read from every rank's shards)."""
     _, state = latest_valid_checkpoint(Path(run_dir) / "checkpoints")
+    if "shards_at" in state:
+        state["model"] = read_whole(state["shards_at"])
     return state
 
 
@@ -43,7 +48,10 @@ def test_fsdp_trains_what_ddp_trains_and_closes(tmp_path, uninterrupted):
     assert record["status"] == "ok" and record["closing"]["verdict"] == "pass", record.get("closing")
     ddp = final_state(tmp_path / "ddp")
     assert fsdp["optimizer_keys"] == "names" and ddp["optimizer_keys"] == "indices"
-    assert_close(fsdp["model"], ddp["model"])  # the whole model, gathered onto rank 0
+    shards = sorted(p.name for p in fsdp["shards_at"].iterdir() if p.suffix == ".distcp")
+    assert shards == ["__0_0.distcp", "__1_0.distcp"]  # each rank wrote its own shards; nothing gathered
+    assert "model" not in safe_load(fsdp["shards_at"] / STATE_FILE)
+    assert_close(fsdp["model"], ddp["model"])  # the whole model, read from both ranks' shards
     lines = [(d / "predictions.jsonl").read_text().count("\n") for d in (run_dir, tmp_path / "ddp")]
     assert lines[0] == lines[1] > 0  # the gathered model predicted every validation example rank 0 holds
 

@@ -219,9 +219,9 @@ def test_train_run_closes_with_export_reload_and_reproduce(tmp_path):
 def test_a_forced_resume_may_resplit_an_update_only_when_its_examples_stay(make_cfg, tmp_path):
     """micro-batch x accumulation x replicas is the update; another split of it may be forced, another
     update never."""
-    from pilot.checkpoint import defining_config
     from pilot.errors import ResumeRefused
     from pilot.resume import refuse_changed_config
+    from pilot.variant import defining_config
 
     state = {"defining_config": defining_config(make_cfg("batch.micro_batch=2", "batch.accumulation=8"))}
     resplit = make_cfg("batch.micro_batch=4", "batch.accumulation=4", "checkpoint.force_resume=true")

@@ -3,19 +3,40 @@ with the outputs of fixed control inputs (the first validation examples) recorde
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import torch
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 from safetensors.torch import save_file
 
-from pilot.checkpoint import export_artefact
+from pilot.checkpoint import TMP_MARK, WEIGHTS_FILE
 from pilot.data.task import TaskData, logits_of, move_to
-from pilot.models.adapter import ADAPTER_CONFIG, ADAPTER_FILES
+from pilot.models.adapter import ADAPTER_CONFIG, ADAPTER_FILES, export_adapter, is_adapted
+from pilot.weights_file import write_weights
 
 CONTROL_FILE = "control.safetensors"
 EXPORT_FILES = ("config.yaml", "model.safetensors", CONTROL_FILE)
 ADAPTER_EXPORT_FILES = ("config.yaml", *ADAPTER_FILES, CONTROL_FILE)  # an adapter run's: the adapter alone
+
+
+def export_artefact(model: torch.nn.Module, cfg: DictConfig, directory: Path) -> Path:
+    """Weights (safetensors, contiguous CPU tensors, shared ones once) and the resolved config; for an
+    adapted model the adapter alone (``models.adapter.export_adapter``). Returns the weights file."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    if is_adapted(model):  # the adapter alone, in peft's format, and the base's identity
+        (directory / WEIGHTS_FILE).unlink(missing_ok=True)
+        weights = export_adapter(model, cfg, directory)
+    else:
+        for name in ADAPTER_FILES:
+            (directory / name).unlink(missing_ok=True)
+        weights = directory / WEIGHTS_FILE
+        tmp = directory / f"{WEIGHTS_FILE}{TMP_MARK}{os.getpid()}"
+        write_weights(model.state_dict(), tmp, metadata={"format": "pilot-export-v1"})
+        os.replace(tmp, weights)
+    OmegaConf.save(cfg, directory / "config.yaml", resolve=True)
+    return weights
 
 
 def export_files(directory: Path) -> tuple[str, ...]:

@@ -108,3 +108,9 @@ def rank0_decides(flag: bool, ctx: DistContext) -> bool:
     box = [flag]
     dist.broadcast_object_list(box, src=0)
     return bool(box[0])
+
+
+def barrier(ctx: DistContext) -> None:
+    """Every rank waits for the others (nothing without a process group)."""
+    if ctx.is_distributed:
+        dist.barrier()
