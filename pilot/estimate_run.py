@@ -13,9 +13,11 @@ tensors at the pilot's size: the step fails when they differ by more than
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 from collections.abc import Iterable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +28,10 @@ from omegaconf import DictConfig
 from pilot.checks.result import CheckResult
 from pilot.config.values import enum_value, resolve_device
 from pilot.data.task import TaskData
+from pilot.engine.sharding import is_sharded
 from pilot.environment import read_requirements, record_attention_calls
 from pilot.estimate.checkpointing_effect import CheckpointingIneffective, checkpointing_effect
-from pilot.estimate.fake_tensor import EstimateRefused, MemoryEstimate, estimate_memory
+from pilot.estimate.fake_tensor import EstimateRefused, MemoryEstimate, PhaseEstimate, estimate_memory
 from pilot.rental.campaign_plan import Plan
 from pilot.rental.choice_sheet import Measured
 from pilot.rental.requirements import Requirement, campaign_requirements
@@ -104,6 +107,37 @@ def _plan_in_brief(plan: Plan | None) -> str:
     )
 
 
+MEASURED_ON_RANKS = ".estimate-measured-rank0.json"  # FSDP: rank 0's measurement, written by the pilot's ranks
+
+
+def save_measured(measured: MemoryEstimate, path: Path) -> None:
+    Path(path).write_text(json.dumps(asdict(measured), default=str))
+
+
+def read_measured(path: Path) -> MemoryEstimate:
+    data = json.loads(Path(path).read_text())
+    return MemoryEstimate(**{**data, "phases": [PhaseEstimate(**phase) for phase in data["phases"]]})
+
+
+def _measured(cfg: DictConfig, task: TaskData, run_dir: Path, device: torch.device) -> MemoryEstimate:
+    """The same tracker on real tensors: here, or (FSDP over N ranks) what the pilot's ranks measured."""
+    if not (is_sharded(cfg) and int(cfg.distributed.replicas) > 1):
+        return estimate_memory(cfg, task, fake=False, device=str(device))  # on the pilot's own device
+    path = Path(run_dir) / MEASURED_ON_RANKS
+    if not path.is_file():
+        raise EstimateUnchecked(
+            f"the {cfg.distributed.replicas} ranks did not measure the sharded update (see the log), so the "
+            "per-rank estimate cannot be checked"
+        )
+    measured = read_measured(path)
+    path.unlink()
+    return measured
+
+
+class EstimateUnchecked(Exception):
+    """The measurement the estimate is checked against is missing."""
+
+
 def estimate_step(
     cfg: DictConfig,
     task: TaskData,
@@ -117,8 +151,8 @@ def estimate_step(
     try:
         estimate = estimate_memory(cfg, task)
         checkpointing = checkpointing_effect(cfg, task, estimate)
-        real = estimate_memory(cfg, task, fake=False, device=str(device))  # on the pilot's own device
-    except CheckpointingIneffective as error:
+        real = _measured(cfg, task, run_dir, device)
+    except (CheckpointingIneffective, EstimateUnchecked) as error:
         return CheckResult("estimate", "fail", str(error))
     except EstimateRefused as error:
         return CheckResult("estimate", "warn", f"no memory estimate: {error}")

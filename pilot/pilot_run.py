@@ -45,11 +45,13 @@ from pilot.engine.batch_plan import plan_from_config
 from pilot.engine.build import build_model, configure_threads
 from pilot.engine.distributed import init_from_env, launched_externally, spawn
 from pilot.engine.preemption import SignalsStopAtOnce
+from pilot.engine.sharding import is_sharded
 from pilot.engine.threads import load_note
 from pilot.environment import environment_step
 from pilot.environment import journal_lines as environment_journal_lines
 from pilot.errors import ResumeRefused
-from pilot.estimate_run import estimate_step
+from pilot.estimate.fake_tensor import estimate_memory
+from pilot.estimate_run import MEASURED_ON_RANKS, estimate_step, save_measured
 from pilot.phases.gates import PhaseRunner
 from pilot.phases.rows import write_phases_csv
 from pilot.rental.journal import append_entry
@@ -79,6 +81,14 @@ def phase_worker(cfg: DictConfig, run_dir: str) -> None:
     task = instantiate(cfg.data, _convert_="all")
     rows = PhaseRunner(cfg, task, device, Path(run_dir), ctx, cfg.pilot.oom_in_phase).run()
     (Path(run_dir) / f".phases-rank{ctx.rank}.json").write_text(json.dumps(rows, default=str))
+    if is_sharded(cfg):  # the estimate step checks the per-rank estimate against rank 0 of real ranks
+        try:
+            measured = estimate_memory(cfg, task, fake=False, device=str(device))
+        except Exception:  # the estimate step then fails, saying the measurement is missing
+            log.error("rank %d could not measure the sharded update:\n%s", ctx.rank, traceback.format_exc())
+            return
+        if ctx.is_main:
+            save_measured(measured, Path(run_dir) / MEASURED_ON_RANKS)
 
 
 def run_phases(

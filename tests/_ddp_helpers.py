@@ -43,3 +43,37 @@ def estimate_and_save(cfg, out_path: str) -> None:
             },
             out_path,
         )
+
+
+class LearningRateTampering:
+    """A ``JobRunner`` that doubles the learning rates a sharded checkpoint's schedule saved, then
+    runs the resume as usual: a planted fault the resume check must catch."""
+
+    def run(self, module: str, args: list[str], timeout_s: float):
+        from pathlib import Path
+
+        from pilot.child_process import NewProcess
+
+        (checkpoint,) = (Path(args[0]) / "checkpoints").glob("ckpt-*.dcp")
+        state = torch.load(checkpoint / "state.pt", weights_only=True)
+        state["scheduler"]["base_lrs"] = [2 * lr for lr in state["scheduler"]["base_lrs"]]
+        torch.save(state, checkpoint / "state.pt")
+        return NewProcess().run(module, args, timeout_s)
+
+
+def resume_check_and_save(cfg, work_dir: str, tamper: bool) -> None:
+    """The pilot's resume check as every FSDP rank runs it; rank 0 writes (passed, reason)."""
+    import json
+    from pathlib import Path
+
+    from hydra.utils import instantiate
+
+    from pilot.phases.resume_check import run_resume_check
+
+    ctx = init_from_env("gloo", torch.device("cpu"))
+    configure_threads(cfg)
+    task = instantiate(cfg.data, _convert_="all")
+    runner = LearningRateTampering() if tamper else None
+    verdict = run_resume_check(cfg, task, torch.device("cpu"), Path(work_dir), runner=runner, ctx=ctx)
+    if ctx.is_main:
+        (Path(work_dir) / "verdict.json").write_text(json.dumps(list(verdict)))

@@ -108,8 +108,8 @@ REFUSED_BY_VALIDATION = [
     # replicas, estimate
     ("distributed.replicas=100000 run.device=cpu", ("distributed.replicas=100000",)),
     ("mode=estimate estimate.tolerance=nan", ("estimate.tolerance=nan",)),
-    # FSDP: what is not built yet, and what it cannot do, is refused with the way forward
-    ("distributed=fsdp", ("distributed.strategy='fsdp'", "the pilot with FSDP is not built yet")),
+    # FSDP: what it cannot do is refused with the way forward
+    ("distributed=fsdp precision=fp16", ("precision.dtype='fp16'", "precision=bf16")),
     ("mode=estimate distributed=fsdp precision=fp16", ("precision.dtype='fp16'", "precision=bf16")),
     ("mode=estimate distributed=fsdp distributed.fsdp.cpu_offload=true", ("distributed.fsdp.cpu_offload=True",)),
     # several at once: one message names every problem

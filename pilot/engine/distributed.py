@@ -103,11 +103,16 @@ def all_reduce_sum(value: torch.Tensor, ctx: DistContext) -> torch.Tensor:
 
 def rank0_decides(flag: bool, ctx: DistContext) -> bool:
     """Rank 0's ``flag`` on every rank (a decision the ranks must share before a collective)."""
+    return bool(rank0_value(flag, ctx))
+
+
+def rank0_value(value: Any, ctx: DistContext) -> Any:
+    """Rank 0's ``value`` (plain Python) on every rank (a collective)."""
     if not ctx.is_distributed:
-        return flag
-    box = [flag]
+        return value
+    box = [value]
     dist.broadcast_object_list(box, src=0)
-    return bool(box[0])
+    return box[0]
 
 
 def barrier(ctx: DistContext) -> None:

@@ -25,7 +25,7 @@ from typing import Any
 import torch
 from omegaconf import DictConfig
 
-from pilot.checkpoint import Checkpointer
+from pilot.checkpoint import Checkpointer, checkpoint_bytes
 from pilot.checks.batch_edges import (
     eval_forward_at,
     eval_twice,
@@ -38,8 +38,10 @@ from pilot.closing import check_in_new_process, export_with_controls
 from pilot.config.values import enum_value
 from pilot.data.task import TaskData, batch_seq_len, longest_items, move_to
 from pilot.engine.build import build_model as build_fresh_model
+from pilot.engine.build import whole_model
 from pilot.engine.distributed import DistContext
 from pilot.engine.forward import forward_loss
+from pilot.engine.sharding import local_values
 from pilot.engine.trainer import Trainer
 from pilot.models.adapter import describe_parameters
 from pilot.phases.measure import PhaseLog
@@ -140,10 +142,11 @@ class PhaseRunner:
         return max(lengths) if lengths else None
 
     def _optimizer_state_bytes(self) -> int:
+        """This rank's optimizer state (FSDP: its shards)."""
         return sum(
             t.numel() * t.element_size()
             for state in self.trainer.optimizer.state.values()
-            for t in state.values()
+            for t in local_values(state).values()
             if torch.is_tensor(t)
         )
 
@@ -167,8 +170,8 @@ class PhaseRunner:
 
     def smallest_micro_batch(self, size: int, where: str, eval_items: list[dict], eval_where: str) -> tuple[str, str]:
         """One forward/backward at the smallest training micro-batch, one eval at the smallest eval batch."""
-        trainer = self.trainer
-        no_sync = trainer.model.no_sync if self.ctx.is_distributed else nullcontext
+        trainer = self.trainer  # FSDP: every rank runs it, the gradients reduced as usual and then discarded
+        no_sync = trainer.model.no_sync if self.ctx.is_distributed and not trainer.sharded else nullcontext
         verdict, detail = forward_backward_at(
             self.task, trainer.model, trainer.train_items[-size:], where, self.device, trainer.autocast, no_sync
         )
@@ -196,27 +199,46 @@ class PhaseRunner:
         return f"{len(items)} longest validation examples, loss {loss:.4g}"
 
     def checkpoint_save(self) -> str:
-        directory = self.run_dir / "checkpoints" / f"pilot-rank{self.ctx.rank}"
-        path = Checkpointer(directory, self.cfg, keep_last=1).save(self.trainer)
-        return f"{path.relative_to(self.run_dir)}, {path.stat().st_size:,} bytes"
+        """Every rank saves its own checkpoint (DDP: the same state); FSDP: one, each rank writing its shards."""
+        sharded = self.trainer.sharded
+        directory = self.run_dir / "checkpoints" / ("pilot" if sharded else f"pilot-rank{self.ctx.rank}")
+        path = Checkpointer(directory, self.cfg, keep_last=1).save(self.trainer, writes=self.ctx.is_main or not sharded)
+        mine = f"; this rank wrote {path.name}/__{self.ctx.rank}_0.distcp" if sharded else ""
+        size = checkpoint_bytes(path) if path.exists() else 0
+        return f"{path.relative_to(self.run_dir)}, {size:,} bytes{mine}"
+
+    def _export_dir(self) -> Path:
+        return self.run_dir / "export" / ("rank0" if self.trainer.sharded else f"rank{self.ctx.rank}")
 
     def export(self) -> str:
-        weights = export_with_controls(
-            self.trainer.raw_model, self.task, self.cfg, self.run_dir / "export" / f"rank{self.ctx.rank}"
-        )
+        """Every rank exports its model; FSDP: the whole model gathered onto rank 0 (a collective), which exports."""
+        model = whole_model(self.trainer)
+        if model is None:
+            return "rank 0 exports the model gathered from every rank"
+        weights = export_with_controls(model, self.task, self.cfg, self._export_dir())
         return f"{weights.relative_to(self.run_dir)}, {weights.stat().st_size:,} bytes"
 
     def reload_check(self) -> tuple[str, str]:
-        result = check_in_new_process(self.run_dir / "export" / f"rank{self.ctx.rank}", self.cfg, runner=self.runner)
+        if self.trainer.sharded and not self.ctx.is_main:
+            return "skipped", "rank 0 reloads the export of the gathered model"
+        result = check_in_new_process(self._export_dir(), self.cfg, runner=self.runner)
         return result["verdict"], result["reason"] + " (in a child process; memory columns are this process's)"
 
     def resume_check(self) -> tuple[str, str]:
-        if self.ctx.rank > 0:
+        if self.ctx.rank > 0 and not self.trainer.sharded:
             return "skipped", "rank 0 runs it (single-process); every rank saves the same format"
         passed, reason = run_resume_check(
-            self.cfg, self.task, self.device, self.run_dir / "resume_check", runner=self.runner
+            self.cfg,
+            self.task,
+            self.device,
+            self.run_dir / "resume_check",
+            runner=self.runner,
+            ctx=self.ctx if self.trainer.sharded else DistContext(),  # DDP: rank 0 alone, unreplicated
         )
-        return ("pass" if passed else "fail"), reason + " (resumed in a child process)"
+        where = (
+            f"as {self.ctx.world_size} ranks of a new process group" if self.trainer.sharded else "in a child process"
+        )
+        return ("pass" if passed else "fail"), f"{reason} (resumed {where})"
 
     def _measure_smallest(self) -> None:
         """The smallest training micro-batch (partial last window) and evaluation batch, as one row."""

@@ -22,8 +22,11 @@ from omegaconf import DictConfig, OmegaConf
 
 from pilot.checkpoint import Checkpointer, restore_training_state
 from pilot.child_process import JobRunner, NewProcess
+from pilot.config.values import enum_value, resolve_device
 from pilot.data.task import TaskData
 from pilot.engine.build import build_model, build_trainer
+from pilot.engine.distributed import DistContext, init_from_env, rank0_value, spawn
+from pilot.engine.sharding import full_model_state, is_sharded
 from pilot.engine.trainer import Trainer
 from pilot.errors import write_failure
 from pilot.weights_file import read_weights, write_weights
@@ -39,12 +42,13 @@ def trajectory(trainer: Trainer, until: int) -> list[dict[str, Any]]:
     return rows
 
 
-def fresh_trainer(cfg: DictConfig, task: TaskData, device: torch.device) -> Trainer:
-    return Trainer(cfg, task, build_model(cfg), device)
+def fresh_trainer(cfg: DictConfig, task: TaskData, device: torch.device, ctx: DistContext = DistContext()) -> Trainer:
+    return Trainer(cfg, task, build_model(cfg), device, ctx)
 
 
 def _weights(trainer: Trainer) -> dict[str, torch.Tensor]:
-    return {k: v.detach().cpu().contiguous() for k, v in trainer.raw_model.state_dict().items()}
+    """The whole model's weights on the CPU (FSDP: gathered onto rank 0, a collective; empty elsewhere)."""
+    return {k: v.detach().cpu().contiguous() for k, v in full_model_state(trainer.raw_model).items()}
 
 
 def _same(a: float, b: float, rtol: float, atol: float) -> bool:
@@ -104,25 +108,46 @@ def run_resume_check(
     work_dir: Path,
     timeout_s: int = 600,
     runner: JobRunner | None = None,
+    ctx: DistContext = DistContext(),
 ) -> tuple[bool, str]:
     """Reference and interrupted runs here; the resume in a new process (``runner``: a process
-    started for it, or one started earlier that holds none of this run's state)."""
+    started for it, or one started earlier that holds none of this run's state). Under FSDP every
+    rank calls it: the two runs are sharded as in training, the resume runs as the same number of
+    ranks in new processes, and every rank returns rank 0's verdict."""
     settings = cfg.pilot.resume_check
     k, n = int(settings.updates_before), int(settings.updates_total)
     if not 0 < k < n:
         return False, f"pilot.resume_check needs 0 < updates_before < updates_total, got {k} and {n}"
     work_dir = Path(work_dir)
-    work_dir.mkdir(parents=True, exist_ok=True)
-    OmegaConf.save(cfg, work_dir / "config.yaml", resolve=True)
-    reference_trainer = fresh_trainer(cfg, task, device)
+    if ctx.is_main:
+        work_dir.mkdir(parents=True, exist_ok=True)
+        OmegaConf.save(cfg, work_dir / "config.yaml", resolve=True)
+    reference_trainer = fresh_trainer(cfg, task, device, ctx)
     reference = trajectory(reference_trainer, n)
-    interrupted = fresh_trainer(cfg, task, device)
+    interrupted = fresh_trainer(cfg, task, device, ctx)
     trajectory(interrupted, k)
-    Checkpointer(work_dir / "checkpoints", cfg, keep_last=1).save(interrupted)
+    Checkpointer(work_dir / "checkpoints", cfg, keep_last=1).save(interrupted, writes=ctx.is_main)
+    reference_weights = _weights(reference_trainer)
+    verdict = (
+        _resume_and_compare(cfg, work_dir, reference[k:], reference_weights, timeout_s, runner) if ctx.is_main else None
+    )
+    return tuple(rank0_value(verdict, ctx))
+
+
+def _resume_and_compare(
+    cfg: DictConfig,
+    work_dir: Path,
+    reference: list[dict],
+    reference_weights: dict[str, torch.Tensor],
+    timeout_s: int,
+    runner: JobRunner | None,
+) -> tuple[bool, str]:
+    settings = cfg.pilot.resume_check
+    until = int(settings.updates_total)
     # same CPU thread count in the child: a different count changes the order of float
     # reductions, and so the last bits, without anything being wrong with the resume
     completed = (runner or NewProcess()).run(
-        "pilot.phases.resume_check", [str(work_dir), str(n), str(torch.get_num_threads())], timeout_s
+        "pilot.phases.resume_check", [str(work_dir), str(until), str(torch.get_num_threads())], timeout_s
     )
     if completed.returncode != 0:
         return False, "the resuming process failed: " + write_failure(
@@ -130,9 +155,9 @@ def run_resume_check(
         )
     resumed = json.loads((work_dir / "resumed.json").read_text())
     return compare(
-        reference[k:],
+        reference,
         resumed,
-        _weights(reference_trainer),
+        reference_weights,
         read_weights(work_dir / "resumed.safetensors"),
         float(settings.rtol),
         float(settings.atol),
@@ -140,19 +165,35 @@ def run_resume_check(
 
 
 def resume_in_this_process(work_dir: Path, until: int, threads: int) -> None:
-    """The new process: everything comes from disk, nothing from the parent's memory."""
+    """The new process: everything comes from disk, nothing from the parent's memory. FSDP with N
+    ranks: N new processes (a new process group), as many as saved the checkpoint."""
+    cfg = OmegaConf.load(work_dir / "config.yaml")
+    replicas = int(cfg.distributed.replicas)
+    if is_sharded(cfg) and replicas > 1:
+        spawn(resumed_rank, (work_dir, until, threads, True), replicas)
+    else:
+        resumed_rank(work_dir, until, threads, False)
 
+
+def resumed_rank(work_dir: Path, until: int, threads: int, spawned: bool) -> None:
+    """One rank of the resumed run (``spawned``: of a new process group; else the only process —
+    which may have inherited a rank's variables from the pilot's phases, and ignores them)."""
     torch.set_num_threads(threads)
     cfg = OmegaConf.load(work_dir / "config.yaml")
-    trainer = build_trainer(cfg)
+    ctx = init_from_env(enum_value(cfg.distributed.backend), resolve_device(cfg)) if spawned else DistContext()
+    trainer = build_trainer(cfg, ctx)
     found = Checkpointer(work_dir / "checkpoints", cfg).latest_valid()
     if found is None:
         raise SystemExit(f"no valid checkpoint in {work_dir / 'checkpoints'}")
     restore_training_state(trainer, found[1])
     rows = trajectory(trainer, until)
-    (work_dir / "resumed.json").write_text(json.dumps(rows))
-    write_weights(_weights(trainer), work_dir / "resumed.safetensors")  # shared (tied) tensors once
+    weights = _weights(trainer)
+    if ctx.is_main:
+        (work_dir / "resumed.json").write_text(json.dumps(rows))
+        write_weights(weights, work_dir / "resumed.safetensors")  # shared (tied) tensors once
 
 
-if __name__ == "__main__":
+if __name__ == "__main__":  # the module's own functions, so that spawned ranks can unpickle them by name
+    from pilot.phases.resume_check import resume_in_this_process
+
     resume_in_this_process(Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))

@@ -43,16 +43,6 @@ def check_strategy(cfg, problems: list[Problem]) -> None:
     if enum_value(select(cfg, "distributed.strategy")) != "fsdp":
         return
     mode, dtype = enum_value(select(cfg, "mode")), enum_value(select(cfg, "precision.dtype"))
-    if mode == "pilot":
-        problems.append(
-            Problem(
-                "distributed.strategy",
-                "fsdp",
-                "the pilot with FSDP is not built yet (its checks and phases assume every rank holds the whole "
-                "model). Fix: run the pilot unsharded (distributed=single or ddp2) at a size this machine holds, "
-                "then mode=estimate distributed=fsdp for the sharded memory and mode=train distributed=fsdp to train.",
-            )
-        )
     if dtype == "fp16":
         problems.append(
             Problem(
