@@ -200,8 +200,10 @@ def test_the_fsdp_preset_runs_two_sharded_ranks_as_two_tasks(tmp_path):
     (run_dir,) = job_runs(tmp_path)
     record = json.loads((run_dir / "run.json").read_text())
     assert record["status"] == "ok" and record["batch_plan"]["replicas"] == 2
-    state = torch.load(sorted((run_dir / "checkpoints").glob("ckpt-*.pt"))[-1], weights_only=True)
-    assert state["optimizer_keys"] == "names"  # the sharded run's checkpoint, gathered whole
+    checkpoint = sorted((run_dir / "checkpoints").glob("ckpt-*.dcp"))[-1]
+    assert sorted(p.name for p in checkpoint.glob("*.distcp")) == ["__0_0.distcp", "__1_0.distcp"]  # a shard per task
+    state = torch.load(checkpoint / "state.pt", weights_only=True)
+    assert state["optimizer_keys"] == "names"
 
 
 def test_pilot_on_two_tasks_writes_phase_rows_per_rank(tmp_path):

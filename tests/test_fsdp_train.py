@@ -6,6 +6,7 @@ resumes at another number of ranks, recording the change."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -56,14 +57,28 @@ def test_fsdp_trains_what_ddp_trains_and_closes(tmp_path, uninterrupted):
     assert lines[0] == lines[1] > 0  # the gathered model predicted every validation example rank 0 holds
 
 
+@pytest.fixture(scope="module")
+def killed_at_update_3(tmp_path_factory):
+    """2 FSDP ranks killed with -9 after update 3 (a checkpoint at update 2): copied by each test that resumes it."""
+    run_dir = tmp_path_factory.mktemp("fsdp-killed")
+    assert run_cli(run_dir, "distributed=fsdp", "closing.control_examples=0", fault="update@3").returncode != 0
+    return run_dir
+
+
+def killed_run(tmp_path, killed_at_update_3, fault):
+    if fault == "update@3":
+        shutil.copytree(killed_at_update_3, tmp_path, dirs_exist_ok=True)
+        return
+    assert run_cli(tmp_path, "distributed=fsdp", "closing.control_examples=0", fault=fault).returncode != 0
+
+
 @pytest.mark.parametrize(
     "fault",
     ["update@3", pytest.param("before_rename@4", marks=pytest.mark.slow)],  # the save: as unsharded
 )
-def test_kill_9_then_resume_equals_uninterrupted(tmp_path, uninterrupted, fault):
+def test_kill_9_then_resume_equals_uninterrupted(tmp_path, uninterrupted, killed_at_update_3, fault):
     common = ("distributed=fsdp", "closing.control_examples=0")
-    killed = run_cli(tmp_path, *common, fault=fault)
-    assert killed.returncode != 0
+    killed_run(tmp_path, killed_at_update_3, fault)
     for _, path in list_checkpoints(tmp_path / "checkpoints"):
         load_checkpoint(path)  # every file under a checkpoint name is complete
     resumed = run_cli(tmp_path, *common)
@@ -80,9 +95,10 @@ def test_kill_9_then_resume_equals_uninterrupted(tmp_path, uninterrupted, fault)
     "ranks, accumulation",
     [(1, 8), pytest.param(4, 2, marks=pytest.mark.slow)],  # the same examples per update: 2 x 4 x 2
 )
-def test_resume_at_another_number_of_ranks_continues_and_is_recorded(tmp_path, uninterrupted, ranks, accumulation):
-    killed = run_cli(tmp_path, "distributed=fsdp", "closing.control_examples=0", fault="update@3")
-    assert killed.returncode != 0
+def test_resume_at_another_number_of_ranks_continues_and_is_recorded(
+    tmp_path, uninterrupted, killed_at_update_3, ranks, accumulation
+):
+    killed_run(tmp_path, killed_at_update_3, "update@3")
     resumed = run_cli(
         tmp_path,
         "distributed=fsdp",
