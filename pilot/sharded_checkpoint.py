@@ -7,7 +7,7 @@ so a checkpoint written by N ranks loads at any other number of ranks: DCP reads
 the pieces of its new shards (``pilot.checkpoint`` publishes the directory and owns its name).
 
 Reading is as safe as pilot's single-file checkpoints. DCP's own reader unpickles ``.metadata``
-with plain ``pickle`` and non-tensor values with ``torch.load(weights_only=False)``: a planted file
+without restriction and reads non-tensor values with torch.load, weights_only off: a planted file
 would run code. Here ``.metadata`` is read by an unpickler that builds DCP's metadata classes and
 nothing else, and values are loaded with ``weights_only=True``.
 """

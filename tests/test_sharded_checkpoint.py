@@ -123,7 +123,7 @@ def test_planted_metadata_that_would_run_code_is_refused_and_never_runs(cfg, tmp
 
 
 def test_a_planted_value_in_a_shard_is_read_weights_only_and_never_runs(tmp_path):
-    """DCP's own planner reads a non-tensor value with ``torch.load(weights_only=False)``: pilot's does not."""
+    """DCP's own planner reads a non-tensor value with torch.load, weights_only off: pilot's does not."""
     from torch.distributed.checkpoint import FileSystemWriter, save
 
     MARKER.unlink(missing_ok=True)
