@@ -37,7 +37,7 @@ from typing import Any
 import torch
 from omegaconf import DictConfig
 
-from pilot.engine.distributed import all_reduce_sum, barrier
+from pilot.engine.distributed import all_reduce_sum, barrier, every_rank
 from pilot.engine.rng_state import restore_rng_states, rng_states
 from pilot.engine.sharding import is_sharded, load_whole_training_state, local_values
 from pilot.errors import UnsafeFileError, disk_full_guard, first_line
@@ -84,9 +84,10 @@ def training_state_non_finite(trainer) -> list[str]:
     return bad
 
 
-def training_state(trainer, cfg: DictConfig) -> dict[str, Any]:
+def training_state(trainer, cfg: DictConfig, rng_by_rank: list | None = None) -> dict[str, Any]:
     """Everything a resumed run needs. ``distributed.strategy=fsdp``: everything but the model and the
-    optimizer, which every rank writes as shards beside it (``Checkpointer.save_from_every_rank``)."""
+    optimizer, which every rank writes as shards beside it (``Checkpointer.save``). ``rng_by_rank``:
+    every rank's random state (each draws its own dropout masks), when there are several."""
     tensors = {} if is_sharded(cfg) else {"model": trained_state(trainer.raw_model)}  # an adapter: alone
     if not is_sharded(cfg):
         tensors["optimizer"] = trainer.optimizer.state_dict()
@@ -97,6 +98,7 @@ def training_state(trainer, cfg: DictConfig) -> dict[str, Any]:
         "scheduler": trainer.scheduler.state_dict(),
         "scaler": trainer.scaler.state_dict(),
         "rng": rng_states(),
+        **({"rng_by_rank": rng_by_rank} if rng_by_rank else {}),
         "position": trainer.position(),
         "torch_threads": torch.get_num_threads(),  # another count changes float reduction order
         "config_hash": config_hash(cfg),
@@ -290,7 +292,9 @@ def restore_training_state(trainer, state: dict[str, Any]) -> None:
     trainer.updates_done = int(position["updates_done"])
     trainer.examples_seen = int(position["examples_seen"])
     trainer.targets_seen = int(position["targets_seen"])
-    restore_rng_states(state["rng"])
+    by_rank, ctx = state.get("rng_by_rank"), trainer.ctx
+    # every rank its own; at another number of ranks rank 0's (that resume is recorded as not bit-identical)
+    restore_rng_states(by_rank[ctx.rank] if by_rank and len(by_rank) == ctx.world_size else state["rng"])
 
 
 # --------------------------------------------------------------------------- a run's checkpoints
@@ -338,12 +342,13 @@ class Checkpointer:
                 f"in {len(bad)} tensor(s) ({', '.join(bad[:3])})"
             )
         path = self.path(trainer.updates_done)
+        rng_by_rank = every_rank(rng_states(), trainer.ctx)  # a collective: before only rank 0 writes
         if writes:
             self.directory.mkdir(parents=True, exist_ok=True)
         if is_sharded(self.cfg):
-            self._save_shards(trainer, path, writes)
+            self._save_shards(trainer, path, writes, rng_by_rank)
         elif writes:
-            atomic_torch_save(training_state(trainer, self.cfg), path, trainer.updates_done)
+            atomic_torch_save(training_state(trainer, self.cfg, rng_by_rank), path, trainer.updates_done)
         if writes and looks_complete(path):
             for _, old in list_checkpoints(self.directory)[max(1, self.keep_last) :]:
                 remove_checkpoint(old)
@@ -351,7 +356,7 @@ class Checkpointer:
             log.warning("checkpoint %s does not read back as complete; older checkpoints kept", path)
         return path
 
-    def _save_shards(self, trainer, path: Path, writes: bool) -> None:
+    def _save_shards(self, trainer, path: Path, writes: bool, rng_by_rank: list | None) -> None:
         """Every rank writes its shards into one temporary directory; rank 0 adds the state file and
         renames the directory (atomic: a kill leaves the previous checkpoint the newest complete one)."""
         update, ctx = trainer.updates_done, trainer.ctx
@@ -364,7 +369,7 @@ class Checkpointer:
             fault_point("enospc", update)
             write_shards(trainer.raw_model, trainer.optimizer, is_adapted(trainer.raw_model), tmp)
             if writes:
-                _synced_torch_save(training_state(trainer, self.cfg), tmp / STATE_FILE)
+                _synced_torch_save(training_state(trainer, self.cfg, rng_by_rank), tmp / STATE_FILE)
         fault_point("after_write", update)
         if writes:
             fault_point("before_rename", update)

@@ -125,3 +125,17 @@ def test_fsdp_with_a_lora_adapter_on_a_llama_saves_the_adapter_and_closes(tmp_pa
     state = final_state(tmp_path)
     assert state["model"] and all("lora_" in name for name in state["model"])  # the adapter alone
     assert (tmp_path / "export" / "adapter_model.safetensors").exists()
+
+
+@pytest.mark.parametrize("strategy", ["distributed=ddp2", pytest.param("distributed=fsdp", marks=pytest.mark.slow)])
+def test_a_model_with_dropout_resumes_bit_for_bit_on_every_rank(tmp_path, strategy):
+    """Each rank draws its own dropout masks (its own examples, its own lengths), so each rank's random
+    state differs from rank 0's after the first update: a resume must give every rank its own back."""
+    common = (strategy, "model.dropout=0.2", "closing.control_examples=0", "run.threads=1")
+    reference = run_cli(tmp_path / "reference", *common)
+    assert reference.returncode == 0, reference.stderr[-2000:]
+    assert run_cli(tmp_path / "killed", *common, fault="update@3").returncode != 0
+    resumed = run_cli(tmp_path / "killed", *common)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    expected, got = final_state(tmp_path / "reference")["model"], final_state(tmp_path / "killed")["model"]
+    assert all(torch.equal(got[k], expected[k]) for k in expected)

@@ -119,3 +119,13 @@ def barrier(ctx: DistContext) -> None:
     """Every rank waits for the others (nothing without a process group)."""
     if ctx.is_distributed:
         dist.barrier()
+
+
+def every_rank(value: Any, ctx: DistContext) -> list[Any] | None:
+    """Every rank's ``value`` (plain Python, picklable), in rank order, on every rank (a collective);
+    None without a process group."""
+    if not ctx.is_distributed:
+        return None
+    values: list[Any] = [None] * ctx.world_size
+    dist.all_gather_object(values, value)
+    return values
