@@ -118,3 +118,14 @@ def test_a_hugging_face_llama_is_estimated_per_rank(make_cfg, tmp_path):
     for phase in estimate.phases:
         assert phase.peak_bytes >= 0.90 * real["peaks"][phase.phase], phase.phase
     assert real["state"] == estimate.state_bytes
+
+
+def test_fsdp_over_one_rank_is_estimated_as_the_engine_trains_it_unsharded(make_cfg):
+    """One FSDP rank trains without a process group (nothing to shard over): its estimate, fake or
+    measured, is the unsharded one (the pilot's estimate check with distributed.replicas=1 needs the second)."""
+    common = ("run.device=cpu", "batch.accumulation=2")
+    one = estimate_memory(make_cfg(*common, "distributed=fsdp", "distributed.replicas=1"))
+    single = estimate_memory(make_cfg(*common))
+    assert [p.peak_bytes for p in one.phases] == [p.peak_bytes for p in single.phases]
+    measured = estimate_memory(make_cfg(*common, "distributed=fsdp", "distributed.replicas=1"), fake=False)
+    assert [p.peak_bytes for p in measured.phases] == [p.peak_bytes for p in single.phases]

@@ -33,8 +33,9 @@ class Ranks:
 
 @contextmanager
 def estimate_ranks(cfg: DictConfig, fake: bool) -> Iterator[Ranks]:
-    """The rank an estimate runs as; a fake process group for the duration when sharded and fake."""
-    if not is_sharded(cfg):
+    """The rank an estimate runs as; a fake process group for the duration when sharded and fake.
+    FSDP over one rank is estimated unsharded: the engine trains one rank without a process group."""
+    if not is_sharded(cfg) or int(cfg.distributed.replicas) == 1:
         yield Ranks(DistContext(), None)
         return
     world = int(cfg.distributed.replicas)
