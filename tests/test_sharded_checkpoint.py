@@ -18,13 +18,16 @@ import torch
 from pilot.checkpoint import (
     STATE_FILE,
     Checkpointer,
+    atomic_torch_save,
     latest_valid_checkpoint,
     list_checkpoints,
     load_checkpoint,
     restore_training_state,
     safe_load,
+    training_state,
 )
 from pilot.engine.build import build_trainer
+from pilot.engine.sharding import whole_training_state
 from pilot.errors import DiskFull, UnsafeFileError
 from pilot.phases.resume_check import compare, trajectory
 from pilot.sharded_checkpoint import METADATA_FILE, load_into, read_whole
@@ -131,3 +134,22 @@ def test_a_planted_value_in_a_shard_is_read_weights_only_and_never_runs(tmp_path
     with pytest.raises(Exception, match="[Ww]eights only load failed|Unsupported global"):
         load_into({"payload": None}, tmp_path)
     assert not MARKER.exists()
+
+
+def test_a_checkpoint_gathered_whole_by_an_earlier_pilot_still_resumes_bit_for_bit(cfg, tmp_path):
+    """Before checkpoints were sharded, an FSDP run saved the whole model and optimizer (by parameter
+    name) in one file: a run started with that version still resumes from it."""
+    reference_trainer = build_trainer(cfg)
+    reference = trajectory(reference_trainer, 4)
+    first = build_trainer(cfg)
+    trajectory(first, 2)
+    state = training_state(first, cfg)
+    state["model"], state["optimizer"] = whole_training_state(first.raw_model, first.optimizer, False)
+    atomic_torch_save(state, tmp_path / "ckpt-00000002.pt")
+    second = build_trainer(cfg)
+    restore_training_state(second, load_checkpoint(tmp_path / "ckpt-00000002.pt"))
+    resumed = trajectory(second, 4)
+    ok, reason = compare(
+        reference[2:], resumed, reference_trainer.raw_model.state_dict(), second.raw_model.state_dict(), 0.0, 0.0
+    )
+    assert ok, reason
