@@ -7,8 +7,10 @@ heads, vocabulary 32,000, sequence 2048: 6.71e9 parameters; micro-batch 1, bf16 
 AdamW; every other setting the default, evaluation micro-batch 16 included), at 2 CPU threads:
 1. the memory estimate of every phase on fake tensors, in this process (terms vs closed form),
    twice: the second is the A/A control of its time;
-2. ``python -m pilot mode=estimate <the same overrides>`` as the README gives it, once: the whole
-   command's wall time, choice sheet included (its FSDP rows are estimates of the same kind).
+2. ``python -m pilot mode=estimate <the same overrides>`` as the README gives it, twice, with a new
+   estimate store (``PILOT_ESTIMATE_CACHE``): the whole command's wall time, choice sheet included
+   (its FSDP rows are estimates of the same kind), first computing every estimate ("cold"), then
+   the same command again ("warm": every estimate read from the store).
 Targets (issues 7, 17): the estimate under 2 minutes and 4 GiB of RSS, parameter and optimizer
 terms equal to the closed form, the README's command <= 12 s.
 """
@@ -16,6 +18,7 @@ terms equal to the closed form, the README's command <= 12 s.
 from __future__ import annotations
 
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -39,11 +42,12 @@ README_COMMAND = [  # README.md, "mode=estimate"
 OVERRIDES = ["run.device=cpu", f"run.threads={THREADS}", *README_COMMAND]
 
 
-def time_the_command(run_dir: Path) -> float:
+def time_the_command(run_dir: Path, store: Path) -> float:
     """The README's ``python -m pilot mode=estimate ...``, wall time of the whole process."""
     command = [sys.executable, "-m", "pilot", "mode=estimate", *OVERRIDES, f"hydra.run.dir={run_dir}"]
+    env = {**os.environ, "PILOT_ESTIMATE_CACHE": str(store)}
     started = time.perf_counter()
-    subprocess.run(command, cwd=REPO, check=True, capture_output=True, text=True, timeout=600)
+    subprocess.run(command, cwd=REPO, check=True, capture_output=True, text=True, timeout=600, env=env)
     return time.perf_counter() - started
 
 
@@ -79,11 +83,14 @@ def main() -> None:
         "under_4_gib_rss": rss < 4 * 2**30,
     }
     with tempfile.TemporaryDirectory() as scratch:
-        command_seconds = [time_the_command(Path(scratch) / "run")]
+        store = Path(scratch) / "store"
+        command_seconds = [time_the_command(Path(scratch) / name, store) for name in ("cold", "warm")]
     checks["readme_command_under_12_s"] = command_seconds[0] <= 12
+    checks["readme_command_again_under_12_s"] = command_seconds[1] <= 12
     print("\n".join(estimate_lines(estimate)))
     print(
-        f"the README's mode=estimate command: {command_seconds[0]:.1f} s wall; the estimate alone "
+        f"the README's mode=estimate command: {command_seconds[0]:.1f} s wall computing every estimate, "
+        f"{command_seconds[1]:.1f} s again (the estimate store); the estimate alone "
         f"{estimate.seconds:.1f} s (A/A rerun {seconds_again:.1f} s, ratio {seconds_again / estimate.seconds:.2f})"
     )
     print(
@@ -98,7 +105,8 @@ def main() -> None:
                 "seconds_whole_process": seconds,
                 "seconds_estimate": estimate.seconds,
                 "seconds_estimate_aa": seconds_again,
-                "seconds_readme_command": command_seconds,
+                "seconds_readme_command": command_seconds[0],
+                "seconds_readme_command_again": command_seconds[1],
                 "peak_rss_bytes": rss,
                 "parameters": estimate.parameters,
                 "closed_form_parameters": n,

@@ -17,6 +17,7 @@ from pilot.config.values import enum_value
 from pilot.errors import PilotError
 from pilot.estimate_run import run_estimate
 from pilot.pilot_run import run_pilot
+from pilot.process_exit import exit_code_of, exit_now
 from pilot.train import train
 
 register()
@@ -97,6 +98,16 @@ def cli() -> None:
         raise
 
 
-if __name__ == "__main__":
+def script() -> None:
+    """The ``pilot`` script and ``python -m pilot``: ``cli``, then the process ends without tearing
+    its modules down (about 1 s saved per process, ``pilot.process_exit``)."""
     _leave_run_directory_to_rank_zero()
-    cli()
+    try:
+        cli()
+    except SystemExit as stop:
+        exit_now(exit_code_of(stop))
+    exit_now(0)
+
+
+if __name__ == "__main__":
+    script()

@@ -41,6 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from pilot.process_exit import exit_now
+
 
 @dataclass(frozen=True)
 class Finished:
@@ -67,8 +69,8 @@ class ChildProcess:
     with ``optimizer=True``) and then runs the jobs it is sent. Use as a context manager (the
     child is stopped on the way out)."""
 
-    def __init__(self, warm: tuple[str, ...] = (), optimizer: bool = False) -> None:
-        settings = {"warm": warm, "optimizer": optimizer, "parent": os.getpid()}
+    def __init__(self, warm: tuple[str, ...] = (), optimizer: bool = False, nice: int = 0) -> None:
+        settings = {"warm": warm, "optimizer": optimizer, "parent": os.getpid(), "nice": nice}
         command = [sys.executable, "-m", "pilot.child_process", json.dumps(settings)]
         self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         self._lock = threading.Lock()
@@ -212,8 +214,11 @@ if __name__ == "__main__":
     answers = os.fdopen(os.dup(1), "w")  # the protocol's channel, apart from what jobs print
     settings = json.loads(sys.argv[1])
     _die_with_parent(int(settings["parent"]))
+    os.nice(int(settings.get("nice", 0)))
     try:
         _warm_up(settings)
         _serve(answers)
     except KeyboardInterrupt:  # Ctrl-C reaches the whole process group: the parent reports it
         sys.exit(130)
+    answers.close()
+    exit_now(0)  # the parent waits for this exit: no module teardown (~1 s with torch)

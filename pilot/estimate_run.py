@@ -32,8 +32,10 @@ from pilot.engine.sharding import is_sharded
 from pilot.environment import read_requirements, record_attention_calls
 from pilot.estimate.checkpointing_effect import CheckpointingIneffective, checkpointing_effect
 from pilot.estimate.fake_tensor import EstimateRefused, MemoryEstimate, PhaseEstimate, estimate_memory
+from pilot.estimate.stored import from_store, store_dir, stored_estimate
 from pilot.rental.campaign_plan import Plan
 from pilot.rental.choice_sheet import Measured
+from pilot.rental.estimate_cache import EstimateCache
 from pilot.rental.requirements import Requirement, campaign_requirements
 from pilot.rental.sheet import build_and_write, plan_lines, print_sheet
 from pilot.run_record import RunRecord
@@ -208,7 +210,7 @@ def run_estimate(
     record = RunRecord.start(run_dir, cfg, overrides, mode="estimate")
     task = instantiate(cfg.data, _convert_="all")
     try:
-        estimate = estimate_memory(cfg, task)
+        estimate = stored_estimate(cfg, task, *EstimateCache(cfg, task).base_key)
         checkpointing = checkpointing_effect(cfg, task, estimate)
     except EstimateRefused as error:
         print(f"pilot: estimate refused: {error}")
@@ -216,13 +218,22 @@ def run_estimate(
         return 1
     if checkpointing:
         log.info("memory: %s", checkpointing)
-    result = build_and_write(cfg, run_dir, task, estimate, sweep_params, requirements=requirements_at_scale(cfg, task))
+    result = build_and_write(
+        cfg, run_dir, task, estimate, sweep_params, requirements=requirements_at_scale(cfg, task), stored=True
+    )
     print_sheet(result, estimate)
+    stored = sum(from_store(e) for e in result.estimates)
+    print(
+        f"estimates: {len(result.estimates) - stored} computed, {stored} read from the estimate store "
+        f"({store_dir() or 'off'}; the same config, data, code and versions)"
+    )
     plan = result.plan
     record.finish(
         "ok",
         "estimate_complete",
         estimate_seconds=estimate.seconds,
+        estimates_computed=len(result.estimates) - stored,
+        estimates_from_store=stored,
         peak_bytes=estimate.peak_bytes,
         chosen=result.chosen.as_dict() if result.chosen else None,
         package_days=plan.package_days if plan else None,

@@ -22,6 +22,8 @@ REPO_ROOT = CONF_DIR.parent
 # every pilot, estimate and sweep the tests start (in this process or a child) journals here,
 # never into the repository's sweeps/journal.md
 os.environ.setdefault("PILOT_JOURNAL", str(Path(tempfile.mkdtemp(prefix="pilot-journal-")) / "journal.md"))
+# no estimate read from a store an earlier test filled (tests/test_estimate_store.py turns it on)
+os.environ["PILOT_ESTIMATE_CACHE"] = "off"
 
 
 @pytest.fixture(autouse=True)

@@ -8,6 +8,7 @@ from omegaconf import DictConfig
 from pilot.data.task import TaskData
 from pilot.engine.sharding import is_sharded
 from pilot.estimate.fake_tensor import MemoryEstimate, estimate_memory
+from pilot.estimate.stored import stored_estimate
 
 
 def config_ranks(cfg: DictConfig) -> int:
@@ -17,10 +18,11 @@ def config_ranks(cfg: DictConfig) -> int:
 
 class EstimateCache:
     """Estimates of one config keyed by (micro-batch, checkpointing, ranks): ranks 1 is one unsharded
-    replica (single GPU or DDP), ranks N > 1 rank 0 of N FSDP ranks."""
+    replica (single GPU or DDP), ranks N > 1 rank 0 of N FSDP ranks. ``stored``: read and keep them in
+    the estimate store on disk (``pilot.estimate.stored``; ``mode=estimate``)."""
 
-    def __init__(self, cfg: DictConfig, task: TaskData, first: MemoryEstimate | None = None):
-        self.cfg, self.task = cfg, task
+    def __init__(self, cfg: DictConfig, task: TaskData, first: MemoryEstimate | None = None, stored: bool = False):
+        self.cfg, self.task, self.stored = cfg, task, stored
         self.base_key = (int(cfg.batch.micro_batch), bool(cfg.memory.activation_checkpointing), config_ranks(cfg))
         self.estimates: dict[tuple[int, bool, int], MemoryEstimate] = {}
         if first is not None:
@@ -28,6 +30,8 @@ class EstimateCache:
 
     def get(self, micro_batch: int, checkpointing: bool, ranks: int | None = None) -> MemoryEstimate:
         key = (int(micro_batch), bool(checkpointing), self.base_key[2] if ranks is None else int(ranks))
+        if key not in self.estimates and self.stored:
+            self.estimates[key] = stored_estimate(self.cfg, self.task, *key)
         if key not in self.estimates:
             self.estimates[key] = estimate_memory(
                 self.cfg, self.task, micro_batch=key[0], activation_checkpointing=key[1], ranks=key[2]

@@ -10,7 +10,7 @@ pilot's measurements).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -50,6 +50,7 @@ class SheetResult:
     plan: Plan | None
     chosen: ChoiceRow | None
     paths: dict[str, Path]
+    estimates: list[MemoryEstimate] = field(default_factory=list)  # every one the rows used
 
 
 def _row_cells(r: ChoiceRow) -> list:
@@ -115,10 +116,12 @@ def build_and_write(
     validation: list[str] | None = None,
     journal: bool = True,
     requirements: list[Requirement] | None = None,
+    stored: bool = False,
 ) -> SheetResult:
+    """``stored``: the rows' estimates come from (and go to) the estimate store on disk."""
     run_dir = Path(run_dir)
     catalog = load_catalog(cfg.rental)
-    cache = EstimateCache(cfg, task, estimate)
+    cache = EstimateCache(cfg, task, estimate, stored=stored)
     rows = choice_rows(cfg, cache, catalog, measured, requirements)
     chosen = recommended(rows, cfg.rental.gpu, cfg.rental.gpu_count)
     plan = None
@@ -141,7 +144,7 @@ def build_and_write(
         paths["journal"] = append_entry(
             Path(cfg.campaign.journal), f"plan chosen ({run_dir})", plan_lines(plan, chosen, brief=True, pinned=pinned)
         )
-    return SheetResult(rows, plan, chosen, paths)
+    return SheetResult(rows, plan, chosen, paths, list(cache.estimates.values()))
 
 
 def _pinned(cfg: DictConfig) -> str | None:

@@ -1,0 +1,178 @@
+"""Fake-tensor estimates kept on disk, keyed by everything they are computed from.
+
+``mode=estimate`` at scale runs one estimate per micro-batch, checkpointing setting and FSDP rank
+count its choice sheet tries (the README's 7B command: six, 5-17 s each). Running the command
+again — another catalog, margin, reserve, price, package, or nothing changed — computed them
+all again. ``stored_estimate`` keeps each one in a file named by the SHA-256 of what it depends on:
+
+- the whole resolved config except ``rental`` (the sheet's own settings, read after the estimate)
+  and ``hydra`` (where the run writes), with the variant (micro-batch, checkpointing, ranks);
+- the batches the estimate runs on (every tensor's shape, dtype and bytes: the data);
+- the code: every ``.py`` file of the ``pilot`` package, every module imported from outside the
+  Python installation and its site-packages (your task and model files, which the model's class is
+  imported first to include), and the versions of Python, torch, transformers and peft.
+
+A file is used only when the material stored inside it equals the material computed now (a
+hash collision or a hand-edited file is recomputed, not trusted). Written atomically (a temporary
+file, then ``os.replace``), so concurrent commands never read half a file. What is read from the
+store says so in the estimate's notes (when and in how long it was computed).
+
+Where: ``$PILOT_ESTIMATE_CACHE`` (``off`` turns the store off), else
+``$XDG_CACHE_HOME/pilot/estimates``, else ``~/.cache/pilot/estimates``. Deleting it is always safe.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import resource
+import sys
+import sysconfig
+import tempfile
+import time
+from dataclasses import asdict
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import torch
+from omegaconf import DictConfig, OmegaConf
+
+from pilot.config.values import import_target
+from pilot.data.task import TaskData
+from pilot.estimate.fake_tensor import MemoryEstimate, PhaseEstimate, estimate_memory
+from pilot.estimate.inputs import config_variant, estimate_inputs
+
+CACHE_ENV = "PILOT_ESTIMATE_CACHE"
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+VERSIONED = ("torch", "transformers", "peft", "tokenizers", "accelerate")
+STORE_NOTE = "read from the estimate store"
+
+
+def from_store(estimate: MemoryEstimate) -> bool:
+    return any(note.startswith(STORE_NOTE) for note in estimate.notes)
+
+
+def store_dir() -> Path | None:
+    value = os.environ.get(CACHE_ENV, "")
+    if value.lower() == "off":
+        return None
+    if value:
+        return Path(value)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "pilot" / "estimates"
+
+
+def _file_digest(paths: list[Path]) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(paths):
+        digest.update(str(path).encode())
+        try:
+            digest.update(path.read_bytes())
+        except OSError:
+            digest.update(b"<unreadable>")
+    return digest.hexdigest()
+
+
+def _outside_installation() -> list[Path]:
+    """The source files of imported modules that no installed package owns: the user's own code."""
+    installed = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, *sysconfig.get_paths().values()) if p}
+    files = []
+    for module in list(sys.modules.values()):
+        name = getattr(module, "__file__", None)
+        if not name or not name.endswith(".py"):
+            continue
+        path = Path(name).resolve()
+        if PACKAGE_DIR in path.parents or any(root in path.parents for root in installed):
+            continue
+        files.append(path)
+    return files
+
+
+def _versions() -> dict[str, str]:
+    found = {"python": platform.python_version()}
+    for name in VERSIONED:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return found
+
+
+def _batch_digest(batch: dict[str, Any]) -> str:
+    digest = hashlib.sha256()
+    for key in sorted(batch):
+        value = batch[key]
+        digest.update(key.encode())
+        if torch.is_tensor(value):
+            digest.update(f"{tuple(value.shape)} {value.dtype}".encode())
+            digest.update(value.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+        else:
+            digest.update(repr(value).encode())
+    return digest.hexdigest()
+
+
+def key_material(cfg: DictConfig, task: TaskData, variant: dict[str, Any]) -> dict[str, Any]:
+    """What the estimate of ``cfg`` at ``variant`` is computed from (see the module's text)."""
+    config = OmegaConf.to_container(config_variant(cfg, **variant), resolve=True)
+    for ignored in ("rental", "hydra"):
+        config.pop(ignored, None)
+    import_target(str(cfg.model._target_))  # the model's module is part of the code
+    inputs = estimate_inputs(config_variant(cfg, **variant), task)
+    return {
+        "config": config,
+        "variant": variant,
+        "batches": [_batch_digest(inputs.train_batch), _batch_digest(inputs.eval_batch)],
+        "pilot": _file_digest(list(PACKAGE_DIR.rglob("*.py"))),
+        "user_code": _file_digest(_outside_installation()),
+        "versions": _versions(),
+    }
+
+
+def _from_json(data: dict[str, Any]) -> MemoryEstimate:
+    return MemoryEstimate(**{**data, "phases": [PhaseEstimate(**phase) for phase in data["phases"]]})
+
+
+def stored_estimate(
+    cfg: DictConfig, task: TaskData, micro_batch: int, activation_checkpointing: bool, ranks: int
+) -> MemoryEstimate:
+    """``estimate_memory`` of ``cfg`` at that variant, from the store when its inputs are unchanged."""
+    variant = {"micro_batch": int(micro_batch), "checkpointing": bool(activation_checkpointing), "ranks": int(ranks)}
+    compute = {"micro_batch": variant["micro_batch"], "activation_checkpointing": variant["checkpointing"]}
+    directory = store_dir()
+    if directory is None:
+        return estimate_memory(cfg, task, ranks=variant["ranks"], **compute)
+    started = time.perf_counter()
+    material = json.loads(json.dumps(key_material(cfg, task, variant), default=str))
+    path = directory / f"{hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()}.json"
+    try:
+        stored = json.loads(path.read_text())
+        if stored["material"] == material:
+            estimate = _from_json(stored["estimate"])
+            estimate.notes = [
+                *estimate.notes,
+                f"{STORE_NOTE} ({path}): computed {stored['computed_at']} in "
+                f"{estimate.seconds:.1f} s from the same config, data, code and versions",
+            ]
+            estimate.seconds = time.perf_counter() - started
+            estimate.host_rss_peak_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+            return estimate
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # absent, unreadable or from another pilot: computed again
+    estimate = estimate_memory(cfg, task, ranks=variant["ranks"], **compute)
+    _write(
+        path, {"material": material, "computed_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "estimate": asdict(estimate)}
+    )
+    return estimate
+
+
+def _write(path: Path, data: dict[str, Any]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False) as handle:
+            json.dump(data, handle, default=str)
+        os.replace(handle.name, path)
+    except OSError:  # a read-only or full cache directory costs the next run time, nothing else
+        pass

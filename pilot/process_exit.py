@@ -1,0 +1,41 @@
+"""Leave a finished process without tearing its modules down.
+
+A Python process that has imported torch spends 0.6 s at exit finalizing modules, 1.0 s with
+``torch._dynamo``, 1.4 s with pandas and matplotlib as well (measured on the 2-core machine:
+the time from the last line printed to the process's end). Nothing pilot writes depends on that
+teardown: files are closed where they are written. ``exit_now`` does what the interpreter does
+first — waits for nothing (it declines when a non-daemon thread still runs, and exits the normal
+way), runs the ``atexit`` callbacks (logging's flush, multiprocessing's and concurrent.futures'
+joins), flushes stdout and stderr — and then ends the process with ``os._exit``.
+
+Only the entry points call it (``python -m pilot``, the ``pilot`` script, the check child), after
+their work: never a library function, so a test calling ``cli()`` in-process is not ended.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import sys
+import threading
+from contextlib import suppress
+from typing import NoReturn
+
+
+def exit_code_of(stop: SystemExit) -> int:
+    """The status ``sys.exit(code)`` gives the shell: a message is printed and means 1."""
+    if stop.code is None or isinstance(stop.code, int):
+        return int(stop.code or 0)
+    print(stop.code, file=sys.stderr)
+    return 1
+
+
+def exit_now(code: int) -> NoReturn:
+    others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
+    if others:  # the normal exit waits for them
+        sys.exit(code)
+    atexit._run_exitfuncs()  # noqa: SLF001 - what the interpreter runs at exit, in its order
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(Exception):
+            stream.flush()
+    os._exit(code)

@@ -1,0 +1,114 @@
+"""The estimate store (pilot/estimate/stored.py): a repeated mode=estimate reads what it computed
+before, and anything the estimate depends on — config, data, code — computes it again."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from hydra.utils import instantiate
+
+import pilot.estimate.stored as stored
+from pilot.estimate.stored import CACHE_ENV, from_store, key_material, stored_estimate
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    directory = tmp_path / "store"
+    monkeypatch.setenv(CACHE_ENV, str(directory))
+    computed = []
+    real = stored.estimate_memory
+
+    def counting(*args, **kwargs):
+        computed.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(stored, "estimate_memory", counting)
+    return directory, computed
+
+
+def _estimate(cfg, **variant):
+    task = instantiate(cfg.data, _convert_="all")
+    settings = {"micro_batch": int(cfg.batch.micro_batch), "activation_checkpointing": False, "ranks": 1, **variant}
+    return stored_estimate(cfg, task, **settings)
+
+
+def test_the_same_inputs_are_read_back_and_say_so(make_cfg, store):
+    directory, computed = store
+    first = _estimate(make_cfg())
+    again = _estimate(make_cfg("rental.margin=0.5", "rental.reserve_gib=3"))  # sheet settings only
+    assert len(computed) == 1 and len(list(directory.glob("*.json"))) == 1
+    assert not from_store(first) and from_store(again)
+    assert [p.peak_bytes for p in again.phases] == [p.peak_bytes for p in first.phases]
+    assert again.flops_per_micro_batch == first.flops_per_micro_batch
+    assert "computed" in again.notes[-1] and str(directory) in again.notes[-1]
+
+
+def test_config_variant_and_data_compute_again(make_cfg, store):
+    _, computed = store
+    _estimate(make_cfg())
+    _estimate(make_cfg("model.d_model=48"))  # the model
+    _estimate(make_cfg(), micro_batch=1)  # another row of the sheet
+    _estimate(make_cfg("data.max_len=40"))  # other batches
+    assert len(computed) == 4
+
+
+def test_a_changed_model_file_computes_again(make_cfg, tmp_path, monkeypatch):
+    """Your model's source is part of the key: editing it invalidates what was stored."""
+    package = tmp_path / "my_models_store"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    source = package / "net.py"
+    source.write_text("from pilot.models.tiny_gpt import TinyGPT as Net\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cfg = make_cfg("model._target_=my_models_store.net.Net")
+    task = instantiate(cfg.data, _convert_="all")
+    variant = {"micro_batch": 2, "checkpointing": False, "ranks": 1}
+    before = key_material(cfg, task, variant)
+    assert key_material(cfg, task, variant) == before
+    source.write_text("from pilot.models.tiny_gpt import TinyGPT as Net  # edited\n")
+    importlib.invalidate_caches()
+    assert key_material(cfg, task, variant)["user_code"] != before["user_code"]
+    sys.modules.pop("my_models_store.net", None)
+    sys.modules.pop("my_models_store", None)
+
+
+def test_a_stored_file_whose_material_differs_is_not_trusted(make_cfg, store):
+    directory, computed = store
+    first = _estimate(make_cfg())
+    path = next(directory.glob("*.json"))
+    data = json.loads(path.read_text())
+    data["material"]["config"]["model"]["d_model"] = 4096  # edited by hand, or another input's hash
+    data["estimate"]["phases"][0]["peak_bytes"] = 1
+    path.write_text(json.dumps(data))
+    again = _estimate(make_cfg())
+    assert len(computed) == 2 and not from_store(again)
+    assert again.phases[0].peak_bytes == first.phases[0].peak_bytes
+    path.write_text("{not json")  # a damaged file: computed again, never an error
+    assert not from_store(_estimate(make_cfg()))
+
+
+def test_off_keeps_nothing(make_cfg, store, monkeypatch):
+    directory, computed = store
+    monkeypatch.setenv(CACHE_ENV, "off")
+    _estimate(make_cfg())
+    _estimate(make_cfg())
+    assert len(computed) == 2 and not Path(directory).exists()
+
+
+def test_mode_estimate_says_how_many_it_read(make_cfg, store, tmp_path, capsys):
+    from pilot.estimate_run import run_estimate
+
+    cfg = make_cfg("mode=estimate")
+    assert run_estimate(cfg, tmp_path / "a") == 0
+    assert run_estimate(cfg, tmp_path / "b") == 0
+    first = json.loads((tmp_path / "a" / "run.json").read_text())
+    second = json.loads((tmp_path / "b" / "run.json").read_text())
+    assert first["estimates_from_store"] == 0 and first["estimates_computed"] >= 1
+    assert second["estimates_computed"] == 0 and second["estimates_from_store"] == first["estimates_computed"]
+    assert (tmp_path / "a" / "choice_sheet.md").read_text().replace("\r", "") != ""
+    assert "read from the estimate store" in (tmp_path / "b" / "memory_estimate.json").read_text()
+    assert "0 computed" in capsys.readouterr().out
