@@ -120,6 +120,7 @@ class TrainingRun:
         state, resume_note = find_resume_state(cfg, self.checkpointer, self.run_path, self.ctx.is_main)
         self.threads = self.threads.resumed(torch.get_num_threads())  # run.threads=0 keeps the checkpoint's
         if self.ctx.is_main and int(cfg.closing.control_examples) > 0:  # its imports overlap the training
+            # nice 19: it waits for the end of the training, so its imports take what the training leaves idle
             self.closing_child = ChildProcess(warm=("pilot.closing.cli",), nice=19)
         # run.json exists (status "running") before anything can fail, so a failure is recorded
         if self.ctx.is_main:

@@ -1,0 +1,54 @@
+"""pilot.process_exit: a finished entry point ends without module teardown, but after what the
+interpreter's own exit does first (atexit callbacks, flushed output, running threads)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+
+def _run(code: str, tmp_path) -> subprocess.CompletedProcess:
+    script = textwrap.dedent(code).replace("TMP", str(tmp_path))
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+
+
+def test_exit_now_runs_atexit_flushes_and_keeps_the_code(tmp_path):
+    done = _run(
+        """
+        import atexit, sys
+        from pilot.process_exit import exit_now
+        atexit.register(lambda: open("TMP/atexit", "w").write("ran"))
+        sys.stdout.write("unflushed line")
+        exit_now(3)
+        """,
+        tmp_path,
+    )
+    assert done.returncode == 3
+    assert done.stdout == "unflushed line"
+    assert (tmp_path / "atexit").read_text() == "ran"
+
+
+def test_exit_now_waits_for_a_working_thread_by_exiting_normally(tmp_path):
+    done = _run(
+        """
+        import threading, time
+        from pilot.process_exit import exit_now
+        def work():
+            time.sleep(0.5)
+            open("TMP/thread", "w").write("finished")
+        threading.Thread(target=work).start()
+        exit_now(4)
+        """,
+        tmp_path,
+    )
+    assert done.returncode == 4
+    assert (tmp_path / "thread").read_text() == "finished"
+
+
+def test_a_message_exits_one(tmp_path):
+    from pilot.process_exit import exit_code_of
+
+    assert exit_code_of(SystemExit("pilot: bad value")) == 1
+    assert exit_code_of(SystemExit(None)) == 0
+    assert exit_code_of(SystemExit(2)) == 2
