@@ -7,7 +7,8 @@ does (``python -m pilot mode=train -m seed=0,1``), once with Hydra's basic launc
 the other, each with the default thread count) and twice with ``hydra/launcher=local_parallel``
 (both at once, one thread each: ``cpus_per_task: 1``), the second time as the A/A control.
 Interleaved: parallel, sequential, parallel. Target: parallel <= 0.6x the sequential wall time on
-2 cores.
+2 cores. Each sweep's fixed cost per job: (wall - the jobs' updates x their own seconds per update) /
+jobs (target: <= 10% of the job).
 """
 
 from __future__ import annotations
@@ -37,8 +38,14 @@ def sweep(work: Path, *launcher: str) -> dict:
     )
     wall = time.perf_counter() - started
     records = [json.loads(path.read_text()) for path in sorted(sweep_dir.glob("*/run.json"))]
+    training = sum(r["updates_done"] * r["seconds_per_update"] for r in records)
     return {
         "wall_s": wall,
+        "training_s": training,  # updates x each job's own seconds per update
+        # what a job pays besides its updates: imports (once per launcher process), set-up, final
+        # validation, checkpoint, closing, the closing's child
+        "fixed_s_per_job": (wall - training) / len(records),
+        "fixed_share": (wall - training) / wall,
         "jobs": len(records),
         "statuses": [r["status"] for r in records],
         "threads": [r["threads"]["count"] for r in records],

@@ -24,6 +24,7 @@ parent reads back; one JSON line per answer on the child's real stdout.
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import importlib
 import json
@@ -122,6 +123,9 @@ class ChildProcess:
             raise subprocess.TimeoutExpired(module, timeout_s)
         return int(json.loads(line)["returncode"]) if line else process.wait()
 
+    def alive(self) -> bool:
+        return self._process.poll() is None
+
     def stop(self) -> None:
         """After the jobs sent so far: the child ends (it holds nothing worth waiting for)."""
         if self._background is not None:
@@ -137,6 +141,35 @@ class ChildProcess:
             process.wait()
         if process.stdout is not None:
             process.stdout.close()
+
+
+_shared: dict[tuple, ChildProcess] = {}
+SET_BY_TORCH = {"TORCHINDUCTOR_CACHE_DIR"}  # torch sets it in its own process once used: not the user's
+
+
+def shared_child(warm: tuple[str, ...] = (), nice: int = 0) -> ChildProcess:
+    """One child for the jobs a process runs one after another (a sweep's jobs in one launcher
+    process): the first job pays its start, the next find it ready. A child serves only jobs started
+    with the environment and working directory it was started with (another one — a job with
+    ``PILOT_FAULT`` set, a launcher that changes directory — gets a new child, and the old one is
+    stopped); a dead child is replaced. Stopped when this process exits. Each job still reads
+    everything from disk in a process that holds none of its run's memory."""
+    environment = tuple(sorted((k, v) for k, v in os.environ.items() if k not in SET_BY_TORCH))
+    key = (tuple(warm), int(nice), os.getcwd(), environment)
+    child = _shared.get(key)
+    if child is not None and child.alive():
+        return child
+    stop_shared_children()
+    if not _shared:
+        atexit.register(stop_shared_children)
+    _shared[key] = child = ChildProcess(warm=warm, nice=nice)
+    return child
+
+
+def stop_shared_children() -> None:
+    for child in _shared.values():
+        child.stop()
+    _shared.clear()
 
 
 def _answer_line(stream: Any) -> str:

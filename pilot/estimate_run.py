@@ -31,7 +31,7 @@ from pilot.data.task import TaskData
 from pilot.engine.sharding import is_sharded
 from pilot.environment import read_requirements, record_attention_calls
 from pilot.estimate.checkpointing_effect import CheckpointingIneffective, checkpointing_effect
-from pilot.estimate.fake_tensor import EstimateRefused, MemoryEstimate, PhaseEstimate, estimate_memory
+from pilot.estimate.fake_tensor import EstimateRefused, MemoryEstimate, estimate_memory
 from pilot.estimate.stored import from_store, store_dir, stored_estimate
 from pilot.rental.campaign_plan import Plan
 from pilot.rental.choice_sheet import Measured
@@ -118,7 +118,7 @@ def save_measured(measured: MemoryEstimate, path: Path) -> None:
 
 def read_measured(path: Path) -> MemoryEstimate:
     data = json.loads(Path(path).read_text())
-    return MemoryEstimate(**{**data, "phases": [PhaseEstimate(**phase) for phase in data["phases"]]})
+    return MemoryEstimate.from_dict(data)
 
 
 def _measured(cfg: DictConfig, task: TaskData, run_dir: Path, device: torch.device) -> MemoryEstimate:

@@ -23,7 +23,7 @@ from omegaconf import DictConfig
 
 from pilot.checkpoint import Checkpointer, checkpoint_bytes, restore_training_state, training_state_non_finite
 from pilot.checks.contract import check_contract
-from pilot.child_process import ChildProcess
+from pilot.child_process import ChildProcess, shared_child
 from pilot.closing import close_run, plugin_provenance, write_reproduce
 from pilot.config.values import enum_value, resolve_device
 from pilot.engine.build import build_trainer, configure_threads, whole_model
@@ -120,8 +120,9 @@ class TrainingRun:
         state, resume_note = find_resume_state(cfg, self.checkpointer, self.run_path, self.ctx.is_main)
         self.threads = self.threads.resumed(torch.get_num_threads())  # run.threads=0 keeps the checkpoint's
         if self.ctx.is_main and int(cfg.closing.control_examples) > 0:  # its imports overlap the training
-            # nice 19: it waits for the end of the training, so its imports take what the training leaves idle
-            self.closing_child = ChildProcess(warm=("pilot.closing.cli",), nice=19)
+            # nice 19: it waits for the end of the training, so its imports take what the training leaves
+            # idle; shared: the next job of a sweep in this process finds it ready
+            self.closing_child = shared_child(warm=("pilot.closing.cli",), nice=19)
         # run.json exists (status "running") before anything can fail, so a failure is recorded
         if self.ctx.is_main:
             self.record = open_record(cfg, self.run_path, self.overrides, resume_note, self.sweep_dir)
@@ -347,8 +348,6 @@ class TrainingRun:
                         **(self.trainer.position() if self.trainer else {}),
                     )
         finally:
-            if self.closing_child is not None:
-                self.closing_child.stop()
             if self.lock is not None:
                 self.lock.release()
         if self.hand_over:

@@ -10,7 +10,11 @@ import pilot.child_process
 
 if __name__ == "__main__":
     out, action = sys.argv[1], sys.argv[2:]
-    facts = {"pid": os.getpid(), "parent_marker": hasattr(pilot.child_process, "_parent_marker")}
+    facts = {
+        "pid": os.getpid(),
+        "parent_marker": hasattr(pilot.child_process, "_parent_marker"),
+        "env": {k: v for k, v in os.environ.items() if k.startswith("PILOT_")},
+    }
     with open(out, "w") as handle:
         json.dump(facts, handle)
     print("probe ran", flush=True)

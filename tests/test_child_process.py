@@ -145,3 +145,27 @@ def test_a_parent_killed_with_9_takes_its_child_along():
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not _alive(child)  # not left importing torch beside the next run
+
+
+def test_a_shared_child_serves_jobs_one_after_another_and_a_new_environment_gets_a_new_one(tmp_path, monkeypatch):
+    """A sweep's jobs in one process share the closing's child; a job with another environment (a
+    fault planted for it, another variable) must not run in a child started without it."""
+    from pilot.child_process import shared_child, stop_shared_children
+
+    out = tmp_path / "facts.json"
+    try:
+        first = shared_child(warm=("pilot.closing.cli",))
+        assert first.run(PROBE, [str(out)], timeout_s=120).returncode == 0
+        pid = json.loads(out.read_text())["pid"]
+        again = shared_child(warm=("pilot.closing.cli",))
+        assert again is first
+        assert again.run(PROBE, [str(out)], timeout_s=120).returncode == 0
+        assert json.loads(out.read_text())["pid"] == pid
+        monkeypatch.setenv("PILOT_PROBE_SEES", "planted")
+        other = shared_child(warm=("pilot.closing.cli",))
+        assert other is not first and not first.alive()  # the old one was stopped
+        assert other.run(PROBE, [str(out)], timeout_s=120).returncode == 0
+        facts = json.loads(out.read_text())
+        assert facts["pid"] != pid and facts["env"].get("PILOT_PROBE_SEES") == "planted"
+    finally:
+        stop_shared_children()

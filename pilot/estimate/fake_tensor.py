@@ -114,6 +114,11 @@ class MemoryEstimate:
     def phase(self, name: str) -> PhaseEstimate:
         return next(p for p in self.phases if p.phase == name)
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MemoryEstimate:
+        """What ``dataclasses.asdict`` made of one (a file written by another process)."""
+        return cls(**{**data, "phases": [PhaseEstimate(**phase) for phase in data["phases"]]})
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["peak_bytes"] = self.peak_bytes

@@ -42,7 +42,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from pilot.config.values import import_target
 from pilot.data.task import TaskData
-from pilot.estimate.fake_tensor import MemoryEstimate, PhaseEstimate, estimate_memory
+from pilot.estimate.fake_tensor import MemoryEstimate, estimate_memory
 from pilot.estimate.inputs import config_variant, estimate_inputs
 
 CACHE_ENV = "PILOT_ESTIMATE_CACHE"
@@ -131,10 +131,6 @@ def key_material(cfg: DictConfig, task: TaskData, variant: dict[str, Any]) -> di
     }
 
 
-def _from_json(data: dict[str, Any]) -> MemoryEstimate:
-    return MemoryEstimate(**{**data, "phases": [PhaseEstimate(**phase) for phase in data["phases"]]})
-
-
 def stored_estimate(
     cfg: DictConfig, task: TaskData, micro_batch: int, activation_checkpointing: bool, ranks: int
 ) -> MemoryEstimate:
@@ -150,7 +146,7 @@ def stored_estimate(
     try:
         stored = json.loads(path.read_text())
         if stored["material"] == material:
-            estimate = _from_json(stored["estimate"])
+            estimate = MemoryEstimate.from_dict(stored["estimate"])
             estimate.notes = [
                 *estimate.notes,
                 f"{STORE_NOTE} ({path}): computed {stored['computed_at']} in "
