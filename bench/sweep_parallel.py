@@ -39,13 +39,14 @@ def sweep(work: Path, *launcher: str) -> dict:
     wall = time.perf_counter() - started
     records = [json.loads(path.read_text()) for path in sorted(sweep_dir.glob("*/run.json"))]
     training = sum(r["updates_done"] * r["seconds_per_update"] for r in records)
+    one_after_another = not launcher  # side by side, the jobs' training times overlap
     return {
         "wall_s": wall,
         "training_s": training,  # updates x each job's own seconds per update
-        # what a job pays besides its updates: imports (once per launcher process), set-up, final
-        # validation, checkpoint, closing, the closing's child
-        "fixed_s_per_job": (wall - training) / len(records),
-        "fixed_share": (wall - training) / wall,
+        # one after another, what a job pays besides its updates: imports (once per launcher
+        # process), set-up, final validation, checkpoint, closing, the closing's child
+        "fixed_s_per_job": (wall - training) / len(records) if one_after_another else None,
+        "fixed_share": (wall - training) / wall if one_after_another else None,
         "jobs": len(records),
         "statuses": [r["status"] for r in records],
         "threads": [r["threads"]["count"] for r in records],
