@@ -160,8 +160,8 @@ def shared_child(warm: tuple[str, ...] = (), nice: int = 0) -> ChildProcess:
     if child is not None and child.alive():
         return child
     stop_shared_children()
-    if not _shared:
-        atexit.register(stop_shared_children)
+    atexit.unregister(stop_shared_children)  # registered once: stopped when this process exits
+    atexit.register(stop_shared_children)
     _shared[key] = child = ChildProcess(warm=warm, nice=nice)
     return child
 
