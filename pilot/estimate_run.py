@@ -209,9 +209,12 @@ def run_estimate(
     run_dir = Path(run_dir)
     record = RunRecord.start(run_dir, cfg, overrides, mode="estimate")
     task = instantiate(cfg.data, _convert_="all")
+    micro, checkpointing_on = int(cfg.batch.micro_batch), bool(cfg.memory.activation_checkpointing)
     try:
-        estimate = stored_estimate(cfg, task, *EstimateCache(cfg, task).base_key)
-        checkpointing = checkpointing_effect(cfg, task, estimate)
+        estimate = stored_estimate(cfg, task, micro, checkpointing_on)  # every estimate through the store
+        cache = EstimateCache(cfg, task, estimate, stored=True)
+        without = cache.get(micro, False) if checkpointing_on else None
+        checkpointing = checkpointing_effect(cfg, task, estimate, without)
     except EstimateRefused as error:
         print(f"pilot: estimate refused: {error}")
         record.finish("failed", f"estimate refused: {error}")
@@ -219,7 +222,7 @@ def run_estimate(
     if checkpointing:
         log.info("memory: %s", checkpointing)
     result = build_and_write(
-        cfg, run_dir, task, estimate, sweep_params, requirements=requirements_at_scale(cfg, task), stored=True
+        cfg, run_dir, task, estimate, sweep_params, requirements=requirements_at_scale(cfg, task), cache=cache
     )
     print_sheet(result, estimate)
     stored = sum(from_store(e) for e in result.estimates)

@@ -112,3 +112,22 @@ def test_mode_estimate_says_how_many_it_read(make_cfg, store, tmp_path, capsys):
     assert (tmp_path / "a" / "choice_sheet.md").read_text().replace("\r", "") != ""
     assert "read from the estimate store" in (tmp_path / "b" / "memory_estimate.json").read_text()
     assert "0 computed" in capsys.readouterr().out
+
+
+def test_checkpointings_comparison_estimate_is_stored_too(make_cfg, store, tmp_path, monkeypatch):
+    """With memory=checkpointing, mode=estimate also estimates the update without it (to show what
+    checkpointing saves): that one comes from the store as well when run again."""
+    from pilot.estimate_run import run_estimate
+
+    import pilot.estimate.checkpointing_effect as effect
+
+    _, computed = store
+    real = effect.estimate_memory
+    monkeypatch.setattr(effect, "estimate_memory", lambda *a, **k: computed.append(k) or real(*a, **k))
+    cfg = make_cfg("mode=estimate", "memory=checkpointing")
+    assert run_estimate(cfg, tmp_path / "a") == 0
+    first = len(computed)
+    assert first >= 2  # with and without checkpointing
+    assert run_estimate(cfg, tmp_path / "b") == 0
+    assert len(computed) == first
+    assert json.loads((tmp_path / "b" / "run.json").read_text())["estimates_computed"] == 0

@@ -30,11 +30,14 @@ def activation_bytes(estimate: MemoryEstimate) -> int:
     return int(estimate.phase(STEADY).moments[FORWARD_BACKWARD]["activations"])
 
 
-def checkpointing_effect(cfg: DictConfig, task: TaskData, estimate: MemoryEstimate) -> str | None:
-    """None when checkpointing is off; else what it saves, or ``CheckpointingIneffective``."""
+def checkpointing_effect(
+    cfg: DictConfig, task: TaskData, estimate: MemoryEstimate, without: MemoryEstimate | None = None
+) -> str | None:
+    """None when checkpointing is off; else what it saves, or ``CheckpointingIneffective``.
+    ``without``: the same estimate with checkpointing off, when the caller has it."""
     if not cfg.memory.activation_checkpointing:
         return None
-    without = estimate_memory(cfg, task, activation_checkpointing=False)
+    without = without if without is not None else estimate_memory(cfg, task, activation_checkpointing=False)
     on, off = activation_bytes(estimate), activation_bytes(without)
     if on >= off:
         raise CheckpointingIneffective(

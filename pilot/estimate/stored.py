@@ -132,10 +132,15 @@ def key_material(cfg: DictConfig, task: TaskData, variant: dict[str, Any]) -> di
 
 
 def stored_estimate(
-    cfg: DictConfig, task: TaskData, micro_batch: int, activation_checkpointing: bool, ranks: int
+    cfg: DictConfig, task: TaskData, micro_batch: int, activation_checkpointing: bool, ranks: int | None = None
 ) -> MemoryEstimate:
-    """``estimate_memory`` of ``cfg`` at that variant, from the store when its inputs are unchanged."""
-    variant = {"micro_batch": int(micro_batch), "checkpointing": bool(activation_checkpointing), "ranks": int(ranks)}
+    """``estimate_memory`` of ``cfg`` at that variant (``ranks`` None: as configured), from the store
+    when its inputs are unchanged."""
+    variant = {
+        "micro_batch": int(micro_batch),
+        "checkpointing": bool(activation_checkpointing),
+        "ranks": None if ranks is None else int(ranks),
+    }
     compute = {"micro_batch": variant["micro_batch"], "activation_checkpointing": variant["checkpointing"]}
     directory = store_dir()
     if directory is None:

@@ -116,12 +116,12 @@ def build_and_write(
     validation: list[str] | None = None,
     journal: bool = True,
     requirements: list[Requirement] | None = None,
-    stored: bool = False,
+    cache: EstimateCache | None = None,
 ) -> SheetResult:
-    """``stored``: the rows' estimates come from (and go to) the estimate store on disk."""
+    """``cache``: the estimates already made (``estimate`` is its base), else a new cache from ``estimate``."""
     run_dir = Path(run_dir)
     catalog = load_catalog(cfg.rental)
-    cache = EstimateCache(cfg, task, estimate, stored=stored)
+    cache = cache if cache is not None else EstimateCache(cfg, task, estimate)
     rows = choice_rows(cfg, cache, catalog, measured, requirements)
     chosen = recommended(rows, cfg.rental.gpu, cfg.rental.gpu_count)
     plan = None
