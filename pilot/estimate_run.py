@@ -34,8 +34,10 @@ from pilot.estimate.checkpointing_effect import CheckpointingIneffective, checkp
 from pilot.estimate.fake_tensor import EstimateRefused, MemoryEstimate, estimate_memory
 from pilot.estimate.stored import from_store, store_dir, stored_estimate
 from pilot.rental.campaign_plan import Plan
+from pilot.rental.catalog import load_catalog
 from pilot.rental.choice_sheet import Measured
 from pilot.rental.estimate_cache import EstimateCache
+from pilot.rental.parallel_estimates import fill
 from pilot.rental.requirements import Requirement, campaign_requirements
 from pilot.rental.sheet import build_and_write, plan_lines, print_sheet
 from pilot.run_record import RunRecord
@@ -221,13 +223,15 @@ def run_estimate(
         return 1
     if checkpointing:
         log.info("memory: %s", checkpointing)
+    filled = fill(cfg, cache, load_catalog(cfg.rental))  # the rows' estimates, side by side where they can be
     result = build_and_write(
         cfg, run_dir, task, estimate, sweep_params, requirements=requirements_at_scale(cfg, task), cache=cache
     )
     print_sheet(result, estimate)
     stored = sum(from_store(e) for e in result.estimates)
     print(
-        f"estimates: {len(result.estimates) - stored} computed, {stored} read from the estimate store "
+        f"estimates: {len(result.estimates) - stored} computed ({filled.in_workers} of them in up to "
+        f"{filled.workers} worker processes, {filled.rounds} round(s)), {stored} read from the estimate store "
         f"({store_dir() or 'off'}; the same config, data, code and versions)"
     )
     plan = result.plan
@@ -237,6 +241,7 @@ def run_estimate(
         estimate_seconds=estimate.seconds,
         estimates_computed=len(result.estimates) - stored,
         estimates_from_store=stored,
+        estimates_in_workers=filled.in_workers,
         peak_bytes=estimate.peak_bytes,
         chosen=result.chosen.as_dict() if result.chosen else None,
         package_days=plan.package_days if plan else None,

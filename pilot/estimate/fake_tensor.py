@@ -102,6 +102,12 @@ class MemoryEstimate:
     seconds: float
     host_rss_peak_bytes: int  # of this process, at the end (ru_maxrss)
     notes: list[str] = field(default_factory=list)
+    computed_seconds: float | None = None  # read from the estimate store: what computing it took then
+
+    @property
+    def cost_seconds(self) -> float:
+        """What computing this estimate takes (not reading it back)."""
+        return self.computed_seconds if self.computed_seconds is not None else self.seconds
 
     @property
     def peak_bytes(self) -> int:

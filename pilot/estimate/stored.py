@@ -8,9 +8,10 @@ all again. ``stored_estimate`` keeps each one in a file named by the SHA-256 of 
 - the whole resolved config except ``rental`` (the sheet's own settings, read after the estimate)
   and ``hydra`` (where the run writes), with the variant (micro-batch, checkpointing, ranks);
 - the batches the estimate runs on (every tensor's shape, dtype and bytes: the data);
-- the code: every ``.py`` file of the ``pilot`` package, every module imported from outside the
-  Python installation and its site-packages (your task and model files, which the model's class is
-  imported first to include), and the versions of Python, torch, transformers and peft.
+- the code: every ``.py`` file of the ``pilot`` package, of every package a ``_target_`` of the config
+  names that is not installed (your task and model code, helper modules in the same package
+  included; a helper in another package of yours is not), and the versions of Python, torch,
+  transformers and peft.
 
 A file is used only when the material stored inside it equals the material computed now (a
 hash collision or a hand-edited file is recomputed, not trusted). Written atomically (a temporary
@@ -24,6 +25,7 @@ Where: ``$PILOT_ESTIMATE_CACHE`` (``off`` turns the store off), else
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import platform
@@ -40,7 +42,6 @@ from typing import Any
 import torch
 from omegaconf import DictConfig, OmegaConf
 
-from pilot.config.values import import_target
 from pilot.data.task import TaskData
 from pilot.estimate.fake_tensor import MemoryEstimate, estimate_memory
 from pilot.estimate.inputs import config_variant, estimate_inputs
@@ -76,19 +77,34 @@ def _file_digest(paths: list[Path]) -> str:
     return digest.hexdigest()
 
 
-def _outside_installation() -> list[Path]:
-    """The source files of imported modules that no installed package owns: the user's own code."""
+def _targets(node: Any) -> set[str]:
+    """Every ``_target_`` of a config (the model's, the data's, an adapter's...)."""
+    if isinstance(node, dict):
+        found = {str(node["_target_"])} if "_target_" in node else set()
+        return found.union(*(_targets(value) for value in node.values()))
+    if isinstance(node, list):
+        return set().union(*(_targets(value) for value in node))
+    return set()
+
+
+def _user_sources(config: dict[str, Any]) -> list[Path]:
+    """The source files of every top-level package (or module) a ``_target_`` names that no installed
+    distribution owns — your task and model code, helpers in the same package included — read from
+    disk, so that every process computes the same key."""
     installed = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, *sysconfig.get_paths().values()) if p}
-    files = []
-    for module in list(sys.modules.values()):
-        name = getattr(module, "__file__", None)
-        if not name or not name.endswith(".py"):
+    files: set[Path] = set()
+    for target in _targets(config):
+        try:
+            spec = importlib.util.find_spec(target.split(".")[0])
+        except (ImportError, ValueError):
+            spec = None
+        if spec is None or not spec.origin or not spec.origin.endswith(".py"):
             continue
-        path = Path(name).resolve()
-        if PACKAGE_DIR in path.parents or any(root in path.parents for root in installed):
+        origin = Path(spec.origin).resolve()
+        if PACKAGE_DIR in origin.parents or any(root in origin.parents for root in installed):
             continue
-        files.append(path)
-    return files
+        files |= set(origin.parent.rglob("*.py")) if spec.submodule_search_locations else {origin}
+    return sorted(files)
 
 
 def _versions() -> dict[str, str]:
@@ -116,56 +132,81 @@ def _batch_digest(batch: dict[str, Any]) -> str:
 
 def key_material(cfg: DictConfig, task: TaskData, variant: dict[str, Any]) -> dict[str, Any]:
     """What the estimate of ``cfg`` at ``variant`` is computed from (see the module's text)."""
-    config = OmegaConf.to_container(config_variant(cfg, **variant), resolve=True)
+    config = OmegaConf.to_container(config_variant(cfg, **variant), resolve=True, enum_to_str=True)
     for ignored in ("rental", "hydra"):
         config.pop(ignored, None)
-    import_target(str(cfg.model._target_))  # the model's module is part of the code
     inputs = estimate_inputs(config_variant(cfg, **variant), task)
     return {
         "config": config,
         "variant": variant,
         "batches": [_batch_digest(inputs.train_batch), _batch_digest(inputs.eval_batch)],
         "pilot": _file_digest(list(PACKAGE_DIR.rglob("*.py"))),
-        "user_code": _file_digest(_outside_installation()),
+        "user_code": _file_digest(_user_sources(config)),
         "versions": _versions(),
     }
+
+
+def _variant(micro_batch: int, activation_checkpointing: bool, ranks: int | None) -> dict[str, Any]:
+    return {
+        "micro_batch": int(micro_batch),
+        "checkpointing": bool(activation_checkpointing),
+        "ranks": None if ranks is None else int(ranks),
+    }
+
+
+def _entry(cfg: DictConfig, task: TaskData, variant: dict[str, Any]) -> tuple[Path, dict[str, Any]] | None:
+    """The store's file for that estimate and what it must hold; None when the store is off."""
+    directory = store_dir()
+    if directory is None:
+        return None
+    material = json.loads(json.dumps(key_material(cfg, task, variant), default=str))
+    return directory / f"{hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()}.json", material
+
+
+def _read(entry: tuple[Path, dict[str, Any]] | None) -> MemoryEstimate | None:
+    if entry is None:
+        return None
+    started, (path, material) = time.perf_counter(), entry
+    try:
+        stored = json.loads(path.read_text())
+        if stored["material"] != material:
+            return None
+        estimate = MemoryEstimate.from_dict(stored["estimate"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # absent, unreadable or from another pilot: computed again
+    estimate.notes = [
+        *estimate.notes,
+        f"{STORE_NOTE} ({path}): computed {stored['computed_at']} in "
+        f"{estimate.seconds:.1f} s from the same config, data, code and versions",
+    ]
+    estimate.computed_seconds, estimate.seconds = estimate.cost_seconds, time.perf_counter() - started
+    estimate.host_rss_peak_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return estimate
+
+
+def read_stored(
+    cfg: DictConfig, task: TaskData, micro_batch: int, activation_checkpointing: bool, ranks: int | None = None
+) -> MemoryEstimate | None:
+    """The stored estimate of ``cfg`` at that variant, or None (nothing computed)."""
+    return _read(_entry(cfg, task, _variant(micro_batch, activation_checkpointing, ranks)))
 
 
 def stored_estimate(
     cfg: DictConfig, task: TaskData, micro_batch: int, activation_checkpointing: bool, ranks: int | None = None
 ) -> MemoryEstimate:
     """``estimate_memory`` of ``cfg`` at that variant (``ranks`` None: as configured), from the store
-    when its inputs are unchanged."""
-    variant = {
-        "micro_batch": int(micro_batch),
-        "checkpointing": bool(activation_checkpointing),
-        "ranks": None if ranks is None else int(ranks),
-    }
-    compute = {"micro_batch": variant["micro_batch"], "activation_checkpointing": variant["checkpointing"]}
-    directory = store_dir()
-    if directory is None:
-        return estimate_memory(cfg, task, ranks=variant["ranks"], **compute)
-    started = time.perf_counter()
-    material = json.loads(json.dumps(key_material(cfg, task, variant), default=str))
-    path = directory / f"{hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()}.json"
-    try:
-        stored = json.loads(path.read_text())
-        if stored["material"] == material:
-            estimate = MemoryEstimate.from_dict(stored["estimate"])
-            estimate.notes = [
-                *estimate.notes,
-                f"{STORE_NOTE} ({path}): computed {stored['computed_at']} in "
-                f"{estimate.seconds:.1f} s from the same config, data, code and versions",
-            ]
-            estimate.seconds = time.perf_counter() - started
-            estimate.host_rss_peak_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-            return estimate
-    except (OSError, ValueError, KeyError, TypeError):
-        pass  # absent, unreadable or from another pilot: computed again
-    estimate = estimate_memory(cfg, task, ranks=variant["ranks"], **compute)
-    _write(
-        path, {"material": material, "computed_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "estimate": asdict(estimate)}
+    when its inputs are unchanged; computed and stored otherwise."""
+    variant = _variant(micro_batch, activation_checkpointing, ranks)
+    entry = _entry(cfg, task, variant)
+    found = _read(entry)
+    if found is not None:
+        return found
+    estimate = estimate_memory(
+        cfg, task, micro_batch=variant["micro_batch"], activation_checkpointing=variant["checkpointing"], ranks=ranks
     )
+    if entry is not None:
+        computed_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        _write(entry[0], {"material": entry[1], "computed_at": computed_at, "estimate": asdict(estimate)})
     return estimate
 
 

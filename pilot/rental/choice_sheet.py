@@ -24,7 +24,7 @@ from omegaconf import DictConfig
 from pilot.config.values import enum_value, import_target
 from pilot.engine.checkpointing import declares_checkpointing
 from pilot.rental.catalog import Gpu
-from pilot.rental.estimate_cache import EstimateCache
+from pilot.rental.estimate_cache import EstimateCache, MissingEstimate
 from pilot.rental.requirements import Requirement, catalog_statuses
 from pilot.rental.row_reasons import fit_notes, no_fit_reason, sharding_reason
 from pilot.rental.update_time import time_per_update
@@ -198,7 +198,10 @@ def choice_rows(
                 requirements_met=statuses[gpu.name].met if gpu.name in statuses else None,
                 ranks=1,
             )
-            _fill_row(row, setup, cache, gpu, measured, precision_note, peak_tflops)
+            try:
+                _fill_row(row, setup, cache, gpu, measured, precision_note, peak_tflops)
+            except MissingEstimate:  # a probing cache: this row needs that estimate first
+                continue
             rows.append(ChoiceRow(**row))
     return rows
 

@@ -16,20 +16,34 @@ def config_ranks(cfg: DictConfig) -> int:
     return int(cfg.distributed.replicas) if is_sharded(cfg) else 1
 
 
+class MissingEstimate(Exception):
+    """A probing cache (``EstimateCache.probing``) does not hold this estimate."""
+
+    def __init__(self, key: tuple[int, bool, int]):
+        super().__init__(key)
+        self.key = key
+
+
 class EstimateCache:
     """Estimates of one config keyed by (micro-batch, checkpointing, ranks): ranks 1 is one unsharded
     replica (single GPU or DDP), ranks N > 1 rank 0 of N FSDP ranks. ``stored``: read and keep them in
-    the estimate store on disk (``pilot.estimate.stored``; ``mode=estimate``)."""
+    the estimate store on disk (``pilot.estimate.stored``; ``mode=estimate``). While ``probing``, an
+    estimate it does not hold is not computed: its key goes to ``missing`` and ``MissingEstimate``
+    is raised (``pilot.rental.parallel_estimates``)."""
 
     def __init__(self, cfg: DictConfig, task: TaskData, first: MemoryEstimate | None = None, stored: bool = False):
         self.cfg, self.task, self.stored = cfg, task, stored
         self.base_key = (int(cfg.batch.micro_batch), bool(cfg.memory.activation_checkpointing), config_ranks(cfg))
         self.estimates: dict[tuple[int, bool, int], MemoryEstimate] = {}
+        self.probing, self.missing = False, set()
         if first is not None:
             self.estimates[self.base_key] = first
 
     def get(self, micro_batch: int, checkpointing: bool, ranks: int | None = None) -> MemoryEstimate:
         key = (int(micro_batch), bool(checkpointing), self.base_key[2] if ranks is None else int(ranks))
+        if key not in self.estimates and self.probing:
+            self.missing.add(key)
+            raise MissingEstimate(key)
         if key not in self.estimates and self.stored:
             self.estimates[key] = stored_estimate(self.cfg, self.task, *key)
         if key not in self.estimates:

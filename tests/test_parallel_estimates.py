@@ -1,0 +1,45 @@
+"""The choice sheet's estimates in worker processes (pilot/rental/parallel_estimates.py): the same
+estimates the sheet computes one by one, no more, and the same rows."""
+
+from __future__ import annotations
+
+from hydra.utils import instantiate
+
+import pilot.rental.estimate_cache as estimate_cache
+from pilot.rental.catalog import load_catalog
+from pilot.rental.choice_sheet import choice_rows
+from pilot.rental.estimate_cache import EstimateCache
+from pilot.rental.parallel_estimates import fill, needed
+
+
+def _setup(make_cfg):
+    cfg = make_cfg("distributed=fsdp", "distributed.replicas=2", "rental.counts=[1,2,4]")
+    return cfg, instantiate(cfg.data, _convert_="all"), load_catalog(cfg.rental)[:3]
+
+
+def test_workers_compute_what_the_sheet_needs_and_the_rows_do_not_change(make_cfg, monkeypatch):
+    cfg, task, catalog = _setup(make_cfg)
+    one_by_one = EstimateCache(cfg, task)
+    rows = choice_rows(cfg, one_by_one, catalog)
+    parallel = EstimateCache(cfg, task, one_by_one.base)
+    first_round = needed(cfg, parallel, catalog)
+    assert len(first_round) >= 2 and one_by_one.base_key not in first_round
+    filled = fill(cfg, parallel, catalog, workers=2)
+    assert filled.in_workers == len(first_round) and filled.rounds >= 1
+    assert set(parallel.estimates) == set(one_by_one.estimates)  # no estimate the sheet would not compute
+    for key, estimate in one_by_one.estimates.items():
+        assert [p.peak_bytes for p in parallel.estimates[key].phases] == [p.peak_bytes for p in estimate.phases]
+
+    def nothing_left(*args, **kwargs):
+        raise AssertionError("the sheet computed an estimate the workers should have given")
+
+    monkeypatch.setattr(estimate_cache, "estimate_memory", nothing_left)
+    assert [r.as_dict() for r in choice_rows(cfg, parallel, catalog)] == [r.as_dict() for r in rows]
+    assert needed(cfg, parallel, catalog) == []
+
+
+def test_estimates_cheaper_than_a_workers_start_stay_here(make_cfg):
+    cfg, task, catalog = _setup(make_cfg)
+    cache = EstimateCache(cfg, task)
+    filled = fill(cfg, cache, catalog)  # the tiny model's base estimate takes about a second
+    assert filled.workers == 1 and filled.in_workers == 0 and needed(cfg, cache, catalog) == []
