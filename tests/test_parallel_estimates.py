@@ -43,3 +43,18 @@ def test_estimates_cheaper_than_a_workers_start_stay_here(make_cfg):
     cache = EstimateCache(cfg, task)
     filled = fill(cfg, cache, catalog)  # the tiny model's base estimate takes about a second
     assert filled.workers == 1 and filled.in_workers == 0 and needed(cfg, cache, catalog) == []
+
+
+def test_what_workers_store_is_read_back_here(make_cfg, tmp_path, monkeypatch):
+    """The workers' store keys equal this process's (same config, data and code): run again, every
+    estimate is read here and no worker starts."""
+    from pilot.estimate.stored import CACHE_ENV, from_store
+
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "store"))
+    cfg, task, catalog = _setup(make_cfg)
+    base = EstimateCache(cfg, task).base
+    assert fill(cfg, EstimateCache(cfg, task, base, stored=True), catalog, workers=2).in_workers >= 2
+    again = EstimateCache(cfg, task, base, stored=True)
+    filled = fill(cfg, again, catalog, workers=2)
+    assert filled.in_workers == 0
+    assert all(from_store(e) for key, e in again.estimates.items() if key != again.base_key)

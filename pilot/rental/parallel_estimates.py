@@ -5,7 +5,7 @@ so a machine with more cores can compute several at once. Which ones the sheet n
 those before: a row tries its settings in order and stops at the first that fits. ``fill`` finds the
 estimates the rows need next and cannot do without — a probing pass of the sheet, in which the cache
 computes nothing and stops each row at the first estimate it lacks — computes them in worker
-processes (new interpreters, ``spawn``; one thread each), and repeats until no row lacks one. The
+processes (``python -m`` in new interpreters, one thread each), and repeats until no row lacks one. The
 sheet is then built as always from the filled cache: no estimate is computed that the sheet built
 one by one would not compute, and one a worker could not give (a refusal, a crash) is computed
 there and fails there as it always did. What the estimate store holds is read here, never sent
@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import json
 import logging
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
-from multiprocessing import get_context
-from typing import Any
+import subprocess
+import sys
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import torch
 from hydra.utils import instantiate
@@ -66,9 +67,10 @@ def fill(cfg: DictConfig, cache: EstimateCache, catalog: list[Gpu], workers: int
     estimates, a second each, are computed here)."""
     if workers is None:
         workers = cpu_budget()[0] if cache.base.cost_seconds >= WORTH_A_WORKER_S else 1
-    done, pool = Filled(workers=workers), None
-    container = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
-    try:
+    done = Filled(workers=workers)
+    with tempfile.TemporaryDirectory(prefix="pilot-estimates-") as scratch:
+        config = Path(scratch) / "config.yaml"
+        OmegaConf.save(OmegaConf.create(OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)), config)
         while keys := needed(cfg, cache, catalog):
             done.rounds += 1
             if cache.stored:  # what the store holds is read here, not sent to a worker
@@ -79,30 +81,56 @@ def fill(cfg: DictConfig, cache: EstimateCache, catalog: list[Gpu], workers: int
                 for key in keys:
                     cache.get(*key)
                 continue
-            if pool is None:
-                pool = ProcessPoolExecutor(min(workers, len(keys)), mp_context=get_context("spawn"))
-            futures = [(key, pool.submit(_estimate, container, key)) for key in keys]
-            for key, future in futures:
-                try:
-                    cache.estimates[key] = future.result()
-                    done.in_workers += 1
-                except Exception as error:  # noqa: BLE001 - the sheet computes it here and reports it
-                    log.warning("estimate %s in a worker failed (%s): computed here instead", key, error)
-                    return done
-    finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
+            results = _in_workers(config, keys, min(workers, len(keys)), Path(scratch) / f"round-{done.rounds}")
+            cache.estimates.update(results)
+            done.in_workers += len(results)
+            if len(results) < len(keys):  # the sheet computes the rest here, and reports what fails
+                return done
     return done
 
 
-_tasks: dict[str, Any] = {}  # a worker builds the task once
+def _in_workers(config: Path, keys: list[tuple[int, bool, int]], workers: int, out: Path) -> dict:
+    """``keys`` shared among ``workers`` new processes (``python -m pilot.rental.parallel_estimates``:
+    no module of this process is imported again in them); the estimates they gave."""
+    out.mkdir()
+    shares = [keys[i::workers] for i in range(workers)]
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-m", "pilot.rental.parallel_estimates", str(config), str(out), *map(_name, share)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for share in shares
+    ]
+    for process in processes:
+        _, errors = process.communicate()
+        if process.returncode:
+            log.warning(
+                "a worker estimating %s failed: %s", out, errors.strip().splitlines()[-1:] or process.returncode
+            )
+    results = {}
+    for key in keys:
+        path = out / f"{_name(key)}.json"
+        if path.is_file():
+            results[key] = MemoryEstimate.from_dict(json.loads(path.read_text()))
+    return results
 
 
-def _estimate(container: dict[str, Any], key: tuple[int, bool, int]) -> MemoryEstimate:
-    """In a worker: one estimate of the config at ``key``, through the estimate store."""
+def _name(key: tuple[int, bool, int]) -> str:
+    return f"{key[0]}-{int(key[1])}-{key[2]}"
+
+
+def _work(config: Path, out: Path, names: list[str]) -> None:
+    """A worker: each named estimate of the config, through the estimate store, one file each."""
     torch.set_num_threads(1)
-    cfg = OmegaConf.create(container)
-    data = json.dumps(container["data"], sort_keys=True, default=str)
-    if data not in _tasks:
-        _tasks[data] = instantiate(cfg.data, _convert_="all")
-    return stored_estimate(cfg, _tasks[data], *key)
+    cfg = OmegaConf.load(config)
+    task = instantiate(cfg.data, _convert_="all")
+    for name in names:
+        micro, checkpointing, ranks = (int(part) for part in name.split("-"))
+        estimate = stored_estimate(cfg, task, micro, bool(checkpointing), ranks)
+        (out / f"{name}.json").write_text(json.dumps(asdict(estimate), default=str))
+
+
+if __name__ == "__main__":
+    _work(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3:])
