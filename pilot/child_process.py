@@ -225,7 +225,7 @@ def _serve(answers: Any) -> None:
         answers.flush()
 
 
-def _die_with_parent(parent: int) -> None:
+def die_with_parent(parent: int) -> None:
     """Linux: the kernel kills this process when its parent dies (a parent killed with -9 leaves no
     child importing torch beside the next run, whose thread count reads the machine's load)."""
     if sys.platform.startswith("linux"):
@@ -235,7 +235,7 @@ def _die_with_parent(parent: int) -> None:
 
 
 def _warm_up(settings: dict[str, Any]) -> None:
-    import torch  # here, after _die_with_parent: the import is most of a child's start
+    import torch  # here, after die_with_parent: the import is most of a child's start
 
     for name in settings.get("warm", ()):
         importlib.import_module(name)
@@ -246,7 +246,7 @@ def _warm_up(settings: dict[str, Any]) -> None:
 if __name__ == "__main__":
     answers = os.fdopen(os.dup(1), "w")  # the protocol's channel, apart from what jobs print
     settings = json.loads(sys.argv[1])
-    _die_with_parent(int(settings["parent"]))
+    die_with_parent(int(settings["parent"]))
     os.nice(int(settings.get("nice", 0)))
     try:
         _warm_up(settings)

@@ -58,3 +58,16 @@ def test_what_workers_store_is_read_back_here(make_cfg, tmp_path, monkeypatch):
     filled = fill(cfg, again, catalog, workers=2)
     assert filled.in_workers == 0
     assert all(from_store(e) for key, e in again.estimates.items() if key != again.base_key)
+
+
+def test_a_failed_worker_leaves_its_estimates_to_the_sheet(make_cfg, monkeypatch, caplog):
+    import pilot.rental.parallel_estimates as parallel
+
+    cfg, task, catalog = _setup(make_cfg)
+    one_by_one = EstimateCache(cfg, task)
+    rows = choice_rows(cfg, one_by_one, catalog)
+    cache = EstimateCache(cfg, task, one_by_one.base)
+    monkeypatch.setattr(parallel, "_name", lambda key: f"not-a-key-{key[0]}")  # the worker cannot parse it
+    filled = fill(cfg, cache, catalog, workers=2)
+    assert filled.in_workers == 0 and "a worker estimating" in caplog.text
+    assert [r.as_dict() for r in choice_rows(cfg, cache, catalog)] == [r.as_dict() for r in rows]

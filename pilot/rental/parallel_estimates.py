@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import subprocess
 import sys
 import tempfile
@@ -29,6 +30,7 @@ import torch
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
+from pilot.child_process import die_with_parent
 from pilot.engine.threads import cpu_budget
 from pilot.estimate.fake_tensor import MemoryEstimate
 from pilot.estimate.stored import read_stored, stored_estimate
@@ -94,21 +96,15 @@ def _in_workers(config: Path, keys: list[tuple[int, bool, int]], workers: int, o
     no module of this process is imported again in them); the estimates they gave."""
     out.mkdir()
     shares = [keys[i::workers] for i in range(workers)]
-    processes = [
-        subprocess.Popen(
-            [sys.executable, "-m", "pilot.rental.parallel_estimates", str(config), str(out), *map(_name, share)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for share in shares
-    ]
-    for process in processes:
-        _, errors = process.communicate()
-        if process.returncode:
-            log.warning(
-                "a worker estimating %s failed: %s", out, errors.strip().splitlines()[-1:] or process.returncode
-            )
+    processes = []
+    for number, share in enumerate(shares):
+        command = [sys.executable, "-m", "pilot.rental.parallel_estimates", str(os.getpid()), str(config), str(out)]
+        with open(out / f"worker-{number}.log", "w") as log_file:  # a file, not a pipe: nothing blocks on it
+            processes.append(subprocess.Popen([*command, *map(_name, share)], stdout=log_file, stderr=log_file))
+    for number, process in enumerate(processes):
+        if process.wait():
+            last = (out / f"worker-{number}.log").read_text(errors="replace").strip().splitlines()[-1:]
+            log.warning("a worker estimating %s failed (exit %d): %s", shares[number], process.returncode, last)
     results = {}
     for key in keys:
         path = out / f"{_name(key)}.json"
@@ -121,8 +117,10 @@ def _name(key: tuple[int, bool, int]) -> str:
     return f"{key[0]}-{int(key[1])}-{key[2]}"
 
 
-def _work(config: Path, out: Path, names: list[str]) -> None:
-    """A worker: each named estimate of the config, through the estimate store, one file each."""
+def _work(parent: int, config: Path, out: Path, names: list[str]) -> None:
+    """A worker: each named estimate of the config, through the estimate store, one file each. It
+    dies with ``parent`` (a killed ``mode=estimate`` leaves no worker computing)."""
+    die_with_parent(parent)
     torch.set_num_threads(1)
     cfg = OmegaConf.load(config)
     task = instantiate(cfg.data, _convert_="all")
@@ -133,4 +131,4 @@ def _work(config: Path, out: Path, names: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    _work(Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3:])
+    _work(int(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4:])
