@@ -117,9 +117,8 @@ def test_mode_estimate_says_how_many_it_read(make_cfg, store, tmp_path, capsys):
 def test_checkpointings_comparison_estimate_is_stored_too(make_cfg, store, tmp_path, monkeypatch):
     """With memory=checkpointing, mode=estimate also estimates the update without it (to show what
     checkpointing saves): that one comes from the store as well when run again."""
-    from pilot.estimate_run import run_estimate
-
     import pilot.estimate.checkpointing_effect as effect
+    from pilot.estimate_run import run_estimate
 
     _, computed = store
     real = effect.estimate_memory
