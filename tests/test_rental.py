@@ -257,3 +257,21 @@ def test_checkpointing_is_not_estimated_where_the_peak_is_the_optimizer_step():
     )
     chosen, _ = _first_fit(setup, activation_bound, per_replica=1, buckets=0, capacity=8 * GIB)
     assert activation_bound.calls == [(1, False), (1, True)] and chosen[:2] == (1, True)
+
+
+def test_a_rows_reason_names_the_terms_at_its_peak_largest_first():
+    """Issue 17 item 4: a row says which terms set its peak and how large they are, not a guess."""
+    from types import SimpleNamespace
+
+    from pilot.rental.row_reasons import no_fit_reason, peak_terms
+
+    breakdown = {"parameters": 2 * GIB, "gradients": 2 * GIB, "optimizer_state": 4 * GIB, "activations": 9 * GIB}
+    peak = SimpleNamespace(
+        peak_bytes=17 * GIB, during="forward/backward", phase="steady_steps", breakdown=breakdown, micro_batch=1
+    )
+    assert peak_terms(peak) == (
+        "activations 9.0 GiB + optimizer state 4.0 GiB + parameters 2.0 GiB + gradients 2.0 GiB"
+    )
+    setup = SimpleNamespace(settings=[False, True])
+    reason = no_fit_reason(setup, (18 * GIB, SimpleNamespace(peak_bytes=17 * GIB, peak_phase=peak)))
+    assert "forward/backward in steady_steps: activations 9.0 GiB + optimizer state 4.0 GiB" in reason

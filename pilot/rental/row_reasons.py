@@ -6,8 +6,26 @@ from __future__ import annotations
 from typing import Any
 
 from pilot.estimate.fake_tensor import MemoryEstimate
+from pilot.rental.estimate_table import _gib
 
 GIB = 2**30
+TERMS = {
+    "parameters": "parameters",
+    "gradients": "gradients",
+    "optimizer_state": "optimizer state",
+    "activations": "activations",
+    "temporaries": "temporaries",
+    "buffers": "buffers",
+    "other": "other",
+}
+
+
+def peak_terms(phase: Any) -> str:
+    """What the peak of ``phase`` holds, largest term first: "optimizer state 18.8 GiB + parameters ...";
+    terms under 1% of the peak are left out."""
+    held = sorted(((phase.breakdown.get(key, 0), name) for key, name in TERMS.items()), key=lambda t: -t[0])
+    shown = [f"{name} {_gib(value)}" for value, name in held if value > 0.01 * max(phase.peak_bytes, 1)]
+    return " + ".join(shown)
 
 
 def sharding_reason(setup: Any, state_need: float, ranks: int) -> str:
@@ -47,7 +65,8 @@ def no_fit_reason(setup: Any, smallest: tuple) -> str:
         )
     return (
         f"even micro-batch 1{checkpointing} needs {need / GIB:.1f} GiB, more than one GPU holds (the peak is "
-        f"{peak.during} in {peak.phase}: activations of one example; a shorter sequence would change the task)"
+        f"{peak.during} in {peak.phase}: {peak_terms(peak)}; the activations are one micro-batch of the "
+        "longest sequences, and a shorter sequence would change the task)"
     )
 
 
@@ -61,7 +80,8 @@ def fit_notes(
     precision_note: str,
 ) -> list[str]:
     """The reason column of a row that fits: where the peak is, and what differs from the configuration."""
-    notes = [f"peak in {estimate.peak_phase.phase} ({estimate.peak_phase.during})"]
+    peak = estimate.peak_phase
+    notes = [f"peak in {peak.phase} ({peak.during}): {peak_terms(peak)}"]
     if peak_note:
         notes.append(peak_note)
     if micro != setup.micro_batch:
