@@ -12,13 +12,14 @@ import pytest
 from hydra.utils import instantiate
 
 import pilot.estimate.stored as stored
-from pilot.estimate.stored import CACHE_ENV, from_store, key_material, stored_estimate
+from pilot.estimate.stored import CACHE_ENV, MIN_SECONDS_ENV, from_store, key_material, stored_estimate
 
 
 @pytest.fixture
 def store(tmp_path, monkeypatch):
     directory = tmp_path / "store"
     monkeypatch.setenv(CACHE_ENV, str(directory))
+    monkeypatch.setenv(MIN_SECONDS_ENV, "0")  # the tiny model's estimates take about a second
     computed = []
     real = stored.estimate_memory
 
@@ -89,6 +90,14 @@ def test_a_stored_file_whose_material_differs_is_not_trusted(make_cfg, store):
     assert again.phases[0].peak_bytes == first.phases[0].peak_bytes
     path.write_text("{not json")  # a damaged file: computed again, never an error
     assert not from_store(_estimate(make_cfg()))
+
+
+def test_a_quick_estimate_is_not_kept(make_cfg, store, monkeypatch):
+    directory, computed = store
+    monkeypatch.setenv(MIN_SECONDS_ENV, "3600")
+    _estimate(make_cfg())
+    _estimate(make_cfg())
+    assert len(computed) == 2 and not list(Path(directory).glob("*.json"))
 
 
 def test_off_keeps_nothing(make_cfg, store, monkeypatch):

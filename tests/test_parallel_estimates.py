@@ -48,9 +48,10 @@ def test_estimates_cheaper_than_a_workers_start_stay_here(make_cfg):
 def test_what_workers_store_is_read_back_here(make_cfg, tmp_path, monkeypatch):
     """The workers' store keys equal this process's (same config, data and code): run again, every
     estimate is read here and no worker starts."""
-    from pilot.estimate.stored import CACHE_ENV, from_store
+    from pilot.estimate.stored import CACHE_ENV, MIN_SECONDS_ENV, from_store
 
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "store"))
+    monkeypatch.setenv(MIN_SECONDS_ENV, "0")  # workers keep even the tiny model's quick estimates
     cfg, task, catalog = _setup(make_cfg)
     base = EstimateCache(cfg, task).base
     assert fill(cfg, EstimateCache(cfg, task, base, stored=True), catalog, workers=2).in_workers >= 2

@@ -18,6 +18,10 @@ hash collision or a hand-edited file is recomputed, not trusted). Written atomic
 file, then ``os.replace``), so concurrent commands never read half a file. What is read from the
 store says so in the estimate's notes (when and in how long it was computed).
 
+Only estimates that took at least 5 s to compute are kept (``$PILOT_ESTIMATE_STORE_MIN_S`` to
+change it): a small model's take a second or two, computing them again costs little and keeps
+them true to code patched in memory.
+
 Where: ``$PILOT_ESTIMATE_CACHE`` (``off`` turns the store off), else
 ``$XDG_CACHE_HOME/pilot/estimates``, else ``~/.cache/pilot/estimates``. Deleting it is always safe.
 """
@@ -50,6 +54,7 @@ CACHE_ENV = "PILOT_ESTIMATE_CACHE"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 VERSIONED = ("torch", "transformers", "peft", "tokenizers", "accelerate")
 STORE_NOTE = "read from the estimate store"
+MIN_SECONDS_ENV = "PILOT_ESTIMATE_STORE_MIN_S"  # kept only if computing took this long (default 5 s)
 
 
 def from_store(estimate: MemoryEstimate) -> bool:
@@ -204,7 +209,7 @@ def stored_estimate(
     estimate = estimate_memory(
         cfg, task, micro_batch=variant["micro_batch"], activation_checkpointing=variant["checkpointing"], ranks=ranks
     )
-    if entry is not None:
+    if entry is not None and estimate.seconds >= float(os.environ.get(MIN_SECONDS_ENV, "5")):
         computed_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         _write(entry[0], {"material": entry[1], "computed_at": computed_at, "estimate": asdict(estimate)})
     return estimate
