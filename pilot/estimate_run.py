@@ -229,9 +229,9 @@ def run_estimate(
     )
     print_sheet(result, estimate)
     stored = sum(from_store(e) for e in result.estimates)
+    workers = f" ({filled.in_workers} in {filled.workers} worker processes)" if filled.in_workers else ""
     print(
-        f"estimates: {len(result.estimates) - stored} computed ({filled.in_workers} of them in up to "
-        f"{filled.workers} worker processes, {filled.rounds} round(s)), {stored} read from the estimate store "
+        f"estimates: {len(result.estimates) - stored} computed{workers}, {stored} read from the estimate store "
         f"({store_dir() or 'off'}; the same config, data, code and versions)"
     )
     plan = result.plan
