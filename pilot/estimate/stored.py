@@ -137,10 +137,11 @@ def _batch_digest(batch: dict[str, Any]) -> str:
 
 def key_material(cfg: DictConfig, task: TaskData, variant: dict[str, Any]) -> dict[str, Any]:
     """What the estimate of ``cfg`` at ``variant`` is computed from (see the module's text)."""
-    config = OmegaConf.to_container(config_variant(cfg, **variant), resolve=True, enum_to_str=True)
+    at_variant = config_variant(cfg, **variant)
+    config = OmegaConf.to_container(at_variant, resolve=True, enum_to_str=True)
     for ignored in ("rental", "hydra"):
         config.pop(ignored, None)
-    inputs = estimate_inputs(config_variant(cfg, **variant), task)
+    inputs = estimate_inputs(at_variant, task)
     return {
         "config": config,
         "variant": variant,

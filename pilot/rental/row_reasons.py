@@ -9,22 +9,14 @@ from pilot.estimate.fake_tensor import MemoryEstimate
 from pilot.rental.estimate_table import _gib
 
 GIB = 2**30
-TERMS = {
-    "parameters": "parameters",
-    "gradients": "gradients",
-    "optimizer_state": "optimizer state",
-    "activations": "activations",
-    "temporaries": "temporaries",
-    "buffers": "buffers",
-    "other": "other",
-}
+TERMS = ("parameters", "gradients", "optimizer_state", "activations", "temporaries", "buffers", "other")
 
 
 def peak_terms(phase: Any) -> str:
     """What the peak of ``phase`` holds, largest term first: "optimizer state 18.8 GiB + parameters ...";
     terms under 1% of the peak are left out."""
-    held = sorted(((phase.breakdown.get(key, 0), name) for key, name in TERMS.items()), key=lambda t: -t[0])
-    shown = [f"{name} {_gib(value)}" for value, name in held if value > 0.01 * max(phase.peak_bytes, 1)]
+    held = sorted(((phase.breakdown.get(key, 0), key) for key in TERMS), key=lambda t: -t[0])  # stable on ties
+    shown = [f"{key.replace('_', ' ')} {_gib(value)}" for value, key in held if value > 0.01 * max(phase.peak_bytes, 1)]
     return " + ".join(shown)
 
 
