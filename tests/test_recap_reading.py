@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from matplotlib.image import BboxImage
 from test_recap_damaged import metrics, metrics_line, record
 
-from pilot.recap import collect, find_run_dirs, picture, read_metrics
+from pilot.recap import collect, find_run_dirs, picture, read_metrics, reading
 from pilot.recap.metrics_jsonl import TRAIN_ROW, _validation_rows, plottable, training_points
 from pilot.recap.run_json import record_problems
 
@@ -138,3 +138,54 @@ def test_wrong_keys_of_run_json_are_named_in_the_order_of_record_keys():
         record(seed="0", variant=5, status=None, closing="pass", peak_memory={"rss_peak_bytes": "x"})
     )
     assert [p.split(" ")[0] for p in problems] == ["variant", "seed", "status", "peak_memory.rss_peak_bytes", "closing"]
+
+
+def _runs_for_processes(root, count=9):
+    """``count`` runs, one with a damaged metrics line, one whose run.json is not JSON."""
+    for index in range(count):
+        run = root / f"run-{index}"
+        write(run / "run.json", "{broken" if index == 4 else json.dumps(record(seed=index, run_id=f"r{index}")))
+        text = metrics(final_val=1.0 + index)
+        write(run / "metrics.jsonl", text.replace('"loss": 2.9', '"loss": "x"') if index == 7 else text)
+
+
+def _frame_and_curves(root):
+    curves = {}
+    frame = collect([root], curves)
+    return frame, {run: (train.tolist(), val) for run, (train, val) in curves.items()}
+
+
+def test_runs_read_in_several_processes_give_the_rows_and_curves_of_one(tmp_path, monkeypatch):
+    _runs_for_processes(tmp_path)
+    alone = _frame_and_curves(tmp_path)
+    monkeypatch.setattr(reading, "RUNS_PER_PROCESS", 2)
+    monkeypatch.setattr(reading, "cpu_budget", lambda: (3, "test"))
+    assert reading.reading_processes(9) == 3
+    shared = _frame_and_curves(tmp_path)
+    assert alone[0].equals(shared[0]) and alone[1] == shared[1]
+    assert set(alone[0]["status"]) == {"ok", "unreadable"} and len(alone[0]) == 9
+
+
+def test_a_share_whose_process_dies_is_read_here_and_no_run_is_lost(tmp_path, monkeypatch):
+    _runs_for_processes(tmp_path)
+    alone = _frame_and_curves(tmp_path)
+    parent, read_runs = os.getpid(), reading.read_runs
+
+    def dies_in_a_child(run_dirs, picture):
+        if os.getpid() != parent:
+            os._exit(9)  # as the kernel's OOM killer would end it
+        return read_runs(run_dirs, picture)
+
+    monkeypatch.setattr(reading, "read_runs", dies_in_a_child)
+    monkeypatch.setattr(reading, "RUNS_PER_PROCESS", 2)
+    monkeypatch.setattr(reading, "cpu_budget", lambda: (3, "test"))
+    shared = _frame_and_curves(tmp_path)
+    assert alone[0].equals(shared[0]) and alone[1] == shared[1]
+
+
+def test_runs_are_read_here_alone_when_forking_is_not_safe_or_not_worth_it(monkeypatch):
+    monkeypatch.setattr(reading, "cpu_budget", lambda: (8, "test"))
+    assert reading.reading_processes(999) == 1  # fewer than RUNS_PER_PROCESS runs per process
+    assert reading.reading_processes(10_000) == 8
+    monkeypatch.setattr(reading.threading, "active_count", lambda: 2)  # another thread could hold a lock
+    assert reading.reading_processes(10_000) == 1

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from pilot import cpu_budget
+from pilot.cpu_budget import busy_elsewhere, cgroup_quota
 from pilot.engine import threads
-from pilot.engine.threads import busy_elsewhere, cgroup_quota, choose_threads, load_note
+from pilot.engine.threads import choose_threads, load_note
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -19,8 +21,8 @@ REPO = Path(__file__).resolve().parents[1]
 @pytest.fixture
 def eight_cores(monkeypatch):
     """A machine of 8 usable cores, no quota, no SLURM, torch's default 8."""
-    monkeypatch.setattr(threads, "affinity_cores", lambda: 8)
-    monkeypatch.setattr(threads, "cgroup_quota", lambda path=None: None)
+    monkeypatch.setattr(cpu_budget, "affinity_cores", lambda: 8)
+    monkeypatch.setattr(cpu_budget, "cgroup_quota", lambda path=None: None)
     monkeypatch.setattr(threads, "TORCH_DEFAULT", 8)
     monkeypatch.delenv("SLURM_CPUS_PER_TASK", raising=False)
 

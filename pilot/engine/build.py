@@ -12,9 +12,10 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig
 
 from pilot.config.values import enum_value, resolve_device
+from pilot.cpu_budget import busy_elsewhere
 from pilot.engine.distributed import DistContext
 from pilot.engine.sharding import full_model_state
-from pilot.engine.threads import ThreadChoice, busy_elsewhere, choose_threads, launcher_cpus
+from pilot.engine.threads import ThreadChoice, choose_threads, launcher_cpus
 from pilot.engine.trainer import Trainer
 from pilot.models.adapter import apply_adapter
 

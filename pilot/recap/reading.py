@@ -20,13 +20,17 @@ files); here: finding run directories and one row per run.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import threading
 from collections.abc import Collection, Iterable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from pilot.cpu_budget import cpu_budget
 from pilot.errors import PilotError
 from pilot.recap.damage import Unreadable, read_json_object
 from pilot.recap.metrics_jsonl import read_metrics, training_points
@@ -36,6 +40,7 @@ RUN_MARKERS = ("run.json", "metrics.jsonl", ".hydra")  # any of these makes a di
 NOT_WALKED = (".hydra", "checkpoints", "export", "resume_check")  # inside a run directory: never runs
 NOT_RUNS = ("pilot", "estimate")  # run.json modes that hold no training run: left out of the recap
 CURVE_BATCH_BYTES = 1 << 20  # metrics.jsonl text whose training points are read at once (training_points)
+RUNS_PER_PROCESS = 1000  # fewer runs than this per process: read in this process alone (a fork costs ~50 ms)
 # columns of every recap frame, even when no run could be read
 COLUMNS = ("run_dir", "sweep", "sweep_id", "run_id", "parent_id", "variant", "seed", "status", "stop_cause")
 
@@ -137,25 +142,68 @@ class _Curves:
         self.pending, self.pending_bytes = {}, 0
 
 
+def read_runs(run_dirs: list[str], picture: bool) -> tuple[list[dict[str, Any]], dict[str, tuple] | None]:
+    """The rows of ``run_dirs`` that hold training runs, in order, and (``picture``) their curves."""
+    curves: dict[str, tuple] | None = {} if picture else None
+    reader = _Curves(curves) if curves is not None else None
+    rows = []
+    for run_dir in run_dirs:
+        row = read_run(run_dir, curve=picture)
+        if row.get("mode") in NOT_RUNS:
+            continue
+        if reader is not None:
+            reader.keep(row)
+        row.pop("_val_curve", None)
+        row["sweep"] = sweep_of(row)
+        rows.append(row)
+    if reader is not None:
+        reader.flush()
+    return rows, curves
+
+
+def reading_processes(runs: int) -> int:
+    """Processes that read ``runs`` run directories: one per ``RUNS_PER_PROCESS`` runs, at most the
+    CPUs this process may use; one (this process) where forking is not safe: no ``fork`` start
+    method, or another thread alive that a forked child could find holding a lock."""
+    if "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1:
+        return 1
+    return max(1, min(cpu_budget()[0], runs // RUNS_PER_PROCESS))
+
+
+def _read_all(run_dirs: list[str], curves: dict[str, tuple] | None) -> list[dict[str, Any]]:
+    """``read_runs`` over every run, split among ``reading_processes`` processes; the rows in order."""
+    picture = curves is not None
+    size = max(1, -(-len(run_dirs) // reading_processes(len(run_dirs))))
+    shares = [run_dirs[start : start + size] for start in range(0, len(run_dirs), size)]
+    rows = []
+    for share_rows, share_curves in _forked(shares, picture) if len(shares) > 1 else map(read_runs, shares, [picture]):
+        rows += share_rows
+        if curves is not None:
+            curves.update(share_curves)
+    return rows
+
+
+def _forked(shares: list[list[str]], picture: bool) -> list[tuple[list, dict | None]]:
+    """``read_runs`` of each share, the first in this process and each other one in a forked
+    process; a share whose process fails (killed, out of memory) is read here: no run is lost."""
+    fork = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(len(shares) - 1, mp_context=fork) as pool:
+        pending = [pool.submit(read_runs, share, picture) for share in shares[1:]]
+        results = [read_runs(shares[0], picture)]
+        for share, future in zip(shares[1:], pending):
+            try:
+                results.append(future.result())
+            except Exception:
+                results.append(read_runs(share, picture))
+    return results
+
+
 def collect(paths: Iterable[Path], curves: dict[str, tuple] | None = None, skip: Collection[Path] = ()) -> pd.DataFrame:
     """One row per run directory under ``paths`` (those in ``skip`` left out), sorted by sweep,
     variant, seed and run id, unreadable ones last; ``curves`` (if given) receives
     run_dir -> (training points, validation points), as the picture draws them."""
-    rows, skipped = [], {os.fspath(Path(p)) for p in skip}
-    picture = _Curves(curves) if curves is not None else None
-    for run_dir in _run_dirs(paths):
-        if run_dir in skipped:
-            continue
-        row = read_run(run_dir, curve=picture is not None)
-        if row.get("mode") in NOT_RUNS:
-            continue
-        if picture is not None:
-            picture.keep(row)
-        row.pop("_val_curve", None)
-        row["sweep"] = sweep_of(row)
-        rows.append(row)
-    if picture is not None:
-        picture.flush()
+    skipped = {os.fspath(Path(p)) for p in skip}
+    rows = _read_all([run_dir for run_dir in _run_dirs(paths) if run_dir not in skipped], curves)
     frame = pd.DataFrame(rows)
     frame = frame.reindex(columns=[*COLUMNS, *(c for c in frame.columns if c not in COLUMNS)])
     frame["seed"] = frame["seed"].astype("Int64")  # integers even beside unreadable rows (no 0.0)

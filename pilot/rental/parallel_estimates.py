@@ -9,7 +9,7 @@ processes (``python -m`` in new interpreters, one thread each), and repeats unti
 sheet is then built as always from the filled cache: no estimate is computed that the sheet built
 one by one would not compute, and one a worker could not give (a refusal, a crash) is computed
 there and fails there as it always did. What the estimate store holds is read here, never sent
-to a worker. Workers: the CPUs this process may use (``engine.threads.cpu_budget``), at most one
+to a worker. Workers: the CPUs this process may use (``cpu_budget``), at most one
 per estimate of a round, and only when the base estimate took at least ``WORTH_A_WORKER_S`` to
 compute (a worker's start costs about that; a small model's estimates are computed here); a round
 of one estimate runs here.
@@ -31,7 +31,7 @@ from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from pilot.child_process import die_with_parent
-from pilot.engine.threads import cpu_budget
+from pilot.cpu_budget import cpu_budget
 from pilot.estimate.fake_tensor import MemoryEstimate
 from pilot.estimate.stored import read_stored, stored_estimate
 from pilot.rental.catalog import Gpu

@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from pilot.config.values import enum_value, select
-from pilot.engine.threads import affinity_cores
+from pilot.cpu_budget import affinity_cores
 from pilot.validation.numbers import THREADS_PER_CORE
 from pilot.validation.problems import Problem
 

@@ -9,7 +9,7 @@ from typing import Any
 from omegaconf import DictConfig
 
 from pilot.config.values import enum_value, select
-from pilot.engine.threads import affinity_cores
+from pilot.cpu_budget import affinity_cores
 from pilot.validation.problems import Problem, is_finite, is_number
 
 # No optimizer here uses a larger peak lr: AdamW moves every weight by about lr per update
