@@ -49,22 +49,54 @@ def cpu_budget(launcher_cpus: int | None = None) -> tuple[int, str]:
     return cores, source
 
 
+def _own_jiffies(pid: str = "self") -> float:
+    """CPU time of process ``pid`` and of the children it waited for (utime, stime, cutime, cstime)."""
+    return sum(float(v) for v in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[11:15])
+
+
+def _children_jiffies() -> float:
+    """CPU time of this process's live children (a child started early, nice or not, is not another's load)."""
+    total = 0.0
+    for listing in Path("/proc/self/task").glob("*/children"):
+        for pid in listing.read_text().split():
+            try:
+                total += _own_jiffies(pid)
+            except (OSError, ValueError, IndexError):  # ended in between: its time is now in our cutime
+                continue
+    return total
+
+
 def _cpu_times() -> tuple[float, float, float]:
-    """(busy, total) jiffies of the whole machine from /proc/stat, and this process's own."""
+    """(busy, total) jiffies of the whole machine from /proc/stat, and this process's own with its children's."""
     fields = [float(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
     idle = fields[3] + (fields[4] if len(fields) > 4 else 0.0)  # idle + iowait
-    own = sum(float(v) for v in Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[11:15])
-    return sum(fields) - idle, sum(fields), own
+    return sum(fields) - idle, sum(fields), _own_jiffies() + _children_jiffies()
 
 
-def busy_elsewhere(window_s: float = 0.25) -> float | None:
-    """Cores kept busy by other processes during ``window_s`` (None where /proc is not there)."""
+def _sample() -> tuple[float, tuple[float, float, float]] | None:
     try:
-        busy0, total0, own0 = _cpu_times()
-        time.sleep(window_s)
-        busy1, total1, own1 = _cpu_times()
+        return time.monotonic(), _cpu_times()
     except (OSError, ValueError, IndexError):
         return None
+
+
+_latest = _sample()  # taken when the process imports this module; then at the end of each measurement
+
+
+def busy_elsewhere(window_s: float = 0.25, reuse_s: float = 0.0) -> float | None:
+    """Cores kept busy by other processes (this one and its children taken out) over at least
+    ``window_s``: since the latest sample (this module's import, or the end of the last measurement)
+    when it is ``window_s`` to ``reuse_s`` seconds old -- the work done since stands in for the
+    wait -- else over a new window of ``window_s``. None where /proc is not there."""
+    global _latest
+    start = _latest
+    if start is None or not window_s <= time.monotonic() - start[0] <= reuse_s:
+        start = _sample()
+        time.sleep(window_s)
+    _latest = end = _sample()
+    if start is None or end is None:
+        return None
+    (busy0, total0, own0), (busy1, total1, own1) = start[1], end[1]
     machine_cores = os.cpu_count() or 1
     if total1 <= total0:
         return None

@@ -4,8 +4,11 @@ in run.json, and the pilot warns when other processes already keep the cores bus
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -63,18 +66,44 @@ def test_the_cgroup_quota_is_read_in_whole_cpus(tmp_path):
     assert cgroup_quota(tmp_path / "absent") is None
 
 
-def test_a_busy_machine_is_seen_and_named():
-    spinner = subprocess.Popen(
-        [sys.executable, "-c", "import time\nend = time.time() + 20\nwhile time.time() < end: pass"]
+SPIN = "import time\nend = time.time() + 20\nwhile time.time() < end: pass"
+
+
+def _another_processs_spinner() -> int:
+    """A process spinning one core that is not this one's child (started by a shell that exits)."""
+    shell = subprocess.run(
+        ["sh", "-c", f'{sys.executable} -c "$0" >/dev/null 2>&1 & echo $!', SPIN], capture_output=True, text=True
     )
+    return int(shell.stdout.strip())
+
+
+def test_a_busy_machine_is_seen_and_named():
+    spinner = _another_processs_spinner()
     try:
+        time.sleep(0.2)
         busy = busy_elsewhere(0.5)
     finally:
-        spinner.kill()
+        os.kill(spinner, signal.SIGKILL)
     assert busy is not None and busy >= 0.5  # one other process spinning: about one core
     note = load_note(busy, 2)
     assert note and "other processes kept" in note and "Fix:" in note
     assert load_note(0.1, 2) is None and load_note(None, 2) is None
+
+
+def test_this_processs_own_children_are_not_load_and_a_recent_sample_saves_the_wait():
+    child = subprocess.Popen([sys.executable, "-c", SPIN])  # as the pilot's early child importing torch
+    try:
+        time.sleep(0.2)
+        assert busy_elsewhere(0.5) < 0.5
+        time.sleep(0.3)  # the latest sample (the end of that measurement) is 0.3 s old
+        started = time.monotonic()
+        assert busy_elsewhere(0.25, reuse_s=60) < 0.5
+        assert time.monotonic() - started < 0.2  # no new window waited for
+        started = time.monotonic()
+        busy_elsewhere(0.25, reuse_s=60)  # the latest sample is now too recent: a new window
+        assert time.monotonic() - started >= 0.25
+    finally:
+        child.kill()
 
 
 def test_run_json_records_the_count_and_its_reason(tmp_path):

@@ -26,11 +26,15 @@ def seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+BUSY_SINCE_AT_MOST_S = 60.0  # an older sample says little about the machine now: a new 0.25 s window
+
+
 def configure_threads(cfg: DictConfig) -> ThreadChoice:
     """CPU threads per process (``engine/threads.py``): replicas and parallel sweep jobs share the
     cores instead of oversubscribing them."""
     replicas, configured = int(cfg.distributed.replicas), int(cfg.run.threads)
-    busy = busy_elsewhere() if replicas == 1 else None  # 0.25 s; the pilot also reports it
+    # since the process started (or the sweep's previous job measured), else over 0.25 s; the pilot reports it
+    busy = busy_elsewhere(reuse_s=BUSY_SINCE_AT_MOST_S) if replicas == 1 else None
     choice = choose_threads(configured, replicas, launcher_cpus(), busy)
     torch.set_num_threads(choice.count)
     return choice

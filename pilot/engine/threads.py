@@ -8,7 +8,8 @@ and the submitit launcher's ``cpus_per_task`` for a sweep) by the processes that
 replicas).
 
 A single process (one replica) also leaves out the cores other processes keep busy when it starts
-(``busy_elsewhere``: /proc/stat over 0.25 s, this process's own time taken out): two threads
+(``cpu_budget.busy_elsewhere``: /proc/stat since the process started, this process's own time and
+its children's taken out): two threads
 beside one busy process made an update 4x slower than one thread. The count fixes the order of
 float reductions, so two runs of one config on a machine loaded differently may differ in the last
 bits; run.json records the count and why, a resumed run keeps its checkpoint's count (bit for bit),
