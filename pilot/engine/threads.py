@@ -10,11 +10,11 @@ replicas).
 A single process (one replica) also leaves out the cores other processes keep busy when it starts
 (``cpu_budget.busy_elsewhere``: /proc/stat since the process started, this process's own time and
 its children's taken out): two threads beside one busy process made an update 4x slower than one
-thread. The count fixes the order of
-float reductions, so two runs of one config on a machine loaded differently may differ in the last
-bits; run.json records the count and why, a resumed run keeps its checkpoint's count (bit for bit),
-and a set ``run.threads`` is never changed. The pilot also says when the machine is busy
-(``load_note``): its measured times are slower than on an idle machine.
+thread. The count fixes the order of float reductions, so two runs of one config on a machine
+loaded differently may differ in the last bits; run.json records the count and why, a resumed run
+keeps its checkpoint's count (bit for bit), and a set ``run.threads`` is never changed. The pilot
+also says when the machine is busy (``load_note``): its measured times are slower than on an idle
+machine.
 """
 
 from __future__ import annotations
