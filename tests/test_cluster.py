@@ -18,6 +18,8 @@ import pytest
 import torch
 
 REPO = Path(__file__).resolve().parents[1]
+# one pytest-xdist worker runs every cluster test, one after another: the one-node cluster's CPUs are few
+pytestmark = pytest.mark.xdist_group("slurm_cluster")
 START = "start it with: bash scripts/slurm_cluster.sh start"
 
 

@@ -160,6 +160,7 @@ def test_runs_read_in_several_processes_give_the_rows_and_curves_of_one(tmp_path
     alone = _frame_and_curves(tmp_path)
     monkeypatch.setattr(reading, "RUNS_PER_PROCESS", 2)
     monkeypatch.setattr(reading, "cpu_budget", lambda: (3, "test"))
+    monkeypatch.setattr(reading.threading, "active_count", lambda: 1)  # an earlier test's thread may linger
     assert reading.reading_processes(9) == 3
     shared = _frame_and_curves(tmp_path)
     assert alone[0].equals(shared[0]) and alone[1] == shared[1]
@@ -179,12 +180,15 @@ def test_a_share_whose_process_dies_is_read_here_and_no_run_is_lost(tmp_path, mo
     monkeypatch.setattr(reading, "read_runs", dies_in_a_child)
     monkeypatch.setattr(reading, "RUNS_PER_PROCESS", 2)
     monkeypatch.setattr(reading, "cpu_budget", lambda: (3, "test"))
+    monkeypatch.setattr(reading.threading, "active_count", lambda: 1)
+    assert reading.reading_processes(9) == 3
     shared = _frame_and_curves(tmp_path)
     assert alone[0].equals(shared[0]) and alone[1] == shared[1]
 
 
 def test_runs_are_read_here_alone_when_forking_is_not_safe_or_not_worth_it(monkeypatch):
     monkeypatch.setattr(reading, "cpu_budget", lambda: (8, "test"))
+    monkeypatch.setattr(reading.threading, "active_count", lambda: 1)
     assert reading.reading_processes(999) == 1  # fewer than RUNS_PER_PROCESS runs per process
     assert reading.reading_processes(10_000) == 8
     monkeypatch.setattr(reading.threading, "active_count", lambda: 2)  # another thread could hold a lock
