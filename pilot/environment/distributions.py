@@ -49,7 +49,7 @@ def installed_distributions() -> dict[str, Installed]:
                 editable = None
         found[canonical(name)] = Installed(
             name,
-            distribution.version,
+            meta["Version"],  # what distribution.version reads, without parsing METADATA a second time (half the time)
             (distribution.read_text("top_level.txt") or "").split(),
             editable,
             meta.get_all("Requires-Dist") or [],
