@@ -49,33 +49,51 @@ def cpu_budget(launcher_cpus: int | None = None) -> tuple[int, str]:
     return cores, source
 
 
-def _own_jiffies(pid: str = "self") -> float:
-    """CPU time of process ``pid`` and of the children it waited for (utime, stime, cutime, cstime)."""
-    return sum(float(v) for v in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[11:15])
+def _jiffies(pid: str = "self") -> tuple[float, float]:
+    """CPU time of process ``pid`` (utime + stime) and of the children it reaped (cutime + cstime)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return float(fields[11]) + float(fields[12]), float(fields[13]) + float(fields[14])
 
 
 def _children_jiffies() -> float:
     """CPU time of this process's live children (a child started early, nice or not, is not another's load)."""
     total = 0.0
     for listing in Path("/proc/self/task").glob("*/children"):
-        for pid in listing.read_text().split():
+        try:
+            pids = listing.read_text().split()
+        except OSError:  # the thread ended in between
+            continue
+        for pid in pids:
             try:
-                total += _own_jiffies(pid)
+                total += sum(_jiffies(pid))
             except (OSError, ValueError, IndexError):  # ended in between: its time is now in our cutime
                 continue
     return total
+
+
+def _own_and_children_jiffies() -> float:
+    """This process's CPU time with its children's, live or reaped; read again if a child was reaped
+    in between (its time would be in neither reading, or in both)."""
+    for _ in range(3):
+        reaped = _jiffies()[1]
+        children = _children_jiffies()
+        own, reaped_after = _jiffies()
+        if reaped_after == reaped:
+            break
+    return own + reaped_after + children
 
 
 def _cpu_times() -> tuple[float, float, float]:
     """(busy, total) jiffies of the whole machine from /proc/stat, and this process's own with its children's."""
     fields = [float(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
     idle = fields[3] + (fields[4] if len(fields) > 4 else 0.0)  # idle + iowait
-    return sum(fields) - idle, sum(fields), _own_jiffies() + _children_jiffies()
+    return sum(fields) - idle, sum(fields), _own_and_children_jiffies()
 
 
-def _sample() -> tuple[float, tuple[float, float, float]] | None:
+def _sample() -> tuple[int, float, tuple[float, float, float]] | None:
+    """(this process's id, the time, ``_cpu_times``), None where /proc cannot be read."""
     try:
-        return time.monotonic(), _cpu_times()
+        return os.getpid(), time.monotonic(), _cpu_times()
     except (OSError, ValueError, IndexError):
         return None
 
@@ -89,14 +107,14 @@ def busy_elsewhere(window_s: float = 0.25, reuse_s: float = 0.0) -> float | None
     when it is ``window_s`` to ``reuse_s`` seconds old -- the work done since stands in for the
     wait -- else over a new window of ``window_s``. None where /proc is not there."""
     global _latest
-    start = _latest
-    if start is None or not window_s <= time.monotonic() - start[0] <= reuse_s:
+    start = _latest  # a forked process's is its parent's: not its own to compare with
+    if start is None or start[0] != os.getpid() or not window_s <= time.monotonic() - start[1] <= reuse_s:
         start = _sample()
         time.sleep(window_s)
     _latest = end = _sample()
     if start is None or end is None:
         return None
-    (busy0, total0, own0), (busy1, total1, own1) = start[1], end[1]
+    (busy0, total0, own0), (busy1, total1, own1) = start[2], end[2]
     machine_cores = os.cpu_count() or 1
     if total1 <= total0:
         return None

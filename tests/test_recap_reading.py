@@ -186,6 +186,21 @@ def test_a_share_whose_process_dies_is_read_here_and_no_run_is_lost(tmp_path, mo
     assert alone[0].equals(shared[0]) and alone[1] == shared[1]
 
 
+def test_readers_that_cannot_start_leave_every_share_to_the_recap(tmp_path, monkeypatch):
+    _runs_for_processes(tmp_path)
+    alone = _frame_and_curves(tmp_path)
+
+    def no_process_left(*args, **kwargs):
+        raise OSError(11, "Resource temporarily unavailable")  # fork under a cgroup's pids limit
+
+    monkeypatch.setattr(reading, "ProcessPoolExecutor", no_process_left)
+    monkeypatch.setattr(reading, "RUNS_PER_PROCESS", 2)
+    monkeypatch.setattr(reading, "cpu_budget", lambda: (3, "test"))
+    monkeypatch.setattr(reading.threading, "active_count", lambda: 1)
+    shared = _frame_and_curves(tmp_path)
+    assert alone[0].equals(shared[0]) and alone[1] == shared[1]
+
+
 def test_runs_are_read_here_alone_when_forking_is_not_safe_or_not_worth_it(monkeypatch):
     monkeypatch.setattr(reading, "cpu_budget", lambda: (8, "test"))
     monkeypatch.setattr(reading.threading, "active_count", lambda: 1)

@@ -99,9 +99,9 @@ def test_this_processs_own_children_count_as_its_own_time_and_a_recent_sample_sa
         (_, _, own1), took = cpu_budget._cpu_times(), time.monotonic() - started
     finally:
         child.kill()
-    # the child's CPU time is this process's own, not another's load (it got at least 0.3 of a core,
-    # even beside a parallel test worker)
-    assert own1 - own0 >= 0.3 * took * os.sysconf("SC_CLK_TCK")
+    # the child's CPU time is this process's own, not another's load (it got at least 0.2 of a core,
+    # even beside a parallel test worker; without the children's time this process's own is ~0)
+    assert own1 - own0 >= 0.2 * took * os.sysconf("SC_CLK_TCK")
     busy_elsewhere(0.25)
     time.sleep(0.3)  # the latest sample (the end of that measurement) is 0.3 s old
     started = time.monotonic()

@@ -204,13 +204,15 @@ def _losses(window: np.ndarray, first: np.ndarray) -> tuple[np.ndarray, np.ndarr
     odd |= (after != ord(",")) & (after != ord("}"))  # an exponent
     digits = DIGIT[seen[:, : INTEGER + 1 + FRACTION]]
     digits[:, INTEGER + 1 :] *= np.arange(FRACTION) < fraction[:, None]
-    return digits @ PLACE, odd
+    return np.einsum("ij,j->i", digits, PLACE), odd  # numpy's own loop, no BLAS (see ``training_points``)
 
 
 def training_points(bodies: list[bytes]) -> list[np.ndarray]:
     """Every training point (update, loss) of each body (a whole file ``_validation_rows`` accepted),
     ``plottable`` ones only; one numpy pass over all bodies instead of a float() per line. Keep the
-    bodies to about a megabyte: numpy asks for huge pages for arrays of 4 MiB, which cost 3x here."""
+    bodies to about a megabyte: numpy asks for huge pages for arrays of 4 MiB, which cost 3x here.
+    No BLAS (``einsum``, not ``@``): the recap runs this in processes forked from one that may have
+    used an OpenMP thread pool, which a BLAS built on OpenMP would wait for forever."""
     if not bodies:
         return []
     buffer = b"".join([*bodies, bytes(80)])  # padding: every window below stays inside
@@ -233,7 +235,7 @@ def _points(window: np.ndarray, lines: np.ndarray) -> np.ndarray:
     """(update, loss) of training ``lines`` (their starts); NaN where ``_losses`` cannot read one."""
     first = lines + UPDATE_AT
     comma = first + np.argmax(window[first, : INTEGER + 1] == ord(","), axis=1)  # none in reach: first
-    update = DIGIT[window[comma - INTEGER, :INTEGER]] @ PLACE[:INTEGER]  # after "update": no digit
+    update = np.einsum("ij,j->i", DIGIT[window[comma - INTEGER, :INTEGER]], PLACE[:INTEGER])  # no digit after
     loss, odd = _losses(window, comma + LOSS_AFTER)
     update[odd | (comma == first)] = np.nan
     return np.column_stack([update, loss])

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 import threading
 from collections.abc import Collection, Iterable
 from concurrent.futures import ProcessPoolExecutor
@@ -163,9 +164,11 @@ def read_runs(run_dirs: list[str], picture: bool) -> tuple[list[dict[str, Any]],
 
 def reading_processes(runs: int) -> int:
     """Processes that read ``runs`` run directories: one per ``RUNS_PER_PROCESS`` runs, at most the
-    CPUs this process may use; one (this process) where forking is not safe: no ``fork`` start
-    method, or another thread alive that a forked child could find holding a lock."""
-    if "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1:
+    CPUs this process may use; one (this process) where forking is not safe: not Linux, or another
+    Python thread alive that a forked child could find holding a lock. The forked readers use no
+    BLAS or OpenMP (``metrics_jsonl.training_points``): after torch's thread pools, as in Hydra's
+    multirun callback, a child that entered one would wait forever."""
+    if not sys.platform.startswith("linux") or threading.active_count() > 1:
         return 1
     return max(1, min(cpu_budget()[0], runs // RUNS_PER_PROCESS))
 
@@ -185,17 +188,21 @@ def _read_all(run_dirs: list[str], curves: dict[str, tuple] | None) -> list[dict
 
 def _forked(shares: list[list[str]], picture: bool) -> list[tuple[list, dict | None]]:
     """``read_runs`` of each share, the first in this process and each other one in a forked
-    process; a share whose process fails (killed, out of memory) is read here: no run is lost."""
-    fork = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(len(shares) - 1, mp_context=fork) as pool:
-        pending = [pool.submit(read_runs, share, picture) for share in shares[1:]]
-        results = [read_runs(shares[0], picture)]
-        for share, future in zip(shares[1:], pending):
-            try:
-                results.append(future.result())
-            except Exception:
-                results.append(read_runs(share, picture))
-    return results
+    process; a share whose process fails (killed, out of memory) or never starts (no process left
+    under a pids limit, a daemon process) is read here: no run is lost."""
+    results: list[tuple[list, dict | None] | None] = [None] * len(shares)
+    try:
+        with ProcessPoolExecutor(len(shares) - 1, mp_context=multiprocessing.get_context("fork")) as pool:
+            pending = [(index, pool.submit(read_runs, shares[index], picture)) for index in range(1, len(shares))]
+            results[0] = read_runs(shares[0], picture)
+            for index, future in pending:
+                try:
+                    results[index] = future.result()
+                except Exception:
+                    continue
+    except Exception:  # the pool could not start or submit: what is not read yet is read below
+        pass
+    return [result if result is not None else read_runs(share, picture) for share, result in zip(shares, results)]
 
 
 def collect(paths: Iterable[Path], curves: dict[str, tuple] | None = None, skip: Collection[Path] = ()) -> pd.DataFrame:
