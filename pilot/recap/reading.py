@@ -178,8 +178,9 @@ def _read_all(run_dirs: list[str], curves: dict[str, tuple] | None) -> list[dict
     picture = curves is not None
     size = max(1, -(-len(run_dirs) // reading_processes(len(run_dirs))))
     shares = [run_dirs[start : start + size] for start in range(0, len(run_dirs), size)]
+    results = _forked(shares, picture) if len(shares) > 1 else [read_runs(share, picture) for share in shares]
     rows = []
-    for share_rows, share_curves in _forked(shares, picture) if len(shares) > 1 else map(read_runs, shares, [picture]):
+    for share_rows, share_curves in results:
         rows += share_rows
         if curves is not None:
             curves.update(share_curves)
