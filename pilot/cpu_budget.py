@@ -3,7 +3,8 @@ estimate workers size their processes with it as ``engine.threads`` sizes torch'
 
 ``cpu_budget``: the affinity mask, the cgroup's CPU quota, SLURM's ``SLURM_CPUS_PER_TASK`` and a
 launcher's ``cpus_per_task``, the smallest wins. ``busy_elsewhere``: cores other processes keep
-busy (/proc/stat over a short window, this process's own time taken out).
+busy (/proc/stat since the latest sample or over 0.25 s, this process's and its children's time
+taken out).
 """
 
 from __future__ import annotations
