@@ -1,0 +1,100 @@
+"""The sweeper (hydra_plugins/pilot_sweeper): each job's config composed once, not twice, the
+launcher getting what it would have composed itself; a job that cannot be composed still stops
+the sweep before any job runs."""
+
+import pytest
+from hydra._internal.config_loader_impl import ConfigLoaderImpl
+from hydra._internal.hydra import Hydra
+from hydra._internal.utils import create_config_search_path
+from hydra.core.global_hydra import GlobalHydra
+from hydra.errors import MissingConfigException
+from omegaconf import OmegaConf
+
+import hydra_plugins.pilot_sweeper as sweeper_module
+from hydra_plugins.pilot_sweeper import ComposedOnce
+
+CONFIG = """
+defaults:
+  - group: a
+  - override hydra/sweeper: compose_once
+  - _self_
+x: 0
+y: 1
+hydra:
+  job:
+    chdir: false
+"""
+
+
+class CountingLoader:
+    def __init__(self):
+        self.calls = []
+
+    def load_sweep_config(self, master_config, sweep_overrides):
+        self.calls.append(list(sweep_overrides))
+        return OmegaConf.create({"overrides": list(sweep_overrides), "call": len(self.calls)})
+
+    def list_groups(self, parent):
+        return ["from the wrapped loader"]
+
+
+def test_a_composed_config_is_handed_out_once_then_composed_again():
+    loader = CountingLoader()
+    composed_once, master = ComposedOnce(loader), OmegaConf.create({})
+    composed_once.compose(master, ["x=1"])
+    assert composed_once.load_sweep_config(master, ["x=1"]).call == 1  # the one the check composed
+    assert composed_once.load_sweep_config(master, ["x=1"]).call == 2  # handed out once: composed again
+    assert composed_once.load_sweep_config(master, ["x=2"]).call == 3  # never checked: composed
+    composed_once.compose(master, ["x=3"])
+    assert composed_once.load_sweep_config(OmegaConf.create({}), ["x=3"]).call == 5  # another master config
+    assert composed_once.list_groups("") == ["from the wrapped loader"]
+
+
+def test_at_most_keep_configs_are_kept(monkeypatch):
+    monkeypatch.setattr(sweeper_module, "KEEP", 2)
+    loader, master = CountingLoader(), OmegaConf.create({})
+    composed_once = ComposedOnce(loader)
+    for x in range(3):
+        composed_once.compose(master, [f"x={x}"])
+    assert [composed_once.load_sweep_config(master, [f"x={x}"]).call for x in range(3)] == [1, 2, 4]
+
+
+def _multirun(tmp_path, monkeypatch, *overrides, ran=None):
+    """Run a Hydra multirun of a task recording its configs; the loader's composes counted."""
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "config.yaml").write_text(CONFIG)
+    (tmp_path / "conf" / "group").mkdir()
+    (tmp_path / "conf" / "group" / "a.yaml").write_text("name: a\n")
+    composed, ran = [], ([] if ran is None else ran)
+    original = ConfigLoaderImpl.load_sweep_config
+
+    def counting(self, master_config, sweep_overrides):
+        composed.append(list(sweep_overrides))
+        return original(self, master_config, sweep_overrides)
+
+    monkeypatch.setattr(ConfigLoaderImpl, "load_sweep_config", counting)
+    GlobalHydra.instance().clear()
+    hydra = Hydra.create_main_hydra2("sweeper_test", create_config_search_path(str(tmp_path / "conf")))
+    try:
+        hydra.multirun(
+            config_name="config",
+            task_function=lambda cfg: ran.append(OmegaConf.to_container(cfg)),
+            overrides=[f"hydra.sweep.dir={tmp_path / 'sweep'}", *overrides],
+        )
+    finally:
+        GlobalHydra.instance().clear()
+    return composed, ran
+
+
+def test_each_job_is_composed_once_and_runs_its_own_config(tmp_path, monkeypatch):
+    composed, ran = _multirun(tmp_path, monkeypatch, "x=1,2,3", "y=5")
+    assert [(job["x"], job["y"]) for job in ran] == [(1, 5), (2, 5), (3, 5)]
+    assert len(composed) == 3  # Hydra's basic sweeper: 6 (its check, then its launcher)
+    assert (tmp_path / "sweep" / "multirun.yaml").exists()
+
+
+def test_a_job_that_cannot_be_composed_stops_the_sweep_before_any_job_runs(tmp_path, monkeypatch):
+    ran = []
+    with pytest.raises(MissingConfigException, match="group/missing"):
+        _multirun(tmp_path, monkeypatch, "group=a,missing", ran=ran)  # the second job's group option
+    assert ran == []
