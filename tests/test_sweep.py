@@ -176,6 +176,13 @@ def test_summary_judges_against_the_seed_spread(values, expected):
     assert "seed 0:" in control["per_seed"]  # every seed's value, not only the best
 
 
+def test_a_sweep_with_a_job_pilot_would_refuse_launches_no_job(tmp_path):
+    done = pilot(tmp_path, "batch.micro_batch=0,2", multirun=True)
+    assert done.returncode == 2 and "none was launched" in done.stderr, done.stderr[-2000:]
+    assert "batch.micro_batch=0: must be > 0" in done.stderr and "Traceback" not in done.stderr
+    assert not list((tmp_path / "sweeps").glob("*/*/*/run.json"))
+
+
 def test_local_parallel_launcher_runs_the_jobs_and_the_recap(tmp_path):
     done = pilot(
         tmp_path,

@@ -2,6 +2,8 @@
 launcher getting what it would have composed itself; a job that cannot be composed still stops
 the sweep before any job runs."""
 
+import pickle
+
 import pytest
 from hydra._internal.config_loader_impl import ConfigLoaderImpl
 from hydra._internal.hydra import Hydra
@@ -23,7 +25,14 @@ y: 1
 hydra:
   job:
     chdir: false
+  sweeper:
+    check_job: test_sweeper.refuse_x_two
 """
+
+
+def refuse_x_two(composed):
+    """The job check the config above names: job configs with x=2 are refused."""
+    return "x=2: refused by the check" if composed.x == 2 else None
 
 
 class CountingLoader:
@@ -48,6 +57,13 @@ def test_a_composed_config_is_handed_out_once_then_composed_again():
     composed_once.compose(master, ["x=3"])
     assert composed_once.load_sweep_config(OmegaConf.create({}), ["x=3"]).call == 5  # another master config
     assert composed_once.list_groups("") == ["from the wrapped loader"]
+
+
+def test_it_pickles_as_the_loader_alone():  # submitit pickles the launcher, config loader included
+    composed_once, master = ComposedOnce(CountingLoader()), OmegaConf.create({})
+    composed_once.compose(master, ["x=1"])
+    again = pickle.loads(pickle.dumps(composed_once))
+    assert again.list_groups("") == ["from the wrapped loader"] and again._ready == {}
 
 
 def test_at_most_keep_configs_are_kept(monkeypatch):
@@ -87,8 +103,8 @@ def _multirun(tmp_path, monkeypatch, *overrides, ran=None):
 
 
 def test_each_job_is_composed_once_and_runs_its_own_config(tmp_path, monkeypatch):
-    composed, ran = _multirun(tmp_path, monkeypatch, "x=1,2,3", "y=5")
-    assert [(job["x"], job["y"]) for job in ran] == [(1, 5), (2, 5), (3, 5)]
+    composed, ran = _multirun(tmp_path, monkeypatch, "x=1,3,4", "y=5")
+    assert [(job["x"], job["y"]) for job in ran] == [(1, 5), (3, 5), (4, 5)]
     assert len(composed) == 3  # Hydra's basic sweeper: 6 (its check, then its launcher)
     assert (tmp_path / "sweep" / "multirun.yaml").exists()
 
@@ -98,3 +114,19 @@ def test_a_job_that_cannot_be_composed_stops_the_sweep_before_any_job_runs(tmp_p
     with pytest.raises(MissingConfigException, match="group/missing"):
         _multirun(tmp_path, monkeypatch, "group=a,missing", ran=ran)  # the second job's group option
     assert ran == []
+
+
+def test_a_job_the_check_refuses_stops_the_sweep_before_any_job_runs(tmp_path, monkeypatch, capsys):
+    ran = []
+    with pytest.raises(SystemExit) as stop:
+        _multirun(tmp_path, monkeypatch, "x=1,2,3", ran=ran)
+    assert stop.value.code == 2 and ran == []
+    error = capsys.readouterr().err
+    assert "1 of the sweep's 3 jobs would be refused; none was launched" in error
+    assert "job 1 (x=2): x=2: refused by the check" in error
+
+
+def test_a_sweep_over_no_values_is_refused(tmp_path, monkeypatch, capsys):
+    with pytest.raises(SystemExit) as stop:
+        _multirun(tmp_path, monkeypatch, "x=range(0)")
+    assert stop.value.code == 2 and "x=range(0): a sweep over no values launches no job" in capsys.readouterr().err

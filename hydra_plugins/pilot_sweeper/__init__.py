@@ -7,20 +7,27 @@ check composed and hands each to the launcher when it asks for the same job (sam
 same overrides), so the launcher gets exactly the object its own call would have built. At most
 ``KEEP`` configs are kept (~0.4 MB each); the launcher composes the rest itself, as before.
 
+It also refuses (exit 2, before any job runs) a sweep over no values (``seed=range(0)``) and,
+with ``check_job`` (a function named in the config: pilot's ``sweep_job_problem``), a sweep with a
+job that check refuses, naming every such job: one bad value does not leave half a sweep run.
+
 Selected in conf/config.yaml (``override hydra/sweeper: compose_once``); its settings are the
-basic sweeper's (``max_batch_size``, ``params``). Kept free of pilot and torch: Hydra imports every
+basic sweeper's (``max_batch_size``, ``params``) and ``check_job``. Kept free of pilot and torch: Hydra imports every
 plugin module whenever any Hydra app starts in this environment. No ``from __future__ import
 annotations``: Hydra runs this module before it is in ``sys.modules``, where a dataclass with
 string annotations looks itself up.
 """
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper, BasicSweeperConf
 from hydra.core.config_store import ConfigStore
+from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.types import HydraContext, TaskFunction
+from hydra.utils import get_method
 from omegaconf import DictConfig
 
 KEEP = 128  # composed configs kept between the batch's check and its launch
@@ -29,6 +36,9 @@ KEEP = 128  # composed configs kept between the batch's check and its launch
 @dataclass
 class ComposeOnceSweeperConf(BasicSweeperConf):
     _target_: str = "hydra_plugins.pilot_sweeper.ComposeOnceSweeper"
+    # "module.function": called with each job's composed config before any job runs; it returns
+    # what is wrong with that job (a message) or None. Any problem stops the sweep (exit 2).
+    check_job: Optional[str] = None  # noqa: UP045 (OmegaConf reads typing.Optional, not X | None)
 
 
 ConfigStore.instance().store(group="hydra/sweeper", name="compose_once", node=ComposeOnceSweeperConf, provider="pilot")
@@ -43,13 +53,20 @@ class ComposedOnce:
         self._ready: dict[tuple[int, tuple[str, ...]], DictConfig] = {}
 
     def __getattr__(self, name: str) -> Any:
+        if name == "_loader":  # not set yet (an object being unpickled): no recursion
+            raise AttributeError(name)
         return getattr(self._loader, name)
 
-    def compose(self, master_config: DictConfig, sweep_overrides: list[str]) -> None:
+    def __reduce__(self) -> tuple:
+        """Pickled (submitit sends the launcher to each job) as the loader alone, nothing kept."""
+        return ComposedOnce, (self._loader,)
+
+    def compose(self, master_config: DictConfig, sweep_overrides: list[str]) -> DictConfig:
         """Compose one job's config now (raising what composing it raises) and keep it, up to ``KEEP``."""
         composed = self._loader.load_sweep_config(master_config, sweep_overrides)
         if len(self._ready) < KEEP:
             self._ready[(id(master_config), tuple(sweep_overrides))] = composed
+        return composed
 
     def load_sweep_config(self, master_config: DictConfig, sweep_overrides: list[str]) -> DictConfig:
         ready = self._ready.pop((id(master_config), tuple(sweep_overrides)), None)
@@ -57,7 +74,24 @@ class ComposedOnce:
 
 
 class ComposeOnceSweeper(BasicSweeper):
-    """``BasicSweeper`` whose launcher reuses the configs composed to check each batch."""
+    """``BasicSweeper`` whose launcher reuses the configs composed to check each batch, which refuses
+    a sweep with no job and, with ``check_job``, a sweep with a job that would be refused."""
+
+    def __init__(self, max_batch_size: int | None, params: dict[str, str] | None = None, check_job: str | None = None):
+        super().__init__(max_batch_size=max_batch_size, params=params)
+        self.check_job = get_method(check_job) if check_job else None
+
+    def sweep(self, arguments: list[str]) -> Any:
+        assert self.hydra_context is not None
+        parser = OverridesParser.create(config_loader=self.hydra_context.config_loader)
+        overrides = parser.parse_overrides([*self._parse_config(), *arguments])
+        empty = [o.input_line for o in overrides if o.is_discrete_sweep() and not list(o.sweep_string_iterator())]
+        if empty:
+            _refuse(
+                f"{', '.join(empty)}: a sweep over no values launches no job. Fix: give it at least one "
+                "value (range(0, 2) is 0 and 1)."
+            )
+        return super().sweep(arguments)
 
     def setup(self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig) -> None:
         loader = ComposedOnce(hydra_context.config_loader)
@@ -69,5 +103,19 @@ class ComposeOnceSweeper(BasicSweeper):
 
     def validate_batch_is_legal(self, batch: Sequence[Sequence[str]]) -> None:
         assert self.hydra_context is not None and self.config is not None
-        for overrides in batch:
-            self.hydra_context.config_loader.compose(self.config, list(overrides))
+        problems = []
+        for number, overrides in enumerate(batch):
+            composed = self.hydra_context.config_loader.compose(self.config, list(overrides))
+            problem = self.check_job(composed) if self.check_job else None
+            if problem:
+                problems.append(f"job {number} ({' '.join(overrides)}): {problem}")
+        if problems:
+            _refuse(
+                f"{len(problems)} of the sweep's {len(batch)} jobs would be refused; none was launched:\n"
+                + "\n".join(problems)
+            )
+
+
+def _refuse(message: str) -> None:
+    print(f"pilot: {message}", file=sys.stderr)
+    raise SystemExit(2)

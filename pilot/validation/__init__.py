@@ -17,10 +17,11 @@ call it first, before a run directory holds anything of pilot's.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import torch
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import MissingMandatoryValue
 
 from pilot.config.values import enum_value, resolve_device, select
@@ -33,7 +34,7 @@ from pilot.validation.problems import ConfigError, Problem
 from pilot.validation.ranges import RANGES, Range, check_ranges
 from pilot.validation.rental import check_rental
 
-__all__ = ["RANGES", "ConfigError", "Problem", "Range", "validate"]
+__all__ = ["RANGES", "ConfigError", "Problem", "Range", "sweep_job_problem", "validate"]
 
 
 def validate(cfg: DictConfig) -> None:
@@ -81,6 +82,20 @@ def validate(cfg: DictConfig) -> None:
         problems.remove(interpolation)  # a value that reads a bad setting: that setting's problem says it once
     if problems:
         raise ConfigError(problems)
+
+
+def sweep_job_problem(composed: DictConfig) -> str | None:
+    """What ``validate`` refuses in one sweep job's config as Hydra composed it (its ``hydra`` node
+    left out, as the job receives it), or None: the sweeper (hydra_plugins/pilot_sweeper,
+    ``hydra.sweeper.check_job``) checks every job so that none is launched when one would be refused."""
+    task = copy.deepcopy(composed)
+    with open_dict(task):
+        del task["hydra"]
+    try:
+        validate(task)
+    except ConfigError as error:
+        return str(error)
+    return None
 
 
 def _echoes(interpolation: Problem, problems: list[Problem]) -> bool:
