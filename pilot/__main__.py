@@ -18,6 +18,7 @@ from pilot.errors import PilotError
 from pilot.estimate_run import run_estimate
 from pilot.pilot_run import run_pilot
 from pilot.process_exit import exit_code_of, exit_now
+from pilot.run_directory import RunDirectoryRefused, after_refusal
 from pilot.train import train
 
 register()
@@ -58,6 +59,7 @@ def main(cfg: DictConfig) -> None:
     except PilotError as error:  # the user can fix it: the message names key, value and fix, no traceback
         print(f"pilot: {error}", file=sys.stderr)
         if not multirun:
+            after_refusal(run_dir)  # nothing of this line left: a directory made for it, Hydra's rewritten files
             sys.exit(error.exit_code)
         log.error("job %s refused: %s", run_dir, error)
     except Exception as error:
@@ -93,7 +95,7 @@ def cli() -> None:
     try:
         main()
     except SystemExit as stop:
-        if stop.code == 1 and not _composed:
+        if stop.code == 1 and not _composed and not isinstance(stop, RunDirectoryRefused):
             raise SystemExit(2) from None
         raise
 

@@ -40,6 +40,7 @@ from pilot.rental.estimate_cache import EstimateCache
 from pilot.rental.parallel_estimates import fill
 from pilot.rental.requirements import Requirement, campaign_requirements
 from pilot.rental.sheet import build_and_write, plan_lines, print_sheet
+from pilot.run_directory import refuse_reused_for
 from pilot.run_record import RunRecord
 from pilot.validation import validate
 
@@ -209,6 +210,8 @@ def run_estimate(
 ) -> int:
     validate(cfg)
     run_dir = Path(run_dir)
+    if (run_dir / "run.json").exists():
+        refuse_reused_for("estimate", run_dir)
     record = RunRecord.start(run_dir, cfg, overrides, mode="estimate")
     task = instantiate(cfg.data, _convert_="all")
     micro, checkpointing_on = int(cfg.batch.micro_batch), bool(cfg.memory.activation_checkpointing)

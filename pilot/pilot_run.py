@@ -49,13 +49,13 @@ from pilot.engine.sharding import is_sharded
 from pilot.engine.threads import load_note
 from pilot.environment import environment_step
 from pilot.environment import journal_lines as environment_journal_lines
-from pilot.errors import ResumeRefused
 from pilot.estimate.fake_tensor import estimate_memory
 from pilot.estimate_run import MEASURED_ON_RANKS, estimate_step, save_measured
 from pilot.phases.gates import PhaseRunner
 from pilot.phases.rows import write_phases_csv
 from pilot.rental.journal import append_entry
 from pilot.report import print_console, write_report
+from pilot.run_directory import refuse_reused_for
 from pilot.run_record import RunDirectoryLock, RunRecord, read_run_json
 from pilot.validation import validate
 
@@ -153,12 +153,7 @@ def run_pilot(
         return 0
     with RunDirectoryLock(run_dir), SignalsStopAtOnce() as signals:
         if (run_dir / "run.json").exists():
-            earlier = read_run_json(run_dir)
-            raise ResumeRefused(
-                f"{run_dir} already holds run {earlier['run_id']} ({earlier.get('mode')}, status "
-                f"{earlier.get('status')}); a pilot never overwrites a run's record. Fix: leave out "
-                "hydra.run.dir (each pilot gets a new directory), or name a new one."
-            )
+            refuse_reused_for("pilot", run_dir)
         record = None
         try:
             record = RunRecord.start(run_dir, cfg, overrides, mode="pilot")

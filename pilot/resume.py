@@ -19,12 +19,14 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from pilot.checkpoint import Checkpointer
+from pilot.config.values import enum_value
+from pilot.engine.batch_plan import plan_from_config
 from pilot.errors import ResumeRefused, RunFinished, disk_full_guard
 from pilot.run_record import RunRecord, config_hash, parse_row, read_run_json
-from pilot.variant import defining_config
+from pilot.variant import defining_config, variant_key
 
 log = logging.getLogger("pilot")
 
@@ -63,18 +65,19 @@ def examples_per_update(flat: dict[str, Any]) -> int | None:
         return None
 
 
-def differing_keys(saved: dict[str, Any], current: dict[str, Any]) -> list[str]:
-    """One line per defining key whose value differs between the checkpoint and now."""
+def differing_keys(saved: dict[str, Any], current: dict[str, Any], label: str = "checkpoint") -> list[str]:
+    """One line per defining key whose value differs between the checkpoint (``label``) and now."""
     return [
-        f"{k}: checkpoint {saved.get(k, '<absent>')!r} != now {current.get(k, '<absent>')!r}"
+        f"{k}: {label} {saved.get(k, '<absent>')!r} != now {current.get(k, '<absent>')!r}"
         for k in sorted(set(saved) | set(current))
         if saved.get(k) != current.get(k)
     ]
 
 
 def refuse_finished_run(cfg: DictConfig, run_dir: Path) -> None:
-    """A run that ended (``ok``, or ``diverged``) is not trained again in its directory."""
-    if not cfg.checkpoint.resume or not (run_dir / "run.json").exists():
+    """A run that ended (``ok``, or ``diverged``) is not trained again in its directory; nor is a
+    directory that holds another mode's run, or any run with ``checkpoint.resume=false``."""
+    if not (run_dir / "run.json").exists():
         return
     data = read_run_json(run_dir)
     status, run_id = data.get("status"), data.get("run_id")
@@ -82,6 +85,13 @@ def refuse_finished_run(cfg: DictConfig, run_dir: Path) -> None:
         "To run this variant again, start it without hydra.run.dir (a new directory and run_id; "
         "this run becomes its parent_id)."
     )
+    if data.get("mode", "train") != "train" or not cfg.checkpoint.resume:
+        why = f"mode={data.get('mode')}" if data.get("mode", "train") != "train" else "checkpoint.resume=false"
+        raise ResumeRefused(
+            f"{run_dir} already holds run {run_id} (mode={data.get('mode')}, status {status}); a new training "
+            f"run there ({why}) would mix two runs' records and checkpoints. Fix: leave out hydra.run.dir (a "
+            "new directory), or name a new one."
+        )
     if status == "ok":
         raise RunFinished(
             f"{run_dir} holds a finished run ({run_id}: status ok, stop cause "
@@ -146,8 +156,24 @@ def find_resume_state(
     if int(cfg.run.threads) == 0 and state.get("torch_threads"):  # the default continues bit for bit
         torch.set_num_threads(int(state["torch_threads"]))
     note = _resume_note(path, state, cleaned, refuse_changed_config(cfg, path, state))
+    refuse_budget_behind(cfg, run_dir, path, note["from_update"])
     log.info("resuming from %s (update %d)", path, note["from_update"])
     return state, note
+
+
+def refuse_budget_behind(cfg: DictConfig, run_dir: Path, path: Path, from_update: int) -> None:
+    """A budget (forced on resume) smaller than the updates the checkpoint already holds is refused:
+    the run would end past its budget and record a plan it exceeded."""
+    earlier_plan = read_run_json(run_dir).get("batch_plan") if (run_dir / "run.json").exists() else None
+    if not earlier_plan or "train_examples" not in earlier_plan:
+        return
+    total = plan_from_config(cfg, int(earlier_plan["train_examples"])).total_updates
+    if total < from_update:
+        raise ResumeRefused(
+            f"budget.value={cfg.budget.value} (budget.fixed={enum_value(cfg.budget.fixed)}) gives {total} updates, "
+            f"but {path.name} already holds {from_update}: the run would end past its budget. Fix: a budget of at "
+            "least that many updates, or a new run directory (leave out hydra.run.dir)."
+        )
 
 
 def _resume_note(path: Path, state: dict, cleaned: list[str], differences: list[str]) -> dict:
@@ -179,15 +205,43 @@ def open_record(
     """The run's record from now on: the same run continued (a resume ``note`` and a run.json
     in the directory), else a new run."""
     if note and (run_dir / "run.json").exists():
+        if not note.get("from_update"):  # no checkpoint: nothing restored, the record is all there is
+            refuse_restart_under_another_config(cfg, run_dir, overrides)
         return continue_record(cfg, run_dir, note)
     return RunRecord.start(run_dir, cfg, overrides, sweep_dir=sweep_dir)
+
+
+def refuse_restart_under_another_config(cfg: DictConfig, run_dir: Path, overrides: Iterable[str]) -> None:
+    """A run restarted from its beginning keeps its record (run_id, variant, seed, overrides): refused
+    when this config is another variant or seed, or differs in a defining key from the run's config.yaml."""
+    data = read_run_json(run_dir)
+    now = {"variant": variant_key(overrides, cfg), "seed": int(cfg.seed)}
+    differences = [
+        f"{key}: the run's {data.get(key)!r} != now {value!r}" for key, value in now.items() if data.get(key) != value
+    ]
+    if (run_dir / "config.yaml").exists():
+        saved = defining_config(OmegaConf.load(run_dir / "config.yaml"))
+        differences += differing_keys(saved, defining_config(cfg), label="the run's config.yaml")
+    if differences:
+        raise ResumeRefused(
+            f"{run_dir} holds run {data.get('run_id')} (status {data.get('status')}, no checkpoint) started "
+            "under another config; restarting it keeps its record, which would then claim a config it did not "
+            "use:\n  " + "\n  ".join(differences) + "\nFix: leave out hydra.run.dir (a new run; this one stays "
+            "as it is), or restore its values to restart it."
+        )
 
 
 def continue_record(cfg: DictConfig, run_dir: Path, note: dict) -> RunRecord:
     """The existing run.json, status ``running`` again, with one more entry under ``resumes``."""
     data = read_run_json(run_dir)
     data.setdefault("resumes", []).append(
-        {**note, "previous_status": data.get("status"), "at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        {
+            **note,
+            "previous_status": data.get("status"),
+            "previous_stop_cause": data.get("stop_cause"),
+            "previous_error": data.get("error"),  # what ended it, kept: the run.json fields are reset below
+            "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        }
     )
     data.update(status="running", stop_cause=None, error=None)
     # the config from this resume on (non-defining keys such as run.threads may differ, and

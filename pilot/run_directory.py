@@ -1,0 +1,154 @@
+"""What a run directory may hold before a run writes into it, checked before Hydra writes there.
+
+Hydra creates ``hydra.run.dir`` and writes ``.hydra/`` (config, overrides) into it before the
+task starts; a check in the task comes too late: a finished run's ``.hydra/config.yaml`` would
+already say a config it never used. ``RunDirectoryCheck`` (a Hydra callback, conf/config.yaml)
+checks first, in ``on_run_start``:
+
+- ``hydra.run.dir`` empty: refused (the run would write into the current directory);
+- a file in the way, or a directory that cannot be written: refused, naming the key;
+- a directory holding a run (``run.json``): a training run's may be continued, a finished one is
+  reported and left as it is (``pilot.resume.refuse_finished_run``); no other is reused;
+- a directory holding anything else than Hydra's own ``.hydra/`` and log, or pilot's lock file:
+  refused: pilot would overwrite or append to the user's files (config.yaml, metrics.jsonl).
+
+A refusal prints ``pilot: <message>`` and exits with the error's code before anything is
+written. For a refusal that comes later (a config pilot's validation refuses, a resume refused),
+``after_refusal`` removes the run directory when this process created it and it holds only
+Hydra's files, so a refused command line leaves no directory a recap would count as a run; in a
+directory holding a run it puts back the ``.hydra/`` files Hydra rewrote for the refused line. A sweep's job
+directories are new by construction (``hydra.sweep.subdir`` is unique); for a sweep
+``on_multirun_start`` checks only that ``hydra.sweep.dir`` can be written.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig, OmegaConf
+
+from pilot.config.values import enum_value
+from pilot.errors import PilotError, ResumeRefused
+from pilot.resume import refuse_finished_run
+from pilot.run_record import RunDirectoryLock, read_run_json
+
+HYDRA_OWN = (".hydra", RunDirectoryLock.NAME)  # with Hydra's job log (*.log): not the user's files
+_created: set[str] = set()  # run directories this process created (``after_refusal``)
+_hydra_before: dict[str, dict[Path, bytes]] = {}  # .hydra/ files of a directory holding a run, as they were
+
+
+class RunDirectoryRefused(SystemExit):
+    """A refusal from the check (Hydra turns a callback's exception into a warning; an exit stays one)."""
+
+
+class RunDirectoryCheck(Callback):
+    def on_run_start(self, config: DictConfig, **kwargs) -> None:
+        if int(os.environ.get("RANK", "0")) > 0:  # torchrun's other ranks write nothing (pilot.__main__)
+            return
+        _refused_exits(check_run_directory, config)
+
+    def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
+        _refused_exits(lambda cfg: writable_directory(Path(cfg.hydra.sweep.dir), "hydra.sweep.dir"), config)
+
+
+def _refused_exits(check, config: DictConfig) -> None:
+    try:
+        check(config)
+    except PilotError as error:
+        print(f"pilot: {error}", file=sys.stderr)
+        raise RunDirectoryRefused(error.exit_code) from None
+
+
+def check_run_directory(config: DictConfig) -> None:
+    """Refuse (``PilotError``) a ``hydra.run.dir`` a run may not write into; see the module's text."""
+    value = str(OmegaConf.select(config, "hydra.run.dir", default="") or "")
+    if not value.strip():
+        raise ResumeRefused(
+            f"hydra.run.dir={value!r} is empty: the run would write into the current directory "
+            f"({os.getcwd()}). Fix: leave hydra.run.dir out (a new directory under campaign.run_root), "
+            "or name a directory."
+        )
+    path = Path(value)
+    if not path.exists():
+        _created.add(os.path.abspath(path))
+    if (path / "run.json").exists():  # first: a finished run on a read-only disk is reported as finished
+        _refuse_reused(config, path)
+        _hydra_before[os.path.abspath(path)] = _hydra_files(path)
+        writable_directory(path, "hydra.run.dir")
+        return
+    writable_directory(path, "hydra.run.dir")
+    foreign = sorted(p.name for p in path.iterdir() if p.name not in HYDRA_OWN and not p.name.endswith(".log"))
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        raise ResumeRefused(
+            f"hydra.run.dir={path} holds files that are not a pilot run ({shown}; no run.json): the run "
+            "would overwrite or append to them. Fix: name a new or empty directory, or leave "
+            "hydra.run.dir out (a new directory under campaign.run_root)."
+        )
+
+
+def _refuse_reused(config: DictConfig, path: Path) -> None:
+    """A directory holding a run: a training run may be continued (pilot.resume), nothing else."""
+    mode = enum_value(config.mode)
+    if mode == "train":
+        refuse_finished_run(config, path)
+        return
+    refuse_reused_for(mode, path)
+
+
+def refuse_reused_for(mode: str, path: Path) -> None:
+    """A pilot or an estimate never writes into a directory that holds a run (run.json), nor a
+    training run into one that holds another mode's run."""
+    earlier = read_run_json(path)
+    raise ResumeRefused(
+        f"{path} already holds run {earlier.get('run_id')} (mode={earlier.get('mode')}, status "
+        f"{earlier.get('status')}); mode={mode} never overwrites a run's record. Fix: leave out "
+        "hydra.run.dir (each run gets a new directory), or name a new one."
+    )
+
+
+def writable_directory(path: Path, key: str) -> None:
+    """``path`` is (made) a directory this process can write into, else ``PilotError`` naming ``key``."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except (FileExistsError, NotADirectoryError):
+        blocking = next((p for p in [path, *path.parents] if p.exists() and not p.is_dir()), path)
+        raise ResumeRefused(
+            f"{key}={path}: {blocking} is a file, not a directory. Fix: name a directory (or leave {key} out)."
+        ) from None
+    except OSError as error:
+        raise ResumeRefused(
+            f"{key}={path} cannot be written ({error.strerror or error}). Fix: name a directory you can "
+            f"write into (or leave {key} out)."
+        ) from None
+
+
+def _hydra_files(path: Path) -> dict[Path, bytes]:
+    hydra_dir = path / ".hydra"
+    return {p: p.read_bytes() for p in hydra_dir.iterdir() if p.is_file()} if hydra_dir.is_dir() else {}
+
+
+def after_refusal(run_dir: Path) -> None:
+    """After a refusal: remove ``run_dir`` if this process created it and it holds only Hydra's
+    files; in a directory holding a run, put back the ``.hydra/`` files Hydra rewrote for this line
+    (they would say a config the run never used)."""
+    path = os.path.abspath(run_dir)
+    if path in _hydra_before:
+        before = _hydra_before.pop(path)
+        for written in _hydra_files(Path(path)):
+            if written not in before:
+                written.unlink(missing_ok=True)
+        for file, content in before.items():
+            file.write_bytes(content)
+        return
+    if path not in _created or not os.path.isdir(path):
+        return
+    if all(name in HYDRA_OWN or name.endswith(".log") for name in os.listdir(path)):
+        shutil.rmtree(path, ignore_errors=True)

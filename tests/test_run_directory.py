@@ -1,0 +1,89 @@
+"""hydra.run.dir is checked before Hydra writes into it (pilot/run_directory.py): a user's files are
+never overwritten, a finished run's .hydra/ is not rewritten by a line that does nothing, a file in
+the way or an empty value is refused naming the key, and a refused line leaves no directory behind."""
+
+import json
+
+import pytest
+from conftest import run_pilot
+
+TRAIN = ["mode=train", "budget.value=4", "loop.eval_every=0", "run.threads=1", "closing.control_examples=0"]
+
+
+LIVE = ("__main__.log", ".pilot.lock")  # the job log (appended) and the lock (holder's pid) of every process
+
+
+def _files(directory, skip=()):
+    """Every file under ``directory`` (path -> bytes), those named in ``skip`` left out."""
+    return {
+        p.relative_to(directory).as_posix(): p.read_bytes()
+        for p in sorted(directory.rglob("*"))
+        if p.is_file() and p.name not in skip
+    }
+
+
+def test_a_directory_of_other_files_is_refused_and_left_as_it_was(tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "config.yaml").write_text("my: precious\n")
+    (mine / "metrics.jsonl").write_text('{"mine": 1}\n')
+    done = run_pilot(mine, *TRAIN)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "hydra.run.dir=" in done.stderr and "config.yaml, metrics.jsonl" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+    assert _files(mine) == {"config.yaml": b"my: precious\n", "metrics.jsonl": b'{"mine": 1}\n'}
+    assert sorted(p.name for p in mine.iterdir()) == ["config.yaml", "metrics.jsonl"]  # no .hydra either
+
+
+@pytest.mark.parametrize("value, expected", [("", "hydra.run.dir='' is empty"), ("{tmp}/a_file/run", "is a file")])
+def test_an_empty_run_dir_or_a_file_in_the_way_is_refused_naming_the_key(tmp_path, value, expected):
+    (tmp_path / "a_file").write_text("x")
+    done = run_pilot(value.format(tmp=tmp_path), *TRAIN)
+    assert done.returncode == 2 and expected in done.stderr and "hydra.run.dir" in done.stderr, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+
+
+def test_a_finished_run_started_again_is_left_untouched_hydra_files_included(tmp_path):
+    run = tmp_path / "run"
+    first = run_pilot(run, *TRAIN)
+    assert first.returncode == 0, first.stderr[-2000:]
+    before = _files(run)
+    again = run_pilot(run, *TRAIN, "optim.lr=1e-3")  # another config: .hydra/ would have said it
+    assert again.returncode == 0 and "holds a finished run" in again.stderr, again.stderr[-2000:]
+    assert _files(run) == before
+    estimate = run_pilot(run, "mode=estimate")
+    assert estimate.returncode == 2 and "mode=estimate never overwrites" in estimate.stderr, estimate.stderr[-2000:]
+    assert _files(run, skip=LIVE) == {k: v for k, v in before.items() if k.split("/")[-1] not in LIVE}
+    assert json.loads((run / "run.json").read_text())["mode"] == "train"
+
+
+def test_a_refused_line_leaves_no_directory_behind(tmp_path):
+    done = run_pilot(tmp_path / "new" / "run", *TRAIN, "budget.value=-5")
+    assert done.returncode == 2 and "budget.value" in done.stderr, done.stderr[-2000:]
+    assert not (tmp_path / "new" / "run").exists()
+
+
+def test_a_run_without_checkpoint_restarts_only_under_its_own_config(tmp_path):
+    run = tmp_path / "run"
+    failed = run_pilot(run, *TRAIN, "checkpoint.every=0", fault="exception@2")  # fails before any checkpoint
+    assert failed.returncode != 0 and json.loads((run / "run.json").read_text())["status"] == "failed"
+    before = _files(run)
+    other = run_pilot(run, *TRAIN, "checkpoint.every=0", "optim.lr=1e-3")
+    assert other.returncode == 2 and "started under another config" in other.stderr, other.stderr[-2000:]
+    assert "optim.lr" in other.stderr and "Traceback" not in other.stderr
+    assert _files(run, skip=LIVE) == {k: v for k, v in before.items() if k.split("/")[-1] not in LIVE}
+    same = run_pilot(run, *TRAIN, "checkpoint.every=0")
+    assert same.returncode == 0, same.stderr[-2000:]
+    record = json.loads((run / "run.json").read_text())
+    assert record["status"] == "ok" and "injected failure" in record["resumes"][-1]["previous_error"]
+
+
+@pytest.mark.parametrize("line", [["checkpoint.resume=false"], ["mode=pilot"]])
+def test_a_new_run_over_an_existing_run_is_refused_before_anything_is_written(tmp_path, line):
+    run = tmp_path / "run"
+    failed = run_pilot(run, *TRAIN, "checkpoint.every=0", fault="exception@2")
+    assert failed.returncode != 0
+    before = _files(run)
+    again = run_pilot(run, *TRAIN, "checkpoint.every=0", *line)
+    assert again.returncode == 2 and "already holds run" in again.stderr, again.stderr[-2000:]
+    assert _files(run, skip=LIVE) == {k: v for k, v in before.items() if k.split("/")[-1] not in LIVE}
