@@ -73,7 +73,12 @@ class ChildProcess:
     def __init__(self, warm: tuple[str, ...] = (), optimizer: bool = False, nice: int = 0) -> None:
         settings = {"warm": warm, "optimizer": optimizer, "parent": os.getpid(), "nice": nice}
         command = [sys.executable, "-m", "pilot.child_process", json.dumps(settings)]
-        self._process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        # its own session: a Ctrl-C in the terminal (sent to the whole process group) reaches the
+        # run, which records it, not the child mid-check (a killed check would read as a failed one);
+        # it still dies with its parent (``die_with_parent``)
+        self._process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True
+        )
         self._lock = threading.Lock()
         self._background: ThreadPoolExecutor | None = None
 

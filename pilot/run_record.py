@@ -204,7 +204,8 @@ class RunDirectoryLock:
 
     def acquire(self) -> RunDirectoryLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        with disk_full_guard(self.path):  # no space for the lock file: one message naming it
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -215,8 +216,13 @@ class RunDirectoryLock:
                 "writing one run directory would mix their records. Fix: wait for it to end (or stop "
                 "it), or give this run its own hydra.run.dir."
             ) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"pid {os.getpid()} on host {socket.gethostname()}".encode())
+        try:
+            with disk_full_guard(self.path):
+                os.ftruncate(fd, 0)
+                os.write(fd, f"pid {os.getpid()} on host {socket.gethostname()}".encode())
+        except BaseException:
+            os.close(fd)
+            raise
         self.fd = fd
         return self
 

@@ -324,10 +324,11 @@ class TrainingRun:
             self.phases.end("fail", self.error[:300])
 
     def close(self) -> None:
-        """Record what happened (rank 0), release the signal handlers and the lock."""
+        """Record what happened (rank 0), release the signal handlers and the lock. A signal while
+        the record is written is only noted (``InterruptWatch.defer``): the record is finished first."""
         if not self.hand_over:
             self.preemption.uninstall()
-        self.interrupts.uninstall()
+        self.interrupts.defer()
         try:
             if self.record is not None and self.status is not None:
                 self.phases.end("fail" if self.status != "ok" else "pass", f"run ended: {self.status}")
@@ -350,6 +351,7 @@ class TrainingRun:
         finally:
             if self.lock is not None:
                 self.lock.release()
+            self.interrupts.uninstall()
         if self.hand_over:
             self.preemption.hand_over()  # submitit requeues the job and exits this process
         if "disk_full" in self.extra:

@@ -45,17 +45,17 @@ def variant_key(overrides: Iterable[str], cfg: DictConfig | None = None) -> str:
     checkpoint.*, closing.*, campaign.*, mode) are left out. With ``cfg``, a value is
     written as resolved, so ``optim.lr=2e-4`` and ``optim.lr=0.0002`` are one variant.
     """
-    kept = []
+    kept = {}  # key -> its entry: a key given twice counts once, with the value Hydra applied (the last)
     for override in overrides:
         key = override_key(override)
         if key in DEFINING_EXCLUDED or not is_defining(key):
             continue
         value = OmegaConf.select(cfg, key, default=None) if cfg is not None and "." in key else None
         if isinstance(value, (int, float, str, bool)) and not isinstance(value, DictConfig):
-            kept.append(f"{key}={value}")
+            kept[key] = f"{key}={value}"
         else:
-            kept.append(override.lstrip("+~"))
-    return ",".join(sorted(kept)) or "default"
+            kept[key] = override.lstrip("+~")
+    return ",".join(sorted(kept.values())) or "default"
 
 
 def parse_overrides(overrides: Iterable[str]) -> dict[str, str]:

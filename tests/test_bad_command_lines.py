@@ -48,6 +48,9 @@ HYDRA_EXITS_1 = (
 # One line per problem the tester found; the other fields' bounds ride on the "several at once"
 # lines at the end, which also show that one pass reports every problem.
 REFUSED_BY_VALIDATION = [
+    # a LoRA adapter's own settings (peft's traceback, or the blame on target_modules, before)
+    ("adapter=lora adapter.bias=yes", ("adapter.bias='yes'", "none, all, lora_only")),
+    ("adapter=lora adapter.r=0 adapter.lora_dropout=1.5", ("adapter.r=0", "adapter.lora_dropout=1.5")),
     # the previously good errors
     ("batch.micro_batch=-2", ("batch.micro_batch=-2", "must be > 0")),
     ("precision=fp16 precision.grad_scaler=false", ("precision.grad_scaler", "precision.grad_scaler=true")),

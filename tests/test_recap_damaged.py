@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
+import pilot.recap.outputs as outputs_module
 from pilot.errors import PilotError
 from pilot.recap import RecapCallback, RecapRefused, build_recap, collect, main, summarise
 
@@ -487,6 +488,23 @@ def test_an_output_that_cannot_be_written_is_a_message_not_a_traceback(tmp_path,
     with pytest.raises(SystemExit) as exit_:
         main([str(run), "--out", str(tmp_path / "out"), "--no-plot"])
     assert exit_.value.code == 2 and f"cannot write the recap into {tmp_path / 'out'}" in capsys.readouterr().err
+
+
+def test_a_recap_that_cannot_be_finished_leaves_the_earlier_one_whole(tmp_path, monkeypatch):
+    run, out = make_run(tmp_path / "run"), tmp_path / "out"
+    build_recap([run], out)
+    before = {name: (out / name).read_bytes() for name in ("recap.csv", "recap.md", "recap.png")}
+    make_run(tmp_path / "run2")
+
+    def disk_full(frame, curves, path, by):  # the picture half written when the disk fills up
+        Path(path).write_bytes(b"\x89PNG half")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(outputs_module, "plot_curves", disk_full)
+    with pytest.raises(RecapRefused, match="No space left on device; an earlier recap there is left as it was"):
+        build_recap([tmp_path], out)
+    assert {name: (out / name).read_bytes() for name in before} == before
+    assert sorted(p.name for p in out.iterdir()) == ["recap.csv", "recap.md", "recap.png"]  # no temporary files
 
 
 def test_build_recap_refuses_a_missing_path_with_a_pilot_error(tmp_path):

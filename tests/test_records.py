@@ -23,6 +23,7 @@ from pilot.checkpoint import (
     training_state,
 )
 from pilot.engine.build import build_trainer
+from pilot.engine.preemption import InterruptWatch, watched_signals
 from pilot.errors import DiskFull, RunDirectoryBusy
 from pilot.run_record import RunDirectoryLock
 from pilot.train import train
@@ -105,6 +106,8 @@ def test_every_config_group_key_defines_the_run(make_cfg):
     )
     assert "model.d_model" in variant_key(["model.d_model=64", "mode=train", "seed=3"], cfg)
     assert variant_key(["mode=train", "seed=3"]) == "default"
+    twice = variant_key(["optim.lr=1e-3", "optim.lr=2e-3"], make_cfg("optim.lr=1e-3", "optim.lr=2e-3"))
+    assert twice == "optim.lr=0.002"  # a key given twice: once, with the value Hydra applied (the last)
 
 
 def test_a_model_change_refuses_the_resume(tmp_path):
@@ -125,6 +128,9 @@ def test_forced_resume_refuses_the_learning_rate_and_records_what_it_applies(tmp
     assert refused.returncode == 2, refused.stderr[-2000:]
     assert "optim.lr" in refused.stderr and "Traceback" not in refused.stderr
     assert (tmp_path / "run.json").read_text() == before
+    behind = cli(tmp_path, "budget.value=2", "checkpoint.force_resume=true")  # the checkpoint holds 4 updates
+    assert behind.returncode == 2 and "gives 2 updates, but ckpt-" in behind.stderr, behind.stderr[-2000:]
+    assert (tmp_path / "run.json").read_text() == before
     forced = cli(tmp_path, "budget.value=12", "checkpoint.force_resume=true")
     assert forced.returncode == 0, forced.stderr[-2000:]
     record = run_json(tmp_path)
@@ -136,8 +142,10 @@ def test_forced_resume_refuses_the_learning_rate_and_records_what_it_applies(tmp
 
 
 # ----------------------------------------------------------------------------- 3. signals
-@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)])
 def test_a_signal_ends_the_run_as_interrupted_and_it_resumes_bit_identically(tmp_path, reference, signum, code):
+    if signal.getsignal(signum) == signal.SIG_IGN:  # inherited by the run (nohup): it ignores it, rightly
+        pytest.skip(f"{signal.Signals(signum).name} is ignored in this process (nohup)")
     process = cli(tmp_path, "run.log_every=1", wait=False)
     metrics = tmp_path / "metrics.jsonl"
     deadline = time.time() + 120
@@ -155,6 +163,31 @@ def test_a_signal_ends_the_run_as_interrupted_and_it_resumes_bit_identically(tmp
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert run_json(tmp_path)["status"] == "ok"
     assert_same_run(tmp_path, reference)
+
+
+def test_signals_while_the_record_is_written_are_noted_never_raised():
+    """A second Ctrl-C used to raise inside close() and leave run.json saying running."""
+    watch = InterruptWatch().install()
+    try:
+        watch.defer()
+        for _ in range(3):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.02)
+        assert watch.received == "SIGINT"
+    finally:
+        watch.uninstall()
+    assert signal.getsignal(signal.SIGINT) is not watch._flag
+
+
+def test_sighup_is_watched_unless_it_is_ignored():
+    previous = signal.getsignal(signal.SIGHUP)
+    try:
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+        assert signal.SIGHUP in watched_signals()
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)  # nohup: the user asked to outlive the terminal
+        assert signal.SIGHUP not in watched_signals() and signal.SIGINT in watched_signals()
+    finally:
+        signal.signal(signal.SIGHUP, previous)
 
 
 # ----------------------------------------------------------------------------- 4. non-finite checkpoints
@@ -310,6 +343,17 @@ def test_a_second_process_on_a_run_directory_is_refused(tmp_path):
         assert refused.returncode == 2 and f"pid {os.getpid()} on host" in refused.stderr
         assert "Traceback" not in refused.stderr and not (tmp_path / "run.json").exists()
     RunDirectoryLock(tmp_path).acquire().release()  # free again once the holder let go
+
+
+def test_no_space_for_the_lock_file_is_one_message_and_leaves_the_directory_free(tmp_path, monkeypatch):
+    def no_space(fd, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(os, "write", no_space)
+        with pytest.raises(DiskFull, match=r"\.pilot\.lock"):
+            RunDirectoryLock(tmp_path).acquire()
+    RunDirectoryLock(tmp_path).acquire().release()  # the failed attempt holds no lock
 
 
 def test_a_signalled_pilot_is_recorded_as_interrupted_and_its_directory_never_reused(tmp_path):

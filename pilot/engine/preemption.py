@@ -57,7 +57,7 @@ class PreemptionWatch:
 
 
 class InterruptWatch:
-    """Ctrl-C (SIGINT) and SIGTERM: finish the current update, save, record ``interrupted``.
+    """Ctrl-C (SIGINT), SIGTERM and SIGHUP (``watched_signals``): finish the current update, save, record ``interrupted``.
 
     The first signal only raises a flag, read at the next update boundary (like USR2 above),
     so the checkpoint holds a complete update; the run then ends with status ``interrupted``
@@ -68,20 +68,32 @@ class InterruptWatch:
     """
 
     def __init__(self) -> None:
-        self.received: str | None = None  # "SIGINT" / "SIGTERM" once one arrived
+        self.received: str | None = None  # "SIGINT" / "SIGTERM" / "SIGHUP" once one arrived
         self.previous: dict = {}
+        self.deferred = False  # the record is being written: a signal is noted, never raised
 
     def install(self) -> InterruptWatch:
         if threading.current_thread() is not threading.main_thread():
             return self
-        for signum in (signal.SIGINT, signal.SIGTERM):
+        for signum in watched_signals():
             if signum == signal.SIGTERM and "SUBMITIT_EXECUTOR" in os.environ:
                 continue
             self.previous[signum] = signal.getsignal(signum)
             signal.signal(signum, self._flag)
         return self
 
+    def defer(self) -> None:
+        """From now on a signal is only noted: the run's record is being written, and a second
+        Ctrl-C there would leave run.json saying ``running`` (``uninstall`` ends it)."""
+        self.deferred = True
+
     def _flag(self, signum: int, frame: Any) -> None:
+        if self.deferred:
+            self.received = self.received or signal.Signals(signum).name
+            log.warning(
+                "%s received while the run's record is written: it is finished first", signal.Signals(signum).name
+            )
+            return
         if self.received is not None:
             raise KeyboardInterrupt(f"second {signal.Signals(signum).name}: stopping at once")
         self.received = signal.Signals(signum).name
@@ -94,10 +106,17 @@ class InterruptWatch:
         for signum, previous in self.previous.items():
             signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
         self.previous = {}
+        self.deferred = False
+
+
+def watched_signals() -> list[int]:
+    """SIGINT and SIGTERM, and SIGHUP (a closed terminal or ssh session) unless it is ignored (nohup)."""
+    hangup = [signal.SIGHUP] if signal.getsignal(signal.SIGHUP) == signal.SIG_DFL else []
+    return [signal.SIGINT, signal.SIGTERM, *hangup]
 
 
 class SignalsStopAtOnce:
-    """For work that cannot stop at a boundary (the pilot): SIGTERM, like Ctrl-C, raises
+    """For work that cannot stop at a boundary (the pilot): SIGTERM and SIGHUP, like Ctrl-C, raise
     KeyboardInterrupt at once so the caller records ``interrupted``; ``received`` names it."""
 
     def __init__(self) -> None:
@@ -106,7 +125,7 @@ class SignalsStopAtOnce:
 
     def __enter__(self) -> SignalsStopAtOnce:
         if threading.current_thread() is threading.main_thread():
-            for signum in (signal.SIGINT, signal.SIGTERM):
+            for signum in watched_signals():
                 self.previous[signum] = signal.getsignal(signum)
                 signal.signal(signum, self._raise)
         return self

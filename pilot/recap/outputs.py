@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Collection, Iterable
+from contextlib import suppress
 from pathlib import Path
 
 import pandas as pd
@@ -18,6 +19,8 @@ import pandas as pd
 from pilot.recap.picture import plot_curves
 from pilot.recap.reading import RecapRefused, collect
 from pilot.recap.summary import METRIC, summarise_sweeps
+
+RECAP_FILES = ("recap.csv", "recap.png", "recap.md")  # written under temporary names, then put in place together
 
 RUN_TABLE = (
     "sweep",
@@ -173,13 +176,21 @@ def build_recap(
         frame = frame.assign(_plot=frame["sweep"].astype(str) + " · " + frame["variant"].astype(str))
         by = "_plot"
     out_dir = Path(out_dir)
+    staged = {name: out_dir / f".{Path(name).stem}.{os.getpid()}.tmp{Path(name).suffix}" for name in RECAP_FILES}
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        frame.drop(columns=["_data", "_plot"], errors="ignore").to_csv(out_dir / "recap.csv", index=False)
-        picture = plot_curves(frame, curves, out_dir / "recap.png", by) if plot and not frame.empty else None
-        (out_dir / "recap.md").write_text(_recap_text(frame, sections, picture, len(skip), pool))
+        frame.drop(columns=["_data", "_plot"], errors="ignore").to_csv(staged["recap.csv"], index=False)
+        picture = plot_curves(frame, curves, staged["recap.png"], by) if plot and not frame.empty else None
+        staged["recap.md"].write_text(_recap_text(frame, sections, picture, len(skip), pool))
+        for name, written in staged.items():  # all written: only now do they replace an earlier recap
+            if written.exists():
+                os.replace(written, out_dir / name)
     except OSError as error:
+        for written in staged.values():
+            with suppress(OSError):  # out_dir may be a file, or gone
+                written.unlink(missing_ok=True)
         raise RecapRefused(
-            f"cannot write the recap into {out_dir}: {error.strerror or error}. Fix: give a writable --out directory."
+            f"cannot write the recap into {out_dir}: {error.strerror or error}; an earlier recap there is "
+            "left as it was. Fix: give a writable --out directory (or free space)."
         ) from None
     return frame.drop(columns=["_plot"], errors="ignore")

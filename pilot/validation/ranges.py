@@ -53,6 +53,9 @@ RANGES: tuple[tuple[str, Range, str], ...] = (
     ("model.in_features", POSITIVE, ""),
     ("model.num_classes", TWO_CLASSES, "one class leaves nothing to learn"),
     ("model.dropout", BELOW_ONE, "a probability; 1 would drop every activation (0 keeps runs reproducible)"),
+    ("adapter.r", POSITIVE, "the rank of each low-rank update"),
+    ("adapter.lora_alpha", POSITIVE, "the update is scaled by lora_alpha / r"),
+    ("adapter.lora_dropout", BELOW_ONE, "a probability on the adapter's input (0 keeps runs reproducible)"),
     ("data.max_len", SEQUENCE, "a sequence needs one token to predict from and one to predict"),
     ("data.vocab_size", POSITIVE, ""),
     ("data.in_features", POSITIVE, ""),
@@ -115,7 +118,17 @@ RANGES: tuple[tuple[str, Range, str], ...] = (
 )
 
 
+# settings with a few allowed words (where the schema types them as str: they are passed on to a library)
+CHOICES: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("adapter.bias", ("none", "all", "lora_only"), "which biases train; none keeps them frozen"),
+)
+
+
 def check_ranges(cfg: DictConfig, problems: list[Problem]) -> None:
+    for key, words, why in CHOICES:
+        value = select(cfg, key)
+        if value is not None and value not in words:
+            problems.append(Problem(key, value, f"must be one of {', '.join(words)} ({why})."))
     for key, allowed, why in RANGES:
         value = select(cfg, key)
         if value is None or (is_number(value) and not math.isfinite(value)):
