@@ -75,10 +75,10 @@ def test_at_most_keep_configs_are_kept(monkeypatch):
     assert [composed_once.load_sweep_config(master, [f"x={x}"]).call for x in range(3)] == [1, 2, 4]
 
 
-def _multirun(tmp_path, monkeypatch, *overrides, ran=None):
+def _multirun(tmp_path, monkeypatch, *overrides, ran=None, config=CONFIG):
     """Run a Hydra multirun of a task recording its configs; the loader's composes counted."""
     (tmp_path / "conf").mkdir()
-    (tmp_path / "conf" / "config.yaml").write_text(CONFIG)
+    (tmp_path / "conf" / "config.yaml").write_text(config)
     (tmp_path / "conf" / "group").mkdir()
     (tmp_path / "conf" / "group" / "a.yaml").write_text("name: a\n")
     composed, ran = [], ([] if ran is None else ran)
@@ -124,6 +124,14 @@ def test_a_job_the_check_refuses_stops_the_sweep_before_any_job_runs(tmp_path, m
     error = capsys.readouterr().err
     assert "1 of the sweep's 3 jobs would be refused; none was launched" in error
     assert "job 1 (x=2): x=2: refused by the check" in error
+
+
+def test_another_sweeper_composes_with_pilots_config(tmp_path, monkeypatch):
+    """pilot's config names no sweeper key: hydra/sweeper=basic (or optuna) still composes."""
+    config = CONFIG.replace("override hydra/sweeper: compose_once", "override hydra/sweeper: basic")
+    config = config.replace("  sweeper:\n    check_job: test_sweeper.refuse_x_two\n", "")
+    composed, ran = _multirun(tmp_path, monkeypatch, "x=1,3", config=config)
+    assert len(ran) == 2 and len(composed) == 4  # Hydra's own: composed twice
 
 
 def test_a_sweep_over_no_values_is_refused(tmp_path, monkeypatch, capsys):

@@ -8,7 +8,7 @@ same overrides), so the launcher gets exactly the object its own call would have
 ``KEEP`` configs are kept (~0.4 MB each); the launcher composes the rest itself, as before.
 
 It also refuses (exit 2, before any job runs) a sweep over no values (``seed=range(0)``) and,
-with ``check_job`` (a function named in the config: pilot's ``sweep_job_problem``), a sweep with a
+with ``check_job`` (a function named by its path: pilot's ``sweep_job_problem``), a sweep with a
 job that check refuses, naming every such job: one bad value does not leave half a sweep run.
 
 Selected in conf/config.yaml (``override hydra/sweeper: compose_once``); its settings are the
@@ -37,8 +37,9 @@ KEEP = 128  # composed configs kept between the batch's check and its launch
 class ComposeOnceSweeperConf(BasicSweeperConf):
     _target_: str = "hydra_plugins.pilot_sweeper.ComposeOnceSweeper"
     # "module.function": called with each job's composed config before any job runs; it returns
-    # what is wrong with that job (a message) or None. Any problem stops the sweep (exit 2).
-    check_job: Optional[str] = None  # noqa: UP045 (OmegaConf reads typing.Optional, not X | None)
+    # what is wrong with that job (a message) or None. Any problem stops the sweep (exit 2). Here,
+    # not in conf/config.yaml: another sweeper (hydra/sweeper=basic, optuna) would not know the key.
+    check_job: Optional[str] = "pilot.validation.sweep_job_problem"  # noqa: UP045 (OmegaConf reads Optional)
 
 
 ConfigStore.instance().store(group="hydra/sweeper", name="compose_once", node=ComposeOnceSweeperConf, provider="pilot")
