@@ -635,3 +635,24 @@ def test_the_callback_without_a_sweep_directory_says_so(tmp_path, capsys):
     callback.on_multirun_start(config)
     callback.on_multirun_end(config)
     assert "nothing to recap" in capsys.readouterr().out and not (tmp_path / "never_made").exists()
+
+
+def test_a_journal_that_cannot_be_appended_to_is_named_and_the_recap_kept(tmp_path, capsys):
+    sweep_dir, journal = tmp_path / "sweep", tmp_path / "a_directory"
+    journal.mkdir()
+    config = callback_config(sweep_dir, journal)
+    callback = RecapCallback()
+    callback.on_multirun_start(config)
+    make_run(sweep_dir / "0-new", record())
+    callback.on_multirun_end(config)  # no exception: Hydra would only warn with its text
+    assert (sweep_dir / "recap.csv").exists()
+    assert f"campaign.journal={journal} cannot be appended to" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["-0.5", "nan", "lots"])
+def test_a_quality_tolerance_that_is_not_a_share_is_refused(tmp_path, capsys, value):
+    run = make_run(tmp_path / "run")
+    with pytest.raises(SystemExit) as exit_:
+        main([str(run), "--quality-tolerance", value, "--no-plot"])
+    assert exit_.value.code == 2 and "--quality-tolerance" in capsys.readouterr().err
+    assert not (run / "recap.csv").exists()

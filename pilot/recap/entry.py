@@ -61,9 +61,15 @@ class RecapCallback(Callback):
             return
         print(f"recap: {len(frame)} run(s) -> {sweep_dir / 'recap.md'}")
         if campaign.get("journal"):
-            append_entry(
-                Path(campaign.get("journal")), f"sweep concluded ({sweep_dir})", _journal_lines(frame, sweep_dir)
-            )
+            journal = Path(campaign.get("journal"))
+            try:
+                append_entry(journal, f"sweep concluded ({sweep_dir})", _journal_lines(frame, sweep_dir))
+            except OSError as error:  # the recap itself is written: say what the journal lacks
+                print(
+                    f"recap: campaign.journal={journal} cannot be appended to ({error.strerror or error}); the "
+                    "sweep's entry is not in it. Fix: name a file you can write (campaign.journal=<file>).",
+                    file=sys.stderr,
+                )
 
 
 def _journal_lines(frame: pd.DataFrame, sweep_dir: Path) -> list[str]:
@@ -76,6 +82,17 @@ def _journal_lines(frame: pd.DataFrame, sweep_dir: Path) -> list[str]:
     ]
 
 
+def _share(text: str) -> float:
+    """--quality-tolerance: a share of the control's loss, >= 0 (as campaign.quality_tolerance)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number; e.g. 0.02 (2% of the control's loss)") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a share >= 0, e.g. 0.02 (2% of the control's loss)")
+    return value
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m pilot.recap", description="Build recap.csv/recap.md/recap.png over run or sweep directories."
@@ -85,7 +102,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--control", default="", help='overrides of the control variant, e.g. "optim.lr=0.0001"')
     parser.add_argument(
         "--quality-tolerance",
-        type=float,
+        type=_share,
         default=None,
         help="mark each variant's validation loss within/outside this share of the control's",
     )
