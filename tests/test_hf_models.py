@@ -305,3 +305,10 @@ def test_the_template_builds_another_architecture_from_yaml_only(make_cfg):
     model = instantiate(make_cfg(searchpath, "model=qwen2_tiny").model, _convert_="all")
     assert type(model).__name__ == "Qwen2ForCausalLM" and model.config.num_key_value_heads == 2
     assert model.lm_head.weight.data_ptr() == model.model.embed_tokens.weight.data_ptr()  # tied
+
+
+def test_an_unknown_model_type_names_the_nearest_ones_not_all_of_them():
+    with pytest.raises(PilotError) as refused:
+        build(model_type="llamma", config={})
+    message = str(refused.value)
+    assert "model.model_type=llamma" in message and "model.model_type=llama" in message and len(message) < 400

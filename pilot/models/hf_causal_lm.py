@@ -12,6 +12,7 @@ where each value is explained.
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,14 @@ def build(
     if path:
         model = _from_directory(transformers, path, kwargs)
     else:
+        known = transformers.models.auto.configuration_auto.CONFIG_MAPPING
+        if model_type not in known:  # transformers' own message lists all ~400 types
+            near = difflib.get_close_matches(str(model_type), list(known.keys()), n=3)
+            raise PilotError(
+                f"model.model_type={model_type}: not a model type transformers {transformers.__version__} knows. "
+                f"Fix: {' or '.join(f'model.model_type={name}' for name in near) or 'a model type of transformers'} "
+                "(transformers.models.auto.configuration_auto.CONFIG_MAPPING lists them)."
+            )
         try:
             model_config = transformers.AutoConfig.for_model(model_type, **dict(config or {}))
         except ValueError as error:
