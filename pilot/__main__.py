@@ -50,6 +50,12 @@ def main(cfg: DictConfig) -> None:
             if exit_code and not multirun:
                 sys.exit(exit_code)
         else:
+            if sweep_params and any("," in value or "(" in value for value in sweep_params.values()):
+                log.warning(  # +experiment=lr_sweep without -m: one job, not the declared sweep
+                    "this config declares a sweep (hydra.sweeper.params: %s); without -m only this one run "
+                    "starts. Add -m to run every job of the sweep.",
+                    ", ".join(f"{k}={v}" for k, v in sweep_params.items()),
+                )
             sweep_dir = Path(hydra_cfg.sweep.dir) if multirun else None
             record = train(cfg, run_dir, overrides, sweep_dir, searchpath=list(hydra_cfg.searchpath))
             exit_code = train_exit_code(record)

@@ -176,6 +176,12 @@ def test_summary_judges_against_the_seed_spread(values, expected):
     assert "seed 0:" in control["per_seed"]  # every seed's value, not only the best
 
 
+def test_a_declared_sweep_started_without_m_says_only_one_run_starts(tmp_path):
+    done = pilot(tmp_path, "mode=train", "budget.value=2", "loop.eval_every=0")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "this config declares a sweep" in done.stderr and "Add -m" in done.stderr
+
+
 def test_a_sweep_with_a_job_pilot_would_refuse_launches_no_job(tmp_path):
     done = pilot(tmp_path, "batch.micro_batch=0,2", multirun=True)
     assert done.returncode == 2 and "none was launched" in done.stderr, done.stderr[-2000:]
