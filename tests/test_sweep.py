@@ -179,7 +179,7 @@ def test_summary_judges_against_the_seed_spread(values, expected):
 def test_a_declared_sweep_started_without_m_says_only_one_run_starts(tmp_path):
     done = pilot(tmp_path, "mode=train", "budget.value=2", "loop.eval_every=0")
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "this config declares a sweep" in done.stderr and "Add -m" in done.stderr
+    assert "this config declares a sweep" in done.stdout and "Add -m" in done.stdout  # the log: stdout
 
 
 def test_a_sweep_with_a_job_pilot_would_refuse_launches_no_job(tmp_path):
