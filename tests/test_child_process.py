@@ -12,12 +12,14 @@ from concurrent.futures import Future
 import pytest
 import torch
 from hydra.utils import instantiate
+from omegaconf import OmegaConf
 
 import pilot.child_process
 import pilot.phases.resume_check as resume_check
 from pilot.checkpoint import load_checkpoint
 from pilot.child_process import ChildProcess, Finished, NewProcess
 from pilot.closing import check_in_new_process, export_with_controls
+from pilot.closing.reload import ERROR_FILE, RESULT_FILE
 from pilot.engine.build import build_trainer
 from pilot.phases.gates import PhaseRunner
 from pilot.phases.rows import write_phases_csv
@@ -169,3 +171,19 @@ def test_a_shared_child_serves_jobs_one_after_another_and_a_new_environment_gets
         assert facts["pid"] != pid and facts["env"].get("PILOT_PROBE_SEES") == "planted"
     finally:
         stop_shared_children()
+
+
+def test_a_reload_that_gave_no_verdict_leaves_no_stale_failure_beside_a_later_verdict(tmp_path):
+    class Killed:  # the reload process killed mid-check: no verdict, its output kept
+        def run(self, module, args, timeout_s):
+            return Finished(-2, "(no output)")
+
+    class Passes:
+        def run(self, module, args, timeout_s):
+            (tmp_path / RESULT_FILE).write_text(json.dumps({"verdict": "pass", "reason": "bit-identical"}))
+            return Finished(0, "")
+
+    assert check_in_new_process(tmp_path, OmegaConf.create({}), runner=Killed())["verdict"] == "fail"
+    assert (tmp_path / ERROR_FILE).exists()
+    assert check_in_new_process(tmp_path, OmegaConf.create({}), runner=Passes())["verdict"] == "pass"
+    assert not (tmp_path / ERROR_FILE).exists()

@@ -49,8 +49,9 @@ def _outputs(record: dict[str, Any]) -> str:
         )
     return (
         f"Raw metrics: `metrics.jsonl`. Evaluation artefact: {_artefact(record)} (its config:\n"
-        "`export/config.yaml`); the rerun of its control inputs: `export/reload_check.json`\n"
-        "(`python -m pilot.closing export` repeats it)."
+        "`export/config.yaml`); the rerun of its control inputs: `export/reload_check.json`, or\n"
+        "`export/reload_check.error.txt` when the reload process gave no verdict (`python -m pilot.closing\n"
+        "export` repeats it)."
     )
 
 

@@ -23,6 +23,7 @@ from pilot.models.adapter import load_adapter, wants_adapter
 from pilot.weights_file import read_weights
 
 RESULT_FILE = "reload_check.json"
+ERROR_FILE = "reload_check.error.txt"  # the reload process's output when it gave no verdict
 
 
 def reload_and_compare(directory: Path, policy: ReloadPolicy | None = None) -> dict[str, Any]:
@@ -93,8 +94,9 @@ def check_in_new_process(
     ``runner``: a process started for it (default) or one started earlier, holding none of the
     run's state (``pilot.child_process``)."""
     directory = Path(directory)
-    result_path = directory / RESULT_FILE
+    result_path, error_path = directory / RESULT_FILE, directory / ERROR_FILE
     result_path.unlink(missing_ok=True)  # never read an earlier run's verdict
+    error_path.unlink(missing_ok=True)  # nor leave an earlier attempt's failure beside this one's verdict
     with tempfile.TemporaryDirectory(prefix="pilot-reload-") as private:
         reference = Path(private) / "config.yaml"
         OmegaConf.save(cfg, reference, resolve=True)
@@ -109,6 +111,6 @@ def check_in_new_process(
         return {
             "verdict": "fail",
             "reason": "the reload process failed: "
-            + write_failure(directory / "reload_check.error.txt", completed.stderr),
+            + write_failure(error_path, completed.stderr),
         }
     return json.loads(result_path.read_text())
