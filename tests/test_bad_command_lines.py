@@ -50,6 +50,7 @@ HYDRA_EXITS_1 = (
 REFUSED_BY_VALIDATION = [
     # a LoRA adapter's own settings (peft's traceback, or the blame on target_modules, before)
     ("adapter=lora adapter.bias=yes", ("adapter.bias='yes'", "none, all, lora_only")),
+    ("pilot.oom_in_phase=first_stepp", ("pilot.oom_in_phase='first_stepp'", "first_step")),
     ("adapter=lora adapter.r=0 adapter.lora_dropout=1.5", ("adapter.r=0", "adapter.lora_dropout=1.5")),
     # the previously good errors
     ("batch.micro_batch=-2", ("batch.micro_batch=-2", "must be > 0")),

@@ -110,7 +110,6 @@ def check_in_new_process(
     if not result_path.exists():
         return {
             "verdict": "fail",
-            "reason": "the reload process failed: "
-            + write_failure(error_path, completed.stderr),
+            "reason": "the reload process failed: " + write_failure(error_path, completed.stderr),
         }
     return json.loads(result_path.read_text())

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from omegaconf import DictConfig
 
 from pilot.config.values import select
+from pilot.phases.gates import PHASES
 from pilot.validation.problems import Problem, is_number
 
 
@@ -121,6 +122,7 @@ RANGES: tuple[tuple[str, Range, str], ...] = (
 # settings with a few allowed words (where the schema types them as str: they are passed on to a library)
 CHOICES: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("adapter.bias", ("none", "all", "lora_only"), "which biases train; none keeps them frozen"),
+    ("pilot.oom_in_phase", PHASES, "the testing aid raises out-of-memory in this phase of the pilot"),
 )
 
 
