@@ -78,7 +78,8 @@ def check_run_directory(config: DictConfig) -> None:
         _created.add(os.path.abspath(path))
     if (path / "run.json").exists():  # first: a finished run on a read-only disk is reported as finished
         _refuse_reused(config, path)
-        _hydra_before[os.path.abspath(path)] = _hydra_files(path)
+        base = Path(os.path.abspath(path))  # after_refusal looks it up by the absolute path
+        _hydra_before[str(base)] = {**_hydra_files(base), base / "run.json": _read(base / "run.json")}
         writable_directory(path, "hydra.run.dir")
         return
     writable_directory(path, "hydra.run.dir")
@@ -130,6 +131,13 @@ def writable_directory(path: Path, key: str) -> None:
         ) from None
 
 
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
 def _hydra_files(path: Path) -> dict[Path, bytes]:
     hydra_dir = path / ".hydra"
     return {p: p.read_bytes() for p in hydra_dir.iterdir() if p.is_file()} if hydra_dir.is_dir() else {}
@@ -137,11 +145,15 @@ def _hydra_files(path: Path) -> dict[Path, bytes]:
 
 def after_refusal(run_dir: Path) -> None:
     """After a refusal: remove ``run_dir`` if this process created it and it holds only Hydra's
-    files; in a directory holding a run, put back the ``.hydra/`` files Hydra rewrote for this line
-    (they would say a config the run never used)."""
+    files; in a directory holding a run whose run.json this line did not change (it was refused
+    before it ran), put back the ``.hydra/`` files Hydra rewrote for it (they would say a config the
+    run never used)."""
     path = os.path.abspath(run_dir)
     if path in _hydra_before:
         before = _hydra_before.pop(path)
+        if before.get(Path(path) / "run.json") != _read(Path(path) / "run.json"):
+            return  # the run recorded something: this line ran (and failed later), its .hydra/ stays
+        before.pop(Path(path) / "run.json")
         for written in _hydra_files(Path(path)):
             if written not in before:
                 written.unlink(missing_ok=True)
