@@ -192,7 +192,7 @@ def _run_job(request: dict[str, Any]) -> int:
     try:
         runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
         return 0
-    except KeyboardInterrupt:  # Ctrl-C reached the process group: the child stops, as the parent does
+    except KeyboardInterrupt:  # a SIGINT sent to this process itself (its own session: not a terminal's Ctrl-C)
         raise
     except SystemExit as stop:
         code = stop.code
@@ -256,7 +256,7 @@ if __name__ == "__main__":
     try:
         _warm_up(settings)
         _serve(answers)
-    except KeyboardInterrupt:  # Ctrl-C reaches the whole process group: the parent reports it
+    except KeyboardInterrupt:  # a SIGINT sent to this process itself: the parent reports what it lacks
         sys.exit(130)
     answers.close()
     exit_now(0)  # the parent waits for this exit: no module teardown (~1 s with torch)

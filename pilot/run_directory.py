@@ -147,20 +147,31 @@ def after_refusal(run_dir: Path) -> None:
     """After a refusal: remove ``run_dir`` if this process created it and it holds only Hydra's
     files; in a directory holding a run whose run.json this line did not change (it was refused
     before it ran), put back the ``.hydra/`` files Hydra rewrote for it (they would say a config the
-    run never used)."""
+    run never used). Only while holding the directory's lock: a directory another process now runs
+    in (it won the lock) is never touched. What cannot be done is left as it is."""
     path = os.path.abspath(run_dir)
-    if path in _hydra_before:
-        before = _hydra_before.pop(path)
-        if before.get(Path(path) / "run.json") != _read(Path(path) / "run.json"):
-            return  # the run recorded something: this line ran (and failed later), its .hydra/ stays
-        before.pop(Path(path) / "run.json")
-        for written in _hydra_files(Path(path)):
-            if written not in before:
-                written.unlink(missing_ok=True)
-        for file, content in before.items():
-            file.write_bytes(content)
+    before, created = _hydra_before.pop(path, None), path in _created
+    _created.discard(path)
+    if (before is None and not created) or not os.path.isdir(path):
         return
-    if path not in _created or not os.path.isdir(path):
+    try:
+        with RunDirectoryLock(Path(path)):
+            if before is not None:
+                _put_back(Path(path), before)
+            elif all(name in HYDRA_OWN or name.endswith(".log") for name in os.listdir(path)):
+                shutil.rmtree(path, ignore_errors=True)
+    except (PilotError, OSError):  # busy (another process runs there), or the disk refuses
         return
-    if all(name in HYDRA_OWN or name.endswith(".log") for name in os.listdir(path)):
-        shutil.rmtree(path, ignore_errors=True)
+
+
+def _put_back(path: Path, before: dict[Path, bytes | None]) -> None:
+    """The ``.hydra/`` files as they were, each replaced whole, if run.json is as it was."""
+    if before.pop(path / "run.json", None) != _read(path / "run.json"):
+        return  # the run recorded something: this line ran (and failed later), its .hydra/ stays
+    for written in _hydra_files(path):
+        if written not in before:
+            written.unlink(missing_ok=True)
+    for file, content in before.items():
+        staged = file.with_name(f".{file.name}.{os.getpid()}.tmp")
+        staged.write_bytes(content)
+        os.replace(staged, file)

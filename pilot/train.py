@@ -356,6 +356,7 @@ class TrainingRun:
             self.preemption.hand_over()  # submitit requeues the job and exits this process
         if "disk_full" in self.extra:
             raise DiskFull(self.extra["disk_full"])
+        self.interrupts.stop_if_noted()  # the record says how the run ended; the signal still stops us
 
 
 def _worker(cfg: DictConfig, run_dir: str, overrides: list, sweep_dir: str | None = None, searchpath=()) -> None:

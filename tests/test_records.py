@@ -173,10 +173,13 @@ def test_signals_while_the_record_is_written_are_noted_never_raised():
         for _ in range(3):
             os.kill(os.getpid(), signal.SIGINT)
             time.sleep(0.02)
-        assert watch.received == "SIGINT"
+        assert watch.noted == "SIGINT" and watch.received is None
     finally:
         watch.uninstall()
     assert signal.getsignal(signal.SIGINT) is not watch._flag
+    with pytest.raises(SystemExit) as stop:  # the record written, the signal still stops the process
+        watch.stop_if_noted()
+    assert stop.value.code == 130
 
 
 def test_sighup_is_watched_unless_it_is_ignored():

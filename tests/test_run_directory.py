@@ -6,6 +6,10 @@ import json
 
 import pytest
 from conftest import run_pilot
+from omegaconf import OmegaConf
+
+from pilot.run_directory import after_refusal, check_run_directory
+from pilot.run_record import RunDirectoryLock
 
 TRAIN = ["mode=train", "budget.value=4", "loop.eval_every=0", "run.threads=1", "closing.control_examples=0"]
 
@@ -87,3 +91,20 @@ def test_a_new_run_over_an_existing_run_is_refused_before_anything_is_written(tm
     again = run_pilot(run, *TRAIN, "checkpoint.every=0", *line)
     assert again.returncode == 2 and "already holds run" in again.stderr, again.stderr[-2000:]
     assert _files(run, skip=LIVE) == {k: v for k, v in before.items() if k.split("/")[-1] not in LIVE}
+
+
+def test_after_a_refusal_a_directory_another_process_runs_in_is_never_touched(tmp_path):
+    run = tmp_path / "new"
+    check_run_directory(OmegaConf.create({"hydra": {"run": {"dir": str(run)}}, "mode": "train"}))  # made here
+    (run / ".hydra").mkdir()
+    winner = RunDirectoryLock(run).acquire()  # another process won the lock and runs there
+    try:
+        after_refusal(run)
+        assert (run / ".hydra").is_dir()
+    finally:
+        winner.release()
+    mine = tmp_path / "mine"
+    check_run_directory(OmegaConf.create({"hydra": {"run": {"dir": str(mine)}}, "mode": "train"}))
+    (mine / ".hydra").mkdir()
+    after_refusal(mine)  # made by this process for a refused line, nobody in it: removed
+    assert not mine.exists()

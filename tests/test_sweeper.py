@@ -30,6 +30,14 @@ hydra:
 """
 
 
+SEEN = []
+
+
+def record_job_num(composed):
+    """A check reading ${hydra:job.num} (Hydra's config must be the job's, its number set)."""
+    SEEN.append(composed.z)
+
+
 def refuse_x_two(composed):
     """The job check the config above names: job configs with x=2 are refused."""
     return "x=2: refused by the check" if composed.x == 2 else None
@@ -94,7 +102,7 @@ def _multirun(tmp_path, monkeypatch, *overrides, ran=None, config=CONFIG):
     try:
         hydra.multirun(
             config_name="config",
-            task_function=lambda cfg: ran.append(OmegaConf.to_container(cfg)),
+            task_function=lambda cfg: ran.append(OmegaConf.to_container(cfg, resolve=True)),
             overrides=[f"hydra.sweep.dir={tmp_path / 'sweep'}", *overrides],
         )
     finally:
@@ -122,7 +130,7 @@ def test_a_job_the_check_refuses_stops_the_sweep_before_any_job_runs(tmp_path, m
         _multirun(tmp_path, monkeypatch, "x=1,2,3", ran=ran)
     assert stop.value.code == 2 and ran == []
     error = capsys.readouterr().err
-    assert "1 of the sweep's 3 jobs would be refused; none was launched" in error
+    assert "1 of the sweep's jobs 0-2 would be refused; none was launched" in error
     assert "job 1 (x=2): x=2: refused by the check" in error
 
 
@@ -138,3 +146,10 @@ def test_a_sweep_over_no_values_is_refused(tmp_path, monkeypatch, capsys):
     with pytest.raises(SystemExit) as stop:
         _multirun(tmp_path, monkeypatch, "x=range(0)")
     assert stop.value.code == 2 and "x=range(0): a sweep over no values launches no job" in capsys.readouterr().err
+
+
+def test_the_check_sees_each_job_as_it_will_run_hydra_interpolations_included(tmp_path, monkeypatch):
+    config = CONFIG.replace("y: 1\n", "y: 1\nz: ${hydra:job.num}\n").replace("refuse_x_two", "record_job_num")
+    SEEN.clear()
+    _, ran = _multirun(tmp_path, monkeypatch, "x=1,3", config=config)
+    assert SEEN == [0, 1] and [job["z"] for job in ran] == [0, 1]

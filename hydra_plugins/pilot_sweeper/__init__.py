@@ -18,6 +18,7 @@ annotations``: Hydra runs this module before it is in ``sys.modules``, where a d
 string annotations looks itself up.
 """
 
+import copy
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,10 +26,11 @@ from typing import Any, Optional
 
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper, BasicSweeperConf
 from hydra.core.config_store import ConfigStore
+from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.types import HydraContext, TaskFunction
 from hydra.utils import get_method
-from omegaconf import DictConfig
+from omegaconf import DictConfig, open_dict
 
 KEEP = 128  # composed configs kept between the batch's check and its launch
 
@@ -81,6 +83,7 @@ class ComposeOnceSweeper(BasicSweeper):
     def __init__(self, max_batch_size: int | None, params: dict[str, str] | None = None, check_job: str | None = None):
         super().__init__(max_batch_size=max_batch_size, params=params)
         self.check_job = get_method(check_job) if check_job else None
+        self.checked = 0  # jobs checked so far, over all batches: the next job's number
 
     def sweep(self, arguments: list[str]) -> Any:
         assert self.hydra_context is not None
@@ -104,17 +107,32 @@ class ComposeOnceSweeper(BasicSweeper):
 
     def validate_batch_is_legal(self, batch: Sequence[Sequence[str]]) -> None:
         assert self.hydra_context is not None and self.config is not None
-        problems = []
-        for number, overrides in enumerate(batch):
+        first, problems = self.checked, []
+        self.checked += len(batch)
+        for number, overrides in enumerate(batch, start=first):
             composed = self.hydra_context.config_loader.compose(self.config, list(overrides))
-            problem = self.check_job(composed) if self.check_job else None
+            problem = self._check(composed, number) if self.check_job else None
             if problem:
                 problems.append(f"job {number} ({' '.join(overrides)}): {problem}")
         if problems:
+            launched = f"jobs 0-{first - 1} ran, none of these was launched" if first else "none was launched"
             _refuse(
-                f"{len(problems)} of the sweep's {len(batch)} jobs would be refused; none was launched:\n"
+                f"{len(problems)} of the sweep's jobs {first}-{self.checked - 1} would be refused; {launched}:\n"
                 + "\n".join(problems)
             )
+
+    def _check(self, composed: DictConfig, number: int) -> str | None:
+        """``check_job`` on a copy of the job's config as the job will see it: its number set and
+        Hydra's config current (``${hydra:job.num}``, ``${hydra:runtime.cwd}`` resolve)."""
+        job = copy.deepcopy(composed)
+        with open_dict(job):
+            job.hydra.job.num = job.hydra.job.id = number
+        current = HydraConfig.instance().cfg
+        HydraConfig.instance().set_config(job)
+        try:
+            return self.check_job(job)
+        finally:
+            HydraConfig.instance().cfg = current
 
 
 def _refuse(message: str) -> None:

@@ -71,6 +71,7 @@ class InterruptWatch:
         self.received: str | None = None  # "SIGINT" / "SIGTERM" / "SIGHUP" once one arrived
         self.previous: dict = {}
         self.deferred = False  # the record is being written: a signal is noted, never raised
+        self.noted: str | None = None  # the signal that arrived while deferred (``stop_if_noted``)
 
     def install(self) -> InterruptWatch:
         if threading.current_thread() is not threading.main_thread():
@@ -89,9 +90,10 @@ class InterruptWatch:
 
     def _flag(self, signum: int, frame: Any) -> None:
         if self.deferred:
-            self.received = self.received or signal.Signals(signum).name
+            self.noted = self.noted or signal.Signals(signum).name
             log.warning(
-                "%s received while the run's record is written: it is finished first", signal.Signals(signum).name
+                "%s received while the run's record is written: the record is finished first, then this process stops",
+                self.noted,
             )
             return
         if self.received is not None:
@@ -107,6 +109,12 @@ class InterruptWatch:
             signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
         self.previous = {}
         self.deferred = False
+
+    def stop_if_noted(self) -> None:
+        """Once the record is written: a signal noted meanwhile still stops this process (exit 128 +
+        its number), so a sweep does not go on to its next job after a scheduler's SIGTERM."""
+        if self.noted:
+            raise SystemExit(128 + int(getattr(signal, self.noted)))
 
 
 def watched_signals() -> list[int]:
