@@ -39,7 +39,7 @@ from pilot.run_record import RunDirectoryLock, read_run_json
 
 HYDRA_OWN = (".hydra", RunDirectoryLock.NAME)  # with Hydra's job log (*.log): not the user's files
 _created: set[str] = set()  # run directories this process created (``after_refusal``)
-_hydra_before: dict[str, dict[Path, bytes]] = {}  # .hydra/ files of a directory holding a run, as they were
+_hydra_before: dict[str, dict[Path, bytes | None]] = {}  # .hydra/ files (and run.json) of a run, as they were
 
 
 class RunDirectoryRefused(SystemExit):
