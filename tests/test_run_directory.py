@@ -75,22 +75,15 @@ def test_a_run_without_checkpoint_restarts_only_under_its_own_config(tmp_path):
     other = run_pilot(run, *TRAIN, "checkpoint.every=0", "optim.lr=1e-3")
     assert other.returncode == 2 and "started under another config" in other.stderr, other.stderr[-2000:]
     assert "optim.lr" in other.stderr and "Traceback" not in other.stderr
-    assert _files(run, skip=LIVE) == {k: v for k, v in before.items() if k.split("/")[-1] not in LIVE}
+    assert _files(run, skip=LIVE) == {k: v for k, v in before.items() if k.split("/")[-1] not in LIVE}  # put back
+    for line in (["checkpoint.resume=false"], ["mode=pilot"]):  # a new run over it: refused, nothing written
+        again = run_pilot(run, *TRAIN, "checkpoint.every=0", *line)
+        assert again.returncode == 2 and "already holds run" in again.stderr, again.stderr[-2000:]
+        assert _files(run, skip=LIVE) == {k: v for k, v in before.items() if k.split("/")[-1] not in LIVE}
     same = run_pilot(run, *TRAIN, "checkpoint.every=0")
     assert same.returncode == 0, same.stderr[-2000:]
     record = json.loads((run / "run.json").read_text())
     assert record["status"] == "ok" and "injected failure" in record["resumes"][-1]["previous_error"]
-
-
-@pytest.mark.parametrize("line", [["checkpoint.resume=false"], ["mode=pilot"]])
-def test_a_new_run_over_an_existing_run_is_refused_before_anything_is_written(tmp_path, line):
-    run = tmp_path / "run"
-    failed = run_pilot(run, *TRAIN, "checkpoint.every=0", fault="exception@2")
-    assert failed.returncode != 0
-    before = _files(run)
-    again = run_pilot(run, *TRAIN, "checkpoint.every=0", *line)
-    assert again.returncode == 2 and "already holds run" in again.stderr, again.stderr[-2000:]
-    assert _files(run, skip=LIVE) == {k: v for k, v in before.items() if k.split("/")[-1] not in LIVE}
 
 
 def test_after_a_refusal_a_directory_another_process_runs_in_is_never_touched(tmp_path):
