@@ -12,7 +12,8 @@ import signal
 
 
 def fault_point(point: str, update: int | None = None) -> None:
-    """Test hook: ``PILOT_FAULT=<point>[@<update>]`` kills this process with SIGKILL there.
+    """Test hook: ``PILOT_FAULT=<point>[:<signal>][@<update>]`` kills this process with SIGKILL
+    there, or sends it ``<signal>`` (``closing:SIGINT``: a Ctrl-C arriving during the closing).
 
     Points: ``update`` (after an update), ``before_write``, ``after_write``,
     ``before_rename`` (inside a checkpoint save), ``closing`` (after the final validation).
@@ -26,7 +27,8 @@ def fault_point(point: str, update: int | None = None) -> None:
         raise OSError(errno.ENOSPC, "No space left on device (injected by PILOT_FAULT)")
     if point == "exception":
         raise RuntimeError(f"injected failure (PILOT_FAULT={os.environ['PILOT_FAULT']})")
-    os.kill(os.getpid(), signal.SIGKILL)
+    sent = os.environ["PILOT_FAULT"].partition("@")[0].partition(":")[2]
+    os.kill(os.getpid(), getattr(signal, sent) if sent else signal.SIGKILL)
 
 
 def fault_requested(point: str, update: int | None = None) -> bool:
@@ -36,4 +38,4 @@ def fault_requested(point: str, update: int | None = None) -> bool:
     if not spec:
         return False
     name, _, at = spec.partition("@")
-    return name == point and (not at or update is None or int(at) == update)
+    return name.partition(":")[0] == point and (not at or update is None or int(at) == update)

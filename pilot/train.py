@@ -102,8 +102,13 @@ class TrainingRun:
             self.setup()
             self.finish(self.trainer.train(on_update=self.on_update))
         except KeyboardInterrupt:  # a second signal (or no watch installed): stop at once
-            signal_name = self.interrupts.received or "SIGINT"
-            self._interrupted(signal_name, "at once, without a checkpoint of the update in progress")
+            saved = self.trainer is not None and self.checkpointer.has(self.trainer.updates_done)
+            how = (
+                "at once; its checkpoint is saved"
+                if saved
+                else "at once, without a checkpoint of the update in progress"
+            )
+            self._interrupted(self.interrupts.received or "SIGINT", how)
         except Exception as exc:  # recorded, then re-raised: the failure must stay visible
             self.fail(exc)
             raise
@@ -254,12 +259,10 @@ class TrainingRun:
             record.update(closing=closing)
             write_reproduce(self.run_path, record.data, plugin_provenance(cfg, self.searchpath))
             (log.info if closing["verdict"] == "pass" else log.error)("closing: %s", closing["reason"])
-        if self.interrupts.received and self.status == "ok":  # signalled during validation or closing
-            self._interrupted(
-                self.interrupts.received,
-                "during the final validation or closing; the "
-                "final checkpoint is saved, starting again redoes the closing",
-            )
+        if self.interrupts.received and self.status == "ok":  # during the final validation or closing:
+            name = self.interrupts.noted = self.interrupts.received  # both ran to their end, the run is ok; the
+            record.update(signal_after_budget=signal_entry(name, trainer.updates_done))  # signal stops us after
+            log.warning("%s after the last update: the run is complete; stopping once it is recorded", name)
 
     def _save_final_checkpoint(self) -> None:
         if rank0_decides(self.record is None or self.checkpointer.has(self.trainer.updates_done), self.ctx):

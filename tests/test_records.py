@@ -165,6 +165,14 @@ def test_a_signal_ends_the_run_as_interrupted_and_it_resumes_bit_identically(tmp
     assert_same_run(tmp_path, reference)
 
 
+def test_a_signal_after_the_last_update_leaves_a_complete_run_ok_and_stops_the_process(tmp_path):
+    done = cli(tmp_path, "closing.control_examples=4", fault="closing:SIGINT")  # Ctrl-C as the closing starts
+    assert done.returncode == 130, done.stderr[-2000:]
+    record = run_json(tmp_path)
+    assert record["status"] == "ok" and record["closing"]["verdict"] == "pass"  # both ran to their end
+    assert record["signal_after_budget"]["signal"] == "SIGINT" and not record.get("interrupted_by")
+
+
 def test_signals_while_the_record_is_written_are_noted_never_raised():
     """A second Ctrl-C used to raise inside close() and leave run.json saying running."""
     watch = InterruptWatch().install()
