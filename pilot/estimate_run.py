@@ -40,7 +40,7 @@ from pilot.rental.estimate_cache import EstimateCache
 from pilot.rental.parallel_estimates import fill
 from pilot.rental.requirements import Requirement, campaign_requirements
 from pilot.rental.sheet import build_and_write, plan_lines, print_sheet
-from pilot.run_directory import refuse_reused_for
+from pilot.resume import refuse_reused_for
 from pilot.run_record import RunRecord
 from pilot.validation import validate
 

@@ -55,7 +55,7 @@ from pilot.phases.gates import PhaseRunner
 from pilot.phases.rows import write_phases_csv
 from pilot.rental.journal import append_entry
 from pilot.report import print_console, write_report
-from pilot.run_directory import refuse_reused_for
+from pilot.resume import refuse_reused_for
 from pilot.run_record import RunDirectoryLock, RunRecord, read_run_json
 from pilot.validation import validate
 

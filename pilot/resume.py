@@ -85,13 +85,10 @@ def refuse_finished_run(cfg: DictConfig, run_dir: Path) -> None:
         "To run this variant again, start it without hydra.run.dir (a new directory and run_id; "
         "this run becomes its parent_id)."
     )
-    if data.get("mode", "train") != "train" or not cfg.checkpoint.resume:
-        why = f"mode={data.get('mode')}" if data.get("mode", "train") != "train" else "checkpoint.resume=false"
-        raise ResumeRefused(
-            f"{run_dir} already holds run {run_id} (mode={data.get('mode')}, status {status}); a new training "
-            f"run there ({why}) would mix two runs' records and checkpoints. Fix: leave out hydra.run.dir (a "
-            "new directory), or name a new one."
-        )
+    if data.get("mode", "train") != "train":
+        refuse_reused_for("train", run_dir)
+    if not cfg.checkpoint.resume:
+        refuse_reused_for("train with checkpoint.resume=false", run_dir)
     if status == "ok":
         raise RunFinished(
             f"{run_dir} holds a finished run ({run_id}: status ok, stop cause "
@@ -106,6 +103,17 @@ def refuse_finished_run(cfg: DictConfig, run_dir: Path) -> None:
             "checkpoint instead, add checkpoint.continue_diverged=true (recorded in run.json).",
             exit_code=1,
         )
+
+
+def refuse_reused_for(mode: str, run_dir: Path) -> None:
+    """A run never starts in a directory holding another run (run.json) it would not continue: a
+    pilot's or an estimate's, a training run over another mode's run or with checkpoint.resume=false."""
+    earlier = read_run_json(run_dir)
+    raise ResumeRefused(
+        f"{run_dir} already holds run {earlier.get('run_id')} (mode={earlier.get('mode')}, status "
+        f"{earlier.get('status')}); mode={mode} never overwrites a run's record. Fix: leave out "
+        "hydra.run.dir (each run gets a new directory), or name a new one."
+    )
 
 
 def refuse_changed_config(cfg: DictConfig, path: Path, state: dict) -> list[str]:

@@ -34,8 +34,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from pilot.config.values import enum_value
 from pilot.errors import PilotError, ResumeRefused
-from pilot.resume import refuse_finished_run
-from pilot.run_record import RunDirectoryLock, read_run_json
+from pilot.resume import refuse_finished_run, refuse_reused_for
+from pilot.run_record import RunDirectoryLock
 
 HYDRA_OWN = (".hydra", RunDirectoryLock.NAME)  # with Hydra's job log (*.log): not the user's files
 _created: set[str] = set()  # run directories this process created (``after_refusal``)
@@ -100,17 +100,6 @@ def _refuse_reused(config: DictConfig, path: Path) -> None:
         refuse_finished_run(config, path)
         return
     refuse_reused_for(mode, path)
-
-
-def refuse_reused_for(mode: str, path: Path) -> None:
-    """A pilot or an estimate never writes into a directory that holds a run (run.json), nor a
-    training run into one that holds another mode's run."""
-    earlier = read_run_json(path)
-    raise ResumeRefused(
-        f"{path} already holds run {earlier.get('run_id')} (mode={earlier.get('mode')}, status "
-        f"{earlier.get('status')}); mode={mode} never overwrites a run's record. Fix: leave out "
-        "hydra.run.dir (each run gets a new directory), or name a new one."
-    )
 
 
 def writable_directory(path: Path, key: str) -> None:

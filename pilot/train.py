@@ -259,9 +259,9 @@ class TrainingRun:
             record.update(closing=closing)
             write_reproduce(self.run_path, record.data, plugin_provenance(cfg, self.searchpath))
             (log.info if closing["verdict"] == "pass" else log.error)("closing: %s", closing["reason"])
-        if self.interrupts.received and self.status == "ok":  # during the final validation or closing:
-            name = self.interrupts.noted = self.interrupts.received  # both ran to their end, the run is ok; the
-            record.update(signal_after_budget=signal_entry(name, trainer.updates_done))  # signal stops us after
+        if self.interrupts.received and self.status == "ok":  # the final validation and closing ran to the end
+            name = self.interrupts.noted = self.interrupts.received  # the run is complete (ok); stop once recorded
+            record.update(signal_after_budget=signal_entry(name, trainer.updates_done))
             log.warning("%s after the last update: the run is complete; stopping once it is recorded", name)
 
     def _save_final_checkpoint(self) -> None:
