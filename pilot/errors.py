@@ -48,7 +48,7 @@ def disk_full_guard(path: Path, tmp: Path | None = None, needed_bytes: int | Non
     """
     try:
         yield
-    except (OSError, RuntimeError) as error:
+    except Exception as error:
         written = 0
         if tmp is not None:
             with suppress(OSError):  # a file, or a directory of shards
@@ -56,7 +56,7 @@ def disk_full_guard(path: Path, tmp: Path | None = None, needed_bytes: int | Non
         free = None
         with suppress(OSError):
             free = shutil.disk_usage(Path(path).parent).free
-        no_space = getattr(error, "errno", None) in (errno.ENOSPC, errno.EDQUOT) or (
+        no_space = _says_no_space(error) or (
             # torch.save reports a failed write as a RuntimeError without errno ("unexpected pos")
             isinstance(error, RuntimeError)
             and needed_bytes is not None
@@ -68,17 +68,39 @@ def disk_full_guard(path: Path, tmp: Path | None = None, needed_bytes: int | Non
         if tmp is not None:
             with suppress(OSError):
                 shutil.rmtree(tmp) if tmp.is_dir() else tmp.unlink()
-        with suppress(OSError):
-            free = shutil.disk_usage(Path(path).parent).free
-        needed = needed_bytes or written
-        raise DiskFull(
-            f"no space left on the device writing {path}: "
-            + (f"about {needed:,} bytes needed, " if needed else "")
-            + (f"{free:,} bytes free. " if free is not None else "")
-            + "Nothing written before was changed (earlier checkpoints and records are intact). "
-            "Fix: free space on that file system (or move the run directory), then start the same "
-            "command again: the run resumes from its newest valid checkpoint."
-        ) from None
+        raise _disk_full(path, needed_bytes or written) from None
+
+
+def no_space_left(error: BaseException) -> DiskFull | None:
+    """``error`` as one ``DiskFull`` naming its file when it is "no space left" (ENOSPC, EDQUOT)
+    raised anywhere a run writes (an export, a metrics line, the predictions), else None."""
+    if isinstance(error, DiskFull):
+        return error
+    if not _says_no_space(error):
+        return None
+    return _disk_full(getattr(error, "filename", None) or "a file of the run", None)
+
+
+NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+RUST_NO_SPACE = tuple(f"(os error {code})" for code in NO_SPACE)  # how safetensors' writer reports them
+
+
+def _says_no_space(error: BaseException) -> bool:
+    return getattr(error, "errno", None) in NO_SPACE or any(mark in str(error) for mark in RUST_NO_SPACE)
+
+
+def _disk_full(path: Path | str, needed: int | None) -> DiskFull:
+    free = None
+    with suppress(OSError):
+        free = shutil.disk_usage(Path(path).parent).free
+    return DiskFull(
+        f"no space left on the device writing {path}: "
+        + (f"about {needed:,} bytes needed, " if needed else "")
+        + (f"{free:,} bytes free. " if free is not None else "")
+        + "Nothing written before was changed (earlier checkpoints and records are intact). "
+        "Fix: free space on that file system (or move the run directory), then start the same "
+        "command again: the run resumes from its newest valid checkpoint."
+    )
 
 
 class RunFinished(PilotError):

@@ -37,7 +37,7 @@ from pilot.engine.distributed import (
 )
 from pilot.engine.preemption import InterruptWatch, PreemptionWatch
 from pilot.engine.trainer import Trainer, record_dict
-from pilot.errors import DiskFull, RunFinished, first_line
+from pilot.errors import DiskFull, RunFinished, first_line, no_space_left
 from pilot.faults import fault_point, fault_requested
 from pilot.models.adapter import describe_parameters
 from pilot.phases.probe import peak_memory
@@ -111,7 +111,7 @@ class TrainingRun:
             self._interrupted(self.interrupts.received or "SIGINT", how)
         except Exception as exc:  # recorded, then re-raised: the failure must stay visible
             self.fail(exc)
-            raise
+            raise no_space_left(exc) or exc  # noqa: B904 - no space anywhere: one message naming the file
         finally:
             self.close()
 
@@ -312,9 +312,9 @@ class TrainingRun:
 
     def fail(self, error: Exception) -> None:
         """Record why the run failed (``run`` re-raises it: the failure stays visible)."""
-        if isinstance(error, DiskFull):
-            self.status, self.stop_cause, self.error = "failed", "disk_full", str(error)
-            self.phases.end("fail", f"disk full: {error}"[:300])
+        if (full := no_space_left(error)) is not None:  # any write of the run: checkpoint, export, metrics
+            self.status, self.stop_cause, self.error = "failed", "disk_full", str(full)
+            self.phases.end("fail", f"disk full: {full}"[:300])
         elif isinstance(error, torch.OutOfMemoryError):
             updates = self.trainer.updates_done if self.trainer else 0
             self.status, self.stop_cause = "oom", f"out of memory at update {updates + 1}"

@@ -345,6 +345,24 @@ def test_disk_full_writing_phases_csv_is_recorded(make_cfg, tmp_path, monkeypatc
     assert record["status"] == "failed" and record["stop_cause"] == "disk_full"
 
 
+def test_disk_full_writing_the_export_is_recorded_and_the_same_command_closes_the_run(make_cfg, tmp_path):
+    cfg = make_cfg(*[a for a in TRAIN if not a.startswith(("mode", "closing"))], "budget.value=2")
+    _tiny_tmpfs(tmp_path / "export", "16k")  # the export's weights (~0.5 MB) do not fit: a real ENOSPC
+    try:
+        with pytest.raises(DiskFull, match=r"no space left on the device writing .*export/model\.safetensors"):
+            train(cfg, tmp_path)
+        record = run_json(tmp_path)
+        assert record["status"] == "failed" and record["stop_cause"] == "disk_full"
+        assert "export/model.safetensors" in record["error"]
+        assert list((tmp_path / "export").iterdir()) == []  # its temporary file removed: the space is back
+    finally:
+        subprocess.run(["umount", str(tmp_path / "export")], check=False)
+    train(cfg, tmp_path)  # space freed: the same command closes the run it had trained
+    record = run_json(tmp_path)
+    assert record["status"] == "ok" and record["closing"]["verdict"] == "pass", record
+    assert record["resumes"][-1]["previous_stop_cause"] == "disk_full"
+
+
 # ----------------------------------------------------------------------------- 8. one process per run directory
 def test_a_second_process_on_a_run_directory_is_refused(tmp_path):
     with RunDirectoryLock(tmp_path):

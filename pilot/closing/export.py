@@ -10,8 +10,9 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 from safetensors.torch import save_file
 
-from pilot.checkpoint import TMP_MARK, WEIGHTS_FILE
+from pilot.checkpoint import TMP_MARK, WEIGHTS_FILE, tensor_bytes
 from pilot.data.task import TaskData, logits_of, move_to
+from pilot.errors import disk_full_guard
 from pilot.models.adapter import ADAPTER_CONFIG, ADAPTER_FILES, export_adapter, is_adapted
 from pilot.weights_file import write_weights
 
@@ -33,7 +34,9 @@ def export_artefact(model: torch.nn.Module, cfg: DictConfig, directory: Path) ->
             (directory / name).unlink(missing_ok=True)
         weights = directory / WEIGHTS_FILE
         tmp = directory / f"{WEIGHTS_FILE}{TMP_MARK}{os.getpid()}"
-        write_weights(model.state_dict(), tmp, metadata={"format": "pilot-export-v1"})
+        state = model.state_dict()
+        with disk_full_guard(weights, tmp, needed_bytes=tensor_bytes(state)):  # the temporary file removed
+            write_weights(state, tmp, metadata={"format": "pilot-export-v1"})
         os.replace(tmp, weights)
     OmegaConf.save(cfg, directory / "config.yaml", resolve=True)
     return weights
@@ -63,5 +66,6 @@ def control_outputs(model: torch.nn.Module, task: TaskData, cfg: DictConfig) -> 
 def export_with_controls(model: torch.nn.Module, task: TaskData, cfg: DictConfig, directory: Path) -> Path:
     directory = Path(directory)
     weights = export_artefact(model, cfg, directory)
-    save_file(control_outputs(model, task, cfg), str(directory / CONTROL_FILE))
+    with disk_full_guard(directory / CONTROL_FILE):
+        save_file(control_outputs(model, task, cfg), str(directory / CONTROL_FILE))
     return weights
