@@ -5,6 +5,7 @@ plan all ask this module, so a setting cannot define a run in one of them and no
 
 from __future__ import annotations
 
+import difflib
 import itertools
 from collections.abc import Iterable
 from typing import Any
@@ -80,6 +81,33 @@ def matches(variant: str, control: str) -> bool:
     wanted = parse_overrides(c.strip() for c in control.split(",") if c.strip())
     have = parse_overrides(str(variant).split(","))
     return bool(wanted) and all(k in have and _same_value(have[k], v) for k, v in wanted.items())
+
+
+def control_problem(control: str, variants: Iterable[str]) -> str | None:
+    """Why ``control`` names none of ``variants`` (variant keys), or None: one of them is the control
+    (or no control is declared). Names the part that matches nothing: a key no variant sets (with the
+    nearest ones), or a value no variant has (with those they have)."""
+    parts = [part.strip() for part in control.split(",") if part.strip()]
+    if not parts:
+        return None
+    malformed = [part for part in parts if "=" not in part]
+    if malformed:
+        return f"{', '.join(malformed)} is not key=value (e.g. optim.lr=0.0001)"
+    variants = sorted({str(v) for v in variants})
+    if any(matches(variant, control) for variant in variants):
+        return None
+    seen: dict[str, set[str]] = {}
+    for variant in variants:
+        for key, value in parse_overrides(variant.split(",")).items():
+            seen.setdefault(key, set()).add(value)
+    for key, value in parse_overrides(parts).items():
+        if key not in seen:
+            near = difflib.get_close_matches(key, list(seen), n=1)
+            hint = f" (did you mean {near[0]}?)" if near else ""
+            return f"no variant sets {key}{hint}; the variants set: {', '.join(sorted(seen)) or 'nothing (default)'}"
+        if not any(_same_value(have, value) for have in seen[key]):
+            return f"no variant has {key}={value}; its values: {', '.join(sorted(seen[key]))}"
+    return f"no variant holds all of {control}; the variants: {'; '.join(variants)}"
 
 
 def sweep_combinations(params: dict[str, str]) -> list[list[str]]:

@@ -656,3 +656,22 @@ def test_a_quality_tolerance_that_is_not_a_share_is_refused(tmp_path, capsys, va
         main([str(run), "--quality-tolerance", value, "--no-plot"])
     assert exit_.value.code == 2 and "--quality-tolerance" in capsys.readouterr().err
     assert not (run / "recap.csv").exists()
+
+
+@pytest.mark.parametrize(
+    "control, said",
+    [
+        ("optim.lrr=1e-4", "no variant sets optim.lrr (did you mean optim.lr?)"),
+        ("optim.lr=9", "no variant has optim.lr=9; its values: 0.0001"),
+        ("garbage", "garbage is not key=value"),
+    ],
+)
+def test_a_control_that_is_none_of_the_variants_is_refused_before_writing(tmp_path, capsys, control, said):
+    run = make_run(tmp_path / "run")
+    with pytest.raises(SystemExit) as exit_:
+        main([str(run), "--control", control, "--no-plot"])
+    error = capsys.readouterr().err
+    assert exit_.value.code == 2 and f"--control {control}: {said}" in error and "Traceback" not in error
+    assert not (run / "recap.csv").exists()
+    main([str(run), "--control", "optim.lr=1e-4", "--no-plot"])  # the variant's own value, written another way
+    assert (run / "recap.csv").exists()

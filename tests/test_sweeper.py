@@ -153,3 +153,27 @@ def test_the_check_sees_each_job_as_it_will_run_hydra_interpolations_included(tm
     SEEN.clear()
     _, ran = _multirun(tmp_path, monkeypatch, "x=1,3", config=config)
     assert SEEN == [0, 1] and [job["z"] for job in ran] == [0, 1]
+
+
+def test_a_control_that_is_none_of_the_jobs_stops_the_sweep_before_any_job_runs(tmp_path, monkeypatch, capsys):
+    config = CONFIG.replace("y: 1\n", 'y: 1\ncampaign:\n  control: "x=9"\n')
+    ran = []
+    with pytest.raises(SystemExit) as stop:
+        _multirun(tmp_path, monkeypatch, "x=1,3", ran=ran, config=config)  # CONFIG's check_job passes both
+    assert stop.value.code == 2 and ran == []
+    assert "campaign.control=x=9 is none of the sweep's 2 job(s): no variant has x=9; its values: 1, 3" in (
+        capsys.readouterr().err
+    )
+    (tmp_path / "again").mkdir()
+    composed, ran = _multirun(tmp_path / "again", monkeypatch, "x=1,9", ran=[], config=config)
+    assert [job["x"] for job in ran] == [1, 9]  # 9 is a job: the control runs
+
+
+def test_a_control_key_no_job_sets_is_named_with_the_nearest_one():
+    from pilot.variant import control_problem
+
+    variants = ["optim.lr=0.0001", "optim.lr=0.0002"]
+    assert control_problem("optim.lrr=1e-4", variants).startswith("no variant sets optim.lrr (did you mean optim.lr?)")
+    assert control_problem("optim.lr=9", variants) == "no variant has optim.lr=9; its values: 0.0001, 0.0002"
+    assert control_problem("garbage", variants).startswith("garbage is not key=value")
+    assert control_problem("optim.lr=1e-4", variants) is None and control_problem("", variants) is None

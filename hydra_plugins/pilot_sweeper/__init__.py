@@ -7,12 +7,13 @@ check composed and hands each to the launcher when it asks for the same job (sam
 same overrides), so the launcher gets exactly the object its own call would have built. At most
 ``KEEP`` configs are kept (~0.4 MB each); the launcher composes the rest itself, as before.
 
-It also refuses (exit 2, before any job runs) a sweep over no values (``seed=range(0)``) and,
+It also refuses (exit 2, before any job runs) a sweep over no values (``seed=range(0)``), with
+``check_sweep`` a sweep that check refuses as a whole (pilot's: a control that is none of its jobs) and,
 with ``check_job`` (a function named by its path: pilot's ``sweep_job_problem``), a sweep with a
 job that check refuses, naming every such job: one bad value does not leave half a sweep run.
 
 Selected in conf/config.yaml (``override hydra/sweeper: compose_once``); its settings are the
-basic sweeper's (``max_batch_size``, ``params``) and ``check_job``. Kept free of pilot and torch: Hydra imports every
+basic sweeper's (``max_batch_size``, ``params``), ``check_sweep`` and ``check_job``. Kept free of pilot and torch: Hydra imports every
 plugin module whenever any Hydra app starts in this environment. No ``from __future__ import
 annotations``: Hydra runs this module before it is in ``sys.modules``, where a dataclass with
 string annotations looks itself up.
@@ -42,6 +43,9 @@ class ComposeOnceSweeperConf(BasicSweeperConf):
     # what is wrong with that job (a message) or None. Any problem stops the sweep (exit 2). Here,
     # not in conf/config.yaml: another sweeper (hydra/sweeper=basic, optuna) would not know the key.
     check_job: Optional[str] = "pilot.validation.sweep_job_problem"  # noqa: UP045 (OmegaConf reads Optional)
+    # "module.function": called once with the master config and every job's overrides; it returns what
+    # is wrong with the sweep as a whole (pilot's: a campaign.control that is none of the jobs) or None
+    check_sweep: Optional[str] = "pilot.validation.sweep_problem"  # noqa: UP045
 
 
 ConfigStore.instance().store(group="hydra/sweeper", name="compose_once", node=ComposeOnceSweeperConf, provider="pilot")
@@ -80,9 +84,16 @@ class ComposeOnceSweeper(BasicSweeper):
     """``BasicSweeper`` whose launcher reuses the configs composed to check each batch, which refuses
     a sweep with no job and, with ``check_job``, a sweep with a job that would be refused."""
 
-    def __init__(self, max_batch_size: int | None, params: dict[str, str] | None = None, check_job: str | None = None):
+    def __init__(
+        self,
+        max_batch_size: int | None,
+        params: dict[str, str] | None = None,
+        check_job: str | None = None,
+        check_sweep: str | None = None,
+    ):
         super().__init__(max_batch_size=max_batch_size, params=params)
         self.check_job = get_method(check_job) if check_job else None
+        self.check_sweep = get_method(check_sweep) if check_sweep else None
         self.checked = 0  # jobs checked so far, over all batches: the next job's number
 
     def sweep(self, arguments: list[str]) -> Any:
@@ -95,6 +106,11 @@ class ComposeOnceSweeper(BasicSweeper):
                 f"{', '.join(empty)}: a sweep over no values launches no job. Fix: give it at least one "
                 "value (range(0, 2) is 0 and 1)."
             )
+        if self.check_sweep is not None:
+            jobs = [job for batch in BasicSweeper.split_arguments(overrides, None) for job in batch]
+            problem = self.check_sweep(self.config, jobs)
+            if problem:
+                _refuse(f"{problem}; no job was launched")
         return super().sweep(arguments)
 
     def setup(self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig) -> None:

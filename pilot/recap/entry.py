@@ -122,6 +122,7 @@ def main(argv: list[str] | None = None) -> None:
             plot=not args.no_plot,
             quality_tolerance=args.quality_tolerance,
             pool=args.pool,
+            control_must_match=True,
         )
     except PilotError as error:  # the user can fix it: the message, no traceback
         print(f"pilot.recap: {error}", file=sys.stderr)

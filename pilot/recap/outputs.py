@@ -19,6 +19,7 @@ import pandas as pd
 from pilot.recap.picture import plot_curves
 from pilot.recap.reading import RecapRefused, collect
 from pilot.recap.summary import METRIC, summarise_sweeps
+from pilot.variant import control_problem
 
 RECAP_FILES = ("recap.csv", "recap.png", "recap.md")  # written under temporary names, then put in place together
 
@@ -162,13 +163,22 @@ def build_recap(
     quality_tolerance: float | None = None,
     pool: bool = False,
     skip: Collection[Path] = (),
+    control_must_match: bool = False,
 ) -> pd.DataFrame:
     """recap.csv, recap.md and recap.png in ``out_dir`` over the run directories under ``paths``
     (those in ``skip`` left out). Returns every run's row; the verdicts in ``frame.attrs["conclusions"]``.
 
-    A path that does not exist is a RecapRefused before anything is created or written."""
+    A path that does not exist is a RecapRefused before anything is created or written; so is, with
+    ``control_must_match`` (the command line's --control), a control that is none of the runs' variants."""
     curves: dict[str, tuple] | None = {} if plot else None  # read only when drawn
     frame = collect(paths, curves, skip)
+    if control_must_match and not frame.empty:
+        variants = frame.loc[frame["status"] != "unreadable", "variant"].dropna()
+        if problem := control_problem(control, variants):
+            raise RecapRefused(
+                f"--control {control}: {problem}; nothing was written. Fix: give the overrides of one "
+                "variant in the recap's variant column (or leave --control out to compare none)."
+            )
     sections = summarise_sweeps(frame, control, quality_tolerance, pool)
     frame.attrs["conclusions"] = _conclusions(sections)
     by = "variant"

@@ -33,6 +33,7 @@ from pilot.validation.numbers import check_finite, check_special_numbers
 from pilot.validation.problems import ConfigError, Problem
 from pilot.validation.ranges import RANGES, Range, check_ranges
 from pilot.validation.rental import check_rental
+from pilot.variant import control_problem, variant_key
 
 __all__ = ["RANGES", "ConfigError", "Problem", "Range", "sweep_job_problem", "validate"]
 
@@ -96,6 +97,19 @@ def sweep_job_problem(composed: DictConfig) -> str | None:
     except ConfigError as error:
         return str(error)
     return None
+
+
+def sweep_problem(config: DictConfig, jobs: list[list[str]]) -> str | None:
+    """What is wrong with a sweep as a whole (the sweeper's ``check_sweep``, before any job runs):
+    a ``campaign.control`` that none of its jobs is, so that no recap could compare with it."""
+    control = str(OmegaConf.select(config, "campaign.control", default="") or "")
+    problem = control_problem(control, [variant_key(job) for job in jobs])
+    if problem is None:
+        return None
+    return (
+        f"campaign.control={control} is none of the sweep's {len(jobs)} job(s): {problem}. Fix: set "
+        "campaign.control to the overrides of one swept variant, or campaign.control='' to compare none"
+    )
 
 
 def _echoes(interpolation: Problem, problems: list[Problem]) -> bool:
