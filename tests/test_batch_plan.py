@@ -94,3 +94,12 @@ def test_replica_shares_cover_the_update_once():
     assert all(len(mb) <= 2 for share in shares for mb in share)
     # a replica with nothing to do still gets one (empty) micro-batch to join the all-reduce
     assert rank_micro_batches([0], micro_batch=2, replicas=2, rank=1) == [[]]
+
+
+def test_a_split_smaller_than_one_update_is_recorded_as_what_the_updates_hold():
+    small = BatchPlan(8, 100, 1, 573, False, "updates", 3)
+    summary = small.summary()
+    assert summary["examples_per_update"] == 573 and summary["declared_examples_per_update"] == 800
+    assert summary["examples_seen"] == 3 * 573
+    assert "every update holds 573" in small.describe()[-1]
+    assert "declared_examples_per_update" not in plan().summary()  # a split of many updates: the product

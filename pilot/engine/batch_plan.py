@@ -98,10 +98,20 @@ class BatchPlan:
     def epochs(self) -> float:
         return self.examples_seen / self.examples_per_epoch
 
+    @property
+    def largest_update(self) -> int:
+        """Examples the largest update holds: fewer than ``examples_per_update`` when the training
+        split is smaller than one update (``drop_last=false`` keeps it as one smaller update)."""
+        return max(self.update_sizes_in_epoch(), default=0)
+
     def summary(self) -> dict:
+        """The plan as recorded (run.json): what the updates hold, the declared product beside it
+        when no update reaches it."""
         data = asdict(self)
+        if self.largest_update < self.examples_per_update:
+            data["declared_examples_per_update"] = self.examples_per_update
         data.update(
-            examples_per_update=self.examples_per_update,
+            examples_per_update=min(self.largest_update, self.examples_per_update) or self.examples_per_update,
             updates_per_epoch=self.updates_per_epoch,
             examples_per_epoch=self.examples_per_epoch,
             total_updates=self.total_updates,
@@ -127,7 +137,15 @@ class BatchPlan:
             f"updates = {self.total_updates}, examples seen = {self.examples_seen},"
             f" epochs = {self.epochs:.4g}"
             f" (recorded, not fixed: {', '.join(derived)})",
-        ]
+        ] + (
+            [
+                f"no update reaches {self.examples_per_update} examples: the training split holds "
+                f"{self.train_examples}, so every update holds {self.largest_update} (recorded as "
+                "examples_per_update; declared_examples_per_update keeps the product)"
+            ]
+            if 0 < self.largest_update < self.examples_per_update
+            else []
+        )
 
 
 def plan_from_config(cfg, train_examples: int) -> BatchPlan:
