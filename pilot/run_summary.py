@@ -34,6 +34,17 @@ def record_setup(cfg: DictConfig, trainer: Trainer, record: RunRecord, run_dir: 
     ]
     for line in lines:
         log.info("batch arithmetic: %s", line)
+    declared, available = int(cfg.loop.eval_examples), len(trainer.task.splits["val"])
+    summary["eval_examples"] = min(declared, available)  # what every validation of the run evaluates
+    if available < declared:
+        log.warning(
+            "loop.eval_examples=%d but the validation split holds %d: every validation uses those %d "
+            "(recorded as batch_plan.eval_examples). Fix: loop.eval_examples=%d to declare it, or a larger split.",
+            declared,
+            available,
+            available,
+            available,
+        )
     log.info(
         "device %s, %d replica(s), %d CPU thread(s) per process (%s), precision %s",
         trainer.device,

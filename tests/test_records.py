@@ -421,3 +421,12 @@ def test_metrics_lines_lead_with_the_keys_the_recap_fast_path_reads():
     assert _as_written(line + "\n") and KIND_ROW["train"].match(line).groups() == ("3", "2.5")
     assert not _as_written('{"update": 3, "kind": "train", "loss": 2.5}\n')  # another order: slow path
     assert not _as_written(line + line + "\n")  # two records on one line: slow path
+
+
+def test_a_validation_subset_larger_than_the_split_is_recorded_as_what_it_evaluates(make_cfg, tmp_path, caplog):
+    cfg = make_cfg(*[a for a in TRAIN if not a.startswith("mode")], "budget.value=2", "loop.eval_examples=100000")
+    train(cfg, tmp_path)
+    record = run_json(tmp_path)
+    used = record["batch_plan"]["eval_examples"]
+    assert 0 < used < 100000 and record["status"] == "ok"
+    assert f"loop.eval_examples=100000 but the validation split holds {used}" in caplog.text
