@@ -34,6 +34,7 @@ def record_setup(cfg: DictConfig, trainer: Trainer, record: RunRecord, run_dir: 
     ]
     for line in lines:
         log.info("batch arithmetic: %s", line)
+    _learning_rate_reached(cfg, plan.total_updates, summary)
     declared, available = int(cfg.loop.eval_examples), len(trainer.task.splits["val"])
     summary["eval_examples"] = min(declared, available)  # what every validation of the run evaluates
     if available < declared:
@@ -60,6 +61,26 @@ def record_setup(cfg: DictConfig, trainer: Trainer, record: RunRecord, run_dir: 
     )
     if cfg.estimate.in_runs:  # off by default: the first estimate in a process costs seconds of set-up
         record.update(memory_estimate=estimate_summary(cfg, trainer.task))
+
+
+def _learning_rate_reached(cfg: DictConfig, total_updates: int, summary: dict) -> None:
+    """The highest learning rate the run's updates use, recorded; a warning when it is not optim.lr
+    (a warm-up longer than the run) or is 0 (no update changes a weight)."""
+    lr, warmup = float(cfg.optim.lr), int(cfg.optim.warmup_updates)
+    reached = lr * min(1.0, total_updates / warmup) if warmup > 0 else lr
+    summary["peak_lr_reached"] = reached
+    if reached == 0:
+        log.warning("optim.lr=%g: no update changes a weight. Fix: a learning rate > 0.", lr)
+    elif reached < lr:
+        log.warning(
+            "optim.warmup_updates=%d is longer than the run's %d updates: the learning rate only reaches %.3g "
+            "of optim.lr=%g (recorded as batch_plan.peak_lr_reached). Fix: optim.warmup_updates <= %d.",
+            warmup,
+            total_updates,
+            reached,
+            lr,
+            total_updates,
+        )
 
 
 def task_summary(cfg: DictConfig, task, train_items: list) -> dict:

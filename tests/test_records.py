@@ -430,3 +430,6 @@ def test_a_validation_subset_larger_than_the_split_is_recorded_as_what_it_evalua
     used = record["batch_plan"]["eval_examples"]
     assert 0 < used < 100000 and record["status"] == "ok"
     assert f"loop.eval_examples=100000 but the validation split holds {used}" in caplog.text
+    # the default warm-up (10 updates) is longer than these 2: the peak learning rate is never used
+    assert record["batch_plan"]["peak_lr_reached"] == pytest.approx(cfg.optim.lr * 2 / 10)
+    assert "optim.warmup_updates=10 is longer than the run's 2 updates" in caplog.text
