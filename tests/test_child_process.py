@@ -112,7 +112,7 @@ def test_the_reload_check_in_a_child_fails_when_the_export_is_tampered(make_cfg,
 
 def test_the_phases_picture_is_drawn_in_the_child_or_else_here(make_cfg, tmp_path, child):
     cfg = make_cfg()
-    rows = PhaseRunner(cfg, instantiate(cfg.data, _convert_="all"), torch.device("cpu"), tmp_path).run()
+    rows = PhaseRunner(cfg, instantiate(cfg.data, _convert_="all"), torch.device("cpu"), tmp_path, runner=child).run()
     write_phases_csv(tmp_path, rows)
     drawn = child.submit("pilot.report", [str(tmp_path)], timeout_s=300)
     assert drawn.result().returncode == 0 and (tmp_path / "phases.png").stat().st_size > 10_000

@@ -10,6 +10,7 @@ import pytest
 import torch
 from hydra.utils import instantiate
 
+from pilot.child_process import ChildProcess
 from pilot.phases.gates import PHASES, PhaseRunner
 from pilot.phases.measure import PhaseLog
 from pilot.phases.rows import COLUMNS, CUDA_COLUMNS
@@ -36,13 +37,21 @@ CONTRACT = (
 )
 
 
-def phase_rows(cfg, tmp_path, oom_in_phase=None):
+@pytest.fixture(scope="module")
+def checks_child():
+    """One new process for this module's reload and resume checks (each reads everything from disk;
+    tests/test_child_process.py shows such a child keeps the checks' guarantee): one import of torch."""
+    with ChildProcess(warm=("pilot.closing.cli", "pilot.phases.resume_check"), optimizer=True) as child:
+        yield child
+
+
+def phase_rows(cfg, tmp_path, runner, oom_in_phase=None):
     task = instantiate(cfg.data, _convert_="all")
-    return PhaseRunner(cfg, task, torch.device("cpu"), tmp_path, oom_in_phase=oom_in_phase).run()
+    return PhaseRunner(cfg, task, torch.device("cpu"), tmp_path, runner=runner, oom_in_phase=oom_in_phase).run()
 
 
-def test_one_row_per_phase_with_the_contract_columns(make_cfg, tmp_path):
-    rows = phase_rows(make_cfg(), tmp_path)
+def test_one_row_per_phase_with_the_contract_columns(make_cfg, tmp_path, checks_child):
+    rows = phase_rows(make_cfg(), tmp_path, checks_child)
     assert [r["phase"] for r in rows] == list(PHASES)
     assert set(CONTRACT) <= set(COLUMNS) and all(set(COLUMNS) == set(r) for r in rows)
     for row in rows:
@@ -62,8 +71,8 @@ def test_one_row_per_phase_with_the_contract_columns(make_cfg, tmp_path):
     assert list((tmp_path / "checkpoints" / "pilot-rank0").glob("ckpt-*.pt"))
 
 
-def test_injected_oom_is_a_row_and_the_rest_still_runs(make_cfg, tmp_path):
-    rows = phase_rows(make_cfg("batch.micro_batch=4"), tmp_path, oom_in_phase="first_step")
+def test_injected_oom_is_a_row_and_the_rest_still_runs(make_cfg, tmp_path, checks_child):
+    rows = phase_rows(make_cfg("batch.micro_batch=4"), tmp_path, checks_child, oom_in_phase="first_step")
     by_phase = {r["phase"]: r for r in rows}
     assert by_phase["first_step"]["verdict"] == "oom"
     detail = by_phase["first_step"]["detail"]
@@ -72,8 +81,8 @@ def test_injected_oom_is_a_row_and_the_rest_still_runs(make_cfg, tmp_path):
     assert by_phase["export"]["verdict"] == "pass"
 
 
-def test_failed_build_skips_the_phases_that_need_it(make_cfg, tmp_path):
-    rows = phase_rows(make_cfg(), tmp_path, oom_in_phase="build_model")
+def test_failed_build_skips_the_phases_that_need_it(make_cfg, tmp_path, checks_child):
+    rows = phase_rows(make_cfg(), tmp_path, checks_child, oom_in_phase="build_model")
     assert rows[0]["verdict"] == "oom"
     assert all(r["verdict"] == "skipped" for r in rows[1:])
 

@@ -142,7 +142,10 @@ def test_forced_resume_refuses_the_learning_rate_and_records_what_it_applies(tmp
 
 
 # ----------------------------------------------------------------------------- 3. signals
-@pytest.mark.parametrize("signum, code", [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+@pytest.mark.parametrize(
+    "signum, code",  # SIGHUP goes the same way (watched_signals, unit-tested below): the whole run is slow
+    [(signal.SIGINT, 130), (signal.SIGTERM, 143), pytest.param(signal.SIGHUP, 129, marks=pytest.mark.slow)],
+)
 def test_a_signal_ends_the_run_as_interrupted_and_it_resumes_bit_identically(tmp_path, reference, signum, code):
     if signal.getsignal(signum) == signal.SIG_IGN:  # inherited by the run (nohup): it ignores it, rightly
         pytest.skip(f"{signal.Signals(signum).name} is ignored in this process (nohup)")
