@@ -78,7 +78,7 @@ def no_space_left(error: BaseException) -> DiskFull | None:
         return error
     if not _says_no_space(error):
         return None
-    return _disk_full(getattr(error, "filename", None) or "a file of the run", None)
+    return _disk_full(getattr(error, "filename", None), None)
 
 
 NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
@@ -89,17 +89,19 @@ def _says_no_space(error: BaseException) -> bool:
     return getattr(error, "errno", None) in NO_SPACE or any(mark in str(error) for mark in RUST_NO_SPACE)
 
 
-def _disk_full(path: Path | str, needed: int | None) -> DiskFull:
+def _disk_full(path: Path | str | None, needed: int | None) -> DiskFull:
+    """``path``: the file being written (None: the error did not say; then neither is a free size)."""
     free = None
-    with suppress(OSError):
+    with suppress(OSError, TypeError):
         free = shutil.disk_usage(Path(path).parent).free
     return DiskFull(
-        f"no space left on the device writing {path}: "
+        f"no space left on the device writing {path or 'a file of the run'}: "
         + (f"about {needed:,} bytes needed, " if needed else "")
         + (f"{free:,} bytes free. " if free is not None else "")
         + "Nothing written before was changed (earlier checkpoints and records are intact). "
         "Fix: free space on that file system (or move the run directory), then start the same "
-        "command again: the run resumes from its newest valid checkpoint."
+        "command again: a training run resumes from its newest valid checkpoint (a pilot starts "
+        "afresh: leave out hydra.run.dir for a new directory)."
     )
 
 

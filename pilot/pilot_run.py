@@ -49,6 +49,7 @@ from pilot.engine.sharding import is_sharded
 from pilot.engine.threads import load_note
 from pilot.environment import environment_step
 from pilot.environment import journal_lines as environment_journal_lines
+from pilot.errors import no_space_left
 from pilot.estimate.fake_tensor import estimate_memory
 from pilot.estimate_run import MEASURED_ON_RANKS, estimate_step, save_measured
 from pilot.phases.gates import PhaseRunner
@@ -66,6 +67,9 @@ def _guarded(step: str, work: Callable[[], CheckResult]) -> CheckResult:
     try:
         return work()
     except Exception as error:
+        if (full := no_space_left(error)) is not None:  # not the step's fault: one line, no traceback
+            log.error("step %s: %s", step, full)
+            return CheckResult(step, "fail", f"disk full: {full}")
         log.error("step %s crashed:\n%s", step, traceback.format_exc())
         return CheckResult(step, "fail", f"crashed: {type(error).__name__}: {error}")
 

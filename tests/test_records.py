@@ -13,6 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import torch
+from conftest import run_pilot
 
 from pilot.checkpoint import (
     Checkpointer,
@@ -364,6 +365,17 @@ def test_disk_full_writing_the_export_is_recorded_and_the_same_command_closes_th
     record = run_json(tmp_path)
     assert record["status"] == "ok" and record["closing"]["verdict"] == "pass", record
     assert record["resumes"][-1]["previous_stop_cause"] == "disk_full"
+
+
+def test_a_pilot_on_a_full_disk_ends_with_one_message_and_no_traceback(tmp_path):
+    _tiny_tmpfs(tmp_path / "small", "200k")  # the pilot's files need ~0.5 MB: some steps cannot write theirs
+    try:
+        pilot = run_pilot(tmp_path / "small" / "p")
+    finally:
+        subprocess.run(["umount", str(tmp_path / "small")], check=False)
+    output = pilot.stdout + pilot.stderr
+    assert pilot.returncode == 2 and "Traceback" not in output, output[-3000:]
+    assert "pilot: no space left on the device writing" in pilot.stderr and "a pilot starts afresh" in pilot.stderr
 
 
 # ----------------------------------------------------------------------------- 8. one process per run directory
