@@ -13,6 +13,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from pilot.config import register
+from pilot.config.suggest import suggestions
 from pilot.config.values import enum_value
 from pilot.errors import PilotError
 from pilot.estimate_run import run_estimate
@@ -102,6 +103,8 @@ def cli() -> None:
         main()
     except SystemExit as stop:
         if stop.code == 1 and not _composed and not isinstance(stop, RunDirectoryRefused):
+            for line in suggestions(CONF_DIR, sys.argv[1:]):  # Hydra's message is printed: what was meant
+                print(f"pilot: {line}", file=sys.stderr)
             raise SystemExit(2) from None
         raise
 

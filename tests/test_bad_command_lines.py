@@ -180,7 +180,9 @@ REFUSED_BY_VALIDATION = [
 ]
 
 REFUSED_BY_HYDRA = [
-    ("batch.micro_batchh=2", ("batch.micro_batchh",)),  # misspelt key
+    ("batch.micro_batchh=2", ("batch.micro_batchh", "did you mean batch.micro_batch")),  # misspelt key
+    ("optimizer.lr=1e-4", ("optimizer.lr: not a setting; did you mean optim.lr?",)),  # misnamed section
+    ("data=instruction", ("data=instruction: no such option; did you mean instructions",)),  # misspelt option
     ("batch.micro_batch=two", ("batch.micro_batch",)),  # wrong type
     ("precision.dtype=fp64", ("precision.dtype",)),  # not an option of the enum
     ("optim.betas=0.9", ("optim.betas",)),  # a list expected
@@ -188,6 +190,7 @@ REFUSED_BY_HYDRA = [
     ("distributed.strategy=zero3", ("distributed.strategy", "ddp, fsdp")),
     ("~optim.lr", ("optim.lr",)),  # a schema key cannot be deleted
     ("model=unknown", ("model/unknown", "tiny_gpt")),  # group=unknown
+    ("model=tiny_gtp", ("pilot: model=tiny_gtp: no such option; did you mean tiny_gpt?",)),
     ("+experiment=nope", ("experiment/nope",)),  # +group=unknown
 ]
 
