@@ -11,6 +11,7 @@ import subprocess
 import time
 import uuid
 from collections.abc import Iterable
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -180,11 +181,13 @@ class RunRecord:
         self.save()
 
     def log_metrics(self, row: dict[str, Any]) -> None:
-        self.metrics.write(metrics_line(row) + "\n")
-        self.metrics.flush()
+        with disk_full_guard(self.run_dir / "metrics.jsonl"):  # a line cut short is skipped by every reader
+            self.metrics.write(metrics_line(row) + "\n")
+            self.metrics.flush()
 
     def finish(self, status: str, stop_cause: str | None, **fields: Any) -> None:
-        self.metrics.close()
+        with suppress(OSError):  # a line that did not fit (disk full) is retried by close: the record comes first
+            self.metrics.close()
         self.update(status=status, stop_cause=stop_cause, finished_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"), **fields)
 
 

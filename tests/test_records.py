@@ -15,6 +15,7 @@ import pytest
 import torch
 from conftest import run_pilot
 
+from pilot import run_record
 from pilot.checkpoint import (
     Checkpointer,
     clean_temporary_files,
@@ -365,6 +366,23 @@ def test_disk_full_writing_the_export_is_recorded_and_the_same_command_closes_th
     record = run_json(tmp_path)
     assert record["status"] == "ok" and record["closing"]["verdict"] == "pass", record
     assert record["resumes"][-1]["previous_stop_cause"] == "disk_full"
+
+
+def test_disk_full_appending_to_metrics_jsonl_is_recorded(make_cfg, tmp_path, monkeypatch):
+    cfg = make_cfg(*[a for a in TRAIN if not a.startswith("mode")], "budget.value=6")
+    real, lines = run_record.metrics_line, []
+
+    def full_at_the_fourth(row):
+        lines.append(row)
+        if len(lines) == 4:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(row)
+
+    monkeypatch.setattr(run_record, "metrics_line", full_at_the_fourth)
+    with pytest.raises(DiskFull, match=r"writing .*metrics\.jsonl"):
+        train(cfg, tmp_path)
+    record = run_json(tmp_path)
+    assert record["status"] == "failed" and record["stop_cause"] == "disk_full" and "metrics.jsonl" in record["error"]
 
 
 def test_a_pilot_on_a_full_disk_ends_with_one_message_and_no_traceback(tmp_path):
