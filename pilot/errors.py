@@ -81,6 +81,7 @@ def no_space_left(error: BaseException) -> DiskFull | None:
     return _disk_full(getattr(error, "filename", None), None)
 
 
+DISK_FULL = "disk full: "  # how a step's or a phase's detail starts when no space stopped it (then its message)
 NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 RUST_NO_SPACE = tuple(f"(os error {code})" for code in NO_SPACE)  # how safetensors' writer reports them
 

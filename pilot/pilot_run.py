@@ -49,7 +49,7 @@ from pilot.engine.sharding import is_sharded
 from pilot.engine.threads import load_note
 from pilot.environment import environment_step
 from pilot.environment import journal_lines as environment_journal_lines
-from pilot.errors import no_space_left
+from pilot.errors import DISK_FULL, DiskFull, no_space_left
 from pilot.estimate.fake_tensor import estimate_memory
 from pilot.estimate_run import MEASURED_ON_RANKS, estimate_step, save_measured
 from pilot.phases.gates import PhaseRunner
@@ -69,7 +69,7 @@ def _guarded(step: str, work: Callable[[], CheckResult]) -> CheckResult:
     except Exception as error:
         if (full := no_space_left(error)) is not None:  # not the step's fault: one line, no traceback
             log.error("step %s: %s", step, full)
-            return CheckResult(step, "fail", f"disk full: {full}")
+            return CheckResult(step, "fail", f"{DISK_FULL}{full}")
         log.error("step %s crashed:\n%s", step, traceback.format_exc())
         return CheckResult(step, "fail", f"crashed: {type(error).__name__}: {error}")
 
@@ -270,11 +270,17 @@ def _pilot(cfg: DictConfig, run_dir: Path, record: RunRecord, sweep_params: dict
     _journal(cfg, run_dir, results, verdict, str(device))
     failed = verdict in GATING
     first_bad = next((r for r in results if r.verdict in GATING), None)
-    record.finish(
-        "oom" if verdict == "oom" else ("failed" if failed else "ok"),
-        f"{first_bad.step}: {first_bad.reason}" if first_bad else "pilot_complete",
-        verdicts={r.step: r.verdict for r in results},
+    full = next(
+        (t for t in [r.reason for r in results] + [str(r["detail"]) for r in rows] if t.startswith(DISK_FULL)), ""
     )
+    record.finish(  # no space stopped a step: the disk, not the task, is what failed (one message, exit 2)
+        "oom" if verdict == "oom" else ("failed" if failed else "ok"),
+        "disk_full" if full else (f"{first_bad.step}: {first_bad.reason}" if first_bad else "pilot_complete"),
+        verdicts={r.step: r.verdict for r in results},
+        **({"error": full.removeprefix(DISK_FULL)} if full else {}),
+    )
+    if full:
+        raise DiskFull(full.removeprefix(DISK_FULL))
     return 1 if failed else 0
 
 

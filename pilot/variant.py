@@ -65,11 +65,13 @@ def parse_overrides(overrides: Iterable[str]) -> dict[str, str]:
     for override in overrides or []:
         if "=" in override:
             key, value = override.split("=", 1)
-            values[key.lstrip("+~")] = value
+            values[key.strip().lstrip("+~")] = value.strip()
     return values
 
 
 def _same_value(a: str, b: str) -> bool:
+    if {a.lower(), b.lower()} <= {"true", "false"}:  # Hydra writes a swept boolean True/False
+        return a.lower() == b.lower()
     try:
         return float(a) == float(b)  # 1e-4 and 0.0001 are one value
     except ValueError:
@@ -89,20 +91,29 @@ def control_problem(control: str, variants: Iterable[str]) -> str | None:
     nearest ones), or a value no variant has (with those they have)."""
     parts = [part.strip() for part in control.split(",") if part.strip()]
     if not parts:
-        return None
-    malformed = [part for part in parts if "=" not in part]
+        return None if not control.strip() else f"{control!r} names no key=value (e.g. optim.lr=0.0001)"
+    malformed = [part for part in parts if "=" not in part or not part.split("=", 1)[0].strip()]
     if malformed:
         return f"{', '.join(malformed)} is not key=value (e.g. optim.lr=0.0001)"
     variants = sorted({str(v) for v in variants})
-    if any(matches(variant, control) for variant in variants):
+    matching = [variant for variant in variants if matches(variant, control)]
+    if len(matching) > 1:  # the control is one variant: every other one is compared with it
+        return (
+            f"it matches {len(matching)} variants ({'; '.join(matching)}), not one: add the keys that tell them apart"
+        )
+    if matching:
         return None
     seen: dict[str, set[str]] = {}
     for variant in variants:
         for key, value in parse_overrides(variant.split(",")).items():
             seen.setdefault(key, set()).add(value)
     for key, value in parse_overrides(parts).items():
+        if key in DEFINING_EXCLUDED or not is_defining(key):
+            return (
+                f"{key} does not define a variant (seeds repeat one; run.*, checkpoint.*, ... change nothing trained)"
+            )
         if key not in seen:
-            near = difflib.get_close_matches(key, list(seen), n=1)
+            near = [k for k in seen if k.endswith(f".{key}")] or difflib.get_close_matches(key, list(seen), n=1)
             hint = f" (did you mean {near[0]}?)" if near else ""
             return f"no variant sets {key}{hint}; the variants set: {', '.join(sorted(seen)) or 'nothing (default)'}"
         if not any(_same_value(have, value) for have in seen[key]):

@@ -675,3 +675,17 @@ def test_a_control_that_is_none_of_the_variants_is_refused_before_writing(tmp_pa
     assert not (run / "recap.csv").exists()
     main([str(run), "--control", "optim.lr=1e-4", "--no-plot"])  # the variant's own value, written another way
     assert (run / "recap.csv").exists()
+
+
+def test_a_control_is_checked_on_a_directory_without_runs_and_in_the_conclusions(tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(SystemExit) as exit_:
+        main([str(tmp_path / "empty"), "--control", "optim.lr=1e-4", "--no-plot"])
+    assert exit_.value.code == 2 and "no variant sets optim.lr" in capsys.readouterr().err
+    assert not (tmp_path / "empty" / "recap.csv").exists()
+    make_run(tmp_path / "runs" / "a", record())
+    make_run(tmp_path / "runs" / "b", record(variant="optim.lr=0.0002", run_id="b"))
+    frame = build_recap([tmp_path / "runs"], tmp_path / "out", control="optim.lr=9", plot=False)  # as a sweep's end
+    assert "The control (optim.lr=9) is not one of these variants: no variant has optim.lr=9" in " ".join(
+        frame.attrs["conclusions"]
+    )

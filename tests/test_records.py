@@ -386,14 +386,16 @@ def test_disk_full_appending_to_metrics_jsonl_is_recorded(make_cfg, tmp_path, mo
 
 
 def test_a_pilot_on_a_full_disk_ends_with_one_message_and_no_traceback(tmp_path):
-    _tiny_tmpfs(tmp_path / "small", "200k")  # the pilot's files need ~0.5 MB: some steps cannot write theirs
+    _tiny_tmpfs(tmp_path / "small", "2500k")  # a pilot's files take ~5 MB: a phase (export, resume) cannot write
     try:
         pilot = run_pilot(tmp_path / "small" / "p")
+        record = json.loads((tmp_path / "small" / "p" / "run.json").read_text())
     finally:
         subprocess.run(["umount", str(tmp_path / "small")], check=False)
     output = pilot.stdout + pilot.stderr
-    assert pilot.returncode == 2 and "Traceback" not in output, output[-3000:]
+    assert pilot.returncode == 2 and "Traceback" not in output, output[-3000:]  # the disk failed, not the task
     assert "pilot: no space left on the device writing" in pilot.stderr and "a pilot starts afresh" in pilot.stderr
+    assert record["status"] == "failed" and record["stop_cause"] == "disk_full", record
 
 
 # ----------------------------------------------------------------------------- 8. one process per run directory

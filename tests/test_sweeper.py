@@ -177,3 +177,11 @@ def test_a_control_key_no_job_sets_is_named_with_the_nearest_one():
     assert control_problem("optim.lr=9", variants) == "no variant has optim.lr=9; its values: 0.0001, 0.0002"
     assert control_problem("garbage", variants).startswith("garbage is not key=value")
     assert control_problem("optim.lr=1e-4", variants) is None and control_problem("", variants) is None
+    assert control_problem("lr=1e-4", variants).startswith("no variant sets lr (did you mean optim.lr?)")
+    assert control_problem(" optim.lr = 1e-4", variants) is None  # spaces around '='
+    assert control_problem("seed=0", variants).startswith("seed does not define a variant")
+    assert control_problem(",", variants).startswith("',' names no key=value")
+    assert control_problem("=1e-4", variants).startswith("=1e-4 is not key=value")
+    assert control_problem("batch.drop_last=true", ["batch.drop_last=True", "batch.drop_last=False"]) is None
+    several = ["budget.value=2,optim.lr=1", "budget.value=2,optim.lr=2"]
+    assert control_problem("budget.value=2", several).startswith("it matches 2 variants")

@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 
-from pilot.errors import error_line, first_line
+from pilot.errors import DISK_FULL, error_line, first_line, no_space_left
 from pilot.phases.probe import MemoryProbe
 from pilot.phases.rows import INPUT_COLUMNS
 
@@ -66,7 +66,11 @@ class Phase:
         self.finish("oom", f"out of memory in {self.name} with {shown}: {first_line(error, 200)}")
 
     def failed(self, error: BaseException, error_file: Path | None = None) -> None:
-        """A crashed phase: its first line here, its whole traceback in ``error_file`` when given."""
+        """A crashed phase: its first line here, its whole traceback in ``error_file`` when given; no
+        space left is not the phase's fault: "disk full: " and the message naming the file, no traceback."""
+        if (full := no_space_left(error)) is not None:
+            self.finish("fail", f"{DISK_FULL}{full}")  # whole: the pilot ends with this message
+            return
         detail = error_line(error, 300)
         if error_file is not None:
             with suppress(OSError):

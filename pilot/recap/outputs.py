@@ -172,8 +172,8 @@ def build_recap(
     ``control_must_match`` (the command line's --control), a control that is none of the runs' variants."""
     curves: dict[str, tuple] | None = {} if plot else None  # read only when drawn
     frame = collect(paths, curves, skip)
-    if control_must_match and not frame.empty:
-        variants = frame.loc[frame["status"] != "unreadable", "variant"].dropna()
+    if control_must_match:
+        variants = [] if frame.empty else frame.loc[frame["status"] != "unreadable", "variant"].dropna()
         if problem := control_problem(control, variants):
             raise RecapRefused(
                 f"--control {control}: {problem}; nothing was written. Fix: give the overrides of one "

@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from pilot.variant import matches
+from pilot.variant import control_problem, matches
 
 METRIC = "final_val_loss"
 
@@ -191,6 +191,8 @@ def _quality(row: dict[str, Any], control_values: pd.Series, tolerance: float) -
 def _conclusion(summary: pd.DataFrame, control: str, control_values: pd.Series) -> str:
     if not control:
         return "No control declared (campaign.control): variants are listed, not compared."
+    if "variant" in summary and (problem := control_problem(control, summary["variant"].dropna())):
+        return f"The control ({control}) is not one of these variants: {problem}. Nothing is compared with it."
     if len(control_values) == 0:
         return f"The control ({control}) has no finished run: nothing can be compared with it."
     if "diff_vs_control" not in summary:
