@@ -15,7 +15,7 @@ from omegaconf import DictConfig
 from pilot.config import register
 from pilot.config.suggest import suggestions
 from pilot.config.values import enum_value
-from pilot.errors import PilotError
+from pilot.errors import PilotError, no_space_left
 from pilot.estimate_run import run_estimate
 from pilot.pilot_run import run_pilot
 from pilot.process_exit import exit_code_of, exit_now
@@ -70,6 +70,9 @@ def main(cfg: DictConfig) -> None:
             sys.exit(error.exit_code)
         log.error("job %s refused: %s", run_dir, error)
     except Exception as error:
+        if (full := no_space_left(error)) is not None and not multirun:  # any mode: one message, no traceback
+            print(f"pilot: {full}", file=sys.stderr)
+            sys.exit(full.exit_code)
         if not multirun:
             raise
         # recorded in the job's run.json (failed / oom); the other jobs of the sweep go on

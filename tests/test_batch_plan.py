@@ -101,5 +101,8 @@ def test_a_split_smaller_than_one_update_is_recorded_as_what_the_updates_hold():
     summary = small.summary()
     assert summary["examples_per_update"] == 573 and summary["declared_examples_per_update"] == 800
     assert summary["examples_seen"] == 3 * 573
-    assert "every update holds 573" in small.describe()[-1]
+    assert "the training split holds 573, so no update holds more than 573" in small.describe()[-1]
+    short = BatchPlan(2, 8, 1, 573, False, "examples", 10)  # a budget of fewer examples than one update
+    assert (short.summary()["examples_per_update"], short.summary()["declared_examples_per_update"]) == (10, 16)
+    assert "the budget buys 10" in short.describe()[-1]
     assert "declared_examples_per_update" not in plan().summary()  # a split of many updates: the product

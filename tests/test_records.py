@@ -398,6 +398,16 @@ def test_a_pilot_on_a_full_disk_ends_with_one_message_and_no_traceback(tmp_path)
     assert record["status"] == "failed" and record["stop_cause"] == "disk_full", record
 
 
+def test_an_estimate_on_a_full_disk_ends_with_one_message_naming_the_file(tmp_path):
+    _tiny_tmpfs(tmp_path / "small", "40k")  # the choice sheet's files do not fit
+    try:
+        estimate = run_pilot(tmp_path / "small" / "e", "mode=estimate")
+    finally:
+        subprocess.run(["umount", str(tmp_path / "small")], check=False)
+    assert estimate.returncode == 2 and "Traceback" not in estimate.stdout + estimate.stderr, estimate.stderr[-3000:]
+    assert "pilot: no space left on the device writing " in estimate.stderr
+
+
 # ----------------------------------------------------------------------------- 8. one process per run directory
 def test_a_second_process_on_a_run_directory_is_refused(tmp_path):
     with RunDirectoryLock(tmp_path):

@@ -101,8 +101,10 @@ class BatchPlan:
     @property
     def largest_update(self) -> int:
         """Examples the largest update holds: fewer than ``examples_per_update`` when the training
-        split is smaller than one update (``drop_last=false`` keeps it as one smaller update)."""
-        return max(self.update_sizes_in_epoch(), default=0)
+        split is smaller than one update (``drop_last=false`` keeps it as one smaller update), or the
+        budget (``budget=examples``) buys fewer examples than one update."""
+        largest = max(self.update_sizes_in_epoch(), default=0)
+        return min(largest, self.examples_seen) if self.examples_seen else largest  # a budget of fewer examples
 
     def summary(self) -> dict:
         """The plan as recorded (run.json): what the updates hold, the declared product beside it
@@ -139,8 +141,13 @@ class BatchPlan:
             f" (recorded, not fixed: {', '.join(derived)})",
         ] + (
             [
-                f"no update reaches {self.examples_per_update} examples: the training split holds "
-                f"{self.train_examples}, so every update holds {self.largest_update} (recorded as "
+                f"no update reaches {self.examples_per_update} examples: "
+                + (
+                    f"the training split holds {self.train_examples}"
+                    if self.train_examples < self.examples_per_update
+                    else f"the budget buys {self.examples_seen}"
+                )
+                + f", so no update holds more than {self.largest_update} (recorded as "
                 "examples_per_update; declared_examples_per_update keeps the product)"
             ]
             if 0 < self.largest_update < self.examples_per_update

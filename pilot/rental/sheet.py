@@ -18,6 +18,7 @@ from omegaconf import DictConfig
 
 from pilot.data.task import TaskData
 from pilot.engine.batch_plan import plan_from_config
+from pilot.errors import disk_full_guard
 from pilot.estimate.fake_tensor import MemoryEstimate
 from pilot.rental.campaign_plan import Plan, as_dict, plan_campaign, plan_rows, sweep_jobs, time_jobs
 from pilot.rental.catalog import find, load_catalog
@@ -208,12 +209,16 @@ def _write_files(
     cache: EstimateCache,
     validation: list[str] | None,
 ) -> dict[str, Path]:
-    """choice_sheet.md, choice_sheet.csv, campaign_plan.csv and memory_estimate.json; their paths."""
-    (run_dir / "choice_sheet.md").write_text("\n".join(lines))
-    pd.DataFrame([r.as_dict() for r in rows]).to_csv(run_dir / "choice_sheet.csv", index=False)
-    pd.DataFrame(plan_rows(plan) if plan else [], columns=PLAN_COLUMNS).to_csv(
-        run_dir / "campaign_plan.csv", index=False
-    )
+    """choice_sheet.md, choice_sheet.csv, campaign_plan.csv and memory_estimate.json; their paths (no
+    space for one: a DiskFull naming it)."""
+    with disk_full_guard(run_dir / "choice_sheet.md"):
+        (run_dir / "choice_sheet.md").write_text("\n".join(lines))
+    with disk_full_guard(run_dir / "choice_sheet.csv"):
+        pd.DataFrame([r.as_dict() for r in rows]).to_csv(run_dir / "choice_sheet.csv", index=False)
+    with disk_full_guard(run_dir / "campaign_plan.csv"):
+        pd.DataFrame(plan_rows(plan) if plan else [], columns=PLAN_COLUMNS).to_csv(
+            run_dir / "campaign_plan.csv", index=False
+        )
     data = {
         "estimate": estimate.to_dict(),
         "other_estimates": {
@@ -226,7 +231,8 @@ def _write_files(
         "plan": as_dict(plan) if plan else None,
         "validation": validation,
     }
-    (run_dir / "memory_estimate.json").write_text(json.dumps(data, indent=1, default=str))
+    with disk_full_guard(run_dir / "memory_estimate.json"):
+        (run_dir / "memory_estimate.json").write_text(json.dumps(data, indent=1, default=str))
     return {
         "sheet": run_dir / "choice_sheet.md",
         "table": run_dir / "choice_sheet.csv",
