@@ -18,7 +18,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from pilot import run_index
-from pilot.errors import ResumeRefused, RunDirectoryBusy, disk_full_guard, first_line
+from pilot.errors import DiskFull, ResumeRefused, RunDirectoryBusy, disk_full_guard, first_line
 from pilot.variant import variant_key
 
 
@@ -188,7 +188,17 @@ class RunRecord:
     def finish(self, status: str, stop_cause: str | None, **fields: Any) -> None:
         with suppress(OSError):  # a line that did not fit (disk full) is retried by close: the record comes first
             self.metrics.close()
-        self.update(status=status, stop_cause=stop_cause, finished_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"), **fields)
+        try:
+            self.update(
+                status=status, stop_cause=stop_cause, finished_at=time.strftime("%Y-%m-%dT%H:%M:%S%z"), **fields
+            )
+        except DiskFull:
+            if stop_cause != "disk_full" or not fields.get("error"):
+                raise
+            # the disk filled up first elsewhere: that file is the cause, run.json only could not say so
+            raise DiskFull(
+                f"{fields['error']} (run.json could not record this either: it still says running)"
+            ) from None
 
 
 class RunDirectoryLock:

@@ -337,9 +337,9 @@ class TrainingRun:
                 self.phases.end("fail" if self.status != "ok" else "pass", f"run ended: {self.status}")
                 try:
                     self.phases.write(self.run_path)
-                except DiskFull as exc:
-                    self.status, self.stop_cause, self.error = "failed", "disk_full", str(exc)
-                    self.extra["disk_full"] = str(exc)
+                except DiskFull as exc:  # the first file that did not fit stays the cause
+                    self.error = self.error if self.stop_cause == "disk_full" else str(exc)
+                    self.status, self.stop_cause, self.extra["disk_full"] = "failed", "disk_full", self.error
                 if not self.hand_over:
                     seconds = self.update_seconds
                     self.record.finish(

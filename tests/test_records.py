@@ -398,6 +398,17 @@ def test_a_pilot_on_a_full_disk_ends_with_one_message_and_no_traceback(tmp_path)
     assert record["status"] == "failed" and record["stop_cause"] == "disk_full", record
 
 
+def test_a_disk_that_fills_up_during_training_is_blamed_on_the_first_file_that_did_not_fit(tmp_path):
+    _tiny_tmpfs(tmp_path / "small", "64k")  # metrics.jsonl fills it; then nothing else fits, run.json included
+    try:
+        full = cli(tmp_path / "small" / "t", "budget.value=300", "checkpoint.every=0", "loop.eval_every=0")
+    finally:
+        subprocess.run(["umount", str(tmp_path / "small")], check=False)
+    assert full.returncode == 2 and "Traceback" not in full.stderr, full.stderr[-3000:]
+    assert "no space left on the device writing" in full.stderr and "metrics.jsonl" in full.stderr
+    assert "run.json could not record this either: it still says running" in full.stderr
+
+
 def test_an_estimate_on_a_full_disk_ends_with_one_message_naming_the_file(tmp_path):
     _tiny_tmpfs(tmp_path / "small", "40k")  # the choice sheet's files do not fit
     try:
