@@ -85,33 +85,41 @@ def matches(variant: str, control: str) -> bool:
     return bool(wanted) and all(k in have and _same_value(have[k], v) for k, v in wanted.items())
 
 
-def control_problem(control: str, variants: Iterable[str]) -> str | None:
-    """Why ``control`` names none of ``variants`` (variant keys), or None: one of them is the control
-    (or no control is declared). Names the part that matches nothing: a key no variant sets (with the
-    nearest ones), or a value no variant has (with those they have)."""
+def control_written_wrong(control: str) -> str | None:
+    """What makes ``control`` no control whatever the runs are, or None: text that is not
+    ``key=value``, or a key that defines no variant (a seed, run.*, checkpoint.*, ...)."""
     parts = [part.strip() for part in control.split(",") if part.strip()]
     if not parts:
         return None if not control.strip() else f"{control!r} names no key=value (e.g. optim.lr=0.0001)"
     malformed = [part for part in parts if "=" not in part or not part.split("=", 1)[0].strip()]
     if malformed:
         return f"{', '.join(malformed)} is not key=value (e.g. optim.lr=0.0001)"
+    for key in parse_overrides(parts):
+        if key in DEFINING_EXCLUDED or not is_defining(key):
+            return (
+                f"{key} does not define a variant (seeds repeat one; run.*, checkpoint.*, ... change nothing trained)"
+            )
+    return None
+
+
+def control_problem(control: str, variants: Iterable[str]) -> str | None:
+    """Why nothing can be compared with ``control`` among ``variants`` (variant keys), or None. Besides
+    ``control_written_wrong``: it is none of them (naming the key no variant sets, with the nearest
+    one, or the value no variant has, with those they have), or every one of several (nothing left
+    to compare). A control matching some variants of a grid (one per other setting) is their control."""
+    if not control.strip() or (wrong := control_written_wrong(control)):
+        return wrong if control.strip() else None
     variants = sorted({str(v) for v in variants})
     matching = [variant for variant in variants if matches(variant, control)]
-    if len(matching) > 1:  # the control is one variant: every other one is compared with it
-        return (
-            f"it matches {len(matching)} variants ({'; '.join(matching)}), not one: add the keys that tell them apart"
-        )
+    if len(variants) > 1 and len(matching) == len(variants):
+        return f"it matches every one of the {len(variants)} variants: nothing is left to compare with it"
     if matching:
         return None
     seen: dict[str, set[str]] = {}
     for variant in variants:
         for key, value in parse_overrides(variant.split(",")).items():
             seen.setdefault(key, set()).add(value)
-    for key, value in parse_overrides(parts).items():
-        if key in DEFINING_EXCLUDED or not is_defining(key):
-            return (
-                f"{key} does not define a variant (seeds repeat one; run.*, checkpoint.*, ... change nothing trained)"
-            )
+    for key, value in parse_overrides(part.strip() for part in control.split(",") if part.strip()).items():
         if key not in seen:
             near = [k for k in seen if k.endswith(f".{key}")] or difflib.get_close_matches(key, list(seen), n=1)
             hint = f" (did you mean {near[0]}?)" if near else ""

@@ -155,18 +155,22 @@ def test_the_check_sees_each_job_as_it_will_run_hydra_interpolations_included(tm
     assert SEEN == [0, 1] and [job["z"] for job in ran] == [0, 1]
 
 
-def test_a_control_that_is_none_of_the_jobs_stops_the_sweep_before_any_job_runs(tmp_path, monkeypatch, capsys):
-    config = CONFIG.replace("y: 1\n", 'y: 1\ncampaign:\n  control: "x=9"\n')
+def test_a_control_written_wrong_stops_the_sweep_and_one_that_is_none_of_its_jobs_is_said(
+    tmp_path, monkeypatch, capsys
+):
     ran = []
+    config = CONFIG.replace("y: 1\n", 'y: 1\ncampaign:\n  control: "seed=0"\n')
     with pytest.raises(SystemExit) as stop:
         _multirun(tmp_path, monkeypatch, "x=1,3", ran=ran, config=config)  # CONFIG's check_job passes both
     assert stop.value.code == 2 and ran == []
-    assert "campaign.control=x=9 is none of the sweep's 2 job(s): no variant has x=9; its values: 1, 3" in (
+    assert "campaign.control=seed=0: seed does not define a variant" in capsys.readouterr().err
+    (tmp_path / "again").mkdir()
+    config = CONFIG.replace("y: 1\n", 'y: 1\ncampaign:\n  control: "x=9"\n')
+    _, ran = _multirun(tmp_path / "again", monkeypatch, "x=1,3", ran=[], config=config)
+    assert [job["x"] for job in ran] == [1, 3]  # a relaunch of some variants: its control is elsewhere
+    assert "warning: campaign.control=x=9 and this sweep's 2 job(s): no variant has x=9; its values: 1, 3" in (
         capsys.readouterr().err
     )
-    (tmp_path / "again").mkdir()
-    composed, ran = _multirun(tmp_path / "again", monkeypatch, "x=1,9", ran=[], config=config)
-    assert [job["x"] for job in ran] == [1, 9]  # 9 is a job: the control runs
 
 
 def test_a_control_key_no_job_sets_is_named_with_the_nearest_one():
@@ -184,4 +188,5 @@ def test_a_control_key_no_job_sets_is_named_with_the_nearest_one():
     assert control_problem("=1e-4", variants).startswith("=1e-4 is not key=value")
     assert control_problem("batch.drop_last=true", ["batch.drop_last=True", "batch.drop_last=False"]) is None
     several = ["budget.value=2,optim.lr=1", "budget.value=2,optim.lr=2"]
-    assert control_problem("budget.value=2", several).startswith("it matches 2 variants")
+    assert control_problem("budget.value=2", several).startswith("it matches every one of the 2 variants")
+    assert control_problem("optim.lr=1", [*several, "budget.value=3,optim.lr=1"]) is None  # a grid's control

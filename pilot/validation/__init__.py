@@ -18,6 +18,7 @@ call it first, before a run directory holds anything of pilot's.
 from __future__ import annotations
 
 import copy
+import sys
 from typing import Any
 
 import torch
@@ -33,7 +34,7 @@ from pilot.validation.numbers import check_finite, check_special_numbers
 from pilot.validation.problems import ConfigError, Problem
 from pilot.validation.ranges import RANGES, Range, check_ranges
 from pilot.validation.rental import check_rental
-from pilot.variant import control_problem, variant_key
+from pilot.variant import control_problem, control_written_wrong, variant_key
 
 __all__ = ["RANGES", "ConfigError", "Problem", "Range", "sweep_job_problem", "validate"]
 
@@ -100,16 +101,20 @@ def sweep_job_problem(composed: DictConfig) -> str | None:
 
 
 def sweep_problem(config: DictConfig, jobs: list[list[str]]) -> str | None:
-    """What is wrong with a sweep as a whole (the sweeper's ``check_sweep``, before any job runs):
-    a ``campaign.control`` that none of its jobs is, so that no recap could compare with it."""
+    """What is wrong with a sweep as a whole (the sweeper's ``check_sweep``, before any job runs): a
+    ``campaign.control`` written so that it can be no variant's (refused). One that is none of this
+    sweep's jobs, or all of them, is only warned about: a relaunch of some variants compares with a
+    control of an earlier sweep (``python -m pilot.recap --pool``)."""
     control = str(OmegaConf.select(config, "campaign.control", default="") or "")
-    problem = control_problem(control, [variant_key(job) for job in jobs])
-    if problem is None:
-        return None
-    return (
-        f"campaign.control={control} is none of the sweep's {len(jobs)} job(s): {problem}. Fix: set "
-        "campaign.control to the overrides of one swept variant, or campaign.control='' to compare none"
-    )
+    if wrong := control_written_wrong(control):
+        return f"campaign.control={control}: {wrong}. Fix: the overrides of one variant, or campaign.control='' to compare none"
+    if problem := control_problem(control, [variant_key(job) for job in jobs]):
+        print(
+            f"pilot: warning: campaign.control={control} and this sweep's {len(jobs)} job(s): {problem}; its recap "
+            "compares nothing with it (another sweep's runs can be: python -m pilot.recap --pool)",
+            file=sys.stderr,
+        )
+    return None
 
 
 def _echoes(interpolation: Problem, problems: list[Problem]) -> bool:
