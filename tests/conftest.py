@@ -24,6 +24,11 @@ REPO_ROOT = CONF_DIR.parent
 os.environ.setdefault("PILOT_JOURNAL", str(Path(tempfile.mkdtemp(prefix="pilot-journal-")) / "journal.md"))
 # no estimate read from a store an earlier test filled (tests/test_estimate_store.py turns it on)
 os.environ["PILOT_ESTIMATE_CACHE"] = "off"
+# pytest-xdist runs N workers side by side: the tests run in a worker's own process use their share of
+# the cores, as pilot's own thread choice would (torch's default, every core, oversubscribes: issue 17
+# measured 6x slower beside one busy process). Tests that compare runs bit for bit pin run.threads.
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
+    torch.set_num_threads(max(1, len(os.sched_getaffinity(0)) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
 
 
 @pytest.fixture(autouse=True)
