@@ -74,7 +74,7 @@ def _learning_rate_reached(cfg: DictConfig, total_updates: int, summary: dict) -
     elif reached < lr:
         log.warning(
             "optim.warmup_updates=%d is longer than the run's %d updates: the learning rate only reaches %.3g "
-            "of optim.lr=%g (recorded as batch_plan.peak_lr_reached). Fix: optim.warmup_updates <= %d.",
+            "(optim.lr=%g; recorded as batch_plan.peak_lr_reached). Fix: optim.warmup_updates <= %d.",
             warmup,
             total_updates,
             reached,

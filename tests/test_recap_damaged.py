@@ -686,6 +686,6 @@ def test_a_control_is_checked_on_a_directory_without_runs_and_in_the_conclusions
     make_run(tmp_path / "runs" / "a", record())
     make_run(tmp_path / "runs" / "b", record(variant="optim.lr=0.0002", run_id="b"))
     frame = build_recap([tmp_path / "runs"], tmp_path / "out", control="optim.lr=9", plot=False)  # as a sweep's end
-    assert "The control (optim.lr=9) is not one of these variants: no variant has optim.lr=9" in " ".join(
+    assert "The control (optim.lr=9) compares nothing here: no variant has optim.lr=9" in " ".join(
         frame.attrs["conclusions"]
     )

@@ -64,7 +64,7 @@ def test_diverged_job_keeps_its_row_and_the_others_finish(tmp_path):
     assert "diverged" in text and (sweep / "recap.png").exists()
     entry = journal.read_text()  # the sweep's conclusion, timestamped, in the campaign's journal
     assert f"sweep concluded ({sweep})" in entry and "diverged 1, ok 1" in entry
-    assert "The control (optim.lr=1e-4) is not one of these variants: no variant has optim.lr=1e-4" in entry
+    assert "The control (optim.lr=1e-4) compares nothing here: no variant has optim.lr=1e-4" in entry
 
 
 def test_relaunch_gets_a_new_id_and_links_its_parent(tmp_path):

@@ -192,7 +192,7 @@ def _conclusion(summary: pd.DataFrame, control: str, control_values: pd.Series) 
     if not control:
         return "No control declared (campaign.control): variants are listed, not compared."
     if "variant" in summary and (problem := control_problem(control, summary["variant"].dropna())):
-        return f"The control ({control}) is not one of these variants: {problem}. Nothing is compared with it."
+        return f"The control ({control}) compares nothing here: {problem}."
     if len(control_values) == 0:
         return f"The control ({control}) has no finished run: nothing can be compared with it."
     if "diff_vs_control" not in summary:
