@@ -9,8 +9,10 @@ from pathlib import Path
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
+from hydra.errors import CompactHydraException
 from hydra.types import RunMode
 from omegaconf import DictConfig
+from omegaconf.errors import OmegaConfBaseException
 
 from pilot.config import register
 from pilot.config.suggest import suggestions
@@ -19,7 +21,7 @@ from pilot.errors import PilotError, no_space_left
 from pilot.estimate_run import run_estimate
 from pilot.pilot_run import run_pilot
 from pilot.process_exit import exit_code_of, exit_now
-from pilot.run_directory import RunDirectoryRefused, after_refusal
+from pilot.run_directory import RunDirectoryRefused, after_refusal, unsettled_run_directories
 from pilot.train import train
 
 register()
@@ -102,14 +104,53 @@ def cli() -> None:
     wrong type, unknown option) exit 2, like every other error the user can fix."""
     global _composed
     _composed = False  # tests call it several times in one process
+    # Hydra raises what fails in its own code (writing .hydra/ on a full disk) instead of printing a
+    # traceback: pilot says it (``_hydra_failed``); a user's own HYDRA_FULL_ERROR keeps Hydra's way
+    says_hydra_errors = "HYDRA_FULL_ERROR" not in os.environ
+    if says_hydra_errors:
+        os.environ["HYDRA_FULL_ERROR"] = "1"
     try:
         main()
     except SystemExit as stop:
         if stop.code == 1 and not _composed and not isinstance(stop, RunDirectoryRefused):
-            for line in suggestions(CONF_DIR, sys.argv[1:]):  # Hydra's message is printed: what was meant
-                print(f"pilot: {line}", file=sys.stderr)
-            raise SystemExit(2) from None
+            _suggest_and_refuse()
         raise
+    except Exception as error:
+        if not says_hydra_errors:
+            raise
+        _hydra_failed(error)
+    finally:
+        if says_hydra_errors:
+            os.environ.pop("HYDRA_FULL_ERROR", None)
+
+
+def _hydra_failed(error: Exception) -> None:
+    """What Hydra raised: a full disk is one message (and the directory made for this line goes);
+    a refused command line is Hydra's message and what was meant (exit 2); anything else a bug."""
+    unsettled = unsettled_run_directories()
+    writing = unsettled[0] / ".hydra" if unsettled else None  # Hydra's own files are what it writes
+    if (full := no_space_left(error, writing)) is not None:
+        print(f"pilot: {full}", file=sys.stderr)
+        for run_dir in unsettled:
+            if not after_refusal(run_dir):
+                print(
+                    f"pilot: {run_dir / '.hydra'} could not be put back as it was (no room): it says "
+                    f"this command's config; the run's own is {run_dir / 'config.yaml'}",
+                    file=sys.stderr,
+                )
+        raise SystemExit(full.exit_code) from None
+    if not isinstance(error, CompactHydraException):
+        raise error
+    print(error, file=sys.stderr)  # as Hydra prints it: the message, then OmegaConf's cause
+    if isinstance(error.__cause__, OmegaConfBaseException):
+        print(error.__cause__, file=sys.stderr)
+    _suggest_and_refuse()
+
+
+def _suggest_and_refuse() -> None:
+    for line in suggestions(CONF_DIR, sys.argv[1:]):  # Hydra's message is printed: what was meant
+        print(f"pilot: {line}", file=sys.stderr)
+    raise SystemExit(2) from None
 
 
 def script() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import shutil
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
@@ -71,14 +72,25 @@ def disk_full_guard(path: Path, tmp: Path | None = None, needed_bytes: int | Non
         raise _disk_full(path, needed_bytes or written) from None
 
 
-def no_space_left(error: BaseException) -> DiskFull | None:
+def no_space_left(error: BaseException, writing: Path | str | None = None) -> DiskFull | None:
     """``error`` as one ``DiskFull`` naming its file when it is "no space left" (ENOSPC, EDQUOT)
-    raised anywhere a run writes (an export, a metrics line, the predictions), else None."""
+    raised anywhere a run writes (an export, a metrics line, the predictions), else None.
+    ``writing``: what was being written, when the error does not name a file."""
     if isinstance(error, DiskFull):
         return error
-    if not _says_no_space(error):
+    cause = next((e for e in _chain(error) if _says_no_space(e)), None)  # logging wraps it: ValueError
+    if cause is None:
         return None
-    return _disk_full(getattr(error, "filename", None), None)
+    return _disk_full(getattr(cause, "filename", None) or writing, None)
+
+
+def _chain(error: BaseException | None) -> Iterator[BaseException]:
+    """``error``, then what it was raised from or while handling (at most 10 deep)."""
+    for _ in range(10):
+        if error is None:
+            return
+        yield error
+        error = error.__cause__ or error.__context__
 
 
 DISK_FULL = "disk full: "  # how a step's or a phase's detail starts when no space stopped it (then its message)

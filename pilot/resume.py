@@ -272,7 +272,8 @@ def set_aside_metrics_after(run_dir: Path, update: int) -> None:
         keep = row is not None and isinstance(row.get("update"), int) and row["update"] <= update
         (kept if keep else discarded).append(line)  # a line cut by the kill is discarded too
     if discarded:
-        with (Path(run_dir) / "metrics.discarded.jsonl").open("a") as handle:
+        aside = Path(run_dir) / "metrics.discarded.jsonl"
+        with disk_full_guard(aside), aside.open("a") as handle:
             handle.write("".join(line + "\n" for line in discarded))
     tmp = path.with_name(".metrics.jsonl.tmp")
     with disk_full_guard(path, tmp):

@@ -132,35 +132,53 @@ def _hydra_files(path: Path) -> dict[Path, bytes]:
     return {p: p.read_bytes() for p in hydra_dir.iterdir() if p.is_file()} if hydra_dir.is_dir() else {}
 
 
-def after_refusal(run_dir: Path) -> None:
+def after_refusal(run_dir: Path) -> bool:
     """After a refusal: remove ``run_dir`` if this process created it and it holds only Hydra's
     files; in a directory holding a run whose run.json this line did not change (it was refused
     before it ran), put back the ``.hydra/`` files Hydra rewrote for it (they would say a config the
     run never used). Only while holding the directory's lock: a directory another process now runs
-    in (it won the lock) is never touched. What cannot be done is left as it is."""
+    in (it won the lock) is never touched. What cannot be done is left as it is. False: the run's
+    ``.hydra/`` files could not be put back (they say this line's config)."""
     path = os.path.abspath(run_dir)
     before, created = _hydra_before.pop(path, None), path in _created
     _created.discard(path)
     if (before is None and not created) or not os.path.isdir(path):
-        return
+        return True
     try:
-        with RunDirectoryLock(Path(path)):
+        with RunDirectoryLock(Path(path), says_holder=False):  # writes nothing: works on a full disk
             if before is not None:
                 _put_back(Path(path), before)
             elif all(name in HYDRA_OWN or name.endswith(".log") for name in os.listdir(path)):
                 shutil.rmtree(path, ignore_errors=True)
-    except (PilotError, OSError):  # busy (another process runs there), or the disk refuses
-        return
+    except PilotError:  # busy: another process runs there now, its .hydra/ files are its own
+        return True
+    except OSError:  # the disk refuses
+        return before is None
+    return True
+
+
+def unsettled_run_directories() -> list[Path]:
+    """The run directories this process checked that no run has settled yet (Hydra failed in
+    between, e.g. writing ``.hydra/`` on a full disk): each gets ``after_refusal``."""
+    return sorted(Path(path) for path in {*_created, *_hydra_before})
 
 
 def _put_back(path: Path, before: dict[Path, bytes | None]) -> None:
-    """The ``.hydra/`` files as they were, each replaced whole, if run.json is as it was."""
+    """The ``.hydra/`` files as they were, if run.json is as it was (else the line ran and its
+    ``.hydra/`` stays). Each changed file is replaced whole; on a disk without room for a copy
+    beside it, rewritten in place (what Hydra left there is wrong already)."""
     if before.pop(path / "run.json", None) != _read(path / "run.json"):
-        return  # the run recorded something: this line ran (and failed later), its .hydra/ stays
+        return
     for written in _hydra_files(path):
         if written not in before:
             written.unlink(missing_ok=True)
     for file, content in before.items():
+        if content is None or _read(file) == content:
+            continue
         staged = file.with_name(f".{file.name}.{os.getpid()}.tmp")
-        staged.write_bytes(content)
-        os.replace(staged, file)
+        try:
+            staged.write_bytes(content)
+            os.replace(staged, file)
+        except OSError:
+            staged.unlink(missing_ok=True)
+            file.write_bytes(content)

@@ -211,9 +211,12 @@ class RunDirectoryLock:
 
     NAME = ".pilot.lock"
 
-    def __init__(self, run_dir: Path):
+    def __init__(self, run_dir: Path, says_holder: bool = True):
+        """``says_holder=False``: a moment's hold that writes no byte (it works on a full disk);
+        a process refused meanwhile names an unknown holder."""
         self.path = Path(run_dir) / self.NAME
         self.fd: int | None = None
+        self.says_holder = says_holder
 
     def acquire(self) -> RunDirectoryLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -229,6 +232,9 @@ class RunDirectoryLock:
                 "writing one run directory would mix their records. Fix: wait for it to end (or stop "
                 "it), or give this run its own hydra.run.dir."
             ) from None
+        if not self.says_holder:
+            self.fd = fd
+            return self
         try:
             with disk_full_guard(self.path):
                 os.ftruncate(fd, 0)

@@ -409,6 +409,40 @@ def test_a_disk_that_fills_up_during_training_is_blamed_on_the_first_file_that_d
     assert "run.json could not record this either: it still says running" in full.stderr
 
 
+def test_no_room_for_hydras_own_files_is_one_message_and_leaves_no_directory(tmp_path):
+    _tiny_tmpfs(tmp_path / "small", "4k")  # Hydra's .hydra/config.yaml does not fit: Hydra fails, not the run
+    try:
+        full = run_pilot(tmp_path / "small" / "p")
+        left = sorted(p.name for p in (tmp_path / "small").iterdir())
+    finally:
+        subprocess.run(["umount", str(tmp_path / "small")], check=False)
+    assert full.returncode == 2 and "Traceback" not in full.stdout + full.stderr, full.stderr[-3000:]
+    assert f"pilot: no space left on the device writing {tmp_path / 'small' / 'p' / '.hydra'}" in full.stderr
+    assert left == []  # the directory made for this line held only Hydra's partial files: removed
+
+
+def test_hydra_files_rewritten_on_a_full_disk_are_put_back_as_the_run_had_them(tmp_path):
+    _tiny_tmpfs(tmp_path / "small", "1m")
+    run = tmp_path / "small" / "t"
+    longer = "+hydra.job.env_set.PILOT_NOTE=" + "x" * 6000  # this line's hydra.yaml cannot fit
+    try:
+        failed = run_pilot(run, "mode=train", "budget.value=4", "checkpoint.every=0", fault="exception@2")
+        assert failed.returncode != 0 and json.loads((run / "run.json").read_text())["status"] == "failed"
+        before = {p.name: p.read_bytes() for p in (run / ".hydra").iterdir()}
+        with open(tmp_path / "small" / "filler", "wb", buffering=0) as filler:  # the disk is full now
+            with pytest.raises(OSError):
+                while True:
+                    filler.write(b"0" * 4096)
+        again = run_pilot(run, "mode=train", "budget.value=4", "checkpoint.every=0", longer)
+        after = {p.name: p.read_bytes() for p in (run / ".hydra").iterdir()}
+        record = json.loads((run / "run.json").read_text())
+    finally:
+        subprocess.run(["umount", str(tmp_path / "small")], check=False)
+    assert again.returncode == 2 and "Traceback" not in again.stderr, again.stderr[-3000:]
+    assert "pilot: no space left on the device writing" in again.stderr and "could not be put back" not in again.stderr
+    assert after == before and record["status"] == "failed"  # Hydra's truncated files: back as they were
+
+
 def test_an_estimate_on_a_full_disk_ends_with_one_message_naming_the_file(tmp_path):
     _tiny_tmpfs(tmp_path / "small", "40k")  # the choice sheet's files do not fit
     try:
