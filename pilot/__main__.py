@@ -21,7 +21,7 @@ from pilot.errors import PilotError, no_space_left
 from pilot.estimate_run import run_estimate
 from pilot.pilot_run import run_pilot
 from pilot.process_exit import exit_code_of, exit_now
-from pilot.run_directory import RunDirectoryRefused, after_refusal, unsettled_run_directories
+from pilot.run_directory import RunDirectoryRefused, after_refusal, hydra_was_writing, unsettled_run_directories
 from pilot.train import train
 
 register()
@@ -127,11 +127,9 @@ def cli() -> None:
 def _hydra_failed(error: Exception) -> None:
     """What Hydra raised: a full disk is one message (and the directory made for this line goes);
     a refused command line is Hydra's message and what was meant (exit 2); anything else a bug."""
-    unsettled = unsettled_run_directories()
-    writing = unsettled[0] / ".hydra" if unsettled else None  # Hydra's own files are what it writes
-    if (full := no_space_left(error, writing)) is not None:
+    if (full := no_space_left(error, hydra_was_writing())) is not None:
         print(f"pilot: {full}", file=sys.stderr)
-        for run_dir in unsettled:
+        for run_dir in unsettled_run_directories():
             if not after_refusal(run_dir):
                 print(
                     f"pilot: {run_dir / '.hydra'} could not be put back as it was (no room): it says "

@@ -40,6 +40,7 @@ from pilot.run_record import RunDirectoryLock
 HYDRA_OWN = (".hydra", RunDirectoryLock.NAME)  # with Hydra's job log (*.log): not the user's files
 _created: set[str] = set()  # run directories this process created (``after_refusal``)
 _hydra_before: dict[str, dict[Path, bytes | None]] = {}  # .hydra/ files (and run.json) of a run, as they were
+_sweep_dirs: list[str] = []  # sweep directories this process checked (what Hydra failed writing)
 
 
 class RunDirectoryRefused(SystemExit):
@@ -54,6 +55,7 @@ class RunDirectoryCheck(Callback):
 
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
         _refused_exits(lambda cfg: writable_directory(Path(cfg.hydra.sweep.dir), "hydra.sweep.dir"), config)
+        _sweep_dirs.append(os.path.abspath(config.hydra.sweep.dir))
 
 
 def _refused_exits(check, config: DictConfig) -> None:
@@ -155,6 +157,15 @@ def after_refusal(run_dir: Path) -> bool:
     except OSError:  # the disk refuses
         return before is None
     return True
+
+
+def hydra_was_writing() -> Path | None:
+    """Where Hydra writes its own files for this process's line: the unsettled run directory's
+    ``.hydra/``, else the sweep directory (multirun.yaml, the jobs' directories)."""
+    unsettled = unsettled_run_directories()
+    if unsettled:
+        return unsettled[0] / ".hydra"
+    return Path(_sweep_dirs[-1]) if _sweep_dirs else None
 
 
 def unsettled_run_directories() -> list[Path]:

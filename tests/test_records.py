@@ -414,11 +414,27 @@ def test_no_room_for_hydras_own_files_is_one_message_and_leaves_no_directory(tmp
     try:
         full = run_pilot(tmp_path / "small" / "p")
         left = sorted(p.name for p in (tmp_path / "small").iterdir())
+        sweep = subprocess.run(  # a sweep's multirun.yaml does not fit either
+            [
+                sys.executable,
+                "-m",
+                "pilot",
+                "-m",
+                "mode=train",
+                "optim.lr=1e-3,2e-3",
+                f"hydra.sweep.dir={tmp_path}/small/s",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     finally:
         subprocess.run(["umount", str(tmp_path / "small")], check=False)
     assert full.returncode == 2 and "Traceback" not in full.stdout + full.stderr, full.stderr[-3000:]
     assert f"pilot: no space left on the device writing {tmp_path / 'small' / 'p' / '.hydra'}" in full.stderr
     assert left == []  # the directory made for this line held only Hydra's partial files: removed
+    assert sweep.returncode == 2 and "Traceback" not in sweep.stderr, sweep.stderr[-3000:]
+    assert f"pilot: no space left on the device writing {tmp_path / 'small' / 's'}" in sweep.stderr
 
 
 def test_hydra_files_rewritten_on_a_full_disk_are_put_back_as_the_run_had_them(tmp_path):
