@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from omegaconf import OmegaConf
 
-import pilot.recap.outputs as outputs_module
+import pilot.recap.picture as picture_module
 from pilot.errors import PilotError
 from pilot.recap import RecapCallback, RecapRefused, build_recap, collect, main, summarise
 
@@ -500,7 +500,7 @@ def test_a_recap_that_cannot_be_finished_leaves_the_earlier_one_whole(tmp_path, 
         Path(path).write_bytes(b"\x89PNG half")
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(outputs_module, "plot_curves", disk_full)
+    monkeypatch.setattr(picture_module, "plot_curves", disk_full)  # in the drawing process, then here
     with pytest.raises(RecapRefused, match="No space left on device; an earlier recap there is left as it was"):
         build_recap([tmp_path], out)
     assert {name: (out / name).read_bytes() for name in before} == before

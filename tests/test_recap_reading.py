@@ -124,6 +124,31 @@ def test_the_picture_draws_a_spike_of_a_long_run(tmp_path):
     assert picture.plot_curves(frame, curves, tmp_path / "recap.png") == tmp_path / "recap.png"
 
 
+def test_the_picture_drawn_aside_is_the_same_and_redrawn_here_when_that_process_dies(tmp_path, monkeypatch):
+    write(tmp_path / "run" / "metrics.jsonl", metrics())
+    write(tmp_path / "run" / "run.json", json.dumps(record()))
+    curves = {}
+    frame = collect([tmp_path], curves)
+    here = os.getpid()
+    monkeypatch.setattr(reading.threading, "active_count", lambda: 1)  # an earlier test's thread may linger
+    drawn = picture.plot_curves_aside(frame, curves, tmp_path / "aside.png")
+    assert drawn() == tmp_path / "aside.png" and (tmp_path / "aside.png").stat().st_size > 0
+    draws = []
+    real = picture.plot_curves
+
+    def dies_when_forked(*args):
+        if os.getpid() != here:
+            os._exit(9)  # killed: out of memory
+        draws.append(os.getpid())
+        return real(*args)
+
+    monkeypatch.setattr(picture, "plot_curves", dies_when_forked)
+    assert picture.plot_curves_aside(frame, curves, tmp_path / "again.png")() == tmp_path / "again.png"
+    assert draws == [here] and (tmp_path / "again.png").read_bytes() == (tmp_path / "aside.png").read_bytes()
+    nothing = frame.assign(status="unreadable")  # nothing to draw: None, from the process as from here
+    assert picture.plot_curves_aside(nothing, curves, tmp_path / "none.png")() is None
+
+
 def test_a_link_to_a_run_directory_is_listed_not_followed_as_os_walk_does(tmp_path):
     write(tmp_path / "sweep" / "run" / "run.json", json.dumps(record()))
     os.symlink(tmp_path / "sweep" / "run", tmp_path / "sweep" / "link")

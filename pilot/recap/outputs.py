@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pilot.recap.picture import plot_curves
+from pilot.recap.picture import plot_curves_aside
 from pilot.recap.reading import RecapRefused, collect
 from pilot.recap.summary import METRIC, summarise_sweeps
 from pilot.variant import control_problem
@@ -114,7 +114,7 @@ def _conclusions(sections: list) -> list[str]:
     return [line if sweep is None else f"Sweep {sweep}: {line}" for sweep, _, lines in sections for line in lines]
 
 
-def _recap_text(frame: pd.DataFrame, sections: list, picture: Path | None, skipped: int, pool: bool) -> str:
+def _recap_text(frame: pd.DataFrame, sections: list, skipped: int, pool: bool) -> str:
     counts = frame["status"].value_counts().to_dict()
     sweeps = frame.loc[frame["status"] != "unreadable", "sweep"].nunique()  # of the runs judged
     text = [
@@ -150,8 +150,6 @@ def _recap_text(frame: pd.DataFrame, sections: list, picture: Path | None, skipp
     columns = [c for c in RUN_TABLE if c in frame and (c != "sweep" or sweeps > 1)]
     text += ["## Every run (diverged, failed and unreadable ones included)", "", _md_table(frame[columns]), ""]
     text += phase_tables(frame)
-    if picture:
-        text += ["![loss curves](recap.png)", ""]
     return "\n".join(text)
 
 
@@ -189,9 +187,13 @@ def build_recap(
     staged = {name: out_dir / f".{Path(name).stem}.{os.getpid()}.tmp{Path(name).suffix}" for name in RECAP_FILES}
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        frame.drop(columns=["_data", "_plot"], errors="ignore").to_csv(staged["recap.csv"], index=False)
-        picture = plot_curves(frame, curves, staged["recap.png"], by) if plot and not frame.empty else None
-        staged["recap.md"].write_text(_recap_text(frame, sections, picture, len(skip), pool))
+        drawn = plot_curves_aside(frame, curves, staged["recap.png"], by) if plot and not frame.empty else None
+        try:  # the tables while the picture is drawn
+            frame.drop(columns=["_data", "_plot"], errors="ignore").to_csv(staged["recap.csv"], index=False)
+            text = _recap_text(frame, sections, len(skip), pool)
+        finally:
+            picture = drawn() if drawn is not None else None  # waited for, also when the tables failed
+        staged["recap.md"].write_text(text + ("\n![loss curves](recap.png)\n" if picture else ""))
         for name, written in staged.items():  # all written: only now do they replace an earlier recap
             if written.exists():
                 os.replace(written, out_dir / name)

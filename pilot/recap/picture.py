@@ -16,12 +16,17 @@ How 10,000 curves are drawn in about a second rather than five (bench/recap_10k.
 from __future__ import annotations
 
 import math
+import multiprocessing
+import sys
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from pilot.recap.metrics_jsonl import plottable
+from pilot.recap.reading import fork_is_safe
 
 FIGURE_INCHES, DPI = (12, 4.5), 110  # recap.png: 1320 x 495 pixels
 LINE_WIDTH, LINE_ALPHA = 0.8, 0.8  # a training curve: its width (points: one pixel) and opacity
@@ -113,9 +118,12 @@ def _draw_train(ax, groups: list[dict]) -> None:
     every = [points for group in groups for points in group["train"]]
     if every:
         points = np.concatenate(every)
-        ax.update_datalim([points.min(axis=0), points.max(axis=0)])  # decimation keeps both
+        columns = (points[:, 0], points[:, 1])  # one column at a time: numpy's axis=0 over 2 columns is slow
+        ax.update_datalim([[c.min() for c in columns], [c.max() for c in columns]])  # decimation keeps both
     ax.autoscale_view()
     ax.set_yscale("log")
+    for set_formatter in (ax.yaxis.set_major_formatter, ax.yaxis.set_minor_formatter):
+        set_formatter(_plain_log_labels())
     layers, handles = [], []
     for group in (group for group in groups if group["train"]):
         style = {"linewidth": LINE_WIDTH, "alpha": LINE_ALPHA, "linestyle": "--" if group["diverged"] else "-"}
@@ -131,6 +139,18 @@ def _draw_train(ax, groups: list[dict]) -> None:
     ax.set(xlabel="update", ylabel="training loss (per target)")
     ax.set_title("loss curves (dashed + x: diverged, where it stopped)")
     ax.legend(handles=handles, fontsize=7, loc="upper right")
+
+
+def _plain_log_labels():
+    """The log axis's own labels (which ticks get one) written as plain numbers (0.5, 2, 1e-05):
+    its default writes them as TeX powers, whose parser costs 0.3 s a picture."""
+    from matplotlib.ticker import LogFormatter
+
+    class PlainLog(LogFormatter):
+        def _num_to_string(self, x, vmin, vmax):
+            return f"{x:g}"
+
+    return PlainLog(labelOnlyBase=False)
 
 
 def plot_curves(frame: pd.DataFrame, curves: dict[str, tuple], path: Path, by: str = "variant") -> Path | None:
@@ -156,3 +176,36 @@ def plot_curves(frame: pd.DataFrame, curves: dict[str, tuple], path: Path, by: s
     ax_val.set(xlabel="update", ylabel="validation loss (fixed subset)", title="validation points")
     fig.savefig(path, dpi=DPI)
     return path
+
+
+NOTHING_DRAWN = 3  # the drawing process's exit code when plot_curves had nothing to draw
+
+
+def plot_curves_aside(
+    frame: pd.DataFrame, curves: dict[str, tuple], path: Path, by: str = "variant"
+) -> Callable[[], Path | None]:
+    """``plot_curves`` started in a forked process, so that this one writes the tables meanwhile
+    (matplotlib's import and the drawing take a second or two at 10,000 runs); the call returned
+    waits for it and gives what ``plot_curves`` gives. Where forking is not safe (``fork_is_safe``),
+    or the process fails (killed, out of memory, an error), the picture is drawn in this process
+    when asked for: an error is then raised here as it is."""
+    draw = partial(plot_curves, frame, curves, path, by)
+    if not fork_is_safe():
+        return draw
+    try:
+        process = multiprocessing.get_context("fork").Process(target=_draw_and_exit, args=(draw,), daemon=True)
+        process.start()
+    except Exception:  # no process left (a pids limit), or this one is a daemon: drawn here
+        return draw
+
+    def drawn() -> Path | None:
+        process.join()
+        if process.exitcode in (0, NOTHING_DRAWN):
+            return path if process.exitcode == 0 else None
+        return draw()
+
+    return drawn
+
+
+def _draw_and_exit(draw: Callable[[], Path | None]) -> None:
+    sys.exit(0 if draw() is not None else NOTHING_DRAWN)

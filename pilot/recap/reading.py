@@ -168,9 +168,14 @@ def reading_processes(runs: int) -> int:
     Python thread alive that a forked child could find holding a lock. The forked readers use no
     BLAS or OpenMP (``metrics_jsonl.training_points``): after torch's thread pools, as in Hydra's
     multirun callback, a child that entered one would wait forever."""
-    if not sys.platform.startswith("linux") or threading.active_count() > 1:
+    if not fork_is_safe():
         return 1
     return max(1, min(cpu_budget()[0], runs // RUNS_PER_PROCESS))
+
+
+def fork_is_safe() -> bool:
+    """Linux, and no other Python thread alive that a forked child could find holding a lock."""
+    return sys.platform.startswith("linux") and threading.active_count() == 1
 
 
 def _read_all(run_dirs: list[str], curves: dict[str, tuple] | None) -> list[dict[str, Any]]:
