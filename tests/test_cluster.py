@@ -208,6 +208,9 @@ def test_the_fsdp_preset_runs_two_sharded_ranks_as_two_tasks(tmp_path):
     assert state["optimizer_keys"] == "names"
 
 
+# slow (64 s): its parts run by default: SLURM's two tasks forming ranks (the two tests above) and the
+# pilot's rows per rank (tests/test_phases.py::test_replicas_each_write_their_rows)
+@pytest.mark.slow
 def test_pilot_on_two_tasks_writes_phase_rows_per_rank(tmp_path):
     command = [
         sys.executable,

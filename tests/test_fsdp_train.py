@@ -20,6 +20,9 @@ from pilot.sharded_checkpoint import read_whole
 TRAIN = ["mode=train", "run.device=cpu", "budget.value=6", "checkpoint.every=2", "batch.accumulation=4"]
 
 
+pytestmark = pytest.mark.xdist_group("fsdp_train")  # the module fixtures (two FSDP runs) computed once, on one worker
+
+
 def run_cli(run_dir, *overrides, fault=None):
     return run_pilot(run_dir, *TRAIN, *overrides, fault=fault)
 

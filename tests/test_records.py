@@ -144,6 +144,7 @@ def test_forced_resume_refuses_the_learning_rate_and_records_what_it_applies(tmp
 
 
 # ----------------------------------------------------------------------------- 3. signals
+@pytest.mark.xdist_group("records_reference")  # its module fixture computed once, on one worker
 @pytest.mark.parametrize(
     "signum, code",  # SIGHUP goes the same way (watched_signals, unit-tested below): the whole run is slow
     [(signal.SIGINT, 130), (signal.SIGTERM, 143), pytest.param(signal.SIGHUP, 129, marks=pytest.mark.slow)],
@@ -207,6 +208,7 @@ def test_sighup_is_watched_unless_it_is_ignored():
 
 
 # ----------------------------------------------------------------------------- 4. non-finite checkpoints
+@pytest.mark.xdist_group("records_reference")  # its module fixture computed once, on one worker
 def test_a_diverged_run_saves_no_non_finite_checkpoint_and_stays_diverged(tmp_path, reference):
     # NaN weights after update 3 while its loss was finite (an optimizer overflow, say)
     done = cli(tmp_path, "checkpoint.every=1", fault="nan_weights@3")
@@ -243,6 +245,7 @@ def test_a_legacy_non_finite_checkpoint_is_skipped(make_cfg, tmp_path):
 
 
 # ----------------------------------------------------------------------------- 5. validation rows
+@pytest.mark.xdist_group("records_reference")  # its module fixture computed once, on one worker
 @pytest.mark.parametrize(
     "fault", ["update@4", pytest.param("before_rename@8", marks=pytest.mark.slow)]
 )  # validation at 4 and 8
@@ -318,6 +321,7 @@ def test_disk_full_during_a_real_checkpoint_save_keeps_the_previous_one(make_cfg
         subprocess.run(["umount", str(directory)], check=False)
 
 
+@pytest.mark.xdist_group("records_reference")  # its module fixture computed once, on one worker
 def test_disk_full_through_the_cli_is_one_message_and_a_failed_record(tmp_path, reference):
     full = cli(tmp_path, fault="enospc@6")
     assert full.returncode == 2, full.stderr[-2000:]

@@ -52,6 +52,7 @@ def uninterrupted(tmp_path_factory):
     return final_model(run_dir)
 
 
+@pytest.mark.xdist_group("resume_uninterrupted")  # its module fixture computed once, on one worker
 @pytest.mark.parametrize(
     "fault",
     [
