@@ -13,7 +13,7 @@ from hydra.utils import instantiate
 from pilot.child_process import ChildProcess
 from pilot.phases.gates import PHASES, PhaseRunner
 from pilot.phases.measure import PhaseLog
-from pilot.phases.rows import COLUMNS, CUDA_COLUMNS
+from pilot.phases.rows import COLUMNS, CUDA_COLUMNS, phases_frame, write_phases_csv
 from pilot.pilot_run import run_phases
 
 REPO = Path(__file__).resolve().parents[1]
@@ -147,3 +147,26 @@ def test_a_crashed_phase_keeps_its_whole_error_in_the_run_directory(tmp_path):
     assert row["detail"] == "RuntimeError: Error while saving: tensors share memory (whole error: export.error.txt)"
     whole = (tmp_path / "export.error.txt").read_text()
     assert "second line with the names" in whole and "Traceback" in whole
+
+
+def test_phases_csv_keeps_earlier_rows_exactly_and_sets_an_unreadable_file_aside(tmp_path):
+    first = {
+        "phase": "first_step",
+        "rank": 0,
+        "duration_s": 0.25,
+        "detail": 'a, "quoted"\ndetail',
+        "rss_bytes": 2**60 + 1,
+    }
+    resumed = {"phase": "steady_steps", "rank": 1, "duration_s": None, "loss": float("nan"), "seq_len": 3.0}
+    write_phases_csv(tmp_path, [first])
+    write_phases_csv(tmp_path, [resumed], keep_earlier=True)  # a resumed run appends
+    frame = pd.read_csv(tmp_path / "phases.csv")
+    assert list(frame.columns) == list(COLUMNS) and frame["phase"].tolist() == ["first_step", "steady_steps"]
+    assert frame["detail"][0] == first["detail"] and frame["rss_bytes"][0] == 2**60 + 1  # exact, not a float
+    assert phases_frame(frame.to_dict("records"))["seq_len"].tolist() == [pd.NA, 3]
+    assert pd.isna(frame["duration_s"][1]) and pd.isna(frame["loss"][1])
+    for damaged in (b"\xff\xfe not text\n", b"phase,rank\nfirst_step,0,extra\n", b""):
+        (tmp_path / "phases.csv").write_bytes(damaged)
+        write_phases_csv(tmp_path, [resumed], keep_earlier=True)
+        assert (tmp_path / "phases.unreadable.csv").read_bytes() == damaged  # kept, never overwritten in place
+        assert pd.read_csv(tmp_path / "phases.csv")["phase"].tolist() == ["steady_steps"]

@@ -7,13 +7,17 @@ counters of ``pilot.phases.probe`` (``CUDA_COLUMNS`` empty on a CPU, never zero)
 
 from __future__ import annotations
 
+import csv
+import math
 from collections.abc import Sequence
+from numbers import Integral, Real
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from pilot.errors import disk_full_guard
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 CUDA_COLUMNS = (
     "mem_baseline_bytes",
@@ -49,28 +53,86 @@ INTEGER_COLUMNS = ("rank", "micro_batch", "accumulation", "replicas", "seq_len",
 
 def phases_frame(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
     """The rows in phases.csv's columns and types (counts and bytes as nullable integers)."""
+    import pandas as pd  # here: the report reads frames; a training run writes phases.csv without pandas (~0.5 s)
+
     frame = pd.DataFrame(list(rows), columns=list(COLUMNS))
-    for column in INTEGER_COLUMNS + tuple(c for c in COLUMNS if c.endswith("_bytes")):
+    for column in NUMBER_COLUMNS:
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("Int64")
     frame["duration_s"] = pd.to_numeric(frame["duration_s"], errors="coerce")
     return frame
 
 
+NUMBER_COLUMNS = INTEGER_COLUMNS + tuple(c for c in COLUMNS if c.endswith("_bytes"))  # whole numbers or empty
+
+
 def write_phases_csv(run_dir: Path, rows: Sequence[dict[str, Any]], keep_earlier: bool = False) -> Path:
-    """Write ``run_dir/phases.csv`` (atomically: a temporary file, then a rename).
+    """Write ``run_dir/phases.csv`` (atomically: a temporary file, then a rename), each cell as
+    ``phases_frame`` types it: a count or byte number whole or empty, a duration a float or empty.
 
     ``keep_earlier``: a resumed run appends its rows to the file's; nothing a run wrote is
     replaced (an unreadable file is kept as phases.unreadable.csv).
     """
     path = Path(run_dir) / "phases.csv"
-    frame = phases_frame(rows)
+    rows = list(rows)
     if keep_earlier and path.exists():
-        try:
-            frame = phases_frame(pd.concat([pd.read_csv(path), frame], ignore_index=True).to_dict("records"))
-        except (OSError, ValueError, pd.errors.ParserError):
+        earlier = _earlier_rows(path)
+        if earlier is None:
             path.rename(path.with_name("phases.unreadable.csv"))
+        rows = (earlier or []) + rows
     tmp = path.with_name(".phases.csv.tmp")
     with disk_full_guard(path, tmp, needed_bytes=64 * 1024):
-        frame.to_csv(tmp, index=False)
+        with tmp.open("w", newline="") as handle:
+            writer = csv.writer(handle, lineterminator="\n")
+            writer.writerow(COLUMNS)
+            writer.writerows([_cell(column, row.get(column)) for column in COLUMNS] for row in rows)
         tmp.replace(path)
     return path
+
+
+def _earlier_rows(path: Path) -> list[dict[str, Any]] | None:
+    """The rows of an existing phases.csv; None when it cannot be read as one (no header, a row
+    with more cells than the header, not text)."""
+    try:
+        with path.open(newline="") as handle:
+            reader = csv.DictReader(handle)
+            rows, header = list(reader), reader.fieldnames
+    except (OSError, ValueError, csv.Error):
+        return None
+    if not header or any(None in row for row in rows):
+        return None
+    return rows
+
+
+def _cell(column: str, value: Any) -> Any:
+    """``value`` as phases.csv holds it in ``column``: empty for none; a number column's value whole."""
+    if value is None or value == "" or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if column in NUMBER_COLUMNS:
+        return _whole(value)
+    if column == "duration_s":
+        return _real(value)
+    return value
+
+
+def _whole(value: Any) -> Any:
+    if isinstance(value, Integral):
+        return int(value)
+    try:
+        return int(value)  # the text of a whole number (an earlier row), exact at any size
+    except (TypeError, ValueError):
+        pass
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return ""
+    return int(number) if math.isfinite(number) and number.is_integer() else ""
+
+
+def _real(value: Any) -> Any:
+    if isinstance(value, Real):
+        return float(value)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return ""
+    return "" if math.isnan(number) else number
