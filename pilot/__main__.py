@@ -11,7 +11,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.errors import CompactHydraException
 from hydra.types import RunMode
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from pilot.config import register
@@ -38,7 +38,9 @@ def main(cfg: DictConfig) -> None:
     _composed = True
     hydra_cfg = HydraConfig.get()
     run_dir = Path(hydra_cfg.runtime.output_dir)
-    overrides = list(hydra_cfg.overrides.task)
+    overrides = [
+        str(o) for o in OmegaConf.to_container(hydra_cfg.overrides.task, resolve=False)
+    ]  # as typed: '${x}' too
     multirun = hydra_cfg.mode == RunMode.MULTIRUN
     # the sweep this config would launch with -m: the campaign plan's jobs
     params = hydra_cfg.sweeper.get("params") if not multirun else None
@@ -125,23 +127,27 @@ def cli() -> None:
 
 
 def _hydra_failed(error: Exception) -> None:
-    """What Hydra raised: a full disk is one message (and the directory made for this line goes);
-    a refused command line is Hydra's message and what was meant (exit 2); anything else a bug."""
-    if (full := no_space_left(error, hydra_was_writing())) is not None:
-        print(f"pilot: {full}", file=sys.stderr)
-        for run_dir in unsettled_run_directories():
-            if not after_refusal(run_dir):
-                print(
-                    f"pilot: {run_dir / '.hydra'} could not be put back as it was (no room): it says "
-                    f"this command's config; the run's own is {run_dir / 'config.yaml'}",
-                    file=sys.stderr,
-                )
-        raise SystemExit(full.exit_code) from None
-    if not isinstance(error, CompactHydraException):
+    """What Hydra raised after pilot's run directory check: a full disk is one message; a config
+    Hydra refuses (an interpolation of nothing) is its message and what was meant (exit 2); either
+    way the directory made for this line goes (``after_refusal``). Anything else is a bug: raised."""
+    full = no_space_left(error, hydra_was_writing())
+    if full is None and not isinstance(error, (CompactHydraException, OmegaConfBaseException)):
         raise error
-    print(error, file=sys.stderr)  # as Hydra prints it: the message, then OmegaConf's cause
-    if isinstance(error.__cause__, OmegaConfBaseException):
-        print(error.__cause__, file=sys.stderr)
+    if full is not None:
+        print(f"pilot: {full}", file=sys.stderr)
+    else:
+        print(error, file=sys.stderr)  # as Hydra prints it: the message (its key), then OmegaConf's cause
+        if isinstance(error.__cause__, OmegaConfBaseException):
+            print(error.__cause__, file=sys.stderr)
+    for run_dir in unsettled_run_directories():
+        if not after_refusal(run_dir):
+            print(
+                f"pilot: {run_dir / '.hydra'} could not be put back as it was (no room): it says "
+                f"this command's config; the run's own is {run_dir / 'config.yaml'}",
+                file=sys.stderr,
+            )
+    if full is not None:
+        raise SystemExit(full.exit_code) from None
     _suggest_and_refuse()
 
 

@@ -31,8 +31,9 @@ from pathlib import Path
 
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
 
-from pilot.config.values import enum_value
+from pilot.config.values import as_written, enum_value
 from pilot.errors import PilotError, ResumeRefused
 from pilot.resume import refuse_finished_run, refuse_reused_for
 from pilot.run_record import RunDirectoryLock
@@ -54,7 +55,7 @@ class RunDirectoryCheck(Callback):
         _refused_exits(check_run_directory, config)
 
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
-        _refused_exits(lambda cfg: writable_directory(Path(cfg.hydra.sweep.dir), "hydra.sweep.dir"), config)
+        _refused_exits(lambda cfg: writable_directory(directory_of(cfg, "hydra.sweep.dir"), "hydra.sweep.dir"), config)
         _sweep_dirs.append(os.path.abspath(config.hydra.sweep.dir))
 
 
@@ -68,14 +69,7 @@ def _refused_exits(check, config: DictConfig) -> None:
 
 def check_run_directory(config: DictConfig) -> None:
     """Refuse (``PilotError``) a ``hydra.run.dir`` a run may not write into; see the module's text."""
-    value = str(OmegaConf.select(config, "hydra.run.dir", default="") or "")
-    if not value.strip():
-        raise ResumeRefused(
-            f"hydra.run.dir={value!r} is empty: the run would write into the current directory "
-            f"({os.getcwd()}). Fix: leave hydra.run.dir out (a new directory under campaign.run_root), "
-            "or name a directory."
-        )
-    path = Path(value)
+    path = directory_of(config, "hydra.run.dir")
     if not path.exists():
         _created.add(os.path.abspath(path))
     if (path / "run.json").exists():  # first: a finished run on a read-only disk is reported as finished
@@ -93,6 +87,23 @@ def check_run_directory(config: DictConfig) -> None:
             "would overwrite or append to them. Fix: name a new or empty directory, or leave "
             "hydra.run.dir out (a new directory under campaign.run_root)."
         )
+
+
+def directory_of(config: DictConfig, key: str) -> Path:
+    """The directory ``key`` names; refused (``PilotError``) when it cannot be resolved or is empty."""
+    try:
+        value = str(OmegaConf.select(config, key, default="") or "")
+    except OmegaConfBaseException as error:  # an interpolation of nothing: ${oops}
+        raise ResumeRefused(
+            f"{key}={as_written(config, key)!r} cannot be resolved ({str(error).splitlines()[0]}). Fix: name a directory, or "
+            f"leave {key} out (pilot names a new one)."
+        ) from None
+    if not value.strip():
+        raise ResumeRefused(
+            f"{key}={value!r} is empty: the run would write into the current directory "
+            f"({os.getcwd()}). Fix: leave {key} out (pilot names a new directory), or name a directory."
+        )
+    return Path(value)
 
 
 def _refuse_reused(config: DictConfig, path: Path) -> None:

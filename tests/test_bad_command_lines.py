@@ -83,6 +83,7 @@ REFUSED_BY_VALIDATION = [
     # the optimizer
     ("~optim", ("optim.name='???'", "no value", "optim=<option>")),  # a removed group: no hidden default
     ("optim.lr=nan", ("optim.lr=nan", "finite")),
+    ("optim.lr=${{oops}}", ("optim.lr='${oops}'", "cannot be resolved", "'oops' not found")),  # a traceback before
     ("optim.lr=inf", ("optim.lr=inf", "finite")),
     ("optim.lr=100", ("optim.lr=100", "no optimizer uses a peak lr above 10", "if you mean it")),
     ("optim.lr=-0.001", ("optim.lr=-0.001",)),
@@ -291,6 +292,7 @@ REAL_CLI = [
         id="missing_data_file",
     ),
     pytest.param("batch.micro_batchh=2", ("batch.micro_batchh",), False, id="misspelt_key", marks=HYDRA_EXITS_1),
+    pytest.param("optim.lr=${oops}", ("optim.lr='${oops}'",), True, id="broken_interpolation"),
 ]
 
 

@@ -3,6 +3,8 @@ never overwritten, a finished run's .hydra/ is not rewritten by a line that does
 the way or an empty value is refused naming the key, and a refused line leaves no directory behind."""
 
 import json
+import subprocess
+import sys
 
 import pytest
 from conftest import run_pilot
@@ -101,3 +103,21 @@ def test_after_a_refusal_a_directory_another_process_runs_in_is_never_touched(tm
     (mine / ".hydra").mkdir()
     after_refusal(mine)  # made by this process for a refused line, nobody in it: removed
     assert not mine.exists()
+
+
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        (["hydra.run.dir=${oops}"], "pilot: hydra.run.dir='${oops}' cannot be resolved"),
+        (["-m", "hydra.sweep.dir=", "mode=train"], "pilot: hydra.sweep.dir='' is empty"),  # jobs wrote into the cwd
+        (["-m", "hydra.sweep.dir=${nope}", "mode=train"], "pilot: hydra.sweep.dir='${nope}' cannot be resolved"),
+        (["hydra.job.name=${x}", "hydra.run.dir=made/run"], "Interpolation key 'x' not found"),  # in Hydra's own code
+    ],
+)
+def test_a_directory_hydra_cannot_name_is_refused_and_nothing_is_made(tmp_path, line, expected):
+    done = subprocess.run(
+        [sys.executable, "-m", "pilot", *line], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 2 and expected in done.stderr, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr and "Warning" not in done.stderr, done.stderr[-3000:]
+    assert [p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()] == []

@@ -31,6 +31,17 @@ def select(cfg: Any, key: str) -> Any:
         return None
 
 
+def as_written(cfg: Any, key: str) -> Any:
+    """``cfg``'s value at the dotted ``key`` as the config holds it, interpolations unresolved
+    (``"${oops}"``); "???" when there is none."""
+    node: Any = OmegaConf.to_container(cfg, resolve=False)
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return "???"
+        node = node[part]
+    return node
+
+
 def resolve_device(cfg: Any) -> torch.device:
     """``run.device`` as a torch device; ``auto`` is CUDA when one is visible, else the CPU."""
     requested = enum_value(select(cfg, "run.device")) or "auto"

@@ -25,7 +25,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import MissingMandatoryValue
 
-from pilot.config.values import enum_value, resolve_device, select
+from pilot.config.values import as_written, enum_value, resolve_device, select
 from pilot.validation.batch import check_task
 from pilot.validation.devices import check_devices, check_precision, check_strategy
 from pilot.validation.keys import check_unknown_keys
@@ -59,8 +59,12 @@ def validate(cfg: DictConfig) -> None:
             )
         )
     except Exception as error:  # broken interpolations
+        key = getattr(error, "full_key", None) or "?"
         interpolation = Problem(
-            getattr(error, "full_key", None) or "?", "???", f"{type(error).__name__}: {error}".splitlines()[0]
+            key,
+            as_written(cfg, key),
+            f"cannot be resolved ({type(error).__name__}: {str(error).splitlines()[0]}). Fix: give a value, or "
+            "an interpolation of a key that exists (${other.key}, as Hydra/OmegaConf write them)",
         )
         problems.append(interpolation)
     device_type = (
