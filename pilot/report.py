@@ -262,8 +262,13 @@ def _drawn(drawn: Future[Finished] | None, path: Path) -> Path | None:
 
 
 def draw_phases_file(run_dir: Path) -> int:
-    """``python -m pilot.report <run dir>``: phases.png from the run's phases.csv (exit 0 when drawn)."""
-    frame = phases_frame(pd.read_csv(Path(run_dir) / "phases.csv").to_dict("records"))
+    """``python -m pilot.report <run dir>``: phases.png from the run's phases.csv (exit 0 when drawn,
+    1 when there is nothing to draw, 2 when phases.csv cannot be read)."""
+    try:
+        frame = phases_frame(pd.read_csv(Path(run_dir) / "phases.csv").to_dict("records"))
+    except (OSError, ValueError) as error:  # no such file, empty, not CSV (pandas' errors are ValueErrors)
+        print(f"pilot.report: {Path(run_dir) / 'phases.csv'} cannot be read: {error}", file=sys.stderr)
+        return 2
     return 0 if plot_phases(frame, Path(run_dir) / "phases.png") is not None else 1
 
 
@@ -314,4 +319,7 @@ def print_console(
 
 
 if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        print("usage: python -m pilot.report <run directory>  (draws phases.png from its phases.csv)", file=sys.stderr)
+        sys.exit(2)
     sys.exit(draw_phases_file(Path(sys.argv[1])))

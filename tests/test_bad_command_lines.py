@@ -193,6 +193,7 @@ REFUSED_BY_HYDRA = [
     ("model=unknown", ("model/unknown", "tiny_gpt")),  # group=unknown
     ("model=tiny_gtp", ("pilot: model=tiny_gtp: no such option; did you mean tiny_gpt?",)),
     ("+experiment=nope", ("experiment/nope",)),  # +group=unknown
+    ("budget=time", ("pilot: budget=time: no such option; the options: epochs, examples, updates\n",)),  # not "schema"
 ]
 
 CASES = [pytest.param(line, expected, True, id=line) for line, expected in REFUSED_BY_VALIDATION] + [

@@ -187,3 +187,15 @@ def test_a_reload_that_gave_no_verdict_leaves_no_stale_failure_beside_a_later_ve
     assert (tmp_path / ERROR_FILE).exists()
     assert check_in_new_process(tmp_path, OmegaConf.create({}), runner=Passes())["verdict"] == "pass"
     assert not (tmp_path / ERROR_FILE).exists()
+
+
+def test_the_phase_picture_entry_refuses_what_it_cannot_read_without_a_traceback(tmp_path):
+    for directory, damaged in ((tmp_path / "none", None), (tmp_path / "empty", b"")):
+        directory.mkdir()
+        if damaged is not None:
+            (directory / "phases.csv").write_bytes(damaged)
+        done = subprocess.run(
+            [sys.executable, "-m", "pilot.report", str(directory)], capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert f"pilot.report: {directory / 'phases.csv'} cannot be read" in done.stderr

@@ -13,7 +13,7 @@ from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, OmegaConf
 
-HIDDEN_OPTIONS = "schema_"  # the schema's own entries in a group (pilot.config.register): not choices
+HIDDEN_OPTIONS = "schema"  # the schema's own entries in a group (schema, schema_<option>: pilot.config.register)
 
 
 def suggestions(conf_dir: str, arguments: list[str]) -> list[str]:
