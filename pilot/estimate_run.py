@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import signal
 from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
@@ -28,8 +29,10 @@ from omegaconf import DictConfig
 from pilot.checks.result import CheckResult
 from pilot.config.values import enum_value, resolve_device
 from pilot.data.task import TaskData
+from pilot.engine.preemption import SignalsStopAtOnce
 from pilot.engine.sharding import is_sharded
 from pilot.environment import read_requirements, record_attention_calls
+from pilot.errors import no_space_left
 from pilot.estimate.checkpointing_effect import CheckpointingIneffective, checkpointing_effect
 from pilot.estimate.fake_tensor import EstimateRefused, MemoryEstimate, estimate_memory
 from pilot.estimate.stored import from_store, store_dir, stored_estimate
@@ -212,7 +215,32 @@ def run_estimate(
     run_dir = Path(run_dir)
     if (run_dir / "run.json").exists():
         refuse_reused_for("estimate", run_dir)
-    record = RunRecord.start(run_dir, cfg, overrides, mode="estimate")
+    with SignalsStopAtOnce() as signals:
+        record = None
+        try:
+            record = RunRecord.start(run_dir, cfg, overrides, mode="estimate")
+            return _estimate(cfg, run_dir, record, sweep_params)
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: an estimate is not resumable, stop now and say so
+            name = signals.received or "SIGINT"
+            exit_code = 128 + int(getattr(signal, name))
+            log.warning("estimate interrupted by %s; its record says so (no choice sheet)", name)
+            if record is not None:
+                record.finish(
+                    "interrupted",
+                    f"interrupted: {name} during the estimate (no choice sheet)",
+                    interrupted_by=[{"signal": name, "exit_code": exit_code}],
+                )
+            return exit_code
+        except Exception as error:  # recorded, then said by the entry point (a full disk: one message)
+            if record is not None:  # run.json itself may not fit: finish then says so, naming the first file
+                full = no_space_left(error)
+                cause = str(full or f"{type(error).__name__}: {error}")
+                record.finish("failed", "disk_full" if full else "exception", error=cause)
+            raise
+
+
+def _estimate(cfg: DictConfig, run_dir: Path, record: RunRecord, sweep_params: dict[str, str] | None) -> int:
+    """The estimate, the choice sheet and the plan, recorded in ``record``; 1 when the estimate is refused."""
     task = instantiate(cfg.data, _convert_="all")
     micro, checkpointing_on = int(cfg.batch.micro_batch), bool(cfg.memory.activation_checkpointing)
     try:

@@ -471,10 +471,13 @@ def test_an_estimate_on_a_full_disk_ends_with_one_message_naming_the_file(tmp_pa
     _tiny_tmpfs(tmp_path / "small", "40k")  # the choice sheet's files do not fit
     try:
         estimate = run_pilot(tmp_path / "small" / "e", "mode=estimate")
+        record = run_json(tmp_path / "small" / "e")
     finally:
         subprocess.run(["umount", str(tmp_path / "small")], check=False)
     assert estimate.returncode == 2 and "Traceback" not in estimate.stdout + estimate.stderr, estimate.stderr[-3000:]
     assert "pilot: no space left on the device writing " in estimate.stderr
+    recorded = record["status"] == "failed" and record["stop_cause"] == "disk_full"  # "running", unsaid, before
+    assert recorded or "run.json could not record this either: it still says running" in estimate.stderr, record
 
 
 # ----------------------------------------------------------------------------- 8. one process per run directory
@@ -514,6 +517,39 @@ def test_a_signalled_pilot_is_recorded_as_interrupted_and_its_directory_never_re
     again = cli(tmp_path, train_args=["run.threads=1"])
     assert again.returncode == 2 and "never overwrites" in again.stderr
     assert (tmp_path / "run.json").read_text() == before
+
+
+def test_a_signalled_estimate_is_recorded_as_interrupted_not_running(tmp_path):
+    seven_b = [
+        "model.d_model=4096",
+        "model.n_layer=32",
+        "model.n_head=32",
+        "model.vocab_size=32000",
+        "data.max_len=2048",
+    ]
+    command = [
+        sys.executable,
+        "-m",
+        "pilot",
+        "mode=estimate",
+        "run.threads=1",
+        *seven_b,
+        f"hydra.run.dir={tmp_path / 'e'}",
+    ]
+    env = {
+        **os.environ,
+        "PILOT_ESTIMATE_CACHE": str(tmp_path / "store"),
+    }  # nothing stored: it computes for 10 s or more
+    process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and not (tmp_path / "e" / "run.json").exists():
+        time.sleep(0.05)
+    time.sleep(1.0)  # inside the estimate
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 143 and "Traceback" not in stderr, stderr[-2000:]
+    record = run_json(tmp_path / "e")  # it said "running" before: a record of a run that had ended
+    assert record["status"] == "interrupted" and "SIGTERM during the estimate" in record["stop_cause"], record
 
 
 def test_a_garbage_run_json_in_the_run_directory_is_named_and_kept(tmp_path):
