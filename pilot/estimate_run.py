@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import signal
 from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
@@ -44,7 +43,7 @@ from pilot.rental.parallel_estimates import fill
 from pilot.rental.requirements import Requirement, campaign_requirements
 from pilot.rental.sheet import build_and_write, plan_lines, print_sheet
 from pilot.resume import refuse_reused_for
-from pilot.run_record import RunRecord
+from pilot.run_record import RunRecord, record_interrupted
 from pilot.validation import validate
 
 log = logging.getLogger("pilot")
@@ -222,15 +221,8 @@ def run_estimate(
             return _estimate(cfg, run_dir, record, sweep_params)
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: an estimate is not resumable, stop now and say so
             name = signals.received or "SIGINT"
-            exit_code = 128 + int(getattr(signal, name))
             log.warning("estimate interrupted by %s; its record says so (no choice sheet)", name)
-            if record is not None:
-                record.finish(
-                    "interrupted",
-                    f"interrupted: {name} during the estimate (no choice sheet)",
-                    interrupted_by=[{"signal": name, "exit_code": exit_code}],
-                )
-            return exit_code
+            return record_interrupted(run_dir, record, name, "estimate (no choice sheet)")
         except Exception as error:  # recorded, then said by the entry point (a full disk: one message)
             if record is not None:  # run.json itself may not fit: finish then says so, naming the first file
                 full = no_space_left(error)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import logging
-import signal
 import traceback
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
@@ -57,7 +56,7 @@ from pilot.phases.rows import write_phases_csv
 from pilot.rental.journal import append_entry
 from pilot.report import print_console, write_report
 from pilot.resume import refuse_reused_for
-from pilot.run_record import RunDirectoryLock, RunRecord, read_run_json
+from pilot.run_record import RunDirectoryLock, RunRecord, record_interrupted
 from pilot.validation import validate
 
 log = logging.getLogger("pilot")
@@ -166,18 +165,8 @@ def run_pilot(
             return exit_code
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the pilot's steps are not resumable, stop now
             name = signals.received or "SIGINT"
-            exit_code = 128 + int(getattr(signal, name))
             log.warning("pilot interrupted by %s; its record says so (no verdict)", name)
-            if record is None and (run_dir / "run.json").exists():  # stopped while the record was started
-                record = RunRecord(run_dir, read_run_json(run_dir))
-            if record is None:
-                return exit_code  # nothing was recorded yet: nothing claims a run
-            record.finish(
-                "interrupted",
-                f"interrupted: {name} during the pilot (no verdict)",
-                interrupted_by=[{"signal": name, "exit_code": exit_code}],
-            )
-            return exit_code
+            return record_interrupted(run_dir, record, name, "pilot (no verdict)")
 
 
 def _data_checks(

@@ -6,6 +6,7 @@ import fcntl
 import hashlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import time
@@ -199,6 +200,22 @@ class RunRecord:
             raise DiskFull(
                 f"{fields['error']} (run.json could not record this either: it still says running)"
             ) from None
+
+
+def record_interrupted(run_dir: Path, record: RunRecord | None, signal_name: str, during: str) -> int:
+    """A pilot's or an estimate's record of a signal that stopped it at once (``SignalsStopAtOnce``):
+    ``interrupted`` (no verdict), with the signal; its exit code (128 + the signal). A record the
+    signal cut while it was being started is read back from run.json; none: nothing claims a run."""
+    exit_code = 128 + int(getattr(signal, signal_name))
+    if record is None and (Path(run_dir) / "run.json").exists():
+        record = RunRecord(Path(run_dir), read_run_json(Path(run_dir)))
+    if record is not None:
+        record.finish(
+            "interrupted",
+            f"interrupted: {signal_name} during the {during}",
+            interrupted_by=[{"signal": signal_name, "exit_code": exit_code}],
+        )
+    return exit_code
 
 
 class RunDirectoryLock:
