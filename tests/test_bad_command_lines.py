@@ -81,9 +81,20 @@ REFUSED_BY_VALIDATION = [
     ("run.threads=100000", ("run.threads=100000", "run.threads between 1 and")),
     ("seed=-1", ("seed=-1", "numpy")),
     # the optimizer
-    ("~optim", ("optim.name='???'", "no value", "optim=<option>")),  # a removed group: no hidden default
+    (  # a removed group: no hidden default; one line for the group, not one per setting
+        "~optim",
+        ("1 problem(s)", "optim.name='???'", "no value (nor 8 more optim.* settings)", "optim=<option>"),
+    ),
     ("optim.lr=nan", ("optim.lr=nan", "finite")),
     ("optim.lr=${{oops}}", ("optim.lr='${oops}'", "cannot be resolved", "'oops' not found")),  # a traceback before
+    (  # each broken setting named, not only the first (one refusal at a time before)
+        "optim.lr=${{oops}} batch.micro_batch=${{nope}}",
+        ("2 problem(s)", "optim.lr='${oops}'", "batch.micro_batch='${nope}'"),
+    ),
+    (  # inside a list, and where another check reads the value (Hydra's 'Error executing job' before)
+        "optim.betas=[0.9,${{zz}}] run.device=${{dev}}",
+        ("2 problem(s)", "optim.betas=[0.9, '${zz}']", "run.device='${dev}'", "'zz' not found"),
+    ),
     ("optim.lr=inf", ("optim.lr=inf", "finite")),
     ("optim.lr=100", ("optim.lr=100", "no optimizer uses a peak lr above 10", "if you mean it")),
     ("optim.lr=-0.001", ("optim.lr=-0.001",)),

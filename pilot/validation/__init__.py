@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import copy
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import torch
 from omegaconf import DictConfig, OmegaConf, open_dict
-from omegaconf.errors import MissingMandatoryValue
+from omegaconf.errors import OmegaConfBaseException
 
-from pilot.config.values import as_written, enum_value, resolve_device, select
+from pilot.config.values import enum_value, resolve_device, select
 from pilot.validation.batch import check_task
 from pilot.validation.devices import check_devices, check_precision, check_strategy
 from pilot.validation.keys import check_unknown_keys
@@ -34,6 +35,7 @@ from pilot.validation.numbers import check_finite, check_special_numbers
 from pilot.validation.problems import ConfigError, Problem
 from pilot.validation.ranges import RANGES, Range, check_ranges
 from pilot.validation.rental import check_rental
+from pilot.validation.unresolved import CANNOT_RESOLVE, unresolved_problems
 from pilot.variant import control_problem, control_written_wrong, variant_key
 
 __all__ = ["RANGES", "ConfigError", "Problem", "Range", "sweep_job_problem", "validate"]
@@ -43,51 +45,48 @@ def validate(cfg: DictConfig) -> None:
     """Raise one ConfigError naming every problem; return None when the config is sound."""
     problems: list[Problem] = []
     container: Any = None
-    interpolation: Problem | None = None
     try:
         container = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
-    except MissingMandatoryValue as error:  # a group removed (~optim) or an option file that omits a key
-        key = getattr(error, "full_key", None) or "?"
-        group = key.split(".")[0]
-        problems.append(
-            Problem(
-                key,
-                "???",
-                f"no value: every setting is stated in conf/ (the group's option files); "
-                f"Fix: choose an option for the group ({group}=<option>, see `python -m pilot --help`) "
-                f"or set {key}=<value>",
-            )
-        )
-    except Exception as error:  # broken interpolations
-        key = getattr(error, "full_key", None) or "?"
-        interpolation = Problem(
-            key,
-            as_written(cfg, key),
-            f"cannot be resolved ({type(error).__name__}: {str(error).splitlines()[0]}). Fix: give a value, or "
-            "an interpolation of a key that exists (${other.key}, as Hydra/OmegaConf write them)",
-        )
-        problems.append(interpolation)
-    device_type = (
-        resolve_device(cfg).type
-        if enum_value(select(cfg, "run.device")) != "cuda" or torch.cuda.is_available()
-        else "cpu"
-    )
-    check_unknown_keys(cfg, "", problems)
-    if container is not None:
-        check_finite(container, "", problems)
-    check_ranges(cfg, problems)
-    check_special_numbers(cfg, problems)
-    check_precision(cfg, device_type, problems)
-    check_model_and_data(cfg, problems)
-    check_devices(cfg, device_type, problems)
-    check_strategy(cfg, problems)
-    check_rental(cfg, problems)
-    if container is not None:  # the task's settings resolve
-        check_task(cfg, problems)
-    if container is None and interpolation is not None and _echoes(interpolation, problems):
-        problems.remove(interpolation)  # a value that reads a bad setting: that setting's problem says it once
+    except Exception:  # a missing value or a broken interpolation: each one named
+        problems.extend(unresolved_problems(cfg))
+    interpolations = [p for p in problems if p.fix.startswith(CANNOT_RESOLVE)]
+    device_type = _checked(problems, container, lambda: _device_type(cfg))
+    checks: list[Callable[[], Any]] = [
+        lambda: check_unknown_keys(cfg, "", problems),
+        lambda: container is not None and check_finite(container, "", problems),
+        lambda: check_ranges(cfg, problems),
+        lambda: check_special_numbers(cfg, problems),
+        lambda: device_type is not None and check_precision(cfg, device_type, problems),
+        lambda: check_model_and_data(cfg, problems),
+        lambda: device_type is not None and check_devices(cfg, device_type, problems),
+        lambda: check_strategy(cfg, problems),
+        lambda: check_rental(cfg, problems),
+        lambda: container is not None and check_task(cfg, problems),  # the task's settings resolve
+    ]
+    for check in checks:
+        _checked(problems, container, check)
+    for interpolation in interpolations:
+        if _echoes(interpolation, problems):
+            problems.remove(interpolation)  # a value that reads a bad setting: that setting's problem says it once
     if problems:
         raise ConfigError(problems)
+
+
+def _device_type(cfg: DictConfig) -> str:
+    if enum_value(select(cfg, "run.device")) != "cuda" or torch.cuda.is_available():
+        return resolve_device(cfg).type
+    return "cpu"
+
+
+def _checked(problems: list[Problem], container: Any, check: Callable[[], Any]) -> Any:
+    """``check()``; when the config does not resolve (``container`` None), a check that reads a
+    setting named unresolvable above stops there (that setting's problem says it) and gives None."""
+    try:
+        return check()
+    except OmegaConfBaseException:
+        if container is not None:
+            raise
+        return None
 
 
 def sweep_job_problem(composed: DictConfig) -> str | None:

@@ -1,0 +1,83 @@
+"""Every setting that has no value ("???") or whose interpolation cannot be resolved, each named
+with its value as written and the fix: ``OmegaConf.to_container`` stops at the first one, so a
+line with two broken settings used to be refused twice, one setting at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from omegaconf import DictConfig, ListConfig, OmegaConf
+from omegaconf.errors import MissingMandatoryValue
+
+from pilot.config.values import as_written
+from pilot.validation.problems import Problem
+
+CANNOT_RESOLVE = "cannot be resolved"
+
+
+def _leaves(node: Any, prefix: str = "") -> Iterator[str]:
+    """The dotted keys of ``node``'s values that are not mappings (a list is one value)."""
+    for key in node:
+        path = f"{prefix}{key}"
+        child = node._get_node(key)  # noqa: SLF001 - the node itself: reading its value would resolve it
+        if isinstance(child, DictConfig) and not child._is_missing() and not child._is_interpolation():  # noqa: SLF001
+            yield from _leaves(child, f"{path}.")
+        else:
+            yield path
+
+
+def _problem(cfg: DictConfig, key: str) -> Problem | None:
+    try:
+        value = OmegaConf.select(cfg, key, throw_on_resolution_failure=True, throw_on_missing=True)
+        if isinstance(value, ListConfig):
+            OmegaConf.to_container(value, resolve=True, throw_on_missing=True)
+    except MissingMandatoryValue:  # a group removed (~optim) or an option file that omits a key
+        group = key.split(".")[0]
+        return Problem(
+            key,
+            "???",
+            f"no value: every setting is stated in conf/ (the group's option files); "
+            f"Fix: choose an option for the group ({group}=<option>, see `python -m pilot --help`) "
+            f"or set {key}=<value>",
+        )
+    except Exception as error:  # a broken interpolation, or a resolver that raised
+        return Problem(
+            key,
+            as_written(cfg, key),
+            f"{CANNOT_RESOLVE} ({type(error).__name__}: {str(error).splitlines()[0]}). Fix: give a value, or "
+            "an interpolation of a key that exists (${other.key}, as Hydra/OmegaConf write them)",
+        )
+    return None
+
+
+def unresolved_problems(cfg: DictConfig) -> list[Problem]:
+    """One problem per setting of ``cfg`` that has no value or cannot be resolved, in config order."""
+    problems = _one_missing_per_group([problem for key in _leaves(cfg) if (problem := _problem(cfg, key)) is not None])
+    if not problems:  # resolution failed somewhere the walk cannot name
+        try:
+            OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+        except Exception as error:
+            key = getattr(error, "full_key", None) or "?"
+            problems.append(_problem(cfg, key) or Problem(key, "?", f"{CANNOT_RESOLVE}: {error}"))
+    return problems
+
+
+def _one_missing_per_group(problems: list[Problem]) -> list[Problem]:
+    """A group without an option (``~optim``) leaves every one of its settings without a value: one
+    problem for the group, naming how many more have none, rather than a line per setting."""
+    missing: dict[str, list[Problem]] = {}
+    for problem in problems:
+        if problem.value == "???":
+            missing.setdefault(problem.key.split(".")[0], []).append(problem)
+    kept = []
+    for problem in problems:
+        same = missing.get(problem.key.split(".")[0], []) if problem.value == "???" else []
+        if same and same[0] is not problem:
+            continue
+        if len(same) > 1:
+            problem.fix = problem.fix.replace(
+                "no value:", f"no value (nor {len(same) - 1} more {problem.key.split('.')[0]}.* settings):", 1
+            )
+        kept.append(problem)
+    return kept
