@@ -4,8 +4,10 @@ import json
 
 import pytest
 
+from pilot.checks.contract import check_contract
 from pilot.checks.inspect_examples import inspect_task
 from pilot.data import digits, instructions
+from pilot.data.task import ContractError
 from pilot.models.mlp_classifier import MLPClassifier
 
 SPLIT = {"by": "group", "val_fraction": 0.2, "test_fraction": 0.0}
@@ -107,9 +109,20 @@ def test_label_out_of_range_fails(digits_task):
 
 
 def test_head_size_different_from_classes_fails(digits_task):
-    result, _ = inspect_task(digits_task, n_show=1, micro_batch=2, model=model(num_classes=9))
+    result, _ = inspect_task(digits_task, n_show=1, micro_batch=2, model=model(num_classes=12))
     assert result.verdict == "fail"
-    assert any("head has 9 outputs but the data has 10 classes" in f.problem for f in result.findings)
+    wider = [f for f in result.findings if "head has 12 outputs but the data has 10 classes" in f.problem]
+    assert wider and "outputs 10-11 are trained towards no class" in wider[0].detail
+    # narrower: the loss cannot score the labels past the head, so the contract refuses it before any step
+    assert check_contract(digits_task, model()).verdict == "pass"
+    with pytest.raises(ContractError, match=r"head has 9 outputs but the task has 10 classes.*model.num_classes=10"):
+        check_contract(digits_task, model(num_classes=9))
+
+
+def test_a_model_with_nothing_to_train_is_refused_by_the_contract(digits_task):
+    frozen = model().requires_grad_(False)
+    with pytest.raises(ContractError, match=r"no trainable parameter.*requires_grad=False.*adapter=lora"):
+        check_contract(digits_task, frozen)
 
 
 def test_split_encodings_that_disagree_fail(digits_task):

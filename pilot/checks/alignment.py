@@ -17,6 +17,7 @@ what the loss does rather than what the labels say.
 from __future__ import annotations
 
 from collections import Counter
+from functools import partial
 from typing import Any
 
 import torch
@@ -58,7 +59,7 @@ def probe(task: TaskData, model: torch.nn.Module, batches: list[dict[str, Any]])
     for batch in batches:
         with torch.no_grad():
             output = task.forward(model, batch)
-        scores, grad, _ = output_gradient(task, output, batch)
+        scores, grad, _ = output_gradient(task, output, batch, recompute=partial(task.forward, model, batch))
         if scores.shape[-1] < 2:
             return {"regression": True}
         pushed, trained = pushed_classes(grad)
@@ -178,7 +179,7 @@ def _wrong_shift(
     if best != 1 and shares[best] >= 0.5 * trained:
         why = {
             0: "labels not shifted: each position is trained to copy its own input token",
-            2: "labels shifted twice (in collate and again in loss_sum?)",
+            2: "labels shifted twice (in collate and again in loss_sum, or by a transformers model given the labels: it shifts them itself?)",
         }.get(best, "labels shifted by the wrong amount")
         return CheckResult(
             STEP,

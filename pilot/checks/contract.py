@@ -13,6 +13,7 @@ import torch
 
 from pilot.checks.result import CheckResult
 from pilot.data.task import CONTRACT, ContractError, TaskData, logits_of, move_to, require_batch_keys
+from pilot.engine.optim import trained_parameters
 
 STEP = "contract"
 
@@ -44,9 +45,27 @@ def check_contract(task: TaskData, model: torch.nn.Module) -> CheckResult:
     finally:
         model.train(was_training)
     logits = logits_of(output)
+    trained_parameters(model)  # refuses a model with none
+    _refuse_narrow_head(task, logits)
     return CheckResult(
         STEP,
         "pass",
         f"batch holds {sorted(batch)}; forward returns {type(output).__name__} with logits of shape "
         f"{tuple(logits.shape)}",
     )
+
+
+def _refuse_narrow_head(task: TaskData, logits: torch.Tensor) -> None:
+    """Classification: a head with fewer outputs than classes cannot score the labels past its width,
+    so the loss fails on the first such label, in every later step. (A wider head still computes:
+    inspect fails it.)"""
+    if task.kind != "classification" or logits.dim() == 0:
+        return
+    classes = int(task.info.get("num_classes", len(task.names())))
+    width = int(logits.shape[-1])
+    if 0 < width < classes:
+        raise ContractError(
+            f"the model's head has {width} outputs but the task has {classes} classes (labels 0-{classes - 1}): "
+            f"the loss cannot score a label >= {width}. Fix: build the model with {classes} outputs (the "
+            f"built-in classifier: model.num_classes={classes})."
+        )

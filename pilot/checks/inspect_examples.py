@@ -23,6 +23,7 @@ import torch
 
 from pilot.checks.collated import RowView, check_collated, split_statistics
 from pilot.checks.loss_probe import input_ids_of, real_mask
+from pilot.checks.padding import padding_findings, with_padding_check
 from pilot.checks.result import CheckResult, Finding, summarise
 from pilot.data.task import TaskData, logits_of
 
@@ -230,7 +231,11 @@ def head_width_findings(
         return [
             Finding(
                 f"model head has {width} outputs but the data has {num_classes} classes",
-                detail="the loss still computes while training another task",
+                detail=(
+                    f"the loss still computes, but outputs {num_classes}-{width - 1} are trained towards no class"
+                    if width > num_classes
+                    else f"the loss cannot score a label >= {width}"
+                ),
             )
         ]
     return []
@@ -281,7 +286,11 @@ def inspect_task(
 ) -> tuple[CheckResult, list[dict[str, Any]]]:
     encoded = {split: task.encoded(split) for split in task.splits}
     if task.kind == "generation":
-        return inspect_generation(task, encoded, n_show, micro_batch)
-    if task.kind == "classification":
-        return inspect_classification(task, encoded, n_show, model, micro_batch)
-    return inspect_generic(task, encoded, n_show, micro_batch)
+        result, shown = inspect_generation(task, encoded, n_show, micro_batch)
+    elif task.kind == "classification":
+        result, shown = inspect_classification(task, encoded, n_show, model, micro_batch)
+    else:
+        result, shown = inspect_generic(task, encoded, n_show, micro_batch)
+    if model is not None and encoded.get("train"):
+        result = with_padding_check(result, *padding_findings(task, model, encoded["train"], micro_batch))
+    return result, shown

@@ -12,7 +12,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import copy
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import torch
@@ -46,11 +47,30 @@ def sub_output(output: Any, rows: Sequence[int], size: int) -> Any:
     picked = torch.as_tensor(list(rows), dtype=torch.long)
     if torch.is_tensor(output):
         return output[picked] if output.dim() > 0 and output.shape[0] == size else output
-    if isinstance(output, (tuple, list)):
-        return type(output)(sub_output(o, rows, size) for o in output)
-    if isinstance(output, dict):
-        return {k: sub_output(v, rows, size) for k, v in output.items()}
+    if isinstance(output, (tuple, list, dict)):
+        return same_kind(output, _map(output, lambda o: sub_output(o, rows, size)))
     return output
+
+
+def _map(output: tuple | list | dict, part: Callable[[Any], Any]) -> list | dict:
+    if isinstance(output, dict):
+        return {k: part(v) for k, v in output.items()}
+    return [part(o) for o in output]
+
+
+def same_kind(output: tuple | list | dict, parts: list | dict) -> Any:
+    """``parts`` in a container of ``output``'s own type: a named tuple stays one, and a dict subclass
+    (transformers' ``ModelOutput``) keeps its attributes, so ``out.logits`` works in ``loss_sum``."""
+    if isinstance(output, dict):
+        if type(output) is dict:
+            return dict(parts)
+        rebuilt = copy.copy(output)
+        for key, value in parts.items():
+            rebuilt[key] = value  # ModelOutput sets the attribute with the item
+        return rebuilt
+    if hasattr(output, "_fields"):  # a named tuple
+        return type(output)(*parts)
+    return type(output)(parts)
 
 
 def input_ids_of(batch: Batch) -> torch.Tensor | None:
@@ -121,27 +141,58 @@ def _leaves(output: Any) -> tuple[Any, list[torch.Tensor]]:
             leaf = output.detach().float().requires_grad_(True)
             return leaf, [leaf]
         return output, []
-    if isinstance(output, (tuple, list)):
-        parts = [_leaves(o) for o in output]
-        return type(output)(p[0] for p in parts), [leaf for p in parts for leaf in p[1]]
-    if isinstance(output, dict):
-        parts = {k: _leaves(v) for k, v in output.items()}
-        return {k: p[0] for k, p in parts.items()}, [leaf for p in parts.values() for leaf in p[1]]
+    if isinstance(output, (tuple, list, dict)):
+        parts = _map(output, _leaves)
+        pairs = parts.values() if isinstance(parts, dict) else parts
+        rebuilt = {k: p[0] for k, p in parts.items()} if isinstance(parts, dict) else [p[0] for p in parts]
+        return same_kind(output, rebuilt), [leaf for p in pairs for leaf in p[1]]
     return output, []
 
 
-def output_gradient(task: TaskData, output: Any, batch: Batch) -> tuple[torch.Tensor, torch.Tensor, float]:
+def _floating(output: Any) -> list[torch.Tensor]:
+    """The floating tensors of an output that autograd reaches (computed with gradient)."""
+    if torch.is_tensor(output):
+        return [output] if output.is_floating_point() and output.requires_grad else []
+    if isinstance(output, (tuple, list, dict)):
+        values = output.values() if isinstance(output, dict) else output
+        return [t for o in values for t in _floating(o)]
+    return []
+
+
+def _used(
+    tensors: Sequence[torch.Tensor], grads: Sequence[torch.Tensor | None]
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """The (tensor, gradient) pairs the loss trains, scalars left out: a loss that ``forward`` already
+    computed (``out.loss``) has a gradient but no position or class to compare."""
+    return [(t, g) for t, g in zip(tensors, grads) if g is not None and t.dim() > 0 and bool(g.any())]
+
+
+def output_gradient(
+    task: TaskData, output: Any, batch: Batch, recompute: Callable[[], Any] | None = None
+) -> tuple[torch.Tensor, torch.Tensor, float]:
     """(scores, d loss_sum / d scores, loss_sum) for the output tensor the loss reads.
 
     ``output`` is the model's output, computed without gradient; it becomes a leaf, so the
-    probe costs one loss backward and never touches the model's parameters.
+    probe costs one loss backward and never touches the model's parameters. A ``loss_sum`` that
+    reads none of those tensors (a loss computed inside ``forward``, ``out.loss`` of a transformers
+    model given the labels) is probed on ``recompute()``, the forward run again with gradient:
+    the gradient then reaches the output tensors the model computed that loss from (the
+    parameters get none).
     """
     leafed, leaves = _leaves(output)
     if not leaves:
         raise ValueError("the model's output holds no floating-point tensor to differentiate")
     loss = task.loss_sum(leafed, batch)
-    grads = torch.autograd.grad(loss.float(), leaves, allow_unused=True)
-    used = [(leaf, grad) for leaf, grad in zip(leaves, grads) if grad is not None and bool(grad.any())]
+    grads = torch.autograd.grad(loss.float(), leaves, allow_unused=True) if loss.requires_grad else [None] * len(leaves)
+    used = _used(leaves, grads)
+    if not used and recompute is not None:
+        with torch.enable_grad():
+            computed = recompute()
+            tensors = _floating(computed)
+            loss = task.loss_sum(computed, batch)
+            if tensors and loss.requires_grad:
+                grads = torch.autograd.grad(loss.float(), tensors, allow_unused=True)
+                used = _used([t.detach().float() for t in tensors], [g if g is None else g.float() for g in grads])
     if not used:
         leaf = leaves[0]
         return leaf.detach(), torch.zeros_like(leaf), float(loss.detach())

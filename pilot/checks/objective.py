@@ -17,6 +17,7 @@ output, so the model's batch dependence plays no part):
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any
 
 import torch
@@ -78,7 +79,7 @@ def objective_check(
         with torch.no_grad():
             output = task.forward(model, batch)
         numbers = sum_contract(task, output, batch)
-        scores, grad, _ = output_gradient(task, output, batch)
+        scores, grad, _ = output_gradient(task, output, batch, recompute=partial(task.forward, model, batch))
         width = int(scores.shape[-1])
         trained = int(pushed_classes(grad)[1].sum()) if width > 1 else int((grad != 0).any(-1).sum())
         per_batch.append(

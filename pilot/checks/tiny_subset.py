@@ -202,4 +202,17 @@ def tiny_subset_check(
         return CheckResult(STEP, "fail", f"non-finite loss or gradient at update {trainer.updates_done}", [], details)
     if final_loss <= loss_target and recovery >= float(settings.min_recovery):
         return CheckResult(STEP, "pass", "learns the subset: " + numbers, [], details)
+    if recovery >= float(settings.min_recovery):  # every example learnt: the mechanism works
+        return CheckResult(
+            STEP,
+            "warn",
+            "recovers the subset, but its loss fell less than declared: "
+            + numbers
+            + ". The loop learns; slower than declared (the learning rate, its schedule over "
+            f"pilot.tiny.max_updates={int(settings.max_updates)}), or the loss has a floor it cannot go "
+            "below (label smoothing, a regulariser in loss_sum). Fix: raise pilot.tiny.max_updates or the "
+            "learning rate, or lower pilot.tiny.loss_drop to what this loss can reach",
+            [],
+            details,
+        )
     return CheckResult(STEP, "fail", "cannot learn the subset: " + numbers + frozen_head_hint(model), [], details)

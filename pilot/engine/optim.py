@@ -13,12 +13,13 @@ import math
 import torch
 
 from pilot.config.values import enum_value
+from pilot.data.task import ContractError
 
 
 def build_optimizer(optim_cfg, model: torch.nn.Module, foreach: bool | None = None) -> torch.optim.Optimizer:
     """``foreach=None`` is PyTorch's default (the multi-tensor kernels on CUDA, the per-tensor
     loop on CPU); the memory estimator asks for ``True`` to mirror a GPU on the CPU."""
-    params = [p for p in model.parameters() if p.requires_grad]
+    params = trained_parameters(model)
     if enum_value(optim_cfg.name) == "sgd":
         return torch.optim.SGD(
             params, lr=optim_cfg.lr, momentum=optim_cfg.momentum, weight_decay=optim_cfg.weight_decay, foreach=foreach
@@ -26,6 +27,20 @@ def build_optimizer(optim_cfg, model: torch.nn.Module, foreach: bool | None = No
     return torch.optim.AdamW(
         params, lr=optim_cfg.lr, betas=tuple(optim_cfg.betas), weight_decay=optim_cfg.weight_decay, foreach=foreach
     )
+
+
+def trained_parameters(model: torch.nn.Module) -> list[torch.nn.Parameter]:
+    """The parameters that require a gradient; a model without any is refused (it would train nothing,
+    and every step that builds an optimizer would fail on it)."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    if not params:
+        count = sum(p.numel() for p in model.parameters())
+        raise ContractError(
+            f"{type(model).__name__} has no trainable parameter (all {count:,} parameters have "
+            "requires_grad=False): nothing would be trained. Fix: leave the parameters to train with "
+            "requires_grad=True (freeze only a part, e.g. a backbone), or train an adapter (adapter=lora)."
+        )
+    return params
 
 
 def lr_factor(update: int, total_updates: int, warmup_updates: int, schedule: str, min_lr_ratio: float) -> float:

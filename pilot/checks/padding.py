@@ -1,0 +1,119 @@
+"""Part of ``inspect``: does the model read the padding? A row of a padded micro-batch must give, at
+its real positions, the output it gives collated alone (no padding). Inspect's tensor checks see
+only what the batch holds; a model that ignores ``attention_mask`` (left padding: every position
+attends to the pads before it; a bidirectional encoder: to the pads after it), or absolute
+positions counted from the padding, trains on rows that are not the examples, and no loss or
+label check can see it.
+
+On a fresh model in evaluation mode, without gradient, in float32: the first micro-batches of the
+training split (collated as training collates them) that hold padding, each padded row against
+the same example collated alone. Skipped (and said) where a row's output cannot be matched to its
+positions, and where the model does not repeat its own output (``eval_determinism`` names that).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from pilot.checks.batch_edges import untouched
+from pilot.checks.loss_probe import batch_size, micro_batches, padding_mask
+from pilot.checks.result import CheckResult, Finding
+from pilot.data.task import TaskData, logits_of
+
+RTOL = 1e-2  # of the output's scale: float32 batched vs single runs differ by ~1e-6; reading pads, by O(0.1-1)
+REPEAT_RTOL = 1e-6  # the same input twice: a model that differs more is not deterministic
+BATCHES = 2  # padded micro-batches compared
+
+
+def _row_scores(task: TaskData, output: Any, batch: dict[str, Any], row: int) -> torch.Tensor | None:
+    """The row's output at its real positions (per-position outputs), or the row's output (one per
+    row); None when the output does not line up with the batch."""
+    scores = logits_of(output).detach().float()
+    if scores.dim() == 0 or scores.shape[0] != batch_size(batch):
+        return None
+    real = padding_mask(task, batch)
+    if real is not None and scores.dim() >= 2 and scores.shape[1] == real.shape[1]:
+        return scores[row][real[row]]
+    return scores[row]
+
+
+def _same_inputs(task: TaskData, batch: dict[str, Any], row: int, alone: dict[str, Any]) -> bool:
+    """Whether the row holds, at its real positions, the same tensors as the example collated alone
+    (a collate that draws at random, or reads the other rows, gives other inputs: nothing to compare)."""
+    real, real_alone = padding_mask(task, batch), padding_mask(task, alone)
+    for key, value in batch.items():
+        other = alone.get(key)
+        if not torch.is_tensor(value) or not torch.is_tensor(other) or value.dim() < 2:
+            continue
+        if value.shape[1] == real.shape[1] and other.shape[1] == real_alone.shape[1]:
+            mine, theirs = value[row][real[row]], other[0][real_alone[0]]
+        else:
+            mine, theirs = value[row], other[0]
+        if mine.shape != theirs.shape or not torch.equal(mine, theirs):
+            return False
+    return True
+
+
+def _difference(a: torch.Tensor | None, b: torch.Tensor | None) -> float | None:
+    if a is None or b is None or a.shape != b.shape or not a.numel():
+        return None
+    scale = max(float(b.abs().max()), 1e-6)
+    return float((a - b).abs().max()) / scale
+
+
+def padding_findings(
+    task: TaskData, model: torch.nn.Module, encoded: list[dict[str, Any]], micro_batch: int, split: str = "train"
+) -> tuple[list[Finding], dict[str, Any]]:
+    """Findings (a padded row whose output differs from the example's alone) and what was compared."""
+    compared, worst, findings = 0, 0.0, []
+    with untouched(model), torch.no_grad():
+        model.eval()
+        batches = 0
+        for start, batch in micro_batches(task, encoded, micro_batch):
+            real = padding_mask(task, batch)
+            if real is None or bool(real.all()):
+                continue
+            output = task.forward(model, batch)
+            for row in (int(r) for r in torch.nonzero(~real.all(dim=1)).flatten()):
+                alone = task.collate([encoded[start + row]])
+                if padding_mask(task, alone) is None or not _same_inputs(task, batch, row, alone):
+                    continue
+                first, again = task.forward(model, alone), task.forward(model, alone)
+                repeat = _difference(_row_scores(task, first, alone, 0), _row_scores(task, again, alone, 0))
+                if repeat is None or repeat > REPEAT_RTOL:
+                    continue  # not comparable, or not repeatable (eval_determinism's business)
+                difference = _difference(_row_scores(task, output, batch, row), _row_scores(task, first, alone, 0))
+                if difference is None:
+                    continue
+                compared, worst = compared + 1, max(worst, difference)
+                if difference > RTOL and not findings:
+                    pads = int((~real[row]).sum())
+                    findings.append(
+                        Finding(
+                            f"the model reads the padding: this row, padded by {pads} position(s) in a "
+                            f"micro-batch of {batch_size(batch)}, gives an output {difference:.3g} of its scale "
+                            "away from the same example collated alone (at its real positions). Fix: pass "
+                            "attention_mask to the model in forward (and, with left padding, position ids that "
+                            "start at the first real token)",
+                            split,
+                            int(batch["index"][row]) if "index" in batch else None,
+                        )
+                    )
+            batches += 1
+            if batches >= BATCHES:
+                break
+    return findings, {"padded_rows_compared": compared, "largest_relative_difference": worst}
+
+
+def with_padding_check(result: CheckResult, findings: list[Finding], details: dict[str, Any]) -> CheckResult:
+    """Inspect's result with the padding comparison's: a finding fails it (named first when inspect
+    found nothing else); the comparison's numbers go into its details."""
+    result.details["padding"] = details
+    if not findings:
+        return result
+    if result.verdict == "fail":
+        result.findings.extend(findings)
+        return result
+    return CheckResult(result.step, "fail", str(findings[0]), findings + result.findings, result.details)
