@@ -129,6 +129,21 @@ def test_a_sequence_length_for_a_task_without_sequences_is_refused(make_cfg):
         estimate_memory(make_cfg("+experiment=classification", "estimate.seq_len=64"))
 
 
+def test_a_sequence_task_without_data_max_len_is_estimated_on_its_longest_examples(make_cfg):
+    """A plug-in task with synthetic_batch but no data.max_len: the longest real examples (as the README
+    says), not a refusal (it used to ask for estimate.seq_len)."""
+    from hydra.utils import instantiate
+    from omegaconf import OmegaConf
+
+    from pilot.estimate.inputs import target_seq_len
+
+    cfg = make_cfg()
+    task = instantiate(cfg.data, _convert_="all")
+    assert task.synthetic_batch is not None and target_seq_len(cfg, task) == cfg.data.max_len
+    without = OmegaConf.create({"estimate": {"seq_len": None}, "data": {"path": "my.jsonl"}})
+    assert target_seq_len(without, task) is None
+
+
 def test_the_estimate_leaves_the_callers_random_state_alone(make_cfg):
     torch.manual_seed(123)
     expected = torch.rand(3)

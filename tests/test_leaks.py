@@ -303,3 +303,21 @@ def test_single_threshold_balanced_accuracy():
 def test_a_label_copy_is_not_flagged_below_the_declared_score():
     _, result = _audit_module("bug_leak_score_copy", LeakThresholds(leak_score=1.01))
     assert result.verdict == "pass", result.reason
+
+
+def test_a_measurement_that_sets_one_class_of_three_apart_is_not_a_leak_but_a_flag_for_it_is():
+    """Iris-like: a continuous measurement separates class 'worse' with a gap and overlaps the other two
+    (genuine data does that); a 0/1 flag that is 1 exactly for 'worse' is recorded with the outcome."""
+    from tests.planted_tasks._leak_tasks import MEASUREMENTS, patient_rows, tabular_task
+
+    rows = patient_rows(patients=240, visits=1, seed=8)
+    rng = np.random.default_rng(1)
+    for row in rows:
+        worse = row["outcome"] == "worse"
+        row["x"] = np.append(row["x"], np.float32((10.0 if worse else 0.0) + rng.normal(0.0, 1.0)))
+    examples = [Example(index=i, group=row["patient_id"], fields=row) for i, row in enumerate(rows)]
+    result = audit_split(tabular_task(examples, feature_names=MEASUREMENTS + ["petal_length"]), "group")
+    assert result.verdict == "pass", result.reason
+    assert "petal_length" in str(result.details)  # said in the details, not warned
+    _, flagged = _audit_module("bug_leak_outcome_flag", LeakThresholds())
+    assert flagged.verdict == "warn" and "feature 'readmitted' gives the label away" in flagged.reason

@@ -66,12 +66,23 @@ def show_generation(task: TaskData, view: RowView) -> dict[str, Any]:
         **render_generation(task, view),
         "length": real,
         "padding": f"{width - real} pad token(s)" + (f" on the {side}" if pads else ""),
-        "truncation": f"{view.item.get('truncated_tokens', 0)} token(s) cut on the "
-        f"{task.info.get('truncation_side', '?')} by encode, "
-        f"{view.item.get('truncated_target_tokens', 0)} of them target",
+        "truncation": _truncation(task, view.item),
         "loss_tokens": len(values),
         "target": "".join(task.decode_tokens(values)) if task.decode_tokens else str(values),
     }
+
+
+def _truncation(task: TaskData, item: dict[str, Any]) -> str:
+    """What encode cut from this example, as far as it says (``truncated_tokens`` in the item, the
+    side in ``info["truncation_side"]``)."""
+    if "truncated_tokens" not in item:
+        return "truncation not reported by encode (no truncated_tokens in what it returns)"
+    cut = int(item["truncated_tokens"])
+    if not cut:
+        return "nothing cut by encode"
+    side = task.info.get("truncation_side")
+    where = f" on the {side}" if side in ("left", "right") else ""
+    return f"{cut} token(s) cut{where} by encode, {int(item.get('truncated_target_tokens', 0))} of them target"
 
 
 def inspect_generation(

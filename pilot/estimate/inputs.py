@@ -44,15 +44,10 @@ def target_seq_len(cfg: DictConfig, task: TaskData) -> int | None:
                 'synthetic_batch(micro_batch, seq_len) (README, "Your own model and data").'
             )
         return int(asked)
-    if task.synthetic_batch is not None:
-        length = OmegaConf.select(cfg, "data.max_len")
-        if length is None:
-            raise EstimateRefused(
-                "the task builds sequences but data.max_len is not set. Fix: set "
-                "estimate.seq_len to the longest sequence the campaign will see."
-            )
-        return int(length)
-    return None
+    length = OmegaConf.select(cfg, "data.max_len")
+    if task.synthetic_batch is not None and length is not None:
+        return int(length)  # the longest sequence a batch can hold
+    return None  # the longest real examples (a task without data.max_len declares no longer one)
 
 
 def _batch(task: TaskData, split: str, count: int, seq_len: int | None) -> Batch:

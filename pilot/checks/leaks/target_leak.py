@@ -55,7 +55,8 @@ def target_leak_warnings(
         names = [f"{key}[{j}]" for j in range(features.shape[1])]
     corr = _label_correlation(features, label)
     separation, best_class = _threshold_separation(features, label, limits)
-    warnings = _leak_findings(task, names, corr, separation, best_class, limits)
+    measured = _measurements_of_one_class(features, label, separation, limits)
+    warnings = _leak_findings(task, names, corr, np.where(measured, 0.5, separation), best_class, limits)
     top = int(np.argmax(np.maximum(corr, separation)))
     report = {
         "features": int(features.shape[1]),
@@ -63,6 +64,7 @@ def target_leak_warnings(
         "max_abs_correlation": round(float(corr.max()), 4),
         "max_threshold_balanced_accuracy": round(float(separation.max()), 4),
         "most_telling_feature": names[top],
+        "separate_one_class_only": [names[j] for j in np.flatnonzero(measured)],  # not warned: see below
     }
     return warnings, report
 
@@ -96,6 +98,25 @@ def _threshold_separation(
         separation = scores.max(axis=0)
         best_class = np.array(tested)[scores.argmax(axis=0)]
     return separation, best_class
+
+
+def _measurements_of_one_class(
+    features: np.ndarray, label: np.ndarray, separation: np.ndarray, limits: LeakThresholds
+) -> np.ndarray:
+    """Per feature: True where a measurement (more distinct values than the task has classes) separates
+    one class of three or more from the rest but does not give the whole label away (|correlation|
+    below the limit). Genuine data does that (Iris: petal length sets setosa apart); a leak is a copy
+    of the label (|correlation|), or a flag or code recorded with the outcome (few distinct values),
+    and those are still warned about."""
+    classes = np.unique(label)
+    if len(classes) < 3:
+        return np.zeros(features.shape[1], dtype=bool)
+    distinct = np.array([len(np.unique(column)) for column in features.T])
+    return (
+        (separation >= limits.leak_score)
+        & (distinct > len(classes))
+        & (_label_correlation(features, label) < limits.leak_score)
+    )
 
 
 def _leak_findings(
