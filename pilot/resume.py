@@ -89,6 +89,16 @@ def refuse_finished_run(cfg: DictConfig, run_dir: Path) -> None:
         refuse_reused_for("train", run_dir)
     if not cfg.checkpoint.resume:
         refuse_reused_for("train with checkpoint.resume=false", run_dir)
+    if status in ("ok", "diverged") and (run_dir / "config.yaml").exists():
+        saved = defining_config(OmegaConf.load(run_dir / "config.yaml"))
+        differences = differing_keys(saved, defining_config(cfg), label="the run's")
+        if differences:  # this command's variant never ran here: success would claim it did
+            raise ResumeRefused(
+                f"{run_dir} holds a finished run ({run_id}: status {status}, {data.get('updates_done')} updates) of another "
+                "config; this command asks for:\n  " + "\n  ".join(differences) + "\nNothing was done and "
+                "nothing was touched. Fix: leave out hydra.run.dir to run this variant (a new directory and "
+                "run_id; this run stays as it is)."
+            )
     if status == "ok":
         raise RunFinished(
             f"{run_dir} holds a finished run ({run_id}: status ok, stop cause "

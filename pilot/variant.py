@@ -156,5 +156,7 @@ def defining_config(cfg: DictConfig) -> dict[str, Any]:
         else:
             flat[prefix[:-1]] = node
 
+    if isinstance(cfg, DictConfig) and "hydra" in cfg:  # Hydra's own node defines no run, and before the
+        cfg = OmegaConf.masked_copy(cfg, [key for key in cfg if key != "hydra"])  # job starts it cannot resolve
     walk(OmegaConf.to_container(cfg, resolve=True, enum_to_str=True), "")
     return {k: v for k, v in flat.items() if is_defining(k)}

@@ -57,6 +57,11 @@ def test_a_finished_run_started_again_is_left_untouched_hydra_files_included(tmp
     again = run_pilot(run, *TRAIN, "optim.lr=1e-3")  # another config: .hydra/ would have said it
     assert again.returncode == 0 and "holds a finished run" in again.stderr, again.stderr[-2000:]
     assert _files(run) == before
+    other = run_pilot(run, *TRAIN, "optim.lr=0.05")  # a variant that never ran here: not a success (exit 0 before)
+    assert other.returncode == 2 and "of another config" in other.stderr, other.stderr[-2000:]
+    assert "optim.lr: the run's 0.001 != now 0.05" in other.stderr and "Traceback" not in other.stderr
+    assert "Warning" not in other.stderr  # refused by the directory check, before Hydra writes a byte
+    assert _files(run) == before
     estimate = run_pilot(run, "mode=estimate")
     assert estimate.returncode == 2 and "mode=estimate never overwrites" in estimate.stderr, estimate.stderr[-2000:]
     assert _files(run, skip=LIVE) == {k: v for k, v in before.items() if k.split("/")[-1] not in LIVE}
