@@ -21,7 +21,14 @@ from pilot.errors import PilotError, no_space_left
 from pilot.estimate_run import run_estimate
 from pilot.pilot_run import run_pilot
 from pilot.process_exit import exit_code_of, exit_now
-from pilot.run_directory import RunDirectoryRefused, after_refusal, hydra_was_writing, unsettled_run_directories
+from pilot.recap.entry import launch_config, recap_interrupted_launch
+from pilot.run_directory import (
+    RunDirectoryRefused,
+    after_refusal,
+    hydra_was_writing,
+    settle_refused_sweeps,
+    unsettled_run_directories,
+)
 from pilot.train import train
 
 register()
@@ -29,6 +36,7 @@ log = logging.getLogger("pilot")
 CONF_DIR = str(Path(__file__).resolve().parents[1] / "conf")  # absolute: works for `pilot` too
 
 
+SUBMITIT_JOB_ERRORS = ("UncompletedJobError", "FailedJobError")  # a job without a result, one that raised
 _composed = False  # set once Hydra hands over a config: a SystemExit(1) before it is Hydra refusing the line
 
 
@@ -116,14 +124,61 @@ def cli() -> None:
     except SystemExit as stop:
         if stop.code == 1 and not _composed and not isinstance(stop, RunDirectoryRefused):
             _suggest_and_refuse()
+        if stop.code == 2:  # refused: a sweep directory made for this line, still empty, goes
+            settle_refused_sweeps()
+        if isinstance(stop.code, int) and stop.code >= 128:  # a signal stopped a sweep's job in this process
+            recap_interrupted_launch()  # its jobs are recorded: the recap of what the launch made
         raise
+    except KeyboardInterrupt:
+        if launch_config() is None:
+            raise
+        _sweep_interrupted()
     except Exception as error:
+        if launch_config() is not None and type(error).__name__ in SUBMITIT_JOB_ERRORS:
+            _sweep_job_without_result(error)
         if not says_hydra_errors:
             raise
         _hydra_failed(error)
     finally:
         if says_hydra_errors:
             os.environ.pop("HYDRA_FULL_ERROR", None)
+
+
+def _sweep_interrupted() -> None:
+    """Ctrl-C (SIGINT) while a sweep runs: one message and exit 130, not Hydra's and submitit's
+    tracebacks. Jobs run in this process are recorded (each stops at its signal): the recap is
+    written now. Jobs in their own processes (local_parallel) record their own ending; the recap is
+    the command to run once they have stopped."""
+    config = launch_config()
+    sweep = config.hydra.sweep.dir
+    if "submitit" not in str(OmegaConf.select(config, "hydra.launcher._target_", default="")):
+        print("pilot: the sweep was interrupted (SIGINT); the jobs it ran are recorded", file=sys.stderr)
+        recap_interrupted_launch()
+        raise SystemExit(130) from None
+    print(
+        f"pilot: the sweep was interrupted (SIGINT). Its jobs run in their own processes: each records in its "
+        "run.json how it ended (an interrupted one resumes with its own overrides and hydra.run.dir=<its "
+        f"directory>). The recap, once they have stopped: python -m pilot.recap {sweep}",
+        file=sys.stderr,
+    )
+    raise SystemExit(130) from None
+
+
+def _sweep_job_without_result(error: Exception) -> None:
+    """submitit found a job that left no result (stopped by a signal, killed, out of memory): one
+    message, the recap of what the launch made (each job's run.json says how it ended), and the exit
+    code of an interrupted sweep (130) when a job recorded a signal, else 1."""
+    frame = recap_interrupted_launch()  # first: each job's run.json says how it ended
+    statuses = set(frame["status"]) if frame is not None and "status" in frame else set()
+    if "interrupted" in statuses:
+        print(
+            "pilot: the sweep was interrupted: each interrupted job resumes with its own overrides and "
+            "hydra.run.dir=<its directory>",
+            file=sys.stderr,
+        )
+        raise SystemExit(130) from None
+    print(f"pilot: a sweep job left submitit no result ({str(error).splitlines()[0]})", file=sys.stderr)
+    raise SystemExit(1) from None
 
 
 def _hydra_failed(error: Exception) -> None:

@@ -23,6 +23,7 @@ directories are new by construction (``hydra.sweep.subdir`` is unique); for a sw
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
@@ -41,6 +42,7 @@ from pilot.run_record import RunDirectoryLock
 HYDRA_OWN = (".hydra", RunDirectoryLock.NAME)  # with Hydra's job log (*.log): not the user's files
 _created: set[str] = set()  # run directories this process created (``after_refusal``)
 _hydra_before: dict[str, dict[Path, bytes | None]] = {}  # .hydra/ files (and run.json) of a run, as they were
+_created_sweeps: set[str] = set()  # sweep directories this process created (``settle_refused_sweeps``)
 _sweep_dirs: list[str] = []  # sweep directories this process checked (what Hydra failed writing)
 
 
@@ -55,8 +57,25 @@ class RunDirectoryCheck(Callback):
         _refused_exits(check_run_directory, config)
 
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
-        _refused_exits(lambda cfg: writable_directory(directory_of(cfg, "hydra.sweep.dir"), "hydra.sweep.dir"), config)
+        _refused_exits(_check_sweep_directory, config)
         _sweep_dirs.append(os.path.abspath(config.hydra.sweep.dir))
+
+
+def _check_sweep_directory(config: DictConfig) -> None:
+    path = directory_of(config, "hydra.sweep.dir")
+    if not path.exists():
+        _created_sweeps.add(os.path.abspath(path))
+    writable_directory(path, "hydra.sweep.dir")
+
+
+def settle_refused_sweeps() -> None:
+    """After a sweep refused before any job ran (a job pilot would refuse, a sweep over no value):
+    the sweep directory this process created for it goes, when it holds at most Hydra's multirun.yaml."""
+    for path in sorted(_created_sweeps):
+        with contextlib.suppress(OSError):
+            if set(os.listdir(path)) <= {"multirun.yaml"}:
+                shutil.rmtree(path)
+    _created_sweeps.clear()
 
 
 def _refused_exits(check, config: DictConfig) -> None:

@@ -43,7 +43,7 @@ from pilot.models.adapter import describe_parameters
 from pilot.phases.probe import peak_memory
 from pilot.phases.train_phases import TrainPhases
 from pilot.predictions import write_predictions
-from pilot.resume import find_resume_state, open_record, refuse_finished_run
+from pilot.resume import find_resume_state, open_record, refuse_finished_run, resume_hint
 from pilot.run_record import RunDirectoryLock, RunRecord
 from pilot.run_summary import record_setup
 from pilot.stopping import StopRules, is_diverged, record_preemption, signal_entry
@@ -308,7 +308,7 @@ class TrainingRun:
             earlier = self.record.data.get("interrupted_by", [])
             self.extra["interrupted_by"] = earlier + [signal_entry(signal_name, updates)]
         self.phases.end("fail", self.stop_cause[:300])
-        log.warning("%s; resume with the same command and hydra.run.dir=%s", self.stop_cause, self.run_path)
+        log.warning("%s; %s", self.stop_cause, resume_hint(self.overrides, self.run_path, self.sweep_dir))
 
     def fail(self, error: Exception) -> None:
         """Record why the run failed (``run`` re-raises it: the failure stays visible)."""

@@ -187,6 +187,7 @@ def test_a_sweep_with_a_job_pilot_would_refuse_launches_no_job(tmp_path):
     assert done.returncode == 2 and "none was launched" in done.stderr, done.stderr[-2000:]
     assert "batch.micro_batch=0: must be > 0" in done.stderr and "Traceback" not in done.stderr
     assert not list((tmp_path / "sweeps").glob("*/*/*/run.json"))
+    assert not list((tmp_path / "sweeps").glob("*/*")), "the sweep directory made for the line is left behind"
 
 
 def test_local_parallel_launcher_runs_the_jobs_and_the_recap(tmp_path):
@@ -204,3 +205,35 @@ def test_local_parallel_launcher_runs_the_jobs_and_the_recap(tmp_path):
     (sweep,) = sweep_dirs(tmp_path)
     recap = pd.read_csv(sweep / "recap.csv")
     assert len(recap) == 2 and (recap["status"] == "ok").all()
+
+
+def test_ctrl_c_on_a_local_parallel_sweep_stops_each_job_once_and_writes_the_recap(tmp_path):
+    """One SIGINT to the terminal's process group: each job saves the update in progress and records
+    'interrupted' (submitit's controllers used to die with tracebacks and signal their job a second time,
+    which stopped it without a checkpoint); the launching process waits, writes the recap, exits 130."""
+    import os
+    import signal
+    import time
+
+    sweep = tmp_path / "sweep"
+    command = [sys.executable, "-m", "pilot", "mode=train", "budget.value=100000", "loop.eval_every=0"]
+    command += ["run.threads=1", "seed=0,1", "hydra/launcher=local_parallel", f"hydra.sweep.dir={sweep}", "-m"]
+    process = subprocess.Popen(
+        command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+    )  # its own process group, as a terminal's job
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:  # both jobs training
+        metrics = list(sweep.glob("*/metrics.jsonl"))
+        if len(metrics) == 2 and all(len(m.read_text().splitlines()) > 3 for m in metrics):
+            break
+        time.sleep(0.5)
+    os.killpg(process.pid, signal.SIGINT)
+    output, _ = process.communicate(timeout=240)
+    assert process.returncode == 130, output[-3000:]
+    assert "Traceback" not in output and "the sweep was interrupted" in output, output[-3000:]
+    records = [json.loads(p.read_text()) for p in sweep.glob("*/run.json")]
+    assert len(records) == 2
+    for record in records:
+        assert record["status"] == "interrupted" and "checkpoint saved" in record["stop_cause"], record["stop_cause"]
+    recap = pd.read_csv(sweep / "recap.csv")
+    assert len(recap) == 2 and (recap["status"] == "interrupted").all()

@@ -40,36 +40,60 @@ class RecapCallback(Callback):
         os.environ["PILOT_SWEEP_ID"] = new_run_id()
         sweep_dir = Path(config.hydra.sweep.dir)
         self.earlier_runs = frozenset(find_run_dirs([sweep_dir])) if sweep_dir.is_dir() else frozenset()
+        _launch.clear()
+        _launch.update(config=config, earlier_runs=self.earlier_runs)
 
     def on_multirun_end(self, config: Any, **kwargs: Any) -> None:
-        sweep_dir = Path(config.hydra.sweep.dir)
-        campaign = config.get("campaign", {}) or {}
-        control = str(campaign.get("control", "") or "")
-        if not sweep_dir.is_dir():
-            print(f"recap: no sweep directory {sweep_dir}: no job wrote anything, nothing to recap")
-            return
+        recap_launch(config, self.earlier_runs)
+        _launch.clear()
+
+
+_launch: dict[str, Any] = {}  # the multirun this process launched, until its recap is written
+
+
+def launch_config() -> Any:
+    """The config (Hydra's node included) of the multirun this process launched and has not recapped
+    yet, or None."""
+    return _launch.get("config")
+
+
+def recap_interrupted_launch() -> pd.DataFrame | None:
+    """A multirun stopped by a signal (its jobs recorded how each ended): the recap of what it made."""
+    if not _launch:
+        return None
+    frame = recap_launch(_launch["config"], _launch["earlier_runs"])
+    _launch.clear()
+    return frame
+
+
+def recap_launch(config: Any, earlier_runs: frozenset[Path]) -> pd.DataFrame | None:
+    """recap.md/.csv/.png of the runs a launch made in its sweep directory (``earlier_runs`` left out),
+    and the campaign journal's entry when one is kept."""
+    sweep_dir = Path(config.hydra.sweep.dir)
+    campaign = config.get("campaign", {}) or {}
+    control = str(campaign.get("control", "") or "")
+    if not sweep_dir.is_dir():
+        print(f"recap: no sweep directory {sweep_dir}: no job wrote anything, nothing to recap")
+        return None
+    try:
+        frame = build_recap(
+            [sweep_dir], sweep_dir, control, quality_tolerance=campaign.get("quality_tolerance"), skip=earlier_runs
+        )
+    except PilotError as error:  # the sweep's runs are done and kept; only the recap could not be written
+        print(f"recap: {error}", file=sys.stderr)
+        return None
+    print(f"recap: {len(frame)} run(s) -> {sweep_dir / 'recap.md'}")
+    if campaign.get("journal"):
+        journal = Path(campaign.get("journal"))
         try:
-            frame = build_recap(
-                [sweep_dir],
-                sweep_dir,
-                control,
-                quality_tolerance=campaign.get("quality_tolerance"),
-                skip=self.earlier_runs,
+            append_entry(journal, f"sweep concluded ({sweep_dir})", _journal_lines(frame, sweep_dir))
+        except OSError as error:  # the recap itself is written: say what the journal lacks
+            print(
+                f"recap: campaign.journal={journal} cannot be appended to ({error.strerror or error}); the "
+                "sweep's entry is not in it. Fix: name a file you can write (campaign.journal=<file>).",
+                file=sys.stderr,
             )
-        except PilotError as error:  # the sweep's runs are done and kept; only the recap could not be written
-            print(f"recap: {error}", file=sys.stderr)
-            return
-        print(f"recap: {len(frame)} run(s) -> {sweep_dir / 'recap.md'}")
-        if campaign.get("journal"):
-            journal = Path(campaign.get("journal"))
-            try:
-                append_entry(journal, f"sweep concluded ({sweep_dir})", _journal_lines(frame, sweep_dir))
-            except OSError as error:  # the recap itself is written: say what the journal lacks
-                print(
-                    f"recap: campaign.journal={journal} cannot be appended to ({error.strerror or error}); the "
-                    "sweep's entry is not in it. Fix: name a file you can write (campaign.journal=<file>).",
-                    file=sys.stderr,
-                )
+    return frame
 
 
 def _journal_lines(frame: pd.DataFrame, sweep_dir: Path) -> list[str]:
