@@ -272,3 +272,26 @@ class RunDirectoryLock:
 
     def __exit__(self, *exc: Any) -> None:
         self.release()
+
+
+def abandoned(run_dir: Path | str) -> str | None:
+    """Why a run whose run.json says ``running`` has no process: its lock, last held by a process of
+    this host, is free (the kernel drops it when the holder dies, kill -9 included). None when a
+    process holds it, or when this host cannot tell (another host's run, no lock file)."""
+    path = Path(run_dir) / RunDirectoryLock.NAME
+    try:
+        holder = path.read_text(errors="replace").strip()
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    parts = holder.split()
+    if len(parts) != 5 or parts[0] != "pid" or parts[3] != "host" or parts[4] != socket.gethostname():
+        os.close(fd)
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:  # held: the run is running
+        return None
+    finally:
+        os.close(fd)  # releases the shared lock too
+    return f"no process holds it: its lock, last held by pid {parts[1]} on this host, is free"

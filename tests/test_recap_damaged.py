@@ -689,3 +689,26 @@ def test_a_control_is_checked_on_a_directory_without_runs_and_in_the_conclusions
     assert "The control (optim.lr=9) compares nothing here: no variant has optim.lr=9" in " ".join(
         frame.attrs["conclusions"]
     )
+
+
+def test_a_running_run_no_process_holds_is_said_to_have_ended_unrecorded(tmp_path):
+    """kill -9 leaves run.json 'running': the recap keeps that status (the record's last word) and says in
+    stop_cause that no process holds the run (its lock, on this host, is free); a held one says nothing."""
+    from pilot.recap.reading import read_run
+    from pilot.run_record import RunDirectoryLock
+
+    killed = make_run(tmp_path / "killed", record(status="running", finished_at=MISSING, stop_cause=MISSING))
+    lock = RunDirectoryLock(killed).acquire()  # a process wrote it, then died: the kernel dropped the lock
+    lock.release()
+    row = read_run(killed)
+    assert row["status"] == "running"
+    assert "no process holds it" in row["stop_cause"] and "the same command resumes it" in row["stop_cause"]
+    live = make_run(tmp_path / "live", record(status="running", finished_at=MISSING, stop_cause=MISSING))
+    held = RunDirectoryLock(live).acquire()
+    try:
+        assert not read_run(live).get("stop_cause")
+    finally:
+        held.release()
+    other_host = make_run(tmp_path / "other", record(status="running", finished_at=MISSING, stop_cause=MISSING))
+    (other_host / RunDirectoryLock.NAME).write_text("pid 12 on host another-node")  # a cluster node: cannot tell
+    assert not read_run(other_host).get("stop_cause")

@@ -36,6 +36,7 @@ from pilot.errors import PilotError
 from pilot.recap.damage import Unreadable, read_json_object
 from pilot.recap.metrics_jsonl import read_metrics, training_points
 from pilot.recap.run_json import readable_identity, record_row
+from pilot.run_record import abandoned
 
 RUN_MARKERS = ("run.json", "metrics.jsonl", ".hydra")  # any of these makes a directory a run directory
 NOT_WALKED = (".hydra", "checkpoints", "export", "resume_check")  # inside a run directory: never runs
@@ -107,6 +108,11 @@ def read_run(run_dir: Path | str, curve: bool = False) -> dict[str, Any]:
         if record.get("mode") in NOT_RUNS:
             return {**row, "mode": record["mode"]}
         row.update(record_row(record))
+        if row.get("status") == "running" and (gone := abandoned(run_dir)):  # run.json's last word
+            row["stop_cause"] = (
+                f"{gone}: it ended without recording how (killed: SIGKILL, out of memory, a power loss?); "
+                "the same command resumes it from its last checkpoint"
+            )
         row.update(read_metrics(os.path.join(run_dir, "metrics.jsonl"), curve))
     except Unreadable as damage:
         said = f" (run.json says {row['status']})" if row.get("status") else ""
