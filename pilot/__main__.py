@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+import pilot
 from pilot.config import register
 from pilot.config.suggest import suggestions
 from pilot.config.values import enum_value
@@ -216,6 +218,8 @@ def script() -> None:
     """The ``pilot`` script and ``python -m pilot``: ``cli``, then the process ends without tearing
     its modules down (about 1 s saved per process, ``pilot.process_exit``)."""
     _leave_run_directory_to_rank_zero()
+    if signal.getsignal(signal.SIGINT) is pilot._interrupted_while_starting:  # noqa: SLF001
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # from here, Ctrl-C is handled where it lands
     try:
         cli()
     except SystemExit as stop:

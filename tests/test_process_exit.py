@@ -52,3 +52,23 @@ def test_a_message_exits_one(tmp_path):
     assert exit_code_of(SystemExit("pilot: bad value")) == 1
     assert exit_code_of(SystemExit(None)) == 0
     assert exit_code_of(SystemExit(2)) == 2
+
+
+def test_ctrl_c_while_python_m_pilot_imports_is_one_line_and_writes_nothing(tmp_path):
+    """SIGINT half a second in (torch and Hydra still importing): one line and 130, not an import traceback."""
+    import signal
+    import time
+
+    run = tmp_path / "run"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pilot", "mode=train", "budget.value=2", f"hydra.run.dir={run}"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(0.5)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr[-2000:]
+    assert "interrupted (SIGINT) while starting" in stderr and "Traceback" not in stderr
+    assert not run.exists()

@@ -649,6 +649,18 @@ def test_a_journal_that_cannot_be_appended_to_is_named_and_the_recap_kept(tmp_pa
     assert f"campaign.journal={journal} cannot be appended to" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("arguments", [["--out", ""], ["--out", "  "], [""]])
+def test_an_empty_directory_argument_is_refused_not_read_as_the_current_directory(
+    tmp_path, capsys, monkeypatch, arguments
+):
+    run = make_run(tmp_path / "run")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        main([str(run), *arguments, "--no-plot"])
+    assert exit_.value.code == 2 and "empty: name a directory" in capsys.readouterr().err
+    assert not list(tmp_path.glob("recap.*")) and not (run / "recap.csv").exists()
+
+
 @pytest.mark.parametrize("value", ["-0.5", "nan", "lots"])
 def test_a_quality_tolerance_that_is_not_a_share_is_refused(tmp_path, capsys, value):
     run = make_run(tmp_path / "run")

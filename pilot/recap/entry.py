@@ -117,12 +117,20 @@ def _share(text: str) -> float:
     return value
 
 
+def _named(value: str) -> Path:
+    """A directory argument; an empty one is refused (it would mean the current directory, where the
+    recap's files would land among whatever is there)."""
+    if not value.strip():
+        raise argparse.ArgumentTypeError("empty: name a directory")
+    return Path(value)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m pilot.recap", description="Build recap.csv/recap.md/recap.png over run or sweep directories."
     )
-    parser.add_argument("paths", nargs="+", type=Path, help="run or sweep directories (searched for runs)")
-    parser.add_argument("--out", type=Path, default=None, help="where to write (default: the first path)")
+    parser.add_argument("paths", nargs="+", type=_named, help="run or sweep directories (searched for runs)")
+    parser.add_argument("--out", type=_named, default=None, help="where to write (default: the first path)")
     parser.add_argument("--control", default="", help='overrides of the control variant, e.g. "optim.lr=0.0001"')
     parser.add_argument(
         "--quality-tolerance",
