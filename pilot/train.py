@@ -217,7 +217,7 @@ class TrainingRun:
 
     def finish(self, stop_cause: str) -> None:
         """After the last update: close the phases, then checkpoint, final validation and closing."""
-        self.stop_cause = stop_cause
+        self.stop_cause, self.interrupts.training_over = stop_cause, True  # a signal from now: said so
         diverged = is_diverged(stop_cause)
         self.phases.end_training(stop_cause, diverged, self.update_seconds, self.trainer.plan.examples_per_update)
         if stop_cause == "preempted":

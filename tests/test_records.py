@@ -177,6 +177,9 @@ def test_a_signal_after_the_last_update_leaves_a_complete_run_ok_and_stops_the_p
     record = run_json(tmp_path)
     assert record["status"] == "ok" and record["closing"]["verdict"] == "pass"  # both ran to their end
     assert record["signal_after_budget"]["signal"] == "SIGINT" and not record.get("interrupted_by")
+    said = done.stdout + done.stderr  # what the log says is what happens: no update left to finish or save
+    assert "received after the last update: the final validation and the closing run to their end" in said
+    assert "finishing this update" not in said
 
 
 def test_signals_while_the_record_is_written_are_noted_never_raised():

@@ -72,6 +72,7 @@ class InterruptWatch:
         self.previous: dict = {}
         self.deferred = False  # the record is being written: a signal is noted, never raised
         self.noted: str | None = None  # the signal that arrived while deferred (``stop_if_noted``)
+        self.training_over = False  # the last update is done: the final validation and closing run on
 
     def install(self) -> InterruptWatch:
         if threading.current_thread() is not threading.main_thread():
@@ -99,6 +100,13 @@ class InterruptWatch:
         if self.received is not None:
             raise KeyboardInterrupt(f"second {signal.Signals(signum).name}: stopping at once")
         self.received = signal.Signals(signum).name
+        if self.training_over:
+            log.warning(
+                "%s received after the last update: the final validation and the closing run to their end, then "
+                "this process stops (send it again to stop at once)",
+                self.received,
+            )
+            return
         log.warning(
             "%s received: finishing this update, then saving a checkpoint and stopping (send it again to stop at once)",
             self.received,
