@@ -40,6 +40,26 @@ def write_weights(state: dict[str, torch.Tensor], path: Path, metadata: dict[str
     """``state`` (a ``state_dict``) to ``path``; shared tensors once, their other names in the metadata."""
     tensors, shared = unique_tensors(state)
     save_file(tensors, str(path), metadata={**(metadata or {}), SHARED_KEY: json.dumps(shared)})
+    _sort_metadata(path)
+
+
+def _sort_metadata(path: Path) -> None:
+    """Rewrite the header's metadata in sorted key order, in place: safetensors writes it in a hash map's
+    order, which changes from process to process, so the same weights gave files with other bytes
+    (and other checksums). The header keeps its length (the same keys and values, reordered)."""
+    with open(path, "r+b") as handle:
+        length = int.from_bytes(handle.read(8), "little")
+        raw = handle.read(length)
+        header = json.loads(raw)
+        metadata = header.get("__metadata__")
+        if not metadata:
+            return
+        header["__metadata__"] = dict(sorted(metadata.items()))
+        text = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
+        if len(text) != len(raw.rstrip(b" ")):  # not the layout expected: left as safetensors wrote it
+            return
+        handle.seek(8)
+        handle.write(text + b" " * (length - len(text)))
 
 
 def read_weights(path: Path) -> dict[str, torch.Tensor]:

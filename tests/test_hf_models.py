@@ -123,6 +123,21 @@ def test_tied_weights_are_written_once_and_read_back_equal(make_cfg, tmp_path):
     assert fresh.lm_head.weight.data_ptr() == fresh.transformer.wte.weight.data_ptr()  # still tied
 
 
+def test_the_same_weights_give_the_same_file_bytes_in_every_process(tmp_path):
+    """safetensors writes its metadata in a hash map's order, which changes between processes: the same
+    export had other bytes (another checksum) each time. write_weights sorts it."""
+    script = (
+        "import sys, torch; from pathlib import Path; from pilot.weights_file import write_weights; "
+        "w = torch.arange(6.0).reshape(2, 3); "
+        "write_weights({'a': w, 'b': w, 'c': torch.ones(2)}, Path(sys.argv[1]), metadata={'format': 'pt', 'z': '1'})"
+    )
+    files = [tmp_path / f"{i}.safetensors" for i in range(4)]
+    for path in files:
+        subprocess.run([sys.executable, "-c", script, str(path)], check=True, timeout=120)
+    assert len({path.read_bytes() for path in files}) == 1
+    assert read_weights(files[0])["b"].tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+
+
 def test_a_tied_export_reloads_equal_in_a_new_process(make_cfg, tmp_path):
     cfg, task, model = _gpt2(make_cfg)
     export_with_controls(model, task, cfg, tmp_path / "export")
