@@ -195,7 +195,13 @@ REFUSED_BY_HYDRA = [
     ("batch.micro_batchh=2", ("batch.micro_batchh", "did you mean batch.micro_batch")),  # misspelt key
     ("optimizer.lr=1e-4", ("optimizer.lr: not a setting; did you mean optim.lr?",)),  # misnamed section
     ("data=instruction", ("data=instruction: no such option; did you mean instructions",)),  # misspelt option
-    ("batch.micro_batch=two", ("batch.micro_batch",)),  # wrong type
+    ("batch.micro_batch=two", ("pilot: batch.micro_batch=two: batch.micro_batch takes an integer (the default is",)),
+    ("optim.lr=abc", ("pilot: optim.lr=abc: optim.lr takes a number (the default is optim.lr=0.001)",)),
+    ("foo=bar", ("pilot: foo: not a setting; the sections: adapter, batch",)),  # Hydra only said '+foo=bar'
+    (
+        "hydra/launcher=local_paralel",
+        ("pilot: hydra/launcher=local_paralel: no such option; did you mean local_parallel?",),
+    ),
     ("precision.dtype=fp64", ("precision.dtype",)),  # not an option of the enum
     ("optim.betas=0.9", ("optim.betas",)),  # a list expected
     ("mode=debug", ("mode", "pilot, train, estimate")),

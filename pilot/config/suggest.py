@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf
 
 HIDDEN_OPTIONS = "schema"  # the schema's own entries in a group (schema, schema_<option>: pilot.config.register)
 
@@ -32,15 +32,20 @@ def suggestions(conf_dir: str, arguments: list[str]) -> list[str]:
             lines = []
             for override in overrides:
                 key = override.key_or_group
-                if key.startswith("hydra") or override.is_add() or override.is_delete():
+                if key == "hydra" or key.startswith("hydra.") or override.is_add() or override.is_delete():
                     continue
-                if key in groups and not override.is_sweep_override():
+                if (key in groups or key.startswith("hydra/")) and not override.is_sweep_override():
                     options = [o for o in loader.get_group_options(key) if not o.startswith(HIDDEN_OPTIONS)]
                     value = str(override.value())
-                    if value not in options:
+                    if options and value not in options:
                         lines.append(_nearest(f"{key}={value}: no such option", value, options, "options"))
-                elif "." in key and OmegaConf.select(cfg, key, default=_MISSING) is _MISSING:
-                    lines.append(_nearest(f"{key}: not a setting", key, list(_keys(cfg)), "settings"))
+                elif OmegaConf.select(cfg, key, default=_MISSING) is _MISSING:
+                    known = list(_keys(cfg)) if "." in key else [str(k) for k in cfg.keys()]
+                    lines.append(
+                        _nearest(f"{key}: not a setting", key, known, "settings" if "." in key else "sections")
+                    )
+                elif not override.is_sweep_override() and (wrong := _wrong_type(cfg, key, override.value())):
+                    lines.append(wrong)
             return lines
     except Exception:  # noqa: BLE001 - a suggestion is a courtesy: Hydra's own message already stands
         return []
@@ -49,6 +54,7 @@ def suggestions(conf_dir: str, arguments: list[str]) -> list[str]:
 
 
 _MISSING = object()
+KINDS = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
 
 
 def _nearest(what: str, given: str, known: list[str], kind: str) -> str:
@@ -56,6 +62,21 @@ def _nearest(what: str, given: str, known: list[str], kind: str) -> str:
     if near:
         return f"{what}; did you mean {' or '.join(near)}?"
     return f"{what}; the {kind}: {', '.join(sorted(known)[:40])}"
+
+
+def _wrong_type(cfg: DictConfig, key: str, value: object) -> str | None:
+    """``key=value`` when the value cannot be the setting's type: what the setting takes, and its default."""
+    node = OmegaConf.select(cfg, key, default=None, throw_on_missing=False)
+    if isinstance(node, (DictConfig, ListConfig)):
+        return None
+    trial = OmegaConf.masked_copy(cfg, [key.split(".")[0]])
+    try:
+        OmegaConf.update(trial, key, value, merge=False)
+    except Exception:  # noqa: BLE001 - the schema refused the value's type
+        default = OmegaConf.select(cfg, key)
+        kind = KINDS.get(type(default), "value of its schema's type")
+        return f"{key}={value}: {key} takes {kind} (the default is {key}={default})"
+    return None
 
 
 def _keys(node: DictConfig, prefix: str = "") -> Iterator[str]:
