@@ -321,3 +321,7 @@ def test_a_measurement_that_sets_one_class_of_three_apart_is_not_a_leak_but_a_fl
     assert "petal_length" in str(result.details)  # said in the details, not warned
     _, flagged = _audit_module("bug_leak_outcome_flag", LeakThresholds())
     assert flagged.verdict == "warn" and "feature 'readmitted' gives the label away" in flagged.reason
+    for row in rows:  # a number known only with the outcome: 0 for every other class, days for 'worse'
+        row["x"][-1] = np.float32(rng.uniform(1.0, 30.0) if row["outcome"] == "worse" else 0.0)
+    leak = audit_split(tabular_task(examples, feature_names=MEASUREMENTS + ["days_to_readmission"]), "group")
+    assert leak.verdict == "warn" and "feature 'days_to_readmission' gives the label away" in leak.reason

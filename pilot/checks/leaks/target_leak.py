@@ -55,7 +55,7 @@ def target_leak_warnings(
         names = [f"{key}[{j}]" for j in range(features.shape[1])]
     corr = _label_correlation(features, label)
     separation, best_class = _threshold_separation(features, label, limits)
-    measured = _measurements_of_one_class(features, label, separation, limits)
+    measured = _measurements_of_one_class(features, label, separation, best_class, limits)
     warnings = _leak_findings(task, names, corr, np.where(measured, 0.5, separation), best_class, limits)
     top = int(np.argmax(np.maximum(corr, separation)))
     report = {
@@ -101,22 +101,23 @@ def _threshold_separation(
 
 
 def _measurements_of_one_class(
-    features: np.ndarray, label: np.ndarray, separation: np.ndarray, limits: LeakThresholds
+    features: np.ndarray, label: np.ndarray, separation: np.ndarray, best_class: np.ndarray, limits: LeakThresholds
 ) -> np.ndarray:
-    """Per feature: True where a measurement (more distinct values than the task has classes) separates
-    one class of three or more from the rest but does not give the whole label away (|correlation|
-    below the limit). Genuine data does that (Iris: petal length sets setosa apart); a leak is a copy
-    of the label (|correlation|), or a flag or code recorded with the outcome (few distinct values),
-    and those are still warned about."""
+    """Per feature: True where a measurement sets one class of three or more apart from the rest but
+    does not give the whole label away (|correlation| below the limit), and varies among the other
+    classes' examples (more distinct values there than the task has classes). Genuine data does that
+    (Iris: petal length sets setosa apart). A leak is a copy of the label (|correlation|), or a value
+    recorded with the outcome: a flag or code, or a number that is the same for every other class
+    (0 unless readmitted), and those are still warned about."""
     classes = np.unique(label)
+    measured = np.zeros(features.shape[1], dtype=bool)
     if len(classes) < 3:
-        return np.zeros(features.shape[1], dtype=bool)
-    distinct = np.array([len(np.unique(column)) for column in features.T])
-    return (
-        (separation >= limits.leak_score)
-        & (distinct > len(classes))
-        & (_label_correlation(features, label) < limits.leak_score)
-    )
+        return measured
+    corr = _label_correlation(features, label)
+    for j in np.flatnonzero((separation >= limits.leak_score) & (corr < limits.leak_score)):
+        others = features[label != best_class[j], j]
+        measured[j] = len(np.unique(others)) > len(classes)
+    return measured
 
 
 def _leak_findings(
