@@ -124,6 +124,34 @@ def test_a_model_that_reads_values_is_refused_not_guessed(make_cfg):
         estimate_memory(cfg)
 
 
+class GroupedExperts(torch.nn.Module):
+    """Two experts through torch._grouped_mm (as transformers' MoE layers call it): the CPU kernel runs
+    float32, PyTorch's fake (meta) kernel accepts bf16 only."""
+
+    supports_activation_checkpointing = False
+
+    def __init__(self, vocab_size: int, **_):
+        super().__init__()
+        self.emb = torch.nn.Embedding(vocab_size, 8)
+        self.experts = torch.nn.Parameter(torch.randn(2, 8, 16) * 0.1)  # rows of 16 floats: 16-byte strides
+        self.head = torch.nn.Linear(16, vocab_size)
+
+    def forward(self, input_ids, attention_mask=None):
+        hidden = self.emb(input_ids).reshape(-1, 8)
+        rows = hidden.shape[0]
+        offsets = torch.tensor([rows // 2, rows], dtype=torch.int32, device=hidden.device)
+        return self.head(torch._grouped_mm(hidden, self.experts, offs=offsets)).reshape(*input_ids.shape, -1)
+
+
+def test_an_operator_whose_fake_kernel_refuses_what_the_real_one_runs_is_named_as_such(make_cfg, capfd):
+    cfg = make_cfg(f"model._target_={__name__}.GroupedExperts")
+    model = GroupedExperts(vocab_size=259)
+    model(torch.randint(0, 259, (2, 6)))  # the real kernel runs it
+    with pytest.raises(EstimateRefused, match=r"fake-tensor kernel of an operator called at .* a PyTorch limitation"):
+        estimate_memory(cfg)
+    assert "Traceback" not in capfd.readouterr().err  # torch's own log of the refusal is silenced: said once
+
+
 def test_a_sequence_length_for_a_task_without_sequences_is_refused(make_cfg):
     with pytest.raises(EstimateRefused, match="estimate.seq_len=64"):
         estimate_memory(make_cfg("+experiment=classification", "estimate.seq_len=64"))

@@ -30,6 +30,7 @@ default, whose temporaries count in the optimizer step's peak.
 
 from __future__ import annotations
 
+import logging
 import resource
 import time
 from collections.abc import Callable
@@ -346,6 +347,10 @@ def estimate_memory(
         raise EstimateRefused(f"device={device}: the fake-tensor estimate runs on the CPU. Fix: device='cpu'.")
     mode = FakeTensorMode(allow_non_fake_inputs=True) if fake else nullcontext()
     tracker_type = tracker_class()
+    quiet, level = logging.getLogger("torch._subclasses.fake_tensor"), None  # it logs a fake kernel's
+    if fake:  # refusal with a traceback: the refusal below says it once
+        level = quiet.level
+        quiet.setLevel(logging.CRITICAL)
     try:
         run_inputs = fake_inputs(mode, inputs) if fake else inputs
         with estimate_ranks(cfg, fake) as ranks, torch.random.fork_rng(devices=[]), mode:  # caller's RNG kept
@@ -356,6 +361,9 @@ def estimate_memory(
         if not fake:
             raise
         raise EstimateRefused(refusal_reason(error)) from error
+    finally:
+        if level is not None:
+            quiet.setLevel(level)
     scaler_note = "fp16 gradient scaler: estimated without its data-dependent overflow skip"
     return MemoryEstimate(
         fake=fake,

@@ -41,6 +41,15 @@ def _raised_at(error: BaseException) -> str:
     return f"{frame.filename.rsplit('/', 1)[-1]}:{frame.lineno} in {frame.name}"
 
 
+FAKE_KERNELS = ("/torch/_meta_registrations.py", "/torch/_prims_common/", "/torch/_refs/", "/torch/_decomp/")
+
+
+def _in_fake_kernel(error: BaseException) -> bool:
+    """Raised inside the fake (meta) implementation of an operator (its checks of the inputs)."""
+    frames = traceback.extract_tb(error.__traceback__)
+    return any(part in frame.filename.replace("\\", "/") for frame in frames for part in FAKE_KERNELS)
+
+
 def refusal_reason(error: BaseException) -> str:
     """The refusal message for an error raised under fake tensors, naming its real cause.
 
@@ -65,6 +74,14 @@ def refusal_reason(error: BaseException) -> str:
             f"fake-tensor implementation (raised at {where}); pilot refuses to guess its memory. "
             "Fix: use an operator PyTorch can run on fake tensors, or measure it on a real device "
             "with the pilot's phases."
+        )
+    if _in_fake_kernel(error):
+        return (
+            f"PyTorch's fake-tensor kernel of an operator called at {where} refuses its inputs ({what}); "
+            "pilot refuses to guess its memory. When the same code runs on real tensors (the pilot's "
+            "phases train it), the fake kernel accepts less than the real one: a PyTorch limitation, not "
+            "your code. Fix: measure it on a real device with the pilot's phases, or give the operator the "
+            "inputs its fake kernel takes (e.g. the dtype it names: model.dtype=bf16)."
         )
     return (
         f"the estimator could not run the model, task or update code ({what}; raised at {where}); "
