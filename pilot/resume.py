@@ -75,6 +75,16 @@ def differing_keys(saved: dict[str, Any], current: dict[str, Any], label: str = 
     ]
 
 
+def saved_config(run_dir: Path) -> dict[str, Any] | None:
+    """The defining keys of the run's config.yaml; None when there is none to compare with: missing, or
+    empty or unreadable (a process stopped while an earlier version wrote it in place)."""
+    try:
+        saved = OmegaConf.load(run_dir / "config.yaml")
+    except Exception:  # noqa: BLE001 - missing, truncated, not YAML: no record of the config
+        return None
+    return defining_config(saved) if isinstance(saved, DictConfig) and len(saved) else None
+
+
 def refuse_finished_run(cfg: DictConfig, run_dir: Path) -> None:
     """A run that ended (``ok``, or ``diverged``) is not trained again in its directory; nor is a
     directory that holds another mode's run, or any run with ``checkpoint.resume=false``."""
@@ -90,8 +100,8 @@ def refuse_finished_run(cfg: DictConfig, run_dir: Path) -> None:
         refuse_reused_for("train", run_dir)
     if not cfg.checkpoint.resume:
         refuse_reused_for("train with checkpoint.resume=false", run_dir)
-    if status in ("ok", "diverged") and (run_dir / "config.yaml").exists():
-        saved = defining_config(OmegaConf.load(run_dir / "config.yaml"))
+    saved = saved_config(run_dir)
+    if status in ("ok", "diverged") and saved is not None:
         differences = differing_keys(saved, defining_config(cfg), label="the run's")
         if differences:  # this command's variant never ran here: success would claim it did
             raise ResumeRefused(
@@ -238,8 +248,8 @@ def refuse_restart_under_another_config(cfg: DictConfig, run_dir: Path, override
     differences = [
         f"{key}: the run's {data.get(key)!r} != now {value!r}" for key, value in now.items() if data.get(key) != value
     ]
-    if (run_dir / "config.yaml").exists():
-        saved = defining_config(OmegaConf.load(run_dir / "config.yaml"))
+    saved = saved_config(run_dir)
+    if saved is not None:
         differences += differing_keys(saved, defining_config(cfg), label="the run's config.yaml")
     if differences:
         raise ResumeRefused(

@@ -105,10 +105,16 @@ def code_revision() -> dict[str, Any]:
 
 
 def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
+    write_text_atomic(path, json.dumps(data, indent=2, default=str))
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """``text`` to ``path`` through a temporary file renamed over it: a full disk or a kill leaves the
+    earlier file (or none), never a truncated one; a full disk is one message naming ``path``."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with disk_full_guard(path, tmp):
         with tmp.open("w") as handle:
-            json.dump(data, handle, indent=2, default=str)
+            handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)

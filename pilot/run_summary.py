@@ -15,7 +15,7 @@ from pilot.config.values import enum_value
 from pilot.engine.threads import ThreadChoice
 from pilot.engine.trainer import Trainer
 from pilot.estimate.fake_tensor import EstimateRefused, estimate_memory
-from pilot.run_record import RunRecord, write_json_atomic
+from pilot.run_record import RunRecord, write_json_atomic, write_text_atomic
 
 log = logging.getLogger("pilot")
 
@@ -54,7 +54,7 @@ def record_setup(cfg: DictConfig, trainer: Trainer, record: RunRecord, run_dir: 
         threads.reason,
         enum_value(cfg.precision.dtype),
     )
-    OmegaConf.save(cfg, run_dir / "config.yaml", resolve=True)
+    write_text_atomic(run_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))  # never left truncated
     write_json_atomic(run_dir / "batch_plan.json", summary)
     record.update(
         batch_plan=summary, task=task_summary(cfg, trainer.task, trainer.train_items), threads=threads.as_dict()

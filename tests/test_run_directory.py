@@ -126,3 +126,17 @@ def test_a_directory_hydra_cannot_name_is_refused_and_nothing_is_made(tmp_path, 
     assert done.returncode == 2 and expected in done.stderr, done.stderr[-3000:]
     assert "Traceback" not in done.stderr and "Warning" not in done.stderr, done.stderr[-3000:]
     assert [p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()] == []
+
+
+def test_a_run_whose_config_yaml_was_left_empty_restarts_under_the_same_command(tmp_path):
+    """A full disk while an earlier version wrote config.yaml in place left it empty, and every later
+    start was refused ('<absent>' != now, for every key): the run could never be finished. An empty
+    config.yaml is no record of a config; config.yaml is now written through a temporary file."""
+    run = tmp_path / "run"
+    failed = run_pilot(run, *TRAIN, "checkpoint.every=0", fault="exception@2")  # fails before any checkpoint
+    assert failed.returncode != 0 and json.loads((run / "run.json").read_text())["status"] == "failed"
+    (run / "config.yaml").write_text("")
+    again = run_pilot(run, *TRAIN, "checkpoint.every=0")
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert json.loads((run / "run.json").read_text())["status"] == "ok"
+    assert OmegaConf.load(run / "config.yaml").optim.lr == 0.001  # written again, whole
