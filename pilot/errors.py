@@ -84,6 +84,12 @@ def no_space_left(error: BaseException, writing: Path | str | None = None) -> Di
     return _disk_full(getattr(cause, "filename", None) or writing, None)
 
 
+def user_error(error: BaseException) -> PilotError | None:
+    """The ``PilotError`` (a message the user can act on) behind ``error``: Hydra wraps what a model's
+    builder raises in an InstantiationException, whose own text is only 'Error in call to target'."""
+    return next((e for e in _chain(error) if isinstance(e, PilotError)), None)
+
+
 def _chain(error: BaseException | None) -> Iterator[BaseException]:
     """``error``, then what it was raised from or while handling (at most 10 deep)."""
     for _ in range(10):

@@ -48,7 +48,7 @@ from pilot.engine.sharding import is_sharded
 from pilot.engine.threads import load_note
 from pilot.environment import environment_step
 from pilot.environment import journal_lines as environment_journal_lines
-from pilot.errors import DISK_FULL, DiskFull, no_space_left
+from pilot.errors import DISK_FULL, DiskFull, no_space_left, user_error
 from pilot.estimate.fake_tensor import estimate_memory
 from pilot.estimate_run import MEASURED_ON_RANKS, estimate_step, save_measured
 from pilot.phases.gates import PhaseRunner
@@ -308,6 +308,9 @@ def _guarded_steps(
     except ContractError as error:  # refused before any step: every later one would fail the same way
         results.append(CheckResult(CONTRACT_STEP, "fail", str(error)))
     except Exception as error:  # the task itself could not be built
-        log.error("pilot crashed:\n%s", traceback.format_exc())
-        results.append(CheckResult("setup", "fail", f"crashed: {type(error).__name__}: {error}"))
+        if (said := user_error(error)) is not None:  # a refusal with its fix (a model type, an attention kernel)
+            results.append(CheckResult("setup", "fail", str(said)))
+        else:
+            log.error("pilot crashed:\n%s", traceback.format_exc())
+            results.append(CheckResult("setup", "fail", f"crashed: {type(error).__name__}: {error}"))
     return rows, arithmetic, drawn

@@ -95,6 +95,49 @@ def test_the_contract_names_the_missing_key_and_the_readme_section(make_cfg):
         check_contract(reads_other_key, model)
 
 
+@pytest.mark.parametrize(
+    "model, overrides, said",
+    [
+        (
+            "hf_causal_lm",
+            ["model.config.vocab_size=258"],
+            "token embedding has 258 rows but the data has 259 token ids",
+        ),
+        ("hf_gpt2", ["model.config.n_positions=16"], "learns 16 positions but the data holds sequences of up to"),
+    ],
+)
+def test_a_model_whose_tables_are_shorter_than_the_data_is_refused_not_estimated_as_a_fit(
+    make_cfg, model, overrides, said
+):
+    """A token id or a position past the model's table crashes the first forward (a device-side assert
+    on a GPU); on fake tensors no index is read, so the estimate called such a model a fit."""
+    from pilot.engine.build import build_model
+
+    cfg = make_cfg(f"model={model}", *overrides)
+    with pytest.raises(ContractError, match=said):
+        build_model(cfg)
+    with pytest.raises(EstimateRefused, match=said):
+        estimate_memory(cfg)
+
+
+def test_a_model_type_without_the_attention_kernel_asked_is_refused_with_the_setting_to_change(make_cfg, tmp_path):
+    """gemma2 has no sdpa in transformers 5: the refusal names model.attn_implementation=eager, in the
+    estimate and in the pilot (Hydra's 'Error in call to target' and a traceback before)."""
+    cfg = make_cfg("model=hf_causal_lm", "model.model_type=gemma2")
+    with pytest.raises(
+        EstimateRefused, match=r"model.attn_implementation=sdpa: .* Fix: model.attn_implementation=eager"
+    ):
+        estimate_memory(cfg)
+    assert run_pilot(cfg, tmp_path / "run") == 1
+    record = _record(tmp_path / "run")
+    assert record["verdicts"] == {"setup": "fail"} and "model.attn_implementation=eager" in json.dumps(record)
+    assert (
+        "Traceback" not in (tmp_path / "run" / "__main__.log").read_text()
+        if (tmp_path / "run" / "__main__.log").exists()
+        else True
+    )
+
+
 def test_the_pilot_refuses_a_model_without_logits_at_its_first_step(make_cfg, tmp_path):
     cfg = make_cfg(f"model._target_={__name__}.DictWithoutLogits")  # TinyGPT's other keys are ignored
     assert run_pilot(cfg, tmp_path / "run") == 1

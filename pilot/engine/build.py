@@ -11,8 +11,9 @@ import torch
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
-from pilot.config.values import enum_value, resolve_device
+from pilot.config.values import enum_value, resolve_device, select
 from pilot.cpu_budget import busy_elsewhere
+from pilot.data.task import ContractError
 from pilot.engine.distributed import DistContext
 from pilot.engine.sharding import full_model_state
 from pilot.engine.threads import ThreadChoice, choose_threads, launcher_cpus
@@ -46,7 +47,40 @@ def build_model(cfg: DictConfig, adapter: bool = True) -> torch.nn.Module:
     is false (the reload check applies the exported adapter itself)."""
     torch.manual_seed(int(cfg.seed))
     model = instantiate(cfg.model, _convert_="all")
+    refuse_short_tables(model, select(cfg, "data.vocab_size"), select(cfg, "data.max_len"))
     return apply_adapter(model, cfg) if adapter else model
+
+
+def refuse_short_tables(model: torch.nn.Module, vocab_size: object, max_len: object) -> None:
+    """A model (transformers' API) whose token embedding has fewer rows than the data has token ids, or
+    whose learned position table is shorter than the longest sequence, is refused (``ContractError``):
+    the first such id would index past the table (an IndexError on a CPU, a device-side assert on a
+    GPU), and an estimate on fake tensors, which never reads an index, would call it a fit."""
+    tokens = model.get_input_embeddings() if callable(getattr(model, "get_input_embeddings", None)) else None
+    rows = getattr(tokens, "num_embeddings", None)
+    if isinstance(rows, int) and isinstance(vocab_size, int) and rows < vocab_size:
+        raise ContractError(
+            f"{type(model).__name__}'s token embedding has {rows} rows but the data has {vocab_size} token ids "
+            f"(data.vocab_size): ids >= {rows} would index past it. Fix: a model with vocab_size >= {vocab_size} "
+            "(model.config.vocab_size, or the saved model's embeddings resized with resize_token_embeddings)."
+        )
+    config = getattr(model, "config", None)
+    positions = getattr(config, "n_positions", None) or getattr(config, "max_position_embeddings", None)
+    if not (isinstance(positions, int) and isinstance(max_len, int) and positions < max_len):
+        return
+    learned = [
+        m
+        for m in model.modules()
+        if isinstance(m, torch.nn.Embedding)
+        and m is not tokens
+        and m.num_embeddings in (positions, positions + 2)  # OPT keeps 2 more rows
+    ]
+    if learned:
+        raise ContractError(
+            f"{type(model).__name__} learns {positions} positions but the data holds sequences of up to "
+            f"{max_len} tokens (data.max_len): a longer one indexes past its position table. Fix: "
+            f"data.max_len={positions}, or a model with n_positions/max_position_embeddings >= {max_len}."
+        )
 
 
 def build_trainer(cfg: DictConfig, ctx: DistContext = DistContext()) -> Trainer:

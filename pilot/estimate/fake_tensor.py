@@ -44,7 +44,7 @@ from omegaconf import DictConfig
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from pilot.config.values import enum_value
-from pilot.data.task import Batch, TaskData, batch_seq_len, move_to
+from pilot.data.task import Batch, ContractError, TaskData, batch_seq_len, move_to
 from pilot.engine.build import build_model
 from pilot.engine.checkpointing import declares_checkpointing
 from pilot.engine.forward import forward_loss
@@ -357,6 +357,8 @@ def estimate_memory(
             measured = _run_phases(cfg, task, run_inputs, target, tracker_type, fake, ranks)
     except EstimateRefused:
         raise
+    except ContractError as error:  # the model cannot read the data (a table too short): said as it is
+        raise EstimateRefused(str(error)) from error
     except Exception as error:
         if not fake:
             raise

@@ -15,7 +15,7 @@ from torch._subclasses.fake_tensor import (
     UnsupportedOperatorException,
 )
 
-from pilot.errors import PilotError
+from pilot.errors import PilotError, user_error
 
 
 class EstimateRefused(PilotError, ValueError):
@@ -57,6 +57,10 @@ def refusal_reason(error: BaseException) -> str:
     on the data) is blamed on reading values; an operator without a fake implementation and any
     other error are reported as what they are, with where they were raised.
     """
+    if type(error).__name__ == "InstantiationException" and error.__cause__ is not None:
+        error = error.__cause__  # Hydra's wrapper says only 'Error in call to target': its cause says why
+    if (said := user_error(error)) is not None:
+        return str(said)
     first_line = (str(error).splitlines() or [""])[0][:300]
     what = f"{type(error).__name__}: {first_line}"
     where = _raised_at(error)

@@ -53,8 +53,22 @@ def build(
     if dtype not in DTYPES:
         raise PilotError(f"model.dtype={dtype}: must be one of {sorted(DTYPES)}.")
     kwargs = {"attn_implementation": attn_implementation, "dtype": DTYPES[dtype]}
+    try:
+        model = _built(transformers, model_type, config, path, kwargs)
+    except ValueError as error:  # transformers' refusal of an attention kernel names its own argument
+        if "attention implementation" not in str(error) and "attn_implementation" not in str(error):
+            raise
+        raise PilotError(
+            f"model.attn_implementation={attn_implementation}: {str(error).split('. ')[0]}. Fix: "
+            "model.attn_implementation=eager"
+        ) from error
+    model.config.use_cache = False  # training and the checks never reuse a key/value cache
+    return model
+
+
+def _built(transformers: Any, model_type: str, config: dict[str, Any] | None, path: str | None, kwargs: dict):
     if path:
-        model = _from_directory(transformers, path, kwargs)
+        return _from_directory(transformers, path, kwargs)
     else:
         known = transformers.models.auto.configuration_auto.CONFIG_MAPPING
         if model_type not in known:  # transformers' own message lists all ~400 types
@@ -68,9 +82,7 @@ def build(
             model_config = transformers.AutoConfig.for_model(model_type, **dict(config or {}))
         except ValueError as error:
             raise PilotError(f"model.model_type={model_type}: {error}") from error
-        model = transformers.AutoModelForCausalLM.from_config(model_config, **kwargs)
-    model.config.use_cache = False  # training and the checks never reuse a key/value cache
-    return model
+        return transformers.AutoModelForCausalLM.from_config(model_config, **kwargs)
 
 
 # memory=checkpointing: the built model's own gradient_checkpointing_enable (pilot.engine.checkpointing
