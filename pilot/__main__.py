@@ -23,7 +23,7 @@ from pilot.errors import PilotError, no_space_left
 from pilot.estimate_run import run_estimate
 from pilot.pilot_run import run_pilot
 from pilot.process_exit import exit_code_of, exit_now
-from pilot.recap.entry import launch_config, recap_interrupted_launch
+from pilot.recap.entry import launch_config, recap_interrupted_launch, recap_not_written
 from pilot.run_directory import (
     RunDirectoryRefused,
     after_refusal,
@@ -116,6 +116,7 @@ def cli() -> None:
     wrong type, unknown option) exit 2, like every other error the user can fix."""
     global _composed
     _composed = False  # tests call it several times in one process
+    recap_not_written()  # nor has this line's sweep failed to write its recap yet
     # Hydra raises what fails in its own code (writing .hydra/ on a full disk) instead of printing a
     # traceback: pilot says it (``_hydra_failed``); a user's own HYDRA_FULL_ERROR keeps Hydra's way
     says_hydra_errors = "HYDRA_FULL_ERROR" not in os.environ
@@ -123,6 +124,8 @@ def cli() -> None:
         os.environ["HYDRA_FULL_ERROR"] = "1"
     try:
         main()
+        if recap_not_written():  # the sweep ran, but the recap it promised is not there: a script must not go on
+            raise SystemExit(1)
     except SystemExit as stop:
         if stop.code == 1 and not _composed and not isinstance(stop, RunDirectoryRefused):
             _suggest_and_refuse()
@@ -218,6 +221,8 @@ def script() -> None:
     """The ``pilot`` script and ``python -m pilot``: ``cli``, then the process ends without tearing
     its modules down (about 1 s saved per process, ``pilot.process_exit``)."""
     _leave_run_directory_to_rank_zero()
+    logging.raiseExceptions = False  # a log line that does not fit (a full disk) is dropped, not a traceback:
+    # pilot's own message names the file that did not fit
     if signal.getsignal(signal.SIGINT) is pilot._interrupted_while_starting:  # noqa: SLF001
         signal.signal(signal.SIGINT, signal.default_int_handler)  # from here, Ctrl-C is handled where it lands
     try:

@@ -637,6 +637,26 @@ def test_the_callback_without_a_sweep_directory_says_so(tmp_path, capsys):
     assert "nothing to recap" in capsys.readouterr().out and not (tmp_path / "never_made").exists()
 
 
+def test_a_sweep_whose_recap_cannot_be_written_is_remembered_for_the_exit_code(tmp_path, capsys, monkeypatch):
+    """python -m pilot -m exits 1 when its recap could not be written (a full disk): it exited 0 before,
+    so a script gated on it went on without the recap."""
+    import pilot.recap.entry as entry
+
+    sweep_dir = tmp_path / "sweep"
+    make_run(sweep_dir / "0-a", record())
+    config = callback_config(sweep_dir, tmp_path / "journal.md")
+
+    def no_room(*args, **kwargs):
+        raise RecapRefused("cannot write the recap into it: No space left on device")
+
+    monkeypatch.setattr(entry, "build_recap", no_room)
+    callback = RecapCallback()
+    callback.on_multirun_start(config)
+    callback.on_multirun_end(config)
+    assert "cannot write the recap" in capsys.readouterr().err
+    assert entry.recap_not_written() and not entry.recap_not_written()  # said once, then counted afresh
+
+
 def test_a_journal_that_cannot_be_appended_to_is_named_and_the_recap_kept(tmp_path, capsys):
     sweep_dir, journal = tmp_path / "sweep", tmp_path / "a_directory"
     journal.mkdir()

@@ -51,6 +51,17 @@ class RecapCallback(Callback):
 _launch: dict[str, Any] = {}  # the multirun this process launched, until its recap is written
 
 
+_not_written: list[Path] = []  # sweeps whose recap could not be written (the process exits 1)
+
+
+def recap_not_written() -> bool:
+    """Whether a sweep this process launched ended without the recap it promised (a full disk) since
+    the last call (each call starts the count again)."""
+    missing = bool(_not_written)
+    _not_written.clear()
+    return missing
+
+
 def launch_config() -> Any:
     """The config (Hydra's node included) of the multirun this process launched and has not recapped
     yet, or None."""
@@ -81,6 +92,7 @@ def recap_launch(config: Any, earlier_runs: frozenset[Path]) -> pd.DataFrame | N
         )
     except PilotError as error:  # the sweep's runs are done and kept; only the recap could not be written
         print(f"recap: {error}", file=sys.stderr)
+        _not_written.append(sweep_dir)
         return None
     print(f"recap: {len(frame)} run(s) -> {sweep_dir / 'recap.md'}")
     if campaign.get("journal"):

@@ -208,4 +208,8 @@ def plot_curves_aside(
 
 
 def _draw_and_exit(draw: Callable[[], Path | None]) -> None:
-    sys.exit(0 if draw() is not None else NOTHING_DRAWN)
+    try:
+        code = 0 if draw() is not None else NOTHING_DRAWN
+    except BaseException:  # noqa: BLE001 - no traceback here: the recap's process draws again and says it
+        code = 1
+    sys.exit(code)

@@ -18,7 +18,6 @@ from omegaconf import DictConfig
 
 from pilot.data.task import TaskData
 from pilot.engine.batch_plan import plan_from_config
-from pilot.errors import disk_full_guard
 from pilot.estimate.fake_tensor import MemoryEstimate
 from pilot.rental.campaign_plan import Plan, as_dict, plan_campaign, plan_rows, sweep_jobs, time_jobs
 from pilot.rental.catalog import find, load_catalog
@@ -28,6 +27,7 @@ from pilot.rental.estimate_table import breakdown_rows, estimate_lines, whose
 from pilot.rental.journal import append_entry
 from pilot.rental.requirements import Requirement
 from pilot.report import markdown_table
+from pilot.run_record import write_text_atomic
 
 
 def _duration(seconds: float | None) -> str:
@@ -211,14 +211,10 @@ def _write_files(
 ) -> dict[str, Path]:
     """choice_sheet.md, choice_sheet.csv, campaign_plan.csv and memory_estimate.json; their paths (no
     space for one: a DiskFull naming it)."""
-    with disk_full_guard(run_dir / "choice_sheet.md"):
-        (run_dir / "choice_sheet.md").write_text("\n".join(lines))
-    with disk_full_guard(run_dir / "choice_sheet.csv"):
-        pd.DataFrame([r.as_dict() for r in rows]).to_csv(run_dir / "choice_sheet.csv", index=False)
-    with disk_full_guard(run_dir / "campaign_plan.csv"):
-        pd.DataFrame(plan_rows(plan) if plan else [], columns=PLAN_COLUMNS).to_csv(
-            run_dir / "campaign_plan.csv", index=False
-        )
+    write_text_atomic(run_dir / "choice_sheet.md", "\n".join(lines))  # a full disk: one message naming
+    write_text_atomic(run_dir / "choice_sheet.csv", pd.DataFrame([r.as_dict() for r in rows]).to_csv(index=False))
+    plan_frame = pd.DataFrame(plan_rows(plan) if plan else [], columns=PLAN_COLUMNS)
+    write_text_atomic(run_dir / "campaign_plan.csv", plan_frame.to_csv(index=False))  # the file, none left cut
     data = {
         "estimate": estimate.to_dict(),
         "other_estimates": {
@@ -231,8 +227,7 @@ def _write_files(
         "plan": as_dict(plan) if plan else None,
         "validation": validation,
     }
-    with disk_full_guard(run_dir / "memory_estimate.json"):
-        (run_dir / "memory_estimate.json").write_text(json.dumps(data, indent=1, default=str))
+    write_text_atomic(run_dir / "memory_estimate.json", json.dumps(data, indent=1, default=str))
     return {
         "sheet": run_dir / "choice_sheet.md",
         "table": run_dir / "choice_sheet.csv",
