@@ -211,7 +211,7 @@ def tiny_subset_check(
             + ". The loop learns; slower than declared (the learning rate, its schedule over "
             f"pilot.tiny.max_updates={int(settings.max_updates)}), or the loss has a floor it cannot go "
             "below (label smoothing, a regulariser in loss_sum). Fix: raise pilot.tiny.max_updates or the "
-            "learning rate, or lower pilot.tiny.loss_drop to what this loss can reach",
+            "learning rate, or lower pilot.tiny.loss_drop to what this loss can reach." + frozen_head_hint(model),
             [],
             details,
         )
