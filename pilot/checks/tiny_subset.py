@@ -204,15 +204,16 @@ def tiny_subset_check(
         return CheckResult(STEP, "pass", "learns the subset: " + numbers, [], details)
     if recovery >= float(settings.min_recovery):  # every example learnt: the mechanism works
         return CheckResult(
-            STEP,
-            "warn",
-            "recovers the subset, but its loss fell less than declared: "
-            + numbers
-            + ". The loop learns; slower than declared (the learning rate, its schedule over "
-            f"pilot.tiny.max_updates={int(settings.max_updates)}), or the loss has a floor it cannot go "
-            "below (label smoothing, a regulariser in loss_sum). Fix: raise pilot.tiny.max_updates or the "
-            "learning rate, or lower pilot.tiny.loss_drop to what this loss can reach." + frozen_head_hint(model),
-            [],
-            details,
+            STEP, "warn", _slow_drop(numbers, int(settings.max_updates)) + frozen_head_hint(model), [], details
         )
     return CheckResult(STEP, "fail", "cannot learn the subset: " + numbers + frozen_head_hint(model), [], details)
+
+
+def _slow_drop(numbers: str, max_updates: int) -> str:
+    """Every example recovered, the loss not down as far as declared: what that means and what to change."""
+    return (
+        f"recovers the subset, but its loss fell less than declared: {numbers}. The loop learns; slower than "
+        f"declared (the learning rate, its schedule over pilot.tiny.max_updates={max_updates}), or the loss has "
+        "a floor it cannot go below (label smoothing, a regulariser in loss_sum). Fix: raise "
+        "pilot.tiny.max_updates or the learning rate, or lower pilot.tiny.loss_drop to what this loss can reach."
+    )
