@@ -79,17 +79,17 @@ def refusal_reason(error: BaseException) -> str:
             "Fix: use an operator PyTorch can run on fake tensors, or measure it on a real device "
             "with the pilot's phases."
         )
-    if _in_fake_kernel(error):
-        return (
-            f"PyTorch's fake-tensor kernel of an operator called at {where} refuses its inputs ({what}); "
-            "pilot refuses to guess its memory. When the same code runs on real tensors (the pilot's "
-            "phases train it), the fake kernel accepts less than the real one: a PyTorch limitation, not "
-            "your code. Fix: measure it on a real device with the pilot's phases, or give the operator the "
-            "inputs its fake kernel takes (e.g. the dtype it names: model.dtype=bf16)."
-        )
+    fake_kernel = (
+        " It was raised by PyTorch's fake (meta) kernel of an operator: if the same code runs on real "
+        "tensors (the pilot's phases train it), that kernel accepts less than the real one, a PyTorch "
+        "limitation, not your code; give the operator what it names (torch._grouped_mm of MoE layers: "
+        "model.dtype=bf16)."
+        if _in_fake_kernel(error)
+        else ""
+    )
     return (
         f"the estimator could not run the model, task or update code ({what}; raised at {where}); "
         "pilot refuses to guess its memory. This is not a value read; fix the error (run "
         "estimate_memory(cfg, fake=False) to see it on real tensors) or measure it on a real device "
-        "with the pilot's phases."
+        f"with the pilot's phases.{fake_kernel}"
     )

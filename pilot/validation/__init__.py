@@ -68,6 +68,9 @@ def validate(cfg: DictConfig) -> None:
     for interpolation in interpolations:
         if _echoes(interpolation, problems):
             problems.remove(interpolation)  # a value that reads a bad setting: that setting's problem says it once
+    for missing in [p for p in problems if p.value == "???" and p.fix.startswith("no value")]:
+        if any(other is not missing and other.key == missing.key for other in problems):
+            problems.remove(missing)  # a check that knows the setting says it, with its own fix
     if problems:
         raise ConfigError(problems)
 
