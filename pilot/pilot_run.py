@@ -30,7 +30,7 @@ from omegaconf import DictConfig
 
 from pilot.checks.alignment import alignment_check
 from pilot.checks.contract import STEP as CONTRACT_STEP
-from pilot.checks.contract import check_contract
+from pilot.checks.contract import check_contract, model_settings
 from pilot.checks.inspect_examples import inspect_task
 from pilot.checks.objective import objective_check
 from pilot.checks.result import GATING, CheckResult, worst
@@ -296,7 +296,8 @@ def _guarded_steps(
         for line in arithmetic:
             log.info("batch arithmetic: %s", line)
         with torch.random.fork_rng(devices=[]):  # leaves the random state of the steps below as it was
-            log.info("contract: %s", check_contract(task, build_model(cfg)).reason)  # only a failure is a row
+            contract = check_contract(task, build_model(cfg), model_settings(cfg))
+            log.info("contract: %s", contract.reason)  # only a failure is a row
         results.append(_guarded("environment", lambda: environment_step(cfg, run_dir, task=task)))
         _data_checks(cfg, task, device, results, shown)
         phases, rows = _phases_step(cfg, task, device, run_dir, child)

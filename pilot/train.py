@@ -22,7 +22,7 @@ import torch
 from omegaconf import DictConfig
 
 from pilot.checkpoint import Checkpointer, checkpoint_bytes, restore_training_state, training_state_non_finite
-from pilot.checks.contract import check_contract
+from pilot.checks.contract import check_contract, model_settings
 from pilot.child_process import ChildProcess, shared_child
 from pilot.closing import close_run, plugin_provenance, write_reproduce
 from pilot.config.values import enum_value, resolve_device
@@ -150,7 +150,7 @@ class TrainingRun:
         self.phases.begin("build_model")
         self.trainer = build_trainer(self.cfg, self.ctx)
         with torch.random.fork_rng(devices=[]):  # the contract (pilot.checks.contract), before any update
-            check_contract(self.trainer.task, self.trainer.raw_model)
+            check_contract(self.trainer.task, self.trainer.raw_model, model_settings(self.cfg))
         self.eval_items = self.trainer.task.encoded("val")[: int(self.cfg.loop.eval_examples)]
         if state is not None:
             restore_training_state(self.trainer, state)

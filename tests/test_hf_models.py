@@ -142,6 +142,40 @@ def test_the_pilot_refuses_a_model_without_logits_at_its_first_step(make_cfg, tm
     assert "with no logits" in json.dumps(record) and "forward must return the logits tensor" in json.dumps(record)
 
 
+class HeadsThatDoNotDivide(torch.nn.Module):
+    """A user's model whose width is not a multiple of its heads: the first forward crashes in a view."""
+
+    def __init__(self, vocab_size: int, max_len: int = 0, d_model: int = 48, n_head: int = 5, **_):
+        super().__init__()
+        self.n_head, self.emb = n_head, torch.nn.Embedding(vocab_size, d_model)
+        self.out = torch.nn.Linear(d_model, vocab_size)
+
+    def forward(self, input_ids, attention_mask=None):
+        x = self.emb(input_ids)
+        b, t, d = x.shape
+        x = x.view(b, t, self.n_head, d // self.n_head).reshape(b, t, d)
+        return self.out(x)
+
+
+def test_a_forward_that_crashes_on_settings_that_disagree_names_them_defaults_first(make_cfg, tmp_path):
+    """GPT-J keeps rotary_dim=64 (its default for the full model) beside a 16-wide head: the crash named
+    only tensor sizes and no setting. Now the contract names the settings holding those sizes, the
+    default the user did not set first, for transformers' configs and for a user's own model alike."""
+    cfg = make_cfg("model=hf_causal_lm", "model.model_type=gptj")
+    assert run_pilot(cfg, tmp_path / "run") == 1
+    said = json.dumps(_record(tmp_path / "run"))
+    assert _record(tmp_path / "run")["verdicts"] == {"contract": "fail"}
+    assert "model.config.rotary_dim=64 (not set: gptj's default), model.config.hidden_size=64" in said, said
+    assert "modeling_gptj.py" in said and "crashed:" not in said
+
+    own = make_cfg(f"model._target_={__name__}.HeadsThatDoNotDivide", "model.d_model=48", "model.n_head=5")
+    task, model = instantiate(own.data, _convert_="all"), instantiate(own.model, _convert_="all")
+    from pilot.checks.contract import model_settings
+
+    with pytest.raises(ContractError, match=r"forward crashed .* RuntimeError: .*settings: model\.n_head=5\. Fix"):
+        check_contract(task, model, model_settings(own))
+
+
 # ----------------------------------------------------------------------------- tied weights
 def _gpt2(make_cfg) -> tuple:
     cfg = make_cfg("model=hf_gpt2")

@@ -9,13 +9,25 @@ step.
 
 from __future__ import annotations
 
-import torch
+from collections.abc import Mapping
+from typing import Any
 
+import torch
+from omegaconf import DictConfig, OmegaConf
+
+from pilot.checks.forward_crash import forward_crash
 from pilot.checks.result import CheckResult
 from pilot.data.task import CONTRACT, ContractError, TaskData, logits_of, move_to, require_batch_keys
 from pilot.engine.optim import trained_parameters
+from pilot.errors import PilotError
 
 STEP = "contract"
+
+
+def model_settings(cfg: DictConfig) -> dict[str, Any]:
+    """The config's ``model`` node as plain values (what the user set, for a refusal to name)."""
+    settings = OmegaConf.to_container(cfg.model, resolve=True) if "model" in cfg else {}
+    return settings if isinstance(settings, dict) else {}
 
 
 def contract_batch(task: TaskData) -> dict:
@@ -26,8 +38,9 @@ def contract_batch(task: TaskData) -> dict:
     return batch
 
 
-def check_contract(task: TaskData, model: torch.nn.Module) -> CheckResult:
-    """``pass`` with what was seen, or ``ContractError`` naming what is missing."""
+def check_contract(task: TaskData, model: torch.nn.Module, settings: Mapping[str, Any] | None = None) -> CheckResult:
+    """``pass`` with what was seen, or ``ContractError`` naming what is missing; a forward that crashes is
+    refused naming the model's ``settings`` (the config's ``model`` node) that hold a size the error names."""
     batch = contract_batch(task)
     parameter = next(model.parameters(), None)
     batch = move_to(batch, parameter.device) if parameter is not None else batch
@@ -42,6 +55,10 @@ def check_contract(task: TaskData, model: torch.nn.Module) -> CheckResult:
             f"forward reads batch[{key!r}], which the collated batch lacks (it has {sorted(batch)}). Fix: "
             f"collate must return every key forward reads, or forward must read only those ({CONTRACT})."
         ) from error
+    except (PilotError, torch.OutOfMemoryError):
+        raise
+    except (RuntimeError, IndexError, ValueError, TypeError, AttributeError, AssertionError) as error:
+        raise forward_crash(error, model, settings, len(batch["index"])) from error
     finally:
         model.train(was_training)
     logits = logits_of(output)

@@ -1,0 +1,97 @@
+"""What the contract says when the model's forward crashes on its first collated micro-batch.
+
+Most such crashes of a model built from a config are settings that disagree with each other: a
+default sized for the full model (GPT-J's ``rotary_dim=64``) kept beside a small ``hidden_size``, a
+head count that does not divide the width. The error itself names sizes, not settings ("the size of
+tensor a (16) must match the size of tensor b (64)"). ``forward_crash`` turns it into one refusal
+that says where it was raised (the innermost frame outside torch) and which of the model's settings
+hold a size the error names, marking those the user did not set (a default). Nothing is guessed
+beyond that: the settings listed are the candidates, the user picks the fix.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import traceback
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+
+from pilot.data.task import ContractError
+
+TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+MOST_LISTED = 6  # settings named at most
+
+
+def forward_crash(
+    error: Exception, model: torch.nn.Module, settings: Mapping[str, Any] | None, rows: int
+) -> ContractError:
+    """The refusal for ``error``, raised by the model's forward on ``rows`` examples; ``settings``: the
+    config's ``model`` node (what the user set), when there is one."""
+    listed = _matching_settings(str(error), model, settings or {}, rows)
+    default = (
+        " (a default sized for a larger model, marked above, is the usual cause)" if "(not set" in str(listed) else ""
+    )
+    matches = (
+        f" Sizes in that message match these settings: {', '.join(listed)}. Fix: make the model's settings "
+        f"agree with each other{default}."
+        if listed
+        else " Fix: the model's settings, or what the task's forward passes it (the error above says what failed)."
+    )
+    return ContractError(
+        f"the model's forward crashed on {rows} collated training example(s): {type(error).__name__}: "
+        f"{_one_line(error)} (raised in {_where(error)}).{matches}"
+    )
+
+
+def _one_line(error: Exception) -> str:
+    text = " ".join(str(error).split())
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _where(error: Exception) -> str:
+    """The innermost frame of the traceback outside torch's own code: file name, line and function."""
+    frames = traceback.extract_tb(error.__traceback__)
+    outside = [frame for frame in frames if not frame.filename.startswith(TORCH_DIR)] or frames
+    if not outside:
+        return "an unknown place"
+    frame = outside[-1]
+    return f"{os.path.basename(frame.filename)}:{frame.lineno}, {frame.name}"
+
+
+def _sizes(message: str) -> set[int]:
+    """The integers a message names (sizes, counts), 2 and above: 0 and 1 match too much."""
+    return {int(number) for number in re.findall(r"(?<![\w.])\d+(?![\w.])", message) if int(number) >= 2}
+
+
+def _matching_settings(message: str, model: torch.nn.Module, settings: Mapping[str, Any], rows: int) -> list[str]:
+    """``model.config.<key>=<value>`` (a transformers config) or ``model.<key>=<value>`` (the config's
+    own arguments) for each integer setting whose value is a size the message names (not the batch's
+    ``rows``, which a shape in the message holds whatever the cause)."""
+    sizes = _sizes(message) - {rows}
+    if not sizes:
+        return []
+    found: list[tuple[bool, str]] = []  # (set by the user, text)
+    config = getattr(model, "config", None)
+    if hasattr(config, "to_dict"):  # transformers: every value the model was built with, defaults included
+        given = settings.get("config") or {}
+        aliases = getattr(config, "attribute_map", {}) or {}
+        set_by_user = {aliases.get(key, key): key for key in given}  # the attribute -> the name the user wrote
+        model_type = getattr(config, "model_type", "the model")
+        for key, value in config.to_dict().items():
+            if _is_size(value) and value in sizes:
+                if key in set_by_user:
+                    found.append((True, f"model.config.{set_by_user[key]}={value}"))
+                else:
+                    found.append((False, f"model.config.{key}={value} (not set: {model_type}'s default)"))
+    else:
+        found = [
+            (True, f"model.{key}={value}") for key, value in settings.items() if _is_size(value) and value in sizes
+        ]
+    return [text for _, text in sorted(found, key=lambda item: item[0])][:MOST_LISTED]  # defaults first
+
+
+def _is_size(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
