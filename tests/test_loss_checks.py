@@ -297,6 +297,35 @@ def test_the_tasks_own_correct_count_is_used():
     assert "correct_count" in scorer.rule and recovery == 1.0 and loss > 1.0
 
 
+def test_a_correct_count_above_the_targets_fails_naming_it(suite):
+    """A correct_count that counts ignored positions (-100 == -100) said "111% recovered" and passed."""
+    text = reason(suite, "bug_correct_count_counts_ignored", "tiny_subset")
+    assert text.startswith("task.correct_count counts ") and "labels != -100" in text
+
+
+def test_a_predict_that_reads_other_positions_than_the_loss_is_named_not_the_loop(suite):
+    """The loss learnt, predict (not shifted) recovered 0%: "cannot learn the subset" blamed the loop."""
+    text = reason(suite, "bug_predict_not_shifted", "tiny_subset")
+    assert text.startswith("the loss learnt the subset but task.predict does not recover it") and "shifted" in text
+
+
+def test_a_mask_that_hides_every_real_token_fails_inspect_as_non_finite(suite):
+    """NaN outputs compared as "no difference" (NaN > limit is false): inspect passed an inverted mask."""
+    text = reason(suite, "bug_pad_mask_inverted", "inspect")
+    assert "is not finite" in text and "attention_mask == 0" in text
+
+
+def test_one_logit_for_two_classes_is_the_binary_head_not_a_narrow_one():
+    """BCE-with-logits on one output was refused: "head has 1 outputs ... cannot score a label >= 1"."""
+    from pilot.checks.contract import check_contract
+
+    module = runner.load("ok_binary_one_logit")
+    task = module.make_task()
+    assert check_contract(task, module.Model()).verdict == "pass"
+    result, _ = inspect_task(task, n_show=1, micro_batch=4, model=module.Model())
+    assert result.verdict == "pass" and "a head of 1 output (one logit for 2 classes)" in result.reason
+
+
 # ----------------------------------------------------------------------------- the generation template
 TEMPLATE = ROOT / "examples" / "my_generation_task"
 

@@ -16,6 +16,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from pilot.checks.forward_crash import forward_crash
+from pilot.checks.inspect_examples import binary_logit
 from pilot.checks.result import CheckResult
 from pilot.data.task import CONTRACT, ContractError, TaskData, logits_of, move_to, require_batch_keys
 from pilot.engine.optim import trained_parameters
@@ -80,7 +81,7 @@ def _refuse_narrow_head(task: TaskData, logits: torch.Tensor) -> None:
         return
     classes = int(task.info.get("num_classes", len(task.names())))
     width = int(logits.shape[-1])
-    if 0 < width < classes:
+    if 0 < width < classes and not binary_logit(width, classes):
         raise ContractError(
             f"the model's head has {width} outputs but the task has {classes} classes (labels 0-{classes - 1}): "
             f"the loss cannot score a label >= {width}. Fix: build the model with {classes} outputs (the "

@@ -208,8 +208,10 @@ def inspect_classification(
         findings += name_findings(task, views, class_names)
     missing, warnings = missing_classes(task, views, class_names, num_classes, by_name)
     findings += missing
+    width = None
     if model is not None and encoded["train"]:
-        findings += head_width_findings(task, encoded, model, num_classes)
+        width = head_width(task, encoded, model)
+        findings += head_width_findings(width, num_classes)
     shown = [show_classified(task, view, class_names) for view in [v for v in views if v.split == "train"][:n_show]]
     details = {
         "mapping": {i: n for i, n in enumerate(class_names)},
@@ -224,21 +226,36 @@ def inspect_classification(
         else "by-name checks skipped: the task declares no raw class name (TaskData.raw_label)"
     )
     ok = (
-        f"{num_classes} classes, one encoding across splits, labels in range, head of "
-        f"{num_classes} outputs; {names_note}; {len(views)} examples collated in micro-batches of {micro_batch}"
+        f"{num_classes} classes, one encoding across splits, labels in range, {_head_note(width, num_classes)}; "
+        f"{names_note}; {len(views)} examples collated in micro-batches of {micro_batch}"
         + (RANDOM_NOTE if random else "")
     )
     return summarise(STEP, findings, ok, details, warnings), shown
 
 
-def head_width_findings(
-    task: TaskData, encoded: dict[str, list[dict]], model: torch.nn.Module, num_classes: int
-) -> list[Finding]:
-    """The model's output width against the number of classes, on two training examples."""
+def binary_logit(width: int, classes: int) -> bool:
+    """Two classes scored by one logit (the positive class's, BCE-with-logits): the standard binary head."""
+    return width == 1 and classes == 2
+
+
+def head_width(task: TaskData, encoded: dict[str, list[dict]], model: torch.nn.Module) -> int:
+    """The model's output width, on two training examples."""
     batch = task.collate(encoded["train"][:2])
     with torch.no_grad():
-        width = int(logits_of(task.forward(model, batch)).shape[-1])
-    if width != num_classes:
+        return int(logits_of(task.forward(model, batch)).shape[-1])
+
+
+def _head_note(width: int | None, num_classes: int) -> str:
+    if width is None:
+        return "the head's width not examined (no model given)"
+    if binary_logit(width, num_classes):
+        return "a head of 1 output (one logit for 2 classes)"
+    return f"a head of {width} outputs"
+
+
+def head_width_findings(width: int, num_classes: int) -> list[Finding]:
+    """The model's output width against the number of classes."""
+    if width != num_classes and not binary_logit(width, num_classes):
         return [
             Finding(
                 f"model head has {width} outputs but the data has {num_classes} classes",

@@ -13,6 +13,7 @@ positions, and where the model does not repeat its own output (``eval_determinis
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -58,10 +59,36 @@ def _same_inputs(task: TaskData, batch: dict[str, Any], row: int, alone: dict[st
 
 
 def _difference(a: torch.Tensor | None, b: torch.Tensor | None) -> float | None:
+    """The largest difference over ``b``'s scale; non-finite values count as equal only where both hold
+    the same one (NaN beside NaN), and as an infinite difference elsewhere (NaN compares as nothing)."""
     if a is None or b is None or a.shape != b.shape or not a.numel():
         return None
+    finite = torch.isfinite(b)
+    if not torch.equal(torch.isfinite(a), finite) or not torch.equal(a.isnan(), b.isnan()):
+        return math.inf
+    if not torch.equal(a[b.isinf()], b[b.isinf()]):  # +inf beside -inf
+        return math.inf
+    a, b = a[finite], b[finite]
+    if not b.numel():
+        return 0.0
     scale = max(float(b.abs().max()), 1e-6)
     return float((a - b).abs().max()) / scale
+
+
+def _not_finite(split: str, alone: dict[str, Any], scores: torch.Tensor | None) -> Finding | None:
+    """A finding when the example's own output (collated alone: no padding) holds NaN or inf at its
+    real positions: no loss computed from it can train, and every later comparison is void."""
+    if scores is None or bool(torch.isfinite(scores).all()):
+        return None
+    return Finding(
+        f"the model's output for this example collated alone (no padding) is not finite: "
+        f"{int((~torch.isfinite(scores)).sum())} of {scores.numel()} values at its real positions are NaN "
+        "or inf, on a fresh model. Fix: look at the mask the model is given; a mask that hides every real "
+        "token gives NaN (PyTorch's key_padding_mask / src_key_padding_mask is True where a position is "
+        "IGNORED: pass attention_mask == 0, not attention_mask)",
+        split,
+        int(alone["index"][0]) if "index" in alone else None,
+    )
 
 
 def padding_findings(
@@ -86,6 +113,8 @@ def padding_findings(
                 repeat = _difference(_row_scores(task, first, alone, 0), _row_scores(task, again, alone, 0))
                 if repeat is None or repeat > REPEAT_RTOL:
                     continue  # not comparable, or not repeatable (eval_determinism's business)
+                if (void := _not_finite(split, alone, _row_scores(task, first, alone, 0))) is not None:
+                    return [void], {"padded_rows_compared": compared, "largest_relative_difference": None}
                 difference = _difference(_row_scores(task, output, batch, row), _row_scores(task, first, alone, 0))
                 if difference is None:
                     continue

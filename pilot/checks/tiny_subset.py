@@ -81,6 +81,8 @@ class SubsetScorer:
 
     def __init__(self, task: TaskData, items: list[dict], eval_micro_batch: int):
         self.task = task
+        self.overcounted: tuple[float, float] | None = None  # (correct_count, target_count) of a batch
+        self.target_accuracy: float | None = None  # share of judged targets predict gets right (last score)
         self.batches = [task.collate(items[s : s + eval_micro_batch]) for s in range(0, len(items), eval_micro_batch)]
         self.keys = [_context_keys(task, batch) for batch in self.batches]
         answers: dict[Any, Counter] = defaultdict(Counter)
@@ -117,13 +119,17 @@ class SubsetScorer:
         task, model = self.task, trainer.raw_model
         model.eval()
         loss = count = correct = 0.0
-        recovered, scored = 0, 0
+        recovered, scored, hits, judged_targets = 0, 0, 0, 0
         for collated, rows in zip(self.batches, self.keys):
             batch, output, loss_sum = forward_loss(task, model, collated, trainer.device, trainer.autocast)
             loss += float(loss_sum)
-            count += float(task.target_count(batch))
+            targets = float(task.target_count(batch))
+            count += targets
             if task.correct_count is not None:
-                correct += float(task.correct_count(output, batch))
+                said = float(task.correct_count(output, batch))
+                if said > targets and self.overcounted is None:  # more correct than there are targets
+                    self.overcounted = (said, targets)
+                correct += said
                 continue
             predicted, labels = task.predict(output, batch).cpu(), batch["labels"].cpu()
             hit = (predicted == labels) | (labels == IGNORE_INDEX)
@@ -132,7 +138,10 @@ class SubsetScorer:
                 if not judged:
                     continue
                 scored += 1
-                recovered += all(bool(hit[p] if hit.dim() < 2 else hit[row, p]) for p in judged)
+                row_hits = [bool(hit[p] if hit.dim() < 2 else hit[row, p]) for p in judged]
+                recovered += all(row_hits)
+                hits, judged_targets = hits + sum(row_hits), judged_targets + len(row_hits)
+        self.target_accuracy = hits / judged_targets if judged_targets else None
         if task.correct_count is not None:
             return loss / max(count, 1.0), correct / max(count, 1.0)
         return loss / max(count, 1.0), recovered / max(scored, 1)
@@ -200,6 +209,10 @@ def tiny_subset_check(
     )
     if not finite:
         return CheckResult(STEP, "fail", f"non-finite loss or gradient at update {trainer.updates_done}", [], details)
+    if scorer.overcounted is not None or (
+        recovery < float(settings.min_recovery) and _predict_disagrees(scorer, final_loss)
+    ):
+        return CheckResult(STEP, "fail", _scoring_disagrees(scorer, numbers), [], details)
     if final_loss <= loss_target and recovery >= float(settings.min_recovery):
         return CheckResult(STEP, "pass", "learns the subset: " + numbers, [], details)
     if recovery >= float(settings.min_recovery):  # every example learnt: the mechanism works
@@ -207,6 +220,37 @@ def tiny_subset_check(
             STEP, "warn", _slow_drop(numbers, int(settings.max_updates)) + frozen_head_hint(model), [], details
         )
     return CheckResult(STEP, "fail", "cannot learn the subset: " + numbers + frozen_head_hint(model), [], details)
+
+
+def _predict_disagrees(scorer: SubsetScorer, final_loss: float) -> bool:
+    """Whether ``task.predict`` gets far fewer targets right than the loss allows. A mean loss per target
+    L (cross-entropy: -log p of each label) leaves at most L / ln 2 of the targets with p <= 1/2
+    (Markov), and every other one is its position's argmax; predict right on less than half of that
+    share reads other positions or classes than the loss trains. Only where every target is determined
+    (no loss floor) and the task has no correct_count of its own."""
+    if scorer.task.correct_count is not None or scorer.loss_floor > 0 or scorer.target_accuracy is None:
+        return False
+    bound = 1.0 - final_loss / math.log(2.0)
+    return bound >= 0.5 and scorer.target_accuracy < bound / 2
+
+
+def _scoring_disagrees(scorer: SubsetScorer, numbers: str) -> str:
+    """The loss learnt the subset, but what counts an example correct says otherwise (or counts more
+    correct targets than there are): the task's predict or correct_count, not the loop, is at fault."""
+    if scorer.overcounted is not None:
+        said, targets = scorer.overcounted
+        return (
+            f"task.correct_count counts {said:g} correct in a batch where target_count counts {targets:g} "
+            "targets: it counts positions that are not targets (labels == -100, padding), so every accuracy it "
+            f"gives is inflated ({numbers}). Fix: count only where labels != -100 (as target_count does)."
+        )
+    return (
+        f"the loss learnt the subset but task.predict does not recover it: {numbers}; predict gets "
+        f"{scorer.target_accuracy:.0%} of the targets right where this loss leaves most of them the most "
+        "likely token. predict reads other positions or classes than loss_sum trains (not shifted as "
+        "loss_sum shifts, another label mapping). Fix: make predict read what loss_sum trains (the alignment "
+        "check names the position each target is trained at)."
+    )
 
 
 def _slow_drop(numbers: str, max_updates: int) -> str:
