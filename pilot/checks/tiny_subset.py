@@ -158,19 +158,23 @@ def tiny_config(cfg: DictConfig, n_examples: int, max_updates: int) -> DictConfi
     return tiny
 
 
+def _subset(task: TaskData, examples: int, seed: int) -> list:
+    """The training examples the check learns: ``examples`` of them, drawn by the seed, in split order."""
+    order = np.random.default_rng([seed, 7]).permutation(len(task.splits["train"]))
+    return [task.splits["train"][i] for i in sorted(order[: min(examples, len(order))])]
+
+
 def tiny_subset_check(
     cfg: DictConfig, task: TaskData, device: torch.device, build_model: Callable[[], torch.nn.Module] | None = None
 ) -> CheckResult:
     settings = cfg.pilot.tiny
-    n_examples = min(int(settings.examples), len(task.splits["train"]))
-    order = np.random.default_rng([int(cfg.seed), 7]).permutation(len(task.splits["train"]))
-    subset = [task.splits["train"][i] for i in sorted(order[:n_examples])]
+    subset = _subset(task, int(settings.examples), int(cfg.seed))
+    n_examples = len(subset)
     tiny_task = replace(task, splits={"train": subset, "val": subset, "test": []})
     tiny_cfg = tiny_config(cfg, n_examples, int(settings.max_updates))
     model = build_model() if build_model is not None else build_fresh_model(cfg)
     trainer = Trainer(tiny_cfg, tiny_task, model, device)
-    items = trainer.train_items
-    scorer = SubsetScorer(tiny_task, items, int(cfg.batch.eval_micro_batch))
+    scorer = SubsetScorer(tiny_task, trainer.train_items, int(cfg.batch.eval_micro_batch))
     floor = scorer.loss_floor
     initial_loss, recovery = scorer.score(trainer)
     loss_target = floor + (initial_loss - floor) / float(settings.loss_drop)
