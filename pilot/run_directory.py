@@ -182,7 +182,12 @@ def after_refusal(run_dir: Path) -> bool:
                 _put_back(Path(path), before)
             elif all(name in HYDRA_OWN or name.endswith(".log") for name in os.listdir(path)):
                 shutil.rmtree(path, ignore_errors=True)
-    except PilotError:  # busy: another process runs there now, its .hydra/ files are its own
+    except PilotError:  # busy: the process that holds the lock wrote its .hydra/ files before it took the
+        if before is not None:  # lock, and this line's Hydra rewrote them since: they are put back as they were
+            try:
+                _put_back(Path(path), before, may_have_run=False)
+            except OSError:
+                return False
         return True
     except OSError:  # the disk refuses
         return before is None
@@ -204,11 +209,11 @@ def unsettled_run_directories() -> list[Path]:
     return sorted(Path(path) for path in {*_created, *_hydra_before})
 
 
-def _put_back(path: Path, before: dict[Path, bytes | None]) -> None:
-    """The ``.hydra/`` files as they were, if run.json is as it was (else the line ran and its
-    ``.hydra/`` stays). Each changed file is replaced whole; on a disk without room for a copy
+def _put_back(path: Path, before: dict[Path, bytes | None], may_have_run: bool = True) -> None:
+    """The ``.hydra/`` files as they were, if run.json is as it was or the line cannot have run
+    (``may_have_run=False``: another process held the lock; else the line ran and its ``.hydra/`` stays). Each changed file is replaced whole; on a disk without room for a copy
     beside it, rewritten in place (what Hydra left there is wrong already)."""
-    if before.pop(path / "run.json", None) != _read(path / "run.json"):
+    if before.pop(path / "run.json", None) != _read(path / "run.json") and may_have_run:
         return
     for written in _hydra_files(path):
         if written not in before:

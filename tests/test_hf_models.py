@@ -176,6 +176,20 @@ def test_a_forward_that_crashes_on_settings_that_disagree_names_them_defaults_fi
         check_contract(task, model, model_settings(own))
 
 
+@pytest.mark.parametrize("model_type, causal", [("llama", True), ("gpt2", True), ("bert", False)])
+def test_a_bert_built_as_a_causal_lm_is_found_not_causal(make_cfg, model_type, causal):
+    """model.model_type=bert builds a BertLMHeadModel without is_decoder: it attends both ways, its output
+    at t reads token t+1, and every verdict passed. The causality comparison tells it from real decoders."""
+    from pilot.checks.causality import causality_findings
+
+    cfg = make_cfg("model=hf_causal_lm", f"model.model_type={model_type}")
+    task, model = instantiate(cfg.data, _convert_="all"), instantiate(cfg.model, _convert_="all")
+    findings, details = causality_findings(task, model, task.encoded("train"))
+    assert details["judged"] and (not findings) == causal, (findings, details)
+    if not causal:
+        assert "is_decoder=True" in str(findings[0])
+
+
 # ----------------------------------------------------------------------------- tied weights
 def _gpt2(make_cfg) -> tuple:
     cfg = make_cfg("model=hf_gpt2")

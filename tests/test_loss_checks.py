@@ -326,6 +326,12 @@ def test_one_logit_for_two_classes_is_the_binary_head_not_a_narrow_one():
     assert result.verdict == "pass" and "a head of 1 output (one logit for 2 classes)" in result.reason
 
 
+def test_a_model_that_reads_the_token_it_predicts_fails_inspect_as_not_causal(suite):
+    """A bidirectional encoder trained as a language model passed every check: the answer is in its input."""
+    text = reason(suite, "bug_model_not_causal", "inspect")
+    assert "the model is not causal" in text and "causal mask" in text
+
+
 # ----------------------------------------------------------------------------- the generation template
 TEMPLATE = ROOT / "examples" / "my_generation_task"
 

@@ -110,6 +110,20 @@ def test_after_a_refusal_a_directory_another_process_runs_in_is_never_touched(tm
     assert not mine.exists()
 
 
+def test_a_line_refused_because_another_process_runs_there_puts_its_hydra_files_back(tmp_path):
+    """Process A trains in the directory (it holds the lock); B, started there with another lr, is refused,
+    but B's Hydra had rewritten .hydra/ before the lock was tried: config.yaml said lr 1e-4, a config the
+    run never used. Now B puts back what A's Hydra wrote."""
+    run = tmp_path / "run"
+    failed = run_pilot(run, *TRAIN, "checkpoint.every=0", fault="exception@2")  # a run that may be resumed
+    assert failed.returncode != 0, failed.stderr[-2000:]
+    before = _files(run / ".hydra")
+    with RunDirectoryLock(run):  # "A" resumed and runs there now
+        refused = run_pilot(run, *TRAIN, "checkpoint.every=0", "optim.lr=1e-4")
+    assert refused.returncode == 2 and "another pilot process" in refused.stderr, refused.stderr[-2000:]
+    assert _files(run / ".hydra") == before
+
+
 @pytest.mark.parametrize(
     "line, expected",
     [

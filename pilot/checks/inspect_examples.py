@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from pilot.checks.causality import causality_findings
 from pilot.checks.collated import RowView, check_collated, split_statistics
 from pilot.checks.loss_probe import input_ids_of, real_mask
 from pilot.checks.padding import padding_findings, with_padding_check
@@ -321,4 +322,5 @@ def inspect_task(
         result, shown = inspect_generic(task, encoded, n_show, micro_batch)
     if model is not None and encoded.get("train"):
         result = with_padding_check(result, *padding_findings(task, model, encoded["train"], micro_batch))
+        result = with_padding_check(result, *causality_findings(task, model, encoded["train"]), name="causality")
     return result, shown

@@ -29,7 +29,7 @@ REPEAT_RTOL = 1e-6  # the same input twice: a model that differs more is not det
 BATCHES = 2  # padded micro-batches compared
 
 
-def _row_scores(task: TaskData, output: Any, batch: dict[str, Any], row: int) -> torch.Tensor | None:
+def row_scores(task: TaskData, output: Any, batch: dict[str, Any], row: int) -> torch.Tensor | None:
     """The row's output at its real positions (per-position outputs), or the row's output (one per
     row); None when the output does not line up with the batch."""
     scores = logits_of(output).detach().float()
@@ -58,7 +58,7 @@ def _same_inputs(task: TaskData, batch: dict[str, Any], row: int, alone: dict[st
     return True
 
 
-def _difference(a: torch.Tensor | None, b: torch.Tensor | None) -> float | None:
+def output_difference(a: torch.Tensor | None, b: torch.Tensor | None) -> float | None:
     """The largest difference over ``b``'s scale; non-finite values count as equal only where both hold
     the same one (NaN beside NaN), and as an infinite difference elsewhere (NaN compares as nothing)."""
     if a is None or b is None or a.shape != b.shape or not a.numel():
@@ -110,12 +110,12 @@ def padding_findings(
                 if padding_mask(task, alone) is None or not _same_inputs(task, batch, row, alone):
                     continue
                 first, again = task.forward(model, alone), task.forward(model, alone)
-                repeat = _difference(_row_scores(task, first, alone, 0), _row_scores(task, again, alone, 0))
+                repeat = output_difference(row_scores(task, first, alone, 0), row_scores(task, again, alone, 0))
                 if repeat is None or repeat > REPEAT_RTOL:
                     continue  # not comparable, or not repeatable (eval_determinism's business)
-                if (void := _not_finite(split, alone, _row_scores(task, first, alone, 0))) is not None:
+                if (void := _not_finite(split, alone, row_scores(task, first, alone, 0))) is not None:
                     return [void], {"padded_rows_compared": compared, "largest_relative_difference": None}
-                difference = _difference(_row_scores(task, output, batch, row), _row_scores(task, first, alone, 0))
+                difference = output_difference(row_scores(task, output, batch, row), row_scores(task, first, alone, 0))
                 if difference is None:
                     continue
                 compared, worst = compared + 1, max(worst, difference)
@@ -138,10 +138,12 @@ def padding_findings(
     return findings, {"padded_rows_compared": compared, "largest_relative_difference": worst}
 
 
-def with_padding_check(result: CheckResult, findings: list[Finding], details: dict[str, Any]) -> CheckResult:
-    """Inspect's result with the padding comparison's: a finding fails it (named first when inspect
-    found nothing else); the comparison's numbers go into its details."""
-    result.details["padding"] = details
+def with_padding_check(
+    result: CheckResult, findings: list[Finding], details: dict[str, Any], name: str = "padding"
+) -> CheckResult:
+    """Inspect's result with a comparison's (the padding's, or ``name``'s): a finding fails it (named
+    first when inspect found nothing else); the comparison's numbers go into its details."""
+    result.details[name] = details
     if not findings:
         return result
     if result.verdict == "fail":
