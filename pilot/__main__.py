@@ -19,7 +19,7 @@ import pilot
 from pilot.config import register
 from pilot.config.suggest import suggestions
 from pilot.config.values import enum_value
-from pilot.errors import PilotError, no_space_left
+from pilot.errors import PilotError, no_space_left, user_error
 from pilot.estimate_run import run_estimate
 from pilot.pilot_run import run_pilot
 from pilot.process_exit import exit_code_of, exit_now
@@ -78,12 +78,11 @@ def main(cfg: DictConfig) -> None:
             if exit_code and (interrupted or not multirun):  # a signal also stops the rest of a sweep
                 sys.exit(exit_code)
     except PilotError as error:  # the user can fix it: the message names key, value and fix, no traceback
-        print(f"pilot: {error}", file=sys.stderr)
-        if not multirun:
-            after_refusal(run_dir)  # nothing of this line left: a directory made for it, Hydra's rewritten files
-            sys.exit(error.exit_code)
-        log.error("job %s refused: %s", run_dir, error)
+        _refused(error, run_dir, multirun)
     except Exception as error:
+        if (said := user_error(error)) is not None:  # a builder's refusal, wrapped by Hydra's instantiate
+            _refused(said, run_dir, multirun)
+            return
         if (full := no_space_left(error)) is not None and not multirun:  # any mode: one message, no traceback
             print(f"pilot: {full}", file=sys.stderr)
             sys.exit(full.exit_code)
@@ -91,6 +90,14 @@ def main(cfg: DictConfig) -> None:
             raise
         # recorded in the job's run.json (failed / oom); the other jobs of the sweep go on
         log.error("job %s ended with %s: %s", run_dir, type(error).__name__, error)
+
+
+def _refused(error: PilotError, run_dir: Path, multirun: bool) -> None:
+    print(f"pilot: {error}", file=sys.stderr)
+    if not multirun:
+        after_refusal(run_dir)  # nothing of this line left: a directory made for it, Hydra's rewritten files
+        sys.exit(error.exit_code)
+    log.error("job %s refused: %s", run_dir, error)
 
 
 def train_exit_code(record: dict) -> int:
@@ -208,6 +215,8 @@ def _hydra_failed(error: Exception) -> None:
             )
     if full is not None:
         raise SystemExit(full.exit_code) from None
+    if _composed and type(error).__name__ == "InstantiationException":  # a builder failed, not the line
+        raise SystemExit(1) from None
     _suggest_and_refuse()
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shlex
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -300,12 +299,3 @@ def set_aside_metrics_after(run_dir: Path, update: int) -> None:
     with disk_full_guard(path, tmp):
         tmp.write_text("".join(line + "\n" for line in kept))
         os.replace(tmp, path)
-
-
-def resume_hint(overrides: Iterable[str], run_dir: Path, sweep_dir: Path | None) -> str:
-    """How to continue an interrupted run: its own command in its directory. A sweep's job names its
-    overrides as one command: the sweep's (-m) would start every job again in new directories."""
-    if sweep_dir is None:
-        return f"resume with the same command and hydra.run.dir={run_dir}"
-    line = " ".join(shlex.quote(o) for o in overrides if not o.startswith("hydra."))
-    return f"resume this job: python -m pilot {line} hydra.run.dir={run_dir}"

@@ -6,6 +6,7 @@ import fcntl
 import hashlib
 import json
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -301,3 +302,12 @@ def abandoned(run_dir: Path | str) -> str | None:
     finally:
         os.close(fd)  # releases the shared lock too
     return f"no process holds it: its lock, last held by pid {parts[1]} on this host, is free"
+
+
+def resume_hint(overrides: Iterable[str], run_dir: Path, sweep_dir: Path | None) -> str:
+    """How to continue an interrupted run: its own command in its directory. A sweep's job names its
+    overrides as one command: the sweep's (-m) would start every job again in new directories."""
+    if sweep_dir is None:
+        return f"resume with the same command and hydra.run.dir={run_dir}"
+    line = " ".join(shlex.quote(o) for o in overrides if not o.startswith("hydra."))
+    return f"resume this job: python -m pilot {line} hydra.run.dir={run_dir}"

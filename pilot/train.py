@@ -37,22 +37,22 @@ from pilot.engine.distributed import (
 )
 from pilot.engine.preemption import InterruptWatch, PreemptionWatch
 from pilot.engine.trainer import Trainer, record_dict
-from pilot.errors import DiskFull, RunFinished, first_line, no_space_left
+from pilot.errors import no_space_left
 from pilot.faults import fault_point, fault_requested
 from pilot.models.adapter import describe_parameters
-from pilot.phases.probe import peak_memory
 from pilot.phases.train_phases import TrainPhases
 from pilot.predictions import write_predictions
-from pilot.resume import find_resume_state, open_record, refuse_finished_run, resume_hint
+from pilot.resume import find_resume_state, open_record, refuse_finished_run
+from pilot.run_ending import RunEnding
 from pilot.run_record import RunDirectoryLock, RunRecord
 from pilot.run_summary import record_setup
-from pilot.stopping import StopRules, is_diverged, record_preemption, signal_entry
+from pilot.stopping import StopRules, is_diverged, signal_entry
 from pilot.validation import validate
 
 log = logging.getLogger("pilot")
 
 
-class TrainingRun:
+class TrainingRun(RunEnding):
     """One training run on one replica: ``setup``, ``on_update`` after every update, ``finish``,
     or ``fail``; ``close`` in every case.
 
@@ -65,6 +65,8 @@ class TrainingRun:
         self, cfg: DictConfig, run_dir: str, overrides: list, sweep_dir: str | None = None, searchpath: tuple = ()
     ):
         self.cfg, self.run_path, self.overrides = cfg, Path(run_dir), overrides
+        self.signal_name = "SIGINT"  # the signal that stopped the run, once one did
+        self.resumed_at = 0  # the update of the checkpoint a resume continues from
         self.searchpath = list(searchpath)  # hydra.searchpath: REPRODUCE.md of a plug-in run repeats it
         self.sweep_dir = Path(sweep_dir) if sweep_dir else None
         self.checkpointer = Checkpointer.for_run(self.run_path, cfg)
@@ -107,6 +109,8 @@ class TrainingRun:
                 "at once; its checkpoint is saved"
                 if saved
                 else "at once, without a checkpoint of the update in progress"
+                if self.trainer is not None
+                else "while it started, before any update"
             )
             self._interrupted(self.interrupts.received or "SIGINT", how)
         except Exception as exc:  # recorded, then re-raised: the failure must stay visible
@@ -123,6 +127,9 @@ class TrainingRun:
             refuse_finished_run(cfg, self.run_path)
         self.threads = configure_threads(cfg)  # before the resume: the count is compared with the checkpoint's
         state, resume_note = find_resume_state(cfg, self.checkpointer, self.run_path, self.ctx.is_main)
+        if state is not None:  # where the run stands until the trainer is restored (a signal may come first)
+            self.resumed_at = int(state.get("position", {}).get("updates_done", 0))
+        fault_point("setup")  # tests: a signal after the lock, before the record is (re)opened
         self.threads = self.threads.resumed(torch.get_num_threads())  # run.threads=0 keeps the checkpoint's
         if self.ctx.is_main and int(cfg.closing.control_examples) > 0:  # its imports overlap the training
             # nice 19: it waits for the end of the training, so its imports take what the training leaves
@@ -290,82 +297,16 @@ class TrainingRun:
         self.phases.end(detail=f"loss {evaluation['loss']:.4g} on {len(self.eval_items)} validation examples")
         return evaluation
 
-    def _preempted(self) -> None:
-        """SIGUSR2: rank 0 saves a complete checkpoint and records the preemption; the job is
-        handed over for requeueing unless requeues are used up (other ranks hand over at once)."""
-        self.checkpointer.save(self.trainer, writes=self.record is not None)  # FSDP: every rank writes its shards
-        if self.record is None:  # non-zero ranks: rank 0 publishes and decides
-            self.status, self.hand_over = "preempted", True
-            return
-        requeue = record_preemption(self.record, self.trainer.updates_done, self.cfg.checkpoint.max_requeues)
-        self.status, self.hand_over = "preempted", requeue
 
-    def _interrupted(self, signal_name: str, how: str) -> None:
-        updates = self.trainer.updates_done if self.trainer else 0
-        self.status = "interrupted"
-        self.stop_cause = f"interrupted: {signal_name} at update {updates} ({how})"
-        if self.record is not None:  # kept across resumes: every signal that stopped this run
-            earlier = self.record.data.get("interrupted_by", [])
-            self.extra["interrupted_by"] = earlier + [signal_entry(signal_name, updates)]
-        self.phases.end("fail", self.stop_cause[:300])
-        log.warning("%s; %s", self.stop_cause, resume_hint(self.overrides, self.run_path, self.sweep_dir))
-
-    def fail(self, error: Exception) -> None:
-        """Record why the run failed (``run`` re-raises it: the failure stays visible)."""
-        if (full := no_space_left(error)) is not None:  # any write of the run: checkpoint, export, metrics
-            self.status, self.stop_cause, self.error = "failed", "disk_full", str(full)
-            self.phases.end("fail", f"disk full: {full}"[:300])
-        elif isinstance(error, torch.OutOfMemoryError):
-            updates = self.trainer.updates_done if self.trainer else 0
-            self.status, self.stop_cause = "oom", f"out of memory at update {updates + 1}"
-            self.error = f"{type(error).__name__}: {first_line(error, 300)}"
-            self.phases.end("oom", f"out of memory in {self.phases.open_phase}: {self.error}")
-        elif isinstance(error, RunFinished):
-            self.status = None  # nothing was started: nothing is recorded
-        else:
-            self.status, self.stop_cause, self.error = "failed", "exception", f"{type(error).__name__}: {error}"
-            self.phases.end("fail", self.error[:300])
-
-    def close(self) -> None:
-        """Record what happened (rank 0), release the signal handlers and the lock. A signal while
-        the record is written is only noted (``InterruptWatch.defer``): the record is finished first."""
-        if not self.hand_over:
-            self.preemption.uninstall()
-        self.interrupts.defer()
-        try:
-            if self.record is not None and self.status is not None:
-                self.phases.end("fail" if self.status != "ok" else "pass", f"run ended: {self.status}")
-                try:
-                    self.phases.write(self.run_path)
-                except DiskFull as exc:  # the first file that did not fit stays the cause
-                    self.error = self.error if self.stop_cause == "disk_full" else str(exc)
-                    self.status, self.stop_cause, self.extra["disk_full"] = "failed", "disk_full", self.error
-                if not self.hand_over:
-                    seconds = self.update_seconds
-                    self.record.finish(
-                        self.status,
-                        self.stop_cause,
-                        error=self.error,
-                        peak_memory=self.phases.peaks() or peak_memory(),
-                        seconds_per_update=(sum(seconds) / len(seconds)) if seconds else None,
-                        **self.extra,
-                        **(self.trainer.position() if self.trainer else {}),
-                    )
-        finally:
-            if self.lock is not None:
-                self.lock.release()
-            self.interrupts.uninstall()
-        if self.hand_over:
-            self.preemption.hand_over()  # submitit requeues the job and exits this process
-        if "disk_full" in self.extra:
-            raise DiskFull(self.extra["disk_full"])
-        self.interrupts.stop_if_noted()  # the record says how the run ended; the signal still stops us
-
-
-def _worker(cfg: DictConfig, run_dir: str, overrides: list, sweep_dir: str | None = None, searchpath=()) -> None:
+def _worker(cfg: DictConfig, run_dir: str, overrides: list, sweep_dir: str | None = None, searchpath=()) -> dict:
+    """Run one replica; what ended it when no record was opened (a signal before it): else {}."""
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, format="[%(asctime)s][%(name)s] %(message)s")
-    TrainingRun(cfg, run_dir, overrides, sweep_dir, searchpath).run()
+    run = TrainingRun(cfg, run_dir, overrides, sweep_dir, searchpath)
+    run.run()
+    if run.record is None and run.status == "interrupted":
+        return {"status": "interrupted", "interrupted_by": [signal_entry(run.signal_name, 0)], "recorded": False}
+    return {}
 
 
 def train(
@@ -394,7 +335,10 @@ def train(
         finally:
             watch.uninstall()
     else:
-        _worker(*worker_args)
+        unrecorded = _worker(*worker_args)
         if int(os.environ.get("RANK", "0")) > 0:
             return {}
+        if unrecorded:  # a signal before the run's record was opened: nothing claims a run
+            log.warning("pilot: stopped before the run began (nothing was trained or recorded)")
+            return unrecorded
     return json.loads((run_dir / "run.json").read_text())

@@ -113,3 +113,16 @@ def test_budget_that_buys_no_update_is_refused(make_cfg, tmp_path):
     cfg = make_cfg("budget=examples", "budget.value=5", "batch.drop_last=true")
     with pytest.raises(ValueError, match="budget.value=5"):
         train(cfg, tmp_path / "run")
+
+
+def test_a_target_naming_a_class_attribute_imports_as_hydra_resolves_it():
+    """``_target_: transformers.AutoModelForSequenceClassification.from_config`` builds under Hydra, but
+    pilot split the path at its last dot and refused it as "No module named ...AutoModel..."."""
+    from pilot.config.values import import_target
+    from pilot.models.tiny_gpt import TinyGPT
+
+    assert import_target("pilot.models.tiny_gpt.TinyGPT.forward") is TinyGPT.forward
+    with pytest.raises(ModuleNotFoundError, match="pilot_no_such_package"):
+        import_target("pilot_no_such_package.Model")
+    with pytest.raises(AttributeError, match="Nope"):
+        import_target("pilot.models.tiny_gpt.TinyGPT.Nope")

@@ -104,6 +104,12 @@ def test_the_contract_names_the_missing_key_and_the_readme_section(make_cfg):
             "token embedding has 258 rows but the data has 259 token ids",
         ),
         ("hf_gpt2", ["model.config.n_positions=16"], "learns 16 positions but the data holds sequences of up to"),
+        ("hf_gpt2", ["estimate.seq_len=512"], r"tokens \(estimate.seq_len\): a longer one indexes past"),
+        (  # RoBERTa counts positions from pad_token_id + 1: a table of data.max_len rows holds 2 fewer
+            "hf_causal_lm",
+            ["model.model_type=roberta", "model.config.pad_token_id=1"],
+            "RobertaForCausalLM learns",
+        ),
     ],
 )
 def test_a_model_whose_tables_are_shorter_than_the_data_is_refused_not_estimated_as_a_fit(
@@ -188,6 +194,25 @@ def test_a_bert_built_as_a_causal_lm_is_found_not_causal(make_cfg, model_type, c
     assert details["judged"] and (not findings) == causal, (findings, details)
     if not causal:
         assert "is_decoder=True" in str(findings[0])
+
+
+@pytest.mark.parametrize(
+    "overrides, said",
+    [
+        (["model.model_type=t5"], "model.model_type=t5: transformers has no causal language model for it"),
+        (
+            ["model.model_type=gpt_neox", "model.attn_implementation=flash_attention_2"],
+            "model.attn_implementation=flash_attention_2: FlashAttention2",
+        ),
+        (["model.config.pad_token_id=3", "model.config.vocab_size=2"], "model.config.pad_token_id=3 is not below"),
+    ],
+)
+def test_what_transformers_refuses_when_building_is_one_line_naming_the_setting(overrides, said):
+    """mode=train printed Hydra's 'Error in call to target', a traceback or transformers' ~200 class names,
+    then pilot's own suggestions computed for the default model ('model.model_type: not a setting')."""
+    done = _pilot("model=hf_causal_lm", *overrides, "mode=train", "budget.value=2")
+    assert done.returncode == 2 and f"pilot: {said.split(':')[0]}" in done.stderr, done.stderr[-3000:]
+    assert said in done.stderr and "not a setting" not in done.stderr and "Traceback" not in done.stderr
 
 
 # ----------------------------------------------------------------------------- tied weights

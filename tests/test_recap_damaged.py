@@ -218,7 +218,6 @@ DAMAGED = [
         replace_line(metrics(), 1, '{"update": 1, "loss": 2.0}'),
         "metrics.jsonl line 1: no kind",
     ),
-    ("metrics last line cut by a kill", None, metrics()[:-30], "metrics.jsonl line 8: not JSON"),
     (
         "metrics two records on one line",
         None,
@@ -296,6 +295,10 @@ HARMLESS = [
     ),
     ("blank lines", None, metrics().replace("\n", "\n\n", 2), "ok"),
     ("no final newline", None, metrics().rstrip("\n"), "ok"),
+    # a last line cut short (a kill or a full disk mid-write, a line still being written) is skipped, as a
+    # resume skips it: the run is judged by its record (it said "unreadable" and hid a disk_full stop)
+    ("last line cut by a kill", record(status="failed", stop_cause="disk_full"), metrics()[:-30], "failed"),
+    ("a line being written", record(status="running", finished_at=MISSING), metrics()[:-30], "running"),
     ("sweep_id null", record(sweep_id=None), None, "ok"),
     (
         "nulls where values are optional",
@@ -734,7 +737,15 @@ def test_a_running_run_no_process_holds_is_said_to_have_ended_unrecorded(tmp_pat
     lock.release()
     row = read_run(killed)
     assert row["status"] == "running"
-    assert "no process holds it" in row["stop_cause"] and "the same command resumes it" in row["stop_cause"]
+    assert "no process holds it" in row["stop_cause"] and "resume with the same command" in row["stop_cause"]
+    assert "from update 0: it wrote no checkpoint" in row["stop_cause"]  # it said "from its last checkpoint"
+    (killed / "checkpoints").mkdir()
+    (killed / "checkpoints" / "ckpt-00000010.pt").write_bytes(b"saved")
+    swept = {**json.loads((killed / "run.json").read_text()), "sweep_id": "s1", "overrides": ["optim.lr=0.1"]}
+    (killed / "run.json").write_text(json.dumps(swept))
+    said = read_run(killed)["stop_cause"]  # a sweep's job: its own command, not the sweep's -m line
+    assert f"resume this job: python -m pilot optim.lr=0.1 hydra.run.dir={killed}" in said, said
+    assert "(from its last checkpoint)" in said
     live = make_run(tmp_path / "live", record(status="running", finished_at=MISSING, stop_cause=MISSING))
     held = RunDirectoryLock(live).acquire()
     try:

@@ -586,3 +586,21 @@ def test_a_validation_subset_larger_than_the_split_is_recorded_as_what_it_evalua
     # the default warm-up (10 updates) is longer than these 2: the peak learning rate is never used
     assert record["batch_plan"]["peak_lr_reached"] == pytest.approx(cfg.optim.lr * 2 / 10)
     assert "optim.warmup_updates=10 is longer than the run's 2 updates" in caplog.text
+
+
+def test_a_signal_after_the_lock_and_before_the_record_is_one_line_and_an_honest_record(tmp_path):
+    """Ctrl-C between taking the directory lock and opening run.json ended in a FileNotFoundError traceback
+    (a new run), or left a resumed run 'running' with the exit code of its earlier ending."""
+    fresh = run_pilot(tmp_path / "fresh", *TRAIN, "budget.value=4", fault="setup:SIGINT")
+    said = fresh.stdout + fresh.stderr
+    assert fresh.returncode == 130 and "stopped before the run began" in said, said[-3000:]
+    assert "Traceback" not in said and not (tmp_path / "fresh" / "run.json").exists()
+    run = tmp_path / "resumed"
+    failed = run_pilot(run, *TRAIN, "budget.value=4", "checkpoint.every=2", fault="exception@3")
+    assert failed.returncode != 0 and json.loads((run / "run.json").read_text())["status"] == "failed"
+    stopped = run_pilot(run, *TRAIN, "budget.value=4", "checkpoint.every=2", fault="setup:SIGINT")
+    assert stopped.returncode == 130 and "Traceback" not in stopped.stdout + stopped.stderr, stopped.stderr[-3000:]
+    record = json.loads((run / "run.json").read_text())
+    assert record["status"] == "interrupted" and record["interrupted_by"][-1]["at_update"] == 2, record
+    done = run_pilot(run, *TRAIN, "budget.value=4", "checkpoint.every=2")
+    assert done.returncode == 0 and json.loads((run / "run.json").read_text())["status"] == "ok", done.stderr[-2000:]

@@ -16,11 +16,22 @@ def enum_value(value: Any) -> Any:
 
 
 def import_target(path: str) -> Any:
-    """Import ``package.module.attr`` without calling it."""
-    module_name, _, attr = path.rpartition(".")
-    if not module_name:
+    """Import ``package.module.attr`` (or ``package.module.Class.method``, as Hydra's ``_target_``
+    resolves it) without calling it."""
+    if "." not in path.strip("."):
         raise ImportError(f"'{path}' is not a dotted path")
-    return getattr(importlib.import_module(module_name), attr)
+    parts = path.split(".")
+    for split in range(len(parts) - 1, 0, -1):  # the longest importable module, then attributes
+        try:
+            found: Any = importlib.import_module(".".join(parts[:split]))
+        except ModuleNotFoundError as missing:
+            if missing.name is not None and not ".".join(parts[:split]).startswith(missing.name):
+                raise  # the module exists but imports something missing: say that
+            continue
+        for attr in parts[split:]:
+            found = getattr(found, attr)
+        return found
+    raise ModuleNotFoundError(f"No module named '{parts[0]}'", name=parts[0])
 
 
 def select(cfg: Any, key: str) -> Any:

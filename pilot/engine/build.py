@@ -47,11 +47,11 @@ def build_model(cfg: DictConfig, adapter: bool = True) -> torch.nn.Module:
     is false (the reload check applies the exported adapter itself)."""
     torch.manual_seed(int(cfg.seed))
     model = instantiate(cfg.model, _convert_="all")
-    refuse_short_tables(model, select(cfg, "data.vocab_size"), select(cfg, "data.max_len"))
+    refuse_short_tables(model, select(cfg, "data.vocab_size"), *_longest_sequence(cfg))
     return apply_adapter(model, cfg) if adapter else model
 
 
-def refuse_short_tables(model: torch.nn.Module, vocab_size: object, max_len: object) -> None:
+def refuse_short_tables(model: torch.nn.Module, vocab_size: object, max_len: object, key: str = "data.max_len") -> None:
     """A model (transformers' API) whose token embedding has fewer rows than the data has token ids, or
     whose learned position table is shorter than the longest sequence, is refused (``ContractError``):
     the first such id would index past the table (an IndexError on a CPU, a device-side assert on a
@@ -66,7 +66,7 @@ def refuse_short_tables(model: torch.nn.Module, vocab_size: object, max_len: obj
         )
     config = getattr(model, "config", None)
     positions = getattr(config, "n_positions", None) or getattr(config, "max_position_embeddings", None)
-    if not (isinstance(positions, int) and isinstance(max_len, int) and positions < max_len):
+    if not (isinstance(positions, int) and isinstance(max_len, int)):
         return
     learned = [
         m
@@ -75,12 +75,32 @@ def refuse_short_tables(model: torch.nn.Module, vocab_size: object, max_len: obj
         and m is not tokens
         and m.num_embeddings in (positions, positions + 2)  # OPT keeps 2 more rows
     ]
-    if learned:
+    # RoBERTa-like tables count positions from padding_idx + 1: that many rows are never a position
+    usable = min((_usable_rows(m, positions) for m in learned), default=max_len)
+    if usable < max_len:
         raise ContractError(
-            f"{type(model).__name__} learns {positions} positions but the data holds sequences of up to "
-            f"{max_len} tokens (data.max_len): a longer one indexes past its position table. Fix: "
-            f"data.max_len={positions}, or a model with n_positions/max_position_embeddings >= {max_len}."
+            f"{type(model).__name__} learns {usable} positions but the data holds sequences of up to "
+            f"{max_len} tokens ({key}): a longer one indexes past its position table. Fix: "
+            f"{key}={usable}, or a model with n_positions/max_position_embeddings >= {positions + max_len - usable}."
         )
+
+
+def _usable_rows(table: torch.nn.Embedding, positions: int) -> int:
+    """Positions a learned table holds: all of ``positions``, less the rows up to its padding index when
+    positions are counted from there (RoBERTa: ids padding_idx + 1, padding_idx + 2, ...)."""
+    if table.padding_idx is not None and table.num_embeddings == positions:
+        return positions - table.padding_idx - 1
+    return positions
+
+
+def _longest_sequence(cfg: DictConfig) -> tuple[object, str]:
+    """The longest sequence the model must take, and the setting that says it: data.max_len, or
+    estimate.seq_len when an estimate is asked at a longer one."""
+    longest, key = select(cfg, "data.max_len"), "data.max_len"
+    asked = select(cfg, "estimate.seq_len")
+    if isinstance(asked, int) and (not isinstance(longest, int) or asked > longest):
+        longest, key = asked, "estimate.seq_len"
+    return longest, key
 
 
 def build_trainer(cfg: DictConfig, ctx: DistContext = DistContext()) -> Trainer:

@@ -57,6 +57,20 @@ def _batch(task: TaskData, split: str, count: int, seq_len: int | None) -> Batch
     return task.collate([longest[i % len(longest)] for i in range(count)])
 
 
+def _with_padding(task: TaskData, batch: Batch) -> Batch:
+    """The batch with one padded position (the first row's last, or first when padding is on the left)
+    when its attention mask has none: a model may skip its mask on a batch without padding, which only
+    real values can tell (transformers builds no 4-D mask then), while a fake tensor cannot, so the
+    estimate would count a mask the measurement did not make. Training batches of examples of
+    different lengths are padded: the estimate and its measurement both run the padded path."""
+    mask = batch.get("attention_mask")
+    if not torch.is_tensor(mask) or mask.dim() != 2 or mask.shape[1] < 2 or not bool(mask.bool().all()):
+        return batch
+    padded = mask.clone()
+    padded[0, 0 if task.info.get("padding_side") == "left" else -1] = 0
+    return {**batch, "attention_mask": padded}
+
+
 @dataclass
 class EstimateInputs:
     """What an estimate runs on: real tensors, built before any fake one exists."""
@@ -77,8 +91,8 @@ def estimate_inputs(cfg: DictConfig, task: TaskData) -> EstimateInputs:
     micro, eval_micro = int(cfg.batch.micro_batch), int(cfg.batch.eval_micro_batch)
     accumulation = int(cfg.batch.accumulation)
     runs = min(accumulation, 2)
-    train_batch = _batch(task, "train", micro, seq_len)
-    eval_batch = _batch(task, "val", eval_micro, seq_len)
+    train_batch = _with_padding(task, _batch(task, "train", micro, seq_len))
+    eval_batch = _with_padding(task, _batch(task, "val", eval_micro, seq_len))
     update_targets = max(1, int(task.target_count(train_batch)) * runs)
     return EstimateInputs(
         seq_len, micro, eval_micro, accumulation, runs, train_batch, eval_batch, update_targets, task.encoded("train")

@@ -55,15 +55,33 @@ def build(
     kwargs = {"attn_implementation": attn_implementation, "dtype": DTYPES[dtype]}
     try:
         model = _built(transformers, model_type, config, path, kwargs)
-    except ValueError as error:  # transformers' refusal of an attention kernel names its own argument
-        if "attention implementation" not in str(error) and "attn_implementation" not in str(error):
-            raise
-        raise PilotError(
-            f"model.attn_implementation={attn_implementation}: {str(error).split('. ')[0]}. Fix: "
-            "model.attn_implementation=eager"
-        ) from error
+    except (ValueError, ImportError, AssertionError) as error:
+        raise _refusal(error, model_type, config, attn_implementation) from error
     model.config.use_cache = False  # training and the checks never reuse a key/value cache
     return model
+
+
+def _refusal(error: Exception, model_type: str, config: dict[str, Any] | None, attn: str) -> Exception:
+    """What transformers refused, said with the setting to change (or ``error`` itself)."""
+    text = str(error)
+    if any(mark in text.lower() for mark in ("attention implementation", "attn_implementation", "flashattention")):
+        return PilotError(
+            f"model.attn_implementation={attn}: {text.split('. ')[0].rstrip('.')}. Fix: model.attn_implementation=eager"
+        )
+    if "Unrecognized configuration class" in text:  # a model type with no causal LM (T5, an encoder...)
+        return PilotError(
+            f"model.model_type={model_type}: transformers has no causal language model for it "
+            "(AutoModelForCausalLM knows none). Fix: a decoder model type (llama, qwen2, gpt2, ...); an "
+            "encoder-decoder or encoder needs a model of your own (README, 'Your own model and data')."
+        )
+    if "Padding_idx must be within num_embeddings" in text:
+        settings = dict(config or {})
+        return PilotError(
+            f"model.config.pad_token_id={settings.get('pad_token_id')} is not below model.config.vocab_size="
+            f"{settings.get('vocab_size')}: the padding token has no row in the embedding. Fix: a vocab_size "
+            "above every token id (the default: ${data.vocab_size}), or the tokenizer's pad id."
+        )
+    return error
 
 
 def _built(transformers: Any, model_type: str, config: dict[str, Any] | None, path: str | None, kwargs: dict):

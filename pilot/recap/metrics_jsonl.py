@@ -258,12 +258,27 @@ def _blank(data: bytes, text: str | None) -> bool:
     return not data or (data[0] in SPACE and not data.strip(SPACE))
 
 
+def _without_cut_line(data: bytes, text: str | None) -> tuple[bytes, str | None]:
+    """The file without a last line cut short: one without its newline that is not JSON (a kill or a
+    full disk in the middle of the write, or a line still being written). The run's writer ends every
+    line with its newline, and a resume sets such a line aside; the run is judged by its record."""
+    if not data or data.endswith(b"\n"):
+        return data, text
+    start = data.rfind(b"\n") + 1
+    try:
+        json.loads(data[start:])
+    except ValueError:
+        data = data[:start]
+        return data, (data.decode() if text is not None else None)
+    return data, text
+
+
 def read_metrics(path: Path | str, curve: bool = False) -> dict[str, Any]:
     """Summary of metrics.jsonl and its validation points; with ``curve``, also every training point
     the picture draws (``_train_curve``). Fast path: ``_as_written``; a file it does not account for
     goes through json line by line."""
     name = os.path.basename(path)
-    data, text = _read_body(path, name)
+    data, text = _without_cut_line(*_read_body(path, name))
     body = data if data.endswith(b"\n") else data + b"\n"
     if _blank(data, text):
         rows, last, val_text = [], {}, None

@@ -36,7 +36,7 @@ from pilot.errors import PilotError
 from pilot.recap.damage import Unreadable, read_json_object
 from pilot.recap.metrics_jsonl import read_metrics, training_points
 from pilot.recap.run_json import readable_identity, record_row
-from pilot.run_record import abandoned
+from pilot.run_record import abandoned, resume_hint
 
 RUN_MARKERS = ("run.json", "metrics.jsonl", ".hydra")  # any of these makes a directory a run directory
 NOT_WALKED = (".hydra", "checkpoints", "export", "resume_check")  # inside a run directory: never runs
@@ -109,15 +109,23 @@ def read_run(run_dir: Path | str, curve: bool = False) -> dict[str, Any]:
             return {**row, "mode": record["mode"]}
         row.update(record_row(record))
         if row.get("status") == "running" and (gone := abandoned(run_dir)):  # run.json's last word
-            row["stop_cause"] = (
-                f"{gone}: it ended without recording how (killed: SIGKILL, out of memory, a power loss?); "
-                "the same command resumes it from its last checkpoint"
-            )
+            row["stop_cause"] = _abandoned_cause(record, run_dir, gone)
         row.update(read_metrics(os.path.join(run_dir, "metrics.jsonl"), curve))
     except Unreadable as damage:
         said = f" (run.json says {row['status']})" if row.get("status") else ""
         row.update(readable_identity(record), status="unreadable", stop_cause=f"{damage}{said}")
     return row
+
+
+def _abandoned_cause(record: dict[str, Any], run_dir: str, gone: str) -> str:
+    """Why a run no process holds stopped, and the command that continues it (a sweep's job: its own
+    overrides, not the sweep's -m line, which starts every job anew), from its checkpoint if it has one."""
+    checkpoints = os.path.join(run_dir, "checkpoints")
+    saved = os.path.isdir(checkpoints) and any(name.startswith("ckpt-") for name in os.listdir(checkpoints))
+    sweep = Path(run_dir).parent if record.get("sweep_id") else None
+    hint = resume_hint([str(o) for o in record.get("overrides") or []], Path(run_dir), sweep)
+    start = "from its last checkpoint" if saved else "from update 0: it wrote no checkpoint"
+    return f"{gone}: it ended without recording how (killed: SIGKILL, out of memory, a power loss?); {hint} ({start})"
 
 
 def sweep_of(row: dict[str, Any]) -> str:

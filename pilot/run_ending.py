@@ -1,0 +1,94 @@
+"""How a training run ends and what its record then says: preempted (requeued), interrupted by a
+signal, failed (a full disk, out of memory, an exception), and the closing every run goes through
+(phase rows, run.json, the lock and the signal handlers released). ``TrainingRun`` (``pilot.train``)
+inherits these; they read and set its state (record, trainer, status, stop cause)."""
+
+from __future__ import annotations
+
+import logging
+
+import torch
+
+from pilot.errors import DiskFull, RunFinished, first_line, no_space_left
+from pilot.phases.probe import peak_memory
+from pilot.run_record import RunRecord, read_run_json, resume_hint
+from pilot.stopping import record_preemption, signal_entry
+
+log = logging.getLogger("pilot")
+
+
+class RunEnding:
+    def _preempted(self) -> None:
+        """SIGUSR2: rank 0 saves a complete checkpoint and records the preemption; the job is
+        handed over for requeueing unless requeues are used up (other ranks hand over at once)."""
+        self.checkpointer.save(self.trainer, writes=self.record is not None)  # FSDP: every rank writes its shards
+        if self.record is None:  # non-zero ranks: rank 0 publishes and decides
+            self.status, self.hand_over = "preempted", True
+            return
+        requeue = record_preemption(self.record, self.trainer.updates_done, self.cfg.checkpoint.max_requeues)
+        self.status, self.hand_over = "preempted", requeue
+
+    def _interrupted(self, signal_name: str, how: str) -> None:
+        if self.record is None and self.ctx.is_main and (self.run_path / "run.json").exists():
+            # a resume stopped before it reopened its record: the record it continues says so
+            self.record = RunRecord(self.run_path, read_run_json(self.run_path))
+        updates = self.trainer.updates_done if self.trainer else self.resumed_at
+        self.signal_name = signal_name
+        self.status = "interrupted"
+        self.stop_cause = f"interrupted: {signal_name} at update {updates} ({how})"
+        if self.record is not None:  # kept across resumes: every signal that stopped this run
+            earlier = self.record.data.get("interrupted_by", [])
+            self.extra["interrupted_by"] = earlier + [signal_entry(signal_name, updates)]
+        self.phases.end("fail", self.stop_cause[:300])
+        log.warning("%s; %s", self.stop_cause, resume_hint(self.overrides, self.run_path, self.sweep_dir))
+
+    def fail(self, error: Exception) -> None:
+        """Record why the run failed (``run`` re-raises it: the failure stays visible)."""
+        if (full := no_space_left(error)) is not None:  # any write of the run: checkpoint, export, metrics
+            self.status, self.stop_cause, self.error = "failed", "disk_full", str(full)
+            self.phases.end("fail", f"disk full: {full}"[:300])
+        elif isinstance(error, torch.OutOfMemoryError):
+            updates = self.trainer.updates_done if self.trainer else 0
+            self.status, self.stop_cause = "oom", f"out of memory at update {updates + 1}"
+            self.error = f"{type(error).__name__}: {first_line(error, 300)}"
+            self.phases.end("oom", f"out of memory in {self.phases.open_phase}: {self.error}")
+        elif isinstance(error, RunFinished):
+            self.status = None  # nothing was started: nothing is recorded
+        else:
+            self.status, self.stop_cause, self.error = "failed", "exception", f"{type(error).__name__}: {error}"
+            self.phases.end("fail", self.error[:300])
+
+    def close(self) -> None:
+        """Record what happened (rank 0), release the signal handlers and the lock. A signal while
+        the record is written is only noted (``InterruptWatch.defer``): the record is finished first."""
+        if not self.hand_over:
+            self.preemption.uninstall()
+        self.interrupts.defer()
+        try:
+            if self.record is not None and self.status is not None:
+                self.phases.end("fail" if self.status != "ok" else "pass", f"run ended: {self.status}")
+                try:
+                    self.phases.write(self.run_path)
+                except DiskFull as exc:  # the first file that did not fit stays the cause
+                    self.error = self.error if self.stop_cause == "disk_full" else str(exc)
+                    self.status, self.stop_cause, self.extra["disk_full"] = "failed", "disk_full", self.error
+                if not self.hand_over:
+                    seconds = self.update_seconds
+                    self.record.finish(
+                        self.status,
+                        self.stop_cause,
+                        error=self.error,
+                        peak_memory=self.phases.peaks() or peak_memory(),
+                        seconds_per_update=(sum(seconds) / len(seconds)) if seconds else None,
+                        **self.extra,
+                        **(self.trainer.position() if self.trainer else {}),
+                    )
+        finally:
+            if self.lock is not None:
+                self.lock.release()
+            self.interrupts.uninstall()
+        if self.hand_over:
+            self.preemption.hand_over()  # submitit requeues the job and exits this process
+        if "disk_full" in self.extra:
+            raise DiskFull(self.extra["disk_full"])
+        self.interrupts.stop_if_noted()  # the record says how the run ended; the signal still stops us
