@@ -99,6 +99,8 @@ def check_run_directory(config: DictConfig) -> None:
         return
     writable_directory(path, "hydra.run.dir")
     foreign = sorted(p.name for p in path.iterdir() if p.name not in HYDRA_OWN and not p.name.endswith(".log"))
+    if _another_apps_hydra(path):
+        foreign.insert(0, ".hydra/ of another Hydra app (its config.yaml has no pilot settings)")
     if foreign:
         shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
         raise ResumeRefused(
@@ -106,6 +108,22 @@ def check_run_directory(config: DictConfig) -> None:
             "would overwrite or append to them. Fix: name a new or empty directory, or leave "
             "hydra.run.dir out (a new directory under campaign.run_root)."
         )
+
+
+PILOT_SECTIONS = {"mode", "budget", "model", "data"}  # in every config.yaml pilot's Hydra writes
+
+
+def _another_apps_hydra(path: Path) -> bool:
+    """Whether ``path/.hydra`` was written for another Hydra app (a pilot line that stopped before its
+    run, whose files may be replaced, leaves pilot's config there): its record would be overwritten."""
+    config = path / ".hydra" / "config.yaml"
+    if not config.is_file():
+        return False
+    try:
+        loaded = OmegaConf.load(config)
+    except Exception:  # noqa: BLE001 - unreadable: not known to be pilot's
+        return True
+    return not isinstance(loaded, DictConfig) or not PILOT_SECTIONS <= set(loaded.keys())
 
 
 def directory_of(config: DictConfig, key: str) -> Path:

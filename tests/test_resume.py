@@ -233,3 +233,21 @@ def test_a_forced_resume_may_resplit_an_update_only_when_its_examples_stay(make_
     bigger = make_cfg("batch.micro_batch=4", "batch.accumulation=8", "checkpoint.force_resume=true")
     with pytest.raises(ResumeRefused, match="cannot change on resume"):
         refuse_changed_config(bigger, tmp_path / "c.pt", state)
+
+
+def test_a_task_that_encodes_other_data_in_another_process_is_named_by_the_resume_check(make_cfg):
+    """Class ids from list(set(names)) differ with PYTHONHASHSEED, so the resumed process trained on other
+    labels and the check said only "loss differs at update(s) [4, 5, 6]". What each process encodes is
+    now compared first, naming the example and the key."""
+    import dataclasses
+
+    from hydra.utils import instantiate
+
+    from pilot.data.digest import encoded_digests, first_difference
+
+    task = instantiate(make_cfg("+experiment=classification").data, _convert_="all")
+    here = encoded_digests(task)
+    assert first_difference(here, encoded_digests(task)) is None  # the same task: the same encoding
+    relabelled = dataclasses.replace(task, encode=lambda e: {**task.encode(e), "label": 9 - task.encode(e)["label"]})
+    said = first_difference(here, encoded_digests(relabelled))
+    assert said is not None and said.endswith("differs in label"), said

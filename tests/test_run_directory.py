@@ -41,6 +41,19 @@ def test_a_directory_of_other_files_is_refused_and_left_as_it_was(tmp_path):
     assert sorted(p.name for p in mine.iterdir()) == ["config.yaml", "metrics.jsonl"]  # no .hydra either
 
 
+def test_another_hydra_apps_directory_is_refused_and_its_record_kept(tmp_path):
+    """A directory holding another Hydra app's .hydra/ and job log was taken as empty, and its config.yaml
+    and overrides.yaml were overwritten by pilot's."""
+    other = tmp_path / "other"
+    (other / ".hydra").mkdir(parents=True)
+    (other / ".hydra" / "config.yaml").write_text("db:\n  host: x\n")
+    (other / "app.log").write_text("their log\n")
+    before = _files(other)
+    done = run_pilot(other, *TRAIN)
+    assert done.returncode == 2 and "another Hydra app" in done.stderr, done.stderr[-2000:]
+    assert _files(other) == before
+
+
 @pytest.mark.parametrize("value, expected", [("", "hydra.run.dir='' is empty"), ("{tmp}/a_file/run", "is a file")])
 def test_an_empty_run_dir_or_a_file_in_the_way_is_refused_naming_the_key(tmp_path, value, expected):
     (tmp_path / "a_file").write_text("x")

@@ -4,7 +4,8 @@
 2. interrupted: a fresh run trains k updates and saves a checkpoint;
 3. ``python -m pilot.phases.resume_check <dir>`` (a new process) rebuilds
    everything from the saved config, restores the checkpoint and trains to n;
-4. compare update numbers, learning rates, the examples each update drew,
+4. compare what the task encodes in both processes (example by example, ``pilot.data.digest``), then
+   update numbers, learning rates, the examples each update drew,
    losses and the final parameters. With tolerance 0 (CPU fp32) everything
    must be bit-identical; otherwise the declared rtol/atol applies.
 """
@@ -23,6 +24,7 @@ from omegaconf import DictConfig, OmegaConf
 from pilot.checkpoint import Checkpointer, restore_training_state
 from pilot.child_process import JobRunner, NewProcess
 from pilot.config.values import enum_value, resolve_device
+from pilot.data.digest import encoded_digests, first_difference
 from pilot.data.task import TaskData
 from pilot.engine.build import build_model, build_trainer
 from pilot.engine.distributed import DistContext, init_from_env, rank0_value, spawn
@@ -122,6 +124,7 @@ def run_resume_check(
     if ctx.is_main:
         work_dir.mkdir(parents=True, exist_ok=True)
         OmegaConf.save(cfg, work_dir / "config.yaml", resolve=True)
+        (work_dir / "encoded.json").write_text(json.dumps(encoded_digests(task)))
     reference_trainer = fresh_trainer(cfg, task, device, ctx)
     reference = trajectory(reference_trainer, n)
     interrupted = fresh_trainer(cfg, task, device, ctx)
@@ -154,6 +157,14 @@ def _resume_and_compare(
             work_dir / "resume_check.error.txt", completed.stderr
         )
     resumed = json.loads((work_dir / "resumed.json").read_text())
+    here, there = (json.loads((work_dir / name).read_text()) for name in ("encoded.json", "resumed_encoded.json"))
+    if (differs := first_difference(here, there)) is not None:
+        return False, (
+            f"the task built in the new process encodes other data: {differs}. Its data or labels depend on "
+            "the process (class ids from set() order, which PYTHONHASHSEED changes; an unseeded random "
+            "generator in the task): a resumed run trains on other examples. Fix: build them "
+            "deterministically (sorted class names, a seeded generator)"
+        )
     return compare(
         reference,
         resumed,
@@ -190,6 +201,7 @@ def resumed_rank(work_dir: Path, until: int, threads: int, spawned: bool) -> Non
     weights = _weights(trainer)
     if ctx.is_main:
         (work_dir / "resumed.json").write_text(json.dumps(rows))
+        (work_dir / "resumed_encoded.json").write_text(json.dumps(encoded_digests(trainer.task)))
         write_weights(weights, work_dir / "resumed.safetensors")  # shared (tied) tensors once
 
 
