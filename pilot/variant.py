@@ -69,7 +69,7 @@ def parse_overrides(overrides: Iterable[str]) -> dict[str, str]:
     return values
 
 
-def _same_value(a: str, b: str) -> bool:
+def same_value(a: str, b: str) -> bool:
     if {a.lower(), b.lower()} <= {"true", "false"}:  # Hydra writes a swept boolean True/False
         return a.lower() == b.lower()
     try:
@@ -82,7 +82,7 @@ def matches(variant: str, control: str) -> bool:
     """Does the variant key hold every override of the control (values compared as numbers)?"""
     wanted = parse_overrides(c.strip() for c in control.split(",") if c.strip())
     have = parse_overrides(str(variant).split(","))
-    return bool(wanted) and all(k in have and _same_value(have[k], v) for k, v in wanted.items())
+    return bool(wanted) and all(k in have and same_value(have[k], v) for k, v in wanted.items())
 
 
 def control_written_wrong(control: str) -> str | None:
@@ -124,7 +124,7 @@ def control_problem(control: str, variants: Iterable[str]) -> str | None:
             near = [k for k in seen if k.endswith(f".{key}")] or difflib.get_close_matches(key, list(seen), n=1)
             hint = f" (did you mean {near[0]}?)" if near else ""
             return f"no variant sets {key}{hint}; the variants set: {', '.join(sorted(seen)) or 'nothing (default)'}"
-        if not any(_same_value(have, value) for have in seen[key]):
+        if not any(same_value(have, value) for have in seen[key]):
             return f"no variant has {key}={value}; its values: {', '.join(sorted(seen[key]))}"
     return f"no variant holds all of {control}; the variants: {'; '.join(variants)}"
 

@@ -755,3 +755,20 @@ def test_a_running_run_no_process_holds_is_said_to_have_ended_unrecorded(tmp_pat
     other_host = make_run(tmp_path / "other", record(status="running", finished_at=MISSING, stop_cause=MISSING))
     (other_host / RunDirectoryLock.NAME).write_text("pid 12 on host another-node")  # a cluster node: cannot tell
     assert not read_run(other_host).get("stop_cause")
+
+
+def test_jobs_a_sweep_declared_that_left_no_directory_are_named(tmp_path):
+    """A sweep stopped before its second job (Ctrl-C, SIGTERM): the recap said "1 run(s)" and nothing of
+    the job multirun.yaml declared but that never started."""
+    sweep = tmp_path / "sweep"
+    sweep.mkdir()
+    (sweep / "multirun.yaml").write_text(
+        "hydra:\n  sweeper:\n    params: null\n  overrides:\n    task:\n    - optim.lr=1e-3,1e-4\n    - mode=train\n"
+    )
+    make_run(sweep / "0", record(overrides=["optim.lr=1e-3", "mode=train"], variant="optim.lr=0.001"))
+    build_recap([sweep], tmp_path / "out", plot=False)
+    text = (tmp_path / "out" / "recap.md").read_text()
+    assert "Never started: 1 of the 2 jobs" in text and "optim.lr=0.0001 mode=train" in text, text
+    make_run(sweep / "1", record(overrides=["optim.lr=1e-4", "mode=train"], run_id="b"))  # both ran
+    build_recap([sweep], tmp_path / "out", plot=False)
+    assert "Never started" not in (tmp_path / "out" / "recap.md").read_text()

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from pilot.recap.declared import never_started
 from pilot.recap.picture import plot_curves_aside
 from pilot.recap.reading import RecapRefused, collect
 from pilot.recap.summary import METRIC, summarise_sweeps
@@ -114,7 +115,7 @@ def _conclusions(sections: list) -> list[str]:
     return [line if sweep is None else f"Sweep {sweep}: {line}" for sweep, _, lines in sections for line in lines]
 
 
-def _recap_text(frame: pd.DataFrame, sections: list, skipped: int, pool: bool) -> str:
+def _recap_text(frame: pd.DataFrame, sections: list, skipped: int, pool: bool, missing: list[str] = ()) -> str:
     counts = frame["status"].value_counts().to_dict()
     sweeps = frame.loc[frame["status"] != "unreadable", "sweep"].nunique()  # of the runs judged
     text = [
@@ -122,6 +123,7 @@ def _recap_text(frame: pd.DataFrame, sections: list, skipped: int, pool: bool) -
         "",
         "Statuses: " + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"),
         "",
+        *(line for entry in missing for line in (entry, "")),
     ]
     if skipped:
         text += [
@@ -178,7 +180,8 @@ def build_recap(
                 "variant in the recap's variant column (or leave --control out to compare none)."
             )
     sections = summarise_sweeps(frame, control, quality_tolerance, pool)
-    frame.attrs["conclusions"] = _conclusions(sections)
+    missing = never_started(frame)  # jobs the launch declared that left no run directory
+    frame.attrs["conclusions"] = _conclusions(sections) + missing
     by = "variant"
     if len(sections) > 1:
         frame = frame.assign(_plot=frame["sweep"].astype(str) + " · " + frame["variant"].astype(str))
@@ -190,7 +193,7 @@ def build_recap(
         drawn = plot_curves_aside(frame, curves, staged["recap.png"], by) if plot and not frame.empty else None
         try:  # the tables while the picture is drawn
             frame.drop(columns=["_data", "_plot"], errors="ignore").to_csv(staged["recap.csv"], index=False)
-            text = _recap_text(frame, sections, len(skip), pool)
+            text = _recap_text(frame, sections, len(skip), pool, missing)
         finally:
             picture = drawn() if drawn is not None else None  # waited for, also when the tables failed
         staged["recap.md"].write_text(text + ("\n![loss curves](recap.png)\n" if picture else ""))

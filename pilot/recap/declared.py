@@ -1,0 +1,66 @@
+"""The jobs a sweep declared (its ``multirun.yaml``) that none of its run directories holds: the
+launch stopped before them (Ctrl-C, SIGTERM, the launcher killed) or they never started. A recap of
+the directories alone would read as if the sweep had been that small."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+from omegaconf import OmegaConf
+
+from pilot.variant import parse_overrides, same_value, sweep_combinations
+
+
+def declared_jobs(multirun: Path) -> list[list[str]] | None:
+    """The overrides of every job the launch declared (the sweeper's params, then the command line's,
+    expanded as Hydra's basic sweeper does); None when multirun.yaml cannot be read."""
+    try:
+        config = OmegaConf.load(multirun)
+        params = OmegaConf.select(config, "hydra.sweeper.params")
+        task = OmegaConf.select(config, "hydra.overrides.task") or []
+        axes = {str(key): str(value) for key, value in (params or {}).items()}
+        for override in task:
+            key, _, value = str(override).partition("=")
+            axes[key] = value
+        return sweep_combinations(axes)
+    except Exception:  # noqa: BLE001 - an unreadable or foreign multirun.yaml declares nothing we can tell
+        return None
+
+
+def _holds(row: pd.Series, job: dict[str, str]) -> bool:
+    for key, value in job.items():
+        if key.startswith("hydra"):  # hydra.* and hydra/launcher=...: not recorded per run
+            continue
+        have = row.get("seed") if key == "seed" else row.get(f"set:{key}")
+        if have is None or (isinstance(have, float) and pd.isna(have)) or not same_value(str(have), value):
+            return False
+    return True
+
+
+def never_started(frame: pd.DataFrame) -> list[str]:
+    """One line per sweep whose multirun.yaml declares jobs no run of it holds (readable or not)."""
+    lines: list[str] = []
+    if frame.empty or "sweep" not in frame:
+        return lines
+    for _, rows in frame.groupby("sweep", sort=True):
+        parents = sorted({Path(str(d)).parent for d in rows["run_dir"]})
+        found = next((p / "multirun.yaml" for p in parents if (p / "multirun.yaml").is_file()), None)
+        declared = declared_jobs(found) if found is not None else None
+        if not declared or len(declared) <= 1:
+            continue
+        readable = rows[rows["status"] != "unreadable"]
+        missing = [
+            job for job in declared if not any(_holds(row, parse_overrides(job)) for _, row in readable.iterrows())
+        ]
+        unreadable = len(rows) - len(readable)
+        if len(missing) <= unreadable:  # the unreadable runs may be those jobs
+            continue
+        shown = "; ".join(" ".join(job) for job in missing[:10]) + (" ..." if len(missing) > 10 else "")
+        maybe = f" ({unreadable} unreadable run(s) may be some of them)" if unreadable else ""
+        lines.append(
+            f"Never started: {len(missing)} of the {len(declared)} jobs {found} declares have no run directory"
+            f"{maybe}: {shown}. The launch stopped before them: start each with python -m pilot and its overrides "
+            "(or -m over these values alone)."
+        )
+    return lines
