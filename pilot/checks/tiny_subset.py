@@ -37,7 +37,7 @@ from pilot.data.task import IGNORE_INDEX, NEXT_TOKEN, Batch, TaskData
 from pilot.engine.build import build_model as build_fresh_model
 from pilot.engine.forward import forward_loss
 from pilot.engine.trainer import Trainer
-from pilot.models.adapter import frozen_head_hint
+from pilot.models.adapter import adapter_rate_hint, frozen_head_hint
 
 STEP = "tiny_subset"
 
@@ -221,9 +221,13 @@ def tiny_subset_check(
         return CheckResult(STEP, "pass", "learns the subset: " + numbers, [], details)
     if recovery >= float(settings.min_recovery):  # every example learnt: the mechanism works
         return CheckResult(
-            STEP, "warn", _slow_drop(numbers, int(settings.max_updates)) + frozen_head_hint(model), [], details
+            STEP, "warn", _slow_drop(numbers, int(settings.max_updates)) + _adapter_hints(model, cfg), [], details
         )
-    return CheckResult(STEP, "fail", "cannot learn the subset: " + numbers + frozen_head_hint(model), [], details)
+    return CheckResult(STEP, "fail", "cannot learn the subset: " + numbers + _adapter_hints(model, cfg), [], details)
+
+
+def _adapter_hints(model: torch.nn.Module, cfg: DictConfig) -> str:
+    return frozen_head_hint(model) + adapter_rate_hint(model, float(cfg.optim.lr))
 
 
 def _predict_disagrees(scorer: SubsetScorer, final_loss: float) -> bool:

@@ -186,3 +186,15 @@ def frozen_head_hint(model: torch.nn.Module) -> str:
         "(no model.path) its fixed random weights cap the logits. Fix: a trained base (model.path=DIR), "
         f"or add it to the adapter (adapter.target_modules=[...,{name.rsplit('.', 1)[-1]}])."
     )
+
+
+def adapter_rate_hint(model: torch.nn.Module, lr: float) -> str:
+    """An adapter whose head is trained but which still did not learn: low-rank updates usually need a
+    learning rate about ten times a full fine-tuning's (measured: the README's LoRA pilot on a random
+    Llama fails at 1e-3, 6.7x in 300 updates, and passes at 1e-2, 194x in 70); "" otherwise."""
+    if not is_adapted(model) or frozen_head_hint(model) or lr >= 1e-2:
+        return ""
+    return (
+        f" Only the adapter trains, at optim.lr={lr:g}: low-rank updates usually need about ten times a full "
+        f"fine-tuning's rate. Fix: a higher rate for the adapter run (optim.lr={lr * 10:g})."
+    )
