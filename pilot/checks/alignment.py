@@ -59,6 +59,8 @@ def probe(task: TaskData, model: torch.nn.Module, batches: list[dict[str, Any]])
     for batch in batches:
         with torch.no_grad():
             output = task.forward(model, batch)
+        if torch.is_tensor(batch["labels"]) and batch["labels"].is_floating_point():
+            return {"regression": True, "float_labels": True}  # soft or multi-hot targets: no class id per position
         scores, grad, _ = output_gradient(task, output, batch, recompute=partial(task.forward, model, batch))
         if scores.shape[-1] < 2:
             return {"regression": True}
@@ -132,6 +134,9 @@ def alignment_check(
         "batches": len(batches),
         "examples": len(items),
     }
+    if found.get("float_labels"):
+        reason = "labels are floating point (soft or multi-hot targets): no class id per position to probe"
+        return CheckResult(STEP, "pass", reason, [], details)
     if found["regression"]:
         return CheckResult(STEP, "pass", "one output per position (a regression?): no class to probe", [], details)
     pushed, reference, trained = found["pushed"], found["reference"], found["trained"]

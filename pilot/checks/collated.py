@@ -173,6 +173,10 @@ def _differing_positions(mine: torch.Tensor, other: torch.Tensor, row: int, mask
     return f" at position(s) {spans(wrong)}"
 
 
+def _width_of(value: object) -> tuple | None:
+    return tuple(value.shape[:2]) if torch.is_tensor(value) and value.dim() >= 2 else None
+
+
 def row_differences(task: TaskData, views: list[RowView], singles: list[Batch]) -> dict[int, list[str]]:
     """Row -> what differs from the example collated alone and from the encoded item.
 
@@ -189,7 +193,11 @@ def row_differences(task: TaskData, views: list[RowView], singles: list[Batch]) 
         if not torch.is_tensor(value) or value.dim() == 0 or value.shape[0] != size:
             continue
         per_position = mask is not None and value.dim() >= 2 and value.shape[:2] == mask.shape
-        trim = mask is None and value.dim() >= 2
+        per_position = per_position and all(  # the mask's positions are the key's in every example alone too
+            alone_mask is None or _width_of(single.get(key)) == alone_mask.shape
+            for single, alone_mask in zip(singles, alone_masks)
+        )  # (a seq2seq decoder's ids may be as wide as the encoder's in one batch by chance)
+        trim = not per_position and value.dim() >= 2  # no mask of its width (seq2seq labels): first or last positions
         mine = [_part(value, row, mask) for row in range(size)]
         alone = []
         for single, alone_mask in zip(singles, alone_masks):

@@ -310,13 +310,20 @@ def inspect_generic(
     return summarise(STEP, findings, ok, {"micro_batch": micro_batch, "collate_random": random}), shown
 
 
+def _float_labels(task: TaskData, encoded: dict[str, list[dict]]) -> bool:
+    """Soft or multi-hot labels (probabilities per class): the class-id checks do not apply."""
+    items = encoded.get("train", [])[:2]
+    labels = task.collate(items).get("labels") if items else None
+    return torch.is_tensor(labels) and labels.is_floating_point()
+
+
 def inspect_task(
     task: TaskData, n_show: int, micro_batch: int, model: torch.nn.Module | None = None
 ) -> tuple[CheckResult, list[dict[str, Any]]]:
     encoded = {split: task.encoded(split) for split in task.splits}
     if task.kind == "generation":
         result, shown = inspect_generation(task, encoded, n_show, micro_batch)
-    elif task.kind == "classification":
+    elif task.kind == "classification" and not _float_labels(task, encoded):
         result, shown = inspect_classification(task, encoded, n_show, model, micro_batch)
     else:
         result, shown = inspect_generic(task, encoded, n_show, micro_batch)

@@ -103,8 +103,10 @@ def real_mask(task: TaskData, batch: Batch) -> torch.Tensor | None:
     mask = batch.get("attention_mask")
     if torch.is_tensor(mask) and mask.shape == labels.shape:
         return mask.bool()
-    if ids is not None and "pad_id" in task.info:
+    if ids is not None and ids.shape == labels.shape and "pad_id" in task.info:
         return ids != int(task.info["pad_id"])
+    if ids is not None and ids.shape != labels.shape:  # labels of their own positions (a decoder's): theirs
+        return labels != IGNORE_INDEX
     return torch.ones_like(labels, dtype=torch.bool)
 
 

@@ -81,7 +81,7 @@ def objective_check(
         numbers = sum_contract(task, output, batch)
         scores, grad, _ = output_gradient(task, output, batch, recompute=partial(task.forward, model, batch))
         width = int(scores.shape[-1])
-        trained = int(pushed_classes(grad)[1].sum()) if width > 1 else int((grad != 0).any(-1).sum())
+        trained = _trained_targets(batch, grad, width, numbers["count"])
         per_batch.append(
             {k: numbers[k] for k in ("examples", "loss", "count")}
             | {
@@ -149,3 +149,14 @@ def initial_loss_warnings(task: TaskData, per_target: float, width: int, details
             )
         ]
     return []
+
+
+def _trained_targets(batch: dict[str, Any], grad: torch.Tensor, width: int, declared: float) -> int:
+    """Targets the loss trains: one per position for class ids (or one output). Floating-point labels of
+    the output's own shape are counted either way a task may mean them: each element a target
+    (multi-hot tags) when target_count says so, else each position (one soft distribution)."""
+    labels = batch.get("labels")
+    if torch.is_tensor(labels) and labels.is_floating_point() and labels.shape == grad.shape:
+        elements = int((grad != 0).sum())
+        return elements if declared == elements else int((grad != 0).any(-1).sum())
+    return int(pushed_classes(grad)[1].sum()) if width > 1 else int((grad != 0).any(-1).sum())
