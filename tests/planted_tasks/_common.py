@@ -183,6 +183,35 @@ def tiny_gpt(task: TaskData, dropout: float = 0.0) -> nn.Module:
     return TinyGPT(vocab_size=tok.VOCAB_SIZE, max_len=64, d_model=32, n_layer=1, n_head=2, dropout=dropout)
 
 
+class TransformerLM(nn.Module):
+    """A small decoder as users write one with ``nn.TransformerEncoder``: a causal mask, and the padding
+    handed to PyTorch as ``src_key_padding_mask`` (True where a position is IGNORED). A planted task
+    overrides the method that holds its mistake."""
+
+    supports_activation_checkpointing = False
+
+    def __init__(self, width: int = 32):
+        super().__init__()
+        torch.manual_seed(0)
+        self.embed, self.position = nn.Embedding(tok.VOCAB_SIZE, width), nn.Embedding(64, width)
+        layer = nn.TransformerEncoderLayer(width, 2, 64, dropout=0.0, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, 1, enable_nested_tensor=False)
+        self.head = nn.Linear(width, tok.VOCAB_SIZE)
+
+    def causal_mask(self, length: int) -> torch.Tensor | None:
+        return torch.ones(length, length, dtype=torch.bool).triu(1)  # True: a later position, not attended
+
+    def ignored(self, attention_mask: torch.Tensor) -> torch.Tensor:
+        return attention_mask == 0
+
+    def forward(self, input_ids, attention_mask):
+        x = self.embed(input_ids) + self.position(torch.arange(input_ids.shape[1]))
+        hidden = self.encoder(
+            x, mask=self.causal_mask(input_ids.shape[1]), src_key_padding_mask=self.ignored(attention_mask)
+        )
+        return self.head(hidden)
+
+
 # ----------------------------------------------------------------------------- classification
 CLASS_NAMES = ["cat", "dog", "bird"]
 FEATURES = 8
