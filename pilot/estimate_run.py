@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 from hydra.utils import instantiate
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from pilot.checks.result import CheckResult
 from pilot.config.values import enum_value, resolve_device
@@ -199,12 +199,13 @@ def estimate_step(
 def requirements_at_scale(cfg: DictConfig, task: TaskData) -> list[Requirement]:
     """mode=estimate: the config's requirements of a GPU, the attention calls recorded on the meta device."""
     precision = enum_value(cfg.precision.dtype)
+    model_dtype = str(OmegaConf.select(cfg, "model.dtype", default=None) or "") or None
     try:
         calls, _ = record_attention_calls(cfg, task, meta=True)
     except Exception as error:  # a model that does not run on meta tensors: the precision's requirements only
         log.warning("attention requirements not examined (the model does not run on the meta device: %s)", error)
-        return campaign_requirements(precision)
-    return campaign_requirements(precision, calls)
+        return campaign_requirements(precision, model_dtype=model_dtype)
+    return campaign_requirements(precision, calls, model_dtype=model_dtype)
 
 
 def run_estimate(

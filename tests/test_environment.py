@@ -176,7 +176,11 @@ def test_requirements_per_catalog_gpu(make_cfg):
     assert gpu_status(campaign_requirements("bf16"), None).met is None  # a GPU without a known capability
     fp8 = campaign_requirements("fp8")
     assert gpu_status(fp8, parse_capability("8.9")).met and not gpu_status(fp8, parse_capability("8.0")).met
-    assert campaign_requirements("fp32") == []
+    assert campaign_requirements("fp32") == [] == campaign_requirements("fp32", model_dtype="fp32")
+    # bf16 parameters (model.dtype=bf16) without autocast: a T4 was proposed for them
+    parameters = catalog_statuses(campaign_requirements("fp32", model_dtype="bf16"), catalog)
+    assert parameters["T4-16GB"].met is False and "model.dtype=bf16" in parameters["T4-16GB"].text
+    assert parameters["A100-80GB"].met
 
     masked = {"dtype": "float32", "head_dim": 16, "mask": {"dtype": "bool"}, "count": 2}
     (requirement,) = campaign_requirements("fp32", [masked])

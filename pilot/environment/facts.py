@@ -8,7 +8,7 @@ from dataclasses import asdict
 from typing import Any
 
 import torch
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from pilot.config.values import enum_value, resolve_device
 from pilot.data.task import TaskData
@@ -43,6 +43,7 @@ def collect(
     facts["device"] = asdict(device_facts)
     facts["numerics"] = numerics_facts(device_facts)
     facts["precision"] = str(enum_value(cfg.precision.dtype))
+    facts["model_dtype"] = str(OmegaConf.select(cfg, "model.dtype", default=None) or "") or None
     facts["attention"] = timed("attention", lambda: attention_facts(cfg, task, device))
     facts["distributed"] = timed("distributed", lambda: distributed_facts(cfg, device))
     installed = timed("distributions", installed_distributions)
@@ -62,4 +63,4 @@ def requirements_of(facts: dict[str, Any]):
     probes = attention.get("probes") or []
     if probes and all(p["device"].startswith("cuda") for p in probes):
         measured = probes[0]["selected"]
-    return campaign_requirements(facts["precision"], attention.get("calls"), measured)
+    return campaign_requirements(facts["precision"], attention.get("calls"), measured, facts.get("model_dtype"))

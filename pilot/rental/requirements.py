@@ -159,11 +159,15 @@ class Requirement:
 
 
 def campaign_requirements(
-    precision: str, attention_calls: Iterable[dict[str, Any]] | None = None, attention_kernel: str | None = None
+    precision: str,
+    attention_calls: Iterable[dict[str, Any]] | None = None,
+    attention_kernel: str | None = None,
+    model_dtype: str | None = None,
 ) -> list[Requirement]:
     """What the configuration requires of a GPU.
 
-    ``precision``: ``precision.dtype`` (fp32, bf16, fp16; fp8 once the schema has it).
+    ``precision``: ``precision.dtype`` (fp32, bf16, fp16; fp8 once the schema has it); ``model_dtype``:
+    ``model.dtype`` where the model has one (bf16 parameters need bf16 support as autocast does).
     ``attention_calls``: the model's scaled-dot-product-attention calls as the environment step
     recorded them; None when they were not examined. ``attention_kernel``: the CUDA kernel the
     pilot measured it selecting (on a GPU), which replaces the prediction.
@@ -176,6 +180,15 @@ def campaign_requirements(
                 "precision.dtype=bf16",
                 True,
                 "cannot run bf16: fp16 with the gradient scaler is a different variant to pilot",
+            )
+        )
+    elif model_dtype == "bf16":  # the parameters themselves in bf16: its matmuls need the same support
+        found.append(
+            Requirement(
+                "bf16",
+                "model.dtype=bf16",
+                True,
+                "cannot train bf16 parameters: model.dtype=fp32 (or fp16 with the gradient scaler) is a different variant to pilot",
             )
         )
     if precision == "fp8":
