@@ -158,20 +158,8 @@ class Requirement:
         return f"{FEATURES[self.feature][2]} ({self.because}) needs {needs_text(self.feature)}"
 
 
-def campaign_requirements(
-    precision: str,
-    attention_calls: Iterable[dict[str, Any]] | None = None,
-    attention_kernel: str | None = None,
-    model_dtype: str | None = None,
-) -> list[Requirement]:
-    """What the configuration requires of a GPU.
-
-    ``precision``: ``precision.dtype`` (fp32, bf16, fp16; fp8 once the schema has it); ``model_dtype``:
-    ``model.dtype`` where the model has one (bf16 parameters need bf16 support as autocast does).
-    ``attention_calls``: the model's scaled-dot-product-attention calls as the environment step
-    recorded them; None when they were not examined. ``attention_kernel``: the CUDA kernel the
-    pilot measured it selecting (on a GPU), which replaces the prediction.
-    """
+def _precision_requirements(precision: str, model_dtype: str | None) -> list[Requirement]:
+    """bf16 (autocast, or the parameters' own dtype) and fp8: hard requirements of the GPU's capability."""
     found: list[Requirement] = []
     if precision == "bf16":
         found.append(
@@ -193,6 +181,24 @@ def campaign_requirements(
         )
     if precision == "fp8":
         found.append(Requirement("fp8", "precision.dtype=fp8", True, "cannot run fp8 matmuls"))
+    return found
+
+
+def campaign_requirements(
+    precision: str,
+    attention_calls: Iterable[dict[str, Any]] | None = None,
+    attention_kernel: str | None = None,
+    model_dtype: str | None = None,
+) -> list[Requirement]:
+    """What the configuration requires of a GPU.
+
+    ``precision``: ``precision.dtype`` (fp32, bf16, fp16; fp8 once the schema has it); ``model_dtype``:
+    ``model.dtype`` where the model has one (bf16 parameters need bf16 support as autocast does).
+    ``attention_calls``: the model's scaled-dot-product-attention calls as the environment step
+    recorded them; None when they were not examined. ``attention_kernel``: the CUDA kernel the
+    pilot measured it selecting (on a GPU), which replaces the prediction.
+    """
+    found = _precision_requirements(precision, model_dtype)
     calls = list(attention_calls or [])
     if not calls:
         return found
