@@ -124,15 +124,17 @@ def run_resume_check(
     if ctx.is_main:
         work_dir.mkdir(parents=True, exist_ok=True)
         OmegaConf.save(cfg, work_dir / "config.yaml", resolve=True)
-        (work_dir / "encoded.json").write_text(json.dumps(encoded_digests(task)))
     reference_trainer = fresh_trainer(cfg, task, device, ctx)
     reference = trajectory(reference_trainer, n)
     interrupted = fresh_trainer(cfg, task, device, ctx)
     trajectory(interrupted, k)
     Checkpointer(work_dir / "checkpoints", cfg, keep_last=1).save(interrupted, writes=ctx.is_main)
     reference_weights = _weights(reference_trainer)
+    encoded = encoded_digests(task) if ctx.is_main else []  # kept here, compared with the new process's
     verdict = (
-        _resume_and_compare(cfg, work_dir, reference[k:], reference_weights, timeout_s, runner) if ctx.is_main else None
+        _resume_and_compare(cfg, work_dir, reference[k:], reference_weights, timeout_s, runner, encoded)
+        if ctx.is_main
+        else None
     )
     return tuple(rank0_value(verdict, ctx))
 
@@ -144,6 +146,7 @@ def _resume_and_compare(
     reference_weights: dict[str, torch.Tensor],
     timeout_s: int,
     runner: JobRunner | None,
+    encoded: list[dict[str, str]],
 ) -> tuple[bool, str]:
     settings = cfg.pilot.resume_check
     until = int(settings.updates_total)
@@ -157,8 +160,10 @@ def _resume_and_compare(
             work_dir / "resume_check.error.txt", completed.stderr
         )
     resumed = json.loads((work_dir / "resumed.json").read_text())
-    here, there = (json.loads((work_dir / name).read_text()) for name in ("encoded.json", "resumed_encoded.json"))
-    if (differs := first_difference(here, there)) is not None:
+    theirs = work_dir / "resumed_encoded.json"
+    there = json.loads(theirs.read_text())
+    theirs.unlink(missing_ok=True)  # scratch: its digests are compared here, not kept
+    if (differs := first_difference(encoded, there)) is not None:
         return False, (
             f"the task built in the new process encodes other data: {differs}. Its data or labels depend on "
             "the process (class ids from set() order, which PYTHONHASHSEED changes; an unseeded random "
@@ -201,7 +206,7 @@ def resumed_rank(work_dir: Path, until: int, threads: int, spawned: bool) -> Non
     weights = _weights(trainer)
     if ctx.is_main:
         (work_dir / "resumed.json").write_text(json.dumps(rows))
-        (work_dir / "resumed_encoded.json").write_text(json.dumps(encoded_digests(trainer.task)))
+        (work_dir / "resumed_encoded.json").write_text(json.dumps(encoded_digests(trainer.task), separators=(",", ":")))
         write_weights(weights, work_dir / "resumed.safetensors")  # shared (tied) tensors once
 
 
