@@ -24,7 +24,7 @@ import torch
 from pilot.checks.causality import causality_findings
 from pilot.checks.collated import RowView, check_collated, split_statistics
 from pilot.checks.loss_probe import input_ids_of, real_mask
-from pilot.checks.padding import padding_findings, with_padding_check
+from pilot.checks.padding import padding_findings, with_comparison
 from pilot.checks.result import CheckResult, Finding, summarise
 from pilot.data.task import TaskData, logits_of
 
@@ -328,6 +328,6 @@ def inspect_task(
     else:
         result, shown = inspect_generic(task, encoded, n_show, micro_batch)
     if model is not None and encoded.get("train"):
-        result = with_padding_check(result, *padding_findings(task, model, encoded["train"], micro_batch))
-        result = with_padding_check(result, *causality_findings(task, model, encoded["train"]), name="causality")
+        result = with_comparison(result, *padding_findings(task, model, encoded["train"], micro_batch), "padding")
+        result = with_comparison(result, *causality_findings(task, model, encoded["train"]), name="causality")
     return result, shown

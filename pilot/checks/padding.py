@@ -138,11 +138,9 @@ def padding_findings(
     return findings, {"padded_rows_compared": compared, "largest_relative_difference": worst}
 
 
-def with_padding_check(
-    result: CheckResult, findings: list[Finding], details: dict[str, Any], name: str = "padding"
-) -> CheckResult:
-    """Inspect's result with a comparison's (the padding's, or ``name``'s): a finding fails it (named
-    first when inspect found nothing else); the comparison's numbers go into its details."""
+def with_comparison(result: CheckResult, findings: list[Finding], details: dict[str, Any], name: str) -> CheckResult:
+    """Inspect's result with a comparison on the model's outputs (``name``: padding, causality): a finding
+    fails it (named first when inspect found nothing else); the comparison's numbers go into its details."""
     result.details[name] = details
     if not findings:
         return result
