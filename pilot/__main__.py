@@ -6,6 +6,7 @@ import logging
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 import hydra
@@ -15,7 +16,6 @@ from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-import pilot
 from pilot.config import register
 from pilot.config.suggest import suggestions
 from pilot.config.values import enum_value
@@ -31,6 +31,8 @@ from pilot.run_directory import (
     settle_refused_sweeps,
     unsettled_run_directories,
 )
+from pilot.startup_signals import raise_from_now_on, signal_name_of
+from pilot.sweep_signals import received as passed_on_to_jobs
 from pilot.train import train
 
 register()
@@ -39,6 +41,7 @@ CONF_DIR = str(Path(__file__).resolve().parents[1] / "conf")  # absolute: works 
 
 
 SUBMITIT_JOB_ERRORS = ("UncompletedJobError", "FailedJobError")  # a job without a result, one that raised
+_STARTED = time.time()  # a run.json changed since then was written by this line
 _composed = False  # set once Hydra hands over a config: a SystemExit(1) before it is Hydra refusing the line
 
 
@@ -131,6 +134,8 @@ def cli() -> None:
         os.environ["HYDRA_FULL_ERROR"] = "1"
     try:
         main()
+        if (name := passed_on_to_jobs()) is not None:  # every job ended before the signal reached it
+            raise SystemExit(128 + int(getattr(signal, name)))
         if recap_not_written():  # the sweep ran, but the recap it promised is not there: a script must not go on
             raise SystemExit(1)
     except SystemExit as stop:
@@ -141,10 +146,10 @@ def cli() -> None:
         if isinstance(stop.code, int) and stop.code >= 128:  # a signal stopped a sweep's job in this process
             recap_interrupted_launch()  # its jobs are recorded: the recap of what the launch made
         raise
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM or SIGHUP outside a run's own watch
         if launch_config() is None:
-            raise
-        _sweep_interrupted()
+            _interrupted_outside_a_run(signal_name_of(stop))
+        _sweep_interrupted(signal_name_of(stop))
     except Exception as error:
         if launch_config() is not None and type(error).__name__ in SUBMITIT_JOB_ERRORS:
             _sweep_job_without_result(error)
@@ -156,39 +161,65 @@ def cli() -> None:
             os.environ.pop("HYDRA_FULL_ERROR", None)
 
 
-def _sweep_interrupted() -> None:
-    """Ctrl-C (SIGINT) while a sweep runs: one message and exit 130, not Hydra's and submitit's
-    tracebacks. Jobs run in this process are recorded (each stops at its signal): the recap is
-    written now. Jobs in their own processes (local_parallel) record their own ending; the recap is
-    the command to run once they have stopped."""
+def _interrupted_outside_a_run(name: str) -> None:
+    """A signal while Hydra composed the config or wrote ``.hydra/`` (before the run watched signals),
+    or after the run's record was written: one line and 128 + the signal's number, no traceback. A
+    directory made for this line goes, and a run's ``.hydra/`` files Hydra rewrote are put back
+    (``after_refusal``), unless the run wrote its record."""
+    unsettled = unsettled_run_directories()
+    for run_dir in unsettled:
+        after_refusal(run_dir)
+    recorded = [run_dir / "run.json" for run_dir in unsettled if _written_by_this_line(run_dir)]
+    said = (
+        f"how the run ended: {recorded[0]}"
+        if recorded
+        else "before this command's run started; nothing was recorded or changed"
+    )
+    print(f"pilot: interrupted ({name}) {said}", file=sys.stderr)
+    raise SystemExit(128 + int(getattr(signal, name))) from None
+
+
+def _written_by_this_line(run_dir: Path) -> bool:
+    record = run_dir / "run.json"
+    return record.is_file() and record.stat().st_mtime >= _STARTED
+
+
+def _sweep_interrupted(name: str) -> None:
+    """A signal while a sweep runs (Ctrl-C, SIGTERM): one message and 128 + its number, not Hydra's
+    and submitit's tracebacks. Jobs run in this process are recorded (each stops at its signal): the
+    recap is written now. Jobs in their own processes (local_parallel) record their own ending; the
+    recap is the command to run once they have stopped."""
     config = launch_config()
     sweep = config.hydra.sweep.dir
+    code = 128 + int(getattr(signal, name))
     if "submitit" not in str(OmegaConf.select(config, "hydra.launcher._target_", default="")):
-        print("pilot: the sweep was interrupted (SIGINT); the jobs it ran are recorded", file=sys.stderr)
+        print(f"pilot: the sweep was interrupted ({name}); the jobs it ran are recorded", file=sys.stderr)
         recap_interrupted_launch()
-        raise SystemExit(130) from None
+        raise SystemExit(code) from None
     print(
-        f"pilot: the sweep was interrupted (SIGINT). Its jobs run in their own processes: each records in its "
+        f"pilot: the sweep was interrupted ({name}). Its jobs run in their own processes: each records in its "
         "run.json how it ended (an interrupted one resumes with its own overrides and hydra.run.dir=<its "
         f"directory>). The recap, once they have stopped: python -m pilot.recap {sweep}",
         file=sys.stderr,
     )
-    raise SystemExit(130) from None
+    raise SystemExit(code) from None
 
 
 def _sweep_job_without_result(error: Exception) -> None:
     """submitit found a job that left no result (stopped by a signal, killed, out of memory): one
     message, the recap of what the launch made (each job's run.json says how it ended), and the exit
-    code of an interrupted sweep (130) when a job recorded a signal, else 1."""
+    code of an interrupted sweep (130, 143 for a SIGTERM passed on to the jobs) when a job recorded a
+    signal, else 1."""
     frame = recap_interrupted_launch()  # first: each job's run.json says how it ended
     statuses = set(frame["status"]) if frame is not None and "status" in frame else set()
-    if "interrupted" in statuses:
+    if "interrupted" in statuses or passed_on_to_jobs() is not None:
+        name = passed_on_to_jobs() or "SIGINT"
         print(
-            "pilot: the sweep was interrupted: each interrupted job resumes with its own overrides and "
+            f"pilot: the sweep was interrupted ({name}): each interrupted job resumes with its own overrides and "
             "hydra.run.dir=<its directory>",
             file=sys.stderr,
         )
-        raise SystemExit(130) from None
+        raise SystemExit(128 + int(getattr(signal, name))) from None
     print(f"pilot: a sweep job left submitit no result ({str(error).splitlines()[0]})", file=sys.stderr)
     raise SystemExit(1) from None
 
@@ -232,8 +263,7 @@ def script() -> None:
     _leave_run_directory_to_rank_zero()
     logging.raiseExceptions = False  # a log line that does not fit (a full disk) is dropped, not a traceback:
     # pilot's own message names the file that did not fit
-    if signal.getsignal(signal.SIGINT) is pilot._interrupted_while_starting:  # noqa: SLF001
-        signal.signal(signal.SIGINT, signal.default_int_handler)  # from here, Ctrl-C is handled where it lands
+    raise_from_now_on()  # from here, a signal is handled where it lands (a run records it)
     try:
         cli()
     except SystemExit as stop:

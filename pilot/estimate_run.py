@@ -219,6 +219,7 @@ def run_estimate(
         record = None
         try:
             record = RunRecord.start(run_dir, cfg, overrides, mode="estimate")
+            signals.stop_if_noted()
             return _estimate(cfg, run_dir, record, sweep_params)
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: an estimate is not resumable, stop now and say so
             name = signals.received or "SIGINT"

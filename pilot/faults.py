@@ -15,7 +15,7 @@ def fault_point(point: str, update: int | None = None) -> None:
     """Test hook: ``PILOT_FAULT=<point>[:<signal>][@<update>]`` kills this process with SIGKILL
     there, or sends it ``<signal>`` (``closing:SIGINT``: a Ctrl-C arriving during the closing).
 
-    Points: ``setup`` (the directory locked, the record not yet opened), ``update`` (after an update), ``before_write``, ``after_write``,
+    Points: ``hydra_files`` (the run directory checked, Hydra about to write ``.hydra/``), ``setup`` (the directory locked, the record not yet opened), ``update`` (after an update), ``before_write``, ``after_write``,
     ``before_rename`` (inside a checkpoint save), ``closing`` (after the final validation).
     ``enospc`` raises "no space left on device" inside a checkpoint save instead of killing
     (where no small file system can be mounted to fill up for real); ``exception`` raises an

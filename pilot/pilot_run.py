@@ -160,6 +160,7 @@ def run_pilot(
         record = None
         try:
             record = RunRecord.start(run_dir, cfg, overrides, mode="pilot")
+            signals.stop_if_noted()
             exit_code = _pilot(cfg, run_dir, record, sweep_params)
             write_reproduce(run_dir, record.data, plugin_provenance(cfg, searchpath or []))
             return exit_code

@@ -36,6 +36,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from pilot.config.values import as_written, enum_value
 from pilot.errors import PilotError, ResumeRefused
+from pilot.faults import fault_point
 from pilot.resume import refuse_finished_run, refuse_reused_for
 from pilot.run_record import RunDirectoryLock
 
@@ -55,6 +56,7 @@ class RunDirectoryCheck(Callback):
         if int(os.environ.get("RANK", "0")) > 0:  # torchrun's other ranks write nothing (pilot.__main__)
             return
         _refused_exits(check_run_directory, config)
+        fault_point("hydra_files")  # tests: a signal while Hydra writes .hydra/, before the run
 
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
         _refused_exits(_check_sweep_directory, config)

@@ -7,20 +7,33 @@ signal and records it (a checkpoint of the update in progress, ``interrupted``).
 though, died with a ``KeyboardInterrupt`` traceback each and then signalled their job a second
 time, which stops a job at once, without its checkpoint.
 
-``LocalJobsStopThemselves`` (a Hydra callback) ignores SIGINT in this process from the start of
-such a multirun. The controllers it starts inherit that (Python leaves an ignored SIGINT ignored),
-and so do the jobs until pilot installs their own handler, so one Ctrl-C reaches each job once.
-This process then waits for the jobs as usual and writes the recap of what they recorded
-(``pilot.__main__``: exit 130 when a job was interrupted). SIGTERM still ends it at once. Jobs
-run in this process (the basic launcher) or on a cluster are left as they are.
+``LocalJobsStopThemselves`` (a Hydra callback) holds SIGINT and SIGTERM in this process from the
+start of such a multirun (``pilot.startup_signals.hold_signals``): the thread that starts the jobs
+blocks them, so the controllers never act on them, and each job takes up one that arrived while it
+started as soon as pilot is imported there (noted, not lost): a Ctrl-C reaches each job once. This
+process then waits for the jobs as usual and writes the recap of what they recorded
+(``pilot.__main__``: exit 130 when a job was interrupted). Jobs run in this process (the basic
+launcher) or on a cluster are left as they are.
+
+What this process receives goes on to the jobs that did not get it: SIGTERM (``kill``, a
+scheduler: sent to this process alone) to every job, a Ctrl-C to the jobs started after it. Each
+job stops as at a Ctrl-C, recorded with the signal's name; this process waits for them, writes the
+recap and exits with 128 + its number (``received``). A second SIGTERM stops it at once.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
+import threading
+import time
 from typing import Any
 
+import psutil
 from omegaconf import OmegaConf
+
+from pilot.startup_signals import SignalStop, hold_signals, note_in_local_job
 
 try:
     from hydra.experimental.callback import Callback
@@ -30,8 +43,59 @@ except ImportError:  # pragma: no cover - hydra is a dependency
 LOCAL_LAUNCHER = "LocalLauncher"  # hydra_plugins.hydra_submitit_launcher.submitit_launcher.LocalLauncher
 
 
+JOB = "submitit.core._submit"  # the module each local job's process runs
+_received: list[str] = []  # the signals this launching process received, in order
+_reached: set[int] = set()  # job processes the signal reached (the terminal's Ctrl-C) or was passed on to
+
+
 class LocalJobsStopThemselves(Callback):
     def on_multirun_start(self, config: Any, **kwargs: Any) -> None:
         target = str(OmegaConf.select(config, "hydra.launcher._target_", default="") or "")
         if target.rsplit(".", 1)[-1] == LOCAL_LAUNCHER:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            hold_signals(_stop_jobs)
+
+    def on_job_start(self, config: Any, **kwargs: Any) -> None:
+        if os.environ.get("SUBMITIT_EXECUTOR") == "local":  # after submitit took SIGTERM for itself
+            note_in_local_job()
+
+
+def _jobs() -> list[psutil.Process]:
+    jobs = []
+    for child in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):  # ended meanwhile
+            if JOB in " ".join(child.cmdline()):
+                jobs.append(child)
+    return jobs
+
+
+def _stop_jobs(signum: int, frame: Any) -> None:
+    """This process's handler (on the launcher's threads; its own thread holds both signals, so the
+    processes it starts begin with them held). A Ctrl-C reached every job of the terminal's group:
+    it goes on only to jobs started since. SIGTERM reached this process alone: it goes on to every
+    job. A second SIGTERM stops this process at once (its jobs have theirs)."""
+    name = signal.Signals(signum).name
+    if name in _received:
+        if signum == signal.SIGTERM:
+            raise SignalStop(name)
+        return
+    if not _received:
+        if signum == signal.SIGINT:
+            _reached.update(job.pid for job in _jobs())
+        threading.Thread(target=_pass_on, args=(signum,), name="pilot-pass-on-signal", daemon=True).start()
+    _received.append(name)
+
+
+def _pass_on(signum: int) -> None:
+    """Every job this launch starts, once, until this process ends."""
+    while True:
+        for job in _jobs():
+            if job.pid not in _reached:
+                _reached.add(job.pid)
+                with contextlib.suppress(psutil.Error):
+                    job.send_signal(signum)
+        time.sleep(0.2)
+
+
+def received() -> str | None:
+    """The signal this launching process passed on to its jobs (None: none)."""
+    return _received[0] if _received else None

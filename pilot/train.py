@@ -46,6 +46,7 @@ from pilot.resume import find_resume_state, open_record, refuse_finished_run
 from pilot.run_ending import RunEnding
 from pilot.run_record import RunDirectoryLock, RunRecord
 from pilot.run_summary import record_setup
+from pilot.startup_signals import signal_name_of
 from pilot.stopping import StopRules, is_diverged, signal_entry
 from pilot.validation import validate
 
@@ -103,7 +104,7 @@ class TrainingRun(RunEnding):
         try:
             self.setup()
             self.finish(self.trainer.train(on_update=self.on_update))
-        except KeyboardInterrupt:  # a second signal (or no watch installed): stop at once
+        except KeyboardInterrupt as stop:  # a second signal (or no watch installed yet): stop at once
             saved = self.trainer is not None and self.checkpointer.has(self.trainer.updates_done)
             how = (
                 "at once; its checkpoint is saved"
@@ -112,7 +113,7 @@ class TrainingRun(RunEnding):
                 if self.trainer is not None
                 else "while it started, before any update"
             )
-            self._interrupted(self.interrupts.received or "SIGINT", how)
+            self._interrupted(self.interrupts.received or signal_name_of(stop), how)
         except Exception as exc:  # recorded, then re-raised: the failure must stay visible
             self.fail(exc)
             raise no_space_left(exc) or exc  # noqa: B904 - no space anywhere: one message naming the file

@@ -20,6 +20,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from pilot.startup_signals import noted
+
 log = logging.getLogger("pilot")
 
 
@@ -78,10 +80,13 @@ class InterruptWatch:
         if threading.current_thread() is not threading.main_thread():
             return self
         for signum in watched_signals():
-            if signum == signal.SIGTERM and "SUBMITIT_EXECUTOR" in os.environ:
-                continue
+            if signum == signal.SIGTERM and os.environ.get("SUBMITIT_EXECUTOR", "local") != "local":
+                continue  # a cluster's: submitit's own (a local job's comes from its launcher, forwarded)
             self.previous[signum] = signal.getsignal(signum)
             signal.signal(signum, self._flag)
+        if (early := noted()) is not None:  # a local job: arrived while it started (pilot.startup_signals)
+            self.received = early
+            log.warning("%s received while this job started: stopping after its first update, with a checkpoint", early)
         return self
 
     def defer(self) -> None:
@@ -127,7 +132,7 @@ class InterruptWatch:
 
 def watched_signals() -> list[int]:
     """SIGINT and SIGTERM, and SIGHUP (a closed terminal or ssh session) unless it is ignored (nohup)."""
-    hangup = [signal.SIGHUP] if signal.getsignal(signal.SIGHUP) == signal.SIG_DFL else []
+    hangup = [signal.SIGHUP] if signal.getsignal(signal.SIGHUP) != signal.SIG_IGN else []
     return [signal.SIGINT, signal.SIGTERM, *hangup]
 
 
@@ -149,6 +154,13 @@ class SignalsStopAtOnce:
     def _raise(self, signum: int, frame: Any) -> None:
         self.received = self.received or signal.Signals(signum).name
         raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    def stop_if_noted(self) -> None:
+        """Once the record is started: a signal a local sweep job received while it started
+        (``pilot.startup_signals``) stops it now, as if it had come now."""
+        if (early := noted()) is not None:
+            self.received = self.received or early
+            raise KeyboardInterrupt(early)
 
     def __exit__(self, *exc: Any) -> None:
         for signum, previous in self.previous.items():

@@ -1,0 +1,112 @@
+"""Signals that arrive before a run watches its own (``pilot.engine.preemption``): while a process
+starts (imports, Hydra composing the config, writing ``.hydra/``) and between the jobs of a sweep.
+
+- ``python -m pilot``: until ``pilot.__main__.script()`` starts, SIGINT, SIGTERM and SIGHUP print
+  one line and exit with 128 + the signal's number (nothing read or written yet, no import
+  traceback); from there on each raises ``SignalStop`` (a ``KeyboardInterrupt`` naming the
+  signal), which a run records where it lands and ``pilot.__main__`` turns into one message,
+  the recap of a sweep's jobs and the signal's exit code.
+- A job of ``hydra/launcher=local_parallel`` (submitit's local executor) starts with SIGINT and
+  SIGTERM blocked (``hold_signals``: held, not lost), then SIGTERM taken by submitit: a Ctrl-C or SIGTERM
+  arriving before the run watches them is *noted* (``noted``), and the run stops at its first
+  update boundary, recorded as interrupted, instead of training to its end.
+
+No pilot module is imported here: ``pilot/__init__.py`` installs these before anything else loads.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+
+STARTUP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_noted: list[str] = []  # signals a local job received before its run watched them
+
+
+class SignalStop(KeyboardInterrupt):
+    """SIGTERM or SIGHUP outside a run's own watch, raised like Ctrl-C's KeyboardInterrupt."""
+
+    def __init__(self, signal_name: str) -> None:
+        super().__init__(signal_name)
+        self.signal_name = signal_name
+
+
+def signal_name_of(stop: BaseException) -> str:
+    """The signal a KeyboardInterrupt stands for: SIGINT unless it is a ``SignalStop``."""
+    return getattr(stop, "signal_name", "SIGINT")
+
+
+def _exit_while_starting(signum, frame) -> None:
+    name = signal.Signals(signum).name
+    sys.stderr.write(f"pilot: interrupted ({name}) while starting; nothing was written\n")
+    os._exit(128 + signum)
+
+
+def _raise_stop(signum, frame) -> None:
+    raise SignalStop(signal.Signals(signum).name)
+
+
+def _note(signum, frame) -> None:
+    name = signal.Signals(signum).name
+    if name not in _noted:
+        _noted.append(name)
+
+
+def noted() -> str | None:
+    """The first signal a local job received before its run watched signals (None: none)."""
+    return _noted[0] if _noted else None
+
+
+def _default(signum: int) -> bool:
+    """Whether ``signum`` still has Python's own handling (an ignored one, e.g. nohup's SIGHUP, stays ignored)."""
+    return signal.getsignal(signum) in (signal.SIG_DFL, signal.default_int_handler)
+
+
+def at_import() -> None:
+    """``pilot/__init__.py``: ``python -m pilot`` exits in one line while it starts; a local sweep
+    job notes what arrives before its run watches it."""
+    if sys.orig_argv[1:3] == ["-m", "pilot"]:
+        for signum in STARTUP_SIGNALS:
+            if _default(signum):
+                signal.signal(signum, _exit_while_starting)
+    elif os.environ.get("SUBMITIT_EXECUTOR") == "local":
+        note_in_local_job()
+
+
+def hold_signals(handler) -> None:
+    """The launching process of a local sweep (``pilot.sweep_signals``): SIGINT and SIGTERM go to
+    ``handler`` and are blocked on this thread, which starts the jobs. The processes it starts
+    inherit the block: submitit's controllers never act on a Ctrl-C (they would signal their job a
+    second time, which stops it without a checkpoint), and a job takes up one that arrived while it
+    started as soon as pilot is imported there (``note_in_local_job``): held, not lost (ignoring
+    is inherited too, and drops what arrives)."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, handler)
+    # a thread started before the block takes them for this process (the kernel picks a thread that
+    # does not block them; with none, they would stay pending): Python runs ``handler`` on this one
+    threading.Thread(target=_receive, name="pilot-signal-receiver", daemon=True).start()
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+
+
+def _receive() -> None:
+    while True:
+        time.sleep(3600)
+
+
+def note_in_local_job() -> None:
+    """SIGINT (held since the launcher) and SIGTERM (submitit's, which would ignore it) are noted;
+    called at import and again when Hydra starts the job (after submitit installed its own)."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _note)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})  # one held meanwhile is noted now
+
+
+def raise_from_now_on() -> None:
+    """``pilot.__main__.script()``: from here SIGINT raises KeyboardInterrupt and SIGTERM and SIGHUP
+    raise ``SignalStop``, each handled where it lands (an ignored one stays ignored)."""
+    for signum in STARTUP_SIGNALS:
+        if signal.getsignal(signum) is _exit_while_starting:
+            signal.signal(signum, signal.default_int_handler if signum == signal.SIGINT else _raise_stop)

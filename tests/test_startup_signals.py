@@ -1,0 +1,126 @@
+"""Signals outside a run's own watch (pilot.startup_signals, pilot.sweep_signals): while Hydra writes
+its files, between the jobs of a sweep run in this process, to the launching process of a local
+parallel sweep, and in a local job before pilot is imported there."""
+
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+TRAIN = ["mode=train", "loop.eval_every=0", "run.threads=1"]
+
+
+def pilot(*args: str, fault: str | None = None, wait: bool = True):
+    env = {k: v for k, v in os.environ.items() if k not in ("PILOT_FAULT", "SUBMITIT_EXECUTOR")}
+    if fault:
+        env["PILOT_FAULT"] = fault
+    command = [sys.executable, "-m", "pilot", *args]
+    if wait:
+        return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.Popen(
+        command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+    )
+
+
+def records(sweep: Path) -> list[dict]:
+    return [json.loads(Path(p).read_text()) for p in sorted(glob.glob(f"{sweep}/*/run.json"))]
+
+
+def test_a_signal_while_hydra_writes_its_files_is_one_line_and_changes_nothing(tmp_path):
+    """It used to be Hydra's traceback (SIGINT) or a silent death (SIGTERM), leaving a directory
+    holding only .hydra/ that a recap would count."""
+    fresh = tmp_path / "fresh"
+    done = pilot(*TRAIN, "budget.value=3", f"hydra.run.dir={fresh}", fault="hydra_files:SIGTERM")
+    assert done.returncode == 143, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr and "interrupted (SIGTERM) before this command's run started" in done.stderr
+    assert not fresh.exists()  # made for this line, holding nothing of a run: removed
+    stopped = tmp_path / "stopped"  # a run to continue: its files stay as they are
+    first = pilot(*TRAIN, "budget.value=10", f"hydra.run.dir={stopped}", fault="update:SIGTERM@2")
+    assert first.returncode == 143, first.stderr[-2000:]
+    before = {p.name: p.read_bytes() for p in [*stopped.glob(".hydra/*"), stopped / "run.json"]}
+    again = pilot(*TRAIN, "budget.value=10", f"hydra.run.dir={stopped}", fault="hydra_files:SIGINT")
+    assert again.returncode == 130 and "Traceback" not in again.stderr, again.stderr[-2000:]
+    assert {p.name: p.read_bytes() for p in [*stopped.glob(".hydra/*"), stopped / "run.json"]} == before
+
+
+def test_sigterm_between_the_jobs_of_a_sweep_in_this_process_writes_the_recap(tmp_path):
+    """The basic launcher: a SIGTERM between two jobs (no run watching signals) used to end the
+    process at once, silently, with no recap and exit -15."""
+    sweep = tmp_path / "sweep"
+    process = pilot("-m", *TRAIN, "budget.value=3", "seed=0,1,2", f"hydra.sweep.dir={sweep}", wait=False)
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and not any(r.get("status") == "ok" for r in _readable(sweep)):
+        time.sleep(0.02)
+    process.send_signal(signal.SIGTERM)  # after the first job's record: between jobs, or in the second
+    output, _ = process.communicate(timeout=240)
+    assert process.returncode == 143, output[-3000:]
+    assert "Traceback" not in output and "the sweep was interrupted (SIGTERM)" in output, output[-3000:]
+    assert (sweep / "recap.md").exists()
+    assert all(r["status"] in ("ok", "interrupted") for r in records(sweep))  # none left 'running'
+
+
+def _readable(sweep: Path) -> list[dict]:
+    found = []
+    for path in glob.glob(f"{sweep}/*/run.json"):
+        try:
+            found.append(json.loads(Path(path).read_text()))
+        except (OSError, ValueError):  # being written
+            continue
+    return found
+
+
+def test_sigterm_to_the_launcher_of_a_local_parallel_sweep_stops_every_job_with_its_checkpoint(tmp_path):
+    """Sent to the launching process alone, right after launch (jobs still importing): it used to end
+    that process at once and leave the jobs training to their end, with no recap. Each job now gets
+    it (held while it starts, then noted), stops after its first update with a checkpoint, and the
+    launcher writes the recap and exits 143."""
+    sweep = tmp_path / "sweep"
+    args = [
+        "-m",
+        *TRAIN,
+        "budget.value=100000",
+        "seed=0,1",
+        "hydra/launcher=local_parallel",
+        f"hydra.sweep.dir={sweep}",
+    ]
+    process = pilot(*args, wait=False)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(glob.glob(f"{sweep}/.submitit/*/*_log.err")) < 2:
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    output, _ = process.communicate(timeout=240)
+    assert process.returncode == 143, output[-3000:]
+    assert "Traceback" not in output and "the sweep was interrupted (SIGTERM)" in output, output[-3000:]
+    found = records(sweep)
+    assert len(found) == 2
+    for record in found:
+        assert record["status"] == "interrupted" and "SIGTERM" in record["stop_cause"], record["stop_cause"]
+        assert "checkpoint saved" in record["stop_cause"] and record["updates_done"] < 100, record["stop_cause"]
+    assert (sweep / "recap.md").exists()
+
+
+def test_a_local_job_notes_a_ctrl_c_held_while_it_started():
+    """SIGINT blocked (as the launcher holds it) and sent before pilot is imported: noted on import,
+    not lost (an ignored one used to be dropped, and the job trained to its end)."""
+    code = (
+        "import os, signal\n"
+        "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})\n"
+        "os.kill(os.getpid(), signal.SIGINT)\n"
+        "import pilot\n"
+        "from pilot.startup_signals import noted\n"
+        "from pilot.engine.preemption import InterruptWatch\n"
+        "watch = InterruptWatch().install()\n"
+        "print(noted(), watch.received)\n"
+    )
+    env = {**os.environ, "SUBMITIT_EXECUTOR": "local"}
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["SIGINT", "SIGINT"]
+    env.pop("SUBMITIT_EXECUTOR")  # not a local job: nothing is noted (the signal stays held here)
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["None", "None"], done.stderr[-2000:]
