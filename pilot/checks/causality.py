@@ -80,3 +80,46 @@ def causality_findings(
             int(batch["index"][0]) if "index" in batch else None,
         )
     ], details
+
+
+def context_findings(
+    task: TaskData, model: torch.nn.Module, encoded: list[dict[str, Any]]
+) -> tuple[list[Finding], dict[str, Any]]:
+    """The other side, a warning: next-token outputs that do not change when the first real token does.
+    The model then reads only the token at each position: a bigram model, or one whose attention mask
+    hides every other token (``1 - attention_mask``, a float mask with 0 and 1 swapped), which the
+    padding check cannot see (the example collated alone gets the same wrong mask)."""
+    found = _example(task, encoded) if task.convention == NEXT_TOKEN else None
+    if found is None:
+        return [], {"judged": False}
+    batch, _ = found
+    ids = input_ids_of(batch)
+    real = padding_mask(task, batch)
+    first = int(torch.nonzero(real[0])[0]) if real is not None else 0
+    changed = dict(batch)
+    changed["input_ids" if "input_ids" in batch else "inputs"] = replaced = ids.clone()
+    vocab = int(task.info.get("vocab_size", int(ids.max()) + 2))
+    replaced[0, first] = (int(ids[0, first]) + 1) % max(vocab, 2)
+    with untouched(model), torch.no_grad():
+        model.eval()
+        outputs = [row_scores(task, task.forward(model, b), batch, 0) for b in (batch, batch, changed)]
+    if any(scores is None or scores.dim() < 2 for scores in outputs):
+        return [], {"judged": False}
+    later = [scores[1:] for scores in outputs]  # every real position after the first one
+    if (repeat := output_difference(later[1], later[0])) is None or repeat > REPEAT_RTOL:
+        return [], {"judged": False}
+    difference = output_difference(later[2], later[0])
+    details = {"judged": True, "largest_relative_difference": difference}
+    if difference is None or difference > LIMIT:
+        return [], details
+    return [
+        Finding(
+            "the model does not read earlier tokens: changing the first token of this example leaves the "
+            f"outputs at every later position as they were ({difference:.3g} of their scale), so each predicts "
+            "the next token from its own token alone. Unless that is meant (a bigram model), the attention "
+            "mask hides the context: pass attention_mask with 1 for real tokens and 0 for padding (not "
+            "1 - attention_mask), and a float mask adds 0 where attention is allowed",
+            "train",
+            int(batch["index"][0]) if "index" in batch else None,
+        )
+    ], details

@@ -65,6 +65,8 @@ def check_contract(task: TaskData, model: torch.nn.Module, settings: Mapping[str
     logits = logits_of(output)
     trained_parameters(model)  # refuses a model with none
     _refuse_narrow_head(task, logits)
+    _refuse_unusable_loss(task, output, batch)
+    _refuse_predict_shape(task, output, batch)
     return CheckResult(
         STEP,
         "pass",
@@ -86,4 +88,53 @@ def _refuse_narrow_head(task: TaskData, logits: torch.Tensor) -> None:
             f"the model's head has {width} outputs but the task has {classes} classes (labels 0-{classes - 1}): "
             f"the loss cannot score a label >= {width}. Fix: build the model with {classes} outputs (the "
             f"built-in classifier: model.num_classes={classes})."
+        )
+
+
+def _refuse_unusable_loss(task: TaskData, output: Any, batch: dict) -> None:
+    """``loss_sum`` on the contract's batch: one number (a vector cannot be backpropagated or summed
+    into the update's loss), and no crash (every step would crash the same way)."""
+    labels = batch["labels"]
+    try:
+        with torch.no_grad():
+            loss = task.loss_sum(output, batch)
+    except (PilotError, torch.OutOfMemoryError):
+        raise
+    except Exception as error:  # noqa: BLE001 - the user's loss: every error is named, none is hidden
+        hint = ""
+        if torch.is_tensor(labels) and not labels.is_floating_point() and labels.dtype != torch.long:
+            hint = f" batch['labels'] is {labels.dtype}: cross_entropy and nll_loss need int64 class ids. Fix: build them as torch.long."
+        raise ContractError(
+            f"loss_sum crashed on a collated batch of {len(batch['index'])} training example(s): "
+            f"{type(error).__name__}: {error}.{hint} ({CONTRACT})"
+        ) from error
+    if not torch.is_tensor(loss) or loss.numel() != 1:
+        shape = tuple(loss.shape) if torch.is_tensor(loss) else type(loss).__name__
+        raise ContractError(
+            f"loss_sum returned {shape}, not one number: it must return the loss summed over the batch's "
+            f"targets (a scalar). Fix: reduction='sum' (not 'none'), or .sum() the per-target losses ({CONTRACT})."
+        )
+
+
+def _refuse_predict_shape(task: TaskData, output: Any, batch: dict) -> None:
+    """Without ``correct_count``, accuracy is ``predict(output, batch) == labels``: a prediction of
+    another shape fails at the first evaluation (after the whole training) or, broadcast, counts
+    pairs of labels and predictions that do not belong together."""
+    if task.correct_count is not None or not torch.is_tensor(batch["labels"]):
+        return
+    labels = batch["labels"]
+    try:
+        predicted = task.predict(output, batch)
+    except (PilotError, torch.OutOfMemoryError):
+        raise
+    except Exception as error:  # noqa: BLE001
+        raise ContractError(
+            f"predict crashed on the contract's batch: {type(error).__name__}: {error} ({CONTRACT})"
+        ) from error
+    shape = tuple(predicted.shape) if torch.is_tensor(predicted) else type(predicted).__name__
+    if shape != tuple(labels.shape):
+        raise ContractError(
+            f"predict returned {shape} for labels of shape {tuple(labels.shape)}: accuracy compares them "
+            "element by element, so it needs one prediction per label, same shape. Fix: the argmax over the "
+            f"class dimension of the logits (dim=-1), keeping every other dimension ({CONTRACT})."
         )

@@ -21,12 +21,13 @@ from typing import Any
 
 import torch
 
-from pilot.checks.causality import causality_findings
+from pilot.checks.causality import causality_findings, context_findings
 from pilot.checks.collated import RowView, check_collated, split_statistics
+from pilot.checks.label_reading import label_reading_findings
 from pilot.checks.loss_probe import input_ids_of, real_mask
 from pilot.checks.padding import padding_findings, with_comparison
 from pilot.checks.result import CheckResult, Finding, summarise
-from pilot.data.task import TaskData, logits_of
+from pilot.data.task import IGNORE_INDEX, TaskData, logits_of
 
 STEP = "inspect"
 RANDOM_NOTE = "; collate is random (two calls differ): rows not compared with the example alone"
@@ -273,18 +274,28 @@ def head_width_findings(width: int, num_classes: int) -> list[Finding]:
 def show_classified(task: TaskData, view: RowView, class_names: list[str]) -> dict[str, Any]:
     """examples.txt's block for a classified row: its label, class name, raw label and input's range."""
     label = view.values[0] if view.values else -1
-    inputs = view.batch.get("inputs")
-    inputs = inputs[view.row] if torch.is_tensor(inputs) else None
     return {
         "split": "train",
         "index": view.example.index,
         "label": label,
         "class_name": class_names[label] if 0 <= label < len(class_names) else "?",
         "raw_label": task.raw_class_name(view.example),
-        "input": (f"tensor {tuple(inputs.shape)}, min {float(inputs.min()):.3g}, max {float(inputs.max()):.3g}")
-        if inputs is not None
-        else "",
+        "input": _input_shown(task, view),
     }
+
+
+def _input_shown(task: TaskData, view: RowView) -> str:
+    """A feature tensor's shape and range, or a text's real tokens (decoded when the task can)."""
+    inputs = view.batch.get("inputs")
+    if torch.is_tensor(inputs):
+        row = inputs[view.row]
+        return f"tensor {tuple(row.shape)}, min {float(row.min()):.3g}, max {float(row.max()):.3g}"
+    ids = view.batch.get("input_ids")
+    if not torch.is_tensor(ids):
+        return ""
+    row, real = ids[view.row], view.batch.get("attention_mask")
+    tokens = [int(t) for t in (row[real[view.row].bool()] if torch.is_tensor(real) else row)]
+    return "".join(task.decode_tokens(tokens)) if task.decode_tokens is not None else f"token ids {tokens}"
 
 
 # ----------------------------------------------------------------------------- any task
@@ -317,6 +328,27 @@ def _float_labels(task: TaskData, encoded: dict[str, list[dict]]) -> bool:
     return torch.is_tensor(labels) and labels.is_floating_point()
 
 
+def _ignore_value_findings(task: TaskData, encoded: dict[str, list[dict]]) -> tuple[list[Finding], dict[str, Any]]:
+    """Class-id labels below 0 other than -100: a loss with its own ``ignore_index`` (-1) skips them,
+    but every count pilot makes (targets, accuracy) reads them as targets of a class that does not exist."""
+    items = encoded.get("train", [])[:8]
+    labels = task.collate(items).get("labels") if items else None
+    if not torch.is_tensor(labels) or labels.is_floating_point():
+        return [], {}
+    other = labels[(labels < 0) & (labels != IGNORE_INDEX)]
+    if not other.numel():
+        return [], {}
+    value = int(other[0])
+    return [
+        Finding(
+            f"labels hold {value} at {other.numel()} position(s) of the first {len(items)} training examples: "
+            f"the contract's value for a position outside the loss is {IGNORE_INDEX}, and every count of targets "
+            f"and of correct predictions reads {value} as a target. Fix: pad labels with {IGNORE_INDEX} "
+            f"(cross_entropy's default ignore_index) instead of {value}"
+        )
+    ], {"other_negative_labels": other.numel()}
+
+
 def inspect_task(
     task: TaskData, n_show: int, micro_batch: int, model: torch.nn.Module | None = None
 ) -> tuple[CheckResult, list[dict[str, Any]]]:
@@ -327,7 +359,13 @@ def inspect_task(
         result, shown = inspect_classification(task, encoded, n_show, model, micro_batch)
     else:
         result, shown = inspect_generic(task, encoded, n_show, micro_batch)
+    wrong_ignore, counted = _ignore_value_findings(task, encoded)
+    if wrong_ignore:  # the cause of every finding about counted positions: named first
+        result = CheckResult(STEP, "fail", str(wrong_ignore[0]), wrong_ignore + result.findings, result.details)
+        result.details["ignore_value"] = counted
     if model is not None and encoded.get("train"):
         result = with_comparison(result, *padding_findings(task, model, encoded["train"], micro_batch), "padding")
         result = with_comparison(result, *causality_findings(task, model, encoded["train"]), name="causality")
+        result = with_comparison(result, *label_reading_findings(task, model, encoded["train"]), "label_reading")
+        result = with_comparison(result, *context_findings(task, model, encoded["train"]), "context", "warn")
     return result, shown

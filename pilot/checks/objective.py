@@ -34,16 +34,22 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= RTOL * max(abs(a), abs(b), 1e-12)
 
 
+def _number(value: Any) -> float:
+    """A loss or count as a float (a loss that still carries gradient, from a weighted loss's own
+    parameters, without torch's warning about converting it)."""
+    return float(value.detach()) if torch.is_tensor(value) else float(value)
+
+
 def sum_contract(task: TaskData, output: Any, batch: dict[str, Any]) -> dict[str, float]:
     """The batch's loss and count next to the sums over its single-example sub-batches."""
     size = batch_size(batch)
-    whole = float(task.loss_sum(output, batch))
-    count = float(task.target_count(batch))
+    whole = _number(task.loss_sum(output, batch))
+    count = _number(task.target_count(batch))
     singles, counts = [], []
     for row in range(size):
         piece = sub_batch(batch, [row])
-        singles.append(float(task.loss_sum(sub_output(output, [row], size), piece)))
-        counts.append(float(task.target_count(piece)))
+        singles.append(_number(task.loss_sum(sub_output(output, [row], size), piece)))
+        counts.append(_number(task.target_count(piece)))
     return {"examples": size, "loss": whole, "count": count, "single_losses": singles, "single_counts": counts}
 
 
@@ -52,6 +58,11 @@ def loss_diagnosis(numbers: dict[str, Any]) -> str:
     size, whole = numbers["examples"], numbers["loss"]
     singles, counts = numbers["single_losses"], numbers["single_counts"]
     total = sum(singles)
+    if not all(math.isfinite(x) for x in (whole, total)):  # no ratio says anything about a sum here
+        return (
+            f"loss_sum is {whole:g} on a batch of {size} examples of a fresh model (their single losses "
+            f"sum to {total:g}): a non-finite loss trains nothing (look at the mask and the loss's inputs)"
+        )
     ratio = whole / total if total else math.inf
     head = f"loss_sum of {size} examples = {ratio:.4g} x the sum of their single losses"
     weighted = sum(loss * c for loss, c in zip(singles, counts))
@@ -93,7 +104,9 @@ def objective_check(
         total_loss, total_count = total_loss + numbers["loss"], total_count + numbers["count"]
         findings += contract_findings(numbers, trained)
     details: dict[str, Any] = {"batches": per_batch, "output_width": width}
-    if total_count > 0 and width and width > 1 and task.initial_loss_tolerance is not None:
+    if total_count > 0 and total_loss < 0 and _class_ids(batches):
+        findings.append(Finding(negative_loss(total_loss / total_count)))
+    elif total_count > 0 and width and width > 1 and task.initial_loss_tolerance is not None:
         warnings += initial_loss_warnings(task, total_loss / total_count, width, details)
     elif not total_count:
         findings.append(Finding("target_count is 0 on every probed batch: nothing would be trained"))
@@ -133,6 +146,20 @@ def contract_findings(numbers: dict[str, Any], trained: int) -> list[Finding]:
     return findings
 
 
+def _class_ids(batches: list[dict[str, Any]]) -> bool:
+    labels = [batch.get("labels") for batch in batches]
+    return all(torch.is_tensor(t) and not t.is_floating_point() for t in labels)
+
+
+def negative_loss(per_target: float) -> str:
+    """Class-id labels: the loss is -log of a probability, never below 0."""
+    return (
+        f"the loss per target is negative ({per_target:.4g}) on a fresh model: a loss over class ids is -log of a "
+        "probability, never below 0. nll_loss given raw logits instead of log-probabilities? Fix: cross_entropy on "
+        "the logits, or nll_loss on log_softmax(logits)"
+    )
+
+
 def initial_loss_warnings(task: TaskData, per_target: float, width: int, details: dict[str, Any]) -> list[Finding]:
     """The fresh model's loss per target against ln(width), within the task's declared tolerance; the
     numbers go into ``details``."""
@@ -145,7 +172,12 @@ def initial_loss_warnings(task: TaskData, per_target: float, width: int, details
                 f"initial loss per target {per_target:.4g}, expected near ln({width}) = "
                 f"{expected:.4g} for a fresh model (declared tolerance "
                 f"+-{tolerance:.0%}): {per_target / expected:.3g} x that "
-                "(a loss divided by the batch? a model that is not fresh?)"
+                + (
+                    "(a loss divided by the batch? a model that is not fresh?)"
+                    if per_target < expected
+                    else "(a loss that adds several terms per target, e.g. two heads? an initialisation far "
+                    "from even outputs, e.g. large logits? a model that is not fresh?)"
+                )
             )
         ]
     return []

@@ -138,13 +138,16 @@ def padding_findings(
     return findings, {"padded_rows_compared": compared, "largest_relative_difference": worst}
 
 
-def with_comparison(result: CheckResult, findings: list[Finding], details: dict[str, Any], name: str) -> CheckResult:
+def with_comparison(
+    result: CheckResult, findings: list[Finding], details: dict[str, Any], name: str, verdict: str = "fail"
+) -> CheckResult:
     """Inspect's result with a comparison on the model's outputs (``name``: padding, causality): a finding
-    fails it (named first when inspect found nothing else); the comparison's numbers go into its details."""
+    gives it ``verdict`` (named first unless inspect's verdict is already as bad); the comparison's
+    numbers go into its details."""
     result.details[name] = details
     if not findings:
         return result
-    if result.verdict == "fail":
+    if result.verdict == "fail" or result.verdict == verdict:
         result.findings.extend(findings)
         return result
-    return CheckResult(result.step, "fail", str(findings[0]), findings + result.findings, result.details)
+    return CheckResult(result.step, verdict, str(findings[0]), findings + result.findings, result.details)

@@ -82,6 +82,7 @@ class SubsetScorer:
     def __init__(self, task: TaskData, items: list[dict], eval_micro_batch: int):
         self.task = task
         self.overcounted: tuple[float, float] | None = None  # (correct_count, target_count) of a batch
+        self.share: tuple[float, float] | None = None  # a fraction correct_count gave (and target_count)
         self.target_accuracy: float | None = None  # share of judged targets predict gets right (last score)
         self.batches = [task.collate(items[s : s + eval_micro_batch]) for s in range(0, len(items), eval_micro_batch)]
         self.keys = [_context_keys(task, batch) for batch in self.batches]
@@ -129,6 +130,8 @@ class SubsetScorer:
                 said = float(task.correct_count(output, batch))
                 if said > targets and self.overcounted is None:  # more correct than there are targets
                     self.overcounted = (said, targets)
+                if 0 < said < 1 < targets and self.share is None:  # a share where a count is due
+                    self.share = (said, targets)
                 correct += said
                 continue
             predicted, labels = task.predict(output, batch).cpu(), batch["labels"].cpu()
@@ -213,9 +216,7 @@ def tiny_subset_check(
     )
     if not finite:
         return CheckResult(STEP, "fail", f"non-finite loss or gradient at update {trainer.updates_done}", [], details)
-    if scorer.overcounted is not None or (
-        recovery < float(settings.min_recovery) and _predict_disagrees(scorer, final_loss)
-    ):
+    if _scoring_at_fault(scorer, recovery < float(settings.min_recovery), final_loss, loss_target):
         return CheckResult(STEP, "fail", _scoring_disagrees(scorer, numbers), [], details)
     if final_loss <= loss_target and recovery >= float(settings.min_recovery):
         return CheckResult(STEP, "pass", "learns the subset: " + numbers, [], details)
@@ -224,6 +225,14 @@ def tiny_subset_check(
             STEP, "warn", _slow_drop(numbers, int(settings.max_updates)) + _adapter_hints(model, cfg), [], details
         )
     return CheckResult(STEP, "fail", "cannot learn the subset: " + numbers + _adapter_hints(model, cfg), [], details)
+
+
+def _scoring_at_fault(scorer: SubsetScorer, short: bool, final_loss: float, loss_target: float) -> bool:
+    """What counts a target correct is at fault (not the loop): it counts more correct than there are
+    targets, or recovery falls ``short`` where the loss says predict should recover, or correct_count
+    gives a share where the loss has learnt."""
+    learnt_share = scorer.share is not None and final_loss <= loss_target
+    return scorer.overcounted is not None or (short and (_predict_disagrees(scorer, final_loss) or learnt_share))
 
 
 def _adapter_hints(model: torch.nn.Module, cfg: DictConfig) -> str:
@@ -245,6 +254,13 @@ def _predict_disagrees(scorer: SubsetScorer, final_loss: float) -> bool:
 def _scoring_disagrees(scorer: SubsetScorer, numbers: str) -> str:
     """The loss learnt the subset, but what counts an example correct says otherwise (or counts more
     correct targets than there are): the task's predict or correct_count, not the loop, is at fault."""
+    if scorer.share is not None and scorer.overcounted is None:
+        said, targets = scorer.share
+        return (
+            f"the loss learnt the subset, but task.correct_count returned {said:.3g} for a batch of {targets:g} "
+            f"targets: a share, where a count is due, so accuracy is that share divided by the targets again "
+            f"({numbers}). Fix: return the number of targets predicted correctly (a sum, not a mean)."
+        )
     if scorer.overcounted is not None:
         said, targets = scorer.overcounted
         return (

@@ -20,11 +20,13 @@ import torch
 
 from pilot.checks.alignment import alignment_check
 from pilot.checks.batch_edges import eval_determinism_check, smallest_micro_batch_check
+from pilot.checks.contract import STEP as CONTRACT_STEP
+from pilot.checks.contract import check_contract
 from pilot.checks.inspect_examples import inspect_task
 from pilot.checks.objective import objective_check
 from pilot.checks.result import CheckResult
 from pilot.checks.split_audit import audit_split
-from pilot.data.task import TaskData
+from pilot.data.task import ContractError, TaskData
 
 HERE = Path(__file__).resolve().parent
 PACKAGE = "tests.planted_tasks"
@@ -90,8 +92,15 @@ def model_factory(module: ModuleType, task: TaskData) -> Callable[[], torch.nn.M
 
 
 def run_task(module: ModuleType) -> dict[str, CheckResult]:
-    """Every check the task's settings name, each on a fresh task and model; a crash is a fail."""
+    """The contract first, as the pilot runs it (a refusal stops the rest: every step would fail the
+    same way); then every check the task's settings name, each on a fresh task and model; a crash is
+    a fail."""
     settings = settings_of(module)
+    try:
+        task = module.make_task()
+        check_contract(task, model_factory(module, task)())
+    except ContractError as error:
+        return {CONTRACT_STEP: CheckResult(CONTRACT_STEP, "fail", str(error))}
     results = {}
     for step in settings["checks"]:
         try:
@@ -119,6 +128,8 @@ def outcome(name: str, module: ModuleType, results: dict[str, CheckResult], seco
         row.update(ok=not alarms, alarms=alarms)
         return row
     step, wanted = expected["step"], expected["verdict"]
+    if CONTRACT_STEP in results:  # refused before any check, naming what the task's functions return
+        step = CONTRACT_STEP
     got = verdicts.get(step, "not run")
     crashed = step in results and results[step].reason.startswith("crashed:")  # a crash names no cause
     detected = not crashed and (got == wanted or (wanted == "warn" and got == "fail"))
