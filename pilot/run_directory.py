@@ -64,10 +64,57 @@ class RunDirectoryCheck(Callback):
 
 
 def _check_sweep_directory(config: DictConfig) -> None:
+    """A sweep writes its jobs' directories (new names), ``multirun.yaml`` and ``recap.*`` there: a
+    directory holding a run, or files of its own under those names or others, is refused."""
     path = directory_of(config, "hydra.sweep.dir")
     if not path.exists():
         _created_sweeps.add(os.path.abspath(path))
     writable_directory(path, "hydra.sweep.dir")
+    if (path / "run.json").exists():
+        raise ResumeRefused(
+            f"hydra.sweep.dir={path} holds a run (run.json): a sweep would write its jobs, multirun.yaml and "
+            "its recap into that run's directory. Fix: name a new or empty directory, or leave hydra.sweep.dir "
+            "out (a new directory under campaign.sweep_root)."
+        )
+    foreign = [
+        p.name for p in path.iterdir() if p.is_file() and p.name not in SWEEP_OWN and not p.name.endswith(".log")
+    ]
+    foreign += [name for name in not_written_by_pilot(path) if name not in foreign]
+    if foreign:
+        raise ResumeRefused(
+            f"hydra.sweep.dir={path} holds files a sweep did not write ({', '.join(sorted(foreign)[:5])}): the "
+            "sweep would overwrite multirun.yaml and recap.* there. Fix: name a new or empty directory (or one an "
+            "earlier pilot sweep wrote), or leave hydra.sweep.dir out."
+        )
+
+
+SWEEP_OWN = ("multirun.yaml", "recap.md", "recap.csv", "recap.png", "journal.md")  # what a sweep writes at its top
+
+
+def not_written_by_pilot(path: Path) -> list[str]:
+    """Files under a sweep's or recap's own names in ``path`` that pilot did not write: Hydra's
+    multirun.yaml holds a ``hydra:`` section; pilot's recap.md starts with ``# Recap`` (recap.csv
+    and recap.png go with it: a user's recap.md makes them suspect too). The campaign journal is only
+    ever appended to: any journal.md may stay."""
+    found = []
+    checks = {
+        "multirun.yaml": lambda text: any(line.startswith("hydra:") for line in text.splitlines()),
+        "recap.md": lambda text: text.startswith("# Recap"),
+        "recap.csv": lambda text: text.startswith("run_dir,"),
+    }
+    for name, ours in checks.items():
+        file = path / name
+        if file.is_file():
+            try:
+                with open(file, encoding="utf-8", errors="replace") as handle:
+                    head = handle.read(65536)
+            except OSError:
+                continue
+            if not ours(head):
+                found.append(name)
+    if "recap.md" in found and (path / "recap.png").is_file():
+        found.append("recap.png")
+    return found
 
 
 def settle_refused_sweeps() -> None:

@@ -167,3 +167,39 @@ def test_a_run_whose_config_yaml_was_left_empty_restarts_under_the_same_command(
     assert again.returncode == 0, again.stderr[-2000:]
     assert json.loads((run / "run.json").read_text())["status"] == "ok"
     assert OmegaConf.load(run / "config.yaml").optim.lr == 0.001  # written again, whole
+
+
+def test_a_sweep_into_a_directory_of_other_files_or_a_run_is_refused_and_leaves_them(tmp_path):
+    """An outside examination: -m hydra.sweep.dir=<a directory with the user's recap.md and
+    multirun.yaml> replaced both; into a finished run's directory it wrote jobs and a recap there."""
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    (theirs / "recap.md").write_text("my notes\n")
+    (theirs / "multirun.yaml").write_text("keep: me\n")
+    before = _files(theirs)
+    done = run_pilot(tmp_path / "unused", "-m", *TRAIN, f"hydra.sweep.dir={theirs}")
+    assert done.returncode == 2 and "hydra.sweep.dir" in done.stderr and "recap.md" in done.stderr, done.stderr
+    assert _files(theirs) == before
+    finished = tmp_path / "finished"
+    assert run_pilot(finished, *TRAIN).returncode == 0
+    before = _files(finished, skip=LIVE)
+    done = run_pilot(tmp_path / "unused", "-m", *TRAIN, f"hydra.sweep.dir={finished}")
+    assert done.returncode == 2 and "holds a run (run.json)" in done.stderr, done.stderr
+    assert _files(finished, skip=LIVE) == before
+
+
+def test_a_recap_over_no_run_or_beside_the_users_own_recap_writes_nothing(tmp_path):
+    """python -m pilot.recap <a directory with no run> said '0 run(s)' and replaced the user's
+    recap.md and recap.csv there with an empty recap."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    done = subprocess.run([sys.executable, "-m", "pilot.recap", str(empty)], capture_output=True, text=True)
+    assert done.returncode == 2 and "no pilot run under" in done.stderr and "Traceback" not in done.stderr
+    assert list(empty.iterdir()) == []
+    sweep = tmp_path / "sweep"
+    assert run_pilot(tmp_path / "unused", "-m", *TRAIN, "seed=0,1", f"hydra.sweep.dir={sweep}").returncode == 0
+    (sweep / "recap.md").write_text("my precious notes\n")
+    before = _files(sweep)
+    done = subprocess.run([sys.executable, "-m", "pilot.recap", str(sweep)], capture_output=True, text=True)
+    assert done.returncode == 2 and "recap.md" in done.stderr and "--out" in done.stderr, done.stderr
+    assert _files(sweep) == before

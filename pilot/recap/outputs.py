@@ -20,6 +20,7 @@ from pilot.recap.declared import never_started
 from pilot.recap.picture import plot_curves_aside
 from pilot.recap.reading import RecapRefused, collect
 from pilot.recap.summary import METRIC, summarise_sweeps
+from pilot.run_directory import not_written_by_pilot
 from pilot.variant import control_problem
 
 RECAP_FILES = ("recap.csv", "recap.png", "recap.md")  # written under temporary names, then put in place together
@@ -170,6 +171,7 @@ def build_recap(
 
     A path that does not exist is a RecapRefused before anything is created or written; so is, with
     ``control_must_match`` (the command line's --control), a control that is none of the runs' variants."""
+    paths = list(paths)
     curves: dict[str, tuple] | None = {} if plot else None  # read only when drawn
     frame = collect(paths, curves, skip)
     if control_must_match:
@@ -179,6 +181,12 @@ def build_recap(
                 f"--control {control}: {problem}; nothing was written. Fix: give the overrides of one "
                 "variant in the recap's variant column (or leave --control out to compare none)."
             )
+    if control_must_match and frame.empty and not any((Path(p) / "multirun.yaml").is_file() for p in paths):
+        raise RecapRefused(
+            f"no pilot run under {', '.join(str(p) for p in paths)} (no run.json, no sweep's multirun.yaml); "
+            "nothing was written. Fix: give a run or sweep directory pilot wrote (campaign.run_root, "
+            "campaign.sweep_root or one of their directories)."
+        )
     sections = summarise_sweeps(frame, control, quality_tolerance, pool)
     missing = never_started(frame)  # jobs the launch declared that left no run directory
     frame.attrs["conclusions"] = _conclusions(sections) + missing
@@ -187,6 +195,11 @@ def build_recap(
         frame = frame.assign(_plot=frame["sweep"].astype(str) + " · " + frame["variant"].astype(str))
         by = "_plot"
     out_dir = Path(out_dir)
+    if theirs := [name for name in not_written_by_pilot(out_dir) if name != "multirun.yaml"]:
+        raise RecapRefused(
+            f"{out_dir} holds {', '.join(theirs)} that pilot did not write (no recap of its own): the recap would "
+            "replace them; nothing was written. Fix: --out <another directory>."
+        )
     staged = {name: out_dir / f".{Path(name).stem}.{os.getpid()}.tmp{Path(name).suffix}" for name in RECAP_FILES}
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
