@@ -52,6 +52,9 @@ REFUSED_BY_VALIDATION = [
     ("adapter=lora adapter.bias=yes", ("adapter.bias='yes'", "none, all, lora_only")),
     ("pilot.oom_in_phase=first_stepp", ("pilot.oom_in_phase='first_stepp'", "first_step")),
     ("adapter=lora adapter.r=0 adapter.lora_dropout=1.5", ("adapter.r=0", "adapter.lora_dropout=1.5")),
+    # fp16 parameters trained in full (a traceback from the gradient scaler, or nan within updates, before)
+    ("model=hf_causal_lm model.dtype=fp16 precision=fp16", ("model.dtype='fp16'", "model.dtype=fp32")),
+    ("mode=train model=hf_causal_lm model.dtype=fp16", ("model.dtype='fp16'", "adapter=lora")),
     # the previously good errors
     ("batch.micro_batch=-2", ("batch.micro_batch=-2", "must be > 0")),
     ("precision=fp16 precision.grad_scaler=false", ("precision.grad_scaler", "precision.grad_scaler=true")),

@@ -32,6 +32,22 @@ def check_precision(cfg, device_type: str, problems: list[Problem]) -> None:
                 "changes the update. Fix: precision.grad_scaler=false.",
             )
         )
+    if (
+        enum_value(select(cfg, "model.dtype")) == "fp16"
+        and select(cfg, "adapter.r") is None  # no adapter: the fp16 weights themselves train
+        and enum_value(select(cfg, "mode")) in ("train", "pilot")
+    ):
+        problems.append(
+            Problem(
+                "model.dtype",
+                "fp16",
+                "the trained parameters would be fp16: AdamW's small updates round away and the loss turns nan "
+                f"within a few updates{', and the gradient scaler refuses fp16 gradients' if dtype == 'fp16' else ''}. "
+                "Fix: model.dtype=fp32 with precision=fp16 or bf16 (mixed precision: fp32 weights, half-precision "
+                "compute), or model.dtype=bf16 with precision=bf16, or an adapter (adapter=lora: the fp16 model "
+                "stays frozen)",
+            )
+        )
     if dtype == "bf16" and device_type == "cuda" and torch.cuda.is_available() and not torch.cuda.is_bf16_supported():
         problems.append(
             Problem("precision.dtype", dtype, "this GPU has no bf16 support. Fix: precision=fp16 or precision=fp32.")
