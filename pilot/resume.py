@@ -33,7 +33,7 @@ log = logging.getLogger("pilot")
 # sections whose values live in the restored state (weights, optimizer and schedule, data order,
 # precision, replicas): a resume cannot change them, even forced, without recording a setting it
 # did not use. The others (budget, loop, memory, ...) can be forced and take effect from the resume.
-FIXED_ON_RESUME = ("model", "data", "batch", "optim", "precision", "distributed", "seed")
+FIXED_ON_RESUME = ("model", "adapter", "data", "batch", "optim", "precision", "distributed", "seed")
 
 
 # how one update is split into ranks and micro-batches: the update itself (its examples, their order,

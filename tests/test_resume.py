@@ -235,6 +235,19 @@ def test_a_forced_resume_may_resplit_an_update_only_when_its_examples_stay(make_
         refuse_changed_config(bigger, tmp_path / "c.pt", state)
 
 
+def test_an_adapter_cannot_be_forced_onto_a_resumed_run(make_cfg, tmp_path):
+    """Its weights live in the checkpoint (or do not): a forced resume with adapter=lora used to crash
+    restoring them, after run.json had recorded a resume 'forced despite adapter.*' that never ran."""
+    from pilot.errors import ResumeRefused
+    from pilot.resume import refuse_changed_config
+    from pilot.variant import defining_config
+
+    state = {"defining_config": defining_config(make_cfg("model=hf_causal_lm"))}
+    forced = make_cfg("model=hf_causal_lm", "adapter=lora", "checkpoint.force_resume=true")
+    with pytest.raises(ResumeRefused, match="adapter.r"):
+        refuse_changed_config(forced, tmp_path / "c.pt", state)
+
+
 def test_a_task_that_encodes_other_data_in_another_process_is_named_by_the_resume_check(make_cfg):
     """Class ids from list(set(names)) differ with PYTHONHASHSEED, so the resumed process trained on other
     labels and the check said only "loss differs at update(s) [4, 5, 6]". What each process encodes is
