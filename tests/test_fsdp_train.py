@@ -142,3 +142,12 @@ def test_a_model_with_dropout_resumes_bit_for_bit_on_every_rank(tmp_path, strate
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     expected, got = final_state(tmp_path / "reference")["model"], final_state(tmp_path / "killed")["model"]
     assert all(torch.equal(got[k], expected[k]) for k in expected)
+
+
+def test_a_setting_a_rank_refuses_is_one_message_and_exit_2(tmp_path):
+    """An outside examination: a PilotError raised inside the spawned ranks (a block class the model
+    lacks, found while each rank shards it) came out as a traceback per rank, exit 1."""
+    done = run_cli(tmp_path, "distributed=fsdp", "distributed.fsdp.blocks=[NopeBlock]")
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr and done.stderr.count("distributed.fsdp.blocks=['NopeBlock']") == 1
+    assert "Fix: name one of its classes" in done.stderr

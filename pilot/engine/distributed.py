@@ -8,16 +8,22 @@ Two ways in, one code path:
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import socket
+import tempfile
 from collections.abc import Callable, Sequence
 from contextlib import closing
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
+
+from pilot.errors import PilotError, user_error
 
 
 @dataclass(frozen=True)
@@ -74,6 +80,9 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+_REFUSAL = "PILOT_RANK_REFUSAL"  # where rank 0 writes the PilotError that stopped it (``spawn``)
+
+
 def _spawned(local_rank: int, world_size: int, port: int, fn: Callable, args: Sequence[Any]) -> None:
     os.environ.update(
         MASTER_ADDR="127.0.0.1",
@@ -82,7 +91,14 @@ def _spawned(local_rank: int, world_size: int, port: int, fn: Callable, args: Se
         WORLD_SIZE=str(world_size),
         LOCAL_RANK=str(local_rank),
     )
-    fn(*args)
+    try:
+        fn(*args)
+    except Exception as error:
+        if (said := user_error(error)) is None:
+            raise
+        if local_rank == 0:  # what the user can fix, said once by the parent (``spawn``), no traceback per rank
+            Path(os.environ[_REFUSAL]).write_text(json.dumps({"message": str(said), "exit_code": said.exit_code}))
+        raise SystemExit(said.exit_code) from None
     if dist.is_initialized():
         # leave together: a rank that tears gloo down while another still talks to it can
         # abort ("terminate called without an active exception")
@@ -91,8 +107,37 @@ def _spawned(local_rank: int, world_size: int, port: int, fn: Callable, args: Se
 
 
 def spawn(fn: Callable, args: Sequence[Any], replicas: int, port: int = 0) -> None:
-    """Run ``fn(*args)`` in ``replicas`` fresh processes that form one process group."""
-    mp.spawn(_spawned, args=(replicas, port or free_port(), fn, tuple(args)), nprocs=replicas, join=True)
+    """Run ``fn(*args)`` in ``replicas`` fresh processes that form one process group. A rank's
+    ``PilotError`` (a setting the user can fix, found while a rank builds) is raised here, once,
+    as ``RankRefused`` with its message and exit code (not a traceback from every rank)."""
+    with tempfile.TemporaryDirectory(prefix="pilot-ranks-") as scratch:
+        refusal = Path(scratch) / "refusal.json"
+        previous = os.environ.get(_REFUSAL)
+        os.environ[_REFUSAL] = str(refusal)  # the ranks inherit it
+        quiet = logging.getLogger("torch.multiprocessing.spawn")  # "Terminating process ..." of the ranks left
+        level = quiet.level
+        quiet.setLevel(logging.ERROR)
+        try:
+            mp.spawn(_spawned, args=(replicas, port or free_port(), fn, tuple(args)), nprocs=replicas, join=True)
+        except mp.ProcessExitedException:
+            if not refusal.exists():
+                raise
+            said = json.loads(refusal.read_text())
+            raise RankRefused(said["message"], said["exit_code"]) from None
+        finally:
+            quiet.setLevel(level)
+            if previous is None:
+                os.environ.pop(_REFUSAL, None)
+            else:
+                os.environ[_REFUSAL] = previous
+
+
+class RankRefused(PilotError):
+    """What a spawned rank refused (its ``PilotError``), with that error's exit code."""
+
+    def __init__(self, message: str, exit_code: int) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 def all_reduce_sum(value: torch.Tensor, ctx: DistContext) -> torch.Tensor:

@@ -20,6 +20,7 @@ from omegaconf import DictConfig
 from torch import nn
 
 from pilot.config.values import enum_value
+from pilot.errors import ConfigRefused
 
 PARAM_DTYPES = {"bf16": torch.bfloat16}
 
@@ -38,7 +39,7 @@ def block_modules(model: nn.Module, names: list[str]) -> list[nn.Module]:
         blocks = [m for m in model.modules() if type(m).__name__ in wanted]
         if names and not blocks:
             present = sorted({type(m).__name__ for m in model.modules()})
-            raise ValueError(
+            raise ConfigRefused(
                 f"distributed.fsdp.blocks={list(names)}: no module of {type(model).__name__} has that class. "
                 f"Fix: name one of its classes ({', '.join(present[:12])}{', ...' if len(present) > 12 else ''})"
                 ", or [] to let pilot find its layers."
