@@ -254,6 +254,7 @@ def _hydra_failed(error: Exception) -> None:
 def _suggest_and_refuse() -> None:
     for line in suggestions(CONF_DIR, sys.argv[1:]):  # Hydra's message is printed: what was meant
         print(f"pilot: {line}", file=sys.stderr)
+    settle_refused_sweeps()  # a sweep directory made for this line, holding only multirun.yaml, goes
     raise SystemExit(2) from None
 
 

@@ -190,3 +190,16 @@ def test_a_control_key_no_job_sets_is_named_with_the_nearest_one():
     several = ["budget.value=2,optim.lr=1", "budget.value=2,optim.lr=2"]
     assert control_problem("budget.value=2", several).startswith("it matches every one of the 2 variants")
     assert control_problem("optim.lr=1", [*several, "budget.value=3,optim.lr=1"]) is None  # a grid's control
+
+
+@pytest.mark.parametrize(
+    "sweep, said",
+    [("x=range(0,3,0)", "range() arg 3 must not be zero"), ("x=interval(1,2)", "INTERVAL_SWEEP")],
+)
+def test_a_sweep_that_cannot_be_expanded_is_refused_naming_it(tmp_path, monkeypatch, capsys, sweep, said):
+    """An outside examination: Hydra's ValueError / HydraException came out as a traceback, exit 1."""
+    with pytest.raises(SystemExit) as stop:
+        _multirun(tmp_path, monkeypatch, sweep)
+    error = capsys.readouterr().err
+    assert stop.value.code == 2 and f"{sweep}: the sweep cannot be expanded into jobs" in error and said in error
+    assert "interval() and tag() are for optimising sweepers" in error

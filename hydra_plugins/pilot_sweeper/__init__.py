@@ -29,6 +29,7 @@ from hydra._internal.core_plugins.basic_sweeper import BasicSweeper, BasicSweepe
 from hydra.core.config_store import ConfigStore
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.errors import HydraException
 from hydra.types import HydraContext, TaskFunction
 from hydra.utils import get_method
 from omegaconf import DictConfig, open_dict
@@ -100,14 +101,22 @@ class ComposeOnceSweeper(BasicSweeper):
         assert self.hydra_context is not None
         parser = OverridesParser.create(config_loader=self.hydra_context.config_loader)
         overrides = parser.parse_overrides([*self._parse_config(), *arguments])
-        empty = [o.input_line for o in overrides if o.is_discrete_sweep() and not list(o.sweep_string_iterator())]
+        try:
+            empty = [o.input_line for o in overrides if o.is_discrete_sweep() and not list(o.sweep_string_iterator())]
+            jobs = [job for batch in BasicSweeper.split_arguments(overrides, None) for job in batch]
+        except (ValueError, HydraException) as error:  # range(0, 3, 0); interval(), which only optimisers sample
+            swept = " ".join(o.input_line for o in overrides if o.is_sweep_override())
+            _refuse(
+                f"{swept}: the sweep cannot be expanded into jobs: {error}. Fix: comma-separated values "
+                "(optim.lr=1e-3,3e-3), range(start, stop[, step]) with a step that is not 0, or choice(...); "
+                "interval() and tag() are for optimising sweepers (Optuna, Ax), not this one"
+            )
         if empty:
             _refuse(
                 f"{', '.join(empty)}: a sweep over no values launches no job. Fix: give it at least one "
                 "value (range(0, 2) is 0 and 1)."
             )
         if self.check_sweep is not None:
-            jobs = [job for batch in BasicSweeper.split_arguments(overrides, None) for job in batch]
             problem = self.check_sweep(self.config, jobs)
             if problem:
                 _refuse(f"{problem}; no job was launched")
