@@ -52,6 +52,13 @@ REFUSED_BY_VALIDATION = [
     ("adapter=lora adapter.bias=yes", ("adapter.bias='yes'", "none, all, lora_only")),
     ("pilot.oom_in_phase=first_stepp", ("pilot.oom_in_phase='first_stepp'", "first_step")),
     ("adapter=lora adapter.r=0 adapter.lora_dropout=1.5", ("adapter.r=0", "adapter.lora_dropout=1.5")),
+    # transformers' config: a key it does not define (stored, read by nothing), sizes its own check refuses
+    ("model=hf_causal_lm +model.config.hidden_sizee=64", ("model.config.hidden_sizee", "model.config.hidden_size")),
+    ("model=hf_causal_lm model.config.hidden_size=3", ("model.config.hidden_size=3", "not a multiple")),
+    # a pinned GPU count the choice sheet has no row for ("nothing planned" and exit 0, before)
+    ("mode=estimate rental.gpu_count=3", ("rental.gpu_count=3", "rental.counts=[1, 2, 3, 4, 8]")),
+    # early stopping with no validation point to count: it could never act
+    ("mode=train loop.eval_every=0 loop.early_stop_patience=3", ("loop.early_stop_patience=3", "loop.eval_every=")),
     # fp16 parameters trained in full (a traceback from the gradient scaler, or nan within updates, before)
     ("model=hf_causal_lm model.dtype=fp16 precision=fp16", ("model.dtype='fp16'", "model.dtype=fp32")),
     ("mode=train model=hf_causal_lm model.dtype=fp16", ("model.dtype='fp16'", "adapter=lora")),

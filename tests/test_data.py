@@ -86,3 +86,24 @@ def test_digits_task_has_class_names_and_content_groups():
     assert total == 1797
     batch = task.collate(task.encoded("val")[:5])
     assert batch["inputs"].shape == (5, 64) and batch["labels"].dtype == torch.long
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ("", "no example in it"),
+        ('{"instruction": "a", "answer": "b"}\n{"instruction": "a"}\n', "line 2 has no 'answer' field"),
+        ('{"instruction": "a", "answer": "b"}\n{bad\n', "line 2 is not JSON"),
+    ],
+)
+def test_a_data_file_that_is_not_instruction_lines_is_refused_naming_file_and_line(tmp_path, text, said):
+    """An outside examination: an empty file blamed data.split.val_fraction, a missing field was a bare
+    KeyError, a bad line said 'line 1 column 1' with no file."""
+    from pilot.data.instructions import load_examples
+    from pilot.errors import PilotError
+
+    path = tmp_path / "data.jsonl"
+    path.write_text(text)
+    with pytest.raises(PilotError, match="data.path=") as refused:
+        load_examples(str(path))
+    assert said in str(refused.value) and "Fix:" in str(refused.value)

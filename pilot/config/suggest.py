@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterator
+from enum import Enum
 
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
@@ -74,6 +75,12 @@ def _wrong_type(cfg: DictConfig, key: str, value: object) -> str | None:
         OmegaConf.update(trial, key, value, merge=False)
     except Exception:  # noqa: BLE001 - the schema refused the value's type
         default = OmegaConf.select(cfg, key)
+        if isinstance(default, Enum):  # the names a user types, not Python's OptimName.adamw
+            names = [member.name for member in type(default)]
+            near = difflib.get_close_matches(str(value), names, n=1, cutoff=0.5)
+            return f"{key}={value}: {key} takes one of {', '.join(names)}" + (
+                f"; did you mean {key}={near[0]}?" if near else f" (the default is {key}={default.name})"
+            )
         kind = KINDS.get(type(default), "value of its schema's type")
         return f"{key}={value}: {key} takes {kind} (the default is {key}={default})"
     return None

@@ -19,26 +19,54 @@ from pilot.config.values import enum_value
 from pilot.data import byte_tokenizer as tok
 from pilot.data.split import make_splits
 from pilot.data.task import IGNORE_INDEX, Batch, Example, TaskData, logits_of
+from pilot.errors import PilotError
 
 EMBEDDED_PATH = Path(__file__).with_name("instructions.jsonl")
 SEPARATOR = "\n=> "
 
 
 def load_examples(path: str | None) -> list[Example]:
+    """One example per line of a JSON Lines file (``instruction``, ``answer``; ``group``, ``time``
+    optional); a line that is not such an object is refused naming the file, the line and the fix."""
     source = Path(path) if path else EMBEDDED_PATH
     examples = []
     with source.open() as handle:
-        for index, line in enumerate(handle):
-            row = json.loads(line)
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            row = _row(source, number, line)
             examples.append(
                 Example(
-                    index=index,
-                    group=str(row.get("group", index)),
+                    index=len(examples),
+                    group=str(row.get("group", len(examples))),
                     fields={"instruction": row["instruction"], "answer": row["answer"]},
                     time=row.get("time"),
                 )
             )
+    if not examples:
+        raise PilotError(
+            f"data.path={source}: no example in it (empty, or blank lines only). Fix: one JSON object per line, "
+            '{"instruction": ..., "answer": ...}.'
+        )
     return examples
+
+
+def _row(source: Path, number: int, line: str) -> dict[str, Any]:
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise PilotError(
+            f"data.path={source}: line {number} is not JSON ({error.msg} at column {error.colno}). Fix: one JSON "
+            'object per line, {"instruction": ..., "answer": ...}.'
+        ) from None
+    missing = [key for key in ("instruction", "answer") if not isinstance(row, dict) or key not in row]
+    if missing:
+        raise PilotError(
+            f"data.path={source}: line {number} has no {' and no '.join(repr(k) for k in missing)} field"
+            f"{f' (its fields: {sorted(row)})' if isinstance(row, dict) else ''}. Fix: every line holds "
+            '"instruction" and "answer" (and optionally "group", "time").'
+        )
+    return row
 
 
 def encode_example(example: Example, max_len: int, truncation_side: str, mask_instruction: bool) -> dict[str, Any]:

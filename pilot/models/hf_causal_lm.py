@@ -13,6 +13,7 @@ where each value is explained.
 from __future__ import annotations
 
 import difflib
+import inspect
 from pathlib import Path
 from typing import Any
 
@@ -96,11 +97,80 @@ def _built(transformers: Any, model_type: str, config: dict[str, Any] | None, pa
                 f"Fix: {' or '.join(f'model.model_type={name}' for name in near) or 'a model type of transformers'} "
                 "(transformers.models.auto.configuration_auto.CONFIG_MAPPING lists them)."
             )
+        settings = dict(config or {})
         try:
-            model_config = transformers.AutoConfig.for_model(model_type, **dict(config or {}))
-        except ValueError as error:
-            raise PilotError(f"model.model_type={model_type}: {error}") from error
+            model_config = transformers.AutoConfig.for_model(model_type, **settings)
+        except Exception as error:  # ValueError, huggingface_hub's StrictDataclassError (validate_architecture)
+            raise _config_refused(known[model_type], settings, error) from error
         return transformers.AutoModelForCausalLM.from_config(model_config, **kwargs)
+
+
+def config_problem(
+    model_type: str, config: dict[str, Any] | None, typed: set[str] = frozenset()
+) -> tuple[dict[str, Any], str] | None:
+    """What building would refuse about ``model.config``, found before anything runs (pilot.validation):
+    (the settings named, why). ``typed``: the keys the command line set; one of them the config class
+    does not define is a typo (a key of the model's YAML may serve another model type: not judged)."""
+    transformers = _transformers()
+    known = transformers.models.auto.configuration_auto.CONFIG_MAPPING
+    settings = dict(config or {})
+    if model_type not in known:
+        return None  # building says it, with the nearest model types
+    try:
+        _refuse_unknown_keys(known[model_type], {k: v for k, v in settings.items() if k in typed})
+    except PilotError as error:
+        return {k: settings[k] for k in _unknown_keys(known[model_type], settings) if k in typed}, str(error)
+    try:
+        transformers.AutoConfig.for_model(model_type, **settings)
+    except Exception as error:  # noqa: BLE001 - transformers' own check (StrictDataclassError, ValueError)
+        refused = str(_config_refused(known[model_type], settings, error))
+        return {k: v for k, v in settings.items() if f"model.config.{k}=" in refused}, refused
+    return None
+
+
+def _refuse_unknown_keys(config_class: type, settings: dict[str, Any]) -> None:
+    """A key the config class does not define would be stored on it and read by nothing (a typo
+    trains the default): refused, with the nearest keys it does define."""
+    unknown = _unknown_keys(config_class, settings)
+    if unknown:
+        known = _known_keys(config_class)
+        lines = [
+            f"model.config.{key}"
+            + (
+                f" (did you mean {' or '.join(f'model.config.{n}' for n in near)}?)"
+                if (near := difflib.get_close_matches(key, sorted(known), n=2))
+                else ""
+            )
+            for key in unknown
+        ]
+        raise PilotError(
+            f"{', '.join(lines)}: not a setting of transformers' {config_class.__name__}: it would be stored and "
+            "read by nothing, and the run would train the default. Fix: the setting's name in "
+            f"{config_class.__name__} (its to_dict() lists them), or drop it."
+        )
+
+
+def _known_keys(config_class: type) -> set[str]:
+    known = set(config_class().to_dict()) | set(getattr(config_class, "attribute_map", {}))
+    return known | set(inspect.signature(config_class.__init__).parameters) - {"self", "kwargs"}
+
+
+def _unknown_keys(config_class: type, settings: dict[str, Any]) -> list[str]:
+    known = _known_keys(config_class)
+    return sorted(key for key in settings if key not in known)
+
+
+def _config_refused(config_class: type, settings: dict[str, Any], error: Exception) -> PilotError:
+    """transformers' own check of the config (sizes that disagree), said with the settings it names."""
+    reason = str(error).strip().splitlines()[-1].strip()
+    text = reason.lower()
+    named = [key for key in settings if key in text or key.replace("_", " ") in text]
+    shown = ", ".join(f"model.config.{key}={settings[key]}" for key in named)
+    return PilotError(
+        f"transformers' {config_class.__name__} refuses model.config: {reason}"
+        + (f" ({shown})" if shown else "")
+        + ". Fix: values that agree (the model's README names its constraints)."
+    )
 
 
 # memory=checkpointing: the built model's own gradient_checkpointing_enable (pilot.engine.checkpointing

@@ -156,6 +156,23 @@ def _recap_text(frame: pd.DataFrame, sections: list, skipped: int, pool: bool, m
     return "\n".join(text)
 
 
+def _refuse_what_the_command_line_cannot_mean(paths: list[Path], frame: pd.DataFrame, control: str) -> None:
+    """``python -m pilot.recap``: a --control that is none of the runs' variants, or paths holding no run
+    (a recap of nothing would replace whatever recap.* are there)."""
+    variants = [] if frame.empty else frame.loc[frame["status"] != "unreadable", "variant"].dropna()
+    if problem := control_problem(control, variants):
+        raise RecapRefused(
+            f"--control {control}: {problem}; nothing was written. Fix: give the overrides of one "
+            "variant in the recap's variant column (or leave --control out to compare none)."
+        )
+    if frame.empty and not any((Path(p) / "multirun.yaml").is_file() for p in paths):
+        raise RecapRefused(
+            f"no pilot run under {', '.join(str(p) for p in paths)} (no run.json, no sweep's multirun.yaml); "
+            "nothing was written. Fix: give a run or sweep directory pilot wrote (campaign.run_root, "
+            "campaign.sweep_root or one of their directories)."
+        )
+
+
 def build_recap(
     paths: Iterable[Path],
     out_dir: Path,
@@ -175,18 +192,7 @@ def build_recap(
     curves: dict[str, tuple] | None = {} if plot else None  # read only when drawn
     frame = collect(paths, curves, skip)
     if control_must_match:
-        variants = [] if frame.empty else frame.loc[frame["status"] != "unreadable", "variant"].dropna()
-        if problem := control_problem(control, variants):
-            raise RecapRefused(
-                f"--control {control}: {problem}; nothing was written. Fix: give the overrides of one "
-                "variant in the recap's variant column (or leave --control out to compare none)."
-            )
-    if control_must_match and frame.empty and not any((Path(p) / "multirun.yaml").is_file() for p in paths):
-        raise RecapRefused(
-            f"no pilot run under {', '.join(str(p) for p in paths)} (no run.json, no sweep's multirun.yaml); "
-            "nothing was written. Fix: give a run or sweep directory pilot wrote (campaign.run_root, "
-            "campaign.sweep_root or one of their directories)."
-        )
+        _refuse_what_the_command_line_cannot_mean(paths, frame, control)
     sections = summarise_sweeps(frame, control, quality_tolerance, pool)
     missing = never_started(frame)  # jobs the launch declared that left no run directory
     frame.attrs["conclusions"] = _conclusions(sections) + missing

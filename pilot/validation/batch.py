@@ -26,6 +26,9 @@ def check_task(cfg: DictConfig, problems: list[Problem]) -> None:
         cause = error.__cause__ or error
         if not isinstance(cause, (PilotError, ValueError, OSError, KeyError)):
             raise  # a bug in the task's code: its traceback is the useful message
+        if isinstance(cause, PilotError):  # the builder's own message names its key, value and fix
+            problems.append(Problem("data._target_", select(cfg, "data._target_"), str(cause), said=True))
+            return
         problems.append(
             Problem(
                 "data._target_",

@@ -6,11 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from omegaconf import OmegaConf
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import DictConfig, OmegaConf
 
 from pilot.config.tokenizer import tokenizer_problem
 from pilot.config.values import import_target, select
 from pilot.engine.checkpointing import declares_checkpointing
+from pilot.errors import PilotError
+from pilot.models.hf_causal_lm import config_problem
 from pilot.validation.keys import check_arguments
 from pilot.validation.problems import Problem, is_number
 
@@ -162,6 +165,34 @@ def _check_model_path(cfg, problems: list[Problem]) -> None:
         )
 
 
+def _typed_config_keys() -> set[str]:
+    """The ``model.config`` keys this command line sets (``+model.config.x=...`` or without the +)."""
+    if not HydraConfig.initialized():
+        return set()
+    keys = set()
+    for override in HydraConfig.get().overrides.task:
+        name = str(override).split("=", 1)[0].lstrip("+~")
+        if name.startswith("model.config."):
+            keys.add(name.removeprefix("model.config.").split(".")[0])
+    return keys
+
+
+def _check_hf_config(cfg, problems: list[Problem]) -> None:
+    """model.config (model=hf_causal_lm, built from a config): a key transformers' config class does
+    not define, or sizes its own check refuses, before any directory or record is made."""
+    if not str(select(cfg, "model._target_") or "").endswith("hf_causal_lm.build") or select(cfg, "model.path"):
+        return
+    config = select(cfg, "model.config")
+    settings = OmegaConf.to_container(config, resolve=True) if isinstance(config, DictConfig) else None
+    try:
+        found = config_problem(str(select(cfg, "model.model_type")), settings, _typed_config_keys())
+    except PilotError:  # transformers missing: building says it
+        return
+    if found is not None:
+        named, why = found
+        problems.append(Problem("model.config", named or settings, why))
+
+
 def check_model_and_data(cfg, problems: list[Problem]) -> None:
     for check in (
         _check_targets,
@@ -170,5 +201,6 @@ def check_model_and_data(cfg, problems: list[Problem]) -> None:
         _check_data_path,
         _check_tokenizer,
         _check_model_path,
+        _check_hf_config,
     ):
         check(cfg, problems)

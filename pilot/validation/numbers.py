@@ -121,6 +121,21 @@ def _check_divergence_factor(cfg: DictConfig, problems: list[Problem]) -> None:
         )
 
 
+def _check_early_stopping(cfg: DictConfig, problems: list[Problem]) -> None:
+    """Early stopping counts validation points without improvement: with none, it can never act."""
+    patience, every = select(cfg, "loop.early_stop_patience"), select(cfg, "loop.eval_every")
+    if is_finite(patience) and patience > 0 and every == 0:
+        problems.append(
+            Problem(
+                "loop.early_stop_patience",
+                patience,
+                "counts validation points without improvement, but loop.eval_every=0 makes none before the "
+                "end: the rule can never stop the run. Fix: loop.eval_every=<updates between points> (e.g. 50), "
+                "or loop.early_stop_patience=0.",
+            )
+        )
+
+
 def _check_resume_check(cfg: DictConfig, problems: list[Problem]) -> None:
     before, total = select(cfg, "pilot.resume_check.updates_before"), select(cfg, "pilot.resume_check.updates_total")
     if is_number(before) and is_number(total) and 0 < before and not before < total:
@@ -180,6 +195,7 @@ def check_special_numbers(cfg: DictConfig, problems: list[Problem]) -> None:
         _check_betas,
         _check_threads,
         _check_divergence_factor,
+        _check_early_stopping,
         _check_resume_check,
         _check_budget_updates,
         _check_split_fractions,

@@ -15,9 +15,10 @@ class Problem:
     key: str
     value: Any
     fix: str
+    said: bool = False  # ``fix`` is a whole message already naming its key and value (a builder's PilotError)
 
     def __str__(self) -> str:
-        return f"  - {self.key}={self.value!r}: {self.fix}"
+        return f"  - {self.fix}" if self.said else f"  - {self.key}={self.value!r}: {self.fix}"
 
 
 class ConfigError(ConfigRefused):

@@ -28,3 +28,14 @@ def check_rental(cfg, problems: list[Problem]) -> None:
         values = list(select(cfg, f"rental.{key}") or [])
         if not values or any(v <= 0 for v in values):
             problems.append(Problem(f"rental.{key}", values, "a non-empty list of positive numbers."))
+    counts = list(select(cfg, "rental.counts") or [])
+    if rental.gpu_count is not None and counts and rental.gpu_count not in counts:
+        problems.append(
+            Problem(
+                "rental.gpu_count",
+                rental.gpu_count,
+                f"not one of rental.counts={counts}: the choice sheet has no row with it, so nothing could be "
+                f"planned. Fix: one of {', '.join(str(c) for c in counts)}, or add it to rental.counts "
+                f"(rental.counts=[{', '.join(str(c) for c in sorted({*counts, rental.gpu_count}))}]).",
+            )
+        )
