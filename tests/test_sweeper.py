@@ -203,3 +203,34 @@ def test_a_sweep_that_cannot_be_expanded_is_refused_naming_it(tmp_path, monkeypa
     error = capsys.readouterr().err
     assert stop.value.code == 2 and f"{sweep}: the sweep cannot be expanded into jobs" in error and said in error
     assert "interval() and tag() are for optimising sweepers" in error
+
+
+def test_the_slurm_launcher_without_a_slurm_client_is_refused_before_any_directory(tmp_path):
+    """An outside examination: submitit's 'Could not detect srun' traceback, exit 1, and a sweep
+    directory left holding multirun.yaml. PATH here holds only Python's own directory (no srun)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    sweep = tmp_path / "sweep"
+    env = {**os.environ, "PATH": str(Path(sys.executable).parent)}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pilot",
+            "-m",
+            "mode=train",
+            "budget.value=2",
+            "hydra/launcher=slurm",
+            f"hydra.sweep.dir={sweep}",
+        ],
+        cwd=Path(__file__).resolve().parents[1],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 2 and "srun is not on PATH" in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert not sweep.exists()

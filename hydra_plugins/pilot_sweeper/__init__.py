@@ -20,6 +20,7 @@ string annotations looks itself up.
 """
 
 import copy
+import shutil
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,7 +33,7 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 from hydra.types import HydraContext, TaskFunction
 from hydra.utils import get_method
-from omegaconf import DictConfig, open_dict
+from omegaconf import DictConfig, OmegaConf, open_dict
 
 KEEP = 128  # composed configs kept between the batch's check and its launch
 
@@ -99,6 +100,13 @@ class ComposeOnceSweeper(BasicSweeper):
 
     def sweep(self, arguments: list[str]) -> Any:
         assert self.hydra_context is not None
+        launcher = str(OmegaConf.select(self.config, "hydra.launcher._target_", default="") or "")
+        if launcher.endswith("SlurmLauncher") and shutil.which("srun") is None:
+            _refuse(
+                "hydra/launcher=slurm: this machine has no SLURM client (srun is not on PATH), so no job could be "
+                "submitted. Fix: run the command on the cluster's login node, or hydra/launcher=local_parallel "
+                "(this machine, in parallel) or no launcher (one job after the other)."
+            )
         parser = OverridesParser.create(config_loader=self.hydra_context.config_loader)
         overrides = parser.parse_overrides([*self._parse_config(), *arguments])
         try:
