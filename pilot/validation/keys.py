@@ -28,8 +28,14 @@ def check_unknown_keys(node: DictConfig, prefix: str, problems: list[Problem]) -
                 Problem(
                     full_key,
                     select(node, str(key)),
-                    f"not a setting: nothing reads it (a '+' override adds keys the schema "
-                    f"does not know). Fix: drop it, or one of {', '.join(sorted(known))}.",
+                    "not a setting: nothing reads it (a '+' override adds keys the schema "
+                    "does not know). Fix: drop it"
+                    + (
+                        f", or one of {', '.join(sorted(known))}."
+                        if known
+                        else f"; {prefix.rstrip('.')} has no settings"
+                    )
+                    + (" (adapter=lora has r, lora_alpha, ...)." if prefix == "adapter." and not known else ""),
                 )
             )
             continue
