@@ -43,6 +43,16 @@ def _example(task: TaskData, encoded: list[dict[str, Any]]) -> tuple[dict[str, A
     return None
 
 
+def with_token_replaced(task: TaskData, batch: dict[str, Any], column: int) -> dict[str, Any]:
+    """The batch with the first row's token at ``column`` replaced by the next id of the vocabulary."""
+    ids = input_ids_of(batch)
+    changed = dict(batch)
+    changed["input_ids" if "input_ids" in batch else "inputs"] = replaced = ids.clone()
+    vocab = int(task.info.get("vocab_size", int(ids.max()) + 2))
+    replaced[0, column] = (int(ids[0, column]) + 1) % max(vocab, 2)
+    return changed
+
+
 def causality_findings(
     task: TaskData, model: torch.nn.Module, encoded: list[dict[str, Any]]
 ) -> tuple[list[Finding], dict[str, Any]]:
@@ -51,11 +61,7 @@ def causality_findings(
     if found is None:
         return [], {"judged": False}
     batch, last = found
-    changed = dict(batch)
-    ids = input_ids_of(batch)
-    changed["input_ids" if "input_ids" in batch else "inputs"] = replaced = ids.clone()
-    vocab = int(task.info.get("vocab_size", int(ids.max()) + 2))
-    replaced[0, last] = (int(ids[0, last]) + 1) % max(vocab, 2)
+    changed = with_token_replaced(task, batch, last)
     with untouched(model), torch.no_grad():
         model.eval()
         first, again, other = (task.forward(model, b) for b in (batch, batch, changed))
@@ -93,13 +99,8 @@ def context_findings(
     if found is None:
         return [], {"judged": False}
     batch, _ = found
-    ids = input_ids_of(batch)
     real = padding_mask(task, batch)
-    first = int(torch.nonzero(real[0])[0]) if real is not None else 0
-    changed = dict(batch)
-    changed["input_ids" if "input_ids" in batch else "inputs"] = replaced = ids.clone()
-    vocab = int(task.info.get("vocab_size", int(ids.max()) + 2))
-    replaced[0, first] = (int(ids[0, first]) + 1) % max(vocab, 2)
+    changed = with_token_replaced(task, batch, int(torch.nonzero(real[0])[0]) if real is not None else 0)
     with untouched(model), torch.no_grad():
         model.eval()
         outputs = [row_scores(task, task.forward(model, b), batch, 0) for b in (batch, batch, changed)]
