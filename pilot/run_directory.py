@@ -65,7 +65,7 @@ class RunDirectoryCheck(Callback):
 
 def _check_sweep_directory(config: DictConfig) -> None:
     """A sweep writes its jobs' directories (new names), ``multirun.yaml`` and ``recap.*`` there: a
-    directory holding a run, or files of its own under those names or others, is refused."""
+    directory holding a run, or files under those names that pilot did not write, is refused."""
     path = directory_of(config, "hydra.sweep.dir")
     if not path.exists():
         _created_sweeps.add(os.path.abspath(path))
@@ -76,19 +76,13 @@ def _check_sweep_directory(config: DictConfig) -> None:
             "its recap into that run's directory. Fix: name a new or empty directory, or leave hydra.sweep.dir "
             "out (a new directory under campaign.sweep_root)."
         )
-    foreign = [
-        p.name for p in path.iterdir() if p.is_file() and p.name not in SWEEP_OWN and not p.name.endswith(".log")
-    ]
-    foreign += [name for name in not_written_by_pilot(path) if name not in foreign]
+    foreign = not_written_by_pilot(path)  # its other files are never touched: jobs get new directories
     if foreign:
         raise ResumeRefused(
             f"hydra.sweep.dir={path} holds files a sweep did not write ({', '.join(sorted(foreign)[:5])}): the "
             "sweep would overwrite multirun.yaml and recap.* there. Fix: name a new or empty directory (or one an "
             "earlier pilot sweep wrote), or leave hydra.sweep.dir out."
         )
-
-
-SWEEP_OWN = ("multirun.yaml", "recap.md", "recap.csv", "recap.png", "journal.md")  # what a sweep writes at its top
 
 
 def not_written_by_pilot(path: Path) -> list[str]:
