@@ -23,6 +23,7 @@ import threading
 import time
 
 STARTUP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+LOCAL_JOB = "submitit.core._submit"  # the module a job of submitit's local executor runs
 _noted: list[str] = []  # signals a local job received before its run watched them
 
 
@@ -72,8 +73,8 @@ def at_import() -> None:
         for signum in STARTUP_SIGNALS:
             if _default(signum):
                 signal.signal(signum, _exit_while_starting)
-    elif os.environ.get("SUBMITIT_EXECUTOR") == "local":
-        note_in_local_job()
+    elif os.environ.get("SUBMITIT_EXECUTOR") == "local" and LOCAL_JOB in sys.orig_argv:  # the job itself, not
+        note_in_local_job()  # a process it starts (the closing's child, spawned ranks) that inherits its variables
 
 
 def hold_signals(handler) -> None:

@@ -33,7 +33,7 @@ from typing import Any
 import psutil
 from omegaconf import OmegaConf
 
-from pilot.startup_signals import SignalStop, hold_signals, note_in_local_job
+from pilot.startup_signals import LOCAL_JOB, SignalStop, hold_signals, note_in_local_job
 
 try:
     from hydra.experimental.callback import Callback
@@ -43,7 +43,6 @@ except ImportError:  # pragma: no cover - hydra is a dependency
 LOCAL_LAUNCHER = "LocalLauncher"  # hydra_plugins.hydra_submitit_launcher.submitit_launcher.LocalLauncher
 
 
-JOB = "submitit.core._submit"  # the module each local job's process runs
 _received: list[str] = []  # the signals this launching process received, in order
 _reached: set[int] = set()  # job processes the signal reached (the terminal's Ctrl-C) or was passed on to
 
@@ -63,7 +62,7 @@ def _jobs() -> list[psutil.Process]:
     jobs = []
     for child in psutil.Process().children(recursive=True):
         with contextlib.suppress(psutil.Error):  # ended meanwhile
-            if JOB in " ".join(child.cmdline()):
+            if LOCAL_JOB in child.cmdline():
                 jobs.append(child)
     return jobs
 

@@ -108,7 +108,8 @@ def test_a_local_job_notes_a_ctrl_c_held_while_it_started():
     """SIGINT blocked (as the launcher holds it) and sent before pilot is imported: noted on import,
     not lost (an ignored one used to be dropped, and the job trained to its end)."""
     code = (
-        "import os, signal\n"
+        "import os, signal, sys\n"
+        "sys.orig_argv = [sys.executable, '-u', '-m', 'submitit.core._submit', 'folder']  # as the job runs\n"
         "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})\n"
         "os.kill(os.getpid(), signal.SIGINT)\n"
         "import pilot\n"
