@@ -221,6 +221,16 @@ REFUSED_BY_HYDRA = [
     ("model=tiny_gtp", ("pilot: model=tiny_gtp: no such option; did you mean tiny_gpt?",)),
     ("+experiment=nope", ("experiment/nope",)),  # +group=unknown
     ("budget=time", ("pilot: budget=time: no such option; the options: epochs, examples, updates\n",)),  # not "schema"
+    # a key of the chosen model's own config (the default model's every setting was listed, before)
+    (
+        "model=hf_causal_lm model.config.hidden_sizee=64",
+        ("pilot: model.config.hidden_sizee: not a setting; did you mean model.config.hidden_size",),
+    ),
+    ("model.zzzzz=3", ("pilot: model.zzzzz: not a setting; model has model._target_, model.d_model",)),
+    # what Hydra's grammar cannot read: the argument and how to write it (its parser's text alone, before)
+    ("optim.lr=1e-3,", ("pilot: optim.lr=1e-3,: Hydra's override grammar cannot read it", "(optim.lr=1e-3)")),
+    ("campaign.control=optim.lr=3e-3", ("\"campaign.control='optim.lr=3e-3'\"",)),
+    ("optim.lr=[1e-3", ("optim.lr=[1e-3: Hydra's override grammar", "close the bracket")),
 ]
 
 CASES = [pytest.param(line, expected, True, id=line) for line, expected in REFUSED_BY_VALIDATION] + [

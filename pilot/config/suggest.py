@@ -20,14 +20,15 @@ HIDDEN_OPTIONS = "schema"  # the schema's own entries in a group (schema, schema
 def suggestions(conf_dir: str, arguments: list[str]) -> list[str]:
     """One line per command-line override that names a key the default config lacks, or an option
     its group lacks, with the nearest ones; [] when there is nothing to suggest or it cannot tell."""
+    parser = OverridesParser.create()
     try:
-        overrides = OverridesParser.create().parse_overrides([a for a in arguments if "=" in a])
-    except Exception:  # noqa: BLE001 - a line Hydra could not parse: its own message says where
-        return []
+        overrides = parser.parse_overrides([a for a in arguments if "=" in a])
+    except Exception:  # noqa: BLE001 - a line Hydra could not parse: which argument, and how to write it
+        return unreadable_arguments(parser, arguments)
     GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=conf_dir, version_base="1.3"):
-            cfg = compose("config")
+            cfg = _composed_with_choices(overrides)
             loader = GlobalHydra.instance().config_loader()
             groups = set(loader.list_groups(""))
             lines = []
@@ -41,10 +42,7 @@ def suggestions(conf_dir: str, arguments: list[str]) -> list[str]:
                     if options and value not in options:
                         lines.append(_nearest(f"{key}={value}: no such option", value, options, "options"))
                 elif OmegaConf.select(cfg, key, default=_MISSING) is _MISSING:
-                    known = list(_keys(cfg)) if "." in key else [str(k) for k in cfg.keys()]
-                    lines.append(
-                        _nearest(f"{key}: not a setting", key, known, "settings" if "." in key else "sections")
-                    )
+                    lines.append(_not_a_setting(cfg, key))
                 elif not override.is_sweep_override() and (wrong := _wrong_type(cfg, key, override.value())):
                     lines.append(wrong)
             return lines
@@ -52,6 +50,55 @@ def suggestions(conf_dir: str, arguments: list[str]) -> list[str]:
         return []
     finally:
         GlobalHydra.instance().clear()
+
+
+def _composed_with_choices(overrides: list) -> DictConfig:
+    """The config as this line's group choices make it (``model=hf_causal_lm`` has ``model.config``),
+    else the default one (a choice that does not exist is one of the lines said)."""
+    chosen = [
+        o.input_line
+        for o in overrides
+        if o.input_line
+        and ("/" in o.key_or_group or "." not in o.key_or_group)
+        and not o.is_sweep_override()
+        and not o.is_delete()
+        and not (o.key_or_group == "hydra" or o.key_or_group.startswith("hydra/"))
+    ]
+    try:
+        return compose("config", overrides=chosen)
+    except Exception:  # noqa: BLE001 - a choice that does not exist: the default config
+        return compose("config")
+
+
+def unreadable_arguments(parser: OverridesParser, arguments: list[str]) -> list[str]:
+    """Each argument Hydra's override grammar cannot read, with how to write what it probably means."""
+    lines = []
+    for argument in arguments:
+        if "=" not in argument:
+            continue
+        try:
+            parser.parse_overrides([argument])
+        except Exception:  # noqa: BLE001 - this one is unreadable
+            lines.append(f"{argument}: Hydra's override grammar cannot read it. Fix: {_grammar_fix(argument)}")
+    return lines
+
+
+def _grammar_fix(argument: str) -> str:
+    key, value = argument.split("=", 1)
+    quoted = f"\"{key}='{value}'\""
+    if value.endswith(","):
+        return (
+            f"drop the trailing comma ({key}={value.rstrip(',')}): a comma separates the values of a sweep "
+            f"(-m), or quote a value that holds one: {quoted}"
+        )
+    if "=" in value:
+        return f"quote a value that holds '=': {quoted} (the outer quotes are for the shell)"
+    if value.count("[") != value.count("]") or value.count("{") != value.count("}"):
+        return f"close the bracket ({key}=[a,b] is a list), or quote a value that holds one: {quoted}"
+    return (
+        f"quote the value: {quoted} (characters such as spaces, '=', ',', brackets, braces, quotes "
+        "or '$' need quotes; the outer quotes are for the shell)"
+    )
 
 
 _MISSING = object()
@@ -63,6 +110,25 @@ def _nearest(what: str, given: str, known: list[str], kind: str) -> str:
     if near:
         return f"{what}; did you mean {' or '.join(near)}?"
     return f"{what}; the {kind}: {', '.join(sorted(known)[:40])}"
+
+
+def _not_a_setting(cfg: DictConfig, key: str) -> str:
+    """The nearest settings to a key the config lacks: among its section's first, else anywhere;
+    with none near, the section's own settings (not every setting of the config)."""
+    if "." not in key:
+        return _nearest(f"{key}: not a setting", key, [str(k) for k in cfg.keys()], "sections")
+    section = key.rsplit(".", 1)[0]
+    while section and not isinstance(OmegaConf.select(cfg, section, default=None), DictConfig):
+        section = section.rsplit(".", 1)[0] if "." in section else ""
+    everything = list(_keys(cfg))
+    siblings = [k for k in everything if k.startswith(f"{section}.")] if section else everything
+    near = difflib.get_close_matches(key, siblings, n=3, cutoff=0.6) or difflib.get_close_matches(
+        key, everything, n=3, cutoff=0.6
+    )
+    if near:
+        return f"{key}: not a setting; did you mean {' or '.join(near)}?"
+    where = f"{section} has" if section else "the settings:"
+    return f"{key}: not a setting; {where} {', '.join(sorted(siblings)[:40])}"
 
 
 def _wrong_type(cfg: DictConfig, key: str, value: object) -> str | None:
