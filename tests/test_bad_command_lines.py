@@ -55,6 +55,13 @@ REFUSED_BY_VALIDATION = [
     # transformers' config: a key it does not define (stored, read by nothing), sizes its own check refuses
     ("model=hf_causal_lm +model.config.hidden_sizee=64", ("model.config.hidden_sizee", "model.config.hidden_size")),
     ("model=hf_causal_lm model.config.hidden_size=3", ("model.config.hidden_size=3", "not a multiple")),
+    # grouped-query attention that cannot group (a tensor size mismatch in the estimate, exit 1, before)
+    (
+        "model=hf_causal_lm mode=estimate model.config.num_key_value_heads=3",
+        ("model.config.num_key_value_heads=3 does not divide model.config.num_attention_heads=4", "1, 2, 4"),
+    ),
+    # a length the model has no positions for (the model's own error blamed data.max_len, exit 1, before)
+    ("mode=estimate estimate.seq_len=100000", ("estimate.seq_len=100000", "model.max_len=96")),
     # a pinned GPU count the choice sheet has no row for ("nothing planned" and exit 0, before)
     ("mode=estimate rental.gpu_count=3", ("rental.gpu_count=3", "rental.counts=[1, 2, 3, 4, 8]")),
     # early stopping with no validation point to count: it could never act

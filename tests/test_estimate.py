@@ -157,6 +157,34 @@ def test_a_sequence_length_for_a_task_without_sequences_is_refused(make_cfg):
         estimate_memory(make_cfg("+experiment=classification", "estimate.seq_len=64"))
 
 
+def test_a_batch_this_machine_cannot_hold_is_refused_naming_the_micro_batch(make_cfg):
+    """The estimate's inputs are real tensors before they are fake: batch.micro_batch=1e8 was a
+    traceback from the CPU allocator (a 77 GB batch of token ids). Torch's own refusal is what the
+    task's synthetic_batch raises here, as it did then."""
+    from hydra.utils import instantiate
+
+    from pilot.estimate.inputs import estimate_inputs
+
+    cfg = make_cfg("batch.micro_batch=100000000")
+    task = instantiate(cfg.data, _convert_="all")
+
+    def too_large(micro_batch, seq_len):
+        raise RuntimeError(
+            "[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate memory: "
+            f"you tried to allocate {micro_batch * seq_len * 8} bytes."
+        )
+
+    task = dataclasses.replace(task, synthetic_batch=too_large)
+    with pytest.raises(EstimateRefused, match=r"batch.micro_batch=100000000: .* Fix: a smaller batch.micro_batch"):
+        estimate_inputs(cfg, task)
+
+    def broken(micro_batch, seq_len):  # any other error of the task's code is its own, unchanged
+        raise RuntimeError("index out of range")
+
+    with pytest.raises(RuntimeError, match="index out of range"):
+        estimate_inputs(cfg, dataclasses.replace(task, synthetic_batch=broken))
+
+
 def test_a_sequence_task_without_data_max_len_is_estimated_on_its_longest_examples(make_cfg):
     """A plug-in task with synthetic_batch but no data.max_len: the longest real examples (as the README
     says), not a refusal (it used to ask for estimate.seq_len)."""

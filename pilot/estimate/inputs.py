@@ -51,10 +51,23 @@ def target_seq_len(cfg: DictConfig, task: TaskData) -> int | None:
 
 
 def _batch(task: TaskData, split: str, count: int, seq_len: int | None) -> Batch:
-    if seq_len is not None:
-        return task.synthetic_batch(count, seq_len)
-    longest = longest_items(task, split, count)
-    return task.collate([longest[i % len(longest)] for i in range(count)])
+    """``count`` of the longest examples, as real tensors; a batch too large for this machine's memory
+    (the estimate's inputs are real before they are fake) is refused naming the setting."""
+    try:
+        if seq_len is not None:
+            return task.synthetic_batch(count, seq_len)
+        longest = longest_items(task, split, count)
+        return task.collate([longest[i % len(longest)] for i in range(count)])
+    except (MemoryError, RuntimeError) as error:
+        if not isinstance(error, MemoryError) and "allocate" not in str(error):
+            raise
+        key = "batch.micro_batch" if split == "train" else "batch.eval_micro_batch"
+        length = f" x {seq_len} positions" if seq_len is not None else ""
+        raise EstimateRefused(
+            f"{key}={count}: the estimate builds one batch of {count:,} examples{length} as real tensors "
+            f"before it fakes them, and this machine's memory does not hold it "
+            f"({str(error).splitlines()[0][:120]}...). Fix: a smaller {key}."
+        ) from error
 
 
 def _with_padding(task: TaskData, batch: Batch) -> Batch:

@@ -121,11 +121,27 @@ def config_problem(
     except PilotError as error:
         return {k: settings[k] for k in _unknown_keys(known[model_type], settings) if k in typed}, str(error)
     try:
-        transformers.AutoConfig.for_model(model_type, **settings)
+        built = transformers.AutoConfig.for_model(model_type, **settings)
     except Exception as error:  # noqa: BLE001 - transformers' own check (StrictDataclassError, ValueError)
         refused = str(_config_refused(known[model_type], settings, error))
         return {k: v for k, v in settings.items() if f"model.config.{k}=" in refused}, refused
-    return None
+    return _grouped_heads_problem(built)
+
+
+def _grouped_heads_problem(config: Any) -> tuple[dict[str, Any], str] | None:
+    """Grouped-query attention shares each key/value head among num_attention_heads /
+    num_key_value_heads query heads: a count that does not divide fails in the first forward
+    (a tensor size mismatch that names no setting), so it is said before anything runs."""
+    heads = getattr(config, "num_attention_heads", None)
+    kv_heads = getattr(config, "num_key_value_heads", None)
+    if not isinstance(heads, int) or not isinstance(kv_heads, int) or kv_heads <= 0 or heads % kv_heads == 0:
+        return None
+    divisors = [d for d in range(1, heads + 1) if heads % d == 0]
+    return {"num_key_value_heads": kv_heads, "num_attention_heads": heads}, (
+        f"model.config.num_key_value_heads={kv_heads} does not divide model.config.num_attention_heads={heads}: "
+        "each key/value head serves a whole group of query heads. Fix: model.config.num_key_value_heads="
+        f"one of {', '.join(map(str, divisors))} ({heads}: one per query head; 1: multi-query)."
+    )
 
 
 def _refuse_unknown_keys(config_class: type, settings: dict[str, Any]) -> None:

@@ -81,6 +81,16 @@ def _check_model_matches_data(cfg, problems: list[Problem]) -> None:
                 "model.max_len", model_len, f"shorter than data.max_len={data_len}. Fix: model.max_len>={data_len}."
             )
         )
+    asked = select(cfg, "estimate.seq_len")
+    if is_number(model_len) and is_number(asked) and asked > model_len:
+        problems.append(
+            Problem(
+                "estimate.seq_len",
+                asked,
+                f"longer than the model's positions (model.max_len={model_len}). Fix: estimate.seq_len<={model_len}, "
+                f"or model.max_len={asked} to estimate the model built for that length.",
+            )
+        )
     model_vocab, data_vocab = select(cfg, "model.vocab_size"), select(cfg, "data.vocab_size")
     if is_number(model_vocab) and is_number(data_vocab) and 0 < model_vocab < data_vocab:
         problems.append(
