@@ -120,3 +120,18 @@ def test_torchrun_launch_writes_only_rank_zero_directory(tmp_path):
     record = json.loads((tmp_path / "run" / "run.json").read_text())
     assert record["status"] == "ok" and record["examples_seen"] == 3 * 32
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # rank 1 left nothing behind
+
+
+def test_help_lists_the_choices_a_user_has_and_no_schema_entry(tmp_path):
+    """--help said "__main__ is powered by Hydra" and listed the schema entries pilot registers in each
+    group (schema, schema_tiny_gpt, ...) as if they were options."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "pilot", "--help"], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert completed.returncode == 0, completed.stderr
+    shown = completed.stdout
+    assert shown.startswith("pilot: runs a complete pilot") and "powered by Hydra" not in shown
+    assert "model: hf_causal_lm, hf_gpt2, mlp_classifier, tiny_gpt\n" in shown
+    assert "hydra/launcher: local_parallel, slurm" in shown and "mode=estimate" in shown
+    assert "schema" not in shown.split("== Config ==")[0]
+    assert "optim:\n  name: adamw" in shown  # the composed config follows
