@@ -60,6 +60,8 @@ REFUSED_BY_VALIDATION = [
         "model=hf_causal_lm mode=estimate model.config.num_key_value_heads=3",
         ("model.config.num_key_value_heads=3 does not divide model.config.num_attention_heads=4", "1, 2, 4"),
     ),
+    # a model type transformers does not know (a failed run.json under mode=train, before)
+    ("mode=train model=hf_causal_lm model.model_type=lamma", ("model.model_type=lamma", "model.model_type=llama")),
     # a length the model has no positions for (the model's own error blamed data.max_len, exit 1, before)
     ("mode=estimate estimate.seq_len=100000", ("estimate.seq_len=100000", "model.max_len=96")),
     # a pinned GPU count the choice sheet has no row for ("nothing planned" and exit 0, before)

@@ -91,18 +91,23 @@ def _built(transformers: Any, model_type: str, config: dict[str, Any] | None, pa
     else:
         known = transformers.models.auto.configuration_auto.CONFIG_MAPPING
         if model_type not in known:  # transformers' own message lists all ~400 types
-            near = difflib.get_close_matches(str(model_type), list(known.keys()), n=3)
-            raise PilotError(
-                f"model.model_type={model_type}: not a model type transformers {transformers.__version__} knows. "
-                f"Fix: {' or '.join(f'model.model_type={name}' for name in near) or 'a model type of transformers'} "
-                "(transformers.models.auto.configuration_auto.CONFIG_MAPPING lists them)."
-            )
+            raise PilotError(_unknown_model_type(transformers, model_type))
         settings = dict(config or {})
         try:
             model_config = transformers.AutoConfig.for_model(model_type, **settings)
         except Exception as error:  # ValueError, huggingface_hub's StrictDataclassError (validate_architecture)
             raise _config_refused(known[model_type], settings, error) from error
         return transformers.AutoModelForCausalLM.from_config(model_config, **kwargs)
+
+
+def _unknown_model_type(transformers: Any, model_type: str) -> str:
+    known = transformers.models.auto.configuration_auto.CONFIG_MAPPING
+    near = difflib.get_close_matches(str(model_type), list(known.keys()), n=3)
+    return (
+        f"model.model_type={model_type}: not a model type transformers {transformers.__version__} knows. "
+        f"Fix: {' or '.join(f'model.model_type={name}' for name in near) or 'a model type of transformers'} "
+        "(transformers.models.auto.configuration_auto.CONFIG_MAPPING lists them)."
+    )
 
 
 def config_problem(
@@ -114,8 +119,8 @@ def config_problem(
     transformers = _transformers()
     known = transformers.models.auto.configuration_auto.CONFIG_MAPPING
     settings = dict(config or {})
-    if model_type not in known:
-        return None  # building says it, with the nearest model types
+    if model_type not in known:  # said before a run record exists, as building would say it
+        return {"model_type": model_type}, _unknown_model_type(transformers, model_type)
     try:
         _refuse_unknown_keys(known[model_type], {k: v for k, v in settings.items() if k in typed})
     except PilotError as error:

@@ -200,7 +200,8 @@ def _check_hf_config(cfg, problems: list[Problem]) -> None:
         return
     if found is not None:
         named, why = found
-        problems.append(Problem("model.config", named or settings, why))
+        key = "model.model_type" if set(named) == {"model_type"} else "model.config"
+        problems.append(Problem(key, named or settings, why, said=True))  # each message names its settings
 
 
 def check_model_and_data(cfg, problems: list[Problem]) -> None:
