@@ -223,3 +223,21 @@ def test_a_missing_tokenizer_is_reported_once(hf_files, make_cfg):
     with pytest.raises(ConfigError) as error:
         validate(make_cfg(*overrides(hf_files), "data.tokenizer=no_such_tokenizer"))
     assert [p.key for p in error.value.problems] == ["data.tokenizer"], str(error.value)  # not model.vocab_size too
+
+
+@pytest.mark.parametrize(
+    "name, content, said",
+    [
+        ("empty.jsonl", "", "the file holds no rows"),
+        ("cut.jsonl", '{"prompt": "a", "response": "b"}\n{"prompt": "c", \n', "JSON parse error"),
+        ("broken.parquet", "\x00garbage", "Parquet magic bytes"),
+    ],
+)
+def test_a_file_datasets_cannot_read_is_named_with_its_cause(hf_files, tmp_path, name, content, said):
+    """An empty file was a bare StopIteration; a corrupt one datasets' 'An error occurred while
+    generating the dataset', which names neither the file nor the line."""
+    path = tmp_path / name
+    path.write_text(content)
+    with pytest.raises(ValueError, match=f"data.path={path}: .*{said}") as refused:
+        hf_instructions.make_task(path=str(path), tokenizer=str(hf_files["tokenizer"]), vocab_size=512, split=SPLIT)
+    assert "An error occurred" not in str(refused.value)

@@ -30,6 +30,10 @@ BUILDERS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parqu
 def read_rows(path: str, file_format: str | None = None) -> list[dict[str, Any]]:
     """The rows of a local file through ``datasets.load_dataset(builder, data_files=path)``."""
     from datasets import load_dataset  # optional extra `pilot[hf]`: imported only by this task
+    from datasets.utils import logging as datasets_logging
+
+    datasets_logging.disable_progress_bar()  # a bar per split and its log of a file it cannot read: the
+    datasets_logging.set_verbosity_error()  # refusal below says it once
 
     builder = file_format or BUILDERS.get(Path(path).suffix.lower())
     if builder not in set(BUILDERS.values()):
@@ -37,7 +41,28 @@ def read_rows(path: str, file_format: str | None = None) -> list[dict[str, Any]]
             f"data.path={path}: cannot tell the file's format from its extension. "
             f"Fix: data.file_format=json, csv or parquet (or name the file *.jsonl, *.csv, *.parquet)."
         )
-    return list(load_dataset(builder, data_files=str(Path(path).expanduser()), split="train"))
+    try:
+        rows = list(load_dataset(builder, data_files=str(Path(path).expanduser()), split="train"))
+    except StopIteration:  # datasets' reader on an empty file
+        rows = []
+    except Exception as error:  # noqa: BLE001 - datasets' own errors (ArrowInvalid, DatasetGenerationError...)
+        raise ValueError(
+            f"data.path={path}: datasets cannot read it as {builder} ({_first_cause(error)}). Fix: a {builder} "
+            "file with one example per row, or data.file_format=json, csv or parquet when the extension "
+            "does not say the format."
+        ) from None
+    if not rows:
+        raise ValueError(f"data.path={path}: the file holds no rows. Fix: the file with your examples.")
+    return rows
+
+
+def _first_cause(error: BaseException) -> str:
+    """The error datasets wrapped (its 'An error occurred while generating the dataset' says nothing):
+    the chain of explicit causes to its end, on one line."""
+    while error.__cause__ is not None:
+        error = error.__cause__
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0][:200]}" if text else type(error).__name__
 
 
 def _field(row: dict[str, Any], key: str, name: str, index: int) -> Any:
