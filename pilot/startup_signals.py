@@ -6,8 +6,8 @@ starts (imports, Hydra composing the config, writing ``.hydra/``) and between th
   traceback); from there on each raises ``SignalStop`` (a ``KeyboardInterrupt`` naming the
   signal), which a run records where it lands and ``pilot.__main__`` turns into one message,
   the recap of a sweep's jobs and the signal's exit code.
-- A job of ``hydra/launcher=local_parallel`` (submitit's local executor) starts with SIGINT and
-  SIGTERM blocked (``hold_signals``: held, not lost), then SIGTERM taken by submitit: a Ctrl-C or SIGTERM
+- A job of ``hydra/launcher=local_parallel`` (submitit's local executor) starts with SIGINT, SIGTERM
+  and SIGHUP blocked (``hold_signals``: held, not lost), then SIGTERM taken by submitit: any of them
   arriving before the run watches them is *noted* (``noted``), and the run stops at its first
   update boundary, recorded as interrupted, instead of training to its end.
 
@@ -77,19 +77,25 @@ def at_import() -> None:
         note_in_local_job()  # a process it starts (the closing's child, spawned ranks) that inherits its variables
 
 
+def _held_signals() -> list[int]:
+    """SIGINT, SIGTERM and SIGHUP (a closed terminal), unless SIGHUP is ignored (nohup: it stays so)."""
+    return [s for s in STARTUP_SIGNALS if s != signal.SIGHUP or signal.getsignal(s) != signal.SIG_IGN]
+
+
 def hold_signals(handler) -> None:
-    """The launching process of a local sweep (``pilot.sweep_signals``): SIGINT and SIGTERM go to
-    ``handler`` and are blocked on this thread, which starts the jobs. The processes it starts
-    inherit the block: submitit's controllers never act on a Ctrl-C (they would signal their job a
-    second time, which stops it without a checkpoint), and a job takes up one that arrived while it
-    started as soon as pilot is imported there (``note_in_local_job``): held, not lost (ignoring
-    is inherited too, and drops what arrives)."""
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    """The launching process of a local sweep (``pilot.sweep_signals``): SIGINT, SIGTERM and SIGHUP
+    go to ``handler`` and are blocked on this thread, which starts the jobs. The processes it starts
+    inherit the block: submitit's controllers never act on a Ctrl-C or a hangup (they would die, or
+    signal their job a second time, which stops it without a checkpoint), and a job takes up one that
+    arrived while it started as soon as pilot is imported there (``note_in_local_job``): held, not
+    lost (ignoring is inherited too, and drops what arrives)."""
+    held = _held_signals()
+    for signum in held:
         signal.signal(signum, handler)
     # a thread started before the block takes them for this process (the kernel picks a thread that
     # does not block them; with none, they would stay pending): Python runs ``handler`` on this one
     threading.Thread(target=_receive, name="pilot-signal-receiver", daemon=True).start()
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    signal.pthread_sigmask(signal.SIG_BLOCK, set(held))
 
 
 def _receive() -> None:
@@ -98,11 +104,12 @@ def _receive() -> None:
 
 
 def note_in_local_job() -> None:
-    """SIGINT (held since the launcher) and SIGTERM (submitit's, which would ignore it) are noted;
-    called at import and again when Hydra starts the job (after submitit installed its own)."""
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    """SIGINT and SIGHUP (held since the launcher) and SIGTERM (submitit's, which would ignore it) are
+    noted; called at import and again when Hydra starts the job (after submitit installed its own)."""
+    held = _held_signals()
+    for signum in held:
         signal.signal(signum, _note)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})  # one held meanwhile is noted now
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, set(held))  # one held meanwhile is noted now
 
 
 def raise_from_now_on() -> None:

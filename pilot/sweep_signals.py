@@ -7,7 +7,7 @@ signal and records it (a checkpoint of the update in progress, ``interrupted``).
 though, died with a ``KeyboardInterrupt`` traceback each and then signalled their job a second
 time, which stops a job at once, without its checkpoint.
 
-``LocalJobsStopThemselves`` (a Hydra callback) holds SIGINT and SIGTERM in this process from the
+``LocalJobsStopThemselves`` (a Hydra callback) holds SIGINT, SIGTERM and SIGHUP in this process from the
 start of such a multirun (``pilot.startup_signals.hold_signals``): the thread that starts the jobs
 blocks them, so the controllers never act on them, and each job takes up one that arrived while it
 started as soon as pilot is imported there (noted, not lost): a Ctrl-C reaches each job once. This
@@ -18,7 +18,8 @@ launcher) or on a cluster are left as they are.
 What this process receives goes on to the jobs that did not get it: SIGTERM (``kill``, a
 scheduler: sent to this process alone) to every job, a Ctrl-C to the jobs started after it. Each
 job stops as at a Ctrl-C, recorded with the signal's name; this process waits for them, writes the
-recap and exits with 128 + its number (``received``). A second SIGTERM stops it at once.
+recap and exits with 128 + its number (``received``). A second SIGTERM stops it at once. A hangup
+(SIGHUP: the terminal or ssh session closed) is taken as a Ctrl-C is.
 """
 
 from __future__ import annotations
@@ -68,17 +69,18 @@ def _jobs() -> list[psutil.Process]:
 
 
 def _stop_jobs(signum: int, frame: Any) -> None:
-    """This process's handler (on the launcher's threads; its own thread holds both signals, so the
-    processes it starts begin with them held). A Ctrl-C reached every job of the terminal's group:
-    it goes on only to jobs started since. SIGTERM reached this process alone: it goes on to every
-    job. A second SIGTERM stops this process at once (its jobs have theirs)."""
+    """This process's handler (on the launcher's threads; its own thread holds the signals, so the
+    processes it starts begin with them held). A Ctrl-C or a hangup (a closed terminal) reached
+    every job of the terminal's group: it goes on only to jobs started since. SIGTERM reached this
+    process alone: it goes on to every job. A second SIGTERM stops this process at once (its jobs
+    have theirs)."""
     name = signal.Signals(signum).name
     if name in _received:
         if signum == signal.SIGTERM:
             raise SignalStop(name)
         return
     if not _received:
-        if signum == signal.SIGINT:
+        if signum in (signal.SIGINT, signal.SIGHUP):
             _reached.update(job.pid for job in _jobs())
         threading.Thread(target=_pass_on, args=(signum,), name="pilot-pass-on-signal", daemon=True).start()
     _received.append(name)

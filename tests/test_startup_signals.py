@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 TRAIN = ["mode=train", "loop.eval_every=0", "run.threads=1"]
 
@@ -104,14 +106,15 @@ def test_sigterm_to_the_launcher_of_a_local_parallel_sweep_stops_every_job_with_
     assert (sweep / "recap.md").exists()
 
 
-def test_a_local_job_notes_a_ctrl_c_held_while_it_started():
-    """SIGINT blocked (as the launcher holds it) and sent before pilot is imported: noted on import,
-    not lost (an ignored one used to be dropped, and the job trained to its end)."""
+@pytest.mark.parametrize("name", ["SIGINT", "SIGHUP"])
+def test_a_local_job_notes_a_ctrl_c_held_while_it_started(name):
+    """SIGINT (or a hangup) blocked, as the launcher holds it, and sent before pilot is imported:
+    noted on import, not lost (an ignored one used to be dropped, and the job trained to its end)."""
     code = (
         "import os, signal, sys\n"
         "sys.orig_argv = [sys.executable, '-u', '-m', 'submitit.core._submit', 'folder']  # as the job runs\n"
-        "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})\n"
-        "os.kill(os.getpid(), signal.SIGINT)\n"
+        "signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM, signal.SIGHUP})\n"
+        f"os.kill(os.getpid(), signal.{name})\n"
         "import pilot\n"
         "from pilot.startup_signals import noted\n"
         "from pilot.engine.preemption import InterruptWatch\n"
@@ -121,7 +124,26 @@ def test_a_local_job_notes_a_ctrl_c_held_while_it_started():
     env = {**os.environ, "SUBMITIT_EXECUTOR": "local"}
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["SIGINT", "SIGINT"]
+    assert done.stdout.split() == [name, name]
     env.pop("SUBMITIT_EXECUTOR")  # not a local job: nothing is noted (the signal stays held here)
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert done.stdout.split() == ["None", "None"], done.stderr[-2000:]
+
+
+def test_the_launcher_of_a_local_sweep_takes_a_hangup_as_a_ctrl_c():
+    """SIGHUP (a closed terminal or ssh session) ended the launching process of a local_parallel
+    sweep at once, and the controllers it started with it: no recap, jobs orphaned. It is now held
+    like a Ctrl-C (blocked for the processes it starts, which inherit it), noted, and its exit code
+    is the hangup's. Here with no job running: nothing to pass on."""
+    code = (
+        "import os, signal, time\n"
+        "import pilot.sweep_signals as sweep\n"
+        "from pilot.startup_signals import hold_signals\n"
+        "hold_signals(sweep._stop_jobs)\n"
+        "os.kill(os.getpid(), signal.SIGHUP)\n"
+        "time.sleep(0.5)\n"
+        "print(sweep.received(), signal.SIGHUP in signal.pthread_sigmask(signal.SIG_BLOCK, []))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["SIGHUP", "True"]
