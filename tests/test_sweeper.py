@@ -234,3 +234,19 @@ def test_the_slurm_launcher_without_a_slurm_client_is_refused_before_any_directo
     )
     assert done.returncode == 2 and "srun is not on PATH" in done.stderr and "Traceback" not in done.stderr, done.stderr
     assert not sweep.exists()
+
+
+def test_a_launcher_size_no_job_can_have_is_refused_naming_it():
+    """An outside examination: hydra.launcher.timeout_min=-5 launched the jobs, and the sweep ended
+    with 'left submitit no result'."""
+    from omegaconf import OmegaConf
+
+    from hydra_plugins.pilot_sweeper import _launcher_problems
+
+    launcher = OmegaConf.create({"timeout_min": -5, "cpus_per_task": 0, "nodes": 1, "gpus_per_node": None})
+    problems = _launcher_problems(launcher)
+    assert len(problems) == 2
+    assert problems[0].startswith("hydra.launcher.timeout_min=-5: the minutes a job may run")
+    assert problems[1].startswith("hydra.launcher.cpus_per_task=0")
+    assert _launcher_problems(OmegaConf.create({"timeout_min": 120, "cpus_per_task": 1})) == []
+    assert _launcher_problems(None) == []  # the basic launcher: no sizes

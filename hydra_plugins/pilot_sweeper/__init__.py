@@ -107,6 +107,8 @@ class ComposeOnceSweeper(BasicSweeper):
                 "submitted. Fix: run the command on the cluster's login node, or hydra/launcher=local_parallel "
                 "(this machine, in parallel) or no launcher (one job after the other)."
             )
+        if problems := _launcher_problems(OmegaConf.select(self.config, "hydra.launcher")):
+            _refuse("; ".join(problems) + "; no job was launched")
         parser = OverridesParser.create(config_loader=self.hydra_context.config_loader)
         overrides = parser.parse_overrides([*self._parse_config(), *arguments])
         try:
@@ -166,6 +168,33 @@ class ComposeOnceSweeper(BasicSweeper):
             return self.check_job(job)
         finally:
             HydraConfig.instance().cfg = current
+
+
+# submitit's sizes of a job: (the least it can be, what it is); a bad one was submitit's or SLURM's
+# error after the launch (a negative timeout "left submitit no result")
+LAUNCHER_SIZES = {
+    "timeout_min": (1, "the minutes a job may run before it is killed"),
+    "cpus_per_task": (1, "the CPUs each task gets"),
+    "tasks_per_node": (1, "processes per node"),
+    "nodes": (1, "nodes per job"),
+    "gpus_per_node": (0, "GPUs per node"),
+    "mem_gb": (0, "memory per node in GiB"),
+}
+
+
+def _launcher_problems(launcher: Any) -> list[str]:
+    """Each size of a submitit launcher (``hydra.launcher.*``) that no job can have, named with its fix."""
+    problems = []
+    for key, (least, what) in LAUNCHER_SIZES.items():
+        value = OmegaConf.select(launcher, key, default=None) if launcher is not None else None
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            problems.append(
+                f"hydra.launcher.{key}={value!r}: {what}, a whole number >= {least}. "
+                f"Fix: hydra.launcher.{key}=<a whole number >= {least}>"
+            )
+    return problems
 
 
 def _refuse(message: str) -> None:
