@@ -54,9 +54,11 @@ def test_every_planted_bug_is_flagged_by_the_check_that_names_it(suite):
         expected = runner.load(name).EXPECTED
         if expected is None:
             continue
-        got = results[expected["step"]].verdict
+        got, reason = results[expected["step"]].verdict, results[expected["step"]].reason
         if not (got == expected["verdict"] or (expected["verdict"] == "warn" and got == "fail")):
-            missed.append(f"{name}: {expected} but {got} ({results[expected['step']].reason})")
+            missed.append(f"{name}: {expected} but {got} ({reason})")
+        elif expected.get("said", "") not in reason:  # the cause named, not only the verdict
+            missed.append(f"{name}: {expected['step']} {got} without naming the cause {expected['said']!r} ({reason})")
     assert not missed, missed
     planted = [n for n in suite if runner.load(n).EXPECTED is not None]
     assert len(planted) >= 12

@@ -68,3 +68,44 @@ def test_a_loss_with_a_floor_that_recovers_every_example_warns_not_fails(make_cf
     assert result.verdict == "warn", result.reason
     assert result.reason.startswith("recovers the subset") and "label smoothing" in result.reason
     assert result.details["recovered"] >= 0.9 and result.details["loss_drop"] < 20
+
+
+class _Classifier(torch.nn.Module):
+    """The digits MLP shape, with one planted mistake chosen by ``bug``."""
+
+    def __init__(self, bug: str | None = None):
+        super().__init__()
+        self.body, self.head, self.bug = torch.nn.Linear(64, 16), torch.nn.Linear(16, 10), bug
+
+    def forward(self, inputs):
+        logits = self.head(torch.relu(self.body(inputs)))
+        if self.bug == "detached":
+            return logits.detach() + self.head.bias  # only the head's bias can learn
+        if self.bug == "ignores_input":
+            return self.head.bias.expand(inputs.shape[0], -1)
+        if self.bug == "softmax":
+            return torch.softmax(logits, dim=-1)  # and loss_sum applies cross_entropy: softmax twice
+        return logits
+
+
+def test_a_subset_not_learnt_says_what_in_the_model_stops_it(make_cfg):
+    """tiny_subset's "cannot learn the subset" gave the same generic reason for a detached body, a
+    forward that ignores its input and a softmax before cross_entropy; one forward/backward of the
+    model now names each. A correct model gets no hint (the hints can be absent)."""
+    from pilot.checks.learning_hints import learning_hints
+
+    cfg = make_cfg(*CLASSIFICATION)
+    task = instantiate(cfg.data, _convert_="all")
+    batch = task.collate(task.encoded("train")[:8])
+
+    def hint(bug):
+        torch.manual_seed(0)
+        return learning_hints(task, _Classifier(bug), batch, CPU)
+
+    assert hint(None) == ""
+    detached = hint("detached")
+    assert "3 of 4 trainable tensors get no gradient from the loss (body.weight, body.bias, head.weight)" in detached
+    assert "the same for all" not in detached and "probabilities" not in detached
+    ignores = hint("ignores_input")
+    assert "The model's output is the same for all 8 examples of a batch whose inputs differ" in ignores
+    assert "output rows are probabilities" in hint("softmax") and "no gradient" not in hint("softmax")

@@ -31,6 +31,7 @@ import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
 
+from pilot.checks.learning_hints import learning_hints
 from pilot.checks.loss_probe import counted_label_mask, input_ids_of, prediction_offset, real_mask
 from pilot.checks.result import CheckResult
 from pilot.data.task import IGNORE_INDEX, NEXT_TOKEN, Batch, TaskData
@@ -220,11 +221,10 @@ def tiny_subset_check(
         return CheckResult(STEP, "fail", _scoring_disagrees(scorer, numbers), [], details)
     if final_loss <= loss_target and recovery >= float(settings.min_recovery):
         return CheckResult(STEP, "pass", "learns the subset: " + numbers, [], details)
+    hints = _adapter_hints(model, cfg) + learning_hints(tiny_task, model, scorer.batches[0], device)
     if recovery >= float(settings.min_recovery):  # every example learnt: the mechanism works
-        return CheckResult(
-            STEP, "warn", _slow_drop(numbers, int(settings.max_updates)) + _adapter_hints(model, cfg), [], details
-        )
-    return CheckResult(STEP, "fail", "cannot learn the subset: " + numbers + _adapter_hints(model, cfg), [], details)
+        return CheckResult(STEP, "warn", _slow_drop(numbers, int(settings.max_updates)) + hints, [], details)
+    return CheckResult(STEP, "fail", f"cannot learn the subset: {numbers}.{hints}", [], details)
 
 
 def _scoring_at_fault(scorer: SubsetScorer, short: bool, final_loss: float, loss_target: float) -> bool:

@@ -132,7 +132,8 @@ def outcome(name: str, module: ModuleType, results: dict[str, CheckResult], seco
         step = CONTRACT_STEP
     got = verdicts.get(step, "not run")
     crashed = step in results and results[step].reason.startswith("crashed:")  # a crash names no cause
-    detected = not crashed and (got == wanted or (wanted == "warn" and got == "fail"))
+    named = expected.get("said", "") in (results[step].reason if step in results else "")  # the cause, said
+    detected = not crashed and named and (got == wanted or (wanted == "warn" and got == "fail"))
     row.update(
         ok=detected,
         expected=f"{step}: {wanted}",

@@ -1,0 +1,97 @@
+"""Why the tiny subset was not learnt, when it was not: what one forward/backward of the trained
+model on the subset shows about the model itself (``pilot.checks.tiny_subset`` adds it to its
+``fail`` or ``warn``; a check that passes needs no reason).
+
+- trainable tensors the loss's gradient never reaches (``grad`` stays ``None``): ``forward`` cuts
+  them off (``.detach()``, ``torch.no_grad()``, a tensor rebuilt from ``.data`` or values) or
+  never uses them, so they cannot learn;
+- an output that is the same for every example of a batch whose inputs differ: ``forward`` does
+  not read its input, so only a prior can be learnt;
+- output rows that are probabilities (non-negative, each summing to 1) fed to a loss: cross-entropy
+  applies its own softmax, so a softmax in ``forward`` squashes the gradient (softmax twice).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from pilot.data.task import Batch, TaskData
+from pilot.engine.forward import forward_loss
+
+SHOWN = 4  # tensor names shown
+
+
+def learning_hints(task: TaskData, model: torch.nn.Module, batch: Batch, device: torch.device) -> str:
+    """The findings above, each as a sentence with its fix ("" when there is none)."""
+    model.train()
+    model.zero_grad(set_to_none=True)
+    try:
+        batch, output, loss_sum = forward_loss(task, model, batch, device)
+        if torch.is_tensor(loss_sum) and loss_sum.requires_grad:
+            loss_sum.backward()
+        found = [_unreached(model), _same_for_every_example(output, batch), _probabilities(output)]
+    except Exception:  # noqa: BLE001 - a hint is a courtesy: the check's own verdict already stands
+        return ""
+    finally:
+        model.zero_grad(set_to_none=True)
+    return "".join(f" {text}" for text in found if text)
+
+
+def _unreached(model: torch.nn.Module) -> str:
+    trainable = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
+    cut = [name for name, p in trainable if p.grad is None]
+    if not cut:
+        return ""
+    names = ", ".join(cut[:SHOWN]) + (f" and {len(cut) - SHOWN} more" if len(cut) > SHOWN else "")
+    return (
+        f"{len(cut)} of {len(trainable)} trainable tensors get no gradient from the loss ({names}): forward "
+        "cuts them off (.detach(), torch.no_grad(), a tensor rebuilt from .data or .item()) or never uses "
+        "them, so they cannot learn. Fix: let the output depend on them through autograd."
+    )
+
+
+def _main_output(output: Any) -> torch.Tensor | None:
+    if torch.is_tensor(output):
+        return output
+    if isinstance(output, dict):
+        return output.get("logits") if torch.is_tensor(output.get("logits")) else None
+    return getattr(output, "logits", None) if torch.is_tensor(getattr(output, "logits", None)) else None
+
+
+def _inputs_differ(batch: Batch, rows: int) -> bool:
+    for key, value in batch.items():
+        if key in ("labels", "index") or not torch.is_tensor(value) or value.dim() == 0 or value.shape[0] != rows:
+            continue
+        if any(not torch.equal(value[0], value[row]) for row in range(1, rows)):
+            return True
+    return False
+
+
+def _same_for_every_example(output: Any, batch: Batch) -> str:
+    out = _main_output(output)
+    if out is None or out.dim() < 2 or out.shape[0] < 2 or not _inputs_differ(batch, out.shape[0]):
+        return ""
+    out = out.detach()
+    if any(not torch.equal(out[0], out[row]) for row in range(1, out.shape[0])):
+        return ""
+    return (
+        f"The model's output is the same for all {out.shape[0]} examples of a batch whose inputs differ: "
+        "forward does not read its input (it returns a parameter or a constant), so only the label prior "
+        "can be learnt. Fix: return what forward computes from its inputs."
+    )
+
+
+def _probabilities(output: Any) -> str:
+    out = _main_output(output)
+    if out is None or not out.is_floating_point() or out.dim() < 2 or out.shape[-1] < 2:
+        return ""
+    out = out.detach().float()
+    if bool((out < 0).any()) or not torch.allclose(out.sum(-1), torch.ones(()), atol=1e-3):
+        return ""
+    return (
+        "The model's output rows are probabilities (non-negative, each summing to 1): a loss such as "
+        "cross_entropy applies its own softmax, so a softmax in forward squashes the gradient (softmax twice). "
+        "Fix: return logits from forward and apply softmax only where probabilities are read (predict)."
+    )
