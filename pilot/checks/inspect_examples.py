@@ -27,6 +27,7 @@ from pilot.checks.label_reading import label_reading_findings
 from pilot.checks.loss_probe import input_ids_of, real_mask
 from pilot.checks.padding import padding_findings, with_comparison
 from pilot.checks.result import CheckResult, Finding, summarise
+from pilot.checks.tag_offset import tag_offset_findings
 from pilot.data.task import IGNORE_INDEX, TaskData, logits_of
 
 STEP = "inspect"
@@ -363,6 +364,8 @@ def inspect_task(
     if wrong_ignore:  # the cause of every finding about counted positions: named first
         result = CheckResult(STEP, "fail", str(wrong_ignore[0]), wrong_ignore + result.findings, result.details)
         result.details["ignore_value"] = counted
+    if task.kind not in ("generation", "classification"):  # a tagger's labels against their tokens
+        result = with_comparison(result, *tag_offset_findings(task, encoded.get("train", [])), "tag_offset", "warn")
     if model is not None and encoded.get("train"):
         result = with_comparison(result, *padding_findings(task, model, encoded["train"], micro_batch), "padding")
         result = with_comparison(result, *causality_findings(task, model, encoded["train"]), name="causality")

@@ -1,0 +1,73 @@
+"""Labels one position off their tokens (a task whose label at position t tags the token at t,
+``target_position="same_position"``): a warning from the data alone.
+
+A tag is mostly a property of its own token (a part of speech, an entity's first piece). Over the
+labelled positions of the training split, the conditional entropy of the label given the token at
+t, at t-1 and at t+1 is measured: when a neighbour's token fixes the labels far better than the
+token at t, the labels sit one position off their tokens — the classic cause is a special token
+(``<bos>``, ``[CLS]``) put in front of ``input_ids`` and not of ``labels``. Statistical evidence: a
+``warn`` naming the numbers, never a ``fail``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from typing import Any
+
+import torch
+
+from pilot.checks.result import Finding
+from pilot.data.task import IGNORE_INDEX, TaskData
+
+OFFSETS = (-1, 0, 1)
+MIN_POSITIONS = 200  # fewer labelled positions say nothing reliable
+RATIO, GAP = 0.5, 0.1  # a neighbour at most half the entropy of the own token, and 0.1 nat lower
+
+
+def _entropies(encoded: list[dict[str, Any]]) -> tuple[dict[int, float], int]:
+    """Conditional entropy (nats) of the label given the token at each offset, and the positions counted."""
+    counts: dict[int, dict[int, Counter]] = {k: defaultdict(Counter) for k in OFFSETS}
+    positions = 0
+    for item in encoded:
+        ids, labels = item.get("input_ids"), item.get("labels")
+        if not (torch.is_tensor(ids) and torch.is_tensor(labels) and ids.dim() == labels.dim() == 1):
+            return {}, 0
+        if ids.shape != labels.shape or labels.is_floating_point():
+            return {}, 0
+        ids, labels = ids.tolist(), labels.tolist()
+        for t, label in enumerate(labels):
+            if label < 0 or label == IGNORE_INDEX or not 1 <= t < len(ids) - 1:
+                continue  # a position with both neighbours: every offset counts the same positions
+            positions += 1
+            for k in OFFSETS:
+                counts[k][ids[t + k]][label] += 1
+    entropy = {}
+    for k, by_token in counts.items():
+        total = sum(sum(c.values()) for c in by_token.values()) or 1
+        bits = sum(n * math.log(sum(c.values()) / n) for c in by_token.values() for n in c.values())
+        entropy[k] = bits / total
+    return entropy, positions
+
+
+def tag_offset_findings(task: TaskData, encoded: list[dict[str, Any]]) -> tuple[list[Finding], dict[str, Any]]:
+    if task.target_position != "same_position" or not encoded:
+        return [], {}
+    entropy, positions = _entropies(encoded[:1000])
+    if positions < MIN_POSITIONS:
+        return [], {"labelled_positions": positions}
+    details = {"labelled_positions": positions, "entropy_by_offset": entropy}
+    own = entropy[0]
+    best = min((k for k in OFFSETS if k), key=lambda k: entropy[k])
+    if not (entropy[best] <= RATIO * own and own - entropy[best] >= GAP):
+        return [], details
+    where = "after" if best > 0 else "before"
+    return [
+        Finding(
+            f"the labels look one position off their tokens: the token {where} each labelled position fixes its "
+            f"label far better than the token at it (conditional entropy {entropy[best]:.3f} vs {own:.3f} nats "
+            f"over {positions} labelled positions of the training split). A special token (<bos>, [CLS]) put "
+            "in front of input_ids and not of labels does this. Fix: give labels the same leading positions "
+            f"(with {IGNORE_INDEX}) so that the label at t tags the token at t"
+        )
+    ], details
