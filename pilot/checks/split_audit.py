@@ -110,6 +110,8 @@ def _undeclared_leaks(
     id_warnings, id_fields = leaks.id_field_warnings(task, views, limits)
     time_warnings, times = leaks.time_warnings(task, split_by, limits)
     leak_warnings, target = leaks.target_leak_warnings(task, views, limits)
+    token_warnings, token_target = leaks.token_leak_warnings(task, views, limits)
+    leak_warnings += token_warnings
     if "skipped" in target:
         skipped.append(f"target leakage: {target['skipped']}")
     report = {
@@ -117,6 +119,7 @@ def _undeclared_leaks(
         "duplicates": duplicates,
         "time": times,
         "target_leakage": target,
+        "token_leakage": token_target,
         "model_view_dropped_keys": views.dropped_keys,
         "skipped": skipped,
         "thresholds": leaks.thresholds_dict(limits),
