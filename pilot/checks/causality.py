@@ -88,6 +88,12 @@ def causality_findings(
     ], details
 
 
+def attention_modules(model: torch.nn.Module) -> list[str]:
+    """The model's attention layers, by class name (``nn.MultiheadAttention``, transformers'
+    ``LlamaAttention``, a user's ``SelfAttention``): a model that has them is built to read context."""
+    return [type(m).__name__ for m in model.modules() if "attention" in type(m).__name__.lower()]
+
+
 def context_findings(
     task: TaskData, model: torch.nn.Module, encoded: list[dict[str, Any]]
 ) -> tuple[list[Finding], dict[str, Any]]:
@@ -110,16 +116,22 @@ def context_findings(
     if (repeat := output_difference(later[1], later[0])) is None or repeat > REPEAT_RTOL:
         return [], {"judged": False}
     difference = output_difference(later[2], later[0])
-    details = {"judged": True, "largest_relative_difference": difference}
+    attention = attention_modules(model)
+    details = {"judged": True, "largest_relative_difference": difference, "attention_modules": len(attention)}
     if difference is None or difference > LIMIT:
         return [], details
+    unless = (
+        f"The model has attention ({attention[0]}, {len(attention)} in all), which exists to read the context, "
+        "so its mask hides it"
+        if attention
+        else "Unless that is meant (a bigram model), the attention mask hides the context"
+    )
     return [
         Finding(
             "the model does not read earlier tokens: changing the first token of this example leaves the "
             f"outputs at every later position as they were ({difference:.3g} of their scale), so each predicts "
-            "the next token from its own token alone. Unless that is meant (a bigram model), the attention "
-            "mask hides the context: pass attention_mask with 1 for real tokens and 0 for padding (not "
-            "1 - attention_mask), and a float mask adds 0 where attention is allowed",
+            f"the next token from its own token alone. {unless}: pass attention_mask with 1 for real tokens "
+            "and 0 for padding (not 1 - attention_mask), and a float mask adds 0 where attention is allowed",
             "train",
             int(batch["index"][0]) if "index" in batch else None,
         )

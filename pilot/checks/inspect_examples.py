@@ -370,5 +370,8 @@ def inspect_task(
         result = with_comparison(result, *padding_findings(task, model, encoded["train"], micro_batch), "padding")
         result = with_comparison(result, *causality_findings(task, model, encoded["train"]), name="causality")
         result = with_comparison(result, *label_reading_findings(task, model, encoded["train"]), "label_reading")
-        result = with_comparison(result, *context_findings(task, model, encoded["train"]), "context", "warn")
+        context, details = context_findings(task, model, encoded["train"])  # fail where attention exists
+        result = with_comparison(
+            result, context, details, "context", "fail" if details.get("attention_modules") else "warn"
+        )
     return result, shown
