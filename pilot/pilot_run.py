@@ -208,9 +208,9 @@ def _phases_step(
         failing = [
             f"{r['phase']} (rank {r['rank']}): {r['verdict']}"
             for r in rows
-            if r["verdict"] in GATING or (r["verdict"] == "skipped" and r["phase"] != "resume_check")
+            if r["verdict"] in (*GATING, "warn") or (r["verdict"] == "skipped" and r["phase"] != "resume_check")
         ]
-        reason = f"{len(rows)} phase rows, all pass" if not failing else "; ".join(failing)
+        reason = f"{len(rows)} phase rows, all pass" if not failing else "; ".join(failing)  # warn rows named too
         return CheckResult("phases", phase_verdict, reason), rows
     except Exception as error:
         log.error("phases crashed:\n%s", traceback.format_exc())

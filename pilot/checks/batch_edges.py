@@ -261,10 +261,44 @@ def eval_twice(
     )
 
 
+def augmented_inputs(task: TaskData, items: list[dict[str, Any]], batch: dict[str, Any]) -> str | None:
+    """Why evaluation numbers would move, when ``collate`` draws random inputs: the same examples
+    collated again give other inputs but the same labels (augmentation, noise — applied to every
+    validation batch too, since one collate serves every split). A collate that also draws its
+    labels (masked language modelling picks the masked positions per call) is a way of training
+    whose evaluation is random by design: not said."""
+    with torch.random.fork_rng(devices=[]):  # the caller's random stream stays as it was
+        again = task.collate(items)
+    labels, other = batch.get("labels"), again.get("labels")
+    if not (torch.is_tensor(labels) and torch.is_tensor(other)) or labels.shape != other.shape:
+        return None
+    if not torch.equal(labels.cpu(), other.cpu()):
+        return None
+    moved = [
+        key
+        for key, value in batch.items()
+        if key not in ("labels", "index")
+        and torch.is_tensor(value)
+        and torch.is_tensor(again.get(key))
+        and (value.shape != again[key].shape or not torch.equal(value.cpu(), again[key].cpu()))
+    ]
+    if not moved:
+        return None
+    return (
+        f"collate draws random inputs ({', '.join(repr(k) for k in moved[:3])} differ between two collations of "
+        "the same validation examples, their labels equal): every validation batch is augmented too, so "
+        "validation metrics move between evaluations of the same model. Fix: augment only what trains (in "
+        "forward under model.training, or in encode for the training split)"
+    )
+
+
 def eval_determinism_check(
     task: TaskData, model: torch.nn.Module, eval_micro_batch: int, split: str = "val"
 ) -> CheckResult:
     examples = task.splits.get(split) or task.splits["train"]
     items = [task.encode(e) for e in examples[: max(1, int(eval_micro_batch))]]
-    verdict, detail = eval_twice(task, model, task.collate(items))
+    batch = task.collate(items)
+    verdict, detail = eval_twice(task, model, batch)
+    if verdict == "pass" and (augmented := augmented_inputs(task, items, batch)):
+        verdict, detail = "warn", augmented
     return CheckResult(STEP_EVAL, verdict, detail, [], {"examples": len(items)})

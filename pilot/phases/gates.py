@@ -27,6 +27,7 @@ from omegaconf import DictConfig
 
 from pilot.checkpoint import Checkpointer, checkpoint_bytes
 from pilot.checks.batch_edges import (
+    augmented_inputs,
     eval_forward_at,
     eval_twice,
     forward_backward_at,
@@ -183,8 +184,13 @@ class PhaseRunner:
         return eval_verdict, f"{detail}; {eval_detail}"
 
     def eval_determinism(self, items: list[dict]) -> tuple[str, str]:
-        batch = move_to(self.task.collate(items), self.device)
-        return eval_twice(self.task, self.trainer.raw_model, batch, self.trainer.autocast)
+        collated = self.task.collate(items)
+        verdict, detail = eval_twice(
+            self.task, self.trainer.raw_model, move_to(collated, self.device), self.trainer.autocast
+        )
+        if verdict == "pass" and (augmented := augmented_inputs(self.task, items, collated)):
+            return "warn", augmented
+        return verdict, detail
 
     @torch.no_grad()
     def eval_longest(self, items: list[dict]) -> str:
