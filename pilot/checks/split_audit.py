@@ -9,7 +9,8 @@ Then the leaks the task did not declare (``pilot.checks.leaks``, thresholds in
 ``LeakThresholds``): id-like fields shared across splits (warn), copies behind
 ids — the same model input and label, or the same text after normalisation —
 (fail), near-duplicate vectors or texts (warn), time-stamped data split other
-than by time (warn), a single feature that gives the label away (warn).
+than by time (warn), a single feature or token that gives the label away (warn), a later split's
+inputs drawn from another token distribution than train's (warn).
 """
 
 from __future__ import annotations
@@ -111,7 +112,8 @@ def _undeclared_leaks(
     time_warnings, times = leaks.time_warnings(task, split_by, limits)
     leak_warnings, target = leaks.target_leak_warnings(task, views, limits)
     token_warnings, token_target = leaks.token_leak_warnings(task, views, limits)
-    leak_warnings += token_warnings
+    skew_warnings, skew = leaks.token_skew_warnings(task, views, limits)
+    leak_warnings += token_warnings + skew_warnings
     if "skipped" in target:
         skipped.append(f"target leakage: {target['skipped']}")
     report = {
@@ -120,6 +122,7 @@ def _undeclared_leaks(
         "time": times,
         "target_leakage": target,
         "token_leakage": token_target,
+        "token_skew": skew,
         "model_view_dropped_keys": views.dropped_keys,
         "skipped": skipped,
         "thresholds": leaks.thresholds_dict(limits),

@@ -33,6 +33,9 @@ detectors look for what it did not declare:
    threshold's balanced accuracy for one class against the rest, is at least ``leak_score``;
    for token inputs (``token_leak_warnings``), a token whose presence separates one class from
    the rest at that balanced accuracy (the class written into the text).
+5. **Inputs of one split drawn from another distribution** (``token_skew_warnings``): the
+   Jensen-Shannon divergence of a later split's token frequencies from train's, against the same
+   between two halves of train split by group (validation alone upper-cased, another template).
 
 Cost: examples of equal shapes are collated together, hashing is linear; nearest neighbours are
 chunked matrix products (O(n_a x n_b x features)); shingle overlaps a sort-join over shingle ids
@@ -41,7 +44,7 @@ split audit takes about 0.2 s on digits (1,797 vectors) and 0.1 s on the 733 ins
 (2-core CPU), most of it the task's own encode and collate.
 
 Modules: ``thresholds``, ``model_views`` (what the model sees), ``id_fields`` (1), ``duplicates`` (2, with
-``vectors`` and ``texts`` for the near-duplicates), ``time_split`` (3), ``target_leak`` and ``token_leak`` (4).
+``vectors`` and ``texts`` for the near-duplicates), ``time_split`` (3), ``target_leak`` and ``token_leak`` (4), ``token_skew`` (5).
 """
 
 from pilot.checks.leaks.duplicates import duplicate_findings
@@ -52,6 +55,7 @@ from pilot.checks.leaks.texts import normalise_text, text_fields
 from pilot.checks.leaks.thresholds import LeakThresholds, thresholds_dict
 from pilot.checks.leaks.time_split import time_warnings
 from pilot.checks.leaks.token_leak import token_leak_warnings
+from pilot.checks.leaks.token_skew import token_skew_warnings
 from pilot.checks.leaks.vectors import nearest
 
 __all__ = [
@@ -63,6 +67,7 @@ __all__ = [
     "time_warnings",
     "target_leak_warnings",
     "token_leak_warnings",
+    "token_skew_warnings",
     "normalise_text",
     "text_fields",
     "nearest",

@@ -23,6 +23,8 @@ class LeakThresholds:
     leak_score: float = 0.99  # one feature's |correlation| or single-threshold balanced accuracy
     leak_min_examples: int = 30  # target leakage: at least this many labelled examples ...
     leak_min_class: int = 10  # ... and this many of a class (and of the rest) to test it
+    skew_min_divergence: float = 0.05  # a later split's token frequencies vs train's: warn at this JS divergence
+    skew_ratio: float = 4.0  # (nats) or more, and this many times the divergence between two halves of train
     listed: int = 3  # example pairs listed per finding
     max_vector_features: int = 4096  # near-duplicates and leakage of vectors up to this many features
     max_pairs: int = 500_000_000  # near-duplicate search per pair of splits: at most this many

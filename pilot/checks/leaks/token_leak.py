@@ -18,7 +18,7 @@ from pilot.checks.result import Finding
 from pilot.data.task import IGNORE_INDEX, TaskData
 
 
-def _token_key(views: ModelViews) -> str | None:
+def token_key(views: ModelViews) -> str | None:
     rows = [row for s in views.order() for row in views.inputs[s]]
     if not rows:
         return None
@@ -46,7 +46,7 @@ def _token_sets(views: ModelViews, key: str, split: str) -> list[set[int]]:
 def token_leak_warnings(
     task: TaskData, views: ModelViews, limits: LeakThresholds
 ) -> tuple[list[Finding], dict[str, Any]]:
-    key = None if views.skipped else _token_key(views)
+    key = None if views.skipped else token_key(views)
     if key is None:
         return [], {}
     splits = views.order()
