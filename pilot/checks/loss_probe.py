@@ -169,6 +169,19 @@ def _used(
     return [(t, g) for t, g in zip(tensors, grads) if g is not None and t.dim() > 0 and bool(g.any())]
 
 
+def trained_head_widths(task: TaskData, output: Any, batch: Batch) -> list[int]:
+    """The width (last dimension) of each output tensor of scores the loss trains directly: more than one
+    for a loss that adds several heads' terms per target (two classifiers summed)."""
+    leafed, leaves = _leaves(output)
+    if not leaves:
+        return []
+    loss = task.loss_sum(leafed, batch)
+    if not torch.is_tensor(loss) or not loss.requires_grad:
+        return []
+    grads = torch.autograd.grad(loss.float(), leaves, allow_unused=True)
+    return [int(t.shape[-1]) for t, _ in _used(leaves, grads) if t.dim() >= 2 and t.shape[-1] > 1]
+
+
 def output_gradient(
     task: TaskData, output: Any, batch: Batch, recompute: Callable[[], Any] | None = None
 ) -> tuple[torch.Tensor, torch.Tensor, float]:

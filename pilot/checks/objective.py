@@ -22,7 +22,15 @@ from typing import Any
 
 import torch
 
-from pilot.checks.loss_probe import batch_size, micro_batches, output_gradient, pushed_classes, sub_batch, sub_output
+from pilot.checks.loss_probe import (
+    batch_size,
+    micro_batches,
+    output_gradient,
+    pushed_classes,
+    sub_batch,
+    sub_output,
+    trained_head_widths,
+)
 from pilot.checks.result import CheckResult, Finding, summarise
 from pilot.data.task import TaskData
 
@@ -107,14 +115,17 @@ def objective_check(
     if total_count > 0 and total_loss < 0 and _class_ids(batches):
         findings.append(Finding(negative_loss(total_loss / total_count)))
     elif total_count > 0 and width and width > 1 and task.initial_loss_tolerance is not None:
-        warnings += initial_loss_warnings(task, total_loss / total_count, width, details)
+        heads = trained_head_widths(task, output, batch)  # several heads' terms per target: ln of each, added
+        widths = heads if len(heads) > 1 else [width]
+        warnings += initial_loss_warnings(task, total_loss / total_count, widths, details)
     elif not total_count:
         findings.append(Finding("target_count is 0 on every probed batch: nothing would be trained"))
     ok = (
         f"loss_sum and target_count add up over single examples on {len(batches)} batch(es) of "
         f"{size}; initial loss per target "
         + (
-            f"{details['initial_loss_per_target']:.4g} vs ln({width}) = {details['expected_initial_loss']:.4g}"
+            f"{details['initial_loss_per_target']:.4g} vs {details['expected_from']} = "
+            f"{details['expected_initial_loss']:.4g}"
             if "initial_loss_per_target" in details
             else "not compared"
         )
@@ -160,16 +171,22 @@ def negative_loss(per_target: float) -> str:
     )
 
 
-def initial_loss_warnings(task: TaskData, per_target: float, width: int, details: dict[str, Any]) -> list[Finding]:
-    """The fresh model's loss per target against ln(width), within the task's declared tolerance; the
+def initial_loss_warnings(
+    task: TaskData, per_target: float, widths: list[int], details: dict[str, Any]
+) -> list[Finding]:
+    """The fresh model's loss per target against ln(width) — added over the heads when the loss trains
+    several (two classifiers' cross-entropies summed) — within the task's declared tolerance; the
     numbers go into ``details``."""
-    expected = math.log(width)
+    expected = sum(math.log(width) for width in widths)
+    named = " + ".join(f"ln({width})" for width in widths)
     tolerance = float(task.initial_loss_tolerance)
-    details.update(initial_loss_per_target=per_target, expected_initial_loss=expected, tolerance=tolerance)
+    details.update(
+        initial_loss_per_target=per_target, expected_initial_loss=expected, tolerance=tolerance, expected_from=named
+    )
     if abs(per_target - expected) > tolerance * expected:
         return [
             Finding(
-                f"initial loss per target {per_target:.4g}, expected near ln({width}) = "
+                f"initial loss per target {per_target:.4g}, expected near {named} = "
                 f"{expected:.4g} for a fresh model (declared tolerance "
                 f"+-{tolerance:.0%}): {per_target / expected:.3g} x that "
                 + (
