@@ -268,6 +268,7 @@ def continue_record(cfg: DictConfig, run_dir: Path, note: dict) -> RunRecord:
             "previous_status": data.get("status"),
             "previous_stop_cause": data.get("stop_cause"),
             "previous_error": data.get("error"),  # what ended it, kept: the run.json fields are reset below
+            "previous_finished_at": data.get("finished_at"),  # when it stopped: the recap's time running
             "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         }
     )

@@ -233,3 +233,18 @@ def test_runs_are_read_here_alone_when_forking_is_not_safe_or_not_worth_it(monke
     assert reading.reading_processes(10_000) == 8
     monkeypatch.setattr(reading.threading, "active_count", lambda: 2)  # another thread could hold a lock
     assert reading.reading_processes(10_000) == 1
+
+
+def test_the_time_a_run_stood_stopped_between_attempts_is_not_counted_as_running():
+    """An interrupted run resumed a day later: the recap's wall_time_s said it ran for a day."""
+    from pilot.recap.run_json import wall_time_s
+
+    record = {
+        "started_at": "2026-12-01T10:00:00+0000",
+        "finished_at": "2026-12-02T10:00:30+0000",
+        "resumes": [{"previous_finished_at": "2026-12-01T10:01:00+0000", "at": "2026-12-02T10:00:00+0000"}],
+    }
+    assert wall_time_s(record) == 90.0  # 60 s, stopped a day less 60 s, then 30 s
+    older = {**record, "resumes": [{"at": "2026-12-02T10:00:00+0000"}]}  # a resume that does not say when it stopped
+    assert wall_time_s(older) == 86430.0
+    assert wall_time_s({k: v for k, v in record.items() if k != "resumes"}) == 86430.0

@@ -228,6 +228,7 @@ def test_a_diverged_run_saves_no_non_finite_checkpoint_and_stays_diverged(tmp_pa
     record = run_json(tmp_path)
     assert record["status"] == "ok" and record["resumes"][-1]["previous_status"] == "diverged"
     assert record["resumes"][-1]["from_update"] == 2
+    assert record["resumes"][-1]["previous_finished_at"] <= record["resumes"][-1]["at"]  # the time it stood stopped
     assert_same_run(tmp_path, reference)  # continued from the last finite state: the uninterrupted run
 
 

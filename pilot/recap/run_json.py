@@ -108,10 +108,21 @@ def _comparable_times(record: dict[str, Any]) -> bool:
 
 
 def wall_time_s(record: dict[str, Any]) -> float | None:
-    """finished_at - started_at in seconds (both checked by ``record_problems``); None when either is absent."""
+    """The seconds the run ran (both times checked by ``record_problems``; None when either is absent):
+    finished_at - started_at, less the time it stood stopped between its attempts when every resume says
+    when the attempt before it stopped (``previous_finished_at``) — an interrupted run resumed the next
+    day did not run for a day."""
     if not record.get("started_at") or not record.get("finished_at"):
         return None
-    return (_parse_time(record["finished_at"]) - _parse_time(record["started_at"])).total_seconds()
+    start, end = _parse_time(record["started_at"]), _parse_time(record["finished_at"])
+    elapsed = (end - start).total_seconds()
+    resumes = record.get("resumes") or []
+    try:
+        stops = [(_parse_time(r["previous_finished_at"]), _parse_time(r["at"])) for r in resumes]
+        stopped = sum((resumed - stopped_at).total_seconds() for stopped_at, resumed in stops)
+    except (KeyError, TypeError, ValueError):  # an older record, or a resume without those times: elapsed
+        return elapsed
+    return elapsed - stopped if 0 <= stopped <= elapsed else elapsed
 
 
 def record_row(record: dict[str, Any]) -> dict[str, Any]:
