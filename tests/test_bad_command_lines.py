@@ -62,6 +62,8 @@ REFUSED_BY_VALIDATION = [
     ),
     # a model type transformers does not know (a failed run.json under mode=train, before)
     ("mode=train model=hf_causal_lm model.model_type=lamma", ("model.model_type=lamma", "model.model_type=llama")),
+    # a model option and a data option that do not fit together (an interpolation error alone, before)
+    ("data=digits model=tiny_gpt", ("model=tiny_gpt reads data.vocab_size, which data=digits does not define",)),
     # a length the model has no positions for (the model's own error blamed data.max_len, exit 1, before)
     ("mode=estimate estimate.seq_len=100000", ("estimate.seq_len=100000", "model.max_len=96")),
     # a pinned GPU count the choice sheet has no row for ("nothing planned" and exit 0, before)
@@ -230,6 +232,7 @@ REFUSED_BY_HYDRA = [
     ("model=tiny_gtp", ("pilot: model=tiny_gtp: no such option; did you mean tiny_gpt?",)),
     ("+experiment=nope", ("experiment/nope",)),  # +group=unknown
     ("budget=time", ("pilot: budget=time: no such option; the options: epochs, examples, updates\n",)),  # not "schema"
+    ("seed=1e3", ("pilot: seed=1000.0: seed takes an integer",)),  # a top-level setting's type (Hydra's text alone)
     # a key of the chosen model's own config (the default model's every setting was listed, before)
     (
         "model=hf_causal_lm model.config.hidden_sizee=64",

@@ -5,6 +5,7 @@ config once more (a fraction of a second), never on a command line that works.""
 
 from __future__ import annotations
 
+import copy
 import difflib
 from collections.abc import Iterator
 from enum import Enum
@@ -136,7 +137,8 @@ def _wrong_type(cfg: DictConfig, key: str, value: object) -> str | None:
     node = OmegaConf.select(cfg, key, default=None, throw_on_missing=False)
     if isinstance(node, (DictConfig, ListConfig)):
         return None
-    trial = OmegaConf.masked_copy(cfg, [key.split(".")[0]])
+    # the key's section, typed by its schema (a top-level setting's type is its parent's: the whole config)
+    trial = OmegaConf.masked_copy(cfg, [key.split(".")[0]]) if "." in key else copy.deepcopy(cfg)
     try:
         OmegaConf.update(trial, key, value, merge=False)
     except Exception:  # noqa: BLE001 - the schema refused the value's type

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue
 
@@ -45,10 +46,33 @@ def _problem(cfg: DictConfig, key: str) -> Problem | None:
         return Problem(
             key,
             as_written(cfg, key),
-            f"{CANNOT_RESOLVE} ({type(error).__name__}: {str(error).splitlines()[0]}). Fix: give a value, or "
-            "an interpolation of a key that exists (${other.key}, as Hydra/OmegaConf write them)",
+            f"{CANNOT_RESOLVE} ({type(error).__name__}: {str(error).splitlines()[0]}). Fix: "
+            + (
+                _groups_that_do_not_fit(key, str(as_written(cfg, key)))
+                or "give a value, or an interpolation of a key that exists (${other.key}, as Hydra/OmegaConf write them)"
+            ),
         )
     return None
+
+
+def _groups_that_do_not_fit(key: str, written: str) -> str:
+    """A group option that reads a setting another group's chosen option does not define
+    (``model=tiny_gpt`` reads ``${data.vocab_size}``; ``data=digits`` has none): the two options do not
+    fit together, which is what to fix — not the interpolation. "" when that is not the case."""
+    group, read = key.split(".")[0], written.removeprefix("${").removesuffix("}")
+    other = read.split(".")[0]
+    if not (written.startswith("${") and written.endswith("}")) or other == group or not HydraConfig.initialized():
+        return ""
+    choices = HydraConfig.get().runtime.choices
+    if group not in choices or other not in choices:
+        return ""
+    return (
+        f"{group}={choices[group]} reads {read}, which {other}={choices[other]} does not define: the two options "
+        f"do not fit together (a {group} for another kind of {other}). Choose a {group} for {other}="
+        f"{choices[other]} (or the {other} this {group} is for: `python -m pilot --help` lists the options; "
+        "an +experiment= sets both), or set "
+        f"{key}=<value>"
+    )
 
 
 def unresolved_problems(cfg: DictConfig) -> list[Problem]:
