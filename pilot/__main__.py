@@ -58,6 +58,13 @@ def main(cfg: DictConfig) -> None:
     # the sweep this config would launch with -m: the campaign plan's jobs
     params = hydra_cfg.sweeper.get("params") if not multirun else None
     sweep_params = {str(k): str(v) for k, v in params.items()} if params else None
+    launcher = hydra_cfg.runtime.choices.get("hydra/launcher")
+    if not multirun and launcher not in (None, "basic"):
+        log.warning(  # hydra/launcher=local_parallel without -m: Hydra ignores it
+            "hydra/launcher=%s starts the jobs of a sweep (-m); without -m this one run starts here, in this "
+            "process. Add -m to launch through it.",
+            launcher,
+        )
     try:
         if enum_value(cfg.mode) == "pilot":
             exit_code = run_pilot(cfg, run_dir, overrides, sweep_params, searchpath=list(hydra_cfg.searchpath))
