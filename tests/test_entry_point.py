@@ -141,5 +141,6 @@ def test_a_launcher_chosen_without_multirun_is_said_to_start_nothing(tmp_path):
     """hydra/launcher=local_parallel without -m: Hydra runs the one job in this process and said nothing."""
     completed, run_dir = run_training(tmp_path, "budget.value=2", "loop.eval_every=0", "hydra/launcher=local_parallel")
     assert completed.returncode == 0, completed.stderr[-2000:]
-    assert "hydra/launcher=local_parallel starts the jobs of a sweep (-m); without -m this one run" in completed.stderr
+    said = completed.stdout + completed.stderr  # the log goes to stdout
+    assert "hydra/launcher=local_parallel starts the jobs of a sweep (-m); without -m this one run" in said
     assert json.loads((run_dir / "run.json").read_text())["status"] == "ok"
