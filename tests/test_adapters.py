@@ -116,6 +116,22 @@ def test_target_modules_the_model_lacks_are_refused_naming_the_key(make_cfg):
         build_model(make_cfg("adapter=lora", "adapter.target_modules=[q_proj]"))
 
 
+def test_target_modules_of_which_only_some_match_are_refused_naming_the_others(make_cfg):
+    """peft adapts what part of a list matches and skips the rest without a word: the README's Llama
+    list on GPT-2 trained lm_head alone while the record listed q_proj... (an outside examination).
+    GPT-2's Conv1D layers are named as the layers an adapter can wrap."""
+    cfg = make_cfg(
+        "model=hf_causal_lm", "model.model_type=gpt2", "adapter=lora", "adapter.target_modules=[q_proj,lm_head]"
+    )
+    with pytest.raises(
+        ConfigRefused, match=r"q_proj match no module of GPT2LMHeadModel.*c_attn, c_fc, c_proj, lm_head"
+    ):
+        build_model(cfg)
+    build_model(
+        make_cfg("model=hf_causal_lm", "model.model_type=gpt2", "adapter=lora", "adapter.target_modules=[c_attn]")
+    )
+
+
 def test_the_templates_adapter_targets_the_attention_only(make_cfg):
     searchpath = f"hydra.searchpath=[file://{ROOT / 'examples' / 'hf_causal_lm' / 'conf'}]"
     model = build_model(make_cfg(searchpath, "model=hf_causal_lm", "adapter=lora_attention"))

@@ -60,6 +60,13 @@ REFUSED_BY_VALIDATION = [
         "model=hf_causal_lm mode=estimate model.config.num_key_value_heads=3",
         ("model.config.num_key_value_heads=3 does not divide model.config.num_attention_heads=4", "1, 2, 4"),
     ),
+    # what the model's own layers refuse, from a one-block build on the meta device (exit 1 and a failed
+    # run.json, or an estimate "refused" as if the code were at fault, before)
+    (
+        "model=hf_causal_lm model.model_type=gpt2 model.config.hidden_size=66",
+        ("`embed_dim` must be divisible by num_heads", "model.config.hidden_size=66"),
+    ),
+    ("mode=train model=hf_causal_lm model.model_type=bloom", ("model.attn_implementation=sdpa", "=eager")),
     # a model type transformers does not know (a failed run.json under mode=train, before)
     ("mode=train model=hf_causal_lm model.model_type=lamma", ("model.model_type=lamma", "model.model_type=llama")),
     # a model option and a data option that do not fit together (an interpolation error alone, before)

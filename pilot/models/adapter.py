@@ -55,19 +55,44 @@ def apply_adapter(model: torch.nn.Module, cfg: DictConfig) -> torch.nn.Module:
         peft_config = instantiate(cfg.adapter, _convert_="all")
     except Exception as error:  # a peft key with a value peft refuses
         raise ConfigRefused(f"adapter: peft refuses the config ({error}). Fix: see peft's LoraConfig.") from error
+    targets = OmegaConf.to_container(cfg.adapter).get("target_modules")
+    layers = _adaptable_layers(model)  # before peft wraps them
     try:
         with warnings.catch_warnings():  # peft asks transformers 5 by a name it deprecated: not the user's to fix
             warnings.filterwarnings("ignore", "`is_gradient_checkpointing` is deprecated", FutureWarning)
-            return peft.get_peft_model(model, peft_config)
+            adapted = peft.get_peft_model(model, peft_config)
     except ValueError as error:  # target modules that the model does not have
-        linear = sorted(
-            {name.rsplit(".", 1)[-1] for name, m in model.named_modules() if isinstance(m, torch.nn.Linear)}
-        )
         raise ConfigRefused(
-            f"adapter.target_modules={OmegaConf.to_container(cfg.adapter).get('target_modules')!r} does not fit "
-            f"{type(model).__name__}: {str(error).splitlines()[0]} Fix: adapter.target_modules=all-linear or "
-            f"a list of the model's linear layers ({', '.join(linear[:8]) or 'it has none'})."
+            f"adapter.target_modules={targets!r} does not fit {type(model).__name__}: {str(error).splitlines()[0]} "
+            f"Fix: adapter.target_modules=all-linear or a list of the model's linear layers "
+            f"({', '.join(layers) or 'it has none'})."
         ) from error
+    _refuse_names_that_adapt_nothing(adapted, targets, layers)
+    return adapted
+
+
+def _adaptable_layers(model: torch.nn.Module) -> list[str]:
+    """The names (last part) of the layers a LoRA adapter can wrap: ``nn.Linear`` and transformers'
+    ``Conv1D`` (GPT-2's c_attn, c_proj, c_fc), every one of them."""
+    kinds = {"Linear", "Conv1D"}
+    return sorted({name.rsplit(".", 1)[-1] for name, m in model.named_modules() if type(m).__name__ in kinds})
+
+
+def _refuse_names_that_adapt_nothing(adapted: torch.nn.Module, targets: Any, layers: list[str]) -> None:
+    """peft refuses a list of which no name matches, and adapts silently what part of it matches: the
+    rest would train nothing while the run's config says it does (Bloom has no q_proj: only lm_head
+    trained). Every name of the list must match a module."""
+    if not isinstance(targets, list):
+        return  # all-linear, or a regular expression: peft's own matching
+    targeted = list(getattr(adapted, "targeted_module_names", None) or [])
+    unmatched = [t for t in targets if not any(n == t or n.endswith(f".{t}") for n in targeted)]
+    if unmatched:
+        raise ConfigRefused(
+            f"adapter.target_modules={targets!r}: {', '.join(unmatched)} match no module of "
+            f"{type(base_of(adapted)).__name__}, so they would adapt nothing while the record lists them (its "
+            f"layers an adapter can wrap: {', '.join(layers) or 'none'}). Fix: adapter.target_modules=all-linear, "
+            "or the names of the layers above."
+        )
 
 
 def is_adapted(model: torch.nn.Module) -> bool:

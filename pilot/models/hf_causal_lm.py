@@ -12,6 +12,7 @@ where each value is explained.
 
 from __future__ import annotations
 
+import copy
 import difflib
 import inspect
 from pathlib import Path
@@ -111,14 +112,27 @@ def _unknown_model_type(transformers: Any, model_type: str) -> str:
 
 
 def config_problem(
-    model_type: str, config: dict[str, Any] | None, typed: set[str] = frozenset()
+    model_type: str, config: dict[str, Any] | None, typed: set[str] = frozenset(), attn_implementation: str = "sdpa"
 ) -> tuple[dict[str, Any], str] | None:
     """What building would refuse about ``model.config``, found before anything runs (pilot.validation):
     (the settings named, why). ``typed``: the keys the command line set; one of them the config class
-    does not define is a typo (a key of the model's YAML may serve another model type: not judged)."""
+    does not define is a typo (a key of the model's YAML may serve another model type: not judged).
+    Then the model itself is built from the config on the meta device, one block deep (16 ms where the
+    32 blocks of a 7B take 5 s; a block's sizes are checked alike in every block): what its layers refuse
+    (GPT-2's embed_dim not divisible by the heads, an attention implementation Bloom lacks)."""
     transformers = _transformers()
+    verbosity = transformers.logging.get_verbosity()
+    transformers.logging.set_verbosity_error()  # its warnings about the config: building says them, once
+    try:
+        return _config_problem(transformers, model_type, dict(config or {}), typed, attn_implementation)
+    finally:
+        transformers.logging.set_verbosity(verbosity)
+
+
+def _config_problem(
+    transformers: Any, model_type: str, settings: dict[str, Any], typed: set[str], attn_implementation: str
+) -> tuple[dict[str, Any], str] | None:
     known = transformers.models.auto.configuration_auto.CONFIG_MAPPING
-    settings = dict(config or {})
     if model_type not in known:  # said before a run record exists, as building would say it
         return {"model_type": model_type}, _unknown_model_type(transformers, model_type)
     try:
@@ -130,7 +144,30 @@ def config_problem(
     except Exception as error:  # noqa: BLE001 - transformers' own check (StrictDataclassError, ValueError)
         refused = str(_config_refused(known[model_type], settings, error))
         return {k: v for k, v in settings.items() if f"model.config.{k}=" in refused}, refused
-    return _grouped_heads_problem(built)
+    return _grouped_heads_problem(built) or _layers_problem(transformers, built, settings, attn_implementation)
+
+
+def _layers_problem(
+    transformers: Any, config: Any, settings: dict[str, Any], attn: str
+) -> tuple[dict[str, Any], str] | None:
+    """What the model's own layers refuse, from a one-block build on the meta device (no memory)."""
+    shallow = copy.deepcopy(config)
+    if isinstance(getattr(shallow, "num_hidden_layers", None), int) and shallow.num_hidden_layers > 1:
+        shallow.num_hidden_layers = 1
+        if isinstance(getattr(shallow, "layer_types", None), list):  # one type per block (Gemma 2, Qwen 3...)
+            shallow.layer_types = shallow.layer_types[:1]
+    try:
+        with torch.device("meta"):
+            transformers.AutoModelForCausalLM.from_config(shallow, attn_implementation=attn)
+    except (ValueError, ImportError, AssertionError) as error:
+        refused = _refusal(error, config.model_type, settings, attn)
+        if refused is error:
+            refused = _config_refused(type(config), settings, error)
+        text = str(refused)
+        return {k: v for k, v in settings.items() if f"model.config.{k}=" in text}, text
+    except Exception:  # noqa: BLE001 - anything else is building's to say, where it happens
+        return None
+    return None
 
 
 def _grouped_heads_problem(config: Any) -> tuple[dict[str, Any], str] | None:
@@ -181,11 +218,16 @@ def _unknown_keys(config_class: type, settings: dict[str, Any]) -> list[str]:
     return sorted(key for key in settings if key not in known)
 
 
+SIZE_KEYS = ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size")
+
+
 def _config_refused(config_class: type, settings: dict[str, Any], error: Exception) -> PilotError:
     """transformers' own check of the config (sizes that disagree), said with the settings it names."""
-    reason = str(error).strip().splitlines()[-1].strip()
+    reason = str(error).strip().splitlines()[-1].strip().rstrip(".")
     text = reason.lower()
     named = [key for key in settings if key in text or key.replace("_", " ") in text]
+    if not named:  # the model's own names (GPT-2's embed_dim, num_heads): the sizes they come from
+        named = [key for key in SIZE_KEYS if key in settings]
     shown = ", ".join(f"model.config.{key}={settings[key]}" for key in named)
     return PilotError(
         f"transformers' {config_class.__name__} refuses model.config: {reason}"

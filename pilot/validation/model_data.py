@@ -195,7 +195,12 @@ def _check_hf_config(cfg, problems: list[Problem]) -> None:
     config = select(cfg, "model.config")
     settings = OmegaConf.to_container(config, resolve=True) if isinstance(config, DictConfig) else None
     try:
-        found = config_problem(str(select(cfg, "model.model_type")), settings, _typed_config_keys())
+        found = config_problem(
+            str(select(cfg, "model.model_type")),
+            settings,
+            _typed_config_keys(),
+            str(select(cfg, "model.attn_implementation") or "sdpa"),
+        )
     except PilotError:  # transformers missing: building says it
         return
     if found is not None:
