@@ -21,6 +21,7 @@ from pilot.config.suggest import suggestions
 from pilot.config.values import enum_value
 from pilot.errors import PilotError, no_space_left, user_error
 from pilot.estimate_run import run_estimate
+from pilot.models.hf_causal_lm import config_key_outside_the_yaml
 from pilot.pilot_run import run_pilot
 from pilot.process_exit import exit_code_of, exit_now
 from pilot.recap.entry import launch_config, recap_interrupted_launch, recap_not_written
@@ -259,7 +260,7 @@ def _hydra_failed(error: Exception) -> None:
 
 
 def _suggest_and_refuse() -> None:
-    for line in suggestions(CONF_DIR, sys.argv[1:]):  # Hydra's message is printed: what was meant
+    for line in suggestions(CONF_DIR, sys.argv[1:], config_key_outside_the_yaml):  # after Hydra's message
         print(f"pilot: {line}", file=sys.stderr)
     settle_refused_sweeps()  # a sweep directory made for this line, holding only multirun.yaml, goes
     raise SystemExit(2) from None

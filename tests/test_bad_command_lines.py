@@ -246,6 +246,12 @@ REFUSED_BY_HYDRA = [
         ("pilot: model.config.hidden_sizee: not a setting; did you mean model.config.hidden_size",),
     ),
     ("model.zzzzz=3", ("pilot: model.zzzzz: not a setting; model has model._target_, model.d_model",)),
+    # a real key of transformers' config class that the YAML does not list ("not a setting", before)
+    ("model=hf_gpt2 model.config.n_inner=128", ("model.config.n_inner: a setting of transformers' GPT2Config",)),
+    (
+        "model=hf_causal_lm model.model_type=opt model.config.ffn_dim=128",
+        ("OPTConfig that the model's YAML does not list. Fix: +model.config.ffn_dim=128",),
+    ),
     # what Hydra's grammar cannot read: the argument and how to write it (its parser's text alone, before)
     ("optim.lr=1e-3,", ("pilot: optim.lr=1e-3,: Hydra's override grammar cannot read it", "(optim.lr=1e-3)")),
     ("campaign.control=optim.lr=3e-3", ("\"campaign.control='optim.lr=3e-3'\"",)),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import copy
 import difflib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from enum import Enum
 
 from hydra import compose, initialize_config_dir
@@ -18,9 +18,13 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 HIDDEN_OPTIONS = "schema"  # the schema's own entries in a group (schema, schema_<option>: pilot.config.register)
 
 
-def suggestions(conf_dir: str, arguments: list[str]) -> list[str]:
+def suggestions(
+    conf_dir: str, arguments: list[str], known_elsewhere: Callable[[DictConfig, str, str], str | None] | None = None
+) -> list[str]:
     """One line per command-line override that names a key the default config lacks, or an option
-    its group lacks, with the nearest ones; [] when there is nothing to suggest or it cannot tell."""
+    its group lacks, with the nearest ones; [] when there is nothing to suggest or it cannot tell.
+    ``known_elsewhere(cfg, key, argument)``: a line for a key the config lacks that is a real setting
+    of what the config builds (a transformers config class's own key the YAML does not list)."""
     parser = OverridesParser.create()
     try:
         overrides = parser.parse_overrides([a for a in arguments if "=" in a])
@@ -43,7 +47,8 @@ def suggestions(conf_dir: str, arguments: list[str]) -> list[str]:
                     if options and value not in options:
                         lines.append(_nearest(f"{key}={value}: no such option", value, options, "options"))
                 elif OmegaConf.select(cfg, key, default=_MISSING) is _MISSING:
-                    lines.append(_not_a_setting(cfg, key))
+                    elsewhere = known_elsewhere(cfg, key, override.input_line) if known_elsewhere else None
+                    lines.append(elsewhere or _not_a_setting(cfg, key))
                 elif not override.is_sweep_override() and (wrong := _wrong_type(cfg, key, override.value())):
                     lines.append(wrong)
             return lines
@@ -66,9 +71,24 @@ def _composed_with_choices(overrides: list) -> DictConfig:
         and not (o.key_or_group == "hydra" or o.key_or_group.startswith("hydra/"))
     ]
     try:
-        return compose("config", overrides=chosen)
+        cfg = compose("config", overrides=chosen)
     except Exception:  # noqa: BLE001 - a choice that does not exist: the default config
         return compose("config")
+    # then the settings the line sets that this config has (model.model_type=gemma), not the refused ones
+    settings = [
+        o.input_line
+        for o in overrides
+        if o.input_line not in chosen
+        and not o.is_sweep_override()
+        and not o.is_add()
+        and not o.is_delete()
+        and not o.key_or_group.startswith("hydra")
+        and OmegaConf.select(cfg, o.key_or_group, default=_MISSING) is not _MISSING
+    ]
+    try:
+        return compose("config", overrides=chosen + settings) if settings else cfg
+    except Exception:  # noqa: BLE001 - one of them is refused too: each is said on its own line
+        return cfg
 
 
 def unreadable_arguments(parser: OverridesParser, arguments: list[str]) -> list[str]:

@@ -186,6 +186,25 @@ def _grouped_heads_problem(config: Any) -> tuple[dict[str, Any], str] | None:
     )
 
 
+def config_key_outside_the_yaml(cfg: Any, key: str, argument: str) -> str | None:
+    """``model.config.n_inner=128`` typed without ``+`` for a key transformers' config class has but the
+    model's YAML does not list: Hydra refuses it, and the way to pass it is ``+`` (None otherwise)."""
+    target = str(cfg.get("model", {}).get("_target_", "") or "")
+    if not key.startswith("model.config.") or not target.endswith("hf_causal_lm.build"):
+        return None
+    try:
+        known = _transformers().models.auto.configuration_auto.CONFIG_MAPPING
+    except PilotError:
+        return None
+    model_type, name = str(cfg.model.get("model_type")), key.split(".")[2]
+    if model_type not in known or name not in _known_keys(known[model_type]):
+        return None
+    return (
+        f"{key}: a setting of transformers' {known[model_type].__name__} that the model's YAML does not list. "
+        f"Fix: +{argument} (the + adds it to model.config, which is passed to {known[model_type].__name__})"
+    )
+
+
 def _refuse_unknown_keys(config_class: type, settings: dict[str, Any]) -> None:
     """A key the config class does not define would be stored on it and read by nothing (a typo
     trains the default): refused, with the nearest keys it does define."""
