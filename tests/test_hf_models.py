@@ -438,3 +438,21 @@ def test_an_unknown_model_type_names_the_nearest_ones_not_all_of_them():
         build(model_type="llamma", config={})
     message = str(refused.value)
     assert "model.model_type=llamma" in message and "model.model_type=llama" in message and len(message) < 400
+
+
+def test_left_padding_gives_a_model_with_learned_positions_its_tokens_own_positions(make_cfg):
+    """GPT-2 (learned absolute positions) with data.padding_side=left read its padding: the built-in
+    task passed no position_ids, so a left-padded row's tokens sat at other positions than alone.
+    Each row collated alone and left-padded in a batch now gives the same logits at its real tokens."""
+    cfg = make_cfg("model=hf_causal_lm", "model.model_type=gpt2", "data.padding_side=left")
+    task = instantiate(cfg.data, _convert_="all")
+    torch.manual_seed(0)
+    model = instantiate(cfg.model, _convert_="all").eval()
+    items = task.encoded("train")[:4]
+    batch = task.collate(items)
+    with torch.no_grad():
+        together = task.forward(model, batch).logits
+        for row, item in enumerate(items):
+            alone = task.forward(model, task.collate([item])).logits[0]
+            real = batch["attention_mask"][row].bool()
+            assert torch.allclose(together[row][real], alone, atol=1e-5), row

@@ -195,7 +195,7 @@ def make_task(
         loss_sum=generation.loss_sum,
         target_count=generation.target_count,
         predict=generation.predict,
-        forward=generation.forward,
+        forward=generation.forward_for(padding_side),
         expected_targets=lambda example: tokens.answer(example.fields["answer"], example.fields["instruction"]),
         decode_tokens=tokens.strings,
         synthetic_batch=lambda micro_batch, seq_len: generation.synthetic_batch(micro_batch, seq_len, len(loaded)),

@@ -8,6 +8,7 @@ tokens before it (the shift happens in ``loss_sum``).
 
 from __future__ import annotations
 
+import inspect
 import json
 from pathlib import Path
 from typing import Any
@@ -145,6 +146,28 @@ def forward(model, batch: Batch):
     return model(batch["input_ids"], attention_mask=batch["attention_mask"])
 
 
+def left_padded_forward(model, batch: Batch):
+    """``forward`` for left padding: a model that takes ``position_ids`` (transformers' models) gets each
+    real token's own position, counted from its row's first real token, as generation does; with the
+    default positions a model with learned absolute positions (GPT-2, OPT) reads its padding."""
+    mask = batch["attention_mask"]
+    if _takes_position_ids(model):
+        positions = (mask.long().cumsum(-1) - 1).clamp(min=0)
+        return model(batch["input_ids"], attention_mask=mask, position_ids=positions)
+    return model(batch["input_ids"], attention_mask=mask)
+
+
+def forward_for(padding_side: str):
+    return left_padded_forward if padding_side == "left" else forward
+
+
+def _takes_position_ids(model) -> bool:
+    try:
+        return "position_ids" in inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def _shifted(logits: torch.Tensor, labels: torch.Tensor):
     return logits[:, :-1, :], labels[:, 1:]
 
@@ -192,7 +215,7 @@ def make_task(
         loss_sum=loss_sum,
         target_count=target_count,
         predict=predict,
-        forward=forward,
+        forward=forward_for(padding_side),
         expected_targets=lambda e: tok.encode(e.fields["answer"]) + [tok.EOS_ID],
         decode_tokens=tok.token_strings,
         synthetic_batch=synthetic_batch,
