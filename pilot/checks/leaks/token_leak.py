@@ -32,15 +32,17 @@ def token_key(views: ModelViews) -> str | None:
     return key if all(key in row and np.issubdtype(row[key].dtype, np.integer) for row in rows) else None
 
 
+def real_tokens(row: dict[str, np.ndarray], key: str) -> list[int]:
+    """A collated row's token ids at its real positions (its attention mask's 1s, when it has one)."""
+    ids = row[key].reshape(-1)
+    mask = row.get("attention_mask")
+    if mask is not None and mask.shape == row[key].shape:
+        ids = ids[mask.reshape(-1) != 0]
+    return [int(t) for t in ids]
+
+
 def _token_sets(views: ModelViews, key: str, split: str) -> list[set[int]]:
-    sets = []
-    for row in views.inputs[split]:
-        ids = row[key].reshape(-1)
-        mask = row.get("attention_mask")
-        if mask is not None and mask.shape == row[key].shape:
-            ids = ids[mask.reshape(-1) != 0]
-        sets.append(set(int(t) for t in ids))
-    return sets
+    return [set(real_tokens(row, key)) for row in views.inputs[split]]
 
 
 def token_leak_warnings(

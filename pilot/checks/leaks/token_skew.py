@@ -19,7 +19,7 @@ import numpy as np
 
 from pilot.checks.leaks.model_views import ModelViews
 from pilot.checks.leaks.thresholds import LeakThresholds
-from pilot.checks.leaks.token_leak import token_key
+from pilot.checks.leaks.token_leak import real_tokens, token_key
 from pilot.checks.result import Finding
 from pilot.data.task import TaskData
 
@@ -27,14 +27,7 @@ SHOWN = 5  # over-represented tokens named
 
 
 def _occurrences(views: ModelViews, key: str, split: str) -> list[Counter]:
-    rows = []
-    for row in views.inputs[split]:
-        ids = row[key].reshape(-1)
-        mask = row.get("attention_mask")
-        if mask is not None and mask.shape == row[key].shape:
-            ids = ids[mask.reshape(-1) != 0]
-        rows.append(Counter(int(t) for t in ids))
-    return rows
+    return [Counter(real_tokens(row, key)) for row in views.inputs[split]]
 
 
 def _total(rows: list[Counter]) -> Counter:
