@@ -33,9 +33,9 @@ def suggestions(
     GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=conf_dir, version_base="1.3"):
-            cfg = _composed_with_choices(overrides)
             loader = GlobalHydra.instance().config_loader()
             groups = set(loader.list_groups(""))
+            cfg = _composed_with_choices(overrides, groups)
             lines = []
             for override in overrides:
                 key = override.key_or_group
@@ -58,14 +58,14 @@ def suggestions(
         GlobalHydra.instance().clear()
 
 
-def _composed_with_choices(overrides: list) -> DictConfig:
+def _composed_with_choices(overrides: list, groups: set[str]) -> DictConfig:
     """The config as this line's group choices make it (``model=hf_causal_lm`` has ``model.config``),
     else the default one (a choice that does not exist is one of the lines said)."""
     chosen = [
         o.input_line
         for o in overrides
         if o.input_line
-        and ("/" in o.key_or_group or "." not in o.key_or_group)
+        and (o.key_or_group in groups or o.key_or_group == "experiment")
         and not o.is_sweep_override()
         and not o.is_delete()
         and not (o.key_or_group == "hydra" or o.key_or_group.startswith("hydra/"))
