@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from pilot.data.task import Batch, TaskData
+from pilot.data.task import Batch, ContractError, TaskData, logits_of
 from pilot.engine.forward import forward_loss
 
 SHOWN = 4  # tensor names shown
@@ -53,11 +53,11 @@ def _unreached(model: torch.nn.Module) -> str:
 
 
 def _main_output(output: Any) -> torch.Tensor | None:
-    if torch.is_tensor(output):
-        return output
-    if isinstance(output, dict):
-        return output.get("logits") if torch.is_tensor(output.get("logits")) else None
-    return getattr(output, "logits", None) if torch.is_tensor(getattr(output, "logits", None)) else None
+    """The output's logits (``logits_of``), or None where it has none."""
+    try:
+        return logits_of(output)
+    except ContractError:  # an output without logits: nothing to say about it
+        return None
 
 
 def _inputs_differ(batch: Batch, rows: int) -> bool:
