@@ -51,6 +51,7 @@ from pilot.engine.forward import forward_loss
 from pilot.engine.trainer import Trainer
 from pilot.estimate.closed_form import closed_forms
 from pilot.estimate.fake_adapter import adapter_on
+from pilot.estimate.fake_kernels import RealKernelDtypes
 from pilot.estimate.flops import FlopTotal
 from pilot.estimate.inputs import EstimateInputs, config_variant, estimate_inputs, fake_inputs
 from pilot.estimate.local_shards import LocalShardOptimizer, warm_gradient_norm
@@ -346,6 +347,7 @@ def estimate_memory(
     if fake and target.type != "cpu":
         raise EstimateRefused(f"device={device}: the fake-tensor estimate runs on the CPU. Fix: device='cpu'.")
     mode = FakeTensorMode(allow_non_fake_inputs=True) if fake else nullcontext()
+    kernels = RealKernelDtypes() if fake else nullcontext()  # inside the fake mode, below the tracker
     tracker_type = tracker_class()
     quiet, level = logging.getLogger("torch._subclasses.fake_tensor"), None  # it logs a fake kernel's
     if fake:  # refusal with a traceback: the refusal below says it once
@@ -353,7 +355,7 @@ def estimate_memory(
         quiet.setLevel(logging.CRITICAL)
     try:
         run_inputs = fake_inputs(mode, inputs) if fake else inputs
-        with estimate_ranks(cfg, fake) as ranks, torch.random.fork_rng(devices=[]), mode:  # caller's RNG kept
+        with estimate_ranks(cfg, fake) as ranks, torch.random.fork_rng(devices=[]), mode, kernels:  # caller's RNG kept
             measured = _run_phases(cfg, task, run_inputs, target, tracker_type, fake, ranks)
     except EstimateRefused:
         raise

@@ -82,8 +82,7 @@ def refusal_reason(error: BaseException) -> str:
     fake_kernel = (
         " It was raised by PyTorch's fake (meta) kernel of an operator: if the same code runs on real "
         "tensors (the pilot's phases train it), that kernel accepts less than the real one, a PyTorch "
-        "limitation, not your code; give the operator what it names (torch._grouped_mm of MoE layers: "
-        "model.dtype=bf16)."
+        "limitation, not your code; give the operator what it names."
         if _in_fake_kernel(error)
         else ""
     )
