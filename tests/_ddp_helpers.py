@@ -62,7 +62,7 @@ class LearningRateTampering:
 
 
 def resume_check_and_save(cfg, work_dir: str, tamper: bool) -> None:
-    """The pilot's resume check as every FSDP rank runs it; rank 0 writes (passed, reason)."""
+    """The pilot's resume check as every FSDP rank runs it; rank 0 writes (verdict, reason)."""
     import json
     from pathlib import Path
 

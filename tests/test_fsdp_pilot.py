@@ -39,5 +39,5 @@ def test_the_pilot_under_fsdp_runs_every_phase_on_every_rank_and_passes(tmp_path
 def test_the_fsdp_resume_check_fails_when_the_saved_schedule_is_tampered(tmp_path, make_cfg):
     cfg = make_cfg("distributed=fsdp", "distributed.replicas=2", "run.device=cpu", "run.threads=1")
     spawn(resume_check_and_save, (cfg, str(tmp_path), True), 2)
-    passed, reason = json.loads((tmp_path / "verdict.json").read_text())
-    assert not passed and "lr differs" in reason, reason
+    verdict, reason = json.loads((tmp_path / "verdict.json").read_text())
+    assert verdict == "fail" and "lr differs" in reason, reason

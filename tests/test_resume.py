@@ -22,7 +22,7 @@ from pilot.checkpoint import (
 )
 from pilot.closing import export_with_controls, reload_and_compare
 from pilot.engine.build import build_trainer
-from pilot.phases.resume_check import compare, trajectory
+from pilot.phases.resume_check import compare, noise_control, trajectory
 
 TRAIN = [  # run.threads pinned: the default reads the machine's load, and every run here is compared bit for bit
     "mode=train",
@@ -264,3 +264,30 @@ def test_a_task_that_encodes_other_data_in_another_process_is_named_by_the_resum
     relabelled = dataclasses.replace(task, encode=lambda e: {**task.encode(e), "label": 9 - task.encode(e)["label"]})
     said = first_difference(here, encoded_digests(relabelled))
     assert said is not None and said.endswith("differs in label"), said
+
+
+def test_a_resume_is_judged_against_the_trainings_own_noise_only_when_there_is_some():
+    """noise_control: a second uninterrupted run (the control) bit-identical to the first leaves the
+    difference to the resume (fail); a noisy one allows 10x its distance (warn), not more (fail)."""
+
+    def run(*losses, weight=0.0):
+        rows = [{"update": u, "lr": 1e-3, "loss": loss, "examples": [u]} for u, loss in enumerate(losses, 1)]
+        return rows, {"w": torch.tensor([1.0 + weight])}
+
+    reference = run(2.0, 1.5, 1.2, 1.0)
+    resumed = run(1.2 + 3e-7, 1.0 + 3e-7, weight=2e-7)
+    resumed = (
+        [{**row, "update": row["update"] + 2, "examples": [row["update"] + 2]} for row in resumed[0]],
+        resumed[1],
+    )
+    verdict, reason = noise_control(reference, reference, resumed, 2, "diverges")
+    assert verdict == "fail" and "bit-identical to the first: the difference is the resume's" in reason
+    noisy = run(2.0, 1.5 + 1e-7, 1.2 + 1e-7, 1.0 - 1e-7, weight=1e-7)
+    verdict, reason = noise_control(reference, noisy, resumed, 2, "diverges")
+    assert verdict == "warn" and "not bit-reproducible" in reason and "3e-07" in reason, reason
+    far = ([{**row, "loss": row["loss"] + 1e-5} for row in resumed[0]], resumed[1])
+    verdict, reason = noise_control(reference, noisy, far, 2, "diverges")
+    assert verdict == "fail" and "beyond the training's own noise" in reason, reason
+    other_lr = ([{**row, "lr": 2e-3} for row in resumed[0]], resumed[1])
+    verdict, reason = noise_control(reference, noisy, other_lr, 2, "diverges")
+    assert verdict == "fail" and "learning rates differ" in reason, reason

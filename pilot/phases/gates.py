@@ -233,7 +233,7 @@ class PhaseRunner:
     def resume_check(self) -> tuple[str, str]:
         if self.ctx.rank > 0 and not self.trainer.sharded:
             return "skipped", "rank 0 runs it (single-process); every rank saves the same format"
-        passed, reason = run_resume_check(
+        verdict, reason = run_resume_check(
             self.cfg,
             self.task,
             self.device,
@@ -244,7 +244,7 @@ class PhaseRunner:
         where = (
             f"as {self.ctx.world_size} ranks of a new process group" if self.trainer.sharded else "in a child process"
         )
-        return ("pass" if passed else "fail"), f"{reason} (resumed {where})"
+        return verdict, f"{reason} (resumed {where})"
 
     def _measure_smallest(self) -> None:
         """The smallest training micro-batch (partial last window) and evaluation batch, as one row."""
