@@ -199,6 +199,7 @@ REFUSED_BY_VALIDATION = [
             "pilot.resume_check.rtol=nan",
         ),
     ),
+    ("mode=estimate rental.margin=10", ("rental.margin=10", "not a percentage")),  # meant 10%: rented 11x
     (
         "mode=estimate estimate.seq_len=0 rental.margin=nan rental.utilisation=1.5 rental.reserve_gib=-1",
         ("4 problem(s)", "estimate.seq_len=0", "rental.margin=nan", "rental.utilisation=1.5", "rental.reserve_gib=-1"),

@@ -86,7 +86,11 @@ RANGES: tuple[tuple[str, Range, str], ...] = (
     ),
     ("estimate.seq_len", Range(1, low_open=True), "or null for data.max_len"),
     ("estimate.tolerance", POSITIVE, "a relative tolerance, e.g. 0.10"),
-    ("rental.margin", NON_NEGATIVE, ""),
+    (
+        "rental.margin",
+        SHARE,
+        "a share of the estimated peak added to it, e.g. 0.10 for 10%, not a percentage: 5 would rent 6x the memory",
+    ),
     ("rental.reserve_gib", NON_NEGATIVE, ""),
     ("rental.closing_reserve_minutes", NON_NEGATIVE, ""),
     (
