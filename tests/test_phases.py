@@ -170,3 +170,13 @@ def test_phases_csv_keeps_earlier_rows_exactly_and_sets_an_unreadable_file_aside
         write_phases_csv(tmp_path, [resumed], keep_earlier=True)
         assert (tmp_path / "phases.unreadable.csv").read_bytes() == damaged  # kept, never overwritten in place
         assert pd.read_csv(tmp_path / "phases.csv")["phase"].tolist() == ["steady_steps"]
+
+
+def test_a_warn_row_is_named_in_the_phases_verdict_and_the_pilot_says_warn(tmp_path):
+    """A training that is not bit-reproducible (tests._noisy_model): the resume_check row is a warn, the
+    phases step names it (not 'all pass'), and the pilot's verdict is warn, exit 0."""
+    completed = run_cli(tmp_path, "+experiment=classification", "model._target_=tests._noisy_model.NoisyMLP")
+    assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    checks = {c["step"]: c for c in json.loads((tmp_path / "run" / "checks.json").read_text())}
+    assert checks["phases"]["verdict"] == "warn" and "resume_check (rank 0): warn" in checks["phases"]["reason"]
+    assert "pilot verdict: warn" in completed.stdout
