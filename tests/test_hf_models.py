@@ -456,3 +456,46 @@ def test_left_padding_gives_a_model_with_learned_positions_its_tokens_own_positi
             alone = task.forward(model, task.collate([item])).logits[0]
             real = batch["attention_mask"][row].bool()
             assert torch.allclose(together[row][real], alone, atol=1e-5), row
+
+
+def _composite_causal_type() -> str | None:
+    """A model type whose config holds a text_config that transformers builds as a causal LM (Qwen3.5, ...)."""
+    from pilot.models.hf_config_reads import _causal_sub_configs
+
+    mapping = transformers.models.auto.configuration_auto.CONFIG_MAPPING
+    causal = transformers.models.auto.modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    return next((name for name in causal if name in mapping and _causal_sub_configs(transformers, mapping[name])), None)
+
+
+def test_a_composite_model_type_that_reads_no_size_is_refused_before_it_is_built_at_its_default_size(make_cfg):
+    """model.model_type=qwen3_5 (text_config + vision_config) stored every size of the YAML and read none:
+    the default model, billions of parameters, ended the process out of memory (SIGKILL) with no word."""
+    model_type = _composite_causal_type()
+    if model_type is None:
+        pytest.skip("this transformers has no composite config with a causal text model")
+    with pytest.raises(ConfigRefused) as refused:
+        validate(make_cfg("model=hf_causal_lm", f"model.model_type={model_type}"))
+    message = str(refused.value)
+    assert (
+        f"model.model_type={model_type}" in message
+        and "reads none of" in message
+        and "model.config.hidden_size" in message
+    )
+    assert "Fix: model.model_type=" in message, message  # its causal text model
+    with pytest.raises(PilotError, match="reads none of"):
+        build(model_type=model_type, config={"hidden_size": 64, "num_hidden_layers": 2})
+
+
+def test_settings_a_model_type_does_not_read_and_sizes_left_at_its_defaults_are_said(caplog):
+    """OPT has ffn_dim, not intermediate_size: the YAML's 176 was read by nothing and OPT kept a 3072-wide
+    MLP; Gemma keeps head_dim=256 beside hidden_size 64 and 4 heads. Said once per process."""
+    sizes = {"hidden_size": 64, "intermediate_size": 176, "num_hidden_layers": 1, "num_attention_heads": 4}
+    with caplog.at_level("WARNING", logger="pilot.models.hf_causal_lm"):
+        build(model_type="opt", config={**sizes, "vocab_size": 300})
+        build(model_type="opt", config={**sizes, "vocab_size": 300})
+        build(model_type="gemma", config={**sizes, "vocab_size": 300})
+        build(model_type="llama", config={**sizes, "vocab_size": 300})
+    said = [record.getMessage() for record in caplog.records]
+    assert len(said) == 2, said
+    assert "model.config.intermediate_size=176" in said[0] and "ffn_dim=3072" in said[0]
+    assert "head_dim=256 is its default, not hidden_size / num_attention_heads = 16" in said[1]

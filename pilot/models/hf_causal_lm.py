@@ -14,14 +14,18 @@ from __future__ import annotations
 
 import copy
 import difflib
-import inspect
+import logging
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from pilot.errors import PilotError
+from pilot.models.hf_config_reads import known_keys, unknown_keys, unread_note, width_and_depth_unread
 
+log = logging.getLogger(__name__)
+
+_said: set[str] = set()  # the unread-settings warnings this process gave
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 
@@ -94,10 +98,15 @@ def _built(transformers: Any, model_type: str, config: dict[str, Any] | None, pa
         if model_type not in known:  # transformers' own message lists all ~400 types
             raise PilotError(_unknown_model_type(transformers, model_type))
         settings = dict(config or {})
+        if (unread := width_and_depth_unread(transformers, model_type, settings)) is not None:
+            raise PilotError(unread)
         try:
             model_config = transformers.AutoConfig.for_model(model_type, **settings)
         except Exception as error:  # ValueError, huggingface_hub's StrictDataclassError (validate_architecture)
             raise _config_refused(known[model_type], settings, error) from error
+        if (note := unread_note(known[model_type], settings, model_config)) and note not in _said:
+            _said.add(note)  # once per process: the pilot builds the model several times
+            log.warning(note)
         return transformers.AutoModelForCausalLM.from_config(model_config, **kwargs)
 
 
@@ -136,9 +145,11 @@ def _config_problem(
     if model_type not in known:  # said before a run record exists, as building would say it
         return {"model_type": model_type}, _unknown_model_type(transformers, model_type)
     try:
-        _refuse_unknown_keys(known[model_type], {k: v for k, v in settings.items() if k in typed})
+        _refuseunknown_keys(known[model_type], {k: v for k, v in settings.items() if k in typed})
     except PilotError as error:
-        return {k: settings[k] for k in _unknown_keys(known[model_type], settings) if k in typed}, str(error)
+        return {k: settings[k] for k in unknown_keys(known[model_type], settings) if k in typed}, str(error)
+    if (unread := width_and_depth_unread(transformers, model_type, settings)) is not None:
+        return {k: settings[k] for k in unknown_keys(known[model_type], settings)}, unread
     try:
         built = transformers.AutoConfig.for_model(model_type, **settings)
     except Exception as error:  # noqa: BLE001 - transformers' own check (StrictDataclassError, ValueError)
@@ -197,7 +208,7 @@ def config_key_outside_the_yaml(cfg: Any, key: str, argument: str) -> str | None
     except PilotError:
         return None
     model_type, name = str(cfg.model.get("model_type")), key.split(".")[2]
-    if model_type not in known or name not in _known_keys(known[model_type]):
+    if model_type not in known or name not in known_keys(known[model_type]):
         return None
     return (
         f"{key}: a setting of transformers' {known[model_type].__name__} that the model's YAML does not list. "
@@ -205,12 +216,12 @@ def config_key_outside_the_yaml(cfg: Any, key: str, argument: str) -> str | None
     )
 
 
-def _refuse_unknown_keys(config_class: type, settings: dict[str, Any]) -> None:
+def _refuseunknown_keys(config_class: type, settings: dict[str, Any]) -> None:
     """A key the config class does not define would be stored on it and read by nothing (a typo
     trains the default): refused, with the nearest keys it does define."""
-    unknown = _unknown_keys(config_class, settings)
+    unknown = unknown_keys(config_class, settings)
     if unknown:
-        known = _known_keys(config_class)
+        known = known_keys(config_class)
         lines = [
             f"model.config.{key}"
             + (
@@ -225,16 +236,6 @@ def _refuse_unknown_keys(config_class: type, settings: dict[str, Any]) -> None:
             "read by nothing, and the run would train the default. Fix: the setting's name in "
             f"{config_class.__name__} (its to_dict() lists them), or drop it."
         )
-
-
-def _known_keys(config_class: type) -> set[str]:
-    known = set(config_class().to_dict()) | set(getattr(config_class, "attribute_map", {}))
-    return known | set(inspect.signature(config_class.__init__).parameters) - {"self", "kwargs"}
-
-
-def _unknown_keys(config_class: type, settings: dict[str, Any]) -> list[str]:
-    known = _known_keys(config_class)
-    return sorted(key for key in settings if key not in known)
 
 
 SIZE_KEYS = ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size")
