@@ -244,7 +244,7 @@ def _hydra_failed(error: Exception) -> None:
     else:
         print(error, file=sys.stderr)  # as Hydra prints it: the message (its key), then OmegaConf's cause
         if isinstance(error.__cause__, OmegaConfBaseException):
-            print(error.__cause__, file=sys.stderr)
+            print(_without_node_details(str(error.__cause__)), file=sys.stderr)
     for run_dir in unsettled_run_directories():
         if not after_refusal(run_dir):
             print(
@@ -257,6 +257,14 @@ def _hydra_failed(error: Exception) -> None:
     if _composed and type(error).__name__ == "InstantiationException":  # a builder failed, not the line
         raise SystemExit(1) from None
     _suggest_and_refuse()
+
+
+NODE_DETAILS = ("full_key:", "reference_type=", "object_type=")  # OmegaConf's own lines: where in its tree
+
+
+def _without_node_details(text: str) -> str:
+    """OmegaConf's message without the lines that locate it in its own tree (the key is in Hydra's line)."""
+    return "\n".join(line for line in text.splitlines() if not line.strip().startswith(NODE_DETAILS))
 
 
 def _suggest_and_refuse() -> None:

@@ -200,6 +200,8 @@ REFUSED_BY_VALIDATION = [
         ),
     ),
     ("mode=estimate rental.margin=10", ("rental.margin=10", "not a percentage")),  # meant 10%: rented 11x
+    ("model=hf_causal_lm model.dtype=float16", ("model.dtype='float16'", "fp32, bf16, fp16")),  # was a failed run
+    ("model=hf_causal_lm model.config.hidden_size=-64", ("model.config.hidden_size=-64", "Fix: sizes > 0")),  # traceback
     (
         "mode=estimate estimate.seq_len=0 rental.margin=nan rental.utilisation=1.5 rental.reserve_gib=-1",
         ("4 problem(s)", "estimate.seq_len=0", "rental.margin=nan", "rental.utilisation=1.5", "rental.reserve_gib=-1"),
@@ -319,6 +321,7 @@ def _problems(stderr: str) -> list:
 
 def assert_refused(code: int, stderr: str, run_dir: Path, expected: Iterable[str], by_pilot: bool) -> None:
     assert "Traceback" not in stderr, stderr
+    assert "reference_type=" not in stderr and "full_key:" not in stderr, stderr  # OmegaConf's node details: noise
     for text in expected:
         assert text in stderr, f"{text!r} is not in the message:\n{stderr}"
     if by_pilot:

@@ -3,6 +3,7 @@
 import json
 
 import pytest
+import torch
 
 from pilot.checks.contract import check_contract
 from pilot.checks.inspect_examples import inspect_task
@@ -158,3 +159,23 @@ def test_missing_class_in_train_fails(digits_task):
     digits_task.splits["train"] = [e for e in digits_task.splits["train"] if e.fields["label"] != 0]
     result, _ = inspect_task(digits_task, n_show=1, micro_batch=2, model=model())
     assert result.verdict == "fail"
+
+
+def test_a_model_without_attention_that_reads_no_context_is_told_apart_from_a_hidden_mask(make_cfg):
+    """model.config.num_hidden_layers=0 read no earlier token, and the warning blamed the attention mask:
+    with no attention-like module (*attention*, *attn*) it now says the model has nothing that reads
+    the context. A module named *Attn* counts as attention (the mask is then blamed, a fail)."""
+    from hydra.utils import instantiate
+
+    from pilot.checks.causality import attention_modules, context_findings
+
+    cfg = make_cfg("model=hf_causal_lm", "model.config.num_hidden_layers=0")
+    task, model = instantiate(cfg.data, _convert_="all"), instantiate(cfg.model, _convert_="all")
+    findings, details = context_findings(task, model, task.encoded("train"))
+    assert details["judged"] and details["attention_modules"] == 0 and findings
+    assert "num_hidden_layers=0" in str(findings[0]) and "has nothing that reads the context" in str(findings[0])
+
+    class CausalSelfAttn(torch.nn.Module):
+        pass
+
+    assert attention_modules(torch.nn.Sequential(CausalSelfAttn())) == ["CausalSelfAttn"]

@@ -90,8 +90,11 @@ def causality_findings(
 
 def attention_modules(model: torch.nn.Module) -> list[str]:
     """The model's attention layers, by class name (``nn.MultiheadAttention``, transformers'
-    ``LlamaAttention``, a user's ``SelfAttention``): a model that has them is built to read context."""
-    return [type(m).__name__ for m in model.modules() if "attention" in type(m).__name__.lower()]
+    ``LlamaAttention``, a user's ``SelfAttention`` or ``CausalSelfAttn``): a model that has them is built to
+    read context."""
+    return [
+        type(m).__name__ for m in model.modules() if any(w in type(m).__name__.lower() for w in ("attention", "attn"))
+    ]
 
 
 def context_findings(
@@ -124,7 +127,9 @@ def context_findings(
         f"The model has attention ({attention[0]}, {len(attention)} in all), which exists to read the context, "
         "so its mask hides it"
         if attention
-        else "Unless that is meant (a bigram model), the attention mask hides the context"
+        else "No module of the model is named like an attention layer (*attention*, *attn*): a model without one "
+        "(a bigram model; num_hidden_layers=0) has nothing that reads the context. If it mixes positions under "
+        "another name, its mask hides the context"
     )
     return [
         Finding(

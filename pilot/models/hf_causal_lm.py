@@ -170,7 +170,7 @@ def _layers_problem(
     try:
         with torch.device("meta"):
             transformers.AutoModelForCausalLM.from_config(shallow, attn_implementation=attn)
-    except (ValueError, ImportError, AssertionError) as error:
+    except (ValueError, ImportError, AssertionError, RuntimeError) as error:  # on meta: no allocation fails
         refused = _refusal(error, config.model_type, settings, attn)
         if refused is error:
             refused = _config_refused(type(config), settings, error)
@@ -246,13 +246,16 @@ def _config_refused(config_class: type, settings: dict[str, Any], error: Excepti
     reason = str(error).strip().splitlines()[-1].strip().rstrip(".")
     text = reason.lower()
     named = [key for key in settings if key in text or key.replace("_", " ") in text]
-    if not named:  # the model's own names (GPT-2's embed_dim, num_heads): the sizes they come from
-        named = [key for key in SIZE_KEYS if key in settings]
+    if not named:  # a negative size (a tensor of negative dimension), else the sizes the model's own names come from
+        named = [k for k, v in settings.items() if isinstance(v, int) and not isinstance(v, bool) and v < 0]
+        named = named or [key for key in SIZE_KEYS if key in settings]
     shown = ", ".join(f"model.config.{key}={settings[key]}" for key in named)
+    negative = any(isinstance(settings[key], int) and settings[key] < 0 for key in named)
+    fix = "sizes > 0" if negative else "values that agree (the model's README names its constraints)"
     return PilotError(
         f"transformers' {config_class.__name__} refuses model.config: {reason}"
         + (f" ({shown})" if shown else "")
-        + ". Fix: values that agree (the model's README names its constraints)."
+        + f". Fix: {fix}."
     )
 
 

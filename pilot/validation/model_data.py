@@ -13,7 +13,7 @@ from pilot.config.tokenizer import tokenizer_problem
 from pilot.config.values import import_target, select
 from pilot.engine.checkpointing import declares_checkpointing
 from pilot.errors import PilotError
-from pilot.models.hf_causal_lm import config_problem
+from pilot.models.hf_causal_lm import DTYPES, config_problem
 from pilot.validation.keys import check_arguments
 from pilot.validation.problems import Problem, is_number
 
@@ -190,7 +190,11 @@ def _typed_config_keys() -> set[str]:
 def _check_hf_config(cfg, problems: list[Problem]) -> None:
     """model.config (model=hf_causal_lm, built from a config): a key transformers' config class does
     not define, or sizes its own check refuses, before any directory or record is made."""
-    if not str(select(cfg, "model._target_") or "").endswith("hf_causal_lm.build") or select(cfg, "model.path"):
+    if not str(select(cfg, "model._target_") or "").endswith("hf_causal_lm.build"):
+        return
+    if (dtype := select(cfg, "model.dtype")) is not None and dtype not in DTYPES:
+        problems.append(Problem("model.dtype", dtype, f"must be one of {', '.join(DTYPES)} (the parameters' dtype)."))
+    if select(cfg, "model.path"):
         return
     config = select(cfg, "model.config")
     settings = OmegaConf.to_container(config, resolve=True) if isinstance(config, DictConfig) else None
