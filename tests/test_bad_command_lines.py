@@ -201,7 +201,10 @@ REFUSED_BY_VALIDATION = [
     ),
     ("mode=estimate rental.margin=10", ("rental.margin=10", "not a percentage")),  # meant 10%: rented 11x
     ("model=hf_causal_lm model.dtype=float16", ("model.dtype='float16'", "fp32, bf16, fp16")),  # was a failed run
-    ("model=hf_causal_lm model.config.hidden_size=-64", ("model.config.hidden_size=-64", "Fix: sizes > 0")),  # traceback
+    (
+        "model=hf_causal_lm model.config.hidden_size=-64",
+        ("model.config.hidden_size=-64", "Fix: sizes > 0"),
+    ),  # traceback
     (
         "mode=estimate estimate.seq_len=0 rental.margin=nan rental.utilisation=1.5 rental.reserve_gib=-1",
         ("4 problem(s)", "estimate.seq_len=0", "rental.margin=nan", "rental.utilisation=1.5", "rental.reserve_gib=-1"),

@@ -36,7 +36,9 @@ class RealKernelDtypes(TorchDispatchMode):
 def _refused_by_meta(args: tuple) -> bool:
     """Float inputs other than bf16 (fp8 inputs belong to the scaled variant, left to PyTorch)."""
     mat_a, mat_b = args[0], args[1]
-    return any(t.dtype != FAST_PATH_DTYPE and t.dtype.is_floating_point and t.dtype.itemsize > 1 for t in (mat_a, mat_b))
+    return any(
+        t.dtype != FAST_PATH_DTYPE and t.dtype.is_floating_point and t.dtype.itemsize > 1 for t in (mat_a, mat_b)
+    )
 
 
 def _grouped_mm_output(args: tuple, kwargs: dict) -> torch.Tensor:
