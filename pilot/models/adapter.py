@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import warnings
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +57,7 @@ def apply_adapter(model: torch.nn.Module, cfg: DictConfig) -> torch.nn.Module:
     except Exception as error:  # a peft key with a value peft refuses
         raise ConfigRefused(f"adapter: peft refuses the config ({error}). Fix: see peft's LoraConfig.") from error
     targets = OmegaConf.to_container(cfg.adapter).get("target_modules")
-    layers = _adaptable_layers(model)  # before peft wraps them
+    layers = adaptable_layers(model)  # before peft wraps them
     try:
         with warnings.catch_warnings():  # peft asks transformers 5 by a name it deprecated: not the user's to fix
             warnings.filterwarnings("ignore", "`is_gradient_checkpointing` is deprecated", FutureWarning)
@@ -71,7 +72,7 @@ def apply_adapter(model: torch.nn.Module, cfg: DictConfig) -> torch.nn.Module:
     return adapted
 
 
-def _adaptable_layers(model: torch.nn.Module) -> list[str]:
+def adaptable_layers(model: torch.nn.Module) -> list[str]:
     """The names (last part) of the layers a LoRA adapter can wrap: ``nn.Linear`` and transformers'
     ``Conv1D`` (GPT-2's c_attn, c_proj, c_fc), every one of them."""
     kinds = {"Linear", "Conv1D"}
@@ -84,8 +85,7 @@ def _refuse_names_that_adapt_nothing(adapted: torch.nn.Module, targets: Any, lay
     trained). Every name of the list must match a module."""
     if not isinstance(targets, list):
         return  # all-linear, or a regular expression: peft's own matching
-    targeted = list(getattr(adapted, "targeted_module_names", None) or [])
-    unmatched = [t for t in targets if not any(n == t or n.endswith(f".{t}") for n in targeted)]
+    unmatched = names_matching_nothing(targets, getattr(adapted, "targeted_module_names", None) or [])
     if unmatched:
         raise ConfigRefused(
             f"adapter.target_modules={targets!r}: {', '.join(unmatched)} match no module of "
@@ -93,6 +93,13 @@ def _refuse_names_that_adapt_nothing(adapted: torch.nn.Module, targets: Any, lay
             f"layers an adapter can wrap: {', '.join(layers) or 'none'}). Fix: adapter.target_modules=all-linear, "
             "or the names of the layers above."
         )
+
+
+def names_matching_nothing(targets: list[str], names: Iterable[str]) -> list[str]:
+    """The ``targets`` that match none of the module ``names`` as peft matches a list: the whole name, or
+    its last dotted parts."""
+    names = list(names)
+    return [t for t in targets if not any(n == t or n.endswith(f".{t}") for n in names)]
 
 
 def is_adapted(model: torch.nn.Module) -> bool:

@@ -162,14 +162,8 @@ def _layers_problem(
     transformers: Any, config: Any, settings: dict[str, Any], attn: str
 ) -> tuple[dict[str, Any], str] | None:
     """What the model's own layers refuse, from a one-block build on the meta device (no memory)."""
-    shallow = copy.deepcopy(config)
-    if isinstance(getattr(shallow, "num_hidden_layers", None), int) and shallow.num_hidden_layers > 1:
-        shallow.num_hidden_layers = 1
-        if isinstance(getattr(shallow, "layer_types", None), list):  # one type per block (Gemma 2, Qwen 3...)
-            shallow.layer_types = shallow.layer_types[:1]
     try:
-        with torch.device("meta"):
-            transformers.AutoModelForCausalLM.from_config(shallow, attn_implementation=attn)
+        _on_meta(transformers, config, attn, blocks=1)
     except (ValueError, ImportError, AssertionError, RuntimeError) as error:  # on meta: no allocation fails
         refused = _refusal(error, config.model_type, settings, attn)
         if refused is error:
@@ -179,6 +173,39 @@ def _layers_problem(
     except Exception:  # noqa: BLE001 - anything else is building's to say, where it happens
         return None
     return None
+
+
+def _on_meta(transformers: Any, config: Any, attn: str, blocks: int | None) -> torch.nn.Module:
+    """The model of ``config`` on the meta device (no memory), ``blocks`` blocks deep (None: all of them)."""
+    shallow = copy.deepcopy(config)
+    if blocks is not None and isinstance(getattr(shallow, "num_hidden_layers", None), int):
+        if shallow.num_hidden_layers > blocks:
+            shallow.num_hidden_layers = blocks
+            if isinstance(getattr(shallow, "layer_types", None), list):  # one type per block (Gemma 2, Qwen 3...)
+                shallow.layer_types = shallow.layer_types[:blocks]
+    with torch.device("meta"):
+        return transformers.AutoModelForCausalLM.from_config(shallow, attn_implementation=attn)
+
+
+def meta_model(
+    model_type: str, config: dict[str, Any] | None, path: str | None, attn: str = "sdpa", blocks: int | None = 1
+) -> torch.nn.Module | None:
+    """The model a config (or ``path``'s config.json) builds, on the meta device, ``blocks`` blocks deep
+    (None: all of them); None when it cannot be built (validation's other checks, or building, say why)."""
+    transformers = _transformers()
+    verbosity = transformers.logging.get_verbosity()
+    transformers.logging.set_verbosity_error()
+    try:
+        built = (
+            transformers.AutoConfig.from_pretrained(str(Path(path).expanduser()), local_files_only=True)
+            if path
+            else transformers.AutoConfig.for_model(model_type, **dict(config or {}))
+        )
+        return _on_meta(transformers, built, attn, blocks)
+    except Exception:  # noqa: BLE001
+        return None
+    finally:
+        transformers.logging.set_verbosity(verbosity)
 
 
 def _grouped_heads_problem(config: Any) -> tuple[dict[str, Any], str] | None:

@@ -7,13 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from hydra.core.hydra_config import HydraConfig
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from pilot.config.tokenizer import tokenizer_problem
 from pilot.config.values import import_target, select
 from pilot.engine.checkpointing import declares_checkpointing
 from pilot.errors import PilotError
-from pilot.models.hf_causal_lm import DTYPES, config_problem
+from pilot.models.adapter import adaptable_layers, names_matching_nothing, wants_adapter
+from pilot.models.hf_causal_lm import DTYPES, config_problem, meta_model
 from pilot.validation.keys import check_arguments
 from pilot.validation.problems import Problem, is_number
 
@@ -213,6 +214,42 @@ def _check_hf_config(cfg, problems: list[Problem]) -> None:
         problems.append(Problem(key, named or settings, why, said=True))  # each message names its settings
 
 
+def _check_adapter_targets(cfg, problems: list[Problem]) -> None:
+    """adapter.target_modules as a list, over a transformers model: a name that matches no module of it
+    would adapt nothing while the record lists it (peft adapts silently what part of a list matches).
+    Found on the model built on the meta device, before anything runs (building refuses it too, after
+    the run directory exists): one block deep, and where that misses a name, every block (a hybrid
+    model's first block may lack it)."""
+    targets = select(cfg, "adapter.target_modules")
+    hf = str(select(cfg, "model._target_") or "").endswith("hf_causal_lm.build")
+    if not hf or not wants_adapter(cfg) or not isinstance(targets, ListConfig):
+        return
+    targets = [str(t) for t in targets]
+    config = select(cfg, "model.config")
+    built = (
+        str(select(cfg, "model.model_type")),
+        OmegaConf.to_container(config, resolve=True) if isinstance(config, DictConfig) else None,
+        select(cfg, "model.path"),
+        str(select(cfg, "model.attn_implementation") or "sdpa"),
+    )
+    for blocks in (1, None):  # one block may not build alone (Jamba's attention offset): then every block
+        model = meta_model(*built, blocks=blocks)
+        unmatched = names_matching_nothing(targets, (n for n, _ in model.named_modules())) if model else None
+        if unmatched == []:
+            return
+    if model is None or not unmatched:
+        return
+    problems.append(
+        Problem(
+            "adapter.target_modules",
+            targets,
+            f"{', '.join(unmatched)} match no module of {type(model).__name__}: they would adapt nothing while the "
+            f"record lists them (its layers an adapter can wrap: {', '.join(adaptable_layers(model)) or 'none'}). "
+            "Fix: adapter.target_modules=all-linear, or names of the layers above.",
+        )
+    )
+
+
 def check_model_and_data(cfg, problems: list[Problem]) -> None:
     for check in (
         _check_targets,
@@ -222,5 +259,6 @@ def check_model_and_data(cfg, problems: list[Problem]) -> None:
         _check_tokenizer,
         _check_model_path,
         _check_hf_config,
+        _check_adapter_targets,
     ):
         check(cfg, problems)
