@@ -212,8 +212,10 @@ REFUSED_BY_VALIDATION = [
     ),
     (
         "model=hf_causal_lm model.config.hidden_size=-64",
-        ("model.config.hidden_size=-64", "Fix: sizes > 0"),
+        ("model.config.hidden_size=-64: must be > 0",),
     ),  # traceback
+    ("model=hf_causal_lm model.config.num_key_value_heads=0", ("model.config.num_key_value_heads=0: must be > 0",)),
+    ("model=hf_causal_lm model.config.intermediate_size=-8", ("model.config.intermediate_size=-8", "Fix: sizes > 0")),
     (
         "mode=estimate estimate.seq_len=0 rental.margin=nan rental.utilisation=1.5 rental.reserve_gib=-1",
         ("4 problem(s)", "estimate.seq_len=0", "rental.margin=nan", "rental.utilisation=1.5", "rental.reserve_gib=-1"),

@@ -150,6 +150,9 @@ def _config_problem(
         return {k: settings[k] for k in unknown_keys(known[model_type], settings) if k in typed}, str(error)
     if (unread := width_and_depth_unread(transformers, model_type, settings)) is not None:
         return {k: settings[k] for k in unknown_keys(known[model_type], settings)}, unread
+    if zero := {k: v for k, v in settings.items() if k in COUNTS and isinstance(v, int) and v <= 0}:
+        shown = ", ".join(f"model.config.{k}={v}" for k, v in zero.items())
+        return zero, f"{shown}: must be > 0 ({', '.join(COUNTS[k] for k in zero)}). Fix: a positive size."
     try:
         built = transformers.AutoConfig.for_model(model_type, **settings)
     except Exception as error:  # noqa: BLE001 - transformers' own check (StrictDataclassError, ValueError)
@@ -170,21 +173,48 @@ def _layers_problem(
             refused = _config_refused(type(config), settings, error)
         text = str(refused)
         return {k: v for k, v in settings.items() if f"model.config.{k}=" in text}, text
-    except Exception:  # noqa: BLE001 - anything else is building's to say, where it happens
-        return None
+    except Exception as error:  # noqa: BLE001 - transformers' fault for this type, or building's to say
+        return _unbuildable_type(transformers, config.model_type, attn, error)
     return None
 
 
 def _on_meta(transformers: Any, config: Any, attn: str, blocks: int | None) -> torch.nn.Module:
     """The model of ``config`` on the meta device (no memory), ``blocks`` blocks deep (None: all of them)."""
+    shallow = _fewer_blocks(config, blocks) if blocks is not None else config
+    with torch.device("meta"):
+        return transformers.AutoModelForCausalLM.from_config(shallow, attn_implementation=attn)
+
+
+def _fewer_blocks(config: Any, blocks: int) -> Any:
+    """A copy of ``config`` ``blocks`` blocks deep, or ``config`` itself where its depth or its blocks'
+    types cannot be set (a read-only property: Mamba's, Jamba's and RecurrentGemma's block types)."""
     shallow = copy.deepcopy(config)
-    if blocks is not None and isinstance(getattr(shallow, "num_hidden_layers", None), int):
-        if shallow.num_hidden_layers > blocks:
+    try:
+        if isinstance(getattr(shallow, "num_hidden_layers", None), int) and shallow.num_hidden_layers > blocks:
             shallow.num_hidden_layers = blocks
             if isinstance(getattr(shallow, "layer_types", None), list):  # one type per block (Gemma 2, Qwen 3...)
                 shallow.layer_types = shallow.layer_types[:blocks]
-    with torch.device("meta"):
-        return transformers.AutoModelForCausalLM.from_config(shallow, attn_implementation=attn)
+    except AttributeError:
+        return config
+    return shallow
+
+
+def _unbuildable_type(transformers: Any, model_type: str, attn: str, error: Exception) -> tuple[dict, str] | None:
+    """When building fails in a way pilot does not know (``error``): if transformers cannot build the
+    model type from its own default config either, that is said (a bug of this transformers for this
+    type, not the user's settings); else None (building says the error, where it happens)."""
+    try:
+        _on_meta(transformers, transformers.AutoConfig.for_model(model_type), attn, blocks=None)
+    except Exception as default_error:  # noqa: BLE001 - any error: the default config fails too
+        if type(default_error) is type(error):
+            first = (str(error).splitlines() or [""])[0][:200]
+            return {"model_type": model_type}, (
+                f"model.model_type={model_type}: transformers {transformers.__version__} cannot build it from a "
+                f"config, not even from its own default one ({type(error).__name__}: {first}): a fault of this "
+                "transformers for this model type, not of your settings. Fix: another model type, or another "
+                "transformers version"
+            )
+    return None
 
 
 def meta_model(
@@ -265,6 +295,14 @@ def _refuseunknown_keys(config_class: type, settings: dict[str, Any]) -> None:
         )
 
 
+COUNTS = {  # sizes that cannot be 0 (a model without layers, num_hidden_layers=0, can: a bigram model)
+    "hidden_size": "the residual width",
+    "num_attention_heads": "attention heads per block",
+    "num_key_value_heads": "key/value heads, each shared by a group of query heads",
+    "head_dim": "the width of each head",
+    "vocab_size": "token ids the embedding holds",
+    "max_position_embeddings": "positions the model can read",
+}
 SIZE_KEYS = ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size")
 
 
