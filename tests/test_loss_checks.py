@@ -102,7 +102,7 @@ def test_target_counted_by_another_rows_prompt_length_fails(suite):
 
 def test_row_that_differs_from_its_example_alone_fails(suite):
     text = problems(suite, "bug_collate_sorted_rows", "inspect")
-    assert "'input_ids' differs from the example collated alone" in text
+    assert "'labels' differs from the example collated alone" in text  # rows paired by index: the labels moved
 
 
 def test_labels_padded_on_the_other_side_fail(suite):

@@ -8,7 +8,10 @@ model on the subset shows about the model itself (``pilot.checks.tiny_subset`` a
 - an output that is the same for every example of a batch whose inputs differ: ``forward`` does
   not read its input, so only a prior can be learnt;
 - output rows that are probabilities (non-negative, each summing to 1) fed to a loss: cross-entropy
-  applies its own softmax, so a softmax in ``forward`` squashes the gradient (softmax twice).
+  applies its own softmax, so a softmax in ``forward`` squashes the gradient (softmax twice);
+- where every example is predicted right but the loss stays high (``learnt``): logits that barely
+  differ between classes after training, which a scale on the output makes (a temperature left in
+  ``forward``, a division, transformers' ``logit_scale``): the softmax stays nearly flat.
 """
 
 from __future__ import annotations
@@ -23,8 +26,14 @@ from pilot.engine.forward import forward_loss
 SHOWN = 4  # tensor names shown
 
 
-def learning_hints(task: TaskData, model: torch.nn.Module, batch: Batch, device: torch.device) -> str:
-    """The findings above, each as a sentence with its fix ("" when there is none)."""
+MARGIN = 1.0  # a trained row's logits spanning less than this: its softmax stays within e (2.7x) of flat
+
+
+def learning_hints(
+    task: TaskData, model: torch.nn.Module, batch: Batch, device: torch.device, learnt: bool = False
+) -> str:
+    """The findings above, each as a sentence with its fix ("" when there is none); ``learnt``: every
+    example of the subset is predicted right (the margin finding applies)."""
     model.train()
     model.zero_grad(set_to_none=True)
     try:
@@ -32,6 +41,7 @@ def learning_hints(task: TaskData, model: torch.nn.Module, batch: Batch, device:
         if torch.is_tensor(loss_sum) and loss_sum.requires_grad:
             loss_sum.backward()
         found = [_unreached(model), _same_for_every_example(output, batch), _probabilities(output)]
+        found += [_small_margins(output)] if learnt and not any(found) else []
     except Exception:  # noqa: BLE001 - a hint is a courtesy: the check's own verdict already stands
         return ""
     finally:
@@ -94,4 +104,20 @@ def _probabilities(output: Any) -> str:
         "The model's output rows are probabilities (non-negative, each summing to 1): a loss such as "
         "cross_entropy applies its own softmax, so a softmax in forward squashes the gradient (softmax twice). "
         "Fix: return logits from forward and apply softmax only where probabilities are read (predict)."
+    )
+
+
+def _small_margins(output: Any) -> str:
+    out = _main_output(output)
+    if out is None or not out.is_floating_point() or out.dim() < 2 or out.shape[-1] < 2:
+        return ""
+    spans = out.detach().float().flatten(0, -2)
+    span = float((spans.max(-1).values - spans.min(-1).values).median())
+    if span >= MARGIN:
+        return ""
+    return (
+        f"Every example is predicted right, yet the logits barely differ between classes: a row spans {span:.3g} "
+        "(median), so the softmax stays nearly flat and the loss high. A scale on the output makes that (a "
+        "temperature left in forward, a division of the logits, a logit_scale below 1); each gradient is scaled "
+        "down with it. Fix: return the unscaled logits from forward (or a learning rate that makes up for it)."
     )

@@ -93,6 +93,7 @@ def objective_check(
     total_loss = total_count = 0.0
     width = None
     per_batch = []
+    per_class: dict[int, list[float]] = {}  # class id -> loss per target of each probed example
     model.eval()
     for batch in batches:
         with torch.no_grad():
@@ -110,6 +111,7 @@ def objective_check(
             }
         )
         total_loss, total_count = total_loss + numbers["loss"], total_count + numbers["count"]
+        _by_class(batch, numbers, per_class)
         findings += contract_findings(numbers, trained)
     details: dict[str, Any] = {"batches": per_batch, "output_width": width}
     if total_count > 0 and total_loss < 0 and _class_ids(batches):
@@ -117,7 +119,8 @@ def objective_check(
     elif total_count > 0 and width and width > 1 and task.initial_loss_tolerance is not None:
         heads = trained_head_widths(task, output, batch)  # several heads' terms per target: ln of each, added
         widths = heads if len(heads) > 1 else [width]
-        warnings += initial_loss_warnings(task, total_loss / total_count, widths, details)
+        weighted = class_weights_said(per_class, sum(math.log(w) for w in widths), task)
+        warnings += initial_loss_warnings(task, total_loss / total_count, widths, details, cause=weighted)
     elif not total_count:
         findings.append(Finding("target_count is 0 on every probed batch: nothing would be trained"))
     ok = (
@@ -172,7 +175,7 @@ def negative_loss(per_target: float) -> str:
 
 
 def initial_loss_warnings(
-    task: TaskData, per_target: float, widths: list[int], details: dict[str, Any]
+    task: TaskData, per_target: float, widths: list[int], details: dict[str, Any], cause: str = ""
 ) -> list[Finding]:
     """The fresh model's loss per target against ln(width) — added over the heads when the loss trains
     several (two classifiers' cross-entropies summed) — within the task's declared tolerance; the
@@ -188,11 +191,13 @@ def initial_loss_warnings(
             Finding(
                 f"initial loss per target {per_target:.4g}, expected near {named} = "
                 f"{expected:.4g} for a fresh model (declared tolerance "
-                f"+-{tolerance:.0%}): {per_target / expected:.3g} x that "
+                f"+-{tolerance:.0%}): {per_target / expected:.3g} x that"
                 + (
-                    "(a loss divided by the batch? a model that is not fresh?)"
+                    f"; {cause}"
+                    if cause
+                    else " (a loss divided by the batch? a model that is not fresh?)"
                     if per_target < expected
-                    else "(a loss that adds several terms per target, e.g. two heads? an initialisation far "
+                    else " (a loss that adds several terms per target, e.g. two heads? an initialisation far "
                     "from even outputs, e.g. large logits? a model that is not fresh?)"
                 )
             )
@@ -209,3 +214,42 @@ def _trained_targets(batch: dict[str, Any], grad: torch.Tensor, width: int, decl
         elements = int((grad != 0).sum())
         return elements if declared == elements else int((grad != 0).any(-1).sum())
     return int(pushed_classes(grad)[1].sum()) if width > 1 else int((grad != 0).any(-1).sum())
+
+
+def _by_class(batch: dict[str, Any], numbers: dict[str, Any], per_class: dict[int, list[float]]) -> None:
+    """Each single example's loss per target, under its class id (one class id per example only)."""
+    labels = batch.get("labels")
+    if not torch.is_tensor(labels) or labels.dim() != 1 or labels.is_floating_point():
+        return
+    for label, loss, count in zip(labels.tolist(), numbers["single_losses"], numbers["single_counts"]):
+        if count > 0:
+            per_class.setdefault(int(label), []).append(loss / count)
+
+
+def class_weights_said(per_class: dict[int, list[float]], expected: float, task: TaskData) -> str:
+    """A fresh model's loss is about the same for every example; one that differs by class, and is even
+    within each class, is a loss that weights the classes. Said with each class's weight (its loss over
+    the expected) and share of the probed examples; where the most frequent class weighs most, the
+    weights' order is suspect (inverse-frequency weights indexed in another order than the class ids)."""
+    if len(per_class) < 2 or expected <= 0:
+        return ""
+    weight = {c: sum(v) / len(v) / expected for c, v in sorted(per_class.items())}
+    even = all(max(v) - min(v) <= 0.6 * sum(v) / len(v) for v in per_class.values())  # a fresh model's spread
+    if not even or max(weight.values()) < 2 * min(weight.values()):
+        return ""
+    names = task.info.get("class_names") if isinstance(task.info, dict) else None
+    total = sum(len(v) for v in per_class.values())
+
+    def name(c: int) -> str:
+        return f"{c} ({names[c]})" if isinstance(names, (list, tuple)) and 0 <= c < len(names) else str(c)
+
+    listed = ", ".join(f"class {name(c)} x{w:.2g} ({len(per_class[c]) / total:.0%})" for c, w in weight.items())
+    common = max(per_class, key=lambda c: len(per_class[c]))
+    suspect = (
+        ": the most frequent class weighs most, where inverse-frequency weights give it the least. Class "
+        "weights computed in another order than the class ids (sorted names, first-seen order)? Fix: index the "
+        "weight tensor by class id"
+        if weight[common] == max(weight.values())
+        else ""
+    )
+    return f"loss_sum weights the classes (each class's loss over the expected, share of probed examples: {listed}){suspect}"

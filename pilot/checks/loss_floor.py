@@ -1,0 +1,63 @@
+"""The lowest loss ``loss_sum`` can give on a batch, whatever the model: its floor.
+
+A loss with label smoothing (or soft targets, or a term that does not depend on the output) cannot
+reach 0: with smoothing 0.1 over 3 classes the best any output can do is about 0.29 per target. The
+tiny-subset check judges how far the loss fell towards its floor; against 0 instead, a correct task
+with label smoothing was a warning ("fell less than declared").
+
+Measured, not derived from the loss's name: the output's logits are replaced by free tensors (the
+rest of the output kept) and ``loss_sum`` itself is minimised over them by Adam, from the model's own
+logits. No model, no context, no data ambiguity: each target position gets its own logits, so this
+is the loss's own floor (the subset's ambiguity is the other floor, ``SubsetScorer.loss_floor``).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+
+from pilot.data.task import Batch, TaskData, logits_of
+
+STEPS, LEARNING_RATE = 200, 0.5  # Adam on free logits: margins of ~50 logits reachable, far past any floor
+
+
+def with_logits(output: Any, logits: torch.Tensor) -> Any:
+    """``output`` with its logits (``logits_of``) replaced, in the same form: a tensor, a tuple or list
+    (first element), a dict or transformers' ``ModelOutput``, an object with ``logits``."""
+    if torch.is_tensor(output):
+        return logits
+    if isinstance(output, (tuple, list)):
+        return type(output)([logits, *output[1:]])
+    replaced = copy.copy(output)
+    if isinstance(replaced, Mapping):
+        replaced["logits"] = logits  # ModelOutput sets the attribute too
+    else:
+        replaced.logits = logits
+    return replaced
+
+
+def loss_floor(task: TaskData, outputs: list[tuple[Any, Batch]]) -> float | None:
+    """The lowest mean loss per target ``task.loss_sum`` reaches over free logits on these (output,
+    batch) pairs (outputs on the batches' device); None when the logits cannot be replaced or the
+    loss does not depend on them."""
+    total = targets = 0.0
+    for output, batch in outputs:
+        start = logits_of(output).detach().float()
+        free = start.clone().requires_grad_(True)
+        optimizer = torch.optim.Adam([free], lr=LEARNING_RATE)
+        lowest = float("inf")
+        for _ in range(STEPS):
+            optimizer.zero_grad(set_to_none=True)
+            with torch.enable_grad():
+                loss = task.loss_sum(with_logits(output, free), batch)
+            if not torch.is_tensor(loss) or not loss.requires_grad:
+                return None
+            lowest = min(lowest, float(loss))
+            loss.backward()
+            optimizer.step()
+        total += lowest
+        targets += float(task.target_count(batch))
+    return total / targets if targets else None
