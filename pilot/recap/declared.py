@@ -4,6 +4,7 @@ the directories alone would read as if the sweep had been that small."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -44,8 +45,10 @@ def never_started(frame: pd.DataFrame) -> list[str]:
     if frame.empty or "sweep" not in frame:
         return lines
     for _, rows in frame.groupby("sweep", sort=True):
-        parents = sorted({Path(str(d)).parent for d in rows["run_dir"]})
-        found = next((p / "multirun.yaml" for p in parents if (p / "multirun.yaml").is_file()), None)
+        parents = sorted({os.path.dirname(str(d)) for d in rows["run_dir"]})  # strings: 10,000 Paths cost 40 ms
+        found = next(
+            (Path(p, "multirun.yaml") for p in parents if os.path.isfile(os.path.join(p, "multirun.yaml"))), None
+        )
         declared = declared_jobs(found) if found is not None else None
         if not declared or len(declared) <= 1:
             continue
