@@ -23,6 +23,7 @@ import torch
 
 from pilot.checks.causality import causality_findings, context_findings
 from pilot.checks.collated import RowView, check_collated, split_statistics
+from pilot.checks.copied_labels import copied_label_findings
 from pilot.checks.label_reading import label_reading_findings
 from pilot.checks.loss_probe import input_ids_of, real_mask
 from pilot.checks.padding import padding_findings, with_comparison
@@ -370,6 +371,7 @@ def inspect_task(
         result = with_comparison(result, *padding_findings(task, model, encoded["train"], micro_batch), "padding")
         result = with_comparison(result, *causality_findings(task, model, encoded["train"]), name="causality")
         result = with_comparison(result, *label_reading_findings(task, model, encoded["train"]), "label_reading")
+        result = with_comparison(result, *copied_label_findings(task, model, encoded["train"]), "copied_labels")
         context, details = context_findings(task, model, encoded["train"])  # fail where attention exists
         result = with_comparison(
             result, context, details, "context", "fail" if details.get("attention_modules") else "warn"
