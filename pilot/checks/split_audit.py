@@ -56,14 +56,25 @@ def audit_split(task: TaskData, split_by: str = "group", thresholds: LeakThresho
     content_splits: dict[str, dict[str, int]] = defaultdict(dict)
     raw_hashes: dict[int, str] = {}
     counts = {}
+    index_splits: dict[Any, list[str]] = defaultdict(list)  # the same example (its index) placed twice
     for split, examples in task.splits.items():
         groups = set()
         for example in examples:
+            index_splits[example.index].append(split)
             group_splits[example.group].add(split)
             groups.add(example.group)
             raw_hashes[id(example)] = digest = content_hash(example.fields)
             content_splits[digest].setdefault(split, example.index)
         counts[split] = {"examples": len(examples), "groups": len(groups)}
+    if twice := {index: splits for index, splits in index_splits.items() if len(splits) > 1}:
+        first, where = next(iter(twice.items()))
+        findings.append(
+            Finding(
+                f"the splits overlap: {len(twice)} example(s) are in more than one split, the same example (its "
+                f"index) each time, e.g. example {first} in {where}. Slices cut by hand that share rows? Fix: put "
+                "each example in exactly one split"
+            )
+        )
     for group, splits in sorted(group_splits.items()):
         if len(splits) > 1:
             findings.append(

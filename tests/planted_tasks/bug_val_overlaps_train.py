@@ -3,7 +3,7 @@ rows are training rows, same index, same group, same features."""
 
 from tests.planted_tasks._common import classification_task, mlp, vector_examples
 
-EXPECTED = {"step": "split_audit", "verdict": "fail"}
+EXPECTED = {"step": "split_audit", "verdict": "fail", "said": "the splits overlap"}
 
 
 def make_task():
