@@ -36,8 +36,10 @@ from pilot.checks.loss_probe import (
     padding_mask,
     prediction_offset,
     real_mask,
+    row_items,
     spans,
 )
+from pilot.checks.padding import pad_collision
 from pilot.checks.result import Finding
 from pilot.data.task import NEXT_TOKEN, Batch, Example, TaskData
 
@@ -220,24 +222,9 @@ def row_differences(task: TaskData, views: list[RowView], singles: list[Batch]) 
             if not _same(m, e.to(m.dtype)) and row not in differing:
                 differing.setdefault(row, []).append(
                     f"'{key}' differs from what encode gave{_differing_positions(m, e, row, mask)}"
-                    + _pad_collision(task, e)
+                    + pad_collision(task, e)
                 )
     return differing
-
-
-def _pad_collision(task: TaskData, encoded: torch.Tensor) -> str:
-    """Why real positions went missing, where the declared pad id (``info["pad_id"]``) is itself a token
-    of the example as encode gave it: a mask built as ``ids != pad_id`` hides that real token too."""
-    pad = task.info.get("pad_id") if isinstance(task.info, dict) else None
-    if not isinstance(pad, int) or encoded.is_floating_point():
-        return ""
-    at = torch.nonzero(encoded == pad).flatten().tolist()
-    if not at:
-        return ""
-    return (
-        f": the pad id {pad} (info['pad_id']) is also a real token of this example (at position(s) {spans(at)}), "
-        "so a mask of ids != pad id hides it as padding. Fix: a pad id no real token uses (one past the vocabulary)"
-    )
 
 
 def _all_same(mine: list[torch.Tensor], others: list[torch.Tensor]) -> bool:
@@ -334,19 +321,6 @@ def collated_rows(task: TaskData, encoded: dict[str, list[dict]], micro_batch: i
                     view.values = [values[row]] if counted[row] else []
                 views.append(view)
     return views
-
-
-def row_items(batch: Batch, chunk: Sequence[dict[str, Any]]) -> list[int]:
-    """Which item of ``chunk`` each row of its collated ``batch`` is: by the ``index`` collate gives each
-    row (a collate may reorder rows, sorting them by length), else in order. The order alone where the
-    indices are not a reordering of the chunk's own."""
-    in_order = list(range(len(chunk)))
-    indices = batch.get("index")
-    if not torch.is_tensor(indices) or indices.dim() != 1 or len(indices) != len(chunk):
-        return in_order
-    position = {item.get("index"): at for at, item in enumerate(chunk)}
-    rows = [position.get(int(value)) for value in indices.tolist()]
-    return rows if None not in rows and sorted(rows) == in_order else in_order
 
 
 def padding_share(views: Sequence[RowView], task: TaskData) -> float:

@@ -32,6 +32,19 @@ def batch_size(batch: Batch) -> int:
     return int(len(batch["index"])) if "index" in batch else int(batch["labels"].shape[0])
 
 
+def row_items(batch: Batch, chunk: Sequence[dict[str, Any]]) -> list[int]:
+    """Which item of ``chunk`` each row of its collated ``batch`` is: by the ``index`` collate gives each
+    row (a collate may reorder rows, sorting them by length), else in order. The order alone where the
+    indices are not a reordering of the chunk's own."""
+    in_order = list(range(len(chunk)))
+    indices = batch.get("index")
+    if not torch.is_tensor(indices) or indices.dim() != 1 or len(indices) != len(chunk):
+        return in_order
+    position = {item.get("index"): at for at, item in enumerate(chunk)}
+    rows = [position.get(int(value)) for value in indices.tolist()]
+    return rows if None not in rows and sorted(rows) == in_order else in_order
+
+
 def sub_batch(batch: Batch, rows: Sequence[int]) -> Batch:
     """The given rows as a batch: every tensor whose first dimension is the batch is sliced."""
     size = batch_size(batch)

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from pilot.checks.batch_edges import untouched
-from pilot.checks.loss_probe import batch_size, micro_batches, padding_mask
+from pilot.checks.loss_probe import batch_size, micro_batches, padding_mask, spans
 from pilot.checks.result import CheckResult, Finding
 from pilot.data.task import TaskData, logits_of
 
@@ -151,3 +151,20 @@ def with_comparison(
         result.findings.extend(findings)
         return result
     return CheckResult(result.step, verdict, str(findings[0]), findings + result.findings, result.details)
+
+
+def pad_collision(task: TaskData, encoded: torch.Tensor) -> str:
+    """Why real positions went missing, where the declared pad id (``info["pad_id"]``) is itself a token
+    of the example as encode gave it: a mask built as ``ids != pad_id`` hides that real token too."""
+    pad = task.info.get("pad_id") if isinstance(task.info, dict) else None
+    if not isinstance(pad, int) or encoded.is_floating_point():
+        return ""
+    at = torch.nonzero(encoded == pad).flatten().tolist()
+    return (
+        (
+            f": the pad id {pad} (info['pad_id']) is also a real token of this example (at position(s) {spans(at)}), "
+            "so a mask of ids != pad id hides it as padding. Fix: a pad id no real token uses (one past the vocabulary)"
+        )
+        if at
+        else ""
+    )

@@ -48,6 +48,21 @@ def content_hash(fields: dict[str, Any]) -> str:
     return hashlib.sha1(blob).hexdigest()
 
 
+def _overlapping(index_splits: dict[Any, list[str]]) -> list[Finding]:
+    """The same example (its index) placed in more than one split: the splits overlap."""
+    twice = {index: splits for index, splits in index_splits.items() if len(splits) > 1}
+    if not twice:
+        return []
+    first, where = next(iter(twice.items()))
+    return [
+        Finding(
+            f"the splits overlap: {len(twice)} example(s) are in more than one split, the same example (its "
+            f"index) each time, e.g. example {first} in {where}. Slices cut by hand that share rows? Fix: put "
+            "each example in exactly one split"
+        )
+    ]
+
+
 def audit_split(task: TaskData, split_by: str = "group", thresholds: LeakThresholds | None = None) -> CheckResult:
     started = time.perf_counter()
     limits = thresholds or LeakThresholds()
@@ -66,15 +81,7 @@ def audit_split(task: TaskData, split_by: str = "group", thresholds: LeakThresho
             raw_hashes[id(example)] = digest = content_hash(example.fields)
             content_splits[digest].setdefault(split, example.index)
         counts[split] = {"examples": len(examples), "groups": len(groups)}
-    if twice := {index: splits for index, splits in index_splits.items() if len(splits) > 1}:
-        first, where = next(iter(twice.items()))
-        findings.append(
-            Finding(
-                f"the splits overlap: {len(twice)} example(s) are in more than one split, the same example (its "
-                f"index) each time, e.g. example {first} in {where}. Slices cut by hand that share rows? Fix: put "
-                "each example in exactly one split"
-            )
-        )
+    findings += _overlapping(index_splits)
     for group, splits in sorted(group_splits.items()):
         if len(splits) > 1:
             findings.append(

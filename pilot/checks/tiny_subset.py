@@ -194,12 +194,9 @@ def tiny_subset_check(
             final_loss, recovery = scorer.score(trainer)
             if final_loss <= loss_target and recovery >= float(settings.min_recovery):
                 break
-    own_floor = None
-    if final_loss > loss_target:  # not learnt as declared: how low can this loss go at all?
-        own_floor = _loss_own_floor(tiny_task, trainer, scorer)
-        if own_floor is not None and own_floor > max(floor, NO_FLOOR * initial_loss):  # not the optimiser's rest
-            floor = own_floor
-            loss_target = floor + (initial_loss - floor) / float(settings.loss_drop)
+    own_floor = _loss_own_floor(tiny_task, trainer, scorer) if final_loss > loss_target else None
+    if own_floor is not None and own_floor > max(floor, NO_FLOOR * initial_loss):  # not the optimiser's rest
+        floor, loss_target = own_floor, own_floor + (initial_loss - own_floor) / float(settings.loss_drop)
     above = final_loss - floor
     drop = (initial_loss - floor) / above if above > 0 else math.inf
     details = {
@@ -230,12 +227,28 @@ def tiny_subset_check(
         return CheckResult(STEP, "fail", _scoring_disagrees(scorer, numbers), [], details)
     if final_loss <= loss_target and recovery >= float(settings.min_recovery):
         return CheckResult(STEP, "pass", "learns the subset: " + numbers, [], details)
+    verdict, reason = _not_learnt(cfg, tiny_task, model, scorer, device, numbers, recovery)
+    return CheckResult(STEP, verdict, reason, [], details)
+
+
+def _not_learnt(
+    cfg: DictConfig,
+    task: TaskData,
+    model: torch.nn.Module,
+    scorer: Any,
+    device: torch.device,
+    numbers: str,
+    recovery: float,
+) -> tuple[str, str]:
+    """Every example recovered (the mechanism works): warn, naming why the loss stays up where a hint
+    does; else fail, with what the model shows."""
+    settings = cfg.pilot.tiny
     learnt = recovery >= float(settings.min_recovery)
-    hints = _adapter_hints(model, cfg) + learning_hints(tiny_task, model, scorer.batches[0], device, learnt)
-    if learnt:  # every example learnt: the mechanism works; a hint names why the loss stays up, if one does
+    hints = _adapter_hints(model, cfg) + learning_hints(task, model, scorer.batches[0], device, learnt)
+    if learnt:
         said = f"recovers the subset, but its loss fell less than declared: {numbers}.{hints}" if hints else ""
-        return CheckResult(STEP, "warn", said or _slow_drop(numbers, int(settings.max_updates)), [], details)
-    return CheckResult(STEP, "fail", f"cannot learn the subset: {numbers}.{hints}", [], details)
+        return "warn", said or _slow_drop(numbers, int(settings.max_updates))
+    return "fail", f"cannot learn the subset: {numbers}.{hints}"
 
 
 @torch.no_grad()
