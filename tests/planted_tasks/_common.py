@@ -25,6 +25,17 @@ from pilot.models.tiny_gpt import TinyGPT
 
 SPLIT = {"by": "group", "val_fraction": 0.25, "test_fraction": 0.0}
 SEPARATOR = "=> "
+EVERY_CHECK = {  # a task's SETTINGS that also runs tiny_subset (seconds of training)
+    "checks": [
+        "inspect",
+        "split_audit",
+        "alignment",
+        "objective",
+        "smallest_micro_batch",
+        "eval_determinism",
+        "tiny_subset",
+    ],
+}
 CONSONANTS, VOWELS = "bcdfghjklmnprstvz", "aeiou"
 
 

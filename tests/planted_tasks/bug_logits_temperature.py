@@ -1,20 +1,10 @@
 """classifier head divides its logits by a temperature of 100 (a distillation recipe's T left in the
 student): the softmax is nearly flat, initial loss looks ideal (ln 3) but every gradient is 100x too small."""
 
-from tests.planted_tasks._common import MLP, classification_task
+from tests.planted_tasks._common import EVERY_CHECK, MLP, classification_task
 
 EXPECTED = {"step": "tiny_subset", "verdict": "warn", "said": "the logits barely differ between classes"}
-SETTINGS = {
-    "checks": [
-        "inspect",
-        "split_audit",
-        "alignment",
-        "objective",
-        "smallest_micro_batch",
-        "eval_determinism",
-        "tiny_subset",
-    ],
-}
+SETTINGS = EVERY_CHECK
 
 
 class TemperatureMLP(MLP):

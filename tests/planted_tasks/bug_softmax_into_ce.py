@@ -3,20 +3,10 @@ to those probabilities: log_softmax of values in [0, 1], the loss saturates near
 
 import torch.nn as nn
 
-from tests.planted_tasks._common import MLP, classification_task
+from tests.planted_tasks._common import EVERY_CHECK, MLP, classification_task
 
 EXPECTED = {"step": "tiny_subset", "verdict": "warn", "said": "output rows are probabilities"}
-SETTINGS = {
-    "checks": [
-        "inspect",
-        "split_audit",
-        "alignment",
-        "objective",
-        "smallest_micro_batch",
-        "eval_determinism",
-        "tiny_subset",
-    ],
-}
+SETTINGS = EVERY_CHECK
 
 
 class ProbabilityMLP(MLP):

@@ -2,20 +2,10 @@
 
 import torch.nn.functional as F
 
-from tests.planted_tasks._common import classification_task, mlp
+from tests.planted_tasks._common import EVERY_CHECK, classification_task, mlp
 
 EXPECTED = None
-SETTINGS = {
-    "checks": [
-        "inspect",
-        "split_audit",
-        "alignment",
-        "objective",
-        "smallest_micro_batch",
-        "eval_determinism",
-        "tiny_subset",
-    ],
-}
+SETTINGS = EVERY_CHECK
 
 
 def make_task():

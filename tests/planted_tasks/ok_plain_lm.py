@@ -4,20 +4,12 @@ The tiny-subset check runs here: eight sentences share contexts whose next token
 ("the cat sat" / "the cat ran"), so it must score only the positions the subset determines.
 """
 
-from tests.planted_tasks._common import lm_task, tiny_gpt
+from tests.planted_tasks._common import EVERY_CHECK, lm_task, tiny_gpt
 
 EXPECTED = None
 SETTINGS = {
     "micro_batch": 4,
-    "checks": [
-        "inspect",
-        "split_audit",
-        "alignment",
-        "objective",
-        "smallest_micro_batch",
-        "eval_determinism",
-        "tiny_subset",
-    ],
+    **EVERY_CHECK,
     "tiny_overrides": ["optim.lr=3e-3", "optim.warmup_updates=0", "pilot.tiny.max_updates=200"],
 }
 

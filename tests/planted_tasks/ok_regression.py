@@ -7,18 +7,11 @@ import torch.nn.functional as F
 
 from pilot.data.split import make_splits
 from pilot.data.task import Example, TaskData
+from tests.planted_tasks._common import EVERY_CHECK
 
 EXPECTED = None
 SETTINGS = {
-    "checks": [
-        "inspect",
-        "split_audit",
-        "alignment",
-        "objective",
-        "smallest_micro_batch",
-        "eval_determinism",
-        "tiny_subset",
-    ],
+    **EVERY_CHECK,
     "tiny_overrides": ["optim.lr=3e-3"],
 }
 
