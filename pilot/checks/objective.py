@@ -237,11 +237,11 @@ def class_weights_said(per_class: dict[int, list[float]], expected: float, task:
     even = all(max(v) - min(v) <= 0.6 * sum(v) / len(v) for v in per_class.values())  # a fresh model's spread
     if not even or max(weight.values()) < 2 * min(weight.values()):
         return ""
-    names = task.info.get("class_names") if isinstance(task.info, dict) else None
+    names = task.names()
     total = sum(len(v) for v in per_class.values())
 
     def name(c: int) -> str:
-        return f"{c} ({names[c]})" if isinstance(names, (list, tuple)) and 0 <= c < len(names) else str(c)
+        return f"{c} ({names[c]})" if 0 <= c < len(names) else str(c)
 
     listed = ", ".join(f"class {name(c)} x{w:.2g} ({len(per_class[c]) / total:.0%})" for c, w in weight.items())
     common = max(per_class, key=lambda c: len(per_class[c]))

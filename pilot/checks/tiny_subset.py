@@ -235,7 +235,7 @@ def _not_learnt(
     cfg: DictConfig,
     task: TaskData,
     model: torch.nn.Module,
-    scorer: Any,
+    scorer: SubsetScorer,
     device: torch.device,
     numbers: str,
     recovery: float,
@@ -321,7 +321,7 @@ def _slow_drop(numbers: str, max_updates: int) -> str:
     """Every example recovered, the loss not down as far as declared: what that means and what to change."""
     return (
         f"recovers the subset, but its loss fell less than declared: {numbers}. The loop learns; slower than "
-        f"declared (the learning rate, its schedule over pilot.tiny.max_updates={max_updates}), or the loss has "
-        "a floor it cannot go below (label smoothing, a regulariser in loss_sum). Fix: raise "
+        f"declared (the learning rate, its schedule over pilot.tiny.max_updates={max_updates}), or loss_sum has "
+        "a term the logits do not set (a regulariser; label smoothing's floor is already measured). Fix: raise "
         "pilot.tiny.max_updates or the learning rate, or lower pilot.tiny.loss_drop to what this loss can reach."
     )

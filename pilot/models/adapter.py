@@ -87,12 +87,16 @@ def _refuse_names_that_adapt_nothing(adapted: torch.nn.Module, targets: Any, lay
         return  # all-linear, or a regular expression: peft's own matching
     unmatched = names_matching_nothing(targets, getattr(adapted, "targeted_module_names", None) or [])
     if unmatched:
-        raise ConfigRefused(
-            f"adapter.target_modules={targets!r}: {', '.join(unmatched)} match no module of "
-            f"{type(base_of(adapted)).__name__}, so they would adapt nothing while the record lists them (its "
-            f"layers an adapter can wrap: {', '.join(layers) or 'none'}). Fix: adapter.target_modules=all-linear, "
-            "or the names of the layers above."
-        )
+        raise ConfigRefused(f"adapter.target_modules={targets!r}: {adapt_nothing(unmatched, base_of(adapted), layers)}")
+
+
+def adapt_nothing(unmatched: list[str], model: torch.nn.Module, layers: list[str]) -> str:
+    """Why target names that match no module of ``model`` are refused, with the ``layers`` it has."""
+    return (
+        f"{', '.join(unmatched)} match no module of {type(model).__name__}, so they would adapt nothing while the "
+        f"record lists them (its layers an adapter can wrap: {', '.join(layers) or 'none'}). Fix: "
+        "adapter.target_modules=all-linear, or the names of the layers above."
+    )
 
 
 def names_matching_nothing(targets: list[str], names: Iterable[str]) -> list[str]:

@@ -145,7 +145,7 @@ def _config_problem(
     if model_type not in known:  # said before a run record exists, as building would say it
         return {"model_type": model_type}, _unknown_model_type(transformers, model_type)
     try:
-        _refuseunknown_keys(known[model_type], {k: v for k, v in settings.items() if k in typed})
+        _refuse_unknown_keys(known[model_type], {k: v for k, v in settings.items() if k in typed})
     except PilotError as error:
         return {k: settings[k] for k in unknown_keys(known[model_type], settings) if k in typed}, str(error)
     if (unread := width_and_depth_unread(transformers, model_type, settings)) is not None:
@@ -273,7 +273,7 @@ def config_key_outside_the_yaml(cfg: Any, key: str, argument: str) -> str | None
     )
 
 
-def _refuseunknown_keys(config_class: type, settings: dict[str, Any]) -> None:
+def _refuse_unknown_keys(config_class: type, settings: dict[str, Any]) -> None:
     """A key the config class does not define would be stored on it and read by nothing (a typo
     trains the default): refused, with the nearest keys it does define."""
     unknown = unknown_keys(config_class, settings)

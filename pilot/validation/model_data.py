@@ -13,7 +13,7 @@ from pilot.config.tokenizer import tokenizer_problem
 from pilot.config.values import import_target, select
 from pilot.engine.checkpointing import declares_checkpointing
 from pilot.errors import PilotError
-from pilot.models.adapter import adaptable_layers, names_matching_nothing, wants_adapter
+from pilot.models.adapter import adapt_nothing, adaptable_layers, names_matching_nothing, wants_adapter
 from pilot.models.hf_causal_lm import DTYPES, config_problem, meta_model
 from pilot.validation.keys import check_arguments
 from pilot.validation.problems import Problem, is_number
@@ -188,10 +188,15 @@ def _typed_config_keys() -> set[str]:
     return keys
 
 
+def _builds_hf(cfg) -> bool:
+    """model=hf_causal_lm (or a YAML of the same builder)."""
+    return str(select(cfg, "model._target_") or "").endswith("hf_causal_lm.build")
+
+
 def _check_hf_config(cfg, problems: list[Problem]) -> None:
     """model.config (model=hf_causal_lm, built from a config): a key transformers' config class does
     not define, or sizes its own check refuses, before any directory or record is made."""
-    if not str(select(cfg, "model._target_") or "").endswith("hf_causal_lm.build"):
+    if not _builds_hf(cfg):
         return
     if (dtype := select(cfg, "model.dtype")) is not None and dtype not in DTYPES:
         problems.append(Problem("model.dtype", dtype, f"must be one of {', '.join(DTYPES)} (the parameters' dtype)."))
@@ -221,8 +226,7 @@ def _check_adapter_targets(cfg, problems: list[Problem]) -> None:
     the run directory exists): one block deep, and where that misses a name, every block (a hybrid
     model's first block may lack it)."""
     targets = select(cfg, "adapter.target_modules")
-    hf = str(select(cfg, "model._target_") or "").endswith("hf_causal_lm.build")
-    if not hf or not wants_adapter(cfg) or not isinstance(targets, ListConfig):
+    if not _builds_hf(cfg) or not wants_adapter(cfg) or not isinstance(targets, ListConfig):
         return
     targets = [str(t) for t in targets]
     config = select(cfg, "model.config")
@@ -240,13 +244,7 @@ def _check_adapter_targets(cfg, problems: list[Problem]) -> None:
     if model is None or not unmatched:
         return
     problems.append(
-        Problem(
-            "adapter.target_modules",
-            targets,
-            f"{', '.join(unmatched)} match no module of {type(model).__name__}: they would adapt nothing while the "
-            f"record lists them (its layers an adapter can wrap: {', '.join(adaptable_layers(model)) or 'none'}). "
-            "Fix: adapter.target_modules=all-linear, or names of the layers above.",
-        )
+        Problem("adapter.target_modules", targets, adapt_nothing(unmatched, model, adaptable_layers(model)))
     )
 
 
