@@ -4,27 +4,17 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from pilot.checks.result import CheckResult
 from pilot.child_process import Finished
 from pilot.phases.rows import phases_frame, write_phases_csv
+from pilot.text_table import byte_size, markdown_table
 
-
-def _bytes(value: Any) -> str:
-    if value is None or (isinstance(value, float) and pd.isna(value)):
-        return ""
-    value = float(value)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(value) < 1024 or unit == "TiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return ""
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def peak_column(frame: pd.DataFrame) -> str:
@@ -32,15 +22,6 @@ def peak_column(frame: pd.DataFrame) -> str:
     if frame["mem_peak_allocated_bytes"].notna().any():
         return "mem_peak_allocated_bytes"
     return "rss_peak_bytes"
-
-
-def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    def cell(value: Any) -> str:
-        return str("" if value is None else value).replace("|", "\\|").replace("\n", " ")
-
-    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def render_examples(shown: list[dict[str, Any]]) -> str:
@@ -138,14 +119,16 @@ def plot_phases(frame: pd.DataFrame, path: Path) -> Path | None:
 
 def _phase_table(frame: pd.DataFrame) -> str:
     """report.md's phase table: time, peak and after-phase memory, verdict and detail per row."""
+    import pandas as pd  # here: a training job imports this module, and only a pilot's report reads frames (~0.3 s)
+
     column = peak_column(frame)
     rows = [
         (
             r["phase"],
             r["rank"],
             f"{r['duration_s']:.4f}" if pd.notna(r["duration_s"]) else "",
-            _bytes(r[column]),
-            _bytes(r["rss_bytes"]) if column == "rss_peak_bytes" else _bytes(r["mem_allocated_bytes"]),
+            byte_size(r[column]),
+            byte_size(r["rss_bytes"]) if column == "rss_peak_bytes" else byte_size(r["mem_allocated_bytes"]),
             "" if pd.isna(r["seq_len"]) else r["seq_len"],
             r["verdict"],
             r["detail"],
@@ -264,6 +247,8 @@ def _drawn(drawn: Future[Finished] | None, path: Path) -> Path | None:
 def draw_phases_file(run_dir: Path) -> int:
     """``python -m pilot.report <run dir>``: phases.png from the run's phases.csv (exit 0 when drawn,
     1 when there is nothing to draw, 2 when phases.csv cannot be read)."""
+    import pandas as pd  # here: as in _phase_table
+
     try:
         frame = phases_frame(pd.read_csv(Path(run_dir) / "phases.csv").to_dict("records"))
     except (OSError, ValueError) as error:  # no such file, empty, not CSV (pandas' errors are ValueErrors)
@@ -275,6 +260,7 @@ def draw_phases_file(run_dir: Path) -> int:
 def print_console(
     results: list[CheckResult], rows: list[dict[str, Any]], shown: list[dict[str, Any]], report_path: Path, verdict: str
 ) -> None:
+    import pandas as pd  # here: as in _phase_table
     from rich.console import Console
     from rich.table import Table
 
@@ -310,7 +296,7 @@ def print_console(
             r["phase"],
             str(r["rank"]),
             seconds,
-            _bytes(r[column]),
+            byte_size(r[column]),
             f"[{styles.get(r['verdict'], '')}]{r['verdict']}[/]",
             str(r["detail"]),
         )

@@ -7,6 +7,8 @@ import subprocess
 import sys
 import textwrap
 
+from conftest import REPO_ROOT
+
 
 def _run(code: str, tmp_path) -> subprocess.CompletedProcess:
     script = textwrap.dedent(code).replace("TMP", str(tmp_path))
@@ -72,3 +74,21 @@ def test_ctrl_c_while_python_m_pilot_imports_is_one_line_and_writes_nothing(tmp_
     assert process.returncode == 130, stderr[-2000:]
     assert "interrupted (SIGINT) while starting" in stderr and "Traceback" not in stderr
     assert not run.exists()
+
+
+def test_a_training_job_never_imports_what_only_a_pilot_or_a_recap_needs(tmp_path):
+    """A `mode=train` job's process (a sweep job under local_parallel or SLURM) pays its imports in its
+    fixed cost: pandas (the report, the recap, the sheet's CSVs), matplotlib and rich are a pilot's or a
+    recap's, ~0.3 s and more of each job's start (issue 17). Hydra imports the recap callback in every run."""
+    seen = tmp_path / "modules.txt"
+    script = (
+        "import atexit, runpy, sys\n"
+        f"atexit.register(lambda: open({str(seen)!r}, 'w').write(' '.join(sorted(sys.modules))))\n"
+        f"sys.argv = ['pilot', 'mode=train', 'budget.value=2', 'hydra.run.dir={tmp_path / 'run'}']\n"
+        "runpy.run_module('pilot', run_name='__main__')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    modules = set(seen.read_text().split())
+    assert "torch" in modules and "pilot.train" in modules  # the hook saw the job
+    assert not modules & {"pandas", "matplotlib", "rich"}, sorted(modules & {"pandas", "matplotlib", "rich"})

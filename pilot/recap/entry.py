@@ -6,15 +6,15 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
+import pilot.recap as recap  # its readers and writers through the package: loaded on first use (pandas)
 from pilot.errors import PilotError
-from pilot.recap.outputs import build_recap
-from pilot.recap.reading import find_run_dirs
 from pilot.rental.journal import append_entry
 from pilot.run_record import new_run_id
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 try:
     from hydra.experimental.callback import Callback
@@ -39,7 +39,7 @@ class RecapCallback(Callback):
         # jobs in this process, in submitit's local processes and in SLURM jobs inherit it
         os.environ["PILOT_SWEEP_ID"] = new_run_id()
         sweep_dir = Path(config.hydra.sweep.dir)
-        self.earlier_runs = frozenset(find_run_dirs([sweep_dir])) if sweep_dir.is_dir() else frozenset()
+        self.earlier_runs = frozenset(recap.find_run_dirs([sweep_dir])) if sweep_dir.is_dir() else frozenset()
         _launch.clear()
         _launch.update(config=config, earlier_runs=self.earlier_runs)
 
@@ -87,7 +87,7 @@ def recap_launch(config: Any, earlier_runs: frozenset[Path]) -> pd.DataFrame | N
         print(f"recap: no sweep directory {sweep_dir}: no job wrote anything, nothing to recap")
         return None
     try:
-        frame = build_recap(
+        frame = recap.build_recap(
             [sweep_dir], sweep_dir, control, quality_tolerance=campaign.get("quality_tolerance"), skip=earlier_runs
         )
     except PilotError as error:  # the sweep's runs are done and kept; only the recap could not be written
@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     out = args.out or args.paths[0]
     try:
-        frame = build_recap(
+        frame = recap.build_recap(
             args.paths,
             out,
             args.control,

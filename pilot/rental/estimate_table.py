@@ -4,14 +4,14 @@ tracker, the counted FLOPs, and what the estimate does not cover."""
 from __future__ import annotations
 
 from pilot.estimate.fake_tensor import NOT_COVERED, STEADY, MemoryEstimate
-from pilot.report import _bytes, markdown_table
+from pilot.text_table import byte_size, markdown_table
 
 GIB = 2**30
 
 
 def _gib(value: float | None) -> str:
     """Bytes in the unit that reads best (KiB for a tiny model, GiB for a large one)."""
-    return "" if value is None else _bytes(value)
+    return "" if value is None else byte_size(value)
 
 
 def breakdown_rows(estimate: MemoryEstimate):

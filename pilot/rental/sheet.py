@@ -13,7 +13,6 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pandas as pd
 from omegaconf import DictConfig
 
 from pilot.data.task import TaskData
@@ -26,8 +25,8 @@ from pilot.rental.estimate_cache import EstimateCache
 from pilot.rental.estimate_table import breakdown_rows, estimate_lines, whose
 from pilot.rental.journal import append_entry
 from pilot.rental.requirements import Requirement
-from pilot.report import markdown_table
 from pilot.run_record import write_text_atomic
+from pilot.text_table import markdown_table
 
 
 def _duration(seconds: float | None) -> str:
@@ -211,6 +210,8 @@ def _write_files(
 ) -> dict[str, Path]:
     """choice_sheet.md, choice_sheet.csv, campaign_plan.csv and memory_estimate.json; their paths (no
     space for one: a DiskFull naming it)."""
+    import pandas as pd  # here: a training job imports this module (its plan) and never writes a sheet (~0.3 s)
+
     write_text_atomic(run_dir / "choice_sheet.md", "\n".join(lines))  # a full disk: one message naming
     write_text_atomic(run_dir / "choice_sheet.csv", pd.DataFrame([r.as_dict() for r in rows]).to_csv(index=False))
     plan_frame = pd.DataFrame(plan_rows(plan) if plan else [], columns=PLAN_COLUMNS)

@@ -1,0 +1,29 @@
+"""Text for tables: a markdown table and a byte count in binary units (no pandas: the estimate and
+the rental sheet print tables in processes that never import it)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+
+def byte_size(value: Any) -> str:
+    """``1536`` -> ``1.5 KiB``; empty for None and NaN (nothing measured)."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    value = float(value)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(value) < 1024 or unit == "TiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return ""
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    def cell(value: Any) -> str:
+        return str("" if value is None else value).replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
