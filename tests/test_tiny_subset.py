@@ -129,3 +129,17 @@ def test_a_subset_not_learnt_says_what_in_the_model_stops_it(make_cfg):
     ignores = hint("ignores_input")
     assert "The model's output is the same for all 8 examples of a batch whose inputs differ" in ignores
     assert "output rows are probabilities" in hint("softmax") and "no gradient" not in hint("softmax")
+
+
+def test_several_labels_of_one_input_have_that_input_as_their_context():
+    """Multi-label tags (2-D labels, no token ids): a tag's context is its example's input and its
+    place. With the place alone, every example's tag p shared one context, and a correct multi-label
+    task failed with "0 of 24 targets have a context that fixes the answer"."""
+    from pilot.checks.tiny_subset import _context_keys
+    from tests.planted_tasks import ok_multilabel
+
+    task = ok_multilabel.make_task()
+    batch = task.collate([task.encode(e) for e in task.splits["train"][:2]])
+    first, second = _context_keys(task, batch)
+    assert [p for p, _ in first] == [0, 1, 2]
+    assert {key for _, key in first}.isdisjoint(key for _, key in second)  # two inputs, two contexts

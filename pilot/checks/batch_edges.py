@@ -92,9 +92,10 @@ def untouched(model: torch.nn.Module) -> Iterator[None]:
     finally:
         with torch.no_grad():
             for name, b in model.named_buffers():
-                b.copy_(buffers[name])
+                if name in buffers:  # a buffer the probe created has no earlier value
+                    b.copy_(buffers[name])
         for name, p in model.named_parameters():
-            p.grad = grads[name]
+            p.grad = grads.get(name)  # a parameter the probe created had no gradient
         model.train(training)
         torch.set_rng_state(cpu_rng)
         if cuda_rng is not None:

@@ -31,6 +31,8 @@ import torch
 from pilot.checks.loss_probe import (
     batch_size,
     counted_label_mask,
+    decoder_mask,
+    decoder_side,
     input_ids_of,
     micro_batches,
     padding_mask,
@@ -39,7 +41,7 @@ from pilot.checks.loss_probe import (
     row_items,
     spans,
 )
-from pilot.checks.padding import pad_collision
+from pilot.checks.padding import pad_collision, pad_masked_targets
 from pilot.checks.result import Finding
 from pilot.data.task import NEXT_TOKEN, Batch, Example, TaskData
 
@@ -115,7 +117,7 @@ def target_findings(
         found.append(
             finding(
                 f"declared target token(s) not counted in the loss: {len(missing)} of "
-                f"{len(expected)} (positions {spans(missing)})"
+                f"{len(expected)} (positions {spans(missing)})" + pad_masked_targets(task, [ids[p] for p in missing])
             )
         )
     if extra:
@@ -188,12 +190,15 @@ def row_differences(task: TaskData, views: list[RowView], singles: list[Batch]) 
     """
     batch = views[0].batch
     size = batch_size(batch)
-    mask = padding_mask(task, batch)
-    alone_masks = [padding_mask(task, single) for single in singles]
+    masks = {  # a seq2seq batch: the decoder's keys have their own positions
+        "encoder": (padding_mask(task, batch), [padding_mask(task, one) for one in singles]),
+        "decoder": (decoder_mask(batch, batch["labels"]), [decoder_mask(one, one["labels"]) for one in singles]),
+    }
     differing: dict[int, list[str]] = {}
     for key, value in batch.items():
         if not torch.is_tensor(value) or value.dim() == 0 or value.shape[0] != size:
             continue
+        mask, alone_masks = masks[_side(batch, key)]
         per_position = mask is not None and value.dim() >= 2 and value.shape[:2] == mask.shape
         per_position = per_position and all(  # the mask's positions are the key's in every example alone too
             alone_mask is None or _width_of(single.get(key)) == alone_mask.shape
@@ -225,6 +230,12 @@ def row_differences(task: TaskData, views: list[RowView], singles: list[Batch]) 
                     + pad_collision(task, e)
                 )
     return differing
+
+
+def _side(batch: Batch, key: str) -> str:
+    """Which positions a key of the batch has: the decoder's (its labels and ``decoder_*`` keys) or
+    the encoder's (every key of a batch without a decoder)."""
+    return "decoder" if decoder_side(batch) and (key == "labels" or key.startswith("decoder_")) else "encoder"
 
 
 def _all_same(mine: list[torch.Tensor], others: list[torch.Tensor]) -> bool:

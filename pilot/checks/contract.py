@@ -46,6 +46,7 @@ def check_contract(task: TaskData, model: torch.nn.Module, settings: Mapping[str
     parameter = next(model.parameters(), None)
     batch = move_to(batch, parameter.device) if parameter is not None else batch
     was_training = model.training
+    built = {name for name, _ in model.named_parameters()}
     model.eval()
     try:
         with torch.no_grad():
@@ -62,6 +63,7 @@ def check_contract(task: TaskData, model: torch.nn.Module, settings: Mapping[str
         raise forward_crash(error, model, settings, len(batch["index"])) from error
     finally:
         model.train(was_training)
+    _refuse_parameters_born_in_forward(model, built)
     logits = logits_of(output)
     trained_parameters(model)  # refuses a model with none
     _refuse_narrow_head(task, logits)
@@ -73,6 +75,22 @@ def check_contract(task: TaskData, model: torch.nn.Module, settings: Mapping[str
         f"batch holds {sorted(batch)}; forward returns {type(output).__name__} with logits of shape "
         f"{tuple(logits.shape)}",
     )
+
+
+def _refuse_parameters_born_in_forward(model: torch.nn.Module, built: set[str]) -> None:
+    """A parameter the first forward creates (a layer built lazily, from the input's width) is not
+    in the optimizer, which is built from the model before any forward: it would never be trained,
+    and, drawn after the seeded build, it differs from run to run."""
+    born = [name for name, _ in model.named_parameters() if name not in built]
+    if born:
+        shown = ", ".join(born[:5]) + (f" (+{len(born) - 5} more)" if len(born) > 5 else "")
+        raise ContractError(
+            f"the model's forward created {len(born)} parameter(s) that did not exist when it was built: "
+            f"{shown}. The optimizer is built from the model before the first forward, so they would never "
+            "be trained (and, drawn after the seeded build, they differ from run to run). Fix: create every "
+            "layer in __init__ (its input width from the task), or run one forward in build_model before "
+            f"returning the model ({CONTRACT})."
+        )
 
 
 def _refuse_narrow_head(task: TaskData, logits: torch.Tensor) -> None:

@@ -9,6 +9,8 @@ model on the subset shows about the model itself (``pilot.checks.tiny_subset`` a
   not read its input, so only a prior can be learnt;
 - output rows that are probabilities (non-negative, each summing to 1) fed to a loss: cross-entropy
   applies its own softmax, so a softmax in ``forward`` squashes the gradient (softmax twice);
+- outputs that all lie in [0, 1] (a sigmoid at the end of ``forward``) read by a loss as logits,
+  which then cannot go below what [0, 1] allows (``loss_floor`` over bounded and free logits);
 - where every example is predicted right but the loss stays high (``learnt``): logits that barely
   differ between classes after training, which a scale on the output makes (a temperature left in
   ``forward``, a division, transformers' ``logit_scale``): the softmax stays nearly flat.
@@ -20,6 +22,7 @@ from typing import Any
 
 import torch
 
+from pilot.checks.loss_floor import loss_floor
 from pilot.data.task import Batch, ContractError, TaskData, logits_of
 from pilot.engine.forward import forward_loss
 
@@ -41,6 +44,7 @@ def learning_hints(
         if torch.is_tensor(loss_sum) and loss_sum.requires_grad:
             loss_sum.backward()
         found = [_unreached(model), _same_for_every_example(output, batch), _probabilities(output)]
+        found += [_bounded(task, output, batch)] if not any(found) else []
         found += [_small_margins(output)] if learnt and not any(found) else []
     except Exception:  # noqa: BLE001 - a hint is a courtesy: the check's own verdict already stands
         return ""
@@ -104,6 +108,28 @@ def _probabilities(output: Any) -> str:
         "The model's output rows are probabilities (non-negative, each summing to 1): a loss such as "
         "cross_entropy applies its own softmax, so a softmax in forward squashes the gradient (softmax twice). "
         "Fix: return logits from forward and apply softmax only where probabilities are read (predict)."
+    )
+
+
+BOUND_COST = 0.1  # nats per target that outputs held in [0, 1] keep the loss above its floor
+
+
+def _bounded(task: TaskData, output: Any, batch: Batch) -> str:
+    out = _main_output(output)
+    if out is None or not out.is_floating_point() or out.numel() < 2:
+        return ""
+    low, high = float(out.detach().min()), float(out.detach().max())
+    if low < 0 or high > 1 or low == high:
+        return ""
+    free, bounded = loss_floor(task, [(output, batch)]), loss_floor(task, [(output, batch)], bounded=True)
+    if free is None or bounded is None or bounded - free < BOUND_COST:
+        return ""
+    return (
+        f"Every output of the model lies in [0, 1] ({low:.3g} to {high:.3g}), and loss_sum reads them as "
+        f"logits: held in [0, 1] they bring it no lower than {bounded:.3g} per target, free logits to "
+        f"{free:.3g}. A sigmoid (or softmax) at the end of forward feeds probabilities to a loss that applies "
+        "its own (binary_cross_entropy_with_logits, cross_entropy). Fix: return logits from forward and apply "
+        "the sigmoid only where probabilities are read (predict)."
     )
 
 

@@ -39,23 +39,24 @@ def with_logits(output: Any, logits: torch.Tensor) -> Any:
     return replaced
 
 
-def loss_floor(task: TaskData, outputs: list[tuple[Any, Batch]]) -> float | None:
+def loss_floor(task: TaskData, outputs: list[tuple[Any, Batch]], bounded: bool = False) -> float | None:
     """The lowest mean loss per target ``task.loss_sum`` reaches over free logits on these (output,
     batch) pairs (outputs on the batches' device); None when the logits cannot be replaced or the
-    loss does not depend on them."""
+    loss does not depend on them. ``bounded``: over logits held in [0, 1] (a sigmoid of free ones),
+    what a model whose forward ends in a sigmoid or softmax can give the loss."""
     total = targets = 0.0
     for output, batch in outputs:
         start = logits_of(output).detach().float()
-        free = start.clone().requires_grad_(True)
+        free = (torch.logit(start.clamp(1e-4, 1 - 1e-4)) if bounded else start.clone()).requires_grad_(True)
         optimizer = torch.optim.Adam([free], lr=LEARNING_RATE)
         lowest = float("inf")
         for _ in range(STEPS):
             optimizer.zero_grad(set_to_none=True)
             with torch.enable_grad():
-                loss = task.loss_sum(with_logits(output, free), batch)
+                loss = task.loss_sum(with_logits(output, torch.sigmoid(free) if bounded else free), batch)
             if not torch.is_tensor(loss) or not loss.requires_grad:
                 return None
-            lowest = min(lowest, float(loss))
+            lowest = min(lowest, float(loss.detach()))
             loss.backward()
             optimizer.step()
         total += lowest

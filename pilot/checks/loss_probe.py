@@ -107,12 +107,39 @@ def padding_mask(task: TaskData, batch: Batch) -> torch.Tensor | None:
     return None
 
 
+DECODER_KEYS = ("decoder_input_ids", "decoder_attention_mask")  # a seq2seq batch (transformers' names)
+
+
+def decoder_side(batch: Batch) -> bool:
+    """Whether the batch has a decoder: its labels are the decoder's positions, not the encoder's
+    (padded to one common width, they are as wide as ``attention_mask`` and still not its positions)."""
+    return any(torch.is_tensor(batch.get(key)) for key in DECODER_KEYS)
+
+
+def decoder_mask(batch: Batch, like: torch.Tensor) -> torch.Tensor | None:
+    """The decoder's real positions where the batch states them (``decoder_attention_mask``) with the
+    shape of ``like``; None otherwise (a decoder's pad id may also be its start token: T5)."""
+    mask = batch.get("decoder_attention_mask")
+    if (
+        torch.is_tensor(mask)
+        and torch.is_tensor(like)
+        and like.dim() >= 2
+        and tuple(mask.shape) == tuple(like.shape[:2])
+    ):
+        return mask.bool()
+    return None
+
+
 def real_mask(task: TaskData, batch: Batch) -> torch.Tensor | None:
-    """Real (non-padding) positions: ``attention_mask``, else ids != ``info["pad_id"]``, else all."""
+    """Real (non-padding) positions of the labels: ``attention_mask``, else ids != ``info["pad_id"]``,
+    else all; a decoder's labels: ``decoder_attention_mask``, else their own (labels != -100)."""
     ids = input_ids_of(batch)
     labels = batch["labels"]
     if labels.dim() < 2:
         return None
+    if decoder_side(batch):
+        mask = decoder_mask(batch, labels)
+        return mask if mask is not None else labels != IGNORE_INDEX
     mask = batch.get("attention_mask")
     if torch.is_tensor(mask) and mask.shape == labels.shape:
         return mask.bool()

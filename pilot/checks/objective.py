@@ -22,6 +22,7 @@ from typing import Any
 
 import torch
 
+from pilot.checks.loss_floor import with_logits
 from pilot.checks.loss_probe import (
     batch_size,
     micro_batches,
@@ -32,7 +33,7 @@ from pilot.checks.loss_probe import (
     trained_head_widths,
 )
 from pilot.checks.result import CheckResult, Finding, summarise
-from pilot.data.task import TaskData
+from pilot.data.task import TaskData, logits_of
 
 STEP = "objective"
 RTOL = 1e-4  # float32 sums in another order differ by far less
@@ -94,10 +95,12 @@ def objective_check(
     width = None
     per_batch = []
     per_class: dict[int, list[float]] = {}  # class id -> loss per target of each probed example
+    outputs = []
     model.eval()
     for batch in batches:
         with torch.no_grad():
             output = task.forward(model, batch)
+        outputs.append((output, batch))
         numbers = sum_contract(task, output, batch)
         scores, grad, _ = output_gradient(task, output, batch, recompute=partial(task.forward, model, batch))
         width = int(scores.shape[-1])
@@ -117,10 +120,7 @@ def objective_check(
     if total_count > 0 and total_loss < 0 and _class_ids(batches):
         findings.append(Finding(negative_loss(total_loss / total_count)))
     elif total_count > 0 and width and width > 1 and task.initial_loss_tolerance is not None:
-        heads = trained_head_widths(task, output, batch)  # several heads' terms per target: ln of each, added
-        widths = heads if len(heads) > 1 else [width]
-        weighted = class_weights_said(per_class, sum(math.log(w) for w in widths), task)
-        warnings += initial_loss_warnings(task, total_loss / total_count, widths, details, cause=weighted)
+        warnings += _initial_loss(task, outputs, total_loss / total_count, width, per_class, details)
     elif not total_count:
         findings.append(Finding("target_count is 0 on every probed batch: nothing would be trained"))
     ok = (
@@ -129,6 +129,12 @@ def objective_check(
         + (
             f"{details['initial_loss_per_target']:.4g} vs {details['expected_from']} = "
             f"{details['expected_initial_loss']:.4g}"
+            + (
+                f" (the fresh model's logits: with every logit 0 the loss is "
+                f"{details['even_logits_loss_per_target']:.4g} per target)"
+                if "even_logits_loss_per_target" in details
+                else ""
+            )
             if "initial_loss_per_target" in details
             else "not compared"
         )
@@ -154,10 +160,54 @@ def contract_findings(numbers: dict[str, Any], trained: int) -> list[Finding]:
         findings.append(
             Finding(
                 f"target_count says {numbers['count']:g} targets but loss_sum trains "
-                f"{trained} positions (does it count padding or ignored labels?)"
+                f"{trained} positions "
+                + (
+                    "(does target_count count padding or ignored labels, or does loss_sum leave out real "
+                    "targets, e.g. masked by another sequence's mask?)"
+                    if numbers["count"] > trained
+                    else "(does loss_sum train padding or ignored labels that target_count leaves out?)"
+                )
             )
         )
     return findings
+
+
+def _initial_loss(
+    task: TaskData,
+    outputs: list[tuple[Any, dict[str, Any]]],
+    per_target: float,
+    width: int,
+    per_class: dict[int, list[float]],
+    details: dict[str, Any],
+) -> list[Finding]:
+    """The fresh model's loss per target against ln of the output's width (of each head's, added)."""
+    output, batch = outputs[-1]
+    heads = trained_head_widths(task, output, batch)  # several heads' terms per target: ln of each, added
+    widths = heads if len(heads) > 1 else [width]
+    weighted = class_weights_said(per_class, sum(math.log(w) for w in widths), task)
+    warnings = initial_loss_warnings(task, per_target, widths, details, cause=weighted)
+    if warnings and len(widths) == 1 and not weighted and per_target > details["expected_initial_loss"]:
+        return _unless_the_logits_make_it(task, outputs, details, warnings)
+    return warnings
+
+
+def _unless_the_logits_make_it(
+    task: TaskData, outputs: list[tuple[Any, dict[str, Any]]], details: dict[str, Any], warnings: list[Finding]
+) -> list[Finding]:
+    """A high initial loss that the loss itself does not make: with every logit 0 (even outputs) it is
+    ln(width) per target, so the excess comes from the fresh model's logits (a learned temperature
+    started high, as CLIP's 1/0.07): no warning, the numbers in ``details``."""
+    try:
+        with torch.no_grad():
+            even = sum(_number(task.loss_sum(with_logits(o, torch.zeros_like(logits_of(o))), b)) for o, b in outputs)
+            count = sum(_number(task.target_count(b)) for _, b in outputs)
+    except Exception:  # noqa: BLE001 - an output whose logits cannot be replaced: the warning stands
+        return warnings
+    expected, tolerance = details["expected_initial_loss"], details["tolerance"]
+    if not count or abs(even / count - expected) > tolerance * expected:
+        return warnings
+    details["even_logits_loss_per_target"] = even / count  # the loss is a plain per-target one
+    return []
 
 
 def _class_ids(batches: list[dict[str, Any]]) -> bool:

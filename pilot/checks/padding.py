@@ -168,3 +168,15 @@ def pad_collision(task: TaskData, encoded: torch.Tensor) -> str:
         if at
         else ""
     )
+
+
+def pad_masked_targets(task: TaskData, tokens: list[int]) -> str:
+    """Why real targets were left out, when each is the pad id itself: labels masked by value."""
+    pad = task.info.get("pad_id") if isinstance(task.info, dict) else None
+    if not isinstance(pad, int) or not tokens or any(t != pad for t in tokens):
+        return ""
+    return (
+        f": each is token {pad}, the pad id (info['pad_id']), so labels masked by value (labels[ids == pad_id] = "
+        "-100) drop the real ones too (a pad token set to the end-of-sequence token, as GPT-2's tokenizers are). "
+        "Fix: mask padding by position (the attention mask or each row's length), or a pad id no real token uses"
+    )

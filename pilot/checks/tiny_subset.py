@@ -51,15 +51,7 @@ def _context_keys(task: TaskData, batch: Batch) -> list[list[tuple[int, Any]]]:
     counted = counted_label_mask(task, labels)
     rows: list[list[tuple[int, Any]]] = []
     if labels.dim() < 2:  # one label per example: its context is the example's input
-        inputs = [
-            v
-            for k, v in sorted(batch.items())
-            if k not in ("labels", "index") and torch.is_tensor(v) and v.dim() > 0 and v.shape[0] == labels.shape[0]
-        ]
-        for row in range(labels.shape[0]):
-            key = tuple(t[row].detach().cpu().numpy().tobytes() for t in inputs)
-            rows.append([(row, key)] if bool(counted[row]) else [])
-        return rows
+        return [[(row, _inputs_of(batch, row))] if bool(counted[row]) else [] for row in range(labels.shape[0])]
     ids = input_ids_of(batch)
     mask = real_mask(task, batch).tolist()
     ids_list = ids.tolist() if ids is not None else None
@@ -67,8 +59,9 @@ def _context_keys(task: TaskData, batch: Batch) -> list[list[tuple[int, Any]]]:
     for row in range(labels.shape[0]):
         real = [p for p, m in enumerate(mask[row]) if m]
         positions = [p for p, c in enumerate(counted[row].tolist()) if c]
-        if ids_list is None:
-            rows.append([(p, (p,)) for p in positions])
+        if ids_list is None:  # several labels of one input (multi-label): the input and the label's place
+            inputs = _inputs_of(batch, row)
+            rows.append([(p, (inputs, p)) for p in positions])
             continue
         tokens = [ids_list[row][p] for p in real]
         if task.convention == NEXT_TOKEN:  # the real tokens before the predicted one
@@ -77,6 +70,16 @@ def _context_keys(task: TaskData, batch: Batch) -> list[list[tuple[int, Any]]]:
             keys = [(p, (tuple(tokens), sum(1 for r in real if r < p))) for p in positions]
         rows.append(keys)
     return rows
+
+
+def _inputs_of(batch: Batch, row: int) -> tuple[bytes, ...]:
+    """A row's inputs (every per-example tensor but its labels and index), as bytes to compare."""
+    size = batch["labels"].shape[0]
+    return tuple(
+        v[row].detach().cpu().numpy().tobytes()
+        for k, v in sorted(batch.items())
+        if k not in ("labels", "index") and torch.is_tensor(v) and v.dim() > 0 and v.shape[0] == size
+    )
 
 
 class SubsetScorer:
