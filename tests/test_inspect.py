@@ -179,3 +179,14 @@ def test_a_model_without_attention_that_reads_no_context_is_told_apart_from_a_hi
         pass
 
     assert attention_modules(torch.nn.Sequential(CausalSelfAttn())) == ["CausalSelfAttn"]
+
+
+def test_rows_collate_truncates_are_counted_as_truncated_not_only_those_encode_cut():
+    """A collate that cuts rows to a fixed length (keeping the start) recorded share_truncated 0.0
+    next to 27% of targets cut entirely: the share is now measured, encode's tokens vs the row's."""
+    from tests.planted_tasks import bug_truncate_keeps_prompt, runner
+
+    result = runner.run_task(bug_truncate_keeps_prompt)["inspect"]
+    train = result.details["per_split"]["train"]
+    assert result.verdict == "fail" and "collate truncated the row" in result.reason
+    assert train["share_truncated"] >= train["share_target_cut_entirely"] > 0

@@ -31,18 +31,16 @@ import torch
 from pilot.checks.loss_probe import (
     batch_size,
     counted_label_mask,
-    decoder_mask,
-    decoder_side,
     input_ids_of,
     micro_batches,
-    padding_mask,
     prediction_offset,
     real_mask,
     row_items,
     spans,
 )
-from pilot.checks.padding import pad_collision, pad_masked_targets
+from pilot.checks.padding import pad_masked_targets
 from pilot.checks.result import Finding
+from pilot.checks.row_differences import row_differences, same
 from pilot.data.task import NEXT_TOKEN, Batch, Example, TaskData
 
 
@@ -58,10 +56,16 @@ class RowView:
     counted: list[int] = field(default_factory=list)  # label positions the loss counts
     predicted: list[int] = field(default_factory=list)  # input positions those labels predict
     values: list[int] = field(default_factory=list)  # label values there (a class id per row)
+    cut: tuple[int, int] | None = None  # (tokens kept, tokens encode gave) when collate truncated the row
 
     @property
     def sequence(self) -> bool:
         return self.batch["labels"].dim() >= 2
+
+    @property
+    def truncated(self) -> bool:
+        """Cut by encode (its ``truncated_tokens``) or by collate (fewer real tokens than encode gave)."""
+        return self.item.get("truncated_tokens", 0) > 0 or self.cut is not None
 
 
 # ----------------------------------------------------------------------------- the declared target
@@ -106,8 +110,13 @@ def target_findings(
     start = None
     if ids is not None and task.convention == NEXT_TOKEN and expected:
         start = _last_occurrence([ids[p] for p in real], expected)
+    encoded = view.item.get("input_ids")
+    if ids is not None and torch.is_tensor(encoded) and encoded.dim() == 1 and len(real) < len(encoded):
+        view.cut = (len(real), len(encoded))
     if start is None or not view.counted:  # not in the row (truncated, or not input tokens): by value
         problem = compare_targets(view.values, expected, masked)
+        if problem and view.cut:
+            problem += f" (collate truncated the row: {view.cut[0]} of the {view.cut[1]} tokens encode gave kept)"
         return [finding(problem)] if problem else []
     declared = set(real[start : start + len(expected)])
     counted = set(view.predicted)
@@ -136,115 +145,6 @@ def target_findings(
 
 
 # ----------------------------------------------------------------------------- one row
-def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
-    if a.shape != b.shape:
-        return False
-    if a.is_floating_point() or b.is_floating_point():
-        return bool(torch.allclose(a.double(), b.double(), rtol=1e-6, atol=1e-6))
-    return bool(torch.equal(a, b))
-
-
-def _part(value: torch.Tensor, row: int, mask: torch.Tensor | None) -> torch.Tensor:
-    """A row of a per-example tensor; only its real positions when ``mask`` covers it."""
-    if mask is not None and value.dim() >= 2 and value.shape[:2] == mask.shape:
-        return value[row][mask[row]]
-    return value[row]
-
-
-def _same_row(mine: torch.Tensor, alone: torch.Tensor, trim: bool) -> bool:
-    """Equal; with ``trim`` (padding not declared), equal to the row's first or last positions."""
-    if _same(mine, alone):
-        return True
-    if (
-        trim
-        and mine.dim() >= 1
-        and alone.dim() >= 1
-        and mine.shape[1:] == alone.shape[1:]
-        and alone.shape[0] < mine.shape[0]
-    ):
-        return _same(mine[: alone.shape[0]], alone) or _same(mine[mine.shape[0] - alone.shape[0] :], alone)
-    return False
-
-
-def _differing_positions(mine: torch.Tensor, other: torch.Tensor, row: int, mask: torch.Tensor | None) -> str:
-    """' at positions ...' (batch columns) where two equally long rows differ, else ''."""
-    if mine.dim() == 0 or other.dim() == 0:
-        return f" ({other.item()} on its own, {mine.item()} collated)" if mine.numel() == other.numel() == 1 else ""
-    if mine.shape != other.shape or mine.dim() != 1:
-        return f" ({len(other)} values on its own, {len(mine)} real positions collated)"
-    columns = mask[row].nonzero().flatten().tolist() if mask is not None else list(range(len(mine)))
-    wrong = [columns[i] for i in (mine != other.to(mine.dtype)).nonzero().flatten().tolist()]
-    return f" at position(s) {spans(wrong)}"
-
-
-def _width_of(value: object) -> tuple | None:
-    return tuple(value.shape[:2]) if torch.is_tensor(value) and value.dim() >= 2 else None
-
-
-def row_differences(task: TaskData, views: list[RowView], singles: list[Batch]) -> dict[int, list[str]]:
-    """Row -> what differs from the example collated alone and from the encoded item.
-
-    Real positions only (``padding_mask``); when the batch does not say where its padding is, a
-    row matches when its first or last positions equal the example alone. One comparison per key
-    and micro-batch when every row agrees; row by row only when one does not.
-    """
-    batch = views[0].batch
-    size = batch_size(batch)
-    masks = {  # a seq2seq batch: the decoder's keys have their own positions
-        "encoder": (padding_mask(task, batch), [padding_mask(task, one) for one in singles]),
-        "decoder": (decoder_mask(batch, batch["labels"]), [decoder_mask(one, one["labels"]) for one in singles]),
-    }
-    differing: dict[int, list[str]] = {}
-    for key, value in batch.items():
-        if not torch.is_tensor(value) or value.dim() == 0 or value.shape[0] != size:
-            continue
-        mask, alone_masks = masks[_side(batch, key)]
-        per_position = mask is not None and value.dim() >= 2 and value.shape[:2] == mask.shape
-        per_position = per_position and all(  # the mask's positions are the key's in every example alone too
-            alone_mask is None or _width_of(single.get(key)) == alone_mask.shape
-            for single, alone_mask in zip(singles, alone_masks)
-        )  # (a seq2seq decoder's ids may be as wide as the encoder's in one batch by chance)
-        trim = not per_position and value.dim() >= 2  # no mask of its width (seq2seq labels): first or last positions
-        mine = [_part(value, row, mask) for row in range(size)]
-        alone = []
-        for single, alone_mask in zip(singles, alone_masks):
-            other = single.get(key)
-            if not torch.is_tensor(other) or other.dim() == 0 or other.shape[0] != 1:
-                alone = None
-                break
-            alone.append(_part(other, 0, alone_mask if per_position else None))
-        if alone is not None and not _all_same(mine, alone):
-            for row, (m, a) in enumerate(zip(mine, alone)):
-                if not _same_row(m, a, trim):
-                    where = _differing_positions(m, a, row, mask if per_position else None)
-                    differing.setdefault(row, []).append(f"'{key}' differs from the example collated alone{where}")
-        if not per_position or (key == "labels" and task.labels_shifted):  # shifted by declaration
-            continue
-        encoded = [v.item.get(key) for v in views]
-        if not all(torch.is_tensor(e) and e.dim() == 1 for e in encoded) or _all_same(mine, encoded):
-            continue
-        for row, (m, e) in enumerate(zip(mine, encoded)):
-            if not _same(m, e.to(m.dtype)) and row not in differing:
-                differing.setdefault(row, []).append(
-                    f"'{key}' differs from what encode gave{_differing_positions(m, e, row, mask)}"
-                    + pad_collision(task, e)
-                )
-    return differing
-
-
-def _side(batch: Batch, key: str) -> str:
-    """Which positions a key of the batch has: the decoder's (its labels and ``decoder_*`` keys) or
-    the encoder's (every key of a batch without a decoder)."""
-    return "decoder" if decoder_side(batch) and (key == "labels" or key.startswith("decoder_")) else "encoder"
-
-
-def _all_same(mine: list[torch.Tensor], others: list[torch.Tensor]) -> bool:
-    """One comparison for a whole micro-batch (rows of any lengths)."""
-    if [m.shape for m in mine] != [o.shape for o in others]:
-        return False
-    return _same(torch.cat([m.flatten() for m in mine]), torch.cat([o.flatten() for o in others]).to(mine[0].dtype))
-
-
 def check_row(task: TaskData, view: RowView, masked: bool, lists: dict[str, list]) -> list[Finding]:
     """The problems of one collated sequence row, from its batch's values as Python lists."""
 
@@ -287,7 +187,8 @@ def check_row(task: TaskData, view: RowView, masked: bool, lists: dict[str, list
 
 def check_batch(task: TaskData, views: list[RowView], masked: bool, compare_rows: bool = True) -> list[Finding]:
     """Every problem of the rows of one micro-batch (``compare_rows=False``: a random collate)."""
-    differing = row_differences(task, views, [task.collate([view.item]) for view in views]) if compare_rows else {}
+    singles = [task.collate([view.item]) for view in views]
+    differing = row_differences(task, views[0].batch, [v.item for v in views], singles) if compare_rows else {}
     findings: list[Finding] = []
     if not views[0].sequence:
         findings = [Finding("no target in the loss", v.split, v.example.index) for v in views if not v.counted]
@@ -356,7 +257,7 @@ def split_statistics(task: TaskData, views: list[RowView], findings: list[Findin
         lengths = [len(v.counted) for v in mine]
         stats[split] = {
             "examples": len(mine),
-            "share_truncated": sum(int(v.item.get("truncated_tokens", 0) > 0) for v in mine) / n,
+            "share_truncated": sum(v.truncated for v in mine) / n,
             "share_target_partly_cut": sum(p.startswith("target truncated") for p in problems) / n,
             "share_target_cut_entirely": sum(p.startswith("no target") for p in problems) / n,
             "share_padding": padding_share(mine, task),
@@ -373,7 +274,7 @@ def collate_is_random(task: TaskData, items: list[dict]) -> bool:
         return False
     first, second = task.collate(items), task.collate(items)
     return any(
-        not (torch.is_tensor(v) and torch.is_tensor(second.get(k)) and _same(v, second[k]))
+        not (torch.is_tensor(v) and torch.is_tensor(second.get(k)) and same(v, second[k]))
         for k, v in first.items()
         if torch.is_tensor(v)
     )

@@ -1,0 +1,123 @@
+"""A collated row against the same example collated alone and against what ``encode`` gave.
+
+``row_differences`` compares each row's real positions (the batch's padding mask; a seq2seq batch's
+decoder keys with the decoder's) with the example collated on its own and with the encoded item, so
+a collate whose rows depend on what else shares the micro-batch, or that changes what encode gave,
+is named with the key and the positions (``pilot.checks.collated`` step 3).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from pilot.checks.loss_probe import batch_size, decoder_mask, decoder_side, padding_mask, spans
+from pilot.checks.padding import pad_collision
+from pilot.data.task import Batch, TaskData
+
+
+def same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    if a.shape != b.shape:
+        return False
+    if a.is_floating_point() or b.is_floating_point():
+        return bool(torch.allclose(a.double(), b.double(), rtol=1e-6, atol=1e-6))
+    return bool(torch.equal(a, b))
+
+
+def _part(value: torch.Tensor, row: int, mask: torch.Tensor | None) -> torch.Tensor:
+    """A row of a per-example tensor; only its real positions when ``mask`` covers it."""
+    if mask is not None and value.dim() >= 2 and value.shape[:2] == mask.shape:
+        return value[row][mask[row]]
+    return value[row]
+
+
+def _same_row(mine: torch.Tensor, alone: torch.Tensor, trim: bool) -> bool:
+    """Equal; with ``trim`` (padding not declared), equal to the row's first or last positions."""
+    if same(mine, alone):
+        return True
+    if (
+        trim
+        and mine.dim() >= 1
+        and alone.dim() >= 1
+        and mine.shape[1:] == alone.shape[1:]
+        and alone.shape[0] < mine.shape[0]
+    ):
+        return same(mine[: alone.shape[0]], alone) or same(mine[mine.shape[0] - alone.shape[0] :], alone)
+    return False
+
+
+def _differing_positions(mine: torch.Tensor, other: torch.Tensor, row: int, mask: torch.Tensor | None) -> str:
+    """' at positions ...' (batch columns) where two equally long rows differ, else ''."""
+    if mine.dim() == 0 or other.dim() == 0:
+        return f" ({other.item()} on its own, {mine.item()} collated)" if mine.numel() == other.numel() == 1 else ""
+    if mine.shape != other.shape or mine.dim() != 1:
+        return f" ({len(other)} values on its own, {len(mine)} real positions collated)"
+    columns = mask[row].nonzero().flatten().tolist() if mask is not None else list(range(len(mine)))
+    wrong = [columns[i] for i in (mine != other.to(mine.dtype)).nonzero().flatten().tolist()]
+    return f" at position(s) {spans(wrong)}"
+
+
+def _width_of(value: object) -> tuple | None:
+    return tuple(value.shape[:2]) if torch.is_tensor(value) and value.dim() >= 2 else None
+
+
+def row_differences(task: TaskData, batch: Batch, items: list[dict], singles: list[Batch]) -> dict[int, list[str]]:
+    """Row -> what differs from the example collated alone and from the encoded item.
+
+    Real positions only (``padding_mask``); when the batch does not say where its padding is, a
+    row matches when its first or last positions equal the example alone. One comparison per key
+    and micro-batch when every row agrees; row by row only when one does not.
+    """
+    size = batch_size(batch)
+    masks = {  # a seq2seq batch: the decoder's keys have their own positions
+        "encoder": (padding_mask(task, batch), [padding_mask(task, one) for one in singles]),
+        "decoder": (decoder_mask(batch, batch["labels"]), [decoder_mask(one, one["labels"]) for one in singles]),
+    }
+    differing: dict[int, list[str]] = {}
+    for key, value in batch.items():
+        if not torch.is_tensor(value) or value.dim() == 0 or value.shape[0] != size:
+            continue
+        mask, alone_masks = masks[_side(batch, key)]
+        per_position = mask is not None and value.dim() >= 2 and value.shape[:2] == mask.shape
+        per_position = per_position and all(  # the mask's positions are the key's in every example alone too
+            alone_mask is None or _width_of(single.get(key)) == alone_mask.shape
+            for single, alone_mask in zip(singles, alone_masks)
+        )  # (a seq2seq decoder's ids may be as wide as the encoder's in one batch by chance)
+        trim = not per_position and value.dim() >= 2  # no mask of its width (seq2seq labels): first or last positions
+        mine = [_part(value, row, mask) for row in range(size)]
+        alone = []
+        for single, alone_mask in zip(singles, alone_masks):
+            other = single.get(key)
+            if not torch.is_tensor(other) or other.dim() == 0 or other.shape[0] != 1:
+                alone = None
+                break
+            alone.append(_part(other, 0, alone_mask if per_position else None))
+        if alone is not None and not _all_same(mine, alone):
+            for row, (m, a) in enumerate(zip(mine, alone)):
+                if not _same_row(m, a, trim):
+                    where = _differing_positions(m, a, row, mask if per_position else None)
+                    differing.setdefault(row, []).append(f"'{key}' differs from the example collated alone{where}")
+        if not per_position or (key == "labels" and task.labels_shifted):  # shifted by declaration
+            continue
+        encoded = [item.get(key) for item in items]
+        if not all(torch.is_tensor(e) and e.dim() == 1 for e in encoded) or _all_same(mine, encoded):
+            continue
+        for row, (m, e) in enumerate(zip(mine, encoded)):
+            if not same(m, e.to(m.dtype)) and row not in differing:
+                differing.setdefault(row, []).append(
+                    f"'{key}' differs from what encode gave{_differing_positions(m, e, row, mask)}"
+                    + pad_collision(task, e)
+                )
+    return differing
+
+
+def _side(batch: Batch, key: str) -> str:
+    """Which positions a key of the batch has: the decoder's (its labels and ``decoder_*`` keys) or
+    the encoder's (every key of a batch without a decoder)."""
+    return "decoder" if decoder_side(batch) and (key == "labels" or key.startswith("decoder_")) else "encoder"
+
+
+def _all_same(mine: list[torch.Tensor], others: list[torch.Tensor]) -> bool:
+    """One comparison for a whole micro-batch (rows of any lengths)."""
+    if [m.shape for m in mine] != [o.shape for o in others]:
+        return False
+    return same(torch.cat([m.flatten() for m in mine]), torch.cat([o.flatten() for o in others]).to(mine[0].dtype))
