@@ -2,6 +2,8 @@
 model on the subset shows about the model itself (``pilot.checks.tiny_subset`` adds it to its
 ``fail`` or ``warn``; a check that passes needs no reason).
 
+- an output of several tensors whose one ``loss_sum`` trains and another ``predict`` reads
+  (``pilot.checks.output_reads``);
 - trainable tensors the loss's gradient never reaches (``grad`` stays ``None``): ``forward`` cuts
   them off (``.detach()``, ``torch.no_grad()``, a tensor rebuilt from ``.data`` or values) or
   never uses them, so they cannot learn;
@@ -23,6 +25,7 @@ from typing import Any
 import torch
 
 from pilot.checks.loss_floor import loss_floor
+from pilot.checks.output_reads import output_hint
 from pilot.data.task import Batch, ContractError, TaskData, logits_of
 from pilot.engine.forward import forward_loss
 
@@ -43,7 +46,8 @@ def learning_hints(
         batch, output, loss_sum = forward_loss(task, model, batch, device)
         if torch.is_tensor(loss_sum) and loss_sum.requires_grad:
             loss_sum.backward()
-        found = [_unreached(model), _same_for_every_example(output, batch), _probabilities(output)]
+        found = [output_hint(task, output, batch), _unreached(model), _same_for_every_example(output, batch)]
+        found += [_probabilities(output)]
         found += [_bounded(task, output, batch)] if not any(found) else []
         found += [_small_margins(output)] if learnt and not any(found) else []
     except Exception:  # noqa: BLE001 - a hint is a courtesy: the check's own verdict already stands

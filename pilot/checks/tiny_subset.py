@@ -227,7 +227,9 @@ def tiny_subset_check(
     if not finite:
         return CheckResult(STEP, "fail", f"non-finite loss or gradient at update {trainer.updates_done}", [], details)
     if _scoring_at_fault(scorer, recovery < float(settings.min_recovery), final_loss, loss_target):
-        return CheckResult(STEP, "fail", _scoring_disagrees(scorer, numbers), [], details)
+        predict_at_fault = scorer.share is None and scorer.overcounted is None
+        hints = learning_hints(tiny_task, model, scorer.batches[0], device) if predict_at_fault else ""
+        return CheckResult(STEP, "fail", _scoring_disagrees(scorer, numbers) + hints, [], details)
     if final_loss <= loss_target and recovery >= float(settings.min_recovery):
         return CheckResult(STEP, "pass", "learns the subset: " + numbers, [], details)
     verdict, reason = _not_learnt(cfg, tiny_task, model, scorer, device, numbers, recovery)
