@@ -1,5 +1,7 @@
-"""Target leakage (``target_leak_warnings``): one input feature that gives the label away, by |correlation|
-or by a single threshold's balanced accuracy for one class against the rest."""
+"""Target leakage (``target_leak_warnings``): one input feature that gives the label away, by |correlation|,
+by a single threshold's balanced accuracy for one class against the rest, or, for a code (few distinct
+values, in no order: a ward, a department), by looking the label up from its value (each value's most
+frequent class, balanced accuracy)."""
 
 from __future__ import annotations
 
@@ -56,13 +58,18 @@ def target_leak_warnings(
     corr = _label_correlation(features, label)
     separation, best_class = _threshold_separation(features, label, limits)
     measured = _measurements_of_one_class(features, label, separation, best_class, limits)
+    lookup = _lookup_separation(features, label, limits)
     warnings = _leak_findings(task, names, corr, np.where(measured, 0.5, separation), best_class, limits)
-    top = int(np.argmax(np.maximum(corr, separation)))
+    warnings += _lookup_findings(
+        names, features, np.where((corr >= limits.leak_score) | (separation >= limits.leak_score), 0.5, lookup), limits
+    )
+    top = int(np.argmax(np.maximum(np.maximum(corr, separation), lookup)))
     report = {
         "features": int(features.shape[1]),
         "examples": int(len(label)),
         "max_abs_correlation": round(float(corr.max()), 4),
         "max_threshold_balanced_accuracy": round(float(separation.max()), 4),
+        "max_lookup_balanced_accuracy": round(float(lookup.max()), 4),
         "most_telling_feature": names[top],
         "separate_one_class_only": [names[j] for j in np.flatnonzero(measured)],  # not warned: see below
     }
@@ -98,6 +105,43 @@ def _threshold_separation(
         separation = scores.max(axis=0)
         best_class = np.array(tested)[scores.argmax(axis=0)]
     return separation, best_class
+
+
+def _lookup_separation(features: np.ndarray, label: np.ndarray, limits: LeakThresholds) -> np.ndarray:
+    """Per feature: the balanced accuracy of predicting each example's class as the most frequent class
+    of its value, for a code (at least ``lookup_per_value`` examples per distinct value, class labels);
+    0.5 elsewhere. A code recorded with the outcome fixes it whatever its numbering."""
+    scores = np.full(features.shape[1], 0.5)
+    classes, label_ids = np.unique(label, return_inverse=True)
+    if not np.all(label == np.round(label)) or len(classes) < 2:
+        return scores
+    if min(np.bincount(label_ids)) < limits.leak_min_class:
+        return scores
+    for j in range(features.shape[1]):
+        values, value_ids = np.unique(features[:, j], return_inverse=True)
+        if len(values) < 2 or len(values) * limits.lookup_per_value > len(label):
+            continue
+        table = np.zeros((len(values), len(classes)))
+        np.add.at(table, (value_ids, label_ids), 1)
+        predicted = table.argmax(axis=1)[value_ids]
+        recalls = [np.mean(predicted[label_ids == c] == c) for c in range(len(classes))]
+        scores[j] = float(np.mean(recalls))
+    return scores
+
+
+def _lookup_findings(
+    names: list[str], features: np.ndarray, lookup: np.ndarray, limits: LeakThresholds
+) -> list[Finding]:
+    """One warning per code whose value alone gives the label away (and that no other measure named)."""
+    return [
+        Finding(
+            f"feature '{names[j]}' gives the label away: the class looked up from its value (each of its "
+            f"{len(np.unique(features[:, j]))} values -> its most frequent class) has balanced accuracy {lookup[j]:.3f}",
+            detail="target leakage? a code recorded with (or after) the label, e.g. where the outcome sent "
+            "the case; drop it unless the model will have it when it predicts",
+        )
+        for j in np.flatnonzero(lookup >= limits.leak_score)
+    ]
 
 
 def _measurements_of_one_class(
