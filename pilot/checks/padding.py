@@ -91,6 +91,21 @@ def _not_finite(split: str, alone: dict[str, Any], scores: torch.Tensor | None) 
     )
 
 
+def _mask_fix(batch: dict[str, Any]) -> str:
+    """The fix, by what the batch holds: no mask to pass, or a mask that may be passed and not mask."""
+    if torch.is_tensor(batch.get("attention_mask")):
+        return (
+            "Fix: pass attention_mask to the model in forward, and check that it masks: a 0/1 mask given to "
+            "scaled_dot_product_attention as a float is added to the scores, it hides nothing (pass a bool "
+            "mask, True where attended; nn.MultiheadAttention's key_padding_mask is True where IGNORED); with "
+            "left padding, position ids that start at the first real token"
+        )
+    return (
+        "Fix: collate an attention_mask and pass it to the model in forward (and, with left padding, position "
+        "ids that start at the first real token)"
+    )
+
+
 def padding_findings(
     task: TaskData, model: torch.nn.Module, encoded: list[dict[str, Any]], micro_batch: int, split: str = "train"
 ) -> tuple[list[Finding], dict[str, Any]]:
@@ -125,9 +140,7 @@ def padding_findings(
                         Finding(
                             f"the model reads the padding: this row, padded by {pads} position(s) in a "
                             f"micro-batch of {batch_size(batch)}, gives an output {difference:.3g} of its scale "
-                            "away from the same example collated alone (at its real positions). Fix: pass "
-                            "attention_mask to the model in forward (and, with left padding, position ids that "
-                            "start at the first real token)",
+                            "away from the same example collated alone (at its real positions). " + _mask_fix(batch),
                             split,
                             int(batch["index"][row]) if "index" in batch else None,
                         )
