@@ -127,6 +127,7 @@ def _undeclared_leaks(
     duplicate_fails, duplicate_warnings, duplicates = leaks.duplicate_findings(task, views, raw_hash, limits, skipped)
     findings.extend(duplicate_fails)
     id_warnings, id_fields = leaks.id_field_warnings(task, views, limits)
+    composite_warnings, composite_ids = leaks.composite_id_warnings(task, views, limits)
     time_warnings, times = leaks.time_warnings(task, split_by, limits)
     leak_warnings, target = leaks.target_leak_warnings(task, views, limits)
     token_warnings, token_target = leaks.token_leak_warnings(task, views, limits)
@@ -136,6 +137,7 @@ def _undeclared_leaks(
         skipped.append(f"target leakage: {target['skipped']}")
     report = {
         "id_fields": id_fields,
+        "composite_ids": composite_ids,
         "duplicates": duplicates,
         "time": times,
         "target_leakage": target,
@@ -145,4 +147,4 @@ def _undeclared_leaks(
         "skipped": skipped,
         "thresholds": leaks.thresholds_dict(limits),
     }
-    return id_warnings + duplicate_warnings + time_warnings + leak_warnings, report
+    return id_warnings + composite_warnings + duplicate_warnings + time_warnings + leak_warnings, report

@@ -5,7 +5,7 @@ correlation gives it away, but the code alone fixes the label)."""
 import numpy as np
 
 from pilot.data.task import Example
-from tests.planted_tasks._leak_tasks import MEASUREMENTS, OUTCOMES, patient_rows, tabular_model, tabular_task
+from tests.planted_tasks._leak_tasks import MEASUREMENTS, patient_rows, tabular_model, tabular_task
 
 EXPECTED = {"step": "split_audit", "verdict": "warn", "said": "the class looked up from its value"}
 WARDS = {"stable": [12, 47, 83], "worse": [5, 61, 90], "better": [29, 38, 74]}

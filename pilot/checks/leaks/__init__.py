@@ -33,7 +33,10 @@ detectors look for what it did not declare:
    threshold's balanced accuracy for one class against the rest, is at least ``leak_score``;
    for token inputs (``token_leak_warnings``), a token whose presence separates one class from
    the rest at that balanced accuracy (the class written into the text).
-5. **Inputs of one split drawn from another distribution** (``token_skew_warnings``): the
+5. **Identities made of several fields** (``composite_id_warnings``): a pair or triple of scalar
+   fields (first name + last name + birth year) that names one identity across splits, whose shared
+   values' later examples carry the earlier label far above chance.
+6. **Inputs of one split drawn from another distribution** (``token_skew_warnings``): the
    Jensen-Shannon divergence of a later split's token frequencies from train's, against the same
    between two halves of train split by group (validation alone upper-cased, another template).
 
@@ -44,9 +47,11 @@ split audit takes about 0.2 s on digits (1,797 vectors) and 0.1 s on the 733 ins
 (2-core CPU), most of it the task's own encode and collate.
 
 Modules: ``thresholds``, ``model_views`` (what the model sees), ``id_fields`` (1), ``duplicates`` (2, with
-``vectors`` and ``texts`` for the near-duplicates), ``time_split`` (3), ``target_leak`` and ``token_leak`` (4), ``token_skew`` (5).
+``vectors`` and ``texts`` for the near-duplicates), ``time_split`` (3), ``target_leak`` and ``token_leak`` (4),
+``composite_ids`` (5), ``token_skew`` (6).
 """
 
+from pilot.checks.leaks.composite_ids import composite_id_warnings
 from pilot.checks.leaks.duplicates import duplicate_findings
 from pilot.checks.leaks.id_fields import id_field_warnings, name_says_id
 from pilot.checks.leaks.model_views import ModelViews, model_views
@@ -63,6 +68,7 @@ __all__ = [
     "ModelViews",
     "model_views",
     "id_field_warnings",
+    "composite_id_warnings",
     "duplicate_findings",
     "time_warnings",
     "target_leak_warnings",

@@ -43,7 +43,7 @@ def name_says_id(name: str) -> bool:
     return any(w in ID_WORDS or (len(w) > 2 and w.endswith("id") and w[:-2] in ID_WORDS) for w in words)
 
 
-def _one_to_one(pairs: Sequence[tuple[Any, Any]]) -> bool:
+def one_to_one(pairs: Sequence[tuple[Any, Any]]) -> bool:
     forward, backward = {}, {}
     for a, b in pairs:
         if forward.setdefault(a, b) != b or backward.setdefault(b, a) != a:
@@ -76,7 +76,7 @@ def id_field_warnings(
         id_like = name_says_id(name) or _looks_like_id(plain)
         if not (repeats and id_like and len(distinct) >= limits.id_min_distinct):
             continue
-        if _one_to_one([(v, e.group) for (_, e, _), v in zip(values, plain)]):
+        if one_to_one([(v, e.group) for (_, e, _), v in zip(values, plain)]):
             report[name] = "the declared group"
             continue
         if not label_keys and not views.skipped:
@@ -85,7 +85,7 @@ def id_field_warnings(
                 for split in views.order()
                 for example, label in zip(views.splits[split], views.labels[split])
             }
-        if label_keys and _one_to_one([(v, label_keys.get(id(e))) for (_, e, _), v in zip(values, plain)]):
+        if label_keys and one_to_one([(v, label_keys.get(id(e))) for (_, e, _), v in zip(values, plain)]):
             report[name] = "the target (one-to-one with the encoded label)"
             continue
         if raw_label is not None and all(raw_label(e) == v for (_, e, _), v in zip(values, plain)):
