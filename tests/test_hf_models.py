@@ -283,6 +283,18 @@ def test_a_model_that_reads_its_attention_mask_is_estimated_on_fake_tensors(make
     assert estimate.parameters == sum(p.numel() for p in instantiate(cfg.model, _convert_="all").parameters())
 
 
+def test_mode_estimate_examines_the_attention_calls_of_a_transformers_model(make_cfg):
+    """transformers reads its padding mask's values (``.item()``) to decide whether to drop it, which
+    the meta device cannot: mode=estimate said "attention requirements not examined" for every
+    transformers model. On fake tensors (shapes of the meta model) the calls are recorded."""
+    from pilot.environment.attention import record_attention_calls
+
+    cfg = make_cfg("model=hf_causal_lm", "precision=bf16")
+    calls, _ = record_attention_calls(cfg, instantiate(cfg.data, _convert_="all"), meta=True)
+    assert [(c["heads"], c["head_dim"], c["dtype"], c["count"]) for c in calls] == [(4, 16, "bfloat16", 2)]
+    assert calls[0]["query"][-2] == cfg.data.max_len  # at the campaign's length, not the pilot's data
+
+
 def test_an_estimate_at_one_billion_parameters_runs_on_fake_tensors(make_cfg):
     width = [
         "model.config.hidden_size=4096",

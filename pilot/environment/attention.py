@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import json
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
+from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.overrides import TorchFunctionMode
 
@@ -95,14 +98,21 @@ def record_attention_calls(cfg: DictConfig, task: TaskData, meta: bool = False) 
         with device:
             model = build_model(cfg)
         batch, where = _shape_batch(cfg, task)
+        mask = batch.get("attention_mask")
+        hides_nothing = torch.is_tensor(mask) and bool(
+            mask.bool().all()
+        )  # read here: inside the fake mode it cannot be
         model.train()
         autocast = (
             torch.autocast("cpu", dtype=AUTOCAST_DTYPES[precision])
             if precision in AUTOCAST_DTYPES
             else torch.autocast("cpu", enabled=False)
         )
-        with autocast, recorder:
-            task.forward(model, move_to(batch, device))
+        with autocast, recorder, _fake_on_meta(model) if meta else nullcontext() as mode:
+            if meta:
+                _forward_on_meta(task, model, batch, mode, recorder, hides_nothing)
+            else:
+                task.forward(model, move_to(batch, device))
     if meta and precision in AUTOCAST_DTYPES:  # autocast does not touch meta tensors; on a GPU it casts SDPA's inputs
         for call in recorder.calls:
             call["dtype"] = str(AUTOCAST_DTYPES[precision]).replace("torch.", "")
@@ -111,6 +121,47 @@ def record_attention_calls(cfg: DictConfig, task: TaskData, meta: bool = False) 
         key = json.dumps(call, sort_keys=True, default=str)
         unique.setdefault(key, {**call, "count": 0})["count"] += 1
     return list(unique.values()), where
+
+
+@contextmanager
+def _fake_on_meta(model: torch.nn.Module) -> Iterator[FakeTensorMode]:
+    """The meta model's tensors made fake, and the fake mode entered: the forward runs on shapes alone,
+    and a model that reads values on the way (transformers asks whether a padding mask hides anything,
+    ``.item()``, impossible on the meta device) sees fake tensors, for which it skips that question."""
+    mode = FakeTensorMode(allow_non_fake_inputs=True)
+    for module in model.modules():
+        for name, param in list(module._parameters.items()):
+            if param is not None:
+                module._parameters[name] = torch.nn.Parameter(mode.from_tensor(param), param.requires_grad)
+        for name, buffer in list(module._buffers.items()):
+            if buffer is not None:
+                module._buffers[name] = mode.from_tensor(buffer)
+    with mode:
+        yield mode
+
+
+def _forward_on_meta(
+    task: TaskData,
+    model: torch.nn.Module,
+    batch: dict[str, Any],
+    mode: FakeTensorMode,
+    recorder: _AttentionRecorder,
+    hides_nothing: bool,
+) -> None:
+    """A mask that hides nothing goes as None first: transformers drops such a mask after looking at its
+    values (and calls the kernel causal, without one), which fake tensors cannot show it. A forward that
+    needs the mask gets it on a second try."""
+    if hides_nothing:
+        try:
+            task.forward(model, _fake_batch({**batch, "attention_mask": None}, mode))
+            return
+        except Exception:  # noqa: BLE001 - a forward that reads the mask: with it, below
+            recorder.calls.clear()
+    task.forward(model, _fake_batch(batch, mode))
+
+
+def _fake_batch(batch: dict[str, Any], mode: FakeTensorMode) -> dict[str, Any]:
+    return {k: mode.from_tensor(v.to("meta")) if torch.is_tensor(v) else v for k, v in batch.items()}
 
 
 def _probe_tensors(call: dict[str, Any], device: torch.device):
