@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -98,21 +98,21 @@ def record_attention_calls(cfg: DictConfig, task: TaskData, meta: bool = False) 
         with device:
             model = build_model(cfg)
         batch, where = _shape_batch(cfg, task)
-        mask = batch.get("attention_mask")
-        hides_nothing = torch.is_tensor(mask) and bool(
-            mask.bool().all()
-        )  # read here: inside the fake mode it cannot be
         model.train()
         autocast = (
             torch.autocast("cpu", dtype=AUTOCAST_DTYPES[precision])
             if precision in AUTOCAST_DTYPES
             else torch.autocast("cpu", enabled=False)
         )
-        with autocast, recorder, _fake_on_meta(model) if meta else nullcontext() as mode:
-            if meta:
-                _forward_on_meta(task, model, batch, mode, recorder, hides_nothing)
-            else:
+        with autocast, recorder:
+            try:
                 task.forward(model, move_to(batch, device))
+            except Exception:
+                if not meta:
+                    raise
+                recorder.calls.clear()  # a model that reads values on the way: again, on fake tensors
+                with _fake_on_meta(model) as mode:
+                    task.forward(model, _fake_batch(batch, mode))
     if meta and precision in AUTOCAST_DTYPES:  # autocast does not touch meta tensors; on a GPU it casts SDPA's inputs
         for call in recorder.calls:
             call["dtype"] = str(AUTOCAST_DTYPES[precision]).replace("torch.", "")
@@ -138,26 +138,6 @@ def _fake_on_meta(model: torch.nn.Module) -> Iterator[FakeTensorMode]:
                 module._buffers[name] = mode.from_tensor(buffer)
     with mode:
         yield mode
-
-
-def _forward_on_meta(
-    task: TaskData,
-    model: torch.nn.Module,
-    batch: dict[str, Any],
-    mode: FakeTensorMode,
-    recorder: _AttentionRecorder,
-    hides_nothing: bool,
-) -> None:
-    """A mask that hides nothing goes as None first: transformers drops such a mask after looking at its
-    values (and calls the kernel causal, without one), which fake tensors cannot show it. A forward that
-    needs the mask gets it on a second try."""
-    if hides_nothing:
-        try:
-            task.forward(model, _fake_batch({**batch, "attention_mask": None}, mode))
-            return
-        except Exception:  # noqa: BLE001 - a forward that reads the mask: with it, below
-            recorder.calls.clear()
-    task.forward(model, _fake_batch(batch, mode))
 
 
 def _fake_batch(batch: dict[str, Any], mode: FakeTensorMode) -> dict[str, Any]:
