@@ -213,3 +213,18 @@ def test_the_pilot_and_the_lr_sweep_pass_on_a_lora_run(tmp_path):
     assert sweep.returncode == 0, sweep.stdout[-3000:] + sweep.stderr[-3000:]
     records = [json.loads(p.read_text()) for p in (tmp_path / "sweep").glob("*/run.json")]
     assert len(records) == 6 and all(r["closing"]["verdict"] == "pass" for r in records)
+
+
+def test_a_crash_inside_an_adapter_names_the_layer_and_the_target_modules_fix(make_cfg):
+    """Llama 4's router is an nn.Linear subclass whose forward returns a tuple: all-linear wraps it, and
+    peft's LoRA layer crashed on it ("'tuple' object has no attribute 'dtype'") with a fix naming the
+    model's settings. The refusal now names the layer and adapter.target_modules."""
+    from pilot.checks.contract import check_contract
+    from pilot.data.task import ContractError
+
+    cfg = make_cfg("model=hf_causal_lm", "model.model_type=llama4_text", "adapter=lora")
+    with pytest.raises(ContractError) as refused:
+        check_contract(instantiate(cfg.data, _convert_="all"), build_model(cfg))
+    said = str(refused.value)
+    assert "'model.layers.0.feed_forward.router' (Llama4Router, a Linear subclass with its own forward" in said
+    assert "Fix: adapter.target_modules" in said

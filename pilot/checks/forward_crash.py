@@ -30,6 +30,14 @@ def forward_crash(
 ) -> ContractError:
     """The refusal for ``error``, raised by the model's forward on ``rows`` examples; ``settings``: the
     config's ``model`` node (what the user set), when there is one."""
+    adapter = _adapter_layer(error, model)
+    if adapter:
+        return ContractError(
+            f"the model's forward crashed on {rows} collated training example(s): {type(error).__name__}: "
+            f"{_one_line(error)} (raised in {_where(error)}), in peft's adapter layer on {adapter}. Fix: "
+            "adapter.target_modules naming only layers peft can adapt, leaving that one out (e.g. the "
+            "attention projections: adapter.target_modules=[q_proj,v_proj])."
+        )
     listed = _matching_settings(str(error), model, settings or {}, rows)
     default = (
         " (a default sized for a larger model, marked above, is the usual cause)" if "(not set" in str(listed) else ""
@@ -44,6 +52,31 @@ def forward_crash(
         f"the model's forward crashed on {rows} collated training example(s): {type(error).__name__}: "
         f"{_one_line(error)} (raised in {_where(error)}).{matches}"
     )
+
+
+def _adapter_layer(error: Exception, model: torch.nn.Module) -> str:
+    """The layer whose adapter (peft's wrapper of it) the crash was raised in: its name in the model and
+    its class, said as a layer peft wraps as a plain one though its class has its own forward; "" when
+    the crash is not in an adapter."""
+    names = {id(module): name for name, module in model.named_modules()}
+    found = ""
+    tb = error.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        wrapper = frame.f_locals.get("self")
+        base = getattr(wrapper, "base_layer", None)
+        if f"{os.sep}peft{os.sep}" in frame.f_code.co_filename and isinstance(base, torch.nn.Module):
+            kind = type(base)
+            own = next((c for c in (torch.nn.Linear, torch.nn.Embedding, torch.nn.Conv1d) if isinstance(base, c)), None)
+            overrides = own is not None and kind.forward is not own.forward
+            name = names.get(id(wrapper), "?").removeprefix("base_model.model.")  # peft's own wrapping
+            found = f"'{name}' ({kind.__name__}" + (
+                f", a {own.__name__} subclass with its own forward: peft adapts it as a plain {own.__name__})"
+                if overrides
+                else ")"
+            )
+        tb = tb.tb_next
+    return found
 
 
 def _one_line(error: Exception) -> str:
