@@ -563,3 +563,18 @@ def test_a_model_type_transformers_cannot_build_even_from_its_default_config_is_
     )
     assert found[0] == {"model_type": "xmodel"} and "transformers 9.9 cannot build it" in found[1]
     assert "not of your settings" in found[1]
+
+
+def test_a_build_that_crashes_on_settings_that_disagree_names_them(make_cfg):
+    """XGLM takes pad_token_id as the padding row of its position table: the YAML's 256 beside the
+    default max_position_embeddings crashed the build (IndexError, a traceback). It is now a refusal
+    naming the setting the message's sizes match."""
+    from pilot.engine.build import build_model
+    from pilot.errors import user_error
+
+    cfg = make_cfg("model=hf_causal_lm", "model.model_type=xglm", "model.attn_implementation=eager")
+    with pytest.raises(Exception) as refused:  # noqa: B017 - Hydra's instantiate wraps the refusal
+        build_model(cfg)
+    said = str(user_error(refused.value))
+    assert said.startswith("model.model_type=xglm could not be built: IndexError")
+    assert "match these settings: model.config.pad_token_id=256" in said

@@ -12,7 +12,6 @@ beyond that: the settings listed are the candidates, the user picks the fix.
 from __future__ import annotations
 
 import os
-import re
 import traceback
 from collections.abc import Mapping
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 import torch
 
 from pilot.data.task import ContractError
+from pilot.models.hf_config_reads import config_settings_matching, is_size, sizes_in
 
 TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 MOST_LISTED = 6  # settings named at most
@@ -94,37 +94,16 @@ def _where(error: Exception) -> str:
     return f"{os.path.basename(frame.filename)}:{frame.lineno}, {frame.name}"
 
 
-def _sizes(message: str) -> set[int]:
-    """The integers a message names (sizes, counts), 2 and above: 0 and 1 match too much."""
-    return {int(number) for number in re.findall(r"(?<![\w.])\d+(?![\w.])", message) if int(number) >= 2}
-
-
 def _matching_settings(message: str, model: torch.nn.Module, settings: Mapping[str, Any], rows: int) -> list[str]:
     """``model.config.<key>=<value>`` (a transformers config) or ``model.<key>=<value>`` (the config's
     own arguments) for each integer setting whose value is a size the message names (not the batch's
     ``rows``, which a shape in the message holds whatever the cause)."""
-    sizes = _sizes(message) - {rows}
+    sizes = sizes_in(message) - {rows}
     if not sizes:
         return []
-    found: list[tuple[bool, str]] = []  # (set by the user, text)
     config = getattr(model, "config", None)
     if hasattr(config, "to_dict"):  # transformers: every value the model was built with, defaults included
-        given = settings.get("config") or {}
-        aliases = getattr(config, "attribute_map", {}) or {}
-        set_by_user = {aliases.get(key, key): key for key in given}  # the attribute -> the name the user wrote
-        model_type = getattr(config, "model_type", "the model")
-        for key, value in config.to_dict().items():
-            if _is_size(value) and value in sizes:
-                if key in set_by_user:
-                    found.append((True, f"model.config.{set_by_user[key]}={value}"))
-                else:
-                    found.append((False, f"model.config.{key}={value} (not set: {model_type}'s default)"))
+        found = config_settings_matching(sizes, config, settings.get("config") or {})
     else:
-        found = [
-            (True, f"model.{key}={value}") for key, value in settings.items() if _is_size(value) and value in sizes
-        ]
+        found = [(True, f"model.{key}={value}") for key, value in settings.items() if is_size(value) and value in sizes]
     return [text for _, text in sorted(found, key=lambda item: item[0])][:MOST_LISTED]  # defaults first
-
-
-def _is_size(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)

@@ -21,7 +21,14 @@ from typing import Any
 import torch
 
 from pilot.errors import PilotError
-from pilot.models.hf_config_reads import known_keys, unknown_keys, unread_note, width_and_depth_unread
+from pilot.models.hf_config_reads import (
+    config_settings_matching,
+    known_keys,
+    sizes_in,
+    unknown_keys,
+    unread_note,
+    width_and_depth_unread,
+)
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +114,24 @@ def _built(transformers: Any, model_type: str, config: dict[str, Any] | None, pa
         if (note := unread_note(known[model_type], settings, model_config)) and note not in _said:
             _said.add(note)  # once per process: the pilot builds the model several times
             log.warning(note)
-        return transformers.AutoModelForCausalLM.from_config(model_config, **kwargs)
+        try:
+            return transformers.AutoModelForCausalLM.from_config(model_config, **kwargs)
+        except (IndexError, RuntimeError, TypeError) as error:  # settings that disagree, met while building
+            raise _build_crash(error, model_type, model_config, settings) from error
+
+
+def _build_crash(error: Exception, model_type: str, model_config: Any, settings: dict[str, Any]) -> Exception:
+    """A build that crashed, with the settings whose values the message names (or ``error`` itself)."""
+    found = config_settings_matching(sizes_in(str(error)), model_config, settings)
+    if not found:
+        return error
+    listed = ", ".join(text for _, text in sorted(found, key=lambda item: item[0]))
+    return PilotError(
+        f"model.model_type={model_type} could not be built: {type(error).__name__}: {' '.join(str(error).split())}. "
+        f"Sizes in that message match these settings: {listed}. Fix: make the model's settings agree with each "
+        "other (a default sized for a larger model, or a token id used as an index, e.g. pad_token_id as the "
+        "padding row of a position table)."
+    )
 
 
 def _unknown_model_type(transformers: Any, model_type: str) -> str:

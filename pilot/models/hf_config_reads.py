@@ -16,6 +16,7 @@ its default size, billions of parameters that end the process out of memory befo
 from __future__ import annotations
 
 import inspect
+import re
 from typing import Any
 
 WIDTH_AND_DEPTH = ("hidden_size", "num_hidden_layers")
@@ -98,3 +99,28 @@ def unread_note(config_class: type, settings: dict[str, Any], built: Any) -> str
         + ". The model is built as its config says. Fix: set the sizes "
         "under the names this config class reads (+model.config.<name>=...)."
     )
+
+
+def sizes_in(message: str) -> set[int]:
+    """The integers a message names (sizes, counts), 2 and above: 0 and 1 match too much."""
+    return {int(number) for number in re.findall(r"(?<![\w.])\d+(?![\w.])", message) if int(number) >= 2}
+
+
+def is_size(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def config_settings_matching(sizes: set[int], config: Any, given: dict[str, Any]) -> list[tuple[bool, str]]:
+    """(set by the user, ``model.config.<key>=<value>``) for each integer setting of a transformers config
+    whose value is one of ``sizes``; a default is marked as such (``given``: what the user set)."""
+    aliases = getattr(config, "attribute_map", {}) or {}
+    set_by_user = {aliases.get(key, key): key for key in given}  # the attribute -> the name the user wrote
+    model_type = getattr(config, "model_type", "the model")
+    found = []
+    for key, value in config.to_dict().items():
+        if is_size(value) and value in sizes:
+            if key in set_by_user:
+                found.append((True, f"model.config.{set_by_user[key]}={value}"))
+            else:
+                found.append((False, f"model.config.{key}={value} (not set: {model_type}'s default)"))
+    return found
