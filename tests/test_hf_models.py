@@ -578,3 +578,12 @@ def test_a_build_that_crashes_on_settings_that_disagree_names_them(make_cfg):
     said = str(user_error(refused.value))
     assert said.startswith("model.model_type=xglm could not be built: IndexError")
     assert "match these settings: model.config.pad_token_id=256" in said
+
+
+def test_a_forward_that_meets_a_none_where_a_count_is_due_names_the_settings_left_none(make_cfg):
+    """DeepSeek-V2's config defaults num_experts_per_tok to None: the forward crashed in topk ("must be
+    int, not NoneType") and the refusal named no setting."""
+    cfg = make_cfg("model=hf_causal_lm", "model.model_type=deepseek_v2")
+    with pytest.raises(ContractError) as refused:
+        check_contract(instantiate(cfg.data, _convert_="all"), instantiate(cfg.model, _convert_="all"))
+    assert "model.config.num_experts_per_tok (None: deepseek_v2's default)" in str(refused.value)

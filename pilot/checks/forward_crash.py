@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from pilot.data.task import ContractError
-from pilot.models.hf_config_reads import config_settings_matching, is_size, sizes_in
+from pilot.models.hf_config_reads import config_settings_matching, is_size, sizes_in, unset_counts
 
 TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 MOST_LISTED = 6  # settings named at most
@@ -42,10 +42,14 @@ def forward_crash(
     default = (
         " (a default sized for a larger model, marked above, is the usual cause)" if "(not set" in str(listed) else ""
     )
+    unset = unset_counts(getattr(model, "config", None)) if "NoneType" in str(error) else []
     matches = (
         f" Sizes in that message match these settings: {', '.join(listed)}. Fix: make the model's settings "
         f"agree with each other{default}."
         if listed
+        else f" These count or size settings are None: {', '.join(unset)}. Fix: set the one the model needs "
+        "(e.g. +model.config.<key>=<number>)."
+        if unset
         else " Fix: the model's settings, or what the task's forward passes it (the error above says what failed)."
     )
     return ContractError(

@@ -124,3 +124,19 @@ def config_settings_matching(sizes: set[int], config: Any, given: dict[str, Any]
             else:
                 found.append((False, f"model.config.{key}={value} (not set: {model_type}'s default)"))
     return found
+
+
+COUNT_NAME = re.compile(r"^(num|n)_|_(size|dim|dims|heads|experts|per_tok|layers)$|top_?k")  # a count or a size
+
+
+def unset_counts(config: Any) -> list[str]:
+    """A transformers config's settings named as a count or size whose value is None (a default that
+    leaves them to the checkpoint): what a crash on a None where a number was due points at."""
+    if not hasattr(config, "to_dict"):
+        return []
+    model_type = getattr(config, "model_type", "the model")
+    return [
+        f"model.config.{key} (None: {model_type}'s default)"
+        for key, value in config.to_dict().items()
+        if value is None and COUNT_NAME.search(key)
+    ][:6]
