@@ -587,3 +587,20 @@ def test_a_forward_that_meets_a_none_where_a_count_is_due_names_the_settings_lef
     with pytest.raises(ContractError) as refused:
         check_contract(instantiate(cfg.data, _convert_="all"), instantiate(cfg.model, _convert_="all"))
     assert "model.config.num_experts_per_tok (None: deepseek_v2's default)" in str(refused.value)
+
+
+def test_own_sizes_left_at_defaults_far_above_the_width_are_said():
+    """Llama 4 reads every YAML size, yet its dense MLP width (intermediate_size_mlp) stays at 16384
+    beside hidden_size 64: a 6.6M-parameter pilot model where the YAML suggests far less, without a word."""
+    from omegaconf import OmegaConf
+
+    from pilot.models.hf_config_reads import unread_note
+    from tests.conftest import compose_config
+
+    cfg = compose_config(["model=hf_causal_lm", "model.model_type=llama4_text"])
+    settings = OmegaConf.to_container(cfg.model.config, resolve=True)
+    config_class = transformers.models.auto.configuration_auto.CONFIG_MAPPING["llama4_text"]
+    note = unread_note(config_class, settings, transformers.AutoConfig.for_model("llama4_text", **settings))
+    assert "sized for the full model, 8x hidden_size=64 and more: intermediate_size_mlp=16384" in note
+    llama = transformers.models.auto.configuration_auto.CONFIG_MAPPING["llama"]
+    assert unread_note(llama, settings, transformers.AutoConfig.for_model("llama", **settings)) is None

@@ -20,7 +20,8 @@ import re
 from typing import Any
 
 WIDTH_AND_DEPTH = ("hidden_size", "num_hidden_layers")
-SIZE_WORDS = ("dim", "inner", "ffn", "intermediate")  # the names config classes give their sizes
+SIZE_NAME = re.compile(r"dim|inner|ffn|intermediate|(^|_)d_")  # the names config classes give their sizes
+FAR_ABOVE = 8  # a default size this many times the width the user set: sized for the full model
 
 
 def known_keys(config_class: type) -> set[str]:
@@ -77,7 +78,7 @@ def unread_note(config_class: type, settings: dict[str, Any], built: Any) -> str
         if isinstance(value, int)
         and not isinstance(value, bool)
         and key not in mapped
-        and any(word in key for word in SIZE_WORDS)
+        and SIZE_NAME.search(key)
         and defaults.get(key) == value
     }
     said = []
@@ -86,9 +87,17 @@ def unread_note(config_class: type, settings: dict[str, Any], built: Any) -> str
             f"{config_class.__name__} reads none of {', '.join(f'model.config.{k}={settings[k]}' for k in unread)} "
             "(stored and read by nothing)"
         )
+    heads, width, head_dim = (getattr(built, key, None) for key in ("num_attention_heads", "hidden_size", "head_dim"))
+    large = {
+        k: v for k, v in own.items() if "hidden_size" in mapped and isinstance(width, int) and v >= FAR_ABOVE * width
+    }
     if unread and own:
         said.append(f"its own sizes stay at its defaults: {', '.join(f'{k}={v}' for k, v in sorted(own.items()))}")
-    heads, width, head_dim = (getattr(built, key, None) for key in ("num_attention_heads", "hidden_size", "head_dim"))
+    elif large:
+        said.append(
+            f"its own sizes stay at defaults sized for the full model, {FAR_ABOVE}x hidden_size={width} and more: "
+            + ", ".join(f"{k}={v}" for k, v in sorted(large.items()))
+        )
     if "head_dim" in own and all(isinstance(v, int) and v > 0 for v in (heads, width)) and head_dim * heads != width:
         said.append(f"head_dim={head_dim} is its default, not hidden_size / num_attention_heads = {width / heads:g}")
     if not said:
