@@ -235,7 +235,7 @@ def open_record(
     if note and (run_dir / "run.json").exists():
         if not note.get("from_update"):  # no checkpoint: nothing restored, the record is all there is
             refuse_restart_under_another_config(cfg, run_dir, overrides)
-        return continue_record(cfg, run_dir, note)
+        return continue_record(cfg, run_dir, note, overrides)
     return RunRecord.start(run_dir, cfg, overrides, sweep_dir=sweep_dir)
 
 
@@ -259,9 +259,15 @@ def refuse_restart_under_another_config(cfg: DictConfig, run_dir: Path, override
         )
 
 
-def continue_record(cfg: DictConfig, run_dir: Path, note: dict) -> RunRecord:
-    """The existing run.json, status ``running`` again, with one more entry under ``resumes``."""
+def continue_record(cfg: DictConfig, run_dir: Path, note: dict, overrides: Iterable[str] = ()) -> RunRecord:
+    """The existing run.json, status ``running`` again, with one more entry under ``resumes``. A forced
+    resume changed the config: the record's overrides and variant become those in force (config.yaml's),
+    the earlier ones kept in the entry."""
     data = read_run_json(run_dir)
+    if note.get("forced_despite"):
+        overrides = list(overrides)
+        note = {**note, "overrides_before": data.get("overrides"), "variant_before": data.get("variant")}
+        data.update(overrides=overrides, variant=variant_key(overrides, cfg))
     data.setdefault("resumes", []).append(
         {
             **note,

@@ -141,6 +141,14 @@ def test_forced_resume_refuses_the_learning_rate_and_records_what_it_applies(tmp
     assert resume["takes_effect_from_update"] == resume["from_update"] + 1 == 5
     assert record["updates_done"] == 12 and record["batch_plan"]["value"] == 12
     assert record["config_hash"] != resume["config_hash_before"]
+    # the record names the config in force, the one before in the resume's entry (it said budget.value=10)
+    assert "budget.value=12" in record["variant"] and "budget.value=10" in resume["variant_before"]
+    assert record["overrides"][-2:] == ["budget.value=12", "checkpoint.force_resume=true"]
+    from pilot.closing.close import write_reproduce  # (closing.control_examples=0 here: written by hand)
+
+    reproduce = write_reproduce(tmp_path, record).read_text()
+    assert "budget.value=12" in reproduce.split("```bash")[1].split("```")[0]
+    assert "resumed under a changed config" in reproduce and "- updates 1-4: `python -m pilot" in reproduce
 
 
 # ----------------------------------------------------------------------------- 3. signals

@@ -33,11 +33,32 @@ pip install "torch==2.13.0" -e ".[test]"{_pip_packages(provenance)}
 ```
 
 Seed {record.get("seed")} is part of the config; the resolved config is `config.yaml`.
-{_outputs(record)}
+{_forced_resumes(record, provenance)}{_outputs(record)}
 {_plugin_section(provenance)}"""
     path = Path(run_dir) / "REPRODUCE.md"
     path.write_text(text)
     return path
+
+
+def _forced_resumes(record: dict[str, Any], provenance: dict[str, Any] | None) -> str:
+    """A run resumed under a changed config (``checkpoint.force_resume``): the command above is the config
+    it ended with; what each earlier part ran under, and from which update the change took effect."""
+    forced = [r for r in record.get("resumes") or [] if r.get("forced_despite")]
+    if not forced:
+        return ""
+    lines = [
+        "This run was resumed under a changed config (`checkpoint.force_resume=true`): the command above",
+        "is the config it ended with. Before:",
+    ]
+    first = 1
+    for resume in forced:
+        before = command_line(list(resume.get("overrides_before") or []), provenance)
+        lines.append(
+            f"- updates {first}-{resume.get('from_update')}: `{before}`; from update "
+            f"{resume.get('takes_effect_from_update')}: " + "; ".join(resume["forced_despite"])
+        )
+        first = int(resume.get("takes_effect_from_update") or first)
+    return "\n".join(lines) + "\n\n"
 
 
 def _outputs(record: dict[str, Any]) -> str:
