@@ -241,8 +241,8 @@ def after_refusal(run_dir: Path) -> bool:
         with RunDirectoryLock(Path(path), says_holder=False):  # writes nothing: works on a full disk
             if before is not None:
                 _put_back(Path(path), before)
-            elif all(name in HYDRA_OWN or name.endswith(".log") for name in os.listdir(path)):
-                shutil.rmtree(path, ignore_errors=True)
+            else:
+                _remove_if_hydra_alone(path)
     except PilotError:  # busy: the process that holds the lock wrote its .hydra/ files before it took the
         if before is not None:  # lock, and this line's Hydra rewrote them since: they are put back as they were
             try:
@@ -253,6 +253,22 @@ def after_refusal(run_dir: Path) -> bool:
     except OSError:  # the disk refuses
         return before is None
     return True
+
+
+def _remove_if_hydra_alone(path: str) -> None:
+    if all(name in HYDRA_OWN or name.endswith(".log") for name in os.listdir(path)):
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def remove_unstarted_job(run_dir: Path) -> None:
+    """A sweep job stopped before its run began (a signal before its record): its directory, new by
+    construction, holds only Hydra's files; it goes, so that a recap counts the job as never started
+    (not as an unreadable run). A directory holding anything else, or locked by another process, stays."""
+    path = os.path.abspath(run_dir)
+    if not os.path.isdir(path):
+        return
+    with contextlib.suppress(PilotError, OSError), RunDirectoryLock(Path(path), says_holder=False):
+        _remove_if_hydra_alone(path)
 
 
 def hydra_was_writing() -> Path | None:

@@ -43,6 +43,7 @@ from pilot.models.adapter import describe_parameters
 from pilot.phases.train_phases import TrainPhases
 from pilot.predictions import write_predictions
 from pilot.resume import find_resume_state, open_record, refuse_finished_run
+from pilot.run_directory import remove_unstarted_job
 from pilot.run_ending import RunEnding
 from pilot.run_record import RunDirectoryLock, RunRecord
 from pilot.run_summary import record_setup
@@ -341,5 +342,7 @@ def train(
             return {}
         if unrecorded:  # a signal before the run's record was opened: nothing claims a run
             log.warning("pilot: stopped before the run began (nothing was trained or recorded)")
+            if sweep_dir is not None:
+                remove_unstarted_job(run_dir)
             return unrecorded
     return json.loads((run_dir / "run.json").read_text())

@@ -773,3 +773,19 @@ def test_jobs_a_sweep_declared_that_left_no_directory_are_named(tmp_path):
     make_run(sweep / "1", record(overrides=["optim.lr=1e-4", "mode=train"], run_id="b"))  # both ran
     build_recap([sweep], tmp_path / "out", plot=False)
     assert "Never started" not in (tmp_path / "out" / "recap.md").read_text()
+
+
+def test_a_job_directory_without_a_record_beside_a_sweeps_runs_makes_no_false_never_started_line(tmp_path):
+    """A job stopped as it started left .hydra/ and no run.json: without a sweep_id it was judged as a
+    sweep of its own, and recap.md said both jobs never started, beside the run of the first."""
+    sweep = tmp_path / "sweep"
+    sweep.mkdir()
+    (sweep / "multirun.yaml").write_text(
+        "hydra:\n  sweeper:\n    params: null\n  overrides:\n    task:\n    - optim.lr=1e-3,1e-4,1e-5\n    - mode=train\n"
+    )
+    make_run(sweep / "0", record(overrides=["optim.lr=1e-3", "mode=train"], variant="optim.lr=0.001", sweep_id="s"))
+    (sweep / "1" / ".hydra").mkdir(parents=True)  # Hydra's files, no run.json: unreadable
+    build_recap([sweep], tmp_path / "out", plot=False)
+    lines = [line for line in (tmp_path / "out" / "recap.md").read_text().splitlines() if "Never started" in line]
+    assert len(lines) == 1 and lines[0].startswith("Never started: 2 of the 3 jobs"), lines
+    assert "(1 unreadable run(s) may be some of them)" in lines[0] and "optim.lr=0.001 " not in lines[0]

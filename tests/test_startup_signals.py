@@ -147,3 +147,17 @@ def test_the_launcher_of_a_local_sweep_takes_a_hangup_as_a_ctrl_c():
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["SIGHUP", "True"]
+
+
+def test_a_sweep_job_stopped_before_its_record_leaves_no_directory_a_recap_counts(tmp_path):
+    """Ctrl-C as a sweep's job starts (the directory locked, its record not yet written): the job's
+    directory kept .hydra/ and its log, a recap counted it as an unreadable run, and the log offered to
+    resume a run that never began."""
+    sweep = tmp_path / "sweep"
+    done = pilot("-m", *TRAIN, "budget.value=3", "seed=0,1", f"hydra.sweep.dir={sweep}", fault="setup:SIGINT")
+    assert done.returncode == 130, done.stdout[-2000:] + done.stderr[-2000:]
+    output = done.stdout + done.stderr
+    assert "stopped before the run began" in output and "resume this job" not in output
+    assert not [p for p in sweep.iterdir() if p.is_dir()]  # the job's directory went with it
+    recap = (sweep / "recap.md").read_text()
+    assert "Statuses: none" in recap and "Never started: 2 of the 2 jobs" in recap, recap

@@ -39,17 +39,31 @@ def _holds(row: pd.Series, job: dict[str, str]) -> bool:
     return True
 
 
-def never_started(frame: pd.DataFrame) -> list[str]:
-    """One line per sweep whose multirun.yaml declares jobs no run of it holds (readable or not)."""
+def never_started(frame: pd.DataFrame, roots: list[Path] = ()) -> list[str]:
+    """One line per multirun.yaml that declares jobs no run beside it holds (readable or not). By the
+    file, not by the runs' sweep: a job's directory whose run.json is missing has no sweep_id, and
+    counted as a sweep of its own it made the jobs its neighbours ran look never started."""
     lines: list[str] = []
-    if frame.empty or "sweep" not in frame:
-        return lines
-    for _, rows in frame.groupby("sweep", sort=True):
-        parents = sorted({os.path.dirname(str(d)) for d in rows["run_dir"]})  # strings: 10,000 Paths cost 40 ms
+    multiruns: dict[Path, list[int]] = {  # a recap of a sweep stopped before any job: its own multirun.yaml
+        Path(os.path.abspath(root), "multirun.yaml"): []
+        for root in roots
+        if os.path.isfile(os.path.join(root, "multirun.yaml"))
+    }
+    groups = frame.groupby("sweep", sort=True) if not frame.empty and "sweep" in frame else []
+    for _, rows in groups:
+        parents = sorted({os.path.dirname(os.path.abspath(str(d))) for d in rows["run_dir"]})  # strings: faster
         found = next(
             (Path(p, "multirun.yaml") for p in parents if os.path.isfile(os.path.join(p, "multirun.yaml"))), None
         )
-        declared = declared_jobs(found) if found is not None else None
+        if found is not None:
+            multiruns.setdefault(found, []).extend(rows.index)
+    for found, index in sorted(multiruns.items()):
+        declared = declared_jobs(found)
+        if not index:  # no run at all: every declared job is missing
+            if declared and len(declared) > 1:
+                lines.append(_never_started_line(found, declared, declared, 0))
+            continue
+        rows = frame.loc[index]
         if not declared or len(declared) <= 1:
             continue
         readable = rows[rows["status"] != "unreadable"]
@@ -59,11 +73,15 @@ def never_started(frame: pd.DataFrame) -> list[str]:
         unreadable = len(rows) - len(readable)
         if len(missing) <= unreadable:  # the unreadable runs may be those jobs
             continue
-        shown = "; ".join(" ".join(job) for job in missing[:10]) + (" ..." if len(missing) > 10 else "")
-        maybe = f" ({unreadable} unreadable run(s) may be some of them)" if unreadable else ""
-        lines.append(
-            f"Never started: {len(missing)} of the {len(declared)} jobs {found} declares have no run directory"
-            f"{maybe}: {shown}. The launch stopped before them: start each with python -m pilot and its overrides "
-            "(or -m over these values alone)."
-        )
+        lines.append(_never_started_line(found, declared, missing, unreadable))
     return lines
+
+
+def _never_started_line(found: Path, declared: list, missing: list, unreadable: int) -> str:
+    shown = "; ".join(" ".join(job) for job in missing[:10]) + (" ..." if len(missing) > 10 else "")
+    maybe = f" ({unreadable} unreadable run(s) may be some of them)" if unreadable else ""
+    return (
+        f"Never started: {len(missing)} of the {len(declared)} jobs {found} declares have no run directory"
+        f"{maybe}: {shown}. The launch stopped before them: start each with python -m pilot and its overrides "
+        "(or -m over these values alone)."
+    )

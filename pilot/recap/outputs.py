@@ -194,7 +194,7 @@ def build_recap(
     if control_must_match:
         _refuse_what_the_command_line_cannot_mean(paths, frame, control)
     sections = summarise_sweeps(frame, control, quality_tolerance, pool)
-    missing = never_started(frame)  # jobs the launch declared that left no run directory
+    missing = never_started(frame, paths)  # jobs the launch declared that left no run directory
     frame.attrs["conclusions"] = _conclusions(sections) + missing
     by = "variant"
     if len(sections) > 1:
