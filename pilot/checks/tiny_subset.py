@@ -227,9 +227,7 @@ def tiny_subset_check(
     if not finite:
         return CheckResult(STEP, "fail", f"non-finite loss or gradient at update {trainer.updates_done}", [], details)
     if _scoring_at_fault(scorer, recovery < float(settings.min_recovery), final_loss, loss_target):
-        predict_at_fault = scorer.share is None and scorer.overcounted is None
-        hints = learning_hints(tiny_task, model, scorer.batches[0], device) if predict_at_fault else ""
-        return CheckResult(STEP, "fail", _scoring_disagrees(scorer, numbers) + hints, [], details)
+        return CheckResult(STEP, "fail", _scoring_disagrees(scorer, numbers, model, device), [], details)
     if final_loss <= loss_target and recovery >= float(settings.min_recovery):
         return CheckResult(STEP, "pass", "learns the subset: " + numbers, [], details)
     verdict, reason = _not_learnt(cfg, tiny_task, model, scorer, device, numbers, recovery)
@@ -296,7 +294,7 @@ def _predict_disagrees(scorer: SubsetScorer, final_loss: float) -> bool:
     return bound >= 0.5 and scorer.target_accuracy < bound / 2
 
 
-def _scoring_disagrees(scorer: SubsetScorer, numbers: str) -> str:
+def _scoring_disagrees(scorer: SubsetScorer, numbers: str, model: torch.nn.Module, device: torch.device) -> str:
     """The loss learnt the subset, but what counts an example correct says otherwise (or counts more
     correct targets than there are): the task's predict or correct_count, not the loop, is at fault."""
     if scorer.share is not None and scorer.overcounted is None:
@@ -313,12 +311,13 @@ def _scoring_disagrees(scorer: SubsetScorer, numbers: str) -> str:
             "targets: it counts positions that are not targets (labels == -100, padding), so every accuracy it "
             f"gives is inflated ({numbers}). Fix: count only where labels != -100 (as target_count does)."
         )
+    hints = learning_hints(scorer.task, model, scorer.batches[0], device)  # which output predict reads
     return (
         f"the loss learnt the subset but task.predict does not recover it: {numbers}; predict gets "
         f"{scorer.target_accuracy:.0%} of the targets right where this loss leaves most of them the most "
         "likely token. predict reads other positions or classes than loss_sum trains (not shifted as "
         "loss_sum shifts, another label mapping). Fix: make predict read what loss_sum trains (the alignment "
-        "check names the position each target is trained at)."
+        f"check names the position each target is trained at).{hints}"
     )
 
 
