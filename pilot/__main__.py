@@ -24,7 +24,7 @@ from pilot.estimate_run import run_estimate
 from pilot.models.hf_causal_lm import config_key_outside_the_yaml
 from pilot.pilot_run import run_pilot
 from pilot.process_exit import exit_code_of, exit_now
-from pilot.recap.entry import launch_config, recap_interrupted_launch, recap_not_written
+from pilot.recap.entry import failed_jobs, launch_config, recap_interrupted_launch, recap_not_written
 from pilot.run_directory import (
     RunDirectoryRefused,
     after_refusal,
@@ -135,6 +135,7 @@ def cli() -> None:
     global _composed
     _composed = False  # tests call it several times in one process
     recap_not_written()  # nor has this line's sweep failed to write its recap yet
+    failed_jobs()  # nor has any of its jobs failed
     # Hydra raises what fails in its own code (writing .hydra/ on a full disk) instead of printing a
     # traceback: pilot says it (``_hydra_failed``); a user's own HYDRA_FULL_ERROR keeps Hydra's way
     says_hydra_errors = "HYDRA_FULL_ERROR" not in os.environ
@@ -145,6 +146,13 @@ def cli() -> None:
         if (name := passed_on_to_jobs()) is not None:  # every job ended before the signal reached it
             raise SystemExit(128 + int(getattr(signal, name)))
         if recap_not_written():  # the sweep ran, but the recap it promised is not there: a script must not go on
+            raise SystemExit(1)
+        if failed := failed_jobs():  # a job that failed (an error, a full disk): the sweep is not complete
+            print(
+                f"pilot: {len(failed)} job(s) of the sweep failed (status failed; each run.json says why): "
+                f"{', '.join(failed[:5])}{' ...' if len(failed) > 5 else ''}",
+                file=sys.stderr,
+            )
             raise SystemExit(1)
     except SystemExit as stop:
         if stop.code == 1 and not _composed and not isinstance(stop, RunDirectoryRefused):

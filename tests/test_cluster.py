@@ -60,9 +60,9 @@ def launch(tmp_path, *overrides, fault=None, launcher="slurm"):
     return subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
-def finish(process, timeout=600):
+def finish(process, timeout=600, code=0):
     output, _ = process.communicate(timeout=timeout)
-    assert process.returncode == 0, output[-3000:]
+    assert process.returncode == code, output[-3000:]
     return output
 
 
@@ -178,7 +178,8 @@ def test_job_preempted_past_its_requeues_ends_as_preempted(tmp_path):
 
 def test_job_that_raises_ends_as_failed_with_its_error(tmp_path):
     # (a bad setting such as model.hidden=-5 is refused by validation before the job writes anything)
-    finish(launch(tmp_path, "budget.value=4", fault="exception@2"))
+    output = finish(launch(tmp_path, "budget.value=4", fault="exception@2"), code=1)  # the sweep is not complete
+    assert "pilot: 1 job(s) of the sweep failed" in output
     recap = pd.read_csv(next(tmp_path.glob("sweeps/*/*/recap.csv")))
     assert recap["status"].tolist() == ["failed"]
     (run_dir,) = job_runs(tmp_path)

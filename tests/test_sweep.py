@@ -2,6 +2,7 @@
 and the recap survives unreadable runs."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -237,3 +238,16 @@ def test_ctrl_c_on_a_local_parallel_sweep_stops_each_job_once_and_writes_the_rec
         assert record["status"] == "interrupted" and "checkpoint saved" in record["stop_cause"], record["stop_cause"]
     recap = pd.read_csv(sweep / "recap.csv")
     assert len(recap) == 2 and (recap["status"] == "interrupted").all()
+
+
+def test_a_sweep_whose_job_failed_exits_one_naming_it(tmp_path):
+    """A job that failed (an error, a full disk) left the sweep incomplete, yet the sweep exited 0 and a
+    script gated on it went on; a diverged job (a training outcome, above) still exits 0."""
+    env = {**os.environ, "PILOT_FAULT": "exception@2"}
+    command = [sys.executable, "-m", "pilot", *SMALL, f"campaign.sweep_root={tmp_path}/sweeps", "seed=0,1", "-m"]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600, env=env)
+    assert done.returncode == 1, done.stderr[-3000:]
+    (sweep,) = sweep_dirs(tmp_path)
+    statuses = pd.read_csv(sweep / "recap.csv")["status"].tolist()
+    assert statuses == ["failed"] * len(statuses) and len(statuses) > 1
+    assert f"pilot: {len(statuses)} job(s) of the sweep failed (status failed; each run.json says why)" in done.stderr

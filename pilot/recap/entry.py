@@ -52,6 +52,15 @@ _launch: dict[str, Any] = {}  # the multirun this process launched, until its re
 
 
 _not_written: list[Path] = []  # sweeps whose recap could not be written (the process exits 1)
+_failed: list[str] = []  # run directories of this process's launches that ended failed (it exits 1)
+
+
+def failed_jobs() -> list[str]:
+    """The jobs of the sweeps this process launched that ended ``failed`` (an error, a full disk: not a
+    training outcome such as diverged) since the last call (each call starts the count again)."""
+    failed = list(_failed)
+    _failed.clear()
+    return failed
 
 
 def recap_not_written() -> bool:
@@ -95,6 +104,8 @@ def recap_launch(config: Any, earlier_runs: frozenset[Path]) -> pd.DataFrame | N
         _not_written.append(sweep_dir)
         return None
     print(f"recap: {len(frame)} run(s) -> {sweep_dir / 'recap.md'}")
+    if "status" in frame:
+        _failed.extend(str(d) for d in frame.loc[frame["status"] == "failed", "run_dir"])
     if campaign.get("journal"):
         journal = Path(campaign.get("journal"))
         try:
