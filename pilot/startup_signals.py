@@ -69,7 +69,7 @@ def _default(signum: int) -> bool:
 def at_import() -> None:
     """``pilot/__init__.py``: ``python -m pilot`` exits in one line while it starts; a local sweep
     job notes what arrives before its run watches it."""
-    if sys.orig_argv[1:3] == ["-m", "pilot"]:
+    if sys.orig_argv[1:3] in (["-m", "pilot"], ["-m", "pilot.recap"]):
         for signum in STARTUP_SIGNALS:
             if _default(signum):
                 signal.signal(signum, _exit_while_starting)

@@ -789,3 +789,28 @@ def test_a_job_directory_without_a_record_beside_a_sweeps_runs_makes_no_false_ne
     lines = [line for line in (tmp_path / "out" / "recap.md").read_text().splitlines() if "Never started" in line]
     assert len(lines) == 1 and lines[0].startswith("Never started: 2 of the 3 jobs"), lines
     assert "(1 unreadable run(s) may be some of them)" in lines[0] and "optim.lr=0.001 " not in lines[0]
+
+
+def test_a_recap_stopped_by_a_signal_says_one_line_and_leaves_no_temporary_file(tmp_path, capsys, monkeypatch):
+    """Ctrl-C while the recap wrote its files: a KeyboardInterrupt traceback, and a .recap.<pid>.tmp.csv
+    left behind after every signal (five signals, five files); a SIGKILLed recap's are removed by the next."""
+    import pilot.recap.entry as entry
+    import pilot.recap.outputs as outputs
+
+    sweep = tmp_path / "sweep"
+    make_run(sweep / "0", record())
+    (sweep / ".recap.999999999.tmp.csv").write_text("run_dir,\n")  # a killed recap's (no such process)
+
+    def ctrl_c(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(outputs, "_recap_text", ctrl_c)
+    with pytest.raises(SystemExit) as stopped:
+        entry.main([str(sweep), "--no-plot"])
+    assert stopped.value.code == 130
+    err = capsys.readouterr().err
+    assert (
+        err.strip()
+        == "pilot.recap: interrupted (SIGINT); nothing was written (an earlier recap there is left as it was)"
+    )
+    assert not list(sweep.glob(".recap*")) and not (sweep / "recap.md").exists()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,6 +13,7 @@ import pilot.recap as recap  # its readers and writers through the package: load
 from pilot.errors import PilotError
 from pilot.rental.journal import append_entry
 from pilot.run_record import new_run_id
+from pilot.startup_signals import raise_from_now_on, signal_name_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -169,6 +171,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-plot", action="store_true")
     args = parser.parse_args(argv)
     out = args.out or args.paths[0]
+    raise_from_now_on()  # SIGINT, SIGTERM, SIGHUP: one line below, the earlier recap kept
     try:
         frame = recap.build_recap(
             args.paths,
@@ -182,4 +185,11 @@ def main(argv: list[str] | None = None) -> None:
     except PilotError as error:  # the user can fix it: the message, no traceback
         print(f"pilot.recap: {error}", file=sys.stderr)
         sys.exit(error.exit_code)
+    except KeyboardInterrupt as stop:
+        name = signal_name_of(stop)
+        print(
+            f"pilot.recap: interrupted ({name}); nothing was written (an earlier recap there is left as it was)",
+            file=sys.stderr,
+        )
+        sys.exit(128 + int(getattr(signal, name)))
     print(f"recap: {len(frame)} run(s) -> {out / 'recap.md'}")

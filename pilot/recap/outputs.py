@@ -173,6 +173,28 @@ def _refuse_what_the_command_line_cannot_mean(paths: list[Path], frame: pd.DataF
         )
 
 
+def _remove_left_behind(out_dir: Path) -> None:
+    """Temporary recap files of a recap that was killed (SIGKILL: nothing of it could clean up): those
+    whose process is gone. Another recap writing here now keeps its own."""
+    for name in RECAP_FILES:
+        stem, suffix = Path(name).stem, Path(name).suffix
+        for left in out_dir.glob(f".{stem}.*.tmp{suffix}"):
+            pid = left.name[len(stem) + 2 : -len(".tmp" + suffix)]
+            if pid.isdigit() and not _alive(int(pid)):
+                with suppress(OSError):
+                    left.unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
+
+
 def build_recap(
     paths: Iterable[Path],
     out_dir: Path,
@@ -209,6 +231,7 @@ def build_recap(
     staged = {name: out_dir / f".{Path(name).stem}.{os.getpid()}.tmp{Path(name).suffix}" for name in RECAP_FILES}
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
+        _remove_left_behind(out_dir)
         drawn = plot_curves_aside(frame, curves, staged["recap.png"], by) if plot and not frame.empty else None
         try:  # the tables while the picture is drawn
             frame.drop(columns=["_data", "_plot"], errors="ignore").to_csv(staged["recap.csv"], index=False)
@@ -219,10 +242,12 @@ def build_recap(
         for name, written in staged.items():  # all written: only now do they replace an earlier recap
             if written.exists():
                 os.replace(written, out_dir / name)
-    except OSError as error:
+    except BaseException as error:  # a full disk, or a signal (Ctrl-C): no temporary file stays behind
         for written in staged.values():
             with suppress(OSError):  # out_dir may be a file, or gone
                 written.unlink(missing_ok=True)
+        if not isinstance(error, OSError):
+            raise
         raise RecapRefused(
             f"cannot write the recap into {out_dir}: {error.strerror or error}; an earlier recap there is "
             "left as it was. Fix: give a writable --out directory (or free space)."
