@@ -66,9 +66,8 @@ def _guarded(step: str, work: Callable[[], CheckResult]) -> CheckResult:
     try:
         return work()
     except Exception as error:
-        if (full := no_space_left(error)) is not None:  # not the step's fault: one line, no traceback
-            log.error("step %s: %s", step, full)
-            return CheckResult(step, "fail", f"{DISK_FULL}{full}")
+        if no_space_left(error) is not None:  # not the step's fault: the pilot stops at the first file (run_pilot)
+            raise
         log.error("step %s crashed:\n%s", step, traceback.format_exc())
         return CheckResult(step, "fail", f"crashed: {type(error).__name__}: {error}")
 
@@ -168,6 +167,10 @@ def run_pilot(
             name = signals.received or "SIGINT"
             log.warning("pilot interrupted by %s; its record says so (no verdict)", name)
             return record_interrupted(run_dir, record, name, "pilot (no verdict)")
+        except Exception as error:  # no space left: stopped at the first file that did not fit, no verdict
+            if (full := no_space_left(error)) is not None and record is not None and record.data["status"] == "running":
+                record.finish("failed", "disk_full", error=str(full))  # run.json may not fit either: it says so
+            raise
 
 
 def _data_checks(
@@ -213,6 +216,8 @@ def _phases_step(
         reason = f"{len(rows)} phase rows, all pass" if not failing else "; ".join(failing)  # warn rows named too
         return CheckResult("phases", phase_verdict, reason), rows
     except Exception as error:
+        if no_space_left(error) is not None:
+            raise
         log.error("phases crashed:\n%s", traceback.format_exc())
         return CheckResult("phases", "fail", f"crashed: {type(error).__name__}: {error}"), rows
 
@@ -310,6 +315,8 @@ def _guarded_steps(
     except ContractError as error:  # refused before any step: every later one would fail the same way
         results.append(CheckResult(CONTRACT_STEP, "fail", str(error)))
     except Exception as error:  # the task itself could not be built
+        if no_space_left(error) is not None:
+            raise
         if (said := user_error(error)) is not None:  # a refusal with its fix (a model type, an attention kernel)
             results.append(CheckResult("setup", "fail", str(said)))
         else:

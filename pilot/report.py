@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from pilot.checks.result import CheckResult
 from pilot.child_process import Finished
 from pilot.phases.rows import phases_frame, write_phases_csv
+from pilot.run_record import write_text_atomic
 from pilot.text_table import byte_size, markdown_table
 
 if TYPE_CHECKING:
@@ -226,11 +227,11 @@ def write_report(
     run_dir = Path(run_dir)
     phases = write_phases_csv(run_dir, rows)
     frame = phases_frame(rows)
-    (run_dir / "examples.txt").write_text(render_examples(shown) + "\n")
-    (run_dir / "checks.json").write_text(json.dumps([r.as_dict() for r in results], indent=2, default=str))
+    write_text_atomic(run_dir / "examples.txt", render_examples(shown) + "\n")  # a full disk: the file named
+    write_text_atomic(run_dir / "checks.json", json.dumps([r.as_dict() for r in results], indent=2, default=str))
     picture = _drawn(drawn, run_dir / "phases.png") or plot_phases(frame, run_dir / "phases.png")
     markdown = report_markdown(run_dir, results, frame, shown, arithmetic, header, picture)
-    (run_dir / "report.md").write_text(markdown)
+    write_text_atomic(run_dir / "report.md", markdown)
     return {"report": run_dir / "report.md", "phases": phases, "picture": picture}
 
 

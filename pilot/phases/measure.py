@@ -107,6 +107,8 @@ class PhaseLog:
             phase.out_of_memory(error)
             release_memory(self.device)
         except Exception as error:  # a phase that crashes is a failed phase, not a crashed run
+            if no_space_left(error) is not None:  # the disk, not the phase: the pilot stops at the first file
+                raise
             phase.failed(error, self._error_file(name))
         measured = self.probe.stop(start)
         self.rows.append(
