@@ -273,6 +273,12 @@ REFUSED_BY_HYDRA = [
     ("optim.lr=1e-3,", ("pilot: optim.lr=1e-3,: Hydra's override grammar cannot read it", "(optim.lr=1e-3)")),
     ("campaign.control=optim.lr=3e-3", ("\"campaign.control='optim.lr=3e-3'\"",)),
     ("optim.lr=[1e-3", ("optim.lr=[1e-3: Hydra's override grammar", "close the bracket")),
+    ("optim.lr=1e-3,,3e-3", ("remove the doubled comma (optim.lr=1e-3,3e-3)",)),  # it said: quote it
+    ("optim.lr=1e-3;3e-3", ("separate a sweep's values with commas (optim.lr=1e-3,3e-3, with -m)",)),
+    ("-m optim.lr=choice() hydra.sweep.dir={tmp}/sw", ("give choice() its values",)),
+    # a sweep's values, each checked as a single one is (Hydra's raw merge error or search path, before)
+    ("-m optim.lr=1e-3,abc hydra.sweep.dir={tmp}/sw", ("pilot: optim.lr=abc: optim.lr takes a number",)),
+    ("-m optim=adamw,adam hydra.sweep.dir={tmp}/sw", ("pilot: optim=adam: no such option; did you mean adamw?",)),
 ]
 
 CASES = [pytest.param(line, expected, True, id=line) for line, expected in REFUSED_BY_VALIDATION] + [

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import re
 from collections.abc import Callable, Iterator
 from enum import Enum
 
@@ -41,21 +42,31 @@ def suggestions(
                 key = override.key_or_group
                 if key == "hydra" or key.startswith("hydra.") or override.is_add() or override.is_delete():
                     continue
-                if (key in groups or key.startswith("hydra/")) and not override.is_sweep_override():
+                values = _values(override)  # a sweep's each (-m optim.lr=1e-3,abc), else the one value
+                if key in groups or key.startswith("hydra/"):
                     options = [o for o in loader.get_group_options(key) if not o.startswith(HIDDEN_OPTIONS)]
-                    value = str(override.value())
-                    if options and value not in options:
+                    for value in [str(v) for v in values if options and str(v) not in options]:
                         lines.append(_nearest(f"{key}={value}: no such option", value, options, "options"))
                 elif OmegaConf.select(cfg, key, default=_MISSING) is _MISSING:
                     elsewhere = known_elsewhere(cfg, key, override.input_line) if known_elsewhere else None
                     lines.append(elsewhere or _not_a_setting(cfg, key))
-                elif not override.is_sweep_override() and (wrong := _wrong_type(cfg, key, override.value())):
-                    lines.append(wrong)
+                else:
+                    lines += [wrong for value in values if (wrong := _wrong_type(cfg, key, value))][:1]
             return lines
     except Exception:  # noqa: BLE001 - a suggestion is a courtesy: Hydra's own message already stands
         return []
     finally:
         GlobalHydra.instance().clear()
+
+
+def _values(override) -> list:
+    """The values an override gives: each of a sweep's listed ones (``a,b``, ``choice(a,b)``), or the
+    one; none for a sweep that is a range or interval (its values are numbers by construction)."""
+    if not override.is_sweep_override():
+        return [override.value()]
+    if override.is_choice_sweep():
+        return list(override.sweep_iterator())
+    return []
 
 
 def _composed_with_choices(overrides: list, groups: set[str]) -> DictConfig:
@@ -107,6 +118,18 @@ def unreadable_arguments(parser: OverridesParser, arguments: list[str]) -> list[
 def _grammar_fix(argument: str) -> str:
     key, value = argument.split("=", 1)
     quoted = f"\"{key}='{value}'\""
+    if re.fullmatch(r"\s*(choice|range|interval|glob)\(\s*\)\s*", value):
+        name = value.strip()[:-2].strip()
+        return f"give {name}() its values ({key}={name}(a,b) with -m): an empty one sweeps nothing"
+    if ",," in value:
+        return (
+            f"remove the doubled comma ({key}={re.sub(',+', ',', value)}): a comma separates the values of a sweep (-m)"
+        )
+    if ";" in value and not value.startswith(("'", '"')):
+        return (
+            f"separate a sweep's values with commas ({key}={value.replace(';', ',')}, with -m), or quote a value "
+            f"that holds ';': {quoted}"
+        )
     if value.endswith(","):
         return (
             f"drop the trailing comma ({key}={value.rstrip(',')}): a comma separates the values of a sweep "
