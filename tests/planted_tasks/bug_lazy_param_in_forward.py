@@ -5,20 +5,10 @@ from run to run)."""
 import torch
 from torch import nn
 
-from tests.planted_tasks._common import CLASS_NAMES, classification_task
+from tests.planted_tasks._common import CLASS_NAMES, EVERY_CHECK, classification_task
 
 EXPECTED = {"step": "contract", "verdict": "fail", "said": "forward created"}
-SETTINGS = {
-    "checks": [
-        "inspect",
-        "split_audit",
-        "alignment",
-        "objective",
-        "smallest_micro_batch",
-        "eval_determinism",
-        "tiny_subset",
-    ]
-}
+SETTINGS = EVERY_CHECK
 
 
 def make_task():

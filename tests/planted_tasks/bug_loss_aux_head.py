@@ -5,24 +5,14 @@ out['logits']: the final head is never trained."""
 import torch.nn.functional as F
 from torch import nn
 
-from tests.planted_tasks._common import CLASS_NAMES, FEATURES, classification_task
+from tests.planted_tasks._common import CLASS_NAMES, EVERY_CHECK, FEATURES, classification_task
 
 EXPECTED = {
     "step": "tiny_subset",
     "verdict": "fail",
     "said": "loss_sum trains the output's 'aux_logits', and predict reads 'logits'",
 }
-SETTINGS = {
-    "checks": [
-        "inspect",
-        "split_audit",
-        "alignment",
-        "objective",
-        "smallest_micro_batch",
-        "eval_determinism",
-        "tiny_subset",
-    ]
-}
+SETTINGS = EVERY_CHECK
 
 
 def make_task():

@@ -9,19 +9,10 @@ from torch import nn
 
 from pilot.data.split import make_splits
 from pilot.data.task import Example, TaskData
+from tests.planted_tasks._common import EVERY_CHECK
 
 EXPECTED = {"step": "tiny_subset", "verdict": "warn", "said": "lies in [0, 1]"}
-SETTINGS = {
-    "checks": [
-        "inspect",
-        "split_audit",
-        "alignment",
-        "objective",
-        "smallest_micro_batch",
-        "eval_determinism",
-        "tiny_subset",
-    ]
-}
+SETTINGS = EVERY_CHECK
 
 
 def make_task():
