@@ -814,3 +814,16 @@ def test_a_recap_stopped_by_a_signal_says_one_line_and_leaves_no_temporary_file(
         == "pilot.recap: interrupted (SIGINT); nothing was written (an earlier recap there is left as it was)"
     )
     assert not list(sweep.glob(".recap*")) and not (sweep / "recap.md").exists()
+
+
+def test_a_recap_out_path_that_is_a_file_is_refused_as_such(tmp_path, capsys):
+    """--out naming a file said "File exists; an earlier recap there is left as it was"."""
+    from pilot.recap import main
+
+    make_run(tmp_path / "sweep" / "0", record())
+    (tmp_path / "afile").write_text("mine\n")
+    with pytest.raises(SystemExit) as refused:
+        main([str(tmp_path / "sweep"), "--out", str(tmp_path / "afile"), "--no-plot"])
+    assert refused.value.code == 2
+    assert "is a file, not a directory" in capsys.readouterr().err
+    assert (tmp_path / "afile").read_text() == "mine\n"

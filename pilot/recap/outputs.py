@@ -223,6 +223,11 @@ def build_recap(
         frame = frame.assign(_plot=frame["sweep"].astype(str) + " · " + frame["variant"].astype(str))
         by = "_plot"
     out_dir = Path(out_dir)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise RecapRefused(
+            f"{out_dir} is a file, not a directory: the recap writes recap.csv, recap.md and recap.png into a "
+            "directory; nothing was written. Fix: --out <a directory> (made if it does not exist)."
+        )
     if theirs := [name for name in not_written_by_pilot(out_dir) if name != "multirun.yaml"]:
         raise RecapRefused(
             f"{out_dir} holds {', '.join(theirs)} that pilot did not write (no recap of its own): the recap would "
