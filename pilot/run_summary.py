@@ -83,6 +83,9 @@ def _learning_rate_reached(cfg: DictConfig, total_updates: int, summary: dict) -
         )
 
 
+CUT_TARGETS_SAID = 0.05  # a share of the training targets truncation removes that a run says at its start
+
+
 def task_summary(cfg: DictConfig, task, train_items: list) -> dict:
     """What defines the task a run learns: the data settings and the share of target tokens
     truncation removed (the recap marks a variant whose task differs from the control's)."""
@@ -90,6 +93,16 @@ def task_summary(cfg: DictConfig, task, train_items: list) -> dict:
     total = sum(int(item["answer_tokens"]) for item in train_items if "answer_tokens" in item)
     truncated = [int(item["truncated_tokens"]) for item in train_items if "truncated_tokens" in item]
     tokens = sum(truncated) + sum(len(item["input_ids"]) for item in train_items if "truncated_tokens" in item)
+    if total and cut / total >= CUT_TARGETS_SAID:
+        longest = max(len(item["input_ids"]) + int(item.get("truncated_tokens", 0)) for item in train_items)
+        log.warning(
+            "data.max_len=%s cuts %.0f%% of the training targets (truncation; recorded as "
+            "task.targets_truncated_share): the run learns a shorter task than the data's. Fix: data.max_len >= %d "
+            "(the longest training example).",
+            OmegaConf.select(cfg, "data.max_len"),
+            100 * cut / total,
+            longest,
+        )
     return {
         "data": OmegaConf.to_container(cfg.data, resolve=True),
         "targets_truncated_share": cut / total if total else None,

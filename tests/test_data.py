@@ -107,3 +107,23 @@ def test_a_data_file_that_is_not_instruction_lines_is_refused_naming_file_and_li
     with pytest.raises(PilotError, match="data.path=") as refused:
         load_examples(str(path))
     assert said in str(refused.value) and "Fix:" in str(refused.value)
+
+
+def test_a_training_run_says_when_truncation_cuts_its_targets(make_cfg, caplog):
+    """data.max_len=5 trained to ok with 38% of the targets cut and no word at its start (the record had
+    the share, the console nothing)."""
+    from hydra.utils import instantiate
+
+    from pilot.run_summary import task_summary
+
+    cfg = make_cfg("data.max_len=5")
+    task = instantiate(cfg.data, _convert_="all")
+    items = [task.encode(e) for e in task.splits["train"]]
+    with caplog.at_level("WARNING", logger="pilot"):
+        summary = task_summary(cfg, task, items)
+    assert summary["targets_truncated_share"] > 0.05
+    said = [r.getMessage() for r in caplog.records if "cuts" in r.getMessage()]
+    assert len(said) == 1 and said[0].startswith("data.max_len=5 cuts ") and "Fix: data.max_len >= " in said[0]
+    caplog.clear()
+    task_summary(make_cfg(), instantiate(make_cfg().data, _convert_="all"), [])  # nothing cut: nothing said
+    assert not [r for r in caplog.records if "cuts" in r.getMessage()]
