@@ -29,6 +29,7 @@ from pilot.run_directory import (
     RunDirectoryRefused,
     after_refusal,
     hydra_was_writing,
+    settle_failed_sweep,
     settle_refused_sweeps,
     unsettled_run_directories,
 )
@@ -253,6 +254,8 @@ def _hydra_failed(error: Exception) -> None:
         print(error, file=sys.stderr)  # as Hydra prints it: the message (its key), then OmegaConf's cause
         if isinstance(error.__cause__, OmegaConfBaseException):
             print(_without_node_details(str(error.__cause__)), file=sys.stderr)
+    if full is not None and launch_config() is not None:  # a sweep: its jobs' .hydra/ or its multirun.yaml
+        settle_failed_sweep()
     for run_dir in unsettled_run_directories():
         if not after_refusal(run_dir):
             print(

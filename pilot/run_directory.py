@@ -273,11 +273,31 @@ def remove_unstarted_job(run_dir: Path) -> None:
 
 def hydra_was_writing() -> Path | None:
     """Where Hydra writes its own files for this process's line: the unsettled run directory's
-    ``.hydra/``, else the sweep directory (multirun.yaml, the jobs' directories)."""
+    ``.hydra/``, else the newest job directory's ``.hydra/`` that holds no run (Hydra writes it before
+    the job runs), else the sweep's multirun.yaml (written before any job)."""
     unsettled = unsettled_run_directories()
     if unsettled:
         return unsettled[0] / ".hydra"
-    return Path(_sweep_dirs[-1]) if _sweep_dirs else None
+    if not _sweep_dirs:
+        return None
+    jobs = _jobs_without_a_run(Path(_sweep_dirs[-1]))
+    return max(jobs, key=lambda job: job.stat().st_mtime) / ".hydra" if jobs else Path(_sweep_dirs[-1], "multirun.yaml")
+
+
+def _jobs_without_a_run(sweep: Path) -> list[Path]:
+    with contextlib.suppress(OSError):
+        return [d for d in sweep.iterdir() if d.is_dir() and (d / ".hydra").is_dir() and not (d / "run.json").exists()]
+    return []
+
+
+def settle_failed_sweep() -> None:
+    """After Hydra failed writing a sweep's own files (a full disk): the jobs' directories holding only
+    Hydra's files go (a recap would count them as unreadable runs), then the sweep directory made for
+    this line if only multirun.yaml is left."""
+    for path in _sweep_dirs[-1:]:
+        for job in _jobs_without_a_run(Path(path)):
+            remove_unstarted_job(job)
+    settle_refused_sweeps()
 
 
 def unsettled_run_directories() -> list[Path]:

@@ -616,3 +616,26 @@ def test_a_signal_after_the_lock_and_before_the_record_is_one_line_and_an_honest
     assert record["status"] == "interrupted" and record["interrupted_by"][-1]["at_update"] == 2, record
     done = run_pilot(run, *TRAIN, "budget.value=4", "checkpoint.every=2")
     assert done.returncode == 0 and json.loads((run / "run.json").read_text())["status"] == "ok", done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("size", ["8k", "24k"])  # multirun.yaml does not fit; a job's .hydra/ does not
+def test_a_sweep_whose_hydra_files_do_not_fit_leaves_nothing_a_recap_counts(tmp_path, size):
+    """The job's directory (Hydra's files, no run.json) stayed and a recap counted it as an unreadable
+    run; the message named the sweep directory, not the file."""
+    _tiny_tmpfs(tmp_path / "small", size)
+    sweep = tmp_path / "small" / "s"
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "pilot", "-m", *TRAIN, "budget.value=3", "seed=0,1", f"hydra.sweep.dir={sweep}"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        left = sorted(str(p.relative_to(tmp_path)) for p in (tmp_path / "small").rglob("*"))
+    finally:
+        subprocess.run(["umount", str(tmp_path / "small")], check=False)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert f"pilot: no space left on the device writing {sweep}/" in done.stderr
+    assert ("multirun.yaml" if size == "8k" else "/.hydra") in done.stderr.split("writing ", 1)[1].split(":")[0]
+    assert left == [], left  # the sweep directory made for this line, and its job's, are gone
