@@ -42,6 +42,11 @@ log = logging.getLogger("pilot")
 CONF_DIR = str(Path(__file__).resolve().parents[1] / "conf")  # absolute: works for `pilot` too
 
 
+class SweepIncomplete(SystemExit):
+    """Exit 1 after a sweep that ran (a job failed, its recap not written): not Hydra refusing the line
+    (a launcher's jobs run elsewhere, so this process never composed a job's config itself)."""
+
+
 SUBMITIT_JOB_ERRORS = ("UncompletedJobError", "FailedJobError")  # a job without a result, one that raised
 _STARTED = time.time()  # a run.json changed since then was written by this line
 _composed = False  # set once Hydra hands over a config: a SystemExit(1) before it is Hydra refusing the line
@@ -147,16 +152,16 @@ def cli() -> None:
         if (name := passed_on_to_jobs()) is not None:  # every job ended before the signal reached it
             raise SystemExit(128 + int(getattr(signal, name)))
         if recap_not_written():  # the sweep ran, but the recap it promised is not there: a script must not go on
-            raise SystemExit(1)
+            raise SweepIncomplete(1)
         if failed := failed_jobs():  # a job that failed (an error, a full disk): the sweep is not complete
             print(
                 f"pilot: {len(failed)} job(s) of the sweep failed (status failed; each run.json says why): "
                 f"{', '.join(failed[:5])}{' ...' if len(failed) > 5 else ''}",
                 file=sys.stderr,
             )
-            raise SystemExit(1)
+            raise SweepIncomplete(1)
     except SystemExit as stop:
-        if stop.code == 1 and not _composed and not isinstance(stop, RunDirectoryRefused):
+        if stop.code == 1 and not _composed and not isinstance(stop, (RunDirectoryRefused, SweepIncomplete)):
             _suggest_and_refuse()
         if stop.code == 2:  # refused: a sweep directory made for this line, still empty, goes
             settle_refused_sweeps()
