@@ -487,10 +487,11 @@ def test_main_refuses_a_file_and_a_missing_path_at_once(tmp_path, capsys):
 
 def test_an_output_that_cannot_be_written_is_a_message_not_a_traceback(tmp_path, capsys):
     run = make_run(tmp_path / "run")
-    (tmp_path / "out").write_text("a file where the recap directory should go")
+    (tmp_path / "out").write_text("a file where the recap's parent directory should go")
     with pytest.raises(SystemExit) as exit_:
-        main([str(run), "--out", str(tmp_path / "out"), "--no-plot"])
-    assert exit_.value.code == 2 and f"cannot write the recap into {tmp_path / 'out'}" in capsys.readouterr().err
+        main([str(run), "--out", str(tmp_path / "out" / "recap"), "--no-plot"])
+    said = capsys.readouterr().err
+    assert exit_.value.code == 2 and f"cannot write the recap into {tmp_path / 'out' / 'recap'}" in said
 
 
 def test_a_recap_that_cannot_be_finished_leaves_the_earlier_one_whole(tmp_path, monkeypatch):

@@ -173,6 +173,20 @@ def _refuse_what_the_command_line_cannot_mean(paths: list[Path], frame: pd.DataF
         )
 
 
+def _refuse_what_cannot_be_replaced(out_dir: Path) -> None:
+    """An output that is a file, or that holds files under the recap's names pilot did not write."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise RecapRefused(
+            f"{out_dir} is a file, not a directory: the recap writes recap.csv, recap.md and recap.png into a "
+            "directory; nothing was written. Fix: --out <a directory> (made if it does not exist)."
+        )
+    if theirs := [name for name in not_written_by_pilot(out_dir) if name != "multirun.yaml"]:
+        raise RecapRefused(
+            f"{out_dir} holds {', '.join(theirs)} that pilot did not write (no recap of its own): the recap would "
+            "replace them; nothing was written. Fix: --out <another directory>."
+        )
+
+
 def _remove_left_behind(out_dir: Path) -> None:
     """Temporary recap files of a recap that was killed (SIGKILL: nothing of it could clean up): those
     whose process is gone. Another recap writing here now keeps its own."""
@@ -223,16 +237,7 @@ def build_recap(
         frame = frame.assign(_plot=frame["sweep"].astype(str) + " · " + frame["variant"].astype(str))
         by = "_plot"
     out_dir = Path(out_dir)
-    if out_dir.exists() and not out_dir.is_dir():
-        raise RecapRefused(
-            f"{out_dir} is a file, not a directory: the recap writes recap.csv, recap.md and recap.png into a "
-            "directory; nothing was written. Fix: --out <a directory> (made if it does not exist)."
-        )
-    if theirs := [name for name in not_written_by_pilot(out_dir) if name != "multirun.yaml"]:
-        raise RecapRefused(
-            f"{out_dir} holds {', '.join(theirs)} that pilot did not write (no recap of its own): the recap would "
-            "replace them; nothing was written. Fix: --out <another directory>."
-        )
+    _refuse_what_cannot_be_replaced(out_dir)
     staged = {name: out_dir / f".{Path(name).stem}.{os.getpid()}.tmp{Path(name).suffix}" for name in RECAP_FILES}
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
