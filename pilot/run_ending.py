@@ -40,8 +40,12 @@ class RunEnding:
             earlier = self.record.data.get("interrupted_by", [])
             self.extra["interrupted_by"] = earlier + [signal_entry(signal_name, updates)]
         self.phases.end("fail", self.stop_cause[:300])
-        if self.record is not None:  # before any record there is nothing to resume (train() says so)
-            log.warning("%s; %s", self.stop_cause, resume_hint(self.overrides, self.run_path, self.sweep_dir))
+        hint = (  # before any record there is nothing to resume
+            resume_hint(self.overrides, self.run_path, self.sweep_dir)
+            if self.record is not None
+            else "nothing to resume"
+        )
+        log.warning("%s; %s", self.stop_cause, hint)
 
     def fail(self, error: Exception) -> None:
         """Record why the run failed (``run`` re-raises it: the failure stays visible)."""
