@@ -115,8 +115,8 @@ def noise_control(reference: Run, control: Run, resumed: Run, k: int, reason: st
     resume's (fail). Otherwise the training is not reproducible here (kernels that sum in another order
     from run to run: several CPU threads, CUDA atomics), bit-identity cannot be checked, and the resume
     is judged against that noise: the same update numbers, learning rates and examples drawn, and
-    losses and final parameters within ``NOISE_FACTOR`` times the control's distance (warn, saying so);
-    further: fail."""
+    losses and final parameters within ``NOISE_FACTOR`` times the control's distance, or one float32
+    rounding step where that is larger (warn, saying so); further: fail."""
     if compare(*_pair(reference, control), 0.0, 0.0)[0]:
         return (
             "fail",
@@ -125,12 +125,15 @@ def noise_control(reference: Run, control: Run, resumed: Run, k: int, reason: st
     rows, weights = resumed
     if exact := _exact_differences(reference[0][k:], rows, reference[1], weights):
         return "fail", f"{reason} ({exact}, which no floating-point noise changes)"
-    noise, drift = _distance(reference, control), _distance((reference[0][k:], reference[1]), resumed)
+    noise, rounding = _distance(reference, control), _rounding(reference)
+    drift = _distance((reference[0][k:], reference[1]), resumed)
     said = (
         f"a second uninterrupted run from the same seed differs from the first by up to {noise[0]:.2g} in a loss "
         f"and {noise[1]:.2g} in a parameter; the resumed run by {drift[0]:.2g} and {drift[1]:.2g}"
     )
-    if all(d <= NOISE_FACTOR * n for d, n in zip(drift, noise)):
+    if any(r > n for r, n in zip(rounding, noise)):
+        said += f" (noise taken as at least one float32 rounding step: {rounding[0]:.2g} and {rounding[1]:.2g})"
+    if all(d <= NOISE_FACTOR * max(n, r) for d, n, r in zip(drift, noise, rounding)):
         return "warn", (
             f"the training is not bit-reproducible here (kernels whose floating-point sums change order from run to "
             f"run: several CPU threads, CUDA atomics): {said}. The resume after update {k} keeps the update numbers, "
@@ -156,6 +159,16 @@ def _exact_differences(reference: list[dict], resumed: list[dict], ref_weights: 
     if ref_weights.keys() != res_weights.keys():
         problems.append("final parameter names differ")
     return "; ".join(problems)
+
+
+def _rounding(run: Run) -> tuple[float, float]:
+    """One float32 rounding step of the run's largest loss and parameter: the least noise a training
+    that is not bit-reproducible has, though a second run may by chance repeat one of them exactly
+    (its losses equal, its parameters not: then every loss of the resumed run that moved was "beyond")."""
+    eps = float(torch.finfo(torch.float32).eps)
+    losses = [abs(r["loss"]) for r in run[0] if math.isfinite(r["loss"])]
+    values = [float(t.double().abs().nan_to_num(0.0).max()) for t in run[1].values() if t.numel()]
+    return eps * max(losses, default=0.0), eps * max(values, default=0.0)
 
 
 def _distance(first: Run, second: Run) -> tuple[float, float]:
