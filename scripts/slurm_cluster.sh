@@ -7,6 +7,10 @@
 # Facts this relies on (established on a machine of this kind): every daemon is started by hand;
 # proctrack/linuxproc + task/none + select/cons_tres avoid cgroups; accounting (slurmdbd) is needed
 # for submitit to see job states; AuthInfo=cred_expire=10 lets a requeued job start again quickly.
+# Every address is the loopback one: a fresh machine's host name need not resolve (no DNS, not in
+# /etc/hosts), and a node whose controller it cannot find stays down. A cold start (no slurmctld and
+# no slurmdbd running) begins from an empty job state and an empty job accounting: jobs saved by an
+# earlier life of the machine would hold the node, and their job ids would be reused.
 set -euo pipefail
 
 STATE=/var/lib/pilot-slurm
@@ -62,10 +66,19 @@ start_mariadb() {
     --pid-file=/run/mysqld/mysqld.pid --skip-networking=0 --bind-address=127.0.0.1 \
     >/var/log/pilot-mariadb.log 2>&1 &
   for _ in $(seq 60); do mariadb -e "select 1" >/dev/null 2>&1 && break; sleep 0.5; done
+  log "mariadb started"
+}
+
+create_accounting_db() {
   mariadb -e "CREATE DATABASE IF NOT EXISTS slurm_acct_db;
               CREATE USER IF NOT EXISTS 'slurm'@'localhost' IDENTIFIED BY '${DB_PASS}';
               GRANT ALL ON slurm_acct_db.* TO 'slurm'@'localhost'; FLUSH PRIVILEGES;"
-  log "mariadb started"
+}
+
+clear_saved_jobs() {
+  rm -rf "${STATE:?}/ctld"/*
+  mariadb -e "DROP DATABASE IF EXISTS slurm_acct_db"
+  log "cold start: saved jobs and job accounting cleared"
 }
 
 write_configs() {
@@ -85,7 +98,7 @@ EOF
   chmod 600 "$CONF_DIR/slurmdbd.conf"
   cat > "$CONF_DIR/slurm.conf" <<EOF
 ClusterName=pilot
-SlurmctldHost=${HOST}
+SlurmctldHost=${HOST}(127.0.0.1)
 SlurmUser=root
 AuthType=auth/munge
 AuthInfo=cred_expire=10
@@ -106,7 +119,7 @@ ReturnToService=2
 MinJobAge=300
 JobRequeue=1
 KillWait=5
-NodeName=${HOST} CPUs=${CPUS} RealMemory=${MEM_MB} State=UNKNOWN
+NodeName=${HOST} NodeAddr=127.0.0.1 NodeHostname=${HOST} CPUs=${CPUS} RealMemory=${MEM_MB} State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
 }
@@ -116,6 +129,8 @@ start() {
   start_munge
   start_mariadb
   write_configs
+  if ! running slurmctld && ! running slurmdbd; then clear_saved_jobs; fi
+  create_accounting_db
   running slurmdbd || { slurmdbd; log "slurmdbd started"; }
   for _ in $(seq 60); do sacctmgr -i show cluster >/dev/null 2>&1 && break; sleep 0.5; done
   sacctmgr -i add cluster pilot >/dev/null 2>&1 || true
@@ -126,7 +141,18 @@ start() {
     scontrol update nodename="${HOST}" state=resume >/dev/null 2>&1 || true
     sleep 1
   done
-  log "cluster did not become ready; logs in ${STATE}/log"; exit 1
+  log "cluster did not become ready; logs in ${STATE}/log"
+  explain_not_ready
+  exit 1
+}
+
+# what a failed start leaves to read: the node's state and reason, the queue, each log's end
+explain_not_ready() {
+  sinfo -N -o "%N %t %E" 2>&1 || true
+  squeue 2>&1 || true
+  for f in "${STATE}"/log/*.log /var/log/pilot-mariadb.log; do
+    [ -f "$f" ] && { echo "--- tail of $f"; tail -n 15 "$f"; }
+  done
 }
 
 stop() {
