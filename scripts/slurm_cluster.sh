@@ -124,8 +124,17 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
 }
 
+# a job's own processes find each other by the node's name (submitit sets MASTER_ADDR from the node
+# list), so the name must resolve on this single-node cluster too
+resolve_host_name() {
+  getent hosts "$HOST" >/dev/null && return
+  echo "127.0.0.1 ${HOST}" >> /etc/hosts
+  log "${HOST} did not resolve: added to /etc/hosts as 127.0.0.1"
+}
+
 start() {
   install_packages
+  resolve_host_name
   start_munge
   start_mariadb
   write_configs
