@@ -69,7 +69,7 @@ def _check_sweep_directory(config: DictConfig) -> None:
     path = directory_of(config, "hydra.sweep.dir")
     if not path.exists():
         _created_sweeps.add(os.path.abspath(path))
-    writable_directory(path, "hydra.sweep.dir")
+    writable_directory(path, "hydra.sweep.dir", made_from_root(config, "hydra.sweep.dir", "campaign.sweep_root"))
     if (path / "run.json").exists():
         raise ResumeRefused(
             f"hydra.sweep.dir={path} holds a run (run.json): a sweep would write its jobs, multirun.yaml and "
@@ -140,7 +140,7 @@ def check_run_directory(config: DictConfig) -> None:
         _hydra_before[str(base)] = {**_hydra_files(base), base / "run.json": _read(base / "run.json")}
         writable_directory(path, "hydra.run.dir")
         return
-    writable_directory(path, "hydra.run.dir")
+    writable_directory(path, "hydra.run.dir", made_from_root(config, "hydra.run.dir", "campaign.run_root"))
     foreign = sorted(p.name for p in path.iterdir() if p.name not in HYDRA_OWN and not p.name.endswith(".log"))
     if _another_apps_hydra(path):
         foreign.insert(0, ".hydra/ of another Hydra app (its config.yaml has no pilot settings)")
@@ -195,8 +195,10 @@ def _refuse_reused(config: DictConfig, path: Path) -> None:
     refuse_reused_for(mode, path)
 
 
-def writable_directory(path: Path, key: str) -> None:
-    """``path`` is (made) a directory this process can write into, else ``PilotError`` naming ``key``."""
+def writable_directory(path: Path, key: str, root: tuple[str, str] | None = None) -> None:
+    """``path`` is (made) a directory this process can write into, else ``PilotError`` naming ``key``,
+    or the ``root`` (key, value) it was made from when the user did not set ``key`` itself."""
+    said, leave = (f"{root[0]}={root[1]} (so {key}={path})", root[0]) if root else (f"{key}={path}", key)
     try:
         path.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=path):
@@ -204,13 +206,25 @@ def writable_directory(path: Path, key: str) -> None:
     except (FileExistsError, NotADirectoryError):
         blocking = next((p for p in [path, *path.parents] if p.exists() and not p.is_dir()), path)
         raise ResumeRefused(
-            f"{key}={path}: {blocking} is a file, not a directory. Fix: name a directory (or leave {key} out)."
+            f"{said}: {blocking} is a file, not a directory. Fix: name a directory (or leave {leave} out)."
         ) from None
     except OSError as error:
         raise ResumeRefused(
-            f"{key}={path} cannot be written ({error.strerror or error}). Fix: name a directory you can "
-            f"write into (or leave {key} out)."
+            f"{said} cannot be written ({error.strerror or error}). Fix: name a directory you can "
+            f"write into (or leave {leave} out)."
         ) from None
+
+
+def made_from_root(config: DictConfig, key: str, root_key: str) -> tuple[str, str] | None:
+    """(``root_key``, its value) when ``key`` (hydra.run.dir, hydra.sweep.dir) was not set on the command
+    line, so a directory it names comes from the campaign root the user chose: that is the key to fix."""
+    overrides = [
+        *(OmegaConf.select(config, "hydra.overrides.hydra", default=None) or []),
+        *(OmegaConf.select(config, "hydra.overrides.task", default=None) or []),
+    ]
+    if any(str(item).lstrip("+~").split("=", 1)[0] == key for item in overrides):
+        return None
+    return root_key, str(OmegaConf.select(config, root_key, default=""))
 
 
 def _read(path: Path) -> bytes | None:

@@ -62,6 +62,21 @@ def test_an_empty_run_dir_or_a_file_in_the_way_is_refused_naming_the_key(tmp_pat
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize(
+    "root, sweep",
+    [("campaign.run_root", ()), ("campaign.sweep_root", ("-m", "optim.lr=0.1,0.2"))],
+    ids=["run", "sweep"],
+)
+def test_a_file_in_the_way_of_a_campaign_root_names_the_root_not_hydras_key(tmp_path, root, sweep):
+    """hydra.run.dir (hydra.sweep.dir) left out is made from the campaign's root: the key to fix is the root."""
+    (tmp_path / "a_file").write_text("x")
+    line = [*sweep, *TRAIN, f"{root}={tmp_path / 'a_file'}"]
+    done = subprocess.run([sys.executable, "-m", "pilot", *line], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert f"{root}={tmp_path / 'a_file'} (so hydra." in done.stderr and f"leave {root} out" in done.stderr
+    assert (tmp_path / "a_file").read_text() == "x"
+
+
 def test_a_finished_run_started_again_is_left_untouched_hydra_files_included(tmp_path):
     run = tmp_path / "run"
     first = run_pilot(run, *TRAIN)
