@@ -218,10 +218,10 @@ def writable_directory(path: Path, key: str, root: tuple[str, str] | None = None
 def made_from_root(config: DictConfig, key: str, root_key: str) -> tuple[str, str] | None:
     """(``root_key``, its value) when ``key`` (hydra.run.dir, hydra.sweep.dir) was not set on the command
     line, so a directory it names comes from the campaign root the user chose: that is the key to fix."""
-    overrides = [
-        *(OmegaConf.select(config, "hydra.overrides.hydra", default=None) or []),
-        *(OmegaConf.select(config, "hydra.overrides.task", default=None) or []),
-    ]
+    overrides = []  # as typed: an override's own ${...} is text here, never resolved
+    for group in ("hydra.overrides.hydra", "hydra.overrides.task"):
+        node = OmegaConf.select(config, group, default=None)
+        overrides += OmegaConf.to_container(node, resolve=False) if node is not None else []
     if any(str(item).lstrip("+~").split("=", 1)[0] == key for item in overrides):
         return None
     return root_key, str(OmegaConf.select(config, root_key, default=""))
