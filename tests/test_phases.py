@@ -162,6 +162,12 @@ def test_phases_csv_keeps_earlier_rows_exactly_and_sets_an_unreadable_file_aside
     write_phases_csv(tmp_path, [resumed], keep_earlier=True)  # a resumed run appends
     frame = pd.read_csv(tmp_path / "phases.csv")
     assert list(frame.columns) == list(COLUMNS) and frame["phase"].tolist() == ["first_step", "steady_steps"]
+    assert frame["attempt"].tolist() == [1, 2]  # the resume's rows are told from the first attempt's
+    write_phases_csv(tmp_path, [resumed, resumed], keep_earlier=True)  # resumed again
+    assert pd.read_csv(tmp_path / "phases.csv")["attempt"].tolist() == [1, 2, 3, 3]
+    (tmp_path / "phases.csv").write_text("phase,rank\nfirst_step,0\n")  # written before the column existed
+    write_phases_csv(tmp_path, [resumed], keep_earlier=True)
+    assert pd.read_csv(tmp_path / "phases.csv")["attempt"].tolist() == [1, 2]
     assert frame["detail"][0] == first["detail"] and frame["rss_bytes"][0] == 2**60 + 1  # exact, not a float
     assert phases_frame(frame.to_dict("records"))["seq_len"].tolist() == [pd.NA, 3]
     assert pd.isna(frame["duration_s"][1]) and pd.isna(frame["loss"][1])

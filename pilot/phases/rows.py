@@ -1,6 +1,7 @@
 """phases.csv: its columns, the frame every reader builds from rows, and its one writer.
 
-A row is one phase on one device and rank (``pilot.phases.measure``): what it ran with
+A row is one phase on one device and rank (``pilot.phases.measure``) in one attempt of the run (1,
+then one more for each resume of the same directory): what it ran with
 (``INPUT_COLUMNS``), its duration after synchronisation, verdict and detail, and the memory
 counters of ``pilot.phases.probe`` (``CUDA_COLUMNS`` empty on a CPU, never zero).
 """
@@ -40,6 +41,7 @@ COLUMNS = (
     "phase",
     "device",
     "rank",
+    "attempt",
     "duration_s",
     "verdict",
     "detail",
@@ -48,7 +50,7 @@ COLUMNS = (
     *CUDA_COLUMNS,
     *CPU_COLUMNS,
 )
-INTEGER_COLUMNS = ("rank", "micro_batch", "accumulation", "replicas", "seq_len", "examples")
+INTEGER_COLUMNS = ("rank", "attempt", "micro_batch", "accumulation", "replicas", "seq_len", "examples")
 
 
 def phases_frame(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
@@ -69,16 +71,20 @@ def write_phases_csv(run_dir: Path, rows: Sequence[dict[str, Any]], keep_earlier
     """Write ``run_dir/phases.csv`` (atomically: a temporary file, then a rename), each cell as
     ``phases_frame`` types it: a count or byte number whole or empty, a duration a float or empty.
 
-    ``keep_earlier``: a resumed run appends its rows to the file's; nothing a run wrote is
+    ``keep_earlier``: a resumed run appends its rows to the file's, as the attempt after the file's
+    last (a file written before the column existed holds attempt 1); nothing a run wrote is
     replaced (an unreadable file is kept as phases.unreadable.csv).
     """
     path = Path(run_dir) / "phases.csv"
-    rows = list(rows)
+    earlier: list[dict[str, Any]] | None = []
     if keep_earlier and path.exists():
         earlier = _earlier_rows(path)
         if earlier is None:
             path.rename(path.with_name("phases.unreadable.csv"))
-        rows = (earlier or []) + rows
+    for row in earlier or []:
+        row["attempt"] = row.get("attempt") or 1
+    attempt = max((_attempt_of(row) for row in earlier or []), default=0) + 1
+    rows = (earlier or []) + [{**row, "attempt": attempt} for row in rows]
     tmp = path.with_name(".phases.csv.tmp")
     with disk_full_guard(path, tmp, needed_bytes=64 * 1024):
         with tmp.open("w", newline="") as handle:
@@ -87,6 +93,14 @@ def write_phases_csv(run_dir: Path, rows: Sequence[dict[str, Any]], keep_earlier
             writer.writerows([_cell(column, row.get(column)) for column in COLUMNS] for row in rows)
         tmp.replace(path)
     return path
+
+
+def _attempt_of(row: dict[str, Any]) -> int:
+    """An earlier row's attempt; 1 when its cell is not a number (a hand-edited file)."""
+    try:
+        return int(float(row["attempt"]))
+    except (TypeError, ValueError, OverflowError):
+        return 1
 
 
 def _earlier_rows(path: Path) -> list[dict[str, Any]] | None:

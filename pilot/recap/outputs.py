@@ -82,7 +82,8 @@ def _phase_table(path: Path) -> pd.DataFrame:
     missing = [c for c in (*PHASE_TABLE, peak) if c not in phases]
     if missing:
         raise ValueError(f"no column {', '.join(missing)}")
-    return phases[[*PHASE_TABLE[:2], peak, *PHASE_TABLE[2:]]].rename(
+    resumed = ["attempt"] if "attempt" in phases and phases["attempt"].nunique() > 1 else []  # a resumed run's
+    return phases[[*PHASE_TABLE[:1], *resumed, *PHASE_TABLE[1:2], peak, *PHASE_TABLE[2:]]].rename(
         columns={peak: "peak CUDA allocated" if cuda else "peak RSS (process)"}
     )
 
