@@ -76,15 +76,16 @@ def write_phases_csv(run_dir: Path, rows: Sequence[dict[str, Any]], keep_earlier
     replaced (an unreadable file is kept as phases.unreadable.csv).
     """
     path = Path(run_dir) / "phases.csv"
-    earlier: list[dict[str, Any]] | None = []
+    earlier: list[dict[str, Any]] = []
     if keep_earlier and path.exists():
-        earlier = _earlier_rows(path)
-        if earlier is None:
+        read = _earlier_rows(path)
+        if read is None:
             path.rename(path.with_name("phases.unreadable.csv"))
-    for row in earlier or []:
-        row["attempt"] = row.get("attempt") or 1
-    attempt = max((_attempt_of(row) for row in earlier or []), default=0) + 1
-    rows = (earlier or []) + [{**row, "attempt": attempt} for row in rows]
+        earlier = read or []
+    for row in earlier:
+        row["attempt"] = _attempt_of(row)
+    attempt = max((row["attempt"] for row in earlier), default=0) + 1
+    rows = earlier + [{**row, "attempt": attempt} for row in rows]
     tmp = path.with_name(".phases.csv.tmp")
     with disk_full_guard(path, tmp, needed_bytes=64 * 1024):
         with tmp.open("w", newline="") as handle:
@@ -96,9 +97,10 @@ def write_phases_csv(run_dir: Path, rows: Sequence[dict[str, Any]], keep_earlier
 
 
 def _attempt_of(row: dict[str, Any]) -> int:
-    """An earlier row's attempt; 1 when its cell is not a number (a hand-edited file)."""
+    """An earlier row's attempt; 1 when it has none (a file from before the column) or its cell is not
+    a number (a hand-edited file)."""
     try:
-        return int(float(row["attempt"]))
+        return int(float(row.get("attempt") or 1))
     except (TypeError, ValueError, OverflowError):
         return 1
 
