@@ -254,7 +254,7 @@ def _estimate(cfg: DictConfig, run_dir: Path, record: RunRecord, sweep_params: d
     )
     print_sheet(result, estimate)
     stored = sum(from_store(e) for e in result.estimates)
-    workers = f" ({filled.in_workers} in {filled.workers} worker processes)" if filled.in_workers else ""
+    workers = f" ({filled.in_workers} in {filled.started} worker processes)" if filled.in_workers else ""
     print(
         f"estimates: {len(result.estimates) - stored} computed{workers}, {stored} read from the estimate store "
         f"({store_dir() or 'off'}; the same config, data, code and versions)"

@@ -6,10 +6,11 @@ from __future__ import annotations
 from hydra.utils import instantiate
 
 import pilot.rental.estimate_cache as estimate_cache
+from pilot.estimate.fake_tensor import estimate_memory
 from pilot.rental.catalog import load_catalog
 from pilot.rental.choice_sheet import choice_rows
 from pilot.rental.estimate_cache import EstimateCache
-from pilot.rental.parallel_estimates import fill, needed
+from pilot.rental.parallel_estimates import Workers, fill, needed
 
 
 def _setup(make_cfg):
@@ -72,3 +73,20 @@ def test_a_failed_worker_leaves_its_estimates_to_the_sheet(make_cfg, monkeypatch
     filled = fill(cfg, cache, catalog, workers=2)
     assert filled.in_workers == 0 and "a worker estimating" in caplog.text
     assert [r.as_dict() for r in choice_rows(cfg, cache, catalog)] == [r.as_dict() for r in rows]
+
+
+def test_workers_are_kept_for_the_next_round_and_give_what_is_computed_here(make_cfg, tmp_path):
+    """A later round's estimates go to the workers the first round started (their imports and first
+    fake mode paid once), and equal the same estimates computed in this process."""
+    cfg = make_cfg()
+    first_round, second_round = [(1, False, 1), (2, False, 1)], [(1, True, 1), (2, True, 1)]
+    with Workers(cfg, tmp_path) as pool:
+        first = pool.compute(first_round, 2)
+        started = list(pool.processes)
+        second = pool.compute(second_round, 2)
+        assert pool.processes == started and len(started) == 2
+    assert [process.returncode for process in started] == [0, 0]  # stdin closed: they finished
+    assert set(first) == set(first_round) and set(second) == set(second_round)
+    for (micro, checkpointing, _), estimate in {**first, **second}.items():
+        here = estimate_memory(cfg, micro_batch=micro, activation_checkpointing=checkpointing)
+        assert [p.peak_bytes for p in estimate.phases] == [p.peak_bytes for p in here.phases]

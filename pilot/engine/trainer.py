@@ -148,12 +148,16 @@ class Trainer:
         """
         self.scaler.unscale_(self.optimizer)
         max_norm = self.grad_clip if self.grad_clip > 0 else math.inf
-        grad_norm = full_value(torch.nn.utils.clip_grad_norm_(self.raw_model.parameters(), max_norm))
+        grad_norm = self.clip_gradients(max_norm)
         self.scaler.step(self.optimizer)
         self.scaler.update()
         self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
         return grad_norm
+
+    def clip_gradients(self, max_norm: float) -> torch.Tensor:
+        """Clip the gradients to ``max_norm`` (inf: none); the global norm before clipping."""
+        return full_value(torch.nn.utils.clip_grad_norm_(self.raw_model.parameters(), max_norm))
 
     def train_step(self) -> UpdateRecord:
         started = time.perf_counter()

@@ -54,7 +54,7 @@ from pilot.estimate.fake_adapter import adapter_on
 from pilot.estimate.fake_kernels import RealKernelDtypes
 from pilot.estimate.flops import FlopTotal
 from pilot.estimate.inputs import EstimateInputs, config_variant, estimate_inputs, fake_inputs
-from pilot.estimate.local_shards import LocalShardOptimizer, warm_gradient_norm
+from pilot.estimate.local_shards import LocalShardOptimizer
 from pilot.estimate.ranks import Ranks, estimate_ranks
 from pilot.estimate.refusal import EstimateRefused, refusal_reason
 from pilot.estimate.tracker import breakdown, tracker_class
@@ -283,7 +283,7 @@ def _run_phases(
     if shortcut:  # one forward/backward in all: the worst micro-batch of the first update
         if trainer.sharded:  # the optimizer's kernels on rank 0's local shards (see local_shards)
             trainer.optimizer = LocalShardOptimizer(trainer.optimizer)
-            warm_gradient_norm(trainer.raw_model)
+            trainer.clip_gradients = trainer.optimizer.clip_gradients
         # FSDP without a gradient sync per micro-batch keeps whole gradients between them: all run
         whole_between = trainer.sharded and not trainer.sync_every_micro_batch
         first = _update_phase("first_step", trainer, meter, inputs, counter, shortcut=not whole_between)

@@ -5,8 +5,8 @@ so a machine with more cores can compute several at once. Which ones the sheet n
 those before: a row tries its settings in order and stops at the first that fits. ``fill`` finds the
 estimates the rows need next and cannot do without — a probing pass of the sheet, in which the cache
 computes nothing and stops each row at the first estimate it lacks — computes them in worker
-processes (``python -m`` in new interpreters, one thread each), and repeats until no row lacks one. The
-sheet is then built as always from the filled cache: no estimate is computed that the sheet built
+processes (``python -m`` in new interpreters, one thread each, kept for the next round), and repeats
+until no row lacks one. The sheet is then built as always from the filled cache: no estimate is computed that the sheet built
 one by one would not compute, and one a worker could not give (a refusal, a crash) is computed
 there and fails there as it always did. What the estimate store holds is read here, never sent
 to a worker. Workers: the CPUs this process may use (``cpu_budget``), at most one
@@ -17,6 +17,7 @@ of one estimate runs here.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -46,6 +47,7 @@ class Filled:
     rounds: int = 0
     in_workers: int = 0  # estimates computed in worker processes
     workers: int = 0
+    started: int = 0  # worker processes started (each kept for the later rounds)
 
 
 def needed(cfg: DictConfig, cache: EstimateCache, catalog: list[Gpu]) -> list[tuple[int, bool, int]]:
@@ -66,13 +68,12 @@ WORTH_A_WORKER_S = 5.0  # a worker's start (new interpreter, torch, the first fa
 def fill(cfg: DictConfig, cache: EstimateCache, catalog: list[Gpu], workers: int | None = None) -> Filled:
     """Fill ``cache`` with every estimate the sheet will ask for, in parallel where a round has several
     and an estimate costs more than starting a worker (the base estimate's time tells: a small model's
-    estimates, a second each, are computed here)."""
+    estimates, a second each, are computed here). Workers started in one round compute the next
+    rounds too: their imports and first fake mode (~4 s here) are paid once."""
     if workers is None:
         workers = cpu_budget()[0] if cache.base.cost_seconds >= WORTH_A_WORKER_S else 1
     done = Filled(workers=workers)
-    with tempfile.TemporaryDirectory(prefix="pilot-estimates-") as scratch:
-        config = Path(scratch) / "config.yaml"
-        OmegaConf.save(OmegaConf.create(OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)), config)
+    with tempfile.TemporaryDirectory(prefix="pilot-estimates-") as scratch, Workers(cfg, Path(scratch)) as pool:
         while keys := needed(cfg, cache, catalog):
             done.rounds += 1
             if cache.stored:  # what the store holds is read here, not sent to a worker
@@ -83,52 +84,102 @@ def fill(cfg: DictConfig, cache: EstimateCache, catalog: list[Gpu], workers: int
                 for key in keys:
                     cache.get(*key)
                 continue
-            results = _in_workers(config, keys, min(workers, len(keys)), Path(scratch) / f"round-{done.rounds}")
+            results = pool.compute(keys, min(workers, len(keys)))
             cache.estimates.update(results)
             done.in_workers += len(results)
+            done.started = len(pool.processes)
             if len(results) < len(keys):  # the sheet computes the rest here, and reports what fails
                 return done
     return done
 
 
-def _in_workers(config: Path, keys: list[tuple[int, bool, int]], workers: int, out: Path) -> dict:
-    """``keys`` shared among ``workers`` new processes (``python -m pilot.rental.parallel_estimates``:
-    no module of this process is imported again in them); the estimates they gave."""
-    out.mkdir()
-    shares = [keys[i::workers] for i in range(workers)]
-    processes = []
-    for number, share in enumerate(shares):
-        command = [sys.executable, "-m", "pilot.rental.parallel_estimates", str(os.getpid()), str(config), str(out)]
-        with open(out / f"worker-{number}.log", "w") as log_file:  # a file, not a pipe: nothing blocks on it
-            processes.append(subprocess.Popen([*command, *map(_name, share)], stdout=log_file, stderr=log_file))
-    for number, process in enumerate(processes):
-        if process.wait():
-            last = (out / f"worker-{number}.log").read_text(errors="replace").strip().splitlines()[-1:]
-            log.warning("a worker estimating %s failed (exit %d): %s", shares[number], process.returncode, last)
-    results = {}
-    for key in keys:
-        path = out / f"{_name(key)}.json"
-        if path.is_file():
-            results[key] = MemoryEstimate.from_dict(json.loads(path.read_text()))
-    return results
+class Workers:
+    """Worker processes (``python -m pilot.rental.parallel_estimates``: no module of this process is
+    imported again in them), started when a round first needs them and kept for the next rounds. Each
+    reads estimate names on its stdin, writes ``<name>.json`` and answers the name on its stdout; its
+    log is a file (nothing blocks on it). Closing the pool closes their stdin: they exit."""
+
+    def __init__(self, cfg: DictConfig, scratch: Path) -> None:
+        self.scratch = scratch
+        self.config = scratch / "config.yaml"  # what every worker estimates, resolved
+        OmegaConf.save(OmegaConf.create(OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)), self.config)
+        self.processes: list[subprocess.Popen] = []
+
+    def __enter__(self) -> Workers:
+        return self
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        for process in self.processes:
+            if exc_type is not None:  # an interruption or an error here: nothing more is wanted of them
+                process.kill()
+            with contextlib.suppress(OSError):
+                process.stdin.close()
+        for process in self.processes:
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+    def _log(self, number: int) -> Path:
+        return self.scratch / f"worker-{number}.log"
+
+    def _start(self, count: int) -> None:
+        while len(self.processes) < count:
+            command = [sys.executable, "-m", "pilot.rental.parallel_estimates", str(os.getpid()), str(self.config)]
+            with open(self._log(len(self.processes)), "w") as log_file:
+                self.processes.append(
+                    subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log_file, text=True)
+                )
+
+    def compute(self, keys: list[tuple[int, bool, int]], count: int) -> dict:
+        """``keys`` shared among ``count`` workers; the estimates they gave (a worker that fails is said
+        and gives none of its share)."""
+        self._start(count)
+        shares = {number: keys[number::count] for number in range(count)}
+        for number, share in shares.items():
+            process = self.processes[number]
+            try:
+                process.stdin.write("".join(f"{_name(key)}\n" for key in share))
+                process.stdin.flush()
+            except OSError:  # died in an earlier round: its answers below are missing
+                pass
+        for number, share in shares.items():
+            process = self.processes[number]
+            answered = [process.stdout.readline().strip() for _ in share]
+            if answered != [_name(key) for key in share]:
+                returncode = process.wait()
+                last = self._log(number).read_text(errors="replace").strip().splitlines()[-1:]
+                log.warning("a worker estimating %s failed (exit %d): %s", share, returncode, last)
+        results = {}
+        for key in keys:
+            path = self.scratch / f"{_name(key)}.json"
+            if path.is_file():
+                results[key] = MemoryEstimate.from_dict(json.loads(path.read_text()))
+        return results
 
 
 def _name(key: tuple[int, bool, int]) -> str:
     return f"{key[0]}-{int(key[1])}-{key[2]}"
 
 
-def _work(parent: int, config: Path, out: Path, names: list[str]) -> None:
-    """A worker: each named estimate of the config, through the estimate store, one file each. It
-    dies with ``parent`` (a killed ``mode=estimate`` leaves no worker computing)."""
+def _work(parent: int, config: Path) -> None:
+    """A worker: each estimate named on stdin, through the estimate store, one file each next to the
+    config, its name answered on stdout once written. It dies with ``parent`` (a killed
+    ``mode=estimate`` leaves no worker computing)."""
     die_with_parent(parent)
+    answers = os.fdopen(os.dup(1), "w")  # the protocol; anything the estimate prints goes to the log
+    os.dup2(2, 1)
     torch.set_num_threads(1)
     cfg = OmegaConf.load(config)
     task = instantiate(cfg.data, _convert_="all")
-    for name in names:
+    for line in sys.stdin:
+        name = line.strip()
         micro, checkpointing, ranks = (int(part) for part in name.split("-"))
         estimate = stored_estimate(cfg, task, micro, bool(checkpointing), ranks)
-        (out / f"{name}.json").write_text(json.dumps(asdict(estimate), default=str))
+        (config.parent / f"{name}.json").write_text(json.dumps(asdict(estimate), default=str))
+        print(name, file=answers, flush=True)
 
 
 if __name__ == "__main__":
-    _work(int(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4:])
+    _work(int(sys.argv[1]), Path(sys.argv[2]))
