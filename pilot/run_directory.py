@@ -43,6 +43,7 @@ from pilot.run_record import RunDirectoryLock
 HYDRA_OWN = (".hydra", RunDirectoryLock.NAME)  # with Hydra's job log (*.log): not the user's files
 _created: set[str] = set()  # run directories this process created (``after_refusal``)
 _hydra_before: dict[str, dict[Path, bytes | None]] = {}  # .hydra/ files (and run.json) of a run, as they were
+_hydra_times: dict[str, dict[Path, tuple[int, int]]] = {}  # their (and .hydra/'s) access and modification times
 _created_sweeps: set[str] = set()  # sweep directories this process created (``settle_refused_sweeps``)
 _sweep_dirs: list[str] = []  # sweep directories this process checked (what Hydra failed writing)
 
@@ -138,6 +139,7 @@ def check_run_directory(config: DictConfig) -> None:
         _refuse_reused(config, path)
         base = Path(os.path.abspath(path))  # after_refusal looks it up by the absolute path
         _hydra_before[str(base)] = {**_hydra_files(base), base / "run.json": _read(base / "run.json")}
+        _hydra_times[str(base)] = _times([base / ".hydra", *_hydra_files(base)])
         writable_directory(path, "hydra.run.dir")
         return
     writable_directory(path, "hydra.run.dir", made_from_root(config, "hydra.run.dir", "campaign.run_root"))
@@ -234,6 +236,15 @@ def _read(path: Path) -> bytes | None:
         return None
 
 
+def _times(paths: list[Path]) -> dict[Path, tuple[int, int]]:
+    times = {}
+    for path in paths:
+        with contextlib.suppress(OSError):
+            stat = path.stat()
+            times[path] = (stat.st_atime_ns, stat.st_mtime_ns)
+    return times
+
+
 def _hydra_files(path: Path) -> dict[Path, bytes]:
     hydra_dir = path / ".hydra"
     return {p: p.read_bytes() for p in hydra_dir.iterdir() if p.is_file()} if hydra_dir.is_dir() else {}
@@ -248,19 +259,20 @@ def after_refusal(run_dir: Path) -> bool:
     ``.hydra/`` files could not be put back (they say this line's config)."""
     path = os.path.abspath(run_dir)
     before, created = _hydra_before.pop(path, None), path in _created
+    times = _hydra_times.pop(path, {})
     _created.discard(path)
     if (before is None and not created) or not os.path.isdir(path):
         return True
     try:
         with RunDirectoryLock(Path(path), says_holder=False):  # writes nothing: works on a full disk
             if before is not None:
-                _put_back(Path(path), before)
+                _put_back(Path(path), before, times)
             else:
                 _remove_if_hydra_alone(path)
     except PilotError:  # busy: the process that holds the lock wrote its .hydra/ files before it took the
         if before is not None:  # lock, and this line's Hydra rewrote them since: they are put back as they were
             try:
-                _put_back(Path(path), before, may_have_run=False)
+                _put_back(Path(path), before, times, may_have_run=False)
             except OSError:
                 return False
         return True
@@ -320,10 +332,13 @@ def unsettled_run_directories() -> list[Path]:
     return sorted(Path(path) for path in {*_created, *_hydra_before})
 
 
-def _put_back(path: Path, before: dict[Path, bytes | None], may_have_run: bool = True) -> None:
-    """The ``.hydra/`` files as they were, if run.json is as it was or the line cannot have run
-    (``may_have_run=False``: another process held the lock; else the line ran and its ``.hydra/`` stays). Each changed file is replaced whole; on a disk without room for a copy
-    beside it, rewritten in place (what Hydra left there is wrong already)."""
+def _put_back(
+    path: Path, before: dict[Path, bytes | None], times: dict[Path, tuple[int, int]], may_have_run: bool = True
+) -> None:
+    """The ``.hydra/`` files as they were (content and times), if run.json is as it was or the line
+    cannot have run (``may_have_run=False``: another process held the lock; else the line ran and its
+    ``.hydra/`` stays). Each changed file is replaced whole; on a disk without room for a copy beside it,
+    rewritten in place (what Hydra left there is wrong already)."""
     if before.pop(path / "run.json", None) != _read(path / "run.json") and may_have_run:
         return
     for written in _hydra_files(path):
@@ -339,3 +354,6 @@ def _put_back(path: Path, before: dict[Path, bytes | None], may_have_run: bool =
         except OSError:
             staged.unlink(missing_ok=True)
             file.write_bytes(content)
+    for file, (accessed, modified) in times.items():  # .hydra/ too: putting a file back changes its time
+        with contextlib.suppress(OSError):
+            os.utime(file, ns=(accessed, modified))

@@ -28,6 +28,12 @@ def _files(directory, skip=()):
     }
 
 
+def _times(directory, skip=LIVE):
+    """Every path under ``directory`` and itself (path -> modification time in ns), ``skip`` left out."""
+    paths = [directory, *sorted(directory.rglob("*"))]
+    return {p.relative_to(directory).as_posix(): p.stat().st_mtime_ns for p in paths if p.name not in skip}
+
+
 def test_a_directory_of_other_files_is_refused_and_left_as_it_was(tmp_path):
     mine = tmp_path / "mine"
     mine.mkdir()
@@ -106,11 +112,12 @@ def test_a_run_without_checkpoint_restarts_only_under_its_own_config(tmp_path):
     run = tmp_path / "run"
     failed = run_pilot(run, *TRAIN, "checkpoint.every=0", fault="exception@2")  # fails before any checkpoint
     assert failed.returncode != 0 and json.loads((run / "run.json").read_text())["status"] == "failed"
-    before = _files(run)
+    before, times = _files(run), _times(run)
     other = run_pilot(run, *TRAIN, "checkpoint.every=0", "optim.lr=1e-3")
     assert other.returncode == 2 and "started under another config" in other.stderr, other.stderr[-2000:]
     assert "optim.lr" in other.stderr and "Traceback" not in other.stderr
     assert _files(run, skip=LIVE) == {k: v for k, v in before.items() if k.split("/")[-1] not in LIVE}  # put back
+    assert _times(run) == times  # .hydra/'s times too: the refused line did not touch the run
     for line in (["checkpoint.resume=false"], ["mode=pilot"]):  # a new run over it: refused, nothing written
         again = run_pilot(run, *TRAIN, "checkpoint.every=0", *line)
         assert again.returncode == 2 and "already holds run" in again.stderr, again.stderr[-2000:]
