@@ -16,7 +16,8 @@ A refusal prints ``pilot: <message>`` and exits with the error's code before any
 written. For a refusal that comes later (a config pilot's validation refuses, a resume refused),
 ``after_refusal`` removes the run directory when this process created it and it holds only
 Hydra's files, so a refused command line leaves no directory a recap would count as a run; in a
-directory holding a run it puts back the ``.hydra/`` files Hydra rewrote for the refused line. A sweep's job
+directory holding a run it puts back the files Hydra rewrote for the refused line (``pilot.hydra_files``:
+``.hydra/``, or the ``hydra.output_subdir`` the line names). A sweep's job
 directories are new by construction (``hydra.sweep.subdir`` is unique); for a sweep
 ``on_multirun_start`` checks only that ``hydra.sweep.dir`` can be written.
 """
@@ -37,13 +38,13 @@ from omegaconf.errors import OmegaConfBaseException
 from pilot.config.values import as_written, enum_value
 from pilot.errors import PilotError, ResumeRefused
 from pilot.faults import fault_point
+from pilot.hydra_files import HydraFiles, output_subdir
 from pilot.resume import refuse_finished_run, refuse_reused_for
 from pilot.run_record import RunDirectoryLock
 
 HYDRA_OWN = (".hydra", RunDirectoryLock.NAME)  # with Hydra's job log (*.log): not the user's files
-_created: set[str] = set()  # run directories this process created (``after_refusal``)
-_hydra_before: dict[str, dict[Path, bytes | None]] = {}  # .hydra/ files (and run.json) of a run, as they were
-_hydra_times: dict[str, dict[Path, tuple[int, int]]] = {}  # their (and .hydra/'s) access and modification times
+_created: dict[str, str | None] = {}  # run directories this process created, with their hydra.output_subdir
+_hydra_before: dict[str, HydraFiles] = {}  # a run's Hydra files (and run.json) as they were, by absolute path
 _created_sweeps: set[str] = set()  # sweep directories this process created (``settle_refused_sweeps``)
 _sweep_dirs: list[str] = []  # sweep directories this process checked (what Hydra failed writing)
 
@@ -134,18 +135,19 @@ def check_run_directory(config: DictConfig) -> None:
     """Refuse (``PilotError``) a ``hydra.run.dir`` a run may not write into; see the module's text."""
     path = directory_of(config, "hydra.run.dir")
     if not path.exists():
-        _created.add(os.path.abspath(path))
+        _created[os.path.abspath(path)] = _output_subdir(config)
     if (path / "run.json").exists():  # first: a finished run on a read-only disk is reported as finished
         _refuse_reused(config, path)
         base = Path(os.path.abspath(path))  # after_refusal looks it up by the absolute path
-        _hydra_before[str(base)] = {**_hydra_files(base), base / "run.json": _read(base / "run.json")}
-        _hydra_times[str(base)] = _times([base / ".hydra", *_hydra_files(base)])
+        _hydra_before[str(base)] = HydraFiles.before_hydra(base, _output_subdir(config))
         writable_directory(path, "hydra.run.dir")
         return
     writable_directory(path, "hydra.run.dir", made_from_root(config, "hydra.run.dir", "campaign.run_root"))
-    foreign = sorted(p.name for p in path.iterdir() if p.name not in HYDRA_OWN and not p.name.endswith(".log"))
-    if _another_apps_hydra(path):
-        foreign.insert(0, ".hydra/ of another Hydra app (its config.yaml has no pilot settings)")
+    subdir = _output_subdir(config)  # where Hydra writes its files (.hydra unless the line names another)
+    own = {*HYDRA_OWN, *([Path(subdir).parts[0]] if subdir else [])}
+    foreign = sorted(p.name for p in path.iterdir() if p.name not in own and not p.name.endswith(".log"))
+    if subdir and _another_apps_hydra(path / subdir):
+        foreign.insert(0, f"{subdir}/ of another Hydra app (its config.yaml has no pilot settings)")
     if foreign:
         shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
         raise ResumeRefused(
@@ -155,13 +157,19 @@ def check_run_directory(config: DictConfig) -> None:
         )
 
 
+def _output_subdir(config: DictConfig) -> str | None:
+    """Where this line's Hydra writes its files in the run directory (``hydra.output_subdir``)."""
+    return OmegaConf.select(config, "hydra.output_subdir", default=".hydra")
+
+
 PILOT_SECTIONS = {"mode", "budget", "model", "data"}  # in every config.yaml pilot's Hydra writes
 
 
-def _another_apps_hydra(path: Path) -> bool:
-    """Whether ``path/.hydra`` was written for another Hydra app (a pilot line that stopped before its
-    run, whose files may be replaced, leaves pilot's config there): its record would be overwritten."""
-    config = path / ".hydra" / "config.yaml"
+def _another_apps_hydra(hydra_dir: Path) -> bool:
+    """Whether ``hydra_dir`` (Hydra's files in a run directory) was written for another Hydra app (a
+    pilot line that stopped before its run, whose files may be replaced, leaves pilot's config there):
+    its record would be overwritten."""
+    config = hydra_dir / "config.yaml"
     if not config.is_file():
         return False
     try:
@@ -229,50 +237,28 @@ def made_from_root(config: DictConfig, key: str, root_key: str) -> tuple[str, st
     return root_key, str(OmegaConf.select(config, root_key, default=""))
 
 
-def _read(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except OSError:
-        return None
-
-
-def _times(paths: list[Path]) -> dict[Path, tuple[int, int]]:
-    times = {}
-    for path in paths:
-        with contextlib.suppress(OSError):
-            stat = path.stat()
-            times[path] = (stat.st_atime_ns, stat.st_mtime_ns)
-    return times
-
-
-def _hydra_files(path: Path) -> dict[Path, bytes]:
-    hydra_dir = path / ".hydra"
-    return {p: p.read_bytes() for p in hydra_dir.iterdir() if p.is_file()} if hydra_dir.is_dir() else {}
-
-
 def after_refusal(run_dir: Path) -> bool:
     """After a refusal: remove ``run_dir`` if this process created it and it holds only Hydra's
     files; in a directory holding a run whose run.json this line did not change (it was refused
-    before it ran), put back the ``.hydra/`` files Hydra rewrote for it (they would say a config the
-    run never used). Only while holding the directory's lock: a directory another process now runs
+    before it ran), put back the files Hydra rewrote for it (``.hydra/`` or the line's
+    ``hydra.output_subdir``: they would say a config the run never used). Only while holding the directory's lock: a directory another process now runs
     in (it won the lock) is never touched. What cannot be done is left as it is. False: the run's
     ``.hydra/`` files could not be put back (they say this line's config)."""
     path = os.path.abspath(run_dir)
     before, created = _hydra_before.pop(path, None), path in _created
-    times = _hydra_times.pop(path, {})
-    _created.discard(path)
+    subdir = _created.pop(path, None)
     if (before is None and not created) or not os.path.isdir(path):
         return True
     try:
         with RunDirectoryLock(Path(path), says_holder=False):  # writes nothing: works on a full disk
             if before is not None:
-                _put_back(Path(path), before, times)
+                before.put_back(Path(path))
             else:
-                _remove_if_hydra_alone(path)
+                _remove_if_hydra_alone(path, subdir)
     except PilotError:  # busy: the process that holds the lock wrote its .hydra/ files before it took the
         if before is not None:  # lock, and this line's Hydra rewrote them since: they are put back as they were
             try:
-                _put_back(Path(path), before, times, may_have_run=False)
+                before.put_back(Path(path), may_have_run=False)
             except OSError:
                 return False
         return True
@@ -281,8 +267,10 @@ def after_refusal(run_dir: Path) -> bool:
     return True
 
 
-def _remove_if_hydra_alone(path: str) -> None:
-    if all(name in HYDRA_OWN or name.endswith(".log") for name in os.listdir(path)):
+def _remove_if_hydra_alone(path: str, subdir: str | None = ".hydra") -> None:
+    """Remove ``path`` if it holds only what Hydra writes (``subdir``: its files' folder, and logs) and the lock."""
+    own = {*HYDRA_OWN, *([Path(subdir).parts[0]] if subdir else [])}
+    if all(name in own or name.endswith(".log") for name in os.listdir(path)):
         shutil.rmtree(path, ignore_errors=True)
 
 
@@ -303,7 +291,9 @@ def hydra_was_writing() -> Path | None:
     the job runs), else the sweep's multirun.yaml (written before any job)."""
     unsettled = unsettled_run_directories()
     if unsettled:
-        return unsettled[0] / ".hydra"
+        run = unsettled[0]
+        before = _hydra_before.get(str(run))
+        return (before.subdir if before else output_subdir(run, _created.get(str(run)))) or run
     if not _sweep_dirs:
         return None
     jobs = _jobs_without_a_run(Path(_sweep_dirs[-1]))
@@ -330,30 +320,3 @@ def unsettled_run_directories() -> list[Path]:
     """The run directories this process checked that no run has settled yet (Hydra failed in
     between, e.g. writing ``.hydra/`` on a full disk): each gets ``after_refusal``."""
     return sorted(Path(path) for path in {*_created, *_hydra_before})
-
-
-def _put_back(
-    path: Path, before: dict[Path, bytes | None], times: dict[Path, tuple[int, int]], may_have_run: bool = True
-) -> None:
-    """The ``.hydra/`` files as they were (content and times), if run.json is as it was or the line
-    cannot have run (``may_have_run=False``: another process held the lock; else the line ran and its
-    ``.hydra/`` stays). Each changed file is replaced whole; on a disk without room for a copy beside it,
-    rewritten in place (what Hydra left there is wrong already)."""
-    if before.pop(path / "run.json", None) != _read(path / "run.json") and may_have_run:
-        return
-    for written in _hydra_files(path):
-        if written not in before:
-            written.unlink(missing_ok=True)
-    for file, content in before.items():
-        if content is None or _read(file) == content:
-            continue
-        staged = file.with_name(f".{file.name}.{os.getpid()}.tmp")
-        try:
-            staged.write_bytes(content)
-            os.replace(staged, file)
-        except OSError:
-            staged.unlink(missing_ok=True)
-            file.write_bytes(content)
-    for file, (accessed, modified) in times.items():  # .hydra/ too: putting a file back changes its time
-        with contextlib.suppress(OSError):
-            os.utime(file, ns=(accessed, modified))

@@ -128,6 +128,24 @@ def test_a_run_without_checkpoint_restarts_only_under_its_own_config(tmp_path):
     assert record["status"] == "ok" and "injected failure" in record["resumes"][-1]["previous_error"]
 
 
+def test_hydra_files_in_another_output_subdir_are_put_back_too(tmp_path):
+    """hydra.output_subdir=meta: Hydra writes config.yaml there, and a refused line's Hydra rewrote it
+    (it said lr 1e-3, a config the run never used); a refused new directory is removed with it."""
+    run, meta = tmp_path / "run", "hydra.output_subdir=meta"
+    failed = run_pilot(run, *TRAIN, "checkpoint.every=0", meta, fault="exception@2")
+    assert failed.returncode != 0 and (run / "meta" / "config.yaml").is_file(), failed.stderr[-2000:]
+    before, times = _files(run, skip=LIVE), _times(run)
+    other = run_pilot(run, *TRAIN, "checkpoint.every=0", meta, "optim.lr=1e-3")
+    assert other.returncode == 2 and "started under another config" in other.stderr, other.stderr[-2000:]
+    assert _files(run, skip=LIVE) == before and _times(run) == times
+    moved = run_pilot(run, *TRAIN, "checkpoint.every=0", "optim.lr=1e-3")  # Hydra writes .hydra/ this time
+    assert moved.returncode == 2 and "started under another config" in moved.stderr, moved.stderr[-2000:]
+    assert _files(run, skip=LIVE) == before and not (run / ".hydra").exists()
+    refused = run_pilot(tmp_path / "new", *TRAIN, meta, "budget.value=-5")
+    assert refused.returncode == 2 and "budget.value" in refused.stderr, refused.stderr[-2000:]
+    assert not (tmp_path / "new").exists()
+
+
 def test_after_a_refusal_a_directory_another_process_runs_in_is_never_touched(tmp_path):
     run = tmp_path / "new"
     check_run_directory(OmegaConf.create({"hydra": {"run": {"dir": str(run)}}, "mode": "train"}))  # made here

@@ -1,0 +1,92 @@
+"""A run's Hydra files as they were before a command line's Hydra rewrote them, and putting them back.
+
+Hydra writes its files (config.yaml, overrides.yaml, hydra.yaml) into ``hydra.output_subdir`` of the
+run directory (``.hydra`` unless the line names another; nowhere when it is null) before pilot's
+task starts. When that line is then refused (a resume under another config, a directory another
+process runs in), those files would say a config the run never used: ``HydraFiles`` holds them as
+they were — content and times, with ``run.json`` to tell whether the line ran after all — and
+``put_back`` restores them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _files(subdir: Path | None) -> dict[Path, bytes]:
+    if subdir is None or not subdir.is_dir():
+        return {}
+    return {p: p.read_bytes() for p in subdir.iterdir() if p.is_file()}
+
+
+def _times(paths: list[Path]) -> dict[Path, tuple[int, int]]:
+    times = {}
+    for path in paths:
+        with contextlib.suppress(OSError):
+            stat = path.stat()
+            times[path] = (stat.st_atime_ns, stat.st_mtime_ns)
+    return times
+
+
+def output_subdir(run_dir: Path, subdir: str | None) -> Path | None:
+    """Where Hydra writes its files for a line whose ``hydra.output_subdir`` is ``subdir``."""
+    return None if subdir is None else run_dir / subdir
+
+
+@dataclass
+class HydraFiles:
+    subdir: Path | None  # where this line's Hydra writes; None: nowhere
+    existed: bool  # the subdirectory was there before
+    files: dict[Path, bytes]
+    times: dict[Path, tuple[int, int]]  # the files' and the subdirectory's (access, modification) in ns
+    record: bytes | None  # run.json
+
+    @classmethod
+    def before_hydra(cls, run_dir: Path, subdir: str | None) -> HydraFiles:
+        where = output_subdir(run_dir, subdir)
+        files = _files(where)
+        return cls(
+            where,
+            where is not None and where.is_dir(),
+            files,
+            _times([*([where] if where is not None else []), *files]),
+            _read(run_dir / "run.json"),
+        )
+
+    def put_back(self, run_dir: Path, may_have_run: bool = True) -> None:
+        """The files as they were, if run.json is as it was or the line cannot have run
+        (``may_have_run=False``: another process held the lock; else the line ran and its files stay).
+        Each changed file is replaced whole; on a disk without room for a copy beside it, rewritten in
+        place (what Hydra left there is wrong already). A subdirectory the line made goes."""
+        if self.subdir is None or (self.record != _read(run_dir / "run.json") and may_have_run):
+            return
+        for written in _files(self.subdir):
+            if written not in self.files:
+                written.unlink(missing_ok=True)
+        if not self.existed:
+            with contextlib.suppress(OSError):
+                self.subdir.rmdir()
+            return
+        for file, content in self.files.items():
+            if _read(file) == content:
+                continue
+            staged = file.with_name(f".{file.name}.{os.getpid()}.tmp")
+            try:
+                staged.write_bytes(content)
+                os.replace(staged, file)
+            except OSError:
+                staged.unlink(missing_ok=True)
+                file.write_bytes(content)
+        for path, (accessed, modified) in self.times.items():  # putting a file back changes its times
+            with contextlib.suppress(OSError):
+                os.utime(path, ns=(accessed, modified))
