@@ -25,6 +25,7 @@ from pilot.checkpoint import Checkpointer
 from pilot.config.values import enum_value
 from pilot.engine.batch_plan import plan_from_config
 from pilot.errors import ResumeRefused, RunFinished, disk_full_guard
+from pilot.models.base_files import base_files_sha256
 from pilot.run_record import RunRecord, config_hash, parse_row, read_run_json
 from pilot.variant import defining_config, variant_key
 
@@ -160,6 +161,20 @@ def refuse_changed_config(cfg: DictConfig, path: Path, state: dict) -> list[str]
     return differences
 
 
+def refuse_changed_base(cfg: DictConfig, path: Path, state: dict) -> None:
+    """An adapter's base read from ``model.path``: the files there must be those the checkpoint's
+    adapter trained on (``pilot.models.base_files``)."""
+    saved = state.get("base_files_sha256")
+    now = base_files_sha256(cfg) if saved else None
+    if saved and now != saved:
+        raise ResumeRefused(
+            f"model.path={cfg.model.path} holds another base than the one the adapter in {path} was trained on "
+            f"(sha256 of its files: checkpoint {saved[:12]}, now {str(now)[:12]}): the adapter would go on "
+            "training on another base, and the export's base.json would name that base alone. Fix: put back the "
+            "base the run started from, or start a new run directory (leave out hydra.run.dir)."
+        )
+
+
 def find_resume_state(
     cfg: DictConfig, checkpointer: Checkpointer, run_dir: Path, is_main: bool
 ) -> tuple[dict | None, dict]:
@@ -184,6 +199,7 @@ def find_resume_state(
     if int(cfg.run.threads) == 0 and state.get("torch_threads"):  # the default continues bit for bit
         torch.set_num_threads(int(state["torch_threads"]))
     note = _resume_note(path, state, cleaned, refuse_changed_config(cfg, path, state))
+    refuse_changed_base(cfg, path, state)
     refuse_budget_behind(cfg, run_dir, path, note["from_update"])
     log.info("resuming from %s (update %d)", path, note["from_update"])
     return state, note

@@ -199,6 +199,62 @@ def test_a_lora_run_on_a_saved_model_exports_the_adapter_and_catches_a_changed_b
     assert "not the one the adapter was trained on" in again.stdout + again.stderr
 
 
+def test_a_resume_on_a_base_copied_over_model_path_is_refused(tmp_path):
+    """The checkpoint keeps the adapter alone: another save_pretrained copied over model.path would be
+    read without a word, and base.json would name it alone. The resume compares the base's files."""
+    _tiny_llama(tmp_path / "base", seed=0)
+    run_dir = tmp_path / "run"
+    line = ["-m", "pilot", "model=hf_causal_lm", f"model.path={tmp_path / 'base'}", "adapter=lora", "mode=train",
+            "budget.value=6", "checkpoint.every=2", "run.threads=1", f"hydra.run.dir={run_dir}"]  # fmt: skip
+    env = {**os.environ, "PILOT_FAULT": "exception@3", "HF_HUB_OFFLINE": "1"}
+    failed = subprocess.run([sys.executable, *line], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert failed.returncode != 0 and list((run_dir / "checkpoints").glob("ckpt-*")), failed.stderr[-2000:]
+    record = (run_dir / "run.json").read_bytes()
+    _tiny_llama(tmp_path / "base", seed=1)  # another base, same directory
+    refused = _run(*line)
+    assert refused.returncode == 2, refused.stdout[-2000:] + refused.stderr[-2000:]
+    assert "holds another base than the one the adapter" in refused.stderr and "Traceback" not in refused.stderr
+    assert (run_dir / "run.json").read_bytes() == record  # the run's record is left as it was
+    _tiny_llama(tmp_path / "base", seed=0)  # the base put back: the run goes on
+    resumed = _run(*line)
+    assert resumed.returncode == 0, resumed.stdout[-2000:] + resumed.stderr[-2000:]
+    assert json.loads((run_dir / "run.json").read_text())["resumes"][-1]["from_update"] == 2
+
+
+@pytest.mark.parametrize(
+    "line, said",
+    [
+        (["adapter.modules_to_save=[foo]"], "adapter.modules_to_save=['foo']: foo match no module of LlamaForCausalLM"),
+        (["adapter.target_modules=[q_proj,lm_head]", "adapter.modules_to_save=[lm_head]"], "both name lm_head"),
+        (["adapter.modules_to_save=[lm_head]", "model.dtype=fp16", "precision=fp16"], "adapter.modules_to_save=null"),
+        (["adapter.bias=all", "model.dtype=fp16", "precision=fp16"], "adapter.bias=none"),
+        (["+adapter.use_doraa=true"], "adapter.use_doraa=True: not a setting"),
+        (["adapter.use_dora=true"], "add it with +adapter.use_dora"),
+    ],
+)
+def test_adapter_settings_that_would_train_other_than_recorded_are_refused_before_the_run(tmp_path, line, said):
+    done = _run("-m", "pilot", "model=hf_causal_lm", "adapter=lora", "mode=train", *line,
+                f"hydra.run.dir={tmp_path / 'run'}")  # fmt: skip
+    assert done.returncode == 2 and said in done.stderr, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr and not (tmp_path / "run").exists()
+
+
+def test_peft_keys_the_yaml_does_not_set_reach_peft_and_numbers_name_layers(make_cfg):
+    """``+adapter.use_dora=true`` (a LoraConfig key beyond conf/adapter/lora.yaml) reaches peft; target
+    names typed as numbers ([0,3]: an nn.Sequential's layers) reach it as strings; an adapter that peft
+    builds frozen (inference_mode) is refused."""
+    dora = build_model(make_cfg("model=hf_causal_lm", *LORA, "+adapter.use_dora=true"))
+    assert any("lora_magnitude_vector" in name for name, _ in dora.named_parameters())
+    classifier = make_cfg("+experiment=classification", *LORA, "adapter.target_modules=[0,3]")
+    adapted = build_model(classifier)
+    assert {name.split(".")[-1] for name in adapted.targeted_module_names} == {"0", "3"}
+    with pytest.raises(ConfigRefused, match="trains nothing"):
+        build_model(make_cfg("model=hf_causal_lm", *LORA, "+adapter.inference_mode=true"))
+    with pytest.raises(ConfigRefused, match="foo match no module of MLPClassifier"):
+        build_model(make_cfg("+experiment=classification", *LORA, "adapter.target_modules=[0]",
+                             "adapter.modules_to_save=[foo]"))  # fmt: skip
+
+
 @pytest.mark.slow
 def test_the_pilot_and_the_lr_sweep_pass_on_a_lora_run(tmp_path):
     lora = ["model=hf_causal_lm", "adapter=lora", "adapter.target_modules=[q_proj,k_proj,v_proj,o_proj,lm_head]"]

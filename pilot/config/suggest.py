@@ -16,6 +16,8 @@ from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
+from pilot.config.values import target_keywords
+
 HIDDEN_OPTIONS = "schema"  # the schema's own entries in a group (schema, schema_<option>: pilot.config.register)
 
 
@@ -164,6 +166,12 @@ def _not_a_setting(cfg: DictConfig, key: str) -> str:
     section = key.rsplit(".", 1)[0]
     while section and not isinstance(OmegaConf.select(cfg, section, default=None), DictConfig):
         section = section.rsplit(".", 1)[0] if "." in section else ""
+    node = OmegaConf.select(cfg, section, default=None) if section else None
+    if node is not None and key.rsplit(".", 1)[-1] in target_keywords(node):
+        return (
+            f"{key}: not in this config, but {node._target_} reads it. Fix: add it with +{key}=<value> "
+            f"(a '+' adds a key the config does not set)"
+        )
     everything = list(_keys(cfg))
     siblings = [k for k in everything if k.startswith(f"{section}.")] if section else everything
     near = difflib.get_close_matches(key, siblings, n=3, cutoff=0.6) or difflib.get_close_matches(

@@ -4,6 +4,7 @@ the device a run asks for. They import nothing of pilot, so every layer can use 
 from __future__ import annotations
 
 import importlib
+import inspect
 from typing import Any
 
 import torch
@@ -32,6 +33,20 @@ def import_target(path: str) -> Any:
             found = getattr(found, attr)
         return found
     raise ModuleNotFoundError(f"No module named '{parts[0]}'", name=parts[0])
+
+
+def target_keywords(node: Any) -> set[str]:
+    """The keyword arguments the ``_target_`` of a config node accepts (``peft.LoraConfig``'s own keys
+    for adapter=lora), or none when it names nothing importable."""
+    path = select(node, "_target_")
+    if not isinstance(path, str):
+        return set()
+    try:
+        parameters = inspect.signature(import_target(path)).parameters.values()
+    except Exception:  # noqa: BLE001 - not importable, or no signature: nothing known
+        return set()
+    kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return {p.name for p in parameters if p.kind in kinds}
 
 
 def select(cfg: Any, key: str) -> Any:

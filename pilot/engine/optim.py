@@ -40,6 +40,14 @@ def trained_parameters(model: torch.nn.Module) -> list[torch.nn.Parameter]:
             "requires_grad=False): nothing would be trained. Fix: leave the parameters to train with "
             "requires_grad=True (freeze only a part, e.g. a backbone), or train an adapter (adapter=lora)."
         )
+    half = [name for name, p in model.named_parameters() if p.requires_grad and p.dtype == torch.float16]
+    if half:
+        raise ContractError(
+            f"{len(half)} trained parameter(s) of {type(model).__name__} are fp16 ({', '.join(half[:3])}"
+            f"{', ...' if len(half) > 3 else ''}): AdamW's small updates round away in fp16 and the gradient "
+            "scaler refuses fp16 gradients. Fix: keep what trains in fp32 or bf16 (model.dtype=fp32 with "
+            "precision=fp16 is mixed precision), or freeze it."
+        )
     return params
 
 

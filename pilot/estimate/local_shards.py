@@ -87,4 +87,3 @@ class LocalShardOptimizer:
         finally:
             for local in trained:
                 local.grad = None
-

@@ -52,11 +52,14 @@ def apply_adapter(model: torch.nn.Module, cfg: DictConfig) -> torch.nn.Module:
     if not wants_adapter(cfg):
         return model
     peft = _peft()
+    settings = adapter_settings(cfg)
     try:
-        peft_config = instantiate(cfg.adapter, _convert_="all")
+        peft_config = instantiate(OmegaConf.create(settings), _convert_="all")
     except Exception as error:  # a peft key with a value peft refuses
         raise ConfigRefused(f"adapter: peft refuses the config ({error}). Fix: see peft's LoraConfig.") from error
-    targets = OmegaConf.to_container(cfg.adapter).get("target_modules")
+    targets, saved = settings.get("target_modules"), settings.get("modules_to_save")
+    if names_in_both_lists(settings):
+        raise ConfigRefused(names_in_both_lists(settings))
     layers = adaptable_layers(model)  # before peft wraps them
     try:
         with warnings.catch_warnings():  # peft asks transformers 5 by a name it deprecated: not the user's to fix
@@ -69,7 +72,61 @@ def apply_adapter(model: torch.nn.Module, cfg: DictConfig) -> torch.nn.Module:
             f"({', '.join(layers) or 'it has none'})."
         ) from error
     _refuse_names_that_adapt_nothing(adapted, targets, layers)
+    unsaved = saved_names_matching_nothing(saved or [], (n for n, _ in base_of(adapted).named_modules()))
+    if unsaved:
+        raise ConfigRefused(save_nothing(unsaved, saved, base_of(adapted)))
+    if not any(p.requires_grad for p in adapted.parameters()):
+        raise ConfigRefused(
+            "adapter: the adapter peft built trains nothing (every parameter is frozen), while the run would "
+            "record an adapter training. Fix: drop the adapter key that freezes it (adapter.inference_mode=true)."
+        )
     return adapted
+
+
+NAME_LISTS = ("target_modules", "modules_to_save", "exclude_modules")  # module names: strings to peft
+
+
+def adapter_settings(cfg: DictConfig) -> dict[str, Any]:
+    """``cfg.adapter`` as the keyword arguments of its peft config, module names as strings: a name
+    typed as a number (``[0,3]``: an ``nn.Sequential``'s layers) reaches peft as ``'0'``."""
+    settings = OmegaConf.to_container(cfg.adapter, resolve=True)
+    for key in NAME_LISTS:
+        if isinstance(settings.get(key), list):
+            settings[key] = [str(name) for name in settings[key]]
+    return settings
+
+
+def names_in_both_lists(settings: dict[str, Any]) -> str | None:
+    """Why names in both ``target_modules`` and ``modules_to_save`` are refused: peft trains such a
+    module in full and adapts it not at all, so the record would list an adapter that is not there."""
+    targets, saved = settings.get("target_modules"), settings.get("modules_to_save")
+    both = [str(name) for name in targets if name in saved] if isinstance(targets, list) and saved else []
+    if not both:
+        return None
+    return (
+        f"adapter.target_modules={targets!r} and adapter.modules_to_save={saved!r} both name {', '.join(both)}: "
+        "peft trains it in full and puts no adapter on it. Fix: name it in one list only (modules_to_save: "
+        "trained in full; target_modules: a low-rank update)."
+    )
+
+
+def saved_names_matching_nothing(saved: list[str], names: Iterable[str]) -> list[str]:
+    """The ``modules_to_save`` that match none of the module ``names`` as peft matches them (the end of
+    a module's name)."""
+    names = list(names)
+    return [t for t in saved if not any(n.endswith(t) for n in names)]
+
+
+def save_nothing(unmatched: list[str], saved: list[str], model: torch.nn.Module) -> str:
+    """Why ``modules_to_save`` names that match no module of ``model`` are refused: peft accepts them
+    silently and trains nothing more, while the record and the export's config list them."""
+    children = ", ".join(name for name, _ in model.named_children())
+    return (
+        f"adapter.modules_to_save={saved!r}: {', '.join(unmatched)} match no module of {type(model).__name__}, "
+        f"so nothing more would train while the record lists them. Fix: the names of the modules to train in "
+        f"full (lm_head, embed_tokens, score...; its top-level modules: {children or 'none'}), or "
+        "adapter.modules_to_save=null."
+    )
 
 
 def adaptable_layers(model: torch.nn.Module) -> list[str]:

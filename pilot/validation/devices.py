@@ -32,26 +32,46 @@ def check_precision(cfg, device_type: str, problems: list[Problem]) -> None:
                 "changes the update. Fix: precision.grad_scaler=false.",
             )
         )
-    if (
-        enum_value(select(cfg, "model.dtype")) == "fp16"
-        and select(cfg, "adapter.r") is None  # no adapter: the fp16 weights themselves train
-        and enum_value(select(cfg, "mode")) in ("train", "pilot")
-    ):
-        problems.append(
-            Problem(
-                "model.dtype",
-                "fp16",
-                "the trained parameters would be fp16: AdamW's small updates round away and the loss turns nan "
-                f"within a few updates{', and the gradient scaler refuses fp16 gradients' if dtype == 'fp16' else ''}. "
-                "Fix: model.dtype=fp32 with precision=fp16 or bf16 (mixed precision: fp32 weights, half-precision "
-                "compute), or model.dtype=bf16 with precision=bf16, or an adapter (adapter=lora: the fp16 model "
-                "stays frozen)",
-            )
-        )
+    if enum_value(select(cfg, "model.dtype")) == "fp16" and enum_value(select(cfg, "mode")) in ("train", "pilot"):
+        _check_fp16_weights_train(cfg, dtype, problems)
     if dtype == "bf16" and device_type == "cuda" and torch.cuda.is_available() and not torch.cuda.is_bf16_supported():
         problems.append(
             Problem("precision.dtype", dtype, "this GPU has no bf16 support. Fix: precision=fp16 or precision=fp32.")
         )
+
+
+def _check_fp16_weights_train(cfg, dtype: str, problems: list[Problem]) -> None:
+    """model.dtype=fp16: the model's own weights must stay frozen (an adapter's are made fp32 by peft).
+    Without an adapter they all train; with one, the modules it trains in full and the biases it trains
+    are the model's fp16 tensors."""
+    scaler = ", and the gradient scaler refuses fp16 gradients" if dtype == "fp16" else ""
+    why = f"AdamW's small updates round away and the loss turns nan within a few updates{scaler}"
+    if select(cfg, "adapter.r") is None:
+        problems.append(
+            Problem(
+                "model.dtype",
+                "fp16",
+                f"the trained parameters would be fp16: {why}. Fix: model.dtype=fp32 with precision=fp16 or bf16 "
+                "(mixed precision: fp32 weights, half-precision compute), or model.dtype=bf16 with precision=bf16, "
+                "or an adapter (adapter=lora: the fp16 model stays frozen)",
+            )
+        )
+        return
+    bias = enum_value(select(cfg, "adapter.bias"))
+    trained = [  # (key, value, its setting that trains nothing of the model)
+        ("adapter.modules_to_save", select(cfg, "adapter.modules_to_save"), "null"),  # copies of fp16 modules
+        ("adapter.bias", None if bias in (None, "none") else bias, "none"),
+    ]
+    for key, value, off in trained:
+        if value:
+            problems.append(
+                Problem(
+                    key,
+                    value,
+                    f"with model.dtype=fp16 it trains fp16 tensors of the model (the adapter's own are fp32): {why}. "
+                    f"Fix: model.dtype=fp32 or bf16, or {key}={off}",
+                )
+            )
 
 
 def check_strategy(cfg, problems: list[Problem]) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from pilot.config.values import select
+from pilot.config.values import select, target_keywords
 from pilot.validation.problems import Problem
 
 # Hydra's instantiate keys: never arguments of the target
@@ -18,9 +18,13 @@ HYDRA_KEYS = ("_target_", "_convert_", "_recursive_", "_partial_", "_args_")
 
 def check_unknown_keys(node: DictConfig, prefix: str, problems: list[Problem]) -> None:
     """A ``+key=value`` override skips the schema's struct flag: the key would be read by nothing
-    (or, under model/data, break the call of ``_target_``). Schema'd nodes are checked here."""
+    (or, under model/data, break the call of ``_target_``). Schema'd nodes are checked here; in one
+    with a ``_target_``, a keyword its target accepts is a setting (``+adapter.use_dora=true``)."""
     schema = OmegaConf.get_type(node)
     known = {f.name for f in fields(schema)} if is_dataclass(schema) else None
+    extra = [key for key in node.keys() if known is not None and key not in known]
+    if extra and "_target_" in known:  # keys its _target_ reads (peft.LoraConfig's use_dora...) are settings
+        known |= target_keywords(node) & set(extra)
     for key in node.keys():
         full_key = f"{prefix}{key}"
         if known is not None and key not in known:

@@ -7,13 +7,22 @@ from pathlib import Path
 from typing import Any
 
 from hydra.core.hydra_config import HydraConfig
-from omegaconf import DictConfig, ListConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
 from pilot.config.tokenizer import tokenizer_problem
 from pilot.config.values import import_target, select
 from pilot.engine.checkpointing import declares_checkpointing
 from pilot.errors import PilotError
-from pilot.models.adapter import adapt_nothing, adaptable_layers, names_matching_nothing, wants_adapter
+from pilot.models.adapter import (
+    adapt_nothing,
+    adaptable_layers,
+    adapter_settings,
+    names_in_both_lists,
+    names_matching_nothing,
+    save_nothing,
+    saved_names_matching_nothing,
+    wants_adapter,
+)
 from pilot.models.hf_causal_lm import DTYPES, config_problem, meta_model
 from pilot.validation.keys import check_arguments
 from pilot.validation.problems import Problem, is_number
@@ -219,16 +228,25 @@ def _check_hf_config(cfg, problems: list[Problem]) -> None:
         problems.append(Problem(key, named or settings, why, said=True))  # each message names its settings
 
 
-def _check_adapter_targets(cfg, problems: list[Problem]) -> None:
-    """adapter.target_modules as a list, over a transformers model: a name that matches no module of it
-    would adapt nothing while the record lists it (peft adapts silently what part of a list matches).
-    Found on the model built on the meta device, before anything runs (building refuses it too, after
+def _check_adapter_names(cfg, problems: list[Problem]) -> None:
+    """adapter.target_modules and modules_to_save as lists: a name in both (peft trains it in full, with
+    no adapter), and over a transformers model a name that matches no module of it (it would adapt or
+    save nothing while the record lists it; peft goes on silently with what part of a list matches).
+    Found on the model built on the meta device, before anything runs (building refuses them too, after
     the run directory exists): one block deep, and where that misses a name, every block (a hybrid
     model's first block may lack it)."""
-    targets = select(cfg, "adapter.target_modules")
-    if not _builds_hf(cfg) or not wants_adapter(cfg) or not isinstance(targets, ListConfig):
+    if not wants_adapter(cfg):
         return
-    targets = [str(t) for t in targets]
+    settings = adapter_settings(cfg)
+    if names_in_both_lists(settings):
+        problems.append(
+            Problem("adapter.modules_to_save", settings["modules_to_save"], names_in_both_lists(settings), said=True)
+        )
+        return
+    targets, saved = settings.get("target_modules"), settings.get("modules_to_save") or []
+    if not _builds_hf(cfg) or not (isinstance(targets, list) or saved):
+        return
+    targets = targets if isinstance(targets, list) else []
     config = select(cfg, "model.config")
     built = (
         str(select(cfg, "model.model_type")),
@@ -238,14 +256,18 @@ def _check_adapter_targets(cfg, problems: list[Problem]) -> None:
     )
     for blocks in (1, None):  # one block may not build alone (Jamba's attention offset): then every block
         model = meta_model(*built, blocks=blocks)
-        unmatched = names_matching_nothing(targets, (n for n, _ in model.named_modules())) if model else None
-        if unmatched == []:
+        if model is None:
             return
-    if model is None or not unmatched:
-        return
-    problems.append(
-        Problem("adapter.target_modules", targets, adapt_nothing(unmatched, model, adaptable_layers(model)))
-    )
+        names = [n for n, _ in model.named_modules()]
+        unmatched, unsaved = names_matching_nothing(targets, names), saved_names_matching_nothing(saved, names)
+        if not unmatched and not unsaved:
+            return
+    if unmatched:
+        problems.append(
+            Problem("adapter.target_modules", targets, adapt_nothing(unmatched, model, adaptable_layers(model)))
+        )
+    if unsaved:
+        problems.append(Problem("adapter.modules_to_save", saved, save_nothing(unsaved, saved, model), said=True))
 
 
 def check_model_and_data(cfg, problems: list[Problem]) -> None:
@@ -257,6 +279,6 @@ def check_model_and_data(cfg, problems: list[Problem]) -> None:
         _check_tokenizer,
         _check_model_path,
         _check_hf_config,
-        _check_adapter_targets,
+        _check_adapter_names,
     ):
         check(cfg, problems)
