@@ -295,6 +295,21 @@ def test_mode_estimate_examines_the_attention_calls_of_a_transformers_model(make
     assert calls[0]["query"][-2] == cfg.data.max_len  # at the campaign's length, not the pilot's data
 
 
+def test_mode_estimate_examines_the_attention_calls_of_a_saved_model(make_cfg, tmp_path):
+    """from_pretrained refuses the meta device (transformers 5: "an anti-pattern"), so a model.path model's
+    attention was never examined; on meta its saved config builds it (shapes only, no weights read)."""
+    from pilot.environment.attention import record_attention_calls
+
+    config = transformers.LlamaConfig(
+        vocab_size=259, hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+        max_position_embeddings=96, pad_token_id=256, bos_token_id=257, eos_token_id=258,
+    )  # fmt: skip
+    transformers.LlamaForCausalLM(config).save_pretrained(tmp_path / "saved")
+    cfg = make_cfg("model=hf_causal_lm", f"model.path={tmp_path / 'saved'}", "precision=bf16")
+    calls, _ = record_attention_calls(cfg, instantiate(cfg.data, _convert_="all"), meta=True)
+    assert [(c["heads"], c["head_dim"], c["dtype"], c["count"]) for c in calls] == [(2, 16, "bfloat16", 1)]
+
+
 def test_an_estimate_at_one_billion_parameters_runs_on_fake_tensors(make_cfg):
     width = [
         "model.config.hidden_size=4096",

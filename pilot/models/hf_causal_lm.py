@@ -51,6 +51,9 @@ def _from_directory(transformers, path: str, kwargs: dict[str, Any]):
             f"model.path={path}: no config.json there. Fix: give a local directory written by "
             "save_pretrained (pilot never downloads), or model.path=null to build from model.config."
         )
+    if torch.get_default_device().type == "meta":  # shapes only (mode=estimate's attention calls): its config
+        config = transformers.AutoConfig.from_pretrained(str(directory), local_files_only=True)
+        return transformers.AutoModelForCausalLM.from_config(config, **kwargs)  # from_pretrained refuses meta
     return transformers.AutoModelForCausalLM.from_pretrained(str(directory), local_files_only=True, **kwargs)
 
 
