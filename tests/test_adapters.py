@@ -230,6 +230,7 @@ def test_a_resume_on_a_base_copied_over_model_path_is_refused(tmp_path):
         (["adapter.bias=all", "model.dtype=fp16", "precision=fp16"], "adapter.bias=none"),
         (["+adapter.use_doraa=true"], "adapter.use_doraa=True: not a setting"),
         (["adapter.use_dora=true"], "add it with +adapter.use_dora"),
+        (["adapter.target_modules=q_proj"], "a single string is a regular expression"),
     ],
 )
 def test_adapter_settings_that_would_train_other_than_recorded_are_refused_before_the_run(tmp_path, line, said):

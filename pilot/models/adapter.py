@@ -66,6 +66,8 @@ def apply_adapter(model: torch.nn.Module, cfg: DictConfig) -> torch.nn.Module:
             warnings.filterwarnings("ignore", "`is_gradient_checkpointing` is deprecated", FutureWarning)
             adapted = peft.get_peft_model(model, peft_config)
     except ValueError as error:  # target modules that the model does not have
+        if isinstance(targets, str) and targets != "all-linear":
+            raise ConfigRefused(regex_adapts_nothing(targets, model, layers)) from error
         raise ConfigRefused(
             f"adapter.target_modules={targets!r} does not fit {type(model).__name__}: {str(error).splitlines()[0]} "
             f"Fix: adapter.target_modules=all-linear or a list of the model's linear layers "
@@ -153,6 +155,18 @@ def adapt_nothing(unmatched: list[str], model: torch.nn.Module, layers: list[str
         f"{', '.join(unmatched)} match no module of {type(model).__name__}, so they would adapt nothing while the "
         f"record lists them (its layers an adapter can wrap: {', '.join(layers) or 'none'}). Fix: "
         "adapter.target_modules=all-linear, or the names of the layers above."
+    )
+
+
+def regex_adapts_nothing(pattern: str, model: torch.nn.Module, layers: list[str]) -> str:
+    """Why a ``target_modules`` string that matches no module is refused: peft reads a string as a
+    regular expression over each module's whole dotted name, where a list matches the names' ends."""
+    return (
+        f"adapter.target_modules={pattern!r}: a single string is a regular expression that must match a "
+        f"module's whole dotted name (e.g. model.layers.0.self_attn.q_proj), and it matches none of "
+        f"{type(model).__name__}'s. Fix: a list of layer names, e.g. adapter.target_modules=[{pattern}] "
+        f"(its layers an adapter can wrap: {', '.join(layers) or 'none'}), a whole-name expression such as "
+        f"'.*\\.{pattern}', or all-linear."
     )
 
 

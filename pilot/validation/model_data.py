@@ -3,6 +3,7 @@ sizes the data fixes for the model, the heads and the data file."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from pilot.models.adapter import (
     adapter_settings,
     names_in_both_lists,
     names_matching_nothing,
+    regex_adapts_nothing,
     save_nothing,
     saved_names_matching_nothing,
     wants_adapter,
@@ -244,7 +246,8 @@ def _check_adapter_names(cfg, problems: list[Problem]) -> None:
         )
         return
     targets, saved = settings.get("target_modules"), settings.get("modules_to_save") or []
-    if not _builds_hf(cfg) or not (isinstance(targets, list) or saved):
+    pattern = targets if isinstance(targets, str) and targets != "all-linear" else None
+    if not _builds_hf(cfg) or not (isinstance(targets, list) or saved or pattern):
         return
     targets = targets if isinstance(targets, list) else []
     config = select(cfg, "model.config")
@@ -260,14 +263,31 @@ def _check_adapter_names(cfg, problems: list[Problem]) -> None:
             return
         names = [n for n, _ in model.named_modules()]
         unmatched, unsaved = names_matching_nothing(targets, names), saved_names_matching_nothing(saved, names)
-        if not unmatched and not unsaved:
+        unmatched_pattern = pattern is not None and not any(_full_match(pattern, n) for n in names)
+        if not unmatched and not unsaved and not unmatched_pattern:
             return
+    if unmatched_pattern:
+        problems.append(
+            Problem(
+                "adapter.target_modules",
+                pattern,
+                regex_adapts_nothing(pattern, model, adaptable_layers(model)),
+                said=True,
+            )
+        )
     if unmatched:
         problems.append(
             Problem("adapter.target_modules", targets, adapt_nothing(unmatched, model, adaptable_layers(model)))
         )
     if unsaved:
         problems.append(Problem("adapter.modules_to_save", saved, save_nothing(unsaved, saved, model), said=True))
+
+
+def _full_match(pattern: str, name: str) -> bool:
+    try:
+        return re.fullmatch(pattern, name) is not None
+    except re.error:  # not an expression at all: peft says so when it builds
+        return True
 
 
 def check_model_and_data(cfg, problems: list[Problem]) -> None:
