@@ -229,7 +229,7 @@ def test_a_resume_on_a_base_copied_over_model_path_is_refused(tmp_path):
         (["adapter.modules_to_save=[lm_head]", "model.dtype=fp16", "precision=fp16"], "adapter.modules_to_save=null"),
         (["adapter.bias=all", "model.dtype=fp16", "precision=fp16"], "adapter.bias=none"),
         (["+adapter.use_doraa=true"], "adapter.use_doraa=True: not a setting"),
-        (["adapter.use_dora=true"], "add it with +adapter.use_dora"),
+        (["adapter.use_dora=true"], "add it with +adapter.use_dora=true"),
         (["adapter.target_modules=q_proj"], "a single string is a regular expression"),
     ],
 )

@@ -51,7 +51,7 @@ def suggestions(
                         lines.append(_nearest(f"{key}={value}: no such option", value, options, "options"))
                 elif OmegaConf.select(cfg, key, default=_MISSING) is _MISSING:
                     elsewhere = known_elsewhere(cfg, key, override.input_line) if known_elsewhere else None
-                    lines.append(elsewhere or _not_a_setting(cfg, key))
+                    lines.append(elsewhere or _not_a_setting(cfg, key, override.input_line))
                 else:
                     lines += [wrong for value in values if (wrong := _wrong_type(cfg, key, value))][:1]
             return lines
@@ -158,7 +158,7 @@ def _nearest(what: str, given: str, known: list[str], kind: str) -> str:
     return f"{what}; the {kind}: {', '.join(sorted(known)[:40])}"
 
 
-def _not_a_setting(cfg: DictConfig, key: str) -> str:
+def _not_a_setting(cfg: DictConfig, key: str, line: str | None = None) -> str:
     """The nearest settings to a key the config lacks: among its section's first, else anywhere;
     with none near, the section's own settings (not every setting of the config)."""
     if "." not in key:
@@ -169,8 +169,8 @@ def _not_a_setting(cfg: DictConfig, key: str) -> str:
     node = OmegaConf.select(cfg, section, default=None) if section else None
     if node is not None and key.rsplit(".", 1)[-1] in target_keywords(node):
         return (
-            f"{key}: not in this config, but {node._target_} reads it. Fix: add it with +{key}=<value> "
-            f"(a '+' adds a key the config does not set)"
+            f"{key}: not in this config, but {node._target_} reads it. Fix: add it with "
+            f"+{line or key + '=<value>'} (a '+' adds a key the config does not set)"
         )
     everything = list(_keys(cfg))
     siblings = [k for k in everything if k.startswith(f"{section}.")] if section else everything
