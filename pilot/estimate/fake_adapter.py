@@ -11,6 +11,8 @@ a module peft copies whole (``modules_to_save``) is rebuilt in the mode, never m
 
 from __future__ import annotations
 
+import warnings
+
 import torch
 from omegaconf import DictConfig
 from torch._subclasses.fake_tensor import FakeTensor, unset_fake_temporarily
@@ -30,7 +32,9 @@ def adapter_on(model: torch.nn.Module, cfg: DictConfig) -> torch.nn.Module:
     mode = _fake_mode_of(model)
     if mode is None:
         return apply_adapter(model, cfg)
-    with unset_fake_temporarily():
+    with unset_fake_temporarily(), warnings.catch_warnings():
+        # Tensor.__deepcopy__ asks a fake tensor's data pointer (modules_to_save): torch's own, harmless here
+        warnings.filterwarnings("ignore", "Accessing the data pointer of FakeTensor", UserWarning)
         adapted = apply_adapter(model, cfg)
     for module in adapted.modules():
         for name, param in list(module._parameters.items()):
