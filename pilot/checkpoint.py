@@ -43,7 +43,7 @@ from pilot.engine.sharding import is_sharded, load_whole_training_state, local_v
 from pilot.errors import UnsafeFileError, disk_full_guard, first_line
 from pilot.faults import fault_point
 from pilot.models.adapter import is_adapted, load_trained_state, trained_state
-from pilot.models.base_files import base_files_sha256
+from pilot.models.base_files import base_files_fingerprint
 from pilot.pickle_scan import code_in_file
 from pilot.run_record import config_hash
 from pilot.sharded_checkpoint import METADATA_FILE, read_metadata, read_shards, write_shards
@@ -104,7 +104,9 @@ def training_state(trainer, cfg: DictConfig, rng_by_rank: list | None = None) ->
         "torch_threads": torch.get_num_threads(),  # another count changes float reduction order
         "config_hash": config_hash(cfg),
         "defining_config": defining_config(cfg),
-        **({"base_files_sha256": base} if (base := base_files_sha256(cfg)) else {}),  # an adapter's model.path
+        **(
+            {"base_files_fingerprint": base} if (base := base_files_fingerprint(cfg)) else {}
+        ),  # an adapter's model.path
     }
 
 

@@ -25,7 +25,7 @@ from pilot.checkpoint import Checkpointer
 from pilot.config.values import enum_value
 from pilot.engine.batch_plan import plan_from_config
 from pilot.errors import ResumeRefused, RunFinished, disk_full_guard
-from pilot.models.base_files import base_files_sha256
+from pilot.models.base_files import base_files_fingerprint
 from pilot.run_record import RunRecord, config_hash, parse_row, read_run_json
 from pilot.variant import defining_config, variant_key
 
@@ -164,12 +164,12 @@ def refuse_changed_config(cfg: DictConfig, path: Path, state: dict) -> list[str]
 def refuse_changed_base(cfg: DictConfig, path: Path, state: dict) -> None:
     """An adapter's base read from ``model.path``: the files there must be those the checkpoint's
     adapter trained on (``pilot.models.base_files``)."""
-    saved = state.get("base_files_sha256")
-    now = base_files_sha256(cfg) if saved else None
+    saved = state.get("base_files_fingerprint")
+    now = base_files_fingerprint(cfg) if saved else None
     if saved and now != saved:
         raise ResumeRefused(
             f"model.path={cfg.model.path} holds another base than the one the adapter in {path} was trained on "
-            f"(sha256 of its files: checkpoint {saved[:12]}, now {str(now)[:12]}): the adapter would go on "
+            f"(fingerprint of its files: checkpoint {saved[:12]}, now {str(now)[:12]}): the adapter would go on "
             "training on another base, and the export's base.json would name that base alone. Fix: put back the "
             "base the run started from, or start a new run directory (leave out hydra.run.dir)."
         )

@@ -221,6 +221,26 @@ def test_a_resume_on_a_base_copied_over_model_path_is_refused(tmp_path):
     assert json.loads((run_dir / "run.json").read_text())["resumes"][-1]["from_update"] == 2
 
 
+def test_the_base_fingerprint_sees_another_base_and_not_a_copy(make_cfg, tmp_path):
+    """Names, sizes and 64 blocks of each file: a copy (new times) keeps it, other weights change it."""
+    from pilot.models.base_files import base_files_fingerprint
+
+    base = tmp_path / "base"
+    base.mkdir()
+    weights = bytearray(range(256)) * (5 << 14)  # 5 MiB: sampled, not read whole
+    (base / "model.safetensors").write_bytes(bytes(weights))
+    (base / "config.json").write_text("{}")
+    cfg = make_cfg("model=hf_causal_lm", f"model.path={base}", "adapter=lora")
+    first = base_files_fingerprint(cfg)
+    assert first and base_files_fingerprint(make_cfg("model=hf_causal_lm", f"model.path={base}")) is None
+    os.utime(base / "model.safetensors", (0, 0))  # copied: other times, same bytes
+    assert base_files_fingerprint(cfg) == first
+    for i in range(0, len(weights), 4096):  # another base: other weights, throughout the file
+        weights[i] ^= 1
+    (base / "model.safetensors").write_bytes(bytes(weights))
+    assert base_files_fingerprint(cfg) != first
+
+
 @pytest.mark.parametrize(
     "line, said",
     [
