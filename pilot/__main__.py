@@ -19,7 +19,7 @@ from omegaconf.errors import OmegaConfBaseException
 from pilot.config import register
 from pilot.config.suggest import suggestions
 from pilot.config.values import enum_value
-from pilot.errors import PilotError, no_space_left, user_error
+from pilot.errors import PilotError, RunFinished, no_space_left, user_error
 from pilot.estimate_run import run_estimate
 from pilot.models.hf_causal_lm import config_key_outside_the_yaml
 from pilot.pilot_run import run_pilot
@@ -110,6 +110,9 @@ def main(cfg: DictConfig) -> None:
 
 
 def _refused(error: PilotError, run_dir: Path, multirun: bool) -> None:
+    if multirun and isinstance(error, RunFinished) and error.exit_code == 0:  # a relaunch into a fixed subdir
+        log.info("job %s already finished ok in its directory: kept as this job's result, nothing was done", run_dir)
+        return
     print(f"pilot: {error}", file=sys.stderr)
     if not multirun:
         after_refusal(run_dir)  # nothing of this line left: a directory made for it, Hydra's rewritten files

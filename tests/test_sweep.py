@@ -251,3 +251,24 @@ def test_a_sweep_whose_job_failed_exits_one_naming_it(tmp_path):
     statuses = pd.read_csv(sweep / "recap.csv")["status"].tolist()
     assert statuses == ["failed"] * len(statuses) and len(statuses) > 1
     assert f"pilot: {len(statuses)} job(s) of the sweep failed (status failed; each run.json says why)" in done.stderr
+
+
+def test_a_relaunch_into_fixed_job_directories_recaps_the_jobs_it_continued_and_found_finished(tmp_path):
+    """hydra.sweep.subdir=lr${optim.lr}: a relaunch resumes a job in its old directory, or finds it
+    finished there. Those runs are this launch's jobs; the recap said "0 run(s)", every job "never
+    started", and replaced the right recap."""
+    sweep = tmp_path / "fixed"
+    line = [sys.executable, "-m", "pilot", *SMALL, "seed=0", "optim.lr=1e-3,2e-3", f"hydra.sweep.dir={sweep}",
+            "hydra.sweep.subdir=lr${optim.lr}", "-m"]  # fmt: skip
+    failing = {**os.environ, "PILOT_FAULT": "exception@2"}
+    first = subprocess.run(line, cwd=REPO, capture_output=True, text=True, timeout=600, env=failing)
+    assert first.returncode == 1 and sorted(p.name for p in sweep.glob("lr*")) == ["lr0.001", "lr0.002"]
+    for attempt in ("continued", "found finished"):
+        again = subprocess.run(line, cwd=REPO, capture_output=True, text=True, timeout=600)
+        assert again.returncode == 0, (attempt, again.stderr[-3000:])
+        recap = pd.read_csv(sweep / "recap.csv")
+        assert sorted(recap["status"]) == ["ok", "ok"], (attempt, recap[["run_dir", "status"]])
+        text = (sweep / "recap.md").read_text()
+        assert "# Recap — 2 run(s)" in text and "Never started" not in text and "Left out" not in text, text
+    said = again.stdout + again.stderr
+    assert "already finished ok in its directory" in said and "refused" not in said

@@ -25,6 +25,7 @@ _HOMES = {  # each name's module, imported on first use: Hydra imports this pack
     "main": "pilot.recap.entry",
     "read_metrics": "pilot.recap.metrics_jsonl",
     "build_recap": "pilot.recap.outputs",
+    "earlier_job_results": "pilot.recap.declared",
     "phase_tables": "pilot.recap.outputs",
     "plot_curves": "pilot.recap.picture",
     "NOT_RUNS": "pilot.recap.reading",

@@ -5,11 +5,13 @@ the directories alone would read as if the sweep had been that small."""
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from pathlib import Path
 
 import pandas as pd
 from omegaconf import OmegaConf
 
+from pilot.recap.reading import collect
 from pilot.variant import parse_overrides, same_value, sweep_combinations
 
 
@@ -75,6 +77,29 @@ def never_started(frame: pd.DataFrame, roots: list[Path] = ()) -> list[str]:
             continue
         lines.append(_never_started_line(found, declared, missing, unreadable))
     return lines
+
+
+def earlier_job_results(sweep_dir: Path, earlier_runs: Collection[Path]) -> set[Path]:
+    """Of the run directories that were in ``sweep_dir`` before a launch, those that hold a job this
+    launch declares (its multirun.yaml) and for which the launch made no new directory: with a fixed
+    ``hydra.sweep.subdir`` a relaunch resumes an interrupted job, or finds a finished one, in its old
+    directory, and that run is the job's result (the newest, when several hold it). With the default,
+    unique subdirectories every job makes a new one and the earlier runs stay out."""
+    jobs = declared_jobs(sweep_dir / "multirun.yaml") if earlier_runs else None
+    if not jobs:
+        return set()
+    frame = collect([sweep_dir])
+    earlier = frame["run_dir"].isin({os.fspath(Path(p)) for p in earlier_runs})
+    new, old = frame[~earlier], frame[earlier & (frame["status"] != "unreadable")]
+    kept: set[Path] = set()
+    for job in jobs:
+        wanted = parse_overrides(job)
+        if any(_holds(row, wanted) for _, row in new.iterrows()):
+            continue
+        holders = [row for _, row in old.iterrows() if _holds(row, wanted)]
+        if holders:
+            kept.add(Path(max(holders, key=lambda row: str(row.get("run_id") or ""))["run_dir"]))
+    return kept
 
 
 def _never_started_line(found: Path, declared: list, missing: list, unreadable: int) -> str:

@@ -29,7 +29,8 @@ class RecapCallback(Callback):
 
     Only this launch's runs: run directories already in the sweep directory when the
     multirun started (a reused ``hydra.sweep.dir``) are left out, and recap.md says how
-    many. The runs it made are grouped by their run.json ``sweep_id``, so launches into
+    many — except those that hold a job of this launch for which it made no new directory
+    (a fixed ``hydra.sweep.subdir``: the job resumed or was found finished there). The runs it made are grouped by their run.json ``sweep_id``, so launches into
     one directory at the same time are still judged apart, never pooled.
     """
 
@@ -97,9 +98,10 @@ def recap_launch(config: Any, earlier_runs: frozenset[Path]) -> pd.DataFrame | N
     if not sweep_dir.is_dir():
         print(f"recap: no sweep directory {sweep_dir}: no job wrote anything, nothing to recap")
         return None
-    try:
+    try:  # an earlier run that is a job of this launch (a fixed subdir: resumed, or found finished) is in
+        skip = earlier_runs - recap.earlier_job_results(sweep_dir, earlier_runs)
         frame = recap.build_recap(
-            [sweep_dir], sweep_dir, control, quality_tolerance=campaign.get("quality_tolerance"), skip=earlier_runs
+            [sweep_dir], sweep_dir, control, quality_tolerance=campaign.get("quality_tolerance"), skip=skip
         )
     except PilotError as error:  # the sweep's runs are done and kept; only the recap could not be written
         print(f"recap: {error}", file=sys.stderr)
