@@ -94,6 +94,10 @@ def control_written_wrong(control: str) -> str | None:
     malformed = [part for part in parts if "=" not in part or not part.split("=", 1)[0].strip()]
     if malformed:
         return f"{', '.join(malformed)} is not key=value (e.g. optim.lr=0.0001)"
+    keys = [part.split("=", 1)[0].strip().lstrip("+~") for part in parts]
+    twice = sorted({key for key in keys if keys.count(key) > 1})
+    if twice:  # the last value would win: a control of one value, named by two
+        return f"{', '.join(twice)} is given twice; a control is one variant: one value per key (e.g. {parts[0]})"
     for key in parse_overrides(parts):
         if key in DEFINING_EXCLUDED or not is_defining(key):
             return (

@@ -701,6 +701,7 @@ def test_a_quality_tolerance_that_is_not_a_share_is_refused(tmp_path, capsys, va
         ("optim.lrr=1e-4", "no variant sets optim.lrr (did you mean optim.lr?)"),
         ("optim.lr=9", "no variant has optim.lr=9; its values: 0.0001"),
         ("garbage", "garbage is not key=value"),
+        ("optim.lr=1e-4,optim.lr=3e-3", "optim.lr is given twice"),  # the last value won: a wrong control
     ],
 )
 def test_a_control_that_is_none_of_the_variants_is_refused_before_writing(tmp_path, capsys, control, said):
