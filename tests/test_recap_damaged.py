@@ -829,3 +829,16 @@ def test_a_recap_out_path_that_is_a_file_is_refused_as_such(tmp_path, capsys):
     assert refused.value.code == 2
     assert "is a file, not a directory" in capsys.readouterr().err
     assert (tmp_path / "afile").read_text() == "mine\n"
+
+
+def test_one_directory_named_two_ways_is_one_row(tmp_path, monkeypatch):
+    """``sweep`` and its absolute path, ``a/../sweep`` or a link to it: 16 rows for 8 runs before."""
+    sweep = tmp_path / "sweep"
+    for seed in (0, 1):
+        make_run(sweep / f"{seed}-run", record(seed=seed, run_id=f"run-{seed}"))
+    (tmp_path / "link").symlink_to(sweep)
+    monkeypatch.chdir(tmp_path)
+    named = [Path("sweep"), sweep, tmp_path / "other" / ".." / "sweep", tmp_path / "link", Path("sweep/0-run")]
+    (tmp_path / "other").mkdir()
+    frame = collect(named)
+    assert sorted(frame["run_id"]) == ["run-0", "run-1"] and sorted(frame["run_dir"]) == ["sweep/0-run", "sweep/1-run"]

@@ -85,11 +85,17 @@ def _walk(directory: str, found: set[str]) -> None:
 
 
 def _run_dirs(paths: Iterable[Path]) -> list[str]:
-    """Every directory under ``paths`` that is (or was meant to be) a run directory, sorted as text."""
-    found: set[str] = set()
+    """Every directory under ``paths`` that is (or was meant to be) a run directory, sorted as text;
+    one directory named two ways (``sweep`` and its absolute path, ``a/../sweep``, a link to it) once,
+    as first named."""
+    by_real: dict[str, str] = {}
     for root in check_paths(paths):
-        _walk(os.fspath(root), found)
-    return sorted(found)  # sorted as text: 10,000 Path comparisons cost 0.25 s
+        spelled, real = os.fspath(root), os.path.realpath(root)
+        found: set[str] = set()
+        _walk(spelled, found)
+        for directory in sorted(found):
+            by_real.setdefault(real + directory[len(spelled) :], directory)
+    return sorted(by_real.values())  # sorted as text: 10,000 Path comparisons cost 0.25 s
 
 
 def find_run_dirs(paths: Iterable[Path]) -> list[Path]:
