@@ -842,3 +842,25 @@ def test_one_directory_named_two_ways_is_one_row(tmp_path, monkeypatch):
     (tmp_path / "other").mkdir()
     frame = collect(named)
     assert sorted(frame["run_id"]) == ["run-0", "run-1"] and sorted(frame["run_dir"]) == ["sweep/0-run", "sweep/1-run"]
+
+
+def test_a_finished_runs_metrics_must_reach_what_its_record_says(tmp_path):
+    """An ok run with 6 updates: an emptied metrics.jsonl read as 0 updates, and one whose final
+    validation line was cut read its update-3 validation as the run's result."""
+    whole = metrics(final_val=1.5)
+    cut = whole[: whole.rstrip("\n").rfind("\n") + 1] + whole.rstrip("\n").rsplit("\n", 1)[1][:20]
+    runs = {
+        "whole": make_run(tmp_path / "whole", record(updates_done=6, run_id="whole"), whole),
+        "empty": make_run(tmp_path / "empty", record(updates_done=6, run_id="empty"), ""),
+        "cut": make_run(tmp_path / "cut", record(updates_done=6, run_id="cut"), cut),
+        "interrupted": make_run(
+            tmp_path / "stopped", record(updates_done=6, run_id="stopped", status="interrupted"), ""
+        ),
+    }
+    frame = collect([tmp_path]).set_index("run_dir")
+    assert frame.loc[str(runs["whole"]), "status"] == "ok" and frame.loc[str(runs["whole"]), "final_val_loss"] == 1.5
+    assert frame.loc[str(runs["empty"]), "status"] == "unreadable"
+    assert "ends at update 0 but run.json says 6" in frame.loc[str(runs["empty"]), "stop_cause"]
+    assert frame.loc[str(runs["cut"]), "status"] == "unreadable"
+    assert "final validation (after update 6) is missing" in frame.loc[str(runs["cut"]), "stop_cause"]
+    assert frame.loc[str(runs["interrupted"]), "status"] == "interrupted"  # a signal's run: as it recorded

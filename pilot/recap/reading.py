@@ -117,10 +117,31 @@ def read_run(run_dir: Path | str, curve: bool = False) -> dict[str, Any]:
         if row.get("status") == "running" and (gone := abandoned(run_dir)):  # run.json's last word
             row["stop_cause"] = _abandoned_cause(record, run_dir, gone)
         row.update(read_metrics(os.path.join(run_dir, "metrics.jsonl"), curve))
+        _metrics_hold_the_record(record, row)
     except Unreadable as damage:
         said = f" (run.json says {row['status']})" if row.get("status") else ""
         row.update(readable_identity(record), status="unreadable", stop_cause=f"{damage}{said}")
     return row
+
+
+def _metrics_hold_the_record(record: dict[str, Any], row: dict[str, Any]) -> None:
+    """A finished run's metrics.jsonl must reach what its run.json says: updates short of its
+    ``updates_done`` (a file emptied or cut), or an ``ok`` run's final validation missing (its last line
+    cut: an earlier point would stand in for the final one) make the run unreadable, not a number."""
+    done, status = record.get("updates_done"), record.get("status")
+    if status not in ("ok", "diverged") or not isinstance(done, int) or isinstance(done, bool):
+        return  # a run stopped by an error or a signal may have counted an update it did not log
+    if row.get("updates_done", 0) < done:
+        raise Unreadable(
+            f"metrics.jsonl: ends at update {row.get('updates_done', 0)} but run.json says {done} updates were "
+            "done (the file was cut short or emptied)"
+        )
+    val = row.get("_val_curve") or []
+    if status == "ok" and val and val[-1][0] < done:
+        raise Unreadable(
+            f"metrics.jsonl: the final validation (after update {done}) is missing, its last point is at update "
+            f"{val[-1][0]} (the file's end was cut?): that point would stand in for the run's result"
+        )
 
 
 def _abandoned_cause(record: dict[str, Any], run_dir: str, gone: str) -> str:
