@@ -6,6 +6,7 @@ inherits these; they read and set its state (record, trainer, status, stop cause
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import torch
 
@@ -83,7 +84,7 @@ class RunEnding:
                         self.status,
                         self.stop_cause,
                         error=self.error,
-                        peak_memory=self.phases.peaks() or peak_memory(),
+                        peak_memory=_over_attempts(self.phases.peaks() or peak_memory(), self.record.data),
                         seconds_per_update=(sum(seconds) / len(seconds)) if seconds else None,
                         **self.extra,
                         **(self.trainer.position() if self.trainer else {}),
@@ -97,3 +98,14 @@ class RunEnding:
         if "disk_full" in self.extra:
             raise DiskFull(self.extra["disk_full"])
         self.interrupts.stop_if_noted()  # the record says how the run ended; the signal still stops us
+
+
+def _over_attempts(peaks: dict[str, Any], recorded: dict[str, Any]) -> dict[str, Any]:
+    """This attempt's peaks, each raised to the one run.json holds from an earlier attempt of the run
+    (a resume): the run's peak is the highest of its attempts, not the last one's."""
+    earlier = recorded.get("peak_memory") if isinstance(recorded.get("peak_memory"), dict) else {}
+    out = dict(peaks)
+    for key, value in earlier.items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[key] = max(value, out[key]) if isinstance(out.get(key), (int, float)) else value
+    return out

@@ -299,3 +299,18 @@ def test_a_resume_is_judged_against_the_trainings_own_noise_only_when_there_is_s
     assert verdict == "warn" and "at least one float32 rounding step" in reason, reason
     verdict, reason = noise_control(reference, same_losses, far, 2, "diverges")  # 1e-5 in a loss of 2: still fails
     assert verdict == "fail", reason
+
+
+def test_a_resumed_runs_peak_memory_is_the_highest_of_its_attempts(tmp_path):
+    """run.json's peak_memory after a resume held the last attempt's alone: a run whose first attempt
+    peaked higher was recorded (and recapped, and sized) at the lower peak."""
+    failed = run_pilot(tmp_path, *TRAIN, "checkpoint.every=2", fault="exception@3")
+    assert failed.returncode != 0, failed.stderr[-2000:]
+    record = json.loads((tmp_path / "run.json").read_text())
+    first = record["peak_memory"]["rss_peak_bytes"]
+    record["peak_memory"]["rss_peak_bytes"] = first * 100  # as if the first attempt had peaked far higher
+    (tmp_path / "run.json").write_text(json.dumps(record))
+    resumed = run_pilot(tmp_path, *TRAIN, "checkpoint.every=2")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    final = json.loads((tmp_path / "run.json").read_text())
+    assert final["status"] == "ok" and final["resumes"] and final["peak_memory"]["rss_peak_bytes"] == first * 100
