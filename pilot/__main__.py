@@ -106,7 +106,10 @@ def main(cfg: DictConfig) -> None:
         if not multirun:
             raise
         # recorded in the job's run.json (failed / oom); the other jobs of the sweep go on
-        log.error("job %s ended with %s: %s", run_dir, type(error).__name__, error)
+        kept = Path(run_dir) / "error.txt"  # pilot.run_ending keeps a failed run's traceback there
+        log.error(
+            "job %s ended with %s: %s%s", run_dir, type(error).__name__, error, f" ({kept})" if kept.is_file() else ""
+        )
 
 
 def _refused(error: PilotError, run_dir: Path, multirun: bool) -> None:

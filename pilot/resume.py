@@ -290,11 +290,13 @@ def continue_record(cfg: DictConfig, run_dir: Path, note: dict, overrides: Itera
             "previous_status": data.get("status"),
             "previous_stop_cause": data.get("stop_cause"),
             "previous_error": data.get("error"),  # what ended it, kept: the run.json fields are reset below
+            **({"previous_error_file": data["error_file"]} if data.get("error_file") else {}),
             "previous_finished_at": data.get("finished_at"),  # when it stopped: the recap's time running
             "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         }
     )
     data.update(status="running", stop_cause=None, error=None)
+    data.pop("error_file", None)  # the earlier attempt's traceback (error.txt) is named in its resume entry
     # the config from this resume on (non-defining keys such as run.threads may differ, and
     # forced keys do): config_hash is always the hash of the config.yaml now in the directory
     data["resumes"][-1].update(config_hash=config_hash(cfg), config_hash_before=data.get("config_hash"))

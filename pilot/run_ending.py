@@ -6,6 +6,8 @@ inherits these; they read and set its state (record, trainer, status, stop cause
 from __future__ import annotations
 
 import logging
+import traceback
+from contextlib import suppress
 from typing import Any
 
 import torch
@@ -15,6 +17,7 @@ from pilot.phases.probe import peak_memory
 from pilot.run_record import RunRecord, read_run_json, resume_hint
 from pilot.stopping import record_preemption, signal_entry
 
+ERROR_FILE = "error.txt"  # a failed run's whole traceback
 log = logging.getLogger("pilot")
 
 
@@ -63,6 +66,10 @@ class RunEnding:
         else:
             self.status, self.stop_cause, self.error = "failed", "exception", f"{type(error).__name__}: {error}"
             self.phases.end("fail", self.error[:300])
+            if self.ctx.is_main:  # a sweep job's traceback was printed nowhere: kept beside the record
+                with suppress(OSError):
+                    (self.run_path / ERROR_FILE).write_text("".join(traceback.format_exception(error)))
+                    self.extra["error_file"] = ERROR_FILE
 
     def close(self) -> None:
         """Record what happened (rank 0), release the signal handlers and the lock. A signal while

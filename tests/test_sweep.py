@@ -250,6 +250,9 @@ def test_a_sweep_whose_job_failed_exits_one_naming_it(tmp_path):
     (sweep,) = sweep_dirs(tmp_path)
     statuses = pd.read_csv(sweep / "recap.csv")["status"].tolist()
     assert statuses == ["failed"] * len(statuses) and len(statuses) > 1
+    for run_dir in pd.read_csv(sweep / "recap.csv")["run_dir"]:  # each job's traceback is kept beside its record
+        assert json.loads((Path(run_dir) / "run.json").read_text())["error_file"] == "error.txt"
+        assert "Traceback" in (Path(run_dir) / "error.txt").read_text()
     assert f"pilot: {len(statuses)} job(s) of the sweep failed (status failed; each run.json says why)" in done.stderr
 
 
