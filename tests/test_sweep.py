@@ -177,6 +177,22 @@ def test_summary_judges_against_the_seed_spread(values, expected):
     assert "seed 0:" in control["per_seed"]  # every seed's value, not only the best
 
 
+def test_in_a_grid_each_variant_is_compared_with_the_control_of_its_other_settings():
+    """optim.lr x optim.weight_decay with the control on optim.lr: lr=3e-3,wd=0 was compared with the
+    pooled (and newest-per-seed) control rows, in fact with lr=1e-3,wd=0.5."""
+    grid = {
+        "optim.lr=0.001,optim.weight_decay=0": [4.60, 4.62],
+        "optim.lr=0.001,optim.weight_decay=0.5": [4.70, 4.72],
+        "optim.lr=0.003,optim.weight_decay=0": [4.00, 4.02],
+        "optim.lr=0.003,optim.weight_decay=0.5": [4.65, 4.67],
+    }
+    summary, _ = summarise(_runs(grid), "optim.lr=1e-3")
+    rows = summary.set_index("variant")
+    assert rows.loc["optim.lr=0.003,optim.weight_decay=0", "diff_vs_control"] == pytest.approx(4.01 - 4.61)
+    assert rows.loc["optim.lr=0.003,optim.weight_decay=0.5", "diff_vs_control"] == pytest.approx(4.66 - 4.71)
+    assert rows.loc["optim.lr=0.003,optim.weight_decay=0", "control"] == "optim.lr=0.001,optim.weight_decay=0"
+
+
 def test_a_declared_sweep_started_without_m_says_only_one_run_starts(tmp_path):
     done = pilot(tmp_path, "mode=train", "budget.value=2", "loop.eval_every=0")
     assert done.returncode == 0, done.stderr[-2000:]

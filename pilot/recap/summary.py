@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from pilot.variant import control_problem, matches
+from pilot.variant import control_problem, matches, parse_overrides, same_value
 
 METRIC = "final_val_loss"
 
@@ -136,21 +136,41 @@ def summarise(frame: pd.DataFrame, control: str, quality_tolerance: float | None
     controls = [v for v in readable["variant"].unique() if matches(v, control)]  # once per variant, not per run
     control_rows = readable[readable["variant"].isin(controls)]
     control_values, _ = one_value_per_seed(control_rows)
-    control_data, control_share = _first_data(control_rows), _first_shares(control_rows)
     rows = []
     for variant, group in readable.groupby("variant", sort=True):
         row = _variant_row(variant, group, control)
+        own = control_rows[control_rows["variant"] == own_control(variant, controls, control)]
+        own_values, _ = one_value_per_seed(own)
         row["task"] = (
-            task_change(_first_data(group), control_data, _first_shares(group), control_share) if control else ""
+            task_change(_first_data(group), _first_data(own), _first_shares(group), _first_shares(own))
+            if control
+            else ""
         )
+        if len(controls) > 1 and not row["is_control"]:
+            row["control"] = own_control(variant, controls, control) or "none (no control shares its other settings)"
         if quality_tolerance is not None and not row["is_control"]:
-            row["quality"] = _quality(row, control_values, quality_tolerance)
-        if not row["is_control"] and len(control_values) and row["seeds"]:
-            row["diff_vs_control"] = row["mean"] - control_values.mean()
-            row["diff_spread"] = math.sqrt(_std(control_values) ** 2 + row["std"] ** 2)
+            row["quality"] = _quality(row, own_values, quality_tolerance)
+        if not row["is_control"] and len(own_values) and row["seeds"]:
+            row["diff_vs_control"] = row["mean"] - own_values.mean()
+            row["diff_spread"] = math.sqrt(_std(own_values) ** 2 + row["std"] ** 2)
         rows.append(row)
     summary = pd.DataFrame(rows)
     return summary, [_conclusion(summary, control, control_values), *_notes(summary, quality_tolerance)]
+
+
+def own_control(variant: str, controls: list[str], control: str) -> str | None:
+    """The control variant ``variant`` is compared with: the only one, or in a grid (the control sets
+    one key of several) the one with the same other settings — lr=3e-3,wd=0 against lr=1e-3,wd=0, never
+    against lr=1e-3,wd=0.5. None: no control shares them."""
+    if len(controls) <= 1:
+        return controls[0] if controls else None
+    fixed = set(parse_overrides(part.strip() for part in control.split(",") if part.strip()))
+    others = {k: v for k, v in parse_overrides(str(variant).split(",")).items() if k not in fixed}
+    for candidate in controls:
+        theirs = {k: v for k, v in parse_overrides(candidate.split(",")).items() if k not in fixed}
+        if theirs.keys() == others.keys() and all(same_value(theirs[k], others[k]) for k in others):
+            return candidate
+    return None
 
 
 def _notes(summary: pd.DataFrame, quality_tolerance: float | None) -> list[str]:
