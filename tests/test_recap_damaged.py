@@ -864,3 +864,16 @@ def test_a_finished_runs_metrics_must_reach_what_its_record_says(tmp_path):
     assert frame.loc[str(runs["cut"]), "status"] == "unreadable"
     assert "final validation (after update 6) is missing" in frame.loc[str(runs["cut"]), "stop_cause"]
     assert frame.loc[str(runs["interrupted"]), "status"] == "interrupted"  # a signal's run: as it recorded
+
+
+def test_a_control_whose_runs_are_unreadable_is_said_not_refused(tmp_path):
+    """The control's metrics.jsonl deleted: the recap refused to be written ("no variant has
+    optim.lr=1e-4"), as if the control had never run."""
+    make_run(tmp_path / "control", record(run_id="control"), MISSING)
+    make_run(
+        tmp_path / "other",
+        record(run_id="other", variant="optim.lr=0.0002", overrides=["optim.lr=2e-4", "seed=0"]),
+    )
+    main([str(tmp_path), "--control", "optim.lr=1e-4", "--no-plot"])
+    text = (tmp_path / "recap.md").read_text()
+    assert "The control (optim.lr=1e-4) has no readable run" in text and "unreadable" in text

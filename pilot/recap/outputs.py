@@ -160,7 +160,7 @@ def _recap_text(frame: pd.DataFrame, sections: list, skipped: int, pool: bool, m
 def _refuse_what_the_command_line_cannot_mean(paths: list[Path], frame: pd.DataFrame, control: str) -> None:
     """``python -m pilot.recap``: a --control that is none of the runs' variants, or paths holding no run
     (a recap of nothing would replace whatever recap.* are there)."""
-    variants = [] if frame.empty else frame.loc[frame["status"] != "unreadable", "variant"].dropna()
+    variants = [] if frame.empty else frame["variant"].dropna()  # an unreadable run's too: the conclusion says it
     if problem := control_problem(control, variants):
         raise RecapRefused(
             f"--control {control}: {problem}; nothing was written. Fix: give the overrides of one "

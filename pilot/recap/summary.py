@@ -155,7 +155,14 @@ def summarise(frame: pd.DataFrame, control: str, quality_tolerance: float | None
             row["diff_spread"] = math.sqrt(_std(own_values) ** 2 + row["std"] ** 2)
         rows.append(row)
     summary = pd.DataFrame(rows)
-    return summary, [_conclusion(summary, control, control_values), *_notes(summary, quality_tolerance)]
+    damaged = (
+        frame[(frame["status"] == "unreadable") & frame["variant"].notna()] if "variant" in frame else frame.iloc[0:0]
+    )
+    if control and not controls and any(matches(v, control) for v in damaged["variant"]):
+        conclusion = f"The control ({control}) has no readable run (each is unreadable, see its row): nothing can be compared with it."
+    else:
+        conclusion = _conclusion(summary, control, control_values)
+    return summary, [conclusion, *_notes(summary, quality_tolerance)]
 
 
 def own_control(variant: str, controls: list[str], control: str) -> str | None:
