@@ -291,3 +291,17 @@ def test_a_relaunch_into_fixed_job_directories_recaps_the_jobs_it_continued_and_
         assert "# Recap — 2 run(s)" in text and "Never started" not in text and "Left out" not in text, text
     said = again.stdout + again.stderr
     assert "already finished ok in its directory" in said and "refused" not in said
+
+
+def test_a_comparison_after_different_numbers_of_updates_is_said():
+    """A control resumed with budget.value=30 (forced) against a 100-update variant: the difference was
+    reported as the variant's, with no word that the runs trained for different lengths."""
+    frame = _runs({"optim.lr=0.0001": [1.50, 1.51], "optim.lr=0.0002": [1.00, 1.01]})
+    frame["updates_done"] = [30, 30, 100, 100]
+    _, lines = summarise(frame, "optim.lr=1e-4")
+    assert (
+        "Compared after different numbers of updates" in lines[0]
+        and "after 100 update(s), its control after 30" in lines[0]
+    )
+    frame["updates_done"] = 100
+    assert "different numbers of updates" not in summarise(frame, "optim.lr=1e-4")[1][0]

@@ -136,7 +136,7 @@ def summarise(frame: pd.DataFrame, control: str, quality_tolerance: float | None
     controls = [v for v in readable["variant"].unique() if matches(v, control)]  # once per variant, not per run
     control_rows = readable[readable["variant"].isin(controls)]
     control_values, _ = one_value_per_seed(control_rows)
-    rows = []
+    rows, uneven = [], []
     for variant, group in readable.groupby("variant", sort=True):
         row = _variant_row(variant, group, control)
         own = control_rows[control_rows["variant"] == own_control(variant, controls, control)]
@@ -153,6 +153,8 @@ def summarise(frame: pd.DataFrame, control: str, quality_tolerance: float | None
         if not row["is_control"] and len(own_values) and row["seeds"]:
             row["diff_vs_control"] = row["mean"] - own_values.mean()
             row["diff_spread"] = math.sqrt(_std(own_values) ** 2 + row["std"] ** 2)
+            if (updates := _other_updates(group, own)) is not None:
+                uneven.append(f"{variant} after {updates[0]} update(s), its control after {updates[1]}")
         rows.append(row)
     summary = pd.DataFrame(rows)
     damaged = (
@@ -162,7 +164,24 @@ def summarise(frame: pd.DataFrame, control: str, quality_tolerance: float | None
         conclusion = f"The control ({control}) has no readable run (each is unreadable, see its row): nothing can be compared with it."
     else:
         conclusion = _conclusion(summary, control, control_values)
+    if uneven:  # a forced resume with another budget, say: the loss difference is not the setting's alone
+        conclusion += (
+            " Compared after different numbers of updates (the loss also falls with updates): "
+            + "; ".join(uneven)
+            + "."
+        )
     return summary, [conclusion, *_notes(summary, quality_tolerance)]
+
+
+def _other_updates(group: pd.DataFrame, control: pd.DataFrame) -> tuple[int, int] | None:
+    """(the variant's, its control's) updates done by their finished runs, when they differ."""
+    if "updates_done" not in group or control.empty:
+        return None
+    mine = group.loc[group["status"] == "ok", "updates_done"].dropna()
+    theirs = control.loc[control["status"] == "ok", "updates_done"].dropna()
+    if mine.empty or theirs.empty or set(mine) == set(theirs):
+        return None
+    return int(mine.median()), int(theirs.median())
 
 
 def own_control(variant: str, controls: list[str], control: str) -> str | None:
