@@ -777,6 +777,25 @@ def test_jobs_a_sweep_declared_that_left_no_directory_are_named(tmp_path):
     assert "Never started" not in (tmp_path / "out" / "recap.md").read_text()
 
 
+def test_a_job_resumed_under_forced_overrides_is_still_the_job_the_sweep_declared(tmp_path):
+    """checkpoint.force_resume=true budget.value=30 on a job declared with budget.value=100: the recap
+    listed that finished job as never started and told to run it again."""
+    sweep = tmp_path / "sweep"
+    sweep.mkdir()
+    (sweep / "multirun.yaml").write_text(
+        "hydra:\n  sweeper:\n    params: null\n  overrides:\n    task:\n    - optim.lr=1e-3,1e-4\n"
+        "    - budget.value=100\n"
+    )
+    forced = ["optim.lr=1e-3", "budget.value=30", "checkpoint.force_resume=true"]
+    resumes = [{"overrides_before": ["optim.lr=1e-3", "budget.value=100"], "from_update": 8}]
+    make_run(sweep / "0", record(overrides=forced, variant="budget.value=30,optim.lr=0.001", resumes=resumes))
+    make_run(sweep / "1", record(overrides=["optim.lr=1e-4", "budget.value=100"], run_id="b"))
+    build_recap([sweep], tmp_path / "out", plot=False)
+    text = (tmp_path / "out" / "recap.md").read_text()
+    assert "Never started" not in text, text
+    assert "_overrides_before" not in (tmp_path / "out" / "recap.csv").read_text()
+
+
 def test_a_job_directory_without_a_record_beside_a_sweeps_runs_makes_no_false_never_started_line(tmp_path):
     """A job stopped as it started left .hydra/ and no run.json: without a sweep_id it was judged as a
     sweep of its own, and recap.md said both jobs never started, beside the run of the first."""

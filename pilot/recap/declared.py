@@ -4,6 +4,7 @@ the directories alone would read as if the sweep had been that small."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Collection
 from pathlib import Path
@@ -32,6 +33,18 @@ def declared_jobs(multirun: Path) -> list[list[str]] | None:
 
 
 def _holds(row: pd.Series, job: dict[str, str]) -> bool:
+    """Whether the run of ``row`` is the job: its overrides hold the job's, now or before a forced resume
+    changed them."""
+    before = row.get("_overrides_before")
+    if isinstance(before, str):
+        for overrides in json.loads(before):
+            settings = parse_overrides(overrides)
+            if all(key.startswith("hydra") or same_value(settings.get(key, "\0"), value) for key, value in job.items()):
+                return True
+    return _holds_now(row, job)
+
+
+def _holds_now(row: pd.Series, job: dict[str, str]) -> bool:
     for key, value in job.items():
         if key.startswith("hydra"):  # hydra.* and hydra/launcher=...: not recorded per run
             continue

@@ -245,7 +245,9 @@ def build_recap(
         _remove_left_behind(out_dir)
         drawn = plot_curves_aside(frame, curves, staged["recap.png"], by) if plot and not frame.empty else None
         try:  # the tables while the picture is drawn
-            frame.drop(columns=["_data", "_plot"], errors="ignore").to_csv(staged["recap.csv"], index=False)
+            frame.drop(columns=["_data", "_plot", "_overrides_before"], errors="ignore").to_csv(
+                staged["recap.csv"], index=False
+            )
             text = _recap_text(frame, sections, len(skip), pool, missing)
         finally:
             picture = drawn() if drawn is not None else None  # waited for, also when the tables failed

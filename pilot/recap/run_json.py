@@ -163,6 +163,9 @@ def record_row(record: dict[str, Any]) -> dict[str, Any]:
     row["_data"] = json.dumps(task["data"], sort_keys=True) if task.get("data") is not None else None
     row["closing"] = (record.get("closing") or {}).get("verdict")
     row["resumes"] = len(record.get("resumes") or [])
+    before = [r.get("overrides_before") for r in record.get("resumes") or [] if isinstance(r, dict)]
+    # a forced resume changed the overrides: the job a sweep declared is still this run (recap.declared)
+    row["_overrides_before"] = json.dumps([o for o in before if isinstance(o, list)]) if any(before) else None
     row["wall_time_s"] = wall_time_s(record)
     return row
 
