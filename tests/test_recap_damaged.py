@@ -896,3 +896,16 @@ def test_a_control_whose_runs_are_unreadable_is_said_not_refused(tmp_path):
     main([str(tmp_path), "--control", "optim.lr=1e-4", "--no-plot"])
     text = (tmp_path / "recap.md").read_text()
     assert "The control (optim.lr=1e-4) has no readable run" in text and "unreadable" in text
+
+
+def test_a_copied_run_directory_is_one_run_not_a_repeat(tmp_path):
+    """cp -r 1-run 1-run.bak (the same run_id): "runs 2, repeats 1" and "Statuses: ok 3" for two runs."""
+    sweep = tmp_path / "sweep"
+    make_run(sweep / "0-run", record(seed=0, run_id="run-0"))
+    make_run(sweep / "1-run", record(seed=1, run_id="run-1"))
+    make_run(sweep / "1-run.bak", record(seed=1, run_id="run-1"))
+    frame = build_recap([sweep], tmp_path / "out", plot=False)
+    assert sorted(frame["run_dir"]) == [str(sweep / "0-run"), str(sweep / "1-run")]
+    text = (tmp_path / "out" / "recap.md").read_text()
+    assert "Statuses: ok 2" in text and "Counted once: run run-1 is in 2 directories" in text
+    assert f"left out: {sweep / '1-run.bak'}" in text

@@ -157,6 +157,25 @@ def _recap_text(frame: pd.DataFrame, sections: list, skipped: int, pool: bool, m
     return "\n".join(text)
 
 
+def one_row_per_run(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """One row per run: a run directory copied whole (``cp -r run run.bak``: the same run_id) is one
+    run, not a repeat of its seed; the first directory is kept and the copies are named."""
+    if frame.empty or "run_id" not in frame:
+        return frame, []
+    named = frame["run_id"].notna() & (frame["status"] != "unreadable")
+    copied = named & frame["run_id"].duplicated(keep="first")
+    if not copied.any():
+        return frame, []
+    lines = []
+    for run_id, rows in frame[named & frame["run_id"].isin(frame.loc[copied, "run_id"])].groupby("run_id", sort=True):
+        dirs = list(rows["run_dir"])
+        lines.append(
+            f"Counted once: run {run_id} is in {len(dirs)} directories (copies of one run): {dirs[0]} is in the "
+            f"tables; left out: {'; '.join(dirs[1:])}."
+        )
+    return frame[~copied].reset_index(drop=True), lines
+
+
 def _refuse_what_the_command_line_cannot_mean(paths: list[Path], frame: pd.DataFrame, control: str) -> None:
     """``python -m pilot.recap``: a --control that is none of the runs' variants, or paths holding no run
     (a recap of nothing would replace whatever recap.* are there)."""
@@ -227,11 +246,11 @@ def build_recap(
     ``control_must_match`` (the command line's --control), a control that is none of the runs' variants."""
     paths = list(paths)
     curves: dict[str, tuple] | None = {} if plot else None  # read only when drawn
-    frame = collect(paths, curves, skip)
+    frame, copies = one_row_per_run(collect(paths, curves, skip))
     if control_must_match:
         _refuse_what_the_command_line_cannot_mean(paths, frame, control)
     sections = summarise_sweeps(frame, control, quality_tolerance, pool)
-    missing = never_started(frame, paths)  # jobs the launch declared that left no run directory
+    missing = copies + never_started(frame, paths)  # jobs the launch declared that left no run directory
     frame.attrs["conclusions"] = _conclusions(sections) + missing
     by = "variant"
     if len(sections) > 1:
