@@ -3,6 +3,7 @@
 
 import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -622,13 +623,17 @@ def test_the_callback_recaps_only_the_multirun_that_just_ended(tmp_path, with_id
     callback.on_multirun_start(config)
     for seed in (0, 1):  # this launch: the same jobs again, and one whose run.json got damaged
         make_run(
-            sweep_dir / f"{seed}-new", record(seed=seed, sweep_id="new" if with_ids else None, run_id=f"new-{seed}")
+            sweep_dir / f"{seed}-new",
+            record(seed=seed, sweep_id=os.environ["PILOT_SWEEP_ID"] if with_ids else None, run_id=f"new-{seed}"),
         )
     make_run(sweep_dir / "2-new", "{broken")
+    if with_ids:  # another launch into the same directory, at the same time: judged apart, left out here
+        make_run(sweep_dir / "0-other", record(seed=0, sweep_id="another-launch", run_id="other-0"))
     callback.on_multirun_end(config)
     recap = pd.read_csv(sweep_dir / "recap.csv")
     assert sorted(recap["run_id"].dropna()) == ["new-0", "new-1"] and (recap["status"] == "unreadable").sum() == 1
-    assert "Left out: 2 run directory(ies) already in this directory" in (sweep_dir / "recap.md").read_text()
+    left_out = 3 if with_ids else 2
+    assert f"Left out: {left_out} run directory(ies) already in this directory" in (sweep_dir / "recap.md").read_text()
     entry = journal.read_text()
     assert f"sweep concluded ({sweep_dir})" in entry and "3 run(s): ok 2, unreadable 1" in entry
 

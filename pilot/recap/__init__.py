@@ -26,6 +26,7 @@ _HOMES = {  # each name's module, imported on first use: Hydra imports this pack
     "read_metrics": "pilot.recap.metrics_jsonl",
     "build_recap": "pilot.recap.outputs",
     "earlier_job_results": "pilot.recap.declared",
+    "other_launches_runs": "pilot.recap.declared",
     "phase_tables": "pilot.recap.outputs",
     "plot_curves": "pilot.recap.picture",
     "NOT_RUNS": "pilot.recap.reading",

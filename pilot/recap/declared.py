@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 from omegaconf import OmegaConf
 
-from pilot.recap.reading import collect
+from pilot.recap.reading import collect, find_run_dirs
 from pilot.variant import parse_overrides, same_value, sweep_combinations
 
 
@@ -113,6 +113,26 @@ def earlier_job_results(sweep_dir: Path, earlier_runs: Collection[Path]) -> set[
         if holders:
             kept.add(Path(max(holders, key=lambda row: str(row.get("run_id") or ""))["run_dir"]))
     return kept
+
+
+def other_launches_runs(sweep_dir: Path, earlier_runs: Collection[Path], launch_id: str | None) -> set[Path]:
+    """The run directories made in ``sweep_dir`` since this launch started by another launch into the same
+    directory at the same time (their run.json names another ``sweep_id``): judged apart already, they
+    are left out of this launch's recap and journal entry too."""
+    if not launch_id:
+        return set()
+    earlier = {os.fspath(Path(p)) for p in earlier_runs}
+    others = set()
+    for run_dir in find_run_dirs([sweep_dir]):
+        if os.fspath(run_dir) in earlier:
+            continue
+        try:
+            sweep_id = json.loads((run_dir / "run.json").read_text()).get("sweep_id")
+        except (OSError, ValueError, AttributeError):
+            continue  # unreadable: its row says so, in this launch's recap
+        if sweep_id and sweep_id != launch_id:
+            others.add(run_dir)
+    return others
 
 
 def _never_started_line(found: Path, declared: list, missing: list, unreadable: int) -> str:

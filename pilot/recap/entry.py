@@ -100,6 +100,7 @@ def recap_launch(config: Any, earlier_runs: frozenset[Path]) -> pd.DataFrame | N
         return None
     try:  # an earlier run that is a job of this launch (a fixed subdir: resumed, or found finished) is in
         skip = earlier_runs - recap.earlier_job_results(sweep_dir, earlier_runs)
+        skip |= recap.other_launches_runs(sweep_dir, earlier_runs, os.environ.get("PILOT_SWEEP_ID"))
         frame = recap.build_recap(
             [sweep_dir], sweep_dir, control, quality_tolerance=campaign.get("quality_tolerance"), skip=skip
         )

@@ -130,7 +130,8 @@ def _recap_text(frame: pd.DataFrame, sections: list, skipped: int, pool: bool, m
     if skipped:
         text += [
             f"Left out: {skipped} run directory(ies) already in this directory before this multirun "
-            "(earlier launches); `python -m pilot.recap DIR` recaps them all, sweep by sweep.",
+            "(earlier launches) or made by another launch into it at the same time; `python -m pilot.recap DIR` "
+            "recaps them all, sweep by sweep.",
             "",
         ]
     if len(sections) > 1:
