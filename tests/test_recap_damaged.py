@@ -914,3 +914,16 @@ def test_a_copied_run_directory_is_one_run_not_a_repeat(tmp_path):
     text = (tmp_path / "out" / "recap.md").read_text()
     assert "Statuses: ok 2" in text and "Counted once: run run-1 is in 2 directories" in text
     assert f"left out: {sweep / '1-run.bak'}" in text
+
+
+def test_a_recap_without_its_picture_removes_the_earlier_recaps_picture(tmp_path):
+    """--no-plot left the earlier recap.png (4 runs) beside a new recap.md (8 runs)."""
+    make_run(tmp_path / "sweep" / "0", record(run_id="a"))
+    build_recap([tmp_path / "sweep"], tmp_path / "out", plot=True)
+    assert (tmp_path / "out" / "recap.png").is_file()
+    build_recap([tmp_path / "sweep"], tmp_path / "out", plot=False)
+    assert not (tmp_path / "out" / "recap.png").exists() and (tmp_path / "out" / "recap.md").is_file()
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "recap.png").write_bytes(b"a user's picture")  # no recap of pilot's beside it
+    build_recap([tmp_path / "sweep"], tmp_path / "mine", plot=False)
+    assert (tmp_path / "mine" / "recap.png").read_bytes() == b"a user's picture"

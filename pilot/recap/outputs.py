@@ -260,6 +260,7 @@ def build_recap(
     out_dir = Path(out_dir)
     _refuse_what_cannot_be_replaced(out_dir)
     staged = {name: out_dir / f".{Path(name).stem}.{os.getpid()}.tmp{Path(name).suffix}" for name in RECAP_FILES}
+    ours_before = (out_dir / "recap.md").is_file()  # pilot's (refused above otherwise): its picture too
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         _remove_left_behind(out_dir)
@@ -275,6 +276,8 @@ def build_recap(
         for name, written in staged.items():  # all written: only now do they replace an earlier recap
             if written.exists():
                 os.replace(written, out_dir / name)
+        if not picture and ours_before:  # the earlier recap's picture would stand beside these tables
+            (out_dir / "recap.png").unlink(missing_ok=True)
     except BaseException as error:  # a full disk, or a signal (Ctrl-C): no temporary file stays behind
         for written in staged.values():
             with suppress(OSError):  # out_dir may be a file, or gone
