@@ -164,6 +164,10 @@ def _runs(values):
         ),
         (
             {"optim.lr=0.0001": [1.00, 1.10, 0.90], "optim.lr=0.0002": [0.97, 1.07, 0.87]},
+            "Lower, but within it (not shown better or worse",  # not "the control remains the best"
+        ),
+        (
+            {"optim.lr=0.0001": [1.00, 1.10, 0.90], "optim.lr=0.0002": [1.03, 1.13, 0.93]},
             "the control remains the best choice",
         ),
         ({"optim.lr=0.0001": [1.00], "optim.lr=0.0002": [0.5]}, "spread is unknown"),

@@ -250,6 +250,16 @@ def _conclusion(summary: pd.DataFrame, control: str, control_values: pd.Series) 
             "is unknown, so no variant can be said to beat the control. Run more seeds."
         )
     better = compared[compared["diff_vs_control"] < -compared["diff_spread"]]
+    lower = compared[compared["diff_vs_control"] < 0]
+    if better.empty and not lower.empty:  # lower, but within the noise: neither better nor worse shown
+        names = "; ".join(
+            f"{v} ({d:+.4g} ± {s:.2g})"
+            for v, d, s in zip(lower["variant"], lower["diff_vs_control"], lower["diff_spread"])
+        )
+        return (
+            f"No variant beats the control ({control}) beyond the seed-to-seed spread. Lower, but within "
+            f"it (not shown better or worse; more seeds would tell): {names}."
+        )
     if better.empty:
         return (
             f"No variant beats the control ({control}) beyond the seed-to-seed spread: "
