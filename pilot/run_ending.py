@@ -66,7 +66,8 @@ class RunEnding:
         else:
             self.status, self.stop_cause, self.error = "failed", "exception", f"{type(error).__name__}: {error}"
             self.phases.end("fail", self.error[:300])
-            if self.ctx.is_main:  # a sweep job's traceback was printed nowhere: kept beside the record
+            if self.record is not None:  # a sweep job's traceback was printed nowhere: kept beside its record
+                # (no record: the line was refused before it ran, and a directory it refused is not touched)
                 with suppress(OSError):
                     (self.run_path / ERROR_FILE).write_text("".join(traceback.format_exception(error)))
                     self.extra["error_file"] = ERROR_FILE
