@@ -33,6 +33,7 @@ from pilot.run_directory import (
     settle_refused_sweeps,
     unsettled_run_directories,
 )
+from pilot.run_ending import ERROR_FILE
 from pilot.startup_signals import raise_from_now_on, signal_name_of
 from pilot.sweep_signals import received as passed_on_to_jobs
 from pilot.train import train
@@ -106,7 +107,7 @@ def main(cfg: DictConfig) -> None:
         if not multirun:
             raise
         # recorded in the job's run.json (failed / oom); the other jobs of the sweep go on
-        kept = Path(run_dir) / "error.txt"  # pilot.run_ending keeps a failed run's traceback there
+        kept = Path(run_dir) / ERROR_FILE  # the failed run's whole traceback, kept beside its record
         log.error(
             "job %s ended with %s: %s%s", run_dir, type(error).__name__, error, f" ({kept})" if kept.is_file() else ""
         )

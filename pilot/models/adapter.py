@@ -58,8 +58,8 @@ def apply_adapter(model: torch.nn.Module, cfg: DictConfig) -> torch.nn.Module:
     except Exception as error:  # a peft key with a value peft refuses
         raise ConfigRefused(f"adapter: peft refuses the config ({error}). Fix: see peft's LoraConfig.") from error
     targets, saved = settings.get("target_modules"), settings.get("modules_to_save")
-    if names_in_both_lists(settings):
-        raise ConfigRefused(names_in_both_lists(settings))
+    if both := names_in_both_lists(settings):
+        raise ConfigRefused(both)
     layers = adaptable_layers(model)  # before peft wraps them
     try:
         with warnings.catch_warnings():  # peft asks transformers 5 by a name it deprecated: not the user's to fix

@@ -239,11 +239,12 @@ def _check_adapter_names(cfg, problems: list[Problem]) -> None:
     model's first block may lack it)."""
     if not wants_adapter(cfg):
         return
-    settings = adapter_settings(cfg)
-    if names_in_both_lists(settings):
-        problems.append(
-            Problem("adapter.modules_to_save", settings["modules_to_save"], names_in_both_lists(settings), said=True)
-        )
+    try:
+        settings = adapter_settings(cfg)
+    except Exception:  # noqa: BLE001 - an interpolation that does not resolve: the resolve check names it
+        return
+    if both := names_in_both_lists(settings):
+        problems.append(Problem("adapter.modules_to_save", settings["modules_to_save"], both, said=True))
         return
     targets, saved = settings.get("target_modules"), settings.get("modules_to_save") or []
     pattern = targets if isinstance(targets, str) and targets != "all-linear" else None
