@@ -43,7 +43,7 @@ from pilot.rental.parallel_estimates import fill
 from pilot.rental.requirements import Requirement, campaign_requirements
 from pilot.rental.sheet import build_and_write, plan_lines, print_sheet
 from pilot.resume import refuse_reused_for
-from pilot.run_record import RunRecord, record_interrupted
+from pilot.run_record import RunDirectoryLock, RunRecord, record_interrupted
 from pilot.validation import validate
 
 log = logging.getLogger("pilot")
@@ -213,9 +213,9 @@ def run_estimate(
 ) -> int:
     validate(cfg)
     run_dir = Path(run_dir)
-    if (run_dir / "run.json").exists():
-        refuse_reused_for("estimate", run_dir)
-    with SignalsStopAtOnce() as signals:
+    with RunDirectoryLock(run_dir), SignalsStopAtOnce() as signals:  # the lock: one process per directory
+        if (run_dir / "run.json").exists():  # looked at under the lock: another line may have just written it
+            refuse_reused_for("estimate", run_dir)
         record = None
         try:
             record = RunRecord.start(run_dir, cfg, overrides, mode="estimate")

@@ -243,3 +243,15 @@ def test_a_recap_over_no_run_or_beside_the_users_own_recap_writes_nothing(tmp_pa
     done = subprocess.run([sys.executable, "-m", "pilot.recap", str(sweep)], capture_output=True, text=True)
     assert done.returncode == 2 and "recap.md" in done.stderr and "--out" in done.stderr, done.stderr
     assert _files(sweep) == before
+
+
+@pytest.mark.parametrize("mode", ["estimate", "pilot"])
+def test_a_directory_another_process_holds_is_refused_in_every_mode(tmp_path, mode):
+    """Two lines racing for one new directory: the one that does not hold the lock is refused. mode=estimate
+    took no lock: both wrote run.json, and the refused line's clean-up emptied the other's job log."""
+    run = tmp_path / "run"
+    with RunDirectoryLock(run):  # another pilot process, between its directory check and its run.json
+        done = run_pilot(run, f"mode={mode}", "run.threads=1")
+    assert done.returncode == 2 and "in use by another pilot process" in done.stderr, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    assert not (run / "run.json").exists()
