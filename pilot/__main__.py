@@ -297,9 +297,25 @@ def _suggest_and_refuse() -> None:
     raise SystemExit(2) from None
 
 
+VALUED_FLAGS = ("-cp", "--config-path", "-cn", "--config-name", "-cd", "--config-dir", "--experimental-rerun")
+
+
+def _multirun_flag_first(argv: list[str]) -> list[str]:
+    """``-m``/``--multirun`` moved before the overrides: Hydra's argparse takes the overrides as one
+    group, so ``python -m pilot +experiment=lr_sweep -m seed=0,1`` refused ``seed=0,1`` as an
+    unrecognized argument, with a page of usage. Hydra's other flags stay where they are."""
+    flags = [
+        i for i, arg in enumerate(argv) if i > 0 and arg in ("-m", "--multirun") and argv[i - 1] not in VALUED_FLAGS
+    ]
+    if not flags:
+        return argv
+    return [argv[0], *(argv[i] for i in flags), *(arg for i, arg in enumerate(argv) if i and i not in flags)]
+
+
 def script() -> None:
     """The ``pilot`` script and ``python -m pilot``: ``cli``, then the process ends without tearing
     its modules down (about 1 s saved per process, ``pilot.process_exit``)."""
+    sys.argv = _multirun_flag_first(sys.argv)
     _leave_run_directory_to_rank_zero()
     logging.raiseExceptions = False  # a log line that does not fit (a full disk) is dropped, not a traceback:
     # pilot's own message names the file that did not fit
