@@ -173,7 +173,7 @@ def cli() -> None:
         if stop.code == 2:  # refused: a sweep directory made for this line, still empty, goes
             settle_refused_sweeps()
         if isinstance(stop.code, int) and stop.code >= 128:  # a signal stopped a sweep's job in this process
-            recap_interrupted_launch()  # its jobs are recorded: the recap of what the launch made
+            recap_interrupted_launch(f"interrupted ({_signal_of(stop.code)})")  # the recap of what the launch made
         raise
     except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM or SIGHUP outside a run's own watch
         if launch_config() is None:
@@ -208,6 +208,14 @@ def _interrupted_outside_a_run(name: str) -> None:
     raise SystemExit(128 + int(getattr(signal, name))) from None
 
 
+def _signal_of(exit_code: int) -> str:
+    """The signal an exit code of 128 + N stands for (SIGTERM for 143), or the code itself."""
+    try:
+        return signal.Signals(exit_code - 128).name
+    except ValueError:
+        return f"exit {exit_code}"
+
+
 def _written_by_this_line(run_dir: Path) -> bool:
     record = run_dir / "run.json"
     return record.is_file() and record.stat().st_mtime >= _STARTED
@@ -223,7 +231,7 @@ def _sweep_interrupted(name: str) -> None:
     code = 128 + int(getattr(signal, name))
     if "submitit" not in str(OmegaConf.select(config, "hydra.launcher._target_", default="")):
         print(f"pilot: the sweep was interrupted ({name}); the jobs it ran are recorded", file=sys.stderr)
-        recap_interrupted_launch()
+        recap_interrupted_launch(f"interrupted ({name})")
         raise SystemExit(code) from None
     print(
         f"pilot: the sweep was interrupted ({name}). Its jobs run in their own processes: each records in its "
@@ -239,7 +247,7 @@ def _sweep_job_without_result(error: Exception) -> None:
     message, the recap of what the launch made (each job's run.json says how it ended), and the exit
     code of an interrupted sweep (130, 143 for a SIGTERM passed on to the jobs) when a job recorded a
     signal, else 1."""
-    frame = recap_interrupted_launch()  # first: each job's run.json says how it ended
+    frame = recap_interrupted_launch("stopped: a job left submitit no result")  # each job's run.json says how it ended
     statuses = set(frame["status"]) if frame is not None and "status" in frame else set()
     if "interrupted" in statuses or passed_on_to_jobs() is not None:
         name = passed_on_to_jobs() or "SIGINT"

@@ -53,8 +53,16 @@ def test_a_signal_while_hydra_writes_its_files_is_one_line_and_changes_nothing(t
 def test_sigterm_between_the_jobs_of_a_sweep_in_this_process_writes_the_recap(tmp_path):
     """The basic launcher: a SIGTERM between two jobs (no run watching signals) used to end the
     process at once, silently, with no recap and exit -15."""
-    sweep = tmp_path / "sweep"
-    process = pilot("-m", *TRAIN, "budget.value=3", "seed=0,1,2", f"hydra.sweep.dir={sweep}", wait=False)
+    sweep, journal = tmp_path / "sweep", tmp_path / "journal.md"
+    process = pilot(
+        "-m",
+        *TRAIN,
+        "budget.value=3",
+        "seed=0,1,2",
+        f"hydra.sweep.dir={sweep}",
+        f"campaign.journal={journal}",
+        wait=False,
+    )
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and not any(r.get("status") == "ok" for r in _readable(sweep)):
         time.sleep(0.02)
@@ -64,6 +72,8 @@ def test_sigterm_between_the_jobs_of_a_sweep_in_this_process_writes_the_recap(tm
     assert "Traceback" not in output and "the sweep was interrupted (SIGTERM)" in output, output[-3000:]
     assert (sweep / "recap.md").exists()
     assert all(r["status"] in ("ok", "interrupted") for r in records(sweep))  # none left 'running'
+    entry = journal.read_text()  # it said "sweep concluded"
+    assert f"sweep interrupted (SIGTERM) ({sweep})" in entry and "concluded" not in entry, entry
 
 
 def _readable(sweep: Path) -> list[dict]:

@@ -80,18 +80,19 @@ def launch_config() -> Any:
     return _launch.get("config")
 
 
-def recap_interrupted_launch() -> pd.DataFrame | None:
-    """A multirun stopped by a signal (its jobs recorded how each ended): the recap of what it made."""
+def recap_interrupted_launch(ended: str) -> pd.DataFrame | None:
+    """A multirun stopped before its end (its jobs recorded how each ended): the recap of what it made;
+    ``ended`` says how, in the journal's entry ("interrupted (SIGTERM)")."""
     if not _launch:
         return None
-    frame = recap_launch(_launch["config"], _launch["earlier_runs"])
+    frame = recap_launch(_launch["config"], _launch["earlier_runs"], ended)
     _launch.clear()
     return frame
 
 
-def recap_launch(config: Any, earlier_runs: frozenset[Path]) -> pd.DataFrame | None:
+def recap_launch(config: Any, earlier_runs: frozenset[Path], ended: str = "concluded") -> pd.DataFrame | None:
     """recap.md/.csv/.png of the runs a launch made in its sweep directory (``earlier_runs`` left out),
-    and the campaign journal's entry when one is kept."""
+    and the campaign journal's entry when one is kept, titled "sweep <ended>"."""
     sweep_dir = Path(config.hydra.sweep.dir)
     campaign = config.get("campaign", {}) or {}
     control = str(campaign.get("control", "") or "")
@@ -114,7 +115,7 @@ def recap_launch(config: Any, earlier_runs: frozenset[Path]) -> pd.DataFrame | N
     if campaign.get("journal"):
         journal = Path(campaign.get("journal"))
         try:
-            append_entry(journal, f"sweep concluded ({sweep_dir})", _journal_lines(frame, sweep_dir))
+            append_entry(journal, f"sweep {ended} ({sweep_dir})", _journal_lines(frame, sweep_dir))
         except OSError as error:  # the recap itself is written: say what the journal lacks
             print(
                 f"recap: campaign.journal={journal} cannot be appended to ({error.strerror or error}); the "
