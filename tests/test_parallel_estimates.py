@@ -26,7 +26,7 @@ def test_workers_compute_what_the_sheet_needs_and_the_rows_do_not_change(make_cf
     first_round = needed(cfg, parallel, catalog)
     assert len(first_round) >= 2 and one_by_one.base_key not in first_round
     filled = fill(cfg, parallel, catalog, workers=2)
-    assert filled.in_workers == len(first_round) and filled.rounds >= 1
+    assert filled.in_workers >= len(first_round) // 2 >= 1 and filled.rounds >= 1  # this process computed the rest
     assert set(parallel.estimates) == set(one_by_one.estimates)  # no estimate the sheet would not compute
     for key, estimate in one_by_one.estimates.items():
         assert [p.peak_bytes for p in parallel.estimates[key].phases] == [p.peak_bytes for p in estimate.phases]
@@ -55,7 +55,7 @@ def test_what_workers_store_is_read_back_here(make_cfg, tmp_path, monkeypatch):
     monkeypatch.setenv(MIN_SECONDS_ENV, "0")  # workers keep even the tiny model's quick estimates
     cfg, task, catalog = _setup(make_cfg)
     base = EstimateCache(cfg, task).base
-    assert fill(cfg, EstimateCache(cfg, task, base, stored=True), catalog, workers=2).in_workers >= 2
+    assert fill(cfg, EstimateCache(cfg, task, base, stored=True), catalog, workers=2).in_workers >= 1
     again = EstimateCache(cfg, task, base, stored=True)
     filled = fill(cfg, again, catalog, workers=2)
     assert filled.in_workers == 0
@@ -90,3 +90,23 @@ def test_workers_are_kept_for_the_next_round_and_give_what_is_computed_here(make
     for (micro, checkpointing, _), estimate in {**first, **second}.items():
         here = estimate_memory(cfg, micro_batch=micro, activation_checkpointing=checkpointing)
         assert [p.peak_bytes for p in estimate.phases] == [p.peak_bytes for p in here.phases]
+
+
+def test_this_process_computes_its_share_while_the_workers_compute_theirs(make_cfg, monkeypatch):
+    """It used to wait idle while the workers computed the whole round: on 2 CPUs one worker and this
+    process now share a round."""
+    cfg, task, catalog = _setup(make_cfg)
+    cache = EstimateCache(cfg, task, EstimateCache(cfg, task).base)
+    computed_here = []
+    get = EstimateCache.get
+
+    def counted(self, *key):
+        if key not in self.estimates and not self.probing:
+            computed_here.append(key)
+        return get(self, *key)
+
+    monkeypatch.setattr(EstimateCache, "get", counted)
+    first_round = needed(cfg, cache, catalog)
+    filled = fill(cfg, cache, catalog, workers=2)
+    assert first_round[0] in computed_here and first_round[1] not in computed_here
+    assert filled.started == 1 and filled.in_workers >= 1

@@ -84,11 +84,16 @@ def fill(cfg: DictConfig, cache: EstimateCache, catalog: list[Gpu], workers: int
                 for key in keys:
                     cache.get(*key)
                 continue
-            results = pool.compute(keys, min(workers, len(keys)))
+            share = min(workers, len(keys))  # this process computes one share, a worker each of the others
+            here, elsewhere = keys[::share], [key for number, key in enumerate(keys) if number % share]
+            pool.submit(elsewhere, share - 1)
+            for key in here:  # while the workers compute theirs
+                cache.get(*key)
+            results = pool.collect()
             cache.estimates.update(results)
             done.in_workers += len(results)
             done.started = len(pool.processes)
-            if len(results) < len(keys):  # the sheet computes the rest here, and reports what fails
+            if len(results) < len(elsewhere):  # the sheet computes the rest here, and reports what fails
                 return done
     return done
 
@@ -104,6 +109,7 @@ class Workers:
         self.config = scratch / "config.yaml"  # what every worker estimates, resolved
         OmegaConf.save(OmegaConf.create(OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)), self.config)
         self.processes: list[subprocess.Popen] = []
+        self.shares: dict[int, list[tuple[int, bool, int]]] = {}  # sent by ``submit``, not collected yet
 
     def __enter__(self) -> Workers:
         return self
@@ -135,15 +141,25 @@ class Workers:
     def compute(self, keys: list[tuple[int, bool, int]], count: int) -> dict:
         """``keys`` shared among ``count`` workers; the estimates they gave (a worker that fails is said
         and gives none of its share)."""
+        self.submit(keys, count)
+        return self.collect()
+
+    def submit(self, keys: list[tuple[int, bool, int]], count: int) -> None:
+        """``keys`` shared among ``count`` workers, which start computing them now (``collect``)."""
         self._start(count)
-        shares = {number: keys[number::count] for number in range(count)}
-        for number, share in shares.items():
+        self.shares = {number: keys[number::count] for number in range(count)}
+        for number, share in self.shares.items():
             process = self.processes[number]
             try:
                 process.stdin.write("".join(f"{_name(key)}\n" for key in share))
                 process.stdin.flush()
             except OSError:  # died in an earlier round: its answers below are missing
                 pass
+
+    def collect(self) -> dict:
+        """The estimates the workers gave for what ``submit`` sent (a worker that fails is said and gives
+        none of its share)."""
+        shares, self.shares = self.shares, {}
         for number, share in shares.items():
             process = self.processes[number]
             answered = [process.stdout.readline().strip() for _ in share]
@@ -152,7 +168,7 @@ class Workers:
                 last = self._log(number).read_text(errors="replace").strip().splitlines()[-1:]
                 log.warning("a worker estimating %s failed (exit %d): %s", share, returncode, last)
         results = {}
-        for key in keys:
+        for key in (key for share in shares.values() for key in share):
             path = self.scratch / f"{_name(key)}.json"
             if path.is_file():
                 results[key] = MemoryEstimate.from_dict(json.loads(path.read_text()))
