@@ -41,7 +41,7 @@ from pilot.rental.choice_sheet import Measured
 from pilot.rental.estimate_cache import EstimateCache
 from pilot.rental.parallel_estimates import fill
 from pilot.rental.requirements import Requirement, campaign_requirements
-from pilot.rental.sheet import build_and_write, plan_lines, print_sheet
+from pilot.rental.sheet import build_and_write, print_sheet
 from pilot.resume import refuse_reused_for
 from pilot.run_record import RunDirectoryLock, RunRecord, record_interrupted
 from pilot.validation import validate
@@ -105,10 +105,10 @@ def allocator_lines(estimate: MemoryEstimate, measured: MemoryEstimate) -> list[
     return lines
 
 
-def _plan_in_brief(plan: Plan | None) -> str:
+def _plan_in_brief(plan: Plan | None, pinned: str | None = None) -> str:
     """The campaign plan in a few words, for the step's reason."""
     if not plan:
-        return "no GPU fits"
+        return f"the chosen hardware ({pinned}) does not fit" if pinned else "no GPU fits"
     return f"plan: {plan.count} x {plan.gpu}, {plan.package_days}-day package" + (
         "" if plan.fits_all else f", {len(plan.left_out)} job(s) do not fit"
     )
@@ -178,8 +178,8 @@ def estimate_step(
         requirements=read_requirements(run_dir),
     )
     print_sheet(result, estimate)
-    details = {"plan": plan_lines(result.plan, result.chosen, brief=True)}
-    where = _plan_in_brief(result.plan)
+    details = {"plan": result.plan_lines()}
+    where = _plan_in_brief(result.plan, result.pinned)
     if not ok:
         return CheckResult(
             "estimate",

@@ -213,6 +213,66 @@ def test_a_pinned_gpu_that_does_not_fit_plans_nothing_and_says_so(make_cfg, tmp_
     assert result.plan is None and result.chosen is None
     assert "The chosen hardware (any number of x small) does not fit" in (tmp_path / "choice_sheet.md").read_text()
     assert "does not fit" in (tmp_path / "journal.md").read_text()
+    said = result.plan_lines()  # what the console prints: it said "No catalog GPU and count fits"
+    assert said == [
+        "The chosen hardware (any number of x small) does not fit this configuration (reasons in its "
+        + said[0].split("(reasons in its ")[1]
+    ]
+    assert "No catalog GPU" not in " ".join(said)
+
+
+def _row(gpu, count=1, precision="bf16", met=True, cost=None, memory=80.0):
+    return ChoiceRow(
+        gpu,
+        count,
+        memory,
+        "single GPU",
+        True,
+        10.0,
+        memory - 10,
+        1,
+        8,
+        precision,
+        False,
+        1.0,
+        "estimate",
+        "",
+        "",
+        met,
+        1,
+        None if cost is None else 1.0,
+        cost,
+    )
+
+
+def test_the_plan_picks_neither_a_substitute_precision_nor_an_unknown_gpu_and_compares_prices():
+    """A user's catalog T4 (no bf16: the sheet substitutes fp16, a variant never piloted; its capability
+    unknown) was the plan's choice over GPUs known to run the bf16 config."""
+    substitute, unknown, known = _row("T4-cheap", precision="fp16", met=None), _row("mine", met=None), _row("A100", 2)
+    assert recommended([substitute, unknown, known], precision="bf16").gpu == "A100"
+    assert recommended([substitute, unknown], precision="bf16").gpu == "mine"  # none known: the unknown one
+    assert recommended([substitute], precision="bf16") is None
+    assert recommended([substitute], gpu="T4-cheap", precision="bf16").gpu == "T4-cheap"  # pinned: the user's call
+    cheap_pair, dear_one = _row("L4", 2, cost=0.01), _row("H100", 1, cost=0.02)
+    assert recommended([dear_one, cheap_pair]).gpu == "L4"  # every one priced: the cheapest per update
+    assert recommended([dear_one, _row("L4", 2)]).gpu == "H100"  # one unpriced: the smallest rental
+
+
+def test_a_priced_catalog_gives_a_cost_per_update(make_cfg, tmp_path):
+    cfg = make_cfg(
+        "+rental.catalog.cheap={memory_gib:8,fp32_tflops:10,price_per_hour:1.0}",
+        "+rental.catalog.dear={memory_gib:8,fp32_tflops:40,price_per_hour:8.0}",
+        "rental.counts=[1]",
+        "rental.gpu=null",
+        f"campaign.journal={tmp_path / 'journal.md'}",
+    )
+    task = instantiate(cfg.data, _convert_="all")
+    catalog = [g for g in load_catalog(cfg.rental) if g.name in ("cheap", "dear")]
+    rows = choice_rows(cfg, EstimateCache(cfg, task), catalog)
+    cheap, dear = rows
+    assert cheap.cost_per_update == pytest.approx(1.0 * cheap.seconds_per_update / 3600)
+    assert dear.seconds_per_update < cheap.seconds_per_update and dear.cost_per_update > cheap.cost_per_update
+    assert recommended(rows).gpu == "cheap"  # the faster one costs more per update
 
 
 class _StubEstimates:
@@ -275,3 +335,39 @@ def test_a_rows_reason_names_the_terms_at_its_peak_largest_first():
     setup = SimpleNamespace(settings=[False, True])
     reason = no_fit_reason(setup, (18 * GIB, SimpleNamespace(peak_bytes=17 * GIB, peak_phase=peak)))
     assert "forward/backward in steady_steps: activations 9.0 GiB + optimizer state 4.0 GiB" in reason
+
+
+def test_the_plan_states_its_cost_at_the_chosen_gpus_price():
+    from pilot.rental.campaign_plan import Plan
+    from pilot.rental.sheet import plan_lines
+
+    job = JobTime(Job([], 100, 1), 1.0, 0.25, 0.25, "estimate")
+    plan = Plan("L4", 2, 3, True, [job], [], 72.0)
+    lines = plan_lines(plan, _row("L4", 2, cost=0.01), brief=True)
+    assert any("Cost: ~3 for the planned jobs (3 GPU-hours x 1 per GPU-hour" in line for line in lines), lines
+    assert not any("Cost" in line for line in plan_lines(plan, _row("L4", 2), brief=True))
+
+
+def test_a_catalog_gpu_declares_or_is_known_by_its_device_name_for_its_compute_capability():
+    from omegaconf import OmegaConf
+
+    from pilot.rental.catalog import catalog_problems
+    from pilot.rental.requirements import catalog_capability
+
+    assert str(catalog_capability("T4-cheap", "Tesla T4")) == "compute capability 7.5"  # was unknown
+    assert catalog_capability("mine", "Some GPU") is None
+    entries = {
+        "ok": {"memory_gib": 48, "fp32_tflops": 90, "compute_capability": 8.6},
+        "amd": {"memory_gib": 48, "fp32_tflops": 90, "compute_capability": "gfx942"},
+        "bad": {"memory_gib": 48, "fp32_tflops": 90, "compute_capability": "abc"},
+        "named": {"memory_gib": 48, "fp32_tflops": 90, "device_name": 4090},
+        "yes": {"memory_gib": True, "fp32_tflops": 90},
+    }
+    found = {key for key, _, _ in catalog_problems(OmegaConf.create(entries))}
+    assert found == {
+        "rental.catalog.bad.compute_capability",
+        "rental.catalog.named.device_name",
+        "rental.catalog.yes.memory_gib",
+    }
+    gpus = {g.name: g for g in load_catalog(OmegaConf.create({"catalog": {k: entries[k] for k in ("ok", "amd")}}))}
+    assert gpus["ok"].compute_capability == "8.6" and gpus["amd"].compute_capability == "gfx942"

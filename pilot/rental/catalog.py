@@ -19,7 +19,10 @@ FIELDS = {
     "device_name": "substring of torch.cuda.get_device_name()",
     "link_gbps": "GPU-to-GPU GB/s, both directions together, as the datasheet states (null: unknown)",
     "price_per_hour": "your price per GPU-hour",
+    "compute_capability": 'NVIDIA compute capability such as "8.0", or the AMD architecture such as "gfx942" '
+    "(null: known from the name or device_name of the catalog's GPUs, else unknown)",
 }
+NUMBERS = ("memory_gib", "fp32_tflops", "bf16_tflops", "fp16_tflops", "link_gbps", "price_per_hour")
 REQUIRED = ("memory_gib", "fp32_tflops")
 
 
@@ -33,6 +36,7 @@ class Gpu:
     device_name: str = ""
     link_gbps: float | None = None  # GPU-to-GPU bandwidth (NVLink, Infinity Fabric or PCIe), both directions
     price_per_hour: float | None = None
+    compute_capability: str | None = None  # "8.0", "gfx942"; None: looked up by name, else unknown
 
     def peak_tflops(self, precision: str) -> float | None:
         return {"fp32": self.fp32_tflops, "bf16": self.bf16_tflops, "fp16": self.fp16_tflops}[precision]
@@ -57,18 +61,41 @@ def catalog_problems(catalog: DictConfig) -> list[tuple]:
         for field_name in REQUIRED:
             if entry.get(field_name) is None:
                 problems.append((f"{key}.{field_name}", None, f"required ({FIELDS[field_name]})."))
-        for field_name in ("memory_gib", "fp32_tflops", "bf16_tflops", "fp16_tflops", "link_gbps", "price_per_hour"):
+        for field_name in NUMBERS:
             value = entry.get(field_name)
-            if value is not None and (not isinstance(value, (int, float)) or value <= 0):
+            if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0):
                 problems.append((f"{key}.{field_name}", value, f"must be a positive number ({FIELDS[field_name]})."))
+        name = entry.get("device_name")
+        if name is not None and not isinstance(name, str):
+            problems.append((f"{key}.device_name", name, f'must be text, quoted: device_name: "{name}".'))
+        capability = entry.get("compute_capability")
+        if capability is not None and not _capability_text(capability):
+            problems.append((f"{key}.compute_capability", capability, f"must be {FIELDS['compute_capability']}."))
     return problems
+
+
+def _capability_text(value: object) -> str | None:
+    """A catalog's compute capability as text ("8.0"; YAML reads 8.0 as a number), or None when it is none."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return None
+    text = str(value).strip().lower()
+    major, dot, minor = text.partition(".")
+    if text.startswith("gfx") and len(text) > 3 or major.isdigit() and (not dot or minor.isdigit()):
+        return text
+    return None
 
 
 def load_catalog(rental: DictConfig) -> list[Gpu]:
     """Catalog entries in file order (the order a user reads them in)."""
     known = {f.name for f in fields(Gpu)} - {"name"}
     entries = OmegaConf.to_container(rental.catalog, resolve=True) if rental.catalog else {}
-    return [Gpu(name=name, **{k: v for k, v in entry.items() if k in known}) for name, entry in entries.items()]
+    gpus = []
+    for name, entry in entries.items():
+        settings = {k: v for k, v in entry.items() if k in known}
+        if settings.get("compute_capability") is not None:
+            settings["compute_capability"] = _capability_text(settings["compute_capability"])
+        gpus.append(Gpu(name=name, **settings))
+    return gpus
 
 
 def find(catalog: list[Gpu], name: str) -> Gpu:

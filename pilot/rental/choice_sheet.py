@@ -62,6 +62,8 @@ class ChoiceRow:
     requirements: str = ""  # what the configuration requires of this GPU, met or not
     requirements_met: bool | None = None  # False: a hard requirement unmet (bf16 on a T4); None: not known
     ranks: int = 1  # FSDP ranks the row's estimate is for; 1: each GPU holds the whole model
+    price_per_hour: float | None = None  # per GPU, the catalog's (yours); None: not given
+    cost_per_update: float | None = None  # price_per_hour x count x seconds_per_update / 3600, where both are known
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -197,6 +199,7 @@ def choice_rows(
                 requirements=statuses[gpu.name].text if gpu.name in statuses else "not examined",
                 requirements_met=statuses[gpu.name].met if gpu.name in statuses else None,
                 ranks=1,
+                price_per_hour=gpu.price_per_hour,
             )
             try:
                 _fill_row(row, setup, cache, gpu, measured, precision_note, peak_tflops)
@@ -266,6 +269,8 @@ def _fill_row(
         time_source=source,
         reason="; ".join(notes),
     )
+    if gpu.price_per_hour is not None and seconds is not None:
+        row["cost_per_update"] = gpu.price_per_hour * count * seconds / 3600
 
 
 def _pilot_setup(
@@ -337,17 +342,22 @@ def _with_measured_peak(need: float, measured: Measured, setup: _Setup) -> tuple
     return need, peak_note
 
 
-def recommended(rows: list[ChoiceRow], gpu: str | None = None, count: int | None = None) -> ChoiceRow | None:
-    """The plan's hardware: the named one, else the smallest rental that fits (fewest GPUs, then
-    least memory in total, then fastest). No price is assumed; fill in price_per_hour to compare."""
-    fitting = [
-        r
-        for r in rows
-        if r.fits
-        and (gpu is None or r.gpu == gpu)
-        and (count is None or r.count == count)
-        and (gpu is not None or r.requirements_met is not False)
-    ]  # pinned by hand: the user's call
+def recommended(
+    rows: list[ChoiceRow], gpu: str | None = None, count: int | None = None, precision: str | None = None
+) -> ChoiceRow | None:
+    """The plan's hardware: the named one (the user's call), else among the rows that fit, run the
+    configured ``precision`` (not a substitute such as fp16 for bf16: a variant never piloted) and are
+    not known to miss a requirement — those known to meet them first, a GPU of unknown capability only
+    when none is known — the cheapest per update when every one has a price_per_hour, else the
+    smallest rental (fewest GPUs, then least memory in total, then fastest)."""
+    fitting = [r for r in rows if r.fits and (gpu is None or r.gpu == gpu) and (count is None or r.count == count)]
+    if gpu is None:
+        fitting = [
+            r for r in fitting if r.requirements_met is not False and (precision is None or r.precision == precision)
+        ]
+        fitting = [r for r in fitting if r.requirements_met] or fitting
     if not fitting:
         return None
+    if all(r.cost_per_update is not None for r in fitting):
+        return min(fitting, key=lambda r: (r.cost_per_update, r.count, r.seconds_per_update or 0.0))
     return min(fitting, key=lambda r: (r.count, r.count * r.memory_gib, r.seconds_per_update or 0.0))

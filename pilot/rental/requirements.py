@@ -45,6 +45,21 @@ KNOWN_CAPABILITY: dict[str, str] = {
     "H200-141GB": "9.0",
     "MI300X-192GB": "gfx942",
 }
+# torch.cuda.get_device_name() (a catalog entry's device_name) -> the same, for a GPU added under another key
+KNOWN_DEVICE_CAPABILITY: dict[str, str] = {
+    "tesla t4": "7.5",
+    "v100": "7.0",
+    "nvidia a10": "8.6",
+    "nvidia l4": "8.9",
+    "rtx 4090": "8.9",
+    "a100-sxm4-40gb": "8.0",
+    "l40s": "8.9",
+    "a100-sxm4-80gb": "8.0",
+    "h100 pcie": "9.0",
+    "h100 80gb hbm3": "9.0",
+    "h200": "9.0",
+    "mi300x": "gfx942",
+}
 
 # feature -> (lowest NVIDIA compute capability, AMD architectures, what it is)
 FEATURES: dict[str, tuple[tuple[int, int] | None, tuple[str, ...], str]] = {
@@ -119,7 +134,8 @@ def catalog_capability(name: str, device_name: str = "", declared: str | None = 
         return parse_capability(declared)
     if name in KNOWN_CAPABILITY:
         return parse_capability(KNOWN_CAPABILITY[name])
-    return parse_capability(KNOWN_CAPABILITY.get(device_name)) if device_name else None
+    device = str(device_name or "").strip().lower()
+    return parse_capability(KNOWN_CAPABILITY.get(device_name) or KNOWN_DEVICE_CAPABILITY.get(device))
 
 
 # --------------------------------------------------------------------------- attention calls

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
+from pilot.config.values import enum_value
 from pilot.data.task import TaskData
 from pilot.engine.batch_plan import plan_from_config
 from pilot.estimate.fake_tensor import MemoryEstimate
@@ -51,6 +52,10 @@ class SheetResult:
     chosen: ChoiceRow | None
     paths: dict[str, Path]
     estimates: list[MemoryEstimate] = field(default_factory=list)  # every one the rows used
+    pinned: str | None = None  # the hardware rental.gpu / rental.gpu_count pinned, in words
+
+    def plan_lines(self, brief: bool = True) -> list[str]:
+        return plan_lines(self.plan, self.chosen, brief=brief, pinned=self.pinned)
 
 
 def _row_cells(r: ChoiceRow) -> list:
@@ -67,6 +72,7 @@ def _row_cells(r: ChoiceRow) -> list:
         "" if r.activation_checkpointing is None else ("on" if r.activation_checkpointing else "off"),
         _duration(r.seconds_per_update),
         ("measured" if r.time_source.startswith("measured") else ("estimate" if r.time_source else "")),
+        "" if r.cost_per_update is None else f"{r.cost_per_update:.4g}",
         r.requirements,
         r.reason,
     ]
@@ -85,6 +91,7 @@ ROW_HEADER = [
     "ckpt",
     "per update",
     "time",
+    "cost / update",
     "requirements",
     "reason / notes",
 ]
@@ -123,7 +130,7 @@ def build_and_write(
     catalog = load_catalog(cfg.rental)
     cache = cache if cache is not None else EstimateCache(cfg, task, estimate)
     rows = choice_rows(cfg, cache, catalog, measured, requirements)
-    chosen = recommended(rows, cfg.rental.gpu, cfg.rental.gpu_count)
+    chosen = recommended(rows, cfg.rental.gpu, cfg.rental.gpu_count, enum_value(cfg.precision.dtype))
     plan = None
     train_examples = len(task.splits["train"])
     jobs = sweep_jobs(cfg, sweep_params, train_examples)
@@ -144,7 +151,7 @@ def build_and_write(
         paths["journal"] = append_entry(
             Path(cfg.campaign.journal), f"plan chosen ({run_dir})", plan_lines(plan, chosen, brief=True, pinned=pinned)
         )
-    return SheetResult(rows, plan, chosen, paths, list(cache.estimates.values()))
+    return SheetResult(rows, plan, chosen, paths, list(cache.estimates.values()), pinned)
 
 
 def _pinned(cfg: DictConfig) -> str | None:
@@ -153,6 +160,24 @@ def _pinned(cfg: DictConfig) -> str | None:
         f"{cfg.rental.gpu_count or 'any number of'} x {cfg.rental.gpu}"
         if cfg.rental.gpu
         else (f"{cfg.rental.gpu_count} GPU(s)" if cfg.rental.gpu_count else None)
+    )
+
+
+def _prices_line(rows: list[ChoiceRow]) -> str:
+    """What the catalog's prices allow: a cost per update on every fitting row (the plan's choice), on some
+    (not compared), or none."""
+    fitting = [r for r in rows if r.fits]
+    unpriced = sorted({r.gpu for r in fitting if r.price_per_hour is None})
+    if not fitting or len(unpriced) == len({r.gpu for r in fitting}):
+        return "Prices are not in the catalog: add price_per_hour to compare costs."
+    if unpriced:
+        return (
+            f"price_per_hour is missing for {', '.join(unpriced)}: rentals are compared by cost only when every "
+            "GPU that fits has one, so the plan takes the smallest rental."
+        )
+    return (
+        "Cost per update = price_per_hour x GPUs x time per update (the time's source as in its column); the "
+        "plan takes the cheapest per update."
     )
 
 
@@ -189,9 +214,9 @@ def _sheet_lines(
         "",
         "Time per update: *measured* only where the pilot ran on that GPU model with that setup; "
         f"otherwise an *estimate* from counted FLOPs at {cfg.rental.utilisation:g} of the datasheet peak "
-        "(declared utilisation; data loading and gradient communication not included; for a small model, "
-        "kernel-launch overhead dominates and the estimate is a lower bound). "
-        "Prices are not in the catalog: add price_per_hour to compare costs.",
+        "(declared utilisation), plus the gradient communication over the catalog's link bandwidth, not "
+        "overlapped with compute; data loading is not included, and for a small model kernel-launch overhead "
+        "dominates, which no FLOP count sees. " + _prices_line(rows),
         "",
     ]
     lines += ["## Campaign plan", "", *plan_lines(plan, chosen, pinned=pinned), ""]
@@ -269,6 +294,13 @@ def plan_lines(
             + ". Cut the list, shorten the budget, or rent more GPUs."
         )
     lines = [head, verdict]
+    if chosen.price_per_hour is not None:
+        gpu_hours = plan.planned_h * plan.count
+        lines.append(
+            f"Cost: ~{gpu_hours * chosen.price_per_hour:.4g} for the planned jobs ({gpu_hours:.3g} GPU-hours x "
+            f"{chosen.price_per_hour:g} per GPU-hour, the hours as planned above); the package itself is "
+            f"{plan.capacity_h * plan.count * chosen.price_per_hour:.4g} at that price."
+        )
     if brief:
         return [f"- {line}" for line in lines]
     table = [
@@ -344,6 +376,6 @@ def print_sheet(result: SheetResult, estimate: MemoryEstimate) -> None:
     console.print(table)
     for reason, gpus in reasons.items():
         console.print(f"- {', '.join(gpus)}: {reason}", markup=False, highlight=False)
-    for line in plan_lines(result.plan, result.chosen, brief=True):
+    for line in result.plan_lines():
         console.print(line, markup=False, highlight=False)
     console.print(f"choice sheet: {result.paths['sheet']}", markup=False, highlight=False)
