@@ -122,6 +122,22 @@ def test_step_passes_on_the_default_config_and_writes_the_lock(make_cfg, tmp_pat
     assert result.details["seconds"]["step"] < 2.0, result.details["seconds"]
 
 
+def test_what_a_targets_module_imports_is_a_campaign_dependency(make_cfg):
+    """model=hf_causal_lm's target is pilot's own builder: transformers, which it imports (inside a
+    function), was 'not among the campaign's dependencies', so a rental with another major version passed."""
+    from pilot.environment.distributions import installed_distributions
+    from pilot.environment.targets import target_facts
+
+    installed = installed_distributions()
+    builder = target_facts("model._target_", "pilot.models.hf_causal_lm.build", installed)
+    assert "transformers" in builder["imported_distributions"]
+    data = target_facts("data._target_", "pilot.data.hf_instructions.make_task", installed)
+    assert "datasets" in data["imported_distributions"]
+    assert "transformers" not in target_facts("model._target_", "pilot.models.tiny_gpt.TinyGPT", installed).get(
+        "imported_distributions", []
+    )
+
+
 def test_bf16_fails_on_a_device_without_bf16(make_cfg):
     cfg = make_cfg("precision=bf16")
     t4 = DeviceFacts.from_catalog("T4-16GB", "Tesla T4")

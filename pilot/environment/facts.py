@@ -48,7 +48,11 @@ def collect(
     facts["distributed"] = timed("distributed", lambda: distributed_facts(cfg, device))
     installed = timed("distributions", installed_distributions)
     facts["targets"] = timed("targets", lambda: [target_facts(k, t, installed) for k, t in config_targets(cfg).items()])
-    roots = list(ROOT_DISTRIBUTIONS) + [d["name"] for t in facts["targets"] for d in t.get("distributions", [])]
+    roots = list(ROOT_DISTRIBUTIONS) + [
+        name
+        for t in facts["targets"]
+        for name in [*(d["name"] for d in t.get("distributions", [])), *t.get("imported_distributions", [])]
+    ]
     facts["campaign_distributions"] = timed("closure", lambda: dependency_closure(roots, installed))
     facts["distributions"] = len(installed)
     facts["requirements"] = [asdict(r) for r in requirements_of(facts)]

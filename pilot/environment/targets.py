@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import importlib.metadata as metadata
 import sys
@@ -86,6 +87,14 @@ def target_facts(key: str, target: Any, installed: dict[str, Installed]) -> dict
     if top in sys.stdlib_module_names:
         facts["distribution"] = "standard library"
         return facts
+    if path:  # what its module imports can change results as much as the module: a campaign dependency too
+        facts["imported_distributions"] = sorted(
+            {
+                name
+                for imported in _imported_packages(Path(path), top)
+                for name in _distributions_of(imported, installed)
+            }
+        )
     names = _distributions_of(top, installed)
     facts["distributions"] = [
         {
@@ -98,3 +107,19 @@ def target_facts(key: str, target: Any, installed: dict[str, Installed]) -> dict
     if not names:
         facts["distribution"] = "none: imported from a directory on sys.path, not an installed distribution"
     return facts
+
+
+def _imported_packages(path: Path, own: str) -> list[str]:
+    """The top-level packages a module's source imports, at any depth of its code (imports inside
+    functions too: transformers' in pilot's model builder), not the standard library's nor its own."""
+    try:
+        tree = ast.parse(path.read_text(errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return []
+    tops = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            tops.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            tops.add(node.module.split(".")[0])
+    return sorted(t for t in tops if t != own and t not in sys.stdlib_module_names and t != "__future__")
