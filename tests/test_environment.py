@@ -251,6 +251,20 @@ def test_env_check_reports_a_changed_version(run_copy, capsys):
     assert f"DIFF  distribution numpy: pilot 1.24.0, here {numpy.__version__} — a dependency of the campaign" in out
 
 
+def test_env_check_reports_an_edit_of_pilots_own_code(run_copy, capsys):
+    """A loss scaled by 10 in pilot/engine/trainer.py passed ('nothing here can change the pilot's results'):
+    only the targets' files were compared, and a dirty tree was a note."""
+    code, out, _ = run_check(run_copy, capsys)
+    assert code == 0 and "pilot's own files:" not in out, out
+    edit_facts(run_copy, lambda f: f["pilot_sources"].update({"engine/trainer.py": "0" * 16}))
+    code, out, _ = run_check(run_copy, capsys)
+    assert code == 1, out
+    assert "DIFF  pilot's own files: pilot " in out and "1 differ: engine/trainer.py" in out, out
+    edit_facts(run_copy, lambda f: f.pop("pilot_sources"))  # a run recorded before the files were: said, not severe
+    code, out, _ = run_check(run_copy, capsys)
+    assert code == 0 and "note  pilot's own files: pilot not recorded" in out, out
+
+
 def test_env_check_reports_a_different_torch(run_copy, capsys):
     edit_lock(run_copy, lambda text: text.replace(f"torch=={torch.__version__}\n", "torch==2.12.0\n"))
     edit_facts(run_copy, lambda f: f["torch"].update(version="2.12.0"))

@@ -31,6 +31,13 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
+def package_sources(package_dir: Path | None = None) -> dict[str, str]:
+    """Every ``.py`` file of pilot's own package (the training loop, the loss, the checks) by its path in
+    the package -> the first 16 hex digits of its sha256: a clone elsewhere compares equal, an edit does not."""
+    root = Path(package_dir) if package_dir is not None else Path(__file__).resolve().parents[1]
+    return {path.relative_to(root).as_posix(): sha256_of(path)[:16] for path in sorted(root.rglob("*.py"))}
+
+
 def targets_in(node: Any) -> list[str]:
     """Every ``_target_`` string in a resolved config, at any depth, in order."""
     if isinstance(node, dict):

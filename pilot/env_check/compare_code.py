@@ -89,6 +89,39 @@ def compare_distributions(run: PilotRun, installed: dict[str, Installed], campai
     return found
 
 
+SHOWN_FILES = 5  # pilot's own files that differ: how many are named
+
+
+def compare_sources(before: dict[str, str] | None, now: dict[str, str]) -> list[Difference]:
+    """pilot's own files (its training loop, loss, optimizer and checks run in every update), file by
+    file; a run recorded before pilot kept them is said to be uncomparable."""
+    if not before:
+        return [
+            Difference(
+                "pilot's own files",
+                "not recorded",
+                f"{len(now)} files",
+                "the pilot's run predates this record: compare the code revision instead",
+                False,
+            )
+        ]
+    changed = sorted(name for name in set(before) | set(now) if before.get(name) != now.get(name))
+    if not changed:
+        return []
+    shown = ", ".join(changed[:SHOWN_FILES]) + (
+        f" (+{len(changed) - SHOWN_FILES} more)" if len(changed) > SHOWN_FILES else ""
+    )
+    return [
+        Difference(
+            "pilot's own files",
+            f"{len(before)} files",
+            f"{len(changed)} differ: {shown}",
+            "the code of every update (training loop, loss, optimizer) may differ: results may differ",
+            True,
+        )
+    ]
+
+
 def compare_code(record: dict[str, Any]) -> list[Difference]:
     before = record.get("code_revision") or {}
     if not before.get("commit"):
@@ -120,7 +153,7 @@ def compare_code(record: dict[str, Any]) -> list[Difference]:
                 "uncommitted changes",
                 "dirty" if before.get("dirty") else "clean",
                 "dirty" if now.get("dirty") else "clean",
-                "same commit; uncommitted edits cannot be compared (the target lines compare their files)",
+                "same commit with uncommitted edits: pilot's own files and the targets' are compared file by file",
                 False,
             )
         ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pilot.env_check.compare_code import compare_code, compare_distributions, compare_targets
+from pilot.env_check.compare_code import compare_code, compare_distributions, compare_sources, compare_targets
 from pilot.env_check.compare_device import compare_attention, compare_device, compare_distributed, compare_numerics
 from pilot.env_check.compare_stack import compare_stack
 from pilot.env_check.difference import Difference
@@ -32,6 +32,7 @@ def check(
         + compare_targets(run, installed)
         + compare_distributions(run, installed, campaign)
         + compare_code(run.record)
+        + compare_sources(run.facts.get("pilot_sources"), here["pilot_sources"])
     )
     lines = [
         f"env_check: {run.directory} (pilot on {DeviceFacts(**run.facts['device']).describe()}, torch "

@@ -10,6 +10,7 @@ from typing import Any
 import torch
 from omegaconf import DictConfig, OmegaConf
 
+from pilot.closing.provenance import package_sources
 from pilot.config.values import enum_value, resolve_device
 from pilot.data.task import TaskData
 from pilot.environment.attention import attention_facts
@@ -54,6 +55,7 @@ def collect(
         for name in [*(d["name"] for d in t.get("distributions", [])), *t.get("imported_distributions", [])]
     ]
     facts["campaign_distributions"] = timed("closure", lambda: dependency_closure(roots, installed))
+    facts["pilot_sources"] = timed("pilot sources", package_sources)
     facts["distributions"] = len(installed)
     facts["requirements"] = [asdict(r) for r in requirements_of(facts)]
     facts["seconds"] = seconds
