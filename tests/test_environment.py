@@ -319,6 +319,30 @@ def test_env_check_smoke_compares_the_first_step_loss(run_copy, capsys):
     assert code == 1 and "DIFF  first-step loss: pilot" in out and "compute something else here" in out
 
 
+def test_env_check_smoke_demands_bit_identity_on_the_same_device_torch_and_threads(tmp_path, capsys):
+    """The seed changed by one moved the first-step loss by 0.1%, inside the rtol 1e-3 declared for
+    another device, and passed on the pilot's own machine, where the update is bit for bit the same."""
+    cfg = compose_config(["run.threads=1"])
+    run = make_run(cfg, tmp_path / "run", first_step_loss=False)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        runner = PhaseRunner(cfg, instantiate(cfg.data, _convert_="all"), torch.device("cpu"), run)
+        runner.build_model()
+        loss = runner.trainer.train_step().loss
+    finally:
+        torch.set_num_threads(threads)
+    record = json.loads((run / "run.json").read_text())
+    record.update(first_step_loss=loss, threads={"count": 1})
+    (run / "run.json").write_text(json.dumps(record))
+    code, out, _ = run_check(run, capsys, "--smoke")
+    assert code == 0 and "rtol 0, the same device, torch and thread count: bit-identical" in out, out
+    record["first_step_loss"] = loss * (1 + 1e-5)  # far inside the rtol declared for another device
+    (run / "run.json").write_text(json.dumps(record))
+    code, out, _ = run_check(run, capsys, "--smoke")
+    assert code == 1 and "DIFF  first-step loss" in out, out
+
+
 def test_env_check_refuses_bad_arguments_with_exit_2(run_copy, tmp_path, capsys):
     assert run_check(tmp_path / "nowhere", capsys)[0] == 2
     empty = tmp_path / "empty"

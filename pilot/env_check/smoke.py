@@ -10,12 +10,14 @@ import tempfile
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
+import torch
 from hydra.utils import instantiate
 
 from pilot.config.values import enum_value, resolve_device
 from pilot.engine.build import configure_threads
 from pilot.env_check.difference import Difference
 from pilot.env_check.run_dir import PilotRun
+from pilot.environment.device import DeviceFacts
 from pilot.phases.gates import PhaseRunner
 
 # relative tolerance of the first update's loss on another device, per precision (declared, not
@@ -53,10 +55,16 @@ def smoke(run: PilotRun, rtol: float | None) -> tuple[list[Difference], list[str
     """One training update and one evaluation of the configured variant here; the update's loss
     against the pilot's first update."""
     cfg = run.cfg
-    configure_threads(cfg)
+    threads = configure_threads(cfg).count
     device = resolve_device(cfg)
     precision = str(enum_value(cfg.precision.dtype))
-    rtol = SMOKE_RTOL.get(precision, SMOKE_RTOL["fp32"]) if rtol is None else rtol
+    same = _same_machine_kind(run, device, threads)
+    declared = (
+        "the same device, torch and thread count: bit-identical"
+        if same
+        else f"declared for {precision} on another device"
+    )
+    rtol = (0.0 if same else SMOKE_RTOL.get(precision, SMOKE_RTOL["fp32"])) if rtol is None else rtol
     task = instantiate(cfg.data, _convert_="all")
     with tempfile.TemporaryDirectory(prefix="pilot-smoke-") as scratch:
         runner = PhaseRunner(cfg, task, device, Path(scratch))
@@ -91,7 +99,7 @@ def smoke(run: PilotRun, rtol: float | None) -> tuple[list[Difference], list[str
                 "first-step loss",
                 f"{recorded:g} ({source})",
                 f"{update.loss:.6g}",
-                f"differs by {gap:.3g} > {allowed:.3g} (rtol {rtol:g} for {precision}"
+                f"differs by {gap:.3g} > {allowed:.3g} (rtol {rtol:g}, {declared}"
                 + (", + half the last printed digit" if half_digit else "")
                 + "): the model, data or kernels compute something else here",
                 True,
@@ -100,6 +108,18 @@ def smoke(run: PilotRun, rtol: float | None) -> tuple[list[Difference], list[str
     else:
         lines.append(
             f"first-step loss {update.loss:.6g} within {allowed:.3g} of the pilot's {recorded:g} "
-            f"({source}; rtol {rtol:g} declared for {precision} on another device)"
+            f"({source}; rtol {rtol:g}, {declared})"
         )
     return found, lines
+
+
+def _same_machine_kind(run: PilotRun, device, threads: int) -> bool:
+    """Whether this machine computes the pilot's first update bit for bit: the same device model, torch
+    build and CPU thread count (the order of float reductions follows them)."""
+    recorded = (run.record.get("threads") or {}).get("count")
+    here = DeviceFacts.detect(device).describe()
+    return (
+        DeviceFacts(**run.facts["device"]).describe() == here
+        and run.facts["torch"]["version"] == torch.__version__
+        and recorded == threads
+    )
