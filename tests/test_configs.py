@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+import torch
 from hydra.errors import ConfigCompositionException
 from omegaconf.errors import OmegaConfBaseException
 
@@ -93,6 +94,18 @@ def test_validation_names_key_value_and_fix(make_cfg, overrides, key, fix):
         validate(make_cfg(*overrides))
     message = str(error.value)
     assert key in message and fix in message
+
+
+def test_the_gpu_campaigns_own_config_is_estimated_on_a_machine_without_a_gpu(make_cfg):
+    """mode=estimate answers "what must I rent?" from a CPU machine: it refused run.device=cuda and
+    distributed.backend=nccl ("no CUDA device is visible"), though it starts no process on any device."""
+    if torch.cuda.is_available():
+        pytest.skip("needs a machine without CUDA")
+    campaign = ("run.device=cuda", "distributed=ddp2", "distributed.backend=nccl")
+    validate(make_cfg("mode=estimate", *campaign))
+    with pytest.raises(ConfigError) as error:  # a run that would start them is still refused
+        validate(make_cfg("mode=train", *campaign))
+    assert {"run.device", "distributed.backend"} <= {p.key for p in error.value.problems}
 
 
 def test_all_problems_are_reported_at_once(make_cfg):

@@ -100,10 +100,13 @@ def check_strategy(cfg, problems: list[Problem]) -> None:
 
 
 def check_devices(cfg, device_type: str, problems: list[Problem]) -> None:
+    """The devices and processes a run starts, against what this machine has. mode=estimate starts none
+    (its N ranks are estimated as one, on the CPU, whatever run.device says): the GPU campaign's own config
+    (run.device=cuda, distributed.backend=nccl) is estimated on a machine without a GPU, as it must be."""
+    if enum_value(select(cfg, "mode")) == "estimate":
+        return
     backend = enum_value(select(cfg, "distributed.backend"))
     replicas = select(cfg, "distributed.replicas") or 1
-    if enum_value(select(cfg, "mode")) == "estimate":  # starts no process: N ranks are estimated as one
-        replicas = 1
     requested = enum_value(select(cfg, "run.device"))
     if requested == "cuda" and not torch.cuda.is_available():
         problems.append(
