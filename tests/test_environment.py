@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import os
 import platform
 import shutil
 import subprocess
@@ -371,6 +372,25 @@ def test_env_check_command_line_exit_code_without_traceback(tmp_path):
     )
     assert completed.returncode == 2
     assert "no such directory" in completed.stderr and "Traceback" not in completed.stderr
+
+
+def test_env_check_on_a_machine_missing_one_of_pilots_dependencies_says_so(tmp_path):
+    """safetensors (or hydra, numpy, omegaconf...) missing here was an import traceback."""
+    hidden = tmp_path / "hide" / "safetensors"
+    hidden.mkdir(parents=True)
+    (hidden / "__init__.py").write_text(
+        'raise ModuleNotFoundError("No module named safetensors", name="safetensors")\n'
+    )
+    completed = subprocess.run(
+        [sys.executable, "-m", "pilot.env_check", str(tmp_path / "nowhere")],
+        capture_output=True,
+        text=True,
+        cwd=REPO_ROOT,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": f"{tmp_path / 'hide'}{os.pathsep}{REPO_ROOT}"},
+    )
+    assert completed.returncode == 1 and "Traceback" not in completed.stderr, completed.stderr
+    assert "DIFF  pilot's own dependency safetensors: pilot imports, here does not import" in completed.stdout
 
 
 def test_the_first_step_loss_is_read_at_full_precision_where_the_pilot_records_it(run_copy):

@@ -26,31 +26,33 @@ Modules: ``run_dir`` (reading the pilot's run directory), ``compare_stack``, ``c
 ``check``), ``cli`` (the command line and the journal).
 """
 
-from pilot.env_check.cli import main
-from pilot.env_check.compare_code import compare_code, compare_distributions, compare_targets
-from pilot.env_check.compare_device import compare_attention, compare_device, compare_distributed, compare_numerics
-from pilot.env_check.compare_stack import compare_stack
-from pilot.env_check.comparison import check
-from pilot.env_check.difference import Difference
-from pilot.env_check.run_dir import PilotRun, RunDirRefused, load_run
-from pilot.env_check.smoke import SMOKE_RTOL, recorded_first_step_loss, smoke
+import importlib
 
-__all__ = [
-    "SMOKE_RTOL",
-    "Difference",
-    "PilotRun",
-    "RunDirRefused",
-    "check",
-    "compare_attention",
-    "compare_code",
-    "compare_device",
-    "compare_distributed",
-    "compare_distributions",
-    "compare_numerics",
-    "compare_stack",
-    "compare_targets",
-    "load_run",
-    "main",
-    "recorded_first_step_loss",
-    "smoke",
-]
+_HOMES = {  # each name's module, imported on first use: ``python -m pilot.env_check`` imports this package
+    # first, and on a machine that lacks one of pilot's own dependencies that must be said, not a traceback
+    "main": "pilot.env_check.cli",
+    "compare_code": "pilot.env_check.compare_code",
+    "compare_distributions": "pilot.env_check.compare_code",
+    "compare_sources": "pilot.env_check.compare_code",
+    "compare_targets": "pilot.env_check.compare_code",
+    "compare_attention": "pilot.env_check.compare_device",
+    "compare_device": "pilot.env_check.compare_device",
+    "compare_distributed": "pilot.env_check.compare_device",
+    "compare_numerics": "pilot.env_check.compare_device",
+    "compare_stack": "pilot.env_check.compare_stack",
+    "check": "pilot.env_check.comparison",
+    "Difference": "pilot.env_check.difference",
+    "PilotRun": "pilot.env_check.run_dir",
+    "RunDirRefused": "pilot.env_check.run_dir",
+    "load_run": "pilot.env_check.run_dir",
+    "SMOKE_RTOL": "pilot.env_check.smoke",
+    "recorded_first_step_loss": "pilot.env_check.smoke",
+    "smoke": "pilot.env_check.smoke",
+}
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str):
+    if name not in _HOMES:
+        raise AttributeError(f"module 'pilot.env_check' has no attribute {name!r}")
+    return getattr(importlib.import_module(_HOMES[name]), name)
