@@ -209,6 +209,10 @@ def choice_rows(
     return rows
 
 
+def _unsplit(setup: _Setup, count: int) -> str:
+    return f"the effective batch ({setup.examples_per_update} examples per update) does not split over {count} GPUs"
+
+
 def _fill_row(
     row: dict,
     setup: _Setup,
@@ -221,9 +225,7 @@ def _fill_row(
     """One GPU x count: why it does not fit, or the micro-batch, checkpointing, need and time that fit."""
     count, capacity = row["count"], gpu.memory_gib * GIB
     if setup.examples_per_update % count:
-        row["reason"] = (
-            f"the effective batch ({setup.examples_per_update} examples per update) does not split over {count} GPUs"
-        )
+        row["reason"] = _unsplit(setup, count)
         return
     per_replica = setup.examples_per_update // count
     ranks, buckets, state_need = _strategy(row, setup, capacity)
@@ -268,9 +270,8 @@ def _fill_row(
         seconds_per_update=seconds,
         time_source=source,
         reason="; ".join(notes),
+        cost_per_update=None if gpu.price_per_hour is None else gpu.price_per_hour * count * seconds / 3600,
     )
-    if gpu.price_per_hour is not None and seconds is not None:
-        row["cost_per_update"] = gpu.price_per_hour * count * seconds / 3600
 
 
 def _pilot_setup(

@@ -262,20 +262,32 @@ def _write_files(
     }
 
 
+def _nothing_planned(pinned: str | None) -> str:
+    if pinned:
+        return (
+            f"The chosen hardware ({pinned}) does not fit this configuration (reasons in its rows of the "
+            "choice sheet): nothing planned. Pick another rental.gpu / rental.gpu_count, or null to let "
+            "pilot pick the smallest that fits."
+        )
+    return (
+        "No catalog GPU and count fits this configuration (reasons per row in the choice sheet): "
+        "nothing can be planned. Options: sharding, a smaller model, or a GPU with more memory."
+    )
+
+
+def _cost(plan: Plan, price: float) -> str:
+    gpu_hours = plan.planned_h * plan.count
+    return (
+        f"Cost: ~{gpu_hours * price:.4g} for the planned jobs ({gpu_hours:.3g} GPU-hours x {price:g} per GPU-hour, "
+        f"the hours as planned above); the package itself is {plan.capacity_h * plan.count * price:.4g} at that price."
+    )
+
+
 def plan_lines(
     plan: Plan | None, chosen: ChoiceRow | None, brief: bool = False, pinned: str | None = None
 ) -> list[str]:
     if plan is None or chosen is None:
-        if pinned:
-            return [
-                f"The chosen hardware ({pinned}) does not fit this configuration (reasons in its rows of the "
-                "choice sheet): nothing planned. Pick another rental.gpu / rental.gpu_count, or null to let "
-                "pilot pick the smallest that fits."
-            ]
-        return [
-            "No catalog GPU and count fits this configuration (reasons per row in the choice sheet): "
-            "nothing can be planned. Options: sharding, a smaller model, or a GPU with more memory."
-        ]
+        return [_nothing_planned(pinned)]
     head = (
         f"Hardware: {plan.count} x {plan.gpu} ({chosen.strategy}; micro-batch {chosen.micro_batch} x "
         f"accumulation {chosen.accumulation}, {chosen.precision}, activation checkpointing "
@@ -293,14 +305,7 @@ def plan_lines(
             + ", ".join(" ".join(j.job.overrides) or "(the configured variant)" for j in plan.left_out)
             + ". Cut the list, shorten the budget, or rent more GPUs."
         )
-    lines = [head, verdict]
-    if chosen.price_per_hour is not None:
-        gpu_hours = plan.planned_h * plan.count
-        lines.append(
-            f"Cost: ~{gpu_hours * chosen.price_per_hour:.4g} for the planned jobs ({gpu_hours:.3g} GPU-hours x "
-            f"{chosen.price_per_hour:g} per GPU-hour, the hours as planned above); the package itself is "
-            f"{plan.capacity_h * plan.count * chosen.price_per_hour:.4g} at that price."
-        )
+    lines = [head, verdict] + ([_cost(plan, chosen.price_per_hour)] if chosen.price_per_hour is not None else [])
     if brief:
         return [f"- {line}" for line in lines]
     table = [
