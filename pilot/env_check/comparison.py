@@ -11,6 +11,7 @@ from pilot.env_check.compare_stack import compare_stack
 from pilot.env_check.difference import Difference
 from pilot.env_check.run_dir import PilotRun, load_run, multi_gpu
 from pilot.env_check.smoke import smoke
+from pilot.environment import FACTS_FILE, LockUnreadable
 from pilot.environment.device import DeviceFacts
 from pilot.environment.facts import collect
 from pilot.errors import error_line
@@ -23,7 +24,25 @@ def check(
     run = load_run(run_dir)
     here, installed = collect(run.cfg)
     campaign = {**run.facts.get("campaign_distributions", {}), **here["campaign_distributions"]}
-    differences = (
+    try:
+        differences = _compare(run, here, installed, campaign)
+    except (KeyError, TypeError, AttributeError, ValueError) as error:  # the pilot's file, edited or cut
+        raise LockUnreadable(
+            f"{run.directory / FACTS_FILE} lacks what the environment step writes ({type(error).__name__}: "
+            f"{error}). Fix: restore the file from the pilot's run, or rerun the pilot."
+        ) from None
+    lines = [
+        f"env_check: {run.directory} (pilot on {DeviceFacts(**run.facts['device']).describe()}, torch "
+        f"{run.facts['torch']['version']}) vs this machine ({DeviceFacts(**here['device']).describe()}, torch "
+        f"{here['torch']['version']}); config {run.config_source}; {len(run.lock)} distributions locked"
+    ]
+    if run_smoke:
+        _smoke(run, rtol, differences, lines)
+    return differences, lines, run
+
+
+def _compare(run: PilotRun, here: dict, installed: dict, campaign: dict) -> list[Difference]:
+    return (
         compare_stack(run.facts, here, multi_gpu(run))
         + compare_device(run, here)
         + compare_numerics(run, here)
@@ -34,33 +53,28 @@ def check(
         + compare_code(run.record)
         + compare_sources(run.facts.get("pilot_sources"), here["pilot_sources"])
     )
-    lines = [
-        f"env_check: {run.directory} (pilot on {DeviceFacts(**run.facts['device']).describe()}, torch "
-        f"{run.facts['torch']['version']}) vs this machine ({DeviceFacts(**here['device']).describe()}, torch "
-        f"{here['torch']['version']}); config {run.config_source}; {len(run.lock)} distributions locked"
+
+
+def _smoke(run: PilotRun, rtol: float | None, differences: list[Difference], lines: list[str]) -> None:
+    """--smoke, unless a target does not import here (its line says so): its differences and lines added."""
+    missing = [
+        d for d in differences if d.severe and ("does not import" in str(d.here) or "has no attribute" in str(d.here))
     ]
-    if run_smoke:
-        missing = [
-            d
-            for d in differences
-            if d.severe and ("does not import" in str(d.here) or "has no attribute" in str(d.here))
-        ]
-        if missing:
-            differences.append(
-                Difference(
-                    "smoke",
-                    "one update and one evaluation",
-                    "not run",
-                    "a target does not import here (see its line)",
-                    True,
-                )
+    if missing:
+        differences.append(
+            Difference(
+                "smoke",
+                "one update and one evaluation",
+                "not run",
+                "a target does not import here (see its line)",
+                True,
             )
-        else:
-            try:
-                found, smoke_lines = smoke(run, rtol)
-            except Exception as error:  # what the smoke exists to find: this machine cannot run the variant
-                found = [Difference("smoke", "one update and one evaluation", "crashed", error_line(error), True)]
-                smoke_lines = []
-            differences += found
-            lines += smoke_lines
-    return differences, lines, run
+        )
+        return
+    try:
+        found, smoke_lines = smoke(run, rtol)
+    except Exception as error:  # what the smoke exists to find: this machine cannot run the variant
+        found = [Difference("smoke", "one update and one evaluation", "crashed", error_line(error), True)]
+        smoke_lines = []
+    differences += found
+    lines += smoke_lines
