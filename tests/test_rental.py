@@ -371,3 +371,16 @@ def test_a_catalog_gpu_declares_or_is_known_by_its_device_name_for_its_compute_c
     }
     gpus = {g.name: g for g in load_catalog(OmegaConf.create({"catalog": {k: entries[k] for k in ("ok", "amd")}}))}
     assert gpus["ok"].compute_capability == "8.6" and gpus["amd"].compute_capability == "gfx942"
+
+
+def test_a_model_held_in_bf16_is_timed_at_the_bf16_peak(make_cfg):
+    """model.dtype=bf16 without autocast computes in bf16: its rows said fp32 and took the fp32 peak
+    (about 16x slower on an A100)."""
+    from pilot.rental.choice_sheet import compute_precision
+
+    cfg = make_cfg("model=hf_causal_lm", "model.dtype=bf16", "rental.counts=[1]")
+    assert compute_precision(cfg) == "bf16" and compute_precision(make_cfg()) == "fp32"
+    gpu = Gpu("A", memory_gib=40, fp32_tflops=19.5, bf16_tflops=312.0)
+    (row,) = rows_for(cfg, [gpu])
+    assert row.fits and row.precision == "bf16" and "312 TFLOP/s" in row.time_source, row.time_source
+    assert recommended([row], precision=compute_precision(cfg)) is row

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from pilot.config.values import enum_value, import_target
 from pilot.engine.checkpointing import declares_checkpointing
@@ -98,6 +98,15 @@ def _precision_for(gpu: Gpu, precision: str) -> tuple[str, str, float | None]:
     return precision, f"no {precision} throughput in the catalog entry", gpu.fp32_tflops
 
 
+def compute_precision(cfg: DictConfig) -> str:
+    """The dtype the matmuls run in: autocast's (``precision.dtype``) when it is bf16 or fp16, else the
+    parameters' own (``model.dtype=bf16`` without autocast computes in bf16: its rows' precision, the bf16
+    peak for their time)."""
+    precision = enum_value(cfg.precision.dtype)
+    weights = str(OmegaConf.select(cfg, "model.dtype", default=None) or "")
+    return weights if precision == "fp32" and weights in ("bf16", "fp16") else precision
+
+
 def _supports_checkpointing(cfg: DictConfig) -> bool:
     try:
         return declares_checkpointing(import_target(str(cfg.model._target_)))
@@ -140,7 +149,7 @@ class _Setup:
         examples_per_update = micro_cfg * accum_cfg * replicas_cfg
         checkpointing_cfg = bool(cfg.memory.activation_checkpointing)
         settings = [checkpointing_cfg] + ([True] if not checkpointing_cfg and _supports_checkpointing(cfg) else [])
-        precision_cfg = enum_value(cfg.precision.dtype)
+        precision_cfg = compute_precision(cfg)
         base = cache.base
         whole = base.whole_states  # what one GPU holds unsharded (an FSDP config's estimate is rank 0's)
         param_bytes, gradient_bytes = whole["parameters"], whole["gradients"]

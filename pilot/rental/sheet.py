@@ -15,13 +15,12 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
-from pilot.config.values import enum_value
 from pilot.data.task import TaskData
 from pilot.engine.batch_plan import plan_from_config
 from pilot.estimate.fake_tensor import MemoryEstimate
 from pilot.rental.campaign_plan import Plan, as_dict, plan_campaign, plan_rows, sweep_jobs, time_jobs
 from pilot.rental.catalog import find, load_catalog
-from pilot.rental.choice_sheet import ChoiceRow, Measured, choice_rows, recommended
+from pilot.rental.choice_sheet import ChoiceRow, Measured, choice_rows, compute_precision, recommended
 from pilot.rental.estimate_cache import EstimateCache
 from pilot.rental.estimate_table import breakdown_rows, estimate_lines, whose
 from pilot.rental.journal import append_entry
@@ -130,7 +129,7 @@ def build_and_write(
     catalog = load_catalog(cfg.rental)
     cache = cache if cache is not None else EstimateCache(cfg, task, estimate)
     rows = choice_rows(cfg, cache, catalog, measured, requirements)
-    chosen = recommended(rows, cfg.rental.gpu, cfg.rental.gpu_count, enum_value(cfg.precision.dtype))
+    chosen = recommended(rows, cfg.rental.gpu, cfg.rental.gpu_count, compute_precision(cfg))
     plan = None
     train_examples = len(task.splits["train"])
     jobs = sweep_jobs(cfg, sweep_params, train_examples)
