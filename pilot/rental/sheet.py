@@ -53,8 +53,10 @@ class SheetResult:
     estimates: list[MemoryEstimate] = field(default_factory=list)  # every one the rows used
     pinned: str | None = None  # the hardware rental.gpu / rental.gpu_count pinned, in words
 
+    reasons: list[str] = field(default_factory=list)  # of the rows that could have been chosen and do not fit
+
     def plan_lines(self, brief: bool = True) -> list[str]:
-        return plan_lines(self.plan, self.chosen, brief=brief, pinned=self.pinned)
+        return plan_lines(self.plan, self.chosen, brief=brief, pinned=self.pinned, reasons=self.reasons)
 
 
 def _row_cells(r: ChoiceRow) -> list:
@@ -143,14 +145,21 @@ def build_and_write(
             chosen.count,
         )
     examples_per_update = plan_from_config(cfg, train_examples).examples_per_update
-    pinned = _pinned(cfg)
-    lines = _sheet_lines(cfg, len(jobs), examples_per_update, estimate, validation, rows, plan, chosen, pinned)
-    paths = _write_files(run_dir, lines, rows, plan, chosen, estimate, cache, validation)
+    result = SheetResult(rows, plan, chosen, {}, list(cache.estimates.values()), _pinned(cfg), [])
+    if chosen is None:  # why not: the reasons of the rows that could have been chosen
+        result.reasons = [
+            r.reason if not r.fits else r.requirements
+            for r in rows
+            if (cfg.rental.gpu is None or r.gpu == cfg.rental.gpu)
+            and (cfg.rental.gpu_count is None or r.count == cfg.rental.gpu_count)
+        ]
+    lines = _sheet_lines(cfg, len(jobs), examples_per_update, estimate, validation, result)
+    result.paths = _write_files(run_dir, lines, rows, plan, chosen, estimate, cache, validation)
     if journal:
-        paths["journal"] = append_entry(
-            Path(cfg.campaign.journal), f"plan chosen ({run_dir})", plan_lines(plan, chosen, brief=True, pinned=pinned)
+        result.paths["journal"] = append_entry(
+            Path(cfg.campaign.journal), f"plan chosen ({run_dir})", result.plan_lines()
         )
-    return SheetResult(rows, plan, chosen, paths, list(cache.estimates.values()), pinned)
+    return result
 
 
 def _pinned(cfg: DictConfig) -> str | None:
@@ -186,10 +195,7 @@ def _sheet_lines(
     examples_per_update: int,
     estimate: MemoryEstimate,
     validation: list[str] | None,
-    rows: list[ChoiceRow],
-    plan: Plan | None,
-    chosen: ChoiceRow | None,
-    pinned: str | None,
+    result: SheetResult,
 ) -> list[str]:
     """choice_sheet.md: the campaign, the memory estimate, the rows per GPU and count, the plan."""
     lines = [
@@ -209,16 +215,16 @@ def _sheet_lines(
     lines += [
         "## Per GPU and count",
         "",
-        markdown_table(ROW_HEADER, [_row_cells(r) for r in rows]),
+        markdown_table(ROW_HEADER, [_row_cells(r) for r in result.rows]),
         "",
         "Time per update: *measured* only where the pilot ran on that GPU model with that setup; "
         f"otherwise an *estimate* from counted FLOPs at {cfg.rental.utilisation:g} of the datasheet peak "
         "(declared utilisation), plus the gradient communication over the catalog's link bandwidth, not "
         "overlapped with compute; data loading is not included, and for a small model kernel-launch overhead "
-        "dominates, which no FLOP count sees. " + _prices_line(rows),
+        "dominates, which no FLOP count sees. " + _prices_line(result.rows),
         "",
     ]
-    lines += ["## Campaign plan", "", *plan_lines(plan, chosen, pinned=pinned), ""]
+    lines += ["## Campaign plan", "", *result.plan_lines(brief=False), ""]
     return lines
 
 
@@ -261,17 +267,20 @@ def _write_files(
     }
 
 
-def _nothing_planned(pinned: str | None) -> str:
+SHOWN_REASONS = 3  # the most frequent reasons rows do not fit, named when nothing is planned
+
+
+def _nothing_planned(pinned: str | None, reasons: list[str]) -> str:
+    """Why nothing is planned: the rows' own reasons, most frequent first (a batch that splits over none of
+    the counts is not a memory problem)."""
+    counted = sorted({r: reasons.count(r) for r in reasons if r}.items(), key=lambda item: -item[1])
+    why = " Why: " + "; ".join(r for r, _ in counted[:SHOWN_REASONS]) + "." if counted else ""
     if pinned:
         return (
-            f"The chosen hardware ({pinned}) does not fit this configuration (reasons in its rows of the "
-            "choice sheet): nothing planned. Pick another rental.gpu / rental.gpu_count, or null to let "
-            "pilot pick the smallest that fits."
+            f"The chosen hardware ({pinned}) does not fit this configuration: nothing planned.{why} Pick another "
+            "rental.gpu / rental.gpu_count, or null to let pilot pick the smallest that fits."
         )
-    return (
-        "No catalog GPU and count fits this configuration (reasons per row in the choice sheet): "
-        "nothing can be planned. Options: sharding, a smaller model, or a GPU with more memory."
-    )
+    return f"No catalog GPU and count fits this configuration: nothing can be planned.{why} Every row's reason is in the choice sheet."
 
 
 def _cost(plan: Plan, price: float) -> str:
@@ -283,10 +292,16 @@ def _cost(plan: Plan, price: float) -> str:
 
 
 def plan_lines(
-    plan: Plan | None, chosen: ChoiceRow | None, brief: bool = False, pinned: str | None = None
+    plan: Plan | None,
+    chosen: ChoiceRow | None,
+    brief: bool = False,
+    pinned: str | None = None,
+    reasons: list[str] | None = None,
 ) -> list[str]:
+    """The plan in words (``brief``: the lines alone, else with its table); when nothing is planned, why:
+    ``reasons``, those of the rows that could have been chosen."""
     if plan is None or chosen is None:
-        return [_nothing_planned(pinned)]
+        return [_nothing_planned(pinned, reasons or [])]
     head = (
         f"Hardware: {plan.count} x {plan.gpu} ({chosen.strategy}; micro-batch {chosen.micro_batch} x "
         f"accumulation {chosen.accumulation}, {chosen.precision}, activation checkpointing "
