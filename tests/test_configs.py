@@ -108,6 +108,12 @@ def test_the_gpu_campaigns_own_config_is_estimated_on_a_machine_without_a_gpu(ma
     assert {"run.device", "distributed.backend"} <= {p.key for p in error.value.problems}
 
 
+def test_a_gpu_count_of_zero_gets_one_fix_that_is_itself_valid(make_cfg):
+    with pytest.raises(ConfigError) as error:  # a second line advised rental.counts=[0, 1, 2, 4, 8]
+        validate(make_cfg("mode=estimate", "rental.gpu_count=0"))
+    assert [p.key for p in error.value.problems] == ["rental.gpu_count"] and "[0," not in str(error.value)
+
+
 def test_all_problems_are_reported_at_once(make_cfg):
     cfg = make_cfg("batch.micro_batch=-1", "batch.accumulation=0", "model._target_=nope.Model")
     with pytest.raises(ConfigError) as error:

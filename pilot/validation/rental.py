@@ -29,7 +29,7 @@ def check_rental(cfg, problems: list[Problem]) -> None:
         if not values or any(v <= 0 for v in values):
             problems.append(Problem(f"rental.{key}", values, "a non-empty list of positive numbers."))
     counts = list(select(cfg, "rental.counts") or [])
-    if rental.gpu_count is not None and counts and rental.gpu_count not in counts:
+    if rental.gpu_count is not None and rental.gpu_count > 0 and counts and rental.gpu_count not in counts:
         problems.append(
             Problem(
                 "rental.gpu_count",
