@@ -394,3 +394,22 @@ def test_a_model_held_in_bf16_is_timed_at_the_bf16_peak(make_cfg):
     (row,) = rows_for(cfg, [gpu])
     assert row.fits and row.precision == "bf16" and "312 TFLOP/s" in row.time_source, row.time_source
     assert recommended([row], precision=compute_precision(cfg)) is row
+
+
+def test_the_plan_says_the_overrides_that_run_the_config_as_planned(make_cfg):
+    """distributed=ddp2 planned on one GPU: the plan's micro-batch x accumulation differ from the config's,
+    and it did not say what to change."""
+    from pilot.rental.choice_sheet import row_overrides
+
+    cfg = make_cfg("distributed=ddp2")
+    one = _row("T4", 1, precision="fp32")  # micro-batch 1 x accumulation 8 in _row
+    assert row_overrides(cfg, one) == ["distributed=single", "batch.micro_batch=1"]
+    sharded = ChoiceRow(**{**one.as_dict(), "count": 4, "ranks": 4, "activation_checkpointing": True})
+    assert row_overrides(cfg, sharded) == [
+        "distributed=fsdp",
+        "distributed.replicas=4",
+        "batch.micro_batch=1",
+        "memory.activation_checkpointing=true",
+    ]
+    same = ChoiceRow(**{**one.as_dict(), "count": 2, "micro_batch": 2, "accumulation": 8})
+    assert row_overrides(cfg, same) == []

@@ -352,6 +352,25 @@ def _with_measured_peak(need: float, measured: Measured, setup: _Setup) -> tuple
     return need, peak_note
 
 
+def row_overrides(cfg: DictConfig, row: ChoiceRow) -> list[str]:
+    """The command-line overrides that make ``cfg`` run as ``row`` says (the plan's hardware): only the
+    settings that differ — processes and strategy, micro-batch and accumulation, checkpointing, precision."""
+    found = []
+    strategy = "fsdp" if row.ranks > 1 else "ddp"
+    if row.count != int(cfg.distributed.replicas) or strategy != enum_value(cfg.distributed.strategy):
+        group = "single" if row.count == 1 else ("fsdp" if strategy == "fsdp" else "ddp2")
+        found += [f"distributed={group}"] + ([f"distributed.replicas={row.count}"] if row.count > 1 else [])
+    if row.micro_batch != int(cfg.batch.micro_batch):
+        found.append(f"batch.micro_batch={row.micro_batch}")
+    if row.accumulation != int(cfg.batch.accumulation):
+        found.append(f"batch.accumulation={row.accumulation}")
+    if bool(row.activation_checkpointing) != bool(cfg.memory.activation_checkpointing):
+        found.append(f"memory.activation_checkpointing={str(bool(row.activation_checkpointing)).lower()}")
+    if row.precision != compute_precision(cfg):
+        found.append(f"precision={row.precision}")
+    return found
+
+
 def recommended(
     rows: list[ChoiceRow], gpu: str | None = None, count: int | None = None, precision: str | None = None
 ) -> ChoiceRow | None:

@@ -20,7 +20,14 @@ from pilot.engine.batch_plan import plan_from_config
 from pilot.estimate.fake_tensor import MemoryEstimate
 from pilot.rental.campaign_plan import Plan, as_dict, plan_campaign, plan_rows, sweep_jobs, time_jobs
 from pilot.rental.catalog import find, load_catalog
-from pilot.rental.choice_sheet import ChoiceRow, Measured, choice_rows, compute_precision, recommended
+from pilot.rental.choice_sheet import (
+    ChoiceRow,
+    Measured,
+    choice_rows,
+    compute_precision,
+    recommended,
+    row_overrides,
+)
 from pilot.rental.estimate_cache import EstimateCache
 from pilot.rental.estimate_table import breakdown_rows, estimate_lines, whose
 from pilot.rental.journal import append_entry
@@ -54,9 +61,18 @@ class SheetResult:
     pinned: str | None = None  # the hardware rental.gpu / rental.gpu_count pinned, in words
 
     reasons: list[str] = field(default_factory=list)  # of the rows that could have been chosen and do not fit
+    overrides: list[str] | None = None  # what makes the config run as the chosen row says
 
     def plan_lines(self, brief: bool = True) -> list[str]:
-        return plan_lines(self.plan, self.chosen, brief=brief, pinned=self.pinned, reasons=self.reasons)
+        lines = plan_lines(self.plan, self.chosen, brief=brief, pinned=self.pinned, reasons=self.reasons)
+        if self.overrides is None:
+            return lines
+        said = (
+            f"Run as planned with: {' '.join(self.overrides)} (added to your command line)"
+            if self.overrides
+            else "The config runs as planned as it is (no override)"
+        )
+        return lines[:1] + [f"- {said}." if brief else f"{said}."] + lines[1:]
 
 
 def _row_cells(r: ChoiceRow) -> list:
@@ -146,7 +162,9 @@ def build_and_write(
         )
     examples_per_update = plan_from_config(cfg, train_examples).examples_per_update
     result = SheetResult(rows, plan, chosen, {}, list(cache.estimates.values()), _pinned(cfg), [])
-    if chosen is None:  # why not: the reasons of the rows that could have been chosen
+    if chosen is not None:
+        result.overrides = row_overrides(cfg, chosen)
+    else:  # why not: the reasons of the rows that could have been chosen
         result.reasons = [
             r.reason if not r.fits else r.requirements
             for r in rows
