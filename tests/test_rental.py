@@ -349,7 +349,7 @@ def test_a_rows_reason_names_the_terms_at_its_peak_largest_first():
 
 def test_the_plan_states_its_cost_at_the_chosen_gpus_price():
     from pilot.rental.campaign_plan import Plan
-    from pilot.rental.sheet import plan_lines
+    from pilot.rental.plan_text import plan_lines
 
     job = JobTime(Job([], 100, 1), 1.0, 0.25, 0.25, "estimate")
     plan = Plan("L4", 2, 3, True, [job], [], 72.0)
