@@ -411,3 +411,24 @@ def test_the_first_step_loss_is_read_at_full_precision_where_the_pilot_records_i
         0.0,
         "phases.csv loss column",
     )
+
+
+def test_driver_and_cuda_rules_follow_cudas_compatibility_and_missing_libraries():
+    from pilot.env_check.compare_stack import _compare_cuda, _compare_driver
+
+    older_minor = _compare_driver({"version": "535", "cuda": "12.2"}, {"version": "535", "cuda": "12.2"}, "12.6")
+    (line,) = older_minor  # severe before, though the pilot passed on that very driver
+    assert (
+        not line.severe
+        and "minor-version compatibility" in line.affects
+        and "the pilot ran on the same" in line.affects
+    )
+    (major,) = _compare_driver({}, {"version": "470", "cuda": "11.4"}, "12.6")
+    assert major.severe and "another major CUDA" in major.affects
+    assert _compare_driver({}, {"version": "560", "cuda": "12.6"}, "12.6") == []
+    pilot = {"runtime": "12.6", "cudnn": "9.5.1", "nccl": "2.21.5"}
+    missing = _compare_cuda(pilot, {"runtime": "12.6", "cudnn": None, "nccl": None}, multi_gpu=True)
+    assert [(d.what, d.here, d.severe) for d in missing] == [
+        ("cuDNN", "not available", True),
+        ("NCCL", "not available", True),
+    ]

@@ -91,7 +91,12 @@ def _compare_cuda(p_cuda: dict[str, Any], h_cuda: dict[str, Any], multi_gpu: boo
         )
     for name, what, severe in (("cudnn", "cuDNN", True), ("nccl", "NCCL", multi_gpu)):
         before, now = p_cuda.get(name), h_cuda.get(name)
-        if before and now and major_minor(before) != major_minor(now):
+        if before and not now and h_cuda["runtime"]:  # a GPU build here without it (a CPU build: said above)
+            uses = (
+                "convolution and cuDNN attention kernels" if name == "cudnn" else "the gradient all-reduce between GPUs"
+            )
+            found.append(Difference(what, before, "not available", f"{uses} cannot run here", severe))
+        elif before and now and major_minor(before) != major_minor(now):
             affects = (
                 "convolution and cuDNN attention kernels: numerics and speed"
                 if name == "cudnn"
@@ -114,15 +119,25 @@ def _compare_driver(p_driver: dict[str, Any], h_driver: dict[str, Any], runtime:
             )
         )
     driver_cuda = h_driver.get("cuda")
-    if runtime and driver_cuda and major_minor(driver_cuda) < major_minor(runtime):
-        found.append(
-            Difference(
-                "driver's CUDA",
-                p_driver.get("cuda") or "-",
-                driver_cuda,
-                f"older than torch's CUDA {runtime}: CUDA may not initialise or kernels may "
-                "fail to load. Fix: a newer driver, or a torch built for this CUDA",
-                True,
-            )
+    supported, needed = major_minor(driver_cuda), major_minor(runtime)
+    if supported is None or needed is None or supported >= needed:
+        return found
+    same_major = supported[0] == needed[0]
+    as_at_the_pilot = p_driver.get("cuda") == driver_cuda  # the pilot passed on such a driver
+    found.append(
+        Difference(
+            "driver's CUDA",
+            p_driver.get("cuda") or "-",
+            driver_cuda,
+            f"older than torch's CUDA {runtime}"
+            + (
+                ": CUDA's minor-version compatibility runs it (kernels that need a newer driver, such as PTX "
+                "compiled at run time, fail)" + ("; the pilot ran on the same" if as_at_the_pilot else "")
+                if same_major
+                else ": another major CUDA, which this driver cannot run. Fix: a newer driver, or a torch built "
+                "for this CUDA"
+            ),
+            not same_major,
         )
+    )
     return found
