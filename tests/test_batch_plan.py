@@ -106,3 +106,16 @@ def test_a_split_smaller_than_one_update_is_recorded_as_what_the_updates_hold():
     assert (short.summary()["examples_per_update"], short.summary()["declared_examples_per_update"]) == (10, 16)
     assert "the budget buys 10" in short.describe()[-1]
     assert "declared_examples_per_update" not in plan().summary()  # a split of many updates: the product
+
+
+@pytest.mark.parametrize("examples", [1, 2, 3, 13, 15, 29, 31, 32])
+@pytest.mark.parametrize("replicas", [2, 3, 4])
+def test_fsdp_ranks_run_as_many_micro_batches_each_and_keep_every_example_once(examples, replicas):
+    """FSDP on 2 ranks hung at an epoch's partial last update (13 examples: 4 micro-batches on rank 0, 3 on
+    rank 1): every forward gathers parameters from all ranks."""
+    indices = list(range(100, 100 + examples))
+    shards = [rank_micro_batches(indices, 2, replicas, r, same_count=True) for r in range(replicas)]
+    assert len({len(s) for s in shards}) == 1, [len(s) for s in shards]
+    assert sorted(i for s in shards for batch in s for i in batch) == indices
+    plain = [rank_micro_batches(indices, 2, replicas, r) for r in range(replicas)]
+    assert [[b for b in s if b] for s in shards] == [[b for b in s if b] for s in plain]  # the same real batches

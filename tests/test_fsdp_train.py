@@ -151,3 +151,25 @@ def test_a_setting_a_rank_refuses_is_one_message_and_exit_2(tmp_path):
     assert done.returncode == 2, done.stderr[-3000:]
     assert "Traceback" not in done.stderr and done.stderr.count("distributed.fsdp.blocks=['NopeBlock']") == 1
     assert "Fix: name one of its classes" in done.stderr
+
+
+def test_fsdp_trains_through_an_epochs_partial_last_update(tmp_path):
+    """573 training examples at 2 x 4 x 2 per update: update 36 holds 13, 4 micro-batches on rank 0 and 3
+    on rank 1. The ranks waited on each other's collectives for ever (the README's own FSDP command hung
+    at its epoch's end); rank 1 now runs a zero-weight dummy micro-batch after its own."""
+    run_dir = tmp_path / "run"
+    done = run_pilot(
+        run_dir,
+        *TRAIN,
+        "distributed=fsdp",
+        "budget.value=36",
+        "checkpoint.every=100",
+        "loop.eval_every=0",
+        "closing.control_examples=0",
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    record = json.loads((run_dir / "run.json").read_text())
+    assert record["status"] == "ok" and record["updates_done"] == 36
+    rows = [json.loads(line) for line in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    assert [r["examples"] for r in rows if r.get("kind") == "train"][-1] == 13

@@ -34,15 +34,23 @@ def data_position(plan: BatchPlan, update: int) -> dict:
     return {"epoch": epoch, "position_in_epoch": sum(plan.update_sizes_in_epoch()[:offset])}
 
 
-def rank_micro_batches(indices: list[int], micro_batch: int, replicas: int, rank: int) -> list[list[int]]:
+def rank_micro_batches(
+    indices: list[int], micro_batch: int, replicas: int, rank: int, same_count: bool = False
+) -> list[list[int]]:
     """This replica's share of one update, cut into micro-batches.
 
     Replicas take contiguous, equal shares (the last may be shorter). A replica
     whose share is empty gets one empty micro-batch: it must still join the
-    gradient all-reduce, with a zero-weight loss.
+    gradient all-reduce, with a zero-weight loss. ``same_count`` (FSDP, whose every
+    forward gathers parameters from all ranks): a replica with fewer micro-batches than
+    the first gets empty ones after its own, so that every rank runs as many forwards
+    (an update of 13 examples over 2 ranks at micro-batch 2: 4 and 3 before, and the
+    ranks waited on each other's collectives for ever).
     """
     share = ceil_div(len(indices), replicas)
     mine = indices[rank * share : (rank + 1) * share]
-    if not mine:
-        return [[]]
-    return [mine[i : i + micro_batch] for i in range(0, len(mine), micro_batch)]
+    shards = [mine[i : i + micro_batch] for i in range(0, len(mine), micro_batch)] or [[]]
+    if same_count:
+        most = max(1, ceil_div(min(share, len(indices)), micro_batch))  # the first rank's count, the largest
+        shards += [[] for _ in range(most - len(shards))]
+    return shards

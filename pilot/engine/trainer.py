@@ -14,8 +14,8 @@ micro-batch, accumulation, replica count or partial last window.
 
 Replicas are DistributedDataParallel (``distributed.strategy=ddp``: each holds the whole model) or
 FSDP2 (``fsdp``: each holds a shard of every state; ``pilot.engine.sharding``). Under FSDP every
-rank runs the same number of forwards (an idle rank a dummy one), since each gathers parameters
-from all ranks.
+rank runs the same number of forwards (a rank with fewer examples, or none, zero-weight dummy ones after
+its own), since each gathers parameters from all ranks.
 """
 
 from __future__ import annotations
@@ -112,7 +112,9 @@ class Trainer:
     def micro_batches(self, update: int) -> list[tuple]:
         """(batch, weight) pairs of this replica for update ``update``."""
         indices = update_indices(self.plan, self.seed, update)
-        shards = rank_micro_batches(indices, self.plan.micro_batch, self.ctx.world_size, self.ctx.rank)
+        shards = rank_micro_batches(
+            indices, self.plan.micro_batch, self.ctx.world_size, self.ctx.rank, same_count=self.sharded
+        )
         pairs = []
         for shard in shards:
             if shard:
