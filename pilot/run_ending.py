@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+from pilot.engine.distributed import launcher_gone
 from pilot.errors import DiskFull, RunFinished, first_line, no_space_left
 from pilot.phases.probe import peak_memory
 from pilot.run_record import RunRecord, read_run_json, resume_hint
@@ -37,6 +38,8 @@ class RunEnding:
             # a resume stopped before it reopened its record: the record it continues says so
             self.record = RunRecord(self.run_path, read_run_json(self.run_path))
         updates = self.trainer.updates_done if self.trainer else self.resumed_at
+        if (launcher := launcher_gone()) is not None:  # torch's SIGINT to the ranks of a launcher that died
+            how += f"; sent by the kernel, not typed: the launching process (pid {launcher}) ended, killed or crashed"
         self.signal_name = signal_name
         self.status = "interrupted"
         self.stop_cause = f"interrupted: {signal_name} at update {updates} ({how})"

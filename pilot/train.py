@@ -329,13 +329,9 @@ def train(
     replicas = int(cfg.distributed.replicas)
     worker_args = (cfg, str(run_dir), overrides, str(sweep_dir) if sweep_dir else None, tuple(searchpath))
     if replicas > 1 and not launched_externally():
-        # the replicas catch Ctrl-C/SIGTERM themselves (same process group) and stop together at an
-        # update boundary; this parent only waits for them instead of dying in the join
-        watch = InterruptWatch().install()
-        try:
-            spawn(_worker, worker_args, replicas, int(cfg.distributed.master_port))
-        finally:
-            watch.uninstall()
+        # a signal to this process is passed on to the replicas (``spawn``), which stop together at an
+        # update boundary and record it; this parent waits for them
+        spawn(_worker, worker_args, replicas, int(cfg.distributed.master_port), pass_signals=True)
     else:
         unrecorded = _worker(*worker_args)
         if int(os.environ.get("RANK", "0")) > 0:

@@ -639,3 +639,46 @@ def test_a_sweep_whose_hydra_files_do_not_fit_leaves_nothing_a_recap_counts(tmp_
     assert f"pilot: no space left on the device writing {sweep}/" in done.stderr
     assert ("multirun.yaml" if size == "8k" else "/.hydra") in done.stderr.split("writing ", 1)[1].split(":")[0]
     assert left == [], left  # the sweep directory made for this line, and its job's, are gone
+
+
+def _wait_for_updates(run_dir: Path, count: int, process, deadline_s: float = 180) -> None:
+    deadline = time.monotonic() + deadline_s
+    metrics = Path(run_dir) / "metrics.jsonl"
+    while time.monotonic() < deadline and process.poll() is None:
+        if metrics.exists() and metrics.read_text().count('"kind": "train"') >= count:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"no {count} updates in {run_dir}")
+
+
+@pytest.mark.parametrize("signals", [1, pytest.param(2, marks=pytest.mark.slow)])
+def test_sigterm_to_the_launcher_of_replicas_alone_stops_them_and_is_recorded(tmp_path, signals):
+    """A SIGTERM sent to the launching process of 2 DDP replicas (not its process group) was acknowledged
+    there and reached no replica: they trained to the end and recorded ok; two of them exited 130 saying
+    SIGINT while the replicas trained on, detached."""
+    run_dir = tmp_path / "run"
+    process = cli(run_dir, "distributed=ddp2", "budget.value=100000", wait=False)
+    _wait_for_updates(run_dir, 3, process)
+    for _ in range(signals):
+        process.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+    _, err = process.communicate(timeout=240)
+    assert process.returncode == 143 and "Traceback" not in err, err[-3000:]
+    record = run_json(run_dir)
+    assert record["status"] == "interrupted" and record["stop_cause"].startswith("interrupted: SIGTERM at update")
+    assert [entry["signal"] for entry in record["interrupted_by"]] == ["SIGTERM"]
+
+
+def test_a_killed_launcher_is_recorded_as_such_not_as_a_typed_ctrl_c(tmp_path):
+    """kill -9 of the launcher: torch sends its replicas SIGINT, recorded as if someone had pressed Ctrl-C."""
+    run_dir = tmp_path / "run"
+    process = cli(run_dir, "distributed=ddp2", "budget.value=100000", wait=False)
+    _wait_for_updates(run_dir, 3, process)
+    process.kill()
+    process.communicate(timeout=60)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and run_json(run_dir)["status"] == "running":
+        time.sleep(0.1)
+    record = run_json(run_dir)
+    assert record["status"] == "interrupted", record["stop_cause"]
+    assert "sent by the kernel, not typed: the launching process" in record["stop_cause"], record["stop_cause"]

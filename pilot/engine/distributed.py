@@ -8,11 +8,14 @@ Two ways in, one code path:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+import signal
 import socket
 import tempfile
+import threading
 from collections.abc import Callable, Sequence
 from contextlib import closing
 from dataclasses import dataclass
@@ -23,6 +26,7 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
+from pilot.engine.preemption import LAUNCHER_PID
 from pilot.errors import PilotError, user_error
 
 
@@ -83,7 +87,25 @@ def free_port() -> int:
 _REFUSAL = "PILOT_RANK_REFUSAL"  # where rank 0 writes the PilotError that stopped it (``spawn``)
 
 
-def _spawned(local_rank: int, world_size: int, port: int, fn: Callable, args: Sequence[Any]) -> None:
+def launcher_gone() -> int | None:
+    """The pid of the process that spawned this rank, once it is ending or has ended (kill -9 included:
+    torch then sends the rank SIGINT, which no one typed); else None. A rank is re-parented some
+    milliseconds after that SIGINT: the launcher's own state (a zombie, or gone) tells before."""
+    launcher = os.environ.get(LAUNCHER_PID, "")
+    if not launcher.isdigit():
+        return None
+    if os.getppid() != int(launcher):
+        return int(launcher)
+    try:
+        state = Path(f"/proc/{launcher}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return int(launcher)
+    return int(launcher) if state in ("Z", "X", "x") else None
+
+
+def _spawned(
+    local_rank: int, world_size: int, port: int, fn: Callable, args: Sequence[Any], own_group: bool = False
+) -> None:
     os.environ.update(
         MASTER_ADDR="127.0.0.1",
         MASTER_PORT=str(port),
@@ -91,6 +113,9 @@ def _spawned(local_rank: int, world_size: int, port: int, fn: Callable, args: Se
         WORLD_SIZE=str(world_size),
         LOCAL_RANK=str(local_rank),
     )
+    os.environ[LAUNCHER_PID] = str(os.getppid())
+    if own_group:  # a terminal's Ctrl-C reaches the launcher alone, which passes each signal on once
+        os.setpgrp()
     try:
         fn(*args)
     except Exception as error:
@@ -99,6 +124,8 @@ def _spawned(local_rank: int, world_size: int, port: int, fn: Callable, args: Se
         if local_rank == 0:  # what the user can fix, said once by the parent (``spawn``), no traceback per rank
             Path(os.environ[_REFUSAL]).write_text(json.dumps({"message": str(said), "exit_code": said.exit_code}))
         raise SystemExit(said.exit_code) from None
+    for signum in PassedOn.SIGNALS if own_group else ():  # recorded: a signal passed on now would only kill it
+        signal.signal(signum, signal.SIG_IGN)
     if dist.is_initialized():
         # leave together: a rank that tears gloo down while another still talks to it can
         # abort ("terminate called without an active exception")
@@ -106,10 +133,15 @@ def _spawned(local_rank: int, world_size: int, port: int, fn: Callable, args: Se
         dist.destroy_process_group()
 
 
-def spawn(fn: Callable, args: Sequence[Any], replicas: int, port: int = 0) -> None:
+def spawn(fn: Callable, args: Sequence[Any], replicas: int, port: int = 0, pass_signals: bool = False) -> None:
     """Run ``fn(*args)`` in ``replicas`` fresh processes that form one process group. A rank's
     ``PilotError`` (a setting the user can fix, found while a rank builds) is raised here, once,
-    as ``RankRefused`` with its message and exit code (not a traceback from every rank)."""
+    as ``RankRefused`` with its message and exit code (not a traceback from every rank).
+
+    ``pass_signals`` (training, whose ranks record a signal and stop at an update boundary): the ranks run
+    in their own process group and every SIGINT, SIGTERM or SIGHUP this process gets is passed on to
+    them (``PassedOn``). Otherwise (the pilot's phases) this process handles signals itself and the ranks
+    share its process group."""
     with tempfile.TemporaryDirectory(prefix="pilot-ranks-") as scratch:
         refusal = Path(scratch) / "refusal.json"
         previous = os.environ.get(_REFUSAL)
@@ -118,8 +150,18 @@ def spawn(fn: Callable, args: Sequence[Any], replicas: int, port: int = 0) -> No
         level = quiet.level
         quiet.setLevel(logging.ERROR)
         try:
-            mp.spawn(_spawned, args=(replicas, port or free_port(), fn, tuple(args)), nprocs=replicas, join=True)
-        except mp.ProcessExitedException:
+            ranks = mp.start_processes(
+                _spawned,
+                args=(replicas, port or free_port(), fn, tuple(args), pass_signals),
+                nprocs=replicas,
+                join=False,
+            )
+            with PassedOn([process.pid for process in ranks.processes] if pass_signals else []) as passed:
+                while not ranks.join():
+                    pass
+        except mp.ProcessExitedException as ended:
+            if passed.count and ended.signal_name in ("SIGINT", "SIGTERM", "SIGHUP"):
+                return  # a second signal passed on stopped it at once: its run records how it ended
             if not refusal.exists():
                 raise
             said = json.loads(refusal.read_text())
@@ -130,6 +172,33 @@ def spawn(fn: Callable, args: Sequence[Any], replicas: int, port: int = 0) -> No
                 os.environ.pop(_REFUSAL, None)
             else:
                 os.environ[_REFUSAL] = previous
+
+
+class PassedOn:
+    """While the ranks run: SIGINT, SIGTERM and SIGHUP sent to this launcher are passed on to every rank,
+    once each (the ranks are in their own process group), and this process keeps waiting for them: each
+    stops at its update boundary and records the signal (a second: at once). A SIGTERM sent to the
+    launcher alone was acknowledged here and reached no rank, which trained to the end."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+    def __init__(self, pids: list[int]) -> None:
+        self.pids, self.previous, self.count = pids, {}, 0  # count: signals passed on
+
+    def __enter__(self) -> PassedOn:
+        if self.pids and threading.current_thread() is threading.main_thread():
+            self.previous = {signum: signal.signal(signum, self._pass_on) for signum in self.SIGNALS}
+        return self
+
+    def _pass_on(self, signum: int, frame: Any) -> None:
+        self.count += 1
+        for pid in self.pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signum)
+
+    def __exit__(self, *exc: Any) -> None:
+        for signum, previous in self.previous.items():
+            signal.signal(signum, previous)
 
 
 class RankRefused(PilotError):

@@ -17,10 +17,14 @@ import logging
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 from pilot.startup_signals import noted
+
+LAUNCHER_PID = "PILOT_LAUNCHER_PID"  # set in a replica pilot spawned (pilot.engine.distributed)
+ONE_EVENT_S = 0.5  # in such a replica, the same signal again within this is the same event
 
 log = logging.getLogger("pilot")
 
@@ -71,6 +75,7 @@ class InterruptWatch:
 
     def __init__(self) -> None:
         self.received: str | None = None  # "SIGINT" / "SIGTERM" / "SIGHUP" once one arrived
+        self.received_at = 0.0  # time.monotonic() then
         self.previous: dict = {}
         self.deferred = False  # the record is being written: a signal is noted, never raised
         self.noted: str | None = None  # the signal that arrived while deferred (``stop_if_noted``)
@@ -102,9 +107,16 @@ class InterruptWatch:
                 self.noted,
             )
             return
+        name = signal.Signals(signum).name
         if self.received is not None:
-            raise KeyboardInterrupt(f"second {signal.Signals(signum).name}: stopping at once")
-        self.received = signal.Signals(signum).name
+            if (
+                name == self.received
+                and time.monotonic() - self.received_at < ONE_EVENT_S
+                and os.environ.get(LAUNCHER_PID)
+            ):  # a spawned replica whose launcher died gets torch's SIGINT twice, 20 ms apart: one event
+                return
+            raise KeyboardInterrupt(f"second {name}: stopping at once")
+        self.received, self.received_at = name, time.monotonic()
         if self.training_over:
             log.warning(
                 "%s received after the last update: the final validation and the closing run to their end, then "
