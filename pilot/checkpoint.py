@@ -274,6 +274,16 @@ def latest_valid_checkpoint(directory: Path) -> tuple[Path, dict[str, Any]] | No
     return None
 
 
+def _lr_from_this_schedule(scheduler: torch.optim.lr_scheduler.LambdaLR) -> None:
+    """The next update's lr from this run's schedule at the restored step, as ``LambdaLR`` computes it
+    (the same float when the schedule is the checkpoint's). The optimizer's state held the lr the
+    checkpoint's schedule had set: a resume forced over another budget trained its first update at it
+    while its record said the new schedule took effect there."""
+    for group, base, factor in zip(scheduler.optimizer.param_groups, scheduler.base_lrs, scheduler.lr_lambdas):
+        group["lr"] = base * factor(scheduler.last_epoch)
+    scheduler._last_lr = [group["lr"] for group in scheduler.optimizer.param_groups]
+
+
 def restore_training_state(trainer, state: dict[str, Any]) -> None:
     by_name = state.get("optimizer_keys") == "names"
     if by_name != is_sharded(trainer.cfg):
@@ -291,6 +301,7 @@ def restore_training_state(trainer, state: dict[str, Any]) -> None:
         load_trained_state(trainer.raw_model, state["model"])
         trainer.optimizer.load_state_dict(state["optimizer"])
     trainer.scheduler.load_state_dict(state["scheduler"])
+    _lr_from_this_schedule(trainer.scheduler)
     trainer.scaler.load_state_dict(state["scaler"])
     position = state["position"]
     trainer.updates_done = int(position["updates_done"])

@@ -314,3 +314,26 @@ def test_a_resumed_runs_peak_memory_is_the_highest_of_its_attempts(tmp_path):
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     final = json.loads((tmp_path / "run.json").read_text())
     assert final["status"] == "ok" and final["resumes"] and final["peak_memory"]["rss_peak_bytes"] == first * 100
+
+
+def test_a_resume_forced_over_another_budget_trains_its_first_update_at_the_new_schedule(tmp_path):
+    """Forced from budget 30 to 60 at update 20: update 21 trained at the 30-update schedule's lr while the
+    record said the new schedule took effect from update 21; update 22 was the first at the new one."""
+    from omegaconf import OmegaConf
+
+    from pilot.engine.optim import lr_factor
+
+    line = ["mode=train", "checkpoint.every=10", "loop.eval_every=0", "closing.control_examples=0", "run.threads=1"]
+    assert run_pilot(tmp_path, *line, "budget.value=30", fault="update@25", timeout=300).returncode == -9
+    forced = run_pilot(tmp_path, *line, "budget.value=60", "checkpoint.force_resume=true", timeout=300)
+    assert forced.returncode == 0, forced.stderr[-2000:]
+    record = json.loads((tmp_path / "run.json").read_text())
+    resumed = record["resumes"][-1]
+    first = resumed["takes_effect_from_update"]
+    optim = OmegaConf.load(tmp_path / "config.yaml").optim
+    rows = [json.loads(r) for r in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    used = {r["update"]: r["lr"] for r in rows if r.get("kind") == "train"}
+    for update in (first, first + 1):
+        assert update > optim.warmup_updates  # after the warmup, where the two schedules differ
+        factor = lr_factor(update - 1, 60, optim.warmup_updates, str(optim.schedule), optim.min_lr_ratio)
+        assert used[update] == pytest.approx(optim.lr * factor, rel=1e-12), (update, used[update])
