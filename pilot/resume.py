@@ -200,18 +200,27 @@ def find_resume_state(
         torch.set_num_threads(int(state["torch_threads"]))
     note = _resume_note(path, state, cleaned, refuse_changed_config(cfg, path, state))
     refuse_changed_base(cfg, path, state)
-    refuse_budget_behind(cfg, run_dir, path, note["from_update"])
+    budget_forced = any(d.startswith("budget.") for d in note.get("forced_despite", []))
+    refuse_budget_behind(cfg, run_dir, path, note["from_update"], budget_forced)
     log.info("resuming from %s (update %d)", path, note["from_update"])
     return state, note
 
 
-def refuse_budget_behind(cfg: DictConfig, run_dir: Path, path: Path, from_update: int) -> None:
+def refuse_budget_behind(cfg: DictConfig, run_dir: Path, path: Path, from_update: int, forced: bool = False) -> None:
     """A budget (forced on resume) smaller than the updates the checkpoint already holds is refused:
-    the run would end past its budget and record a plan it exceeded."""
+    the run would end past its budget and record a plan it exceeded. A budget forced to exactly that many
+    is refused too: no update would train under it, while the record would name it as the run's variant."""
     earlier_plan = read_run_json(run_dir).get("batch_plan") if (run_dir / "run.json").exists() else None
     if not earlier_plan or "train_examples" not in earlier_plan:
         return
     total = plan_from_config(cfg, int(earlier_plan["train_examples"])).total_updates
+    if forced and total == from_update:
+        raise ResumeRefused(
+            f"budget.value={cfg.budget.value} (budget.fixed={enum_value(cfg.budget.fixed)}) gives {total} updates, "
+            f"and {path.name} already holds them all: no update would train under this budget (the lr schedule "
+            "of the updates done was the checkpoint's), while the record would name it. Fix: a budget of more "
+            "updates, or resume without changing the budget."
+        )
     if total < from_update:
         raise ResumeRefused(
             f"budget.value={cfg.budget.value} (budget.fixed={enum_value(cfg.budget.fixed)}) gives {total} updates, "

@@ -133,6 +133,9 @@ def test_forced_resume_refuses_the_learning_rate_and_records_what_it_applies(tmp
     behind = cli(tmp_path, "budget.value=2", "checkpoint.force_resume=true")  # the checkpoint holds 4 updates
     assert behind.returncode == 2 and "gives 2 updates, but ckpt-" in behind.stderr, behind.stderr[-2000:]
     assert (tmp_path / "run.json").read_text() == before
+    level = cli(tmp_path, "budget.value=4", "checkpoint.force_resume=true")  # ended at once, recorded as 4's variant
+    assert level.returncode == 2 and "already holds them all: no update would train" in level.stderr, level.stderr
+    assert (tmp_path / "run.json").read_text() == before
     forced = cli(tmp_path, "budget.value=12", "checkpoint.force_resume=true")
     assert forced.returncode == 0, forced.stderr[-2000:]
     record = run_json(tmp_path)
