@@ -37,6 +37,7 @@ from typing import Any
 import torch
 from omegaconf import DictConfig
 
+from pilot.data.data_files import data_files_fingerprint
 from pilot.engine.distributed import all_reduce_sum, barrier, every_rank
 from pilot.engine.rng_state import restore_rng_states, rng_states
 from pilot.engine.sharding import is_sharded, load_whole_training_state, local_values
@@ -107,6 +108,7 @@ def training_state(trainer, cfg: DictConfig, rng_by_rank: list | None = None) ->
         **(
             {"base_files_fingerprint": base} if (base := base_files_fingerprint(cfg)) else {}
         ),  # an adapter's model.path
+        "data_files": data_files_fingerprint(cfg),  # what the data settings name: a resume compares them
     }
 
 

@@ -22,7 +22,8 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from pilot.checkpoint import Checkpointer
-from pilot.config.values import enum_value
+from pilot.config.values import enum_value, select
+from pilot.data.data_files import data_files_fingerprint
 from pilot.engine.batch_plan import plan_from_config
 from pilot.errors import ResumeRefused, RunFinished, disk_full_guard
 from pilot.models.base_files import base_files_fingerprint
@@ -175,6 +176,23 @@ def refuse_changed_base(cfg: DictConfig, path: Path, state: dict) -> None:
         )
 
 
+def refuse_changed_data(cfg: DictConfig, path: Path, state: dict) -> None:
+    """The files the data settings name must be those the checkpoint's updates trained on
+    (``pilot.data.data_files``): a data file replaced or edited in place was trained on without a word."""
+    saved = state.get("data_files")
+    if not saved:
+        return
+    now = data_files_fingerprint(cfg)
+    changed = sorted(key for key, digest in saved.items() if now.get(key) != digest)
+    if changed:
+        named = ", ".join(f"{key}={select(cfg, key)}" for key in changed)
+        raise ResumeRefused(
+            f"{named}: the file's content differs from what the updates in {path} trained on (its fingerprint "
+            "changed): the run would go on with another data set while its record names one. Fix: put back the "
+            "file the run started with, or start a new run directory (leave out hydra.run.dir)."
+        )
+
+
 def find_resume_state(
     cfg: DictConfig, checkpointer: Checkpointer, run_dir: Path, is_main: bool
 ) -> tuple[dict | None, dict]:
@@ -200,6 +218,7 @@ def find_resume_state(
         torch.set_num_threads(int(state["torch_threads"]))
     note = _resume_note(path, state, cleaned, refuse_changed_config(cfg, path, state))
     refuse_changed_base(cfg, path, state)
+    refuse_changed_data(cfg, path, state)
     budget_forced = any(d.startswith("budget.") for d in note.get("forced_despite", []))
     refuse_budget_behind(cfg, run_dir, path, note["from_update"], budget_forced)
     log.info("resuming from %s (update %d)", path, note["from_update"])

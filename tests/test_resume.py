@@ -337,3 +337,22 @@ def test_a_resume_forced_over_another_budget_trains_its_first_update_at_the_new_
         assert update > optim.warmup_updates  # after the warmup, where the two schedules differ
         factor = lr_factor(update - 1, 60, optim.warmup_updates, str(optim.schedule), optim.min_lr_ratio)
         assert used[update] == pytest.approx(optim.lr * factor, rel=1e-12), (update, used[update])
+
+
+def test_a_data_file_edited_between_a_kill_and_its_resume_is_refused(tmp_path):
+    """The data file's first half kept and its answers reversed, then the same command: it resumed without a
+    word, its record claiming the 573-example plan for updates that trained on 287."""
+    import shutil
+
+    data = tmp_path / "data.jsonl"
+    shutil.copy(Path(__file__).resolve().parents[1] / "pilot" / "data" / "instructions.jsonl", data)
+    run = tmp_path / "run"
+    line = ["mode=train", "checkpoint.every=2", "loop.eval_every=0", "closing.control_examples=0", "run.threads=1"]
+    assert run_pilot(run, *line, "budget.value=10", f"data.path={data}", fault="update@5").returncode == -9
+    before = (run / "run.json").read_text()
+    lines = data.read_text().splitlines()
+    data.write_text("\n".join(lines[: len(lines) // 2]) + "\n")
+    again = run_pilot(run, *line, "budget.value=10", f"data.path={data}")
+    assert again.returncode == 2 and "Traceback" not in again.stderr, again.stderr[-2000:]
+    assert f"data.path={data}: the file's content differs from what the updates in " in again.stderr
+    assert (run / "run.json").read_text() == before

@@ -15,30 +15,13 @@ export's ``base.json`` keeps the full hash of the weights.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
-from typing import Any
 
 from omegaconf import DictConfig
 
 from pilot.config.values import select
+from pilot.file_fingerprint import fingerprint
 from pilot.models.adapter import wants_adapter
-
-BLOCK, BLOCKS = 1 << 16, 64
-
-
-def _files(root: Path) -> list[Path]:
-    return sorted(p for p in root.rglob("*") if p.is_file() and not p.name.startswith("."))
-
-
-def _sampled(path: Path, size: int, digest: Any) -> None:
-    with open(path, "rb") as handle:
-        if size <= BLOCK * BLOCKS:
-            digest.update(handle.read())
-            return
-        for k in range(BLOCKS):
-            handle.seek((size - BLOCK) * k // (BLOCKS - 1))
-            digest.update(handle.read(BLOCK))
 
 
 def base_files_fingerprint(cfg: DictConfig) -> str | None:
@@ -47,13 +30,4 @@ def base_files_fingerprint(cfg: DictConfig) -> str | None:
     path = select(cfg, "model.path")
     if not wants_adapter(cfg) or not path or not Path(path).is_dir():
         return None
-    root = Path(path).resolve()
-    digest = hashlib.sha256()
-    try:
-        for file in _files(root):
-            size = file.stat().st_size
-            digest.update(f"{file.relative_to(root).as_posix()}:{size}\n".encode())
-            _sampled(file, size, digest)
-    except OSError:
-        return None
-    return digest.hexdigest()
+    return fingerprint(path)
