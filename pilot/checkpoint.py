@@ -39,6 +39,7 @@ from omegaconf import DictConfig
 
 from pilot.data.data_files import data_files_fingerprint
 from pilot.engine.distributed import all_reduce_sum, barrier, every_rank
+from pilot.engine.optim import lr_from_this_schedule
 from pilot.engine.rng_state import restore_rng_states, rng_states
 from pilot.engine.sharding import is_sharded, load_whole_training_state, local_values
 from pilot.errors import UnsafeFileError, disk_full_guard, first_line
@@ -91,8 +92,7 @@ def training_state(trainer, cfg: DictConfig, rng_by_rank: list | None = None) ->
     optimizer, which every rank writes as shards beside it (``Checkpointer.save``). ``rng_by_rank``:
     every rank's random state (each draws its own dropout masks), when there are several."""
     tensors = {} if is_sharded(cfg) else {"model": trained_state(trainer.raw_model)}  # an adapter: alone
-    if not is_sharded(cfg):
-        tensors["optimizer"] = trainer.optimizer.state_dict()
+    tensors.update({} if is_sharded(cfg) else {"optimizer": trainer.optimizer.state_dict()})
     return {
         "format": FORMAT,
         **tensors,
@@ -105,9 +105,7 @@ def training_state(trainer, cfg: DictConfig, rng_by_rank: list | None = None) ->
         "torch_threads": torch.get_num_threads(),  # another count changes float reduction order
         "config_hash": config_hash(cfg),
         "defining_config": defining_config(cfg),
-        **(
-            {"base_files_fingerprint": base} if (base := base_files_fingerprint(cfg)) else {}
-        ),  # an adapter's model.path
+        **({"base_files_fingerprint": base} if (base := base_files_fingerprint(cfg)) else {}),  # model.path
         "data_files": data_files_fingerprint(cfg),  # what the data settings name: a resume compares them
     }
 
@@ -276,16 +274,6 @@ def latest_valid_checkpoint(directory: Path) -> tuple[Path, dict[str, Any]] | No
     return None
 
 
-def _lr_from_this_schedule(scheduler: torch.optim.lr_scheduler.LambdaLR) -> None:
-    """The next update's lr from this run's schedule at the restored step, as ``LambdaLR`` computes it
-    (the same float when the schedule is the checkpoint's). The optimizer's state held the lr the
-    checkpoint's schedule had set: a resume forced over another budget trained its first update at it
-    while its record said the new schedule took effect there."""
-    for group, base, factor in zip(scheduler.optimizer.param_groups, scheduler.base_lrs, scheduler.lr_lambdas):
-        group["lr"] = base * factor(scheduler.last_epoch)
-    scheduler._last_lr = [group["lr"] for group in scheduler.optimizer.param_groups]
-
-
 def restore_training_state(trainer, state: dict[str, Any]) -> None:
     by_name = state.get("optimizer_keys") == "names"
     if by_name != is_sharded(trainer.cfg):
@@ -303,7 +291,7 @@ def restore_training_state(trainer, state: dict[str, Any]) -> None:
         load_trained_state(trainer.raw_model, state["model"])
         trainer.optimizer.load_state_dict(state["optimizer"])
     trainer.scheduler.load_state_dict(state["scheduler"])
-    _lr_from_this_schedule(trainer.scheduler)
+    lr_from_this_schedule(trainer.scheduler)
     trainer.scaler.load_state_dict(state["scaler"])
     position = state["position"]
     trainer.updates_done = int(position["updates_done"])

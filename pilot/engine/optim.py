@@ -75,3 +75,13 @@ def build_scheduler(
         return lr_factor(update, total_updates, optim_cfg.warmup_updates, schedule, optim_cfg.min_lr_ratio)
 
     return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
+
+
+def lr_from_this_schedule(scheduler: torch.optim.lr_scheduler.LambdaLR) -> None:
+    """The next update's lr from this run's schedule at the restored step, as ``LambdaLR`` computes it
+    (the same float when the schedule is the checkpoint's). The optimizer's state held the lr the
+    checkpoint's schedule had set: a resume forced over another budget trained its first update at it
+    while its record said the new schedule took effect there."""
+    for group, base, factor in zip(scheduler.optimizer.param_groups, scheduler.base_lrs, scheduler.lr_lambdas):
+        group["lr"] = base * factor(scheduler.last_epoch)
+    scheduler._last_lr = [group["lr"] for group in scheduler.optimizer.param_groups]
