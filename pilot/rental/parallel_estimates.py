@@ -62,7 +62,7 @@ def needed(cfg: DictConfig, cache: EstimateCache, catalog: list[Gpu]) -> list[tu
     return sorted(cache.missing)
 
 
-WORTH_A_WORKER_S = 5.0  # a worker's start (new interpreter, torch, the first fake mode): ~5 s measured here
+WORTH_A_WORKER_S = 3.5  # a worker's start (new interpreter, torch, the first fake mode): 3-4 s measured here
 
 
 def fill(cfg: DictConfig, cache: EstimateCache, catalog: list[Gpu], workers: int | None = None) -> Filled:
