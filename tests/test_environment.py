@@ -362,14 +362,15 @@ def test_env_check_refuses_bad_arguments_with_exit_2(run_copy, tmp_path, capsys)
     assert exit_info.value.code == 2
 
 
+def _env_check_command(run_dir: Path, pythonpath: Path | None = None) -> subprocess.CompletedProcess:
+    """``python -m pilot.env_check <run_dir>`` in a new process (``pythonpath`` first on its path)."""
+    env = {**os.environ, "PYTHONPATH": f"{pythonpath}{os.pathsep}{REPO_ROOT}"} if pythonpath else None
+    command = [sys.executable, "-m", "pilot.env_check", str(run_dir)]
+    return subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT, timeout=120, env=env)
+
+
 def test_env_check_command_line_exit_code_without_traceback(tmp_path):
-    completed = subprocess.run(
-        [sys.executable, "-m", "pilot.env_check", str(tmp_path / "nowhere")],
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        timeout=120,
-    )
+    completed = _env_check_command(tmp_path / "nowhere")
     assert completed.returncode == 2
     assert "no such directory" in completed.stderr and "Traceback" not in completed.stderr
 
@@ -387,14 +388,7 @@ def test_env_check_on_a_machine_missing_one_of_pilots_dependencies_says_so(tmp_p
     (hidden / "__init__.py").write_text(
         'raise ModuleNotFoundError("No module named safetensors", name="safetensors")\n'
     )
-    completed = subprocess.run(
-        [sys.executable, "-m", "pilot.env_check", str(tmp_path / "nowhere")],
-        capture_output=True,
-        text=True,
-        cwd=REPO_ROOT,
-        timeout=120,
-        env={**os.environ, "PYTHONPATH": f"{tmp_path / 'hide'}{os.pathsep}{REPO_ROOT}"},
-    )
+    completed = _env_check_command(tmp_path / "nowhere", pythonpath=tmp_path / "hide")
     assert completed.returncode == 1 and "Traceback" not in completed.stderr, completed.stderr
     assert "DIFF  pilot's own dependency safetensors: pilot imports, here does not import" in completed.stdout
 

@@ -26,7 +26,7 @@ Modules: ``run_dir`` (reading the pilot's run directory), ``compare_stack``, ``c
 ``check``), ``cli`` (the command line and the journal).
 """
 
-import importlib
+from pilot.lazy import attribute_getter
 
 _HOMES = {  # each name's module, imported on first use: ``python -m pilot.env_check`` imports this package
     # first, and on a machine that lacks one of pilot's own dependencies that must be said, not a traceback
@@ -52,7 +52,4 @@ _HOMES = {  # each name's module, imported on first use: ``python -m pilot.env_c
 __all__ = sorted(_HOMES)
 
 
-def __getattr__(name: str):
-    if name not in _HOMES:
-        raise AttributeError(f"module 'pilot.env_check' has no attribute {name!r}")
-    return getattr(importlib.import_module(_HOMES[name]), name)
+__getattr__ = attribute_getter(__name__, _HOMES)

@@ -16,7 +16,7 @@ metrics.jsonl), ``summary`` (seeds, control, verdicts, sweeps), ``outputs`` (the
 ``picture`` (recap.png), ``entry`` (the command line and the callback).
 """
 
-import importlib
+from pilot.lazy import attribute_getter
 
 _HOMES = {  # each name's module, imported on first use: Hydra imports this package for RecapCallback in
     # every run, and a single run's process never needs pandas (~0.3 s of its start)
@@ -47,7 +47,4 @@ _HOMES = {  # each name's module, imported on first use: Hydra imports this pack
 __all__ = sorted(_HOMES)
 
 
-def __getattr__(name: str):
-    if name not in _HOMES:
-        raise AttributeError(f"module 'pilot.recap' has no attribute {name!r}")
-    return getattr(importlib.import_module(_HOMES[name]), name)
+__getattr__ = attribute_getter(__name__, _HOMES)
