@@ -37,18 +37,19 @@ from typing import Any
 import torch
 from omegaconf import DictConfig
 
+from pilot.checkpoint_checks import check_shard_files, intact, non_finite_tensors, training_state_non_finite
 from pilot.data.data_files import data_files_fingerprint
-from pilot.engine.distributed import all_reduce_sum, barrier, every_rank
+from pilot.engine.distributed import barrier, every_rank
 from pilot.engine.optim import lr_from_this_schedule
 from pilot.engine.rng_state import restore_rng_states, rng_states
-from pilot.engine.sharding import is_sharded, load_whole_training_state, local_values
+from pilot.engine.sharding import is_sharded, load_whole_training_state
 from pilot.errors import UnsafeFileError, disk_full_guard, first_line
 from pilot.faults import fault_point
 from pilot.models.adapter import is_adapted, load_trained_state, trained_state
 from pilot.models.base_files import base_files_fingerprint
 from pilot.pickle_scan import code_in_file
 from pilot.run_record import config_hash
-from pilot.sharded_checkpoint import METADATA_FILE, read_metadata, read_shards, write_shards
+from pilot.sharded_checkpoint import METADATA_FILE, read_shards, write_shards
 from pilot.variant import defining_config
 
 log = logging.getLogger("pilot")
@@ -64,29 +65,6 @@ class UnsafeCheckpointError(UnsafeFileError):
 
 
 # --------------------------------------------------------------------------- save
-def non_finite_tensors(state: Any, prefix: str = "") -> list[str]:
-    """Names of the floating-point tensors in a (nested) state that hold NaN or inf."""
-    if torch.is_tensor(state):
-        bad = state.is_floating_point() and not bool(torch.isfinite(state).all())
-        return [prefix or "tensor"] if bad else []
-    if isinstance(state, dict):
-        return [name for key, value in state.items() for name in non_finite_tensors(value, f"{prefix}{key}.")]
-    if isinstance(state, (list, tuple)):
-        return [name for i, value in enumerate(state) for name in non_finite_tensors(value, f"{prefix}{i}.")]
-    return []
-
-
-def training_state_non_finite(trainer) -> list[str]:
-    """Model and optimizer tensors holding NaN/inf: such a state is never saved as resumable. Under
-    FSDP each rank reads its shards and the ranks agree (a collective: every rank calls it)."""
-    model, optimizer = trained_state(trainer.raw_model), trainer.optimizer.state_dict()["state"]
-    bad = non_finite_tensors(local_values(model), "model.") + non_finite_tensors(local_values(optimizer), "optimizer.")
-    if getattr(trainer, "sharded", False):
-        elsewhere = float(all_reduce_sum(torch.tensor([float(len(bad))], device=trainer.device), trainer.ctx))
-        return bad or (["a shard on another rank"] if elsewhere else [])
-    return bad
-
-
 def training_state(trainer, cfg: DictConfig, rng_by_rank: list | None = None) -> dict[str, Any]:
     """Everything a resumed run needs. ``distributed.strategy=fsdp``: everything but the model and the
     optimizer, which every rank writes as shards beside it (``Checkpointer.save``). ``rng_by_rank``:
@@ -202,18 +180,6 @@ def remove_checkpoint(path: Path) -> None:
         Path(path).unlink(missing_ok=True)
 
 
-def check_shard_files(directory: Path) -> None:
-    """Every file a sharded checkpoint's metadata names is there and holds the bytes it points to
-    (``ValueError`` otherwise: a shard lost or cut short, so the resume falls back to an older one)."""
-    needed: dict[str, int] = {}
-    for info in read_metadata(directory).storage_data.values():
-        needed[info.relative_path] = max(needed.get(info.relative_path, 0), info.offset + info.length)
-    for name, size in sorted(needed.items()):
-        have = (directory / name).stat().st_size if (directory / name).is_file() else None
-        if have is None or have < size:
-            raise ValueError(f"{directory.name}/{name} is {'missing' if have is None else 'cut short'}")
-
-
 # --------------------------------------------------------------------------- load
 def safe_load(path: Path) -> dict[str, Any]:
     """``torch.load(weights_only=True)``: tensors and plain values only, never code.
@@ -245,6 +211,7 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
     model and optimizer are read from by ``restore_training_state`` (each rank its own shards)."""
     path = Path(path)
     sharded = path.is_dir()
+    intact(path / STATE_FILE if sharded else path)
     state = safe_load(path / STATE_FILE if sharded else path)
     if not isinstance(state, dict) or state.get("format") != FORMAT:
         raise ValueError(f"{path} is not a {FORMAT} checkpoint")

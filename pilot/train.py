@@ -21,7 +21,8 @@ from pathlib import Path
 import torch
 from omegaconf import DictConfig
 
-from pilot.checkpoint import Checkpointer, checkpoint_bytes, restore_training_state, training_state_non_finite
+from pilot.checkpoint import Checkpointer, checkpoint_bytes, restore_training_state
+from pilot.checkpoint_checks import training_state_non_finite
 from pilot.checks.contract import check_contract, model_settings
 from pilot.child_process import ChildProcess, shared_child
 from pilot.closing import close_run, plugin_provenance, write_reproduce

@@ -356,3 +356,22 @@ def test_a_data_file_edited_between_a_kill_and_its_resume_is_refused(tmp_path):
     assert again.returncode == 2 and "Traceback" not in again.stderr, again.stderr[-2000:]
     assert f"data.path={data}: the file's content differs from what the updates in " in again.stderr
     assert (run / "run.json").read_text() == before
+
+
+def test_a_checkpoint_whose_bytes_changed_after_the_save_is_skipped_for_the_one_before(tmp_path, make_cfg):
+    """Bits of a tensor flipped inside ckpt-4 (the zip still valid): it loaded and trained on without a
+    word. Its CRC-32 now says so and the resume falls back to ckpt-2."""
+    cfg = make_cfg("+experiment=classification", "batch.micro_batch=8")
+    trainer = build_trainer(cfg)
+    checkpointer = Checkpointer(tmp_path, cfg, keep_last=3)
+    for _ in range(4):
+        trainer.train_step()
+        if trainer.updates_done % 2 == 0:
+            checkpointer.save(trainer)
+    newest = tmp_path / "ckpt-00000004.pt"
+    data = bytearray(newest.read_bytes())
+    at = data.find(b"data/0") + 200  # inside the first tensor's bytes, past its header
+    data[at] ^= 0x40
+    newest.write_bytes(bytes(data))
+    path, state = latest_valid_checkpoint(tmp_path)
+    assert path.name == "ckpt-00000002.pt" and state["position"]["updates_done"] == 2
