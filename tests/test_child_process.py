@@ -30,7 +30,8 @@ NOISY = "tests._noisy_model.NoisyMLP"
 
 
 def _saved_with_doubled_lr(original):
-    """``Checkpointer.save`` that doubles the saved learning rate."""
+    """``Checkpointer.save`` that doubles the saved learning rate: the optimizer's and the schedule's base
+    (a resume takes the next lr from the restored schedule, so doubling the optimizer's alone is healed)."""
 
     def save_then_tamper(self, trainer, *args, **kwargs):
         path = original(self, trainer, *args, **kwargs)
@@ -38,6 +39,7 @@ def _saved_with_doubled_lr(original):
         for group in state["optimizer"]["param_groups"]:
             group["lr"] *= 2
             group["initial_lr"] = group.get("initial_lr", group["lr"]) * 2
+        state["scheduler"]["base_lrs"] = [lr * 2 for lr in state["scheduler"]["base_lrs"]]
         torch.save(state, path)
         return path
 
