@@ -172,8 +172,12 @@ def cli() -> None:
             _suggest_and_refuse()
         if stop.code == 2:  # refused: a sweep directory made for this line, still empty, goes
             settle_refused_sweeps()
-        if isinstance(stop.code, int) and stop.code >= 128:  # a signal stopped a sweep's job in this process
-            recap_interrupted_launch(f"interrupted ({_signal_of(stop.code)})")  # the recap of what the launch made
+        if isinstance(stop.code, int) and stop.code >= 128 and launch_config() is not None:
+            # a signal stopped a sweep's job in this process (one that came while its record was written
+            # included): said as when it comes between two jobs, then the recap of what the launch made
+            name = _signal_of(stop.code)
+            print(f"pilot: the sweep was interrupted ({name}); the jobs it ran are recorded", file=sys.stderr)
+            recap_interrupted_launch(f"interrupted ({name})")
         raise
     except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM or SIGHUP outside a run's own watch
         if launch_config() is None:

@@ -16,7 +16,8 @@ def fault_point(point: str, update: int | None = None) -> None:
     there, or sends it ``<signal>`` (``closing:SIGINT``: a Ctrl-C arriving during the closing).
 
     Points: ``hydra_files`` (the run directory checked, Hydra about to write ``.hydra/``), ``setup`` (the directory locked, the record not yet opened), ``update`` (after an update), ``before_write``, ``after_write``,
-    ``before_rename`` (inside a checkpoint save), ``closing`` (after the final validation).
+    ``before_rename`` (inside a checkpoint save), ``closing`` (after the final validation), ``record`` (the run's
+    record being written, signals only noted).
     ``enospc`` raises "no space left on device" inside a checkpoint save instead of killing
     (where no small file system can be mounted to fill up for real); ``exception`` raises an
     ordinary error after an update (a failure validation cannot foresee). Unset in normal use.

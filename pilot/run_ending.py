@@ -14,6 +14,7 @@ import torch
 
 from pilot.engine.distributed import launcher_gone
 from pilot.errors import DiskFull, RunFinished, first_line, no_space_left
+from pilot.faults import fault_point
 from pilot.phases.probe import peak_memory
 from pilot.run_record import RunRecord, read_run_json, resume_hint
 from pilot.stopping import record_preemption, signal_entry
@@ -81,6 +82,7 @@ class RunEnding:
         if not self.hand_over:
             self.preemption.uninstall()
         self.interrupts.defer()
+        fault_point("record")  # tests: a signal while the record is written
         try:
             if self.record is not None and self.status is not None:
                 self.phases.end("fail" if self.status != "ok" else "pass", f"run ended: {self.status}")

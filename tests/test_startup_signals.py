@@ -76,6 +76,16 @@ def test_sigterm_between_the_jobs_of_a_sweep_in_this_process_writes_the_recap(tm
     assert f"sweep interrupted (SIGTERM) ({sweep})" in entry and "concluded" not in entry, entry
 
 
+def test_a_signal_while_a_sweep_jobs_record_is_written_is_said_as_the_sweep_interrupted(tmp_path):
+    """The record is finished first and the launch stops with the signal's code; it wrote the recap but
+    said nothing of the sweep being interrupted (a flaky CI run landed there)."""
+    sweep = tmp_path / "sweep"
+    done = pilot("-m", *TRAIN, "budget.value=2", "seed=0,1", f"hydra.sweep.dir={sweep}", fault="record:SIGTERM")
+    assert done.returncode == 143, done.stderr[-3000:]
+    assert "the sweep was interrupted (SIGTERM)" in done.stderr and "Traceback" not in done.stderr
+    assert (sweep / "recap.md").exists() and [r["status"] for r in records(sweep)] == ["ok"]
+
+
 def _readable(sweep: Path) -> list[dict]:
     found = []
     for path in glob.glob(f"{sweep}/*/run.json"):
