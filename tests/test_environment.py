@@ -378,7 +378,10 @@ def test_env_check_command_line_exit_code_without_traceback(tmp_path):
 def test_env_check_refuses_a_facts_file_emptied_inside_without_a_traceback(run_copy, capsys):
     edit_facts(run_copy, lambda f: f.update(python={}))  # a KeyError traceback before
     code, _, err = run_check(run_copy, capsys)
-    assert code == 2 and "environment.json lacks what the environment step writes (KeyError: 'version')" in err, err
+    assert code == 2 and "environment.json has no 'python.version' as the environment step writes it" in err, err
+    edit_facts(run_copy, lambda f: f.update(python={"version": "3.11.7"}, cuda=7))
+    code, _, err = run_check(run_copy, capsys)
+    assert code == 2 and "has no 'cuda' as the environment step writes it" in err, err
 
 
 def test_env_check_on_a_machine_missing_one_of_pilots_dependencies_says_so(tmp_path):

@@ -11,7 +11,6 @@ from pilot.env_check.compare_stack import compare_stack
 from pilot.env_check.difference import Difference
 from pilot.env_check.run_dir import PilotRun, load_run, multi_gpu
 from pilot.env_check.smoke import smoke
-from pilot.environment import FACTS_FILE, LockUnreadable
 from pilot.environment.device import DeviceFacts
 from pilot.environment.facts import collect
 from pilot.errors import error_line
@@ -24,13 +23,7 @@ def check(
     run = load_run(run_dir)
     here, installed = collect(run.cfg)
     campaign = {**run.facts.get("campaign_distributions", {}), **here["campaign_distributions"]}
-    try:
-        differences = _compare(run, here, installed, campaign)
-    except (KeyError, TypeError, AttributeError, ValueError) as error:  # the pilot's file, edited or cut
-        raise LockUnreadable(
-            f"{run.directory / FACTS_FILE} lacks what the environment step writes ({type(error).__name__}: "
-            f"{error}). Fix: restore the file from the pilot's run, or rerun the pilot."
-        ) from None
+    differences = _compare(run, here, installed, campaign)  # the facts it reads: checked by load_run
     lines = [
         f"env_check: {run.directory} (pilot on {DeviceFacts(**run.facts['device']).describe()}, torch "
         f"{run.facts['torch']['version']}) vs this machine ({DeviceFacts(**here['device']).describe()}, torch "

@@ -109,6 +109,16 @@ def _planned(directory: Path, cfg: DictConfig) -> dict[str, Any] | None:
     }
 
 
+# the facts env_check reads from the pilot's environment.json, each section's keys it reads by name
+READ_FACTS = {
+    "python": ("version",),
+    "torch": ("version", "build", "cuda", "hip"),
+    "cuda": ("runtime", "driver"),
+    "device": (),
+    "targets": (),
+}
+
+
 def load_run(directory: Path) -> PilotRun:
     directory = Path(directory)
     if not directory.is_dir():
@@ -124,11 +134,16 @@ def load_run(directory: Path) -> PilotRun:
             "rerun the pilot (python -m pilot ...) to record its environment."
         )
     facts = _read_json(directory / FACTS_FILE, required=True)
-    for key in ("python", "torch", "cuda", "device", "targets"):
-        if key not in facts:
+    for key, inner in READ_FACTS.items():
+        section = facts.get(key)
+        if not isinstance(section, list if key == "targets" else dict):
+            lacking = [key]
+        else:
+            lacking = [f"{key}.{name}" for name in inner if name not in section]
+        if lacking:
             raise LockUnreadable(
-                f"{directory / FACTS_FILE} has no '{key}': not written by the environment step. "
-                "Fix: restore the file, or rerun the pilot."
+                f"{directory / FACTS_FILE} has no '{lacking[0]}' as the environment step writes it: "
+                "not written by it, or edited. Fix: restore the file, or rerun the pilot."
             )
     record = _read_json(directory / "run.json", required=False)
     cfg, source = _load_config(directory, record)
