@@ -413,3 +413,16 @@ def test_the_plan_says_the_overrides_that_run_the_config_as_planned(make_cfg):
     ]
     same = ChoiceRow(**{**one.as_dict(), "count": 2, "micro_batch": 2, "accumulation": 8})
     assert row_overrides(cfg, same) == []
+
+
+def test_the_sheets_word_on_prices_is_about_the_rows_the_plan_chooses_among(make_cfg):
+    """An unpriced GPU the plan would never choose (its capability unknown beside a known one) made the
+    sheet say costs were not compared, while the plan compared them."""
+    from pilot.rental.sheet import _prices_line
+
+    cfg = make_cfg("precision=bf16")
+    known, unknown = _row("A100", cost=0.01), _row("mine", met=None)
+    assert recommended([known, unknown], precision="bf16") is known
+    assert "the plan takes the cheapest per update" in _prices_line(cfg, [known, unknown])
+    both = [known, _row("H100")]  # known to run it, unpriced: the smallest rental, and said so
+    assert "price_per_hour is missing for H100" in _prices_line(cfg, both)

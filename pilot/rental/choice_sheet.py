@@ -371,20 +371,28 @@ def row_overrides(cfg: DictConfig, row: ChoiceRow) -> list[str]:
     return found
 
 
-def recommended(
+def candidates(
     rows: list[ChoiceRow], gpu: str | None = None, count: int | None = None, precision: str | None = None
-) -> ChoiceRow | None:
-    """The plan's hardware: the named one (the user's call), else among the rows that fit, run the
-    configured ``precision`` (not a substitute such as fp16 for bf16: a variant never piloted) and are
-    not known to miss a requirement — those known to meet them first, a GPU of unknown capability only
-    when none is known — the cheapest per update when every one has a price_per_hour, else the
-    smallest rental (fewest GPUs, then least memory in total, then fastest)."""
+) -> list[ChoiceRow]:
+    """The rows the plan chooses among: those that fit the pinned hardware (the user's call), else those
+    that fit, run the configured ``precision`` (not a substitute such as fp16 for bf16: a variant never
+    piloted) and are not known to miss a requirement — those known to meet them, or when none is known,
+    those of unknown capability."""
     fitting = [r for r in rows if r.fits and (gpu is None or r.gpu == gpu) and (count is None or r.count == count)]
     if gpu is None:
         fitting = [
             r for r in fitting if r.requirements_met is not False and (precision is None or r.precision == precision)
         ]
         fitting = [r for r in fitting if r.requirements_met] or fitting
+    return fitting
+
+
+def recommended(
+    rows: list[ChoiceRow], gpu: str | None = None, count: int | None = None, precision: str | None = None
+) -> ChoiceRow | None:
+    """The plan's hardware among the ``candidates``: the cheapest per update when every one has a
+    price_per_hour, else the smallest rental (fewest GPUs, then least memory in total, then fastest)."""
+    fitting = candidates(rows, gpu, count, precision)
     if not fitting:
         return None
     if all(r.cost_per_update is not None for r in fitting):

@@ -23,6 +23,7 @@ from pilot.rental.catalog import find, load_catalog
 from pilot.rental.choice_sheet import (
     ChoiceRow,
     Measured,
+    candidates,
     choice_rows,
     compute_precision,
     recommended,
@@ -46,7 +47,6 @@ class SheetResult:
     paths: dict[str, Path]
     estimates: list[MemoryEstimate] = field(default_factory=list)  # every one the rows used
     pinned: str | None = None  # the hardware rental.gpu / rental.gpu_count pinned, in words
-
     reasons: list[str] = field(default_factory=list)  # of the rows that could have been chosen and do not fit
     overrides: list[str] | None = None  # what makes the config run as the chosen row says
 
@@ -176,17 +176,17 @@ def _pinned(cfg: DictConfig) -> str | None:
     )
 
 
-def _prices_line(rows: list[ChoiceRow]) -> str:
-    """What the catalog's prices allow: a cost per update on every fitting row (the plan's choice), on some
-    (not compared), or none."""
-    fitting = [r for r in rows if r.fits]
-    unpriced = sorted({r.gpu for r in fitting if r.price_per_hour is None})
-    if not fitting or len(unpriced) == len({r.gpu for r in fitting}):
+def _prices_line(cfg: DictConfig, rows: list[ChoiceRow]) -> str:
+    """What the catalog's prices allow among the rows the plan chooses from (``candidates``): a cost per
+    update on every one (the plan takes the cheapest), on some (not compared), or none."""
+    among = candidates(rows, cfg.rental.gpu, cfg.rental.gpu_count, compute_precision(cfg))
+    unpriced = sorted({r.gpu for r in among if r.cost_per_update is None})
+    if not among or len(unpriced) == len({r.gpu for r in among}):
         return "Prices are not in the catalog: add price_per_hour to compare costs."
     if unpriced:
         return (
             f"price_per_hour is missing for {', '.join(unpriced)}: rentals are compared by cost only when every "
-            "GPU that fits has one, so the plan takes the smallest rental."
+            "GPU the plan chooses among has one, so the plan takes the smallest rental."
         )
     return (
         "Cost per update = price_per_hour x GPUs x time per update (the time's source as in its column); the "
@@ -226,7 +226,7 @@ def _sheet_lines(
         f"otherwise an *estimate* from counted FLOPs at {cfg.rental.utilisation:g} of the datasheet peak "
         "(declared utilisation), plus the gradient communication over the catalog's link bandwidth, not "
         "overlapped with compute; data loading is not included, and for a small model kernel-launch overhead "
-        "dominates, which no FLOP count sees. " + _prices_line(result.rows),
+        "dominates, which no FLOP count sees. " + _prices_line(cfg, result.rows),
         "",
     ]
     lines += ["## Campaign plan", "", *result.plan_lines(brief=False), ""]
