@@ -19,7 +19,7 @@ from omegaconf.errors import OmegaConfBaseException
 from pilot.config import register
 from pilot.config.suggest import suggestions
 from pilot.config.values import enum_value
-from pilot.errors import PilotError, RunFinished, no_space_left, user_error
+from pilot.errors import PilotError, RunFinished, access_denied, no_space_left, user_error
 from pilot.estimate_run import run_estimate
 from pilot.models.hf_causal_lm import config_key_outside_the_yaml
 from pilot.pilot_run import run_pilot
@@ -101,9 +101,10 @@ def main(cfg: DictConfig) -> None:
         if (said := user_error(error)) is not None:  # a builder's refusal, wrapped by Hydra's instantiate
             _refused(said, run_dir, multirun)
             return
-        if (full := no_space_left(error)) is not None and not multirun:  # any mode: one message, no traceback
-            print(f"pilot: {full}", file=sys.stderr)
-            sys.exit(full.exit_code)
+        said = no_space_left(error) or access_denied(error)  # any mode: one message naming the file, no traceback
+        if said is not None and not multirun:
+            print(f"pilot: {said}", file=sys.stderr)
+            sys.exit(said.exit_code)
         if not multirun:
             raise
         # recorded in the job's run.json (failed / oom); the other jobs of the sweep go on

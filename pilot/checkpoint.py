@@ -120,6 +120,7 @@ def atomic_torch_save(obj: Any, path: Path, update: int | None = None) -> None:
     fault_point("before_write", update)
     with disk_full_guard(path, tmp, needed_bytes=tensor_bytes(obj) + 65536):
         fault_point("enospc", update)
+        fault_point("eperm", update, tmp)
         _synced_torch_save(obj, tmp)
     fault_point("after_write", update)
     fault_point("before_rename", update)

@@ -124,6 +124,32 @@ def _disk_full(path: Path | str | None, needed: int | None) -> DiskFull:
     )
 
 
+class AccessDenied(PilotError, OSError):
+    """The operating system refused to read or write a file of the run (permissions, an immutable
+    file, a read-only file system); the message names the file and the fix."""
+
+
+DENIED = {errno.EACCES: "EACCES", errno.EPERM: "EPERM", errno.EROFS: "EROFS"}
+
+
+def access_denied(error: BaseException) -> AccessDenied | None:
+    """``error`` as one ``AccessDenied`` naming its file when the system refused a file operation
+    anywhere in the run (a checkpoint, a record, the export), else None. Only an error that names its
+    file: a denial without one is not said as something the user can fix."""
+    cause = next(
+        (e for e in _chain(error) if getattr(e, "errno", None) in DENIED and getattr(e, "filename", None)), None
+    )
+    if cause is None:
+        return None
+    return AccessDenied(
+        f"the system refused access to {cause.filename} ({cause.strerror}, {DENIED[cause.errno]}). "
+        "What was written before is untouched (earlier checkpoints and records are intact; run.json says "
+        "where the run stopped). Fix: give this user read and write access to that path (chmod/chown; "
+        "`chattr -i` for an immutable one; remount a read-only file system), then start the same command "
+        "again: a training run resumes from its newest valid checkpoint."
+    )
+
+
 class RunFinished(PilotError):
     """The run directory holds a run that already ended: nothing is done, nothing is touched."""
 

@@ -11,7 +11,7 @@ import os
 import signal
 
 
-def fault_point(point: str, update: int | None = None) -> None:
+def fault_point(point: str, update: int | None = None, path: object = None) -> None:
     """Test hook: ``PILOT_FAULT=<point>[:<signal>][@<update>]`` kills this process with SIGKILL
     there, or sends it ``<signal>`` (``closing:SIGINT``: a Ctrl-C arriving during the closing).
 
@@ -19,13 +19,16 @@ def fault_point(point: str, update: int | None = None) -> None:
     ``before_rename`` (inside a checkpoint save), ``closing`` (after the final validation), ``record`` (the run's
     record being written, signals only noted).
     ``enospc`` raises "no space left on device" inside a checkpoint save instead of killing
-    (where no small file system can be mounted to fill up for real); ``exception`` raises an
+    (where no small file system can be mounted to fill up for real); ``eperm`` there raises the
+    system's refusal to write ``path`` (an immutable directory: root ignores permissions); ``exception`` raises an
     ordinary error after an update (a failure validation cannot foresee). Unset in normal use.
     """
     if not fault_requested(point, update):
         return
     if point == "enospc":
         raise OSError(errno.ENOSPC, "No space left on device (injected by PILOT_FAULT)")
+    if point == "eperm":
+        raise PermissionError(errno.EPERM, "Operation not permitted (injected by PILOT_FAULT)", str(path))
     if point == "exception":
         raise RuntimeError(f"injected failure (PILOT_FAULT={os.environ['PILOT_FAULT']})")
     sent = os.environ["PILOT_FAULT"].partition("@")[0].partition(":")[2]

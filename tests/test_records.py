@@ -351,6 +351,22 @@ def test_disk_full_through_the_cli_is_one_message_and_a_failed_record(tmp_path, 
     assert_same_run(tmp_path, reference)
 
 
+@pytest.mark.xdist_group("records_reference")
+def test_a_refused_write_through_the_cli_is_one_message_naming_the_file_and_the_run_resumes(tmp_path, reference):
+    denied = cli(tmp_path, fault="eperm@6")  # an immutable checkpoints/ (chattr +i), a read-only mount
+    assert denied.returncode == 2, denied.stderr[-2000:]
+    assert "Traceback" not in denied.stderr, denied.stderr[-2000:]
+    said = denied.stderr.strip().splitlines()
+    assert len(said) == 1 and said[0].startswith("pilot: the system refused access to ")
+    assert "ckpt-00000006.pt" in said[0] and "EPERM" in said[0] and "resumes from its newest valid" in said[0]
+    record = run_json(tmp_path)
+    assert record["status"] == "failed" and "PermissionError" in record["error"]
+    assert [u for u, _ in list_checkpoints(tmp_path / "checkpoints")][0] == 4
+    resumed = cli(tmp_path)  # access given back: the run resumes
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert_same_run(tmp_path, reference)
+
+
 def test_disk_full_writing_phases_csv_is_recorded(make_cfg, tmp_path, monkeypatch):
     cfg = make_cfg(
         *[a for a in TRAIN if not a.startswith(("mode", "+experiment"))], "+experiment=classification", "budget.value=2"
