@@ -225,8 +225,9 @@ def load_checkpoint(path: Path) -> dict[str, Any]:
     return state
 
 
-def latest_valid_checkpoint(directory: Path) -> tuple[Path, dict[str, Any]] | None:
-    """Newest checkpoint that loads; every newer broken one is reported and skipped."""
+def latest_valid_checkpoint(directory: Path, skipped: list[str] | None = None) -> tuple[Path, dict[str, Any]] | None:
+    """Newest checkpoint that loads; every newer broken one is reported and skipped (and, given
+    ``skipped``, named there with why, for the run's record)."""
     for _, path in list_checkpoints(directory):
         try:
             return path, load_checkpoint(path)
@@ -239,6 +240,8 @@ def latest_valid_checkpoint(directory: Path) -> tuple[Path, dict[str, Any]] | No
                 type(error).__name__,
                 first_line(error),
             )
+            if skipped is not None:
+                skipped.append(f"{path.name}: {type(error).__name__}: {first_line(error)}")
     return None
 
 
@@ -355,8 +358,8 @@ class Checkpointer:
                 _fsync_directory(self.directory)
         barrier(ctx)
 
-    def latest_valid(self) -> tuple[Path, dict[str, Any]] | None:
-        return latest_valid_checkpoint(self.directory)
+    def latest_valid(self, skipped: list[str] | None = None) -> tuple[Path, dict[str, Any]] | None:
+        return latest_valid_checkpoint(self.directory, skipped)
 
     def clean_temporary_files(self) -> list[str]:
         return clean_temporary_files(self.directory)

@@ -206,9 +206,12 @@ def find_resume_state(
             len(cleaned),
             ", ".join(cleaned),
         )
-    found = checkpointer.latest_valid()
+    skipped: list[str] = []  # newer checkpoints that did not load: the record names them
+    found = checkpointer.latest_valid(skipped)
     if found is None:
         note = {"from_update": 0, "cleaned_temporary_files": cleaned}
+        if skipped:
+            note["skipped_checkpoints"] = skipped
         if (run_dir / "run.json").exists():
             note["note"] = "no valid checkpoint: restarted from the beginning"
             return None, note
@@ -217,6 +220,8 @@ def find_resume_state(
     if int(cfg.run.threads) == 0 and state.get("torch_threads"):  # the default continues bit for bit
         torch.set_num_threads(int(state["torch_threads"]))
     note = _resume_note(path, state, cleaned, refuse_changed_config(cfg, path, state))
+    if skipped:
+        note["skipped_checkpoints"] = skipped
     refuse_changed_base(cfg, path, state)
     refuse_changed_data(cfg, path, state)
     budget_forced = any(d.startswith("budget.") for d in note.get("forced_despite", []))

@@ -143,6 +143,19 @@ def test_corrupt_newest_checkpoint_falls_back_with_a_warning(make_cfg, tmp_path,
     assert "ckpt-00000003.pt is unreadable" in caplog.text and "ckpt-00000002.pt is unreadable" in caplog.text
 
 
+def test_a_resume_past_a_corrupt_checkpoint_names_it_in_the_record(tmp_path, uninterrupted):
+    assert run_cli(tmp_path, fault="update@5").returncode == -9  # checkpoints of updates 4 and 2 kept
+    newest = tmp_path / "checkpoints" / "ckpt-00000004.pt"
+    newest.write_bytes(newest.read_bytes()[:100])  # cut by a disk, a copy, a kill in an earlier version
+    resumed = run_cli(tmp_path)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    resume = json.loads((tmp_path / "run.json").read_text())["resumes"][-1]
+    assert resume["from_update"] == 2 and resume["checkpoint"] == "ckpt-00000002.pt"
+    assert [s.split(":")[0] for s in resume["skipped_checkpoints"]] == ["ckpt-00000004.pt"]
+    updates, model = final_model(tmp_path)
+    assert updates == uninterrupted[0] and all(torch.equal(model[k], uninterrupted[1][k]) for k in model)
+
+
 def test_rotation_keeps_the_last_k(make_cfg, tmp_path):
     cfg = make_cfg("+experiment=classification")
     trainer = build_trainer(cfg)
