@@ -78,3 +78,17 @@ def test_pilot_own_runs_record_nothing_more_and_hf_runs_pin_their_packages(tmp_p
     assert {"transformers", "tokenizers", "datasets"} <= set(found["packages"])
     assert found["files"] == {str(data_file.resolve()): hashlib.sha256(b"{}\n").hexdigest()}
     assert targets_in({"a": [{"_target_": "x.y"}], "_target_": "z.w"}) == ["z.w", "x.y"]
+
+
+def test_reproduce_names_the_thread_count_a_default_run_chose_and_a_resume_that_changed_it(tmp_path):
+    from pilot.closing.close import write_reproduce
+
+    base = {"run_id": "r", "seed": 0, "mode": "train", "code_revision": {"commit": "abc"}}
+    chosen = {**base, "overrides": ["mode=train"], "threads": {"count": 3, "reason": "3 cores, 1 process"}}
+    text = write_reproduce(tmp_path, chosen).read_text()
+    assert "trained at 3 CPU thread(s)" in text and "`run.threads=3`" in text
+    pinned = {**chosen, "overrides": ["mode=train", "run.threads=3"]}  # the command already pins it
+    assert "CPU thread" not in write_reproduce(tmp_path, pinned).read_text()
+    resumed = {**pinned, "resumes": [{"from_update": 40, "threads_changed": "2 -> 3 CPU threads: the run ..."}]}
+    text = write_reproduce(tmp_path, resumed).read_text()
+    assert "Resumed at update 40 at another thread count (2 -> 3 CPU threads)" in text and "not bit-identical" in text

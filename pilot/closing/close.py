@@ -33,11 +33,30 @@ pip install "torch==2.13.0" -e ".[test]"{_pip_packages(provenance)}
 ```
 
 Seed {record.get("seed")} is part of the config; the resolved config is `config.yaml`.
-{_forced_resumes(record, provenance)}{_outputs(record)}
+{_threads(record)}{_forced_resumes(record, provenance)}{_outputs(record)}
 {_plugin_section(provenance)}"""
     path = Path(run_dir) / "REPRODUCE.md"
     path.write_text(text)
     return path
+
+
+def _threads(record: dict[str, Any]) -> str:
+    """CPU results depend on the thread count: the one the run chose (run.threads=0 reads the machine) and
+    any a resume changed, so a rerun can pin it and knows when it cannot be bit-identical."""
+    count = (record.get("threads") or {}).get("count")
+    changed = [r for r in record.get("resumes") or [] if r.get("threads_changed")]
+    lines = []
+    if count is not None and not any(str(o).startswith("run.threads=") for o in record.get("overrides") or []):
+        lines.append(
+            f"The run trained at {count} CPU thread(s), chosen by run.threads=0 from the machine then: add "
+            f"`run.threads={count}` to repeat it bit for bit on a CPU."
+        )
+    lines += [
+        f"Resumed at update {r.get('from_update')} at another thread count ({r['threads_changed'].split(':')[0]}): "
+        "a rerun at one count is correct but not bit-identical to this run."
+        for r in changed
+    ]
+    return "\n".join(lines) + "\n\n" if lines else ""
 
 
 def _forced_resumes(record: dict[str, Any], provenance: dict[str, Any] | None) -> str:
