@@ -186,8 +186,10 @@ def _not_a_setting(cfg: DictConfig, key: str, line: str | None = None) -> str:
 def _wrong_type(cfg: DictConfig, key: str, value: object) -> str | None:
     """``key=value`` when the value cannot be the setting's type: what the setting takes, and its default."""
     node = OmegaConf.select(cfg, key, default=None, throw_on_missing=False)
-    if isinstance(node, (DictConfig, ListConfig)):
+    if isinstance(node, DictConfig):
         return None
+    if isinstance(node, ListConfig):
+        return _wrong_list(cfg, key, value, node)
     # the key's section, typed by its schema (a top-level setting's type is its parent's: the whole config)
     trial = OmegaConf.masked_copy(cfg, [key.split(".")[0]]) if "." in key else copy.deepcopy(cfg)
     try:
@@ -202,6 +204,23 @@ def _wrong_type(cfg: DictConfig, key: str, value: object) -> str | None:
             )
         kind = KINDS.get(type(default), "value of its schema's type")
         return f"{key}={value}: {key} takes {kind} (the default is {key}={default})"
+    return None
+
+
+def _wrong_list(cfg: DictConfig, key: str, value: object, node: ListConfig) -> str | None:
+    """``key=value`` when a list setting cannot take it: what its items are, written as a list."""
+    trial = OmegaConf.masked_copy(cfg, [key.split(".")[0]]) if "." in key else copy.deepcopy(cfg)
+    try:
+        OmegaConf.update(trial, key, value, merge=False)
+    except Exception:  # noqa: BLE001 - the schema refused the value or one of its items
+        item = KINDS.get(node._metadata.element_type)
+        default = ",".join(str(v) for v in OmegaConf.to_container(node))
+        given = "[" + ",".join(map(str, value)) + "]" if isinstance(value, list) else value  # as it was typed
+        return (
+            f"{key}={given}: {key} takes a list"
+            + (f" of {item.split(' ', 1)[1]}s" if item else "")
+            + (f", written [a,b,...] (the default is {key}=[{default}])")
+        )
     return None
 
 
