@@ -243,6 +243,24 @@ def test_env_check_reports_a_removed_distribution(run_copy, capsys, name, line, 
     assert code == (1 if severe else 0), out
 
 
+def test_env_check_reports_a_campaign_module_whose_import_is_broken(run_copy, tmp_path, monkeypatch, capsys):
+    """A distribution at the locked version whose import fails (a missing shared library, a damaged file)
+    passed: only versions were compared. The modules the pilot had imported must import here too."""
+    facts = json.loads((run_copy / "environment.json").read_text())
+    assert "torch" in facts["campaign_modules"]["torch"] and "omegaconf" in facts["campaign_modules"]["omegaconf"]
+    assert run_check(run_copy, capsys)[0] == 0
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "envcheck_broken_lib.py").write_text("raise ImportError('libfoo.so.1: cannot open')\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    edit_facts(run_copy, lambda f: f["campaign_modules"].update({"omegaconf": ["envcheck_broken_lib", "omegaconf"]}))
+    code, out, _ = run_check(run_copy, capsys)
+    assert code == 1, out
+    assert (
+        "DIFF  distribution omegaconf: module envcheck_broken_lib: pilot imports, here does not import "
+        "(ImportError: libfoo.so.1: cannot open)"
+    ) in out and "pip install --force-reinstall omegaconf==" in out, out
+
+
 def test_env_check_reports_a_changed_version(run_copy, capsys):
     import numpy
 

@@ -6,7 +6,8 @@ what the pilot recorded in its run directory (``environment.json``, ``requiremen
 difference, with what it affects:
 
 - distributions missing or at another version (the campaign's dependencies — torch, pilot, the
-  targets' distributions and what they require — can change results; others are notes);
+  targets' distributions and what they require — can change results; others are notes); a module of
+  theirs the pilot had imported that does not import here (a broken install at the same version);
 - torch, Python, CUDA, cuDNN, NCCL at another major.minor; a driver older than torch's CUDA;
 - a GPU model other than the one planned (the choice sheet's rental), fewer GPUs than planned;
 - a precision the config needs that this GPU lacks, fp32 matmuls running as TF32 here;

@@ -9,6 +9,7 @@ from pilot.env_check.compare_stack import public_version
 from pilot.env_check.difference import Difference
 from pilot.env_check.run_dir import PilotRun
 from pilot.environment.distributions import Installed
+from pilot.environment.imports import import_failures
 from pilot.environment.targets import target_facts
 from pilot.run_record import code_revision
 
@@ -86,6 +87,26 @@ def compare_distributions(run: PilotRun, installed: dict[str, Installed], campai
                 False,
             )
         )
+    return found
+
+
+def compare_imports(recorded: dict[str, list[str]] | None, installed: dict[str, Installed]) -> list[Difference]:
+    """Each module of the campaign's distributions the pilot had imported: imports here too (a broken
+    install passes every version line). A run recorded before pilot kept them: nothing to compare."""
+    found = []
+    for owner, failed in import_failures(recorded or {}).items():
+        version = installed[owner].version if owner in installed else "?"
+        name = installed[owner].name if owner in installed else owner
+        for module, error in failed.items():
+            found.append(
+                Difference(
+                    f"distribution {name}: module {module}",
+                    "imports",
+                    f"does not import ({error})",
+                    f"the campaign imports it and fails here. Fix: pip install --force-reinstall {name}=={version}",
+                    True,
+                )
+            )
     return found
 
 

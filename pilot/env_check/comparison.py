@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pilot.env_check.compare_code import compare_code, compare_distributions, compare_sources, compare_targets
+from pilot.env_check.compare_code import (
+    compare_code,
+    compare_distributions,
+    compare_imports,
+    compare_sources,
+    compare_targets,
+)
 from pilot.env_check.compare_device import compare_attention, compare_device, compare_distributed, compare_numerics
 from pilot.env_check.compare_stack import compare_stack
 from pilot.env_check.difference import Difference
@@ -43,6 +49,7 @@ def _compare(run: PilotRun, here: dict, installed: dict, campaign: dict) -> list
         + compare_distributed(run, here)
         + compare_targets(run, installed)
         + compare_distributions(run, installed, campaign)
+        + compare_imports(run.facts.get("campaign_modules"), installed)
         + compare_code(run.record)
         + compare_sources(run.facts.get("pilot_sources"), here["pilot_sources"])
     )

@@ -17,6 +17,7 @@ from pilot.environment.attention import attention_facts
 from pilot.environment.device import DeviceFacts
 from pilot.environment.distributed import distributed_facts
 from pilot.environment.distributions import ROOT_DISTRIBUTIONS, Installed, dependency_closure, installed_distributions
+from pilot.environment.imports import loaded_modules
 from pilot.environment.stack import numerics_facts, stack_facts
 from pilot.environment.targets import config_targets, target_facts
 from pilot.rental.requirements import campaign_requirements
@@ -55,6 +56,7 @@ def collect(
         for name in [*(d["name"] for d in t.get("distributions", [])), *t.get("imported_distributions", [])]
     ]
     facts["campaign_distributions"] = timed("closure", lambda: dependency_closure(roots, installed))
+    facts["campaign_modules"] = timed("modules", lambda: loaded_modules(facts["campaign_distributions"]))
     facts["pilot_sources"] = timed("pilot sources", package_sources)
     facts["distributions"] = len(installed)
     facts["requirements"] = [asdict(r) for r in requirements_of(facts)]
