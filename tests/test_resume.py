@@ -388,3 +388,16 @@ def test_a_checkpoint_whose_bytes_changed_after_the_save_is_skipped_for_the_one_
     newest.write_bytes(bytes(data))
     path, state = latest_valid_checkpoint(tmp_path)
     assert path.name == "ckpt-00000002.pt" and state["position"]["updates_done"] == 2
+
+
+def test_a_word_setting_that_matches_a_folder_is_not_a_data_file(make_cfg, tmp_path, monkeypatch):
+    """data.split.salt=pilot named the repository's pilot/ folder (the working directory's): every edit of
+    pilot's code refused the resume as 'another data set'. Words stay words; paths and files are read."""
+    from pilot.data.data_files import data_files_fingerprint
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pilot").mkdir()
+    (tmp_path / "corpus").mkdir()
+    (tmp_path / "notes").write_text("a file named without a suffix")
+    cfg = make_cfg("data.split.salt=pilot", "+data.words=corpus", "+data.folder=./corpus", "+data.notes=notes")
+    assert set(data_files_fingerprint(cfg)) == {"data.folder", "data.notes"}

@@ -24,9 +24,25 @@ def _named_paths(node: Any, prefix: str) -> dict[str, str]:
         for index, value in enumerate(node):
             found.update(_named_paths(value, f"{prefix}[{index}]"))
         return found
-    if isinstance(node, str) and node.strip() and Path(node).exists():
+    if isinstance(node, str) and node.strip() and _names_a_path(prefix, node):
         return {prefix: node}
     return {}
+
+
+PATH_KEYS = ("data.path", "data.tokenizer")  # pilot's own settings that name a file or directory
+NOT_PATHS = ("data.split.",)  # pilot's own settings that never do (data.split.salt=pilot is a word, not ./pilot)
+
+
+def _names_a_path(key: str, value: str) -> bool:
+    """A setting names a path when it is one of pilot's path settings, or when it is not one of its word
+    settings and names an existing file, or a directory written as a path (with a separator or a suffix):
+    a bare word that happens to be a folder of the working directory (``pilot``, ``conf``) is a word."""
+    if key.startswith(NOT_PATHS):
+        return False
+    path = Path(value)
+    if key in PATH_KEYS or path.is_file():
+        return path.exists()
+    return path.is_dir() and ("/" in value or "\\" in value or bool(path.suffix))
 
 
 def data_files_fingerprint(cfg: DictConfig) -> dict[str, str]:
