@@ -10,7 +10,12 @@ every earlier real position must agree. A causal model gives them bit for bit (s
 kernels; a masked key's weight is exactly 0), a fresh BERT run as a language model moves them by ~6e-4
 of their scale (its small initialisation): the limit is 1e-5 of the scale, ten times what a model may
 differ from itself and still count as repeating its output. Not judged (and said) where the batch has no token ids the labels
-line up with (a seq2seq task, features), or where the model does not repeat its own output.
+line up with (features), or where the model does not repeat its own output.
+
+Any other task whose batch holds an integer input that is its labels shifted right by one (a seq2seq
+decoder's teacher-forced input, ``decoder_input_ids``: its token t+1 is the label of position t) is judged
+the same way on that input: the decoder's output at t must not depend on its tokens after t
+(``nn.TransformerDecoder`` called without ``tgt_mask`` reads them, and with them its labels).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from pilot.checks.batch_edges import untouched
 from pilot.checks.loss_probe import input_ids_of, padding_mask
 from pilot.checks.padding import REPEAT_RTOL, output_difference, row_scores
 from pilot.checks.result import Finding
-from pilot.data.task import NEXT_TOKEN, TaskData
+from pilot.data.task import IGNORE_INDEX, NEXT_TOKEN, TaskData, logits_of
 
 LIMIT = 10 * REPEAT_RTOL  # of the outputs' scale: a causal model changes them by exactly 0
 
@@ -43,11 +48,44 @@ def _example(task: TaskData, encoded: list[dict[str, Any]]) -> tuple[dict[str, A
     return None
 
 
-def with_token_replaced(task: TaskData, batch: dict[str, Any], column: int) -> dict[str, Any]:
-    """The batch with the first row's token at ``column`` replaced by the next id of the vocabulary."""
-    ids = input_ids_of(batch)
+def teacher_forced_key(batch: dict[str, Any]) -> str | None:
+    """The key of an integer input (not ``labels``) shaped like the labels whose token t+1 is the label
+    of position t at every labelled position: a decoder's teacher-forced input."""
+    labels = batch.get("labels")
+    if not torch.is_tensor(labels) or labels.dim() != 2 or labels.shape[1] < 3 or labels.is_floating_point():
+        return None
+    kept = labels[:, :-1] != IGNORE_INDEX
+    if int(kept.sum()) < 2:
+        return None
+    for key, value in batch.items():
+        if key == "labels" or not torch.is_tensor(value) or value.shape != labels.shape:
+            continue
+        if value.is_floating_point() or value.dtype == torch.bool:
+            continue
+        if torch.equal(value[:, 1:][kept], labels[:, :-1][kept]):
+            return key
+    return None
+
+
+def _decoder_example(task: TaskData, encoded: list[dict[str, Any]]) -> tuple[dict[str, Any], str, int] | None:
+    """The first example (collated alone) with a teacher-forced input and >= 3 labelled positions: the
+    batch, that input's key and the column of its last labelled position."""
+    for item in encoded[:20]:
+        batch = task.collate([item])
+        if (key := teacher_forced_key(batch)) is None:
+            return None
+        columns = torch.nonzero(batch["labels"][0] != IGNORE_INDEX)
+        if len(columns) >= 3:
+            return batch, key, int(columns[-1])
+    return None
+
+
+def with_token_replaced(task: TaskData, batch: dict[str, Any], column: int, key: str | None = None) -> dict[str, Any]:
+    """The batch with the first row's token at ``column`` (of ``key``; default its input ids) replaced by
+    the next id of the vocabulary."""
+    ids = input_ids_of(batch) if key is None else batch[key]
     changed = dict(batch)
-    changed["input_ids" if "input_ids" in batch else "inputs"] = replaced = ids.clone()
+    changed[key or ("input_ids" if "input_ids" in batch else "inputs")] = replaced = ids.clone()
     vocab = int(task.info.get("vocab_size", int(ids.max()) + 2))
     replaced[0, column] = (int(ids[0, column]) + 1) % max(vocab, 2)
     return changed
@@ -57,7 +95,9 @@ def causality_findings(
     task: TaskData, model: torch.nn.Module, encoded: list[dict[str, Any]]
 ) -> tuple[list[Finding], dict[str, Any]]:
     """A finding when the outputs before the last real token change with that token; what was compared."""
-    found = _example(task, encoded) if task.convention == NEXT_TOKEN else None
+    if task.convention != NEXT_TOKEN:
+        return decoder_findings(task, model, encoded)
+    found = _example(task, encoded)
     if found is None:
         return [], {"judged": False}
     batch, last = found
@@ -82,6 +122,43 @@ def causality_findings(
             "the tokens after them, which they can read: the loss sees the answer. Fix: a causal (decoder) "
             "model, or its causal mask (transformers: a decoder model type, or is_decoder=True for a "
             "BERT-like model; nn.TransformerEncoder: mask=causal mask)",
+            "train",
+            int(batch["index"][0]) if "index" in batch else None,
+        )
+    ], details
+
+
+def decoder_findings(
+    task: TaskData, model: torch.nn.Module, encoded: list[dict[str, Any]]
+) -> tuple[list[Finding], dict[str, Any]]:
+    """The same judgement on a teacher-forced input: the outputs before its last labelled position must
+    not change with its token there (which is the label of the position before)."""
+    found = _decoder_example(task, encoded)
+    if found is None:
+        return [], {"judged": False}
+    batch, key, last = found
+    changed = with_token_replaced(task, batch, last, key)
+    with untouched(model), torch.no_grad():
+        model.eval()
+        outputs = [task.forward(model, b) for b in (batch, batch, changed)]
+    scores = [logits_of(output).detach().float() for output in outputs]
+    if any(s.dim() < 2 or s.shape[0] != 1 or s.shape[1] != batch[key].shape[1] for s in scores):
+        return [], {"judged": False}  # outputs that do not line up with the decoder's positions
+    earlier = [s[0, :last] for s in scores]
+    if (repeat := output_difference(earlier[1], earlier[0])) is None or repeat > REPEAT_RTOL:
+        return [], {"judged": False}
+    difference = output_difference(earlier[2], earlier[0])
+    details = {"judged": True, "input": key, "largest_relative_difference": difference}
+    if difference is None or difference <= LIMIT:
+        return [], details
+    return [
+        Finding(
+            f"the decoder is not causal: changing '{key}' (the labels shifted right: its token t+1 is the label "
+            f"of position t) at its last labelled position changes the outputs at earlier positions "
+            f"({difference:.3g} of their scale), so each output reads the token it is trained to predict: the "
+            "loss sees the answer. Fix: a causal mask on the decoder's self-attention (nn.TransformerDecoder: "
+            "tgt_mask=nn.Transformer.generate_square_subsequent_mask(length), tgt_is_causal=True; transformers: "
+            "an encoder-decoder model type, which masks its decoder)",
             "train",
             int(batch["index"][0]) if "index" in batch else None,
         )
