@@ -48,6 +48,8 @@ def check_contract(task: TaskData, model: torch.nn.Module, settings: Mapping[str
     was_training = model.training
     built = {name for name, _ in model.named_parameters()}
     model.eval()
+    called: dict[int, torch.nn.Module] = {}  # every module forward calls, registered in the model or not
+    watch = torch.nn.modules.module.register_module_forward_pre_hook(lambda m, _: called.update({id(m): m}))
     try:
         with torch.no_grad():
             output = task.forward(model, batch)
@@ -62,8 +64,10 @@ def check_contract(task: TaskData, model: torch.nn.Module, settings: Mapping[str
     except (RuntimeError, IndexError, ValueError, TypeError, AttributeError, AssertionError) as error:
         raise forward_crash(error, model, settings, len(batch["index"])) from error
     finally:
+        watch.remove()
         model.train(was_training)
     _refuse_parameters_born_in_forward(model, built)
+    _refuse_unregistered_modules(model, list(called.values()))
     logits = logits_of(output)
     trained_parameters(model)  # refuses a model with none
     _refuse_narrow_head(task, logits)
@@ -91,6 +95,27 @@ def _refuse_parameters_born_in_forward(model: torch.nn.Module, built: set[str]) 
             "layer in __init__ (its input width from the task), or run one forward in build_model before "
             f"returning the model ({CONTRACT})."
         )
+
+
+def _refuse_unregistered_modules(model: torch.nn.Module, called: list[torch.nn.Module]) -> None:
+    """A module with parameters that forward calls but the model does not hold as a submodule (layers in a
+    plain Python list or dict, a layer built inside forward): its parameters are not in
+    ``model.parameters()``, so the optimizer never trains them, no checkpoint or export saves them and
+    ``.to(device)`` does not move them; the pilot's checks pass on the frozen random features."""
+    held = {id(m) for m in model.modules()}
+    stray = [m for m in called if id(m) not in held and next(m.parameters(recurse=False), None) is not None]
+    if not stray:
+        return
+    names = {id(sub): f"{name}" for module in stray for name, sub in module.named_modules() if name}
+    shown = [repr(m).splitlines()[0] for m in stray if id(m) not in names][:4]
+    count = sum(p.numel() for m in stray for p in m.parameters(recurse=False))
+    raise ContractError(
+        f"forward calls {len(stray)} module(s) with parameters that are not submodules of the model "
+        f"({', '.join(shown)}; {count:,} parameters): the optimizer is built from model.parameters(), so they "
+        "are never trained, and no checkpoint or export saves them. Fix: hold layers in nn.ModuleList or "
+        "nn.ModuleDict (not a Python list or dict), and build every layer in __init__, not in forward "
+        f"({CONTRACT})."
+    )
 
 
 def _refuse_narrow_head(task: TaskData, logits: torch.Tensor) -> None:

@@ -1,0 +1,27 @@
+"""correct: control for bug_layers_in_python_list: the same MLP with its hidden layers in nn.ModuleList."""
+
+import torch
+from torch import nn
+
+from tests.planted_tasks._common import EVERY_CHECK, classification_task
+
+EXPECTED = None
+SETTINGS = {**EVERY_CHECK, "tiny_overrides": ["optim.lr=3e-3"]}
+
+
+class Model(nn.Module):
+    def __init__(self, hidden=64, depth=2):
+        super().__init__()
+        torch.manual_seed(0)
+        self.layers = nn.ModuleList([nn.Linear(8, hidden)] + [nn.Linear(hidden, hidden) for _ in range(depth - 1)])
+        self.head = nn.Linear(hidden, 3)
+
+    def forward(self, inputs):
+        x = inputs
+        for layer in self.layers:
+            x = torch.relu(layer(x))
+        return self.head(x)
+
+
+def make_task():
+    return classification_task()
