@@ -33,6 +33,7 @@ from pilot.checks.loss_probe import (
     trained_head_widths,
 )
 from pilot.checks.result import CheckResult, Finding, summarise
+from pilot.checks.shift_probe import prediction_outside_the_loss
 from pilot.data.task import TaskData, logits_of
 
 STEP = "objective"
@@ -117,6 +118,8 @@ def objective_check(
         _by_class(batch, numbers, per_class)
         findings += contract_findings(numbers, trained)
     details: dict[str, Any] = {"batches": per_batch, "output_width": width}
+    if (unreached := prediction_outside_the_loss(task, outputs)) is not None:
+        findings.append(unreached)
     if total_count > 0 and total_loss < 0 and _class_ids(batches):
         findings.append(Finding(negative_loss(total_loss / total_count)))
     elif total_count > 0 and width and width > 1 and task.initial_loss_tolerance is not None:
@@ -183,12 +186,29 @@ def _initial_loss(
     """The fresh model's loss per target against ln of the output's width (of each head's, added)."""
     output, batch = outputs[-1]
     heads = trained_head_widths(task, output, batch)  # several heads' terms per target: ln of each, added
-    widths = heads if len(heads) > 1 else [width]
+    widths = heads if len(heads) > 1 else [2] if _binary_targets(task, outputs) else [width]
     weighted = class_weights_said(per_class, sum(math.log(w) for w in widths), task)
     warnings = initial_loss_warnings(task, per_target, widths, details, cause=weighted)
     if warnings and len(widths) == 1 and not weighted and per_target > details["expected_initial_loss"]:
         return _unless_the_logits_make_it(task, outputs, details, warnings)
     return warnings
+
+
+def _binary_targets(task: TaskData, outputs: list[tuple[Any, dict[str, Any]]]) -> bool:
+    """Floating-point labels of the logits' own shape whose loss, at even outputs (every logit 0), is ln(2)
+    per target: each target is one yes/no decision (multi-hot tags with a sigmoid loss, some of them masked
+    out), whose fresh loss is ln(2), not ln of the output's width."""
+    if not all(torch.is_tensor(b.get("labels")) and b["labels"].is_floating_point() for _, b in outputs):
+        return False
+    if any(b["labels"].shape != logits_of(o).shape for o, b in outputs):
+        return False
+    try:
+        with torch.no_grad():
+            even = sum(_number(task.loss_sum(with_logits(o, torch.zeros_like(logits_of(o))), b)) for o, b in outputs)
+            count = sum(_number(task.target_count(b)) for _, b in outputs)
+    except Exception:  # noqa: BLE001 - an output whose logits cannot be replaced: judged by its width
+        return False
+    return count > 0 and abs(even / count - math.log(2)) <= 1e-3 * math.log(2)
 
 
 def _unless_the_logits_make_it(

@@ -1,0 +1,53 @@
+"""Part of ``objective``: does ``predict`` read something the loss never trains?
+
+A loss that depends only on differences between a row's logits (softmax cross-entropy: adding one
+constant to every logit of a row changes nothing) leaves the row's level where the initialisation put
+it: its gradient summed over the row is 0 at every update. A ``predict`` that reads the level
+(``logits > 0`` per tag, a threshold on one logit) then decides by the fresh model's initialisation,
+whatever the training does: multi-hot tags trained with ``cross_entropy`` and predicted by a threshold,
+the classic case. On each probed batch of a fresh model: the loss with every row's logits shifted by
+one constant must equal the loss (within float32's rounding) for the probe to apply, and ``predict``
+on the shifted logits must then give the same predictions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from pilot.checks.loss_floor import with_logits
+from pilot.checks.result import Finding
+from pilot.data.task import TaskData, logits_of
+
+RTOL = 1e-4  # a shift-invariant loss moves by float32 rounding only (logsumexp is computed stably)
+
+
+def prediction_outside_the_loss(task: TaskData, outputs: list[tuple[Any, dict[str, Any]]]) -> Finding | None:
+    """A finding when the loss ignores a shift of each row's logits that changes ``predict``."""
+    for output, batch in outputs:
+        logits = logits_of(output)
+        if not torch.is_tensor(logits) or not logits.is_floating_point() or logits.dim() < 2 or logits.shape[-1] < 2:
+            continue
+        shift = 1.0 + float(logits.detach().abs().max())  # past every logit: a threshold anywhere is crossed
+        shifted = with_logits(output, logits + shift)
+        try:
+            with torch.no_grad():
+                loss, moved = (float(task.loss_sum(o, batch).detach()) for o in (output, shifted))
+                before, after = task.predict(output, batch), task.predict(shifted, batch)
+        except Exception:  # noqa: BLE001 - an output or predict that cannot take other logits: not judged
+            return None
+        if abs(moved - loss) > RTOL * max(abs(loss), 1e-12):
+            return None  # the loss trains the level: nothing to say
+        if torch.is_tensor(before) and torch.is_tensor(after) and before.shape == after.shape:
+            if not torch.equal(before, after):
+                changed = int((before != after).sum())
+                return Finding(
+                    f"predict reads what the loss never trains: adding {shift:.3g} to every logit of each row "
+                    f"leaves loss_sum as it was ({loss:.6g}) but changes {changed} of {before.numel()} "
+                    "predictions. The loss depends only on differences between a row's logits (softmax "
+                    "cross-entropy), so their level stays where the initialisation put it, and a predict that "
+                    "thresholds it (logits > 0) decides by the initialisation. Fix: a loss that trains each "
+                    "output on its own (binary_cross_entropy_with_logits for independent tags), or a predict "
+                    "that compares the logits with each other (argmax)"
+                )
+    return None
