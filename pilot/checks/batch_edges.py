@@ -6,7 +6,10 @@
 - ``forward_backward_at``: one forward/backward of a micro-batch that size, train mode (BatchNorm
   with one example per batch fails here, in the pilot, instead of many updates into training);
 - ``eval_twice``: two evaluation forwards on the same batch must agree; when they do not, the
-  likely cause is named (a random layer active in eval mode, or state changed by ``forward``).
+  likely cause is named (a random layer active in eval mode, or state changed by ``forward``);
+- ``batch_mixing``: an example's evaluation output must not depend on the other examples of its batch
+  (BatchNorm without running statistics normalises by the batch in eval mode too: validation numbers
+  then move with the evaluation micro-batch and the order).
 
 ``pilot.phases.gates`` runs both as phase rows (``smallest_micro_batch``, ``eval_determinism``);
 the ``*_check`` functions run them on a task and a model directly (tests, planted tasks).
@@ -22,7 +25,7 @@ from typing import Any
 import torch
 
 from pilot.checks.result import CheckResult
-from pilot.data.task import TaskData
+from pilot.data.task import TaskData, logits_of, move_to
 from pilot.engine.batch_plan import BatchPlan, ceil_div
 from pilot.engine.data_order import rank_micro_batches
 from pilot.engine.forward import forward_loss
@@ -262,6 +265,71 @@ def eval_twice(
     )
 
 
+def batch_mixing(
+    task: TaskData, model: torch.nn.Module, items: list[dict[str, Any]], device: Any = None, autocast=nullcontext
+) -> str | None:
+    """Why evaluation numbers depend on the batch, when one row of the batch replaced by a copy of another
+    changes the evaluation output of a row whose tensors stayed exactly as they were; None when none moves
+    (or no such row exists: fewer than 2 examples, rows that change width)."""
+    if len(items) < 2:
+        return None
+    lengths = [max((v.numel() for v in i.values() if torch.is_tensor(v)), default=0) for i in items]
+    longest = max(range(len(items)), key=lambda i: lengths[i])
+    swap = next((j for j in range(len(items) - 1, 0, -1) if j != longest), None)
+    if swap is None:
+        swap, copied = 0, 1  # two rows, the first the longest: the first becomes a copy of the second
+    else:
+        copied = 0
+    other_items = [items[copied] if i == swap else item for i, item in enumerate(items)]
+    batches = [task.collate(items), task.collate(other_items)]
+    if device is not None:
+        batches = [move_to(b, device) for b in batches]
+    kept = [r for r in range(len(items)) if r != swap and _same_row(batches[0], batches[1], r)]
+    if not kept:
+        return None
+    with untouched(model), torch.no_grad():
+        model.eval()
+        with autocast():
+            first, second = (task.forward(model, b) for b in batches)
+    for r in kept:
+        a, b = (logits_of(o).detach().float() for o in (first, second))
+        if a.dim() == 0 or a.shape != b.shape or a.shape[0] != len(items):
+            return None
+        scale = float(a[r].abs().max()) if a[r].numel() else 0.0
+        moved = float((a[r] - b[r]).abs().max()) / max(scale, 1e-6) if a[r].numel() else 0.0
+        if moved > 1e-5:
+            norms = [
+                f"{n or type(model).__name__} ({type(m).__name__})" for n, m in model.named_modules() if _batch_stats(m)
+            ]
+            cause = (
+                f"normalisation by the batch in eval mode: {', '.join(norms[:3])}"
+                if norms
+                else "a layer that mixes the rows of a batch"
+            )
+            return (
+                f"an example's evaluation output depends on the other examples of its batch: replacing another row "
+                f"of an evaluation batch of {len(items)} moves this row's output by {moved:.3g} of its scale ({cause}). "
+                "Validation numbers then move with the evaluation micro-batch and the order. Fix: BatchNorm with "
+                "track_running_stats=True (the default), or a per-example normalisation (LayerNorm)"
+            )
+    return None
+
+
+def _same_row(a: dict[str, Any], b: dict[str, Any], row: int) -> bool:
+    """Whether row ``row`` holds exactly the same tensors (shape and values) in both batches."""
+    for key, value in a.items():
+        other = b.get(key)
+        if torch.is_tensor(value) and value.dim() >= 1:
+            if not torch.is_tensor(other) or value.shape != other.shape or not torch.equal(value[row], other[row]):
+                return False
+    return True
+
+
+def _batch_stats(module: torch.nn.Module) -> bool:
+    """A batch-norm layer that normalises by the batch in eval mode (no running statistics)."""
+    return isinstance(module, torch.nn.modules.batchnorm._BatchNorm) and not module.track_running_stats
+
+
 def augmented_inputs(task: TaskData, items: list[dict[str, Any]], batch: dict[str, Any]) -> str | None:
     """Why evaluation numbers would move, when ``collate`` draws random inputs: the same examples
     collated again give other inputs but the same labels (augmentation, noise — applied to every
@@ -300,6 +368,8 @@ def eval_determinism_check(
     items = [task.encode(e) for e in examples[: max(1, int(eval_micro_batch))]]
     batch = task.collate(items)
     verdict, detail = eval_twice(task, model, batch)
-    if verdict == "pass" and (augmented := augmented_inputs(task, items, batch)):
+    if verdict == "pass" and (mixed := batch_mixing(task, model, items)):
+        verdict, detail = "fail", mixed
+    elif verdict == "pass" and (augmented := augmented_inputs(task, items, batch)):
         verdict, detail = "warn", augmented
     return CheckResult(STEP_EVAL, verdict, detail, [], {"examples": len(items)})

@@ -30,6 +30,7 @@ from pilot.checks.padding import padding_findings, with_comparison
 from pilot.checks.result import CheckResult, Finding, summarise
 from pilot.checks.tag_offset import tag_offset_findings
 from pilot.data.task import IGNORE_INDEX, TaskData, logits_of
+from pilot.errors import PilotError, error_line
 
 STEP = "inspect"
 RANDOM_NOTE = "; collate is random (two calls differ): rows not compared with the example alone"
@@ -351,6 +352,19 @@ def _ignore_value_findings(task: TaskData, encoded: dict[str, list[dict]]) -> tu
     ], {"other_negative_labels": other.numel()}
 
 
+def _compared(comparison, *args) -> tuple[list, dict[str, Any]]:
+    """A comparison on the model's outputs, or, where the model cannot run what it compares (one example
+    alone: BatchNorm normalising by the batch in eval mode cannot), not judged with the error in its
+    details: the data checks' verdict stands (``smallest_micro_batch`` and ``eval_determinism`` judge
+    the model at the batch sizes the run uses)."""
+    try:
+        return comparison(*args)
+    except (PilotError, torch.OutOfMemoryError):
+        raise
+    except Exception as error:  # noqa: BLE001 - said in the details, not raised over inspect's data checks
+        return [], {"judged": False, "model_crashed": error_line(error)}
+
+
 def inspect_task(
     task: TaskData, n_show: int, micro_batch: int, model: torch.nn.Module | None = None
 ) -> tuple[CheckResult, list[dict[str, Any]]]:
@@ -368,11 +382,12 @@ def inspect_task(
     if task.kind not in ("generation", "classification"):  # a tagger's labels against their tokens
         result = with_comparison(result, *tag_offset_findings(task, encoded.get("train", [])), "tag_offset", "warn")
     if model is not None and encoded.get("train"):
-        result = with_comparison(result, *padding_findings(task, model, encoded["train"], micro_batch), "padding")
-        result = with_comparison(result, *causality_findings(task, model, encoded["train"]), name="causality")
-        result = with_comparison(result, *label_reading_findings(task, model, encoded["train"]), "label_reading")
-        result = with_comparison(result, *copied_label_findings(task, model, encoded["train"]), "copied_labels")
-        context, details = context_findings(task, model, encoded["train"])  # fail where attention exists
+        train = encoded["train"]
+        result = with_comparison(result, *_compared(padding_findings, task, model, train, micro_batch), "padding")
+        result = with_comparison(result, *_compared(causality_findings, task, model, train), name="causality")
+        result = with_comparison(result, *_compared(label_reading_findings, task, model, train), "label_reading")
+        result = with_comparison(result, *_compared(copied_label_findings, task, model, train), "copied_labels")
+        context, details = _compared(context_findings, task, model, train)  # fail where attention exists
         result = with_comparison(
             result, context, details, "context", "fail" if details.get("attention_modules") else "warn"
         )

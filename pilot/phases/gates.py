@@ -28,6 +28,7 @@ from omegaconf import DictConfig
 from pilot.checkpoint import Checkpointer, checkpoint_bytes
 from pilot.checks.batch_edges import (
     augmented_inputs,
+    batch_mixing,
     eval_forward_at,
     eval_twice,
     forward_backward_at,
@@ -188,7 +189,11 @@ class PhaseRunner:
         verdict, detail = eval_twice(
             self.task, self.trainer.raw_model, move_to(collated, self.device), self.trainer.autocast
         )
-        if verdict == "pass" and (augmented := augmented_inputs(self.task, items, collated)):
+        if verdict != "pass":
+            return verdict, detail
+        if mixed := batch_mixing(self.task, self.trainer.raw_model, items, self.device, self.trainer.autocast):
+            return "fail", mixed
+        if augmented := augmented_inputs(self.task, items, collated):
             return "warn", augmented
         return verdict, detail
 
