@@ -13,6 +13,9 @@ model on the subset shows about the model itself (``pilot.checks.tiny_subset`` a
   applies its own softmax, so a softmax in ``forward`` squashes the gradient (softmax twice);
 - outputs that all lie in [0, 1] (a sigmoid at the end of ``forward``) read by a loss as logits,
   which then cannot go below what [0, 1] allows (``loss_floor`` over bounded and free logits);
+- an output layer (the last layer with parameters whose output has the logits' width) that is frozen
+  while layers before it train: a head initialised at random and then frozen (peft without the task
+  type that keeps a sequence classifier's ``score`` trainable) caps what the rest can learn;
 - where every example is predicted right but the loss stays high (``learnt``): logits that barely
   differ between classes after training, which a scale on the output makes (a temperature left in
   ``forward``, a division, transformers' ``logit_scale``): the softmax stays nearly flat.
@@ -28,8 +31,10 @@ from pilot.checks.loss_floor import loss_floor
 from pilot.checks.output_reads import output_hint
 from pilot.data.task import Batch, ContractError, TaskData, logits_of
 from pilot.engine.forward import forward_loss
+from pilot.models.adapter import frozen_head_hint
 
 SHOWN = 4  # tensor names shown
+FROZEN_OUTPUT = "is frozen while layers before it train"  # the frozen output layer's hint: the cause, said alone
 
 
 MARGIN = 1.0  # a trained row's logits spanning less than this: its softmax stays within e (2.7x) of flat
@@ -42,11 +47,19 @@ def learning_hints(
     example of the subset is predicted right (the margin finding applies)."""
     model.train()
     model.zero_grad(set_to_none=True)
+    called: list[tuple[torch.nn.Module, Any]] = []  # modules with parameters, in the order forward ran them
+    watch = torch.nn.modules.module.register_module_forward_hook(
+        lambda m, _, out: called.append((m, out)) if next(m.parameters(recurse=False), None) is not None else None
+    )
     try:
-        batch, output, loss_sum = forward_loss(task, model, batch, device)
+        try:
+            batch, output, loss_sum = forward_loss(task, model, batch, device)
+        finally:
+            watch.remove()
         if torch.is_tensor(loss_sum) and loss_sum.requires_grad:
             loss_sum.backward()
         found = [output_hint(task, output, batch), _unreached(model), _same_for_every_example(output, batch)]
+        found += [_frozen_output_layer(model, output, called)]
         found += [_probabilities(output)]
         found += [_bounded(task, output, batch)] if not any(found) else []
         found += [_small_margins(output)] if learnt and not any(found) else []
@@ -67,6 +80,27 @@ def _unreached(model: torch.nn.Module) -> str:
         f"{len(cut)} of {len(trainable)} trainable tensors get no gradient from the loss ({names}): forward "
         "cuts them off (.detach(), torch.no_grad(), a tensor rebuilt from .data or .item()) or never uses "
         "them, so they cannot learn. Fix: let the output depend on them through autograd."
+    )
+
+
+def _frozen_output_layer(model: torch.nn.Module, output: Any, called: list[tuple[torch.nn.Module, Any]]) -> str:
+    """The last layer with parameters forward ran whose output has the logits' width: frozen while other
+    tensors train, it stays as built (random, for a head added on a pretrained body)."""
+    logits = logits_of(output)
+    width = int(logits.shape[-1]) if torch.is_tensor(logits) and logits.dim() else None
+    layer = next(
+        (m for m, out in reversed(called) if torch.is_tensor(out) and out.dim() and int(out.shape[-1]) == width), None
+    )
+    if layer is None or any(p.requires_grad for p in layer.parameters(recurse=False)) or frozen_head_hint(model):
+        return ""  # trained, or an adapter's frozen language-model head (tiny_subset says that one itself)
+    if not any(p.requires_grad for p in model.parameters()):
+        return ""
+    name = next((n for n, m in model.named_modules() if m is layer), "") or type(layer).__name__
+    return (
+        f"The output layer `{name}` ({type(layer).__name__}, {width} outputs) {FROZEN_OUTPUT}: "
+        "its weights stay as built, so when it was initialised at random (a head added on a pretrained body, as "
+        "AutoModelForSequenceClassification's `score`) the rest learns towards fixed random outputs. Fix: train it "
+        "(peft: LoraConfig(task_type='SEQ_CLS'), or modules_to_save=['score'])."
     )
 
 

@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from omegaconf import DictConfig, OmegaConf
 
-from pilot.checks.learning_hints import learning_hints
+from pilot.checks.learning_hints import FROZEN_OUTPUT, learning_hints
 from pilot.checks.loss_floor import loss_floor
 from pilot.checks.loss_probe import counted_label_mask, input_ids_of, prediction_offset, real_mask
 from pilot.checks.result import CheckResult
@@ -247,7 +247,8 @@ def _not_learnt(
     does; else fail, with what the model shows."""
     settings = cfg.pilot.tiny
     learnt = recovery >= float(settings.min_recovery)
-    hints = _adapter_hints(model, cfg) + learning_hints(task, model, scorer.batches[0], device, learnt)
+    found = learning_hints(task, model, scorer.batches[0], device, learnt)
+    hints = found if FROZEN_OUTPUT in found else _adapter_hints(model, cfg) + found  # a frozen head first
     if learnt:
         said = f"recovers the subset, but its loss fell less than declared: {numbers}.{hints}" if hints else ""
         return "warn", said or _slow_drop(numbers, int(settings.max_updates))
