@@ -41,6 +41,7 @@ from pilot.checks.loss_probe import (
 from pilot.checks.padding import pad_masked_targets
 from pilot.checks.result import Finding
 from pilot.checks.row_differences import row_differences, same
+from pilot.checks.row_pairing import rows_of_other_examples
 from pilot.data.task import NEXT_TOKEN, Batch, Example, TaskData
 
 
@@ -76,8 +77,14 @@ def compare_targets(seen: list[int], expected: list[int], instruction_masked: bo
     if not seen:
         return "no target token in the loss"
     n_seen, n_expected = len(seen), len(expected)
-    if n_seen < n_expected and (expected[:n_seen] == seen or expected[-n_seen:] == seen):
+    if n_seen < n_expected and expected[:n_seen] == seen:
         return f"target truncated: {n_expected - n_seen} of {n_expected} target tokens cut"
+    if n_seen < n_expected and expected[-n_seen:] == seen:  # its end kept: the mask, not truncation, took the start
+        return (
+            f"target truncated at its start: its first {n_expected - n_seen} of {n_expected} target tokens are not "
+            "counted (a prompt mask one token too long? a prompt length measured on the prompt tokenized alone, "
+            "whose last token merges with the answer's first when tokenized together? a row truncated from the left?)"
+        )
     if n_seen > n_expected and seen[-n_expected:] == expected:
         if instruction_masked:
             return (
@@ -288,7 +295,9 @@ def check_collated(
     masked = bool(task.info.get("mask_instruction", True))
     random = collate_is_random(task, next((items[:micro_batch] for items in encoded.values() if items), []))
     views = collated_rows(task, encoded, micro_batch)
-    findings: list[Finding] = []
+    findings: list[Finding] = (
+        rows_of_other_examples(task, encoded.get("train", [])[: max(micro_batch, 4)]) if random else []
+    )
     start = 0
     while start < len(views):  # the rows of one micro-batch share their batch
         end = start
