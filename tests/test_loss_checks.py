@@ -174,6 +174,21 @@ def test_initial_loss_far_from_ln_classes_warns_with_numbers(suite):
     )
 
 
+def test_a_fresh_model_leaning_to_one_class_is_not_said_to_be_class_weights():
+    """A plain cross-entropy on a model whose fresh logits favour one class (large inputs, a bias): its
+    per-class losses differed, and objective named 'class weights in another order' as the cause."""
+    from pilot.checks.objective import objective_check
+    from tests.planted_tasks._common import classification_task, mlp
+
+    task = classification_task()
+    model = mlp(task)
+    with torch.no_grad():
+        model.net[-1].bias.copy_(torch.tensor([4.0, 0.0, 0.0]))  # leans to class 0 before any training
+    result = objective_check(task, model, micro_batch=4)
+    assert "weights the classes" not in result.reason and result.verdict == "pass", result.reason
+    assert result.details["even_logits_loss_per_target"] == pytest.approx(1.0986, rel=1e-3)
+
+
 # ----------------------------------------------------------------------------- 4, 5. batch edges
 def test_batchnorm_with_one_example_fails_naming_the_partial_window(suite):
     text = reason(suite, "bug_smallest_batchnorm", "smallest_micro_batch")

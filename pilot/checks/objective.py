@@ -115,7 +115,7 @@ def objective_check(
             }
         )
         total_loss, total_count = total_loss + numbers["loss"], total_count + numbers["count"]
-        _by_class(batch, numbers, per_class)
+        _by_class(batch, _at_even_logits(task, output, batch), per_class)  # the loss's own weights, not the model's
         findings += contract_findings(numbers, trained)
     details: dict[str, Any] = {"batches": per_batch, "output_width": width}
     if (unreached := prediction_outside_the_loss(task, outputs)) is not None:
@@ -286,10 +286,21 @@ def _trained_targets(batch: dict[str, Any], grad: torch.Tensor, width: int, decl
     return int(pushed_classes(grad)[1].sum()) if width > 1 else int((grad != 0).any(-1).sum())
 
 
-def _by_class(batch: dict[str, Any], numbers: dict[str, Any], per_class: dict[int, list[float]]) -> None:
+def _at_even_logits(task: TaskData, output: Any, batch: dict[str, Any]) -> dict[str, Any] | None:
+    """The sum contract's numbers with every logit 0: what the loss itself gives each example when the model
+    favours no class (a fresh model's own leaning, large logits from unscaled inputs, is not the loss's
+    weighting); None when the output's logits cannot be replaced."""
+    try:
+        with torch.no_grad():
+            return sum_contract(task, with_logits(output, torch.zeros_like(logits_of(output))), batch)
+    except Exception:  # noqa: BLE001 - a loss that cannot take other logits: classes not compared
+        return None
+
+
+def _by_class(batch: dict[str, Any], numbers: dict[str, Any] | None, per_class: dict[int, list[float]]) -> None:
     """Each single example's loss per target, under its class id (one class id per example only)."""
     labels = batch.get("labels")
-    if not torch.is_tensor(labels) or labels.dim() != 1 or labels.is_floating_point():
+    if numbers is None or not torch.is_tensor(labels) or labels.dim() != 1 or labels.is_floating_point():
         return
     for label, loss, count in zip(labels.tolist(), numbers["single_losses"], numbers["single_counts"]):
         if count > 0:
