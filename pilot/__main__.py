@@ -163,7 +163,8 @@ def cli() -> None:
             raise SweepIncomplete(1)
         if failed := failed_jobs():  # a job that failed (an error, a full disk): the sweep is not complete
             print(
-                f"pilot: {len(failed)} job(s) of the sweep failed (status failed; each run.json says why): "
+                f"pilot: {len(failed)} job(s) of the sweep failed (status failed: each run.json says why; unreadable: "
+                "no record, its __main__.log says why): "
                 f"{', '.join(failed[:5])}{' ...' if len(failed) > 5 else ''}",
                 file=sys.stderr,
             )

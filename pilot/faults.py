@@ -21,7 +21,8 @@ def fault_point(point: str, update: int | None = None, path: object = None) -> N
     ``enospc`` raises "no space left on device" inside a checkpoint save instead of killing
     (where no small file system can be mounted to fill up for real); ``eperm`` there raises the
     system's refusal to write ``path`` (an immutable directory: root ignores permissions); ``exception`` raises an
-    ordinary error after an update (a failure validation cannot foresee). Unset in normal use.
+    ordinary error after an update (a failure validation cannot foresee), ``setup_exception`` one before the
+    run's record is opened (a job that crashes without a record). Unset in normal use.
     """
     if not fault_requested(point, update):
         return
@@ -29,7 +30,7 @@ def fault_point(point: str, update: int | None = None, path: object = None) -> N
         raise OSError(errno.ENOSPC, "No space left on device (injected by PILOT_FAULT)")
     if point == "eperm":
         raise PermissionError(errno.EPERM, "Operation not permitted (injected by PILOT_FAULT)", str(path))
-    if point == "exception":
+    if point in ("exception", "setup_exception"):
         raise RuntimeError(f"injected failure (PILOT_FAULT={os.environ['PILOT_FAULT']})")
     sent = os.environ["PILOT_FAULT"].partition("@")[0].partition(":")[2]
     os.kill(os.getpid(), getattr(signal, sent) if sent else signal.SIGKILL)

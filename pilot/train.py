@@ -133,6 +133,7 @@ class TrainingRun(RunEnding):
         if state is not None:  # where the run stands until the trainer is restored (a signal may come first)
             self.resumed_at = int(state.get("position", {}).get("updates_done", 0))
         fault_point("setup")  # tests: a signal after the lock, before the record is (re)opened
+        fault_point("setup_exception")  # tests: an error there (the job leaves no record)
         self.threads = self.threads.resumed(torch.get_num_threads())  # run.threads=0 keeps the checkpoint's
         if self.ctx.is_main and int(cfg.closing.control_examples) > 0:  # its imports overlap the training
             # nice 19: it waits for the end of the training, so its imports take what the training leaves

@@ -7,6 +7,7 @@ import torch
 from hydra.errors import ConfigCompositionException
 from omegaconf.errors import OmegaConfBaseException
 
+from pilot.errors import ConfigRefused
 from pilot.train import train
 from pilot.validation import ConfigError, validate
 
@@ -145,3 +146,21 @@ def test_a_target_naming_a_class_attribute_imports_as_hydra_resolves_it():
         import_target("pilot_no_such_package.Model")
     with pytest.raises(AttributeError, match="Nope"):
         import_target("pilot.models.tiny_gpt.TinyGPT.Nope")
+
+
+def test_a_master_port_another_process_listens_on_is_refused_by_name(make_cfg):
+    """distributed.master_port taken by another process: the first rank's rendezvous raised torch's EADDRINUSE
+    traceback and left no record (a sweep job without a result, exit 0)."""
+    import socket
+
+    from pilot.engine.distributed import refuse_busy_port
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(ConfigError, match=rf"distributed.master_port={port}: .*another process listens on it"):
+            validate(make_cfg("distributed=ddp2", f"distributed.master_port={port}"))
+        with pytest.raises(ConfigRefused, match="Fix: distributed.master_port=0"):
+            refuse_busy_port(port)  # taken between validation and the spawn
+    validate(make_cfg("distributed=ddp2", f"distributed.master_port={port}"))  # free again

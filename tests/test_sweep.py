@@ -273,7 +273,19 @@ def test_a_sweep_whose_job_failed_exits_one_naming_it(tmp_path):
     for run_dir in pd.read_csv(sweep / "recap.csv")["run_dir"]:  # each job's traceback is kept beside its record
         assert json.loads((Path(run_dir) / "run.json").read_text())["error_file"] == "error.txt"
         assert "Traceback" in (Path(run_dir) / "error.txt").read_text()
-    assert f"pilot: {len(statuses)} job(s) of the sweep failed (status failed; each run.json says why)" in done.stderr
+    assert f"pilot: {len(statuses)} job(s) of the sweep failed (status failed: each run.json says why" in done.stderr
+
+
+def test_a_sweep_whose_job_crashed_before_its_record_exits_one(tmp_path):
+    """A job that raised before its run.json was written (torch's rendezvous on a busy port, before) was
+    recapped as unreadable, and the sweep exited 0."""
+    env = {**os.environ, "PILOT_FAULT": "setup_exception"}
+    command = [sys.executable, "-m", "pilot", *SMALL, f"hydra.sweep.dir={tmp_path}/sw", "seed=0,1", "-m"]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600, env=env)
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert (pd.read_csv(tmp_path / "sw" / "recap.csv")["status"] == "unreadable").all()
+    jobs = len(pd.read_csv(tmp_path / "sw" / "recap.csv"))
+    assert f"pilot: {jobs} job(s) of the sweep failed" in done.stderr and "unreadable: no record" in done.stderr
 
 
 def test_a_relaunch_into_fixed_job_directories_recaps_the_jobs_it_continued_and_found_finished(tmp_path):

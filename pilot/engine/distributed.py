@@ -27,7 +27,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from pilot.engine.preemption import LAUNCHER_PID
-from pilot.errors import PilotError, user_error
+from pilot.errors import ConfigRefused, PilotError, user_error
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,30 @@ def init_from_env(backend: str, device: torch.device) -> DistContext:
     if ctx.is_distributed and not dist.is_initialized():
         dist.init_process_group(resolve_backend(backend, device), rank=ctx.rank, world_size=ctx.world_size)
     return ctx
+
+
+def port_in_use(port: int) -> str | None:
+    """Why ``port`` cannot be the rendezvous port here (another process listens on it), or None."""
+    with closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as torch's store binds it
+        try:
+            sock.bind(("", port))
+        except OSError as error:
+            return error.strerror or str(error)
+    return None
+
+
+BUSY_PORT_FIX = (
+    "another process listens on it (another run's ranks perhaps). Fix: distributed.master_port=0 (a free "
+    "port, the default) or another port."
+)
+
+
+def refuse_busy_port(port: int) -> None:
+    """A port given in ``distributed.master_port`` that another process took since validation: refused by
+    name before any rank starts (the first rank's rendezvous failed with torch's EADDRINUSE traceback)."""
+    if port and (busy := port_in_use(port)):
+        raise ConfigRefused(f"distributed.master_port={port}: {busy}: {BUSY_PORT_FIX}")
 
 
 def free_port() -> int:
@@ -142,6 +166,7 @@ def spawn(fn: Callable, args: Sequence[Any], replicas: int, port: int = 0, pass_
     in their own process group and every SIGINT, SIGTERM or SIGHUP this process gets is passed on to
     them (``PassedOn``). Otherwise (the pilot's phases) this process handles signals itself and the ranks
     share its process group."""
+    refuse_busy_port(port)
     with tempfile.TemporaryDirectory(prefix="pilot-ranks-") as scratch:
         refusal = Path(scratch) / "refusal.json"
         previous = os.environ.get(_REFUSAL)

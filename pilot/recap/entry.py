@@ -60,7 +60,8 @@ _failed: list[str] = []  # run directories of this process's launches that ended
 
 def failed_jobs() -> list[str]:
     """The jobs of the sweeps this process launched that ended ``failed`` (an error, a full disk: not a
-    training outcome such as diverged) since the last call (each call starts the count again)."""
+    training outcome such as diverged) or left no readable record (a crash before it wrote one) since the
+    last call (each call starts the count again)."""
     failed = list(_failed)
     _failed.clear()
     return failed
@@ -111,7 +112,8 @@ def recap_launch(config: Any, earlier_runs: frozenset[Path], ended: str = "concl
         return None
     print(f"recap: {len(frame)} run(s) -> {sweep_dir / 'recap.md'}")
     if "status" in frame:
-        _failed.extend(str(d) for d in frame.loc[frame["status"] == "failed", "run_dir"])
+        # a job that left no readable record (it crashed before writing one) did not run either
+        _failed.extend(str(d) for d in frame.loc[frame["status"].isin(("failed", "unreadable")), "run_dir"])
     if campaign.get("journal"):
         journal = Path(campaign.get("journal"))
         try:

@@ -7,6 +7,7 @@ import torch
 
 from pilot.config.values import enum_value, select
 from pilot.cpu_budget import affinity_cores
+from pilot.engine.distributed import BUSY_PORT_FIX, launched_externally, port_in_use
 from pilot.validation.numbers import THREADS_PER_CORE
 from pilot.validation.problems import Problem
 
@@ -128,6 +129,9 @@ def check_devices(cfg, device_type: str, problems: list[Problem]) -> None:
                 f"only {torch.cuda.device_count()} GPU(s) visible. Fix: fewer replicas, or run.device=cpu.",
             )
         )
+    port = select(cfg, "distributed.master_port") or 0
+    if replicas > 1 and port and not launched_externally() and (busy := port_in_use(int(port))):
+        problems.append(Problem("distributed.master_port", port, f"{busy}: {BUSY_PORT_FIX}"))
     if device_type == "cpu" and replicas > THREADS_PER_CORE * affinity_cores():
         problems.append(
             Problem(
