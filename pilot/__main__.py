@@ -24,7 +24,14 @@ from pilot.estimate_run import run_estimate
 from pilot.models.hf_causal_lm import config_key_outside_the_yaml
 from pilot.pilot_run import run_pilot
 from pilot.process_exit import exit_code_of, exit_now
-from pilot.recap.entry import failed_jobs, launch_config, recap_interrupted_launch, recap_not_written
+from pilot.recap.entry import (
+    failed_jobs,
+    launch_config,
+    note_refused_job,
+    recap_interrupted_launch,
+    recap_not_written,
+    refused_jobs,
+)
 from pilot.run_directory import (
     RunDirectoryRefused,
     after_refusal,
@@ -123,6 +130,7 @@ def _refused(error: PilotError, run_dir: Path, multirun: bool) -> None:
         after_refusal(run_dir)  # nothing of this line left: a directory made for it, Hydra's rewritten files
         sys.exit(error.exit_code)
     log.error("job %s refused: %s", run_dir, error)
+    note_refused_job(run_dir)
 
 
 def train_exit_code(record: dict) -> int:
@@ -150,6 +158,7 @@ def cli() -> None:
     _composed = False  # tests call it several times in one process
     recap_not_written()  # nor has this line's sweep failed to write its recap yet
     failed_jobs()  # nor has any of its jobs failed
+    refused_jobs()  # nor been refused
     # Hydra raises what fails in its own code (writing .hydra/ on a full disk) instead of printing a
     # traceback: pilot says it (``_hydra_failed``); a user's own HYDRA_FULL_ERROR keeps Hydra's way
     says_hydra_errors = "HYDRA_FULL_ERROR" not in os.environ
@@ -161,6 +170,13 @@ def cli() -> None:
             raise SystemExit(128 + int(getattr(signal, name)))
         if recap_not_written():  # the sweep ran, but the recap it promised is not there: a script must not go on
             raise SweepIncomplete(1)
+        if refused := refused_jobs():  # a job refused at run time (its directory holds another run): not run
+            print(
+                f"pilot: {len(refused)} job(s) of the sweep were refused, nothing done in their directories (each "
+                f"said why above): {', '.join(refused[:5])}{' ...' if len(refused) > 5 else ''}",
+                file=sys.stderr,
+            )
+            raise SweepIncomplete(2)
         if failed := failed_jobs():  # a job that failed (an error, a full disk): the sweep is not complete
             print(
                 f"pilot: {len(failed)} job(s) of the sweep failed (status failed: each run.json says why; unreadable: "

@@ -309,6 +309,40 @@ def test_a_relaunch_into_fixed_job_directories_recaps_the_jobs_it_continued_and_
     assert "already finished ok in its directory" in said and "refused" not in said
 
 
+def test_a_relaunch_whose_every_job_is_refused_exits_two_and_keeps_the_sweep_as_it_was(tmp_path):
+    """A fixed-subdir relaunch under another setting: every job refused at run time, yet it exited 0, replaced
+    the recap of the two finished runs by 'Recap — 0 run(s)' and deleted recap.png. Then a relaunch that runs
+    replaces the recap: the earlier one is kept under its time."""
+    sweep = tmp_path / "fixed"
+    line = [sys.executable, "-m", "pilot", *SMALL, "optim.lr=1e-3", "seed=0,1", f"hydra.sweep.dir={sweep}",
+            "hydra.sweep.subdir=s${seed}", "-m"]  # fmt: skip
+    assert subprocess.run(line, cwd=REPO, capture_output=True, timeout=600).returncode == 0
+    before = {p.name: p.read_bytes() for p in sweep.iterdir() if p.is_file()}
+    assert {"recap.md", "recap.png", "multirun.yaml"} <= set(before)
+    refused = subprocess.run([*line, "optim.weight_decay=0.5"], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert refused.returncode == 2, refused.stderr[-3000:]
+    assert "pilot: 2 job(s) of the sweep were refused" in refused.stderr
+    assert {p.name: p.read_bytes() for p in sweep.iterdir() if p.is_file()} == before
+    assert subprocess.run([*line, "seed=2"], cwd=REPO, capture_output=True, timeout=600).returncode == 0
+    (kept,) = sweep.glob("recap-*.md")  # the first launch's recap, beside this launch's
+    assert kept.read_bytes() == before["recap.md"] and "# Recap — 1 run(s)" in (sweep / "recap.md").read_text()
+
+
+def test_jobs_that_would_share_a_directory_or_leave_the_sweep_are_refused_before_any_runs(tmp_path):
+    """hydra.sweep.subdir=same sent two jobs into one directory (the second refused after the first ran, exit
+    0); '' trained in the sweep directory itself, beside its recap; '../x' outside it, where no recap looks."""
+    for subdir, said in (("same", "gives it job 0's directory"), ("", "in the sweep directory itself"),
+                         ("../x", "outside the sweep directory")):  # fmt: skip
+        line = [sys.executable, "-m", "pilot", *SMALL, "seed=0,1", f"hydra.sweep.dir={tmp_path}/sw",
+                f"hydra.sweep.subdir={subdir}", "-m"]  # fmt: skip
+        refused = subprocess.run(line, cwd=REPO, capture_output=True, text=True, timeout=600)
+        assert refused.returncode == 2 and said in refused.stderr and "none was launched" in refused.stderr, (
+            subdir,
+            refused.stderr[-2000:],
+        )
+        assert not (tmp_path / "sw").exists() and not (tmp_path / "x").exists()
+
+
 def test_a_comparison_after_different_numbers_of_updates_is_said():
     """A control resumed with budget.value=30 (forced) against a 100-update variant: the difference was
     reported as the variant's, with no word that the runs trained for different lengths."""

@@ -20,10 +20,12 @@ string annotations looks itself up.
 """
 
 import copy
+import os
 import shutil
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Optional
 
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper, BasicSweeperConf
@@ -97,6 +99,7 @@ class ComposeOnceSweeper(BasicSweeper):
         self.check_job = get_method(check_job) if check_job else None
         self.check_sweep = get_method(check_sweep) if check_sweep else None
         self.checked = 0  # jobs checked so far, over all batches: the next job's number
+        self.directories: dict[str, int] = {}  # each checked job's directory -> its number
 
     def sweep(self, arguments: list[str]) -> Any:
         assert self.hydra_context is not None
@@ -146,7 +149,8 @@ class ComposeOnceSweeper(BasicSweeper):
         self.checked += len(batch)
         for number, overrides in enumerate(batch, start=first):
             composed = self.hydra_context.config_loader.compose(self.config, list(overrides))
-            problem = self._check(composed, number) if self.check_job else None
+            problem = self._directory_problem(composed, number)
+            problem = problem or (self._check(composed, number) if self.check_job else None)
             if problem:
                 problems.append(f"job {number} ({' '.join(overrides)}): {problem}")
         if problems:
@@ -155,6 +159,33 @@ class ComposeOnceSweeper(BasicSweeper):
                 f"{len(problems)} of the sweep's jobs {first}-{self.checked - 1} would be refused; {launched}:\n"
                 + "\n".join(problems)
             )
+
+    def _directory_problem(self, composed: DictConfig, number: int) -> str | None:
+        """Where the job would write, against the sweep directory and the jobs before it: the sweep
+        directory itself (beside its recap), outside it (no recap finds it), or a directory an earlier
+        job of this sweep writes (it was refused at run time, after the others ran)."""
+        job = copy.deepcopy(composed)
+        with open_dict(job):
+            job.hydra.job.num = job.hydra.job.id = number
+        current = HydraConfig.instance().cfg
+        HydraConfig.instance().set_config(job)
+        try:
+            sweep_dir = Path(str(job.hydra.sweep.dir)).absolute()
+            subdir = str(job.hydra.sweep.subdir or "")
+        except Exception:  # noqa: BLE001 - an interpolation the check cannot resolve here: the job says it
+            return None
+        finally:
+            HydraConfig.instance().cfg = current
+        directory = Path(os.path.normpath(sweep_dir / subdir))
+        fix = "Fix: a hydra.sweep.subdir that differs per job inside the sweep directory (the default, ${hydra.job.num}-...)"
+        if directory == sweep_dir:
+            return f"hydra.sweep.subdir={subdir!r} puts the job in the sweep directory itself, beside its recap. {fix}"
+        if sweep_dir not in directory.parents:
+            return f"hydra.sweep.subdir={subdir!r} puts the job outside the sweep directory ({directory}): its recap would not find it. {fix}"
+        earlier = self.directories.setdefault(str(directory), number)
+        if earlier != number:
+            return f"hydra.sweep.subdir={subdir!r} gives it job {earlier}'s directory ({directory}): one run directory holds one run. {fix}"
+        return None
 
     def _check(self, composed: DictConfig, number: int) -> str | None:
         """``check_job`` on a copy of the job's config as the job will see it: its number set and

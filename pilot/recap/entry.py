@@ -44,7 +44,12 @@ class RecapCallback(Callback):
         sweep_dir = Path(config.hydra.sweep.dir)
         self.earlier_runs = frozenset(recap.find_run_dirs([sweep_dir])) if sweep_dir.is_dir() else frozenset()
         _launch.clear()
-        _launch.update(config=config, earlier_runs=self.earlier_runs)
+        earlier_yaml = sweep_dir / "multirun.yaml"  # Hydra rewrites it next: put back if every job is refused
+        _launch.update(
+            config=config,
+            earlier_runs=self.earlier_runs,
+            multirun_yaml=earlier_yaml.read_bytes() if earlier_yaml.is_file() else None,
+        )
 
     def on_multirun_end(self, config: Any, **kwargs: Any) -> None:
         recap_launch(config, self.earlier_runs)
@@ -56,6 +61,19 @@ _launch: dict[str, Any] = {}  # the multirun this process launched, until its re
 
 _not_written: list[Path] = []  # sweeps whose recap could not be written (the process exits 1)
 _failed: list[str] = []  # run directories of this process's launches that ended failed (it exits 1)
+_refused: list[str] = []  # run directories of this process's launches whose job was refused (it exits 2)
+
+
+def note_refused_job(run_dir: Path | str) -> None:
+    """A job of the launch this process runs was refused at run time (nothing done in its directory)."""
+    _refused.append(str(run_dir))
+
+
+def refused_jobs() -> list[str]:
+    """The jobs refused since the last call (each call starts the count again)."""
+    refused = list(_refused)
+    _refused.clear()
+    return refused
 
 
 def failed_jobs() -> list[str]:
@@ -103,6 +121,12 @@ def recap_launch(config: Any, earlier_runs: frozenset[Path], ended: str = "concl
     try:  # an earlier run that is a job of this launch (a fixed subdir: resumed, or found finished) is in
         skip = earlier_runs - recap.earlier_job_results(sweep_dir, earlier_runs)
         skip |= recap.other_launches_runs(sweep_dir, earlier_runs, os.environ.get("PILOT_SWEEP_ID"))
+        if _refused and set(recap.find_run_dirs([sweep_dir])) <= set(skip):
+            if (earlier_yaml := _launch.get("multirun_yaml")) is not None:
+                (sweep_dir / "multirun.yaml").write_bytes(earlier_yaml)
+            print(f"recap: every job of this launch was refused, none ran: {sweep_dir} is left as it was")
+            return None
+        _keep_earlier_recap(sweep_dir)
         frame = recap.build_recap(
             [sweep_dir], sweep_dir, control, quality_tolerance=campaign.get("quality_tolerance"), skip=skip
         )
@@ -125,6 +149,24 @@ def recap_launch(config: Any, earlier_runs: frozenset[Path], ended: str = "concl
                 file=sys.stderr,
             )
     return frame
+
+
+RECAP_FILES = ("recap.md", "recap.csv", "recap.png")
+
+
+def _keep_earlier_recap(sweep_dir: Path) -> None:
+    """An earlier launch's recap in this sweep directory (a reused ``hydra.sweep.dir``) is kept under its
+    time (recap-<YYYYmmdd-HHMMSS>.*) before this launch's is written: a relaunch replaced it, its runs gone
+    from every table."""
+    earlier = [sweep_dir / name for name in RECAP_FILES if (sweep_dir / name).is_file()]
+    if not earlier:
+        return
+    import time
+
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(max(p.stat().st_mtime for p in earlier)))
+    for path in earlier:
+        path.replace(path.with_name(f"recap-{stamp}{path.suffix}"))
+    print(f"recap: the earlier launch's recap is kept as {sweep_dir / f'recap-{stamp}.md'}")
 
 
 def _journal_lines(frame: pd.DataFrame, sweep_dir: Path) -> list[str]:
