@@ -164,3 +164,33 @@ def test_a_master_port_another_process_listens_on_is_refused_by_name(make_cfg):
         with pytest.raises(ConfigRefused, match="Fix: distributed.master_port=0"):
             refuse_busy_port(port)  # taken between validation and the spawn
     validate(make_cfg("distributed=ddp2", f"distributed.master_port={port}"))  # free again
+
+
+@pytest.mark.parametrize(
+    ("damage", "said"),
+    [
+        ("not json", "its config.json does not load (OSError"),
+        ("a word for a size", "expected int, got str"),
+        ("no weights", "no weights there (none of model.safetensors"),
+    ],
+)
+def test_a_damaged_model_path_is_refused_naming_what_is_wrong(make_cfg, tmp_path, damage, said):
+    """A config.json that is not JSON, a size given as a word, a config without weights: a traceback with
+    exit 1 (train), a 'crashed' setup step (pilot) or 'could not run the model' (estimate), before."""
+    import json
+
+    transformers = pytest.importorskip("transformers")
+    config = transformers.LlamaConfig(
+        hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=2
+    )
+    transformers.LlamaForCausalLM(config).save_pretrained(tmp_path)
+    if damage == "not json":
+        (tmp_path / "config.json").write_text("{not json")
+    elif damage == "a word for a size":
+        values = json.loads((tmp_path / "config.json").read_text())
+        (tmp_path / "config.json").write_text(json.dumps({**values, "hidden_size": "big"}))
+    else:
+        (tmp_path / "model.safetensors").unlink()
+    with pytest.raises(ConfigError, match="model.path=") as refused:
+        validate(make_cfg("model=hf_causal_lm", f"model.path={tmp_path}"))
+    assert said in str(refused.value)

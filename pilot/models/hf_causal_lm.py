@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from pilot.errors import PilotError
+from pilot.errors import PilotError, error_line
 from pilot.models.hf_config_reads import (
     config_settings_matching,
     known_keys,
@@ -54,7 +54,14 @@ def _from_directory(transformers, path: str, kwargs: dict[str, Any]):
     if torch.get_default_device().type == "meta":  # shapes only (mode=estimate's attention calls): its config
         config = transformers.AutoConfig.from_pretrained(str(directory), local_files_only=True)
         return transformers.AutoModelForCausalLM.from_config(config, **kwargs)  # from_pretrained refuses meta
-    return transformers.AutoModelForCausalLM.from_pretrained(str(directory), local_files_only=True, **kwargs)
+    try:
+        return transformers.AutoModelForCausalLM.from_pretrained(str(directory), local_files_only=True, **kwargs)
+    except (OSError, ValueError, TypeError, KeyError) as error:  # a damaged directory: said with its fix
+        raise PilotError(
+            f"model.path={path}: transformers cannot load it ({error_line(error)}). Fix: a local directory written "
+            "by save_pretrained, config.json and its weights (pilot never downloads), or model.path=null to build "
+            "from model.config."
+        ) from error
 
 
 def build(

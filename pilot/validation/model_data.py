@@ -176,15 +176,36 @@ def _check_tokenizer(cfg, problems: list[Problem]) -> None:
 def _check_model_path(cfg, problems: list[Problem]) -> None:
     """model.path (model=hf_causal_lm): a local save_pretrained directory; pilot never downloads."""
     path = select(cfg, "model.path")
-    if isinstance(path, str) and path and not (Path(path).expanduser() / "config.json").is_file():
+    if not isinstance(path, str) or not path:
+        return
+    directory = Path(path).expanduser()
+    fix = "Fix: a local directory written by save_pretrained (pilot never downloads), or model.path=null to build from model.config."
+    if not (directory / "config.json").is_file():
+        problems.append(Problem("model.path", path, f"no config.json there ({directory.resolve()}). {fix}"))
+        return
+    try:
+        from transformers import AutoConfig
+
+        AutoConfig.from_pretrained(str(directory), local_files_only=True)
+    except ImportError:
+        return  # the builder says transformers is missing, with its fix
+    except Exception as error:  # noqa: BLE001 - what transformers cannot read there, said with the file
+        said = " ".join(line.strip() for line in str(error).splitlines() if line.strip())[:300]
         problems.append(
-            Problem(
-                "model.path",
-                path,
-                f"no config.json there ({Path(path).expanduser().resolve()}). Fix: a local directory written "
-                "by save_pretrained (pilot never downloads), or model.path=null to build from model.config.",
-            )
+            Problem("model.path", path, f"its config.json does not load ({type(error).__name__}: {said}). {fix}")
         )
+        return
+    if not any((directory / name).is_file() for name in WEIGHT_FILES):
+        problems.append(Problem("model.path", path, f"no weights there (none of {', '.join(WEIGHT_FILES)}). {fix}"))
+        return
+
+
+WEIGHT_FILES = (
+    "model.safetensors",
+    "model.safetensors.index.json",
+    "pytorch_model.bin",
+    "pytorch_model.bin.index.json",
+)
 
 
 def _typed_config_keys() -> set[str]:
