@@ -242,6 +242,8 @@ REFUSED_BY_HYDRA = [
     ("data=instruction", ("data=instruction: no such option; did you mean instructions",)),  # misspelt option
     ("batch.micro_batch=two", ("pilot: batch.micro_batch=two: batch.micro_batch takes an integer (the default is",)),
     ("optim.lr=abc", ("pilot: optim.lr=abc: optim.lr takes a number (the default is optim.lr=0.001)",)),
+    # an empty data.path (an unset variable) trained on the embedded set without a word, before
+    ("data.path=", ("data.path='': an empty path names no file",)),
     # a list setting given a word or a list with a word in it (Hydra's bare merge error alone, before)
     ("rental.counts=abc", ("pilot: rental.counts=abc: rental.counts takes a list of integers, written [a,b,...]",)),
     ("rental.counts=[1,x]", ("pilot: rental.counts=[1,x]: rental.counts takes a list of integers",)),

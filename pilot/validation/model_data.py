@@ -141,6 +141,16 @@ def _check_heads(cfg, problems: list[Problem]) -> None:
 
 def _check_data_path(cfg, problems: list[Problem]) -> None:
     path = select(cfg, "data.path")
+    if isinstance(path, str) and not path.strip():  # data.path= or an unset ${oc.env:...}: not the embedded set
+        problems.append(
+            Problem(
+                "data.path",
+                path,
+                "an empty path names no file (an unset variable?), and the run would train on another data set "
+                "than meant. Fix: the path of your file, or data.path=null for the embedded data set.",
+            )
+        )
+        return
     if isinstance(path, str) and path and not Path(path).is_file():
         where = Path(path).resolve()
         problems.append(
