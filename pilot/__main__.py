@@ -159,6 +159,9 @@ def cli() -> None:
     recap_not_written()  # nor has this line's sweep failed to write its recap yet
     failed_jobs()  # nor has any of its jobs failed
     refused_jobs()  # nor been refused
+    if removed := [line for line in _removals(sys.argv[1:]) if line.startswith("~")]:
+        print("\n".join(f"pilot: {line}" for line in removed), file=sys.stderr)  # Hydra's KeyError, before
+        raise SystemExit(2)
     # Hydra raises what fails in its own code (writing .hydra/ on a full disk) instead of printing a
     # traceback: pilot says it (``_hydra_failed``); a user's own HYDRA_FULL_ERROR keeps Hydra's way
     says_hydra_errors = "HYDRA_FULL_ERROR" not in os.environ
@@ -318,6 +321,13 @@ NODE_DETAILS = ("full_key:", "reference_type=", "object_type=")  # OmegaConf's o
 def _without_node_details(text: str) -> str:
     """OmegaConf's message without the lines that locate it in its own tree (the key is in Hydra's line)."""
     return "\n".join(line for line in text.splitlines() if not line.strip().startswith(NODE_DETAILS))
+
+
+def _removals(arguments: list[str]) -> list[str]:
+    """What is wrong with each ``~key`` of the line (composed only when the line has one)."""
+    if not any(a.startswith("~") and not a.startswith("~hydra") for a in arguments):
+        return []
+    return suggestions(CONF_DIR, arguments, config_key_outside_the_yaml)
 
 
 def _suggest_and_refuse() -> None:

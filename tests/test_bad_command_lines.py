@@ -242,6 +242,9 @@ REFUSED_BY_HYDRA = [
     ("data=instruction", ("data=instruction: no such option; did you mean instructions",)),  # misspelt option
     ("batch.micro_batch=two", ("pilot: batch.micro_batch=two: batch.micro_batch takes an integer (the default is",)),
     ("optim.lr=abc", ("pilot: optim.lr=abc: optim.lr takes a number (the default is optim.lr=0.001)",)),
+    # removing a setting every run reads (Hydra's KeyError and OmegaConf's node details, before)
+    ("~seed", ("pilot: ~seed: seed is a setting pilot reads on every run, so it cannot be removed",)),
+    ("~run", ("pilot: ~run: the section run holds settings pilot reads on every run", "threads")),
     # an empty data.path (an unset variable) trained on the embedded set without a word, before
     ("data.path=", ("data.path='': an empty path names no file",)),
     # a list setting given a word or a list with a word in it (Hydra's bare merge error alone, before)

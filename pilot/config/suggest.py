@@ -30,7 +30,7 @@ def suggestions(
     of what the config builds (a transformers config class's own key the YAML does not list)."""
     parser = OverridesParser.create()
     try:
-        overrides = parser.parse_overrides([a for a in arguments if "=" in a])
+        overrides = parser.parse_overrides([a for a in arguments if "=" in a or a.startswith("~")])
     except Exception:  # noqa: BLE001 - a line Hydra could not parse: which argument, and how to write it
         return unreadable_arguments(parser, arguments)
     GlobalHydra.instance().clear()
@@ -42,7 +42,12 @@ def suggestions(
             lines = []
             for override in overrides:
                 key = override.key_or_group
-                if key == "hydra" or key.startswith("hydra.") or override.is_add() or override.is_delete():
+                if override.is_delete() and key in groups:
+                    continue  # ~group: Hydra's own business (removes a group's choice)
+                if override.is_delete() and not key.startswith("hydra"):
+                    lines += [removed] if (removed := _removed_setting(cfg, key)) else []
+                    continue
+                if key == "hydra" or key.startswith("hydra.") or override.is_add():
                     continue
                 values = _values(override)  # a sweep's each (-m optim.lr=1e-3,abc), else the one value
                 if key in groups or key.startswith("hydra/"):
@@ -156,6 +161,27 @@ def _nearest(what: str, given: str, known: list[str], kind: str) -> str:
     if near:
         return f"{what}; did you mean {' or '.join(near)}?"
     return f"{what}; the {kind}: {', '.join(sorted(known)[:40])}"
+
+
+def _removed_setting(cfg: DictConfig, key: str) -> str | None:
+    """``~key`` of a setting pilot's schema types (its parent a structured node): every run reads it, so it
+    cannot be removed; a key of a free-form node (``model.config``, a plug-in's YAML) may be."""
+    parent = OmegaConf.select(cfg, key.rsplit(".", 1)[0], default=None) if "." in key else cfg
+    value = OmegaConf.select(cfg, key, default=_MISSING)
+    if value is _MISSING or not isinstance(parent, DictConfig) or OmegaConf.get_type(parent) in (dict, None):
+        return None
+    if isinstance(value, DictConfig):
+        return (
+            f"~{key}: the section {key} holds settings pilot reads on every run, so it cannot be removed. Fix: set "
+            f"the one you mean ({key}.<setting>=<value>: {', '.join(str(k) for k in value.keys())})"
+        )
+    shown = value
+    if isinstance(shown, Enum):
+        shown = shown.name
+    return (
+        f"~{key}: {key} is a setting pilot reads on every run, so it cannot be removed. Fix: set it instead "
+        f"({key}=<value>; now {key}={shown})"
+    )
 
 
 def _not_a_setting(cfg: DictConfig, key: str, line: str | None = None) -> str:
