@@ -242,6 +242,8 @@ REFUSED_BY_HYDRA = [
     ("data=instruction", ("data=instruction: no such option; did you mean instructions",)),  # misspelt option
     ("batch.micro_batch=two", ("pilot: batch.micro_batch=two: batch.micro_batch takes an integer (the default is",)),
     ("optim.lr=abc", ("pilot: optim.lr=abc: optim.lr takes a number (the default is optim.lr=0.001)",)),
+    # a setting of another option of its group ("adapter has " and nothing, before)
+    ("adapter.r=8", ("pilot: adapter.r: not a setting of this adapter; it is one of adapter=lora",)),
     # removing a setting every run reads (Hydra's KeyError and OmegaConf's node details, before)
     ("~seed", ("pilot: ~seed: seed is a setting pilot reads on every run, so it cannot be removed",)),
     ("~run", ("pilot: ~run: the section run holds settings pilot reads on every run", "threads")),

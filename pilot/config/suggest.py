@@ -56,6 +56,7 @@ def suggestions(
                         lines.append(_nearest(f"{key}={value}: no such option", value, options, "options"))
                 elif OmegaConf.select(cfg, key, default=_MISSING) is _MISSING:
                     elsewhere = known_elsewhere(cfg, key, override.input_line) if known_elsewhere else None
+                    elsewhere = elsewhere or _in_another_option(loader, groups, key)
                     lines.append(elsewhere or _not_a_setting(cfg, key, override.input_line))
                 else:
                     lines += [wrong for value in values if (wrong := _wrong_type(cfg, key, value))][:1]
@@ -161,6 +162,28 @@ def _nearest(what: str, given: str, known: list[str], kind: str) -> str:
     if near:
         return f"{what}; did you mean {' or '.join(near)}?"
     return f"{what}; the {kind}: {', '.join(sorted(known)[:40])}"
+
+
+def _in_another_option(loader, groups: set[str], key: str) -> str | None:
+    """``adapter.r=8`` with adapter=none: a setting of another option of its group (adapter=lora), named
+    with the choice that brings it."""
+    group = key.split(".", 1)[0]
+    if group not in groups or "." not in key:
+        return None
+    having = []
+    for option in loader.get_group_options(group):
+        if option.startswith(HIDDEN_OPTIONS):
+            continue
+        try:
+            composed = compose("config", overrides=[f"{group}={option}"])
+        except Exception:  # noqa: BLE001 - an option that does not compose alone: not suggested
+            continue
+        if OmegaConf.select(composed, key, default=_MISSING) is not _MISSING:
+            having.append(option)
+    if not having:
+        return None
+    choices = " or ".join(f"{group}={option}" for option in having)
+    return f"{key}: not a setting of this {group}; it is one of {choices}. Fix: choose it as well ({choices} {key}=...)"
 
 
 def _removed_setting(cfg: DictConfig, key: str) -> str | None:
