@@ -193,6 +193,11 @@ def directory_of(config: DictConfig, key: str) -> Path:
             f"{key}={value!r} is empty: the run would write into the current directory "
             f"({os.getcwd()}). Fix: leave {key} out (pilot names a new directory), or name a directory."
         )
+    if value == "~" or value.startswith("~/"):  # quoted past the shell: Hydra would make ./~ here
+        raise ResumeRefused(
+            f"{key}={value!r} would make a directory named '~' in the current directory ({os.getcwd()}): pilot "
+            f"takes a path as written and only the shell expands '~'. Fix: {key}={os.path.expanduser(value)}"
+        )
     return Path(value)
 
 

@@ -244,6 +244,8 @@ REFUSED_BY_HYDRA = [
     ("optim.lr=abc", ("pilot: optim.lr=abc: optim.lr takes a number (the default is optim.lr=0.001)",)),
     # a setting of another option of its group ("adapter has " and nothing, before)
     ("adapter.r=8", ("pilot: adapter.r: not a setting of this adapter; it is one of adapter=lora",)),
+    # '~' in a path: its fix named a quoted form, which made a directory called '~' in the working directory
+    ("hydra.run.dir=~/x", ("Fix: write the home directory out: hydra.run.dir=" + os.path.expanduser("~/x"),)),
     # removing a setting every run reads (Hydra's KeyError and OmegaConf's node details, before)
     ("~seed", ("pilot: ~seed: seed is a setting pilot reads on every run, so it cannot be removed",)),
     ("~run", ("pilot: ~run: the section run holds settings pilot reads on every run", "threads")),
@@ -399,3 +401,15 @@ def test_real_cli_agrees(line, expected, by_pilot, tmp_path, monkeypatch, capsys
     in_process_code, in_process_stderr = run_in_process(line.split(), tmp_path / "in_process", monkeypatch, capsys)
     assert (code, _problems(stderr)) == (in_process_code, _problems(in_process_stderr)), stderr
     assert_refused(code, stderr, tmp_path / "real", expected, by_pilot)
+
+
+def test_a_quoted_tilde_in_a_directory_is_refused_naming_the_home_directory():
+    """The grammar's fix for hydra.run.dir=~/x was to quote it, which made ./~/x in the working directory."""
+    from omegaconf import OmegaConf
+
+    from pilot.errors import PilotError
+    from pilot.run_directory import directory_of
+
+    with pytest.raises(PilotError, match="would make a directory named '~' in the current directory") as refused:
+        directory_of(OmegaConf.create({"hydra": {"run": {"dir": "~/x"}}}), "hydra.run.dir")
+    assert f"Fix: hydra.run.dir={os.path.expanduser('~/x')}" in str(refused.value)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import os
 import re
 from collections.abc import Callable, Iterator
 from enum import Enum
@@ -142,6 +143,14 @@ def _grammar_fix(argument: str) -> str:
         return (
             f"drop the trailing comma ({key}={value.rstrip(',')}): a comma separates the values of a sweep "
             f"(-m), or quote a value that holds one: {quoted}"
+        )
+    if value.startswith("~"):  # the shell expands ~ only at a word's start, never after key=
+        home = os.path.expanduser(value.split("/", 1)[0])
+        rest = value.split("/", 1)[1] if "/" in value else ""
+        written = f"{home}/{rest}" if rest else home
+        return (
+            f"write the home directory out: {key}={written} (the shell expands '~' only at the start of a word, "
+            "not after key=; pilot takes a path as written, so a quoted '~' would name a directory called '~')"
         )
     if "=" in value:
         return f"quote a value that holds '=': {quoted} (the outer quotes are for the shell)"
