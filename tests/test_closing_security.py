@@ -8,6 +8,7 @@ import json
 import os
 import pickle
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -339,3 +340,24 @@ def test_a_broken_checkpoint_is_corrupt_not_unsafe(tmp_path, damage):
     with pytest.raises(ValueError, match="is corrupt") as error:
         safe_load(path)
     assert not isinstance(error.value, UnsafeCheckpointError)
+
+
+def test_a_path_that_is_not_an_export_is_said_as_what_it_is(tmp_path):
+    """A run directory given for its export, a file, nothing at all: each said with its fix ('not a pilot
+    export', listing every file, for all three before)."""
+    from pilot.closing.reload import refuse_not_an_export
+    from pilot.errors import PilotError
+
+    run = tmp_path / "run"
+    (run / "export").mkdir(parents=True)
+    for name in ("config.yaml", "model.safetensors", "control.safetensors"):
+        (run / "export" / name).write_text("")
+    (tmp_path / "file").write_text("")
+    for path, said in (
+        (run, f"is a run directory, not its export. Fix: {run / 'export'}"),
+        (tmp_path / "file", "a file, not a directory"),
+        (tmp_path / "nothing", "no such directory"),
+    ):
+        with pytest.raises(PilotError, match=re.escape(said)):
+            refuse_not_an_export(path)
+    refuse_not_an_export(run / "export")  # the export itself: nothing to say

@@ -364,6 +364,9 @@ def test_env_check_smoke_demands_bit_identity_on_the_same_device_torch_and_threa
 
 def test_env_check_refuses_bad_arguments_with_exit_2(run_copy, tmp_path, capsys):
     assert run_check(tmp_path / "nowhere", capsys)[0] == 2
+    (tmp_path / "a-file").write_text("")  # said as a file ('no such directory', before)
+    code, _, err = run_check(tmp_path / "a-file", capsys)
+    assert code == 2 and "a-file: a file, not a directory" in err
     empty = tmp_path / "empty"
     empty.mkdir()
     code, _, err = run_check(empty, capsys)

@@ -13,7 +13,7 @@ import torch
 
 from pilot.closing.export import CONTROL_FILE
 from pilot.closing.export_config import reference_policy, run_policy
-from pilot.closing.reload import RESULT_FILE, reload_and_compare
+from pilot.closing.reload import RESULT_FILE, refuse_not_an_export, reload_and_compare
 from pilot.errors import PilotError
 
 
@@ -47,6 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with suppress(OSError):
         result_path.unlink(missing_ok=True)
     try:
+        refuse_not_an_export(args.directory)  # before the run's policy is read from what may not be there
         policy = (
             reference_policy(args.reference_config, args.allow_target)
             if args.reference_config

@@ -33,18 +33,12 @@ def reload_and_compare(directory: Path, policy: ReloadPolicy | None = None) -> d
     is still refused for interpolations and code-running targets.
     """
     directory = Path(directory)
-    expected_files = export_files(directory)
-    absent = [name for name in expected_files if not (directory / name).is_file()]
-    if absent:
-        raise PilotError(
-            f"{directory} is not a pilot export: {', '.join(absent)} missing "
-            f"(an export holds {', '.join(expected_files)})"
-        )
+    refuse_not_an_export(directory)
     if policy is None:
         policy = ReloadPolicy(flatten(read_config(directory / "config.yaml")), "the caller's")
     cfg = load_export_config(directory, policy)
     task = instantiate(cfg.data, _convert_="all")
-    model, problem = _rebuild(cfg, directory, adapted=expected_files == ADAPTER_EXPORT_FILES)
+    model, problem = _rebuild(cfg, directory, adapted=export_files(directory) == ADAPTER_EXPORT_FILES)
     if problem:
         return {"verdict": "fail", "reason": problem}
     recorded = load_file(str(directory / CONTROL_FILE))
@@ -113,3 +107,21 @@ def check_in_new_process(
             "reason": "the reload process failed: " + write_failure(error_path, completed.stderr),
         }
     return json.loads(result_path.read_text())
+
+
+def refuse_not_an_export(directory: Path) -> None:
+    """A path that is not an export: said with what it is (missing, a file, a run directory) and the fix."""
+    expected_files = export_files(directory)
+    absent = [name for name in expected_files if not (directory / name).is_file()]
+    if not directory.is_dir():
+        raise PilotError(
+            f"{directory}: {'a file, not a directory' if directory.exists() else 'no such directory'}. Fix: a "
+            "training run's export directory (<run>/export)"
+        )
+    if absent and all((directory / "export" / name).is_file() for name in expected_files):
+        raise PilotError(f"{directory} is a run directory, not its export. Fix: {directory / 'export'}")
+    if absent:
+        raise PilotError(
+            f"{directory} is not a pilot export: {', '.join(absent)} missing "
+            f"(an export holds {', '.join(expected_files)}; a training run's is <run>/export)"
+        )

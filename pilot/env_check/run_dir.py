@@ -122,8 +122,9 @@ READ_FACTS = {
 def load_run(directory: Path) -> PilotRun:
     directory = Path(directory)
     if not directory.is_dir():
+        what = "a file, not a directory" if directory.exists() else "no such directory"
         raise RunDirRefused(
-            f"{directory}: no such directory. Fix: the pilot's run directory "
+            f"{directory}: {what}. Fix: the pilot's run directory "
             "(outputs/<date>/<time>-<suffix>), copied to this machine."
         )
     missing = [name for name in (FACTS_FILE, LOCK_FILE) if not (directory / name).is_file()]
