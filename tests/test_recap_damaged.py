@@ -459,6 +459,9 @@ def test_cli_over_a_single_damaged_run_directory(tmp_path):
     assert done.returncode == 0, done.stderr
     recap = pd.read_csv(run / "recap.csv")
     assert recap["status"].tolist() == ["unreadable"] and "no variant" in recap["stop_cause"].iloc[0]
+    # named on the console and in recap.md's table by its directory (nothing said, no name there, before)
+    assert f"recap: {run}: unreadable (" in done.stderr and "no variant" in done.stderr
+    assert f" ({run}) |" in (run / "recap.md").read_text()
 
 
 def test_cli_refuses_a_path_that_does_not_exist_and_creates_nothing(tmp_path):

@@ -135,6 +135,7 @@ def recap_launch(config: Any, earlier_runs: frozenset[Path], ended: str = "concl
         _not_written.append(sweep_dir)
         return None
     print(f"recap: {len(frame)} run(s) -> {sweep_dir / 'recap.md'}")
+    _say_unreadable(frame)
     if "status" in frame:
         # a job that left no readable record (it crashed before writing one) did not run either
         _failed.extend(str(d) for d in frame.loc[frame["status"].isin(("failed", "unreadable")), "run_dir"])
@@ -149,6 +150,16 @@ def recap_launch(config: Any, earlier_runs: frozenset[Path], ended: str = "concl
                 file=sys.stderr,
             )
     return frame
+
+
+def _say_unreadable(frame: pd.DataFrame) -> None:
+    """Each run directory whose record could not be read, on the console too (it was in the tables only)."""
+    if "status" not in frame:
+        return
+    for _, row in frame[frame["status"] == "unreadable"].head(5).iterrows():
+        print(f"recap: {row.get('run_dir')}: unreadable ({row.get('stop_cause')})", file=sys.stderr)
+    if (more := int((frame["status"] == "unreadable").sum()) - 5) > 0:
+        print(f"recap: {more} more unreadable run directories (recap.csv lists them)", file=sys.stderr)
 
 
 RECAP_FILES = ("recap.md", "recap.csv", "recap.png")
@@ -241,3 +252,4 @@ def main(argv: list[str] | None = None) -> None:
         )
         sys.exit(128 + int(getattr(signal, name)))
     print(f"recap: {len(frame)} run(s) -> {out / 'recap.md'}")
+    _say_unreadable(frame)

@@ -153,7 +153,13 @@ def _recap_text(frame: pd.DataFrame, sections: list, skipped: int, pool: bool, m
             "",
         ]
     columns = [c for c in RUN_TABLE if c in frame and (c != "sweep" or sweeps > 1)]
-    text += ["## Every run (diverged, failed and unreadable ones included)", "", _md_table(frame[columns]), ""]
+    table = frame[columns].copy()
+    if "run_id" in table and "run_dir" in frame and "status" in frame:  # an unreadable run: where it is
+        unreadable = frame["status"] == "unreadable"
+        table["run_id"] = table["run_id"].astype(object)
+        ids = table.loc[unreadable, "run_id"].fillna("").astype(str)
+        table.loc[unreadable, "run_id"] = (ids + " (" + frame.loc[unreadable, "run_dir"].astype(str) + ")").str.strip()
+    text += ["## Every run (diverged, failed and unreadable ones included)", "", _md_table(table), ""]
     text += phase_tables(frame)
     return "\n".join(text)
 
