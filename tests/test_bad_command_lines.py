@@ -246,6 +246,8 @@ REFUSED_BY_HYDRA = [
     ("adapter.r=8", ("pilot: adapter.r: not a setting of this adapter; it is one of adapter=lora",)),
     # '~' in a path: its fix named a quoted form, which made a directory called '~' in the working directory
     ("hydra.run.dir=~/x", ("Fix: write the home directory out: hydra.run.dir=" + os.path.expanduser("~/x"),)),
+    # a tiny subset of thousands: clamped to the split without a word, the pilot trained for minutes
+    ("pilot.tiny.examples=100000", ("pilot.tiny.examples=100000: must lie in [1, 256]",)),
     # removing a setting every run reads (Hydra's KeyError and OmegaConf's node details, before)
     ("~seed", ("pilot: ~seed: seed is a setting pilot reads on every run, so it cannot be removed",)),
     ("~run", ("pilot: ~run: the section run holds settings pilot reads on every run", "threads")),

@@ -107,7 +107,12 @@ RANGES: tuple[tuple[str, Range, str], ...] = (
     ("closing.atol", NON_NEGATIVE, "0 = exact"),
     ("pilot.show_examples", NON_NEGATIVE, "0 shows none"),
     ("pilot.steady_steps", POSITIVE, "the updates the steady_steps phase times"),
-    ("pilot.tiny.examples", POSITIVE, "the training examples the loop must learn"),
+    (
+        "pilot.tiny.examples",
+        Range(1, 256),
+        "a handful of training examples the loop must learn: each of its updates sees them all, so thousands "
+        "make the pilot train for minutes (the check is of the mechanism, not of the data set)",
+    ),
     ("pilot.tiny.max_updates", POSITIVE, ""),
     (
         "pilot.tiny.loss_drop",
