@@ -194,3 +194,17 @@ def test_a_damaged_model_path_is_refused_naming_what_is_wrong(make_cfg, tmp_path
     with pytest.raises(ConfigError, match="model.path=") as refused:
         validate(make_cfg("model=hf_causal_lm", f"model.path={tmp_path}"))
     assert said in str(refused.value)
+
+
+def test_a_data_file_of_one_group_names_the_group_not_the_fraction(make_cfg, tmp_path):
+    """Every row in one group: the fix said was to raise val_fraction 'e.g. 0.1' while it was 0.1."""
+    import json
+
+    data = tmp_path / "one_group.jsonl"
+    data.write_text(
+        "".join(json.dumps({"instruction": f"say {i}", "answer": str(i), "group": "g"}) + "\n" for i in range(50))
+    )
+    with pytest.raises(ConfigError) as refused:
+        validate(make_cfg("mode=train", f"data.path={data}"))
+    said = str(refused.value)
+    assert "in 1 group(s): data.split.by=group keeps a group in one split" in said and "e.g. 0.1" not in said

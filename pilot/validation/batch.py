@@ -7,7 +7,7 @@ from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 from omegaconf import DictConfig
 
-from pilot.config.values import select
+from pilot.config.values import enum_value, select
 from pilot.engine.batch_plan import plan_from_config
 from pilot.errors import PilotError
 from pilot.validation.numbers import MAX_UPDATES, too_many_updates
@@ -50,12 +50,22 @@ def check_task(cfg: DictConfig, problems: list[Problem]) -> None:
         )
         return
     if sizes["val"] == 0:
+        by = enum_value(select(cfg, "data.split.by"))
+        groups = len({e.group for e in task.splits["train"]}) if by == "group" else None
         problems.append(
             Problem(
                 "data.split.val_fraction",
                 val,
-                f"the validation split is empty ({sizes['train']} training examples): every "
-                "mode validates on it. Fix: raise data.split.val_fraction, e.g. 0.1.",
+                f"the validation split is empty ({sizes['train']} training examples"
+                + (
+                    f" in {groups} group(s): data.split.by=group keeps a group in one split, so with "
+                    f"{groups} group(s) no share of them makes a validation split). Fix: give the examples more "
+                    "groups (documents, users: what must not be split; an example with a group of its own when "
+                    "no two belong together), or data.split.by=time for time-stamped examples"
+                    if groups is not None and groups * float(val or 0) < 1
+                    else "): every mode validates on it. Fix: raise data.split.val_fraction"
+                    + ("." if float(val or 0) >= 0.1 else ", e.g. 0.1.")
+                ),
             )
         )
     if any(p.key.startswith(("batch.", "budget.", "distributed.replicas")) for p in problems):
