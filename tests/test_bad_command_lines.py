@@ -248,6 +248,8 @@ REFUSED_BY_HYDRA = [
     ("hydra.run.dir=~/x", ("Fix: write the home directory out: hydra.run.dir=" + os.path.expanduser("~/x"),)),
     # a tiny subset of thousands: clamped to the split without a word, the pilot trained for minutes
     ("pilot.tiny.examples=100000", ("pilot.tiny.examples=100000: must lie in [1, 256]",)),
+    # an adapter of no layer: refused at setup with exit 1 and a run directory, before
+    ("adapter=lora adapter.target_modules=[]", ("adapter.target_modules=[]: an empty list adapts no layer",)),
     # removing a setting every run reads (Hydra's KeyError and OmegaConf's node details, before)
     ("~seed", ("pilot: ~seed: seed is a setting pilot reads on every run, so it cannot be removed",)),
     ("~run", ("pilot: ~run: the section run holds settings pilot reads on every run", "threads")),

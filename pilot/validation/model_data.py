@@ -278,6 +278,16 @@ def _check_adapter_names(cfg, problems: list[Problem]) -> None:
         problems.append(Problem("adapter.modules_to_save", settings["modules_to_save"], both, said=True))
         return
     targets, saved = settings.get("target_modules"), settings.get("modules_to_save") or []
+    if isinstance(targets, list) and not targets and not saved:  # peft then adapts nothing and refuses at setup
+        problems.append(
+            Problem(
+                "adapter.target_modules",
+                targets,
+                "an empty list adapts no layer: nothing would train. Fix: adapter.target_modules=all-linear, or "
+                "the layers to adapt ([q_proj,v_proj] for a Llama), or adapter=none to train every parameter.",
+            )
+        )
+        return
     pattern = targets if isinstance(targets, str) and targets != "all-linear" else None
     if not _builds_hf(cfg) or not (isinstance(targets, list) or saved or pattern):
         return
