@@ -44,6 +44,7 @@ from pilot.run_ending import ERROR_FILE
 from pilot.startup_signals import raise_from_now_on, signal_name_of
 from pilot.sweep_signals import received as passed_on_to_jobs
 from pilot.train import train
+from pilot.validation.unread import unread_settings
 
 register()
 log = logging.getLogger("pilot")
@@ -80,6 +81,8 @@ def main(cfg: DictConfig) -> None:
             "process. Add -m to launch through it.",
             launcher,
         )
+    for line in unread_settings(cfg, overrides):
+        log.warning("%s", line)
     try:
         if enum_value(cfg.mode) == "pilot":
             exit_code = run_pilot(cfg, run_dir, overrides, sweep_params, searchpath=list(hydra_cfg.searchpath))

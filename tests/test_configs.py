@@ -208,3 +208,19 @@ def test_a_data_file_of_one_group_names_the_group_not_the_fraction(make_cfg, tmp
         validate(make_cfg("mode=train", f"data.path={data}"))
     said = str(refused.value)
     assert "in 1 group(s): data.split.by=group keeps a group in one split" in said and "e.g. 0.1" not in said
+
+
+def test_settings_the_run_does_not_read_are_said(make_cfg):
+    """optim.momentum with AdamW, betas with SGD, optim.name without its group, loop settings in
+    mode=estimate, FSDP on one rank: accepted with exit 0 and nothing said, before."""
+    from pilot.validation.unread import unread_settings
+
+    def said(*overrides: str) -> str:
+        return "\n".join(unread_settings(make_cfg(*overrides), list(overrides)))
+
+    assert "optim.momentum=0.9: only SGD reads it" in said("optim.momentum=0.9")
+    assert "only AdamW reads them" in said("optim=sgd", "optim.betas=[0.5,0.6]")
+    assert "every other optim setting stays the group's" in said("optim.name=sgd")
+    assert "mode=estimate trains nothing" in said("mode=estimate", "loop.eval_every=5")
+    assert "one rank shards nothing" in said("distributed=fsdp", "distributed.replicas=1")
+    assert said("optim=sgd", "optim.momentum=0.9", "optim.lr=0.1") == ""  # every one read

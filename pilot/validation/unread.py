@@ -1,0 +1,50 @@
+"""Settings a command line gives that this run will not read: accepted (a sweep may set them for some of
+its jobs, a plug-in may share a line between optimizers), but said once per run as a warning, so that a
+value the user meant to matter is not taken as tested (``optim.momentum=0.9`` with AdamW trained without
+momentum, exit 0 and nothing said)."""
+
+from __future__ import annotations
+
+from omegaconf import DictConfig
+
+from pilot.config.values import enum_value, select
+
+TRAINING_ONLY = ("loop.", "checkpoint.", "closing.")  # mode=estimate trains nothing: these are not read
+
+
+def unread_settings(cfg: DictConfig, overrides: list[str]) -> list[str]:
+    """One line per setting of ``overrides`` (as typed) that this config does not read, with why."""
+    given = {o.split("=", 1)[0].lstrip("+~"): o for o in overrides if "=" in o and not o.startswith("hydra")}
+    name, schedule = enum_value(select(cfg, "optim.name")), enum_value(select(cfg, "optim.schedule"))
+    mode = enum_value(select(cfg, "mode"))
+    lines = []
+    if "optim.momentum" in given and name != "sgd":
+        lines.append(f"{given['optim.momentum']}: only SGD reads it (optim.name={name}). Fix: optim=sgd")
+    if "optim.betas" in given and name == "sgd":
+        lines.append(f"{given['optim.betas']}: only AdamW reads them (optim.name=sgd). Fix: optim=adamw")
+    if "optim.min_lr_ratio" in given and schedule == "constant":
+        lines.append(f"{given['optim.min_lr_ratio']}: a constant schedule does not read it. Fix: optim.schedule=cosine")
+    if "optim.name" in given and "optim" not in given:
+        lines.append(
+            f"{given['optim.name']}: the optimizer changes but every other optim setting stays the group's "
+            f"(optim.lr={select(cfg, 'optim.lr')}, tuned for the default optimizer). Fix: optim={name} "
+            "(the group: its own defaults), then override what you mean"
+        )
+    if mode == "estimate":
+        lines += [
+            f"{o}: mode=estimate trains nothing and does not read it"
+            for k, o in given.items()
+            if k.startswith(TRAINING_ONLY)
+        ]
+    strategy, replicas = enum_value(select(cfg, "distributed.strategy")), select(cfg, "distributed.replicas") or 1
+    if (
+        mode != "estimate"
+        and strategy == "fsdp"
+        and int(replicas) == 1
+        and ("distributed" in given or "distributed.strategy" in given)
+    ):
+        lines.append(
+            "distributed.strategy=fsdp with distributed.replicas=1: one rank shards nothing (the run is a single "
+            "process). Fix: distributed.replicas=2 or more"
+        )
+    return lines
