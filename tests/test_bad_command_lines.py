@@ -250,6 +250,10 @@ REFUSED_BY_HYDRA = [
     ("pilot.tiny.examples=100000", ("pilot.tiny.examples=100000: must lie in [1, 256]",)),
     # an adapter of no layer: refused at setup with exit 1 and a run directory, before
     ("adapter=lora adapter.target_modules=[]", ("adapter.target_modules=[]: an empty list adapts no layer",)),
+    # an option in other case, a misspelt experiment, '+' on a group that has a choice (Hydra's text alone)
+    ("model=TINY_GPT", ("pilot: model=TINY_GPT: no such option; did you mean tiny_gpt?",)),
+    ("+experiment=classificaton", ("pilot: experiment=classificaton: no such option; did you mean classification?",)),
+    ("+model=hf_gpt2", ("pilot: +model=hf_gpt2: model already has a choice", "Fix: model=hf_gpt2")),
     # removing a setting every run reads (Hydra's KeyError and OmegaConf's node details, before)
     ("~seed", ("pilot: ~seed: seed is a setting pilot reads on every run, so it cannot be removed",)),
     ("~run", ("pilot: ~run: the section run holds settings pilot reads on every run", "threads")),

@@ -48,7 +48,13 @@ def suggestions(
                 if override.is_delete() and not key.startswith("hydra"):
                     lines += [removed] if (removed := _removed_setting(cfg, key)) else []
                     continue
-                if key == "hydra" or key.startswith("hydra.") or override.is_add():
+                if override.is_add() and key in groups and key in chosen_groups(cfg):
+                    lines.append(
+                        f"+{key}={override.value()}: {key} already has a choice, and '+' adds a group the config "
+                        f"does not have. Fix: {key}={override.value()}"
+                    )
+                    continue
+                if key == "hydra" or key.startswith("hydra.") or (override.is_add() and key not in groups):
                     continue
                 values = _values(override)  # a sweep's each (-m optim.lr=1e-3,abc), else the one value
                 if key in groups or key.startswith("hydra/"):
@@ -166,8 +172,14 @@ _MISSING = object()
 KINDS = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
 
 
+def chosen_groups(cfg: DictConfig) -> set[str]:
+    """The groups the default list gives a choice (model, optim...): the sections the composed config has."""
+    return {str(k) for k in cfg.keys()}
+
+
 def _nearest(what: str, given: str, known: list[str], kind: str) -> str:
-    near = difflib.get_close_matches(given, known, n=3, cutoff=0.6)
+    lowered = {k.lower(): k for k in known}  # TINY_GPT is tiny_gpt
+    near = [lowered[k] for k in difflib.get_close_matches(given.lower(), list(lowered), n=3, cutoff=0.6)]
     if near:
         return f"{what}; did you mean {' or '.join(near)}?"
     return f"{what}; the {kind}: {', '.join(sorted(known)[:40])}"
