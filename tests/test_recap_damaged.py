@@ -930,3 +930,21 @@ def test_a_recap_without_its_picture_removes_the_earlier_recaps_picture(tmp_path
     (tmp_path / "mine" / "recap.png").write_bytes(b"a user's picture")  # no recap of pilot's beside it
     build_recap([tmp_path / "sweep"], tmp_path / "mine", plot=False)
     assert (tmp_path / "mine" / "recap.png").read_bytes() == b"a user's picture"
+
+
+def test_a_sweep_stopped_before_any_job_leaves_no_directory_and_no_recap(tmp_path):
+    """Ctrl-C during the sweep's up-front checks left multirun.yaml and a 0-run recap telling the user to
+    start each job (each of which would have been refused)."""
+    from omegaconf import OmegaConf
+
+    import pilot.recap.entry as entry
+    import pilot.run_directory as run_directory
+
+    sweep = tmp_path / "sweep"
+    sweep.mkdir()
+    (sweep / "multirun.yaml").write_text("hydra: {}\n")
+    run_directory._created_sweeps.add(str(sweep))  # made by this line, as the run directory check records
+    config = OmegaConf.create({"hydra": {"sweep": {"dir": str(sweep)}}, "campaign": {}})
+    entry._launch.update(config=config, earlier_runs=frozenset(), multirun_yaml=None)
+    assert entry.recap_interrupted_launch("interrupted (SIGINT)") is None
+    assert not sweep.exists() and not entry._launch

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pilot.recap as recap  # its readers and writers through the package: loaded on first use (pandas)
 from pilot.errors import PilotError
 from pilot.rental.journal import append_entry
+from pilot.run_directory import settle_refused_sweeps
 from pilot.run_record import new_run_id
 from pilot.startup_signals import raise_from_now_on, signal_name_of
 
@@ -103,6 +104,13 @@ def recap_interrupted_launch(ended: str) -> pd.DataFrame | None:
     """A multirun stopped before its end (its jobs recorded how each ended): the recap of what it made;
     ``ended`` says how, in the journal's entry ("interrupted (SIGTERM)")."""
     if not _launch:
+        return None
+    sweep_dir = Path(_launch["config"].hydra.sweep.dir)
+    if not (set(recap.find_run_dirs([sweep_dir])) - set(_launch["earlier_runs"])) if sweep_dir.is_dir() else True:
+        if (earlier_yaml := _launch.get("multirun_yaml")) is not None and sweep_dir.is_dir():
+            (sweep_dir / "multirun.yaml").write_bytes(earlier_yaml)  # the earlier launch's, as it was
+        _launch.clear()  # stopped before any job made a directory (the sweep's checks): nothing to recap
+        settle_refused_sweeps()  # a sweep directory this line made, holding only multirun.yaml, goes
         return None
     frame = recap_launch(_launch["config"], _launch["earlier_runs"], ended)
     _launch.clear()
