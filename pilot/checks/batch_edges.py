@@ -295,6 +295,8 @@ def batch_mixing(
         a, b = (logits_of(o).detach().float() for o in (first, second))
         if a.dim() == 0 or a.shape != b.shape or a.shape[0] != len(items):
             return None
+        if a.dim() >= 2 and a.shape[-1] == len(items):
+            return None  # scores against the batch's own rows (in-batch negatives): other rows are its classes
         scale = float(a[r].abs().max()) if a[r].numel() else 0.0
         moved = float((a[r] - b[r]).abs().max()) / max(scale, 1e-6) if a[r].numel() else 0.0
         if moved > 1e-5:

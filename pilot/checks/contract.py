@@ -103,7 +103,9 @@ def _refuse_unregistered_modules(model: torch.nn.Module, called: list[torch.nn.M
     ``model.parameters()``, so the optimizer never trains them, no checkpoint or export saves them and
     ``.to(device)`` does not move them; the pilot's checks pass on the frozen random features."""
     held = {id(m) for m in model.modules()}
-    stray = [m for m in called if id(m) not in held and next(m.parameters(recurse=False), None) is not None]
+    # trainable ones only: a frozen module kept out of the model on purpose (a distillation teacher in a
+    # list, so that it is neither trained nor saved) does what its author meant
+    stray = [m for m in called if id(m) not in held and any(p.requires_grad for p in m.parameters(recurse=False))]
     if not stray:
         return
     names = {id(sub): f"{name}" for module in stray for name, sub in module.named_modules() if name}
