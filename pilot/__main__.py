@@ -52,7 +52,7 @@ CONF_DIR = str(Path(__file__).resolve().parents[1] / "conf")  # absolute: works 
 
 
 class SweepIncomplete(SystemExit):
-    """Exit 1 after a sweep that ran (a job failed, its recap not written): not Hydra refusing the line
+    """Exit 1 (a job failed, its recap not written) or 2 (a job refused) after a sweep that ran: not Hydra refusing the line
     (a launcher's jobs run elsewhere, so this process never composed a job's config itself)."""
 
 
@@ -174,23 +174,7 @@ def cli() -> None:
         main()
         if (name := passed_on_to_jobs()) is not None:  # every job ended before the signal reached it
             raise SystemExit(128 + int(getattr(signal, name)))
-        if recap_not_written():  # the sweep ran, but the recap it promised is not there: a script must not go on
-            raise SweepIncomplete(1)
-        if refused := refused_jobs():  # a job refused at run time (its directory holds another run): not run
-            print(
-                f"pilot: {len(refused)} job(s) of the sweep were refused, nothing done in their directories (each "
-                f"said why above): {', '.join(refused[:5])}{' ...' if len(refused) > 5 else ''}",
-                file=sys.stderr,
-            )
-            raise SweepIncomplete(2)
-        if failed := failed_jobs():  # a job that failed (an error, a full disk): the sweep is not complete
-            print(
-                f"pilot: {len(failed)} job(s) of the sweep failed (status failed: each run.json says why; unreadable: "
-                "no record, its __main__.log says why): "
-                f"{', '.join(failed[:5])}{' ...' if len(failed) > 5 else ''}",
-                file=sys.stderr,
-            )
-            raise SweepIncomplete(1)
+        _sweep_ending()
     except SystemExit as stop:
         if stop.code == 1 and not _composed and not isinstance(stop, (RunDirectoryRefused, SweepIncomplete)):
             _suggest_and_refuse()
@@ -216,6 +200,28 @@ def cli() -> None:
     finally:
         if says_hydra_errors:
             os.environ.pop("HYDRA_FULL_ERROR", None)
+
+
+def _sweep_ending() -> None:
+    """After a sweep that ran: exit 1 when its recap is missing or a job failed, 2 when a job was refused
+    (a script must not go on); nothing after a single run."""
+    if recap_not_written():  # the sweep ran, but the recap it promised is not there: a script must not go on
+        raise SweepIncomplete(1)
+    if refused := refused_jobs():  # a job refused at run time (its directory holds another run): not run
+        print(
+            f"pilot: {len(refused)} job(s) of the sweep were refused, nothing done in their directories (each "
+            f"said why above): {', '.join(refused[:5])}{' ...' if len(refused) > 5 else ''}",
+            file=sys.stderr,
+        )
+        raise SweepIncomplete(2)
+    if failed := failed_jobs():  # a job that failed (an error, a full disk): the sweep is not complete
+        print(
+            f"pilot: {len(failed)} job(s) of the sweep failed (status failed: each run.json says why; unreadable: "
+            "no record, its __main__.log says why): "
+            f"{', '.join(failed[:5])}{' ...' if len(failed) > 5 else ''}",
+            file=sys.stderr,
+        )
+        raise SweepIncomplete(1)
 
 
 def _interrupted_outside_a_run(name: str) -> None:

@@ -277,7 +277,7 @@ def test_exit_status_gates_on_the_verdict(run_dir):
     assert failed.returncode == 1 and "differs on the control inputs" in failed.stdout
     assert json.loads((export / "reload_check.json").read_text())["verdict"] == "fail"
     missing = reload_cli(run_dir / "nowhere")
-    assert missing.returncode == 2 and "not a pilot export" in missing.stderr
+    assert missing.returncode == 2 and "nowhere: no such directory" in missing.stderr
 
 
 def test_trusted_caller_without_policy_still_refuses_code(run_dir, tmp_path, nothing_built):

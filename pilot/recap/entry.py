@@ -111,6 +111,7 @@ def recap_interrupted_launch(ended: str) -> pd.DataFrame | None:
             (sweep_dir / "multirun.yaml").write_bytes(earlier_yaml)  # the earlier launch's, as it was
         _launch.clear()  # stopped before any job made a directory (the sweep's checks): nothing to recap
         settle_refused_sweeps()  # a sweep directory this line made, holding only multirun.yaml, goes
+        print(f"recap: no job of this launch had begun: nothing to recap ({sweep_dir} as before the command)")
         return None
     frame = recap_launch(_launch["config"], _launch["earlier_runs"], ended)
     _launch.clear()

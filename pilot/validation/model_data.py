@@ -261,6 +261,21 @@ def _check_hf_config(cfg, problems: list[Problem]) -> None:
         problems.append(Problem(key, named or settings, why, said=True))  # each message names its settings
 
 
+def _adapts_nothing(targets: Any, saved: Any, problems: list[Problem]) -> bool:
+    """adapter.target_modules=[] (and nothing saved): peft adapts no layer and refuses at setup."""
+    if not (isinstance(targets, list) and not targets and not saved):
+        return False
+    problems.append(
+        Problem(
+            "adapter.target_modules",
+            targets,
+            "an empty list adapts no layer: nothing would train. Fix: adapter.target_modules=all-linear, or "
+            "the layers to adapt ([q_proj,v_proj] for a Llama), or adapter=none to train every parameter.",
+        )
+    )
+    return True
+
+
 def _check_adapter_names(cfg, problems: list[Problem]) -> None:
     """adapter.target_modules and modules_to_save as lists: a name in both (peft trains it in full, with
     no adapter), and over a transformers model a name that matches no module of it (it would adapt or
@@ -278,15 +293,7 @@ def _check_adapter_names(cfg, problems: list[Problem]) -> None:
         problems.append(Problem("adapter.modules_to_save", settings["modules_to_save"], both, said=True))
         return
     targets, saved = settings.get("target_modules"), settings.get("modules_to_save") or []
-    if isinstance(targets, list) and not targets and not saved:  # peft then adapts nothing and refuses at setup
-        problems.append(
-            Problem(
-                "adapter.target_modules",
-                targets,
-                "an empty list adapts no layer: nothing would train. Fix: adapter.target_modules=all-linear, or "
-                "the layers to adapt ([q_proj,v_proj] for a Llama), or adapter=none to train every parameter.",
-            )
-        )
+    if _adapts_nothing(targets, saved, problems):
         return
     pattern = targets if isinstance(targets, str) and targets != "all-linear" else None
     if not _builds_hf(cfg) or not (isinstance(targets, list) or saved or pattern):
