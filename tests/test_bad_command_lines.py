@@ -254,6 +254,9 @@ REFUSED_BY_HYDRA = [
     ("model=TINY_GPT", ("pilot: model=TINY_GPT: no such option; did you mean tiny_gpt?",)),
     ("+experiment=classificaton", ("pilot: experiment=classificaton: no such option; did you mean classification?",)),
     ("+model=hf_gpt2", ("pilot: +model=hf_gpt2: model already has a choice", "Fix: model=hf_gpt2")),
+    # values as the command line writes them (mode=None, the default False, before)
+    ("mode=null", ("pilot: mode=null: mode takes one of pilot, train, estimate",)),
+    ("batch.drop_last=maybe", ("(the default is batch.drop_last=false)",)),
     # removing a setting every run reads (Hydra's KeyError and OmegaConf's node details, before)
     ("~seed", ("pilot: ~seed: seed is a setting pilot reads on every run, so it cannot be removed",)),
     ("~run", ("pilot: ~run: the section run holds settings pilot reads on every run", "threads")),

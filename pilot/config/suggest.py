@@ -253,6 +253,15 @@ def _not_a_setting(cfg: DictConfig, key: str, line: str | None = None) -> str:
     return f"{key}: not a setting; {where} {', '.join(sorted(siblings)[:40])}"
 
 
+def _typed(value: object) -> str:
+    """A value as the command line writes it: null, true/false (not Python's None, True)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
+
+
 def _wrong_type(cfg: DictConfig, key: str, value: object) -> str | None:
     """``key=value`` when the value cannot be the setting's type: what the setting takes, and its default."""
     node = OmegaConf.select(cfg, key, default=None, throw_on_missing=False)
@@ -269,11 +278,11 @@ def _wrong_type(cfg: DictConfig, key: str, value: object) -> str | None:
         if isinstance(default, Enum):  # the names a user types, not Python's OptimName.adamw
             names = [member.name for member in type(default)]
             near = difflib.get_close_matches(str(value), names, n=1, cutoff=0.5)
-            return f"{key}={value}: {key} takes one of {', '.join(names)}" + (
+            return f"{key}={_typed(value)}: {key} takes one of {', '.join(names)}" + (
                 f"; did you mean {key}={near[0]}?" if near else f" (the default is {key}={default.name})"
             )
         kind = KINDS.get(type(default), "value of its schema's type")
-        return f"{key}={value}: {key} takes {kind} (the default is {key}={default})"
+        return f"{key}={_typed(value)}: {key} takes {kind} (the default is {key}={_typed(default)})"
     return None
 
 
