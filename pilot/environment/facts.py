@@ -56,7 +56,7 @@ def collect(
         for name in [*(d["name"] for d in t.get("distributions", [])), *t.get("imported_distributions", [])]
     ]
     facts["campaign_distributions"] = timed("closure", lambda: dependency_closure(roots, installed))
-    facts["campaign_modules"] = timed("modules", lambda: loaded_modules(facts["campaign_distributions"]))
+    facts["campaign_modules"] = timed("modules", lambda: loaded_modules(facts["campaign_distributions"], installed))
     facts["pilot_sources"] = timed("pilot sources", package_sources)
     facts["distributions"] = len(installed)
     facts["requirements"] = [asdict(r) for r in requirements_of(facts)]

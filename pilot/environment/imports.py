@@ -9,22 +9,38 @@ import importlib
 import importlib.metadata as metadata
 import sys
 
-from pilot.environment.distributions import canonical
+from pilot.environment.distributions import Installed
 from pilot.errors import error_line
 
 
-def loaded_modules(campaign: dict[str, str]) -> dict[str, list[str]]:
+def loaded_modules(campaign: dict[str, str], installed: dict[str, Installed] | None = None) -> dict[str, list[str]]:
     """{distribution: its top-level modules in sys.modules now}, for the campaign's distributions only
-    (what this process has really imported, not every module a distribution ships: some need extras)."""
-    owners = metadata.packages_distributions()
-    found: dict[str, set[str]] = {}
-    for name in {module.partition(".")[0] for module in list(sys.modules)}:
-        if name.startswith("_"):
-            continue
-        for owner in owners.get(name, []):
-            if canonical(owner) in campaign:
-                found.setdefault(canonical(owner), set()).add(name)
-    return {owner: sorted(names) for owner, names in sorted(found.items())}
+    (what this process has really imported, not every module a distribution ships: some need extras).
+    A distribution's modules come from its top_level.txt, else from its file list (RECORD)."""
+    loaded = {module.partition(".")[0] for module in list(sys.modules)}
+    found: dict[str, list[str]] = {}
+    for owner in campaign:
+        names = set(installed[owner].top_level) if installed and owner in installed else set()
+        names = names or _top_level_names(owner)
+        if hits := sorted(name for name in names & loaded if not name.startswith("_")):
+            found[owner] = hits
+    return dict(sorted(found.items()))
+
+
+def _top_level_names(distribution: str) -> set[str]:
+    """The top-level packages and modules a distribution's RECORD lists."""
+    try:
+        files = metadata.distribution(distribution).files or []
+    except metadata.PackageNotFoundError:
+        return set()
+    names = set()
+    for file in files:
+        first = file.parts[0] if file.parts else ""
+        if first.endswith(".py"):
+            names.add(first[:-3])
+        elif first and "." not in first and len(file.parts) > 1:
+            names.add(first)
+    return names
 
 
 def import_failures(recorded: dict[str, list[str]]) -> dict[str, dict[str, str]]:
