@@ -81,7 +81,7 @@ def main(cfg: DictConfig) -> None:
             "process. Add -m to launch through it.",
             launcher,
         )
-    for line in unread_settings(cfg, overrides):
+    for line in unread_settings(cfg, overrides, dict(hydra_cfg.runtime.choices)):
         log.warning("%s", line)
     try:
         if enum_value(cfg.mode) == "pilot":

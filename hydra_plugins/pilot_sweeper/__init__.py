@@ -170,7 +170,7 @@ class ComposeOnceSweeper(BasicSweeper):
         current = HydraConfig.instance().cfg
         HydraConfig.instance().set_config(job)
         try:
-            sweep_dir = Path(str(job.hydra.sweep.dir)).absolute()
+            sweep_dir = Path(os.path.normpath(os.path.abspath(str(job.hydra.sweep.dir))))
             subdir = str(job.hydra.sweep.subdir or "")
         except Exception:  # noqa: BLE001 - an interpolation the check cannot resolve here: the job says it
             return None
@@ -182,6 +182,8 @@ class ComposeOnceSweeper(BasicSweeper):
             return f"hydra.sweep.subdir={subdir!r} puts the job in the sweep directory itself, beside its recap. {fix}"
         if sweep_dir not in directory.parents:
             return f"hydra.sweep.subdir={subdir!r} puts the job outside the sweep directory ({directory}): its recap would not find it. {fix}"
+        if "${now:" in str(OmegaConf.to_container(composed.hydra.sweep, resolve=False).get("subdir", "")):
+            return None  # resolved when each job starts: the check's clock is not the jobs'
         earlier = self.directories.setdefault(str(directory), number)
         if earlier != number:
             return f"hydra.sweep.subdir={subdir!r} gives it job {earlier}'s directory ({directory}): one run directory holds one run. {fix}"

@@ -7,9 +7,10 @@
   with one example per batch fails here, in the pilot, instead of many updates into training);
 - ``eval_twice``: two evaluation forwards on the same batch must agree; when they do not, the
   likely cause is named (a random layer active in eval mode, or state changed by ``forward``);
-- ``batch_mixing``: an example's evaluation output must not depend on the other examples of its batch
-  (BatchNorm without running statistics normalises by the batch in eval mode too: validation numbers
-  then move with the evaluation micro-batch and the order).
+- ``batch_mixing``: with a BatchNorm layer that keeps no running statistics (it normalises by the
+  batch in eval mode too), an example's evaluation output must not depend on the other examples of its
+  batch: validation numbers would move with the evaluation micro-batch and the order. Other layers that
+  mix rows (in-batch negatives) may mean to, and are not judged.
 
 ``pilot.phases.gates`` runs both as phase rows (``smallest_micro_batch``, ``eval_determinism``);
 the ``*_check`` functions run them on a task and a model directly (tests, planted tasks).
@@ -271,8 +272,9 @@ def batch_mixing(
     """Why evaluation numbers depend on the batch, when one row of the batch replaced by a copy of another
     changes the evaluation output of a row whose tensors stayed exactly as they were; None when none moves
     (or no such row exists: fewer than 2 examples, rows that change width)."""
-    if len(items) < 2:
-        return None
+    norms = [f"{n or type(model).__name__} ({type(m).__name__})" for n, m in model.named_modules() if _batch_stats(m)]
+    if len(items) < 2 or not norms:
+        return None  # other layers that mix rows (in-batch negatives, capacity-limited experts) may mean to
     lengths = [max((v.numel() for v in i.values() if torch.is_tensor(v)), default=0) for i in items]
     longest = max(range(len(items)), key=lambda i: lengths[i])
     swap = next((j for j in range(len(items) - 1, 0, -1) if j != longest), None)
@@ -295,19 +297,10 @@ def batch_mixing(
         a, b = (logits_of(o).detach().float() for o in (first, second))
         if a.dim() == 0 or a.shape != b.shape or a.shape[0] != len(items):
             return None
-        if a.dim() >= 2 and a.shape[-1] == len(items):
-            return None  # scores against the batch's own rows (in-batch negatives): other rows are its classes
         scale = float(a[r].abs().max()) if a[r].numel() else 0.0
         moved = float((a[r] - b[r]).abs().max()) / max(scale, 1e-6) if a[r].numel() else 0.0
         if moved > 1e-5:
-            norms = [
-                f"{n or type(model).__name__} ({type(m).__name__})" for n, m in model.named_modules() if _batch_stats(m)
-            ]
-            cause = (
-                f"normalisation by the batch in eval mode: {', '.join(norms[:3])}"
-                if norms
-                else "a layer that mixes the rows of a batch"
-            )
+            cause = f"normalisation by the batch in eval mode: {', '.join(norms[:3])}"
             return (
                 f"an example's evaluation output depends on the other examples of its batch: replacing another row "
                 f"of an evaluation batch of {len(items)} moves this row's output by {moved:.3g} of its scale ({cause}). "

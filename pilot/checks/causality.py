@@ -57,12 +57,15 @@ def teacher_forced_key(batch: dict[str, Any]) -> str | None:
     kept = labels[:, :-1] != IGNORE_INDEX
     if int(kept.sum()) < 2:
         return None
+    shifted = labels[:, :-1][kept]
+    if int(kept.sum()) < 3 or shifted.unique().numel() < 2:
+        return None  # too few or too alike labels to tell a shifted copy from a mask or a segment id
     for key, value in batch.items():
         if key == "labels" or not torch.is_tensor(value) or value.shape != labels.shape:
             continue
-        if value.is_floating_point() or value.dtype == torch.bool:
+        if value.is_floating_point() or value.dtype == torch.bool or any(w in key for w in ("mask", "type")):
             continue
-        if torch.equal(value[:, 1:][kept], labels[:, :-1][kept]):
+        if torch.equal(value[:, 1:][kept], shifted):
             return key
     return None
 

@@ -48,10 +48,13 @@ def check_contract(task: TaskData, model: torch.nn.Module, settings: Mapping[str
     was_training = model.training
     built = {name for name, _ in model.named_parameters()}
     model.eval()
-    called: dict[int, torch.nn.Module] = {}  # every module forward calls, registered in the model or not
-    watch = torch.nn.modules.module.register_module_forward_pre_hook(lambda m, _: called.update({id(m): m}))
+    called: dict[int, torch.nn.Module] = {}  # every module forward calls with gradients on (a module run
+    # under task.forward's own torch.no_grad() is a frozen feature extractor: meant to stay as it is)
+    watch = torch.nn.modules.module.register_module_forward_pre_hook(
+        lambda m, _: called.update({id(m): m}) if torch.is_grad_enabled() else None
+    )
     try:
-        with torch.no_grad():
+        with torch.enable_grad():  # as training runs it: a module forward keeps out of gradients is seen as such
             output = task.forward(model, batch)
     except KeyError as error:
         key = error.args[0] if error.args else "?"
@@ -115,7 +118,8 @@ def _refuse_unregistered_modules(model: torch.nn.Module, called: list[torch.nn.M
         f"forward calls {len(stray)} module(s) with parameters that are not submodules of the model "
         f"({', '.join(shown)}; {count:,} parameters): the optimizer is built from model.parameters(), so they "
         "are never trained, and no checkpoint or export saves them. Fix: hold layers in nn.ModuleList or "
-        "nn.ModuleDict (not a Python list or dict), and build every layer in __init__, not in forward "
+        "nn.ModuleDict (not a Python list or dict), and build every layer in __init__, not in forward; a module "
+        "meant to stay frozen: requires_grad_(False) on it "
         f"({CONTRACT})."
     )
 

@@ -88,8 +88,17 @@ def _frozen_output_layer(model: torch.nn.Module, output: Any, called: list[tuple
     tensors train, it stays as built (random, for a head added on a pretrained body)."""
     logits = logits_of(output)
     width = int(logits.shape[-1]) if torch.is_tensor(logits) and logits.dim() else None
-    layer = next(
-        (m for m, out in reversed(called) if torch.is_tensor(out) and out.dim() and int(out.shape[-1]) == width), None
+    layer = next(  # a leaf layer (hooks fire as a module finishes: the model itself, holding a frozen tensor, last)
+        (
+            m
+            for m, out in reversed(called)
+            if m is not model
+            and next(m.children(), None) is None
+            and torch.is_tensor(out)
+            and out.dim()
+            and int(out.shape[-1]) == width
+        ),
+        None,
     )
     if layer is None or any(p.requires_grad for p in layer.parameters(recurse=False)) or frozen_head_hint(model):
         return ""  # trained, or an adapter's frozen language-model head (tiny_subset says that one itself)

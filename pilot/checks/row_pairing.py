@@ -17,6 +17,8 @@ from pilot.checks.result import Finding
 from pilot.data.task import TaskData
 
 KEPT = ("labels", "index")  # what must come out the same on two calls for rows to be paired by them
+MAIN_INPUTS = ("input_ids", "inputs", "pixel_values", "input_values", "input_features")  # an example's own input
+# (a key such as 'negatives' may hold other examples' inputs by design: triplets, in-batch negatives)
 
 
 def rows_of_other_examples(task: TaskData, items: list[dict[str, Any]], split: str = "train") -> list[Finding]:
@@ -32,7 +34,7 @@ def rows_of_other_examples(task: TaskData, items: list[dict[str, Any]], split: s
     alone = [task.collate([item]) for item in items]
     by_index = {int(a["index"][0]): j for j, a in enumerate(alone) if torch.is_tensor(a.get("index"))}
     for key, value in ((k, v) for batch in (first, second) for k, v in batch.items()):  # both calls' rows
-        if key in KEPT or not torch.is_tensor(value) or value.dim() < 1 or value.shape[0] != len(items):
+        if key not in MAIN_INPUTS or not torch.is_tensor(value) or value.dim() < 1 or value.shape[0] != len(items):
             continue
         singles = [a.get(key) for a in alone]
         if not all(torch.is_tensor(s) and s.dim() == value.dim() and s.shape[0] == 1 for s in singles):

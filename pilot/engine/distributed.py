@@ -9,6 +9,7 @@ Two ways in, one code path:
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import logging
 import os
@@ -85,13 +86,17 @@ def port_in_use(port: int) -> str | None:
         try:
             sock.bind(("", port))
         except OSError as error:
-            return error.strerror or str(error)
+            said = error.strerror or str(error)
+            return (
+                f"{said} (another process listens on it: another run's ranks perhaps)"
+                if error.errno == errno.EADDRINUSE
+                else f"{said} (this process cannot listen on it)"
+            )
     return None
 
 
 BUSY_PORT_FIX = (
-    "another process listens on it (another run's ranks perhaps). Fix: distributed.master_port=0 (a free "
-    "port, the default) or another port."
+    "the ranks could not meet there. Fix: distributed.master_port=0 (a free port, the default) or another port."
 )
 
 

@@ -94,9 +94,9 @@ def compare_imports(recorded: dict[str, list[str]] | None, installed: dict[str, 
     """Each module of the campaign's distributions the pilot had imported: imports here too (a broken
     install passes every version line). A run recorded before pilot kept them: nothing to compare."""
     found = []
-    for owner, failed in import_failures(recorded or {}).items():
-        version = installed[owner].version if owner in installed else "?"
-        name = installed[owner].name if owner in installed else owner
+    present = {owner: modules for owner, modules in (recorded or {}).items() if owner in installed}  # a missing
+    for owner, failed in import_failures(present).items():  # one has its own line (compare_distributions)
+        version, name = installed[owner].version, installed[owner].name
         for module, error in failed.items():
             found.append(
                 Difference(

@@ -106,7 +106,10 @@ def recap_interrupted_launch(ended: str) -> pd.DataFrame | None:
     if not _launch:
         return None
     sweep_dir = Path(_launch["config"].hydra.sweep.dir)
-    if not (set(recap.find_run_dirs([sweep_dir])) - set(_launch["earlier_runs"])) if sweep_dir.is_dir() else True:
+    earlier = set(_launch["earlier_runs"])
+    if sweep_dir.is_dir():  # an earlier run this launch continued or found finished (a fixed subdir) is its job
+        earlier -= set(recap.earlier_job_results(sweep_dir, frozenset(earlier)))
+    if not (set(recap.find_run_dirs([sweep_dir])) - earlier) if sweep_dir.is_dir() else True:
         if (earlier_yaml := _launch.get("multirun_yaml")) is not None and sweep_dir.is_dir():
             (sweep_dir / "multirun.yaml").write_bytes(earlier_yaml)  # the earlier launch's, as it was
         _launch.clear()  # stopped before any job made a directory (the sweep's checks): nothing to recap
@@ -184,6 +187,8 @@ def _keep_earlier_recap(sweep_dir: Path) -> None:
     import time
 
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(max(p.stat().st_mtime for p in earlier)))
+    while any(p.with_name(f"recap-{stamp}{p.suffix}").exists() for p in earlier):  # two in one second
+        stamp += "-1"
     for path in earlier:
         path.replace(path.with_name(f"recap-{stamp}{path.suffix}"))
     print(f"recap: the earlier launch's recap is kept as {sweep_dir / f'recap-{stamp}.md'}")

@@ -12,8 +12,9 @@ from pilot.config.values import enum_value, select
 TRAINING_ONLY = ("loop.", "checkpoint.", "closing.")  # mode=estimate trains nothing: these are not read
 
 
-def unread_settings(cfg: DictConfig, overrides: list[str]) -> list[str]:
-    """One line per setting of ``overrides`` (as typed) that this config does not read, with why."""
+def unread_settings(cfg: DictConfig, overrides: list[str], choices: dict | None = None) -> list[str]:
+    """One line per setting of ``overrides`` (as typed) that this config does not read, with why;
+    ``choices``: Hydra's group choices (``optim``: the group the optimizer's settings come from)."""
     given = {o.split("=", 1)[0].lstrip("+~"): o for o in overrides if "=" in o and not o.startswith("hydra")}
     name, schedule = enum_value(select(cfg, "optim.name")), enum_value(select(cfg, "optim.schedule"))
     mode = enum_value(select(cfg, "mode"))
@@ -24,11 +25,14 @@ def unread_settings(cfg: DictConfig, overrides: list[str]) -> list[str]:
         lines.append(f"{given['optim.betas']}: only AdamW reads them (optim.name=sgd). Fix: optim=adamw")
     if "optim.min_lr_ratio" in given and schedule == "constant":
         lines.append(f"{given['optim.min_lr_ratio']}: a constant schedule does not read it. Fix: optim.schedule=cosine")
-    if "optim.name" in given and "optim" not in given:
+    group = str((choices or {}).get("optim") or "adamw")
+    if "optim.name" in given and name != group:
+        kept = [k for k in ("optim.lr", "optim.weight_decay") if k not in given]
+        shown = ", ".join(f"{k}={select(cfg, k)}" for k in kept)
         lines.append(
-            f"{given['optim.name']}: the optimizer changes but every other optim setting stays the group's "
-            f"(optim.lr={select(cfg, 'optim.lr')}, tuned for the default optimizer). Fix: optim={name} "
-            "(the group: its own defaults), then override what you mean"
+            f"{given['optim.name']}: the optimizer changes but the optim group is still {group}"
+            + (f" ({shown}: its values, tuned for {group})" if shown else "")
+            + f". Fix: optim={name} (the group: its own defaults), then override what you mean"
         )
     if mode == "estimate":
         lines += [
