@@ -23,7 +23,8 @@ import copy
 import os
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -164,18 +165,12 @@ class ComposeOnceSweeper(BasicSweeper):
         """Where the job would write, against the sweep directory and the jobs before it: the sweep
         directory itself (beside its recap), outside it (no recap finds it), or a directory an earlier
         job of this sweep writes (it was refused at run time, after the others ran)."""
-        job = copy.deepcopy(composed)
-        with open_dict(job):
-            job.hydra.job.num = job.hydra.job.id = number
-        current = HydraConfig.instance().cfg
-        HydraConfig.instance().set_config(job)
         try:
-            sweep_dir = Path(os.path.normpath(os.path.abspath(str(job.hydra.sweep.dir))))
-            subdir = str(job.hydra.sweep.subdir or "")
+            with _as_job(composed, number) as job:
+                sweep_dir = Path(os.path.normpath(os.path.abspath(str(job.hydra.sweep.dir))))
+                subdir = str(job.hydra.sweep.subdir or "")
         except Exception:  # noqa: BLE001 - an interpolation the check cannot resolve here: the job says it
             return None
-        finally:
-            HydraConfig.instance().cfg = current
         directory = Path(os.path.normpath(sweep_dir / subdir))
         fix = "Fix: a hydra.sweep.subdir that differs per job inside the sweep directory (the default, ${hydra.job.num}-...)"
         if directory == sweep_dir:
@@ -192,15 +187,23 @@ class ComposeOnceSweeper(BasicSweeper):
     def _check(self, composed: DictConfig, number: int) -> str | None:
         """``check_job`` on a copy of the job's config as the job will see it: its number set and
         Hydra's config current (``${hydra:job.num}``, ``${hydra:runtime.cwd}`` resolve)."""
-        job = copy.deepcopy(composed)
-        with open_dict(job):
-            job.hydra.job.num = job.hydra.job.id = number
-        current = HydraConfig.instance().cfg
-        HydraConfig.instance().set_config(job)
-        try:
+        with _as_job(composed, number) as job:
             return self.check_job(job)
-        finally:
-            HydraConfig.instance().cfg = current
+
+
+@contextmanager
+def _as_job(composed: DictConfig, number: int) -> Iterator[DictConfig]:
+    """A copy of the job's config as the job will see it: its number set and Hydra's config current
+    (``${hydra:job.num}``, ``${hydra:runtime.cwd}`` resolve); Hydra's own config put back after."""
+    job = copy.deepcopy(composed)
+    with open_dict(job):
+        job.hydra.job.num = job.hydra.job.id = number
+    current = HydraConfig.instance().cfg
+    HydraConfig.instance().set_config(job)
+    try:
+        yield job
+    finally:
+        HydraConfig.instance().cfg = current
 
 
 # submitit's sizes of a job: (the least it can be, what it is); a bad one was submitit's or SLURM's
