@@ -27,6 +27,7 @@ from pilot.process_exit import exit_code_of, exit_now
 from pilot.recap.entry import (
     failed_jobs,
     launch_config,
+    never_started_jobs,
     note_refused_job,
     recap_interrupted_launch,
     recap_not_written,
@@ -162,6 +163,7 @@ def cli() -> None:
     recap_not_written()  # nor has this line's sweep failed to write its recap yet
     failed_jobs()  # nor has any of its jobs failed
     refused_jobs()  # nor been refused
+    never_started_jobs()  # nor left a declared job without a directory
     if removed := [line for line in _removals(sys.argv[1:]) if line.startswith("~")]:
         print("\n".join(f"pilot: {line}" for line in removed), file=sys.stderr)  # Hydra's KeyError, before
         raise SystemExit(2)
@@ -214,6 +216,10 @@ def _sweep_ending() -> None:
             file=sys.stderr,
         )
         raise SweepIncomplete(2)
+    if never := never_started_jobs():  # declared, no directory: refused or lost in a job's own process
+        print(f"pilot: the sweep is incomplete: {never[0]}", file=sys.stderr)
+        failed_jobs()
+        raise SweepIncomplete(1)
     if failed := failed_jobs():  # a job that failed (an error, a full disk): the sweep is not complete
         print(
             f"pilot: {len(failed)} job(s) of the sweep failed (status failed: each run.json says why; unreadable: "

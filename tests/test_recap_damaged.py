@@ -948,3 +948,20 @@ def test_a_sweep_stopped_before_any_job_leaves_no_directory_and_no_recap(tmp_pat
     entry._launch.update(config=config, earlier_runs=frozenset(), multirun_yaml=None)
     assert entry.recap_interrupted_launch("interrupted (SIGINT)") is None
     assert not sweep.exists() and not entry._launch
+
+
+def test_a_launch_whose_declared_job_left_no_directory_is_remembered_for_the_exit_code(tmp_path):
+    """A job refused or lost in its own process (local_parallel, SLURM) leaves no directory and no
+    in-process trace: the sweep exited 0. The recap's "Never started" line now makes it exit 1."""
+    import pilot.recap.entry as entry
+
+    sweep = tmp_path / "sweep"
+    sweep.mkdir()
+    (sweep / "multirun.yaml").write_text(
+        "hydra:\n  sweeper:\n    params: null\n  overrides:\n    task:\n    - optim.lr=1e-3,1e-4\n    - mode=train\n"
+    )
+    entry.never_started_jobs()  # nothing left from another test
+    make_run(sweep / "0", record(overrides=["optim.lr=1e-3", "mode=train"], variant="optim.lr=0.001"))
+    entry.recap_launch(callback_config(sweep, tmp_path / "journal.md"), frozenset())
+    (line,) = entry.never_started_jobs()
+    assert line.startswith("Never started: 1 of the 2 jobs") and not entry.never_started_jobs()

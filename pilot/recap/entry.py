@@ -65,6 +65,17 @@ _failed: list[str] = []  # run directories of this process's launches that ended
 _refused: list[str] = []  # run directories of this process's launches whose job was refused (it exits 2)
 
 
+_never_started: list[str] = []  # "Never started" lines of this process's launches' recaps (it exits 1)
+
+
+def never_started_jobs() -> list[str]:
+    """The recaps' lines naming jobs a launch declared that left no run directory (refused or lost in
+    another process: local_parallel, SLURM) since the last call (each call starts the count again)."""
+    lines = list(_never_started)
+    _never_started.clear()
+    return lines
+
+
 def note_refused_job(run_dir: Path | str) -> None:
     """A job of the launch this process runs was refused at run time (nothing done in its directory)."""
     _refused.append(str(run_dir))
@@ -148,6 +159,7 @@ def recap_launch(config: Any, earlier_runs: frozenset[Path], ended: str = "concl
         return None
     print(f"recap: {len(frame)} run(s) -> {sweep_dir / 'recap.md'}")
     _say_unreadable(frame)
+    _never_started.extend(line for line in frame.attrs.get("conclusions", []) if str(line).startswith("Never started"))
     if "status" in frame:
         # a job that left no readable record (it crashed before writing one) did not run either
         _failed.extend(str(d) for d in frame.loc[frame["status"].isin(("failed", "unreadable")), "run_dir"])
