@@ -6,6 +6,7 @@ import argparse
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -121,8 +122,7 @@ def recap_interrupted_launch(ended: str) -> pd.DataFrame | None:
     if sweep_dir.is_dir():  # an earlier run this launch continued or found finished (a fixed subdir) is its job
         earlier -= set(recap.earlier_job_results(sweep_dir, frozenset(earlier)))
     if not (set(recap.find_run_dirs([sweep_dir])) - earlier) if sweep_dir.is_dir() else True:
-        if (earlier_yaml := _launch.get("multirun_yaml")) is not None and sweep_dir.is_dir():
-            (sweep_dir / "multirun.yaml").write_bytes(earlier_yaml)  # the earlier launch's, as it was
+        _put_back_multirun_yaml(sweep_dir)
         _launch.clear()  # stopped before any job made a directory (the sweep's checks): nothing to recap
         settle_refused_sweeps()  # a sweep directory this line made, holding only multirun.yaml, goes
         print(f"recap: no job of this launch had begun: nothing to recap ({sweep_dir} as before the command)")
@@ -145,8 +145,7 @@ def recap_launch(config: Any, earlier_runs: frozenset[Path], ended: str = "concl
         skip = earlier_runs - recap.earlier_job_results(sweep_dir, earlier_runs)
         skip |= recap.other_launches_runs(sweep_dir, earlier_runs, os.environ.get("PILOT_SWEEP_ID"))
         if _refused and set(recap.find_run_dirs([sweep_dir])) <= set(skip):
-            if (earlier_yaml := _launch.get("multirun_yaml")) is not None:
-                (sweep_dir / "multirun.yaml").write_bytes(earlier_yaml)
+            _put_back_multirun_yaml(sweep_dir)
             print(f"recap: every job of this launch was refused, none ran: {sweep_dir} is left as it was")
             return None
         _keep_earlier_recap(sweep_dir)
@@ -176,6 +175,13 @@ def recap_launch(config: Any, earlier_runs: frozenset[Path], ended: str = "concl
     return frame
 
 
+def _put_back_multirun_yaml(sweep_dir: Path) -> None:
+    """The earlier launch's multirun.yaml, which Hydra rewrote at this launch's start, as it was (a launch
+    that ran no job leaves the sweep directory as it found it)."""
+    if (earlier_yaml := _launch.get("multirun_yaml")) is not None and sweep_dir.is_dir():
+        (sweep_dir / "multirun.yaml").write_bytes(earlier_yaml)
+
+
 def _say_unreadable(frame: pd.DataFrame) -> None:
     """Each run directory whose record could not be read, on the console too (it was in the tables only)."""
     if "status" not in frame:
@@ -196,8 +202,6 @@ def _keep_earlier_recap(sweep_dir: Path) -> None:
     earlier = [sweep_dir / name for name in RECAP_FILES if (sweep_dir / name).is_file()]
     if not earlier:
         return
-    import time
-
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(max(p.stat().st_mtime for p in earlier)))
     while any(p.with_name(f"recap-{stamp}{p.suffix}").exists() for p in earlier):  # two in one second
         stamp += "-1"
