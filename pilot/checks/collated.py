@@ -58,6 +58,7 @@ class RowView:
     predicted: list[int] = field(default_factory=list)  # input positions those labels predict
     values: list[int] = field(default_factory=list)  # label values there (a class id per row)
     cut: tuple[int, int] | None = None  # (tokens kept, tokens encode gave) when collate truncated the row
+    collated_with: int = 1  # examples collated into its micro-batch
 
     @property
     def sequence(self) -> bool:
@@ -196,9 +197,9 @@ def check_batch(task: TaskData, views: list[RowView], masked: bool, compare_rows
     """Every problem of the rows of one micro-batch (``compare_rows=False``: a random collate)."""
     singles = [task.collate([view.item]) for view in views]
     differing = row_differences(task, views[0].batch, [v.item for v in views], singles) if compare_rows else {}
-    findings: list[Finding] = []
+    findings: list[Finding] = _rows_of_no_example(task, views)
     if not views[0].sequence:
-        findings = [Finding("no target in the loss", v.split, v.example.index) for v in views if not v.counted]
+        findings += [Finding("no target in the loss", v.split, v.example.index) for v in views if not v.counted]
     else:
         batch = views[0].batch
         ids = input_ids_of(batch)
@@ -217,6 +218,23 @@ def check_batch(task: TaskData, views: list[RowView], masked: bool, compare_rows
     ]
 
 
+def _rows_of_no_example(task: TaskData, views: list[RowView]) -> list[Finding]:
+    """More label rows in the loss than examples collated: rows that no example gave (a collate that
+    fills every micro-batch to a fixed size with made-up rows the loss counts) train the model."""
+    labels, examples = views[0].batch["labels"], views[0].collated_with
+    if labels.dim() == 0 or labels.shape[0] <= examples:
+        return []
+    counted_rows = int(counted_label_mask(task, labels).reshape(labels.shape[0], -1).any(1).sum())
+    if counted_rows <= examples:
+        return []  # filler rows the loss ignores (labels -100): static shapes, harmless
+    problem = (
+        f"its micro-batch collates {examples} example(s) into {labels.shape[0]} label rows, {counted_rows} of "
+        "them counted in the loss: rows no example gave train the model (a collate that fills micro-batches "
+        "to a fixed size must label its filler rows -100)"
+    )
+    return [Finding(problem, views[0].split, views[0].example.index)]
+
+
 # ----------------------------------------------------------------------------- every row
 def collated_rows(task: TaskData, encoded: dict[str, list[dict]], micro_batch: int) -> list[RowView]:
     """Every example of every split as a row of the micro-batch training would collate it in."""
@@ -225,12 +243,20 @@ def collated_rows(task: TaskData, encoded: dict[str, list[dict]], micro_batch: i
     for split, items in encoded.items():
         examples = task.splits[split]
         for start, batch in micro_batches(task, items, micro_batch):
+            collated_with = len(items[start : start + max(1, int(micro_batch))])
             labels = batch["labels"]
             counted = counted_label_mask(task, labels).tolist()
             values = labels.tolist()
             order = row_items(batch, items[start : start + batch_size(batch)])
             for row in range(batch_size(batch)):
-                view = RowView(split, examples[start + order[row]], items[start + order[row]], batch, row)
+                view = RowView(
+                    split,
+                    examples[start + order[row]],
+                    items[start + order[row]],
+                    batch,
+                    row,
+                    collated_with=collated_with,
+                )
                 if labels.dim() >= 2:
                     view.counted = [p for p, c in enumerate(counted[row]) if c]
                     view.predicted = [p + shift for p in view.counted]

@@ -31,18 +31,30 @@ def _part(value: torch.Tensor, row: int, mask: torch.Tensor | None) -> torch.Ten
 
 
 def _same_row(mine: torch.Tensor, alone: torch.Tensor, trim: bool) -> bool:
-    """Equal; with ``trim`` (padding not declared), equal to the row's first or last positions."""
+    """Equal; with ``trim`` (padding not declared), equal to the row's first or last positions,
+    along its first axis (positions, then features) or its last (a row of several sequences, such as
+    a multiple-choice example's candidates: sequences, then positions)."""
     if same(mine, alone):
         return True
-    if (
-        trim
-        and mine.dim() >= 1
-        and alone.dim() >= 1
-        and mine.shape[1:] == alone.shape[1:]
-        and alone.shape[0] < mine.shape[0]
-    ):
-        return same(mine[: alone.shape[0]], alone) or same(mine[mine.shape[0] - alone.shape[0] :], alone)
+    if not trim or mine.dim() == 0 or mine.dim() != alone.dim():
+        return False
+    for axis in sorted({0, mine.dim() - 1}):
+        n, width = alone.shape[axis], mine.shape[axis]
+        if n >= width or any(mine.shape[d] != alone.shape[d] for d in range(mine.dim()) if d != axis):
+            continue
+        if same(mine.narrow(axis, 0, n), alone) or same(mine.narrow(axis, width - n, n), alone):
+            return True
     return False
+
+
+def _row_positions(value: torch.Tensor, singles: list[Batch], key: str, size: int) -> bool:
+    """An integer key that holds each row's own position in the micro-batch (0 for an example alone):
+    in-batch targets (a contrastive loss's positives, the row index) that depend on the row by design."""
+    if value.is_floating_point() or value.dim() != 1 or size < 2:
+        return False
+    return torch.equal(value, torch.arange(size, device=value.device).to(value.dtype)) and all(
+        torch.is_tensor(one.get(key)) and one[key].numel() == 1 and int(one[key].item()) == 0 for one in singles
+    )
 
 
 def _differing_positions(mine: torch.Tensor, other: torch.Tensor, row: int, mask: torch.Tensor | None) -> str:
@@ -75,6 +87,8 @@ def row_differences(task: TaskData, batch: Batch, items: list[dict], singles: li
     differing: dict[int, list[str]] = {}
     for key, value in batch.items():
         if not torch.is_tensor(value) or value.dim() == 0 or value.shape[0] != size:
+            continue
+        if _row_positions(value, singles, key, size):
             continue
         mask, alone_masks = masks[_side(batch, key)]
         per_position = mask is not None and value.dim() >= 2 and value.shape[:2] == mask.shape
