@@ -10,7 +10,7 @@ Then the leaks the task did not declare (``pilot.checks.leaks``, thresholds in
 ids — the same model input and label, or the same text after normalisation —
 (fail), near-duplicate vectors or texts (warn), time-stamped data split other
 than by time (warn), a single feature or token that gives the label away (warn), a later split's
-inputs drawn from another token distribution than train's (warn).
+inputs drawn from another token distribution than train's, or features on another scale (warn).
 """
 
 from __future__ import annotations
@@ -132,7 +132,8 @@ def _undeclared_leaks(
     leak_warnings, target = leaks.target_leak_warnings(task, views, limits)
     token_warnings, token_target = leaks.token_leak_warnings(task, views, limits)
     skew_warnings, skew = leaks.token_skew_warnings(task, views, limits)
-    leak_warnings += token_warnings + skew_warnings
+    feature_warnings, feature_skew = leaks.feature_skew_warnings(task, views, limits)
+    leak_warnings += token_warnings + skew_warnings + feature_warnings
     if "skipped" in target:
         skipped.append(f"target leakage: {target['skipped']}")
     report = {
@@ -143,6 +144,7 @@ def _undeclared_leaks(
         "target_leakage": target,
         "token_leakage": token_target,
         "token_skew": skew,
+        "feature_skew": feature_skew,
         "model_view_dropped_keys": views.dropped_keys,
         "skipped": skipped,
         "thresholds": leaks.thresholds_dict(limits),

@@ -38,7 +38,9 @@ detectors look for what it did not declare:
    values' later examples carry the earlier label far above chance.
 6. **Inputs of one split drawn from another distribution** (``token_skew_warnings``): the
    Jensen-Shannon divergence of a later split's token frequencies from train's, against the same
-   between two halves of train split by group (validation alone upper-cased, another template).
+   between two halves of train split by group (validation alone upper-cased, another template); for
+   vector inputs (``feature_skew_warnings``), a feature whose mean or spread in a later split moves
+   far from train's (a scaler applied to train only).
 
 Cost: examples of equal shapes are collated together, hashing is linear; nearest neighbours are
 chunked matrix products (O(n_a x n_b x features)); shingle overlaps a sort-join over shingle ids
@@ -48,11 +50,12 @@ split audit takes about 0.2 s on digits (1,797 vectors) and 0.1 s on the 733 ins
 
 Modules: ``thresholds``, ``model_views`` (what the model sees), ``id_fields`` (1), ``duplicates`` (2, with
 ``vectors`` and ``texts`` for the near-duplicates), ``time_split`` (3), ``target_leak`` and ``token_leak`` (4),
-``composite_ids`` (5), ``token_skew`` (6).
+``composite_ids`` (5), ``token_skew`` and ``feature_skew`` (6).
 """
 
 from pilot.checks.leaks.composite_ids import composite_id_warnings
 from pilot.checks.leaks.duplicates import duplicate_findings
+from pilot.checks.leaks.feature_skew import feature_skew_warnings
 from pilot.checks.leaks.id_fields import id_field_warnings, name_says_id
 from pilot.checks.leaks.model_views import ModelViews, model_views
 from pilot.checks.leaks.target_leak import best_threshold_balanced_accuracy, target_leak_warnings
@@ -74,6 +77,7 @@ __all__ = [
     "target_leak_warnings",
     "token_leak_warnings",
     "token_skew_warnings",
+    "feature_skew_warnings",
     "normalise_text",
     "text_fields",
     "nearest",

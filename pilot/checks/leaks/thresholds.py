@@ -26,6 +26,9 @@ class LeakThresholds:
     lookup_per_value: int = 5  # a code (values without order): at least this many examples per distinct value
     skew_min_divergence: float = 0.05  # a later split's token frequencies vs train's: warn at this JS divergence
     skew_ratio: float = 4.0  # (nats) or more, and this many times the divergence between two halves of train
+    feature_shift: float = 5.0  # a later split's feature mean this many train standard deviations from train's ...
+    feature_spread_ratio: float = 5.0  # ... or its spread this many times train's (either way), and skew_ratio
+    # times the most between two halves of train split by group
     listed: int = 3  # example pairs listed per finding
     max_vector_features: int = 4096  # near-duplicates and leakage of vectors up to this many features
     max_pairs: int = 500_000_000  # near-duplicate search per pair of splits: at most this many

@@ -1,0 +1,96 @@
+"""Features of one split on another scale than training's (``feature_skew_warnings``): a scaler fit on
+train and applied to train only (validation left in raw units), a normalisation computed per split,
+a feature in other units in one split. The split then measures inputs the model never trained on.
+
+For a vector task's features (``vector_key``): per feature, how far a later split's mean lies from
+train's, in train's standard deviations, and the ratio of the two spreads; the same between two
+halves of train split by group is the baseline (what a split by group gives with no transformation).
+Warned when a feature's mean moves by at least ``feature_shift`` train standard deviations, or its
+spread changes by a factor of ``feature_spread_ratio``, and by ``skew_ratio`` times the halves' most.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pilot.checks.leaks.model_views import ModelViews, feature_matrix, vector_key
+from pilot.checks.leaks.thresholds import LeakThresholds
+from pilot.checks.result import Finding
+
+SHOWN = 3  # features named
+CONTINUOUS = 10  # distinct values a feature takes in both splits before their spreads are compared
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    ordered = np.sort(values, axis=0)
+    return (np.diff(ordered, axis=0) != 0).sum(axis=0) + 1
+
+
+def _moves(base: np.ndarray, other: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per feature: |mean shift| in base's standard deviations, and the spread ratio (>= 1 either way;
+    1 where either side takes fewer than ``CONTINUOUS`` values: a sparse or coded feature's spread
+    says little)."""
+    mean, std = base.mean(axis=0), base.std(axis=0)
+    other_std = other.std(axis=0)
+    varies = std > 1e-12 * np.maximum(1.0, np.abs(mean))
+    shift = np.where(varies, np.abs(other.mean(axis=0) - mean) / np.where(varies, std, 1.0), 0.0)
+    continuous = varies & (_distinct(base) >= CONTINUOUS) & (_distinct(other) >= CONTINUOUS) & (other_std > 0)
+    ratio = np.where(continuous, other_std / np.where(continuous, std, 1.0), 1.0)
+    return shift, np.maximum(ratio, 1.0 / ratio)
+
+
+def _halves(views: ModelViews, train: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    groups = [example.group for example in views.splits["train"]]
+    names = sorted(set(groups), key=str)
+    np.random.default_rng(0).shuffle(names)
+    first = set(names[: len(names) // 2])
+    in_first = np.array([g in first for g in groups])
+    return train[in_first], train[~in_first]
+
+
+def _named(features: np.ndarray, train: np.ndarray, other: np.ndarray, split: str) -> str:
+    return "; ".join(
+        f"feature {int(f)}: train mean {train[:, f].mean():.4g} sd {train[:, f].std():.3g}, "
+        f"{split} mean {other[:, f].mean():.4g} sd {other[:, f].std():.3g}"
+        for f in features[:SHOWN]
+    )
+
+
+def feature_skew_warnings(task: Any, views: ModelViews, limits: LeakThresholds) -> tuple[list[Finding], dict[str, Any]]:
+    key = None if views.skipped else vector_key(views)
+    if key is None or len({e.group for e in views.splits.get("train", [])}) < 2 * limits.leak_min_class:
+        return [], {}
+    train = feature_matrix(views, key, "train")
+    half_shift, half_ratio = _moves(*_halves(views, train))
+    base_shift, base_ratio = float(half_shift.max(initial=0.0)), float(half_ratio.max(initial=1.0))
+    report: dict[str, Any] = {"feature_key": key, "train_halves_shift": round(base_shift, 3)}
+    findings = []
+    for split in views.order():
+        if split == "train" or len(views.inputs[split]) < limits.leak_min_class:
+            continue
+        other = feature_matrix(views, key, split)
+        shift, ratio = _moves(train, other)
+        report[f"{split}_max_shift"], report[f"{split}_max_spread_ratio"] = (
+            round(float(shift.max()), 3),
+            round(float(ratio.max()), 3),
+        )
+        moved = (shift >= max(limits.feature_shift, limits.skew_ratio * base_shift)) | (
+            ratio >= max(limits.feature_spread_ratio, limits.skew_ratio * base_ratio)
+        )
+        if not moved.any():
+            continue
+        worst = np.argsort(-(shift + np.log(ratio)) * moved)[: int(moved.sum())]
+        findings.append(
+            Finding(
+                f"{int(moved.sum())} of {train.shape[1]} {split} feature(s) on another scale than train's "
+                f"(mean moved by up to {shift.max():.3g} train standard deviations, spread by up to "
+                f"{ratio.max():.3g}x; two halves of train split by group: {base_shift:.3g} and "
+                f"{base_ratio:.3g}x): {_named(worst, train, other, split)}",
+                detail=f"a scaler or normalisation applied to one split only, or computed per split? {split} "
+                "then measures inputs the model never trained on (a time-like feature past train's range "
+                "moves too)",
+            )
+        )
+    return findings, report
