@@ -5,10 +5,12 @@ t: the loss falls, every check that reads the loss passes, and nothing is predic
 ``label_reading`` changes ``batch["labels"]`` only; here the copy is found in any other key.
 
 For the first training example collated alone: an integer input of the labels' shape that holds,
-at the position of the output trained towards each counted label, that label itself — at nearly
-every counted position where the label differs from the one before it (a correctly shifted input
-holds the previous label there, which such positions tell apart) — and that the output reads:
-changing the copy there changes the output at that position (fresh model, evaluation mode).
+at the position of the output trained towards each counted label, that label itself — at half or
+more of the counted positions where the label differs from the one before it (a correctly shifted
+input holds the previous label there, which such positions tell apart; a masked LM's input holds a
+mask token at the positions it labels) — and that the output reads: changing the copy there changes
+the output at that position (fresh model, evaluation mode). A masked LM whose labels keep every token
+(``-100`` forgotten outside the masked ones) is found the same way, in its own input ids.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from pilot.checks.padding import REPEAT_RTOL, output_difference
 from pilot.checks.result import Finding
 from pilot.data.task import IGNORE_INDEX, NEXT_TOKEN, Batch, TaskData, logits_of
 
-SHARE = 0.9  # of the judged positions where the input holds the label itself: a copy, not a coincidence
+SHARE = 0.5  # of the judged positions where the input holds the label itself: a copy, not a coincidence
+# (a shifted decoder input holds none there; a masked LM labelling every token, ~85%)
 JUDGED = 3  # judged positions needed (a label that differs from the one before it)
 NOT_INPUTS = ("labels", "index", "attention_mask")
 
@@ -86,11 +89,18 @@ def copied_label_findings(
 
 
 def _finding(key: str, held: list[int], difference: float, batch: Batch) -> Finding:
+    main = key == ("input_ids" if "input_ids" in batch else "inputs")
+    fix = (
+        "A masked LM labels only the tokens it masked: the others are in the input, and the loss on them is a copy. "
+        "Fix: labels -100 wherever the input was not masked (or replaced)"
+        if main
+        else "Teacher forcing gives the decoder the labels shifted right (<bos> + labels[:-1]), never the labels "
+        f"themselves. Fix: shift '{key}' right by one position behind the start token"
+    )
     return Finding(
         f"the answer reaches the model through '{key}': at position(s) {spans(held)} it holds the very label the "
         f"output there is trained towards, and that output reads it (changing it moves the output by {difference:.3g} "
-        "of its scale). Teacher forcing gives the decoder the labels shifted right (<bos> + labels[:-1]), never the "
-        f"labels themselves. Fix: shift '{key}' right by one position behind the start token",
+        f"of its scale). {fix}",
         "train",
         int(batch["index"][0]) if "index" in batch else None,
     )

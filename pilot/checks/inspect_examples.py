@@ -26,6 +26,7 @@ from pilot.checks.collated import RowView, check_collated, split_statistics
 from pilot.checks.copied_labels import copied_label_findings
 from pilot.checks.label_reading import label_reading_findings
 from pilot.checks.loss_probe import input_ids_of, real_mask
+from pilot.checks.packed_documents import packed_documents_findings
 from pilot.checks.padding import padding_findings, with_comparison
 from pilot.checks.result import CheckResult, Finding, summarise
 from pilot.checks.tag_offset import tag_offset_findings
@@ -387,6 +388,8 @@ def inspect_task(
         result = with_comparison(result, *_compared(causality_findings, task, model, train), name="causality")
         result = with_comparison(result, *_compared(label_reading_findings, task, model, train), "label_reading")
         result = with_comparison(result, *_compared(copied_label_findings, task, model, train), "copied_labels")
+        packed = _compared(packed_documents_findings, task, model, train)
+        result = with_comparison(result, *packed, "packed_documents", "warn")
         context, details = _compared(context_findings, task, model, train)  # fail where attention exists
         result = with_comparison(
             result, context, details, "context", "fail" if details.get("attention_modules") else "warn"

@@ -91,8 +91,17 @@ def _not_finite(split: str, alone: dict[str, Any], scores: torch.Tensor | None) 
     )
 
 
-def _mask_fix(batch: dict[str, Any]) -> str:
-    """The fix, by what the batch holds: no mask to pass, or a mask that may be passed and not mask."""
+def _mask_fix(batch: dict[str, Any], real_row: torch.Tensor) -> str:
+    """The fix, by what the batch holds: no mask to pass, a left-padded row without position ids, or a
+    mask that may be passed and not mask."""
+    left = bool(real_row.numel()) and not bool(real_row[0]) and bool(real_row[-1])
+    if left and torch.is_tensor(batch.get("attention_mask")) and "position_ids" not in batch:
+        return (
+            "The row is padded on the left and the batch holds no position_ids: a model that numbers positions "
+            "from the first column (GPT-2 and most transformers models given no position_ids) gives the real "
+            "tokens other positions than alone. Fix: position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0) "
+            "passed to the model (or right padding); and check that attention_mask reaches the model and masks"
+        )
     if torch.is_tensor(batch.get("attention_mask")):
         return (
             "Fix: pass attention_mask to the model in forward, and check that it masks: a 0/1 mask given to "
@@ -140,7 +149,8 @@ def padding_findings(
                         Finding(
                             f"the model reads the padding: this row, padded by {pads} position(s) in a "
                             f"micro-batch of {batch_size(batch)}, gives an output {difference:.3g} of its scale "
-                            "away from the same example collated alone (at its real positions). " + _mask_fix(batch),
+                            "away from the same example collated alone (at its real positions). "
+                            + _mask_fix(batch, real[row]),
                             split,
                             int(batch["index"][row]) if "index" in batch else None,
                         )

@@ -109,6 +109,7 @@ def row_differences(task: TaskData, batch: Batch, items: list[dict], singles: li
             for row, (m, a) in enumerate(zip(mine, alone)):
                 if not _same_row(m, a, trim):
                     where = _differing_positions(m, a, row, mask if per_position else None)
+                    where += _padding_called_real(task, batch, row, mask) if per_position else ""
                     differing.setdefault(row, []).append(f"'{key}' differs from the example collated alone{where}")
         if not per_position or (key == "labels" and task.labels_shifted):  # shifted by declaration
             continue
@@ -122,6 +123,22 @@ def row_differences(task: TaskData, batch: Batch, items: list[dict], singles: li
                     + pad_collision(task, e)
                 )
     return differing
+
+
+def _padding_called_real(task: TaskData, batch: Batch, row: int, mask: torch.Tensor) -> str:
+    """Why the row has more real positions than the example alone: its padding mask counts pad tokens
+    (``info["pad_id"]``) as real (a mask built as ``ids != 0`` where the pad id is another)."""
+    pad, ids = task.info.get("pad_id"), batch.get("input_ids")
+    if not isinstance(pad, int) or not torch.is_tensor(ids) or ids.shape != mask.shape:
+        return ""
+    called_real = int(((ids[row] == pad) & mask[row]).sum())
+    if not called_real or bool((ids[row][~mask[row]] == pad).all()) is False:
+        return ""
+    return (
+        f": the padding mask counts {called_real} pad token(s) (pad id {pad}, info['pad_id']) as real positions, "
+        "so padding depends on the micro-batch and the model reads it. Fix: build the mask from the pad id the "
+        "collate pads with (ids != pad_id), or from each example's length"
+    )
 
 
 def _side(batch: Batch, key: str) -> str:
