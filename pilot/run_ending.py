@@ -87,7 +87,7 @@ class RunEnding:
             if self.record is not None and self.status is not None:
                 self.phases.end("fail" if self.status != "ok" else "pass", f"run ended: {self.status}")
                 try:
-                    self.phases.write(self.run_path)
+                    self.phases.write(self.run_path, attempt=1 + len(self.record.data.get("resumes") or []))
                 except DiskFull as exc:  # the first file that did not fit stays the cause
                     self.error = self.error if self.stop_cause == "disk_full" else str(exc)
                     self.status, self.stop_cause, self.extra["disk_full"] = "failed", "disk_full", self.error

@@ -6,6 +6,7 @@ import os
 import pickle
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import torch
 from conftest import run_pilot
@@ -81,6 +82,8 @@ def test_kill_9_then_resume_equals_uninterrupted(tmp_path, uninterrupted, fault)
         assert record["resumes"][0]["cleaned_temporary_files"]
     rows = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert [r["update"] for r in rows if r["kind"] == "train"] == list(range(1, 11))
+    # the killed attempt wrote no phases.csv: the resume's rows are still the run's second attempt
+    assert set(pd.read_csv(tmp_path / "phases.csv")["attempt"]) == {2}
 
 
 @pytest.mark.parametrize(

@@ -67,13 +67,16 @@ def phases_frame(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
 NUMBER_COLUMNS = INTEGER_COLUMNS + tuple(c for c in COLUMNS if c.endswith("_bytes"))  # whole numbers or empty
 
 
-def write_phases_csv(run_dir: Path, rows: Sequence[dict[str, Any]], keep_earlier: bool = False) -> Path:
+def write_phases_csv(
+    run_dir: Path, rows: Sequence[dict[str, Any]], keep_earlier: bool = False, attempt: int = 1
+) -> Path:
     """Write ``run_dir/phases.csv`` (atomically: a temporary file, then a rename), each cell as
     ``phases_frame`` types it: a count or byte number whole or empty, a duration a float or empty.
 
     ``keep_earlier``: a resumed run appends its rows to the file's, as the attempt after the file's
     last (a file written before the column existed holds attempt 1); nothing a run wrote is
-    replaced (an unreadable file is kept as phases.unreadable.csv).
+    replaced (an unreadable file is kept as phases.unreadable.csv). ``attempt``: which attempt of the
+    run this is by its record (an attempt killed before it wrote its rows left none in the file).
     """
     path = Path(run_dir) / "phases.csv"
     earlier: list[dict[str, Any]] = []
@@ -84,7 +87,7 @@ def write_phases_csv(run_dir: Path, rows: Sequence[dict[str, Any]], keep_earlier
         earlier = read or []
     for row in earlier:
         row["attempt"] = _attempt_of(row)
-    attempt = max((row["attempt"] for row in earlier), default=0) + 1
+    attempt = max(attempt, max((row["attempt"] for row in earlier), default=0) + 1)
     rows = earlier + [{**row, "attempt": attempt} for row in rows]
     tmp = path.with_name(".phases.csv.tmp")
     with disk_full_guard(path, tmp, needed_bytes=64 * 1024):

@@ -57,9 +57,10 @@ class TrainPhases:
     def open_phase(self) -> str | None:
         return self._open[0].name if self._open else None
 
-    def write(self, run_dir: Path) -> Path:
-        """phases.csv, after the rows of earlier runs of this directory (a resumed run)."""
-        return write_phases_csv(run_dir, self.log.rows, keep_earlier=True)
+    def write(self, run_dir: Path, attempt: int = 1) -> Path:
+        """phases.csv, after the rows of earlier runs of this directory (a resumed run; ``attempt``: this
+        one's number by the run's record)."""
+        return write_phases_csv(run_dir, self.log.rows, keep_earlier=True, attempt=attempt)
 
     def end_training(self, stop_cause: str, diverged: bool, seconds: list[float], examples_per_update: int) -> None:
         """Close ``steady_steps`` (``seconds``: each later update's) and, when the run ended at its first
