@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -86,6 +87,8 @@ def test_the_user_command_passes_every_verdict(hf_files, tmp_path):
     assert "### Instruction:⏎" in shown and "«" in shown and "»" in shown  # the tokenizer's tokens, decoded
     reproduce = (tmp_path / "run" / "REPRODUCE.md").read_text()  # a pilot of a plug-in run says how to rerun it
     assert "python -m pilot" in reproduce and "report.md" in reproduce
+    named = re.search(r"config[^`]* is `([^`]+)`", reproduce).group(1)  # the config file it names exists
+    assert (tmp_path / "run" / named).is_file(), named
     assert f"`{Path(hf_files['jsonl']).resolve()}` sha256" in reproduce and "package `datasets`" in reproduce
 
 

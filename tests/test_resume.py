@@ -230,6 +230,8 @@ def test_train_run_closes_with_export_reload_and_reproduce(tmp_path):
     assert record["closing"]["verdict"] == "pass" and "bit-identical" in record["closing"]["reason"]
     assert (tmp_path / "export" / "model.safetensors").exists()
     assert "python -m pilot" in (tmp_path / "REPRODUCE.md").read_text()
+    assert "the resolved config is `config.yaml`" in (tmp_path / "REPRODUCE.md").read_text()
+    assert (tmp_path / "config.yaml").is_file()
     assert record["code_revision"]["commit"]
 
 

@@ -32,12 +32,19 @@ pip install "torch==2.13.0" -e ".[test]"{_pip_packages(provenance)}
 {command}
 ```
 
-Seed {record.get("seed")} is part of the config; the resolved config is `config.yaml`.
+Seed {record.get("seed")} is part of the config; {_config_file(Path(run_dir))}
 {_threads(record)}{_forced_resumes(record, provenance)}{_outputs(record)}
 {_plugin_section(provenance)}"""
     path = Path(run_dir) / "REPRODUCE.md"
     path.write_text(text)
     return path
+
+
+def _config_file(run_dir: Path) -> str:
+    """Where the run's config is: a training run writes it resolved; a pilot keeps Hydra's composition."""
+    if (run_dir / "config.yaml").exists():
+        return "the resolved config is `config.yaml`."
+    return "the config as Hydra composed it is `.hydra/config.yaml` (its overrides: `.hydra/overrides.yaml`)."
 
 
 def _threads(record: dict[str, Any]) -> str:
