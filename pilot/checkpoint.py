@@ -50,6 +50,7 @@ from pilot.models.base_files import base_files_fingerprint
 from pilot.pickle_scan import code_in_file
 from pilot.run_record import config_hash
 from pilot.sharded_checkpoint import METADATA_FILE, read_shards, write_shards
+from pilot.startup_signals import interrupt_behind
 from pilot.variant import defining_config
 
 log = logging.getLogger("pilot")
@@ -108,10 +109,15 @@ def tensor_bytes(state: Any) -> int:
 
 
 def _synced_torch_save(obj: Any, path: Path) -> None:
-    with Path(path).open("wb") as handle:
-        torch.save(obj, handle)
-        handle.flush()
-        os.fsync(handle.fileno())
+    try:
+        with Path(path).open("wb") as handle:
+            torch.save(obj, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except Exception as error:  # a signal's stop inside torch.save surfaces as its writer's error: the stop
+        if (stop := interrupt_behind(error)) is not None:
+            raise stop from None
+        raise
 
 
 def atomic_torch_save(obj: Any, path: Path, update: int | None = None) -> None:

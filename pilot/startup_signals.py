@@ -40,6 +40,20 @@ def signal_name_of(stop: BaseException) -> str:
     return getattr(stop, "signal_name", "SIGINT")
 
 
+def interrupt_behind(error: BaseException) -> KeyboardInterrupt | None:
+    """The signal's stop (a KeyboardInterrupt) that ``error`` was raised while handling, if any: a second
+    signal that lands inside a library call whose cleanup then raises an error of its own (torch.save's
+    zip writer closing: "unexpected pos") is the interrupt, not that error."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
+
+
 def _exit_while_starting(signum, frame) -> None:
     name = signal.Signals(signum).name
     sys.stderr.write(f"pilot: interrupted ({name}) while starting; nothing was written\n")

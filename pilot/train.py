@@ -48,7 +48,7 @@ from pilot.run_directory import remove_unstarted_job
 from pilot.run_ending import RunEnding
 from pilot.run_record import RunDirectoryLock, RunRecord
 from pilot.run_summary import record_setup
-from pilot.startup_signals import signal_name_of
+from pilot.startup_signals import interrupt_behind, signal_name_of
 from pilot.stopping import StopRules, is_diverged, signal_entry
 from pilot.validation import validate
 
@@ -107,20 +107,26 @@ class TrainingRun(RunEnding):
             self.setup()
             self.finish(self.trainer.train(on_update=self.on_update))
         except KeyboardInterrupt as stop:  # a second signal (or no watch installed yet): stop at once
-            saved = self.trainer is not None and self.checkpointer.has(self.trainer.updates_done)
-            how = (
-                "at once; its checkpoint is saved"
-                if saved
-                else "at once, without a checkpoint of the update in progress"
-                if self.trainer is not None
-                else "while it started, before any update"
-            )
-            self._interrupted(self.interrupts.received or signal_name_of(stop), how)
+            self._stopped_at_once(stop)
         except Exception as exc:  # recorded, then re-raised: the failure must stay visible
+            if (stop := interrupt_behind(exc)) is not None:  # a signal inside a library call that then raised
+                self._stopped_at_once(stop)
+                return
             self.fail(exc)
             raise no_space_left(exc) or exc  # noqa: B904 - no space anywhere: one message naming the file
         finally:
             self.close()
+
+    def _stopped_at_once(self, stop: KeyboardInterrupt) -> None:
+        saved = self.trainer is not None and self.checkpointer.has(self.trainer.updates_done)
+        how = (
+            "at once; its checkpoint is saved"
+            if saved
+            else "at once, without a checkpoint of the update in progress"
+            if self.trainer is not None
+            else "while it started, before any update"
+        )
+        self._interrupted(self.interrupts.received or signal_name_of(stop), how)
 
     def setup(self) -> None:
         """Lock the directory, find the resume (rank 0 records it), build and restore the trainer."""

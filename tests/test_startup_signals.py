@@ -181,3 +181,38 @@ def test_a_sweep_job_stopped_before_its_record_leaves_no_directory_a_recap_count
     # the job's directory went with it, and so did the sweep directory the command made for no run (it held
     # multirun.yaml and a recap of 0 runs, which told the user to start each job)
     assert not sweep.exists() and "no job of this launch had begun: nothing to recap" in output
+
+
+def test_a_signal_inside_torch_save_stays_a_signal_not_the_writers_error(tmp_path, monkeypatch):
+    """A second SIGTERM raised while torch.save's zip writer calls the file's write: the writer then
+    fails closing ("unexpected pos"), and that RuntimeError hid the stop, recorded as a crash."""
+    import io
+
+    import torch
+
+    from pilot import checkpoint
+    from pilot.startup_signals import interrupt_behind
+
+    real_save = torch.save
+
+    class StoppedHandle(io.RawIOBase):
+        def __init__(self, handle):
+            self.handle, self.writes = handle, 0
+
+        def writable(self):
+            return True
+
+        def write(self, data):
+            self.writes += 1
+            if self.writes == 3:
+                raise KeyboardInterrupt("second SIGTERM: stopping at once")
+            return self.handle.write(data)
+
+    monkeypatch.setattr(checkpoint.torch, "save", lambda obj, handle: real_save(obj, StoppedHandle(handle)))
+    with pytest.raises(RuntimeError) as hidden:  # what torch raises: the interrupt only in its context
+        torch.save({"w": torch.zeros(10_000)}, StoppedHandle(io.BytesIO()))
+    assert isinstance(interrupt_behind(hidden.value), KeyboardInterrupt)
+    assert interrupt_behind(ValueError("no signal")) is None
+    with pytest.raises(KeyboardInterrupt, match="second SIGTERM"):
+        checkpoint.atomic_torch_save({"w": torch.zeros(10_000)}, tmp_path / "ckpt-00000001.pt")
+    assert not (tmp_path / "ckpt-00000001.pt").exists()  # nothing under the checkpoint's name
