@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import shutil
+import signal
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -176,11 +177,31 @@ def failure_summary(stderr: str, limit: int = 300) -> str:
     return head[:limit]
 
 
-def write_failure(path: Path, stderr: str) -> str:
-    """Keep a failed child's whole ``stderr`` in ``path``; returns its summary and the file's name."""
+def write_failure(path: Path, stderr: str, returncode: int | None = None) -> str:
+    """Keep a failed child's whole ``stderr`` in ``path``; returns its summary and the file's name. A
+    child killed by a signal (``returncode`` < 0) is said to be: its output is not why it stopped."""
     with suppress(OSError):
         Path(path).write_text(stderr or "(no output)\n")
+    if returncode is not None and returncode < 0:
+        return f"{killed_by(-returncode)} (its output: {Path(path).name})"
     return f"{failure_summary(stderr)} (whole error: {Path(path).name})"
+
+
+def killed_by(signum: int) -> str:
+    """'it was killed by SIGKILL ...': a child process stopped by a signal before it answered."""
+    try:
+        name = signal.Signals(signum).name
+    except ValueError:
+        name = f"signal {signum}"
+    why = (
+        "the kernel's out-of-memory killer sends SIGKILL, as does kill -9"
+        if name == "SIGKILL"
+        else "sent by another process"
+    )
+    return (
+        f"it was killed by {name} before it answered ({why}): nothing was checked, this says nothing about "
+        "the run's own state. Run it again"
+    )
 
 
 def first_line(error: BaseException, limit: int = 200) -> str:

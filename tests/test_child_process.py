@@ -209,7 +209,8 @@ def test_a_reload_that_gave_no_verdict_leaves_no_stale_failure_beside_a_later_ve
             (tmp_path / RESULT_FILE).write_text(json.dumps({"verdict": "pass", "reason": "bit-identical"}))
             return Finished(0, "")
 
-    assert check_in_new_process(tmp_path, OmegaConf.create({}), runner=Killed())["verdict"] == "fail"
+    killed = check_in_new_process(tmp_path, OmegaConf.create({}), runner=Killed())
+    assert killed["verdict"] == "fail" and "killed by SIGINT before it answered" in killed["reason"]
     assert (tmp_path / ERROR_FILE).exists()
     assert check_in_new_process(tmp_path, OmegaConf.create({}), runner=Passes())["verdict"] == "pass"
     assert not (tmp_path / ERROR_FILE).exists()
@@ -225,3 +226,19 @@ def test_the_phase_picture_entry_refuses_what_it_cannot_read_without_a_traceback
         )
         assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
         assert f"pilot.report: {directory / 'phases.csv'} cannot be read" in done.stderr
+
+
+def test_a_check_whose_process_was_killed_says_so_not_its_first_output_line(make_cfg, tmp_path):
+    """kill -9 of the resume check's process (or the kernel's OOM killer): the reason named runpy's warning,
+    the first line of its output, as if the resume had failed."""
+
+    class KilledNine:
+        def run(self, module, args, timeout_s):
+            return Finished(
+                -9, "<frozen runpy>:128: RuntimeWarning: 'pilot.phases.resume_check' found in sys.modules\n"
+            )
+
+    reason = resume_check._resume(make_cfg(), tmp_path, 60, KilledNine(), [])
+    assert "killed by SIGKILL before it answered" in reason and "out-of-memory killer" in reason, reason
+    assert "RuntimeWarning" not in reason
+    assert "RuntimeWarning" in (tmp_path / "resume_check.error.txt").read_text()  # its output kept

@@ -104,7 +104,9 @@ def check_in_new_process(
     if not result_path.exists():
         return {
             "verdict": "fail",
-            "reason": "the reload process failed: " + write_failure(error_path, completed.stderr),
+            "reason": "the reload process failed: "
+            + write_failure(error_path, completed.stderr, completed.returncode)
+            + (f"; by hand: python -m pilot.closing {directory}" if completed.returncode < 0 else ""),
         }
     return json.loads(result_path.read_text())
 

@@ -251,7 +251,8 @@ def _resume(
         "pilot.phases.resume_check", [str(work_dir), str(until), str(torch.get_num_threads())], timeout_s
     )
     if completed.returncode != 0:
-        return "the resuming process failed: " + write_failure(work_dir / "resume_check.error.txt", completed.stderr)
+        where = work_dir / "resume_check.error.txt"
+        return "the resuming process failed: " + write_failure(where, completed.stderr, completed.returncode)
     resumed = json.loads((work_dir / "resumed.json").read_text())
     theirs = work_dir / "resumed_encoded.json"
     there = json.loads(theirs.read_text())
