@@ -8,6 +8,7 @@ from pathlib import Path
 import torch
 
 from pilot.data.task import IGNORE_INDEX, move_to
+from pilot.errors import disk_full_guard
 
 
 def _readable(task, ids: list[int]) -> str:
@@ -26,28 +27,39 @@ def write_predictions(trainer, items: list[dict], path: Path, model: torch.nn.Mo
     task, model = trainer.task, model if model is not None else trainer.raw_model
     model.eval()
     step = int(trainer.cfg.batch.eval_micro_batch)
-    with Path(path).open("w") as handle:
-        for start in range(0, len(items), step):
-            batch = move_to(task.collate(items[start : start + step]), trainer.device)
-            with trainer.autocast():
-                output = task.forward(model, batch)
-            predicted, labels = task.predict(output, batch).cpu(), batch["labels"].cpu()
-            for row, index in enumerate(batch["index"].tolist()):
-                target, guess = labels[row].reshape(-1), predicted[row].reshape(-1)
-                counted = target != IGNORE_INDEX
-                target_ids, guess_ids = target[counted].tolist(), guess[counted].tolist()
-                handle.write(
-                    json.dumps(
-                        {
-                            "index": index,
-                            "update": trainer.updates_done,
-                            "target": _readable(task, target_ids),
-                            "prediction": _readable(task, guess_ids),
-                            "exact": target_ids == guess_ids,
-                            "targets_correct": sum(a == b for a, b in zip(target_ids, guess_ids)),
-                            "targets": len(target_ids),
-                        }
-                    )
-                    + "\n"
+    path, tmp = Path(path), Path(path).with_name(f".{Path(path).name}.tmp")
+    try:
+        with disk_full_guard(path, tmp), tmp.open("w") as handle:  # no space: one message naming the file
+            _write_lines(trainer, task, model, items, step, handle)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    tmp.replace(path)  # whole or not at all: a disk that filled up left an empty file before
+    return path
+
+
+def _write_lines(trainer, task, model: torch.nn.Module, items: list[dict], step: int, handle) -> None:
+    """Each item's line, ``step`` items per forward."""
+    for start in range(0, len(items), step):
+        batch = move_to(task.collate(items[start : start + step]), trainer.device)
+        with trainer.autocast():
+            output = task.forward(model, batch)
+        predicted, labels = task.predict(output, batch).cpu(), batch["labels"].cpu()
+        for row, index in enumerate(batch["index"].tolist()):
+            target, guess = labels[row].reshape(-1), predicted[row].reshape(-1)
+            counted = target != IGNORE_INDEX
+            target_ids, guess_ids = target[counted].tolist(), guess[counted].tolist()
+            handle.write(
+                json.dumps(
+                    {
+                        "index": index,
+                        "update": trainer.updates_done,
+                        "target": _readable(task, target_ids),
+                        "prediction": _readable(task, guess_ids),
+                        "exact": target_ids == guess_ids,
+                        "targets_correct": sum(a == b for a, b in zip(target_ids, guess_ids)),
+                        "targets": len(target_ids),
+                    }
                 )
-    return Path(path)
+                + "\n"
+            )

@@ -701,3 +701,22 @@ def test_a_killed_launcher_is_recorded_as_such_not_as_a_typed_ctrl_c(tmp_path):
     record = run_json(run_dir)
     assert record["status"] == "interrupted", record["stop_cause"]
     assert "sent by the kernel, not typed: the launching process" in record["stop_cause"], record["stop_cause"]
+
+
+def test_disk_full_writing_the_predictions_names_the_file_and_leaves_no_empty_one(make_cfg, tmp_path, monkeypatch):
+    """No space while predictions.jsonl is written (after the final validation): the message named no file,
+    and an empty predictions.jsonl was left as if the run had predicted nothing."""
+    import pilot.predictions as predictions
+
+    def no_space(trainer, task, model, items, step, handle):
+        handle.write('{"index": 0}\n')
+        raise OSError(errno.ENOSPC, "No space left on device")  # a flush: no filename on the error
+
+    monkeypatch.setattr(predictions, "_write_lines", no_space)
+    cfg = make_cfg(*[a for a in TRAIN if not a.startswith("mode")], "budget.value=2")
+    with pytest.raises(DiskFull, match=r"no space left on the device writing .*predictions\.jsonl"):
+        train(cfg, tmp_path)
+    record = run_json(tmp_path)
+    assert record["status"] == "failed" and record["stop_cause"] == "disk_full"
+    assert "predictions.jsonl" in record["error"]
+    assert not (tmp_path / "predictions.jsonl").exists() and not list(tmp_path.glob(".predictions*"))
