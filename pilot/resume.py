@@ -214,6 +214,12 @@ def find_resume_state(
             note["skipped_checkpoints"] = skipped
         if (run_dir / "run.json").exists():
             note["note"] = "no valid checkpoint: restarted from the beginning"
+            if is_main:  # said where the user looks, not only in the record
+                log.warning(
+                    "%s has a record of an earlier attempt but no valid checkpoint%s: the run restarts from update 0",
+                    run_dir,
+                    f" (skipped: {', '.join(skipped)})" if skipped else "",
+                )
             return None, note
         return None, {}
     path, state = found

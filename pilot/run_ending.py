@@ -76,6 +76,14 @@ class RunEnding:
                     (self.run_path / ERROR_FILE).write_text("".join(traceback.format_exception(error)))
                     self.extra["error_file"] = ERROR_FILE
 
+    def _note_signal_while_recording(self) -> None:
+        """A signal that arrived while the record was written stops the process once it is (exit 128 +
+        the signal): a complete run's record says so, as for a signal after the last update."""
+        noted = self.interrupts.noted
+        if noted and self.status == "ok" and not self.record.data.get("signal_after_budget"):
+            updates = self.trainer.updates_done if self.trainer else 0
+            self.record.update(signal_after_budget=signal_entry(noted, updates))
+
     def close(self) -> None:
         """Record what happened (rank 0), release the signal handlers and the lock. A signal while
         the record is written is only noted (``InterruptWatch.defer``): the record is finished first."""
@@ -102,6 +110,7 @@ class RunEnding:
                         **self.extra,
                         **(self.trainer.position() if self.trainer else {}),
                     )
+                    self._note_signal_while_recording()
         finally:
             if self.lock is not None:
                 self.lock.release()

@@ -84,6 +84,7 @@ def test_a_signal_while_a_sweep_jobs_record_is_written_is_said_as_the_sweep_inte
     assert done.returncode == 143, done.stderr[-3000:]
     assert "the sweep was interrupted (SIGTERM)" in done.stderr and "Traceback" not in done.stderr
     assert (sweep / "recap.md").exists() and [r["status"] for r in records(sweep)] == ["ok"]
+    assert records(sweep)[0]["signal_after_budget"]["signal"] == "SIGTERM"  # the record says why it exited 143
 
 
 def _readable(sweep: Path) -> list[dict]:
