@@ -171,7 +171,7 @@ def test_phases_csv_keeps_earlier_rows_exactly_and_sets_an_unreadable_file_aside
     assert frame["detail"][0] == first["detail"] and frame["rss_bytes"][0] == 2**60 + 1  # exact, not a float
     assert phases_frame(frame.to_dict("records"))["seq_len"].tolist() == [pd.NA, 3]
     assert pd.isna(frame["duration_s"][1]) and pd.isna(frame["loss"][1])
-    for damaged in (b"\xff\xfe not text\n", b"phase,rank\nfirst_step,0,extra\n", b""):
+    for damaged in (b"\xff\xfe not text\n", b"phase,rank\nfirst_step,0,extra\n", b"", b"phase,rank\nfirst_st"):
         (tmp_path / "phases.csv").write_bytes(damaged)
         write_phases_csv(tmp_path, [resumed], keep_earlier=True)
         assert (tmp_path / "phases.unreadable.csv").read_bytes() == damaged  # kept, never overwritten in place

@@ -428,6 +428,11 @@ def test_a_damaged_phases_csv_is_named_not_a_crash(tmp_path):
         f"{run / 'phases.csv'}: unreadable (no column verdict, detail, rss_peak_bytes)."
         in (tmp_path / "recap.md").read_text()
     )
+    whole = "phase,rank,duration_s,verdict,detail,rss_peak_bytes\nbuild_model,0,1.0,pass,built,100\n"
+    (run / "phases.csv").write_text(whole + "first_step,0,0.5,pa")  # cut after pilot wrote it whole
+    build_recap([tmp_path], tmp_path, control=CONTROL, plot=False)
+    said = (tmp_path / "recap.md").read_text()  # it showed the cut row as a phase, the lost ones never said
+    assert f"{run / 'phases.csv'}: unreadable (its last line is cut" in said, said
 
 
 def test_phase_tables_and_task_changes_are_still_reported(tmp_path):

@@ -108,9 +108,25 @@ def _attempt_of(row: dict[str, Any]) -> int:
         return 1
 
 
+def cut_short(path: Path) -> bool:
+    """A phases.csv whose last line is incomplete: pilot writes it whole (every line ends with a newline,
+    the file is renamed into place), so it was cut after (a copy, a disk, a hand)."""
+    try:
+        with Path(path).open("rb") as handle:
+            handle.seek(0, 2)
+            if handle.tell() == 0:
+                return False
+            handle.seek(-1, 2)
+            return handle.read(1) != b"\n"
+    except OSError:
+        return False
+
+
 def _earlier_rows(path: Path) -> list[dict[str, Any]] | None:
     """The rows of an existing phases.csv; None when it cannot be read as one (no header, a row
-    with more cells than the header, not text)."""
+    with more cells than the header, not text, its last line cut)."""
+    if cut_short(path):
+        return None
     try:
         with path.open(newline="") as handle:
             reader = csv.DictReader(handle)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from pilot.phases.rows import cut_short
 from pilot.recap.declared import never_started
 from pilot.recap.picture import plot_curves_aside
 from pilot.recap.reading import RecapRefused, collect
@@ -73,6 +74,8 @@ def _md_table(frame: pd.DataFrame) -> str:
 
 def _phase_table(path: Path) -> pd.DataFrame:
     """phases.csv as recap.md shows it; ValueError saying what is wrong with the file."""
+    if cut_short(path):
+        raise ValueError("its last line is cut (pilot writes every line whole: the file was cut after)")
     try:
         phases = pd.read_csv(path)
     except OSError as error:
