@@ -47,10 +47,14 @@ def _same_row(mine: torch.Tensor, alone: torch.Tensor, trim: bool) -> bool:
     return False
 
 
-def _row_positions(value: torch.Tensor, singles: list[Batch], key: str, size: int) -> bool:
-    """An integer key that holds each row's own position in the micro-batch (0 for an example alone):
-    in-batch targets (a contrastive loss's positives, the row index) that depend on the row by design."""
+def _row_positions(value: torch.Tensor, singles: list[Batch], items: list[dict], key: str, size: int) -> bool:
+    """An integer key that holds each row's own position in the micro-batch (0 for an example alone), and
+    that no encoded example holds a value of its own for (``key``, or ``label`` for ``labels``): in-batch
+    targets (a contrastive loss's positives) that depend on the row by design — not a collate that
+    replaced each example's label by its row index."""
     if value.is_floating_point() or value.dim() != 1 or size < 2:
+        return False
+    if any(item.get(key) is not None or (key == "labels" and item.get("label") is not None) for item in items):
         return False
     return torch.equal(value, torch.arange(size, device=value.device).to(value.dtype)) and all(
         torch.is_tensor(one.get(key)) and one[key].numel() == 1 and int(one[key].item()) == 0 for one in singles
@@ -88,7 +92,7 @@ def row_differences(task: TaskData, batch: Batch, items: list[dict], singles: li
     for key, value in batch.items():
         if not torch.is_tensor(value) or value.dim() == 0 or value.shape[0] != size:
             continue
-        if _row_positions(value, singles, key, size):
+        if _row_positions(value, singles, items, key, size):
             continue
         mask, alone_masks = masks[_side(batch, key)]
         per_position = mask is not None and value.dim() >= 2 and value.shape[:2] == mask.shape
