@@ -59,6 +59,7 @@ class RowView:
     values: list[int] = field(default_factory=list)  # label values there (a class id per row)
     cut: tuple[int, int] | None = None  # (tokens kept, tokens encode gave) when collate truncated the row
     collated_with: int = 1  # examples collated into its micro-batch
+    aligned: bool = True  # False: the micro-batch's label rows are fewer than its examples (packed together)
 
     @property
     def sequence(self) -> bool:
@@ -195,6 +196,8 @@ def check_row(task: TaskData, view: RowView, masked: bool, lists: dict[str, list
 
 def check_batch(task: TaskData, views: list[RowView], masked: bool, compare_rows: bool = True) -> list[Finding]:
     """Every problem of the rows of one micro-batch (``compare_rows=False``: a random collate)."""
+    if not views[0].aligned:  # rows packed together: nothing to compare row by row
+        return []
     singles = [task.collate([view.item]) for view in views]
     differing = row_differences(task, views[0].batch, [v.item for v in views], singles) if compare_rows else {}
     findings: list[Finding] = _rows_of_no_example(task, views)
@@ -222,8 +225,8 @@ def _rows_of_no_example(task: TaskData, views: list[RowView]) -> list[Finding]:
     """More label rows in the loss than examples collated: rows that no example gave (a collate that
     fills every micro-batch to a fixed size with made-up rows the loss counts) train the model."""
     labels, examples = views[0].batch["labels"], views[0].collated_with
-    if labels.dim() == 0 or labels.shape[0] <= examples:
-        return []
+    if labels.dim() == 0 or labels.shape[0] <= examples or labels.shape[0] % examples == 0:
+        return []  # (a whole number of rows per example: several views of each, contrasted in the batch)
     counted_rows = int(counted_label_mask(task, labels).reshape(labels.shape[0], -1).any(1).sum())
     if counted_rows <= examples:
         return []  # filler rows the loss ignores (labels -100): static shapes, harmless
@@ -248,6 +251,7 @@ def collated_rows(task: TaskData, encoded: dict[str, list[dict]], micro_batch: i
             counted = counted_label_mask(task, labels).tolist()
             values = labels.tolist()
             order = row_items(batch, items[start : start + batch_size(batch)])
+            aligned = labels.dim() == 0 or labels.shape[0] >= batch_size(batch)  # a label row per example (or more)
             for row in range(batch_size(batch)):
                 view = RowView(
                     split,
@@ -257,7 +261,9 @@ def collated_rows(task: TaskData, encoded: dict[str, list[dict]], micro_batch: i
                     row,
                     collated_with=collated_with,
                 )
-                if labels.dim() >= 2:
+                if not aligned:  # fewer label rows than examples (packed into one row): no row is an example
+                    view.aligned = False
+                elif labels.dim() >= 2:
                     view.counted = [p for p, c in enumerate(counted[row]) if c]
                     view.predicted = [p + shift for p in view.counted]
                     view.values = [values[row][p] for p in view.counted]
@@ -331,4 +337,16 @@ def check_collated(
             end += 1
         findings += check_batch(task, views[start:end], masked, compare_rows=not random)
         start = end
-    return findings, views, random
+    return _drawn_without_target(findings, views) if random else findings, views, random
+
+
+NO_TARGET = ("no target token in the loss", "no target in the loss")
+
+
+def _drawn_without_target(findings: list[Finding], views: list[RowView]) -> list[Finding]:
+    """A collate that draws its targets (a masked LM masking 15% of tokens) can draw none for a short row:
+    that example has no target this time, not for good. Kept only where most rows have none."""
+    empty = [f for f in findings if f.problem in NO_TARGET]
+    if len(empty) * 2 >= max(1, len(views)):
+        return findings
+    return [f for f in findings if f.problem not in NO_TARGET]

@@ -21,7 +21,7 @@ import torch
 
 from pilot.checks.batch_edges import untouched
 from pilot.checks.causality import LIMIT
-from pilot.checks.loss_probe import spans
+from pilot.checks.loss_probe import decoder_side, spans
 from pilot.checks.padding import REPEAT_RTOL, output_difference
 from pilot.checks.result import Finding
 from pilot.data.task import IGNORE_INDEX, NEXT_TOKEN, Batch, TaskData, logits_of
@@ -49,14 +49,17 @@ def _copies(task: TaskData, batch: Batch) -> list[tuple[str, list[int]]]:
     if len(judged) < JUDGED:
         return []
     found = []
+    decoder = decoder_side(batch)
     for key, value in batch.items():
         if key in NOT_INPUTS or not torch.is_tensor(value) or value.is_floating_point() or value.dim() != 2:
             continue
         if value.shape[0] != 1 or value.shape[1] <= max(judged) + offset:
             continue
+        if decoder and not key.startswith("decoder_"):
+            continue  # an encoder's positions do not line up with the decoder's labels
         held = [p + offset for p in judged if int(value[0, p + offset]) == row[p]]
-        if len(held) >= SHARE * len(judged):
-            found.append((key, held))
+        if len(held) >= SHARE * len(judged) and len({int(value[0, p]) for p in held}) >= 2:
+            found.append((key, held))  # (one value held everywhere, token_type_ids' 0, matches by chance)
     return found
 
 
@@ -84,15 +87,18 @@ def copied_label_findings(
                 continue
             difference = output_difference(moved[:, position], base[:, position])
             if difference is not None and difference > LIMIT:
-                return [_finding(key, held, difference, batch)], {"judged": True, "key": key, "positions": held}
+                main = key == ("input_ids" if "input_ids" in batch else "inputs")
+                details = {"judged": True, "key": key, "positions": held, "main_input": main}
+                return [_finding(key, held, difference, batch)], details
     return [], {"judged": True}
 
 
 def _finding(key: str, held: list[int], difference: float, batch: Batch) -> Finding:
     main = key == ("input_ids" if "input_ids" in batch else "inputs")
     fix = (
-        "A masked LM labels only the tokens it masked: the others are in the input, and the loss on them is a copy. "
-        "Fix: labels -100 wherever the input was not masked (or replaced)"
+        "A masked LM labels only the tokens it masked: the others are in the input, and the loss on them is a copy "
+        "(fix: labels -100 wherever the input was not masked or replaced). A denoising task (spelling or grammar "
+        "correction as tagging), whose input is mostly its answer by design, may ignore this warning"
         if main
         else "Teacher forcing gives the decoder the labels shifted right (<bos> + labels[:-1]), never the labels "
         f"themselves. Fix: shift '{key}' right by one position behind the start token"

@@ -21,17 +21,13 @@ from typing import Any
 
 import torch
 
-from pilot.checks.causality import causality_findings, context_findings
 from pilot.checks.collated import RowView, check_collated, split_statistics
-from pilot.checks.copied_labels import copied_label_findings
-from pilot.checks.label_reading import label_reading_findings
 from pilot.checks.loss_probe import input_ids_of, real_mask
-from pilot.checks.packed_documents import packed_documents_findings
-from pilot.checks.padding import padding_findings, with_comparison
+from pilot.checks.model_comparisons import with_model_comparisons
+from pilot.checks.padding import with_comparison
 from pilot.checks.result import CheckResult, Finding, summarise
 from pilot.checks.tag_offset import tag_offset_findings
 from pilot.data.task import IGNORE_INDEX, TaskData, logits_of
-from pilot.errors import PilotError, error_line
 
 STEP = "inspect"
 RANDOM_NOTE = "; collate is random (two calls differ): rows not compared with the example alone"
@@ -96,7 +92,7 @@ def inspect_generation(
 ) -> tuple[CheckResult, list[dict[str, Any]]]:
     findings, views, random = check_collated(task, encoded, micro_batch)
     stats = split_statistics(task, views, findings)
-    train_rows = [v for v in views if v.split == "train"][:n_show]
+    train_rows = [v for v in views if v.split == "train" and v.aligned][:n_show]
     shown = (
         [show_generation(task, v) for v in train_rows]
         if train_rows and input_ids_of(train_rows[0].batch) is not None
@@ -114,6 +110,11 @@ def inspect_generation(
         f"cutting a target, {train_stats.get('share_padding', 0):.1%} padding"
     )
     ok += RANDOM_NOTE if random else ""
+    if packed := sum(not v.aligned for v in views):
+        ok = (
+            f"{packed} of {len(views)} examples collated into rows that hold several examples each (fewer label rows "
+            "than examples: packed), so their loss positions are not compared with each example's target"
+        )
     return summarise(
         STEP, findings, ok, {"per_split": stats, "micro_batch": micro_batch, "collate_random": random}
     ), shown
@@ -218,7 +219,10 @@ def inspect_classification(
     if model is not None and encoded["train"]:
         width = head_width(task, encoded, model)
         findings += head_width_findings(width, num_classes)
-    shown = [show_classified(task, view, class_names) for view in [v for v in views if v.split == "train"][:n_show]]
+    shown = [
+        show_classified(task, view, class_names)
+        for view in [v for v in views if v.split == "train" and v.aligned][:n_show]
+    ]
     details = {
         "mapping": {i: n for i, n in enumerate(class_names)},
         "label_histogram": histograms,
@@ -353,19 +357,6 @@ def _ignore_value_findings(task: TaskData, encoded: dict[str, list[dict]]) -> tu
     ], {"other_negative_labels": other.numel()}
 
 
-def _compared(comparison, *args) -> tuple[list, dict[str, Any]]:
-    """A comparison on the model's outputs, or, where the model cannot run what it compares (one example
-    alone: BatchNorm normalising by the batch in eval mode cannot), not judged with the error in its
-    details: the data checks' verdict stands (``smallest_micro_batch`` and ``eval_determinism`` judge
-    the model at the batch sizes the run uses)."""
-    try:
-        return comparison(*args)
-    except (PilotError, torch.OutOfMemoryError):
-        raise
-    except Exception as error:  # noqa: BLE001 - said in the details, not raised over inspect's data checks
-        return [], {"judged": False, "model_crashed": error_line(error)}
-
-
 def inspect_task(
     task: TaskData, n_show: int, micro_batch: int, model: torch.nn.Module | None = None
 ) -> tuple[CheckResult, list[dict[str, Any]]]:
@@ -383,15 +374,5 @@ def inspect_task(
     if task.kind not in ("generation", "classification"):  # a tagger's labels against their tokens
         result = with_comparison(result, *tag_offset_findings(task, encoded.get("train", [])), "tag_offset", "warn")
     if model is not None and encoded.get("train"):
-        train = encoded["train"]
-        result = with_comparison(result, *_compared(padding_findings, task, model, train, micro_batch), "padding")
-        result = with_comparison(result, *_compared(causality_findings, task, model, train), name="causality")
-        result = with_comparison(result, *_compared(label_reading_findings, task, model, train), "label_reading")
-        result = with_comparison(result, *_compared(copied_label_findings, task, model, train), "copied_labels")
-        packed = _compared(packed_documents_findings, task, model, train)
-        result = with_comparison(result, *packed, "packed_documents", "warn")
-        context, details = _compared(context_findings, task, model, train)  # fail where attention exists
-        result = with_comparison(
-            result, context, details, "context", "fail" if details.get("attention_modules") else "warn"
-        )
+        result = with_model_comparisons(result, task, model, encoded["train"], micro_batch)
     return result, shown

@@ -55,6 +55,10 @@ def sum_contract(task: TaskData, output: Any, batch: dict[str, Any]) -> dict[str
     size = batch_size(batch)
     whole = _number(task.loss_sum(output, batch))
     count = _number(task.target_count(batch))
+    labels = batch.get("labels")
+    if torch.is_tensor(labels) and labels.dim() > 0 and labels.shape[0] != size:  # rows are not the examples
+        # (two views per example, one packed row, filler rows): no single example can be cut out of it
+        return {"examples": size, "loss": whole, "count": count, "single_losses": None, "single_counts": None}
     singles, counts = [], []
     for row in range(size):
         piece = sub_batch(batch, [row])
@@ -109,8 +113,8 @@ def objective_check(
         per_batch.append(
             {k: numbers[k] for k in ("examples", "loss", "count")}
             | {
-                "sum_single_losses": sum(numbers["single_losses"]),
-                "sum_single_counts": sum(numbers["single_counts"]),
+                "sum_single_losses": sum(numbers["single_losses"] or [float("nan")]),
+                "sum_single_counts": sum(numbers["single_counts"] or [float("nan")]),
                 "trained_positions": trained,
             }
         )
@@ -127,8 +131,8 @@ def objective_check(
     elif not total_count:
         findings.append(Finding("target_count is 0 on every probed batch: nothing would be trained"))
     ok = (
-        f"loss_sum and target_count add up over single examples on {len(batches)} batch(es) of "
-        f"{size}; initial loss per target "
+        _sums_said(per_batch, size)
+        + "; initial loss per target "
         + (
             f"{details['initial_loss_per_target']:.4g} vs {details['expected_from']} = "
             f"{details['expected_initial_loss']:.4g}"
@@ -145,13 +149,23 @@ def objective_check(
     return summarise(STEP, findings, ok, details, warnings)
 
 
+def _sums_said(per_batch: list[dict[str, Any]], size: int) -> str:
+    if all(b["sum_single_counts"] == b["sum_single_counts"] for b in per_batch):  # NaN: not cut into examples
+        return f"loss_sum and target_count add up over single examples on {len(per_batch)} batch(es) of {size}"
+    return (
+        f"loss_sum and target_count not compared over single examples ({len(per_batch)} batch(es) of {size} "
+        "whose label rows are not one per example)"
+    )
+
+
 def contract_findings(numbers: dict[str, Any], trained: int) -> list[Finding]:
     """What one batch breaks of the contract: a loss that is not a sum, a count that is not a count or
     that counts positions the loss does not train."""
     findings = []
-    if numbers["examples"] > 1 and not _close(numbers["loss"], sum(numbers["single_losses"])):
+    split = numbers["single_losses"] is not None  # the batch's rows are its examples
+    if split and numbers["examples"] > 1 and not _close(numbers["loss"], sum(numbers["single_losses"])):
         findings.append(Finding(loss_diagnosis(numbers)))
-    if not _close(numbers["count"], sum(numbers["single_counts"])):
+    if split and not _close(numbers["count"], sum(numbers["single_counts"])):
         findings.append(
             Finding(
                 f"target_count of {numbers['examples']} examples = {numbers['count']:g}, "
@@ -301,6 +315,8 @@ def _by_class(batch: dict[str, Any], numbers: dict[str, Any] | None, per_class: 
     """Each single example's loss per target, under its class id (one class id per example only)."""
     labels = batch.get("labels")
     if numbers is None or not torch.is_tensor(labels) or labels.dim() != 1 or labels.is_floating_point():
+        return
+    if numbers["single_losses"] is None:  # rows that are not one per example
         return
     for label, loss, count in zip(labels.tolist(), numbers["single_losses"], numbers["single_counts"]):
         if count > 0:

@@ -77,7 +77,8 @@ def packed_documents_findings(
             f"document), but changing the tokens before it changes the outputs after it ({difference:.3g} of "
             "their scale), so each document attends to the ones packed before it. If they are meant to be "
             "independent, give the model a block-diagonal causal mask (a mask per document; transformers: "
-            "padding-free packing with flash_attention_2, or a 4-D attention mask); if cross-document "
+            "no attention_mask and use_cache=False, so that it builds one from position_ids — with a cache it "
+            "does not — or flash_attention_2's padding-free packing); if cross-document "
             "attention is intended (GPT-style packing), this can be ignored",
             "train",
             int(batch["index"][0]) if "index" in batch else None,

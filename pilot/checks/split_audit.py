@@ -132,7 +132,7 @@ def _undeclared_leaks(
     leak_warnings, target = leaks.target_leak_warnings(task, views, limits)
     token_warnings, token_target = leaks.token_leak_warnings(task, views, limits)
     skew_warnings, skew = leaks.token_skew_warnings(task, views, limits)
-    feature_warnings, feature_skew = leaks.feature_skew_warnings(task, views, limits)
+    feature_warnings, feature_skew = leaks.feature_skew_warnings(task, views, limits, split_by)
     leak_warnings += token_warnings + skew_warnings + feature_warnings
     if "skipped" in target:
         skipped.append(f"target leakage: {target['skipped']}")

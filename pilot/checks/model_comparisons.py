@@ -1,0 +1,50 @@
+"""Inspect's comparisons on a fresh model's outputs (evaluation mode, no gradient), each judging what the
+data checks cannot see: does the model read the padding, is a next-token model causal, does forward read
+the labels or a copy of them, do packed documents read each other, does it read the context at all. Each
+adds its verdict to inspect's result (``with_comparison``) and its numbers to the details."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from pilot.checks.causality import causality_findings, context_findings
+from pilot.checks.copied_labels import copied_label_findings
+from pilot.checks.label_reading import label_reading_findings
+from pilot.checks.packed_documents import packed_documents_findings
+from pilot.checks.padding import padding_findings, with_comparison
+from pilot.checks.result import CheckResult
+from pilot.data.task import TaskData
+from pilot.errors import PilotError, error_line
+
+
+def _compared(comparison, *args) -> tuple[list, dict[str, Any]]:
+    """A comparison on the model's outputs, or, where the model cannot run what it compares (one example
+    alone: BatchNorm normalising by the batch in eval mode cannot), not judged with the error in its
+    details: the data checks' verdict stands (``smallest_micro_batch`` and ``eval_determinism`` judge
+    the model at the batch sizes the run uses)."""
+    try:
+        return comparison(*args)
+    except (PilotError, torch.OutOfMemoryError):
+        raise
+    except Exception as error:  # noqa: BLE001 - said in the details, not raised over inspect's data checks
+        return [], {"judged": False, "model_crashed": error_line(error)}
+
+
+def with_model_comparisons(
+    result: CheckResult, task: TaskData, model: torch.nn.Module, train: list[dict[str, Any]], micro_batch: int
+) -> CheckResult:
+    """Inspect's result with every comparison on the model's outputs (the first training examples)."""
+    result = with_comparison(result, *_compared(padding_findings, task, model, train, micro_batch), "padding")
+    result = with_comparison(result, *_compared(causality_findings, task, model, train), name="causality")
+    result = with_comparison(result, *_compared(label_reading_findings, task, model, train), "label_reading")
+    copied, details = _compared(copied_label_findings, task, model, train)  # its own ids: a warn (denoising)
+    result = with_comparison(result, copied, details, "copied_labels", "warn" if details.get("main_input") else "fail")
+    packed = _compared(packed_documents_findings, task, model, train)
+    result = with_comparison(result, *packed, "packed_documents", "warn")
+    context, details = _compared(context_findings, task, model, train)  # fail where attention exists
+    result = with_comparison(
+        result, context, details, "context", "fail" if details.get("attention_modules") else "warn"
+    )
+    return result
