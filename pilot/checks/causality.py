@@ -94,6 +94,33 @@ def with_token_replaced(task: TaskData, batch: dict[str, Any], column: int, key:
     return changed
 
 
+def output_moved(
+    task: TaskData, model: torch.nn.Module, batch: dict[str, Any], changed: dict[str, Any], pick
+) -> float | None:
+    """How far the outputs ``pick`` selects (from a forward's output; None: they do not line up) move
+    when ``batch`` becomes ``changed``, over their scale, on the model in evaluation mode without
+    gradient; None when not judged: outputs that do not line up, or a model that does not repeat itself
+    (eval_determinism's business)."""
+    with untouched(model), torch.no_grad():
+        model.eval()
+        picked = [pick(task.forward(model, b)) for b in (batch, batch, changed)]
+    if any(p is None for p in picked):
+        return None
+    if (repeat := output_difference(picked[1], picked[0])) is None or repeat > REPEAT_RTOL:
+        return None
+    return output_difference(picked[2], picked[0])
+
+
+def real_scores(task: TaskData, batch: dict[str, Any], keep: slice):
+    """``pick`` for ``output_moved``: the first row's outputs at its real positions, ``keep`` of them."""
+
+    def pick(output: Any) -> torch.Tensor | None:
+        scores = row_scores(task, output, batch, 0)
+        return None if scores is None or scores.dim() < 2 else scores[keep]
+
+    return pick
+
+
 def causality_findings(
     task: TaskData, model: torch.nn.Module, encoded: list[dict[str, Any]]
 ) -> tuple[list[Finding], dict[str, Any]]:
@@ -105,18 +132,11 @@ def causality_findings(
         return [], {"judged": False}
     batch, last = found
     changed = with_token_replaced(task, batch, last)
-    with untouched(model), torch.no_grad():
-        model.eval()
-        first, again, other = (task.forward(model, b) for b in (batch, batch, changed))
-    before = [row_scores(task, output, batch, 0) for output in (first, again, other)]
-    if any(scores is None or scores.dim() < 2 for scores in before):
+    difference = output_moved(task, model, batch, changed, real_scores(task, batch, slice(None, -1)))  # before it
+    if difference is None:
         return [], {"judged": False}
-    earlier = [scores[:-1] for scores in before]  # every real position before the last one
-    if (repeat := output_difference(earlier[1], earlier[0])) is None or repeat > REPEAT_RTOL:
-        return [], {"judged": False}  # not repeatable: eval_determinism's business
-    difference = output_difference(earlier[2], earlier[0])
     details = {"judged": True, "largest_relative_difference": difference}
-    if difference is None or difference <= LIMIT:
+    if difference <= LIMIT:
         return [], details
     return [
         Finding(
@@ -141,18 +161,18 @@ def decoder_findings(
         return [], {"judged": False}
     batch, key, last = found
     changed = with_token_replaced(task, batch, last, key)
-    with untouched(model), torch.no_grad():
-        model.eval()
-        outputs = [task.forward(model, b) for b in (batch, batch, changed)]
-    scores = [logits_of(output).detach().float() for output in outputs]
-    if any(s.dim() < 2 or s.shape[0] != 1 or s.shape[1] != batch[key].shape[1] for s in scores):
-        return [], {"judged": False}  # outputs that do not line up with the decoder's positions
-    earlier = [s[0, :last] for s in scores]
-    if (repeat := output_difference(earlier[1], earlier[0])) is None or repeat > REPEAT_RTOL:
+
+    def earlier(output: Any) -> torch.Tensor | None:  # None: outputs that do not line up with the decoder's
+        scores = logits_of(output).detach().float()
+        if scores.dim() < 2 or scores.shape[0] != 1 or scores.shape[1] != batch[key].shape[1]:
+            return None
+        return scores[0, :last]
+
+    difference = output_moved(task, model, batch, changed, earlier)
+    if difference is None:
         return [], {"judged": False}
-    difference = output_difference(earlier[2], earlier[0])
     details = {"judged": True, "input": key, "largest_relative_difference": difference}
-    if difference is None or difference <= LIMIT:
+    if difference <= LIMIT:
         return [], details
     return [
         Finding(
@@ -190,18 +210,12 @@ def context_findings(
     batch, _ = found
     real = padding_mask(task, batch)
     changed = with_token_replaced(task, batch, int(torch.nonzero(real[0])[0]) if real is not None else 0)
-    with untouched(model), torch.no_grad():
-        model.eval()
-        outputs = [row_scores(task, task.forward(model, b), batch, 0) for b in (batch, batch, changed)]
-    if any(scores is None or scores.dim() < 2 for scores in outputs):
+    difference = output_moved(task, model, batch, changed, real_scores(task, batch, slice(1, None)))  # after it
+    if difference is None:
         return [], {"judged": False}
-    later = [scores[1:] for scores in outputs]  # every real position after the first one
-    if (repeat := output_difference(later[1], later[0])) is None or repeat > REPEAT_RTOL:
-        return [], {"judged": False}
-    difference = output_difference(later[2], later[0])
     attention = attention_modules(model)
     details = {"judged": True, "largest_relative_difference": difference, "attention_modules": len(attention)}
-    if difference is None or difference > LIMIT:
+    if difference > LIMIT:
         return [], details
     unless = (
         f"The model has attention ({attention[0]}, {len(attention)} in all), which exists to read the context, "

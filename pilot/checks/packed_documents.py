@@ -17,10 +17,8 @@ from typing import Any
 
 import torch
 
-from pilot.checks.batch_edges import untouched
-from pilot.checks.causality import LIMIT, with_token_replaced
+from pilot.checks.causality import LIMIT, output_moved, real_scores, with_token_replaced
 from pilot.checks.loss_probe import input_ids_of, padding_mask
-from pilot.checks.padding import REPEAT_RTOL, output_difference, row_scores
 from pilot.checks.result import Finding
 from pilot.data.task import TaskData
 
@@ -58,18 +56,12 @@ def packed_documents_findings(
     changed = batch
     for column in torch.nonzero(real[:start]).flatten().tolist():
         changed = with_token_replaced(task, changed, column)
-    with untouched(model), torch.no_grad():
-        model.eval()
-        outputs = [row_scores(task, task.forward(model, b), batch, 0) for b in (batch, batch, changed)]
-    if any(scores is None or scores.dim() < 2 for scores in outputs):
+    after = int(real[:start].sum())  # real positions before the restart: the outputs from it on are compared
+    difference = output_moved(task, model, batch, changed, real_scores(task, batch, slice(after, None)))
+    if difference is None:
         return [], {"judged": False}
-    after = int(real[:start].sum())  # real positions before the restart
-    later = [scores[after:] for scores in outputs]
-    if (repeat := output_difference(later[1], later[0])) is None or repeat > REPEAT_RTOL:
-        return [], {"judged": False}
-    difference = output_difference(later[2], later[0])
     details = {"judged": True, "restart_column": start, "largest_relative_difference": difference}
-    if difference is None or difference <= LIMIT:
+    if difference <= LIMIT:
         return [], details
     return [
         Finding(
