@@ -108,6 +108,7 @@ def padding_mask(task: TaskData, batch: Batch) -> torch.Tensor | None:
 
 
 DECODER_KEYS = ("decoder_input_ids", "decoder_attention_mask")  # a seq2seq batch (transformers' names)
+SEQ2SEQ = "seq2seq"  # a task of this kind labels its decoder's positions, even with no decoder key in the batch
 
 
 def decoder_side(batch: Batch) -> bool:
@@ -137,7 +138,7 @@ def real_mask(task: TaskData, batch: Batch) -> torch.Tensor | None:
     labels = batch["labels"]
     if labels.dim() < 2:
         return None
-    if decoder_side(batch):
+    if decoder_side(batch) or task.kind == SEQ2SEQ:  # (transformers' T5 given only labels builds its own)
         mask = decoder_mask(batch, labels)
         return mask if mask is not None else labels != IGNORE_INDEX
     mask = batch.get("attention_mask")

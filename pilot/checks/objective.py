@@ -33,7 +33,7 @@ from pilot.checks.loss_probe import (
     trained_head_widths,
 )
 from pilot.checks.result import CheckResult, Finding, summarise
-from pilot.checks.shift_probe import prediction_outside_the_loss
+from pilot.checks.shift_probe import loss_reads_logits, prediction_outside_the_loss
 from pilot.data.task import TaskData, logits_of
 
 STEP = "objective"
@@ -50,8 +50,12 @@ def _number(value: Any) -> float:
     return float(value.detach()) if torch.is_tensor(value) else float(value)
 
 
-def sum_contract(task: TaskData, output: Any, batch: dict[str, Any]) -> dict[str, float]:
-    """The batch's loss and count next to the sums over its single-example sub-batches."""
+def sum_contract(
+    task: TaskData, output: Any, batch: dict[str, Any], model: torch.nn.Module | None = None
+) -> dict[str, float]:
+    """The batch's loss and count next to the sums over its single-example sub-batches (each example's
+    output cut from the batch's; with ``model``, computed by its own forward: a loss_sum that returns the
+    model's own loss, computed inside forward for the whole batch, cannot be cut)."""
     size = batch_size(batch)
     whole = _number(task.loss_sum(output, batch))
     count = _number(task.target_count(batch))
@@ -62,7 +66,12 @@ def sum_contract(task: TaskData, output: Any, batch: dict[str, Any]) -> dict[str
     singles, counts = [], []
     for row in range(size):
         piece = sub_batch(batch, [row])
-        singles.append(_number(task.loss_sum(sub_output(output, [row], size), piece)))
+        if model is not None:
+            with torch.no_grad():
+                alone = task.forward(model, piece)
+        else:
+            alone = sub_output(output, [row], size)
+        singles.append(_number(task.loss_sum(alone, piece)))
         counts.append(_number(task.target_count(piece)))
     return {"examples": size, "loss": whole, "count": count, "single_losses": singles, "single_counts": counts}
 
@@ -106,7 +115,7 @@ def objective_check(
         with torch.no_grad():
             output = task.forward(model, batch)
         outputs.append((output, batch))
-        numbers = sum_contract(task, output, batch)
+        numbers = sum_contract(task, output, batch, None if loss_reads_logits(task, output, batch) else model)
         scores, grad, _ = output_gradient(task, output, batch, recompute=partial(task.forward, model, batch))
         width = int(scores.shape[-1])
         trained = _trained_targets(batch, grad, width, numbers["count"])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import torch
 
-from pilot.checks.loss_probe import batch_size, decoder_mask, decoder_side, padding_mask, spans
+from pilot.checks.loss_probe import SEQ2SEQ, batch_size, decoder_mask, decoder_side, padding_mask, spans
 from pilot.checks.padding import pad_collision
 from pilot.data.task import Batch, TaskData
 
@@ -94,7 +94,7 @@ def row_differences(task: TaskData, batch: Batch, items: list[dict], singles: li
             continue
         if _row_positions(value, singles, items, key, size):
             continue
-        mask, alone_masks = masks[_side(batch, key)]
+        mask, alone_masks = masks[_side(task, batch, key)]
         per_position = mask is not None and value.dim() >= 2 and value.shape[:2] == mask.shape
         per_position = per_position and all(  # the mask's positions are the key's in every example alone too
             alone_mask is None or _width_of(single.get(key)) == alone_mask.shape
@@ -145,10 +145,11 @@ def _padding_called_real(task: TaskData, batch: Batch, row: int, mask: torch.Ten
     )
 
 
-def _side(batch: Batch, key: str) -> str:
+def _side(task: TaskData, batch: Batch, key: str) -> str:
     """Which positions a key of the batch has: the decoder's (its labels and ``decoder_*`` keys) or
     the encoder's (every key of a batch without a decoder)."""
-    return "decoder" if decoder_side(batch) and (key == "labels" or key.startswith("decoder_")) else "encoder"
+    decoder = decoder_side(batch) or task.kind == SEQ2SEQ
+    return "decoder" if decoder and (key == "labels" or key.startswith("decoder_")) else "encoder"
 
 
 def _all_same(mine: list[torch.Tensor], others: list[torch.Tensor]) -> bool:

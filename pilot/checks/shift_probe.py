@@ -22,12 +22,33 @@ from pilot.data.task import TaskData, logits_of
 RTOL = 1e-4  # a shift-invariant loss moves by float32 rounding only (logsumexp is computed stably)
 
 
+def loss_reads_logits(task: TaskData, output: Any, batch: dict[str, Any]) -> bool:
+    """Does ``loss_sum`` read the output's logits? Not when it returns the model's own loss, computed
+    inside its forward (transformers' ``out.loss``): logits changed afterwards leave it as it was, and a
+    probe that changes them says nothing about the loss. Judged by a change that moves any loss that
+    reads them: a ramp over the last dimension. True where it cannot be judged."""
+    logits = logits_of(output)
+    if not torch.is_tensor(logits) or not logits.is_floating_point() or logits.dim() < 1 or logits.shape[-1] < 2:
+        return True
+    ramp = torch.linspace(0.0, 1.0 + float(logits.detach().abs().max()), logits.shape[-1], dtype=logits.dtype)
+    try:
+        with torch.no_grad():
+            loss, moved = (
+                float(task.loss_sum(o, batch).detach()) for o in (output, with_logits(output, logits + ramp))
+            )
+    except Exception:  # noqa: BLE001 - an output that cannot take other logits: as if it read them
+        return True
+    return abs(moved - loss) > RTOL * max(abs(loss), 1e-12)
+
+
 def prediction_outside_the_loss(task: TaskData, outputs: list[tuple[Any, dict[str, Any]]]) -> Finding | None:
     """A finding when the loss ignores a shift of each row's logits that changes ``predict``."""
     for output, batch in outputs:
         logits = logits_of(output)
         if not torch.is_tensor(logits) or not logits.is_floating_point() or logits.dim() < 2 or logits.shape[-1] < 2:
             continue
+        if not loss_reads_logits(task, output, batch):
+            return None  # the model's own loss: logits changed afterwards cannot move it, not judged
         shift = 1.0 + float(logits.detach().abs().max())  # past every logit: a threshold anywhere is crossed
         shifted = with_logits(output, logits + shift)
         try:
