@@ -3,7 +3,7 @@ multi-label recipe) while labels are int class ids: the model's own loss is BCE 
 
 from tests.planted_tasks import _hf_tiny as h
 
-EXPECTED = {"step": "inspect", "verdict": "fail"}
+EXPECTED = {"step": "contract", "verdict": "fail"}
 
 
 def make_task():

@@ -3,7 +3,7 @@ num_labels=2 is kept; class 'long' (id 2) has no logit. Loss over out.logits."""
 
 from tests.planted_tasks import _hf_tiny as h
 
-EXPECTED = {"step": "inspect", "verdict": "fail"}
+EXPECTED = {"step": "contract", "verdict": "fail"}
 
 
 def make_task():
