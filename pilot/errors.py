@@ -10,9 +10,10 @@ from __future__ import annotations
 import errno
 import shutil
 import signal
-from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+
+from pilot.startup_signals import error_chain
 
 
 class PilotError(Exception):
@@ -79,7 +80,7 @@ def no_space_left(error: BaseException, writing: Path | str | None = None) -> Di
     ``writing``: what was being written, when the error does not name a file."""
     if isinstance(error, DiskFull):
         return error
-    cause = next((e for e in _chain(error) if _says_no_space(e)), None)  # logging wraps it: ValueError
+    cause = next((e for e in error_chain(error) if _says_no_space(e)), None)  # logging wraps it: ValueError
     if cause is None:
         return None
     return _disk_full(getattr(cause, "filename", None) or writing, None)
@@ -88,16 +89,7 @@ def no_space_left(error: BaseException, writing: Path | str | None = None) -> Di
 def user_error(error: BaseException) -> PilotError | None:
     """The ``PilotError`` (a message the user can act on) behind ``error``: Hydra wraps what a model's
     builder raises in an InstantiationException, whose own text is only 'Error in call to target'."""
-    return next((e for e in _chain(error) if isinstance(e, PilotError)), None)
-
-
-def _chain(error: BaseException | None) -> Iterator[BaseException]:
-    """``error``, then what it was raised from or while handling (at most 10 deep)."""
-    for _ in range(10):
-        if error is None:
-            return
-        yield error
-        error = error.__cause__ or error.__context__
+    return next((e for e in error_chain(error) if isinstance(e, PilotError)), None)
 
 
 DISK_FULL = "disk full: "  # how a step's or a phase's detail starts when no space stopped it (then its message)
@@ -138,7 +130,7 @@ def access_denied(error: BaseException) -> AccessDenied | None:
     anywhere in the run (a checkpoint, a record, the export), else None. Only an error that names its
     file: a denial without one is not said as something the user can fix."""
     cause = next(
-        (e for e in _chain(error) if getattr(e, "errno", None) in DENIED and getattr(e, "filename", None)), None
+        (e for e in error_chain(error) if getattr(e, "errno", None) in DENIED and getattr(e, "filename", None)), None
     )
     if cause is None:
         return None

@@ -21,6 +21,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Iterator
 
 STARTUP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 LOCAL_JOB = "submitit.core._submit"  # the module a job of submitit's local executor runs
@@ -40,18 +41,20 @@ def signal_name_of(stop: BaseException) -> str:
     return getattr(stop, "signal_name", "SIGINT")
 
 
+def error_chain(error: BaseException | None) -> Iterator[BaseException]:
+    """``error``, then what it was raised from or while handling (at most 10 deep)."""
+    for _ in range(10):
+        if error is None:
+            return
+        yield error
+        error = error.__cause__ or error.__context__
+
+
 def interrupt_behind(error: BaseException) -> KeyboardInterrupt | None:
     """The signal's stop (a KeyboardInterrupt) that ``error`` was raised while handling, if any: a second
     signal that lands inside a library call whose cleanup then raises an error of its own (torch.save's
     zip writer closing: "unexpected pos") is the interrupt, not that error."""
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        if isinstance(current, KeyboardInterrupt):
-            return current
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return None
+    return next((e for e in error_chain(error) if isinstance(e, KeyboardInterrupt)), None)
 
 
 def _exit_while_starting(signum, frame) -> None:

@@ -26,6 +26,7 @@ from pilot.phases.gates import PhaseRunner  # noqa: E402
 from tests.planted_tasks import runner  # noqa: E402
 
 CPU = torch.device("cpu")
+pytestmark = pytest.mark.xdist_group("planted_suite")  # the suite (about a minute) computed once, on one worker
 
 
 @pytest.fixture(scope="module")
