@@ -325,3 +325,17 @@ def test_a_measurement_that_sets_one_class_of_three_apart_is_not_a_leak_but_a_fl
         row["x"][-1] = np.float32(rng.uniform(1.0, 30.0) if row["outcome"] == "worse" else 0.0)
     leak = audit_split(tabular_task(examples, feature_names=MEASUREMENTS + ["days_to_readmission"]), "group")
     assert leak.verdict == "warn" and "feature 'days_to_readmission' gives the label away" in leak.reason
+
+
+def test_features_on_another_scale_warn_except_under_a_split_by_time():
+    """Validation left in raw units while train was standardised warns; the same shift under a split by
+    time is a trend, which later splits have by design (a false warning on a correct time-series task)."""
+    from pilot.checks.leaks import LeakThresholds, feature_skew_warnings, model_views
+    from tests.planted_tasks import runner
+
+    task = runner.load("bug_val_not_standardised").make_task()
+    said = audit_split(task, "group")
+    assert said.verdict == "warn" and "on another scale than train's" in said.reason, said.reason
+    views = model_views(task)
+    assert feature_skew_warnings(task, views, LeakThresholds(), "group")[0]
+    assert feature_skew_warnings(task, views, LeakThresholds(), "time") == ([], {"skipped": "split by time"})
