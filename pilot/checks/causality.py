@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 from pilot.checks.batch_edges import untouched
-from pilot.checks.loss_probe import input_ids_of, padding_mask
+from pilot.checks.loss_probe import input_ids_key, input_ids_of, padding_mask
 from pilot.checks.padding import REPEAT_RTOL, output_difference, row_scores
 from pilot.checks.result import Finding
 from pilot.data.task import IGNORE_INDEX, NEXT_TOKEN, TaskData, logits_of
@@ -88,7 +88,7 @@ def with_token_replaced(task: TaskData, batch: dict[str, Any], column: int, key:
     the next id of the vocabulary."""
     ids = input_ids_of(batch) if key is None else batch[key]
     changed = dict(batch)
-    changed[key or ("input_ids" if "input_ids" in batch else "inputs")] = replaced = ids.clone()
+    changed[key or input_ids_key(batch)] = replaced = ids.clone()
     vocab = int(task.info.get("vocab_size", int(ids.max()) + 2))
     replaced[0, column] = (int(ids[0, column]) + 1) % max(vocab, 2)
     return changed

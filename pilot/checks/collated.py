@@ -44,6 +44,8 @@ from pilot.checks.row_differences import row_differences, same
 from pilot.checks.row_pairing import rows_of_other_examples
 from pilot.data.task import NEXT_TOKEN, Batch, Example, TaskData
 
+NO_TARGET = ("no target token in the loss", "no target in the loss")  # a sequence row's; a row's label
+
 
 @dataclass
 class RowView:
@@ -77,7 +79,7 @@ def compare_targets(seen: list[int], expected: list[int], instruction_masked: bo
     if seen == expected:
         return None
     if not seen:
-        return "no target token in the loss"
+        return NO_TARGET[0]
     n_seen, n_expected = len(seen), len(expected)
     if n_seen < n_expected and expected[:n_seen] == seen:
         return f"target truncated: {n_expected - n_seen} of {n_expected} target tokens cut"
@@ -114,7 +116,7 @@ def target_findings(
         return Finding(problem, view.split, view.example.index)
 
     if task.expected_targets is None:
-        return [] if view.counted else [finding("no target token in the loss")]
+        return [] if view.counted else [finding(NO_TARGET[0])]
     expected = [int(t) for t in task.expected_targets(view.example)]
     start = None
     if ids is not None and task.convention == NEXT_TOKEN and expected:
@@ -202,7 +204,7 @@ def check_batch(task: TaskData, views: list[RowView], masked: bool, compare_rows
     differing = row_differences(task, views[0].batch, [v.item for v in views], singles) if compare_rows else {}
     findings: list[Finding] = _rows_of_no_example(task, views)
     if not views[0].sequence:
-        findings += [Finding("no target in the loss", v.split, v.example.index) for v in views if not v.counted]
+        findings += [Finding(NO_TARGET[1], v.split, v.example.index) for v in views if not v.counted]
     else:
         batch = views[0].batch
         ids = input_ids_of(batch)
@@ -338,9 +340,6 @@ def check_collated(
         findings += check_batch(task, views[start:end], masked, compare_rows=not random)
         start = end
     return _drawn_without_target(findings, views) if random else findings, views, random
-
-
-NO_TARGET = ("no target token in the loss", "no target in the loss")
 
 
 def _drawn_without_target(findings: list[Finding], views: list[RowView]) -> list[Finding]:

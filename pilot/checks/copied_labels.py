@@ -21,7 +21,7 @@ import torch
 
 from pilot.checks.batch_edges import untouched
 from pilot.checks.causality import LIMIT
-from pilot.checks.loss_probe import decoder_side, spans
+from pilot.checks.loss_probe import decoder_side, input_ids_key, spans
 from pilot.checks.padding import REPEAT_RTOL, output_difference
 from pilot.checks.result import Finding
 from pilot.data.task import IGNORE_INDEX, NEXT_TOKEN, Batch, TaskData, logits_of
@@ -87,19 +87,17 @@ def copied_label_findings(
                 continue
             difference = output_difference(moved[:, position], base[:, position])
             if difference is not None and difference > LIMIT:
-                main = key == ("input_ids" if "input_ids" in batch else "inputs")
-                details = {"judged": True, "key": key, "positions": held, "main_input": main}
+                details = {"judged": True, "key": key, "positions": held, "main_input": key == input_ids_key(batch)}
                 return [_finding(key, held, difference, batch)], details
     return [], {"judged": True}
 
 
 def _finding(key: str, held: list[int], difference: float, batch: Batch) -> Finding:
-    main = key == ("input_ids" if "input_ids" in batch else "inputs")
     fix = (
         "A masked LM labels only the tokens it masked: the others are in the input, and the loss on them is a copy "
         "(fix: labels -100 wherever the input was not masked or replaced). A denoising task (spelling or grammar "
         "correction as tagging), whose input is mostly its answer by design, may ignore this warning"
-        if main
+        if key == input_ids_key(batch)
         else "Teacher forcing gives the decoder the labels shifted right (<bos> + labels[:-1]), never the labels "
         f"themselves. Fix: shift '{key}' right by one position behind the start token"
     )

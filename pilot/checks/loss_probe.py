@@ -86,11 +86,16 @@ def same_kind(output: tuple | list | dict, parts: list | dict) -> Any:
     return type(output)(parts)
 
 
+def input_ids_key(batch: Batch) -> str:
+    """Which key holds a batch's token ids: ``input_ids``, else ``inputs``."""
+    return "input_ids" if "input_ids" in batch else "inputs"
+
+
 def input_ids_of(batch: Batch) -> torch.Tensor | None:
     """The token ids of a sequence batch (``input_ids``; ``inputs`` when it holds integers)."""
-    ids = batch.get("input_ids")
-    if ids is None and torch.is_tensor(batch.get("inputs")) and not batch["inputs"].is_floating_point():
-        ids = batch["inputs"]
+    ids = batch.get(input_ids_key(batch))
+    if torch.is_tensor(ids) and ids.is_floating_point():
+        return None
     return ids if torch.is_tensor(ids) and ids.dim() == 2 else None
 
 
