@@ -180,6 +180,8 @@ def cli() -> None:
     except SystemExit as stop:
         if stop.code == 1 and not _composed and not isinstance(stop, (RunDirectoryRefused, SweepIncomplete)):
             _suggest_and_refuse()
+        if stop.code == 2 and launch_config() is not None:  # the sweeper refused a batch: what ran is recapped,
+            recap_interrupted_launch("refused before its jobs ran")  # else multirun.yaml is put back as it was
         if stop.code == 2:  # refused: a sweep directory made for this line, still empty, goes
             settle_refused_sweeps()
         if isinstance(stop.code, int) and stop.code >= 128 and launch_config() is not None:

@@ -36,7 +36,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from pilot.config.values import as_written, enum_value
-from pilot.errors import PilotError, ResumeRefused
+from pilot.errors import PilotError, ResumeRefused, RunFinished
 from pilot.faults import fault_point
 from pilot.hydra_files import HydraFiles, output_subdir
 from pilot.resume import refuse_finished_run, refuse_reused_for
@@ -143,6 +143,30 @@ def check_run_directory(config: DictConfig) -> None:
         writable_directory(path, "hydra.run.dir")
         return
     writable_directory(path, "hydra.run.dir", made_from_root(config, "hydra.run.dir", "campaign.run_root"))
+    _refuse_foreign(config, path)
+
+
+def job_directory_problem(config: DictConfig, path: Path) -> str | None:
+    """What ``check_run_directory`` would refuse in a sweep job's directory that exists before the
+    launch (a fixed ``hydra.sweep.subdir``), found without writing anything, or None. The sweeper asks
+    it of every job before any runs: a job in its own process (local_parallel, SLURM) is refused where
+    the launching process never hears of it. A job that would resume, or is found finished, is none."""
+    if not path.is_dir():
+        return None
+    try:
+        if (path / "run.json").exists():
+            _refuse_reused(config, path)
+        else:
+            _refuse_foreign(config, path)
+    except RunFinished:  # kept as the job's result (ok) or left as it ended (diverged): the job says so
+        return None
+    except PilotError as error:
+        return f"{error} In a sweep the fix is a hydra.sweep.subdir naming new directories (the default does), or a new hydra.sweep.dir."
+    return None
+
+
+def _refuse_foreign(config: DictConfig, path: Path) -> None:
+    """A directory without a run record holding files pilot did not write: refused (``ResumeRefused``)."""
     subdir = _output_subdir(config)  # where Hydra writes its files (.hydra unless the line names another)
     own = {*HYDRA_OWN, *([Path(subdir).parts[0]] if subdir else [])}
     foreign = sorted(p.name for p in path.iterdir() if p.name not in own and not p.name.endswith(".log"))

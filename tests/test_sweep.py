@@ -311,7 +311,9 @@ def test_a_relaunch_into_fixed_job_directories_recaps_the_jobs_it_continued_and_
 
 def test_a_relaunch_whose_every_job_is_refused_exits_two_and_keeps_the_sweep_as_it_was(tmp_path):
     """A fixed-subdir relaunch under another setting: every job refused at run time, yet it exited 0, replaced
-    the recap of the two finished runs by 'Recap — 0 run(s)' and deleted recap.png. Then a relaunch that runs
+    the recap of the two finished runs by 'Recap — 0 run(s)' and deleted recap.png; under local_parallel,
+    where each refusal happened in the job's own process, it still did (exit 1, "never started"). Now the
+    sweeper refuses such a job before any is launched, whatever the launcher. Then a relaunch that runs
     replaces the recap: the earlier one is kept under its time."""
     sweep = tmp_path / "fixed"
     line = [sys.executable, "-m", "pilot", *SMALL, "optim.lr=1e-3", "seed=0,1", f"hydra.sweep.dir={sweep}",
@@ -319,10 +321,14 @@ def test_a_relaunch_whose_every_job_is_refused_exits_two_and_keeps_the_sweep_as_
     assert subprocess.run(line, cwd=REPO, capture_output=True, timeout=600).returncode == 0
     before = {p.name: p.read_bytes() for p in sweep.iterdir() if p.is_file()}
     assert {"recap.md", "recap.png", "multirun.yaml"} <= set(before)
-    refused = subprocess.run([*line, "optim.weight_decay=0.5"], cwd=REPO, capture_output=True, text=True, timeout=600)
-    assert refused.returncode == 2, refused.stderr[-3000:]
-    assert "pilot: 2 job(s) of the sweep were refused" in refused.stderr
-    assert {p.name: p.read_bytes() for p in sweep.iterdir() if p.is_file()} == before
+    for launcher in ([], ["hydra/launcher=local_parallel"]):
+        refused = subprocess.run(
+            [*line, "optim.weight_decay=0.5", *launcher], cwd=REPO, capture_output=True, text=True, timeout=600
+        )
+        assert refused.returncode == 2, (launcher, refused.stderr[-3000:])
+        assert "2 of the sweep's jobs 0-1 would be refused; none was launched" in refused.stderr, launcher
+        assert "holds a finished run" in refused.stderr and "optim.weight_decay" in refused.stderr
+        assert {p.name: p.read_bytes() for p in sweep.iterdir() if p.is_file()} == before, launcher
     assert subprocess.run([*line, "seed=2"], cwd=REPO, capture_output=True, timeout=600).returncode == 0
     (kept,) = sweep.glob("recap-*.md")  # the first launch's recap, beside this launch's
     assert kept.read_bytes() == before["recap.md"] and "# Recap — 1 run(s)" in (sweep / "recap.md").read_text()

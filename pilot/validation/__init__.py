@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -27,6 +28,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
 from pilot.config.values import enum_value, resolve_device, select
+from pilot.run_directory import job_directory_problem
 from pilot.validation.batch import check_task
 from pilot.validation.devices import check_devices, check_precision, check_strategy
 from pilot.validation.keys import check_unknown_keys
@@ -103,7 +105,18 @@ def sweep_job_problem(composed: DictConfig) -> str | None:
         validate(task)
     except ConfigError as error:
         return str(error)
+    if (directory := _job_directory(composed)) is not None:  # a fixed subdir: it may hold a run already
+        return job_directory_problem(composed, directory)
     return None
+
+
+def _job_directory(composed: DictConfig) -> Path | None:
+    """The directory the job will run in (``hydra.sweep.dir``/``hydra.sweep.subdir``), or None where it
+    cannot be resolved here (the job says what is wrong with it)."""
+    try:
+        return Path(str(composed.hydra.sweep.dir)) / str(composed.hydra.sweep.subdir)
+    except OmegaConfBaseException:
+        return None
 
 
 def sweep_problem(config: DictConfig, jobs: list[list[str]]) -> str | None:
