@@ -361,3 +361,25 @@ def test_a_comparison_after_different_numbers_of_updates_is_said():
     )
     frame["updates_done"] = 100
     assert "different numbers of updates" not in summarise(frame, "optim.lr=1e-4")[1][0]
+
+
+def test_a_sweep_refused_before_its_jobs_leaves_an_earlier_launchs_multirun_yaml_as_it_was(tmp_path):
+    """Hydra rewrites multirun.yaml before the sweeper checks the jobs: a line refused there (one bad value)
+    replaced the record of the earlier launch into the same sweep directory with its own."""
+    sweep = tmp_path / "sw"
+    sweep.mkdir()
+    earlier = "hydra:\n  mode: MULTIRUN\n# the earlier launch's\n"
+    (sweep / "multirun.yaml").write_text(earlier)
+    line = [
+        sys.executable,
+        "-m",
+        "pilot",
+        "mode=train",
+        "seed=0,1",
+        "budget.value=-5",
+        f"hydra.sweep.dir={sweep}",
+        "-m",
+    ]
+    refused = subprocess.run(line, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert refused.returncode == 2 and "budget.value=-5" in refused.stderr, refused.stderr[-2000:]
+    assert (sweep / "multirun.yaml").read_text() == earlier and sorted(os.listdir(sweep)) == ["multirun.yaml"]
