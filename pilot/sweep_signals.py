@@ -15,11 +15,13 @@ process then waits for the jobs as usual and writes the recap of what they recor
 (``pilot.__main__``: exit 130 when a job was interrupted). Jobs run in this process (the basic
 launcher) or on a cluster are left as they are.
 
-What this process receives goes on to the jobs that did not get it: SIGTERM (``kill``, a
-scheduler: sent to this process alone) to every job, a Ctrl-C to the jobs started after it. Each
-job stops as at a Ctrl-C, recorded with the signal's name; this process waits for them, writes the
-recap and exits with 128 + its number (``received``). A second SIGTERM stops it at once. A hangup
-(SIGHUP: the terminal or ssh session closed) is taken as a Ctrl-C is.
+What this process receives goes on to every job, those started after it included: SIGTERM (``kill``,
+a scheduler) and a Ctrl-C or hangup sent to this process alone would otherwise reach no job, and one
+of the terminal's, which reached the running jobs too, is taken by each as one signal (the same
+signal again within two seconds is the same event there). Each job stops as at a Ctrl-C, recorded
+with the signal's name; this process waits for them, writes the recap and exits with 128 + its
+number (``received``). A second SIGTERM stops it at once. A hangup (SIGHUP: the terminal or ssh
+session closed) is taken as a Ctrl-C is.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ LOCAL_LAUNCHER = "LocalLauncher"  # hydra_plugins.hydra_submitit_launcher.submit
 
 
 _received: list[str] = []  # the signals this launching process received, in order
-_reached: set[int] = set()  # job processes the signal reached (the terminal's Ctrl-C) or was passed on to
+_reached: set[int] = set()  # job processes the signal was passed on to
 
 
 class LocalJobsStopThemselves(Callback):
@@ -70,18 +72,17 @@ def _jobs() -> list[psutil.Process]:
 
 def _stop_jobs(signum: int, frame: Any) -> None:
     """This process's handler (on the launcher's threads; its own thread holds the signals, so the
-    processes it starts begin with them held). A Ctrl-C or a hangup (a closed terminal) reached
-    every job of the terminal's group: it goes on only to jobs started since. SIGTERM reached this
-    process alone: it goes on to every job. A second SIGTERM stops this process at once (its jobs
-    have theirs)."""
+    processes it starts begin with them held). Whatever it is, it goes on to every job: a Ctrl-C or
+    a hangup of the terminal reached the jobs of its group too, but one sent to this process alone
+    (``kill -INT``, ``kill -HUP``) did not, and this process cannot tell which; a job takes the same
+    signal twice within ``LOCAL_JOB_ONE_EVENT_S`` as one (``pilot.engine.preemption``). A second
+    SIGTERM stops this process at once (its jobs have theirs)."""
     name = signal.Signals(signum).name
     if name in _received:
         if signum == signal.SIGTERM:
             raise SignalStop(name)
         return
     if not _received:
-        if signum in (signal.SIGINT, signal.SIGHUP):
-            _reached.update(job.pid for job in _jobs())
         threading.Thread(target=_pass_on, args=(signum,), name="pilot-pass-on-signal", daemon=True).start()
     _received.append(name)
 

@@ -127,6 +127,31 @@ def test_sigterm_to_the_launcher_of_a_local_parallel_sweep_stops_every_job_with_
     assert (sweep / "recap.md").exists()
 
 
+@pytest.mark.parametrize("name", ["SIGHUP", "SIGINT"])
+def test_a_hangup_or_ctrl_c_sent_to_the_launcher_alone_stops_every_training_job_once(tmp_path, name):
+    """`kill -HUP <launcher>` (or -INT) while the jobs train: the launcher took it as the terminal's, which
+    reaches the jobs too, and passed it on to none; they trained to their end and the launch exited 129
+    saying nothing. Each job now gets it from the launcher and stops once, with its checkpoint."""
+    sweep = tmp_path / "sweep"
+    args = ["-m", *TRAIN, "budget.value=100000", "seed=0,1", "hydra/launcher=local_parallel", f"hydra.sweep.dir={sweep}"]
+    process = pilot(*args, wait=False)
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:  # both jobs training
+        metrics = list(sweep.glob("*/metrics.jsonl"))
+        if len(metrics) == 2 and all(len(m.read_text().splitlines()) > 2 for m in metrics):
+            break
+        time.sleep(0.2)
+    process.send_signal(getattr(signal, name))  # to the launching process alone, not its group
+    output, _ = process.communicate(timeout=240)
+    assert process.returncode == 128 + getattr(signal, name), output[-3000:]
+    assert "Traceback" not in output and f"the sweep was interrupted ({name})" in output, output[-3000:]
+    found = records(sweep)
+    assert len(found) == 2
+    for record in found:
+        assert record["status"] == "interrupted" and name in record["stop_cause"], record["stop_cause"]
+        assert "checkpoint saved" in record["stop_cause"], record["stop_cause"]
+
+
 @pytest.mark.parametrize("name", ["SIGINT", "SIGHUP"])
 def test_a_local_job_notes_a_ctrl_c_held_while_it_started(name):
     """SIGINT (or a hangup) blocked, as the launcher holds it, and sent before pilot is imported:

@@ -25,6 +25,9 @@ from pilot.startup_signals import noted
 
 LAUNCHER_PID = "PILOT_LAUNCHER_PID"  # set in a replica pilot spawned (pilot.engine.distributed)
 ONE_EVENT_S = 0.5  # in such a replica, the same signal again within this is the same event
+# in a local sweep's job (local_parallel): a Ctrl-C or hangup of the terminal reaches it, and its launcher,
+# which cannot tell whether it did (sent to the launcher alone, it did not), passes it on too
+LOCAL_JOB_ONE_EVENT_S = 2.0
 
 log = logging.getLogger("pilot")
 
@@ -90,7 +93,7 @@ class InterruptWatch:
             self.previous[signum] = signal.getsignal(signum)
             signal.signal(signum, self._flag)
         if (early := noted()) is not None:  # a local job: arrived while it started (pilot.startup_signals)
-            self.received = early
+            self.received, self.received_at = early, time.monotonic()
             log.warning("%s received while this job started: stopping after its first update, with a checkpoint", early)
         return self
 
@@ -109,12 +112,8 @@ class InterruptWatch:
             return
         name = signal.Signals(signum).name
         if self.received is not None:
-            if (
-                name == self.received
-                and time.monotonic() - self.received_at < ONE_EVENT_S
-                and os.environ.get(LAUNCHER_PID)
-            ):  # a spawned replica whose launcher died gets torch's SIGINT twice, 20 ms apart: one event
-                return
+            if name == self.received and time.monotonic() - self.received_at < _one_event_s():
+                return  # the same signal delivered twice (see ``_one_event_s``): one event
             raise KeyboardInterrupt(f"second {name}: stopping at once")
         self.received, self.received_at = name, time.monotonic()
         if self.training_over:
@@ -140,6 +139,15 @@ class InterruptWatch:
         its number), so a sweep does not go on to its next job after a scheduler's SIGTERM."""
         if self.noted:
             raise SystemExit(128 + int(getattr(signal, self.noted)))
+
+
+def _one_event_s() -> float:
+    """How long the same signal again is the same event, not a second one (which stops at once): a
+    spawned replica whose launcher died gets torch's SIGINT twice, 20 ms apart; a local sweep's job
+    gets the terminal's and its launcher's. Elsewhere a signal arrives once: 0."""
+    if os.environ.get(LAUNCHER_PID):
+        return ONE_EVENT_S
+    return LOCAL_JOB_ONE_EVENT_S if os.environ.get("SUBMITIT_EXECUTOR") == "local" else 0.0
 
 
 def watched_signals() -> list[int]:
