@@ -133,7 +133,14 @@ def test_a_hangup_or_ctrl_c_sent_to_the_launcher_alone_stops_every_training_job_
     reaches the jobs too, and passed it on to none; they trained to their end and the launch exited 129
     saying nothing. Each job now gets it from the launcher and stops once, with its checkpoint."""
     sweep = tmp_path / "sweep"
-    args = ["-m", *TRAIN, "budget.value=100000", "seed=0,1", "hydra/launcher=local_parallel", f"hydra.sweep.dir={sweep}"]
+    args = [
+        "-m",
+        *TRAIN,
+        "budget.value=100000",
+        "seed=0,1",
+        "hydra/launcher=local_parallel",
+        f"hydra.sweep.dir={sweep}",
+    ]
     process = pilot(*args, wait=False)
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline:  # both jobs training

@@ -22,7 +22,14 @@ from typing import Any
 
 import torch
 
-from pilot.checks.loss_probe import counted_label_mask, input_ids_of, micro_batches, output_gradient, pushed_classes
+from pilot.checks.loss_probe import (
+    counted_label_mask,
+    input_ids_of,
+    micro_batches,
+    output_gradient,
+    positions_unlike_labels,
+    pushed_classes,
+)
 from pilot.checks.result import CheckResult
 from pilot.data.task import NEXT_TOKEN, TaskData
 
@@ -66,6 +73,8 @@ def probe(task: TaskData, model: torch.nn.Module, batches: list[dict[str, Any]])
             return {"regression": True}
         pushed, trained = pushed_classes(grad)
         labels = batch["labels"]
+        if unpaired := positions_unlike_labels(labels, grad):  # CTC-style: frames, not label positions
+            return {"regression": False, "unpaired": unpaired}
         sequence = pushed.dim() >= 2
         declared_positions += int(counted_label_mask(task, labels).sum())
         trained_count += int(trained.sum())
@@ -139,6 +148,9 @@ def alignment_check(
         return CheckResult(STEP, "pass", reason, [], details)
     if found["regression"]:
         return CheckResult(STEP, "pass", "one output per position (a regression?): no class to probe", [], details)
+    if "unpaired" in found:
+        reason = f"not judged: {found['unpaired']} (CTC-style), so no output position stands for one label"
+        return CheckResult(STEP, "pass", reason, [], details)
     pushed, reference, trained = found["pushed"], found["reference"], found["trained"]
     details.update(trained_positions=trained, counted_by_labels=found["declared_positions"])
     if trained == 0:

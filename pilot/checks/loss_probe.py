@@ -268,3 +268,15 @@ def pushed_classes(grad: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """
     trained = (grad != 0).any(dim=-1)
     return grad.argmin(dim=-1), trained & (grad.min(dim=-1).values < 0)
+
+
+def positions_unlike_labels(labels: Any, grad: torch.Tensor) -> str | None:
+    """How the output's positions differ from the labels' when they are not one per label position
+    (CTC: more frames than label tokens), or None. Then no output position stands for the label at
+    the same place: a check that pairs them has nothing to pair."""
+    if not torch.is_tensor(labels) or labels.dim() < 2 or grad.dim() < labels.dim():
+        return None
+    positions = tuple(grad.shape[: labels.dim()])
+    if positions == tuple(labels.shape):
+        return None
+    return f"the output has {positions[1:]} positions per row, the labels {tuple(labels.shape[1:])}"

@@ -27,6 +27,7 @@ from pilot.checks.loss_probe import (
     batch_size,
     micro_batches,
     output_gradient,
+    positions_unlike_labels,
     pushed_classes,
     sub_batch,
     sub_output,
@@ -118,7 +119,8 @@ def objective_check(
         numbers = sum_contract(task, output, batch, None if loss_reads_logits(task, output, batch) else model)
         scores, grad, _ = output_gradient(task, output, batch, recompute=partial(task.forward, model, batch))
         width = int(scores.shape[-1])
-        trained = _trained_targets(batch, grad, width, numbers["count"])
+        unpaired = positions_unlike_labels(batch.get("labels"), grad)  # CTC: positions are not targets
+        trained = None if unpaired else _trained_targets(batch, grad, width, numbers["count"])
         per_batch.append(
             {k: numbers[k] for k in ("examples", "loss", "count")}
             | {
@@ -135,7 +137,7 @@ def objective_check(
         findings.append(unreached)
     if total_count > 0 and total_loss < 0 and _class_ids(batches):
         findings.append(Finding(negative_loss(total_loss / total_count)))
-    elif total_count > 0 and width and width > 1 and task.initial_loss_tolerance is not None:
+    elif total_count > 0 and width and width > 1 and task.initial_loss_tolerance is not None and not _regression(task):
         warnings += _initial_loss(task, outputs, total_loss / total_count, width, per_class, details)
     elif not total_count:
         findings.append(Finding("target_count is 0 on every probed batch: nothing would be trained"))
@@ -152,7 +154,7 @@ def objective_check(
                 else ""
             )
             if "initial_loss_per_target" in details
-            else "not compared"
+            else "not compared" + (f" (a regression: task kind {task.kind!r})" if _regression(task) else "")
         )
     )
     return summarise(STEP, findings, ok, details, warnings)
@@ -212,9 +214,22 @@ def _initial_loss(
     widths = heads if len(heads) > 1 else [2] if _binary_targets(task, outputs) else [width]
     weighted = class_weights_said(per_class, sum(math.log(w) for w in widths), task)
     warnings = initial_loss_warnings(task, per_target, widths, details, cause=weighted)
-    if warnings and len(widths) == 1 and not weighted and per_target > details["expected_initial_loss"]:
-        return _unless_the_logits_make_it(task, outputs, details, warnings)
-    return warnings
+    if not warnings or weighted:
+        return warnings
+    even, expected = _even_loss_per_target(task, outputs), details["expected_initial_loss"]
+    if even is None:
+        return warnings
+    details["even_logits_loss_per_target"] = even
+    if abs(even - expected) <= details["tolerance"] * expected:
+        # the loss is a plain per-target one: a high start comes from the fresh model's logits (a learned
+        # temperature started high, as CLIP's 1/0.07): no warning, the numbers in ``details``
+        return [] if len(widths) == 1 and per_target > expected else warnings
+    said = (
+        f"; with every logit 0 the loss itself is {even:.4g} per target, not {details['expected_from']}: a loss "
+        "other than cross-entropy (focal, a margin, a weighted variant) starts elsewhere, and then "
+        "initial_loss_tolerance=None in the task skips this comparison"
+    )
+    return [Finding(warnings[0].problem + said)]
 
 
 def _binary_targets(task: TaskData, outputs: list[tuple[Any, dict[str, Any]]]) -> bool:
@@ -234,23 +249,22 @@ def _binary_targets(task: TaskData, outputs: list[tuple[Any, dict[str, Any]]]) -
     return count > 0 and abs(even / count - math.log(2)) <= 1e-3 * math.log(2)
 
 
-def _unless_the_logits_make_it(
-    task: TaskData, outputs: list[tuple[Any, dict[str, Any]]], details: dict[str, Any], warnings: list[Finding]
-) -> list[Finding]:
-    """A high initial loss that the loss itself does not make: with every logit 0 (even outputs) it is
-    ln(width) per target, so the excess comes from the fresh model's logits (a learned temperature
-    started high, as CLIP's 1/0.07): no warning, the numbers in ``details``."""
+def _even_loss_per_target(task: TaskData, outputs: list[tuple[Any, dict[str, Any]]]) -> float | None:
+    """The task's loss per target with every logit 0 (even outputs), or None where the logits cannot be
+    replaced or nothing is counted."""
     try:
         with torch.no_grad():
             even = sum(_number(task.loss_sum(with_logits(o, torch.zeros_like(logits_of(o))), b)) for o, b in outputs)
             count = sum(_number(task.target_count(b)) for _, b in outputs)
-    except Exception:  # noqa: BLE001 - an output whose logits cannot be replaced: the warning stands
-        return warnings
-    expected, tolerance = details["expected_initial_loss"], details["tolerance"]
-    if not count or abs(even / count - expected) > tolerance * expected:
-        return warnings
-    details["even_logits_loss_per_target"] = even / count  # the loss is a plain per-target one
-    return []
+    except Exception:  # noqa: BLE001 - an output whose logits cannot be replaced
+        return None
+    return even / count if count else None
+
+
+def _regression(task: TaskData) -> bool:
+    """A task declared a regression (its kind names it): its outputs are values, not class scores, and
+    ln(outputs) says nothing of its fresh loss (two regression targets are not a yes/no pair)."""
+    return "regression" in str(task.kind).lower()
 
 
 def _class_ids(batches: list[dict[str, Any]]) -> bool:
