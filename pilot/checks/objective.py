@@ -141,23 +141,20 @@ def objective_check(
         warnings += _initial_loss(task, outputs, total_loss / total_count, width, per_class, details)
     elif not total_count:
         findings.append(Finding("target_count is 0 on every probed batch: nothing would be trained"))
-    ok = (
-        _sums_said(per_batch, size)
-        + "; initial loss per target "
-        + (
-            f"{details['initial_loss_per_target']:.4g} vs {details['expected_from']} = "
-            f"{details['expected_initial_loss']:.4g}"
-            + (
-                f" (the fresh model's logits: with every logit 0 the loss is "
-                f"{details['even_logits_loss_per_target']:.4g} per target)"
-                if "even_logits_loss_per_target" in details
-                else ""
-            )
-            if "initial_loss_per_target" in details
-            else "not compared" + (f" (a regression: task kind {task.kind!r})" if _regression(task) else "")
-        )
-    )
+    ok = _sums_said(per_batch, size) + "; initial loss per target " + _initial_loss_said(task, details)
     return summarise(STEP, findings, ok, details, warnings)
+
+
+def _initial_loss_said(task: TaskData, details: dict[str, Any]) -> str:
+    if "initial_loss_per_target" not in details:
+        return "not compared" + (f" (a regression: task kind {task.kind!r})" if _regression(task) else "")
+    said = f"{details['initial_loss_per_target']:.4g} vs {details['expected_from']} = {details['expected_initial_loss']:.4g}"
+    if "even_logits_loss_per_target" in details:
+        said += (
+            f" (the fresh model's logits: with every logit 0 the loss is "
+            f"{details['even_logits_loss_per_target']:.4g} per target)"
+        )
+    return said
 
 
 def _sums_said(per_batch: list[dict[str, Any]], size: int) -> str:
