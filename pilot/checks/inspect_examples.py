@@ -27,6 +27,7 @@ from pilot.checks.model_comparisons import with_model_comparisons
 from pilot.checks.padding import with_comparison
 from pilot.checks.result import CheckResult, Finding, summarise
 from pilot.checks.tag_offset import tag_offset_findings
+from pilot.checks.teacher_forcing import teacher_forcing_findings
 from pilot.data.task import IGNORE_INDEX, TaskData, logits_of
 
 STEP = "inspect"
@@ -373,6 +374,10 @@ def inspect_task(
         result.details["ignore_value"] = counted
     if task.kind not in ("generation", "classification"):  # a tagger's labels against their tokens
         result = with_comparison(result, *tag_offset_findings(task, encoded.get("train", [])), "tag_offset", "warn")
+    if encoded.get("train"):  # a decoder given its own inputs: are they the target so far?
+        result = with_comparison(
+            result, *teacher_forcing_findings(task, encoded["train"], micro_batch), "teacher_forcing"
+        )
     if model is not None and encoded.get("train"):
         result = with_model_comparisons(result, task, model, encoded["train"], micro_batch)
     return result, shown
