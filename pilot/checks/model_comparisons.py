@@ -36,7 +36,8 @@ def with_model_comparisons(
     result: CheckResult, task: TaskData, model: torch.nn.Module, train: list[dict[str, Any]], micro_batch: int
 ) -> CheckResult:
     """Inspect's result with every comparison on the model's outputs (the first training examples)."""
-    result = with_comparison(result, *_compared(padding_findings, task, model, train, micro_batch), "padding")
+    padding, details = _compared(padding_findings, task, model, train, micro_batch)  # alike outputs: a warn
+    result = with_comparison(result, padding, details, "padding", "warn" if details.get("outputs_alike") else "fail")
     result = with_comparison(result, *_compared(causality_findings, task, model, train), name="causality")
     result = with_comparison(result, *_compared(label_reading_findings, task, model, train), "label_reading")
     copied, details = _compared(copied_label_findings, task, model, train)  # its own ids: a warn (denoising)

@@ -26,6 +26,9 @@ from pilot.data.task import TaskData, logits_of
 RTOL = 1e-2  # of the output's scale: float32 batched vs single runs differ by ~1e-6; reading pads, by O(0.1-1)
 LOW_PRECISION_RTOL = 1e-1  # a bf16/fp16 model (model.dtype): its rounding alone moves outputs by ~1e-2
 REPEAT_RTOL = 1e-6  # the same input twice: a model that differs more is not deterministic
+SPREAD_SHARE = 0.1  # of how far apart different examples' outputs are: a row reading pads moves more
+NOISE_FLOOR_RTOL = 1e-4  # float32 batched vs single runs differ by ~1e-6: never judged below this
+SAME_OUTPUT_RTOL = 1e-7  # different examples' outputs this close: the model reads nothing of its input
 BATCHES = 2  # padded micro-batches compared
 
 
@@ -118,8 +121,15 @@ def _mask_fix(batch: dict[str, Any], real_row: torch.Tensor) -> str:
 def padding_findings(
     task: TaskData, model: torch.nn.Module, encoded: list[dict[str, Any]], micro_batch: int, split: str = "train"
 ) -> tuple[list[Finding], dict[str, Any]]:
-    """Findings (a padded row whose output differs from the example's alone) and what was compared."""
-    compared, worst, findings = 0, 0.0, []
+    """Findings (a padded row whose output differs from the example's alone) and what was compared.
+
+    What counts as differing is measured against how far apart different examples' own outputs are
+    (``spread``): a fresh model whose outputs barely depend on their input (a config-built BERT
+    classifier: 0.001-0.01 of their scale) moves them by less than ``RTOL`` when it reads padding
+    too, so the limit is a share of that spread (never under the float noise floor). Outputs equal for
+    every example say the probe cannot judge anything: a finding of its own (``outputs_alike``)."""
+    compared, worst, candidates, alone_outputs = 0, 0.0, [], []
+    limit = RTOL
     with untouched(model), torch.no_grad():
         model.eval()
         batches = 0
@@ -134,31 +144,65 @@ def padding_findings(
                 if padding_mask(task, alone) is None or not _same_inputs(task, batch, row, alone):
                     continue
                 first, again = task.forward(model, alone), task.forward(model, alone)
-                repeat = output_difference(row_scores(task, first, alone, 0), row_scores(task, again, alone, 0))
+                own = row_scores(task, first, alone, 0)
+                repeat = output_difference(own, row_scores(task, again, alone, 0))
                 if repeat is None or repeat > REPEAT_RTOL:
                     continue  # not comparable, or not repeatable (eval_determinism's business)
-                if (void := _not_finite(split, alone, row_scores(task, first, alone, 0))) is not None:
+                if (void := _not_finite(split, alone, own)) is not None:
                     return [void], {"padded_rows_compared": compared, "largest_relative_difference": None}
-                difference = output_difference(row_scores(task, output, batch, row), row_scores(task, first, alone, 0))
+                difference = output_difference(row_scores(task, output, batch, row), own)
                 if difference is None:
                     continue
                 compared, worst = compared + 1, max(worst, difference)
-                if difference > limit and not findings:
-                    pads = int((~real[row]).sum())
-                    findings.append(
-                        Finding(
-                            f"the model reads the padding: this row, padded by {pads} position(s) in a "
-                            f"micro-batch of {batch_size(batch)}, gives an output {difference:.3g} of its scale "
-                            "away from the same example collated alone (at its real positions). "
-                            + _mask_fix(batch, real[row]),
-                            split,
-                            int(batch["index"][row]) if "index" in batch else None,
-                        )
-                    )
+                alone_outputs.append(own)
+                candidates.append((difference, batch, row, real[row]))
             batches += 1
             if batches >= BATCHES:
                 break
-    return findings, {"padded_rows_compared": compared, "largest_relative_difference": worst}
+    spread = _spread(alone_outputs)
+    details = {"padded_rows_compared": compared, "largest_relative_difference": worst, "examples_spread": spread}
+    if spread is not None and spread <= SAME_OUTPUT_RTOL:
+        details["outputs_alike"] = True
+        return [_alike(split, compared, spread)], details
+    if spread is not None:
+        limit = min(limit, max(NOISE_FLOOR_RTOL, SPREAD_SHARE * spread))
+    details["limit"] = limit
+    for difference, batch, row, real_row in candidates:
+        if difference > limit:
+            return [_reads_padding(batch, row, real_row, difference, split)], details
+    return [], details
+
+
+def _spread(outputs: list[torch.Tensor]) -> float | None:
+    """How far apart different examples' own outputs are (the largest difference over a pair of the same
+    shape, over the second's scale), or None with fewer than two of one shape."""
+    largest = None
+    for i, first in enumerate(outputs):
+        for second in outputs[i + 1 :]:
+            if (difference := output_difference(first, second)) is not None:
+                largest = difference if largest is None else max(largest, difference)
+    return largest
+
+
+def _alike(split: str, compared: int, spread: float) -> Finding:
+    return Finding(
+        f"the fresh model gives the same output for {compared} different examples collated alone (they differ by "
+        f"{spread:.3g} of its scale at most): either it does not read its input — a mask that hides every position "
+        "alike does this (token_type_ids given where attention_mask belongs: arguments passed by position in "
+        "another order than the model's signature), as does an input forward never passes — or its last layer "
+        "starts at zero. Either way no comparison of its outputs (padding, causality) can judge anything here",
+        split,
+    )
+
+
+def _reads_padding(batch: dict[str, Any], row: int, real_row: torch.Tensor, difference: float, split: str) -> Finding:
+    return Finding(
+        f"the model reads the padding: this row, padded by {int((~real_row).sum())} position(s) in a "
+        f"micro-batch of {batch_size(batch)}, gives an output {difference:.3g} of its scale "
+        "away from the same example collated alone (at its real positions). " + _mask_fix(batch, real_row),
+        split,
+        int(batch["index"][row]) if "index" in batch else None,
+    )
 
 
 def with_comparison(
