@@ -9,6 +9,7 @@ from typing import Any
 
 import torch
 
+from pilot.checks.batch_mixing import batch_mixing_findings
 from pilot.checks.causality import causality_findings, context_findings
 from pilot.checks.copied_labels import copied_label_findings
 from pilot.checks.label_reading import label_reading_findings
@@ -38,6 +39,10 @@ def with_model_comparisons(
     """Inspect's result with every comparison on the model's outputs (the first training examples)."""
     padding, details = _compared(padding_findings, task, model, train, micro_batch)  # alike outputs: a warn
     result = with_comparison(result, padding, details, "padding", "warn" if details.get("outputs_alike") else "fail")
+    if not padding:  # a model reading the padding gives other outputs in a batch too: said once, above
+        result = with_comparison(
+            result, *_compared(batch_mixing_findings, task, model, train, micro_batch), "batch_mixing"
+        )
     result = with_comparison(result, *_compared(causality_findings, task, model, train), name="causality")
     result = with_comparison(result, *_compared(label_reading_findings, task, model, train), "label_reading")
     copied, details = _compared(copied_label_findings, task, model, train)  # its own ids: a warn (denoising)

@@ -159,7 +159,7 @@ def padding_findings(
             batches += 1
             if batches >= BATCHES:
                 break
-    spread = _spread(alone_outputs)
+    spread = spread_of(alone_outputs)
     details = {"padded_rows_compared": compared, "largest_relative_difference": worst, "examples_spread": spread}
     if spread is not None and spread <= SAME_OUTPUT_RTOL:
         details["outputs_alike"] = True
@@ -173,7 +173,7 @@ def padding_findings(
     return [], details
 
 
-def _spread(outputs: list[torch.Tensor]) -> float | None:
+def spread_of(outputs: list[torch.Tensor]) -> float | None:
     """How far apart different examples' own outputs are (the largest difference over a pair of the same
     shape, over the second's scale), or None with fewer than two of one shape."""
     largest = None
