@@ -19,7 +19,7 @@ from omegaconf.errors import OmegaConfBaseException
 from pilot.config import register
 from pilot.config.suggest import suggestions
 from pilot.config.values import enum_value
-from pilot.errors import PilotError, RunFinished, access_denied, no_space_left, user_error
+from pilot.errors import DiskFull, PilotError, RunFinished, access_denied, no_space_left, user_error
 from pilot.estimate_run import run_estimate
 from pilot.models.hf_causal_lm import config_key_outside_the_yaml
 from pilot.pilot_run import run_pilot
@@ -42,6 +42,7 @@ from pilot.run_directory import (
     unsettled_run_directories,
 )
 from pilot.run_ending import ERROR_FILE
+from pilot.run_record import resume_hint
 from pilot.startup_signals import raise_from_now_on, signal_name_of
 from pilot.sweep_signals import received as passed_on_to_jobs
 from pilot.train import train
@@ -107,10 +108,10 @@ def main(cfg: DictConfig) -> None:
             if exit_code and (interrupted or not multirun):  # a signal also stops the rest of a sweep
                 sys.exit(exit_code)
     except PilotError as error:  # the user can fix it: the message names key, value and fix, no traceback
-        _refused(error, run_dir, multirun)
+        _refused(error, run_dir, multirun, overrides)
     except Exception as error:
         if (said := user_error(error)) is not None:  # a builder's refusal, wrapped by Hydra's instantiate
-            _refused(said, run_dir, multirun)
+            _refused(said, run_dir, multirun, overrides)
             return
         said = no_space_left(error) or access_denied(error)  # any mode: one message naming the file, no traceback
         if said is not None and not multirun:
@@ -125,7 +126,7 @@ def main(cfg: DictConfig) -> None:
         )
 
 
-def _refused(error: PilotError, run_dir: Path, multirun: bool) -> None:
+def _refused(error: PilotError, run_dir: Path, multirun: bool, overrides: list[str] = ()) -> None:
     if multirun and isinstance(error, RunFinished) and error.exit_code == 0:  # a relaunch into a fixed subdir
         log.info("job %s already finished ok in its directory: kept as this job's result, nothing was done", run_dir)
         return
@@ -133,6 +134,11 @@ def _refused(error: PilotError, run_dir: Path, multirun: bool) -> None:
     if not multirun:
         after_refusal(run_dir)  # nothing of this line left: a directory made for it, Hydra's rewritten files
         sys.exit(error.exit_code)
+    if isinstance(error, DiskFull):  # the job began and is recorded failed (disk_full): the sweep exits 1
+        log.error(
+            "job %s failed: no space left; once there is, %s", run_dir, resume_hint(overrides, run_dir, run_dir.parent)
+        )
+        return
     log.error("job %s refused: %s", run_dir, error)
     note_refused_job(run_dir)
 

@@ -383,3 +383,17 @@ def test_a_sweep_refused_before_its_jobs_leaves_an_earlier_launchs_multirun_yaml
     refused = subprocess.run(line, cwd=REPO, capture_output=True, text=True, timeout=600)
     assert refused.returncode == 2 and "budget.value=-5" in refused.stderr, refused.stderr[-2000:]
     assert (sweep / "multirun.yaml").read_text() == earlier and sorted(os.listdir(sweep)) == ["multirun.yaml"]
+
+
+def test_a_sweep_job_that_fills_the_disk_failed_it_was_not_refused(tmp_path):
+    """A job that ran out of space mid-run (recorded failed, disk_full) was said to be 'refused, nothing done in
+    its directory' and the sweep exited 2, as for a job that never began; under local_parallel it exited 1.
+    It is a failed job: exit 1 naming it, and the command that continues that job alone."""
+    env = {**os.environ, "PILOT_FAULT": "enospc@2"}
+    sweep = tmp_path / "sw"
+    command = [sys.executable, "-m", "pilot", *SMALL, "checkpoint.every=1", f"hydra.sweep.dir={sweep}", "seed=0", "-m"]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600, env=env)
+    said = done.stdout + done.stderr
+    assert done.returncode == 1, said[-3000:]
+    assert "refused" not in said and "job(s) of the sweep failed" in said and "resume this job: python -m pilot" in said
+    assert (pd.read_csv(sweep / "recap.csv")["status"] == "failed").all()
