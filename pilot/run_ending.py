@@ -48,6 +48,8 @@ class RunEnding:
             earlier = self.record.data.get("interrupted_by", [])
             self.extra["interrupted_by"] = earlier + [signal_entry(signal_name, updates)]
         self.phases.end("fail", self.stop_cause[:300])
+        if not self.ctx.is_main:  # rank 0 says it, with the command that resumes every rank (no record here)
+            return
         hint = (  # before any record there is nothing to resume
             resume_hint(self.overrides, self.run_path, self.sweep_dir)
             if self.record is not None

@@ -686,6 +686,7 @@ def test_sigterm_to_the_launcher_of_replicas_alone_stops_them_and_is_recorded(tm
     record = run_json(run_dir)
     assert record["status"] == "interrupted" and record["stop_cause"].startswith("interrupted: SIGTERM at update")
     assert [entry["signal"] for entry in record["interrupted_by"]] == ["SIGTERM"]
+    assert "nothing to resume" not in err and "resume with the same command" in err  # rank 1 has no record of its own
 
 
 def test_a_killed_launcher_is_recorded_as_such_not_as_a_typed_ctrl_c(tmp_path):
