@@ -51,6 +51,7 @@ from pilot.environment import journal_lines as environment_journal_lines
 from pilot.errors import DISK_FULL, DiskFull, no_space_left, user_error
 from pilot.estimate.fake_tensor import estimate_memory
 from pilot.estimate_run import MEASURED_ON_RANKS, estimate_step, save_measured
+from pilot.faults import fault_point
 from pilot.phases.gates import PhaseRunner
 from pilot.phases.rows import write_phases_csv
 from pilot.rental.journal import append_entry
@@ -160,8 +161,9 @@ def run_pilot(
         try:
             record = RunRecord.start(run_dir, cfg, overrides, mode="pilot")
             signals.stop_if_noted()
-            exit_code = _pilot(cfg, run_dir, record, sweep_params)
+            exit_code = _pilot(cfg, run_dir, record, sweep_params, signals)
             write_reproduce(run_dir, record.data, plugin_provenance(cfg, searchpath or []))
+            signals.stop_if_deferred(record)
             return exit_code
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the pilot's steps are not resumable, stop now
             name = signals.received or "SIGINT"
@@ -240,7 +242,13 @@ def _memory_note(device: torch.device) -> str:
     )
 
 
-def _pilot(cfg: DictConfig, run_dir: Path, record: RunRecord, sweep_params: dict[str, str] | None) -> int:
+def _pilot(
+    cfg: DictConfig,
+    run_dir: Path,
+    record: RunRecord,
+    sweep_params: dict[str, str] | None,
+    signals: SignalsStopAtOnce | None = None,
+) -> int:
     """The pilot's steps, each with a verdict, then the report, the journal and the record."""
     threads = configure_threads(cfg)
     busy = load_note(threads.busy_elsewhere, threads.count)  # the measured times are only as good as the machine
@@ -253,6 +261,9 @@ def _pilot(cfg: DictConfig, run_dir: Path, record: RunRecord, sweep_params: dict
     with _checks_child(cfg) as child:
         rows, arithmetic, drawn = _guarded_steps(cfg, run_dir, device, child, sweep_params, results, shown)
         verdict = worst([r.verdict for r in results])
+        if signals is not None:  # final: a signal from here is noted, the report and record finished first
+            signals.defer()
+        fault_point("verdicts")  # tests: a signal once the verdicts are final
         header = {
             "run_id": record.data["run_id"],
             "variant": record.data["variant"],

@@ -721,3 +721,15 @@ def test_disk_full_writing_the_predictions_names_the_file_and_leaves_no_empty_on
     assert record["status"] == "failed" and record["stop_cause"] == "disk_full"
     assert "predictions.jsonl" in record["error"]
     assert not (tmp_path / "predictions.jsonl").exists() and not list(tmp_path.glob(".predictions*"))
+
+
+def test_a_signal_once_the_pilots_verdicts_are_final_keeps_them_in_the_record(tmp_path):
+    """SIGTERM while the verdicts were being written: report.md said 'verdict pass' and the choice sheet was
+    there, while run.json said 'interrupted during the pilot (no verdict)' and held no verdicts. The report and
+    the record are finished first; the record names the signal, and the process still exits 143."""
+    done = cli(tmp_path, fault="verdicts:SIGTERM", train_args=["run.threads=1"])
+    assert done.returncode == 143, done.stderr[-3000:]
+    record = run_json(tmp_path)
+    assert record["status"] == "ok" and record["verdicts"]["inspect"] == "pass", record.get("stop_cause")
+    assert record["signal_after_verdicts"]["signal"] == "SIGTERM"
+    assert "verdict **pass**" in (tmp_path / "report.md").read_text()

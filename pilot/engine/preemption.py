@@ -163,6 +163,22 @@ class SignalsStopAtOnce:
     def __init__(self) -> None:
         self.received: str | None = None
         self.previous: dict = {}
+        self.deferred = False  # the verdicts are final: a signal is noted until the report and record are written
+        self.noted: str | None = None
+
+    def defer(self) -> None:
+        """From now on a signal is only noted: the verdicts are final, and the report and record that
+        say them are being written (stopped there, the record said "no verdict" beside a report that
+        gave one); ``stop_if_deferred`` ends the process once they are."""
+        self.deferred = True
+
+    def stop_if_deferred(self, record: Any) -> None:
+        """A signal noted while the verdicts were written: said in the record, then this process stops
+        (exit 128 + its number), as it would have."""
+        if self.noted is None:
+            return
+        record.update(signal_after_verdicts={"signal": self.noted, "note": "received once the verdicts were final"})
+        raise SystemExit(128 + int(getattr(signal, self.noted)))
 
     def __enter__(self) -> SignalsStopAtOnce:
         if threading.current_thread() is threading.main_thread():
@@ -172,8 +188,15 @@ class SignalsStopAtOnce:
         return self
 
     def _raise(self, signum: int, frame: Any) -> None:
-        self.received = self.received or signal.Signals(signum).name
-        raise KeyboardInterrupt(signal.Signals(signum).name)
+        name = signal.Signals(signum).name
+        if self.deferred:
+            self.noted = self.noted or name
+            log.warning(
+                "%s received while the verdicts are written: they are finished first, then this process stops", name
+            )
+            return
+        self.received = self.received or name
+        raise KeyboardInterrupt(name)
 
     def stop_if_noted(self) -> None:
         """Once the record is started: a signal a local sweep job received while it started
