@@ -126,6 +126,17 @@ def test_a_model_whose_tables_are_shorter_than_the_data_is_refused_not_estimated
         estimate_memory(cfg)
 
 
+def test_a_short_table_is_refused_before_the_run_directory_exists(tmp_path):
+    """mode=train model=hf_gpt2 model.config.n_positions=16: refused by building the model, after the run's
+    directory and a failed record existed; the corrected command was then refused there as another config.
+    Found now on the model built on the meta device before anything runs (exit 2, no directory)."""
+    for overrides in (["model.config.n_positions=16"], ["model.config.vocab_size=100"]):
+        run_dir = tmp_path / overrides[0].rsplit(".", 1)[-1].split("=")[0]
+        done = _pilot("mode=train", "model=hf_gpt2", *overrides, f"hydra.run.dir={run_dir}")
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-3000:]
+        assert "GPT2LMHeadModel" in done.stderr and not run_dir.exists(), done.stderr[-2000:]
+
+
 def test_a_model_type_without_the_attention_kernel_asked_is_refused_with_the_setting_to_change(tmp_path):
     """gemma2 has no sdpa in transformers 5: the refusal names model.attn_implementation=eager, in the
     estimate and in the pilot, before anything runs (validation builds the model one block deep on the

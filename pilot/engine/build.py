@@ -47,7 +47,7 @@ def build_model(cfg: DictConfig, adapter: bool = True) -> torch.nn.Module:
     is false (the reload check applies the exported adapter itself)."""
     torch.manual_seed(int(cfg.seed))
     model = instantiate(cfg.model, _convert_="all")
-    refuse_short_tables(model, select(cfg, "data.vocab_size"), *_longest_sequence(cfg))
+    refuse_short_tables(model, select(cfg, "data.vocab_size"), *longest_sequence(cfg))
     return apply_adapter(model, cfg) if adapter else model
 
 
@@ -93,7 +93,7 @@ def _usable_rows(table: torch.nn.Embedding, positions: int) -> int:
     return positions
 
 
-def _longest_sequence(cfg: DictConfig) -> tuple[object, str]:
+def longest_sequence(cfg: DictConfig) -> tuple[object, str]:
     """The longest sequence the model must take, and the setting that says it: data.max_len, or
     estimate.seq_len when an estimate is asked at a longer one."""
     longest, key = select(cfg, "data.max_len"), "data.max_len"

@@ -12,6 +12,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from pilot.config.tokenizer import tokenizer_problem
 from pilot.config.values import import_target, select
+from pilot.data.task import ContractError
+from pilot.engine.build import longest_sequence, refuse_short_tables
 from pilot.engine.checkpointing import declares_checkpointing
 from pilot.errors import PilotError
 from pilot.models.adapter import (
@@ -339,6 +341,30 @@ def _full_match(pattern: str, name: str) -> bool:
         return True
 
 
+def _check_hf_tables(cfg, problems: list[Problem]) -> None:
+    """A transformers model built from its config whose token embedding has fewer rows than the data's
+    token ids, or whose learned position table is shorter than its longest sequence: found on the model
+    one block deep on the meta device, before anything runs (building refuses it too, but a training run
+    then already had a directory and a failed record, and the corrected command was refused there as
+    another config)."""
+    if not _builds_hf(cfg) or any(p.key.startswith("model.") for p in problems):
+        return
+    config = select(cfg, "model.config")
+    settings = OmegaConf.to_container(config, resolve=True) if isinstance(config, DictConfig) else None
+    model = meta_model(
+        str(select(cfg, "model.model_type")),
+        settings,
+        select(cfg, "model.path"),
+        str(select(cfg, "model.attn_implementation") or "sdpa"),
+    )
+    if model is None:
+        return
+    try:
+        refuse_short_tables(model, select(cfg, "data.vocab_size"), *longest_sequence(cfg))
+    except ContractError as error:
+        problems.append(Problem("model.config", settings, str(error), said=True))
+
+
 def check_model_and_data(cfg, problems: list[Problem]) -> None:
     for check in (
         _check_targets,
@@ -348,6 +374,7 @@ def check_model_and_data(cfg, problems: list[Problem]) -> None:
         _check_tokenizer,
         _check_model_path,
         _check_hf_config,
+        _check_hf_tables,
         _check_adapter_names,
     ):
         check(cfg, problems)
