@@ -630,3 +630,17 @@ def test_own_sizes_left_at_defaults_far_above_the_width_are_said():
     assert "sized for the full model, 8x hidden_size=64 and more: intermediate_size_mlp=16384" in note
     llama = transformers.models.auto.configuration_auto.CONFIG_MAPPING["llama"]
     assert unread_note(llama, settings, transformers.AutoConfig.for_model("llama", **settings)) is None
+
+
+def test_a_position_table_shorter_than_the_pad_id_names_max_position_embeddings_not_the_vocabulary(tmp_path):
+    """XLM-RoBERTa counts positions from the pad id: with pad id 256 and 96 positions, building it failed
+    and pilot said 'pad_token_id=256 is not below vocab_size=259', which is false, and named the wrong fix."""
+    done = _pilot(
+        "model=hf_causal_lm",
+        "model.model_type=xlm-roberta",
+        "+model.config.is_decoder=true",
+        f"hydra.run.dir={tmp_path}/r",
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert "model.config.max_position_embeddings=96 is not above model.config.pad_token_id=256" in done.stderr
+    assert "not below model.config.vocab_size" not in done.stderr and "max_position_embeddings=353" in done.stderr

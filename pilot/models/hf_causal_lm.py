@@ -98,13 +98,31 @@ def _refusal(error: Exception, model_type: str, config: dict[str, Any] | None, a
             "encoder-decoder or encoder needs a model of your own (README, 'Your own model and data')."
         )
     if "Padding_idx must be within num_embeddings" in text:
-        settings = dict(config or {})
-        return PilotError(
-            f"model.config.pad_token_id={settings.get('pad_token_id')} is not below model.config.vocab_size="
-            f"{settings.get('vocab_size')}: the padding token has no row in the embedding. Fix: a vocab_size "
-            "above every token id (the default: ${data.vocab_size}), or the tokenizer's pad id."
-        )
+        return _padding_idx_refused(dict(config or {})) or error
     return error
+
+
+def _padding_idx_refused(settings: dict[str, Any]) -> PilotError | None:
+    """A table given the pad id as its padding index has fewer rows than that id: the token embedding
+    (vocab_size), or, where the vocabulary holds it, a position table that counts from the pad id
+    (RoBERTa, XLM-RoBERTa: max_position_embeddings); None where the settings say neither."""
+    pad, vocab, positions = (settings.get(k) for k in ("pad_token_id", "vocab_size", "max_position_embeddings"))
+    if not isinstance(pad, int):
+        return None
+    if isinstance(vocab, int) and pad >= vocab:
+        return PilotError(
+            f"model.config.pad_token_id={pad} is not below model.config.vocab_size={vocab}: the padding token has "
+            "no row in the embedding. Fix: a vocab_size above every token id (the default: ${data.vocab_size}), or "
+            "the tokenizer's pad id."
+        )
+    if isinstance(positions, int) and pad >= positions:
+        return PilotError(
+            f"model.config.max_position_embeddings={positions} is not above model.config.pad_token_id={pad}: this "
+            "model type counts positions from the pad id (RoBERTa's position table uses it as its padding index), so "
+            f"the table needs pad id + 1 + the longest sequence rows. Fix: model.config.max_position_embeddings="
+            f"{pad + 1 + positions} (for sequences of {positions} tokens)"
+        )
+    return None
 
 
 def _built(transformers: Any, model_type: str, config: dict[str, Any] | None, path: str | None, kwargs: dict):
