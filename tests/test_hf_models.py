@@ -539,6 +539,16 @@ def test_settings_a_model_type_does_not_read_and_sizes_left_at_its_defaults_are_
     assert "head_dim=256 is its default, not hidden_size / num_attention_heads = 16" in said[1]
 
 
+def test_a_decoder_whose_depth_and_heads_the_settings_do_not_reach_is_said(caplog):
+    """MBart maps num_hidden_layers and num_attention_heads onto its encoder; its causal LM is the decoder,
+    built with 12 layers and 16 heads (6.8M parameters for the YAML's ~0.1M) and only the FFN widths said."""
+    sizes = {"hidden_size": 64, "intermediate_size": 176, "num_hidden_layers": 1, "num_attention_heads": 4}
+    with caplog.at_level("WARNING", logger="pilot.models.hf_causal_lm"):
+        build(model_type="mbart", config={**sizes, "vocab_size": 300})
+    (said,) = [record.getMessage() for record in caplog.records if "its own sizes" in record.getMessage()]
+    assert "decoder_layers=12" in said and "decoder_attention_heads=16" in said, said
+
+
 @pytest.mark.parametrize("model_type", ["mamba", "jamba", "recurrent_gemma"])
 def test_read_only_block_types_do_not_crash_the_check_before_the_run(model_type):
     """Their configs' layer_types / layers_block_type are read-only properties: the one-block build of

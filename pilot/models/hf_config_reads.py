@@ -20,7 +20,9 @@ import re
 from typing import Any
 
 WIDTH_AND_DEPTH = ("hidden_size", "num_hidden_layers")
-SIZE_NAME = re.compile(r"dim|inner|ffn|intermediate|(^|_)d_")  # the names config classes give their sizes
+SIZE_NAME = re.compile(
+    r"dim|inner|ffn|intermediate|(^|_)d_|_layers$|_heads$"
+)  # the names config classes give their sizes
 FAR_ABOVE = 8  # a default size this many times the width the user set: sized for the full model
 
 
