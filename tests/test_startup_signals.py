@@ -149,7 +149,11 @@ def test_a_hangup_or_ctrl_c_sent_to_the_launcher_alone_stops_every_training_job_
             break
         time.sleep(0.2)
     process.send_signal(getattr(signal, name))  # to the launching process alone, not its group
-    output, _ = process.communicate(timeout=240)
+    try:
+        output, _ = process.communicate(timeout=240)
+    finally:  # jobs the signal never reached train on: stopped here, not left to the machine
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
     assert process.returncode == 128 + getattr(signal, name), output[-3000:]
     assert "Traceback" not in output and f"the sweep was interrupted ({name})" in output, output[-3000:]
     found = records(sweep)
