@@ -424,3 +424,15 @@ def test_a_quoted_tilde_in_a_directory_is_refused_naming_the_home_directory():
     with pytest.raises(PilotError, match="would make a directory named '~' in the current directory") as refused:
         directory_of(OmegaConf.create({"hydra": {"run": {"dir": "~/x"}}}), "hydra.run.dir")
     assert f"Fix: hydra.run.dir={os.path.expanduser('~/x')}" in str(refused.value)
+
+
+def test_a_missing_value_is_said_once_not_again_by_each_interpolation_that_reads_it(
+    tmp_path, monkeypatch, capsys, restore_logging
+):
+    """data=hf_instructions without data.tokenizer: two more problems came first, each a raw
+    'InterpolationToMissingValueError ... Missing mandatory value: data.tokenizer' (model.config.vocab_size and
+    data.vocab_size read it); only the two keys without a value are the user's to give."""
+    line = ["data=hf_instructions", "model=hf_causal_lm"]
+    code, stderr = run_in_process(line, tmp_path / "run", monkeypatch, capsys)
+    assert_refused(code, stderr, tmp_path / "run", ("data.path='???'", "data.tokenizer='???'"), True)
+    assert "2 problem(s)" in stderr and "InterpolationToMissingValueError" not in stderr, stderr

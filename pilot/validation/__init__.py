@@ -138,5 +138,11 @@ def sweep_problem(config: DictConfig, jobs: list[list[str]]) -> str | None:
 
 def _echoes(interpolation: Problem, problems: list[Problem]) -> bool:
     """The broken interpolation names another problem's ``key=value`` (``${pilot.tokenizer_size:...}``
-    failing on the very ``data.tokenizer`` that problem reports)."""
-    return any(p is not interpolation and f"{p.key}={p.value}" in interpolation.fix for p in problems)
+    failing on the very ``data.tokenizer`` that problem reports), or fails on a key whose own problem is that
+    it has no value (``Missing mandatory value: data.tokenizer``): a consequence, said once by its cause."""
+    said = f"{interpolation.key}={interpolation.value!r}: {interpolation.fix}"  # as printed, its cause included
+    return any(
+        p is not interpolation
+        and (f"{p.key}={p.value}" in said or (p.value == "???" and f"Missing mandatory value: {p.key}" in said))
+        for p in problems
+    )
