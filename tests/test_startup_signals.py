@@ -97,12 +97,8 @@ def _readable(sweep: Path) -> list[dict]:
     return found
 
 
-def test_sigterm_to_the_launcher_of_a_local_parallel_sweep_stops_every_job_with_its_checkpoint(tmp_path):
-    """Sent to the launching process alone, right after launch (jobs still importing): it used to end
-    that process at once and leave the jobs training to their end, with no recap. Each job now gets
-    it (held while it starts, then noted), stops after its first update with a checkpoint, and the
-    launcher writes the recap and exits 143."""
-    sweep = tmp_path / "sweep"
+def _endless_local_sweep(sweep: Path):
+    """Two jobs under hydra/launcher=local_parallel that train until a signal stops them."""
     args = [
         "-m",
         *TRAIN,
@@ -111,7 +107,16 @@ def test_sigterm_to_the_launcher_of_a_local_parallel_sweep_stops_every_job_with_
         "hydra/launcher=local_parallel",
         f"hydra.sweep.dir={sweep}",
     ]
-    process = pilot(*args, wait=False)
+    return pilot(*args, wait=False)
+
+
+def test_sigterm_to_the_launcher_of_a_local_parallel_sweep_stops_every_job_with_its_checkpoint(tmp_path):
+    """Sent to the launching process alone, right after launch (jobs still importing): it used to end
+    that process at once and leave the jobs training to their end, with no recap. Each job now gets
+    it (held while it starts, then noted), stops after its first update with a checkpoint, and the
+    launcher writes the recap and exits 143."""
+    sweep = tmp_path / "sweep"
+    process = _endless_local_sweep(sweep)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and len(glob.glob(f"{sweep}/.submitit/*/*_log.err")) < 2:
         time.sleep(0.05)
@@ -133,15 +138,7 @@ def test_a_hangup_or_ctrl_c_sent_to_the_launcher_alone_stops_every_training_job_
     reaches the jobs too, and passed it on to none; they trained to their end and the launch exited 129
     saying nothing. Each job now gets it from the launcher and stops once, with its checkpoint."""
     sweep = tmp_path / "sweep"
-    args = [
-        "-m",
-        *TRAIN,
-        "budget.value=100000",
-        "seed=0,1",
-        "hydra/launcher=local_parallel",
-        f"hydra.sweep.dir={sweep}",
-    ]
-    process = pilot(*args, wait=False)
+    process = _endless_local_sweep(sweep)
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline:  # both jobs training
         metrics = list(sweep.glob("*/metrics.jsonl"))
