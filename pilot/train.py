@@ -122,7 +122,8 @@ class TrainingRun(RunEnding):
         how = (
             "at once; its checkpoint is saved"
             if saved
-            else "at once, without a checkpoint of the update in progress"
+            else f"at once, with no checkpoint of update {self.trainer.updates_done}: a resume continues from the "
+            "newest one saved"
             if self.trainer is not None
             else "while it started, before any update"
         )

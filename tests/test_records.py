@@ -733,3 +733,22 @@ def test_a_signal_once_the_pilots_verdicts_are_final_keeps_them_in_the_record(tm
     assert record["status"] == "ok" and record["verdicts"]["inspect"] == "pass", record.get("stop_cause")
     assert record["signal_after_verdicts"]["signal"] == "SIGTERM"
     assert "verdict **pass**" in (tmp_path / "report.md").read_text()
+
+
+def test_a_second_signal_while_a_checkpoint_is_saved_says_which_update_has_none(make_cfg, tmp_path, monkeypatch):
+    """Stopped at once while update 4's checkpoint was being written: the record said 'without a checkpoint of
+    the update in progress', though update 4 had finished and only its checkpoint was missing."""
+    import pilot.checkpoint as checkpoint
+
+    real = checkpoint.atomic_torch_save
+
+    def stopped_at_four(obj, path, update=None):
+        if update == 4:
+            raise KeyboardInterrupt("second SIGTERM: stopping at once")
+        return real(obj, path, update)
+
+    monkeypatch.setattr(checkpoint, "atomic_torch_save", stopped_at_four)
+    cfg = make_cfg(*[a for a in TRAIN if not a.startswith("mode")], "budget.value=6")
+    train(cfg, tmp_path)
+    cause = run_json(tmp_path)["stop_cause"]
+    assert "at update 4" in cause and "no checkpoint of update 4: a resume continues from the newest one saved" in cause
