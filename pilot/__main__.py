@@ -17,6 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from pilot.config import register
+from pilot.config.command_line import repeated_keys
 from pilot.config.suggest import suggestions
 from pilot.config.values import enum_value
 from pilot.errors import DiskFull, PilotError, RunFinished, access_denied, no_space_left, user_error
@@ -170,6 +171,8 @@ def cli() -> None:
     failed_jobs()  # nor has any of its jobs failed
     refused_jobs()  # nor been refused
     never_started_jobs()  # nor left a declared job without a directory
+    for line in repeated_keys(sys.argv[1:]):
+        print(f"pilot: warning: {line}", file=sys.stderr)
     if removed := [line for line in _removals(sys.argv[1:]) if line.startswith("~")]:
         print("\n".join(f"pilot: {line}" for line in removed), file=sys.stderr)  # Hydra's KeyError, before
         raise SystemExit(2)

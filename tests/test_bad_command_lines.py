@@ -436,3 +436,13 @@ def test_a_missing_value_is_said_once_not_again_by_each_interpolation_that_reads
     code, stderr = run_in_process(line, tmp_path / "run", monkeypatch, capsys)
     assert_refused(code, stderr, tmp_path / "run", ("data.path='???'", "data.tokenizer='???'"), True)
     assert "2 problem(s)" in stderr and "InterpolationToMissingValueError" not in stderr, stderr
+
+
+def test_a_key_given_twice_with_different_values_is_warned_about():
+    """optim.lr=1e-3 ... optim.lr=2e-3 on one line (a shell variable's settings, then one's own): Hydra keeps
+    the last without a word, and run.json lists both as typed."""
+    from pilot.config.command_line import repeated_keys
+
+    (said,) = repeated_keys(["mode=train", "optim.lr=1e-3", "seed=1", "+optim.lr=2e-3", "-m"])
+    assert "optim.lr is given 2 times (1e-3, then 2e-3)" in said and "optim.lr=2e-3" in said
+    assert repeated_keys(["optim.lr=1e-3", "optim.lr=1e-3", "seed=0,1"]) == []  # the same value twice changes nothing
