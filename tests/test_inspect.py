@@ -190,3 +190,23 @@ def test_rows_collate_truncates_are_counted_as_truncated_not_only_those_encode_c
     train = result.details["per_split"]["train"]
     assert result.verdict == "fail" and "collate truncated the row" in result.reason
     assert train["share_truncated"] >= train["share_target_cut_entirely"] > 0
+
+
+def test_the_spread_of_outputs_counts_only_examples_whose_inputs_differ():
+    """Outputs equal for every example warn that the model reads nothing of its input; a duplicated example
+    (the same inputs twice, any dtype) gives equal outputs too and must not count as such a pair."""
+    import torch
+
+    from pilot.checks.padding import model_inputs, spread_of
+
+    ids = {
+        "input_ids": torch.tensor([[5, 6, 7]]),
+        "pixels": torch.ones(1, 2, dtype=torch.bfloat16),
+        "index": torch.tensor([0]),
+    }
+    again = {**ids, "index": torch.tensor([9])}  # the same example under another index
+    other = {**ids, "input_ids": torch.tensor([[5, 6, 8]])}
+    same = torch.tensor([0.5, -0.5])
+    assert spread_of([(same, model_inputs(ids)), (same, model_inputs(again))]) is None
+    assert spread_of([(same, model_inputs(ids)), (same, model_inputs(other))]) == 0.0
+    assert spread_of([(same, model_inputs(ids)), (same * 2, model_inputs(other))]) == 0.5

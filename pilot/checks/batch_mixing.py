@@ -21,7 +21,15 @@ import torch
 
 from pilot.checks.batch_edges import untouched
 from pilot.checks.loss_probe import row_items
-from pilot.checks.padding import NOISE_FLOOR_RTOL, REPEAT_RTOL, RTOL, SPREAD_SHARE, output_difference, spread_of
+from pilot.checks.padding import (
+    NOISE_FLOOR_RTOL,
+    REPEAT_RTOL,
+    RTOL,
+    SPREAD_SHARE,
+    model_inputs,
+    output_difference,
+    spread_of,
+)
 from pilot.checks.result import Finding
 from pilot.data.task import TaskData, logits_of
 
@@ -48,7 +56,7 @@ def batch_mixing_findings(
             repeat = output_difference(again[0], alone[0])
             if repeat is None or repeat > REPEAT_RTOL:
                 return [], {"judged": False, "why": "the model does not repeat its output"}
-            own.append(alone[0])
+            own.append((alone[0], model_inputs(alone_batch)))
             differences.append((output_difference(output[row], alone[0]), row))
     spread = spread_of(own)
     limit = RTOL if spread is None else min(RTOL, max(NOISE_FLOOR_RTOL, SPREAD_SHARE * spread))

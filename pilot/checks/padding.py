@@ -154,7 +154,7 @@ def padding_findings(
                 if difference is None:
                     continue
                 compared, worst = compared + 1, max(worst, difference)
-                alone_outputs.append(own)
+                alone_outputs.append((own, model_inputs(alone)))
                 candidates.append((difference, batch, row, real[row]))
             batches += 1
             if batches >= BATCHES:
@@ -173,15 +173,25 @@ def padding_findings(
     return [], details
 
 
-def spread_of(outputs: list[torch.Tensor]) -> float | None:
-    """How far apart different examples' own outputs are (the largest difference over a pair of the same
-    shape, over the second's scale), or None with fewer than two of one shape."""
+def spread_of(outputs: list[tuple[torch.Tensor, bytes]]) -> float | None:
+    """How far apart different examples' own outputs are: the largest difference over a pair of outputs of
+    the same shape whose inputs differ (``model_inputs``: a duplicated example is no pair), over the
+    second's scale; None without such a pair."""
     largest = None
-    for i, first in enumerate(outputs):
-        for second in outputs[i + 1 :]:
-            if (difference := output_difference(first, second)) is not None:
+    for i, (first, inputs) in enumerate(outputs):
+        for second, other in outputs[i + 1 :]:
+            if inputs != other and (difference := output_difference(first, second)) is not None:
                 largest = difference if largest is None else max(largest, difference)
     return largest
+
+
+def model_inputs(batch: dict[str, Any]) -> bytes:
+    """What a collated batch gives the model, as bytes: its tensors but the example's index and labels."""
+    return b"".join(
+        key.encode() + value.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+        for key, value in sorted(batch.items())
+        if torch.is_tensor(value) and key not in ("index", "labels")
+    )
 
 
 def _alike(split: str, compared: int, spread: float) -> Finding:
