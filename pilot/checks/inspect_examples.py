@@ -27,6 +27,7 @@ from pilot.checks.model_comparisons import with_model_comparisons
 from pilot.checks.padding import with_comparison
 from pilot.checks.result import CheckResult, Finding, summarise
 from pilot.checks.tag_offset import tag_offset_findings
+from pilot.checks.tag_pieces import tag_pieces_findings
 from pilot.checks.teacher_forcing import teacher_forcing_findings
 from pilot.data.task import IGNORE_INDEX, TaskData, logits_of
 
@@ -323,6 +324,10 @@ def inspect_generic(
     task: TaskData, encoded: dict[str, list[dict]], n_show: int, micro_batch: int = 1
 ) -> tuple[CheckResult, list[dict]]:
     findings, views, random = check_collated(task, encoded, micro_batch)
+    class_names = task.names()  # a task of its own kind with one class id per example and names declared
+    one_id_each = views and all(len(v.values) == 1 and isinstance(v.values[0], int) for v in views if v.values)
+    if class_names and one_id_each and task.raw_class_name(views[0].example) is not None:
+        findings += name_findings(task, views, class_names)
     shown = [show_fields(view) for view in [v for v in views if v.split == "train"][:n_show]]
     ok = f"every example has a target and collates as it encodes (generic checks only: task kind '{task.kind}')" + (
         RANDOM_NOTE if random else ""
@@ -374,6 +379,7 @@ def inspect_task(
         result.details["ignore_value"] = counted
     if task.kind not in ("generation", "classification"):  # a tagger's labels against their tokens
         result = with_comparison(result, *tag_offset_findings(task, encoded.get("train", [])), "tag_offset", "warn")
+        result = with_comparison(result, *tag_pieces_findings(task, encoded.get("train", [])), "tag_pieces", "warn")
     if encoded.get("train"):  # a decoder given its own inputs: are they the target so far?
         result = with_comparison(
             result, *teacher_forcing_findings(task, encoded["train"], micro_batch), "teacher_forcing"

@@ -258,7 +258,16 @@ def output_gradient(
         leaf = leaves[0]
         return leaf.detach(), torch.zeros_like(leaf), float(loss.detach())
     leaf, grad = max(used, key=lambda pair: pair[0].numel())  # the logits: the largest used output
+    labels = batch.get("labels")
+    if torch.is_tensor(labels) and leaf.dim() >= 1 and leaf.shape == labels.shape and per_target(labels):
+        leaf, grad = leaf.unsqueeze(-1), grad.unsqueeze(-1)  # a squeezed binary logit, a distance: not classes
     return leaf.detach(), grad, float(loss.detach())
+
+
+def per_target(labels: torch.Tensor) -> bool:
+    """Labels an output of their own shape scores one number each: class ids, or one float per row (a
+    regression's); not soft or multi-hot targets (a float per class, scored by a logit per class)."""
+    return not labels.is_floating_point() or labels.dim() == 1
 
 
 def pushed_classes(grad: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

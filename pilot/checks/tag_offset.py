@@ -25,17 +25,35 @@ MIN_POSITIONS = 200  # fewer labelled positions say nothing reliable
 RATIO, GAP = 0.5, 0.1  # a neighbour at most half the entropy of the own token, and 0.1 nat lower
 
 
+def tagged_rows(encoded: list[dict[str, Any]]) -> list[tuple[list[int], list[int]]] | None:
+    """Each encoded example's token ids and labels as lists, or None where they are not a tagger's (one
+    integer label per token, as tensors or lists), without the positions an ``attention_mask`` of the
+    example marks as padding."""
+    rows = []
+    for item in encoded:
+        ids, labels = item.get("input_ids"), item.get("labels")
+        if isinstance(ids, list) and isinstance(labels, list):  # encode may leave tensors to collate
+            try:
+                ids, labels = torch.as_tensor(ids), torch.as_tensor(labels)
+            except (TypeError, ValueError):
+                return None
+        if not (torch.is_tensor(ids) and torch.is_tensor(labels) and ids.dim() == labels.dim() == 1):
+            return None
+        if ids.shape != labels.shape or labels.is_floating_point() or ids.is_floating_point():
+            return None
+        mask = item.get("attention_mask")
+        if isinstance(mask, (list, torch.Tensor)) and len(mask) == len(ids):
+            real = torch.as_tensor(mask).ne(0)
+            ids, labels = ids[real], labels[real]
+        rows.append((ids.tolist(), labels.tolist()))
+    return rows
+
+
 def _entropies(encoded: list[dict[str, Any]]) -> tuple[dict[int, float], int]:
     """Conditional entropy (nats) of the label given the token at each offset, and the positions counted."""
     counts: dict[int, dict[int, Counter]] = {k: defaultdict(Counter) for k in OFFSETS}
     positions = 0
-    for item in encoded:
-        ids, labels = item.get("input_ids"), item.get("labels")
-        if not (torch.is_tensor(ids) and torch.is_tensor(labels) and ids.dim() == labels.dim() == 1):
-            return {}, 0
-        if ids.shape != labels.shape or labels.is_floating_point():
-            return {}, 0
-        ids, labels = ids.tolist(), labels.tolist()
+    for ids, labels in tagged_rows(encoded) or []:
         for t, label in enumerate(labels):
             if label < 0 or label == IGNORE_INDEX or not 1 <= t < len(ids) - 1:
                 continue  # a position with both neighbours: every offset counts the same positions
