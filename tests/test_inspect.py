@@ -126,6 +126,15 @@ def test_a_model_with_nothing_to_train_is_refused_by_the_contract(digits_task):
         check_contract(digits_task, frozen)
 
 
+def test_a_collate_that_crashes_is_refused_by_the_contract_naming_its_error(digits_task):
+    def collate(items):
+        raise ValueError("expected sequence of length 3 at dim 1 (got 5)")  # ragged labels in a stack
+
+    digits_task.collate = collate
+    with pytest.raises(ContractError, match=r"collate crashed on 2 encoded training example\(s\): ValueError: expected"):
+        check_contract(digits_task, model())
+
+
 def test_split_encodings_that_disagree_fail(digits_task):
     for example in digits_task.splits["test"]:  # test encoded three as 4
         if example.fields["label_name"] == "three":

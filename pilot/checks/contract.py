@@ -17,6 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from pilot.checks.forward_crash import forward_crash
 from pilot.checks.inspect_examples import binary_logit
+from pilot.checks.output_reads import named_tensors, rebuilt
 from pilot.checks.result import CheckResult
 from pilot.data.task import CONTRACT, ContractError, TaskData, logits_of, move_to, require_batch_keys
 from pilot.engine.optim import trained_parameters
@@ -34,7 +35,15 @@ def model_settings(cfg: DictConfig) -> dict[str, Any]:
 def contract_batch(task: TaskData) -> dict:
     """Two training examples (or one), collated; refuses a batch without index or labels."""
     items = task.encoded("train")[:2] or task.encoded("val")[:2]
-    batch = task.collate(items)
+    try:
+        batch = task.collate(items)
+    except (PilotError, torch.OutOfMemoryError):
+        raise
+    except Exception as error:  # noqa: BLE001 - the user's collate: every error is named, none is hidden
+        raise ContractError(
+            f"collate crashed on {len(items)} encoded training example(s): {type(error).__name__}: {error}. Fix: "
+            f"collate must take a list of what encode returns and give one micro-batch of tensors ({CONTRACT})."
+        ) from error
     require_batch_keys(batch)
     return batch
 
@@ -76,6 +85,7 @@ def check_contract(task: TaskData, model: torch.nn.Module, settings: Mapping[str
     _refuse_narrow_head(task, logits)
     _refuse_unusable_loss(task, output, batch)
     _refuse_predict_shape(task, output, batch)
+    _refuse_predict_ignoring_output(task, output, batch)
     return CheckResult(
         STEP,
         "pass",
@@ -186,4 +196,41 @@ def _refuse_predict_shape(task: TaskData, output: Any, batch: dict) -> None:
             f"predict returned {shape} for labels of shape {tuple(labels.shape)}: accuracy compares them "
             "element by element, so it needs one prediction per label, same shape. Fix: the argmax over the "
             f"class dimension of the logits (dim=-1), keeping every other dimension ({CONTRACT})."
+        )
+
+
+def _refuse_predict_ignoring_output(task: TaskData, output: Any, batch: dict) -> None:
+    """Accuracy is ``predict(output, batch) == labels``: a ``predict`` that gives the same predictions for
+    outputs of opposite signs and other sizes scores a constant, not the model (``sigmoid(x) > 0`` is
+    true for every x). Judged where every tensor of the output is a float the model computed: one it
+    returns as integers (predictions made in ``forward``) cannot be varied here."""
+    if task.correct_count is not None or not torch.is_tensor(batch["labels"]):
+        return
+    named = {"": output} if torch.is_tensor(output) else named_tensors(output)
+    held = output.values() if isinstance(output, Mapping) else output if isinstance(output, (tuple, list)) else []
+    if not named or any(torch.is_tensor(v) and not v.is_floating_point() for v in held):
+        return
+    generator = torch.Generator().manual_seed(0)
+    predictions = []
+    with torch.no_grad():
+        for _ in range(2):
+            drawn = {
+                k: torch.randn(v.shape, generator=generator).to(v) * 10 * (float(v.abs().max()) + 1)
+                for k, v in named.items()
+            }
+            for sign in (1, -1):
+                varied = {k: sign * v for k, v in drawn.items()}
+                try:
+                    predictions.append(
+                        task.predict(varied[""] if torch.is_tensor(output) else rebuilt(output, varied), batch)
+                    )
+                except Exception:  # noqa: BLE001 - made-up outputs may break a predict that is right on real ones
+                    return
+    if all(torch.is_tensor(p) and torch.equal(p, predictions[0]) for p in predictions):
+        raise ContractError(
+            f"predict gives the same predictions whatever the model outputs: four made-up outputs, two with every "
+            f"value's sign reversed, all gave {predictions[0].flatten()[:8].tolist()}, so accuracy would score a "
+            "constant, not the model. A threshold every value passes does this (sigmoid(x) > 0: a sigmoid is always "
+            "above 0), so does a predict reading the batch instead of the output. Fix: predict from the output: "
+            f"logit > 0 (or sigmoid > 0.5) for one logit, the argmax over the class dimension for several ({CONTRACT})."
         )

@@ -29,7 +29,7 @@ def named_tensors(output: Any) -> dict[str, torch.Tensor]:
     return {k: v for k, v in items if torch.is_tensor(v) and v.is_floating_point()}
 
 
-def _rebuilt(output: Any, tensors: dict[str, torch.Tensor]) -> Any:
+def rebuilt(output: Any, tensors: dict[str, torch.Tensor]) -> Any:
     """``output`` in its own form with these tensors in place of its own."""
     if isinstance(output, (tuple, list)):
         values = [tensors.get(str(i), v) for i, v in enumerate(output)]
@@ -47,19 +47,19 @@ def output_reads(task: TaskData, output: Any, batch: Batch) -> tuple[list[str], 
         return None
     leaves = {k: v.detach().clone().requires_grad_(True) for k, v in named.items()}
     with torch.enable_grad():
-        loss = task.loss_sum(_rebuilt(output, leaves), batch)
+        loss = task.loss_sum(rebuilt(output, leaves), batch)
     if not torch.is_tensor(loss) or not loss.requires_grad:
         return None
     grads = torch.autograd.grad(loss, list(leaves.values()), allow_unused=True)
     trained = [k for k, g in zip(leaves, grads) if g is not None and bool(g.abs().sum() > 0)]
     with torch.no_grad():
         plain = {k: v.detach() for k, v in named.items()}
-        base = task.predict(_rebuilt(output, plain), batch)
+        base = task.predict(rebuilt(output, plain), batch)
         generator = torch.Generator(device=base.device).manual_seed(0)
         read = []
         for key, value in plain.items():
             other = torch.randn(value.shape, generator=generator, device=value.device, dtype=value.dtype)
-            changed = task.predict(_rebuilt(output, {**plain, key: other * (value.std() + 1)}), batch)
+            changed = task.predict(rebuilt(output, {**plain, key: other * (value.std() + 1)}), batch)
             if not torch.equal(changed, base):
                 read.append(key)
     return trained, read
