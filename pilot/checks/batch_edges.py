@@ -231,39 +231,59 @@ def eval_twice(
         model.eval()
         before = {name: b.detach().clone() for name, b in model.named_buffers()}
         with autocast():
-            first, second = task.forward(model, batch), task.forward(model, batch)
+            first = task.forward(model, batch)
+            held = _tensor_attributes(model)  # after a first call: a cache it made is not a state it moves
+            second = task.forward(model, batch)
         difference = _largest_difference(first, second)
         if difference <= rtol:
             return "pass", f"two evaluation forwards on the same batch of {len(batch['index'])} agree"
         changed = [name for name, b in model.named_buffers() if not torch.equal(b, before[name])]
+        changed += [name for name, value in _tensor_attributes(model).items() if not _same(value, held.get(name))]
+        still_training = [name or type(model).__name__ for name, m in model.named_modules() if m.training]
         with autocast():
             torch.manual_seed(0)
             third = task.forward(model, batch)
             torch.manual_seed(0)
             fourth = task.forward(model, batch)
         seeded = _largest_difference(third, fourth)
-    still_training = [name or type(model).__name__ for name, m in model.named_modules() if m.training]
     random_layers = [
         name
         for name, m in model.named_modules()
         if any(word in type(m).__name__.lower() for word in ("dropout", "noise"))
     ]
-    if seeded <= rtol:
+    if still_training:  # forward itself put modules back in training mode
+        cause = f"modules in training mode after forward, though the model was put in eval mode: {still_training[:4]}"
+    elif changed:
+        cause = (
+            f"forward changes the model's state in eval mode ({changed[:4]} changed between calls: a state kept "
+            "from one call to the next makes every output depend on the batches before it)"
+        )
+    elif seeded <= rtol:
         cause = "dropout or another random layer active in eval mode" + (
-            f" (modules still in training mode: {still_training[:4]})"
-            if still_training
-            else f" (random layers: {random_layers[:4]}; does forward pass training=True?)"
+            f" (random layers: {random_layers[:4]}; does forward pass training=True?)"
             if random_layers
             else " (forward draws random numbers in eval mode)"
         )
-    elif changed:
-        cause = f"forward changes the model's state in eval mode (buffers {changed[:4]} changed between calls)"
     else:
         cause = "forward is not deterministic, and not because of the random number generator"
     return "fail", (
         f"two evaluation forwards on the same batch differ (largest difference {difference:.3g} "
         f"of the output's scale): {cause}"
     )
+
+
+def _tensor_attributes(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """Tensors the model's modules hold as plain attributes (not parameters, not buffers), by name."""
+    return {
+        f"{name}.{key}" if name else key: value.detach().clone()
+        for name, module in model.named_modules()
+        for key, value in vars(module).items()
+        if torch.is_tensor(value) and not isinstance(value, torch.nn.Parameter)
+    }
+
+
+def _same(now: torch.Tensor, before: torch.Tensor | None) -> bool:
+    return before is not None and now.shape == before.shape and torch.equal(now, before)
 
 
 def batch_mixing(
