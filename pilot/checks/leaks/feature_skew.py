@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from pilot.checks.leaks.model_views import ModelViews, feature_matrix, vector_key
+from pilot.checks.leaks.model_views import ModelViews, feature_matrix, scalar_labels, vector_key
 from pilot.checks.leaks.thresholds import LeakThresholds
 from pilot.checks.result import Finding
 
@@ -64,14 +64,16 @@ def feature_skew_warnings(
 ) -> tuple[list[Finding], dict[str, Any]]:
     if split_by == "time":  # later splits are later in time: a trend moves their features by design
         return [], {"skipped": "split by time"}
-    key = None if views.skipped else vector_key(views)
-    if key is None or len({e.group for e in views.splits.get("train", [])}) < 2 * limits.leak_min_class:
+    if views.skipped or len({e.group for e in views.splits.get("train", [])}) < 2 * limits.leak_min_class:
         return [], {}
+    findings, report = _target_skew(views, limits)
+    key = vector_key(views)
+    if key is None:
+        return findings, report
     train = feature_matrix(views, key, "train")
     half_shift, half_ratio = _moves(*_halves(views, train))
     base_shift, base_ratio = float(half_shift.max(initial=0.0)), float(half_ratio.max(initial=1.0))
-    report: dict[str, Any] = {"feature_key": key, "train_halves_shift": round(base_shift, 3)}
-    findings = []
+    report.update({"feature_key": key, "train_halves_shift": round(base_shift, 3)})
     for split in views.order():
         if split == "train" or len(views.inputs[split]) < limits.leak_min_class:
             continue
@@ -96,6 +98,39 @@ def feature_skew_warnings(
                 detail=f"a scaler or normalisation applied to one split only, or computed per split? {split} "
                 "then measures inputs the model never trained on (a time-like feature past train's range "
                 "moves too)",
+            )
+        )
+    return findings, report
+
+
+def _target_skew(views: ModelViews, limits: LeakThresholds) -> tuple[list[Finding], dict[str, Any]]:
+    """A regression's targets (one float per example) on another scale in a later split than in train:
+    targets standardised for training, left in raw units for validation (or the other way round)."""
+    train = scalar_labels(views, "train")
+    if train is None or train.dtype.kind != "f" or len(train) < limits.leak_min_class:
+        return [], {}
+    train = train.reshape(-1, 1).astype(np.float64)
+    half_shift, half_ratio = (float(v[0]) for v in _moves(*_halves(views, train)))
+    findings, report = [], {"targets_train_halves_shift": round(half_shift, 3)}
+    for split in views.order():
+        other = scalar_labels(views, split) if split != "train" else None
+        if other is None or other.dtype.kind != "f" or len(other) < limits.leak_min_class:
+            continue
+        shift, ratio = (float(v[0]) for v in _moves(train, other.reshape(-1, 1).astype(np.float64)))
+        report[f"targets_{split}_shift"] = round(shift, 3)
+        if shift < max(limits.feature_shift, limits.skew_ratio * half_shift) and ratio < max(
+            limits.feature_spread_ratio, limits.skew_ratio * half_ratio
+        ):
+            continue
+        findings.append(
+            Finding(
+                f"the {split} targets are on another scale than train's: train mean {train.mean():.4g} sd "
+                f"{train.std():.3g}, {split} mean {other.mean():.4g} sd {other.std():.3g} (moved by {shift:.3g} "
+                f"train standard deviations, spread {ratio:.3g}x; two halves of train: {half_shift:.3g}, "
+                f"{half_ratio:.3g}x)",
+                detail=f"targets scaled for training and left in raw units in {split} (or scaled per split)? Its "
+                "loss and every metric then compare predictions on train's scale with targets on another. Fix: "
+                "apply train's transformation to every split's targets",
             )
         )
     return findings, report
