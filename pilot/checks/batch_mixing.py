@@ -22,10 +22,9 @@ import torch
 from pilot.checks.batch_edges import untouched
 from pilot.checks.loss_probe import row_items
 from pilot.checks.padding import (
-    NOISE_FLOOR_RTOL,
     REPEAT_RTOL,
     RTOL,
-    SPREAD_SHARE,
+    judged_limit,
     model_inputs,
     output_difference,
     spread_of,
@@ -59,7 +58,7 @@ def batch_mixing_findings(
             own.append((alone[0], model_inputs(alone_batch)))
             differences.append((output_difference(output[row], alone[0]), row))
     spread = spread_of(own)
-    limit = RTOL if spread is None else min(RTOL, max(NOISE_FLOOR_RTOL, SPREAD_SHARE * spread))
+    limit = judged_limit(RTOL, spread)
     worst, row = max(differences, key=lambda pair: pair[0] if pair[0] is not None else -1.0)
     details = {"examples_compared": len(own), "largest_relative_difference": worst, "limit": limit}
     if worst is None or worst <= limit:

@@ -164,9 +164,7 @@ def padding_findings(
     if spread is not None and spread <= SAME_OUTPUT_RTOL:
         details["outputs_alike"] = True
         return [_alike(split, compared, spread)], details
-    if spread is not None:
-        limit = min(limit, max(NOISE_FLOOR_RTOL, SPREAD_SHARE * spread))
-    details["limit"] = limit
+    limit = details["limit"] = judged_limit(limit, spread)
     for difference, batch, row, real_row in candidates:
         if difference > limit:
             return [_reads_padding(batch, row, real_row, difference, split)], details
@@ -183,6 +181,12 @@ def spread_of(outputs: list[tuple[torch.Tensor, bytes]]) -> float | None:
             if inputs != other and (difference := output_difference(first, second)) is not None:
                 largest = difference if largest is None else max(largest, difference)
     return largest
+
+
+def judged_limit(limit: float, spread: float | None) -> float:
+    """The relative difference above which an output moved: ``limit``, or less where different examples'
+    own outputs lie closer (a share of their ``spread``), never under the float noise floor."""
+    return limit if spread is None else min(limit, max(NOISE_FLOOR_RTOL, SPREAD_SHARE * spread))
 
 
 def model_inputs(batch: dict[str, Any]) -> bytes:
