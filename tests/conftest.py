@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -21,7 +23,10 @@ CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 REPO_ROOT = CONF_DIR.parent
 # every pilot, estimate and sweep the tests start (in this process or a child) journals here,
 # never into the repository's sweeps/journal.md
-os.environ.setdefault("PILOT_JOURNAL", str(Path(tempfile.mkdtemp(prefix="pilot-journal-")) / "journal.md"))
+if "PILOT_JOURNAL" not in os.environ:  # a folder per test process, removed when it ends (not left in /tmp)
+    _journal_dir = tempfile.mkdtemp(prefix="pilot-journal-")
+    atexit.register(shutil.rmtree, _journal_dir, ignore_errors=True)
+    os.environ["PILOT_JOURNAL"] = str(Path(_journal_dir) / "journal.md")
 # no estimate read from a store an earlier test filled (tests/test_estimate_store.py turns it on)
 os.environ["PILOT_ESTIMATE_CACHE"] = "off"
 # pytest-xdist runs N workers side by side: the tests run in a worker's own process use their share of
