@@ -1,5 +1,5 @@
 """Inspect's comparisons on a fresh model's outputs (evaluation mode, no gradient), each judging what the
-data checks cannot see: does the model read the padding, is a next-token model causal, does forward read
+data checks cannot see: does the model get each batch key under its own name, does it read the padding, is a next-token model causal, does forward read
 the labels or a copy of them, do packed documents read each other, does it read the context at all. Each
 adds its verdict to inspect's result (``with_comparison``) and its numbers to the details."""
 
@@ -9,6 +9,7 @@ from typing import Any
 
 import torch
 
+from pilot.checks.argument_keys import argument_findings
 from pilot.checks.batch_mixing import batch_mixing_findings
 from pilot.checks.causality import causality_findings, context_findings
 from pilot.checks.copied_labels import copied_label_findings
@@ -37,6 +38,7 @@ def with_model_comparisons(
     result: CheckResult, task: TaskData, model: torch.nn.Module, train: list[dict[str, Any]], micro_batch: int
 ) -> CheckResult:
     """Inspect's result with every comparison on the model's outputs (the first training examples)."""
+    result = with_comparison(result, *_compared(argument_findings, task, model, train), "arguments")
     padding, details = _compared(padding_findings, task, model, train, micro_batch)  # alike outputs: a warn
     result = with_comparison(result, padding, details, "padding", "warn" if details.get("outputs_alike") else "fail")
     if not padding:  # a model reading the padding gives other outputs in a batch too: said once, above
