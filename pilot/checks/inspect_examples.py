@@ -26,6 +26,7 @@ from pilot.checks.loss_probe import input_ids_of, real_mask
 from pilot.checks.model_comparisons import with_model_comparisons
 from pilot.checks.padding import with_comparison
 from pilot.checks.result import CheckResult, Finding, summarise
+from pilot.checks.stop_token import stop_token_findings
 from pilot.checks.tag_offset import tag_offset_findings
 from pilot.checks.tag_pieces import tag_pieces_findings
 from pilot.checks.teacher_forcing import teacher_forcing_findings
@@ -380,6 +381,8 @@ def inspect_task(
     if task.kind not in ("generation", "classification"):  # a tagger's labels against their tokens
         result = with_comparison(result, *tag_offset_findings(task, encoded.get("train", [])), "tag_offset", "warn")
         result = with_comparison(result, *tag_pieces_findings(task, encoded.get("train", [])), "tag_pieces", "warn")
+    if task.kind == "generation":  # answers trained after a prompt: does each end on a stop token?
+        result = with_comparison(result, *stop_token_findings(task, encoded.get("train", [])), "stop_token", "warn")
     if encoded.get("train"):  # a decoder given its own inputs: are they the target so far?
         result = with_comparison(
             result, *teacher_forcing_findings(task, encoded["train"], micro_batch), "teacher_forcing"
