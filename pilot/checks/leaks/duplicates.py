@@ -77,24 +77,34 @@ def _same_model_input(views: ModelViews, order, pairs, reported: set, limits: Le
 def _same_normalised_text(
     task: TaskData, fields: list[str], order, pairs, reported: set, limits: LeakThresholds, note
 ) -> list[Finding]:
-    """Examples of a later split with the same text as an earlier one after normalising."""
+    """Examples of a later split with the same text as an earlier one after normalising, then (two text
+    fields or more) with the same texts in another field order: a question pair swapped is the same pair."""
     fails = []
-    keys = {s: [normalise_text(" \x1f ".join(e.fields[f] for f in fields)) for e in task.splits[s]] for s in order}
-    for a, b in pairs:
-        first = {}
-        for example, key in zip(task.splits[a], keys[a]):
-            first.setdefault(key, example.index)
-        hits = [
-            (first[k], e.index) for e, k in zip(task.splits[b], keys[b]) if k in first and (b, e.index) not in reported
-        ]
-        listed = [f"{a} example {i} = {b} example {j}" for i, j in hits[: limits.listed]]
-        note((a, b), "same_text_normalised", len(hits), listed)
-        if hits:
-            reported.update((b, j) for _, j in hits)
-            fails.append(
-                Finding(
-                    f"{len(hits)} {b} example(s) with the same text as a {a} example after normalising case, "
-                    f"punctuation and whitespace (fields {fields}): {'; '.join(listed)}"
+    keyings = [("", lambda texts: texts)]
+    if len(fields) > 1:
+        keyings.append((" in another order of the fields", sorted))
+    for said, arranged in keyings:
+        keys = {
+            s: [" \x1f ".join(arranged([normalise_text(e.fields[f]) for f in fields])) for e in task.splits[s]]
+            for s in order
+        }
+        for a, b in pairs:
+            first = {}
+            for example, key in zip(task.splits[a], keys[a]):
+                first.setdefault(key, example.index)
+            hits = [
+                (first[k], e.index)
+                for e, k in zip(task.splits[b], keys[b])
+                if k in first and (b, e.index) not in reported
+            ]
+            listed = [f"{a} example {i} = {b} example {j}" for i, j in hits[: limits.listed]]
+            note((a, b), "same_text_normalised" + ("_reordered" if said else ""), len(hits), listed)
+            if hits:
+                reported.update((b, j) for _, j in hits)
+                fails.append(
+                    Finding(
+                        f"{len(hits)} {b} example(s) with the same text as a {a} example{said} after normalising "
+                        f"case, punctuation and whitespace (fields {fields}): {'; '.join(listed)}"
+                    )
                 )
-            )
     return fails
