@@ -29,7 +29,7 @@ from pilot.checks.result import CheckResult, Finding, summarise
 from pilot.checks.stop_token import stop_token_findings
 from pilot.checks.tag_offset import tag_offset_findings
 from pilot.checks.tag_pieces import tag_pieces_findings
-from pilot.checks.teacher_forcing import teacher_forcing_findings
+from pilot.checks.teacher_forcing import label_padding_findings, teacher_forcing_findings
 from pilot.data.task import IGNORE_INDEX, TaskData, logits_of
 
 STEP = "inspect"
@@ -383,10 +383,9 @@ def inspect_task(
         result = with_comparison(result, *tag_pieces_findings(task, encoded.get("train", [])), "tag_pieces", "warn")
     if task.kind == "generation":  # answers trained after a prompt: does each end on a stop token?
         result = with_comparison(result, *stop_token_findings(task, encoded.get("train", [])), "stop_token", "warn")
-    if encoded.get("train"):  # a decoder given its own inputs: are they the target so far?
-        result = with_comparison(
-            result, *teacher_forcing_findings(task, encoded["train"], micro_batch), "teacher_forcing"
-        )
+    for probe in (teacher_forcing_findings, label_padding_findings) if encoded.get("train") else ():
+        name = probe.__name__.removesuffix("_findings")  # a decoder's inputs: the target so far? its labels?
+        result = with_comparison(result, *probe(task, encoded["train"], micro_batch), name)
     if model is not None and encoded.get("train"):
         result = with_model_comparisons(result, task, model, encoded["train"], micro_batch)
     return result, shown

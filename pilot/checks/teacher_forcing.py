@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from pilot.checks.loss_probe import micro_batches
+from pilot.checks.loss_probe import micro_batches, row_items
 from pilot.checks.result import Finding
 from pilot.data.task import IGNORE_INDEX, TaskData
 
@@ -65,3 +65,47 @@ def _comparable(decoder: Any, labels: Any) -> bool:
         and not labels.is_floating_point()
         and not decoder.is_floating_point()
     )
+
+
+def _first_counted(labels: torch.Tensor) -> int | None:
+    counted = torch.nonzero(labels != IGNORE_INDEX).flatten()
+    return int(counted[0]) if counted.numel() else None
+
+
+def label_padding_findings(
+    task: TaskData, encoded: list[dict[str, Any]], micro_batch: int
+) -> tuple[list[Finding], dict[str, Any]]:
+    """A finding when collate pads a decoder's labels on the left (``kind="seq2seq"``): the model's decoder
+    inputs are its labels shifted right, so a row's first target then follows a run of padding in a batch,
+    right after the start token alone (and at generation), and moves with the row's neighbours."""
+    if task.kind != "seq2seq" or int(micro_batch) < 2:
+        return [], {}
+    moved, rows = [], 0
+    items = encoded[:MAX_ITEMS]
+    for start, batch in micro_batches(task, items, micro_batch):
+        labels = batch.get("labels")
+        if not torch.is_tensor(labels) or labels.dim() != 2 or labels.is_floating_point():
+            return [], {}
+        chunk = items[start : start + int(micro_batch)]
+        for row, item in enumerate(row_items(batch, chunk)):
+            alone = task.collate([chunk[item]]).get("labels")
+            in_batch, by_itself = (
+                _first_counted(labels[row]),
+                _first_counted(alone[0]) if torch.is_tensor(alone) else None,
+            )
+            rows += 1
+            if in_batch is not None and by_itself is not None and in_batch > by_itself:
+                moved.append((start + item, in_batch - by_itself))
+    details = {"rows": rows, "first_target_moved_right": len(moved)}
+    if not moved:
+        return [], details
+    example, shift = moved[0]
+    return [
+        Finding(
+            f"collate pads the labels on the left: in {len(moved)} of {rows} collated training rows the first "
+            f"target sits further right than in the example collated alone (training item {example}: {shift} "
+            "position(s)), so the decoder, fed the labels shifted right, reads padding before the first target, "
+            "which it never does when it generates. Fix: pad labels on the right (with -100), as "
+            "DataCollatorForSeq2Seq does"
+        )
+    ], details
