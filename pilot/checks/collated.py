@@ -196,6 +196,15 @@ def check_row(task: TaskData, view: RowView, masked: bool, lists: dict[str, list
     return found + target_findings(task, view, real, masked, ids)
 
 
+def _counted_elsewhere(task: TaskData, single: Batch) -> bool:
+    """An example without a label the loss counts, whose targets the task's own count finds in another of
+    its keys: a head of a multi-task model trained on the example (``aux_labels``), its ``labels`` -100."""
+    try:
+        return float(task.target_count(single)) > 0
+    except Exception:  # noqa: BLE001 - the contract and objective judge target_count itself
+        return False
+
+
 def check_batch(task: TaskData, views: list[RowView], masked: bool, compare_rows: bool = True) -> list[Finding]:
     """Every problem of the rows of one micro-batch (``compare_rows=False``: a random collate)."""
     if not views[0].aligned:  # rows packed together: nothing to compare row by row
@@ -204,7 +213,11 @@ def check_batch(task: TaskData, views: list[RowView], masked: bool, compare_rows
     differing = row_differences(task, views[0].batch, [v.item for v in views], singles) if compare_rows else {}
     findings: list[Finding] = _rows_of_no_example(task, views)
     if not views[0].sequence:
-        findings += [Finding(NO_TARGET[1], v.split, v.example.index) for v in views if not v.counted]
+        findings += [
+            Finding(NO_TARGET[1], v.split, v.example.index)
+            for v, single in zip(views, singles)
+            if not v.counted and not _counted_elsewhere(task, single)
+        ]
     else:
         batch = views[0].batch
         ids = input_ids_of(batch)

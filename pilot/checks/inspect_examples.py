@@ -16,11 +16,12 @@ The shown examples are drawn from the same collated rows as the check.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from typing import Any
 
 import torch
 
+from pilot.checks.class_names import name_findings
 from pilot.checks.collated import RowView, check_collated, split_statistics
 from pilot.checks.loss_probe import input_ids_of, real_mask
 from pilot.checks.model_comparisons import with_model_comparisons
@@ -124,56 +125,6 @@ def inspect_generation(
 
 
 # ----------------------------------------------------------------------------- classification
-def _ids(ids) -> str:
-    return str(sorted(ids)) if len(ids) > 1 else str(next(iter(ids)))
-
-
-def name_findings(task: TaskData, views: list[RowView], class_names: list[str]) -> list[Finding]:
-    """The ids in the collated labels against the raw class names the task declares.
-
-    Finds a class encoded with different ids in different splits (each split encoded on its own),
-    one id standing for two classes, and ids the mapping names otherwise (a shift), naming the class.
-    """
-    findings: list[Finding] = []
-    name_ids: dict[str, dict[str, set]] = defaultdict(lambda: defaultdict(set))
-    id_names: dict[int, dict[str, set]] = defaultdict(lambda: defaultdict(set))
-    unknown: dict[str, list[int]] = defaultdict(list)
-    for view in views:
-        name = task.raw_class_name(view.example)
-        if name is None or not view.values:
-            continue
-        name_ids[name][view.split].add(view.values[0])
-        id_names[view.values[0]][name].add(view.split)
-        if class_names and name not in class_names:
-            unknown[name].append(view.example.index)
-    for name, examples in unknown.items():
-        findings.append(Finding(f"class '{name}' (examples {examples[:5]}) is not in class_names {class_names}"))
-    for name, per_split in name_ids.items():
-        ids = {i for split_ids in per_split.values() for i in split_ids}
-        if len(ids) > 1:
-            where = ", ".join(f"{s}: {_ids(v)}" for s, v in sorted(per_split.items()))
-            right = f"; class_names gives it id {class_names.index(name)}" if name in class_names else ""
-            findings.append(
-                Finding(
-                    f"class '{name}' has different ids across or within splits ({where}{right})",
-                    detail="the label encodings disagree; one mapping must serve every split",
-                )
-            )
-        elif class_names and 0 <= next(iter(ids)) < len(class_names) and class_names[next(iter(ids))] != name:
-            label = next(iter(ids))
-            right = f" (class_names gives '{name}' id {class_names.index(name)})" if name in class_names else ""
-            findings.append(
-                Finding(
-                    f"class '{name}' is encoded as id {label}, which the mapping names '{class_names[label]}'{right}"
-                )
-            )
-    for label, per_name in sorted(id_names.items()):
-        if len(per_name) > 1:
-            where = " and ".join(f"'{n}' ({', '.join(sorted(s))})" for n, s in sorted(per_name.items()))
-            findings.append(Finding(f"id {label} stands for two or more classes: {where}"))
-    return findings
-
-
 def missing_classes(
     task: TaskData, views: list[RowView], class_names: list[str], num_classes: int, by_name: bool
 ) -> tuple[list[Finding], list[Finding]]:
@@ -213,7 +164,7 @@ def inspect_classification(
             findings.append(
                 Finding(f"label {view.values[0]} outside [0, {num_classes})", view.split, view.example.index)
             )
-    by_name = any(task.raw_class_name(v.example) is not None for v in views[:1])
+    by_name = any(task.raw_class_name(v.example) is not None for v in views)
     if by_name:
         findings += name_findings(task, views, class_names)
     missing, warnings = missing_classes(task, views, class_names, num_classes, by_name)

@@ -120,7 +120,8 @@ def objective_check(
         scores, grad, _ = output_gradient(task, output, batch, recompute=partial(task.forward, model, batch))
         width = int(scores.shape[-1])
         unpaired = positions_unlike_labels(batch.get("labels"), grad)  # CTC: positions are not targets
-        trained = None if unpaired else _trained_targets(batch, grad, width, numbers["count"])
+        several_heads = len(trained_head_widths(task, output, batch)) > 1  # positions of one head are not the count
+        trained = None if unpaired or several_heads else _trained_targets(batch, grad, width, numbers["count"])
         per_batch.append(
             {k: numbers[k] for k in ("examples", "loss", "count")}
             | {

@@ -145,8 +145,8 @@ class TaskData:
 
     def raw_class_name(self, example: Example) -> str | None:
         """The example's class name as the raw data gives it, or None when the task declares none."""
-        if self.raw_label is not None:
-            return str(self.raw_label(example))
+        if self.raw_label is not None:  # None: the example has no class of this kind (another head's)
+            return None if (name := self.raw_label(example)) is None else str(name)
         name = example.fields.get(RAW_LABEL_FIELD)
         return None if name is None else str(name)
 

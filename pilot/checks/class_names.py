@@ -1,0 +1,77 @@
+"""Part of ``inspect``: the class ids in the collated labels against the raw class names the task
+declares (``class_names`` and ``raw_label`` or an example's ``label_name``)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from pilot.checks.collated import RowView
+from pilot.checks.result import Finding
+from pilot.data.task import IGNORE_INDEX, RAW_LABEL_FIELD, TaskData
+
+
+def name_findings(task: TaskData, views: list[RowView], class_names: list[str]) -> list[Finding]:
+    """The ids in the collated labels against the raw class names the task declares.
+
+    Finds a class encoded with different ids in different splits (each split encoded on its own),
+    one id standing for two classes, and ids the mapping names otherwise (a shift), naming the class.
+    """
+    findings: list[Finding] = []
+    name_ids: dict[str, dict[str, set]] = defaultdict(lambda: defaultdict(set))
+    id_names: dict[int, dict[str, set]] = defaultdict(lambda: defaultdict(set))
+    unknown: dict[str, list[int]] = defaultdict(list)
+    classless: dict[int, list[int]] = defaultdict(list)  # examples the raw data gives no class, by the id trained
+    for view in views:
+        name = task.raw_class_name(view.example)
+        if name is None and view.values and _declares_raw_label(task, view.example):
+            classless[view.values[0]].append(view.example.index)
+        if name is None or not view.values:
+            continue
+        name_ids[name][view.split].add(view.values[0])
+        id_names[view.values[0]][name].add(view.split)
+        if class_names and name not in class_names:
+            unknown[name].append(view.example.index)
+    for name, examples in unknown.items():
+        findings.append(Finding(f"class '{name}' (examples {examples[:5]}) is not in class_names {class_names}"))
+    for label, examples in classless.items():
+        named = f" ('{class_names[label]}')" if 0 <= label < len(class_names) else ""
+        findings.append(
+            Finding(
+                f"{len(examples)} example(s) the raw data gives no class (raw label None: examples {examples[:5]}) "
+                f"are trained towards class id {label}{named}. Fix: give a missing label {IGNORE_INDEX}, which "
+                "the loss ignores, not a class id"
+            )
+        )
+    for name, per_split in name_ids.items():
+        ids = {i for split_ids in per_split.values() for i in split_ids}
+        if len(ids) > 1:
+            where = ", ".join(f"{s}: {_ids(v)}" for s, v in sorted(per_split.items()))
+            right = f"; class_names gives it id {class_names.index(name)}" if name in class_names else ""
+            findings.append(
+                Finding(
+                    f"class '{name}' has different ids across or within splits ({where}{right})",
+                    detail="the label encodings disagree; one mapping must serve every split",
+                )
+            )
+        elif class_names and 0 <= next(iter(ids)) < len(class_names) and class_names[next(iter(ids))] != name:
+            label = next(iter(ids))
+            right = f" (class_names gives '{name}' id {class_names.index(name)})" if name in class_names else ""
+            findings.append(
+                Finding(
+                    f"class '{name}' is encoded as id {label}, which the mapping names '{class_names[label]}'{right}"
+                )
+            )
+    for label, per_name in sorted(id_names.items()):
+        if len(per_name) > 1:
+            where = " and ".join(f"'{n}' ({', '.join(sorted(s))})" for n, s in sorted(per_name.items()))
+            findings.append(Finding(f"id {label} stands for two or more classes: {where}"))
+    return findings
+
+
+def _declares_raw_label(task: TaskData, example: Any) -> bool:
+    return task.raw_label is not None or RAW_LABEL_FIELD in example.fields
+
+
+def _ids(ids) -> str:
+    return str(sorted(ids)) if len(ids) > 1 else str(next(iter(ids)))
