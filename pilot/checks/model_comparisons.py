@@ -17,6 +17,7 @@ from pilot.checks.label_reading import label_reading_findings
 from pilot.checks.packed_documents import packed_documents_findings
 from pilot.checks.padding import padding_findings, with_comparison
 from pilot.checks.result import CheckResult
+from pilot.checks.tied_targets import tied_target_findings
 from pilot.data.task import TaskData
 from pilot.errors import PilotError, error_line
 
@@ -49,6 +50,8 @@ def with_model_comparisons(
     result = with_comparison(result, *_compared(label_reading_findings, task, model, train), "label_reading")
     copied, details = _compared(copied_label_findings, task, model, train)  # its own ids: a warn (denoising)
     result = with_comparison(result, copied, details, "copied_labels", "warn" if details.get("main_input") else "fail")
+    tied = _compared(tied_target_findings, task, model, train, micro_batch)
+    result = with_comparison(result, *tied, "tied_targets", "warn")
     packed = _compared(packed_documents_findings, task, model, train)
     result = with_comparison(result, *packed, "packed_documents", "warn")
     context, details = _compared(context_findings, task, model, train)  # fail where attention exists
