@@ -26,9 +26,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from hydra.experimental.callback import Callback
@@ -42,7 +44,26 @@ from pilot.hydra_files import HydraFiles, output_subdir
 from pilot.resume import refuse_finished_run, refuse_reused_for
 from pilot.run_record import RunDirectoryLock
 
-HYDRA_OWN = (".hydra", RunDirectoryLock.NAME)  # with Hydra's job log (*.log): not the user's files
+HYDRA_OWN = (".hydra", RunDirectoryLock.NAME)  # with Hydra's job log: not the user's files
+JOB_LOG = "__main__.log"  # Hydra's log of a pilot job (hydra.job.name is the module's, __main__)
+_RECORD_STAGED = re.compile(r"^\.run\.json\.\d+\.tmp$")  # run.json being written when a signal came
+_STARTED = time.time()
+
+
+def _pilots_own(path: Path, name: str, job_log: str = JOB_LOG) -> bool:
+    """A file of a directory without a run record that Hydra or pilot wrote, never the user's: Hydra's
+    job log (this line's name, or any log written since this process started) and a run.json staged by
+    an attempt stopped while writing it. A user's ``notes.log`` from before is theirs."""
+    if name in (job_log, JOB_LOG) or _RECORD_STAGED.match(name):
+        return True
+    if not name.endswith(".log"):
+        return False
+    try:
+        return (path / name).stat().st_mtime >= _STARTED - 1.0
+    except OSError:
+        return False
+
+
 _created: dict[str, str | None] = {}  # run directories this process created, with their hydra.output_subdir
 _hydra_before: dict[str, HydraFiles] = {}  # a run's Hydra files (and run.json) as they were, by absolute path
 _created_sweeps: set[str] = set()  # sweep directories this process created (``settle_refused_sweeps``)
@@ -169,7 +190,8 @@ def _refuse_foreign(config: DictConfig, path: Path) -> None:
     """A directory without a run record holding files pilot did not write: refused (``ResumeRefused``)."""
     subdir = _output_subdir(config)  # where Hydra writes its files (.hydra unless the line names another)
     own = {*HYDRA_OWN, *([Path(subdir).parts[0]] if subdir else [])}
-    foreign = sorted(p.name for p in path.iterdir() if p.name not in own and not p.name.endswith(".log"))
+    job_log = f"{OmegaConf.select(config, 'hydra.job.name', default=None, throw_on_resolution_failure=False) or '__main__'}.log"
+    foreign = sorted(p.name for p in path.iterdir() if p.name not in own and not _pilots_own(path, p.name, job_log))
     if subdir and _another_apps_hydra(path / subdir):
         foreign.insert(0, f"{subdir}/ of another Hydra app (its config.yaml has no pilot settings)")
     if foreign:
@@ -299,7 +321,7 @@ def after_refusal(run_dir: Path) -> bool:
 def _remove_if_hydra_alone(path: str, subdir: str | None = ".hydra") -> None:
     """Remove ``path`` if it holds only what Hydra writes (``subdir``: its files' folder, and logs) and the lock."""
     own = {*HYDRA_OWN, *([Path(subdir).parts[0]] if subdir else [])}
-    if all(name in own or name.endswith(".log") for name in os.listdir(path)):
+    if all(name in own or _pilots_own(Path(path), name) for name in os.listdir(path)):
         shutil.rmtree(path, ignore_errors=True)
 
 

@@ -47,6 +47,28 @@ def test_a_directory_of_other_files_is_refused_and_left_as_it_was(tmp_path):
     assert sorted(p.name for p in mine.iterdir()) == ["config.yaml", "metrics.jsonl"]  # no .hydra either
 
 
+def test_a_users_own_log_file_is_not_taken_for_hydras_and_never_removed(tmp_path):
+    import os
+
+    from pilot.run_directory import remove_unstarted_job
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.log").write_text("my precious notes\n")
+    os.utime(mine / "notes.log", (1_000_000_000, 1_000_000_000))  # written before any pilot process
+    done = run_pilot(mine, *TRAIN)
+    assert done.returncode == 2 and "notes.log" in done.stderr, done.stderr[-2000:]
+    assert _files(mine) == {"notes.log": b"my precious notes\n"}
+    (mine / ".hydra").mkdir()  # a sweep job stopped at its start: its directory goes unless it holds the user's
+    remove_unstarted_job(mine)
+    assert (mine / "notes.log").read_text() == "my precious notes\n"
+    (mine / "notes.log").unlink()
+    (mine / "__main__.log").write_text("")
+    (mine / ".run.json.123.tmp").write_text("{")  # pilot's own record, staged when a signal came
+    remove_unstarted_job(mine)
+    assert not mine.exists()
+
+
 def test_another_hydra_apps_directory_is_refused_and_its_record_kept(tmp_path):
     """A directory holding another Hydra app's .hydra/ and job log was taken as empty, and its config.yaml
     and overrides.yaml were overwritten by pilot's."""
