@@ -131,7 +131,9 @@ def test_a_collate_that_crashes_is_refused_by_the_contract_naming_its_error(digi
         raise ValueError("expected sequence of length 3 at dim 1 (got 5)")  # ragged labels in a stack
 
     digits_task.collate = collate
-    with pytest.raises(ContractError, match=r"collate crashed on 2 encoded training example\(s\): ValueError: expected"):
+    with pytest.raises(
+        ContractError, match=r"collate crashed on 2 encoded training example\(s\): ValueError: expected"
+    ):
         check_contract(digits_task, model())
 
 

@@ -27,7 +27,11 @@ def _row(pieces: list[int], aligned: bool, as_lists: bool = False) -> dict:
     else:
         labels = [1] * len(pieces) + [IGNORE_INDEX] * (tokens - len(pieces))
     ids, labels = list(range(5, 7 + tokens)), [IGNORE_INDEX, *labels, IGNORE_INDEX]
-    return {"input_ids": ids, "labels": labels} if as_lists else {"input_ids": torch.tensor(ids), "labels": torch.tensor(labels)}
+    return (
+        {"input_ids": ids, "labels": labels}
+        if as_lists
+        else {"input_ids": torch.tensor(ids), "labels": torch.tensor(labels)}
+    )
 
 
 def test_tags_zipped_onto_the_first_tokens_are_warned_about_and_aligned_ones_are_not():

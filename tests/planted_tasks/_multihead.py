@@ -27,22 +27,28 @@ def examples(n=200, seed=0):
 def task(missing_value=IGNORE_INDEX):
     def enc(e):
         a, s = e.fields["animal"], e.fields["size"]
-        return {"index": e.index, "x": torch.from_numpy(e.fields["x"]),
-                "a": ANIMALS.index(a) if a is not None else missing_value,
-                "s": SIZES.index(s) if s is not None else missing_value}
+        return {
+            "index": e.index,
+            "x": torch.from_numpy(e.fields["x"]),
+            "a": ANIMALS.index(a) if a is not None else missing_value,
+            "s": SIZES.index(s) if s is not None else missing_value,
+        }
 
     def loss_sum(out, b):
         return F.cross_entropy(out["logits"].float(), b["labels"], reduction="sum") + F.cross_entropy(
-            out["size_logits"].float(), b["aux_labels"], reduction="sum")
+            out["size_logits"].float(), b["aux_labels"], reduction="sum"
+        )
 
     return TaskData(
         kind="classification",
         splits=make_splits(examples(), {"by": "group", "val_fraction": 0.25, "test_fraction": 0.0}),
         encode=enc,
-        collate=lambda items: {"inputs": torch.stack([i["x"] for i in items]),
-                               "labels": torch.tensor([i["a"] for i in items]),
-                               "aux_labels": torch.tensor([i["s"] for i in items]),
-                               "index": torch.tensor([i["index"] for i in items])},
+        collate=lambda items: {
+            "inputs": torch.stack([i["x"] for i in items]),
+            "labels": torch.tensor([i["a"] for i in items]),
+            "aux_labels": torch.tensor([i["s"] for i in items]),
+            "index": torch.tensor([i["index"] for i in items]),
+        },
         loss_sum=loss_sum,
         target_count=lambda b: (b["labels"] != IGNORE_INDEX).sum() + (b["aux_labels"] != IGNORE_INDEX).sum(),
         predict=lambda out, b: out["logits"].argmax(-1),

@@ -10,9 +10,10 @@ import transformers
 
 from pilot.data.split import make_splits
 from pilot.data.task import IGNORE_INDEX, Example, TaskData
-from tests.planted_tasks._bert_bpe import pad2, sentences, tokenizer
+from tests.planted_tasks._bert_bpe import pad2, tokenizer
 from tests.planted_tasks._common import words
-from tests.planted_tasks.ok_ner_first_subword import TAGS, examples as ner_examples
+from tests.planted_tasks.ok_ner_first_subword import TAGS
+from tests.planted_tasks.ok_ner_first_subword import examples as ner_examples
 
 SPLIT = {"by": "group", "val_fraction": 0.2, "test_fraction": 0.0}
 
@@ -37,14 +38,29 @@ def hf_model(kind: str, head: str, num_labels: int, **kw):
     t = tokenizer()
     base = cfg_kw(num_labels)
     if kind == "DistilBert":
-        base = dict(vocab_size=len(t), dim=32, hidden_dim=64, n_layers=1, n_heads=2, max_position_embeddings=130,
-                    pad_token_id=t.pad_token_id, num_labels=num_labels, dropout=0.0, attention_dropout=0.0,
-                    seq_classif_dropout=0.0)
+        base = dict(
+            vocab_size=len(t),
+            dim=32,
+            hidden_dim=64,
+            n_layers=1,
+            n_heads=2,
+            max_position_embeddings=130,
+            pad_token_id=t.pad_token_id,
+            num_labels=num_labels,
+            dropout=0.0,
+            attention_dropout=0.0,
+            seq_classif_dropout=0.0,
+        )
     elif kind == "Electra":
         base.update(embedding_size=32, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
     elif kind == "DebertaV2":
-        base.update(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, pooler_hidden_size=32,
-                    pooler_dropout=0.0, type_vocab_size=0)
+        base.update(
+            hidden_dropout_prob=0.0,
+            attention_probs_dropout_prob=0.0,
+            pooler_hidden_size=32,
+            pooler_dropout=0.0,
+            type_vocab_size=0,
+        )
     else:
         base.update(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
     base.update(kw)
@@ -55,9 +71,19 @@ def hf_model(kind: str, head: str, num_labels: int, **kw):
 def gpt2_base():
     torch.manual_seed(0)
     t = tokenizer()
-    cfg = transformers.GPT2Config(vocab_size=len(t), n_positions=64, n_embd=32, n_layer=1, n_head=2,
-                                  resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, pad_token_id=t.pad_token_id,
-                                  bos_token_id=t.bos_token_id, eos_token_id=t.eos_token_id)
+    cfg = transformers.GPT2Config(
+        vocab_size=len(t),
+        n_positions=64,
+        n_embd=32,
+        n_layer=1,
+        n_head=2,
+        resid_pdrop=0.0,
+        embd_pdrop=0.0,
+        attn_pdrop=0.0,
+        pad_token_id=t.pad_token_id,
+        bos_token_id=t.bos_token_id,
+        eos_token_id=t.eos_token_id,
+    )
     return cfg
 
 
@@ -68,9 +94,15 @@ def ner_task(encode, collate, forward=None, loss_sum=None, **overrides):
         splits=make_splits(ner_examples(), SPLIT),
         encode=encode,
         collate=collate,
-        loss_sum=loss_sum or (lambda out, b: F.cross_entropy(
-            out.logits.reshape(-1, out.logits.size(-1)).float(), b["labels"].reshape(-1),
-            ignore_index=IGNORE_INDEX, reduction="sum")),
+        loss_sum=loss_sum
+        or (
+            lambda out, b: F.cross_entropy(
+                out.logits.reshape(-1, out.logits.size(-1)).float(),
+                b["labels"].reshape(-1),
+                ignore_index=IGNORE_INDEX,
+                reduction="sum",
+            )
+        ),
         target_count=lambda b: (b["labels"] != IGNORE_INDEX).sum(),
         predict=lambda out, b: out.logits.argmax(-1),
         forward=forward or (lambda m, b: m(input_ids=b["input_ids"], attention_mask=b["attention_mask"])),
@@ -120,8 +152,13 @@ def pair_examples(count=160, seed=7):
         y = i % 2
         if y:  # hypothesis: a subset of the premise's words
             b = list(rng.choice(a, 2, replace=False))
-        out.append(Example(index=i, group=f"p{i}", fields={"premise": " ".join(a), "hypothesis": " ".join(b),
-                                                          "label_name": PAIR_CLASSES[y]}))
+        out.append(
+            Example(
+                index=i,
+                group=f"p{i}",
+                fields={"premise": " ".join(a), "hypothesis": " ".join(b), "label_name": PAIR_CLASSES[y]},
+            )
+        )
     return out
 
 
@@ -131,8 +168,12 @@ def pair_encode(e, first="premise", second="hypothesis"):
     b = t(" " + e.fields[second], add_special_tokens=False)["input_ids"]
     ids = [t.bos_token_id] + a + [t.eos_token_id, t.eos_token_id] + b + [t.eos_token_id]
     tt = [0] * (len(a) + 3) + [1] * (len(b) + 1)
-    return {"index": e.index, "input_ids": ids, "token_type_ids": tt,
-            "label": PAIR_CLASSES.index(e.fields["label_name"])}
+    return {
+        "index": e.index,
+        "input_ids": ids,
+        "token_type_ids": tt,
+        "label": PAIR_CLASSES.index(e.fields["label_name"]),
+    }
 
 
 def pair_collate(items):
@@ -161,8 +202,12 @@ def pair_task(examples=None, encode=pair_encode, collate=pair_collate, forward=N
         loss_sum=seq_ce,
         target_count=lambda b: torch.tensor(b["labels"].numel()),
         predict=lambda out, b: out.logits.argmax(-1),
-        forward=forward or (lambda m, b: m(input_ids=b["input_ids"], token_type_ids=b["token_type_ids"],
-                                           attention_mask=b["attention_mask"])),
+        forward=forward
+        or (
+            lambda m, b: m(
+                input_ids=b["input_ids"], token_type_ids=b["token_type_ids"], attention_mask=b["attention_mask"]
+            )
+        ),
         class_names=PAIR_CLASSES,
         info={"num_classes": 2, "target_unit": "example", "pad_id": t.pad_token_id, "vocab_size": len(t)},
     )

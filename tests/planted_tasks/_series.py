@@ -23,12 +23,22 @@ def window_task(make_window, target_of, n=240, norm=None):
     ex = []
     for t in range(L, n - 1):
         w = make_window(s, t)
-        ex.append(Example(index=len(ex), group=f"d{t}", time=float(t),
-                          fields={"window": ((w - mu) / sd).astype("float32"), "y": float((target_of(s, t) - mu) / sd)}))
+        ex.append(
+            Example(
+                index=len(ex),
+                group=f"d{t}",
+                time=float(t),
+                fields={"window": ((w - mu) / sd).astype("float32"), "y": float((target_of(s, t) - mu) / sd)},
+            )
+        )
     return TaskData(
         kind="regression",
         splits=make_splits(ex, {"by": "time", "val_fraction": 0.2, "test_fraction": 0.0}),
-        encode=lambda e: {"index": e.index, "x": torch.from_numpy(e.fields["window"]), "y": torch.tensor(e.fields["y"])},
+        encode=lambda e: {
+            "index": e.index,
+            "x": torch.from_numpy(e.fields["window"]),
+            "y": torch.tensor(e.fields["y"]),
+        },
         collate=lambda items: {
             "inputs": torch.stack([i["x"] for i in items]).unsqueeze(-1),
             "labels": torch.stack([i["y"] for i in items]).float(),

@@ -23,14 +23,23 @@ def pairs(n=200, seed=0):
         b = a if same else int((a + rng.integers(1, 120)) % 120)
         xa = (items[a] + rng.normal(0, 0.3, 8)).astype("float32")
         xb = (items[b] + rng.normal(0, 0.3, 8)).astype("float32")
-        out.append(Example(index=i, group=f"p{i}", fields={"a": xa, "b": xb, "item_a": a, "item_b": b,
-                                                           "label_name": CLASSES[int(same)]}))
+        out.append(
+            Example(
+                index=i,
+                group=f"p{i}",
+                fields={"a": xa, "b": xb, "item_a": a, "item_b": b, "label_name": CLASSES[int(same)]},
+            )
+        )
     return out
 
 
 def collate(items):
-    return {"a": torch.stack([i["a"] for i in items]), "b": torch.stack([i["b"] for i in items]),
-            "labels": torch.tensor([i["y"] for i in items]), "index": torch.tensor([i["index"] for i in items])}
+    return {
+        "a": torch.stack([i["a"] for i in items]),
+        "b": torch.stack([i["b"] for i in items]),
+        "labels": torch.tensor([i["y"] for i in items]),
+        "index": torch.tensor([i["index"] for i in items]),
+    }
 
 
 def margin_loss(d, b):
@@ -44,8 +53,12 @@ def task(examples=None, encode_label=lambda e: CLASSES.index(e.fields["label_nam
     return TaskData(
         kind="siamese",
         splits=splits or make_splits(ex, {"by": "group", "val_fraction": 0.25, "test_fraction": 0.0}),
-        encode=lambda e: {"index": e.index, "a": torch.from_numpy(e.fields["a"]), "b": torch.from_numpy(e.fields["b"]),
-                          "y": encode_label(e)},
+        encode=lambda e: {
+            "index": e.index,
+            "a": torch.from_numpy(e.fields["a"]),
+            "b": torch.from_numpy(e.fields["b"]),
+            "y": encode_label(e),
+        },
         collate=collate,
         loss_sum=loss,
         target_count=lambda b: torch.tensor(b["labels"].numel()),

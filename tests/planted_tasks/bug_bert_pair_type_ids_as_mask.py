@@ -8,8 +8,11 @@ EXPECTED = {"step": "inspect", "verdict": "fail", "said": "as its argument 'atte
 
 
 def make_task():
-    return c.pair_task(forward=lambda m, b: m(input_ids=b["input_ids"], attention_mask=b["token_type_ids"],
-                                               token_type_ids=b["attention_mask"]))
+    return c.pair_task(
+        forward=lambda m, b: m(
+            input_ids=b["input_ids"], attention_mask=b["token_type_ids"], token_type_ids=b["attention_mask"]
+        )
+    )
 
 
 def build_model(task):

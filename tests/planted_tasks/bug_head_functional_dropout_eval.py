@@ -3,10 +3,9 @@ form defaults to training=True, so the head keeps dropping units after model.eva
 
 import torch
 import torch.nn.functional as F
-import transformers
 
-from tests.planted_tasks import _ner_and_pairs as c
 from tests.planted_tasks import _hf_tiny as h
+from tests.planted_tasks import _ner_and_pairs as c
 
 EXPECTED = {"step": "eval_determinism", "verdict": "fail", "said": "does forward pass training=True"}
 TRAINING_FLAG = None  # the bug: F.dropout(..., training=self.training) was meant

@@ -13,8 +13,11 @@ def encode(e):
     t = tokenizer()
     enc = t(e.fields["tokens"], is_split_into_words=True, add_special_tokens=False)
     labels = c.word_ids_labels(enc.word_ids(), e.fields["tags"])
-    return {"index": e.index, "input_ids": [t.bos_token_id] + enc["input_ids"] + [t.eos_token_id],
-            "labels": labels + [IGNORE_INDEX, IGNORE_INDEX]}  # the bug: should be [-100] + labels + [-100]
+    return {
+        "index": e.index,
+        "input_ids": [t.bos_token_id] + enc["input_ids"] + [t.eos_token_id],
+        "labels": labels + [IGNORE_INDEX, IGNORE_INDEX],
+    }  # the bug: should be [-100] + labels + [-100]
 
 
 def make_task():
@@ -22,5 +25,4 @@ def make_task():
 
 
 def build_model(task):
-    return c.hf_model("Roberta", "TokenClassification", len(c.TAGS), type_vocab_size=1,
-                      max_position_embeddings=132)
+    return c.hf_model("Roberta", "TokenClassification", len(c.TAGS), type_vocab_size=1, max_position_embeddings=132)

@@ -11,9 +11,17 @@ def make_task():
     ex = c.pair_examples(180)
     train, val = ex[:140], ex[140:]
     for k, e in enumerate(train[:24]):  # the bug
-        val.append(Example(index=180 + k, group=f"q{180 + k}",
-                           fields={"premise": e.fields["hypothesis"], "hypothesis": e.fields["premise"],
-                                   "label_name": e.fields["label_name"]}))
+        val.append(
+            Example(
+                index=180 + k,
+                group=f"q{180 + k}",
+                fields={
+                    "premise": e.fields["hypothesis"],
+                    "hypothesis": e.fields["premise"],
+                    "label_name": e.fields["label_name"],
+                },
+            )
+        )
     return c.pair_task(splits={"train": train, "val": val, "test": []})
 
 

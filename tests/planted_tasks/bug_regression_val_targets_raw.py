@@ -19,7 +19,9 @@ def make_task():
     ex = []
     for i in range(200):
         x = rng.normal(size=8).astype("float32")
-        ex.append(Example(index=i, group=f"h{i}", fields={"x": x, "price": float(300 + 80 * (x @ w) / 3 + 10 * rng.normal())}))
+        ex.append(
+            Example(index=i, group=f"h{i}", fields={"x": x, "price": float(300 + 80 * (x @ w) / 3 + 10 * rng.normal())})
+        )
     splits = make_splits(ex, {"by": "group", "val_fraction": 0.25, "test_fraction": 0.0})
     ys = np.array([e.fields["price"] for e in splits["train"]])
     mu, sd = ys.mean(), ys.std()
@@ -31,7 +33,11 @@ def make_task():
     return TaskData(
         kind="regression",
         splits=splits,
-        encode=lambda e: {"index": e.index, "inputs": torch.from_numpy(e.fields["x"]), "y": torch.tensor(e.fields["y"])},
+        encode=lambda e: {
+            "index": e.index,
+            "inputs": torch.from_numpy(e.fields["x"]),
+            "y": torch.tensor(e.fields["y"]),
+        },
         collate=lambda items: {
             "inputs": torch.stack([i["inputs"] for i in items]),
             "labels": torch.stack([i["y"] for i in items]).float(),

@@ -2,8 +2,8 @@
 margin loss, copied from the Hadsell et al. formula, treats 1 as SIMILAR (y * d^2): duplicates are pushed apart
 and different pairs pulled together; predict (distance < 1 -> 'same') is consistent with class_names."""
 
-from tests.planted_tasks._siamese import CLASSES, Siamese, task
 from tests.planted_tasks._common import EVERY_CHECK
+from tests.planted_tasks._siamese import Siamese, task
 
 EXPECTED = {"step": "inspect", "verdict": "fail"}
 SETTINGS = {**EVERY_CHECK, "tiny_overrides": ["optim.lr=3e-3"]}

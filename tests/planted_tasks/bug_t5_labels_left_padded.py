@@ -16,7 +16,7 @@ def left_pad(seqs, value):
     width = max(len(s) for s in seqs)
     out = torch.full((len(seqs), width), value, dtype=torch.long)
     for r, s in enumerate(seqs):
-        out[r, width - len(s):] = torch.tensor(s)
+        out[r, width - len(s) :] = torch.tensor(s)
     return out
 
 
@@ -37,7 +37,9 @@ def collate(items):
 
 def make_task():
     return h.s2s_task(
-        encode, collate, lambda m, b: m(input_ids=b["input_ids"], attention_mask=b["attention_mask"], labels=b["labels"])
+        encode,
+        collate,
+        lambda m, b: m(input_ids=b["input_ids"], attention_mask=b["attention_mask"], labels=b["labels"]),
     )
 
 

@@ -1,7 +1,7 @@
 """correct: next-day forecasting with a GRU over the last 12 days (series[t-11 : t+1] -> series[t+1]), scaled with
 fixed constants, split by time."""
 
-from tests.planted_tasks._series import L, GRUForecaster, window_task
+from tests.planted_tasks._series import GRUForecaster, L, window_task
 
 EXPECTED = None
 SETTINGS = {"split_by": "time"}

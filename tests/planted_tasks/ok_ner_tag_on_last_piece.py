@@ -15,10 +15,15 @@ def encode(e):
     t = tokenizer()
     enc = t(e.fields["tokens"], is_split_into_words=True, add_special_tokens=False)
     w = enc.word_ids()
-    labels = [c.TAGS.index(e.fields["tags"][x]) if x is not None and (k + 1 == len(w) or w[k + 1] != x)
-              else IGNORE_INDEX for k, x in enumerate(w)]
-    return {"index": e.index, "input_ids": torch.tensor([t.bos_token_id] + enc["input_ids"] + [t.eos_token_id]),
-            "labels": torch.tensor([IGNORE_INDEX] + labels + [IGNORE_INDEX])}
+    labels = [
+        c.TAGS.index(e.fields["tags"][x]) if x is not None and (k + 1 == len(w) or w[k + 1] != x) else IGNORE_INDEX
+        for k, x in enumerate(w)
+    ]
+    return {
+        "index": e.index,
+        "input_ids": torch.tensor([t.bos_token_id] + enc["input_ids"] + [t.eos_token_id]),
+        "labels": torch.tensor([IGNORE_INDEX] + labels + [IGNORE_INDEX]),
+    }
 
 
 def collate(items):
@@ -30,5 +35,4 @@ def make_task():
 
 
 def build_model(task):
-    return c.hf_model("Roberta", "TokenClassification", len(c.TAGS), type_vocab_size=1,
-                      max_position_embeddings=132)
+    return c.hf_model("Roberta", "TokenClassification", len(c.TAGS), type_vocab_size=1, max_position_embeddings=132)
