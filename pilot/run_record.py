@@ -20,6 +20,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from pilot import run_index
+from pilot.config.values import override_argument
 from pilot.errors import DiskFull, ResumeRefused, RunDirectoryBusy, disk_full_guard, first_line
 from pilot.variant import variant_key
 
@@ -307,7 +308,8 @@ def abandoned(run_dir: Path | str) -> str | None:
 def resume_hint(overrides: Iterable[str], run_dir: Path, sweep_dir: Path | None) -> str:
     """How to continue an interrupted run: its own command in its directory. A sweep's job names its
     overrides as one command: the sweep's (-m) would start every job again in new directories."""
+    where = override_argument("hydra.run.dir", run_dir)  # a path with spaces or quotes, pasted as printed
     if sweep_dir is None:
-        return f"resume with the same command and hydra.run.dir={run_dir}"
+        return f"resume with the same command and {where}"
     line = " ".join(shlex.quote(o) for o in overrides if not o.startswith("hydra."))
-    return f"resume this job: python -m pilot {line} hydra.run.dir={run_dir}"
+    return f"resume this job: python -m pilot {line} {where}"

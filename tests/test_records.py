@@ -752,3 +752,19 @@ def test_a_second_signal_while_a_checkpoint_is_saved_says_which_update_has_none(
     train(cfg, tmp_path)
     cause = run_json(tmp_path)["stop_cause"]
     assert "at update 4" in cause and "no checkpoint of update 4: a resume continues from the newest one saved" in cause
+
+
+@pytest.mark.parametrize(
+    "path", ["/tmp/we ird $x, dir/0-2c", "/tmp/a 'q' dir", "/tmp/a\\'b", "/tmp/end\\", "/tmp/plain"]
+)
+def test_a_printed_resume_command_gives_hydra_the_directory_as_it_is(path):
+    import shlex
+
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from pilot.run_record import resume_hint
+
+    said = resume_hint(["seed=0"], Path(path), Path("/tmp/sweep"))
+    words = shlex.split(said.split(": ", 1)[1])  # pasted into a shell as printed
+    assert words[:4] == ["python", "-m", "pilot", "seed=0"] and len(words) == 5, said
+    assert OverridesParser.create().parse_override(words[4]).value() == path

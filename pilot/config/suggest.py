@@ -17,7 +17,7 @@ from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
-from pilot.config.values import target_keywords
+from pilot.config.values import override_argument, target_keywords
 
 HIDDEN_OPTIONS = "schema"  # the schema's own entries in a group (schema, schema_<option>: pilot.config.register)
 
@@ -132,7 +132,7 @@ def unreadable_arguments(parser: OverridesParser, arguments: list[str]) -> list[
 
 def _grammar_fix(argument: str) -> str:
     key, value = argument.split("=", 1)
-    quoted = f"\"{key}='{value}'\""
+    quoted = override_argument(key, value)
     if re.fullmatch(r"\s*(choice|range|interval|glob)\(\s*\)\s*", value):
         name = value.strip()[:-2].strip()
         return f"give {name}() its values ({key}={name}(a,b) with -m): an empty one sweeps nothing"

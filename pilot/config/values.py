@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import re
+import shlex
 from typing import Any
 
 import torch
@@ -74,3 +76,20 @@ def resolve_device(cfg: Any) -> torch.device:
     if requested == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     return torch.device(requested)
+
+
+_PLAIN = re.compile(r"^[\w./@:+~-]*$")  # a value Hydra's override parser and a shell both take as written
+
+
+def override_argument(key: str, value: object) -> str:
+    """``key=value`` as one shell word that Hydra's override parser reads back as ``value``: a value with
+    spaces, commas, quotes or '$' in Hydra's single quotes (its own quotes and backslashes escaped), the
+    whole word quoted for the shell where it needs it."""
+    text = str(value)
+    if not _PLAIN.match(text):
+        text = re.sub(r"(\\*)'", lambda m: m.group(1) * 2 + "\\'", text)  # backslashes before a quote doubled
+        text = "'" + re.sub(r"(\\+)$", lambda m: m.group(1) * 2, text) + "'"  # and before the closing one
+    word = f"{key}={text}"
+    if _PLAIN.match(text):
+        return word
+    return f'"{word}"' if not re.search(r'["$`\\!]', word) else shlex.quote(word)  # "k='a b'" reads best
