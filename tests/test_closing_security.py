@@ -280,6 +280,17 @@ def test_exit_status_gates_on_the_verdict(run_dir):
     assert missing.returncode == 2 and "nowhere: no such directory" in missing.stderr
 
 
+def test_a_damaged_export_is_a_fail_verdict_without_traceback(run_dir):
+    export = run_dir / "export"
+    assert reload_cli(export).returncode == 0
+    with open(export / "model.safetensors", "r+b") as weights:
+        weights.truncate(1000)
+    damaged = reload_cli(export)
+    assert damaged.returncode == 1 and "Traceback" not in damaged.stderr, damaged.stderr[-2000:]
+    assert "could not be reloaded" in damaged.stderr
+    assert json.loads((export / "reload_check.json").read_text())["verdict"] == "fail"
+
+
 def test_trusted_caller_without_policy_still_refuses_code(run_dir, tmp_path, nothing_built):
     export = run_dir / "export"
     tamper(export, "data", attacks(tmp_path)["os.system"])

@@ -2,7 +2,13 @@
 
 import sys
 
-from pilot.closing.cli import main
+try:
+    from pilot.closing.cli import main
+except KeyboardInterrupt:  # Ctrl-C while torch imports: stopped, nothing checked, no traceback
+    sys.exit(130)
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -14,7 +14,7 @@ import torch
 from pilot.closing.export import CONTROL_FILE
 from pilot.closing.export_config import reference_policy, run_policy
 from pilot.closing.reload import RESULT_FILE, refuse_not_an_export, reload_and_compare
-from pilot.errors import PilotError
+from pilot.errors import PilotError, first_line
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -43,9 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.threads > 0:
         torch.set_num_threads(args.threads)
-    result_path = args.directory / RESULT_FILE
-    with suppress(OSError):
-        result_path.unlink(missing_ok=True)
+    result_path = args.directory / RESULT_FILE  # replaced once this check has a verdict, never removed before
     try:
         refuse_not_an_export(args.directory)  # before the run's policy is read from what may not be there
         policy = (
@@ -55,10 +53,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         result = reload_and_compare(args.directory, policy)
     except PilotError as error:
-        with suppress(OSError):
-            result_path.write_text(json.dumps({"verdict": "fail", "refused": True, "reason": str(error)}, indent=2))
+        _write(result_path, {"verdict": "fail", "refused": True, "reason": str(error)})
         print(error, file=sys.stderr)
         return error.exit_code
-    result_path.write_text(json.dumps(result, indent=2))
+    except Exception as error:  # noqa: BLE001 - a damaged or unreadable export: its verdict, not a traceback
+        reason = f"the export could not be reloaded: {type(error).__name__}: {first_line(error)}"
+        _write(result_path, {"verdict": "fail", "reason": reason})
+        print(f"pilot.closing: {reason}", file=sys.stderr)
+        return 1
+    _write(result_path, result)
     print(result["reason"])
     return 0 if result["verdict"] == "pass" else 1
+
+
+def _write(path: Path, result: dict) -> None:
+    """The verdict, whole or not at all (a read-only export keeps the one it has)."""
+    staged = path.with_name(f".{path.name}.tmp")
+    with suppress(OSError):
+        staged.write_text(json.dumps(result, indent=2))
+        staged.replace(path)
