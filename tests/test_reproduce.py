@@ -92,3 +92,11 @@ def test_reproduce_names_the_thread_count_a_default_run_chose_and_a_resume_that_
     resumed = {**pinned, "resumes": [{"from_update": 40, "threads_changed": "2 -> 3 CPU threads: the run ..."}]}
     text = write_reproduce(tmp_path, resumed).read_text()
     assert "Resumed at update 40 at another thread count (2 -> 3 CPU threads)" in text and "not bit-identical" in text
+    # a default run resumed with run.threads=1: its record's count is the last attempt's, not the run's
+    default = {
+        **chosen,
+        "threads": {"count": 1},
+        "resumes": [{"from_update": 30, "threads_changed": "2 -> 1 CPU threads"}],
+    }
+    text = write_reproduce(tmp_path, default).read_text()
+    assert "started at 2 CPU thread(s), chosen by run.threads=0" in text and "`run.threads=1`" not in text, text

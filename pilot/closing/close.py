@@ -53,7 +53,15 @@ def _threads(record: dict[str, Any]) -> str:
     count = (record.get("threads") or {}).get("count")
     changed = [r for r in record.get("resumes") or [] if r.get("threads_changed")]
     lines = []
-    if count is not None and not any(str(o).startswith("run.threads=") for o in record.get("overrides") or []):
+    chosen = not any(str(o).startswith("run.threads=") for o in record.get("overrides") or [])  # the first launch's
+    if changed:  # the record's count is the last attempt's: the run began at the first change's "from" count
+        first = str(changed[0]["threads_changed"]).split("->")[0].strip()
+        lines.append(
+            f"The run started at {first} CPU thread(s)"
+            + (", chosen by run.threads=0 from the machine then" if chosen else "")
+            + ", and a resume changed the count: no single run.threads repeats it bit for bit on a CPU."
+        )
+    elif count is not None and chosen:
         lines.append(
             f"The run trained at {count} CPU thread(s), chosen by run.threads=0 from the machine then: add "
             f"`run.threads={count}` to repeat it bit for bit on a CPU."
