@@ -340,20 +340,34 @@ def continue_record(cfg: DictConfig, run_dir: Path, note: dict, overrides: Itera
     # forced keys do): config_hash is always the hash of the config.yaml now in the directory
     data["resumes"][-1].update(config_hash=config_hash(cfg), config_hash_before=data.get("config_hash"))
     data["config_hash"] = config_hash(cfg)
-    set_aside_metrics_after(run_dir, int(note.get("from_update", 0)))
+    missing = set_aside_metrics_after(run_dir, int(note.get("from_update", 0)))
+    if missing:  # the checkpoint holds those updates; their rows are gone for good: said, never made up
+        data["resumes"][-1]["metrics_missing_updates"] = missing
+        log.warning(
+            "metrics.jsonl lacks the training rows of update(s) %s of the %d the checkpoint holds (cut or removed "
+            "since they were written): the run continues from the checkpoint, and its curve has that gap "
+            "(run.json: resumes[-1].metrics_missing_updates)",
+            missing,
+            int(note.get("from_update", 0)),
+        )
     return RunRecord(run_dir, data)
 
 
-def set_aside_metrics_after(run_dir: Path, update: int) -> None:
+def set_aside_metrics_after(run_dir: Path, update: int) -> str:
     """Rows written after the checkpoint are redone: move them to metrics.discarded.jsonl
-    (kept, never deleted), so metrics.jsonl reads as one uninterrupted run."""
+    (kept, never deleted), so metrics.jsonl reads as one uninterrupted run; so are rows of an update
+    already read (a row twice). The updates up to the checkpoint without a training row, as spans
+    ("21-30"; "" when none): a file cut or removed since cannot be written again."""
     path = Path(run_dir) / "metrics.jsonl"
     if not path.exists():
-        return
-    kept, discarded = [], []
+        return _spans(range(1, update + 1))
+    kept, discarded, seen = [], [], set()
     for line in path.read_text().splitlines():
         row = parse_row(line)
         keep = row is not None and isinstance(row.get("update"), int) and row["update"] <= update
+        key = (row.get("kind"), row.get("update")) if keep else None
+        keep = keep and key not in seen
+        seen.add(key)
         (kept if keep else discarded).append(line)  # a line cut by the kill is discarded too
     if discarded:
         aside = Path(run_dir) / "metrics.discarded.jsonl"
@@ -363,3 +377,15 @@ def set_aside_metrics_after(run_dir: Path, update: int) -> None:
     with disk_full_guard(path, tmp):
         tmp.write_text("".join(line + "\n" for line in kept))
         os.replace(tmp, path)
+    return _spans(u for u in range(1, update + 1) if ("train", u) not in seen)
+
+
+def _spans(updates: Iterable[int]) -> str:
+    """1, 2, 3, 7 -> '1-3, 7'."""
+    spans: list[list[int]] = []
+    for u in updates:
+        if spans and spans[-1][1] == u - 1:
+            spans[-1][1] = u
+        else:
+            spans.append([u, u])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)

@@ -406,3 +406,18 @@ def test_a_word_setting_that_matches_a_folder_is_not_a_data_file(make_cfg, tmp_p
     (tmp_path / "notes").write_text("a file named without a suffix")
     cfg = make_cfg("data.split.salt=pilot", "+data.words=corpus", "+data.folder=./corpus", "+data.notes=notes")
     assert set(data_files_fingerprint(cfg)) == {"data.folder", "data.notes"}
+
+
+def test_rows_the_checkpoint_holds_but_metrics_lacks_are_named_and_a_row_twice_is_set_aside(tmp_path):
+    from pilot.resume import set_aside_metrics_after
+
+    rows = [{"kind": "train", "update": u, "loss": 1.0} for u in [*range(1, 21), 5, *range(31, 36)]]
+    rows.insert(10, {"kind": "val", "update": 10, "loss": 2.0})
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert set_aside_metrics_after(tmp_path, 30) == "21-30"  # cut by hand, lost at a power failure
+    kept = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert [r["update"] for r in kept if r["kind"] == "train"] == list(range(1, 21))  # each update once
+    aside = [json.loads(line)["update"] for line in (tmp_path / "metrics.discarded.jsonl").read_text().splitlines()]
+    assert aside == [5, 31, 32, 33, 34, 35]
+    (tmp_path / "metrics.jsonl").unlink()
+    assert set_aside_metrics_after(tmp_path, 3) == "1-3"
