@@ -790,6 +790,29 @@ def test_jobs_a_sweep_declared_that_left_no_directory_are_named(tmp_path):
     assert "Never started" not in (tmp_path / "out" / "recap.md").read_text()
 
 
+def test_a_recap_of_some_jobs_says_nothing_of_the_others_and_keeps_the_launchs_recap(tmp_path):
+    """python -m pilot.recap sweep/0 said the sweep's other jobs had no run directory (they had), and
+    --out sweep replaced the launch's recap with that one, no copy kept."""
+    from pilot.recap.entry import main
+
+    sweep = tmp_path / "sweep"
+    sweep.mkdir()
+    (sweep / "multirun.yaml").write_text(
+        "hydra:\n  sweeper:\n    params: null\n  overrides:\n    task:\n    - optim.lr=1e-3,1e-4\n    - mode=train\n"
+    )
+    make_run(sweep / "0", record(overrides=["optim.lr=1e-3", "mode=train"], variant="optim.lr=0.001"))
+    make_run(sweep / "1", record(overrides=["optim.lr=1e-4", "mode=train"], run_id="b"))
+    build_recap([sweep / "0"], tmp_path / "out", plot=False)
+    assert "Never started" not in (tmp_path / "out" / "recap.md").read_text()
+    build_recap([sweep], sweep, plot=False)  # the launch's
+    launch = (sweep / "recap.md").read_text()
+    main([str(sweep / "1"), "--out", str(sweep), "--no-plot"])
+    kept = sorted(p.name for p in sweep.glob("recap-*.md"))
+    assert len(kept) == 1 and (sweep / kept[0]).read_text() == launch, kept
+    main([str(sweep), "--no-plot"])  # the directory's own recap again: replaced, nothing more kept
+    assert len(list(sweep.glob("recap-*.md"))) == 1
+
+
 def test_a_job_resumed_under_forced_overrides_is_still_the_job_the_sweep_declared(tmp_path):
     """checkpoint.force_resume=true budget.value=30 on a job declared with budget.value=100: the recap
     listed that finished job as never started and told to run it again."""

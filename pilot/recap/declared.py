@@ -54,11 +54,15 @@ def _holds_now(row: pd.Series, job: dict[str, str]) -> bool:
     return True
 
 
-def never_started(frame: pd.DataFrame, roots: list[Path] = ()) -> list[str]:
+def never_started(frame: pd.DataFrame, roots: list[Path] = (), elsewhere: pd.DataFrame | None = None) -> list[str]:
     """One line per multirun.yaml that declares jobs no run beside it holds (readable or not). By the
     file, not by the runs' sweep: a job's directory whose run.json is missing has no sweep_id, and
-    counted as a sweep of its own it made the jobs its neighbours ran look never started."""
+    counted as a sweep of its own it made the jobs its neighbours ran look never started. Only for a
+    sweep directory the recap reads whole (one of ``roots`` or under one: a recap of some of its jobs
+    says nothing of the others); a job held by a run left out of this recap (``elsewhere``: another
+    launch's, in the same directory) started."""
     lines: list[str] = []
+    whole = [os.path.abspath(root) for root in roots]
     multiruns: dict[Path, list[int]] = {  # a recap of a sweep stopped before any job: its own multirun.yaml
         Path(os.path.abspath(root), "multirun.yaml"): []
         for root in roots
@@ -70,7 +74,7 @@ def never_started(frame: pd.DataFrame, roots: list[Path] = ()) -> list[str]:
         found = next(
             (Path(p, "multirun.yaml") for p in parents if os.path.isfile(os.path.join(p, "multirun.yaml"))), None
         )
-        if found is not None:
+        if found is not None and (not whole or any(_under(str(found.parent), root) for root in whole)):
             multiruns.setdefault(found, []).extend(rows.index)
     for found, index in sorted(multiruns.items()):
         declared = declared_jobs(found)
@@ -82,6 +86,8 @@ def never_started(frame: pd.DataFrame, roots: list[Path] = ()) -> list[str]:
         if not declared or len(declared) <= 1:
             continue
         readable = rows[rows["status"] != "unreadable"]
+        if elsewhere is not None and not elsewhere.empty:
+            readable = pd.concat([readable, elsewhere[elsewhere["status"] != "unreadable"]])
         missing = [
             job for job in declared if not any(_holds(row, parse_overrides(job)) for _, row in readable.iterrows())
         ]
@@ -90,6 +96,10 @@ def never_started(frame: pd.DataFrame, roots: list[Path] = ()) -> list[str]:
             continue
         lines.append(_never_started_line(found, declared, missing, unreadable))
     return lines
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def earlier_job_results(sweep_dir: Path, earlier_runs: Collection[Path]) -> set[Path]:

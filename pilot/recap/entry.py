@@ -143,14 +143,20 @@ def recap_launch(config: Any, earlier_runs: frozenset[Path], ended: str = "concl
         return None
     try:  # an earlier run that is a job of this launch (a fixed subdir: resumed, or found finished) is in
         skip = earlier_runs - recap.earlier_job_results(sweep_dir, earlier_runs)
-        skip |= recap.other_launches_runs(sweep_dir, earlier_runs, os.environ.get("PILOT_SWEEP_ID"))
+        others = recap.other_launches_runs(sweep_dir, earlier_runs, os.environ.get("PILOT_SWEEP_ID"))
+        skip |= others
         if _refused and set(recap.find_run_dirs([sweep_dir])) <= set(skip):
             _put_back_multirun_yaml(sweep_dir)
             print(f"recap: every job of this launch was refused, none ran: {sweep_dir} is left as it was")
             return None
         _keep_earlier_recap(sweep_dir)
         frame = recap.build_recap(
-            [sweep_dir], sweep_dir, control, quality_tolerance=campaign.get("quality_tolerance"), skip=skip
+            [sweep_dir],
+            sweep_dir,
+            control,
+            quality_tolerance=campaign.get("quality_tolerance"),
+            skip=skip,
+            started_elsewhere=others,
         )
     except PilotError as error:  # the sweep's runs are done and kept; only the recap could not be written
         print(f"recap: {error}", file=sys.stderr)
@@ -207,7 +213,7 @@ def _keep_earlier_recap(sweep_dir: Path) -> None:
         stamp += "-1"
     for path in earlier:
         path.replace(path.with_name(f"recap-{stamp}{path.suffix}"))
-    print(f"recap: the earlier launch's recap is kept as {sweep_dir / f'recap-{stamp}.md'}")
+    print(f"recap: the earlier recap there is kept as {sweep_dir / f'recap-{stamp}.md'}")
 
 
 def _journal_lines(frame: pd.DataFrame, sweep_dir: Path) -> list[str]:
@@ -262,6 +268,8 @@ def main(argv: list[str] | None = None) -> None:
     out = args.out or args.paths[0]
     raise_from_now_on()  # SIGINT, SIGTERM, SIGHUP: one line below, the earlier recap kept
     try:
+        if [os.path.abspath(p) for p in args.paths] != [os.path.abspath(out)]:  # a recap of other runs than
+            _keep_earlier_recap(out)  # the directory's own (some jobs, --out a sweep): the one there is kept
         frame = recap.build_recap(
             args.paths,
             out,
