@@ -54,14 +54,15 @@ def _holds_now(row: pd.Series, job: dict[str, str]) -> bool:
     return True
 
 
-def never_started(frame: pd.DataFrame, roots: list[Path] = (), elsewhere: pd.DataFrame | None = None) -> list[str]:
+def never_started(frame: pd.DataFrame, roots: list[Path] = (), started_elsewhere: Collection[Path] = ()) -> list[str]:
     """One line per multirun.yaml that declares jobs no run beside it holds (readable or not). By the
     file, not by the runs' sweep: a job's directory whose run.json is missing has no sweep_id, and
     counted as a sweep of its own it made the jobs its neighbours ran look never started. Only for a
     sweep directory the recap reads whole (one of ``roots`` or under one: a recap of some of its jobs
-    says nothing of the others); a job held by a run left out of this recap (``elsewhere``: another
+    says nothing of the others); a job held by a run left out of this recap (``started_elsewhere``: another
     launch's, in the same directory) started."""
     lines: list[str] = []
+    elsewhere = collect(list(started_elsewhere)) if started_elsewhere else None
     whole = [os.path.abspath(root) for root in roots]
     multiruns: dict[Path, list[int]] = {  # a recap of a sweep stopped before any job: its own multirun.yaml
         Path(os.path.abspath(root), "multirun.yaml"): []

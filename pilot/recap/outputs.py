@@ -250,20 +250,18 @@ def build_recap(
     control_must_match: bool = False,
     started_elsewhere: Collection[Path] = (),
 ) -> pd.DataFrame:
-    """recap.csv, recap.md and recap.png in ``out_dir`` over the run directories under ``paths``
-    (those in ``skip`` left out; of those, ``started_elsewhere`` are another launch's runs of the declared
-    jobs: not said never started). Returns every run's row; the verdicts in ``frame.attrs["conclusions"]``.
-
-    A path that does not exist is a RecapRefused before anything is created or written; so is, with
-    ``control_must_match`` (the command line's --control), a control that is none of the runs' variants."""
+    """recap.csv, recap.md and recap.png in ``out_dir`` over the run directories under ``paths`` (those in
+    ``skip`` left out; ``started_elsewhere``: another launch's runs of the declared jobs, never said not
+    started). Returns every run's row; the verdicts in ``frame.attrs["conclusions"]``. A path that does not
+    exist is a RecapRefused before anything is written; so is, with ``control_must_match`` (--control), a
+    control that is none of the runs' variants."""
     paths = list(paths)
     curves: dict[str, tuple] | None = {} if plot else None  # read only when drawn
     frame, copies = one_row_per_run(collect(paths, curves, skip))
     if control_must_match:
         _refuse_what_the_command_line_cannot_mean(paths, frame, control)
     sections = summarise_sweeps(frame, control, quality_tolerance, pool)
-    elsewhere = collect(list(started_elsewhere)) if started_elsewhere else None  # another launch's, in skip
-    missing = copies + never_started(frame, paths, elsewhere)  # jobs the launch declared that left no run directory
+    missing = copies + never_started(frame, paths, started_elsewhere)  # declared jobs that left no run directory
     frame.attrs["conclusions"] = _conclusions(sections) + missing
     by = "variant"
     if len(sections) > 1:
