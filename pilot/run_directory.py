@@ -42,7 +42,7 @@ from pilot.errors import PilotError, ResumeRefused, RunFinished
 from pilot.faults import fault_point
 from pilot.hydra_files import HydraFiles, output_subdir
 from pilot.resume import refuse_finished_run, refuse_reused_for
-from pilot.run_record import RunDirectoryLock
+from pilot.run_record import WHEN_TAKEN, RunDirectoryLock
 
 HYDRA_OWN = (".hydra", RunDirectoryLock.NAME)  # with Hydra's job log: not the user's files
 JOB_LOG = "__main__.log"  # Hydra's log of a pilot job (hydra.job.name is the module's, __main__)
@@ -81,9 +81,33 @@ class RunDirectoryCheck(Callback):
         _refused_exits(check_run_directory, config)
         fault_point("hydra_files")  # tests: a signal while Hydra writes .hydra/, before the run
 
+    def on_job_start(self, config: DictConfig, **kwargs) -> None:
+        """Hydra's files as this line's Hydra has just written them: put back once the run holds its
+        directory, should a line started at the same moment have rewritten them before it was refused."""
+        if int(os.environ.get("RANK", "0")) == 0:
+            with contextlib.suppress(OSError, OmegaConfBaseException):
+                run_dir = Path(str(config.hydra.runtime.output_dir))
+                _own_hydra[os.path.abspath(run_dir)] = HydraFiles.before_hydra(run_dir, _output_subdir(config))
+
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
         _refused_exits(_check_sweep_directory, config)
         _sweep_dirs.append(os.path.abspath(config.hydra.sweep.dir))
+
+
+_own_hydra: dict[str, HydraFiles] = {}  # run directory -> this process's Hydra files, as written
+
+
+def _keep_own_hydra_files(run_dir: Path) -> None:
+    """When this process takes ``run_dir`` and before it lets it go: its Hydra files as its own Hydra wrote
+    them (a line refused there meanwhile, its Hydra started before it was refused, may have rewritten them
+    with a config this run never used)."""
+    own = _own_hydra.get(os.path.abspath(run_dir))
+    if own is not None and own.files:
+        with contextlib.suppress(OSError):
+            own.put_back(Path(run_dir), may_have_run=False)
+
+
+WHEN_TAKEN.append(_keep_own_hydra_files)
 
 
 def _check_sweep_directory(config: DictConfig) -> None:

@@ -12,7 +12,7 @@ import socket
 import subprocess
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
@@ -226,6 +226,9 @@ def record_interrupted(run_dir: Path, record: RunRecord | None, signal_name: str
     return exit_code
 
 
+WHEN_TAKEN: list[Callable[[Path], None]] = []  # called with the run directory when a process takes it and lets it go
+
+
 class RunDirectoryLock:
     """An advisory lock (``flock``) on a run directory, held while a process writes it.
 
@@ -268,10 +271,15 @@ class RunDirectoryLock:
             os.close(fd)
             raise
         self.fd = fd
+        for held in WHEN_TAKEN:  # the holder's first moments (pilot.run_directory: its own .hydra/ files)
+            held(self.path.parent)
         return self
 
     def release(self) -> None:
         if self.fd is not None:
+            if self.says_holder:
+                for held in WHEN_TAKEN:  # its last moments too: a line refused while it ran may have written
+                    held(self.path.parent)
             os.close(self.fd)  # closing the descriptor drops the lock
             self.fd = None
 

@@ -277,3 +277,21 @@ def test_a_directory_another_process_holds_is_refused_in_every_mode(tmp_path, mo
     assert done.returncode == 2 and "in use by another pilot process" in done.stderr, done.stderr[-2000:]
     assert "Traceback" not in done.stderr
     assert not (run / "run.json").exists()
+
+
+def test_the_run_holding_its_directory_puts_back_its_own_hydra_files_a_refused_line_rewrote(tmp_path):
+    """Two lines started at once on one new directory: the refused one's Hydra rewrote .hydra/ after the
+    winner's, which then named a learning rate the run never used (4 of 11 races)."""
+    from pilot.run_directory import RunDirectoryCheck
+
+    run = tmp_path / "run"
+    (run / ".hydra").mkdir(parents=True)
+    (run / ".hydra" / "overrides.yaml").write_text("- optim.lr=0.001\n")  # this line's Hydra, just now
+    config = OmegaConf.create({"hydra": {"runtime": {"output_dir": str(run)}, "output_subdir": ".hydra"}})
+    RunDirectoryCheck().on_job_start(config)
+    (run / ".hydra" / "overrides.yaml").write_text("- optim.lr=0.002\n")  # the other line's, before its refusal
+    lock = RunDirectoryLock(run).acquire()
+    try:
+        assert (run / ".hydra" / "overrides.yaml").read_text() == "- optim.lr=0.001\n"
+    finally:
+        lock.release()
