@@ -24,6 +24,7 @@ from pilot.engine.optim import trained_parameters
 from pilot.errors import PilotError
 
 STEP = "contract"
+MADE_UP_MOST = 4_000_000  # output values: predict is given made-up outputs only up to this size
 
 
 def model_settings(cfg: DictConfig) -> dict[str, Any]:
@@ -210,6 +211,8 @@ def _refuse_predict_ignoring_output(task: TaskData, output: Any, batch: dict) ->
     held = output.values() if isinstance(output, Mapping) else output if isinstance(output, (tuple, list)) else []
     if not named or any(torch.is_tensor(v) and not v.is_floating_point() for v in held):
         return
+    if sum(v.numel() for v in named.values()) > MADE_UP_MOST:  # a language model's logits: four copies would
+        return  # cost gigabytes at a real vocabulary and length; its predict is the argmax the checks read
     generator = torch.Generator().manual_seed(0)
     predictions = []
     with torch.no_grad():
