@@ -277,6 +277,10 @@ class TrainingRun(RunEnding):
             record.update(closing=closing)
             write_reproduce(self.run_path, record.data, plugin_provenance(cfg, self.searchpath))
             (log.info if closing["verdict"] == "pass" else log.error)("closing: %s", closing["reason"])
+        elif self.status == "ok":  # said, not left to be guessed from a missing export/
+            reason = "closing.control_examples=0: no export written, nothing reloaded"
+            record.update(closing={"verdict": "skipped", "reason": reason})
+            log.info("closing: %s", reason)
         if self.interrupts.received and self.status == "ok":  # the final validation and closing ran to the end
             name = self.interrupts.noted = self.interrupts.received  # the run is complete (ok); stop once recorded
             record.update(signal_after_budget=signal_entry(name, trainer.updates_done))

@@ -75,6 +75,9 @@ def reference(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("reference")
     done = cli(run_dir)
     assert done.returncode == 0, done.stderr[-2000:]
+    closing = run_json(run_dir)["closing"]  # closing.control_examples=0: said, not left out of the record
+    assert closing["verdict"] == "skipped" and "no export written" in closing["reason"], closing
+    assert not (run_dir / "export").exists() and "closing: closing.control_examples=0" in done.stdout + done.stderr
     return run_dir, final_weights(run_dir)
 
 
