@@ -149,6 +149,19 @@ def test_the_picture_drawn_aside_is_the_same_and_redrawn_here_when_that_process_
     assert picture.plot_curves_aside(nothing, curves, tmp_path / "none.png")() is None
 
 
+def test_a_folder_of_links_to_runs_elsewhere_is_read_and_a_link_back_up_is_not_walked_twice(tmp_path):
+    """python -m pilot.recap picked/ (links to chosen runs) said 'no pilot run under picked'."""
+    for name in ("a", "b"):
+        write(tmp_path / "runs" / name / "run.json", json.dumps(record()))
+    picked = tmp_path / "picked"
+    picked.mkdir()
+    os.symlink(tmp_path / "runs" / "a", picked / "first")
+    os.symlink(tmp_path / "runs" / "b", picked / "second")
+    os.symlink(tmp_path, picked / "loop")  # back up: everything under it once, no endless walk
+    assert find_run_dirs([picked]) == [picked / "first", picked / "second"]
+    assert find_run_dirs([tmp_path / "runs", picked]) == [tmp_path / "runs" / "a", tmp_path / "runs" / "b"]
+
+
 def test_a_link_to_a_run_directory_is_listed_not_followed_as_os_walk_does(tmp_path):
     write(tmp_path / "sweep" / "run" / "run.json", json.dumps(record()))
     os.symlink(tmp_path / "sweep" / "run", tmp_path / "sweep" / "link")
