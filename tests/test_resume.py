@@ -421,3 +421,17 @@ def test_rows_the_checkpoint_holds_but_metrics_lacks_are_named_and_a_row_twice_i
     assert aside == [5, 31, 32, 33, 34, 35]
     (tmp_path / "metrics.jsonl").unlink()
     assert set_aside_metrics_after(tmp_path, 3) == "1-3"
+
+
+def test_a_resume_records_the_rows_metrics_lost_and_claims_no_gap_where_none_is(tmp_path):
+    whole, cut = tmp_path / "whole", tmp_path / "cut"
+    for run_dir in (whole, cut):
+        assert run_cli(run_dir, fault="update@7").returncode == -9  # checkpoint of update 6
+    lines = (cut / "metrics.jsonl").read_text().splitlines(keepends=True)
+    (cut / "metrics.jsonl").write_text("".join(lines[:3]))  # updates 1-3 kept: 4-6 lost since
+    for run_dir, gap in ((whole, None), (cut, "4-6")):
+        done = run_cli(run_dir)
+        assert done.returncode == 0, done.stderr[-2000:]
+        resumed = json.loads((run_dir / "run.json").read_text())["resumes"][-1]
+        assert resumed["from_update"] == 6 and resumed.get("metrics_missing_updates") == gap, resumed
+        assert ("lacks the training rows of update(s) 4-6" in done.stdout + done.stderr) == (gap is not None)

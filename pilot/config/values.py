@@ -86,10 +86,8 @@ def override_argument(key: str, value: object) -> str:
     spaces, commas, quotes or '$' in Hydra's single quotes (its own quotes and backslashes escaped), the
     whole word quoted for the shell where it needs it."""
     text = str(value)
-    if not _PLAIN.match(text):
-        text = re.sub(r"(\\*)'", lambda m: m.group(1) * 2 + "\\'", text)  # backslashes before a quote doubled
-        text = "'" + re.sub(r"(\\+)$", lambda m: m.group(1) * 2, text) + "'"  # and before the closing one
-    word = f"{key}={text}"
     if _PLAIN.match(text):
-        return word
+        return f"{key}={text}"
+    text = re.sub(r"(\\*)'", lambda m: m.group(1) * 2 + "\\'", text)  # backslashes before a quote doubled
+    word = f"{key}='" + re.sub(r"(\\+)$", lambda m: m.group(1) * 2, text) + "'"  # and before the closing one
     return f'"{word}"' if not re.search(r'["$`\\!]', word) else shlex.quote(word)  # "k='a b'" reads best

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 from omegaconf import OmegaConf
 
-from pilot.recap.reading import collect, find_run_dirs
+from pilot.recap.reading import collect, find_run_dirs, within
 from pilot.variant import parse_overrides, same_value, sweep_combinations
 
 
@@ -75,7 +75,7 @@ def never_started(frame: pd.DataFrame, roots: list[Path] = (), started_elsewhere
         found = next(
             (Path(p, "multirun.yaml") for p in parents if os.path.isfile(os.path.join(p, "multirun.yaml"))), None
         )
-        if found is not None and (not whole or any(_under(str(found.parent), root) for root in whole)):
+        if found is not None and (not whole or any(within(str(found.parent), root) for root in whole)):
             multiruns.setdefault(found, []).extend(rows.index)
     for found, index in sorted(multiruns.items()):
         declared = declared_jobs(found)
@@ -97,10 +97,6 @@ def never_started(frame: pd.DataFrame, roots: list[Path] = (), started_elsewhere
             continue
         lines.append(_never_started_line(found, declared, missing, unreadable))
     return lines
-
-
-def _under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def earlier_job_results(sweep_dir: Path, earlier_runs: Collection[Path]) -> set[Path]:

@@ -104,12 +104,13 @@ def _run_dirs(paths: Iterable[Path]) -> list[str]:
         _walk(spelled, found, links)
         for directory in sorted(found):
             by_real.setdefault(real + directory[len(spelled) :], directory)
-        roots += [link for link in links if not _within(os.path.realpath(link), walked)]
+        roots += [link for link in links if not any(within(os.path.realpath(link), done) for done in walked)]
     return sorted(by_real.values())  # sorted as text: 10,000 Path comparisons cost 0.25 s
 
 
-def _within(real: str, walked: list[str]) -> bool:
-    return any(real == done or real.startswith(done.rstrip(os.sep) + os.sep) for done in walked)
+def within(path: str, root: str) -> bool:
+    """``path`` is ``root`` or below it (both absolute, as text)."""
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def find_run_dirs(paths: Iterable[Path]) -> list[Path]:
