@@ -169,6 +169,9 @@ def failure_summary(stderr: str, limit: int = 300) -> str:
     return head[:limit]
 
 
+INCOMPLETE = "incomplete"  # a check's verdict when its process was killed before it answered: nothing was checked
+
+
 def write_failure(path: Path, stderr: str, returncode: int | None = None) -> str:
     """Keep a failed child's whole ``stderr`` in ``path``; returns its summary and the file's name. A
     child killed by a signal (``returncode`` < 0) is said to be: its output is not why it stopped."""

@@ -8,8 +8,9 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pilot.checks.result import CheckResult
+from pilot.checks.result import GATING, CheckResult
 from pilot.child_process import Finished
+from pilot.errors import INCOMPLETE
 from pilot.phases.rows import phases_frame, write_phases_csv
 from pilot.run_record import write_text_atomic
 from pilot.text_table import byte_size, markdown_table
@@ -97,7 +98,7 @@ def plot_phases(frame: pd.DataFrame, path: Path) -> Path | None:
     ]
     column = peak_column(frame)
     fig, (ax_time, ax_mem) = plt.subplots(1, 2, figsize=(12, 4))
-    colors = ["tab:red" if v in ("fail", "oom") else "tab:blue" for v in measured["verdict"]]
+    colors = ["tab:red" if v in GATING else "tab:blue" for v in measured["verdict"]]
     ax_time.barh(labels, measured["duration_s"], color=colors)
     ax_time.set_xlabel("duration (s), after synchronisation")
     ax_time.invert_yaxis()
@@ -274,7 +275,14 @@ def print_console(
             markup=False,
             highlight=False,
         )
-    styles = {"pass": "green", "warn": "yellow", "fail": "bold red", "oom": "bold red", "skipped": "dim"}
+    styles = {
+        "pass": "green",
+        "warn": "yellow",
+        "fail": "bold red",
+        "oom": "bold red",
+        "skipped": "dim",
+        INCOMPLETE: "bold magenta",
+    }
     checks = Table(title="pilot verdicts", show_lines=False, expand=True)
     checks.add_column("step", no_wrap=True)
     checks.add_column("verdict", no_wrap=True)

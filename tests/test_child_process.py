@@ -209,8 +209,14 @@ def test_a_reload_that_gave_no_verdict_leaves_no_stale_failure_beside_a_later_ve
             (tmp_path / RESULT_FILE).write_text(json.dumps({"verdict": "pass", "reason": "bit-identical"}))
             return Finished(0, "")
 
+    class Crashed:  # the reload process ended with an error of its own and no verdict: that is a failure
+        def run(self, module, args, timeout_s):
+            return Finished(1, "Traceback (most recent call last):\nRuntimeError: the export cannot be read\n")
+
     killed = check_in_new_process(tmp_path, OmegaConf.create({}), runner=Killed())
-    assert killed["verdict"] == "fail" and "killed by SIGINT before it answered" in killed["reason"]
+    assert killed["verdict"] == "incomplete" and "killed by SIGINT before it answered" in killed["reason"]
+    crashed = check_in_new_process(tmp_path, OmegaConf.create({}), runner=Crashed())
+    assert crashed["verdict"] == "fail" and "the export cannot be read" in crashed["reason"], crashed
     assert (tmp_path / ERROR_FILE).exists()
     assert check_in_new_process(tmp_path, OmegaConf.create({}), runner=Passes())["verdict"] == "pass"
     assert not (tmp_path / ERROR_FILE).exists()
@@ -239,6 +245,26 @@ def test_a_check_whose_process_was_killed_says_so_not_its_first_output_line(make
             )
 
     reason = resume_check._resume(make_cfg(), tmp_path, 60, KilledNine(), [])
+    assert isinstance(reason, resume_check.Killed)  # the check's verdict: incomplete, not fail
     assert "killed by SIGKILL before it answered" in reason and "out-of-memory killer" in reason, reason
     assert "RuntimeWarning" not in reason
     assert "RuntimeWarning" in (tmp_path / "resume_check.error.txt").read_text()  # its output kept
+
+
+def test_a_resume_check_whose_process_is_killed_is_incomplete_and_one_that_crashes_fails(make_cfg, tmp_path):
+    """Killed (kill -9, the out-of-memory killer): nothing was compared, so not ``fail``; a process that
+    ends with an error of its own is a resume that failed."""
+    cfg = make_cfg("+experiment=classification", "pilot.resume_check.updates_before=2")
+    task = instantiate(cfg.data, _convert_="all")
+
+    class Ends:
+        def __init__(self, code):
+            self.code = code
+
+        def run(self, module, args, timeout_s):
+            return Finished(self.code, "RuntimeError: the checkpoint cannot be read\n")
+
+    verdict, reason = resume_check.run_resume_check(cfg, task, torch.device("cpu"), tmp_path / "k", runner=Ends(-9))
+    assert verdict == "incomplete" and "killed by SIGKILL before it answered" in reason, reason
+    verdict, reason = resume_check.run_resume_check(cfg, task, torch.device("cpu"), tmp_path / "c", runner=Ends(1))
+    assert verdict == "fail" and "the checkpoint cannot be read" in reason, reason

@@ -289,6 +289,30 @@ def test_a_kill_during_closing_redoes_the_closing_once(tmp_path):
     assert metric_rows(tmp_path, "val") == [4, 8, 10]
 
 
+def test_a_reload_process_killed_mid_check_leaves_the_closing_incomplete_never_failed(tmp_path):
+    """kill -9 of the closing's reload process (the out-of-memory killer): the run trained to its end
+    (ok, exit 0); its closing checked nothing and says so: ``incomplete``, with the command that redoes it."""
+    args = [a for a in TRAIN if not a.startswith("closing.")] + ["closing.control_examples=2"]
+    done = cli(tmp_path, fault="reload", train_args=args)
+    assert done.returncode == 0, done.stderr[-2000:]
+    record = run_json(tmp_path)
+    closing = record["closing"]
+    assert record["status"] == "ok" and closing["verdict"] == "incomplete", closing
+    assert (
+        "killed by SIGKILL before it answered" in closing["reason"] and "python -m pilot.closing" in closing["reason"]
+    )
+
+
+def test_a_pilot_whose_resume_process_is_killed_is_incomplete_and_exits_one(tmp_path):
+    """The pilot cannot vouch for a resume it did not see: verdict ``incomplete`` (not pass, not fail), exit 1."""
+    done = run_pilot(tmp_path, "+experiment=classification", fault="resume")
+    assert done.returncode == 1, done.stderr[-2000:]
+    record = run_json(tmp_path)
+    assert record["verdicts"]["phases"] == "incomplete", record["verdicts"]
+    assert "resume_check" in record["stop_cause"] and "pilot verdict: incomplete" in done.stdout
+    assert "killed by SIGKILL before it answered" in (tmp_path / "report.md").read_text()
+
+
 # ----------------------------------------------------------------------------- 6. damaged checkpoints
 def test_a_zero_byte_newest_checkpoint_falls_back(make_cfg, tmp_path, caplog):
     cfg = make_cfg("+experiment=classification")

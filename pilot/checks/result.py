@@ -1,12 +1,15 @@
-"""A check's verdict: pass, warn or fail (phases add oom), with a reason a user can act on."""
+"""A check's verdict: pass, warn or fail (phases add oom, and incomplete: a check whose process was
+killed before it answered, so nothing was checked), with a reason a user can act on."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-VERDICTS = ("pass", "warn", "fail", "oom", "skipped")
-GATING = ("fail", "oom")  # these make the pilot exit non-zero
+from pilot.errors import INCOMPLETE
+
+VERDICTS = ("pass", "warn", "fail", "oom", "skipped", INCOMPLETE)
+GATING = ("fail", "oom", INCOMPLETE)  # these make the pilot exit non-zero (it cannot vouch for what went unchecked)
 
 
 @dataclass
@@ -46,7 +49,7 @@ class CheckResult:
 
 
 def worst(verdicts: list[str]) -> str:
-    order = {"pass": 0, "skipped": 1, "warn": 2, "fail": 3, "oom": 4}
+    order = {"pass": 0, "skipped": 1, "warn": 2, INCOMPLETE: 3, "fail": 4, "oom": 5}
     return max(verdicts, key=lambda v: order[v]) if verdicts else "pass"
 
 

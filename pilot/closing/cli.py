@@ -15,6 +15,7 @@ from pilot.closing.export import CONTROL_FILE
 from pilot.closing.export_config import reference_policy, run_policy
 from pilot.closing.reload import RESULT_FILE, refuse_not_an_export, reload_and_compare
 from pilot.errors import PilotError, first_line
+from pilot.faults import fault_point
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -51,6 +52,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.reference_config
             else run_policy(args.directory, args.allow_target)
         )
+        fault_point("reload")  # tests: the reload process killed (kill -9, the out-of-memory killer) mid-check
         result = reload_and_compare(args.directory, policy)
     except PilotError as error:
         _write(result_path, {"verdict": "fail", "refused": True, "reason": str(error)})

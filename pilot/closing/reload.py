@@ -18,7 +18,7 @@ from pilot.closing.export import ADAPTER_EXPORT_FILES, CONTROL_FILE, export_file
 from pilot.closing.export_config import ReloadPolicy, flatten, load_export_config, read_config
 from pilot.data.task import logits_of
 from pilot.engine.build import build_model
-from pilot.errors import PilotError, write_failure
+from pilot.errors import INCOMPLETE, PilotError, write_failure
 from pilot.models.adapter import load_adapter, wants_adapter
 from pilot.weights_file import read_weights
 
@@ -102,11 +102,12 @@ def check_in_new_process(
             timeout_s,
         )
     if not result_path.exists():
+        killed = completed.returncode < 0  # nothing was checked: not a failed reload
         return {
-            "verdict": "fail",
+            "verdict": INCOMPLETE if killed else "fail",
             "reason": "the reload process failed: "
             + write_failure(error_path, completed.stderr, completed.returncode)
-            + (f"; by hand: python -m pilot.closing {directory}" if completed.returncode < 0 else ""),
+            + (f"; by hand: python -m pilot.closing {directory}" if killed else ""),
         }
     return json.loads(result_path.read_text())
 

@@ -30,7 +30,8 @@ from pilot.engine.build import build_model, build_trainer
 from pilot.engine.distributed import DistContext, init_from_env, rank0_value, spawn
 from pilot.engine.sharding import full_model_state, is_sharded
 from pilot.engine.trainer import Trainer
-from pilot.errors import write_failure
+from pilot.errors import INCOMPLETE, write_failure
+from pilot.faults import fault_point
 from pilot.weights_file import read_weights, write_weights
 
 
@@ -225,6 +226,8 @@ def run_resume_check(
             else (False, resumed, False)
         )
     passed, reason, compared = rank0_value(outcome, ctx)
+    if isinstance(reason, Killed):  # nothing was compared: not a resume that failed
+        return INCOMPLETE, str(reason)
     if passed or not compared or _tolerance(cfg) != (0.0, 0.0):
         return ("pass" if passed else "fail"), reason
     control_trainer = fresh_trainer(cfg, task, device, ctx)  # every rank: under FSDP a collective
@@ -240,6 +243,10 @@ def _tolerance(cfg: DictConfig) -> tuple[float, float]:
     return float(cfg.pilot.resume_check.rtol), float(cfg.pilot.resume_check.atol)
 
 
+class Killed(str):
+    """Why there is no resumed run when its process was killed by a signal: the check is incomplete."""
+
+
 def _resume(
     cfg: DictConfig, work_dir: Path, timeout_s: int, runner: JobRunner | None, encoded: list[dict[str, str]]
 ) -> tuple[list[dict], dict[str, torch.Tensor]] | str:
@@ -252,7 +259,8 @@ def _resume(
     )
     if completed.returncode != 0:
         where = work_dir / "resume_check.error.txt"
-        return "the resuming process failed: " + write_failure(where, completed.stderr, completed.returncode)
+        said = "the resuming process failed: " + write_failure(where, completed.stderr, completed.returncode)
+        return Killed(said) if completed.returncode < 0 else said
     resumed = json.loads((work_dir / "resumed.json").read_text())
     theirs = work_dir / "resumed_encoded.json"
     there = json.loads(theirs.read_text())
@@ -270,6 +278,7 @@ def _resume(
 def resume_in_this_process(work_dir: Path, until: int, threads: int) -> None:
     """The new process: everything comes from disk, nothing from the parent's memory. FSDP with N
     ranks: N new processes (a new process group), as many as saved the checkpoint."""
+    fault_point("resume")  # tests: the resuming process killed before it answered
     cfg = OmegaConf.load(work_dir / "config.yaml")
     replicas = int(cfg.distributed.replicas)
     if is_sharded(cfg) and replicas > 1:
