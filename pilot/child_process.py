@@ -81,6 +81,7 @@ class ChildProcess:
         )
         self._lock = threading.Lock()
         self._background: ThreadPoolExecutor | None = None
+        self._abandoned = False  # a job whose caller stopped waiting (a Ctrl-C): killed by ``stop``
 
     def __enter__(self) -> ChildProcess:
         return self
@@ -93,7 +94,11 @@ class ChildProcess:
             output = Path(private) / "output.txt"
             if not self._send({"module": module, "args": args, "output": str(output)}):
                 return NewProcess().run(module, args, timeout_s)  # it had died (killed): a new one
-            returncode = self._answer(module, timeout_s)
+            try:
+                returncode = self._answer(module, timeout_s)
+            except BaseException:  # a Ctrl-C or a timeout while it runs: its answer will never be read
+                self._abandoned = True
+                raise
             return Finished(returncode, output.read_text(errors="replace") if output.exists() else "")
 
     def submit(self, module: str, args: list[str], timeout_s: int) -> Future[Finished]:
@@ -132,7 +137,12 @@ class ChildProcess:
         return self._process.poll() is None
 
     def stop(self) -> None:
-        """After the jobs sent so far: the child ends (it holds nothing worth waiting for)."""
+        """After the jobs sent so far: the child ends (it holds nothing worth waiting for). A job whose
+        caller stopped waiting is killed at once: let to finish, it would write its verdict
+        (``reload_check.json``) after the run recorded that it was interrupted."""
+        if self._abandoned:
+            with suppress(OSError):
+                self._process.kill()
         if self._background is not None:
             self._background.shutdown(wait=True, cancel_futures=True)
         process = self._process

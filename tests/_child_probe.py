@@ -1,5 +1,6 @@
 """A job for tests/test_child_process.py:
-``python -m tests._child_probe <out.json> [exit CODE|message | die CODE | sleep SECONDS]``."""
+``python -m tests._child_probe <out.json> [exit CODE|message | die CODE | sleep SECONDS | late SECONDS PATH]``
+(``late``: sleeps, then writes PATH)."""
 
 import json
 import os
@@ -24,3 +25,7 @@ if __name__ == "__main__":
         os._exit(int(action[1]))  # the process itself ends, as a crash or a kill would
     if action[:1] == ["sleep"]:
         time.sleep(float(action[1]))
+    if action[:1] == ["late"]:
+        time.sleep(float(action[1]))
+        with open(action[2], "w") as handle:
+            handle.write("written after the wait")

@@ -4,8 +4,10 @@ and a check run in it still fails when what it reads was tampered with."""
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import Future
 
@@ -268,3 +270,36 @@ def test_a_resume_check_whose_process_is_killed_is_incomplete_and_one_that_crash
     assert verdict == "incomplete" and "killed by SIGKILL before it answered" in reason, reason
     verdict, reason = resume_check.run_resume_check(cfg, task, torch.device("cpu"), tmp_path / "c", runner=Ends(1))
     assert verdict == "fail" and "the checkpoint cannot be read" in reason, reason
+
+
+class _StoppedWaiting(BaseException):
+    """What a Ctrl-C raises in the waiting thread (not KeyboardInterrupt: pytest would stop the session)."""
+
+
+def test_a_job_whose_caller_stopped_waiting_is_killed_not_let_finish_and_write(tmp_path):
+    """A double Ctrl-C during the closing: the run records that it was interrupted and exits; its reload
+    job must not go on to write its verdict beside that record (it did, up to 2 s later, while ``stop``
+    waited for the child to end)."""
+    facts, late = tmp_path / "facts.json", tmp_path / "late.txt"
+    main = threading.main_thread().ident
+
+    def interrupt(signum, frame):
+        raise _StoppedWaiting
+
+    def interrupt_once_started():
+        while not facts.exists():
+            time.sleep(0.02)
+        signal.pthread_kill(main, signal.SIGALRM)
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    child = ChildProcess()
+    try:
+        threading.Thread(target=interrupt_once_started, daemon=True).start()
+        with pytest.raises(_StoppedWaiting):
+            child.run(PROBE, [str(facts), "late", "1.0", str(late)], timeout_s=60)
+        child.stop()
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    time.sleep(2.0)
+    assert not late.exists(), "the abandoned job ran to its end and wrote after the caller was interrupted"
+    assert not child.alive()
