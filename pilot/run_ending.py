@@ -34,19 +34,27 @@ class RunEnding:
         requeue = record_preemption(self.record, self.trainer.updates_done, self.cfg.checkpoint.max_requeues)
         self.status, self.hand_over = "preempted", requeue
 
-    def _interrupted(self, signal_name: str, how: str) -> None:
+    def _interrupted(self, signal_name: str, how: str, events: list[str] | None = None) -> None:
+        """``events``: every signal that acted, in order (a first one, then a second that stopped at once);
+        each gets its entry in ``interrupted_by``."""
         if self.record is None and self.ctx.is_main and (self.run_path / "run.json").exists():
             # a resume stopped before it reopened its record: the record it continues says so
             self.record = RunRecord(self.run_path, read_run_json(self.run_path))
         updates = self.trainer.updates_done if self.trainer else self.resumed_at
         if (launcher := launcher_gone()) is not None:  # torch's SIGINT to the ranks of a launcher that died
             how += f"; sent by the kernel, not typed: the launching process (pid {launcher}) ended, killed or crashed"
-        self.signal_name = signal_name
+        events = events or [signal_name]
+        self.signal_name = events[-1]  # the one that stopped it
         self.status = "interrupted"
-        self.stop_cause = f"interrupted: {signal_name} at update {updates} ({how})"
+        named = (
+            events[0]
+            if len(events) == 1
+            else (f"{events[0]} twice" if len(set(events)) == 1 else ", then ".join(events))
+        )
+        self.stop_cause = f"interrupted: {named} at update {updates} ({how})"
         if self.record is not None:  # kept across resumes: every signal that stopped this run
             earlier = self.record.data.get("interrupted_by", [])
-            self.extra["interrupted_by"] = earlier + [signal_entry(signal_name, updates)]
+            self.extra["interrupted_by"] = earlier + [signal_entry(name, updates) for name in events]
         self.phases.end("fail", self.stop_cause[:300])
         if not self.ctx.is_main:  # rank 0 says it, with the command that resumes every rank (no record here)
             return

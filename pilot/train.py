@@ -127,7 +127,7 @@ class TrainingRun(RunEnding):
             if self.trainer is not None
             else "while it started, before any update"
         )
-        self._interrupted(self.interrupts.received or signal_name_of(stop), how)
+        self._interrupted(self.interrupts.received or signal_name_of(stop), how, self.interrupts.events)
 
     def setup(self) -> None:
         """Lock the directory, find the resume (rank 0 records it), build and restore the trainer."""

@@ -795,3 +795,34 @@ def test_a_printed_resume_command_gives_hydra_the_directory_as_it_is(path):
     words = shlex.split(said.split(": ", 1)[1])  # pasted into a shell as printed
     assert words[:4] == ["python", "-m", "pilot", "seed=0"] and len(words) == 5, said
     assert OverridesParser.create().parse_override(words[4]).value() == path
+
+
+def test_a_second_signal_that_stops_at_once_is_recorded_beside_the_first(make_cfg, tmp_path, monkeypatch):
+    """SIGTERM (finish the update, save, stop), then a Ctrl-C during that save (stop at once): run.json
+    listed the SIGTERM alone and its stop cause named only it, while the Ctrl-C is what stopped the run."""
+    import pilot.checkpoint as checkpoint
+    import pilot.train as train_module
+
+    sent = []
+    real_fault, real_save = train_module.fault_point, checkpoint.atomic_torch_save
+
+    def terminate_after_two(point, update=None, path=None):
+        if point == "update" and update == 2 and not sent:
+            sent.append("SIGTERM")
+            os.kill(os.getpid(), signal.SIGTERM)
+        return real_fault(point, update, path)
+
+    def ctrl_c_while_saving(obj, path, update=None):
+        if sent == ["SIGTERM"]:
+            sent.append("SIGINT")
+            os.kill(os.getpid(), signal.SIGINT)
+        return real_save(obj, path, update)
+
+    monkeypatch.setattr(train_module, "fault_point", terminate_after_two)
+    monkeypatch.setattr(checkpoint, "atomic_torch_save", ctrl_c_while_saving)
+    cfg = make_cfg(*[a for a in TRAIN if not a.startswith("mode")], "budget.value=6", "checkpoint.every=0")
+    train(cfg, tmp_path)
+    record = run_json(tmp_path)
+    assert sent == ["SIGTERM", "SIGINT"]
+    assert [entry["signal"] for entry in record["interrupted_by"]] == ["SIGTERM", "SIGINT"], record["interrupted_by"]
+    assert record["stop_cause"].startswith("interrupted: SIGTERM, then SIGINT at update 2"), record["stop_cause"]

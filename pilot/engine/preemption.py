@@ -79,6 +79,7 @@ class InterruptWatch:
     def __init__(self) -> None:
         self.received: str | None = None  # "SIGINT" / "SIGTERM" / "SIGHUP" once one arrived
         self.received_at = 0.0  # time.monotonic() then
+        self.events: list[str] = []  # every signal that acted: the first, and a second that stopped at once
         self.previous: dict = {}
         self.deferred = False  # the record is being written: a signal is noted, never raised
         self.noted: str | None = None  # the signal that arrived while deferred (``stop_if_noted``)
@@ -94,6 +95,7 @@ class InterruptWatch:
             signal.signal(signum, self._flag)
         if (early := noted()) is not None:  # a local job: arrived while it started (pilot.startup_signals)
             self.received, self.received_at = early, time.monotonic()
+            self.events.append(early)
             log.warning("%s received while this job started: stopping after its first update, with a checkpoint", early)
         return self
 
@@ -114,8 +116,10 @@ class InterruptWatch:
         if self.received is not None:
             if name == self.received and time.monotonic() - self.received_at < _one_event_s():
                 return  # the same signal delivered twice (see ``_one_event_s``): one event
+            self.events.append(name)
             raise KeyboardInterrupt(f"second {name}: stopping at once")
         self.received, self.received_at = name, time.monotonic()
+        self.events.append(name)
         if self.training_over:
             log.warning(
                 "%s received after the last update: the final validation and the closing run to their end, then "
