@@ -221,3 +221,24 @@ def test_the_spread_of_outputs_counts_only_examples_whose_inputs_differ():
     assert spread_of([(same, model_inputs(ids)), (same, model_inputs(again))]) is None
     assert spread_of([(same, model_inputs(ids)), (same, model_inputs(other))]) == 0.0
     assert spread_of([(same, model_inputs(ids)), (same * 2, model_inputs(other))]) == 0.5
+
+
+@pytest.mark.parametrize("pad, frozen", [(256, False), (32, True), (258, True)])
+def test_real_tokens_on_the_embeddings_padding_row_are_named(make_cfg, pad, frozen):
+    """A model whose padding_idx (config pad_token_id) is a real token of the data — a tokenizer of another
+    model, or pad = eos — trains those tokens on a row whose gradient is always zero: inspect warns, naming the
+    table, the id and an example; the data's own pad id (256, the byte tokenizer's) is not flagged."""
+    from hydra.utils import instantiate
+
+    from pilot.checks.padding_row import padding_row_findings
+
+    cfg = make_cfg("model=hf_causal_lm", f"model.config.pad_token_id={pad}")
+    task, model = instantiate(cfg.data, _convert_="all"), instantiate(cfg.model, _convert_="all")
+    findings, details = padding_row_findings(task, model, task.encoded("train"), 4)
+    assert details["real_tokens_read"] > 0 and list(details["tables"].values()) == [pad], details
+    assert bool(findings) == frozen, findings
+    if frozen:
+        said = str(findings[0])
+        assert f"id {pad}" in said and "embed_tokens" in said and "the data pads with id 256" in said, said
+        result, _ = inspect_task(task, n_show=1, micro_batch=4, model=model)
+        assert result.verdict == "warn" and "padding row" in result.reason, result.reason

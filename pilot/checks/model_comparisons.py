@@ -1,5 +1,5 @@
 """Inspect's comparisons on a fresh model's outputs (evaluation mode, no gradient), each judging what the
-data checks cannot see: does the model get each batch key under its own name, does it read the padding, is a next-token model causal, does forward read
+data checks cannot see: does the model get each batch key under its own name, does it read the padding, do real tokens read the embedding's padding row, is a next-token model causal, does forward read
 the labels or a copy of them, do packed documents read each other, does it read the context at all. Each
 adds its verdict to inspect's result (``with_comparison``) and its numbers to the details."""
 
@@ -16,6 +16,7 @@ from pilot.checks.copied_labels import copied_label_findings
 from pilot.checks.label_reading import label_reading_findings
 from pilot.checks.packed_documents import packed_documents_findings
 from pilot.checks.padding import padding_findings, with_comparison
+from pilot.checks.padding_row import padding_row_findings
 from pilot.checks.result import CheckResult
 from pilot.checks.tied_targets import tied_target_findings
 from pilot.data.task import TaskData
@@ -46,6 +47,8 @@ def with_model_comparisons(
         result = with_comparison(
             result, *_compared(batch_mixing_findings, task, model, train, micro_batch), "batch_mixing"
         )
+    row = _compared(padding_row_findings, task, model, train, micro_batch)  # real tokens on a frozen row
+    result = with_comparison(result, *row, "padding_row", "warn")
     result = with_comparison(result, *_compared(causality_findings, task, model, train), name="causality")
     result = with_comparison(result, *_compared(label_reading_findings, task, model, train), "label_reading")
     copied, details = _compared(copied_label_findings, task, model, train)  # its own ids: a warn (denoising)
