@@ -242,3 +242,25 @@ def test_real_tokens_on_the_embeddings_padding_row_are_named(make_cfg, pad, froz
         assert f"id {pad}" in said and "embed_tokens" in said and "the data pads with id 256" in said, said
         result, _ = inspect_task(task, n_show=1, micro_batch=4, model=model)
         assert result.verdict == "warn" and "padding row" in result.reason, result.reason
+
+
+def test_an_answers_first_token_masked_with_the_prompt_is_named_without_expected_targets():
+    """A prompt mask one token too long trains every answer from its second token. With no expected_targets to
+    compare with, the template shows it: its last token sits one position before the first counted target."""
+    import dataclasses
+
+    from pilot.checks.answer_start import answer_start_findings
+
+    task = dataclasses.replace(instructions.make_task(split={"by": "group"}), expected_targets=None)
+    train = task.encoded("train")
+    assert answer_start_findings(task, train)[0] == []
+    planted = []
+    for item in train:
+        labels = item["labels"].clone()
+        labels[int((labels != -100).nonzero()[0])] = -100  # the answer's first token masked too
+        planted.append({**item, "labels": labels})
+    findings, details = answer_start_findings(task, planted)
+    assert findings and "answer's first token looks masked" in str(findings[0]), details
+    assert details["rows_sharing_the_token_one_earlier"] == details["rows"]
+    shifted = [{**item, "labels": torch.cat([item["labels"][1:], torch.tensor([-100])])} for item in planted]
+    assert answer_start_findings(task, shifted)[0], "labels already shifted (labels[t] = ids[t + 1]) are read too"

@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from pilot.checks.answer_start import answer_start_findings
 from pilot.checks.class_names import name_findings
 from pilot.checks.collated import RowView, check_collated, split_statistics
 from pilot.checks.loss_probe import input_ids_of, real_mask
@@ -334,6 +335,7 @@ def inspect_task(
         result = with_comparison(result, *tag_pieces_findings(task, encoded.get("train", [])), "tag_pieces", "warn")
     if task.kind == "generation":  # answers trained after a prompt: does each end on a stop token?
         result = with_comparison(result, *stop_token_findings(task, encoded.get("train", [])), "stop_token", "warn")
+        result = with_comparison(result, *answer_start_findings(task, encoded.get("train", [])), "answer_start", "warn")
     for probe in (teacher_forcing_findings, label_padding_findings) if encoded.get("train") else ():
         name = probe.__name__.removesuffix("_findings")  # a decoder's inputs: the target so far? its labels?
         result = with_comparison(result, *probe(task, encoded["train"], micro_batch), name)
