@@ -223,11 +223,12 @@ def test_the_spread_of_outputs_counts_only_examples_whose_inputs_differ():
     assert spread_of([(same, model_inputs(ids)), (same * 2, model_inputs(other))]) == 0.5
 
 
-@pytest.mark.parametrize("pad, frozen", [(256, False), (32, True), (258, True)])
+@pytest.mark.parametrize("pad, frozen", [(256, False), (32, True), (258, False)])
 def test_real_tokens_on_the_embeddings_padding_row_are_named(make_cfg, pad, frozen):
     """A model whose padding_idx (config pad_token_id) is a real token of the data — a tokenizer of another
-    model, or pad = eos — trains those tokens on a row whose gradient is always zero: inspect warns, naming the
-    table, the id and an example; the data's own pad id (256, the byte tokenizer's) is not flagged."""
+    model — trains those tokens on a row whose gradient is always zero: inspect warns, naming the table, the id
+    and an example. Not flagged: the data's own pad id (256, the byte tokenizer's), and the eos (258) ending each
+    row (its input predicts nothing after it)."""
     from hydra.utils import instantiate
 
     from pilot.checks.padding_row import padding_row_findings
@@ -235,7 +236,7 @@ def test_real_tokens_on_the_embeddings_padding_row_are_named(make_cfg, pad, froz
     cfg = make_cfg("model=hf_causal_lm", f"model.config.pad_token_id={pad}")
     task, model = instantiate(cfg.data, _convert_="all"), instantiate(cfg.model, _convert_="all")
     findings, details = padding_row_findings(task, model, task.encoded("train"), 4)
-    assert details["real_tokens_read"] > 0 and list(details["tables"].values()) == [pad], details
+    assert pad == 256 or (details["real_tokens_read"] > 0 and list(details["tables"].values()) == [pad]), details
     assert bool(findings) == frozen, findings
     if frozen:
         said = str(findings[0])

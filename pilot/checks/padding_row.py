@@ -11,7 +11,9 @@ learn, stays frozen).
 What it reads: the ids each embedding with a padding row receives (a hook on it: no guess about which
 batch key feeds which table), at the batch's real positions (its attention mask, or ids != ``info["pad_id"]``)
 for the first training micro-batches; positions a batch does not tell apart are not judged. Position
-tables (RoBERTa's count real positions from ``padding_idx + 1``) never see p at a real position.
+tables (RoBERTa's count real positions from ``padding_idx + 1``) never see p at a real position. Not
+judged: a padding row that is the data's own pad id (``info["pad_id"]``: the common pad = eos choice, made
+on purpose), and p as a row's last real token (an end token whose input predicts nothing after it).
 """
 
 from __future__ import annotations
@@ -37,6 +39,13 @@ def _tables(model: torch.nn.Module) -> dict[str, torch.nn.Embedding]:
     }
 
 
+def _last_real(real: torch.Tensor) -> torch.Tensor:
+    """True at each row's last real position."""
+    width = real.shape[1]
+    last = torch.where(real, torch.arange(width).expand_as(real), -1).max(dim=1).values
+    return torch.nn.functional.one_hot(last.clamp(min=0), width).bool() & real.any(dim=1, keepdim=True)
+
+
 def _received(task: TaskData, model: torch.nn.Module, tables: dict[str, torch.nn.Embedding], batch: dict) -> dict:
     """The ids each table received while the model ran ``batch`` (name -> list of tensors)."""
     seen: dict[str, list[torch.Tensor]] = {}
@@ -60,7 +69,8 @@ def _received(task: TaskData, model: torch.nn.Module, tables: dict[str, torch.nn
 def padding_row_findings(
     task: TaskData, model: torch.nn.Module, encoded: list[dict[str, Any]], micro_batch: int
 ) -> tuple[list[Finding], dict[str, Any]]:
-    tables = _tables(model)
+    declared = task.info.get("pad_id") if isinstance(task.info, dict) else None
+    tables = {name: table for name, table in _tables(model).items() if table.padding_idx != declared}
     if not tables or not encoded:
         return [], {}
     hits: dict[str, list[tuple[int, int]]] = {}  # table -> (example, position) of real tokens = padding_idx
@@ -76,7 +86,8 @@ def padding_row_findings(
                     if ids.shape != real.shape:
                         continue  # not the batch's positions (a table fed something else): not judged
                     real_tokens += int(real.sum())
-                    rows, positions = torch.nonzero((ids == tables[name].padding_idx) & real, as_tuple=True)
+                    inside = real & ~_last_real(real)  # a row's last real token reads nothing after it
+                    rows, positions = torch.nonzero((ids == tables[name].padding_idx) & inside, as_tuple=True)
                     hits.setdefault(name, []).extend(
                         (start + int(r), int(p)) for r, p in zip(rows.tolist(), positions.tolist())
                     )
