@@ -31,6 +31,7 @@ from pilot.checks.result import CheckResult, Finding, summarise
 from pilot.checks.stop_token import stop_token_findings
 from pilot.checks.tag_offset import tag_offset_findings
 from pilot.checks.tag_pieces import tag_pieces_findings
+from pilot.checks.target_in_source import SEQ2SEQ, target_in_source_findings
 from pilot.checks.teacher_forcing import label_padding_findings, teacher_forcing_findings
 from pilot.data.task import IGNORE_INDEX, TaskData, logits_of
 
@@ -336,6 +337,10 @@ def inspect_task(
     if task.kind == "generation":  # answers trained after a prompt: does each end on a stop token?
         result = with_comparison(result, *stop_token_findings(task, encoded.get("train", [])), "stop_token", "warn")
         result = with_comparison(result, *answer_start_findings(task, encoded.get("train", [])), "answer_start", "warn")
+    if task.kind == SEQ2SEQ:  # the answer in the encoder's input: copied, not learned
+        result = with_comparison(
+            result, *target_in_source_findings(task, encoded.get("train", [])), "target_in_source", "warn"
+        )
     for probe in (teacher_forcing_findings, label_padding_findings) if encoded.get("train") else ():
         name = probe.__name__.removesuffix("_findings")  # a decoder's inputs: the target so far? its labels?
         result = with_comparison(result, *probe(task, encoded["train"], micro_batch), name)
