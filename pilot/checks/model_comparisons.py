@@ -13,6 +13,7 @@ from pilot.checks.argument_keys import argument_findings
 from pilot.checks.batch_mixing import batch_mixing_findings
 from pilot.checks.causality import causality_findings, context_findings
 from pilot.checks.copied_labels import copied_label_findings
+from pilot.checks.decoder_start import decoder_start_findings
 from pilot.checks.label_reading import label_reading_findings
 from pilot.checks.packed_documents import packed_documents_findings
 from pilot.checks.padding import padding_findings, with_comparison
@@ -47,6 +48,8 @@ def with_model_comparisons(
         result = with_comparison(
             result, *_compared(batch_mixing_findings, task, model, train, micro_batch), "batch_mixing"
         )
+    start = _compared(decoder_start_findings, task, model, train, micro_batch)  # the model's own start token?
+    result = with_comparison(result, *start, "decoder_start", "warn")
     row = _compared(padding_row_findings, task, model, train, micro_batch)  # real tokens on a frozen row
     result = with_comparison(result, *row, "padding_row", "warn")
     result = with_comparison(result, *_compared(causality_findings, task, model, train), name="causality")
