@@ -161,7 +161,11 @@ def test_forced_resume_refuses_the_learning_rate_and_records_what_it_applies(tmp
 @pytest.mark.xdist_group("records_reference")  # its module fixture computed once, on one worker
 @pytest.mark.parametrize(
     "signum, code",  # SIGHUP goes the same way (watched_signals, unit-tested below): the whole run is slow
-    [(signal.SIGINT, 130), (signal.SIGTERM, 143), pytest.param(signal.SIGHUP, 129, marks=pytest.mark.slow)],
+    [
+        (signal.SIGINT, 130),
+        pytest.param(signal.SIGTERM, 143, marks=pytest.mark.slow),  # SIGTERM's exit code: the launcher tests
+        pytest.param(signal.SIGHUP, 129, marks=pytest.mark.slow),
+    ],
 )
 def test_a_signal_ends_the_run_as_interrupted_and_it_resumes_bit_identically(tmp_path, reference, signum, code):
     if signal.getsignal(signum) == signal.SIG_IGN:  # inherited by the run (nohup): it ignores it, rightly

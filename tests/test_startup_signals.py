@@ -132,7 +132,9 @@ def test_sigterm_to_the_launcher_of_a_local_parallel_sweep_stops_every_job_with_
     assert (sweep / "recap.md").exists()
 
 
-@pytest.mark.parametrize("name", ["SIGHUP", "SIGINT"])
+@pytest.mark.parametrize(  # the same forwarding for both: -m slow runs the hangup too (40 s)
+    "name", [pytest.param("SIGHUP", marks=pytest.mark.slow), "SIGINT"]
+)
 def test_a_hangup_or_ctrl_c_sent_to_the_launcher_alone_stops_every_training_job_once(tmp_path, name):
     """`kill -HUP <launcher>` (or -INT) while the jobs train: the launcher took it as the terminal's, which
     reaches the jobs too, and passed it on to none; they trained to their end and the launch exited 129
