@@ -16,9 +16,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-import torch
-
 from pilot.checks.result import Finding
+from pilot.checks.stop_token import token_list
 from pilot.data.task import IGNORE_INDEX, NEXT_TOKEN, TaskData
 
 MIN_ROWS = 10
@@ -26,12 +25,6 @@ PROMPT_AT_LEAST = 3  # masked positions before a row's first counted target
 TEMPLATE_SHARE = 0.8  # one position earlier: the same token in at least this share of rows
 VARIED_SHARE = 0.5  # just before the first target: its most common token in at most this share
 DISTINCT = 5  # ... and at least this many different tokens there
-
-
-def _as_ints(value: Any) -> list[int] | None:
-    if torch.is_tensor(value):
-        return value.tolist() if value.dim() == 1 and not value.is_floating_point() else None
-    return value if isinstance(value, list) and all(isinstance(v, int) for v in value) else None
 
 
 def _first_target_at(ids: list[int], labels: list[int]) -> int | None:
@@ -52,7 +45,7 @@ def answer_start_findings(task: TaskData, encoded: list[dict[str, Any]]) -> tupl
         return [], {}
     before, earlier, first_row = [], [], None
     for item in encoded[:1000]:
-        ids, labels = _as_ints(item.get("input_ids")), _as_ints(item.get("labels"))
+        ids, labels = token_list(item.get("input_ids")), token_list(item.get("labels"))
         at = _first_target_at(ids, labels) if ids is not None and labels is not None else None
         if at is None or at < 2:
             continue

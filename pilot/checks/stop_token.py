@@ -27,14 +27,19 @@ SHARE = 0.5  # a stop token ends at least this share of the rows
 DISTINCT = 5  # fewer distinct last targets: short answers from a closed set, not judged
 
 
+def token_list(value: Any) -> list[int] | None:
+    """One example's token ids or labels as a list of ints (a 1-D integer tensor or a list); None otherwise."""
+    if torch.is_tensor(value):
+        return value.tolist() if value.dim() == 1 and not value.is_floating_point() else None
+    return value if isinstance(value, list) and all(isinstance(v, int) for v in value) else None
+
+
 def _last_targets(encoded: list[dict[str, Any]]) -> tuple[list[int], int]:
     """Each row's last counted target, and how many rows train after a masked prompt."""
     lasts, prompted = [], 0
     for item in encoded:
-        labels = item.get("labels")
-        if torch.is_tensor(labels):
-            labels = labels.tolist() if labels.dim() == 1 and not labels.is_floating_point() else None
-        if not isinstance(labels, list) or not all(isinstance(label, int) for label in labels):
+        labels = token_list(item.get("labels"))
+        if labels is None:
             return [], 0
         counted = [t for t, label in enumerate(labels) if label >= 0 and label != IGNORE_INDEX]
         if counted:
