@@ -24,14 +24,14 @@ import torch
 from pilot.checks.answer_start import answer_start_findings
 from pilot.checks.class_names import name_findings
 from pilot.checks.collated import RowView, check_collated, split_statistics
-from pilot.checks.loss_probe import input_ids_of, real_mask
+from pilot.checks.loss_probe import SEQ2SEQ, input_ids_of, real_mask
 from pilot.checks.model_comparisons import with_model_comparisons
 from pilot.checks.padding import with_comparison
 from pilot.checks.result import CheckResult, Finding, summarise
 from pilot.checks.stop_token import stop_token_findings
 from pilot.checks.tag_offset import tag_offset_findings
 from pilot.checks.tag_pieces import tag_pieces_findings
-from pilot.checks.target_in_source import SEQ2SEQ, target_in_source_findings
+from pilot.checks.target_in_source import target_in_source_findings
 from pilot.checks.teacher_forcing import label_padding_findings, teacher_forcing_findings
 from pilot.data.task import IGNORE_INDEX, TaskData, logits_of
 

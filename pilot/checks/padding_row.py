@@ -4,9 +4,7 @@
 built from its config starts it at zero). That is meant for the padding, which the attention mask hides
 anyway. A *real* token whose id is p reads a vector that never trains, and a fresh model cannot tell it
 from padding: what a tokenizer of another model gives (its pad id differs from the model's
-``pad_token_id``, and p is one of its words), or a config whose pad id is a word of the vocabulary
-(``pad_token_id`` set to the end-of-sequence token: every answer's last token, the stop the model must
-learn, stays frozen).
+``pad_token_id``, and p is one of its words), or a config whose pad id is a word of the vocabulary.
 
 What it reads: the ids each embedding with a padding row receives (a hook on it: no guess about which
 batch key feeds which table), at the batch's real positions (its attention mask, or ids != ``info["pad_id"]``)
@@ -105,8 +103,8 @@ def _finding(task: TaskData, name: str, pad: int, at: list[tuple[int, int]]) -> 
     return Finding(
         f"{len(at)} real token(s) are {token}, the padding row of {name} (padding_idx={pad}{pads}): that row never "
         "trains (its gradient is always zero), so these tokens read a frozen vector the model cannot tell from "
-        "padding — a tokenizer of another model, or a pad id that is a word of the vocabulary (the end-of-sequence "
-        "token). Fix: the model's own tokenizer, and a padding_idx (the config's pad_token_id) that no real token uses",
+        "padding — a tokenizer of another model, or a pad id that is a word of the vocabulary. Fix: the model's own "
+        "tokenizer, and a padding_idx (the config's pad_token_id) that no real token uses",
         "train",
         example,
         f"positions {spans(positions[:SHOWN])}",

@@ -15,11 +15,10 @@ from typing import Any
 
 import torch
 
-from pilot.checks.loss_probe import input_ids_of, micro_batches, row_items
+from pilot.checks.loss_probe import SEQ2SEQ, input_ids_of, micro_batches, row_items
 from pilot.checks.result import Finding
 from pilot.data.task import IGNORE_INDEX, TaskData
 
-SEQ2SEQ = "seq2seq"
 MIN_ROWS = 10
 ROWS = 512  # first training examples read
 BATCH = 8
