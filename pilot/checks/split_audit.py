@@ -133,7 +133,8 @@ def _undeclared_leaks(
     token_warnings, token_target = leaks.token_leak_warnings(task, views, limits)
     skew_warnings, skew = leaks.token_skew_warnings(task, views, limits)
     feature_warnings, feature_skew = leaks.feature_skew_warnings(task, views, limits, split_by)
-    leak_warnings += token_warnings + skew_warnings + feature_warnings
+    order_warnings, segment_order = leaks.segment_order_warnings(views)
+    leak_warnings += token_warnings + skew_warnings + feature_warnings + order_warnings
     if "skipped" in target:
         skipped.append(f"target leakage: {target['skipped']}")
     report = {
@@ -145,6 +146,7 @@ def _undeclared_leaks(
         "token_leakage": token_target,
         "token_skew": skew,
         "feature_skew": feature_skew,
+        "segment_order": segment_order,
         "model_view_dropped_keys": views.dropped_keys,
         "skipped": skipped,
         "thresholds": leaks.thresholds_dict(limits),
