@@ -790,6 +790,22 @@ def test_jobs_a_sweep_declared_that_left_no_directory_are_named(tmp_path):
     assert "Never started" not in (tmp_path / "out" / "recap.md").read_text()
 
 
+def test_a_sweep_of_pilots_is_not_said_never_started(tmp_path):
+    """python -m pilot -m seed=0,1 (mode=pilot): both pilots ran and passed, and the launch said "the sweep is
+    incomplete: Never started: 2 of the 2 jobs", exit 1 — pilot runs are not training runs and the recap leaves
+    them out of its rows, but they started. A job that neither a training run nor a pilot holds still is named."""
+    sweep = tmp_path / "sweep"
+    sweep.mkdir()
+    (sweep / "multirun.yaml").write_text(
+        "hydra:\n  sweeper:\n    params: null\n  overrides:\n    task:\n    - seed=0,1,2\n"
+    )
+    for seed in (0, 1):
+        make_run(sweep / str(seed), record(overrides=[f"seed={seed}"], mode="pilot", run_id=f"p{seed}"))
+    build_recap([sweep], tmp_path / "out", plot=False)
+    text = (tmp_path / "out" / "recap.md").read_text()
+    assert "Never started: 1 of the 3 jobs" in text and "seed=2" in text and "seed=0" not in text, text
+
+
 def test_a_recap_of_some_jobs_says_nothing_of_the_others_and_keeps_the_launchs_recap(tmp_path):
     """python -m pilot.recap sweep/0 said the sweep's other jobs had no run directory (they had), and
     --out sweep replaced the launch's recap with that one, no copy kept."""

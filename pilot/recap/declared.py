@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 from omegaconf import OmegaConf
 
-from pilot.recap.reading import collect, find_run_dirs, within
+from pilot.recap.reading import NOT_RUNS, collect, find_run_dirs, within
 from pilot.variant import parse_overrides, same_value, sweep_combinations
 
 
@@ -38,8 +38,7 @@ def _holds(row: pd.Series, job: dict[str, str]) -> bool:
     before = row.get("_overrides_before")
     if isinstance(before, str):
         for overrides in json.loads(before):
-            settings = parse_overrides(overrides)
-            if all(key.startswith("hydra") or same_value(settings.get(key, "\0"), value) for key, value in job.items()):
+            if _matches(parse_overrides(overrides), job):
                 return True
     return _holds_now(row, job)
 
@@ -52,6 +51,32 @@ def _holds_now(row: pd.Series, job: dict[str, str]) -> bool:
         if have is None or (isinstance(have, float) and pd.isna(have)) or not same_value(str(have), value):
             return False
     return True
+
+
+def _pilots_and_estimates(sweep_dir: Path) -> list[dict[str, str]]:
+    """The overrides of each run directory in ``sweep_dir`` whose run.json is a pilot's or an estimate's
+    (``mode=pilot``, ``mode=estimate``: jobs that started and ran, left out of a recap of training runs)."""
+    held = []
+    for run_dir in find_run_dirs([sweep_dir]):
+        try:
+            record = json.loads((run_dir / "run.json").read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(record, dict) and record.get("mode") in NOT_RUNS and isinstance(record.get("overrides"), list):
+            held.append(parse_overrides([str(o) for o in record["overrides"]]))
+    return held
+
+
+def _not_a_pilot(sweep_dir: Path, jobs: list) -> list:
+    """Of ``jobs``, those no pilot or estimate run in ``sweep_dir`` holds (read only when some job lacks a
+    training run: a sweep of training runs pays nothing)."""
+    held = _pilots_and_estimates(sweep_dir)
+    return [job for job in jobs if not any(_matches(one, parse_overrides(job)) for one in held)]
+
+
+def _matches(settings: dict[str, str], job: dict[str, str]) -> bool:
+    """Whether overrides ``settings`` hold the ``job``'s (hydra.* and hydra/...: not recorded per run)."""
+    return all(key.startswith("hydra") or same_value(settings.get(key, "\0"), value) for key, value in job.items())
 
 
 def never_started(frame: pd.DataFrame, roots: list[Path] = (), started_elsewhere: Collection[Path] = ()) -> list[str]:
@@ -79,19 +104,20 @@ def never_started(frame: pd.DataFrame, roots: list[Path] = (), started_elsewhere
             multiruns.setdefault(found, []).extend(rows.index)
     for found, index in sorted(multiruns.items()):
         declared = declared_jobs(found)
-        if not index:  # no run at all: every declared job is missing
-            if declared and len(declared) > 1:
-                lines.append(_never_started_line(found, declared, declared, 0))
-            continue
-        rows = frame.loc[index]
         if not declared or len(declared) <= 1:
             continue
+        if not index:  # no training run at all: every declared job that no pilot or estimate holds is missing
+            if missing := _not_a_pilot(found.parent, declared):
+                lines.append(_never_started_line(found, declared, missing, 0))
+            continue
+        rows = frame.loc[index]
         readable = rows[rows["status"] != "unreadable"]
         if elsewhere is not None and not elsewhere.empty:
             readable = pd.concat([readable, elsewhere[elsewhere["status"] != "unreadable"]])
         missing = [
             job for job in declared if not any(_holds(row, parse_overrides(job)) for _, row in readable.iterrows())
         ]
+        missing = _not_a_pilot(found.parent, missing) if missing else missing
         unreadable = len(rows) - len(readable)
         if len(missing) <= unreadable:  # the unreadable runs may be those jobs
             continue
