@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import signal
 import sys
 import time
@@ -319,9 +320,11 @@ def _hydra_failed(error: Exception) -> None:
     full = no_space_left(error, hydra_was_writing())
     if full is None and not isinstance(error, (CompactHydraException, OmegaConfBaseException)):
         raise error
+    instantiation = _composed and type(error).__name__ == "InstantiationException"  # a builder failed, not the line
+    said = [] if full is not None or instantiation else suggestions(CONF_DIR, sys.argv[1:], config_key_outside_the_yaml)
     if full is not None:
         print(f"pilot: {full}", file=sys.stderr)
-    else:
+    elif not _names_hydras_key(said, str(error)):  # else Hydra's advice (+optim.lrr=1 for a typo) is left out
         print(error, file=sys.stderr)  # as Hydra prints it: the message (its key), then OmegaConf's cause
         if isinstance(error.__cause__, OmegaConfBaseException):
             print(_without_node_details(str(error.__cause__)), file=sys.stderr)
@@ -336,9 +339,19 @@ def _hydra_failed(error: Exception) -> None:
             )
     if full is not None:
         raise SystemExit(full.exit_code) from None
-    if _composed and type(error).__name__ == "InstantiationException":  # a builder failed, not the line
+    if instantiation:
         raise SystemExit(1) from None
-    _suggest_and_refuse()
+    _suggest_and_refuse(said)
+
+
+def _names_hydras_key(said: list[str], hydras: str) -> bool:
+    """Whether pilot's lines say what is wrong with what Hydra's message names first ("Could not
+    override 'optim.lrr'.", "Error merging override seed=1e3", "Could not find 'model/nope'"): then they
+    replace Hydra's, whose fix for a typo is to add it (+optim.lrr=1)."""
+    first = hydras.splitlines()[0] if hydras else ""
+    named = re.findall(r"'([^']+)'", first) + re.findall(r"^Error merging override (\S+)", first)
+    keys = {n.split("=")[0] for n in named} | {n.replace("/", "=", 1) for n in named if "/" in n}  # 'model/nope'
+    return any(line.startswith((f"{key}:", f"{key}=")) for key in keys - {"config"} for line in said)
 
 
 NODE_DETAILS = ("full_key:", "reference_type=", "object_type=")  # OmegaConf's own lines: where in its tree
@@ -356,8 +369,10 @@ def _removals(arguments: list[str]) -> list[str]:
     return suggestions(CONF_DIR, arguments, config_key_outside_the_yaml)
 
 
-def _suggest_and_refuse() -> None:
-    for line in suggestions(CONF_DIR, sys.argv[1:], config_key_outside_the_yaml):  # after Hydra's message
+def _suggest_and_refuse(said: list[str] | None = None) -> None:
+    if said is None:
+        said = suggestions(CONF_DIR, sys.argv[1:], config_key_outside_the_yaml)
+    for line in said:  # after Hydra's message, unless they say what it did
         print(f"pilot: {line}", file=sys.stderr)
     settle_refused_sweeps()  # a sweep directory made for this line, holding only multirun.yaml, goes
     raise SystemExit(2) from None

@@ -275,9 +275,9 @@ REFUSED_BY_HYDRA = [
     ("mode=debug", ("mode", "pilot, train, estimate")),
     ("distributed.strategy=zero3", ("distributed.strategy", "ddp, fsdp")),
     ("~optim.lr", ("optim.lr",)),  # a schema key cannot be deleted
-    ("model=unknown", ("model/unknown", "tiny_gpt")),  # group=unknown
+    ("model=unknown", ("pilot: model=unknown: no such option", "tiny_gpt")),  # group=unknown
     ("model=tiny_gtp", ("pilot: model=tiny_gtp: no such option; did you mean tiny_gpt?",)),
-    ("+experiment=nope", ("experiment/nope",)),  # +group=unknown
+    ("+experiment=nope", ("pilot: experiment=nope: no such option",)),  # +group=unknown
     ("budget=time", ("pilot: budget=time: no such option; the options: epochs, examples, updates\n",)),  # not "schema"
     ("seed=1e3", ("pilot: seed=1000.0: seed takes an integer",)),  # a top-level setting's type (Hydra's text alone)
     # a key of the chosen model's own config (the default model's every setting was listed, before)
@@ -288,6 +288,13 @@ REFUSED_BY_HYDRA = [
     ("model.zzzzz=3", ("pilot: model.zzzzz: not a setting; model has model._target_, model.d_model",)),
     # a real key of transformers' config class that the YAML does not list ("not a setting", before)
     ("model=hf_gpt2 model.config.n_inner=128", ("model.config.n_inner: a setting of transformers' GPT2Config",)),
+    # the architecture typed under model.config (it said: +model.config.model_type=qwen2, which builds a Llama)
+    (
+        "model=hf_causal_lm model.config.model_type=qwen2",
+        (
+            "pilot: model.config.model_type: the architecture is not a setting of model.config. Fix: model.model_type=qwen2",
+        ),
+    ),
     (
         "model=hf_causal_lm model.model_type=opt model.config.ffn_dim=128",
         ("OPTConfig that the model's YAML does not list. Fix: +model.config.ffn_dim=128",),
@@ -383,6 +390,23 @@ def test_bad_line_is_one_clear_error_before_anything_runs(
     run_dir = tmp_path / "run"
     code, stderr = run_in_process(line.format(tmp=tmp_path).split(), run_dir, monkeypatch, capsys)
     assert_refused(code, stderr, run_dir, expected, by_pilot)
+
+
+@pytest.mark.parametrize(
+    "line, hydras_advice",
+    [
+        ("optim.lrr=1", "+optim.lrr=1"),  # Hydra: "To append to your config use +optim.lrr=1", a typo added
+        ("model=hf_causal_lm model.config.hidden_sizee=64", "+model.config.hidden_sizee=64"),
+        ("model=nope", "Config search path"),  # its page of search paths
+    ],
+)
+def test_hydras_message_gives_way_to_pilots_line_on_the_same_key(
+    line, hydras_advice, tmp_path, monkeypatch, capsys, restore_logging
+):
+    """Hydra's refusal printed first told a typo to be added with +; pilot's line after it said the
+    opposite. When pilot's line names the key Hydra's message names, it alone is said."""
+    code, stderr = run_in_process(line.split(), tmp_path / "run", monkeypatch, capsys)
+    assert code == 2 and stderr.startswith("pilot: ") and hydras_advice not in stderr, stderr
 
 
 # the real `python -m pilot`: the lines that crashed (segfault, ZeroDivisionError, a run.json left

@@ -478,6 +478,16 @@ def test_an_unknown_model_type_names_the_nearest_ones_not_all_of_them():
     assert "model.model_type=llamma" in message and "model.model_type=llama" in message and len(message) < 400
 
 
+def test_an_unknown_model_type_near_none_is_offered_common_model_types_not_a_class_name():
+    """transformers' CONFIG_MAPPING also holds a few class names: "notamodel" was told to try
+    model.model_type=EvollaModel, which is not a model type at all."""
+    with pytest.raises(PilotError) as refused:
+        build(model_type="notamodel", config={})
+    message = str(refused.value)
+    assert "Model" not in message.split("Fix:")[1].split("(")[0] and "model.model_type=" not in message.split("Fix:")[1]
+    assert "llama" in message.split("Fix:")[1]
+
+
 def test_left_padding_gives_a_model_with_learned_positions_its_tokens_own_positions(make_cfg):
     """GPT-2 (learned absolute positions) with data.padding_side=left read its padding: the built-in
     task passed no position_ids, so a left-padded row's tokens sat at other positions than alone.

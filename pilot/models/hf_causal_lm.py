@@ -162,13 +162,18 @@ def _build_crash(error: Exception, model_type: str, model_config: Any, settings:
     )
 
 
+COMMON_MODEL_TYPES = ("llama", "qwen2", "mistral", "gemma", "phi3", "gpt2")  # offered when none is near
+
+
 def _unknown_model_type(transformers: Any, model_type: str) -> str:
-    known = transformers.models.auto.configuration_auto.CONFIG_MAPPING
-    near = difflib.get_close_matches(str(model_type), list(known.keys()), n=3)
+    # the mapping also holds a few class names (EvollaModel): a model type is written in lower case
+    known = [name for name in transformers.models.auto.configuration_auto.CONFIG_MAPPING if name.islower()]
+    near = difflib.get_close_matches(str(model_type).lower(), known, n=3)
+    common = [name for name in COMMON_MODEL_TYPES if name in known]
+    fix = " or ".join(f"model.model_type={name}" for name in near) or f"a model type it knows, e.g. {', '.join(common)}"
     return (
         f"model.model_type={model_type}: not a model type transformers {transformers.__version__} knows. "
-        f"Fix: {' or '.join(f'model.model_type={name}' for name in near) or 'a model type of transformers'} "
-        "(transformers.models.auto.configuration_auto.CONFIG_MAPPING lists them)."
+        f"Fix: {fix} (transformers.models.auto.configuration_auto.CONFIG_MAPPING lists them)."
     )
 
 
@@ -317,6 +322,9 @@ def config_key_outside_the_yaml(cfg: Any, key: str, argument: str) -> str | None
     except PilotError:
         return None
     model_type, name = str(cfg.model.get("model_type")), key.split(".")[2]
+    if name == "model_type":  # the config class's own name for its architecture, chosen one level up
+        value = argument.split("=", 1)[1]
+        return f"{key}: the architecture is not a setting of model.config. Fix: model.model_type={value}"
     if model_type not in known or name not in known_keys(known[model_type]):
         return None
     return (
