@@ -134,7 +134,8 @@ def _undeclared_leaks(
     skew_warnings, skew = leaks.token_skew_warnings(task, views, limits)
     feature_warnings, feature_skew = leaks.feature_skew_warnings(task, views, limits, split_by)
     order_warnings, segment_order = leaks.segment_order_warnings(views)
-    leak_warnings += token_warnings + skew_warnings + feature_warnings + order_warnings
+    window_warnings, shifted_windows = leaks.shifted_window_warnings(views)
+    leak_warnings += token_warnings + skew_warnings + feature_warnings + order_warnings + window_warnings
     if "skipped" in target:
         skipped.append(f"target leakage: {target['skipped']}")
     report = {
@@ -147,6 +148,7 @@ def _undeclared_leaks(
         "token_skew": skew,
         "feature_skew": feature_skew,
         "segment_order": segment_order,
+        "shifted_windows": shifted_windows,
         "model_view_dropped_keys": views.dropped_keys,
         "skipped": skipped,
         "thresholds": leaks.thresholds_dict(limits),

@@ -42,6 +42,9 @@ detectors look for what it did not declare:
    vector inputs (``feature_skew_warnings``), a feature whose mean or spread in a later split moves
    far from train's (a scaler applied to train only); for sentence pairs (``segment_order_warnings``),
    training's pairs with the longer segment first and a later split's with it second (columns swapped).
+7. **Overlapping windows split at random** (``shifted_window_warnings``): a later split's sequence
+   inputs that equal a training example's shifted by a few steps on the overlap, with a neighbour on
+   each side (windows cut with a stride shorter than the window, then scattered).
 
 Cost: examples of equal shapes are collated together, hashing is linear; nearest neighbours are
 chunked matrix products (O(n_a x n_b x features)); shingle overlaps a sort-join over shingle ids
@@ -51,7 +54,7 @@ split audit takes about 0.2 s on digits (1,797 vectors) and 0.1 s on the 733 ins
 
 Modules: ``thresholds``, ``model_views`` (what the model sees), ``id_fields`` (1), ``duplicates`` (2, with
 ``vectors`` and ``texts`` for the near-duplicates), ``time_split`` (3), ``target_leak`` and ``token_leak`` (4),
-``composite_ids`` (5), ``token_skew``, ``feature_skew`` and ``segment_order`` (6).
+``composite_ids`` (5), ``token_skew``, ``feature_skew`` and ``segment_order`` (6), ``shifted_windows`` (7).
 """
 
 from pilot.checks.leaks.composite_ids import composite_id_warnings
@@ -60,6 +63,7 @@ from pilot.checks.leaks.feature_skew import feature_skew_warnings
 from pilot.checks.leaks.id_fields import id_field_warnings, name_says_id
 from pilot.checks.leaks.model_views import ModelViews, model_views
 from pilot.checks.leaks.segment_order import segment_order_warnings
+from pilot.checks.leaks.shifted_windows import shifted_window_warnings
 from pilot.checks.leaks.target_leak import best_threshold_balanced_accuracy, target_leak_warnings
 from pilot.checks.leaks.texts import normalise_text, text_fields
 from pilot.checks.leaks.thresholds import LeakThresholds, thresholds_dict
@@ -78,6 +82,7 @@ __all__ = [
     "time_warnings",
     "target_leak_warnings",
     "token_leak_warnings",
+    "shifted_window_warnings",
     "token_skew_warnings",
     "feature_skew_warnings",
     "segment_order_warnings",
