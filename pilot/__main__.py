@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import signal
 import sys
 import time
@@ -18,7 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from pilot.config import register
-from pilot.config.command_line import repeated_keys
+from pilot.config.command_line import multirun_flag_first, names_hydras_key, repeated_keys, without_node_details
 from pilot.config.suggest import suggestions
 from pilot.config.values import enum_value
 from pilot.errors import DiskFull, PilotError, RunFinished, access_denied, no_space_left, user_error
@@ -324,10 +323,10 @@ def _hydra_failed(error: Exception) -> None:
     said = [] if full is not None or instantiation else suggestions(CONF_DIR, sys.argv[1:], config_key_outside_the_yaml)
     if full is not None:
         print(f"pilot: {full}", file=sys.stderr)
-    elif not _names_hydras_key(said, str(error)):  # else Hydra's advice (+optim.lrr=1 for a typo) is left out
+    elif not names_hydras_key(said, str(error)):  # else Hydra's advice (+optim.lrr=1 for a typo) is left out
         print(error, file=sys.stderr)  # as Hydra prints it: the message (its key), then OmegaConf's cause
         if isinstance(error.__cause__, OmegaConfBaseException):
-            print(_without_node_details(str(error.__cause__)), file=sys.stderr)
+            print(without_node_details(str(error.__cause__)), file=sys.stderr)
     if full is not None and launch_config() is not None:  # a sweep: its jobs' .hydra/ or its multirun.yaml
         settle_failed_sweep()
     for run_dir in unsettled_run_directories():
@@ -342,24 +341,6 @@ def _hydra_failed(error: Exception) -> None:
     if instantiation:
         raise SystemExit(1) from None
     _suggest_and_refuse(said)
-
-
-def _names_hydras_key(said: list[str], hydras: str) -> bool:
-    """Whether pilot's lines say what is wrong with what Hydra's message names first ("Could not
-    override 'optim.lrr'.", "Error merging override seed=1e3", "Could not find 'model/nope'"): then they
-    replace Hydra's, whose fix for a typo is to add it (+optim.lrr=1)."""
-    first = hydras.splitlines()[0] if hydras else ""
-    named = re.findall(r"'([^']+)'", first) + re.findall(r"^Error merging override (\S+)", first)
-    keys = {n.split("=")[0] for n in named} | {n.replace("/", "=", 1) for n in named if "/" in n}  # 'model/nope'
-    return any(line.startswith((f"{key}:", f"{key}=")) for key in keys - {"config"} for line in said)
-
-
-NODE_DETAILS = ("full_key:", "reference_type=", "object_type=")  # OmegaConf's own lines: where in its tree
-
-
-def _without_node_details(text: str) -> str:
-    """OmegaConf's message without the lines that locate it in its own tree (the key is in Hydra's line)."""
-    return "\n".join(line for line in text.splitlines() if not line.strip().startswith(NODE_DETAILS))
 
 
 def _removals(arguments: list[str]) -> list[str]:
@@ -378,25 +359,10 @@ def _suggest_and_refuse(said: list[str] | None = None) -> None:
     raise SystemExit(2) from None
 
 
-VALUED_FLAGS = ("-cp", "--config-path", "-cn", "--config-name", "-cd", "--config-dir", "--experimental-rerun")
-
-
-def _multirun_flag_first(argv: list[str]) -> list[str]:
-    """``-m``/``--multirun`` moved before the overrides: Hydra's argparse takes the overrides as one
-    group, so ``python -m pilot +experiment=lr_sweep -m seed=0,1`` refused ``seed=0,1`` as an
-    unrecognized argument, with a page of usage. Hydra's other flags stay where they are."""
-    flags = [
-        i for i, arg in enumerate(argv) if i > 0 and arg in ("-m", "--multirun") and argv[i - 1] not in VALUED_FLAGS
-    ]
-    if not flags:
-        return argv
-    return [argv[0], *(argv[i] for i in flags), *(arg for i, arg in enumerate(argv) if i and i not in flags)]
-
-
 def script() -> None:
     """The ``pilot`` script and ``python -m pilot``: ``cli``, then the process ends without tearing
     its modules down (about 1 s saved per process, ``pilot.process_exit``)."""
-    sys.argv = _multirun_flag_first(sys.argv)
+    sys.argv = multirun_flag_first(sys.argv)
     _leave_run_directory_to_rank_zero()
     logging.raiseExceptions = False  # a log line that does not fit (a full disk) is dropped, not a traceback:
     # pilot's own message names the file that did not fit

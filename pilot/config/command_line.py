@@ -1,6 +1,8 @@
-"""What the command line itself says, before Hydra composes anything."""
+"""What the command line itself says, before Hydra composes anything, and how Hydra's refusals of it are said."""
 
 from __future__ import annotations
+
+import re
 
 
 def repeated_keys(arguments: list[str]) -> list[str]:
@@ -19,3 +21,36 @@ def repeated_keys(arguments: list[str]) -> list[str]:
         for key, given in values.items()
         if len(set(given)) > 1
     ]
+
+
+NODE_DETAILS = ("full_key:", "reference_type=", "object_type=")  # OmegaConf's own lines: where in its tree
+
+
+def without_node_details(text: str) -> str:
+    """OmegaConf's message without the lines that locate it in its own tree (the key is in Hydra's line)."""
+    return "\n".join(line for line in text.splitlines() if not line.strip().startswith(NODE_DETAILS))
+
+
+def names_hydras_key(said: list[str], hydras: str) -> bool:
+    """Whether pilot's lines say what is wrong with what Hydra's message names first ("Could not
+    override 'optim.lrr'.", "Error merging override seed=1e3", "Could not find 'model/nope'"): then they
+    replace Hydra's, whose fix for a typo is to add it (+optim.lrr=1)."""
+    first = hydras.splitlines()[0] if hydras else ""
+    named = re.findall(r"'([^']+)'", first) + re.findall(r"^Error merging override (\S+)", first)
+    keys = {n.split("=")[0] for n in named} | {n.replace("/", "=", 1) for n in named if "/" in n}  # 'model/nope'
+    return any(line.startswith((f"{key}:", f"{key}=")) for key in keys - {"config"} for line in said)
+
+
+VALUED_FLAGS = ("-cp", "--config-path", "-cn", "--config-name", "-cd", "--config-dir", "--experimental-rerun")
+
+
+def multirun_flag_first(argv: list[str]) -> list[str]:
+    """``-m``/``--multirun`` moved before the overrides: Hydra's argparse takes the overrides as one
+    group, so ``python -m pilot +experiment=lr_sweep -m seed=0,1`` refused ``seed=0,1`` as an
+    unrecognized argument, with a page of usage. Hydra's other flags stay where they are."""
+    flags = [
+        i for i, arg in enumerate(argv) if i > 0 and arg in ("-m", "--multirun") and argv[i - 1] not in VALUED_FLAGS
+    ]
+    if not flags:
+        return argv
+    return [argv[0], *(argv[i] for i in flags), *(arg for i, arg in enumerate(argv) if i and i not in flags)]
