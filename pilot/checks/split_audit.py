@@ -135,7 +135,9 @@ def _undeclared_leaks(
     feature_warnings, feature_skew = leaks.feature_skew_warnings(task, views, limits, split_by)
     order_warnings, segment_order = leaks.segment_order_warnings(views)
     window_warnings, shifted_windows = leaks.shifted_window_warnings(views)
+    linear_warnings, linear = leaks.linear_leak_warnings(views)
     leak_warnings += token_warnings + skew_warnings + feature_warnings + order_warnings + window_warnings
+    leak_warnings += linear_warnings
     if "skipped" in target:
         skipped.append(f"target leakage: {target['skipped']}")
     report = {
@@ -149,6 +151,7 @@ def _undeclared_leaks(
         "feature_skew": feature_skew,
         "segment_order": segment_order,
         "shifted_windows": shifted_windows,
+        "linear_target": linear,
         "model_view_dropped_keys": views.dropped_keys,
         "skipped": skipped,
         "thresholds": leaks.thresholds_dict(limits),

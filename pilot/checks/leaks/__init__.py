@@ -32,7 +32,9 @@ detectors look for what it did not declare:
    single input feature whose |Pearson correlation| with the label, or whose best single
    threshold's balanced accuracy for one class against the rest, is at least ``leak_score``;
    for token inputs (``token_leak_warnings``), a token whose presence separates one class from
-   the rest at that balanced accuracy (the class written into the text).
+   the rest at that balanced accuracy (the class written into the text); for a continuous target
+   (``linear_leak_warnings``), a linear function of all the inputs fitted on train that gives a later
+   split's target exactly (the target spread over several features: a window scaled with its target day).
 5. **Identities made of several fields** (``composite_id_warnings``): a pair or triple of scalar
    fields (first name + last name + birth year) that names one identity across splits, whose shared
    values' later examples carry the earlier label far above chance.
@@ -53,7 +55,7 @@ split audit takes about 0.2 s on digits (1,797 vectors) and 0.1 s on the 733 ins
 (2-core CPU), most of it the task's own encode and collate.
 
 Modules: ``thresholds``, ``model_views`` (what the model sees), ``id_fields`` (1), ``duplicates`` (2, with
-``vectors`` and ``texts`` for the near-duplicates), ``time_split`` (3), ``target_leak`` and ``token_leak`` (4),
+``vectors`` and ``texts`` for the near-duplicates), ``time_split`` (3), ``target_leak``, ``token_leak`` and ``linear_leak`` (4),
 ``composite_ids`` (5), ``token_skew``, ``feature_skew`` and ``segment_order`` (6), ``shifted_windows`` (7).
 """
 
@@ -61,6 +63,7 @@ from pilot.checks.leaks.composite_ids import composite_id_warnings
 from pilot.checks.leaks.duplicates import duplicate_findings
 from pilot.checks.leaks.feature_skew import feature_skew_warnings
 from pilot.checks.leaks.id_fields import id_field_warnings, name_says_id
+from pilot.checks.leaks.linear_leak import linear_leak_warnings
 from pilot.checks.leaks.model_views import ModelViews, model_views
 from pilot.checks.leaks.segment_order import segment_order_warnings
 from pilot.checks.leaks.shifted_windows import shifted_window_warnings
@@ -82,6 +85,7 @@ __all__ = [
     "time_warnings",
     "target_leak_warnings",
     "token_leak_warnings",
+    "linear_leak_warnings",
     "shifted_window_warnings",
     "token_skew_warnings",
     "feature_skew_warnings",

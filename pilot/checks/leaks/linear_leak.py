@@ -1,0 +1,80 @@
+"""A continuous target that is an exact linear function of the inputs (``linear_leak_warnings``): the
+target, or something computed from it, is inside the input, spread over several features so no single
+one gives it away. A forecast window standardised with statistics that include the day to forecast
+(its scaled values then sum to minus the scaled target), a total given as a feature beside its parts
+minus the part to predict.
+
+For vector inputs and one continuous label per example (a regression: at least ``MIN_DISTINCT_SHARE`` of
+the labels distinct): least squares with an intercept fitted on train, applied to each later split. Warned
+when the unexplained share of a later split's target variance (1 - R^2) is at most ``EXACT`` — equal up
+to float rounding. Genuine data is never that exact: a next-day forecast from a long random walk, the most
+persistent series there is, leaves (step noise / spread)^2, about 1e-3. A synthetic target written as an
+exact linear map of its inputs without noise is warned about too (said in the message).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pilot.checks.leaks.model_views import ModelViews, feature_matrix, scalar_labels, vector_key
+from pilot.checks.result import Finding
+from pilot.data.task import IGNORE_INDEX
+
+EXACT = 1e-6  # 1 - R^2 at or below this: exact up to float rounding
+MIN_DISTINCT_SHARE = 0.5  # of the labels distinct: a continuous target, not classes
+MAX_FEATURES = 512
+MIN_EXAMPLES_PER_FEATURE = 2  # train examples per fitted coefficient
+
+
+def _counted(views: ModelViews, key: str, split: str) -> tuple[np.ndarray, np.ndarray] | None:
+    labels = scalar_labels(views, split)
+    if labels is None or not np.issubdtype(labels.dtype, np.floating):
+        return None
+    features, labels = feature_matrix(views, key, split), labels.astype(np.float64)
+    kept = (labels != IGNORE_INDEX) & np.isfinite(labels) & np.isfinite(features).all(axis=1)
+    return features[kept], labels[kept]
+
+
+def linear_leak_warnings(views: ModelViews) -> tuple[list[Finding], dict[str, Any]]:
+    key = None if views.skipped else vector_key(views)
+    order = views.order()
+    if key is None or len(order) < 2:
+        return [], {}
+    train = _counted(views, key, order[0])
+    if train is None:
+        return [], {}
+    x, y = train
+    features = x.shape[1]
+    if (
+        features > MAX_FEATURES
+        or len(y) < MIN_EXAMPLES_PER_FEATURE * (features + 1)
+        or len(np.unique(y)) < MIN_DISTINCT_SHARE * len(y)
+    ):
+        return [], {}
+    design = np.hstack([x, np.ones((len(x), 1))])
+    coefficients, *_ = np.linalg.lstsq(design, y, rcond=None)
+    findings, report = [], {}
+    for split in order[1:]:
+        later = _counted(views, key, split)
+        if later is None or len(later[1]) < 10 or later[1].var() == 0:
+            continue
+        residual = later[1] - np.hstack([later[0], np.ones((len(later[0]), 1))]) @ coefficients
+        unexplained = float((residual**2).mean() / later[1].var())
+        report[f"{split}_unexplained_share"] = unexplained
+        if unexplained <= EXACT:
+            findings.append(_finding(split, key, unexplained, coefficients[:-1]))
+    return findings, report
+
+
+def _finding(split: str, key: str, unexplained: float, weights: np.ndarray) -> Finding:
+    top = np.argsort(-np.abs(weights))[:3]
+    named = ", ".join(f"{key}[{j}] x {weights[j]:.3g}" for j in top)
+    return Finding(
+        f"{split}'s target is a linear function of the inputs, exact up to rounding: least squares fitted on "
+        f"train leaves {unexplained:.1e} of {split}'s target variance unexplained (largest weights: {named})",
+        detail="the target, or something computed from it, is in the input: a window scaled with statistics "
+        "that include the day to forecast, a total beside its parts. Fix: compute every input from what is known "
+        "before the target (a noise-free synthetic target written as a linear map of its inputs is this too)",
+    )
