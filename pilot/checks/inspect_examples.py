@@ -24,6 +24,7 @@ import torch
 from pilot.checks.answer_start import answer_start_findings
 from pilot.checks.class_names import name_findings
 from pilot.checks.collated import RowView, check_collated, split_statistics
+from pilot.checks.field_end import field_end_findings
 from pilot.checks.loss_probe import SEQ2SEQ, input_ids_of, real_mask
 from pilot.checks.model_comparisons import with_model_comparisons
 from pilot.checks.padding import with_comparison
@@ -337,6 +338,8 @@ def inspect_task(
     if task.kind == "generation":  # answers trained after a prompt: does each end on a stop token?
         result = with_comparison(result, *stop_token_findings(task, encoded.get("train", [])), "stop_token", "warn")
         result = with_comparison(result, *answer_start_findings(task, encoded.get("train", [])), "answer_start", "warn")
+    # a text field whose end never reaches the model (a prompt sliced one token short)
+    result = with_comparison(result, *field_end_findings(task, encoded.get("train", [])), "field_end", "warn")
     if task.kind == SEQ2SEQ:  # the answer in the encoder's input: copied, not learned
         result = with_comparison(
             result, *target_in_source_findings(task, encoded.get("train", [])), "target_in_source", "warn"

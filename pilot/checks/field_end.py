@@ -1,0 +1,98 @@
+"""A text field that reaches the model without its end (a warning from the data alone).
+
+An off-by-one where a prompt is cut (``prompt_ids[:-1] + answer_ids``, written to drop an end token the
+tokenizer never added; a slice meant for the labels applied to the inputs) trains every example on a prompt
+without its last token: the ``=>`` or ``Answer:`` the model will be given at inference time is never seen
+before an answer, and no loss-reading check notices. Seen without a model: each training row as training
+collates it, decoded with the task's ``decode_tokens`` (its real positions), against the example's own text
+fields. Text is compared without spaces, underscores, case and the tokenizers' word markers (``Ġ``, ``▁``,
+``##``, ``⏎``). A
+field found whole in its row is fine; one found only without its last few characters (at most
+``MAX_CUT``) is *cut at its end*. Warned when most of a field's judged rows (``SHARE``) are cut. Fields the
+inputs do not hold (an answer read by the labels only, an id) are found in neither form and not judged;
+truncation to a length cuts long rows by more than a token, and only them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from pilot.checks.loss_probe import input_ids_of, micro_batches, padding_mask, row_items
+from pilot.checks.result import Finding
+from pilot.data.task import TaskData
+
+ROWS = 256  # first training examples read
+BATCH = 8
+MIN_CHARS = 8  # a field this long or longer, compared
+MAX_CUT = 6  # characters: a cut of one or two tokens
+MIN_ROWS = 10
+SHARE = 0.8
+_MARKERS = re.compile(r"\s|Ġ|▁|Ċ|##|</w>|⏎|_|·")  # spaces, word markers, and how tokens are shown
+
+
+def _plain(text: str) -> str:
+    return _MARKERS.sub("", text).lower()
+
+
+def _cut(text: str, decoded: str) -> int | None:
+    """0 when ``text`` is in ``decoded`` whole, the characters missing from its end when only a shorter
+    start of it is (at most ``MAX_CUT``), None when neither."""
+    if text in decoded:
+        return 0
+    return next((k for k in range(1, min(MAX_CUT, len(text) - MIN_CHARS) + 1) if text[:-k] in decoded), None)
+
+
+def _rows(task: TaskData, encoded: list[dict[str, Any]]):
+    """(example, decoded real input) of each training row as training collates it."""
+    by_index = {example.index: example for example in task.splits.get("train", [])}
+    for start, batch in micro_batches(task, encoded[:ROWS], BATCH):
+        ids, mask = input_ids_of(batch), padding_mask(task, batch)
+        if ids is None:
+            return
+        chunk = encoded[start : start + BATCH]
+        for row, item in enumerate(row_items(batch, chunk)):
+            example = by_index.get(chunk[item].get("index"))
+            if example is None:
+                continue
+            real = ids[row][mask[row]] if mask is not None and mask.shape == ids.shape else ids[row]
+            yield example, _plain("".join(task.decode_tokens(real.tolist())))
+
+
+def field_end_findings(task: TaskData, encoded: list[dict[str, Any]]) -> tuple[list[Finding], dict[str, Any]]:
+    if task.decode_tokens is None or not encoded:
+        return [], {}
+    found: dict[str, Counter] = {}
+    first_cut: dict[str, Any] = {}
+    try:
+        for example, decoded in _rows(task, encoded):
+            for name, value in example.fields.items():
+                if not isinstance(value, str) or not value.isascii() or len(text := _plain(value)) < MIN_CHARS:
+                    continue
+                cut = _cut(text, decoded)
+                if cut is not None:
+                    found.setdefault(name, Counter())["whole" if cut == 0 else "cut"] += 1
+                    if cut:
+                        first_cut.setdefault(name, (example.index, value, text[-cut:]))
+    except Exception:  # noqa: BLE001 - a collate or decode this cannot run on: the other checks report it
+        return [], {}
+    details = {name: dict(counts) for name, counts in found.items()}
+    findings = []
+    for name, counts in found.items():
+        judged = counts["whole"] + counts["cut"]
+        if judged < MIN_ROWS or counts["cut"] < SHARE * judged:
+            continue
+        index, value, missing = first_cut[name]
+        findings.append(
+            Finding(
+                f"field '{name}' reaches the model without its end in {counts['cut']} of {judged} training rows: "
+                f"the inputs hold the field's text up to its last few characters, e.g. example {index}'s ends "
+                f"{value[-24:]!r} and its row lacks the last {len(missing)} ({missing!r}, spaces aside). A prompt cut by one token (prompt_ids[:-1], a "
+                "slice meant for an end token the tokenizer did not add) trains every answer after a prompt the model "
+                "will not be given. Fix: keep the field's every token in the inputs",
+                "train",
+                index,
+            )
+        )
+    return findings, details
