@@ -23,6 +23,7 @@ from pilot.checkpoint import (
     list_checkpoints,
     training_state,
 )
+from pilot.closing.cli import main as closing_main
 from pilot.engine.build import build_trainer
 from pilot.engine.preemption import InterruptWatch, watched_signals
 from pilot.errors import DiskFull, RunDirectoryBusy
@@ -305,6 +306,24 @@ def test_a_reload_process_killed_mid_check_leaves_the_closing_incomplete_never_f
     assert (
         "killed by SIGKILL before it answered" in closing["reason"] and "python -m pilot.closing" in closing["reason"]
     )
+
+
+def test_the_closing_redone_by_hand_updates_the_runs_record_and_keeps_the_earlier_verdict(tmp_path):
+    """The incomplete closing names ``python -m pilot.closing <run>/export`` to redo it; run by hand, that
+    check passed while run.json went on saying ``incomplete``. Now the record takes the new verdict, the
+    earlier one kept beside it; a run's own check (its process holds the directory) leaves the record alone."""
+    args = [a for a in TRAIN if not a.startswith("closing.")] + ["closing.control_examples=2"]
+    assert cli(tmp_path, fault="reload", train_args=args).returncode == 0
+    held = RunDirectoryLock(tmp_path).acquire()  # the run's own process, checking: not recorded here
+    try:
+        assert closing_main([str(tmp_path / "export")]) == 0
+    finally:
+        held.release()
+    assert run_json(tmp_path)["closing"]["verdict"] == "incomplete"
+    assert closing_main([str(tmp_path / "export")]) == 0  # by hand
+    closing = run_json(tmp_path)["closing"]
+    assert closing["verdict"] == "pass" and closing["redone"]["earlier"]["verdict"] == "incomplete", closing
+    assert closing["weights"]["file"] == "export/model.safetensors"
 
 
 def test_a_pilot_whose_resume_process_is_killed_is_incomplete_and_exits_one(tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Sequence
 from contextlib import suppress
 from pathlib import Path
@@ -14,8 +15,9 @@ import torch
 from pilot.closing.export import CONTROL_FILE
 from pilot.closing.export_config import reference_policy, run_policy
 from pilot.closing.reload import RESULT_FILE, refuse_not_an_export, reload_and_compare
-from pilot.errors import PilotError, first_line
+from pilot.errors import PilotError, RunDirectoryBusy, first_line
 from pilot.faults import fault_point
+from pilot.run_record import RunDirectoryLock, write_json_atomic
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -55,17 +57,53 @@ def main(argv: Sequence[str] | None = None) -> int:
         fault_point("reload")  # tests: the reload process killed (kill -9, the out-of-memory killer) mid-check
         result = reload_and_compare(args.directory, policy)
     except PilotError as error:
-        _write(result_path, {"verdict": "fail", "refused": True, "reason": str(error)})
+        _write(result_path, failed := {"verdict": "fail", "refused": True, "reason": str(error)})
         print(error, file=sys.stderr)
+        record_in_run(args.directory, failed)
         return error.exit_code
     except Exception as error:  # noqa: BLE001 - a damaged or unreadable export: its verdict, not a traceback
         reason = f"the export could not be reloaded: {type(error).__name__}: {first_line(error)}"
-        _write(result_path, {"verdict": "fail", "reason": reason})
+        _write(result_path, failed := {"verdict": "fail", "reason": reason})
         print(f"pilot.closing: {reason}", file=sys.stderr)
+        record_in_run(args.directory, failed)
         return 1
     _write(result_path, result)
     print(result["reason"])
+    if (recorded := record_in_run(args.directory, result)) is not None:
+        print(recorded)
     return 0 if result["verdict"] == "pass" else 1
+
+
+def record_in_run(export_dir: Path, result: dict) -> str | None:
+    """Run by hand (an ``incomplete`` closing redone): the run's run.json takes this verdict, the one it
+    had kept beside it (``closing.redone``). Not when the run's own process holds the run directory (it
+    runs this check and records it itself), nor for an export that is not the run's closing's."""
+    run_dir = export_dir.resolve().parent
+    path = run_dir / "run.json"
+    if not path.is_file():
+        return None
+    try:
+        lock = RunDirectoryLock(run_dir, says_holder=False).acquire()
+    except (RunDirectoryBusy, OSError):
+        return None
+    try:
+        record = json.loads(path.read_text())
+        closing = record.get("closing") if isinstance(record, dict) else None
+        weights = str(((closing or {}).get("weights") or {}).get("file", "")) if isinstance(closing, dict) else ""
+        if not weights.startswith(f"{export_dir.resolve().name}/"):
+            return None
+        earlier = {"verdict": closing.get("verdict"), "reason": closing.get("reason")}
+        redone_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        closing.update(verdict=result["verdict"], reason=result["reason"])
+        closing["redone"] = {"at": redone_at, "by": "python -m pilot.closing", "earlier": earlier}
+        write_json_atomic(path, record)
+    except (OSError, ValueError):  # an unreadable record or a full disk: the check's own file says the verdict
+        return None
+    finally:
+        lock.release()
+    return (
+        f"{path}: closing.verdict {earlier['verdict']} -> {result['verdict']} (the earlier one kept in closing.redone)"
+    )
 
 
 def _write(path: Path, result: dict) -> None:
