@@ -309,7 +309,18 @@ def made_from_root(config: DictConfig, key: str, root_key: str) -> tuple[str, st
         overrides += OmegaConf.to_container(node, resolve=False) if node is not None else []
     if any(str(item).lstrip("+~").split("=", 1)[0] == key for item in overrides):
         return None
-    return root_key, str(OmegaConf.select(config, root_key, default=""))
+    root = str(OmegaConf.select(config, root_key, default="") or "")
+    if not root.strip():  # ${campaign.run_root}/<date>/... is then /<date>/...: the filesystem's root
+        raise ResumeRefused(
+            f"{root_key}={root!r} is empty: {key} would be {OmegaConf.select(config, key)}, under the filesystem's "
+            f"root. Fix: leave {root_key} out (pilot's default), or name a directory."
+        )
+    if root == "~" or root.startswith("~/"):  # quoted past the shell: Hydra would make ./~ here
+        raise ResumeRefused(
+            f"{root_key}={root!r} would make a directory named '~' in the current directory ({os.getcwd()}): pilot "
+            f"takes a path as written and only the shell expands '~'. Fix: {root_key}={os.path.expanduser(root)}"
+        )
+    return root_key, root
 
 
 def after_refusal(run_dir: Path) -> bool:

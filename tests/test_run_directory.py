@@ -3,6 +3,7 @@ never overwritten, a finished run's .hydra/ is not rewritten by a line that does
 the way or an empty value is refused naming the key, and a refused line leaves no directory behind."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -206,12 +207,17 @@ def test_a_line_refused_because_another_process_runs_there_puts_its_hydra_files_
         (["-m", "hydra.sweep.dir=", "mode=train"], "pilot: hydra.sweep.dir='' is empty"),  # jobs wrote into the cwd
         (["-m", "hydra.sweep.dir=${nope}", "mode=train"], "pilot: hydra.sweep.dir='${nope}' cannot be resolved"),
         (["hydra.job.name=${x}", "hydra.run.dir=made/run"], "Interpolation key 'x' not found"),  # in Hydra's own code
+        # an empty campaign root: runs, sweeps and the journal were written under the filesystem's root
+        (["mode=estimate", "campaign.run_root="], "pilot: campaign.run_root='' is empty"),
+        (["-m", "mode=estimate", "campaign.sweep_root=", "seed=0"], "pilot: campaign.sweep_root='' is empty"),
     ],
 )
 def test_a_directory_hydra_cannot_name_is_refused_and_nothing_is_made(tmp_path, line, expected):
+    top = set(os.listdir("/"))
     done = subprocess.run(
         [sys.executable, "-m", "pilot", *line], cwd=tmp_path, capture_output=True, text=True, timeout=300
     )
+    assert set(os.listdir("/")) <= top, sorted(set(os.listdir("/")) - top)
     assert done.returncode == 2 and expected in done.stderr, done.stderr[-3000:]
     assert "Traceback" not in done.stderr and "Warning" not in done.stderr, done.stderr[-3000:]
     assert [p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()] == []
