@@ -104,6 +104,9 @@ REFUSED_BY_VALIDATION = [
     ("model.d_model=0", ("model.d_model=0",)),
     ("model.n_head=3", ("model.n_head=3", "model.d_model=64")),
     ("model.vocab_size=100", ("model.vocab_size=100", "model.vocab_size=259")),
+    # a value transformers' layers cannot build with (a traceback and a failed run record, before)
+    ("model=hf_causal_lm +model.config.hidden_act=gelux", ("model.config.hidden_act=gelux", "gelu_new")),
+    ("model=hf_causal_lm +model.config.hidden_act=gelux mode=estimate", ("model.config.hidden_act=gelux",)),
     ("+experiment=classification model.in_features=32", ("model.in_features=32", "model.in_features=64")),
     # threads (a segfault before), seeds
     ("run.threads=100000", ("run.threads=100000", "run.threads between 1 and")),

@@ -29,6 +29,7 @@ from pilot.models.hf_config_reads import (
     unread_note,
     width_and_depth_unread,
 )
+from pilot.models.hf_refusals import config_refused, refusal, setting_named_by
 
 log = logging.getLogger(__name__)
 
@@ -79,50 +80,9 @@ def build(
     try:
         model = _built(transformers, model_type, config, path, kwargs)
     except (ValueError, ImportError, AssertionError) as error:
-        raise _refusal(error, model_type, config, attn_implementation) from error
+        raise refusal(error, model_type, config, attn_implementation) from error
     model.config.use_cache = False  # training and the checks never reuse a key/value cache
     return model
-
-
-def _refusal(error: Exception, model_type: str, config: dict[str, Any] | None, attn: str) -> Exception:
-    """What transformers refused, said with the setting to change (or ``error`` itself)."""
-    text = str(error)
-    if any(mark in text.lower() for mark in ("attention implementation", "attn_implementation", "flashattention")):
-        return PilotError(
-            f"model.attn_implementation={attn}: {text.split('. ')[0].rstrip('.')}. Fix: model.attn_implementation=eager"
-        )
-    if "Unrecognized configuration class" in text:  # a model type with no causal LM (T5, an encoder...)
-        return PilotError(
-            f"model.model_type={model_type}: transformers has no causal language model for it "
-            "(AutoModelForCausalLM knows none). Fix: a decoder model type (llama, qwen2, gpt2, ...); an "
-            "encoder-decoder or encoder needs a model of your own (README, 'Your own model and data')."
-        )
-    if "Padding_idx must be within num_embeddings" in text:
-        return _padding_idx_refused(dict(config or {})) or error
-    return error
-
-
-def _padding_idx_refused(settings: dict[str, Any]) -> PilotError | None:
-    """A table given the pad id as its padding index has fewer rows than that id: the token embedding
-    (vocab_size), or, where the vocabulary holds it, a position table that counts from the pad id
-    (RoBERTa, XLM-RoBERTa: max_position_embeddings); None where the settings say neither."""
-    pad, vocab, positions = (settings.get(k) for k in ("pad_token_id", "vocab_size", "max_position_embeddings"))
-    if not isinstance(pad, int):
-        return None
-    if isinstance(vocab, int) and pad >= vocab:
-        return PilotError(
-            f"model.config.pad_token_id={pad} is not below model.config.vocab_size={vocab}: the padding token has "
-            "no row in the embedding. Fix: a vocab_size above every token id (the default: ${data.vocab_size}), or "
-            "the tokenizer's pad id."
-        )
-    if isinstance(positions, int) and pad >= positions:
-        return PilotError(
-            f"model.config.max_position_embeddings={positions} is not above model.config.pad_token_id={pad}: this "
-            "model type counts positions from the pad id (RoBERTa's position table uses it as its padding index), so "
-            f"the table needs pad id + 1 + the longest sequence rows. Fix: model.config.max_position_embeddings="
-            f"{pad + 1 + positions} (for sequences of {positions} tokens)"
-        )
-    return None
 
 
 def _built(transformers: Any, model_type: str, config: dict[str, Any] | None, path: str | None, kwargs: dict):
@@ -138,7 +98,7 @@ def _built(transformers: Any, model_type: str, config: dict[str, Any] | None, pa
         try:
             model_config = transformers.AutoConfig.for_model(model_type, **settings)
         except Exception as error:  # ValueError, huggingface_hub's StrictDataclassError (validate_architecture)
-            raise _config_refused(known[model_type], settings, error) from error
+            raise config_refused(known[model_type], settings, error) from error
         if (note := unread_note(known[model_type], settings, model_config)) and note not in _said:
             _said.add(note)  # once per process: the pilot builds the model several times
             log.warning(note)
@@ -213,7 +173,7 @@ def _config_problem(
     try:
         built = transformers.AutoConfig.for_model(model_type, **settings)
     except Exception as error:  # noqa: BLE001 - transformers' own check (StrictDataclassError, ValueError)
-        refused = str(_config_refused(known[model_type], settings, error))
+        refused = str(config_refused(known[model_type], settings, error))
         return {k: v for k, v in settings.items() if f"model.config.{k}=" in refused}, refused
     return _grouped_heads_problem(built) or _layers_problem(transformers, built, settings, attn_implementation)
 
@@ -225,12 +185,14 @@ def _layers_problem(
     try:
         _on_meta(transformers, config, attn, blocks=1)
     except (ValueError, ImportError, AssertionError, RuntimeError) as error:  # on meta: no allocation fails
-        refused = _refusal(error, config.model_type, settings, attn)
+        refused = refusal(error, config.model_type, settings, attn)
         if refused is error:
-            refused = _config_refused(type(config), settings, error)
+            refused = config_refused(type(config), settings, error)
         text = str(refused)
         return {k: v for k, v in settings.items() if f"model.config.{k}=" in text}, text
-    except Exception as error:  # noqa: BLE001 - transformers' fault for this type, or building's to say
+    except Exception as error:  # noqa: BLE001 - a setting's value, transformers' fault for this type, or building's to say
+        if (named := setting_named_by(error, type(config), settings)) is not None:
+            return {k: v for k, v in settings.items() if f"model.config.{k}=" in str(named)}, str(named)
         return _unbuildable_type(transformers, config.model_type, attn, error)
     return None
 
@@ -363,25 +325,6 @@ COUNTS = {  # sizes that cannot be 0 (a model without layers, num_hidden_layers=
     "vocab_size": "token ids the embedding holds",
     "max_position_embeddings": "positions the model can read",
 }
-SIZE_KEYS = ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size")
-
-
-def _config_refused(config_class: type, settings: dict[str, Any], error: Exception) -> PilotError:
-    """transformers' own check of the config (sizes that disagree), said with the settings it names."""
-    reason = str(error).strip().splitlines()[-1].strip().rstrip(".")
-    text = reason.lower()
-    named = [key for key in settings if key in text or key.replace("_", " ") in text]
-    if not named:  # a negative size (a tensor of negative dimension), else the sizes the model's own names come from
-        named = [k for k, v in settings.items() if isinstance(v, int) and not isinstance(v, bool) and v < 0]
-        named = named or [key for key in SIZE_KEYS if key in settings]
-    shown = ", ".join(f"model.config.{key}={settings[key]}" for key in named)
-    negative = any(isinstance(settings[key], int) and settings[key] < 0 for key in named)
-    fix = "sizes > 0" if negative else "values that agree (the model's README names its constraints)"
-    return PilotError(
-        f"transformers' {config_class.__name__} refuses model.config: {reason}"
-        + (f" ({shown})" if shown else "")
-        + f". Fix: {fix}."
-    )
 
 
 # memory=checkpointing: the built model's own gradient_checkpointing_enable (pilot.engine.checkpointing
