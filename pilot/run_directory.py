@@ -29,7 +29,6 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -37,7 +36,8 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from pilot.config.values import as_written, enum_value
+from pilot.config.values import enum_value
+from pilot.directory_keys import directory_of, made_from_root, writable_directory
 from pilot.errors import PilotError, ResumeRefused, RunFinished
 from pilot.faults import fault_point
 from pilot.hydra_files import HydraFiles, output_subdir
@@ -249,28 +249,6 @@ def _another_apps_hydra(hydra_dir: Path) -> bool:
     return not isinstance(loaded, DictConfig) or not PILOT_SECTIONS <= set(loaded.keys())
 
 
-def directory_of(config: DictConfig, key: str) -> Path:
-    """The directory ``key`` names; refused (``PilotError``) when it cannot be resolved or is empty."""
-    try:
-        value = str(OmegaConf.select(config, key, default="") or "")
-    except OmegaConfBaseException as error:  # an interpolation of nothing: ${oops}
-        raise ResumeRefused(
-            f"{key}={as_written(config, key)!r} cannot be resolved ({str(error).splitlines()[0]}). Fix: name a directory, or "
-            f"leave {key} out (pilot names a new one)."
-        ) from None
-    if not value.strip():
-        raise ResumeRefused(
-            f"{key}={value!r} is empty: the run would write into the current directory "
-            f"({os.getcwd()}). Fix: leave {key} out (pilot names a new directory), or name a directory."
-        )
-    if value == "~" or value.startswith("~/"):  # quoted past the shell: Hydra would make ./~ here
-        raise ResumeRefused(
-            f"{key}={value!r} would make a directory named '~' in the current directory ({os.getcwd()}): pilot "
-            f"takes a path as written and only the shell expands '~'. Fix: {key}={os.path.expanduser(value)}"
-        )
-    return Path(value)
-
-
 def _refuse_reused(config: DictConfig, path: Path) -> None:
     """A directory holding a run: a training run may be continued (pilot.resume), nothing else."""
     mode = enum_value(config.mode)
@@ -278,49 +256,6 @@ def _refuse_reused(config: DictConfig, path: Path) -> None:
         refuse_finished_run(config, path)
         return
     refuse_reused_for(mode, path)
-
-
-def writable_directory(path: Path, key: str, root: tuple[str, str] | None = None) -> None:
-    """``path`` is (made) a directory this process can write into, else ``PilotError`` naming ``key``,
-    or the ``root`` (key, value) it was made from when the user did not set ``key`` itself."""
-    said, leave = (f"{root[0]}={root[1]} (so {key}={path})", root[0]) if root else (f"{key}={path}", key)
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=path):
-            pass
-    except (FileExistsError, NotADirectoryError):
-        blocking = next((p for p in [path, *path.parents] if p.exists() and not p.is_dir()), path)
-        raise ResumeRefused(
-            f"{said}: {blocking} is a file, not a directory. Fix: name a directory (or leave {leave} out)."
-        ) from None
-    except OSError as error:
-        raise ResumeRefused(
-            f"{said} cannot be written ({error.strerror or error}). Fix: name a directory you can "
-            f"write into (or leave {leave} out)."
-        ) from None
-
-
-def made_from_root(config: DictConfig, key: str, root_key: str) -> tuple[str, str] | None:
-    """(``root_key``, its value) when ``key`` (hydra.run.dir, hydra.sweep.dir) was not set on the command
-    line, so a directory it names comes from the campaign root the user chose: that is the key to fix."""
-    overrides = []  # as typed: an override's own ${...} is text here, never resolved
-    for group in ("hydra.overrides.hydra", "hydra.overrides.task"):
-        node = OmegaConf.select(config, group, default=None)
-        overrides += OmegaConf.to_container(node, resolve=False) if node is not None else []
-    if any(str(item).lstrip("+~").split("=", 1)[0] == key for item in overrides):
-        return None
-    root = str(OmegaConf.select(config, root_key, default="") or "")
-    if not root.strip():  # ${campaign.run_root}/<date>/... is then /<date>/...: the filesystem's root
-        raise ResumeRefused(
-            f"{root_key}={root!r} is empty: {key} would be {OmegaConf.select(config, key)}, under the filesystem's "
-            f"root. Fix: leave {root_key} out (pilot's default), or name a directory."
-        )
-    if root == "~" or root.startswith("~/"):  # quoted past the shell: Hydra would make ./~ here
-        raise ResumeRefused(
-            f"{root_key}={root!r} would make a directory named '~' in the current directory ({os.getcwd()}): pilot "
-            f"takes a path as written and only the shell expands '~'. Fix: {root_key}={os.path.expanduser(root)}"
-        )
-    return root_key, root
 
 
 def after_refusal(run_dir: Path) -> bool:

@@ -446,7 +446,7 @@ def test_a_quoted_tilde_in_a_directory_is_refused_naming_the_home_directory():
     from omegaconf import OmegaConf
 
     from pilot.errors import PilotError
-    from pilot.run_directory import directory_of
+    from pilot.directory_keys import directory_of
 
     with pytest.raises(PilotError, match="would make a directory named '~' in the current directory") as refused:
         directory_of(OmegaConf.create({"hydra": {"run": {"dir": "~/x"}}}), "hydra.run.dir")

@@ -1,0 +1,78 @@
+"""The directory a key names (``hydra.run.dir``, ``hydra.sweep.dir``, a campaign root) and whether a
+process can write into it: refused (``ResumeRefused``) naming the key the user should change."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from pilot.config.values import as_written
+from pilot.errors import ResumeRefused
+
+_ABSENT = object()
+
+
+def directory_of(config: DictConfig, key: str) -> Path:
+    """The directory ``key`` names; refused (``PilotError``) when it cannot be resolved or is empty."""
+    try:
+        value = str(OmegaConf.select(config, key, default="") or "")
+    except OmegaConfBaseException as error:  # an interpolation of nothing: ${oops}
+        raise ResumeRefused(
+            f"{key}={as_written(config, key)!r} cannot be resolved ({str(error).splitlines()[0]}). Fix: name a directory, or "
+            f"leave {key} out (pilot names a new one)."
+        ) from None
+    _refuse_unusable(key, value, f"the run would write into the current directory ({os.getcwd()})")
+    return Path(value)
+
+
+def _refuse_unusable(key: str, value: str, empty_means: str) -> None:
+    """An empty directory (``empty_means`` says where that writes) or one starting with a quoted '~'."""
+    if not value.strip():
+        raise ResumeRefused(
+            f"{key}={value!r} is empty: {empty_means}. Fix: leave {key} out (pilot's default), or name a directory."
+        )
+    if value == "~" or value.startswith("~/"):  # quoted past the shell: Hydra would make ./~ here
+        raise ResumeRefused(
+            f"{key}={value!r} would make a directory named '~' in the current directory ({os.getcwd()}): pilot "
+            f"takes a path as written and only the shell expands '~'. Fix: {key}={os.path.expanduser(value)}"
+        )
+
+
+def writable_directory(path: Path, key: str, root: tuple[str, str] | None = None) -> None:
+    """``path`` is (made) a directory this process can write into, else ``PilotError`` naming ``key``,
+    or the ``root`` (key, value) it was made from when the user did not set ``key`` itself."""
+    said, leave = (f"{root[0]}={root[1]} (so {key}={path})", root[0]) if root else (f"{key}={path}", key)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except (FileExistsError, NotADirectoryError):
+        blocking = next((p for p in [path, *path.parents] if p.exists() and not p.is_dir()), path)
+        raise ResumeRefused(
+            f"{said}: {blocking} is a file, not a directory. Fix: name a directory (or leave {leave} out)."
+        ) from None
+    except OSError as error:
+        raise ResumeRefused(
+            f"{said} cannot be written ({error.strerror or error}). Fix: name a directory you can "
+            f"write into (or leave {leave} out)."
+        ) from None
+
+
+def made_from_root(config: DictConfig, key: str, root_key: str) -> tuple[str, str] | None:
+    """(``root_key``, its value) when ``key`` (hydra.run.dir, hydra.sweep.dir) was not set on the command
+    line, so a directory it names comes from the campaign root the user chose: that is the key to fix."""
+    overrides = []  # as typed: an override's own ${...} is text here, never resolved
+    for group in ("hydra.overrides.hydra", "hydra.overrides.task"):
+        node = OmegaConf.select(config, group, default=None)
+        overrides += OmegaConf.to_container(node, resolve=False) if node is not None else []
+    if any(str(item).lstrip("+~").split("=", 1)[0] == key for item in overrides):
+        return None
+    if OmegaConf.select(config, root_key, default=_ABSENT) is _ABSENT:
+        return None
+    root = str(OmegaConf.select(config, root_key) or "")  # empty: ${campaign.run_root}/<date> is /<date>
+    _refuse_unusable(root_key, root, f"{key} would be {OmegaConf.select(config, key)}, under the filesystem's root")
+    return root_key, root
