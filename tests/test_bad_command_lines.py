@@ -80,6 +80,8 @@ REFUSED_BY_VALIDATION = [
     # fp16 parameters trained in full (a traceback from the gradient scaler, or nan within updates, before)
     ("model=hf_causal_lm model.dtype=fp16 precision=fp16", ("model.dtype='fp16'", "model.dtype=fp32")),
     ("mode=train model=hf_causal_lm model.dtype=fp16", ("model.dtype='fp16'", "adapter=lora")),
+    # an estimate of training: a failed run record, before (its own refusal came after the directory)
+    ("mode=estimate model=hf_causal_lm model.dtype=fp16", ("model.dtype='fp16'", "adapter=lora")),
     # the previously good errors
     ("batch.micro_batch=-2", ("batch.micro_batch=-2", "must be > 0")),
     ("precision=fp16 precision.grad_scaler=false", ("precision.grad_scaler", "precision.grad_scaler=true")),

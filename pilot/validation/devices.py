@@ -33,7 +33,7 @@ def check_precision(cfg, device_type: str, problems: list[Problem]) -> None:
                 "changes the update. Fix: precision.grad_scaler=false.",
             )
         )
-    if enum_value(select(cfg, "model.dtype")) == "fp16" and enum_value(select(cfg, "mode")) in ("train", "pilot"):
+    if enum_value(select(cfg, "model.dtype")) == "fp16":  # every mode trains it (an estimate of training too)
         _check_fp16_weights_train(cfg, dtype, problems)
     if dtype == "bf16" and device_type == "cuda" and torch.cuda.is_available() and not torch.cuda.is_bf16_supported():
         problems.append(
