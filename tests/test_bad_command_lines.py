@@ -80,6 +80,15 @@ REFUSED_BY_VALIDATION = [
     # fp16 parameters trained in full (a traceback from the gradient scaler, or nan within updates, before)
     ("model=hf_causal_lm model.dtype=fp16 precision=fp16", ("model.dtype='fp16'", "model.dtype=fp32")),
     ("mode=train model=hf_causal_lm model.dtype=fp16", ("model.dtype='fp16'", "adapter=lora")),
+    # peft's own refusals and block indices the model lacks: a failed run record, before
+    (
+        "model=hf_causal_lm adapter=lora +adapter.layers_to_transform=[0,1] mode=estimate",
+        ("adapter.layers_to_transform=[0, 1]", "adapter.target_modules=[q_proj,v_proj]"),
+    ),
+    (
+        "model=hf_causal_lm adapter=lora +adapter.layers_to_transform=[5] adapter.target_modules=[q_proj]",
+        ("adapter.layers_to_transform=[5]", "0 to 1"),
+    ),
     # an estimate of training: a failed run record, before (its own refusal came after the directory)
     ("mode=estimate model=hf_causal_lm model.dtype=fp16", ("model.dtype='fp16'", "adapter=lora")),
     # the previously good errors

@@ -28,6 +28,7 @@ from pilot.models.adapter import (
     wants_adapter,
 )
 from pilot.models.hf_causal_lm import DTYPES, config_problem, meta_model
+from pilot.validation.adapter_config import check_adapter_config
 from pilot.validation.keys import check_arguments
 from pilot.validation.problems import Problem, is_number
 
@@ -375,6 +376,7 @@ def check_model_and_data(cfg, problems: list[Problem]) -> None:
         _check_model_path,
         _check_hf_config,
         _check_hf_tables,
+        check_adapter_config,
         _check_adapter_names,
     ):
         check(cfg, problems)
