@@ -412,6 +412,10 @@ def test_bad_line_is_one_clear_error_before_anything_runs(
         ("optim.lrr=1", "+optim.lrr=1"),  # Hydra: "To append to your config use +optim.lrr=1", a typo added
         ("model=hf_causal_lm model.config.hidden_sizee=64", "+model.config.hidden_sizee=64"),
         ("model=nope", "Config search path"),  # its page of search paths
+        ("-m seed=0,1 hydra/launcher=local_paralel", "Config search path"),
+        ("optim.lr=1e-3,", "mismatched input"),  # its grammar's tokens, then pilot's line on the argument
+        ("optim.lr 1e-3", "missing EQUAL"),  # Hydra alone, before: pilot said nothing
+        (["optim.lr=1e-3 budget.value=2"], "mismatched input"),  # pilot said: quote it (a string lr)
     ],
 )
 def test_hydras_message_gives_way_to_pilots_line_on_the_same_key(
@@ -419,8 +423,14 @@ def test_hydras_message_gives_way_to_pilots_line_on_the_same_key(
 ):
     """Hydra's refusal printed first told a typo to be added with +; pilot's line after it said the
     opposite. When pilot's line names the key Hydra's message names, it alone is said."""
-    code, stderr = run_in_process(line.split(), tmp_path / "run", monkeypatch, capsys)
+    code, stderr = run_in_process(
+        line.split() if isinstance(line, str) else line, tmp_path / "run", monkeypatch, capsys
+    )
     assert code == 2 and stderr.startswith("pilot: ") and hydras_advice not in stderr, stderr
+    if line == ["optim.lr=1e-3 budget.value=2"]:
+        assert "give each setting its own argument: optim.lr=1e-3 budget.value=2" in stderr, stderr
+    if line == "optim.lr 1e-3":
+        assert "Fix: optim.lr=1e-3" in stderr, stderr
 
 
 # the real `python -m pilot`: the lines that crashed (segfault, ZeroDivisionError, a run.json left

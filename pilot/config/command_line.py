@@ -33,12 +33,16 @@ def without_node_details(text: str) -> str:
 
 def names_hydras_key(said: list[str], hydras: str) -> bool:
     """Whether pilot's lines say what is wrong with what Hydra's message names first ("Could not
-    override 'optim.lrr'.", "Error merging override seed=1e3", "Could not find 'model/nope'"): then they
-    replace Hydra's, whose fix for a typo is to add it (+optim.lrr=1)."""
+    override 'optim.lrr'.", "Error merging override seed=1e3", "Could not find 'model/nope'"), or say how to
+    write an argument Hydra's grammar cannot read: then they replace Hydra's (whose fix for a typo is to add
+    it, +optim.lrr=1; whose grammar error names a token, not the argument)."""
     first = hydras.splitlines()[0] if hydras else ""
     named = re.findall(r"'([^']+)'", first) + re.findall(r"^Error merging override (\S+)", first)
-    keys = {n.split("=")[0] for n in named} | {n.replace("/", "=", 1) for n in named if "/" in n}  # 'model/nope'
-    return any(line.startswith((f"{key}:", f"{key}=")) for key in keys - {"config"} for line in said)
+    keys = {n.split("=")[0] for n in named} | {"=".join(n.rsplit("/", 1)) for n in named if "/" in n}  # 'model/nope'
+    grammar = any(
+        "Hydra's override grammar cannot read it" in line or "a setting without a value" in line for line in said
+    )
+    return grammar or any(line.startswith((f"{key}:", f"{key}=")) for key in keys - {"config"} for line in said)
 
 
 VALUED_FLAGS = ("-cp", "--config-path", "-cn", "--config-name", "-cd", "--config-dir", "--experimental-rerun")

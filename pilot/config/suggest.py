@@ -29,6 +29,8 @@ def suggestions(
     its group lacks, with the nearest ones; [] when there is nothing to suggest or it cannot tell.
     ``known_elsewhere(cfg, key, argument)``: a line for a key the config lacks that is a real setting
     of what the config builds (a transformers config class's own key the YAML does not list)."""
+    if valueless := _valueless_keys(arguments):
+        return valueless
     parser = OverridesParser.create()
     try:
         overrides = parser.parse_overrides([a for a in arguments if "=" in a or a.startswith("~")])
@@ -117,6 +119,18 @@ def _composed_with_choices(overrides: list, groups: set[str]) -> DictConfig:
         return cfg
 
 
+def _valueless_keys(arguments: list[str]) -> list[str]:
+    """``optim.lr 1e-3``: a dotted key given without '=' (not a flag's value), with the value after it."""
+    lines = []
+    for at, argument in enumerate(arguments):
+        flag_value = at > 0 and arguments[at - 1].startswith("-")
+        if "=" in argument or flag_value or not re.fullmatch(r"[+~]?[A-Za-z_]\w*(\.\w+)+", argument):
+            continue
+        value = arguments[at + 1] if at + 1 < len(arguments) and "=" not in arguments[at + 1] else "<value>"
+        lines.append(f"{argument}: a setting without a value. Fix: {argument}={value} (no space around '=')")
+    return lines
+
+
 def unreadable_arguments(parser: OverridesParser, arguments: list[str]) -> list[str]:
     """Each argument Hydra's override grammar cannot read, with how to write what it probably means."""
     lines = []
@@ -158,6 +172,9 @@ def _grammar_fix(argument: str) -> str:
             f"write the home directory out: {key}={written} (the shell expands '~' only at the start of a word, "
             "not after key=; pilot takes a path as written, so a quoted '~' would name a directory called '~')"
         )
+    if re.search(r"\s[+~]?[A-Za-z_][\w.]*=", value):  # 'optim.lr=1e-3 budget.value=2': two settings in one word
+        parts = [f"{key}={value.split()[0]}", *value.split()[1:]]
+        return f"give each setting its own argument: {' '.join(parts)} (the quotes made them one word)"
     if "=" in value:
         return f"quote a value that holds '=': {quoted} (the outer quotes are for the shell)"
     if value.count("[") != value.count("]") or value.count("{") != value.count("}"):
