@@ -67,6 +67,7 @@ def _pilots_own(path: Path, name: str, job_log: str = JOB_LOG) -> bool:
 _created: dict[str, str | None] = {}  # run directories this process created, with their hydra.output_subdir
 _hydra_before: dict[str, HydraFiles] = {}  # a run's Hydra files (and run.json) as they were, by absolute path
 _created_sweeps: set[str] = set()  # sweep directories this process created (``settle_refused_sweeps``)
+_new_parents: dict[str, list[str]] = {}  # a created directory -> the folders above it made with it
 _sweep_dirs: list[str] = []  # sweep directories this process checked (what Hydra failed writing)
 
 
@@ -116,6 +117,7 @@ def _check_sweep_directory(config: DictConfig) -> None:
     path = directory_of(config, "hydra.sweep.dir")
     if not path.exists():
         _created_sweeps.add(os.path.abspath(path))
+        _note_new_parents(path)
     writable_directory(path, "hydra.sweep.dir", made_from_root(config, "hydra.sweep.dir", "campaign.sweep_root"))
     if (path / "run.json").exists():
         raise ResumeRefused(
@@ -158,13 +160,27 @@ def not_written_by_pilot(path: Path) -> list[str]:
     return found
 
 
+def _note_new_parents(path: Path) -> None:
+    """The folders above ``path`` that do not exist yet (``outputs/<date>/`` for a day's first run): made
+    for this line, they go with its directory when it is refused (``_remove_with_new_parents``)."""
+    absolute = Path(os.path.abspath(path))
+    _new_parents[str(absolute)] = [str(p) for p in absolute.parents if not p.exists()]
+
+
+def _remove_with_new_parents(path: str) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+    for parent in _new_parents.pop(path, []):  # the nearest first; os.rmdir leaves one that holds anything
+        with contextlib.suppress(OSError):
+            os.rmdir(parent)
+
+
 def settle_refused_sweeps() -> None:
     """After a sweep refused before any job ran (a job pilot would refuse, a sweep over no value):
     the sweep directory this process created for it goes, when it holds at most Hydra's multirun.yaml."""
     for path in sorted(_created_sweeps):
         with contextlib.suppress(OSError):
             if set(os.listdir(path)) <= {"multirun.yaml"}:
-                shutil.rmtree(path)
+                _remove_with_new_parents(path)
     _created_sweeps.clear()
 
 
@@ -181,6 +197,7 @@ def check_run_directory(config: DictConfig) -> None:
     path = directory_of(config, "hydra.run.dir")
     if not path.exists():
         _created[os.path.abspath(path)] = _output_subdir(config)
+        _note_new_parents(path)
     if (path / "run.json").exists():  # first: a finished run on a read-only disk is reported as finished
         _refuse_reused(config, path)
         base = Path(os.path.abspath(path))  # after_refusal looks it up by the absolute path
@@ -292,7 +309,7 @@ def _remove_if_hydra_alone(path: str, subdir: str | None = ".hydra") -> None:
     """Remove ``path`` if it holds only what Hydra writes (``subdir``: its files' folder, and logs) and the lock."""
     own = {*HYDRA_OWN, *([Path(subdir).parts[0]] if subdir else [])}
     if all(name in own or _pilots_own(Path(path), name) for name in os.listdir(path)):
-        shutil.rmtree(path, ignore_errors=True)
+        _remove_with_new_parents(path)
 
 
 def remove_unstarted_job(run_dir: Path) -> None:

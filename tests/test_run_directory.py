@@ -223,6 +223,19 @@ def test_a_directory_hydra_cannot_name_is_refused_and_nothing_is_made(tmp_path, 
     assert [p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()] == []
 
 
+@pytest.mark.parametrize(
+    "line", [["optim.lr=-1"], ["-m", "mode=estimate", "optim.lr=1e-3,-1"], ["-m", "seed=range(0)"]]
+)
+def test_a_refused_line_leaves_no_empty_folder_of_the_day(tmp_path, line):
+    """A refused line on a day's first run left outputs/<date>/ (or sweeps/<date>/) empty behind: made
+    with its run directory, it now goes with it."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pilot", *line], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == []
+
+
 def test_a_run_whose_config_yaml_was_left_empty_restarts_under_the_same_command(tmp_path):
     """A full disk while an earlier version wrote config.yaml in place left it empty, and every later
     start was refused ('<absent>' != now, for every key): the run could never be finished. An empty

@@ -125,7 +125,8 @@ def recap_interrupted_launch(ended: str) -> pd.DataFrame | None:
         _put_back_multirun_yaml(sweep_dir)
         _launch.clear()  # stopped before any job made a directory (the sweep's checks): nothing to recap
         settle_refused_sweeps()  # a sweep directory this line made, holding only multirun.yaml, goes
-        print(f"recap: no job of this launch had begun: nothing to recap ({sweep_dir} as before the command)")
+        left = f"{sweep_dir} as before the command" if sweep_dir.exists() else f"{sweep_dir}, made for it, removed"
+        print(f"recap: no job of this launch had begun: nothing to recap ({left})")
         return None
     frame = recap_launch(_launch["config"], _launch["earlier_runs"], ended)
     _launch.clear()
