@@ -6,7 +6,8 @@ the time from the last line printed to the process's end). Nothing pilot writes 
 teardown: files are closed where they are written. ``exit_now`` does what the interpreter does
 first — waits for nothing (it declines when a non-daemon thread still runs, and exits the normal
 way), runs the ``atexit`` callbacks (logging's flush, multiprocessing's and concurrent.futures'
-joins), flushes stdout and stderr — and then ends the process with ``os._exit``.
+joins), flushes stdout and stderr — and then ends the process with ``os._exit``. A signal while the
+callbacks run (a second Ctrl-C) ends it there, with the same exit code: the work is recorded.
 
 Only the entry points call it (``python -m pilot``, the ``pilot`` script, the check child), after
 their work: never a library function, so a test calling ``cli()`` in-process is not ended.
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import signal
 import sys
 import threading
 from contextlib import suppress
@@ -34,7 +36,15 @@ def exit_now(code: int) -> NoReturn:
     others = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
     if others:  # the normal exit waits for them
         sys.exit(code)
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):  # the record is written: a signal now (a
+        with suppress(ValueError, OSError):  # second Ctrl-C) ends the process at once, not a traceback
+            if signal.getsignal(signum) != signal.SIG_IGN:  # out of an atexit callback (torch._dynamo's)
+                signal.signal(signum, lambda *_: _leave(code))
     atexit._run_exitfuncs()  # noqa: SLF001 - what the interpreter runs at exit, in its order
+    _leave(code)
+
+
+def _leave(code: int) -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
         with suppress(Exception):
             stream.flush()

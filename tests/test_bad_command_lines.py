@@ -80,6 +80,8 @@ REFUSED_BY_VALIDATION = [
     # fp16 parameters trained in full (a traceback from the gradient scaler, or nan within updates, before)
     ("model=hf_causal_lm model.dtype=fp16 precision=fp16", ("model.dtype='fp16'", "model.dtype=fp32")),
     ("mode=train model=hf_causal_lm model.dtype=fp16", ("model.dtype='fp16'", "adapter=lora")),
+    # a misspelt key of peft's LoraConfig: the YAML's keys were listed, not the near one
+    ("model=hf_causal_lm adapter=lora +adapter.use_doraa=true", ("did you mean adapter.use_dora",)),
     # peft's own refusals and block indices the model lacks: a failed run record, before
     (
         "model=hf_causal_lm adapter=lora +adapter.layers_to_transform=[0,1] mode=estimate",
@@ -466,8 +468,8 @@ def test_a_quoted_tilde_in_a_directory_is_refused_naming_the_home_directory():
     """The grammar's fix for hydra.run.dir=~/x was to quote it, which made ./~/x in the working directory."""
     from omegaconf import OmegaConf
 
-    from pilot.errors import PilotError
     from pilot.directory_keys import directory_of
+    from pilot.errors import PilotError
 
     with pytest.raises(PilotError, match="would make a directory named '~' in the current directory") as refused:
         directory_of(OmegaConf.create({"hydra": {"run": {"dir": "~/x"}}}), "hydra.run.dir")

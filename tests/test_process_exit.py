@@ -92,3 +92,23 @@ def test_a_training_job_never_imports_what_only_a_pilot_or_a_recap_needs(tmp_pat
     modules = set(seen.read_text().split())
     assert "torch" in modules and "pilot.train" in modules  # the hook saw the job
     assert not modules & {"pandas", "matplotlib", "rich"}, sorted(modules & {"pandas", "matplotlib", "rich"})
+
+
+def test_a_signal_while_the_atexit_callbacks_run_ends_the_process_without_a_traceback(tmp_path):
+    """A second Ctrl-C that landed in torch._dynamo's atexit callback printed "Exception ignored in atexit
+    callback" and a KeyboardInterrupt traceback after the run had recorded its interruption."""
+    done = _run(
+        """
+        import atexit, os, signal, time
+        from pilot.process_exit import exit_now
+        def slow():
+            os.kill(os.getpid(), signal.SIGINT)  # the second Ctrl-C, while the callbacks run
+            time.sleep(5)
+            open("TMP/finished", "w").write("the callback ran on")
+        atexit.register(slow)
+        exit_now(130)
+        """,
+        tmp_path,
+    )
+    assert done.returncode == 130 and "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
+    assert not (tmp_path / "finished").exists()

@@ -27,7 +27,8 @@ def check_adapter_config(cfg: Any, problems: list[Problem]) -> None:
     try:
         instantiate(OmegaConf.create(settings), _convert_="all")
     except Exception as error:  # noqa: BLE001 - peft's own check of its config (ValueError, TypeError)
-        problems.append(_refused(settings, error))
+        if "unexpected keyword argument" not in str(error):  # a key it lacks: the unknown keys' check says it
+            problems.append(_refused(settings, error))
         return
     _check_layer_indices(cfg, settings, problems)
 

@@ -3,6 +3,7 @@ not arguments of its ``_target_``."""
 
 from __future__ import annotations
 
+import difflib
 import inspect
 from dataclasses import fields, is_dataclass
 from typing import Any
@@ -28,6 +29,7 @@ def check_unknown_keys(node: DictConfig, prefix: str, problems: list[Problem]) -
     for key in node.keys():
         full_key = f"{prefix}{key}"
         if known is not None and key not in known:
+            near = _nearest_keyword(node, str(key)) if "_target_" in known else []
             problems.append(
                 Problem(
                     full_key,
@@ -35,7 +37,9 @@ def check_unknown_keys(node: DictConfig, prefix: str, problems: list[Problem]) -
                     "not a setting: nothing reads it (a '+' override adds keys the schema "
                     "does not know). Fix: drop it"
                     + (
-                        f", or one of {', '.join(sorted(known))}."
+                        f", or did you mean {' or '.join(f'{prefix}{n}' for n in near)}?"
+                        if near
+                        else f", or one of {', '.join(sorted(known))}."
                         if known
                         else f"; {prefix.rstrip('.')} has no settings"
                     )
@@ -46,6 +50,11 @@ def check_unknown_keys(node: DictConfig, prefix: str, problems: list[Problem]) -
         child = select(node, str(key))
         if isinstance(child, DictConfig) and full_key != "rental.catalog":  # the catalog: any GPU name
             check_unknown_keys(child, f"{full_key}.", problems)
+
+
+def _nearest_keyword(node: DictConfig, key: str) -> list[str]:
+    """The keywords of the node's ``_target_`` nearest ``key`` (peft's LoraConfig: use_doraa -> use_dora)."""
+    return difflib.get_close_matches(key, sorted(target_keywords(node)), n=2, cutoff=0.8)
 
 
 def check_arguments(cfg: DictConfig, section: str, target: Any, problems: list[Problem]) -> None:
