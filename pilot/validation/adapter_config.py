@@ -17,12 +17,19 @@ from pilot.validation.problems import Problem
 LIST_EXAMPLE = "[q_proj,v_proj]"  # a Llama's attention projections, as a list
 
 
-def check_adapter_config(cfg: Any, problems: list[Problem]) -> None:
+def adapter_settings_if_any(cfg: Any) -> dict[str, Any] | None:
+    """The adapter's peft settings, or None: no adapter, or one whose interpolation does not resolve
+    (the resolve check names it)."""
     if not wants_adapter(cfg):
-        return
+        return None
     try:
-        settings = adapter_settings(cfg)
-    except Exception:  # noqa: BLE001 - an interpolation that does not resolve: the resolve check names it
+        return adapter_settings(cfg)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def check_adapter_config(cfg: Any, problems: list[Problem]) -> None:
+    if (settings := adapter_settings_if_any(cfg)) is None:
         return
     try:
         instantiate(OmegaConf.create(settings), _convert_="all")

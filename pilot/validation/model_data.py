@@ -19,16 +19,14 @@ from pilot.errors import PilotError
 from pilot.models.adapter import (
     adapt_nothing,
     adaptable_layers,
-    adapter_settings,
     names_in_both_lists,
     names_matching_nothing,
     regex_adapts_nothing,
     save_nothing,
     saved_names_matching_nothing,
-    wants_adapter,
 )
 from pilot.models.hf_causal_lm import DTYPES, config_problem, meta_model
-from pilot.validation.adapter_config import check_adapter_config
+from pilot.validation.adapter_config import adapter_settings_if_any, check_adapter_config
 from pilot.validation.keys import check_arguments
 from pilot.validation.problems import Problem, is_number
 
@@ -286,11 +284,7 @@ def _check_adapter_names(cfg, problems: list[Problem]) -> None:
     Found on the model built on the meta device, before anything runs (building refuses them too, after
     the run directory exists): one block deep, and where that misses a name, every block (a hybrid
     model's first block may lack it)."""
-    if not wants_adapter(cfg):
-        return
-    try:
-        settings = adapter_settings(cfg)
-    except Exception:  # noqa: BLE001 - an interpolation that does not resolve: the resolve check names it
+    if (settings := adapter_settings_if_any(cfg)) is None:
         return
     if both := names_in_both_lists(settings):
         problems.append(Problem("adapter.modules_to_save", settings["modules_to_save"], both, said=True))

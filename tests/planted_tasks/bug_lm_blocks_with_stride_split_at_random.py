@@ -2,17 +2,15 @@
 "stride" to give each token more context), each block its own group: every validation block's halves
 are the second half of one training block and the first half of another."""
 
-import torch
-
 from pilot.data import byte_tokenizer as tok
 from pilot.data.split import make_splits
-from pilot.data.task import Example, TaskData
+from pilot.data.task import Example
+from tests.planted_tasks import ok_gpt_block_packing as blocks_task
 from tests.planted_tasks._bert_bpe import sentences
-from tests.planted_tasks._common import shifted_loss_sum, shifted_predict, shifted_target_count
 from tests.planted_tasks._packing import PackedLM
 
 EXPECTED = {"step": "split_audit", "verdict": "warn", "said": "overlap"}
-BLOCK, STRIDE = 48, 24
+BLOCK, STRIDE = blocks_task.BLOCK, 24
 
 
 def blocks():
@@ -23,34 +21,10 @@ def blocks():
     return [Example(index=i, group=f"b{i}", fields={"ids": stream[s : s + BLOCK]}) for i, s in enumerate(starts)]
 
 
-def encode(e):
-    return {"index": e.index, "input_ids": torch.tensor(e.fields["ids"])}
-
-
-def collate(items):
-    ids = torch.stack([i["input_ids"] for i in items])
-    return {
-        "input_ids": ids,
-        "attention_mask": torch.ones_like(ids),
-        "position_ids": torch.arange(BLOCK).expand_as(ids).clone(),
-        "labels": ids.clone(),
-        "index": torch.tensor([i["index"] for i in items]),
-    }
-
-
-def make_task():
-    return TaskData(
-        kind="generation",
-        splits=make_splits(blocks(), {"by": "group", "val_fraction": 0.2, "test_fraction": 0.0}),
-        encode=encode,
-        collate=collate,
-        loss_sum=shifted_loss_sum,
-        target_count=shifted_target_count,
-        predict=shifted_predict,
-        forward=lambda m, b: m(b["input_ids"], b["attention_mask"], b["position_ids"]),
-        decode_tokens=tok.token_strings,
-        info={"vocab_size": tok.VOCAB_SIZE, "pad_id": tok.PAD_ID, "mask_instruction": False, "target_unit": "token"},
-    )
+def make_task():  # the correct packing task's encode, collate and loss, over blocks cut with a stride
+    task = blocks_task.make_task()
+    task.splits = make_splits(blocks(), {"by": "group", "val_fraction": 0.2, "test_fraction": 0.0})
+    return task
 
 
 def build_model(task):
