@@ -8,7 +8,7 @@ collates it, decoded with the task's ``decode_tokens`` (its real positions), aga
 fields. Text is compared without spaces, underscores, case and the tokenizers' word markers (``Ġ``, ``▁``,
 ``##``, ``⏎``). A
 field found whole in its row is fine; one found only without its last few characters (at most
-``MAX_CUT``) is *cut at its end*. Warned when most of a field's judged rows (``SHARE``) are cut. Fields the
+``MAX_CUT``) with more of the row after it (an answer) is *cut at its end*. Warned when most of a field's judged rows (``SHARE``) are cut. Fields the
 inputs do not hold (an answer read by the labels only, an id) are found in neither form and not judged;
 truncation to a length cuts long rows by more than a token, and only them.
 """
@@ -29,6 +29,8 @@ MIN_CHARS = 8  # a field this long or longer, compared
 MAX_CUT = 6  # characters: a cut of one or two tokens
 MIN_ROWS = 10
 SHARE = 0.8
+MIN_AFTER = 2  # letters or digits of the row after a cut field: an answer follows it
+_SPECIALS = re.compile(r"<[^<>]{1,20}>|\[[A-Za-z]{2,10}\]|[«»]")  # <eos>, </s>, <|im_end|>, [SEP], « »
 _MARKERS = re.compile(r"\s|Ġ|▁|Ċ|##|</w>|⏎|_|·")  # spaces, word markers, and how tokens are shown
 
 
@@ -38,10 +40,17 @@ def _plain(text: str) -> str:
 
 def _cut(text: str, decoded: str) -> int | None:
     """0 when ``text`` is in ``decoded`` whole, the characters missing from its end when only a shorter
-    start of it is (at most ``MAX_CUT``), None when neither."""
+    start of it is (at most ``MAX_CUT``) *and more text follows it in the row* (a prompt cut before its
+    answer), None otherwise: a field that ends the row without its end was left out on purpose (a
+    trailing '.' stripped, a word that is the label, the last token that is only a target)."""
     if text in decoded:
         return 0
-    return next((k for k in range(1, min(MAX_CUT, len(text) - MIN_CHARS) + 1) if text[:-k] in decoded), None)
+    for k in range(1, min(MAX_CUT, len(text) - MIN_CHARS) + 1):
+        at = decoded.find(text[:-k])
+        if at >= 0:
+            after = _SPECIALS.sub("", decoded[at + len(text) - k :])
+            return k if sum(c.isalnum() for c in after) >= MIN_AFTER else None
+    return None
 
 
 def _rows(task: TaskData, encoded: list[dict[str, Any]]):

@@ -136,8 +136,9 @@ def _undeclared_leaks(
     order_warnings, segment_order = leaks.segment_order_warnings(views)
     window_warnings, shifted_windows = leaks.shifted_window_warnings(views)
     linear_warnings, linear = leaks.linear_leak_warnings(views)
-    leak_warnings += token_warnings + skew_warnings + feature_warnings + order_warnings + window_warnings
-    leak_warnings += linear_warnings
+    # overlapping windows first: they explain a feature that then predicts the label (a random walk's last day)
+    leak_warnings = window_warnings + linear_warnings + leak_warnings
+    leak_warnings += token_warnings + skew_warnings + feature_warnings + order_warnings
     if "skipped" in target:
         skipped.append(f"target leakage: {target['skipped']}")
     report = {

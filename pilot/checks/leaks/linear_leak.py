@@ -8,8 +8,10 @@ For vector inputs and one continuous label per example (a regression: at least `
 the labels distinct): least squares with an intercept fitted on train, applied to each later split. Warned
 when the unexplained share of a later split's target variance (1 - R^2) is at most ``EXACT`` — equal up
 to float rounding. Genuine data is never that exact: a next-day forecast from a long random walk, the most
-persistent series there is, leaves (step noise / spread)^2, about 1e-3. A synthetic target written as an
-exact linear map of its inputs without noise is warned about too (said in the message).
+persistent series there is, leaves (step noise / spread)^2, about 1e-3. Not judged: inputs whose own last
+value is such a function of the others (a noise-free series, sines: its next step is as exact as its last,
+with no leak). A synthetic target written as an exact linear map of random inputs without noise is warned
+about too (said in the message).
 """
 
 from __future__ import annotations
@@ -37,6 +39,15 @@ def _counted(views: ModelViews, key: str, split: str) -> tuple[np.ndarray, np.nd
     return features[kept], labels[kept]
 
 
+def _unexplained(x: np.ndarray, y: np.ndarray) -> float:
+    """1 - R^2 of least squares with an intercept (1 for a constant ``y``: nothing to explain)."""
+    if y.var() == 0:
+        return 1.0
+    design = np.hstack([x, np.ones((len(x), 1))])
+    residual = y - design @ np.linalg.lstsq(design, y, rcond=None)[0]
+    return float((residual**2).mean() / y.var())
+
+
 def linear_leak_warnings(views: ModelViews) -> tuple[list[Finding], dict[str, Any]]:
     key = None if views.skipped else vector_key(views)
     order = views.order()
@@ -56,6 +67,9 @@ def linear_leak_warnings(views: ModelViews) -> tuple[list[Finding], dict[str, An
     design = np.hstack([x, np.ones((len(x), 1))])
     coefficients, *_ = np.linalg.lstsq(design, y, rcond=None)
     findings, report = [], {}
+    if features > 1 and _unexplained(x[:, :-1], x[:, -1]) <= EXACT:  # the inputs' own last value, from the rest
+        report["inputs_follow_an_exact_linear_recurrence"] = True  # a noise-free series (sines): its next step
+        return findings, report  # is as exact as its last, with no leak
     for split in order[1:]:
         later = _counted(views, key, split)
         if later is None or len(later[1]) < 10 or later[1].var() == 0:

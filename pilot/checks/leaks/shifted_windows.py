@@ -191,7 +191,8 @@ def _finding(views: ModelViews, base: str, split: str, key: str, found: list, ch
         f"overlap, shifted), e.g. {split} example {example}: its first steps are {base} example "
         f"{views.splits[base][j].index} from step {d} on, its last steps {base} example {views.splits[base][k].index}'s "
         f"first ones (shifted by {e})",
-        detail="windows cut with a stride shorter than the window and then split at random: validation then "
-        "measures memory of the series. Fix: split by time (data.split.by=time, with a gap of one window), or "
-        "by the series the windows come from",
+        detail="windows cut with a stride shorter than the window and split at random, or examples that are "
+        "stretches of sequences shared across splits (a playlist, a session): validation then measures memory of "
+        "those sequences, not what a new one does. Fix: split by time (data.split.by=time, with a gap of one "
+        "window), or by the sequence the examples come from",
     )
