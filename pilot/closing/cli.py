@@ -94,7 +94,9 @@ def record_in_run(export_dir: Path, result: dict) -> str | None:
             return None
         earlier = {"verdict": closing.get("verdict"), "reason": closing.get("reason")}
         redone_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        closing.update(verdict=result["verdict"], reason=result["reason"])
+        size = (closing.get("weights") or {}).get("bytes")
+        said = f"; {weights}: {size:,} bytes" if isinstance(size, int) else ""  # as the run's own closing says it
+        closing.update(verdict=result["verdict"], reason=result["reason"] + said)
         closing["redone"] = {"at": redone_at, "by": "python -m pilot.closing", "earlier": earlier}
         write_json_atomic(path, record)
     except (OSError, ValueError):  # an unreadable record or a full disk: the check's own file says the verdict
