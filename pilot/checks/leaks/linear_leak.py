@@ -49,6 +49,13 @@ def _unexplained(x: np.ndarray, y: np.ndarray) -> float:
 
 
 def linear_leak_warnings(views: ModelViews) -> tuple[list[Finding], dict[str, Any]]:
+    try:
+        return _linear_leak(views)
+    except (ValueError, TypeError, np.linalg.LinAlgError, MemoryError) as error:  # labels or inputs it cannot fit
+        return [], {"skipped": f"{type(error).__name__}: {str(error)[:200]}"}
+
+
+def _linear_leak(views: ModelViews) -> tuple[list[Finding], dict[str, Any]]:
     key = None if views.skipped else vector_key(views)
     order = views.order()
     if key is None or len(order) < 2:

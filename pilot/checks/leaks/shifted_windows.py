@@ -148,6 +148,13 @@ def _sequences(views: ModelViews, split: str, key: str, axis: int) -> list[np.nd
 
 
 def shifted_window_warnings(views: ModelViews) -> tuple[list[Finding], dict[str, Any]]:
+    try:
+        return _shifted_windows(views)
+    except (ValueError, TypeError, IndexError, MemoryError) as error:  # inputs this reading does not fit
+        return [], {"skipped": f"{type(error).__name__}: {str(error)[:200]}"}
+
+
+def _shifted_windows(views: ModelViews) -> tuple[list[Finding], dict[str, Any]]:
     order = views.order()
     if len(order) < 2 or not views.inputs.get(order[0]):
         return [], {}
