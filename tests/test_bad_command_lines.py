@@ -435,6 +435,20 @@ def test_hydras_message_gives_way_to_pilots_line_on_the_same_key(
         assert "Fix: optim.lr=1e-3" in stderr, stderr
 
 
+def test_a_sweep_job_refused_for_its_value_is_said_alone_not_after_a_warning_naming_that_value(
+    tmp_path, monkeypatch, capsys, restore_logging
+):
+    """-m +experiment=lr_sweep optim.lr=abc,1e-3 warned first that campaign.control was none of the
+    variants "0.001, abc", then refused optim.lr=abc: the sweep as a whole is checked after its jobs."""
+    code, stderr = run_in_process(
+        ["-m", "+experiment=lr_sweep", "optim.lr=abc,1e-3", f"hydra.sweep.dir={tmp_path / 'sweep'}"],
+        tmp_path / "run",
+        monkeypatch,
+        capsys,
+    )
+    assert code == 2 and "optim.lr=abc" in stderr and "warning" not in stderr, stderr
+
+
 # the real `python -m pilot`: the lines that crashed (segfault, ZeroDivisionError, a run.json left
 # "running" or "failed") and one Hydra refusal; each must say exactly what the in-process run says
 REAL_CLI = [

@@ -101,6 +101,7 @@ class ComposeOnceSweeper(BasicSweeper):
         self.check_sweep = get_method(check_sweep) if check_sweep else None
         self.checked = 0  # jobs checked so far, over all batches: the next job's number
         self.directories: dict[str, int] = {}  # each checked job's directory -> its number
+        self.jobs: list[list[str]] = []  # every job's overrides, for the check of the sweep as a whole
 
     def sweep(self, arguments: list[str]) -> Any:
         assert self.hydra_context is not None
@@ -130,11 +131,16 @@ class ComposeOnceSweeper(BasicSweeper):
                 f"{', '.join(empty)}: a sweep over no values launches no job. Fix: give it at least one "
                 "value (range(0, 2) is 0 and 1)."
             )
+        self.jobs = jobs  # the sweep as a whole is checked once its first batch's jobs are (``_check_sweep``)
+        return super().sweep(arguments)
+
+    def _check_sweep(self) -> None:
+        """The sweep as a whole (its control), after its jobs: a job that is refused is said alone, not
+        after a warning about the control that named its bad value."""
         if self.check_sweep is not None:
-            problem = self.check_sweep(self.config, jobs)
+            problem = self.check_sweep(self.config, self.jobs)
             if problem:
                 _refuse(f"{problem}; no job was launched")
-        return super().sweep(arguments)
 
     def setup(self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig) -> None:
         loader = ComposedOnce(hydra_context.config_loader)
@@ -160,6 +166,8 @@ class ComposeOnceSweeper(BasicSweeper):
                 f"{len(problems)} of the sweep's jobs {first}-{self.checked - 1} would be refused; {launched}:\n"
                 + "\n".join(problems)
             )
+        if first == 0:
+            self._check_sweep()
 
     def _directory_problem(self, composed: DictConfig, number: int) -> str | None:
         """Where the job would write, against the sweep directory and the jobs before it: the sweep
