@@ -42,6 +42,16 @@ def test_a_gpu_too_small_for_the_model_states_is_reported_with_the_sharding_reas
     assert recommended(rows).gpu == "big" and recommended(rows).count == 1
 
 
+def test_a_gpu_without_bf16_does_not_point_a_bf16_config_at_its_sharded_rows(make_cfg):
+    """Its FSDP rows cannot run (fp16 has no sharded gradient scaler): the single-GPU row says so instead of
+    "see this GPU's rows with more GPUs", which all say no."""
+    cfg = make_cfg("precision=bf16", "rental.counts=[1,2]", "rental.reserve_gib=0")
+    rows = rows_for(cfg, [Gpu("old", memory_gib=1 / 1024, fp32_tflops=10.0, fp16_tflops=40.0)])
+    assert [r.fits for r in rows] == [False, False]
+    assert "this GPU has no bf16" in rows[0].reason and "rows with more GPUs" not in rows[0].reason
+    assert "no bf16 on this GPU" in rows[1].reason
+
+
 def test_activations_that_do_not_fit_lead_to_a_smaller_micro_batch_keeping_the_effective_batch(make_cfg):
     cfg = make_cfg("batch=large_micro", "rental.counts=[1]", "rental.reserve_gib=0", "rental.margin=0")
     task = instantiate(cfg.data, _convert_="all")

@@ -244,7 +244,7 @@ def _fill_row(
     if state_need > capacity:
         row["need_gib"] = state_need / GIB
         row["headroom_gib"] = (capacity - state_need) / GIB
-        row["reason"] = sharding_reason(setup, state_need, ranks)
+        row["reason"] = sharding_reason(setup, state_need, ranks, row["precision"])
         return
     chosen, smallest = _first_fit(setup, cache, per_replica, buckets, capacity, ranks)
     if chosen is None:

@@ -20,8 +20,9 @@ def peak_terms(phase: Any) -> str:
     return " + ".join(shown)
 
 
-def sharding_reason(setup: Any, state_need: float, ranks: int) -> str:
-    """Why the model states alone do not fit one GPU (FSDP: even at 1/ranks of them)."""
+def sharding_reason(setup: Any, state_need: float, ranks: int, precision: str) -> str:
+    """Why the model states alone do not fit one GPU (FSDP: even at 1/ranks of them). ``precision`` is the
+    row's: fp16 (a GPU without bf16) cannot be sharded by pilot, so the row does not point at more GPUs."""
     terms = (
         f"parameters {setup.param_bytes / GIB:.1f} + gradients {setup.gradient_bytes / GIB:.1f} + optimizer "
         f"{setup.optimizer_bytes / GIB:.1f}"
@@ -31,10 +32,13 @@ def sharding_reason(setup: Any, state_need: float, ranks: int) -> str:
             f"even sharded over {ranks} GPUs (FSDP), 1/{ranks} of the model states ({terms} GiB) needs "
             f"{state_need / GIB:.1f} GiB per GPU with margin and reserve: more GPUs, or a larger GPU"
         )
-    return (
-        f"model states alone need {state_need / GIB:.1f} GiB ({terms}, with margin and reserve), more than "
-        "one GPU holds: they must be sharded (FSDP) over several GPUs — see this GPU's rows with more GPUs"
-    )
+    needs = f"model states alone need {state_need / GIB:.1f} GiB ({terms}, with margin and reserve), more than one GPU holds"
+    if precision == "fp16":
+        return (
+            f"{needs}; sharding them (FSDP) needs bf16 or fp32, and this GPU has no bf16 (its fp16 variant has no "
+            "sharded gradient scaler): not with this GPU at this precision — another GPU, or precision=fp32"
+        )
+    return f"{needs}: they must be sharded (FSDP) over several GPUs — see this GPU's rows with more GPUs"
 
 
 def no_fit_reason(setup: Any, smallest: tuple) -> str:
