@@ -83,6 +83,19 @@ def test_another_hydra_apps_directory_is_refused_and_its_record_kept(tmp_path):
     assert _files(other) == before
 
 
+@pytest.mark.parametrize("written", ["", "mode: train\nmodel:\n  _target_: pilot.mod"], ids=["empty", "cut"])
+def test_a_start_killed_while_hydra_wrote_its_config_is_not_taken_for_another_app(tmp_path, written):
+    """SIGKILL while Hydra wrote .hydra/config.yaml left it empty (or cut short): the same command was
+    refused forever, the directory said to be another Hydra app's."""
+    run = tmp_path / "run"
+    (run / ".hydra").mkdir(parents=True)
+    (run / ".hydra" / "config.yaml").write_text(written)
+    (run / "__main__.log").write_text("")
+    done = run_pilot(run, *TRAIN)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads((run / "run.json").read_text())["status"] == "ok"
+
+
 @pytest.mark.parametrize("value, expected", [("", "hydra.run.dir='' is empty"), ("{tmp}/a_file/run", "is a file")])
 def test_an_empty_run_dir_or_a_file_in_the_way_is_refused_naming_the_key(tmp_path, value, expected):
     (tmp_path / "a_file").write_text("x")
