@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+from pilot.checkpoint import list_checkpoints, looks_complete
 from pilot.engine.distributed import launcher_gone
 from pilot.errors import DiskFull, RunFinished, first_line, no_space_left
 from pilot.faults import fault_point
@@ -24,6 +25,21 @@ log = logging.getLogger("pilot")
 
 
 class RunEnding:
+    def standing_update(self) -> int:
+        """The update the run stands at: the trainer's once it is restored; before that, the update its
+        resume continues from (the newest complete checkpoint while the resume is not yet read)."""
+        if self.trainer is not None and self.restored:
+            return self.trainer.updates_done
+        if self.resumed_at:
+            return self.resumed_at
+        return self.newest_checkpoint() or 0
+
+    def newest_checkpoint(self) -> int | None:
+        """The update of the newest complete checkpoint in the run's directory; None: none."""
+        return next(
+            (update for update, path in list_checkpoints(self.checkpointer.directory) if looks_complete(path)), None
+        )
+
     def _preempted(self) -> None:
         """SIGUSR2: rank 0 saves a complete checkpoint and records the preemption; the job is
         handed over for requeueing unless requeues are used up (other ranks hand over at once)."""
@@ -40,7 +56,7 @@ class RunEnding:
         if self.record is None and self.ctx.is_main and (self.run_path / "run.json").exists():
             # a resume stopped before it reopened its record: the record it continues says so
             self.record = RunRecord(self.run_path, read_run_json(self.run_path))
-        updates = self.trainer.updates_done if self.trainer else self.resumed_at
+        updates = self.standing_update()
         if (launcher := launcher_gone()) is not None:  # torch's SIGINT to the ranks of a launcher that died
             how += f"; sent by the kernel, not typed: the launching process (pid {launcher}) ended, killed or crashed"
         events = events or [signal_name]
@@ -71,7 +87,7 @@ class RunEnding:
             self.status, self.stop_cause, self.error = "failed", "disk_full", str(full)
             self.phases.end("fail", f"disk full: {full}"[:300])
         elif isinstance(error, torch.OutOfMemoryError):
-            updates = self.trainer.updates_done if self.trainer else 0
+            updates = self.standing_update()
             self.status, self.stop_cause = "oom", f"out of memory at update {updates + 1}"
             self.error = f"{type(error).__name__}: {first_line(error, 300)}"
             self.phases.end("oom", f"out of memory in {self.phases.open_phase}: {self.error}")
@@ -91,7 +107,7 @@ class RunEnding:
         the signal): a complete run's record says so, as for a signal after the last update."""
         noted = self.interrupts.noted
         if noted and self.status == "ok" and not self.record.data.get("signal_after_budget"):
-            updates = self.trainer.updates_done if self.trainer else 0
+            updates = self.standing_update()
             self.record.update(signal_after_budget=signal_entry(noted, updates))
 
     def close(self) -> None:

@@ -70,6 +70,7 @@ class TrainingRun(RunEnding):
         self.cfg, self.run_path, self.overrides = cfg, Path(run_dir), overrides
         self.signal_name = "SIGINT"  # the signal that stopped the run, once one did
         self.resumed_at = 0  # the update of the checkpoint a resume continues from
+        self.restored = False  # the trainer holds the state the run continues from (none for a new run)
         self.searchpath = list(searchpath)  # hydra.searchpath: REPRODUCE.md of a plug-in run repeats it
         self.sweep_dir = Path(sweep_dir) if sweep_dir else None
         self.checkpointer = Checkpointer.for_run(self.run_path, cfg)
@@ -118,15 +119,22 @@ class TrainingRun(RunEnding):
             self.close()
 
     def _stopped_at_once(self, stop: KeyboardInterrupt) -> None:
-        saved = self.trainer is not None and self.checkpointer.has(self.trainer.updates_done)
-        how = (
-            "at once; its checkpoint is saved"
-            if saved
-            else f"at once, with no checkpoint of update {self.trainer.updates_done}: a resume continues from the "
-            "newest one saved"
-            if self.trainer is not None
-            else "while it started, before any update"
-        )
+        at = self.standing_update()
+        if self.trainer is None or not self.restored:
+            how = (
+                f"while it resumed from update {at}, before any further update; that checkpoint is kept"
+                if at
+                else "while it started, before any update"
+            )
+        elif self.checkpointer.has(at):
+            how = "at once; its checkpoint is saved"
+        else:
+            newest = self.newest_checkpoint()
+            how = f"at once, with no checkpoint of update {at}: " + (
+                f"a resume continues from update {newest}, the newest one saved"
+                if newest is not None
+                else "none was saved yet, so a resume starts from update 0"
+            )
         self._interrupted(self.interrupts.received or signal_name_of(stop), how, self.interrupts.events)
 
     def setup(self) -> None:
@@ -172,6 +180,7 @@ class TrainingRun(RunEnding):
         self.eval_items = self.trainer.task.encoded("val")[: int(self.cfg.loop.eval_examples)]
         if state is not None:
             restore_training_state(self.trainer, state)
+        self.restored = True
         self.phases.end(
             detail=describe_parameters(self.trainer.raw_model)
             + (f"; resumed at update {self.trainer.updates_done}" if state is not None else "")

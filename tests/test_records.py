@@ -801,7 +801,43 @@ def test_a_second_signal_while_a_checkpoint_is_saved_says_which_update_has_none(
     cfg = make_cfg(*[a for a in TRAIN if not a.startswith("mode")], "budget.value=6")
     train(cfg, tmp_path)
     cause = run_json(tmp_path)["stop_cause"]
-    assert "at update 4" in cause and "no checkpoint of update 4: a resume continues from the newest one saved" in cause
+    assert "at update 4" in cause and "no checkpoint of update 4: a resume continues from update 2, the newest" in cause
+
+
+def test_a_signal_before_a_resume_read_its_checkpoint_records_the_update_the_run_stands_at(
+    make_cfg, tmp_path, monkeypatch
+):
+    """A signal while a resume started (before its checkpoint was read) was recorded "at update 0", with
+    updates 1-4 done and their checkpoint on disk; and a second signal inside the first checkpoint's save
+    said "a resume continues from the newest one saved" when none was."""
+    import pilot.checkpoint as checkpoint
+    import pilot.train as training
+
+    real = checkpoint.atomic_torch_save
+
+    def stopped_at(update_to_stop):
+        def save(obj, path, update=None):
+            if update == update_to_stop:
+                raise KeyboardInterrupt("second SIGTERM: stopping at once")
+            return real(obj, path, update)
+
+        return save
+
+    monkeypatch.setattr(checkpoint, "atomic_torch_save", stopped_at(2))
+    cfg = make_cfg(*[a for a in TRAIN if not a.startswith("mode")], "budget.value=6")
+    train(cfg, tmp_path)
+    assert "none was saved yet, so a resume starts from update 0" in run_json(tmp_path)["stop_cause"]
+    monkeypatch.setattr(checkpoint, "atomic_torch_save", stopped_at(6))
+    train(cfg, tmp_path)  # resumes from 0, saves updates 2 and 4, stops at 6
+
+    def signal_while_reading(*args, **kwargs):
+        raise KeyboardInterrupt("SIGTERM while the resume started")
+
+    monkeypatch.setattr(training, "find_resume_state", signal_while_reading)
+    train(cfg, tmp_path)
+    record = run_json(tmp_path)
+    assert "at update 4 (while it resumed from update 4, before any further update" in record["stop_cause"]
+    assert record["interrupted_by"][-1]["at_update"] == 4
 
 
 @pytest.mark.parametrize(
