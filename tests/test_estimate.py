@@ -124,6 +124,40 @@ def test_a_model_that_reads_values_is_refused_not_guessed(make_cfg):
         estimate_memory(cfg)
 
 
+class TorchEncoderLM(torch.nn.Module):
+    """A causal language model on nn.TransformerEncoder with a causal ``mask`` and no ``is_causal``:
+    PyTorch compares the mask's values with a causal mask, which fake tensors do not have."""
+
+    supports_activation_checkpointing = False
+
+    def __init__(self, vocab_size: int, padding: bool = False, **_):
+        super().__init__()
+        self.padding = padding
+        self.emb = torch.nn.Embedding(vocab_size, 16)
+        layer = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True)
+        self.encoder = torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.head = torch.nn.Linear(16, vocab_size)
+
+    def forward(self, input_ids, attention_mask=None):
+        length = input_ids.shape[1]
+        causal = torch.nn.Transformer.generate_square_subsequent_mask(length, device=input_ids.device)
+        pads = (attention_mask == 0) if self.padding and attention_mask is not None else None
+        return self.head(self.encoder(self.emb(input_ids), mask=causal, src_key_padding_mask=pads))
+
+
+@pytest.mark.parametrize("padding", [False, True], ids=["mask", "mask_and_padding"])
+def test_a_causal_torch_transformer_encoder_is_estimated_not_refused(make_cfg, padding):
+    """Every correct causal model on nn.TransformerEncoder was refused an estimate ("reads a tensor value",
+    the user's forward blamed): PyTorch's own causal-mask detection reads the mask. It is estimated with
+    the mask as given, the note says so, and it agrees with the same tracker on real tensors."""
+    cfg = make_cfg(f"model._target_={__name__}.TorchEncoderLM", f"+model.padding={padding}")
+    estimate = estimate_memory(cfg)
+    assert any("causal-mask detection" in note for note in estimate.notes), estimate.notes
+    ok, worst, lines = compare(estimate, estimate_memory(cfg, fake=False), 0.10)
+    assert ok, lines
+    assert not any("causal-mask" in note for note in estimate_memory(cfg, fake=False).notes)
+
+
 class GroupedExperts(torch.nn.Module):
     """Two experts through torch._grouped_mm (as transformers' MoE layers call it): the CPU kernel runs
     float32, PyTorch's fake (meta) kernel accepts bf16 only."""

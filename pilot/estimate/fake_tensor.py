@@ -55,6 +55,7 @@ from pilot.estimate.fake_kernels import RealKernelDtypes
 from pilot.estimate.flops import FlopTotal
 from pilot.estimate.inputs import EstimateInputs, config_variant, estimate_inputs, fake_inputs
 from pilot.estimate.local_shards import LocalShardOptimizer
+from pilot.estimate.mask_reads import FakeMaskPaths
 from pilot.estimate.ranks import Ranks, estimate_ranks
 from pilot.estimate.refusal import EstimateRefused, refusal_reason
 from pilot.estimate.tracker import breakdown, tracker_class
@@ -348,6 +349,7 @@ def estimate_memory(
         raise EstimateRefused(f"device={device}: the fake-tensor estimate runs on the CPU. Fix: device='cpu'.")
     mode = FakeTensorMode(allow_non_fake_inputs=True) if fake else nullcontext()
     kernels = RealKernelDtypes() if fake else nullcontext()  # inside the fake mode, below the tracker
+    mask_paths = FakeMaskPaths()
     tracker_type = tracker_class()
     quiet, level = logging.getLogger("torch._subclasses.fake_tensor"), None  # it logs a fake kernel's
     if fake:  # refusal with a traceback: the refusal below says it once
@@ -355,7 +357,13 @@ def estimate_memory(
         quiet.setLevel(logging.CRITICAL)
     try:
         run_inputs = fake_inputs(mode, inputs) if fake else inputs
-        with estimate_ranks(cfg, fake) as ranks, torch.random.fork_rng(devices=[]), mode, kernels:  # caller's RNG kept
+        with (
+            estimate_ranks(cfg, fake) as ranks,
+            torch.random.fork_rng(devices=[]),  # the caller's RNG kept
+            mode,
+            kernels,
+            mask_paths if fake else nullcontext(),
+        ):
             measured = _run_phases(cfg, task, run_inputs, target, tracker_type, fake, ranks)
     except EstimateRefused:
         raise
@@ -382,5 +390,5 @@ def estimate_memory(
         settings=_settings(cfg, inputs),
         seconds=time.perf_counter() - started,
         host_rss_peak_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-        notes=[scaler_note] if bool(cfg.precision.grad_scaler) else [],
+        notes=([scaler_note] if bool(cfg.precision.grad_scaler) else []) + mask_paths.notes,
     )
