@@ -20,7 +20,7 @@ if str(ROOT) not in sys.path:  # tests.planted_tasks is imported by its package 
 
 from pilot.checks.alignment import alignment_check  # noqa: E402
 from pilot.checks.inspect_examples import inspect_task  # noqa: E402
-from pilot.checks.tiny_subset import SubsetScorer  # noqa: E402
+from pilot.checks.subset_scorer import SubsetScorer  # noqa: E402
 from pilot.data import instructions  # noqa: E402
 from pilot.phases.gates import PhaseRunner  # noqa: E402
 from tests.planted_tasks import runner  # noqa: E402
@@ -283,7 +283,7 @@ def test_plain_language_model_scores_only_determined_positions(suite):
     result = suite["ok_plain_lm"]["tiny_subset"]
     assert result.verdict == "pass", result.reason
     assert result.details["recovery_rule"].startswith("determined positions")
-    assert result.details["loss_floor"] > 0 and "above the floor" in result.reason
+    assert result.details["loss_floor"] > 0 and "its distance to the floor" in result.reason
 
 
 def test_ambiguous_contexts_and_the_loss_floor():

@@ -71,7 +71,7 @@ def test_a_loss_with_a_floor_is_judged_towards_that_floor(make_cfg):
     result = tiny_subset_check(cfg, task, CPU)
     expected = -(0.73 * math.log(0.73) + 9 * 0.03 * math.log(0.03))
     assert result.details["loss_own_floor"] == pytest.approx(expected, abs=0.01), result.details
-    assert result.verdict == "pass" and f"above the floor {expected:.3g}" in result.reason, result.reason
+    assert result.verdict == "pass" and f"its distance to the floor {expected:.3g}" in result.reason, result.reason
 
 
 def test_a_loss_with_a_floor_that_recovers_every_example_too_slowly_warns_not_fails(make_cfg):
@@ -79,7 +79,9 @@ def test_a_loss_with_a_floor_that_recovers_every_example_too_slowly_warns_not_fa
     floor is named in the numbers."""
     import torch.nn.functional as F
 
-    cfg = make_cfg(*CLASSIFICATION, "pilot.tiny.max_updates=20", "pilot.tiny.check_every=5")
+    cfg = make_cfg(
+        *CLASSIFICATION, "pilot.tiny.max_updates=20", "pilot.tiny.max_updates_if_falling=20", "pilot.tiny.check_every=5"
+    )
     task = instantiate(cfg.data, _convert_="all")
     task.loss_sum = lambda logits, batch: F.cross_entropy(
         logits.float(), batch["labels"], label_smoothing=0.3, reduction="sum"
@@ -87,7 +89,49 @@ def test_a_loss_with_a_floor_that_recovers_every_example_too_slowly_warns_not_fa
     result = tiny_subset_check(cfg, task, CPU)
     assert result.details["recovered"] >= 0.9, result.reason
     assert result.verdict == "warn" and result.reason.startswith("recovers the subset"), result.reason
-    assert "above the floor 1.18" in result.reason, result.reason
+    assert "its distance to the floor 1.18" in result.reason, result.reason
+
+
+def test_a_loss_still_falling_steadily_is_told_apart_from_a_plateau():
+    from pilot.checks.tiny_subset import still_falling
+
+    steady = [(u, 1.0 * 0.99**u) for u in range(0, 301, 10)]
+    assert still_falling(steady, 0.0).endswith("over the last 100 updates")
+    plateau = [(u, max(0.5, 1.0 - u / 100)) for u in range(0, 301, 10)]  # falls, then stalls at 0.5
+    assert still_falling(plateau, 0.0) == ""
+    assert still_falling([(0, 1.0), (10, 0.5)], 0.0) == ""  # two scores: too few to call it steady
+
+
+def test_a_loop_still_learning_at_max_updates_passes_with_its_schedule_stretched(make_cfg):
+    """A correct task whose loss still fell steadily at pilot.tiny.max_updates (a small learning rate, a
+    schedule decaying over those updates) failed "cannot learn the subset"; it is trained again with the
+    schedule over pilot.tiny.max_updates_if_falling, and the reason says so."""
+    base = (*CLASSIFICATION, "pilot.tiny.max_updates=30", "pilot.tiny.check_every=5")
+    cfg = make_cfg(*base, "pilot.tiny.max_updates_if_falling=200")
+    result = tiny_subset_check(cfg, instantiate(cfg.data, _convert_="all"), CPU)
+    assert result.verdict == "pass" and result.details["stretched_schedule"], result.reason
+    assert "pilot.tiny.max_updates_if_falling=200" in result.reason and "still falling" in result.reason
+    cfg = make_cfg(*base, "pilot.tiny.max_updates_if_falling=30")  # not stretched: judged at 30
+    result = tiny_subset_check(cfg, instantiate(cfg.data, _convert_="all"), CPU)
+    assert result.verdict != "pass" and not result.details["stretched_schedule"], result.reason
+
+
+def test_a_loss_the_targets_cannot_move_fails_naming_its_shape(make_cfg):
+    """One logit against a [B, 2] one-hot target, broadcast: whatever the logit, the loss is ln 2 per term.
+    It failed "cannot learn" with a drop of 2.5e3x "above the floor" and no cause."""
+    import torch.nn.functional as F
+
+    cfg = make_cfg(*CLASSIFICATION, "pilot.tiny.max_updates=40")
+    task = instantiate(cfg.data, _convert_="all")
+
+    def broadcast_bce(logits, batch):
+        logit, target = logits[:, :1].float(), F.one_hot(batch["labels"] % 2, 2).float()
+        return -(target * F.logsigmoid(logit) + (1 - target) * F.logsigmoid(-logit)).sum() / 2
+
+    task.loss_sum = broadcast_bce
+    result = tiny_subset_check(cfg, task, CPU)
+    assert result.verdict == "fail" and "The loss cannot fall" in result.reason, result.reason
+    assert "one-hot against a [B, 1] logit" in result.reason
 
 
 class _Classifier(torch.nn.Module):
@@ -135,7 +179,7 @@ def test_several_labels_of_one_input_have_that_input_as_their_context():
     """Multi-label tags (2-D labels, no token ids): a tag's context is its example's input and its
     place. With the place alone, every example's tag p shared one context, and a correct multi-label
     task failed with "0 of 24 targets have a context that fixes the answer"."""
-    from pilot.checks.tiny_subset import _context_keys
+    from pilot.checks.subset_scorer import _context_keys
     from tests.planted_tasks import ok_multilabel
 
     task = ok_multilabel.make_task()

@@ -22,10 +22,8 @@ rule it used:
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
 from collections.abc import Callable
-from dataclasses import replace
-from typing import Any
+from dataclasses import dataclass, replace
 
 import numpy as np
 import torch
@@ -33,127 +31,17 @@ from omegaconf import DictConfig, OmegaConf
 
 from pilot.checks.learning_hints import FROZEN_OUTPUT, learning_hints
 from pilot.checks.loss_floor import loss_floor
-from pilot.checks.loss_probe import counted_label_mask, input_ids_of, prediction_offset, real_mask
 from pilot.checks.result import CheckResult
-from pilot.data.task import IGNORE_INDEX, NEXT_TOKEN, Batch, TaskData
+from pilot.checks.subset_scorer import SubsetScorer
+from pilot.data.task import TaskData
 from pilot.engine.build import build_model as build_fresh_model
 from pilot.engine.forward import forward_loss
 from pilot.engine.trainer import Trainer
 from pilot.models.adapter import adapter_rate_hint, frozen_head_hint
 
+STUCK = 0.02  # a loss whose own floor is within 2% of where it starts cannot fall: the targets do not reach it
 NO_FLOOR = 0.01  # a loss's own floor below 1% of where it starts is 0 (Adam on free logits stops near 1e-4)
 STEP = "tiny_subset"
-
-
-def _context_keys(task: TaskData, batch: Batch) -> list[list[tuple[int, Any]]]:
-    """Per row: (label position, the context that determines it) for every counted label."""
-    labels = batch["labels"]
-    counted = counted_label_mask(task, labels)
-    rows: list[list[tuple[int, Any]]] = []
-    if labels.dim() < 2:  # one label per example: its context is the example's input
-        return [[(row, _inputs_of(batch, row))] if bool(counted[row]) else [] for row in range(labels.shape[0])]
-    ids = input_ids_of(batch)
-    mask = real_mask(task, batch).tolist()
-    ids_list = ids.tolist() if ids is not None else None
-    shift = prediction_offset(task)
-    for row in range(labels.shape[0]):
-        real = [p for p, m in enumerate(mask[row]) if m]
-        positions = [p for p, c in enumerate(counted[row].tolist()) if c]
-        if ids_list is None:  # several labels of one input (multi-label): the input and the label's place
-            inputs = _inputs_of(batch, row)
-            rows.append([(p, (inputs, p)) for p in positions])
-            continue
-        tokens = [ids_list[row][p] for p in real]
-        if task.convention == NEXT_TOKEN:  # the real tokens before the predicted one
-            keys = [(p, tuple(tokens[: sum(1 for r in real if r < p + shift)])) for p in positions]
-        else:  # a tagger sees the whole input: the context is the row and the place in it
-            keys = [(p, (tuple(tokens), sum(1 for r in real if r < p))) for p in positions]
-        rows.append(keys)
-    return rows
-
-
-def _inputs_of(batch: Batch, row: int) -> tuple[bytes, ...]:
-    """A row's inputs (every per-example tensor but its labels and index), as bytes to compare."""
-    size = batch["labels"].shape[0]
-    return tuple(
-        v[row].detach().cpu().numpy().tobytes()
-        for k, v in sorted(batch.items())
-        if k not in ("labels", "index") and torch.is_tensor(v) and v.dim() > 0 and v.shape[0] == size
-    )
-
-
-class SubsetScorer:
-    """Loss per target and recovery on a fixed subset, under the rule the subset allows."""
-
-    def __init__(self, task: TaskData, items: list[dict], eval_micro_batch: int):
-        self.task = task
-        self.overcounted: tuple[float, float] | None = None  # (correct_count, target_count) of a batch
-        self.share: tuple[float, float] | None = None  # a fraction correct_count gave (and target_count)
-        self.target_accuracy: float | None = None  # share of judged targets predict gets right (last score)
-        self.batches = [task.collate(items[s : s + eval_micro_batch]) for s in range(0, len(items), eval_micro_batch)]
-        self.keys = [_context_keys(task, batch) for batch in self.batches]
-        answers: dict[Any, Counter] = defaultdict(Counter)
-        for batch, rows in zip(self.batches, self.keys):
-            labels = batch["labels"]
-            for row, keys in enumerate(rows):
-                for position, key in keys:
-                    answers[key][int(labels[position] if labels.dim() < 2 else labels[row, position])] += 1
-        self.determined = {key for key, counts in answers.items() if len(counts) == 1}
-        targets = sum(sum(c.values()) for c in answers.values())
-        ambiguous = [c for c in answers.values() if len(c) > 1]
-        self.ambiguous_targets = sum(sum(c.values()) for c in ambiguous)
-        self.targets = targets
-        # the lowest mean loss any model can reach here: the conditional entropy of the targets
-        self.loss_floor = (
-            (sum(-n * math.log(n / sum(c.values())) for c in ambiguous for n in c.values()) / targets)
-            if targets
-            else 0.0
-        )
-        if task.correct_count is not None:
-            self.rule = "the task's correct_count (share of targets it counts correct)"
-        elif self.ambiguous_targets:
-            self.rule = (
-                f"determined positions: {targets - self.ambiguous_targets} of {targets} targets have a "
-                f"context that fixes the answer within the subset; {self.ambiguous_targets} share "
-                f"their context with another answer (loss floor {self.loss_floor:.3g})"
-            )
-        else:
-            self.rule = "every target (each context fixes its answer within the subset)"
-
-    @torch.no_grad()
-    def score(self, trainer: Trainer) -> tuple[float, float]:
-        """(mean loss per target, recovery) of the trainer's model on the subset."""
-        task, model = self.task, trainer.raw_model
-        model.eval()
-        loss = count = correct = 0.0
-        recovered, scored, hits, judged_targets = 0, 0, 0, 0
-        for collated, rows in zip(self.batches, self.keys):
-            batch, output, loss_sum = forward_loss(task, model, collated, trainer.device, trainer.autocast)
-            loss += float(loss_sum)
-            targets = float(task.target_count(batch))
-            count += targets
-            if task.correct_count is not None:
-                said = float(task.correct_count(output, batch))
-                if said > targets and self.overcounted is None:  # more correct than there are targets
-                    self.overcounted = (said, targets)
-                if 0 < said < 1 < targets and self.share is None:  # a share where a count is due
-                    self.share = (said, targets)
-                correct += said
-                continue
-            predicted, labels = task.predict(output, batch).cpu(), batch["labels"].cpu()
-            hit = (predicted == labels) | (labels == IGNORE_INDEX)
-            for row, keys in enumerate(rows):
-                judged = [p for p, key in keys if key in self.determined]
-                if not judged:
-                    continue
-                scored += 1
-                row_hits = [bool(hit[p] if hit.dim() < 2 else hit[row, p]) for p in judged]
-                recovered += all(row_hits)
-                hits, judged_targets = hits + sum(row_hits), judged_targets + len(row_hits)
-        self.target_accuracy = hits / judged_targets if judged_targets else None
-        if task.correct_count is not None:
-            return loss / max(count, 1.0), correct / max(count, 1.0)
-        return loss / max(count, 1.0), recovered / max(scored, 1)
 
 
 def tiny_config(cfg: DictConfig, n_examples: int, max_updates: int) -> DictConfig:
@@ -173,21 +61,35 @@ def _subset(task: TaskData, examples: int, seed: int) -> list:
     return [task.splits["train"][i] for i in sorted(order[: min(examples, len(order))])]
 
 
-def tiny_subset_check(
-    cfg: DictConfig, task: TaskData, device: torch.device, build_model: Callable[[], torch.nn.Module] | None = None
-) -> CheckResult:
+@dataclass
+class _Attempt:
+    """One training of the subset from a fresh model: where its loss started and ended, its recovery, and
+    the loss at every scoring (``curve``: (update, loss))."""
+
+    trainer: Trainer
+    model: torch.nn.Module
+    scorer: SubsetScorer
+    initial_loss: float
+    final_loss: float
+    recovery: float
+    finite: bool
+    loss_target: float
+    curve: list[tuple[int, float]]
+
+    def passed(self, min_recovery: float) -> bool:
+        return self.finite and self.final_loss <= self.loss_target and self.recovery >= min_recovery
+
+
+def _attempt(cfg: DictConfig, tiny_task: TaskData, device, build_model, max_updates: int) -> _Attempt:
+    """Train a fresh model on the subset for at most ``max_updates`` (the schedule spans them), scoring it
+    every ``check_every`` updates and stopping once it passes."""
     settings = cfg.pilot.tiny
-    subset = _subset(task, int(settings.examples), int(cfg.seed))
-    n_examples = len(subset)
-    tiny_task = replace(task, splits={"train": subset, "val": subset, "test": []})
-    tiny_cfg = tiny_config(cfg, n_examples, int(settings.max_updates))
     model = build_model() if build_model is not None else build_fresh_model(cfg)
-    trainer = Trainer(tiny_cfg, tiny_task, model, device)
+    trainer = Trainer(tiny_config(cfg, len(tiny_task.splits["train"]), max_updates), tiny_task, model, device)
     scorer = SubsetScorer(tiny_task, trainer.train_items, int(cfg.batch.eval_micro_batch))
-    floor = scorer.loss_floor
     initial_loss, recovery = scorer.score(trainer)
-    loss_target = floor + (initial_loss - floor) / float(settings.loss_drop)
-    final_loss, finite = initial_loss, True
+    loss_target = scorer.loss_floor + (initial_loss - scorer.loss_floor) / float(settings.loss_drop)
+    final_loss, finite, curve = initial_loss, True, [(0, initial_loss)]
     while trainer.updates_done < trainer.plan.total_updates:
         record = trainer.train_step()
         if not (math.isfinite(record.loss) and math.isfinite(record.grad_norm)):
@@ -195,8 +97,61 @@ def tiny_subset_check(
             break
         if trainer.updates_done % int(settings.check_every) == 0 or trainer.updates_done == trainer.plan.total_updates:
             final_loss, recovery = scorer.score(trainer)
+            curve.append((trainer.updates_done, final_loss))
             if final_loss <= loss_target and recovery >= float(settings.min_recovery):
                 break
+    return _Attempt(trainer, model, scorer, initial_loss, final_loss, recovery, finite, loss_target, curve)
+
+
+def still_falling(curve: list[tuple[int, float]], floor: float) -> str:
+    """Where the loss still fell at the end of an attempt, steadily: its distance to ``floor`` down by at
+    least a tenth over each third of the attempt, the last one included (a decaying schedule slows it
+    there; a plateau or a rise does not count), as "0.31 -> 0.18 over the last 100 updates"; else ""."""
+    last = curve[-1][0]
+    if last < 3:
+        return ""
+    at = [min(curve, key=lambda point: abs(point[0] - last * k / 3)) for k in range(4)]
+    distances = [loss - floor for _, loss in at]
+    steady = all(later <= 0.9 * earlier for earlier, later in zip(distances, distances[1:]))
+    (start, at_start), (_, at_end) = at[2], at[3]
+    return f"{at_start:.3g} -> {at_end:.3g} over the last {last - start} updates" if steady and start < last else ""
+
+
+def tiny_subset_check(
+    cfg: DictConfig, task: TaskData, device: torch.device, build_model: Callable[[], torch.nn.Module] | None = None
+) -> CheckResult:
+    settings = cfg.pilot.tiny
+    subset = _subset(task, int(settings.examples), int(cfg.seed))
+    n_examples = len(subset)
+    tiny_task = replace(task, splits={"train": subset, "val": subset, "test": []})
+    min_recovery = float(settings.min_recovery)
+    attempt = _attempt(cfg, tiny_task, device, build_model, int(settings.max_updates))
+    longer = ""
+    if (
+        not attempt.passed(min_recovery)
+        and attempt.finite
+        and int(settings.max_updates_if_falling) > int(settings.max_updates)
+    ):
+        falling = still_falling(attempt.curve, attempt.scorer.loss_floor)
+        if falling:  # the loop learns, slower than max_updates allow: its schedule stretched over more
+            again = _attempt(cfg, tiny_task, device, build_model, int(settings.max_updates_if_falling))
+            if again.passed(min_recovery):
+                attempt, longer = (
+                    again,
+                    (
+                        f"; within pilot.tiny.max_updates_if_falling={int(settings.max_updates_if_falling)}, the schedule "
+                        f"stretched over them: at pilot.tiny.max_updates={int(settings.max_updates)} it had not, its loss "
+                        f"still falling ({falling})"
+                    ),
+                )
+    trainer, model, scorer = attempt.trainer, attempt.model, attempt.scorer
+    floor, loss_target = scorer.loss_floor, attempt.loss_target
+    initial_loss, final_loss, recovery, finite = (
+        attempt.initial_loss,
+        attempt.final_loss,
+        attempt.recovery,
+        attempt.finite,
+    )
     own_floor = _loss_own_floor(tiny_task, trainer, scorer) if final_loss > loss_target else None
     if own_floor is not None and own_floor > max(floor, NO_FLOOR * initial_loss):  # not the optimiser's rest
         floor, loss_target = own_floor, own_floor + (initial_loss - own_floor) / float(settings.loss_drop)
@@ -212,26 +167,41 @@ def tiny_subset_check(
         "loss_drop": drop,
         "declared_loss_drop": float(settings.loss_drop),
         "recovered": recovery,
-        "declared_recovery": float(settings.min_recovery),
+        "declared_recovery": min_recovery,
         "all_finite": finite,
         "recovery_rule": scorer.rule,
         "example_indices": [e.index for e in subset],
+        "stretched_schedule": bool(longer),
     }
-    above_floor = f" above the floor {floor:.3g}" if floor > 0 else ""
+    drop_said = f"its distance to the floor {floor:.3g} down {drop:.3g}x" if floor > 0 else f"{drop:.3g}x"
     numbers = (
-        f"loss {initial_loss:.3g} -> {final_loss:.3g} ({drop:.3g}x{above_floor}, declared "
+        f"loss {initial_loss:.3g} -> {final_loss:.3g} ({drop_said}, declared "
         f">= {float(settings.loss_drop):g}x), {recovery:.0%} of {n_examples} examples recovered "
-        f"exactly (declared >= {float(settings.min_recovery):.0%}; rule: {scorer.rule}) after "
-        f"{trainer.updates_done} updates"
+        f"exactly (declared >= {min_recovery:.0%}; rule: {scorer.rule}) after "
+        f"{trainer.updates_done} updates{longer}"
     )
     if not finite:
         return CheckResult(STEP, "fail", f"non-finite loss or gradient at update {trainer.updates_done}", [], details)
-    if _scoring_at_fault(scorer, recovery < float(settings.min_recovery), final_loss, loss_target):
+    if _scoring_at_fault(scorer, recovery < min_recovery, final_loss, loss_target):
         return CheckResult(STEP, "fail", _scoring_disagrees(scorer, numbers, model, device), [], details)
-    if final_loss <= loss_target and recovery >= float(settings.min_recovery):
+    if final_loss <= loss_target and recovery >= min_recovery:
         return CheckResult(STEP, "pass", "learns the subset: " + numbers, [], details)
+    if recovery < min_recovery and own_floor is not None and initial_loss - own_floor <= STUCK * initial_loss:
+        return CheckResult(STEP, "fail", _cannot_fall(numbers, own_floor, initial_loss), [], details)
     verdict, reason = _not_learnt(cfg, tiny_task, model, scorer, device, numbers, recovery)
     return CheckResult(STEP, verdict, reason, [], details)
+
+
+def _cannot_fall(numbers: str, own_floor: float, initial_loss: float) -> str:
+    """The lowest loss any logits give is where the loss starts: the targets barely reach it."""
+    return (
+        f"cannot learn the subset: {numbers}. The loss cannot fall: the lowest value loss_sum reaches on "
+        f"this subset over free logits is {own_floor:.3g}, within {STUCK:.0%} of where it starts "
+        f"({initial_loss:.3g}), so whatever the model outputs the targets barely move it: they do not reach "
+        "the loss as the logits are shaped (e.g. a target broadcast against logits of another shape, a [B, 2] "
+        "one-hot against a [B, 1] logit), or loss_sum does not read them. Fix: give loss_sum targets of the "
+        "logits' shape."
+    )
 
 
 def _not_learnt(

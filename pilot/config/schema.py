@@ -339,6 +339,7 @@ class ResumeCheckConfig:
 class TinySubsetConfig:
     examples: int = MISSING  # training examples the loop must learn
     max_updates: int = MISSING  # give up after this many updates (each sees all the examples)
+    max_updates_if_falling: int = MISSING  # ... unless the loss still falls: again from scratch over this many
     loss_drop: float = MISSING  # pass needs final loss <= initial loss / loss_drop
     min_recovery: float = MISSING  # pass needs this share of examples predicted exactly
     check_every: int = MISSING  # evaluate the subset every N updates (stop early once passed)

@@ -114,6 +114,7 @@ RANGES: tuple[tuple[str, Range, str], ...] = (
         "make the pilot train for minutes (the check is of the mechanism, not of the data set)",
     ),
     ("pilot.tiny.max_updates", POSITIVE, ""),
+    ("pilot.tiny.max_updates_if_falling", POSITIVE, ""),
     (
         "pilot.tiny.loss_drop",
         Range(1),

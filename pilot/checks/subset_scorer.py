@@ -1,0 +1,129 @@
+"""What "recovered" means on the tiny subset (``SubsetScorer``): the loss per target and the share of
+examples recovered, under the rule the subset allows (every target; determined positions, above the
+subset's loss floor; or the task's own correct_count). See ``pilot.checks.tiny_subset``."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from pilot.checks.loss_probe import counted_label_mask, input_ids_of, prediction_offset, real_mask
+from pilot.data.task import IGNORE_INDEX, NEXT_TOKEN, Batch, TaskData
+from pilot.engine.forward import forward_loss
+
+if TYPE_CHECKING:
+    from pilot.engine.trainer import Trainer
+
+
+def _context_keys(task: TaskData, batch: Batch) -> list[list[tuple[int, Any]]]:
+    """Per row: (label position, the context that determines it) for every counted label."""
+    labels = batch["labels"]
+    counted = counted_label_mask(task, labels)
+    rows: list[list[tuple[int, Any]]] = []
+    if labels.dim() < 2:  # one label per example: its context is the example's input
+        return [[(row, _inputs_of(batch, row))] if bool(counted[row]) else [] for row in range(labels.shape[0])]
+    ids = input_ids_of(batch)
+    mask = real_mask(task, batch).tolist()
+    ids_list = ids.tolist() if ids is not None else None
+    shift = prediction_offset(task)
+    for row in range(labels.shape[0]):
+        real = [p for p, m in enumerate(mask[row]) if m]
+        positions = [p for p, c in enumerate(counted[row].tolist()) if c]
+        if ids_list is None:  # several labels of one input (multi-label): the input and the label's place
+            inputs = _inputs_of(batch, row)
+            rows.append([(p, (inputs, p)) for p in positions])
+            continue
+        tokens = [ids_list[row][p] for p in real]
+        if task.convention == NEXT_TOKEN:  # the real tokens before the predicted one
+            keys = [(p, tuple(tokens[: sum(1 for r in real if r < p + shift)])) for p in positions]
+        else:  # a tagger sees the whole input: the context is the row and the place in it
+            keys = [(p, (tuple(tokens), sum(1 for r in real if r < p))) for p in positions]
+        rows.append(keys)
+    return rows
+
+
+def _inputs_of(batch: Batch, row: int) -> tuple[bytes, ...]:
+    """A row's inputs (every per-example tensor but its labels and index), as bytes to compare."""
+    size = batch["labels"].shape[0]
+    return tuple(
+        v[row].detach().cpu().numpy().tobytes()
+        for k, v in sorted(batch.items())
+        if k not in ("labels", "index") and torch.is_tensor(v) and v.dim() > 0 and v.shape[0] == size
+    )
+
+
+class SubsetScorer:
+    """Loss per target and recovery on a fixed subset, under the rule the subset allows."""
+
+    def __init__(self, task: TaskData, items: list[dict], eval_micro_batch: int):
+        self.task = task
+        self.overcounted: tuple[float, float] | None = None  # (correct_count, target_count) of a batch
+        self.share: tuple[float, float] | None = None  # a fraction correct_count gave (and target_count)
+        self.target_accuracy: float | None = None  # share of judged targets predict gets right (last score)
+        self.batches = [task.collate(items[s : s + eval_micro_batch]) for s in range(0, len(items), eval_micro_batch)]
+        self.keys = [_context_keys(task, batch) for batch in self.batches]
+        answers: dict[Any, Counter] = defaultdict(Counter)
+        for batch, rows in zip(self.batches, self.keys):
+            labels = batch["labels"]
+            for row, keys in enumerate(rows):
+                for position, key in keys:
+                    answers[key][int(labels[position] if labels.dim() < 2 else labels[row, position])] += 1
+        self.determined = {key for key, counts in answers.items() if len(counts) == 1}
+        targets = sum(sum(c.values()) for c in answers.values())
+        ambiguous = [c for c in answers.values() if len(c) > 1]
+        self.ambiguous_targets = sum(sum(c.values()) for c in ambiguous)
+        self.targets = targets
+        # the lowest mean loss any model can reach here: the conditional entropy of the targets
+        self.loss_floor = (
+            (sum(-n * math.log(n / sum(c.values())) for c in ambiguous for n in c.values()) / targets)
+            if targets
+            else 0.0
+        )
+        if task.correct_count is not None:
+            self.rule = "the task's correct_count (share of targets it counts correct)"
+        elif self.ambiguous_targets:
+            self.rule = (
+                f"determined positions: {targets - self.ambiguous_targets} of {targets} targets have a "
+                f"context that fixes the answer within the subset; {self.ambiguous_targets} share "
+                f"their context with another answer (loss floor {self.loss_floor:.3g})"
+            )
+        else:
+            self.rule = "every target (each context fixes its answer within the subset)"
+
+    @torch.no_grad()
+    def score(self, trainer: Trainer) -> tuple[float, float]:
+        """(mean loss per target, recovery) of the trainer's model on the subset."""
+        task, model = self.task, trainer.raw_model
+        model.eval()
+        loss = count = correct = 0.0
+        recovered, scored, hits, judged_targets = 0, 0, 0, 0
+        for collated, rows in zip(self.batches, self.keys):
+            batch, output, loss_sum = forward_loss(task, model, collated, trainer.device, trainer.autocast)
+            loss += float(loss_sum)
+            targets = float(task.target_count(batch))
+            count += targets
+            if task.correct_count is not None:
+                said = float(task.correct_count(output, batch))
+                if said > targets and self.overcounted is None:  # more correct than there are targets
+                    self.overcounted = (said, targets)
+                if 0 < said < 1 < targets and self.share is None:  # a share where a count is due
+                    self.share = (said, targets)
+                correct += said
+                continue
+            predicted, labels = task.predict(output, batch).cpu(), batch["labels"].cpu()
+            hit = (predicted == labels) | (labels == IGNORE_INDEX)
+            for row, keys in enumerate(rows):
+                judged = [p for p, key in keys if key in self.determined]
+                if not judged:
+                    continue
+                scored += 1
+                row_hits = [bool(hit[p] if hit.dim() < 2 else hit[row, p]) for p in judged]
+                recovered += all(row_hits)
+                hits, judged_targets = hits + sum(row_hits), judged_targets + len(row_hits)
+        self.target_accuracy = hits / judged_targets if judged_targets else None
+        if task.correct_count is not None:
+            return loss / max(count, 1.0), correct / max(count, 1.0)
+        return loss / max(count, 1.0), recovered / max(scored, 1)
