@@ -117,6 +117,26 @@ def still_falling(curve: list[tuple[int, float]], floor: float) -> str:
     return f"{at_start:.3g} -> {at_end:.3g} over the last {last - start} updates" if steady and start < last else ""
 
 
+def _stretched_if_falling(cfg: DictConfig, tiny_task: TaskData, device, build_model) -> tuple[_Attempt, str]:
+    """The attempt over ``max_updates``; where it did not pass while its loss still fell steadily, again
+    from scratch with the schedule over ``max_updates_if_falling``, kept if it passes (with what to say)."""
+    settings = cfg.pilot.tiny
+    attempt = _attempt(cfg, tiny_task, device, build_model, int(settings.max_updates))
+    longer, shorter = int(settings.max_updates_if_falling), int(settings.max_updates)
+    if attempt.passed(float(settings.min_recovery)) or not attempt.finite or longer <= shorter:
+        return attempt, ""
+    falling = still_falling(attempt.curve, attempt.scorer.loss_floor)
+    if not falling:
+        return attempt, ""
+    again = _attempt(cfg, tiny_task, device, build_model, longer)
+    if not again.passed(float(settings.min_recovery)):
+        return attempt, ""
+    return again, (
+        f"; within pilot.tiny.max_updates_if_falling={longer}, the schedule stretched over them: at "
+        f"pilot.tiny.max_updates={shorter} it had not, its loss still falling ({falling})"
+    )
+
+
 def tiny_subset_check(
     cfg: DictConfig, task: TaskData, device: torch.device, build_model: Callable[[], torch.nn.Module] | None = None
 ) -> CheckResult:
@@ -125,25 +145,7 @@ def tiny_subset_check(
     n_examples = len(subset)
     tiny_task = replace(task, splits={"train": subset, "val": subset, "test": []})
     min_recovery = float(settings.min_recovery)
-    attempt = _attempt(cfg, tiny_task, device, build_model, int(settings.max_updates))
-    longer = ""
-    if (
-        not attempt.passed(min_recovery)
-        and attempt.finite
-        and int(settings.max_updates_if_falling) > int(settings.max_updates)
-    ):
-        falling = still_falling(attempt.curve, attempt.scorer.loss_floor)
-        if falling:  # the loop learns, slower than max_updates allow: its schedule stretched over more
-            again = _attempt(cfg, tiny_task, device, build_model, int(settings.max_updates_if_falling))
-            if again.passed(min_recovery):
-                attempt, longer = (
-                    again,
-                    (
-                        f"; within pilot.tiny.max_updates_if_falling={int(settings.max_updates_if_falling)}, the schedule "
-                        f"stretched over them: at pilot.tiny.max_updates={int(settings.max_updates)} it had not, its loss "
-                        f"still falling ({falling})"
-                    ),
-                )
+    attempt, longer = _stretched_if_falling(cfg, tiny_task, device, build_model)
     trainer, model, scorer = attempt.trainer, attempt.model, attempt.scorer
     floor, loss_target = scorer.loss_floor, attempt.loss_target
     initial_loss, final_loss, recovery, finite = (

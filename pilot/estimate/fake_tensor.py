@@ -349,7 +349,7 @@ def estimate_memory(
         raise EstimateRefused(f"device={device}: the fake-tensor estimate runs on the CPU. Fix: device='cpu'.")
     mode = FakeTensorMode(allow_non_fake_inputs=True) if fake else nullcontext()
     kernels = RealKernelDtypes() if fake else nullcontext()  # inside the fake mode, below the tracker
-    mask_paths = FakeMaskPaths()
+    paths = mask_paths = FakeMaskPaths() if fake else nullcontext()  # nn.Transformer's mask read: fakes only
     tracker_type = tracker_class()
     quiet, level = logging.getLogger("torch._subclasses.fake_tensor"), None  # it logs a fake kernel's
     if fake:  # refusal with a traceback: the refusal below says it once
@@ -357,13 +357,7 @@ def estimate_memory(
         quiet.setLevel(logging.CRITICAL)
     try:
         run_inputs = fake_inputs(mode, inputs) if fake else inputs
-        with (
-            estimate_ranks(cfg, fake) as ranks,
-            torch.random.fork_rng(devices=[]),  # the caller's RNG kept
-            mode,
-            kernels,
-            mask_paths if fake else nullcontext(),
-        ):
+        with estimate_ranks(cfg, fake) as ranks, torch.random.fork_rng(devices=[]), mode, kernels, paths:  # RNG kept
             measured = _run_phases(cfg, task, run_inputs, target, tracker_type, fake, ranks)
     except EstimateRefused:
         raise
@@ -390,5 +384,5 @@ def estimate_memory(
         settings=_settings(cfg, inputs),
         seconds=time.perf_counter() - started,
         host_rss_peak_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-        notes=([scaler_note] if bool(cfg.precision.grad_scaler) else []) + mask_paths.notes,
+        notes=([scaler_note] if bool(cfg.precision.grad_scaler) else []) + getattr(mask_paths, "notes", []),
     )
