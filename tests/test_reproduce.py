@@ -80,6 +80,31 @@ def test_pilot_own_runs_record_nothing_more_and_hf_runs_pin_their_packages(tmp_p
     assert targets_in({"a": [{"_target_": "x.y"}], "_target_": "z.w"}) == ["z.w", "x.y"]
 
 
+def test_the_helper_modules_a_plug_in_imports_are_hashed_too(tmp_path, monkeypatch):
+    """REPRODUCE.md hashed only the module a _target_ names: a collate or model in a helper module it imports
+    could change and still pass the "sha256sum must match" check."""
+    import importlib
+
+    from pilot.closing.close import write_reproduce
+
+    package = tmp_path / "mytasks"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "_common.py").write_text("def collate(items):\n    return items\n")
+    (package / "task.py").write_text("from mytasks._common import collate\n\ndef make_task():\n    return collate\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.import_module("mytasks.task")
+    found = plugin_provenance(OmegaConf.create({"data": {"_target_": "mytasks.task.make_task"}}))
+    helper = str((package / "_common.py").resolve())
+    assert found["modules"]["mytasks.task.make_task"]["file"] == str((package / "task.py").resolve())
+    assert found["helper_modules"][helper] == hashlib.sha256((package / "_common.py").read_bytes()).hexdigest()
+    assert not any("/pilot/" in path or "site-packages" in path for path in found["helper_modules"])
+    text = write_reproduce(
+        tmp_path, {"run_id": "r", "seed": 0, "mode": "pilot", "code_revision": {}}, found
+    ).read_text()
+    assert f"imported by them: `{helper}`" in text
+
+
 def test_reproduce_names_the_thread_count_a_default_run_chose_and_a_resume_that_changed_it(tmp_path):
     from pilot.closing.close import write_reproduce
 

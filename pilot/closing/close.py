@@ -139,6 +139,8 @@ def _plugin_section(provenance: dict[str, Any] | None) -> str:
     lines.append(f"- `PYTHONPATH` entries: {', '.join(f'`{p}`' for p in provenance['pythonpath']) or 'none'}")
     for target, module in provenance["modules"].items():
         lines.append(f"- `{target}`: `{module['file']}` sha256 `{module['sha256']}`")
+    for path, digest in (provenance.get("helper_modules") or {}).items():
+        lines.append(f"- imported by them: `{path}` sha256 `{digest}`")
     for name, found in provenance["packages"].items():
         lines.append(f"- package `{name}` {found}")
     for path, digest in provenance["files"].items():

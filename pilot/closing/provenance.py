@@ -10,6 +10,8 @@ import hashlib
 import importlib.util
 import os
 import shlex
+import sys
+import sysconfig
 from importlib.metadata import PackageNotFoundError, packages_distributions, version
 from pathlib import Path
 from typing import Any
@@ -73,6 +75,28 @@ def _user_files(cfg: DictConfig) -> dict[str, str]:
     return {str(path.resolve()): sha256_of(path) for path in files}
 
 
+PILOT_DIR = Path(__file__).resolve().parents[1]
+
+
+def loaded_user_modules(named: set[str]) -> dict[str, str]:
+    """sha256 of every module this process imported from your own code, by file: not pilot's, not the
+    standard library's or an installed package's, not already in ``named`` (the targets' modules) — the
+    helpers a task or model imports (a collate in ``_common.py``, a model in another package of yours)
+    ran as much as the module a ``_target_`` names."""
+    installed = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, *sysconfig.get_paths().values()) if p}
+    found: dict[str, str] = {}
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str) or not file.endswith(".py"):
+            continue
+        path = Path(file).resolve()
+        mine = PILOT_DIR in path.parents or any(root == path or root in path.parents for root in installed)
+        if mine or str(path) in named or not path.is_file():
+            continue
+        found[str(path)] = sha256_of(path)
+    return dict(sorted(found.items()))
+
+
 def plugin_provenance(cfg: DictConfig, searchpath: list[str] | tuple = ()) -> dict[str, Any] | None:
     """None for a run of pilot's own targets and configs only (REPRODUCE.md then needs nothing more)."""
     targets = [t for t in targets_in(OmegaConf.to_container(cfg, resolve=True)) if not t.startswith("pilot.")]
@@ -92,11 +116,13 @@ def plugin_provenance(cfg: DictConfig, searchpath: list[str] | tuple = ()) -> di
         if spec is not None and spec.origin and Path(spec.origin).is_file():
             modules[target] = {"file": str(Path(spec.origin).resolve()), "sha256": sha256_of(Path(spec.origin))}
     pythonpath = [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
+    helpers = loaded_user_modules({module["file"] for module in modules.values()}) if modules else {}
     return {
         "searchpath": [_absolute_searchpath(entry) for entry in searchpath],
         "pythonpath": [str(Path(entry).expanduser().resolve()) for entry in pythonpath],
         "launched_in": str(Path.cwd()),
         "modules": modules,
+        "helper_modules": helpers,
         "packages": {name: found for name, found in sorted(packages.items()) if found},
         "files": _user_files(cfg),
     }
