@@ -106,14 +106,15 @@ def _disk_full(path: Path | str | None, needed: int | None) -> DiskFull:
     free = None
     with suppress(OSError, TypeError):
         free = shutil.disk_usage(Path(path).parent).free
+    short = needed is not None and free is not None and needed > free  # else the size said would contradict
     return DiskFull(
         f"no space left on the device writing {path or 'a file of the run'}: "
-        + (f"about {needed:,} bytes needed, " if needed else "")
-        + (f"{free:,} bytes free. " if free is not None else "")
-        + "Nothing written before was changed (earlier checkpoints and records are intact). "
+        + (f"about {needed:,} bytes needed, " if short else "")
+        + (f"{free:,} bytes free now. " if free is not None else "")
+        + "Nothing written before was changed (any earlier checkpoint or record is intact). "
         "Fix: free space on that file system (or move the run directory), then start the same "
-        "command again: a training run resumes from its newest valid checkpoint (a pilot starts "
-        "afresh: leave out hydra.run.dir for a new directory)."
+        "command again: a training run resumes from its newest valid checkpoint, or from update 0 "
+        "where none was saved (a pilot starts afresh: leave out hydra.run.dir for a new directory)."
     )
 
 

@@ -514,7 +514,7 @@ def test_a_recap_that_cannot_be_finished_leaves_the_earlier_one_whole(tmp_path, 
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(picture_module, "plot_curves", disk_full)  # in the drawing process, then here
-    with pytest.raises(RecapRefused, match="No space left on device; an earlier recap there is left as it was"):
+    with pytest.raises(RecapRefused, match="No space left on device; the earlier recap there is left as it was"):
         build_recap([tmp_path], out)
     assert {name: (out / name).read_bytes() for name in before} == before
     assert sorted(p.name for p in out.iterdir()) == ["recap.csv", "recap.md", "recap.png"]  # no temporary files
@@ -884,7 +884,7 @@ def test_a_recap_stopped_by_a_signal_says_one_line_and_leaves_no_temporary_file(
     err = capsys.readouterr().err
     assert (
         err.strip()
-        == "pilot.recap: interrupted (SIGINT); nothing was written (an earlier recap there is left as it was)"
+        == "pilot.recap: interrupted (SIGINT); nothing was written (an earlier recap there, if any, is left as it was)"
     )
     assert not list(sweep.glob(".recap*")) and not (sweep / "recap.md").exists()
 

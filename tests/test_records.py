@@ -4,6 +4,7 @@ non-finite checkpoints, validation rows around kills, damaged checkpoints, disk 
 import errno
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -369,6 +370,18 @@ def _tiny_tmpfs(path: Path, size: str):
         != 0
     ):
         pytest.skip("cannot mount a tmpfs here; the CLI test injects ENOSPC instead")
+
+
+def test_a_disk_full_message_never_contradicts_its_own_sizes(tmp_path):
+    """It said "about 8,192 bytes needed, 8,192 bytes free" (the file system keeps blocks of its own), and
+    "earlier checkpoints and records are intact" where none existed."""
+    from pilot.errors import _disk_full
+
+    free = shutil.disk_usage(tmp_path).free
+    fits = str(_disk_full(tmp_path / "file", 4096))
+    assert "bytes needed" not in fits and "bytes free now" in fits and "any earlier checkpoint" in fits
+    short = str(_disk_full(tmp_path / "file", free * 2))
+    assert f"about {free * 2:,} bytes needed" in short and "from update 0 where none was saved" in short
 
 
 def test_disk_full_during_a_real_checkpoint_save_keeps_the_previous_one(make_cfg, tmp_path):

@@ -286,7 +286,7 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt as stop:
         name = signal_name_of(stop)
         print(
-            f"pilot.recap: interrupted ({name}); nothing was written (an earlier recap there is left as it was)",
+            f"pilot.recap: interrupted ({name}); nothing was written (an earlier recap there, if any, is left as it was)",
             file=sys.stderr,
         )
         sys.exit(128 + int(getattr(signal, name)))

@@ -295,7 +295,8 @@ def build_recap(
         if not isinstance(error, OSError):
             raise
         raise RecapRefused(
-            f"cannot write the recap into {out_dir}: {error.strerror or error}; an earlier recap there is "
-            "left as it was. Fix: give a writable --out directory (or free space)."
+            f"cannot write the recap into {out_dir}: {error.strerror or error}; "
+            + ("the earlier recap there is left as it was" if ours_before else "nothing of it was left there")
+            + ". Fix: give a writable --out directory (or free space)."
         ) from None
     return frame.drop(columns=["_plot"], errors="ignore")
