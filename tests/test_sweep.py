@@ -309,6 +309,24 @@ def test_a_relaunch_into_fixed_job_directories_recaps_the_jobs_it_continued_and_
     assert "already finished ok in its directory" in said and "refused" not in said
 
 
+def test_a_relaunch_compares_the_jobs_it_found_finished_with_those_it_started(tmp_path):
+    """A sweep stopped after its control's job, launched again into fixed job directories: the control's run
+    (kept, its run.json naming the first launch) and the new job were judged as two sweeps, "no variant to
+    compare" — the comparison the user launched for was lost."""
+    sweep = tmp_path / "fixed"
+    line = [sys.executable, "-m", "pilot", *SMALL, "seed=0", f"hydra.sweep.dir={sweep}",
+            "hydra.sweep.subdir=lr${optim.lr}", "campaign.control='optim.lr=0.001'", "-m"]  # fmt: skip
+    first = subprocess.run([*line, "optim.lr=1e-3"], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stderr[-3000:]
+    again = subprocess.run([*line, "optim.lr=1e-3,2e-3"], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr[-3000:]
+    recap = pd.read_csv(sweep / "recap.csv")
+    assert len(recap) == 2 and recap["sweep_id"].nunique() == 2  # each run.json says its own launch
+    text = (sweep / "recap.md").read_text()
+    assert "sweeps, each judged on its own runs only" not in text and "no variant to compare" not in text, text
+    assert "optim.lr=0.002" in text
+
+
 def test_a_relaunch_whose_every_job_is_refused_exits_two_and_keeps_the_sweep_as_it_was(tmp_path):
     """A fixed-subdir relaunch under another setting: every job refused at run time, yet it exited 0, replaced
     the recap of the two finished runs by 'Recap — 0 run(s)' and deleted recap.png; under local_parallel,

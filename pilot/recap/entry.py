@@ -143,8 +143,10 @@ def recap_launch(config: Any, earlier_runs: frozenset[Path], ended: str = "concl
         print(f"recap: no sweep directory {sweep_dir}: no job wrote anything, nothing to recap")
         return None
     try:  # an earlier run that is a job of this launch (a fixed subdir: resumed, or found finished) is in
-        skip = earlier_runs - recap.earlier_job_results(sweep_dir, earlier_runs)
-        others = recap.other_launches_runs(sweep_dir, earlier_runs, os.environ.get("PILOT_SWEEP_ID"))
+        held = recap.earlier_job_results(sweep_dir, earlier_runs)
+        skip = earlier_runs - held
+        launch_id = os.environ.get("PILOT_SWEEP_ID")
+        others = recap.other_launches_runs(sweep_dir, earlier_runs, launch_id)
         skip |= others
         if _refused and set(recap.find_run_dirs([sweep_dir])) <= set(skip):
             _put_back_multirun_yaml(sweep_dir)
@@ -158,6 +160,7 @@ def recap_launch(config: Any, earlier_runs: frozenset[Path], ended: str = "concl
             quality_tolerance=campaign.get("quality_tolerance"),
             skip=skip,
             started_elsewhere=others,
+            launch=(launch_id, held) if launch_id else None,
         )
     except PilotError as error:  # the sweep's runs are done and kept; only the recap could not be written
         print(f"recap: {error}", file=sys.stderr)

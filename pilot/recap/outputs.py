@@ -249,15 +249,20 @@ def build_recap(
     skip: Collection[Path] = (),
     control_must_match: bool = False,
     started_elsewhere: Collection[Path] = (),
+    launch: tuple[str, Collection[Path]] | None = None,
 ) -> pd.DataFrame:
     """recap.csv, recap.md and recap.png in ``out_dir`` over the run directories under ``paths`` (those in
     ``skip`` left out; ``started_elsewhere``: another launch's runs of the declared jobs, never said not
-    started). Returns every run's row; the verdicts in ``frame.attrs["conclusions"]``. A path that does not
+    started; ``launch``: (its sweep id, earlier runs that are jobs of it, resumed or found finished in a
+    fixed ``hydra.sweep.subdir``), compared with the launch's new runs as one sweep). Returns every run's row; the verdicts in ``frame.attrs["conclusions"]``. A path that does not
     exist is a RecapRefused before anything is written; so is, with ``control_must_match`` (--control), a
     control that is none of the runs' variants."""
     paths = list(paths)
     curves: dict[str, tuple] | None = {} if plot else None  # read only when drawn
     frame, copies = one_row_per_run(collect(paths, curves, skip))
+    if launch is not None and "sweep" in frame:  # its sweep_id column stays what each run.json says
+        held = {os.fspath(Path(p)) for p in launch[1]}
+        frame.loc[frame["run_dir"].map(lambda d: os.fspath(Path(d)) in held), "sweep"] = launch[0]
     if control_must_match:
         _refuse_what_the_command_line_cannot_mean(paths, frame, control)
     sections = summarise_sweeps(frame, control, quality_tolerance, pool)
