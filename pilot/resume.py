@@ -25,7 +25,7 @@ from pilot.checkpoint import Checkpointer
 from pilot.config.values import enum_value, select
 from pilot.data.data_files import data_files_fingerprint
 from pilot.engine.batch_plan import plan_from_config
-from pilot.errors import ResumeRefused, RunFinished, disk_full_guard
+from pilot.errors import INCOMPLETE, ResumeRefused, RunFinished, disk_full_guard
 from pilot.models.base_files import base_files_fingerprint
 from pilot.run_record import RunRecord, config_hash, parse_row, read_run_json
 from pilot.variant import defining_config, variant_key
@@ -112,10 +112,17 @@ def refuse_finished_run(cfg: DictConfig, run_dir: Path) -> None:
                 "run_id; this run stays as it is)."
             )
     if status == "ok":
+        closing = data.get("closing") or {}
+        unchecked = (
+            f" Its closing's reload check is {closing.get('verdict')} (its export was not verified): "
+            f"python -m pilot.closing {run_dir / 'export'} runs it again and records the verdict."
+            if closing.get("verdict") in (INCOMPLETE, "fail")
+            else ""
+        )
         raise RunFinished(
             f"{run_dir} holds a finished run ({run_id}: status ok, stop cause "
             f"{data.get('stop_cause')}, {data.get('updates_done')} updates). Nothing was "
-            f"done and nothing was touched. {again}",
+            f"done and nothing was touched. {again}{unchecked}",
             exit_code=0,
         )
     if status == "diverged" and not cfg.checkpoint.continue_diverged:

@@ -327,3 +327,21 @@ def test_the_run_holding_its_directory_puts_back_its_own_hydra_files_a_refused_l
         assert (run / ".hydra" / "overrides.yaml").read_text() == "- optim.lr=0.001\n"
     finally:
         lock.release()
+
+
+def test_a_finished_run_whose_reload_check_was_killed_says_how_to_redo_it(tmp_path, make_cfg):
+    """Relaunched, a run whose closing's reload check never answered (killed) said only "finished run": the
+    unverified export went unmentioned."""
+    from pilot.errors import RunFinished
+    from pilot.resume import refuse_finished_run
+
+    run = tmp_path / "run"
+    run.mkdir()
+    record = {"status": "ok", "run_id": "r", "mode": "train", "updates_done": 4, "stop_cause": "budget"}
+    (run / "run.json").write_text(json.dumps({**record, "closing": {"verdict": "incomplete"}}))
+    with pytest.raises(RunFinished, match=r"reload check is incomplete .* python -m pilot\.closing .*export runs it"):
+        refuse_finished_run(make_cfg("mode=train"), run)
+    (run / "run.json").write_text(json.dumps({**record, "closing": {"verdict": "pass"}}))
+    with pytest.raises(RunFinished) as finished:
+        refuse_finished_run(make_cfg("mode=train"), run)
+    assert "pilot.closing" not in str(finished.value)
