@@ -126,6 +126,8 @@ def _undeclared_leaks(
     skipped = [f"model inputs: {views.skipped}"] if views.skipped else []
     duplicate_fails, duplicate_warnings, duplicates = leaks.duplicate_findings(task, views, raw_hash, limits, skipped)
     findings.extend(duplicate_fails)
+    constant_fails, constant_labels = leaks.constant_label_findings(views)
+    findings.extend(constant_fails)
     id_warnings, id_fields = leaks.id_field_warnings(task, views, limits)
     composite_warnings, composite_ids = leaks.composite_id_warnings(task, views, limits)
     time_warnings, times = leaks.time_warnings(task, split_by, limits)
@@ -153,6 +155,7 @@ def _undeclared_leaks(
         "segment_order": segment_order,
         "shifted_windows": shifted_windows,
         "linear_target": linear,
+        "constant_train_labels": constant_labels,
         "model_view_dropped_keys": views.dropped_keys,
         "skipped": skipped,
         "thresholds": leaks.thresholds_dict(limits),

@@ -47,6 +47,9 @@ detectors look for what it did not declare:
 7. **Overlapping windows split at random** (``shifted_window_warnings``): a later split's sequence
    inputs that equal a training example's shifted by a few steps on the overlap, with a neighbour on
    each side (windows cut with a stride shorter than the window, then scattered).
+8. **One label for all of training** (``constant_label_findings``, a ``fail``): every training
+   example's single label is the same value while a later split's take several (answer options
+   never shuffled in training: the right one always first).
 
 Cost: examples of equal shapes are collated together, hashing is linear; nearest neighbours are
 chunked matrix products (O(n_a x n_b x features)); shingle overlaps a sort-join over shingle ids
@@ -56,10 +59,12 @@ split audit takes about 0.2 s on digits (1,797 vectors) and 0.1 s on the 733 ins
 
 Modules: ``thresholds``, ``model_views`` (what the model sees), ``id_fields`` (1), ``duplicates`` (2, with
 ``vectors`` and ``texts`` for the near-duplicates), ``time_split`` (3), ``target_leak``, ``token_leak`` and ``linear_leak`` (4),
-``composite_ids`` (5), ``token_skew``, ``feature_skew`` and ``segment_order`` (6), ``shifted_windows`` (7).
+``composite_ids`` (5), ``token_skew``, ``feature_skew`` and ``segment_order`` (6), ``shifted_windows`` (7),
+``constant_labels`` (8).
 """
 
 from pilot.checks.leaks.composite_ids import composite_id_warnings
+from pilot.checks.leaks.constant_labels import constant_label_findings
 from pilot.checks.leaks.duplicates import duplicate_findings
 from pilot.checks.leaks.feature_skew import feature_skew_warnings
 from pilot.checks.leaks.id_fields import id_field_warnings, name_says_id
@@ -81,6 +86,7 @@ __all__ = [
     "model_views",
     "id_field_warnings",
     "composite_id_warnings",
+    "constant_label_findings",
     "duplicate_findings",
     "time_warnings",
     "target_leak_warnings",
