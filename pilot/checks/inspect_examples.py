@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from pilot.checks.answer_in_prompt import answer_in_prompt_findings
 from pilot.checks.answer_start import answer_start_findings
 from pilot.checks.class_names import name_findings
 from pilot.checks.collated import RowView, check_collated, split_statistics
@@ -344,6 +345,9 @@ def inspect_task(
         result = with_comparison(
             result, *target_in_source_findings(task, encoded.get("train", [])), "target_in_source", "warn"
         )
+    if task.kind == "generation":  # a demonstration filled from the row itself: copied, not learned
+        found = answer_in_prompt_findings(task, encoded.get("train", []))
+        result = with_comparison(result, *found, "answer_in_prompt", "warn")
     for probe in (teacher_forcing_findings, label_padding_findings) if encoded.get("train") else ():
         name = probe.__name__.removesuffix("_findings")  # a decoder's inputs: the target so far? its labels?
         result = with_comparison(result, *probe(task, encoded["train"], micro_batch), name)

@@ -239,6 +239,15 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _as_one_launch(frame: pd.DataFrame, launch: tuple[str, Collection[Path]] | None) -> None:
+    """``launch``: (a launch's sweep id, the earlier runs it held as its jobs, resumed or found finished in a
+    fixed ``hydra.sweep.subdir``): they join its sweep, compared with its new runs as one (their sweep_id
+    column stays what each run.json says)."""
+    if launch is not None and "sweep" in frame:
+        held = {os.fspath(Path(p)) for p in launch[1]}
+        frame.loc[frame["run_dir"].map(lambda d: os.fspath(Path(d)) in held), "sweep"] = launch[0]
+
+
 def build_recap(
     paths: Iterable[Path],
     out_dir: Path,
@@ -253,25 +262,21 @@ def build_recap(
 ) -> pd.DataFrame:
     """recap.csv, recap.md and recap.png in ``out_dir`` over the run directories under ``paths`` (those in
     ``skip`` left out; ``started_elsewhere``: another launch's runs of the declared jobs, never said not
-    started; ``launch``: (its sweep id, earlier runs that are jobs of it, resumed or found finished in a
-    fixed ``hydra.sweep.subdir``), compared with the launch's new runs as one sweep). Returns every run's row; the verdicts in ``frame.attrs["conclusions"]``. A path that does not
+    started; ``launch``: ``_as_one_launch``). Returns every run's row; the verdicts in ``frame.attrs["conclusions"]``. A path that does not
     exist is a RecapRefused before anything is written; so is, with ``control_must_match`` (--control), a
     control that is none of the runs' variants."""
     paths = list(paths)
     curves: dict[str, tuple] | None = {} if plot else None  # read only when drawn
     frame, copies = one_row_per_run(collect(paths, curves, skip))
-    if launch is not None and "sweep" in frame:  # its sweep_id column stays what each run.json says
-        held = {os.fspath(Path(p)) for p in launch[1]}
-        frame.loc[frame["run_dir"].map(lambda d: os.fspath(Path(d)) in held), "sweep"] = launch[0]
+    _as_one_launch(frame, launch)
     if control_must_match:
         _refuse_what_the_command_line_cannot_mean(paths, frame, control)
     sections = summarise_sweeps(frame, control, quality_tolerance, pool)
     missing = copies + never_started(frame, paths, started_elsewhere)  # declared jobs that left no run directory
     frame.attrs["conclusions"] = _conclusions(sections) + missing
-    by = "variant"
+    by = "_plot" if len(sections) > 1 else "variant"
     if len(sections) > 1:
         frame = frame.assign(_plot=frame["sweep"].astype(str) + " · " + frame["variant"].astype(str))
-        by = "_plot"
     out_dir = Path(out_dir)
     _refuse_what_cannot_be_replaced(out_dir)
     staged = {name: out_dir / f".{Path(name).stem}.{os.getpid()}.tmp{Path(name).suffix}" for name in RECAP_FILES}
@@ -294,9 +299,7 @@ def build_recap(
         if not picture and ours_before:  # the earlier recap's picture would stand beside these tables
             (out_dir / "recap.png").unlink(missing_ok=True)
     except BaseException as error:  # a full disk, or a signal (Ctrl-C): no temporary file stays behind
-        for written in staged.values():
-            with suppress(OSError):  # out_dir may be a file, or gone
-                written.unlink(missing_ok=True)
+        _unstage(staged.values())
         if not isinstance(error, OSError):
             raise
         raise RecapRefused(
@@ -305,3 +308,9 @@ def build_recap(
             + ". Fix: give a writable --out directory (or free space)."
         ) from None
     return frame.drop(columns=["_plot"], errors="ignore")
+
+
+def _unstage(staged: Iterable[Path]) -> None:
+    for written in staged:
+        with suppress(OSError):  # out_dir may be a file, or gone
+            written.unlink(missing_ok=True)
