@@ -56,7 +56,9 @@ def answer_in_prompt_findings(task: TaskData, encoded: list[dict[str, Any]]) -> 
         ids, labels = input_ids_of(batch), batch.get("labels")
         if ids is None or not torch.is_tensor(labels) or labels.shape != ids.shape:
             continue
-        for row, item in enumerate(row_items(batch, encoded[start : start + BATCH])):
+        chunk = encoded[start : start + BATCH]
+        items = row_items(batch, chunk) if ids.shape[0] == len(chunk) else [0] * ids.shape[0]  # packed rows: any
+        for row, item in enumerate(items):
             held = _row_holds_its_answer(ids[row].tolist(), labels[row].tolist())
             if held is None:
                 continue

@@ -26,6 +26,7 @@ from pilot.checks.answer_start import answer_start_findings
 from pilot.checks.class_names import name_findings
 from pilot.checks.collated import RowView, check_collated, split_statistics
 from pilot.checks.field_end import field_end_findings
+from pilot.checks.hidden_tokens import hidden_token_findings
 from pilot.checks.loss_probe import SEQ2SEQ, input_ids_of, real_mask
 from pilot.checks.model_comparisons import with_model_comparisons
 from pilot.checks.padding import with_comparison
@@ -348,6 +349,10 @@ def inspect_task(
     if task.kind == "generation":  # a demonstration filled from the row itself: copied, not learned
         found = answer_in_prompt_findings(task, encoded.get("train", []))
         result = with_comparison(result, *found, "answer_in_prompt", "warn")
+    if encoded.get("train"):  # real tokens marked as padding: never attended to
+        result = with_comparison(
+            result, *hidden_token_findings(task, encoded["train"], micro_batch), "hidden_tokens", "warn"
+        )
     for probe in (teacher_forcing_findings, label_padding_findings) if encoded.get("train") else ():
         name = probe.__name__.removesuffix("_findings")  # a decoder's inputs: the target so far? its labels?
         result = with_comparison(result, *probe(task, encoded["train"], micro_batch), name)

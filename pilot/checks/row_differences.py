@@ -124,9 +124,25 @@ def row_differences(task: TaskData, batch: Batch, items: list[dict], singles: li
             if not same(m, e.to(m.dtype)) and row not in differing:
                 differing.setdefault(row, []).append(
                     f"'{key}' differs from what encode gave{_differing_positions(m, e, row, mask)}"
-                    + pad_collision(task, e)
+                    + (pad_collision(task, e) or _real_called_padding(task, batch, row, mask))
                 )
     return differing
+
+
+def _real_called_padding(task: TaskData, batch: Batch, row: int, mask: torch.Tensor) -> str:
+    """Why the row has fewer real positions than encode gave: its attention mask is 0 on tokens that are not
+    the pad id (``info["pad_id"]``): a mask built from a stale length."""
+    pad, ids = task.info.get("pad_id"), batch.get("input_ids")
+    if not isinstance(pad, int) or not torch.is_tensor(ids) or ids.shape != mask.shape:
+        return ""
+    hidden = torch.nonzero(~mask[row].bool() & (ids[row] != pad)).flatten().tolist()
+    if not hidden:
+        return ""
+    return (
+        f": the attention mask hides real tokens (position(s) {spans(hidden)}, not the pad id {pad}), a mask built "
+        "from a stale length (the text's, before special tokens were added or before truncation). Fix: build "
+        "attention_mask from the ids collate returns (ids != pad id)"
+    )
 
 
 def _padding_called_real(task: TaskData, batch: Batch, row: int, mask: torch.Tensor) -> str:
