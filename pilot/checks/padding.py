@@ -155,7 +155,7 @@ def padding_findings(
                     continue
                 compared, worst = compared + 1, max(worst, difference)
                 alone_outputs.append((own, model_inputs(alone)))
-                candidates.append((difference, batch, row, real[row]))
+                candidates.append((difference, batch, row, real[row], encoded[start + row], own))
             batches += 1
             if batches >= BATCHES:
                 break
@@ -165,10 +165,41 @@ def padding_findings(
         details["outputs_alike"] = True
         return [_alike(split, compared, spread)], details
     limit = details["limit"] = judged_limit(limit, spread)
-    for difference, batch, row, real_row in candidates:
+    for difference, batch, row, real_row, item, own in candidates:
         if difference > limit:
+            twice = _twice_difference(task, model, item, own)
+            if twice is not None and twice > limit:  # no padding at all, and still another output
+                details["twice_relative_difference"] = twice
+                return [_mixes_rows(batch, row, twice, split)], details
             return [_reads_padding(batch, row, real_row, difference, split)], details
     return [], details
+
+
+def _twice_difference(task: TaskData, model: torch.nn.Module, item: dict[str, Any], own: torch.Tensor) -> float | None:
+    """How far the example's output, collated twice in one micro-batch (no padding: both rows are the
+    same), lies from its output alone: a correct model gives the same; one that mixes the rows of its
+    batch (a softmax or a normalisation over dim 0) does not."""
+    try:
+        with untouched(model), torch.no_grad():
+            model.eval()
+            pair = task.collate([item, item])
+            if batch_size(pair) != 2:
+                return None
+            return output_difference(row_scores(task, task.forward(model, pair), pair, 0), own)
+    except Exception:  # noqa: BLE001 - not comparable: the padding finding stands
+        return None
+
+
+def _mixes_rows(batch: dict[str, Any], row: int, difference: float, split: str) -> Finding:
+    return Finding(
+        "each row's output depends on the other rows of its micro-batch, padding aside: the example collated "
+        f"twice in one micro-batch (two equal rows, no padding) gives an output {difference:.3g} of its scale away "
+        "from the example alone. Something in forward works across the batch dimension: a softmax, a mean or a "
+        "normalisation over dim 0 where the positions or features were meant (softmax(scores, dim=0) on [batch, "
+        "positions]), a batch statistic in evaluation. Fix: that operation's dim",
+        split,
+        int(batch["index"][row]) if "index" in batch else None,
+    )
 
 
 def spread_of(outputs: list[tuple[torch.Tensor, bytes]]) -> float | None:
