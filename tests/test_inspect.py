@@ -265,3 +265,18 @@ def test_an_answers_first_token_masked_with_the_prompt_is_named_without_expected
     assert details["rows_sharing_the_token_one_earlier"] == details["rows"]
     shifted = [{**item, "labels": torch.cat([item["labels"][1:], torch.tensor([-100])])} for item in planted]
     assert answer_start_findings(task, shifted)[0], "labels already shifted (labels[t] = ids[t + 1]) are read too"
+
+
+def test_a_data_reader_that_cannot_read_a_task_is_not_judged_not_a_crash(monkeypatch):
+    """The tag-offset reader met tokens without a label beside labelled ones (KeyError) and crashed inspect on
+    six correct token-classification tasks: a warning read from the data alone never fails inspect."""
+    import pilot.checks.inspect_examples as inspect_module
+
+    def unreadable(*args):
+        raise KeyError(1)
+
+    monkeypatch.setattr(inspect_module, "answer_in_prompt_findings", unreadable)
+    monkeypatch.setattr(inspect_module, "hidden_token_findings", unreadable)
+    result, _ = inspect_task(instructions.make_task(split={"by": "group"}), n_show=1, micro_batch=4)
+    assert result.verdict == "pass", result.reason
+    assert result.details["hidden_tokens"] == {"judged": False, "error": "KeyError: 1"}

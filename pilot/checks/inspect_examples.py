@@ -335,7 +335,9 @@ def inspect_task(
         result = CheckResult(STEP, "fail", str(wrong_ignore[0]), wrong_ignore + result.findings, result.details)
         result.details["ignore_value"] = counted
     if task.kind not in ("generation", "classification"):  # a tagger's labels against their tokens
-        result = with_comparison(result, *tag_offset_findings(task, encoded.get("train", [])), "tag_offset", "warn")
+        result = with_comparison(
+            result, *_read(tag_offset_findings, task, encoded.get("train", [])), "tag_offset", "warn"
+        )
         result = with_comparison(result, *tag_pieces_findings(task, encoded.get("train", [])), "tag_pieces", "warn")
     if task.kind == "generation":  # answers trained after a prompt: does each end on a stop token?
         result = with_comparison(result, *stop_token_findings(task, encoded.get("train", [])), "stop_token", "warn")
@@ -347,11 +349,11 @@ def inspect_task(
             result, *target_in_source_findings(task, encoded.get("train", [])), "target_in_source", "warn"
         )
     if task.kind == "generation":  # a demonstration filled from the row itself: copied, not learned
-        found = answer_in_prompt_findings(task, encoded.get("train", []))
+        found = _read(answer_in_prompt_findings, task, encoded.get("train", []))
         result = with_comparison(result, *found, "answer_in_prompt", "warn")
     if encoded.get("train"):  # real tokens marked as padding: never attended to
         result = with_comparison(
-            result, *hidden_token_findings(task, encoded["train"], micro_batch), "hidden_tokens", "warn"
+            result, *_read(hidden_token_findings, task, encoded["train"], micro_batch), "hidden_tokens", "warn"
         )
     for probe in (teacher_forcing_findings, label_padding_findings) if encoded.get("train") else ():
         name = probe.__name__.removesuffix("_findings")  # a decoder's inputs: the target so far? its labels?
@@ -359,3 +361,12 @@ def inspect_task(
     if model is not None and encoded.get("train"):
         result = with_model_comparisons(result, task, model, encoded["train"], micro_batch)
     return result, shown
+
+
+def _read(reader, *args) -> tuple[list, dict[str, Any]]:
+    """A warning read from the data alone, or, where the task's data is of a shape it does not expect, not
+    judged (the error in its details): inspect's own verdict stands."""
+    try:
+        return reader(*args)
+    except Exception as error:  # noqa: BLE001 - said in the details, never a crash of inspect
+        return [], {"judged": False, "error": f"{type(error).__name__}: {error}"[:300]}

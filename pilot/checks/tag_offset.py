@@ -78,7 +78,7 @@ def tag_offset_findings(task: TaskData, encoded: list[dict[str, Any]]) -> tuple[
     own = entropy[0]
     best = min((k for k in OFFSETS if k), key=lambda k: entropy[k])
     if not (entropy[best] <= RATIO * own and own - entropy[best] >= GAP):
-        return [], details
+        return _rows_off(encoded[:1000], details)
     where = "after" if best > 0 else "before"
     return [
         Finding(
@@ -87,5 +87,49 @@ def tag_offset_findings(task: TaskData, encoded: list[dict[str, Any]]) -> tuple[
             f"over {positions} labelled positions of the training split). A special token (<bos>, [CLS]) put "
             "in front of input_ids and not of labels does this. Fix: give labels the same leading positions "
             f"(with {IGNORE_INDEX}) so that the label at t tags the token at t"
+        )
+    ], details
+
+
+ROW_MIN_LABELS = 4  # labelled positions a row needs to be judged on its own
+ROW_AGREES, ROW_DISAGREES = 0.9, 0.5  # a row off: its neighbour's tags >= 90% right, its own <= 50%
+ROW_SHARE, ROW_MIN = 0.1, 5  # of the judged rows, and at least this many
+
+
+def _rows_off(encoded: list[dict[str, Any]], details: dict[str, Any]) -> tuple[list[Finding], dict[str, Any]]:
+    """Some rows one position off (most aligned): each token's usual label (over the whole split) fits a
+    row's labels at a neighbour's position and not at its own — rows whose ids were built from another
+    text than their labels (``text.strip()`` for the ids, the raw text for the tags)."""
+    rows = tagged_rows(encoded) or []
+    usual: dict[int, Counter] = defaultdict(Counter)
+    for ids, labels in rows:
+        for token, label in zip(ids, labels):
+            if label >= 0 and label != IGNORE_INDEX:
+                usual[token][label] += 1
+    tag_of = {token: counts.most_common(1)[0][0] for token, counts in usual.items()}
+    judged, off = 0, {}
+    for number, (ids, labels) in enumerate(rows):
+        at = [t for t, label in enumerate(labels) if label >= 0 and label != IGNORE_INDEX and 1 <= t < len(ids) - 1]
+        if len(at) < ROW_MIN_LABELS:
+            continue
+        judged += 1
+        share = {k: sum(tag_of.get(ids[t + k]) == labels[t] for t in at) / len(at) for k in OFFSETS}
+        best = max((k for k in OFFSETS if k), key=lambda k: share[k])
+        if share[best] >= ROW_AGREES and share[0] <= ROW_DISAGREES:
+            off[number] = best
+    details["rows_judged"], details["rows_off"] = judged, len(off)
+    if judged == 0 or len(off) < max(ROW_MIN, ROW_SHARE * judged):
+        return [], details
+    number, offset = next(iter(off.items()))
+    where = "before" if offset < 0 else "after"
+    return [
+        Finding(
+            f"{len(off)} of {judged} training rows have their labels one position off their tokens (the rest are "
+            f"aligned): in each, the token {where} a labelled position carries the label that token usually has "
+            f"(>= {ROW_AGREES:.0%} of its positions), the token at it does not (<= {ROW_DISAGREES:.0%}). Their ids "
+            "and labels were built from different texts (ids from text.strip(), tags from the raw text; a token "
+            "added to some rows only). Fix: build both from the same text",
+            "train",
+            number,
         )
     ], details
