@@ -304,7 +304,8 @@ def _sweep_job_without_result(error: Exception) -> None:
         name = passed_on_to_jobs() or "SIGINT"
         print(
             f"pilot: the sweep was interrupted ({name}): each interrupted job resumes with its own overrides and "
-            "hydra.run.dir=<its directory>",
+            "hydra.run.dir=<its directory>; with a fixed hydra.sweep.subdir "
+            "(e.g. 'hydra.sweep.subdir=lr${optim.lr}') the same -m command resumes them all",
             file=sys.stderr,
         )
         raise SystemExit(128 + int(getattr(signal, name))) from None
