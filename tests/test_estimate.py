@@ -158,6 +158,43 @@ def test_a_causal_torch_transformer_encoder_is_estimated_not_refused(make_cfg, p
     assert not any("causal-mask" in note for note in estimate_memory(cfg, fake=False).notes)
 
 
+class TruncNormalInit(torch.nn.Module):
+    """Weights drawn with nn.init.trunc_normal_ (ModernBERT, ViT, Swin ...): PyTorch 2.13 redraws the
+    samples out of range until none is (``mask.any()``), a value fake tensors do not have."""
+
+    supports_activation_checkpointing = False
+
+    def __init__(self, vocab_size: int, reads_own_weights: bool = False, **_):
+        super().__init__()
+        self.emb = torch.nn.Embedding(vocab_size, 16)
+        self.head = torch.nn.Linear(16, vocab_size)
+        for weight in (self.emb.weight, self.head.weight):
+            torch.nn.init.trunc_normal_(weight, std=0.02)
+        if reads_own_weights and self.head.weight.abs().max() > 1:  # the model's own value read at init
+            raise AssertionError("unreachable with std 0.02")
+
+    def forward(self, input_ids, attention_mask=None):
+        return self.head(self.emb(input_ids))
+
+
+def test_a_model_initialized_with_trunc_normal_is_estimated_not_refused(make_cfg):
+    """ModernBERT and the ViT family were refused, their forward blamed for a value read their weight
+    initialization made: on fake tensors the truncated normal draws without reading (fake_init); real
+    tensors keep PyTorch's, and the estimate agrees with the same tracker on real tensors."""
+    cfg = make_cfg(f"model._target_={__name__}.TruncNormalInit")
+    ok, worst, lines = compare(estimate_memory(cfg), estimate_memory(cfg, fake=False), 0.10)
+    assert ok, lines
+    weight = torch.empty(2000)
+    torch.nn.init.trunc_normal_(weight, std=1.0, a=-0.5, b=0.5)  # outside the estimate: PyTorch's own
+    assert weight.abs().max() <= 0.5 and weight.std() > 0.2
+
+
+def test_a_model_whose_construction_reads_values_is_refused_naming_its_construction(make_cfg):
+    cfg = make_cfg(f"model._target_={__name__}.TruncNormalInit", "+model.reads_own_weights=true")
+    with pytest.raises(EstimateRefused, match=r"model's construction .* reads a tensor value .* in __init__"):
+        estimate_memory(cfg)
+
+
 class GroupedExperts(torch.nn.Module):
     """Two experts through torch._grouped_mm (as transformers' MoE layers call it): the CPU kernel runs
     float32, PyTorch's fake (meta) kernel accepts bf16 only."""

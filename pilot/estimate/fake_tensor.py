@@ -45,12 +45,11 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 
 from pilot.config.values import enum_value
 from pilot.data.task import Batch, ContractError, TaskData, batch_seq_len, move_to
-from pilot.engine.build import build_model
 from pilot.engine.checkpointing import declares_checkpointing
 from pilot.engine.forward import forward_loss
 from pilot.engine.trainer import Trainer
 from pilot.estimate.closed_form import closed_forms
-from pilot.estimate.fake_adapter import adapter_on
+from pilot.estimate.fake_init import built_model
 from pilot.estimate.fake_kernels import RealKernelDtypes
 from pilot.estimate.flops import FlopTotal
 from pilot.estimate.inputs import EstimateInputs, config_variant, estimate_inputs, fake_inputs
@@ -268,7 +267,7 @@ def _run_phases(
     """Build the model and engine, then run and track every phase (under fake tensors when asked;
     ``shortcut``: the fake estimate's single forward/backward, see ``_update_phase``), as ``ranks``'
     rank 0 (FSDP: sharded over its mesh)."""
-    model = adapter_on(build_model(cfg, adapter=False), cfg)  # the adapter too when cfg.adapter asks
+    model = built_model(cfg, fake=shortcut)
     if cfg.memory.activation_checkpointing and not declares_checkpointing(model):
         raise EstimateRefused(
             f"memory.activation_checkpointing=true but {type(model).__name__} does not support it. Fix: memory=none."

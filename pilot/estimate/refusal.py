@@ -50,12 +50,13 @@ def _in_fake_kernel(error: BaseException) -> bool:
     return any(part in frame.filename.replace("\\", "/") for frame in frames for part in FAKE_KERNELS)
 
 
-def refusal_reason(error: BaseException) -> str:
+def refusal_reason(error: BaseException, *, building: bool = False) -> str:
     """The refusal message for an error raised under fake tensors, naming its real cause.
 
     Only an operation that needs a tensor's *value* (``.item()``, ``if tensor``, a shape that depends
     on the data) is blamed on reading values; an operator without a fake implementation and any
-    other error are reported as what they are, with where they were raised.
+    other error are reported as what they are, with where they were raised; ``building``: raised
+    while the model was built (its ``__init__`` and weight initialization), not in forward/loss.
     """
     if type(error).__name__ == "InstantiationException" and error.__cause__ is not None:
         error = error.__cause__  # Hydra's wrapper says only 'Error in call to target': its cause says why
@@ -66,6 +67,14 @@ def refusal_reason(error: BaseException) -> str:
     where = _raised_at(error)
     data_dependent = (DataDependentOutputException, DynamicOutputShapeException)
     if isinstance(error, data_dependent) or type(error).__name__.startswith("GuardOnDataDependent"):
+        if building:
+            return (
+                f"the model's construction cannot run on fake tensors: its __init__ or weight "
+                f"initialization reads a tensor value ({what}; raised at {where}); pilot refuses to "
+                "guess its memory. Fix: initialize the weights without reading their values (e.g. no "
+                "loop until no sample is out of range; torch.nn.init's functions are handled), or "
+                "measure it on a real device with the pilot's phases."
+            )
         return (
             f"the model or task code cannot run on fake tensors: it reads a tensor value or makes a "
             f"shape depend on the data ({what}; raised at {where}); pilot refuses to guess its memory. "
