@@ -107,6 +107,42 @@ def test_vocab_size_reaches_the_model_at_compose_time(hf_files, make_cfg):
     validate(cfg)
 
 
+@pytest.mark.parametrize("model", ["hf_causal_lm", "hf_gpt2"])
+def test_a_transformers_model_takes_the_tokenizers_special_ids(hf_files, make_cfg, model):
+    """The model YAMLs said pad 256, bos 257, eos 258 (the byte tokenizer's) whatever the data: with a
+    BPE tokenizer id 256 is a word, whose embedding row never trained (padding_idx), and the export's
+    end of text was a word. The ids now come from the data's tokenizer; a task naming none gives null."""
+    from pilot.engine.build import build_model
+
+    tokenizer = load_tokenizer(str(hf_files["tokenizer"]))
+    cfg = make_cfg(*overrides(hf_files), f"model={model}")
+    said = {which: cfg.model.config[f"{which}_token_id"] for which in ("pad", "bos", "eos")}
+    assert (
+        said
+        == {which: getattr(tokenizer, f"{which}_token_id") for which in said}
+        != {
+            "pad": 256,
+            "bos": 257,
+            "eos": 258,
+        }
+    )
+    validate(cfg)
+    built = build_model(cfg)
+    padding_row = built.get_input_embeddings().padding_idx  # Llama's embedding has one, GPT-2's none
+    assert padding_row == (tokenizer.pad_token_id if model == "hf_causal_lm" else None)
+    assert built.config.eos_token_id == tokenizer.eos_token_id
+    assert make_cfg(f"model={model}").model.config.pad_token_id == 256  # the byte tokenizer's, data=instructions
+
+
+def test_a_special_id_other_than_the_tokenizers_is_refused_naming_key_and_fix(hf_files, make_cfg):
+    with pytest.raises(ConfigError) as error:
+        validate(make_cfg(*overrides(hf_files), "model=hf_causal_lm", "data.pad_token_id=5"))
+    assert "data.pad_token_id=5 but the tokenizer" in str(error.value)
+    assert "Fix: leave data.pad_token_id at ${pilot.tokenizer_id:${data.tokenizer},pad}" in str(error.value)
+    with pytest.raises(ConfigError, match="data.eos_token_id=3 but the byte tokenizer's eos id is 258"):
+        validate(make_cfg("data.eos_token_id=3"))
+
+
 # ------------------------------------------------------------------------- what reaches the loss
 @pytest.mark.parametrize("data", ["csv", "parquet"])
 def test_every_file_format_gives_the_same_examples(hf_files, data):

@@ -8,7 +8,7 @@ from omegaconf import OmegaConf
 
 from pilot.config.help import config_groups
 from pilot.config.schema import register_configs
-from pilot.config.tokenizer import tokenizer_size
+from pilot.config.tokenizer import tokenizer_id, tokenizer_size
 
 
 def register() -> None:
@@ -21,6 +21,9 @@ def register() -> None:
     if not OmegaConf.has_resolver("pilot.tokenizer_size"):
         # ${pilot.tokenizer_size:${data.tokenizer}}: len(tokenizer) of a local tokenizer directory
         OmegaConf.register_new_resolver("pilot.tokenizer_size", tokenizer_size, use_cache=True)
+    if not OmegaConf.has_resolver("pilot.tokenizer_id"):
+        # ${pilot.tokenizer_id:${data.tokenizer},pad}: the pad (bos, eos) id of that tokenizer, or None
+        OmegaConf.register_new_resolver("pilot.tokenizer_id", tokenizer_id, use_cache=True)
     if not OmegaConf.has_resolver("pilot_config_groups"):
         # --help (conf/hydra/help/pilot.yaml): the groups and their options, without the schema entries
         OmegaConf.register_new_resolver("pilot_config_groups", config_groups)

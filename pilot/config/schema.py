@@ -168,6 +168,9 @@ class InstructionsConfig(DataConfig):
     truncation_side: PaddingSide = MISSING  # which end loses tokens when too long
     mask_instruction: bool = MISSING  # instruction tokens get label -100 (not in the loss)
     vocab_size: int = MISSING  # token ids of the byte tokenizer
+    pad_token_id: int = MISSING  # the byte tokenizer's pad, bos and eos ids (the model's config reads them)
+    bos_token_id: int = MISSING
+    eos_token_id: int = MISSING
 
 
 @dataclass
@@ -179,6 +182,9 @@ class HFInstructionsConfig(DataConfig):
     file_format: Optional[str] = MISSING  # json, csv or parquet; None = from the extension
     tokenizer: str = MISSING  # local tokenizer directory (AutoTokenizer.from_pretrained)
     vocab_size: int = MISSING  # len(tokenizer), resolved from the directory
+    pad_token_id: Optional[int] = MISSING  # the tokenizer's special ids, resolved from the directory
+    bos_token_id: Optional[int] = MISSING  # (None where it has none); the model's config reads them
+    eos_token_id: Optional[int] = MISSING
     instruction_field: str = MISSING  # column of the prompt's text
     answer_field: str = MISSING  # column of the trained text
     group_field: Optional[str] = MISSING  # column of the split unit; None = each row alone

@@ -1,6 +1,6 @@
 """A tokenizer saved in a local directory (``data.tokenizer``), loaded once per process, and its size:
 the ``${pilot.tokenizer_size:${data.tokenizer}}`` resolver gives the model its vocabulary at compose
-time. Only local files are read (``local_files_only``); ``transformers`` is imported on first use,
+time, ``${pilot.tokenizer_id:${data.tokenizer},pad}`` its pad (bos, eos) id. Only local files are read (``local_files_only``); ``transformers`` is imported on first use,
 so runs that name no tokenizer never pay for it."""
 
 from __future__ import annotations
@@ -36,6 +36,17 @@ def load_tokenizer(path: str) -> Any:
     from transformers import AutoTokenizer  # optional extra `pilot[hf]`: imported only when a run names one
 
     return AutoTokenizer.from_pretrained(str(Path(path).expanduser()), local_files_only=True)
+
+
+SPECIAL = ("pad", "bos", "eos")
+
+
+def tokenizer_id(path: str, which: str) -> int | None:
+    """The tokenizer's ``pad``, ``bos`` or ``eos`` id (``tokenizer.pad_token_id`` ...; None where it
+    has none): the model's config takes the special ids of the tokenizer its data is encoded with."""
+    if which not in SPECIAL:
+        raise ValueError(f"pilot.tokenizer_id: {which!r} is not one of {', '.join(SPECIAL)}")
+    return getattr(load_tokenizer(str(path)), f"{which}_token_id")
 
 
 def tokenizer_size(path: str) -> int:

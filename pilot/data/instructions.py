@@ -105,6 +105,19 @@ def pack_example(
     }
 
 
+def check_special_ids(given: dict[str, Any], actual: dict[str, Any], whose: str, value: str = "{actual}") -> None:
+    """``data.pad_token_id`` (bos, eos) must be the tokenizer's own id, which the model's config reads
+    (its padding row, the export's end of text); ValueError naming the key, both ids and the fix
+    (leave the key at ``value``, formatted with ``which`` and ``actual``)."""
+    for which, given_id in given.items():
+        if given_id != actual[which]:
+            keep = value.format(which=which, actual=actual[which])
+            raise ValueError(
+                f"data.{which}_token_id={given_id} but {whose} {which} id is {actual[which]}. "
+                f"Fix: leave data.{which}_token_id at {keep}."
+            )
+
+
 def make_collate(padding_side: str, pad_id: int = tok.PAD_ID):
     def collate(items: list[dict[str, Any]]) -> Batch:
         width = max(len(item["input_ids"]) for item in items)
@@ -198,12 +211,17 @@ def make_task(
     mask_instruction: bool = True,
     vocab_size: int = tok.VOCAB_SIZE,
     split=None,
+    pad_token_id: int = tok.PAD_ID,
+    bos_token_id: int = tok.BOS_ID,
+    eos_token_id: int = tok.EOS_ID,
 ) -> TaskData:
     if vocab_size != tok.VOCAB_SIZE:
         raise ValueError(
             f"data.vocab_size={vocab_size} but the byte tokenizer has {tok.VOCAB_SIZE} tokens. "
             f"Fix: leave data.vocab_size at {tok.VOCAB_SIZE}."
         )
+    given = {"pad": pad_token_id, "bos": bos_token_id, "eos": eos_token_id}
+    check_special_ids(given, {"pad": tok.PAD_ID, "bos": tok.BOS_ID, "eos": tok.EOS_ID}, "the byte tokenizer's")
     examples = load_examples(path)
     splits = make_splits(examples, split)
     padding_side, truncation_side = enum_value(padding_side), enum_value(truncation_side)
