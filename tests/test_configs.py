@@ -97,6 +97,34 @@ def test_validation_names_key_value_and_fix(make_cfg, overrides, key, fix):
     assert key in message and fix in message
 
 
+def build_classifier(**settings):
+    """A factory ``_target_``: a function that says nothing about checkpointing until it has built."""
+    from pilot.models.mlp_classifier import MLPClassifier
+
+    return MLPClassifier(**settings)
+
+
+def build_tiny_gpt(**settings):
+    from pilot.models.tiny_gpt import TinyGPT
+
+    return TinyGPT(**settings)
+
+
+def test_checkpointing_is_judged_on_the_model_a_factory_builds(make_cfg):
+    """memory=checkpointing was refused for every factory _target_ (a function returning a transformers
+    model: "does not support activation checkpointing"), since the function itself declares nothing.
+    The model it builds on the meta device answers: accepted when it can, refused when it cannot."""
+    validate(make_cfg(f"model._target_={__name__}.build_tiny_gpt", "memory=checkpointing"))
+    with pytest.raises(ConfigError) as error:
+        validate(
+            make_cfg(
+                "+experiment=classification", f"model._target_={__name__}.build_classifier", "memory=checkpointing"
+            )
+        )
+    assert [p.key for p in error.value.problems] == ["memory.activation_checkpointing"]
+    assert "build_classifier builds a model that does not support activation checkpointing" in str(error.value)
+
+
 def test_the_gpu_campaigns_own_config_is_estimated_on_a_machine_without_a_gpu(make_cfg):
     """mode=estimate answers "what must I rent?" from a CPU machine: it refused run.device=cuda and
     distributed.backend=nccl ("no CUDA device is visible"), though it starts no process on any device."""

@@ -436,3 +436,14 @@ def test_the_sheets_word_on_prices_is_about_the_rows_the_plan_chooses_among(make
     assert "the plan takes the cheapest per update" in _prices_line(cfg, [known, unknown])
     both = [known, _row("H100")]  # known to run it, unpriced: the smallest rental, and said so
     assert "price_per_hour is missing for H100" in _prices_line(cfg, both)
+
+
+def test_the_sheet_tries_checkpointing_when_the_model_a_factory_built_supports_it(make_cfg):
+    """A factory _target_ declares nothing before it builds: the sheet read the function and never
+    tried its rows with activation checkpointing. The base estimate says what the built model can do."""
+    from pilot.rental.choice_sheet import _supports_checkpointing
+
+    gpt = make_cfg("model._target_=tests.test_configs.build_tiny_gpt")
+    classifier = make_cfg("+experiment=classification", "model._target_=tests.test_configs.build_classifier")
+    assert _supports_checkpointing(gpt, estimate_memory(gpt))
+    assert not _supports_checkpointing(classifier, estimate_memory(classifier))

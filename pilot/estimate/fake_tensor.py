@@ -253,6 +253,7 @@ class _Measured:
     whole_states: dict[str, int]
     flops_per_micro_batch: int
     flops_per_eval_batch: int
+    can_checkpoint: bool  # the built model declares activation checkpointing (a factory's says it only built)
 
 
 def _run_phases(
@@ -307,6 +308,7 @@ def _run_phases(
         whole,
         int(counter.get_total_flops()),
         int(eval_counter.get_total_flops()),
+        declares_checkpointing(model),
     )
 
 
@@ -380,7 +382,7 @@ def estimate_memory(
         whole_states=measured.whole_states,
         flops_per_micro_batch=measured.flops_per_micro_batch,
         flops_per_eval_batch=measured.flops_per_eval_batch,
-        settings=_settings(cfg, inputs),
+        settings={**_settings(cfg, inputs), "model_can_checkpoint": measured.can_checkpoint},
         seconds=time.perf_counter() - started,
         host_rss_peak_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         notes=([scaler_note] if bool(cfg.precision.grad_scaler) else []) + getattr(mask_paths, "notes", []),

@@ -14,7 +14,6 @@ from pilot.config.tokenizer import tokenizer_problem
 from pilot.config.values import import_target, select
 from pilot.data.task import ContractError
 from pilot.engine.build import longest_sequence, refuse_short_tables
-from pilot.engine.checkpointing import declares_checkpointing
 from pilot.errors import PilotError
 from pilot.models.adapter import (
     adapt_nothing,
@@ -27,6 +26,7 @@ from pilot.models.adapter import (
 )
 from pilot.models.hf_causal_lm import DTYPES, config_problem, meta_model
 from pilot.validation.adapter_config import adapter_settings_if_any, check_adapter_config
+from pilot.validation.checkpointing import check_checkpointing
 from pilot.validation.keys import check_arguments
 from pilot.validation.problems import Problem, is_number
 
@@ -58,20 +58,7 @@ def _check_targets(cfg, problems: list[Problem]) -> None:
     for section, target in (("model", model_cls), ("data", data_fn)):
         if target is not None:
             check_arguments(cfg, section, target, problems)
-    if (
-        select(cfg, "memory.activation_checkpointing")
-        and model_cls is not None
-        and not declares_checkpointing(model_cls)
-    ):
-        problems.append(
-            Problem(
-                "memory.activation_checkpointing",
-                True,
-                f"{select(cfg, 'model._target_')} does not support activation "
-                "checkpointing. Fix: memory=none, or a model that sets "
-                "supports_activation_checkpointing = True or has transformers' gradient_checkpointing_enable.",
-            )
-        )
+    check_checkpointing(cfg, model_cls, problems)
 
 
 def _check_model_matches_data(cfg, problems: list[Problem]) -> None:
