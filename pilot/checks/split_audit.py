@@ -138,6 +138,7 @@ def _undeclared_leaks(
     order_warnings, segment_order = leaks.segment_order_warnings(views)
     window_warnings, shifted_windows = leaks.shifted_window_warnings(views)
     linear_warnings, linear = leaks.linear_leak_warnings(views)
+    scale_warnings, class_scale = leaks.class_scale_warnings(views, limits, task.class_names)
     # overlapping windows first: they explain a feature that then predicts the label (a random walk's last day)
     leak_warnings = window_warnings + linear_warnings + leak_warnings
     leak_warnings += token_warnings + skew_warnings + feature_warnings + order_warnings
@@ -156,8 +157,11 @@ def _undeclared_leaks(
         "shifted_windows": shifted_windows,
         "linear_target": linear,
         "constant_train_labels": constant_labels,
+        "class_scale": class_scale,
         "model_view_dropped_keys": views.dropped_keys,
         "skipped": skipped,
         "thresholds": leaks.thresholds_dict(limits),
     }
-    return id_warnings + composite_warnings + duplicate_warnings + time_warnings + leak_warnings, report
+    # one class on another scale first: it explains that class's examples then look alike (near-duplicates)
+    first = scale_warnings + id_warnings + composite_warnings
+    return first + duplicate_warnings + time_warnings + leak_warnings, report

@@ -50,6 +50,9 @@ detectors look for what it did not declare:
 8. **One label for all of training** (``constant_label_findings``, a ``fail``): every training
    example's single label is the same value while a later split's take several (answer options
    never shuffled in training: the right one always first).
+9. **One class on another scale** (``class_scale_warnings``): vector inputs whose peak magnitude
+   separates two training classes completely, their medians ``class_scale_ratio`` times apart or
+   more (a ``/ 255`` applied twice to one class's source).
 
 Cost: examples of equal shapes are collated together, hashing is linear; nearest neighbours are
 chunked matrix products (O(n_a x n_b x features)); shingle overlaps a sort-join over shingle ids
@@ -60,9 +63,10 @@ split audit takes about 0.2 s on digits (1,797 vectors) and 0.1 s on the 733 ins
 Modules: ``thresholds``, ``model_views`` (what the model sees), ``id_fields`` (1), ``duplicates`` (2, with
 ``vectors`` and ``texts`` for the near-duplicates), ``time_split`` (3), ``target_leak``, ``token_leak`` and ``linear_leak`` (4),
 ``composite_ids`` (5), ``token_skew``, ``feature_skew`` and ``segment_order`` (6), ``shifted_windows`` (7),
-``constant_labels`` (8).
+``constant_labels`` (8), ``class_scale`` (9).
 """
 
+from pilot.checks.leaks.class_scale import class_scale_warnings
 from pilot.checks.leaks.composite_ids import composite_id_warnings
 from pilot.checks.leaks.constant_labels import constant_label_findings
 from pilot.checks.leaks.duplicates import duplicate_findings
@@ -81,6 +85,7 @@ from pilot.checks.leaks.token_skew import token_skew_warnings
 from pilot.checks.leaks.vectors import nearest
 
 __all__ = [
+    "class_scale_warnings",
     "LeakThresholds",
     "ModelViews",
     "model_views",

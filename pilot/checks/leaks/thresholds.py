@@ -23,6 +23,7 @@ class LeakThresholds:
     leak_score: float = 0.99  # one feature's |correlation| or single-threshold balanced accuracy
     leak_min_examples: int = 30  # target leakage: at least this many labelled examples ...
     leak_min_class: int = 10  # ... and this many of a class (and of the rest) to test it
+    class_scale_ratio: float = 10.0  # one class's inputs this many times smaller than another's (no overlap)
     lookup_per_value: int = 5  # a code (values without order): at least this many examples per distinct value
     skew_min_divergence: float = 0.05  # a later split's token frequencies vs train's: warn at this JS divergence
     skew_ratio: float = 4.0  # (nats) or more, and this many times the divergence between two halves of train
