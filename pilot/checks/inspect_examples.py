@@ -25,6 +25,7 @@ from pilot.checks.answer_in_prompt import answer_in_prompt_findings
 from pilot.checks.answer_start import answer_start_findings
 from pilot.checks.class_names import name_findings
 from pilot.checks.collated import RowView, check_collated, split_statistics
+from pilot.checks.erased_evidence import erased_evidence_findings
 from pilot.checks.field_end import field_end_findings
 from pilot.checks.hidden_tokens import hidden_token_findings
 from pilot.checks.loss_probe import SEQ2SEQ, input_ids_of, real_mask
@@ -355,6 +356,8 @@ def inspect_task(
         result = with_comparison(
             result, *_read(hidden_token_findings, task, encoded["train"], micro_batch), "hidden_tokens", "warn"
         )
+        found = _read(erased_evidence_findings, task, encoded["train"], micro_batch)  # the label's evidence
+        result = with_comparison(result, *found, "erased_evidence", "warn")  # normalised away by encode
     for probe in (teacher_forcing_findings, label_padding_findings) if encoded.get("train") else ():
         name = probe.__name__.removesuffix("_findings")  # a decoder's inputs: the target so far? its labels?
         result = with_comparison(result, *probe(task, encoded["train"], micro_batch), name)
