@@ -139,9 +139,10 @@ def _undeclared_leaks(
     window_warnings, shifted_windows = leaks.shifted_window_warnings(views)
     linear_warnings, linear = leaks.linear_leak_warnings(views)
     scale_warnings, class_scale = leaks.class_scale_warnings(views, limits, task.class_names)
+    transform_warnings, train_transform = leaks.train_transform_warnings(views, task.class_names)
     # overlapping windows first: they explain a feature that then predicts the label (a random walk's last day)
     leak_warnings = window_warnings + linear_warnings + leak_warnings
-    leak_warnings += token_warnings + skew_warnings + feature_warnings + order_warnings
+    leak_warnings += token_warnings + skew_warnings + feature_warnings + order_warnings + transform_warnings
     if "skipped" in target:
         skipped.append(f"target leakage: {target['skipped']}")
     report = {
@@ -158,6 +159,7 @@ def _undeclared_leaks(
         "linear_target": linear,
         "constant_train_labels": constant_labels,
         "class_scale": class_scale,
+        "train_transform": train_transform,
         "model_view_dropped_keys": views.dropped_keys,
         "skipped": skipped,
         "thresholds": leaks.thresholds_dict(limits),

@@ -53,6 +53,9 @@ detectors look for what it did not declare:
 9. **One class on another scale** (``class_scale_warnings``): vector inputs whose peak magnitude
    separates two training classes completely, their medians ``class_scale_ratio`` times apart or
    more (a ``/ 255`` applied twice to one class's source).
+10. **A training-only transform that changes the class** (``train_transform_warnings``): vector
+    inputs that differ from their raw array in training only, and then lie nearest another class's
+    mean far more often than untransformed ones (a horizontal flip of left/right arrows).
 
 Cost: examples of equal shapes are collated together, hashing is linear; nearest neighbours are
 chunked matrix products (O(n_a x n_b x features)); shingle overlaps a sort-join over shingle ids
@@ -63,7 +66,7 @@ split audit takes about 0.2 s on digits (1,797 vectors) and 0.1 s on the 733 ins
 Modules: ``thresholds``, ``model_views`` (what the model sees), ``id_fields`` (1), ``duplicates`` (2, with
 ``vectors`` and ``texts`` for the near-duplicates), ``time_split`` (3), ``target_leak``, ``token_leak`` and ``linear_leak`` (4),
 ``composite_ids`` (5), ``token_skew``, ``feature_skew`` and ``segment_order`` (6), ``shifted_windows`` (7),
-``constant_labels`` (8), ``class_scale`` (9).
+``constant_labels`` (8), ``class_scale`` (9), ``train_transform`` (10).
 """
 
 from pilot.checks.leaks.class_scale import class_scale_warnings
@@ -82,9 +85,11 @@ from pilot.checks.leaks.thresholds import LeakThresholds, thresholds_dict
 from pilot.checks.leaks.time_split import time_warnings
 from pilot.checks.leaks.token_leak import token_leak_warnings
 from pilot.checks.leaks.token_skew import token_skew_warnings
+from pilot.checks.leaks.train_transform import train_transform_warnings
 from pilot.checks.leaks.vectors import nearest
 
 __all__ = [
+    "train_transform_warnings",
     "class_scale_warnings",
     "LeakThresholds",
     "ModelViews",

@@ -1,0 +1,144 @@
+"""A flip or rotation ``encode`` applies to training examples only that turns one class into another
+(``train_transform_warnings``): a horizontal flip as augmentation on a task whose classes are left and
+right, a rotation by 180 degrees on digits 6 and 9. Those training examples then carry the other
+class's label; the loss still falls by memorising them, and validation (never transformed) looks
+merely hard.
+
+For a vector task's features (``vector_key``) whose examples hold a raw array of the same size (an
+image, a series): the transform is found per training example, as the flip, rotation or transpose of
+the raw array (its own shape, or a square) that gives what reaches the model; a *training-only*
+transform is one found on at least ``TRANSFORMED`` of the training examples and on at most
+``UNTOUCHED`` of every later split's. Applied to each class's mean raw array (all splits), it lands
+nearer another class's mean than its own (at most ``NEARER`` of its distance to its own): that class becomes
+the other. A label-keeping flip (cats and dogs) leaves each mean nearest itself.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from pilot.checks.leaks.model_views import ModelViews, scalar_labels, vector_key
+from pilot.checks.result import Finding
+
+TRANSFORMED = 0.2
+UNTOUCHED = 0.05
+NEARER = 0.75
+MIN_TRANSFORMED = 10
+MIN_CLASS = 5
+
+
+def _transforms(shape: tuple[int, ...]) -> dict[str, Callable[[np.ndarray], np.ndarray]]:
+    """Flips and rotations of an array of ``shape`` (its last two axes; one axis: reversed)."""
+    if len(shape) == 1:
+        return {"reversal": lambda a: a[::-1]}
+    found = {
+        "horizontal flip": lambda a: a[..., :, ::-1],
+        "vertical flip": lambda a: a[..., ::-1, :],
+        "rotation by 180 degrees": lambda a: a[..., ::-1, ::-1],
+    }
+    if shape[-1] == shape[-2]:
+        found["rotation by 90 degrees"] = lambda a: np.rot90(a, 1, axes=(-2, -1))
+        found["rotation by 270 degrees"] = lambda a: np.rot90(a, 3, axes=(-2, -1))
+        found["transpose"] = lambda a: np.swapaxes(a, -1, -2)
+    return found
+
+
+def _raw_field(views: ModelViews, key: str) -> str | None:
+    """The field every example holds as a numeric array of the model input's size."""
+    rows = [(e, row) for s in views.order() for e, row in zip(views.splits[s], views.inputs[s])]
+    size = rows[0][1][key].size
+    for name in sorted(rows[0][0].fields):
+        try:
+            if all(np.asarray(e.fields.get(name), dtype=np.float64).size == size for e, _ in rows):
+                return name
+        except (TypeError, ValueError):
+            continue
+    return None
+
+
+def _shape(raw: np.ndarray) -> tuple[int, ...]:
+    side = int(round(raw.size**0.5))
+    return raw.shape if raw.ndim >= 2 else ((side, side) if side * side == raw.size else raw.shape)
+
+
+def _found(views: ModelViews, key: str, field: str, split: str) -> list[str | None]:
+    """Per example of ``split``: the transform giving its model input from its raw array ("" when the
+    input is the raw array, None when no flip or rotation gives it)."""
+    out: list[str | None] = []
+    for example, row in zip(views.splits[split], views.inputs[split]):
+        raw = np.asarray(example.fields[field], dtype=np.float64)
+        raw = raw.reshape(_shape(raw))
+        seen = row[key].astype(np.float64).reshape(-1)
+        if np.allclose(seen, raw.reshape(-1), rtol=1e-5, atol=1e-6):
+            out.append("")
+            continue
+        out.append(
+            next(
+                (
+                    name
+                    for name, op in _transforms(raw.shape).items()
+                    if np.allclose(seen, op(raw).reshape(-1), 1e-5, 1e-6)
+                ),
+                None,
+            )
+        )
+    return out
+
+
+def _named(class_names: list[str] | None) -> Callable[[Any], str]:
+    names = list(class_names or [])
+    return lambda c: names[int(c)] if names and 0 <= int(c) < len(names) else str(c)
+
+
+def train_transform_warnings(views: ModelViews, class_names: list[str] | None = None) -> tuple[list[Finding], dict]:
+    key = vector_key(views)
+    later = [s for s in views.order() if s != "train"]
+    if key is None or not later or scalar_labels(views, "train") is None:
+        return [], {}
+    field = _raw_field(views, key)
+    if field is None:
+        return [], {}
+    found = {s: _found(views, key, field, s) for s in ["train", *later]}
+    train = Counter(name for name in found["train"] if name)
+    report: dict[str, Any] = {"raw_field": field, "transforms_in_train": dict(train)}
+    if not train:
+        return [], report
+    name, count = train.most_common(1)[0]
+    elsewhere = max(sum(1 for f in found[s] if f) / max(1, len(found[s])) for s in later)
+    if count < max(MIN_TRANSFORMED, TRANSFORMED * len(found["train"])) or elsewhere > UNTOUCHED:
+        return [], report
+    raws, labels = [], []
+    for split in views.order():
+        split_labels = scalar_labels(views, split)
+        for example, label in zip(views.splits[split], split_labels if split_labels is not None else []):
+            raw = np.asarray(example.fields[field], dtype=np.float64)
+            raws.append(raw.reshape(_shape(raw)))
+            labels.append(label.item())
+    op, labels_array = _transforms(raws[0].shape)[name], np.array(labels)
+    means = {c: np.mean([r for r, y in zip(raws, labels) if y == c], axis=0) for c in set(labels)}
+    means = {c: m for c, m in means.items() if (labels_array == c).sum() >= MIN_CLASS}
+    turned = []
+    for c, mean in means.items():
+        moved = op(mean)
+        distances = {d: float(np.linalg.norm(moved - other)) for d, other in means.items()}
+        nearest = min(distances, key=distances.get)
+        if nearest != c and distances[nearest] <= NEARER * distances[c]:
+            turned.append((c, nearest))
+    report["classes_turned"] = [[str(c), str(d)] for c, d in turned]
+    if not turned:
+        return [], report
+    named = _named(class_names)
+    pairs = ", ".join(f"{named(c)} -> {named(d)}" for c, d in turned)
+    finding = Finding(
+        f"a {name} applied to training examples only ({count} of {len(found['train'])} training inputs are the "
+        f"{name} of their field {field!r}, {elsewhere:.0%} of {', '.join(later)}'s) turns one class into another: "
+        f"the {name} of a class's mean {field!r} lies nearest another class's mean ({pairs})",
+        detail="an augmentation that changes what the label means (a horizontal flip of left/right arrows, a "
+        "rotation of 6 and 9): those examples are trained on the other class's label. Fix: an augmentation that "
+        "keeps the label, or change the label with it",
+    )
+    return [finding], report
