@@ -140,9 +140,12 @@ def _undeclared_leaks(
     linear_warnings, linear = leaks.linear_leak_warnings(views)
     scale_warnings, class_scale = leaks.class_scale_warnings(views, limits, task.class_names)
     transform_warnings, train_transform = leaks.train_transform_warnings(views, task.class_names)
+    code_warnings, ordinal_codes = leaks.ordinal_code_warnings(views)
     # overlapping windows first: they explain a feature that then predicts the label (a random walk's last day)
     leak_warnings = window_warnings + linear_warnings + leak_warnings
-    leak_warnings += token_warnings + skew_warnings + feature_warnings + order_warnings + transform_warnings
+    leak_warnings += (
+        token_warnings + skew_warnings + feature_warnings + order_warnings + transform_warnings + code_warnings
+    )
     if "skipped" in target:
         skipped.append(f"target leakage: {target['skipped']}")
     report = {
@@ -160,6 +163,7 @@ def _undeclared_leaks(
         "constant_train_labels": constant_labels,
         "class_scale": class_scale,
         "train_transform": train_transform,
+        "ordinal_codes": ordinal_codes,
         "model_view_dropped_keys": views.dropped_keys,
         "skipped": skipped,
         "thresholds": leaks.thresholds_dict(limits),

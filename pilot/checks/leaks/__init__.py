@@ -56,6 +56,9 @@ detectors look for what it did not declare:
 10. **A training-only transform that changes the class** (``train_transform_warnings``): vector
     inputs that differ from their raw array in training only, and then lie nearest another class's
     mean far more often than untransformed ones (a horizontal flip of left/right arrows).
+11. **A category coded out of order as a regression target** (``ordinal_code_warnings``): a float
+    target one-to-one with a string field of 3-6 values whose codes, in another order, a linear fit
+    of the inputs explains far better ('low' < 'medium' < 'high' coded alphabetically).
 
 Cost: examples of equal shapes are collated together, hashing is linear; nearest neighbours are
 chunked matrix products (O(n_a x n_b x features)); shingle overlaps a sort-join over shingle ids
@@ -66,7 +69,7 @@ split audit takes about 0.2 s on digits (1,797 vectors) and 0.1 s on the 733 ins
 Modules: ``thresholds``, ``model_views`` (what the model sees), ``id_fields`` (1), ``duplicates`` (2, with
 ``vectors`` and ``texts`` for the near-duplicates), ``time_split`` (3), ``target_leak``, ``token_leak`` and ``linear_leak`` (4),
 ``composite_ids`` (5), ``token_skew``, ``feature_skew`` and ``segment_order`` (6), ``shifted_windows`` (7),
-``constant_labels`` (8), ``class_scale`` (9), ``train_transform`` (10).
+``constant_labels`` (8), ``class_scale`` (9), ``train_transform`` (10), ``ordinal_codes`` (11).
 """
 
 from pilot.checks.leaks.class_scale import class_scale_warnings
@@ -77,6 +80,7 @@ from pilot.checks.leaks.feature_skew import feature_skew_warnings
 from pilot.checks.leaks.id_fields import id_field_warnings, name_says_id
 from pilot.checks.leaks.linear_leak import linear_leak_warnings
 from pilot.checks.leaks.model_views import ModelViews, model_views
+from pilot.checks.leaks.ordinal_codes import ordinal_code_warnings
 from pilot.checks.leaks.segment_order import segment_order_warnings
 from pilot.checks.leaks.shifted_windows import shifted_window_warnings
 from pilot.checks.leaks.target_leak import best_threshold_balanced_accuracy, target_leak_warnings
@@ -89,6 +93,7 @@ from pilot.checks.leaks.train_transform import train_transform_warnings
 from pilot.checks.leaks.vectors import nearest
 
 __all__ = [
+    "ordinal_code_warnings",
     "train_transform_warnings",
     "class_scale_warnings",
     "LeakThresholds",
