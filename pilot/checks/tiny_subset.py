@@ -21,6 +21,7 @@ rule it used:
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -38,6 +39,8 @@ from pilot.engine.build import build_model as build_fresh_model
 from pilot.engine.forward import forward_loss
 from pilot.engine.trainer import Trainer
 from pilot.models.adapter import adapter_rate_hint, frozen_head_hint
+
+log = logging.getLogger(__name__)
 
 STUCK = 0.02  # a loss whose own floor is within 2% of where it starts cannot fall: the targets do not reach it
 NO_FLOOR = 0.01  # a loss's own floor below 1% of where it starts is 0 (Adam on free logits stops near 1e-4)
@@ -128,6 +131,13 @@ def _stretched_if_falling(cfg: DictConfig, tiny_task: TaskData, device, build_mo
     falling = still_falling(attempt.curve, attempt.scorer.loss_floor)
     if not falling:
         return attempt, ""
+    log.info(  # the second attempt can take minutes: say why nothing else shows meanwhile
+        "tiny_subset: not learnt in pilot.tiny.max_updates=%d but its loss still falls (%s): again from scratch "
+        "with the schedule over pilot.tiny.max_updates_if_falling=%d",
+        shorter,
+        falling,
+        longer,
+    )
     again = _attempt(cfg, tiny_task, device, build_model, longer)
     if not again.passed(float(settings.min_recovery)):
         return attempt, ""
