@@ -7,6 +7,7 @@ tensors and on real ones alike (``pilot.estimate.fake_tensor``).
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import torch
@@ -40,6 +41,21 @@ def tracker_class():
         The stock tracker also updates every module's peak after every operation (cost: operations x
         modules; 20 s instead of 2 s per update of a 32-layer model). Per-module peaks are not used.
         """
+
+        def __enter__(self):
+            """Also silences ModTracker's "module hierarchy tracking maybe be messed up" warning (a
+            module whose hooks fire out of order, ModernBERT's): it concerns the per-module attribution,
+            which is not used; the global peak is unaffected."""
+            self._quiet = warnings.catch_warnings()
+            self._quiet.__enter__()
+            warnings.filterwarnings("ignore", message="The module hierarchy tracking")
+            return super().__enter__()
+
+        def __exit__(self, *args):
+            try:
+                return super().__exit__(*args)
+            finally:
+                self._quiet.__exit__(None, None, None)
 
         def _update_peak_stats(self, peak_state) -> None:  # noqa: D401 - same contract as the parent
             snapshots = getattr(self, "_curr_mem_snap", None)
