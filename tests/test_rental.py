@@ -441,9 +441,12 @@ def test_the_sheets_word_on_prices_is_about_the_rows_the_plan_chooses_among(make
 def test_the_sheet_tries_checkpointing_when_the_model_a_factory_built_supports_it(make_cfg):
     """A factory _target_ declares nothing before it builds: the sheet read the function and never
     tried its rows with activation checkpointing. The base estimate says what the built model can do."""
-    from pilot.rental.choice_sheet import _supports_checkpointing
+    from pilot.rental.choice_sheet import _Setup
 
-    gpt = make_cfg("model._target_=tests.test_configs.build_tiny_gpt")
-    classifier = make_cfg("+experiment=classification", "model._target_=tests.test_configs.build_classifier")
-    assert _supports_checkpointing(gpt, estimate_memory(gpt))
-    assert not _supports_checkpointing(classifier, estimate_memory(classifier))
+    gpt = make_cfg("mode=estimate", "model._target_=tests.test_configs.build_tiny_gpt")
+    classifier = make_cfg(
+        "mode=estimate", "+experiment=classification", "model._target_=tests.test_configs.build_classifier"
+    )
+    for cfg, tried in ((gpt, [False, True]), (classifier, [False])):
+        cache = EstimateCache(cfg, instantiate(cfg.data, _convert_="all"))
+        assert _Setup.read(cfg, cache).settings == tried

@@ -156,6 +156,19 @@ def pad_id_of(tokenizer) -> int:
 OWN = object()  # a special id not given: the tokenizer's own
 
 
+def _check_sizes(loaded, tokenizer: str, vocab_size: int, special_ids: dict[str, Any]) -> None:
+    """The vocabulary and the special ids the config gives the model are the tokenizer's own."""
+    if vocab_size < len(loaded):
+        raise ValueError(
+            f"data.vocab_size={vocab_size} but the tokenizer in {tokenizer} has {len(loaded)} ids. "
+            "Fix: leave data.vocab_size at ${pilot.tokenizer_size:${data.tokenizer}}."
+        )
+    given = {which: value for which, value in special_ids.items() if value is not OWN}
+    actual = {which: getattr(loaded, f"{which}_token_id") for which in given}
+    keep = "${{pilot.tokenizer_id:${{data.tokenizer}},{which}}} (here {actual})"
+    generation.check_special_ids(given, actual, f"the tokenizer in {tokenizer} says its", keep)
+
+
 def make_task(
     path: str,
     tokenizer: str,
@@ -179,16 +192,7 @@ def make_task(
     """The task; ``pad_token_id``, ``bos_token_id``, ``eos_token_id``: the ids the config gives the
     model (its padding row, the export's end of text), each checked against the tokenizer's own."""
     loaded = load_tokenizer(str(tokenizer))
-    if vocab_size < len(loaded):
-        raise ValueError(
-            f"data.vocab_size={vocab_size} but the tokenizer in {tokenizer} has {len(loaded)} ids. "
-            "Fix: leave data.vocab_size at ${pilot.tokenizer_size:${data.tokenizer}}."
-        )
-    given = {"pad": pad_token_id, "bos": bos_token_id, "eos": eos_token_id}
-    given = {which: value for which, value in given.items() if value is not OWN}
-    actual = {which: getattr(loaded, f"{which}_token_id") for which in given}
-    keep = "${{pilot.tokenizer_id:${{data.tokenizer}},{which}}} (here {actual})"
-    generation.check_special_ids(given, actual, f"the tokenizer in {tokenizer} says its", keep)
+    _check_sizes(loaded, tokenizer, vocab_size, {"pad": pad_token_id, "bos": bos_token_id, "eos": eos_token_id})
     tokens = PromptTokens(loaded, prompt_format, use_chat_template)
     fields = {"instruction": instruction_field, "answer": answer_field, "group": group_field, "time": time_field}
     examples = load_examples(read_rows(path, file_format), fields)

@@ -21,9 +21,7 @@ from dataclasses import asdict, dataclass
 
 from omegaconf import DictConfig, OmegaConf
 
-from pilot.config.values import enum_value, import_target
-from pilot.engine.checkpointing import declares_checkpointing
-from pilot.estimate.fake_tensor import MemoryEstimate
+from pilot.config.values import enum_value
 from pilot.rental.catalog import Gpu
 from pilot.rental.estimate_cache import EstimateCache, MissingEstimate
 from pilot.rental.requirements import Requirement, catalog_statuses
@@ -108,17 +106,6 @@ def compute_precision(cfg: DictConfig) -> str:
     return weights if precision == "fp32" and weights in ("bf16", "fp16") else precision
 
 
-def _supports_checkpointing(cfg: DictConfig, base: MemoryEstimate) -> bool:
-    """The model the base estimate built declares activation checkpointing (a factory ``_target_``
-    says so only once it built one); its ``_target_`` when the estimate does not say."""
-    if "model_can_checkpoint" in base.settings:
-        return bool(base.settings["model_can_checkpoint"])
-    try:
-        return declares_checkpointing(import_target(str(cfg.model._target_)))
-    except Exception:
-        return False
-
-
 @dataclass(frozen=True)
 class _Setup:
     """The config's side of every row, read once: margins, the configured batch and precision, and the
@@ -153,9 +140,9 @@ class _Setup:
         replicas_cfg = int(cfg.distributed.replicas)
         examples_per_update = micro_cfg * accum_cfg * replicas_cfg
         checkpointing_cfg = bool(cfg.memory.activation_checkpointing)
-        base = cache.base
+        base = cache.base  # checkpointing tried where the model the base estimate built declares it
         settings = [checkpointing_cfg] + (
-            [True] if not checkpointing_cfg and _supports_checkpointing(cfg, base) else []
+            [True] if not checkpointing_cfg and base.settings.get("model_can_checkpoint", False) else []
         )
         precision_cfg = compute_precision(cfg)
         whole = base.whole_states  # what one GPU holds unsharded (an FSDP config's estimate is rank 0's)
