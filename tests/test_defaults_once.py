@@ -40,7 +40,13 @@ MODEL_FOR_DATA = {"instructions": "tiny_gpt", "digits": "mlp_classifier"}  # the
 # data options whose file and tokenizer only the user can name (??? in the YAML): any path composes;
 # the vocabulary, read from the tokenizer directory at compose time, is given
 USER_FILES = {
-    "hf_instructions": ["model=tiny_gpt", "data.path=data.jsonl", "data.tokenizer=tokenizer", "data.vocab_size=512"]
+    "hf_instructions": [
+        "model=tiny_gpt",
+        "data.path=data.jsonl",
+        "data.tokenizer=tokenizer",
+        "data.vocab_size=512",
+        *(f"data.{which}_token_id={at}" for at, which in enumerate(("pad", "bos", "eos"))),
+    ]
 }
 
 

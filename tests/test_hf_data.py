@@ -57,8 +57,11 @@ def hf_files(tmp_path_factory) -> dict[str, Path]:
 
 
 def make(hf_files, data: str = "jsonl", tokenizer: str = "tokenizer", **settings):
-    arguments = {"vocab_size": 512, "split": SPLIT, **FIELDS, **settings}
-    return hf_instructions.make_task(path=str(hf_files[data]), tokenizer=str(hf_files[tokenizer]), **arguments)
+    loaded = load_tokenizer(str(hf_files[tokenizer]))
+    special = {f"{which}_token_id": getattr(loaded, f"{which}_token_id") for which in ("pad", "bos", "eos")}
+    arguments = {"vocab_size": 512, "split": SPLIT, **FIELDS, **special, **settings}
+    path = arguments.pop("path", str(hf_files[data]))
+    return hf_instructions.make_task(path=path, tokenizer=str(hf_files[tokenizer]), **arguments)
 
 
 def overrides(hf_files, data: str = "jsonl", tokenizer: str = "tokenizer") -> list[str]:
@@ -278,5 +281,5 @@ def test_a_file_datasets_cannot_read_is_named_with_its_cause(hf_files, tmp_path,
     path = tmp_path / name
     path.write_text(content)
     with pytest.raises(ValueError, match=f"data.path={path}: .*{said}") as refused:
-        hf_instructions.make_task(path=str(path), tokenizer=str(hf_files["tokenizer"]), vocab_size=512, split=SPLIT)
+        make(hf_files, path=str(path), instruction_field="instruction", answer_field="answer", group_field="group")
     assert "An error occurred" not in str(refused.value)

@@ -153,9 +153,6 @@ def pad_id_of(tokenizer) -> int:
     return tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
 
 
-OWN = object()  # a special id not given: the tokenizer's own
-
-
 def _check_sizes(loaded, tokenizer: str, vocab_size: int, special_ids: dict[str, Any]) -> None:
     """The vocabulary and the special ids the config gives the model are the tokenizer's own."""
     if vocab_size < len(loaded):
@@ -163,10 +160,9 @@ def _check_sizes(loaded, tokenizer: str, vocab_size: int, special_ids: dict[str,
             f"data.vocab_size={vocab_size} but the tokenizer in {tokenizer} has {len(loaded)} ids. "
             "Fix: leave data.vocab_size at ${pilot.tokenizer_size:${data.tokenizer}}."
         )
-    given = {which: value for which, value in special_ids.items() if value is not OWN}
-    actual = {which: getattr(loaded, f"{which}_token_id") for which in given}
+    actual = {which: getattr(loaded, f"{which}_token_id") for which in special_ids}
     keep = "${{pilot.tokenizer_id:${{data.tokenizer}},{which}}} (here {actual})"
-    generation.check_special_ids(given, actual, f"the tokenizer in {tokenizer} says its", keep)
+    generation.check_special_ids(special_ids, actual, f"the tokenizer in {tokenizer} says its", keep)
 
 
 def make_task(
@@ -185,9 +181,10 @@ def make_task(
     truncation_side: str = "left",
     mask_instruction: bool = True,
     split=None,
-    pad_token_id: Any = OWN,
-    bos_token_id: Any = OWN,
-    eos_token_id: Any = OWN,
+    *,
+    pad_token_id: int | None,
+    bos_token_id: int | None,
+    eos_token_id: int | None,
 ) -> TaskData:
     """The task; ``pad_token_id``, ``bos_token_id``, ``eos_token_id``: the ids the config gives the
     model (its padding row, the export's end of text), each checked against the tokenizer's own."""
