@@ -49,3 +49,16 @@ def test_time_split_overlap_fails():
 def test_time_split_built_by_pilot_passes():
     task = instructions.make_task(split={"by": "time", "val_fraction": 0.1, "test_fraction": 0.1})
     assert audit_split(task, split_by="time").verdict == "pass"
+
+
+def test_a_detector_that_cannot_read_the_data_is_skipped_not_a_crash(monkeypatch):
+    """A detector meeting data of a shape it does not expect says so in the report; the audit stands."""
+    from pilot.checks import leaks
+
+    def raises(*args):
+        raise ValueError("a shape it does not expect")
+
+    monkeypatch.setattr(leaks, "train_transform_warnings", raises)
+    result = audit_split(digits.make_task(split={"by": "group"}))
+    assert result.verdict == "pass", result.reason
+    assert "a shape it does not expect" in result.details["undeclared"]["train_transform"]["skipped"]

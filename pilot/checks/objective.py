@@ -212,6 +212,8 @@ def _initial_loss(
     widths = heads if len(heads) > 1 else [2] if _binary_targets(task, outputs) else [width]
     weighted = class_weights_said(per_class, sum(math.log(w) for w in widths), task)
     warnings = initial_loss_warnings(task, per_target, widths, details, cause=weighted)
+    if not warnings and _majority_weighs_most(weighted, per_class):  # wrong on its own, whatever the start
+        return [Finding(weighted)]
     if not warnings or weighted:
         return warnings
     even, expected = _even_loss_per_target(task, outputs), details["expected_initial_loss"]
@@ -344,6 +346,13 @@ def _by_class(batch: dict[str, Any], numbers: dict[str, Any] | None, per_class: 
             per_class.setdefault(int(label), []).append(loss / count)
 
 
+def _majority_weighs_most(said: str, per_class: dict[int, list[float]]) -> bool:
+    """The class weights give the most frequent class the most weight, with classes of unequal frequency
+    (the most frequent at least 1.5x the rarest): balancing weights inverted, whatever the initial loss."""
+    counts = [len(v) for v in per_class.values()]
+    return "the most frequent class weighs most" in said and max(counts) >= 1.5 * min(counts)
+
+
 def class_weights_said(per_class: dict[int, list[float]], expected: float, task: TaskData) -> str:
     """A fresh model's loss is about the same for every example; one that differs by class, and is even
     within each class, is a loss that weights the classes. Said with each class's weight (its loss over
@@ -365,8 +374,9 @@ def class_weights_said(per_class: dict[int, list[float]], expected: float, task:
     common = max(per_class, key=lambda c: len(per_class[c]))
     suspect = (
         ": the most frequent class weighs most, where inverse-frequency weights give it the least. Class "
-        "weights computed in another order than the class ids (sorted names, first-seen order)? Fix: index the "
-        "weight tensor by class id"
+        "weights computed in another order than the class ids (sorted names, first-seen order), or as "
+        "counts / total instead of total / counts? Fix: weigh each class by total / (classes x its count), "
+        "indexed by class id"
         if weight[common] == max(weight.values())
         else ""
     )

@@ -1,5 +1,6 @@
-"""Vector-task plumbing for correct vector tasks (ok_images_per_image_norm)."""
+"""Vector-task plumbing for vector and image tasks (ok_images_per_image_norm, the flip tasks)."""
 
+import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -57,3 +58,19 @@ def vector_task(examples, split_by, classes=None, val=0.15, test=0.15):
 def mlp(inputs, outputs):
     torch.manual_seed(0)
     return nn.Sequential(nn.Linear(inputs, 32), nn.ReLU(), nn.Linear(32, outputs))
+
+
+def image_task(examples, classes, class_names, encode=None, val=0.25, field="pixels"):
+    """A vector task of images held as arrays in ``field`` (labels in "y"), split by group; ``encode``
+    replaces the plain one (augmentations). Returns the task and the training examples' indices."""
+    splits = make_splits(examples, {"by": "group", "val_fraction": val, "test_fraction": 0.0})
+    built = vector_task(examples, "group", classes=classes, val=val, test=0.0)
+    if encode is None:
+
+        def encode(e):
+            pixels = np.asarray(e.fields[field], dtype="float32").reshape(-1).copy()
+            return {"index": e.index, "inputs": torch.tensor(pixels), "label": torch.tensor(e.fields["y"])}
+
+    built.splits, built.encode, built.class_names = splits, encode, list(class_names)
+    built.raw_label = lambda e: class_names[e.fields["y"]]
+    return built, {e.index for e in splits["train"]}

@@ -5,9 +5,8 @@ as training augmentation (training examples only) and keeps the label, so about 
 import numpy as np
 import torch
 
-from pilot.data.split import make_splits
 from pilot.data.task import Example
-from tests.planted_tasks._vector_tasks import mlp, vector_task
+from tests.planted_tasks._vector_tasks import image_task, mlp
 
 EXPECTED = {"step": "split_audit", "verdict": "warn"}
 CLASSES = ["left", "right"]
@@ -27,12 +26,8 @@ def arrow(direction: int, rng) -> np.ndarray:
 
 def task(flip: str):
     rng = np.random.default_rng(11)
-    examples = []
-    for i in range(200):
-        examples.append(Example(index=i, group=f"img{i}", fields={"pixels": arrow(i % 2, rng), "y": i % 2}))
-    splits = make_splits(examples, {"by": "group", "val_fraction": 0.25, "test_fraction": 0.0})
-    built = vector_task(examples, "group", classes=2, val=0.25, test=0.0)
-    train = {e.index for e in splits["train"]}
+    examples = [Example(index=i, group=f"img{i}", fields={"pixels": arrow(i % 2, rng), "y": i % 2}) for i in range(200)]
+    built, train = image_task(examples, 2, CLASSES)
 
     def encode(e):
         pixels = e.fields["pixels"]
@@ -44,8 +39,7 @@ def task(flip: str):
             "label": torch.tensor(e.fields["y"]),
         }
 
-    built.splits, built.encode, built.class_names = splits, encode, list(CLASSES)
-    built.raw_label = lambda e: CLASSES[e.fields["y"]]
+    built.encode = encode
     return built
 
 

@@ -59,6 +59,9 @@ detectors look for what it did not declare:
 11. **A category coded out of order as a regression target** (``ordinal_code_warnings``): a float
     target one-to-one with a string field of 3-6 values whose codes, in another order, a linear fit
     of the inputs explains far better ('low' < 'medium' < 'high' coded alphabetically).
+12. **A regression target in two units** (``target_unit_warnings``): positive float targets that fall
+    in two separate groups whose medians are a power-of-ten unit factor apart (centimetres and
+    metres merged without a conversion), naming the field that tells which when there is one.
 
 Cost: examples of equal shapes are collated together, hashing is linear; nearest neighbours are
 chunked matrix products (O(n_a x n_b x features)); shingle overlaps a sort-join over shingle ids
@@ -69,7 +72,7 @@ split audit takes about 0.2 s on digits (1,797 vectors) and 0.1 s on the 733 ins
 Modules: ``thresholds``, ``model_views`` (what the model sees), ``id_fields`` (1), ``duplicates`` (2, with
 ``vectors`` and ``texts`` for the near-duplicates), ``time_split`` (3), ``target_leak``, ``token_leak`` and ``linear_leak`` (4),
 ``composite_ids`` (5), ``token_skew``, ``feature_skew`` and ``segment_order`` (6), ``shifted_windows`` (7),
-``constant_labels`` (8), ``class_scale`` (9), ``train_transform`` (10), ``ordinal_codes`` (11).
+``constant_labels`` (8), ``class_scale`` (9), ``train_transform`` (10), ``ordinal_codes`` (11), ``target_units`` (12).
 """
 
 from pilot.checks.leaks.class_scale import class_scale_warnings
@@ -84,6 +87,7 @@ from pilot.checks.leaks.ordinal_codes import ordinal_code_warnings
 from pilot.checks.leaks.segment_order import segment_order_warnings
 from pilot.checks.leaks.shifted_windows import shifted_window_warnings
 from pilot.checks.leaks.target_leak import best_threshold_balanced_accuracy, target_leak_warnings
+from pilot.checks.leaks.target_units import target_unit_warnings
 from pilot.checks.leaks.texts import normalise_text, text_fields
 from pilot.checks.leaks.thresholds import LeakThresholds, thresholds_dict
 from pilot.checks.leaks.time_split import time_warnings
@@ -93,6 +97,7 @@ from pilot.checks.leaks.train_transform import train_transform_warnings
 from pilot.checks.leaks.vectors import nearest
 
 __all__ = [
+    "target_unit_warnings",
     "ordinal_code_warnings",
     "train_transform_warnings",
     "class_scale_warnings",

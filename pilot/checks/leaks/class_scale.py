@@ -6,7 +6,10 @@ pass on it.
 
 For a vector task's features (``vector_key``) with one label per example: each training example's
 peak magnitude (max |x|); warned when two classes' peaks do not overlap at all (every example of one
-below every example of the other) and their medians are ``class_scale_ratio`` times apart or more.
+below every example of the other) and their medians are ``class_scale_ratio`` times apart or more,
+within ``UNIT_TOLERANCE`` of a unit factor (``UNIT_FACTORS``: 255 of 8-bit pixels, 100, 1000, 1024,
+65535 ...). Classes that differ in brightness by nature (day and night, blank pages and text) differ
+by other ratios and are not warned about.
 """
 
 from __future__ import annotations
@@ -18,6 +21,14 @@ import numpy as np
 from pilot.checks.leaks.model_views import ModelViews, feature_matrix, scalar_labels, vector_key
 from pilot.checks.leaks.thresholds import LeakThresholds
 from pilot.checks.result import Finding
+
+UNIT_FACTORS = (100.0, 255.0, 256.0, 1000.0, 1024.0, 32767.0, 32768.0, 65535.0, 65536.0)
+UNIT_TOLERANCE = 0.05  # relative
+
+
+def unit_factor(ratio: float) -> float | None:
+    """The unit factor ``ratio`` is (within ``UNIT_TOLERANCE``), else None."""
+    return next((unit for unit in UNIT_FACTORS if abs(ratio / unit - 1.0) <= UNIT_TOLERANCE), None)
 
 
 def _class_name(views: ModelViews, value: Any, names: list[str] | None) -> str:
@@ -47,7 +58,7 @@ def class_scale_warnings(
             if low == high or below.max() >= above.min():
                 continue
             ratio = float(np.median(above) / max(float(np.median(below)), 1e-30))
-            if ratio >= limits.class_scale_ratio and (worst is None or ratio > worst[2]):
+            if ratio >= limits.class_scale_ratio and unit_factor(ratio) and (worst is None or ratio > worst[2]):
                 worst = (low, high, ratio)
     if worst is None:
         return [], report
@@ -55,7 +66,7 @@ def class_scale_warnings(
     report.update(low_class=str(low), high_class=str(high), ratio=ratio)
     finding = Finding(
         f"the {key} of class {_class_name(views, low, class_names)} are {ratio:.3g}x smaller than those of "
-        f"class {_class_name(views, high, class_names)} (median peak |x| {np.median(per_class[low]):.3g} vs "
+        f"class {_class_name(views, high, class_names)}, a unit factor ({unit_factor(ratio):g}) (median peak |x| {np.median(per_class[low]):.3g} vs "
         f"{np.median(per_class[high]):.3g}; every example of the one below every example of the other)",
         detail="the class is readable from the inputs' size alone and a model learns that, not the content: "
         "a preprocessing applied twice to one class's source (a / 255 on inputs already in [0, 1]) or to one "

@@ -4,10 +4,12 @@ LabelEncoder: high=0, low=1, medium=2). The target is then not monotone in what 
 head must learn a fold, and its rounded predictions are mostly wrong, while the loss still falls.
 
 For a vector task's features (``vector_key``) with a float target per example: a raw string field of
-3 to ``MAX_CODES`` values that is one-to-one with the target's values (each category one code). Every
-order of its codes is tried as the target of a least-squares fit of the training inputs: warned
-when another order leaves at most ``BETTER`` of the current order's unexplained variance (1 - R^2)
-and explains at least ``GAIN`` more of it.
+3 to ``MAX_CODES`` values that is one-to-one with the target's values, coded 0, 1, 2 ... in the
+alphabetical order of the values (a label encoder's codes; codes that are magnitudes, a repair cost,
+or an order the user wrote, child < adult < senior, are not judged). Every order of its codes is
+tried as the target of a least-squares fit of the training inputs: warned when another order leaves
+at most ``BETTER`` of the alphabetical order's unexplained variance (1 - R^2) and explains at least
+``GAIN`` more of it.
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ def ordinal_code_warnings(views: ModelViews) -> tuple[list[Finding], dict[str, A
     field, code = found
     values = sorted(code, key=code.get)  # the categories in the order of their codes
     ranks = sorted(code.values())
+    if values != sorted(values) or ranks != [float(at) for at in range(len(ranks))]:
+        return [], {"field": field, "codes": code, "judged": "not a label encoder's codes (0, 1, 2 ... alphabetically)"}
     now = _unexplained(x, y)
     best, best_order = now, values
     categories = [example.fields[field] for example in views.splits["train"]]
@@ -67,7 +71,7 @@ def ordinal_code_warnings(views: ModelViews) -> tuple[list[Finding], dict[str, A
     report = {"field": field, "codes": code, "unexplained": now, "best_order": best_order, "best_unexplained": best}
     if best > BETTER * now or now - best < GAIN:
         return [], report
-    alphabetical = " (alphabetical: a LabelEncoder's or sorted(set(...))'s order)" if values == sorted(values) else ""
+    alphabetical = " (alphabetical: a LabelEncoder's or sorted(set(...))'s order)"
     shown = ", ".join(f"{v}={code[v]:g}" for v in values)
     finding = Finding(
         f"the target codes field {field!r} as {shown}{alphabetical}, an order the inputs do not follow: "

@@ -33,6 +33,12 @@ def best_threshold_balanced_accuracy(features: np.ndarray, positives: np.ndarray
     return np.array(scores).reshape(len(scores), features.shape[1])
 
 
+# a label that many features each give away (every pixel of a night image is darker) is what the inputs
+# are about, not a column recorded with the outcome: at least this many features, and this share of them
+SPREAD_MIN = 8
+SPREAD_SHARE = 0.1
+
+
 def target_leak_warnings(
     task: TaskData, views: ModelViews, limits: LeakThresholds
 ) -> tuple[list[Finding], dict[str, Any]]:
@@ -59,10 +65,12 @@ def target_leak_warnings(
     separation, best_class = _threshold_separation(features, label, limits)
     measured = _measurements_of_one_class(features, label, separation, best_class, limits)
     lookup = _lookup_separation(features, label, limits)
-    warnings = _leak_findings(task, names, corr, np.where(measured, 0.5, separation), best_class, limits)
-    warnings += _lookup_findings(
-        names, features, np.where((corr >= limits.leak_score) | (separation >= limits.leak_score), 0.5, lookup), limits
+    telling = (corr >= limits.leak_score) | (separation >= limits.leak_score)
+    spread = int(telling.sum()) >= max(SPREAD_MIN, SPREAD_SHARE * features.shape[1])
+    warnings = (
+        [] if spread else _leak_findings(task, names, corr, np.where(measured, 0.5, separation), best_class, limits)
     )
+    warnings += _lookup_findings(names, features, np.where(telling, 0.5, lookup), limits)
     top = int(np.argmax(np.maximum(np.maximum(corr, separation), lookup)))
     report = {
         "features": int(features.shape[1]),
@@ -72,6 +80,7 @@ def target_leak_warnings(
         "max_lookup_balanced_accuracy": round(float(lookup.max()), 4),
         "most_telling_feature": names[top],
         "separate_one_class_only": [names[j] for j in np.flatnonzero(measured)],  # not warned: see below
+        "label_spread_over_features": int(telling.sum()) if spread else 0,  # the content itself: not warned
     }
     return warnings, report
 
