@@ -127,6 +127,23 @@ def _judged(detector, *args) -> tuple[list[Finding], dict[str, Any]]:
         return [], {"skipped": f"{type(error).__name__}: {error}"[:300]}
 
 
+def _made_by_the_task(task: TaskData, views, limits: LeakThresholds) -> tuple[list[Finding], dict[str, Any]]:
+    """The detectors of what the task's own code does to inputs and labels (a scale applied twice, a
+    training-only augmentation that breaks the label, codes out of order, targets in two units): the
+    class-scale warnings, and each detector's report with the other warnings under "warnings"."""
+    scale_warnings, report = _judged(leaks.class_scale_warnings, views, limits, task.class_names)
+    made: dict[str, Any] = {"class_scale": report, "warnings": []}
+    for name, detector, args in (
+        ("train_transform", leaks.train_transform_warnings, (views, task.class_names)),
+        ("ordinal_codes", leaks.ordinal_code_warnings, (views,)),
+        ("target_units", leaks.target_unit_warnings, (views,)),
+        ("train_augment", leaks.train_augment_warnings, (views,)),
+    ):
+        warnings, made[name] = _judged(detector, *args)
+        made["warnings"] += warnings
+    return scale_warnings, made
+
+
 def _undeclared_leaks(
     task: TaskData, split_by: str, limits: LeakThresholds, findings: list[Finding], raw_hash
 ) -> tuple:
@@ -147,21 +164,10 @@ def _undeclared_leaks(
     order_warnings, segment_order = leaks.segment_order_warnings(views)
     window_warnings, shifted_windows = leaks.shifted_window_warnings(views)
     linear_warnings, linear = leaks.linear_leak_warnings(views)
-    scale_warnings, class_scale = _judged(leaks.class_scale_warnings, views, limits, task.class_names)
-    transform_warnings, train_transform = _judged(leaks.train_transform_warnings, views, task.class_names)
-    code_warnings, ordinal_codes = _judged(leaks.ordinal_code_warnings, views)
-    unit_warnings, target_units = _judged(leaks.target_unit_warnings, views)
+    scale_warnings, made = _made_by_the_task(task, views, limits)
     # overlapping windows first: they explain a feature that then predicts the label (a random walk's last day)
     leak_warnings = window_warnings + linear_warnings + leak_warnings
-    leak_warnings += (
-        token_warnings
-        + skew_warnings
-        + feature_warnings
-        + order_warnings
-        + transform_warnings
-        + code_warnings
-        + unit_warnings
-    )
+    leak_warnings += token_warnings + skew_warnings + feature_warnings + order_warnings + made.pop("warnings")
     if "skipped" in target:
         skipped.append(f"target leakage: {target['skipped']}")
     report = {
@@ -177,10 +183,7 @@ def _undeclared_leaks(
         "shifted_windows": shifted_windows,
         "linear_target": linear,
         "constant_train_labels": constant_labels,
-        "class_scale": class_scale,
-        "train_transform": train_transform,
-        "ordinal_codes": ordinal_codes,
-        "target_units": target_units,
+        **made,
         "model_view_dropped_keys": views.dropped_keys,
         "skipped": skipped,
         "thresholds": leaks.thresholds_dict(limits),

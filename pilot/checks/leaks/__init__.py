@@ -62,6 +62,9 @@ detectors look for what it did not declare:
 12. **A regression target in two units** (``target_unit_warnings``): positive float targets that fall
     in two separate groups whose medians are a power-of-ten unit factor apart (centimetres and
     metres merged without a conversion), naming the field that tells which when there is one.
+13. **Training-only mixup or grayscale that breaks the label** (``train_augment_warnings``): training
+    inputs that are mixes of two training examples labelled with one example's class where the other
+    weighs more, or grey versions of colour inputs whose classes only colour tells apart.
 
 Cost: examples of equal shapes are collated together, hashing is linear; nearest neighbours are
 chunked matrix products (O(n_a x n_b x features)); shingle overlaps a sort-join over shingle ids
@@ -72,7 +75,7 @@ split audit takes about 0.2 s on digits (1,797 vectors) and 0.1 s on the 733 ins
 Modules: ``thresholds``, ``model_views`` (what the model sees), ``id_fields`` (1), ``duplicates`` (2, with
 ``vectors`` and ``texts`` for the near-duplicates), ``time_split`` (3), ``target_leak``, ``token_leak`` and ``linear_leak`` (4),
 ``composite_ids`` (5), ``token_skew``, ``feature_skew`` and ``segment_order`` (6), ``shifted_windows`` (7),
-``constant_labels`` (8), ``class_scale`` (9), ``train_transform`` (10), ``ordinal_codes`` (11), ``target_units`` (12).
+``constant_labels`` (8), ``class_scale`` (9), ``train_transform`` (10), ``ordinal_codes`` (11), ``target_units`` (12), ``train_augment`` (13).
 """
 
 from pilot.checks.leaks.class_scale import class_scale_warnings
@@ -93,10 +96,12 @@ from pilot.checks.leaks.thresholds import LeakThresholds, thresholds_dict
 from pilot.checks.leaks.time_split import time_warnings
 from pilot.checks.leaks.token_leak import token_leak_warnings
 from pilot.checks.leaks.token_skew import token_skew_warnings
+from pilot.checks.leaks.train_augment import train_augment_warnings
 from pilot.checks.leaks.train_transform import train_transform_warnings
 from pilot.checks.leaks.vectors import nearest
 
 __all__ = [
+    "train_augment_warnings",
     "target_unit_warnings",
     "ordinal_code_warnings",
     "train_transform_warnings",

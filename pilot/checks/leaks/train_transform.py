@@ -54,7 +54,7 @@ def _transforms(shape: tuple[int, ...]) -> dict[str, Callable[[np.ndarray], np.n
     return found
 
 
-def _raw_field(views: ModelViews, key: str) -> str | None:
+def raw_field(views: ModelViews, key: str) -> str | None:
     """The field every example holds as a numeric array of the model input's size."""
     rows = [(e, row) for s in views.order() for e, row in zip(views.splits[s], views.inputs[s])]
     size = rows[0][1][key].size
@@ -122,7 +122,7 @@ def train_transform_warnings(views: ModelViews, class_names: list[str] | None = 
     later = [s for s in views.order() if s != "train"]
     if key is None or not later or scalar_labels(views, "train") is None:
         return [], {}
-    field = _raw_field(views, key)
+    field = raw_field(views, key)
     if field is None:
         return [], {}
     found = {s: _found(views, key, field, s) for s in ["train", *later]}

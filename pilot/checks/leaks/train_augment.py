@@ -1,0 +1,141 @@
+"""Training-only augmentations other than a flip that break the label (``train_augment_warnings``):
+
+- **mixup with the labels left hard**: ``encode`` gives a training example ``lam * x + (1 - lam) * x_j``
+  with another training example ``x_j`` but keeps its own hard label, so wherever ``x_j`` weighs more
+  and is of another class, the input mostly shows one class and is trained as another. Found per
+  transformed training example as the mix of its raw array with another training example's (least
+  squares over every candidate, residual below ``MIX_RESIDUAL`` of the change); warned when mixes are at
+  least ``TRANSFORMED`` of training and ``MIN_WRONG`` of them are dominated by another class's example
+  while labelled with their own (mixed labels reach the loss as soft targets, not as one class each);
+- **a grayscale on a task told by colour**: a training input whose channels are equal where its raw
+  array's are not (a colour axis of 3, first or last), a ``RandomGrayscale``; warned when a 5-nearest-
+  neighbour classifier separates the classes at least ``SEPARABLE`` on the raw arrays and at most
+  ``SAME`` on their grey versions (the weights of the grey fitted on the transformed examples):
+  red and green lamps of one brightness.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pilot.checks.leaks.model_views import ModelViews, scalar_labels, vector_key
+from pilot.checks.leaks.train_transform import TRANSFORMED, UNTOUCHED, raw_field
+from pilot.checks.result import Finding
+
+MIX_RESIDUAL = 1e-4  # of the change's squared norm
+MIN_WRONG = 5
+MAX_MIXES = 300  # transformed examples searched for a partner
+MAX_PARTNERS = 3000
+SEPARABLE, SAME = 0.75, 0.6
+
+
+def _arrays(views: ModelViews, key: str, field: str, split: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(raw arrays in their own shape, model inputs flat, transformed flags) of a split."""
+    raws = np.stack([np.asarray(e.fields[field], dtype=np.float64) for e in views.splits[split]])
+    seen = np.stack([row[key].astype(np.float64).reshape(-1) for row in views.inputs[split]])
+    flags = ~np.isclose(seen, raws.reshape(len(raws), -1), rtol=1e-5, atol=1e-6).all(axis=1)
+    return raws, seen, flags
+
+
+def _partners(flat: np.ndarray, seen: np.ndarray, rows: np.ndarray) -> dict[int, tuple[int, float]]:
+    """For each transformed row, the training example it is mixed with and that example's weight."""
+    candidates = flat[:MAX_PARTNERS]
+    found = {}
+    for i in rows[:MAX_MIXES]:
+        change = seen[i] - flat[i]
+        towards = candidates - flat[i]
+        norms = (towards**2).sum(axis=1)
+        norms[norms == 0] = np.inf
+        along = towards @ change
+        residual = (change**2).sum() - along**2 / norms
+        j = int(np.argmin(residual))
+        weight = float(along[j] / norms[j])
+        if residual[j] <= MIX_RESIDUAL * (change**2).sum() and 0.0 < weight < 1.0:
+            found[int(i)] = (j, weight)
+    return found
+
+
+def _mixup(views: ModelViews, raws: np.ndarray, seen: np.ndarray, flags: np.ndarray) -> list[Finding]:
+    labels = scalar_labels(views, "train")
+    if labels is None:
+        return []
+    mixes = _partners(raws.reshape(len(raws), -1), seen, np.flatnonzero(flags))
+    if len(mixes) < TRANSFORMED * min(len(flags), MAX_MIXES):
+        return []
+    wrong = [(i, j, w) for i, (j, w) in mixes.items() if w > 0.5 and labels[j] != labels[i]]
+    if len(wrong) < MIN_WRONG:
+        return []
+    i, j, w = wrong[0]
+    return [
+        Finding(
+            f"{len(mixes)} training inputs are mixes of two training examples (mixup), each labelled with one "
+            f"example's class alone: in {len(wrong)} of them the other example, of another class, weighs more (this "
+            f"row: {1 - w:.2f} of its own, class {labels[i].item()}, and {w:.2f} of example "
+            f"{views.splits['train'][j].index}, class {labels[j].item()})",
+            "train",
+            views.splits["train"][i].index,
+            detail="the input mostly shows one class and is trained as another. Fix: mix the targets with the same "
+            "weight (soft labels, or lam * loss(y_i) + (1 - lam) * loss(y_j))",
+        )
+    ]
+
+
+def _colour_axis(raw: np.ndarray) -> int | None:
+    return 0 if raw.ndim == 3 and raw.shape[0] == 3 else (-1 if raw.ndim == 3 and raw.shape[-1] == 3 else None)
+
+
+def _separability(arrays: np.ndarray, labels: np.ndarray) -> float:
+    from sklearn.metrics import balanced_accuracy_score
+    from sklearn.model_selection import cross_val_predict
+    from sklearn.neighbors import KNeighborsClassifier
+
+    folds = int(min(5, np.unique(labels, return_counts=True)[1].min()))
+    predicted = cross_val_predict(KNeighborsClassifier(5), arrays.reshape(len(arrays), -1), labels, cv=folds)
+    return float(balanced_accuracy_score(labels, predicted))
+
+
+def _grayscale(views: ModelViews, raws: np.ndarray, seen: np.ndarray, flags: np.ndarray) -> list[Finding]:
+    axis = _colour_axis(raws[0])
+    labels = scalar_labels(views, "train")
+    if axis is None or labels is None:
+        return []
+    colours = np.moveaxis(raws, axis if axis == -1 else 1, -1).reshape(len(raws), -1, 3)
+    shown = np.moveaxis(seen.reshape(raws.shape), axis if axis == -1 else 1, -1).reshape(len(raws), -1, 3)
+    grey = flags & np.isclose(shown, shown[..., :1], atol=1e-6).all(axis=(1, 2))
+    grey &= ~np.isclose(colours, colours[..., :1], atol=1e-6).all(axis=(1, 2))
+    if grey.sum() < max(MIN_WRONG, TRANSFORMED * len(flags)):
+        return []
+    weights = np.linalg.lstsq(colours[grey].reshape(-1, 3), shown[grey][..., 0].reshape(-1), rcond=None)[0]
+    classes, counts = np.unique(labels, return_counts=True)
+    if len(classes) < 2 or counts.min() < 5:
+        return []
+    apart, together = _separability(colours, labels), _separability(colours @ weights, labels)
+    if apart < SEPARABLE or together > SAME:
+        return []
+    return [
+        Finding(
+            f"{int(grey.sum())} of {len(flags)} training inputs are grey versions of their colour arrays (a grayscale "
+            f"applied to training only), and grey the classes cannot be told apart: a 5-nearest-neighbour classifier "
+            f"separates them at {apart:.2f} balanced accuracy in colour, {together:.2f} in grey",
+            detail="the classes differ by colour, which the grayscale erases: those examples carry no evidence of "
+            "their label. Fix: no grayscale augmentation on a task told by colour",
+        )
+    ]
+
+
+def train_augment_warnings(views: ModelViews) -> tuple[list[Finding], dict[str, Any]]:
+    key = vector_key(views)
+    later = [s for s in views.order() if s != "train"]
+    if key is None or not later or "train" not in views.splits:
+        return [], {}
+    field = raw_field(views, key)
+    if field is None:
+        return [], {}
+    raws, seen, flags = _arrays(views, key, field, "train")
+    elsewhere = max(float(_arrays(views, key, field, s)[2].mean()) for s in later)
+    report = {"raw_field": field, "transformed_share": float(flags.mean()), "elsewhere": elsewhere}
+    if flags.mean() < TRANSFORMED or elsewhere > UNTOUCHED:
+        return [], report
+    return _mixup(views, raws, seen, flags) + _grayscale(views, raws, seen, flags), report
