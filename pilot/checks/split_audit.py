@@ -138,6 +138,7 @@ def _made_by_the_task(task: TaskData, views, limits: LeakThresholds) -> tuple[li
         ("ordinal_codes", leaks.ordinal_code_warnings, (views,)),
         ("target_units", leaks.target_unit_warnings, (views,)),
         ("train_augment", leaks.train_augment_warnings, (views,)),
+        ("own_statistics", leaks.own_statistics_warnings, (views,)),
     ):
         warnings, made[name] = _judged(detector, *args)
         made["warnings"] += warnings

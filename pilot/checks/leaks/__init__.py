@@ -65,6 +65,9 @@ detectors look for what it did not declare:
 13. **Training-only mixup or grayscale that breaks the label** (``train_augment_warnings``): training
     inputs that are mixes of two training examples labelled with one example's class where the other
     weighs more, or grey versions of colour inputs whose classes only colour tells apart.
+14. **A later split scaled with its own statistics** (``own_statistics_warnings``): validation's
+    continuous features with mean 0 and standard deviation 1 (or min 0 and max 1) exactly, as only a
+    scaler fitted on that split gives.
 
 Cost: examples of equal shapes are collated together, hashing is linear; nearest neighbours are
 chunked matrix products (O(n_a x n_b x features)); shingle overlaps a sort-join over shingle ids
@@ -75,7 +78,7 @@ split audit takes about 0.2 s on digits (1,797 vectors) and 0.1 s on the 733 ins
 Modules: ``thresholds``, ``model_views`` (what the model sees), ``id_fields`` (1), ``duplicates`` (2, with
 ``vectors`` and ``texts`` for the near-duplicates), ``time_split`` (3), ``target_leak``, ``token_leak`` and ``linear_leak`` (4),
 ``composite_ids`` (5), ``token_skew``, ``feature_skew`` and ``segment_order`` (6), ``shifted_windows`` (7),
-``constant_labels`` (8), ``class_scale`` (9), ``train_transform`` (10), ``ordinal_codes`` (11), ``target_units`` (12), ``train_augment`` (13).
+``constant_labels`` (8), ``class_scale`` (9), ``train_transform`` (10), ``ordinal_codes`` (11), ``target_units`` (12), ``train_augment`` (13), ``own_statistics`` (14).
 """
 
 from pilot.checks.leaks.class_scale import class_scale_warnings
@@ -87,6 +90,7 @@ from pilot.checks.leaks.id_fields import id_field_warnings, name_says_id
 from pilot.checks.leaks.linear_leak import linear_leak_warnings
 from pilot.checks.leaks.model_views import ModelViews, model_views
 from pilot.checks.leaks.ordinal_codes import ordinal_code_warnings
+from pilot.checks.leaks.own_statistics import own_statistics_warnings
 from pilot.checks.leaks.segment_order import segment_order_warnings
 from pilot.checks.leaks.shifted_windows import shifted_window_warnings
 from pilot.checks.leaks.target_leak import best_threshold_balanced_accuracy, target_leak_warnings
@@ -101,6 +105,7 @@ from pilot.checks.leaks.train_transform import train_transform_warnings
 from pilot.checks.leaks.vectors import nearest
 
 __all__ = [
+    "own_statistics_warnings",
     "train_augment_warnings",
     "target_unit_warnings",
     "ordinal_code_warnings",

@@ -7,9 +7,10 @@ pass on it.
 For a vector task's features (``vector_key``) with one label per example: each training example's
 peak magnitude (max |x|); warned when two classes' peaks do not overlap at all (every example of one
 below every example of the other) and their medians are ``class_scale_ratio`` times apart or more,
-within ``UNIT_TOLERANCE`` of a unit factor (``UNIT_FACTORS``: 255 of 8-bit pixels, 100, 1000, 1024,
-65535 ...). Classes that differ in brightness by nature (day and night, blank pages and text) differ
-by other ratios and are not warned about.
+within ``UNIT_TOLERANCE`` of the factor of an integer encoding (``UNIT_FACTORS``: 255 of 8-bit pixels,
+32767 and 65535 of 16-bit audio and images). Classes that differ in brightness or loudness by nature
+(day and night, blank pages and text, silence 40 dB under speech: 100x) differ by other ratios and are
+not warned about.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pilot.checks.leaks.model_views import ModelViews, feature_matrix, scalar_la
 from pilot.checks.leaks.thresholds import LeakThresholds
 from pilot.checks.result import Finding
 
-UNIT_FACTORS = (100.0, 255.0, 256.0, 1000.0, 1024.0, 32767.0, 32768.0, 65535.0, 65536.0)
+UNIT_FACTORS = (255.0, 256.0, 32767.0, 32768.0, 65535.0, 65536.0)
 UNIT_TOLERANCE = 0.05  # relative
 
 

@@ -16,6 +16,8 @@ class LeakThresholds:
     near_dup_rms: float = 0.05  # vectors: RMS difference per standardised feature below this ...
     near_dup_relative: float = 0.1  # ... and below this share of the median nearest distance between
     # the two splits (in few dimensions close pairs occur by chance)
+    near_dup_own_share: float = 0.5  # ... and this share of the earlier example's distance to its nearest
+    # neighbour in its own split (where examples crowd, a close pair is no copy)
     shingle: int = 5  # texts: shingles of this many characters of normalised text
     # (of tokens, for a sequence target)
     shingle_jaccard: float = 0.8  # texts: near-duplicate at this Jaccard overlap of shingles or more

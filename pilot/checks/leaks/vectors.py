@@ -1,5 +1,7 @@
 """Near-duplicate vectors: standardised features, each example's nearest neighbour in an earlier split
-(chunked matrix products), flagged below an RMS distance and a share of the typical one."""
+(chunked matrix products), flagged below an RMS distance and a share of the typical one, and closer
+than ``near_dup_own_share`` of that earlier example's distance to its own nearest neighbour in its
+split: where examples crowd (near-constant silence frames), a close pair across splits is no copy."""
 
 from __future__ import annotations
 
@@ -17,8 +19,11 @@ def _standardise(views: ModelViews, key: str) -> dict[str, np.ndarray]:
     return {s: (m[:, varies] - mean[varies]) / std[varies] for s, m in matrices.items()}
 
 
-def nearest(query: np.ndarray, base: np.ndarray, chunk_cells: int = 4_000_000) -> tuple[np.ndarray, np.ndarray]:
-    """For each query row, the index of the nearest base row and the RMS distance per feature."""
+def nearest(
+    query: np.ndarray, base: np.ndarray, chunk_cells: int = 4_000_000, others: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each query row, the index of the nearest base row and the RMS distance per feature
+    (``others``: query is base, and each row's nearest other row)."""
     features = max(1, query.shape[1])
     base_sq = (base * base).sum(axis=1)
     best_d, best_i = np.empty(len(query)), np.empty(len(query), dtype=np.int64)
@@ -26,6 +31,8 @@ def nearest(query: np.ndarray, base: np.ndarray, chunk_cells: int = 4_000_000) -
     for start in range(0, len(query), step):
         q = query[start : start + step]
         d2 = (q * q).sum(axis=1)[:, None] + base_sq[None, :] - 2.0 * (q @ base.T)
+        if others:
+            d2[np.arange(len(q)), start + np.arange(len(q))] = np.inf
         idx = d2.argmin(axis=1)
         best_i[start : start + step] = idx
         best_d[start : start + step] = np.sqrt(np.maximum(d2[np.arange(len(q)), idx], 0.0) / features)
@@ -50,13 +57,14 @@ def vector_near_duplicates(views, key, pairs, reported, limits, note, skipped) -
             )
             continue
         dist, idx = nearest(z[b], z[a])
+        own = nearest(z[a], z[a], others=True)[0] if len(z[a]) > 1 else np.full(len(z[a]), np.inf)
         labels_a, labels_b = scalar_labels(views, a), scalar_labels(views, b)
         typical = float(np.median(dist))
         cutoff = min(limits.near_dup_rms, limits.near_dup_relative * typical)
         hits = [
             (int(idx[j]), j, float(dist[j]))
             for j in np.flatnonzero(dist < cutoff)
-            if (b, views.splits[b][j].index) not in reported
+            if (b, views.splits[b][j].index) not in reported and dist[j] <= limits.near_dup_own_share * own[idx[j]]
         ]
         same = sum(
             1 for i, j, _ in hits if labels_a is not None and labels_b is not None and labels_a[i] == labels_b[j]

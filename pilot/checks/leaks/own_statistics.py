@@ -1,0 +1,57 @@
+"""A later split scaled with its own statistics (``own_statistics_warnings``): ``StandardScaler().fit_
+transform`` (or a min-max scaler) called on validation and test too, instead of ``transform`` with
+training's statistics. Each split then has mean 0 and standard deviation 1 (or min 0 and max 1) per
+feature *exactly*, which a sample scaled with another sample's statistics never has; and whatever
+moved between the splits (a drift, another population) is erased from the inputs while the targets
+still carry it: validation measures the model on inputs made to look like training's.
+
+For a vector task's features (``vector_key``): a later split of at least ``MIN_EXAMPLES`` examples whose
+every continuous feature (``CONTINUOUS`` distinct values or more) has mean 0 and standard deviation 1
+(population or sample), or min 0 and max 1, within ``EXACT``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pilot.checks.leaks.model_views import ModelViews, feature_matrix, vector_key
+from pilot.checks.result import Finding
+
+MIN_EXAMPLES = 20
+CONTINUOUS = 10
+EXACT = 1e-4
+
+
+def _scaled(x: np.ndarray) -> str | None:
+    """How ``x``'s continuous features were all scaled on ``x`` itself, or None."""
+    distinct = np.array([len(np.unique(column)) for column in x.T])
+    x = x[:, distinct >= CONTINUOUS]
+    if x.shape[1] == 0:
+        return None
+    means, stds = x.mean(axis=0), [x.std(axis=0, ddof=d) for d in (0, 1)]
+    if np.abs(means).max() <= EXACT and any(np.abs(s - 1.0).max() <= EXACT for s in stds):
+        return "mean 0 and standard deviation 1"
+    if np.abs(x.min(axis=0)).max() <= EXACT and np.abs(x.max(axis=0) - 1.0).max() <= EXACT:
+        return "min 0 and max 1"
+    return None
+
+
+def own_statistics_warnings(views: ModelViews) -> tuple[list[Finding], dict[str, Any]]:
+    key = None if views.skipped else vector_key(views)
+    if key is None:
+        return [], {}
+    scaled = {s: _scaled(feature_matrix(views, key, s)) for s in views.order() if len(views.inputs[s]) >= MIN_EXAMPLES}
+    report = {"scaled_on_itself": scaled}
+    later = [s for s in views.order() if s != "train" and scaled.get(s)]
+    if not later:
+        return [], report
+    finding = Finding(
+        f"{' and '.join(later)}'s {key} have {scaled[later[0]]} per feature exactly ({EXACT:g}), as a split scaled "
+        "with its own statistics has: a scaler fitted on each split (fit_transform on validation too)",
+        detail="whatever moved between the splits is erased from the inputs while the targets still carry it, so "
+        "validation measures the model on inputs made to look like training's. Fix: fit the scaler on training and "
+        "only transform the other splits",
+    )
+    return [finding], report
