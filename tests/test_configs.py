@@ -104,6 +104,13 @@ def build_classifier(**settings):
     return MLPClassifier(**settings)
 
 
+def build_classifier_claiming(**settings):
+    return build_classifier(**settings)
+
+
+build_classifier_claiming.supports_activation_checkpointing = True  # a claim the model it builds does not keep
+
+
 def build_tiny_gpt(**settings):
     from pilot.models.tiny_gpt import TinyGPT
 
@@ -123,6 +130,14 @@ def test_checkpointing_is_judged_on_the_model_a_factory_builds(make_cfg):
         )
     assert [p.key for p in error.value.problems] == ["memory.activation_checkpointing"]
     assert "build_classifier builds a model that does not support activation checkpointing" in str(error.value)
+    with pytest.raises(ConfigError, match="build_classifier_claiming builds a model that does not support"):
+        validate(
+            make_cfg(
+                "+experiment=classification",
+                f"model._target_={__name__}.build_classifier_claiming",
+                "memory=checkpointing",
+            )
+        )
 
 
 def test_the_gpu_campaigns_own_config_is_estimated_on_a_machine_without_a_gpu(make_cfg):

@@ -283,3 +283,23 @@ def test_a_file_datasets_cannot_read_is_named_with_its_cause(hf_files, tmp_path,
     with pytest.raises(ValueError, match=f"data.path={path}: .*{said}") as refused:
         make(hf_files, path=str(path), instruction_field="instruction", answer_field="answer", group_field="group")
     assert "An error occurred" not in str(refused.value)
+
+
+def test_a_model_end_of_text_other_than_the_tokenizers_is_refused(hf_files, make_cfg, tmp_path):
+    """model.config.eos_token_id=7 (or a saved model whose config says another eos) ran and exported an
+    end of text that is a word, without a word said."""
+    tokenizer = load_tokenizer(str(hf_files["tokenizer"]))
+    with pytest.raises(ConfigError) as error:
+        validate(make_cfg(*overrides(hf_files), "model=hf_causal_lm", "model.config.eos_token_id=7"))
+    assert [p.key for p in error.value.problems] == ["model.config.eos_token_id"]
+    assert f"the data's tokenizer says eos_token_id={tokenizer.eos_token_id}" in str(error.value)
+    import transformers
+
+    settings = dict(vocab_size=512, hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2)
+    config = transformers.LlamaConfig(**settings, bos_token_id=tokenizer.bos_token_id, eos_token_id=5)
+    transformers.LlamaForCausalLM(config).save_pretrained(tmp_path / "saved")
+    with pytest.raises(ConfigError, match="says eos_token_id=5, its tokenizer 1: a tokenizer of another model"):
+        validate(make_cfg(*overrides(hf_files), "model=hf_causal_lm", f"model.path={tmp_path / 'saved'}"))
+    config.eos_token_id = tokenizer.eos_token_id  # the model's own tokenizer: accepted
+    transformers.LlamaForCausalLM(config).save_pretrained(tmp_path / "same")
+    validate(make_cfg(*overrides(hf_files), "model=hf_causal_lm", f"model.path={tmp_path / 'same'}"))

@@ -2,9 +2,9 @@
 
 A model class says so itself (``supports_activation_checkpointing``, transformers'
 ``gradient_checkpointing_enable`` with ``supports_gradient_checkpointing``). A factory function
-(``_target_: my_models.build``) says nothing until it has built one: it is built on the meta device
-(no memory, no values), and the model it returns answers. A factory that cannot be built there is
-left to the run, which refuses such a model when it builds it (``enable_checkpointing``).
+(``_target_: my_models.build``) is built on the meta device (no memory, no values), and the model it
+returns answers, whatever the function itself claims. A factory that cannot be built there is left to
+the run, which refuses such a model when it builds it (``enable_checkpointing``).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def check_checkpointing(cfg, model_target: Any, problems: list[Problem]) -> None
     """Refuse ``memory.activation_checkpointing=true`` for a model that cannot checkpoint activations."""
     if not select(cfg, "memory.activation_checkpointing") or model_target is None:
         return
-    if declares_checkpointing(model_target):
+    if isinstance(model_target, type) and declares_checkpointing(model_target):
         return
     if not isinstance(model_target, type) and _factory_declares(cfg):
         return

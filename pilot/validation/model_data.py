@@ -29,6 +29,7 @@ from pilot.validation.adapter_config import adapter_settings_if_any, check_adapt
 from pilot.validation.checkpointing import check_checkpointing
 from pilot.validation.keys import check_arguments
 from pilot.validation.problems import Problem, is_number
+from pilot.validation.special_ids import check_special_ids
 
 
 def _check_target(cfg, key: str, problems: list[Problem]) -> Any | None:
@@ -355,6 +356,7 @@ def check_model_and_data(cfg, problems: list[Problem]) -> None:
         _check_data_path,
         _check_tokenizer,
         _check_model_path,
+        check_special_ids,
         _check_hf_config,
         _check_hf_tables,
         check_adapter_config,

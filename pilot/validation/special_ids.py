@@ -1,0 +1,81 @@
+"""The model's special ids are the data's tokenizer's (``check_special_ids``).
+
+``model=hf_causal_lm`` takes ``pad_token_id``, ``bos_token_id`` and ``eos_token_id`` from the data
+(``${data.pad_token_id}`` ...: the tokenizer's own). A beginning or end of text set otherwise on the
+model (``model.config.eos_token_id=7``), or in a saved model's ``config.json`` (``model.path``), makes the
+model start or stop on a token the data never uses so (the export's end of text a word): refused
+before anything runs, naming both values. A pad id set otherwise is the padding row of the model's
+embedding, which the inspect step judges on the data (``padding_row``: real tokens reading a row that
+never trains); RoBERTa-like models need theirs for their position tables.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pilot.config.values import select
+from pilot.validation.problems import Problem
+
+SPECIAL = ("bos", "eos")
+
+
+def _data_ids(cfg) -> dict[str, Any]:
+    """The data's special ids, where the data names them (resolved; unresolvable ones left out)."""
+    found = {}
+    for which in SPECIAL:
+        try:
+            if select(cfg, "data") is not None and f"{which}_token_id" in cfg.data:
+                found[which] = cfg.data[f"{which}_token_id"]
+        except Exception:  # noqa: BLE001 - an unresolvable tokenizer is reported by its own check
+            continue
+    return found
+
+
+def _saved_ids(path: Any) -> dict[str, Any] | None:
+    config = Path(str(path)).expanduser() / "config.json"
+    try:
+        saved = json.loads(config.read_text())
+    except (OSError, ValueError):
+        return None  # a missing or unreadable directory is _check_model_path's to say
+    return {which: saved.get(f"{which}_token_id") for which in SPECIAL}
+
+
+def _agrees(model_id: Any, data_id: Any) -> bool:
+    if isinstance(model_id, list):  # a saved model may list several ends of text
+        return data_id in model_id or data_id is None
+    return model_id == data_id
+
+
+def check_special_ids(cfg, problems: list[Problem]) -> None:
+    data = _data_ids(cfg)
+    if not data or not str(select(cfg, "model._target_") or "").endswith("hf_causal_lm.build"):
+        return
+    path = select(cfg, "model.path")
+    if path:
+        saved = _saved_ids(path) or {}
+        for which, model_id in saved.items():
+            if which in data and model_id is not None and not _agrees(model_id, data[which]):
+                problems.append(
+                    Problem(
+                        "data.tokenizer",
+                        select(cfg, "data.tokenizer"),
+                        f"the saved model in model.path={path} says {which}_token_id={model_id}, its tokenizer "
+                        f"{data[which]}: a tokenizer of another model. Fix: data.tokenizer=<the tokenizer saved "
+                        "with this model>",
+                    )
+                )
+        return
+    for which, data_id in data.items():
+        key = f"model.config.{which}_token_id"
+        model_id = select(cfg, key)
+        if select(cfg, "model.config") is not None and model_id != data_id:
+            problems.append(
+                Problem(
+                    key,
+                    model_id,
+                    f"the data's tokenizer says {which}_token_id={data_id}: the model would take another token "
+                    f"for <{which}> (the export's too). Fix: leave it at ${{data.{which}_token_id}} (here {data_id})",
+                )
+            )
