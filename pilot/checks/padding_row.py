@@ -90,22 +90,24 @@ def padding_row_findings(
                         (start + int(r), int(p)) for r, p in zip(rows.tolist(), positions.tolist())
                     )
     details = {"tables": {name: table.padding_idx for name, table in tables.items()}, "real_tokens_read": real_tokens}
-    return [_finding(task, name, tables[name].padding_idx, at) for name, at in hits.items() if at], details
+    found = [_finding(task, name, tables[name].padding_idx, at, encoded) for name, at in hits.items() if at]
+    return found, details
 
 
-def _finding(task: TaskData, name: str, pad: int, at: list[tuple[int, int]]) -> Finding:
-    example = at[0][0]
-    positions = [p for e, p in at if e == example]
+def _finding(task: TaskData, name: str, pad: int, at: list[tuple[int, int]], encoded: list[dict[str, Any]]) -> Finding:
+    first = at[0][0]
+    positions = [p for e, p in at if e == first]
+    rows = len({e for e, _ in at})
     shown = task.decode_tokens([pad])[0] if task.decode_tokens is not None else None
     token = f"id {pad}" + (f" ({shown!r})" if shown else "")
     declared = task.info.get("pad_id") if isinstance(task.info, dict) else None
     pads = f"; the data pads with id {declared}" if isinstance(declared, int) and declared != pad else ""
     return Finding(
-        f"{len(at)} real token(s) are {token}, the padding row of {name} (padding_idx={pad}{pads}): that row never "
+        f"{len(at)} real token(s) in {rows} training row(s) are {token}, the padding row of {name} "
+        f"(padding_idx={pad}{pads}; this row: positions {spans(positions[:SHOWN])}): that row never "
         "trains (its gradient is always zero), so these tokens read a frozen vector the model cannot tell from "
         "padding — a tokenizer of another model, or a pad id that is a word of the vocabulary. Fix: the model's own "
         "tokenizer, and a padding_idx (the config's pad_token_id) that no real token uses",
         "train",
-        example,
-        f"positions {spans(positions[:SHOWN])}",
+        encoded[first].get("index", first) if first < len(encoded) else first,
     )
