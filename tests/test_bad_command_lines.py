@@ -510,3 +510,17 @@ def test_a_key_given_twice_with_different_values_is_warned_about():
     (said,) = repeated_keys(["mode=train", "optim.lr=1e-3", "seed=1", "+optim.lr=2e-3", "-m"])
     assert "optim.lr is given 2 times (1e-3, then 2e-3)" in said and "optim.lr=2e-3" in said
     assert repeated_keys(["optim.lr=1e-3", "optim.lr=1e-3", "seed=0,1"]) == []  # the same value twice changes nothing
+
+
+def test_settings_still_to_give_are_settings_of_the_config():
+    """data.path and data.tokenizer of data=hf_instructions are '???' in the composed config: after the
+    tokenizer directory's own error, `--cfg job --resolve` also said 'data.path: not a setting of this
+    data' and 'add it with +data.tokenizer=...', both false."""
+    from pilot.__main__ import CONF_DIR
+    from pilot.config.suggest import suggestions
+
+    line = ["model=hf_causal_lm", "data=hf_instructions", "data.path=x.jsonl", "data.tokenizer=/no/such/dir"]
+    assert suggestions(CONF_DIR, line) == []
+    assert suggestions(CONF_DIR, ["data=hf_instructions", "data.pathh=x.jsonl"])[0].startswith(
+        "data.pathh: not a setting; did you mean data.path"
+    )

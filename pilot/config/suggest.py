@@ -63,7 +63,7 @@ def suggestions(
                     options = [o for o in loader.get_group_options(key) if not o.startswith(HIDDEN_OPTIONS)]
                     for value in [str(v) for v in values if options and str(v) not in options]:
                         lines.append(_nearest(f"{key}={value}: no such option", value, options, "options"))
-                elif OmegaConf.select(cfg, key, default=_MISSING) is _MISSING:
+                elif not _has(cfg, key):
                     elsewhere = known_elsewhere(cfg, key, override.input_line) if known_elsewhere else None
                     elsewhere = elsewhere or _in_another_option(loader, groups, key)
                     lines.append(elsewhere or _not_a_setting(cfg, key, override.input_line))
@@ -74,6 +74,13 @@ def suggestions(
         return []
     finally:
         GlobalHydra.instance().clear()
+
+
+def _has(cfg: DictConfig, key: str) -> bool:
+    """The config has ``key``, a value still to give (``???``) included: ``OmegaConf.select`` answers its
+    default for one, and ``data.path`` of data=hf_instructions was said not to be a setting."""
+    parent = OmegaConf.select(cfg, key.rsplit(".", 1)[0], default=None) if "." in key else cfg
+    return isinstance(parent, DictConfig) and key.rsplit(".", 1)[-1] in parent.keys()
 
 
 def _values(override) -> list:
@@ -111,7 +118,7 @@ def _composed_with_choices(overrides: list, groups: set[str]) -> DictConfig:
         and not o.is_add()
         and not o.is_delete()
         and not o.key_or_group.startswith("hydra")
-        and OmegaConf.select(cfg, o.key_or_group, default=_MISSING) is not _MISSING
+        and _has(cfg, o.key_or_group)
     ]
     try:
         return compose("config", overrides=chosen + settings) if settings else cfg
