@@ -330,7 +330,30 @@ def _guarded_steps(
             raise
         if (said := user_error(error)) is not None:  # a refusal with its fix (a model type, an attention kernel)
             results.append(CheckResult("setup", "fail", str(said)))
-        else:
-            log.error("pilot crashed:\n%s", traceback.format_exc())
-            results.append(CheckResult("setup", "fail", f"crashed: {type(error).__name__}: {error}"))
+        else:  # the task's or the model's own code raised while built: one line, the traceback in a file
+            said = _built_with_error(error, run_dir)
+            log.error("pilot: %s", said)
+            results.append(CheckResult("setup", "fail", said))
     return rows, arithmetic, drawn
+
+
+SETUP_ERROR = "setup.error.txt"
+PILOT_DIR = str(Path(__file__).resolve().parent)
+
+
+def _built_with_error(error: BaseException, run_dir: Path) -> str:
+    """What could not be built (the model, the task), the error of its own code and where it was raised
+    (the innermost frame outside Hydra and pilot); the whole traceback goes to ``setup.error.txt``."""
+    (run_dir / SETUP_ERROR).write_text(traceback.format_exc())
+    text = str(error)
+    cause = error.__cause__ if type(error).__name__ == "InstantiationException" and error.__cause__ else error
+    what = "the model" if "full_key: model" in text else "the task" if "full_key: data" in text else "the task or model"
+    frames = traceback.extract_tb(cause.__traceback__)
+    outside = [f for f in frames if "/hydra/" not in f.filename and not f.filename.startswith(PILOT_DIR)] or frames
+    where = (
+        f" (raised at {outside[-1].filename.rsplit('/', 1)[-1]}:{outside[-1].lineno} in {outside[-1].name})"
+        if outside
+        else ""
+    )
+    first = (str(cause).splitlines() or [""])[0][:300]
+    return f"{what} could not be built: {type(cause).__name__}: {first}{where}; the whole traceback: {SETUP_ERROR}"

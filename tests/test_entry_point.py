@@ -171,3 +171,23 @@ def test_a_sweep_line_with_the_flag_between_overrides_runs(tmp_path):
     )
     assert done.returncode == 0 and "unrecognized arguments" not in done.stderr, done.stderr[-2000:]
     assert len(list((tmp_path / "s").glob("*/run.json"))) == 1
+
+
+def broken_factory(**_):
+    return list(None)  # a library's own bug while building the model
+
+
+def test_a_model_whose_construction_raises_is_said_in_one_line_with_the_traceback_kept(tmp_path):
+    """A model factory that raised printed Hydra's whole traceback under "pilot crashed" and a
+    "crashed: InstantiationException" row: now what could not be built, the error and where, in one line."""
+    from hydra.utils import instantiate
+
+    from pilot.pilot_run import SETUP_ERROR, _built_with_error
+
+    try:
+        instantiate({"_target_": f"{__name__}.broken_factory"})
+    except Exception as error:  # noqa: BLE001 - the failure under test
+        said = _built_with_error(error, tmp_path)
+    assert said.startswith("the task or model could not be built: TypeError: 'NoneType' object is not iterable")
+    assert "(raised at test_entry_point.py" in said and "in broken_factory)" in said
+    assert "Traceback" in (tmp_path / SETUP_ERROR).read_text()
