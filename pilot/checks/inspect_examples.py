@@ -340,8 +340,9 @@ def inspect_task(
             result, *_read(tag_offset_findings, task, encoded.get("train", [])), "tag_offset", "warn"
         )
         result = with_comparison(result, *tag_pieces_findings(task, encoded.get("train", [])), "tag_pieces", "warn")
-    if task.kind == "generation":  # answers trained after a prompt: does each end on a stop token?
+    if task.kind in ("generation", SEQ2SEQ):  # answers trained after a prompt, or decoder targets: a stop token?
         result = with_comparison(result, *stop_token_findings(task, encoded.get("train", [])), "stop_token", "warn")
+    if task.kind == "generation":
         result = with_comparison(result, *answer_start_findings(task, encoded.get("train", [])), "answer_start", "warn")
     # a text field whose end never reaches the model (a prompt sliced one token short)
     result = with_comparison(result, *field_end_findings(task, encoded.get("train", [])), "field_end", "warn")

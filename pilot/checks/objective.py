@@ -88,13 +88,17 @@ def loss_diagnosis(numbers: dict[str, Any]) -> str:
             f"sum to {total:g}): a non-finite loss trains nothing (look at the mask and the loss's inputs)"
         )
     ratio = whole / total if total else math.inf
-    head = f"loss_sum of {size} examples = {ratio:.4g} x the sum of their single losses"
+    shown = f"{ratio:.6f}" if abs(ratio - 1.0) < 0.01 else f"{ratio:.4g}"  # 0.99962, not "1"
+    head = f"loss_sum of {size} examples = {shown} x the sum of their single losses"
     weighted = sum(loss * c for loss, c in zip(singles, counts))
     if sum(counts) and _close(whole, weighted / sum(counts)) and len(set(counts)) > 1:
         return f"{head}: it returns a mean over targets, not a sum (reduction='sum' is the contract)"
     if _close(whole, total / size):
         return f"{head} (= 1/{size}): it returns a mean, not a sum (reduction='sum' is the contract)"
-    return f"{head}: it is not a sum over targets"
+    return (
+        f"{head}: it is not a sum over targets (the batch weighs its examples otherwise than each alone: a mean "
+        "scaled back by a count other than the targets', such as every real token, or a batch statistic)"
+    )
 
 
 def objective_check(

@@ -7,7 +7,9 @@ end of turn) is a target at the end of each answer. Written without it (the answ
 the model keeps generating past every answer. What shows it without knowing the stop token: the last
 counted target of the training rows is the same token in most rows when one is appended, and many
 different tokens when none is. Answers of a few words each (class names) end on few tokens and are not
-judged.
+judged. The same holds for a seq2seq task's targets (labels of their own, no prompt). And where the
+stop token ends most rows but the others all stop at the longest target length, the targets were cut
+after the stop token was added (``(ids + [eos])[:16]``): long answers never learn to stop.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 
 import torch
 
+from pilot.checks.loss_probe import SEQ2SEQ
 from pilot.checks.result import Finding
 from pilot.data.task import IGNORE_INDEX, NEXT_TOKEN, TaskData
 
@@ -25,6 +28,7 @@ PROMPTED = 0.8  # of rows with a masked prompt (an answer trained after it)
 PROMPT_AT_LEAST = 3  # masked positions before a row's first counted target
 SHARE = 0.5  # a stop token ends at least this share of the rows
 DISTINCT = 5  # fewer distinct last targets: short answers from a closed set, not judged
+CUT = 0.15  # of the rows, at least, ending without the stop token, all at the longest target length
 
 
 def token_list(value: Any) -> list[int] | None:
@@ -34,28 +38,49 @@ def token_list(value: Any) -> list[int] | None:
     return value if isinstance(value, list) and all(isinstance(v, int) for v in value) else None
 
 
-def _last_targets(encoded: list[dict[str, Any]]) -> tuple[list[int], int]:
-    """Each row's last counted target, and how many rows train after a masked prompt."""
-    lasts, prompted = [], 0
+def _last_targets(encoded: list[dict[str, Any]]) -> tuple[list[int], int, list[int]]:
+    """Each row's last counted target, how many rows train after a masked prompt, each row's count of targets."""
+    lasts, prompted, lengths = [], 0, []
     for item in encoded:
         labels = token_list(item.get("labels"))
         if labels is None:
-            return [], 0
+            return [], 0, []
         counted = [t for t, label in enumerate(labels) if label >= 0 and label != IGNORE_INDEX]
         if counted:
             lasts.append(labels[counted[-1]])
             prompted += counted[0] >= PROMPT_AT_LEAST
-    return lasts, prompted
+            lengths.append(len(counted))
+    return lasts, prompted, lengths
+
+
+def _cut_after_the_stop(task: TaskData, lasts: list[int], lengths: list[int], token: int) -> list[Finding]:
+    """Every row the stop token does not end stops at the longest target length (and they are many)."""
+    others = [length for last, length in zip(lasts, lengths) if last != token]
+    longest = max(lengths)
+    if len(others) < max(3, CUT * len(lasts)) or set(others) != {longest}:
+        return []
+    shown = task.decode_tokens([token])[0] if task.decode_tokens is not None else f"id {token}"
+    return [
+        Finding(
+            f"targets cut after their stop token was added: {len(others)} of {len(lasts)} training rows end without "
+            f"{shown!r}, which ends every other row, and each of them has exactly {longest} targets, the longest: "
+            f"(ids + [stop])[:{longest}] drops it, so long answers never learn to stop. Fix: cut the ids to "
+            f"{longest - 1} and then append the stop token"
+        )
+    ]
 
 
 def stop_token_findings(task: TaskData, encoded: list[dict[str, Any]]) -> tuple[list[Finding], dict[str, Any]]:
-    if task.convention != NEXT_TOKEN or not encoded:
+    seq2seq = task.kind == SEQ2SEQ  # decoder targets of their own: no prompt before them
+    if (task.convention != NEXT_TOKEN and not seq2seq) or not encoded:
         return [], {}
-    lasts, prompted = _last_targets(encoded[:1000])
-    if len(lasts) < MIN_ROWS or prompted < PROMPTED * len(lasts):
+    lasts, prompted, lengths = _last_targets(encoded[:1000])
+    if len(lasts) < MIN_ROWS or (prompted < PROMPTED * len(lasts) and not seq2seq):
         return [], {}
     (token, ending), distinct = Counter(lasts).most_common(1)[0], len(set(lasts))
     details = {"rows": len(lasts), "most_common_last_target": token, "rows_it_ends": ending, "distinct": distinct}
+    if ending >= 3 and (cut := _cut_after_the_stop(task, lasts, lengths, token)):  # every shorter row ends on it
+        return cut, details
     if ending >= SHARE * len(lasts) or distinct < DISTINCT:
         return [], details
     shown = task.decode_tokens([token])[0] if task.decode_tokens is not None else f"id {token}"
