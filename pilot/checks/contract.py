@@ -15,7 +15,7 @@ from typing import Any
 import torch
 from omegaconf import DictConfig, OmegaConf
 
-from pilot.checks.forward_crash import forward_crash
+from pilot.checks.forward_crash import forward_crash, negative_ids
 from pilot.checks.inspect_examples import binary_logit
 from pilot.checks.output_reads import named_tensors, rebuilt
 from pilot.checks.result import CheckResult
@@ -75,7 +75,7 @@ def check_contract(task: TaskData, model: torch.nn.Module, settings: Mapping[str
     except (PilotError, torch.OutOfMemoryError):
         raise
     except (RuntimeError, IndexError, ValueError, TypeError, AttributeError, AssertionError) as error:
-        raise forward_crash(error, model, settings, len(batch["index"])) from error
+        raise (negative_ids(error, batch) or forward_crash(error, model, settings, len(batch["index"]))) from error
     finally:
         watch.remove()
         model.train(was_training)

@@ -58,6 +58,33 @@ def forward_crash(
     )
 
 
+def negative_ids(error: Exception, batch: Mapping[str, Any]) -> ContractError | None:
+    """An index error on a batch whose integer inputs (any key but labels) hold negative values: the
+    loss's ignore value (-100) left in ids an embedding looks up (decoder_input_ids shifted from labels
+    by hand, -100 kept). Named with the key and the fix; None when no input holds one."""
+    if not isinstance(error, (IndexError, RuntimeError)) or "index" not in str(error).lower():
+        return None
+    for key, value in batch.items():
+        if (
+            key in ("labels", "index")
+            or not torch.is_tensor(value)
+            or value.is_floating_point()
+            or value.dtype == torch.bool
+        ):
+            continue
+        negative = value < 0
+        if bool(negative.any()):
+            shown = sorted({int(v) for v in value[negative].unique()[:3]})
+            return ContractError(
+                f"the model's forward crashed ({type(error).__name__}: {_one_line(error)}): batch[{key!r}] holds "
+                f"{int(negative.sum())} negative id(s) ({', '.join(map(str, shown))}), which no embedding can look up "
+                "- the loss's ignore value left in inputs (decoder_input_ids shifted from labels by hand, -100 kept). "
+                f"Fix: replace them with the pad id in {key} (transformers' shift_tokens_right does), keep -100 for "
+                "labels only."
+            )
+    return None
+
+
 def _adapter_layer(error: Exception, model: torch.nn.Module) -> str:
     """The layer whose adapter (peft's wrapper of it) the crash was raised in: its name in the model and
     its class, said as a layer peft wraps as a plain one though its class has its own forward; "" when
