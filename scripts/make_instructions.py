@@ -9,6 +9,7 @@ default max_len: truncation is real, and the default left truncation cuts the
 note, never the answer.
 """
 
+import argparse
 import json
 import random
 from pathlib import Path
@@ -56,4 +57,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    # no options: --help (or any argument) says what it does instead of rewriting the shipped file
+    argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog="Takes no arguments.").parse_args()
     main()
