@@ -350,3 +350,30 @@ def test_an_estimate_off_only_above_a_phase_that_does_not_set_the_peak_is_a_warn
     assert over_only(run(5_118_796, 6_189_472, 6_767_516), run(4_480_204, 5_914_144, 6_769_436), 0.10) == ["first"]
     assert over_only(run(4_000_000, 6_189_472, 6_767_516), run(4_480_204, 5_914_144, 6_769_436), 0.10) == []  # below
     assert over_only(run(5_118_796, 6_189_472, 8_000_000), run(4_480_204, 5_914_144, 6_769_436), 0.10) == []  # peak
+
+
+def test_an_error_inside_the_memory_tracker_is_said_to_be_the_trackers():
+    """Jamba, Bamba, Falcon-H1: an AssertionError raised in MemTracker's module hooks was refused as "fix the
+    error" in the user's model; it is PyTorch's tracker that cannot follow those layers."""
+    from pilot.estimate.refusal import refusal_reason
+
+    code = compile(
+        "def hook():\n    raise AssertionError('Expected gradient function to be set')\n",
+        "/x/torch/distributed/_tools/mod_tracker.py",
+        "exec",
+    )
+    scope: dict = {}
+    exec(code, scope)
+    try:
+        scope["hook"]()
+    except AssertionError as error:
+        said = refusal_reason(error)
+    assert said.startswith("PyTorch's memory tracker") and "not your code" in said
+
+
+def test_a_kernel_crash_on_settings_that_disagree_names_the_settings(make_cfg):
+    """GPT-J's rotary_dim=64 default beside 16 per head crashed in a fake kernel, and the refusal read like a
+    PyTorch limitation: it now names the settings holding the sizes of the message, the default marked."""
+    pytest.importorskip("transformers")
+    with pytest.raises(EstimateRefused, match=r"model.config.rotary_dim=64 \(not set: gptj's default\)"):
+        estimate_memory(make_cfg("model=hf_causal_lm", "model.model_type=gptj"))

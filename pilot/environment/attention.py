@@ -7,6 +7,7 @@ cuDNN, math) on the run's device. On a CPU the CUDA kernels are *predicted*, not
 from __future__ import annotations
 
 import json
+import logging
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,6 +25,7 @@ from pilot.config.values import enum_value
 from pilot.data.task import TaskData, move_to
 from pilot.engine.build import build_model
 from pilot.errors import error_line
+from pilot.estimate.fake_kernels import RealKernelDtypes
 from pilot.rental.requirements import predict_cuda_attention
 
 AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
@@ -136,8 +138,14 @@ def _fake_on_meta(model: torch.nn.Module) -> Iterator[FakeTensorMode]:
         for name, buffer in list(module._buffers.items()):
             if buffer is not None:
                 module._buffers[name] = mode.from_tensor(buffer)
-    with mode:
-        yield mode
+    quiet = logging.getLogger("torch._subclasses.fake_tensor")  # a fake kernel's refusal, logged with a
+    level = quiet.level  # traceback by torch: the probe says it once (attention not examined)
+    quiet.setLevel(logging.CRITICAL)
+    try:
+        with mode, RealKernelDtypes():  # mixture-of-experts' _grouped_mm in float32, as the estimate runs it
+            yield mode
+    finally:
+        quiet.setLevel(level)
 
 
 def _fake_batch(batch: dict[str, Any], mode: FakeTensorMode) -> dict[str, Any]:

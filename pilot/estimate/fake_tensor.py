@@ -56,7 +56,7 @@ from pilot.estimate.inputs import EstimateInputs, config_variant, estimate_input
 from pilot.estimate.local_shards import LocalShardOptimizer
 from pilot.estimate.mask_reads import FakeMaskPaths
 from pilot.estimate.ranks import Ranks, estimate_ranks
-from pilot.estimate.refusal import EstimateRefused, refusal_reason
+from pilot.estimate.refusal import EstimateRefused, refusal_reason, settings_in_message
 from pilot.estimate.tracker import breakdown, tracker_class
 
 NOT_COVERED = (
@@ -367,7 +367,7 @@ def estimate_memory(
     except Exception as error:
         if not fake:
             raise
-        raise EstimateRefused(refusal_reason(error)) from error
+        raise EstimateRefused(refusal_reason(error, settings_note=settings_in_message(cfg, error))) from error
     finally:
         if level is not None:
             quiet.setLevel(level)

@@ -44,13 +44,55 @@ def _raised_at(error: BaseException) -> str:
 FAKE_KERNELS = ("/torch/_meta_registrations.py", "/torch/_prims_common/", "/torch/_refs/", "/torch/_decomp/")
 
 
+TRACKER_HOOKS = "/torch/distributed/_tools/mod_tracker.py"  # the module hooks MemTracker runs under
+
+
+def _in_tracker(error: BaseException) -> bool:
+    """Raised inside the memory tracker's module hooks (after the model's own last frame), not by the
+    model's code nor by an operator's kernel (every operator passes the tracker's dispatch too)."""
+    frames = [frame.filename.replace("\\", "/") for frame in traceback.extract_tb(error.__traceback__)]
+    own = [at for at, name in enumerate(frames) if "/torch/" not in name]
+    after = frames[own[-1] + 1 :] if own else frames
+    return any(name.endswith(TRACKER_HOOKS) for name in after) and not _in_fake_kernel(error)
+
+
 def _in_fake_kernel(error: BaseException) -> bool:
     """Raised inside the fake (meta) implementation of an operator (its checks of the inputs)."""
     frames = traceback.extract_tb(error.__traceback__)
     return any(part in frame.filename.replace("\\", "/") for frame in frames for part in FAKE_KERNELS)
 
 
-def refusal_reason(error: BaseException, *, building: bool = False) -> str:
+def settings_in_message(cfg, error: BaseException) -> str:
+    """For a transformers model built from ``model.model_type`` and ``model.config``: the settings (its
+    config's defaults included, marked) holding a size the error names, as a sentence; "" otherwise. A
+    default sized for the full model beside the YAML's small sizes (GPT-J's rotary_dim=64 with 16 per
+    head) crashes in a kernel and reads like a PyTorch limitation."""
+    from omegaconf import OmegaConf
+
+    from pilot.models.hf_config_reads import config_settings_matching, sizes_in
+
+    model_type, settings = OmegaConf.select(cfg, "model.model_type"), OmegaConf.select(cfg, "model.config")
+    if not model_type or settings is None:
+        return ""
+    try:
+        import transformers
+
+        given = OmegaConf.to_container(settings, resolve=True)
+        found = config_settings_matching(
+            sizes_in(str(error)), transformers.AutoConfig.for_model(str(model_type), **given), given
+        )
+    except Exception:  # noqa: BLE001 - no config to read: nothing said
+        return ""
+    listed = [text for _, text in sorted(found, key=lambda item: item[0])][:6]  # defaults first
+    return (
+        f" Sizes in that message match these settings: {', '.join(listed)}; a default sized for a larger model "
+        "(marked) beside the YAML's small sizes is the usual cause. Fix: make them agree (+model.config.<key>=...)."
+        if listed
+        else ""
+    )
+
+
+def refusal_reason(error: BaseException, *, building: bool = False, settings_note: str = "") -> str:
     """The refusal message for an error raised under fake tensors, naming its real cause.
 
     Only an operation that needs a tensor's *value* (``.item()``, ``if tensor``, a shape that depends
@@ -81,6 +123,12 @@ def refusal_reason(error: BaseException, *, building: bool = False) -> str:
             "Fix: avoid reading tensor values inside forward/loss (e.g. .item(), data-dependent "
             "shapes), or measure it on a real device with the pilot's phases."
         )
+    if _in_tracker(error):
+        return (
+            f"PyTorch's memory tracker (torch.distributed._tools.mem_tracker, which the estimate runs under) cannot "
+            f"follow this model's layers ({what}; raised at {where}, inside the tracker's module hooks): a PyTorch "
+            "limitation, not your code (transformers' Mamba-style layers meet it: Jamba, Bamba, Falcon-H1). Fix: measure it on a real device with the pilot's phases (its peak memory is measured there)."
+        )
     if isinstance(error, UnsupportedOperatorException):
         return (
             f"the model or task code cannot run on fake tensors: operator {first_line} has no "
@@ -92,12 +140,12 @@ def refusal_reason(error: BaseException, *, building: bool = False) -> str:
         " It was raised by PyTorch's fake (meta) kernel of an operator: if the same code runs on real "
         "tensors (the pilot's phases train it), that kernel accepts less than the real one, a PyTorch "
         "limitation, not your code; give the operator what it names."
-        if _in_fake_kernel(error)
+        if _in_fake_kernel(error) and not settings_note
         else ""
     )
     return (
         f"the estimator could not run the model, task or update code ({what}; raised at {where}); "
         "pilot refuses to guess its memory. This is not a value read; fix the error (run "
         "estimate_memory(cfg, fake=False) to see it on real tensors) or measure it on a real device "
-        f"with the pilot's phases.{fake_kernel}"
+        f"with the pilot's phases.{settings_note or fake_kernel}"
     )

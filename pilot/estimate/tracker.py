@@ -49,6 +49,7 @@ def tracker_class():
             self._quiet = warnings.catch_warnings()
             self._quiet.__enter__()
             warnings.filterwarnings("ignore", message="The module hierarchy tracking")
+            warnings.filterwarnings("ignore", message="Module is None. Skipping")
             return super().__enter__()
 
         def __exit__(self, *args):
