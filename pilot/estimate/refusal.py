@@ -9,6 +9,7 @@ from __future__ import annotations
 import traceback
 from pathlib import Path
 
+from omegaconf import OmegaConf
 from torch._subclasses.fake_tensor import (
     DataDependentOutputException,
     DynamicOutputShapeException,
@@ -16,6 +17,7 @@ from torch._subclasses.fake_tensor import (
 )
 
 from pilot.errors import PilotError, user_error
+from pilot.models.hf_config_reads import config_settings_matching, sizes_in
 
 
 class EstimateRefused(PilotError, ValueError):
@@ -67,10 +69,6 @@ def settings_in_message(cfg, error: BaseException) -> str:
     config's defaults included, marked) holding a size the error names, as a sentence; "" otherwise. A
     default sized for the full model beside the YAML's small sizes (GPT-J's rotary_dim=64 with 16 per
     head) crashes in a kernel and reads like a PyTorch limitation."""
-    from omegaconf import OmegaConf
-
-    from pilot.models.hf_config_reads import config_settings_matching, sizes_in
-
     model_type, settings = OmegaConf.select(cfg, "model.model_type"), OmegaConf.select(cfg, "model.config")
     if not model_type or settings is None:
         return ""
