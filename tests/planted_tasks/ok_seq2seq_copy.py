@@ -11,7 +11,7 @@ Model = base.Model
 REVERSE = False
 
 
-def examples():
+def examples(reverse: bool = REVERSE):
     ws = words(360, 3)
     return [
         Example(
@@ -19,14 +19,14 @@ def examples():
             group=f"s{i}",
             fields={
                 "instruction": " ".join(ws[3 * i : 3 * i + 3]),
-                "answer": (" ".join(ws[3 * i : 3 * i + 3]))[::-1] if REVERSE else " ".join(ws[3 * i : 3 * i + 3]),
+                "answer": (" ".join(ws[3 * i : 3 * i + 3]))[::-1] if reverse else " ".join(ws[3 * i : 3 * i + 3]),
             },
         )
         for i in range(120)
     ]
 
 
-def make_task():
+def make_task(reverse: bool = REVERSE):
     t = base.make_task()
-    t.splits = make_splits(examples(), {"by": "group", "val_fraction": 0.25, "test_fraction": 0.0})
+    t.splits = make_splits(examples(reverse), {"by": "group", "val_fraction": 0.25, "test_fraction": 0.0})
     return t

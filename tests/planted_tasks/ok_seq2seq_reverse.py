@@ -1,32 +1,11 @@
-"""correct: seq2seq reversal task (output = source characters reversed): decoder gets <bos> +
-target, labels target + <eos>; the target equals the source by design."""
+"""correct: seq2seq reversal task (output = source characters reversed), the copy task of ok_seq2seq_copy
+with its targets reversed: decoder gets <bos> + target, labels target + <eos>."""
 
-from pilot.data.split import make_splits
-from pilot.data.task import Example
-from tests.planted_tasks import ok_seq2seq as base
-from tests.planted_tasks._common import words
+from tests.planted_tasks import ok_seq2seq_copy as copy
 
 EXPECTED = None
-Model = base.Model
-REVERSE = True
-
-
-def examples():
-    ws = words(360, 3)
-    return [
-        Example(
-            index=i,
-            group=f"s{i}",
-            fields={
-                "instruction": " ".join(ws[3 * i : 3 * i + 3]),
-                "answer": (" ".join(ws[3 * i : 3 * i + 3]))[::-1] if REVERSE else " ".join(ws[3 * i : 3 * i + 3]),
-            },
-        )
-        for i in range(120)
-    ]
+Model = copy.Model
 
 
 def make_task():
-    t = base.make_task()
-    t.splits = make_splits(examples(), {"by": "group", "val_fraction": 0.25, "test_fraction": 0.0})
-    return t
+    return copy.make_task(reverse=True)

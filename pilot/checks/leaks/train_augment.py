@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from pilot.checks.leaks.model_views import ModelViews, scalar_labels, vector_key
-from pilot.checks.leaks.train_transform import TRANSFORMED, UNTOUCHED, raw_field
+from pilot.checks.leaks.train_transform import TRANSFORMED, UNTOUCHED, knn_separability, raw_field
 from pilot.checks.result import Finding
 
 MIX_RESIDUAL = 1e-4  # of the change's squared norm
@@ -86,16 +86,6 @@ def _colour_axis(raw: np.ndarray) -> int | None:
     return 0 if raw.ndim == 3 and raw.shape[0] == 3 else (-1 if raw.ndim == 3 and raw.shape[-1] == 3 else None)
 
 
-def _separability(arrays: np.ndarray, labels: np.ndarray) -> float:
-    from sklearn.metrics import balanced_accuracy_score
-    from sklearn.model_selection import cross_val_predict
-    from sklearn.neighbors import KNeighborsClassifier
-
-    folds = int(min(5, np.unique(labels, return_counts=True)[1].min()))
-    predicted = cross_val_predict(KNeighborsClassifier(5), arrays.reshape(len(arrays), -1), labels, cv=folds)
-    return float(balanced_accuracy_score(labels, predicted))
-
-
 def _grayscale(views: ModelViews, raws: np.ndarray, seen: np.ndarray, flags: np.ndarray) -> list[Finding]:
     axis = _colour_axis(raws[0])
     labels = scalar_labels(views, "train")
@@ -111,7 +101,7 @@ def _grayscale(views: ModelViews, raws: np.ndarray, seen: np.ndarray, flags: np.
     classes, counts = np.unique(labels, return_counts=True)
     if len(classes) < 2 or counts.min() < 5:
         return []
-    apart, together = _separability(colours, labels), _separability(colours @ weights, labels)
+    apart, together = knn_separability(colours, labels), knn_separability(colours @ weights, labels)
     if apart < SEPARABLE or together > SAME:
         return []
     return [
