@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from pilot.checks.leaks.model_views import ModelViews, feature_matrix, scalar_labels, vector_key
+from pilot.checks.leaks.train_transform import knn_separability
 from pilot.checks.result import Finding
 
 FACTORS = (100.0, 1000.0, 1024.0, 1e6)
@@ -29,21 +30,14 @@ EXPLAINED = 0.9
 
 
 def _inputs_tell(views: ModelViews, small: np.ndarray) -> float | None:
-    """Out-of-fold balanced accuracy of a 5-nearest-neighbour classifier of the group from the vector
-    inputs (standardised); None without vector inputs."""
-    from sklearn.metrics import balanced_accuracy_score
-    from sklearn.model_selection import cross_val_predict
-    from sklearn.neighbors import KNeighborsClassifier
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
+    """How well the vector inputs (standardised) tell the two groups apart (``knn_separability``); None
+    without vector inputs."""
     key = vector_key(views)
     if key is None:
         return None
     x = feature_matrix(views, key, "train")
-    folds = int(min(5, small.sum(), (~small).sum()))
-    model = make_pipeline(StandardScaler(), KNeighborsClassifier(5))
-    return float(balanced_accuracy_score(small, cross_val_predict(model, x, small, cv=folds)))
+    std = x.std(axis=0)
+    return knn_separability((x - x.mean(axis=0)) / np.where(std > 0, std, 1.0), small)
 
 
 def _factor(ratio: float) -> float | None:
