@@ -280,3 +280,30 @@ def test_a_data_reader_that_cannot_read_a_task_is_not_judged_not_a_crash(monkeyp
     result, _ = inspect_task(instructions.make_task(split={"by": "group"}), n_show=1, micro_batch=4)
     assert result.verdict == "pass", result.reason
     assert result.details["hidden_tokens"] == {"judged": False, "error": "KeyError: 1"}
+
+
+def test_a_start_or_end_marker_added_twice_is_warned_and_a_repeated_text_token_is_not():
+    """<bos><bos> (a template holding bos, encoded with the tokenizer's own) and <eos><eos> at every row's
+    edge: warned from the data alone. A character repeated at the start that recurs later in the row
+    ('###' ... '### Response') is text, not a marker: not judged so; nor are rows padded in encode."""
+    import dataclasses
+
+    from pilot.checks.doubled_marker import doubled_marker_findings
+    from pilot.data import byte_tokenizer as tok
+
+    task = instructions.make_task(split={"by": "group"})
+    train = task.encoded("train")
+    assert doubled_marker_findings(task, train)[0] == []
+    bos = [{**item, "input_ids": torch.cat([torch.tensor([tok.BOS_ID]), item["input_ids"]])} for item in train]
+    findings, details = doubled_marker_findings(task, bos)
+    assert findings and "start on" in str(findings[0]) and "twice" in str(findings[0]), details
+    eos = [{**item, "input_ids": torch.cat([item["input_ids"], torch.tensor([tok.EOS_ID])])} for item in train]
+    assert "end on" in str(doubled_marker_findings(task, eos)[0][0])
+    hashes = [{**item, "input_ids": torch.tensor([35, 35, 35, *item["input_ids"].tolist(), 35, 35])} for item in train]
+    assert doubled_marker_findings(task, hashes)[0] == [], "'#' recurs inside the row: text"
+    width = max(len(item["input_ids"]) for item in bos)  # padded in encode with an undeclared pad: not judged
+    padded = [
+        {"input_ids": torch.cat([item["input_ids"], torch.full((width - len(item["input_ids"]),), 7)])} for item in bos
+    ]
+    untold = dataclasses.replace(task, info={k: v for k, v in task.info.items() if k != "pad_id"})
+    assert doubled_marker_findings(untold, padded)[0] == []

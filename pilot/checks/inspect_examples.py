@@ -25,6 +25,7 @@ from pilot.checks.answer_in_prompt import answer_in_prompt_findings
 from pilot.checks.answer_start import answer_start_findings
 from pilot.checks.class_names import name_findings
 from pilot.checks.collated import RowView, check_collated, split_statistics
+from pilot.checks.doubled_marker import doubled_marker_findings
 from pilot.checks.erased_evidence import erased_evidence_findings
 from pilot.checks.field_end import field_end_findings
 from pilot.checks.hidden_tokens import hidden_token_findings
@@ -346,6 +347,8 @@ def inspect_task(
         result = with_comparison(result, *answer_start_findings(task, encoded.get("train", [])), "answer_start", "warn")
     # a text field whose end never reaches the model (a prompt sliced one token short)
     result = with_comparison(result, *field_end_findings(task, encoded.get("train", [])), "field_end", "warn")
+    found = _read(doubled_marker_findings, task, encoded.get("train", []))  # <bos><bos>: a marker added twice
+    result = with_comparison(result, *found, "doubled_marker", "warn")
     if task.kind == SEQ2SEQ:  # the answer in the encoder's input: copied, not learned
         result = with_comparison(
             result, *target_in_source_findings(task, encoded.get("train", [])), "target_in_source", "warn"
