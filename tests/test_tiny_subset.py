@@ -187,3 +187,39 @@ def test_several_labels_of_one_input_have_that_input_as_their_context():
     first, second = _context_keys(task, batch)
     assert [p for p, _ in first] == [0, 1, 2]
     assert {key for _, key in first}.isdisjoint(key for _, key in second)  # two inputs, two contexts
+
+
+def test_a_regression_without_correct_count_is_recovered_within_a_tolerance_not_exactly(make_cfg):
+    """Float targets are never predicted exactly: a correct regression without its own correct_count
+    failed "0% of 8 examples recovered exactly" (and blamed predict's "most likely token"). Now a
+    prediction within 0.1 of the subset's targets' standard deviation counts; a predict that reads
+    something else (a constant) still fails."""
+    import dataclasses
+
+    from tests.planted_tasks import _vector_tasks, ok_linear_regression_noisy
+
+    cfg = make_cfg("optim.lr=3e-3")
+    task = dataclasses.replace(ok_linear_regression_noisy.make_task(), correct_count=None)
+    build = lambda: _vector_tasks.mlp(10, 1)  # noqa: E731
+    result = tiny_subset_check(cfg, task, CPU, build_model=build)
+    assert result.verdict == "pass", result.reason
+    assert "recovered within" in result.reason and "float labels" in result.details["recovery_rule"]
+    constant = dataclasses.replace(task, predict=lambda out, b: torch.zeros_like(b["labels"]))
+    result = tiny_subset_check(make_cfg("optim.lr=3e-3", "pilot.tiny.max_updates=100"), constant, CPU, build)
+    assert result.verdict == "fail" and "token" not in result.reason, result.reason
+
+
+def test_a_span_s_start_and_end_have_the_whole_row_as_their_context():
+    """Extractive QA: labels (rows, 2) beside input_ids (rows, width). Read as positions of the inputs, each
+    target's context was the row's first two tokens, shared by every row: a floor of 1.82 and a correct task
+    failed its tiny subset. Labels not of the inputs' positions take the whole row and their place."""
+    from pilot.checks.subset_scorer import SubsetScorer, _context_keys
+    from tests.planted_tasks import ok_qa_truncated_no_answer
+
+    task = ok_qa_truncated_no_answer.make_task()
+    items = [task.encode(e) for e in task.splits["train"][:8]]
+    first, second = _context_keys(task, task.collate(items[:2]))
+    assert [p for p, _ in first] == [0, 1]
+    assert {key for _, key in first}.isdisjoint(key for _, key in second)
+    scorer = SubsetScorer(task, items, 4)
+    assert scorer.loss_floor == 0 and scorer.ambiguous_targets == 0, scorer.rule

@@ -32,7 +32,9 @@ def _context_keys(task: TaskData, batch: Batch) -> list[list[tuple[int, Any]]]:
     for row in range(labels.shape[0]):
         real = [p for p, m in enumerate(mask[row]) if m]
         positions = [p for p, c in enumerate(counted[row].tolist()) if c]
-        if ids_list is None:  # several labels of one input (multi-label): the input and the label's place
+        if ids_list is None or ids.shape[-1] != labels.shape[-1]:
+            # labels not of the inputs' positions (multi-label, a span's start and end, a decoder's
+            # targets): the whole row's inputs and the label's place
             inputs = _inputs_of(batch, row)
             rows.append([(p, (inputs, p)) for p in positions])
             continue
@@ -55,6 +57,18 @@ def _inputs_of(batch: Batch, row: int) -> tuple[bytes, ...]:
     )
 
 
+TOLERANCE = 0.1  # of the subset's targets' standard deviation: a regression's prediction counted recovered
+
+
+def _tolerance(answers: dict[Any, Counter]) -> float:
+    """``TOLERANCE`` of the standard deviation of the subset's float targets (of their scale when all are
+    equal: a thousandth of the largest magnitude, at least 1e-6)."""
+    values = torch.tensor([value for counts in answers.values() for value in counts.elements()], dtype=torch.float64)
+    if values.numel() > 1 and float(values.std(unbiased=False)) > 0:
+        return TOLERANCE * float(values.std(unbiased=False))
+    return max(1e-6, 1e-3 * float(values.abs().max())) if values.numel() else 1e-6
+
+
 class SubsetScorer:
     """Loss per target and recovery on a fixed subset, under the rule the subset allows."""
 
@@ -65,12 +79,21 @@ class SubsetScorer:
         self.target_accuracy: float | None = None  # share of judged targets predict gets right (last score)
         self.batches = [task.collate(items[s : s + eval_micro_batch]) for s in range(0, len(items), eval_micro_batch)]
         self.keys = [_context_keys(task, batch) for batch in self.batches]
+        # float labels (a regression): a prediction never equals one exactly; within ``tolerance`` counts
+        self.regression = bool(self.batches) and torch.is_tensor(labels := self.batches[0]["labels"])
+        self.regression = self.regression and labels.is_floating_point()
         answers: dict[Any, Counter] = defaultdict(Counter)
         for batch, rows in zip(self.batches, self.keys):
             labels = batch["labels"]
             for row, keys in enumerate(rows):
                 for position, key in keys:
-                    answers[key][int(labels[position] if labels.dim() < 2 else labels[row, position])] += 1
+                    value = labels[position] if labels.dim() < 2 else labels[row, position]
+                    answers[key][value.item() if self.regression else int(value)] += 1
+        # multi-hot floats (0.0 / 1.0) are classes: compared exactly
+        self.regression = self.regression and any(
+            not float(value).is_integer() for c in answers.values() for value in c
+        )
+        self.tolerance = _tolerance(answers) if self.regression else 0.0
         self.determined = {key for key, counts in answers.items() if len(counts) == 1}
         targets = sum(sum(c.values()) for c in answers.values())
         ambiguous = [c for c in answers.values() if len(c) > 1]
@@ -92,6 +115,18 @@ class SubsetScorer:
             )
         else:
             self.rule = "every target (each context fixes its answer within the subset)"
+        if self.regression and task.correct_count is None:
+            self.rule += (
+                f"; float labels: a prediction within {self.tolerance:.3g} of its target ({TOLERANCE:g} of the "
+                "subset's targets' standard deviation) counts as recovered"
+            )
+
+    @property
+    def recovered_as(self) -> str:
+        """How a recovered target is counted, in words: exactly, or within the regression's tolerance."""
+        if self.regression and self.task.correct_count is None:
+            return f"within {self.tolerance:.3g}"
+        return "exactly"
 
     @torch.no_grad()
     def score(self, trainer: Trainer) -> tuple[float, float]:
@@ -114,7 +149,10 @@ class SubsetScorer:
                 correct += said
                 continue
             predicted, labels = task.predict(output, batch).cpu(), batch["labels"].cpu()
-            hit = (predicted == labels) | (labels == IGNORE_INDEX)
+            if self.regression and predicted.numel() == labels.numel():
+                hit = (predicted.reshape(labels.shape).float() - labels.float()).abs() <= self.tolerance
+            else:
+                hit = (predicted == labels) | (labels == IGNORE_INDEX)
             for row, keys in enumerate(rows):
                 judged = [p for p, key in keys if key in self.determined]
                 if not judged:

@@ -189,7 +189,7 @@ def tiny_subset_check(
     numbers = (
         f"loss {initial_loss:.3g} -> {final_loss:.3g} ({drop_said}, declared "
         f">= {float(settings.loss_drop):g}x), {recovery:.0%} of {n_examples} examples recovered "
-        f"exactly (declared >= {min_recovery:.0%}; rule: {scorer.rule}) after "
+        f"{scorer.recovered_as} (declared >= {min_recovery:.0%}; rule: {scorer.rule}) after "
         f"{trainer.updates_done} updates{longer}"
     )
     if not finite:
@@ -272,6 +272,8 @@ def _predict_disagrees(scorer: SubsetScorer, final_loss: float) -> bool:
     share reads other positions or classes than the loss trains. Only where every target is determined
     (no loss floor) and the task has no correct_count of its own."""
     if scorer.task.correct_count is not None or scorer.loss_floor > 0 or scorer.target_accuracy is None:
+        return False
+    if scorer.regression:  # the bound is cross-entropy's: a squared error says nothing of it
         return False
     bound = 1.0 - final_loss / math.log(2.0)
     return bound >= 0.5 and scorer.target_accuracy < bound / 2
