@@ -339,3 +339,27 @@ def test_features_on_another_scale_warn_except_under_a_split_by_time():
     views = model_views(task)
     assert feature_skew_warnings(task, views, LeakThresholds(), "group")[0]
     assert feature_skew_warnings(task, views, LeakThresholds(), "time") == ([], {"skipped": "split by time"})
+
+
+def test_one_chance_close_pair_is_not_a_copy_but_two_are_and_one_exact_copy_is():
+    """A dense 3-feature data set puts one val example close to a train example by chance: one inexact
+    near pair is noted, not warned (near_dup_min_examples=2); declared down to 1 it is warned again."""
+    _, result = _audit_module("ok_monotone_index_feature")
+    assert result.verdict == "pass", result.reason
+    _, result = _audit_module("ok_monotone_index_feature", LeakThresholds(near_dup_min_examples=1))
+    assert result.verdict == "warn" and "within RMS" in result.reason
+    module = importlib.import_module("tests.planted_tasks.ok_monotone_index_feature")
+    task = module.make_task()
+    copied = task.splits["train"][3]
+    task.splits["val"].append(Example(10_000, "copy", dict(copied.fields)))  # one exact copy, its own group
+    assert audit_split(task, "group").verdict != "pass"
+
+
+def test_a_template_every_row_holds_is_left_out_of_the_text_overlap():
+    """A long system prompt in every row made two different questions overlap 0.82 (a near-duplicate): the
+    shingles in more than half the rows are the template's. Declared off (template_share=1), it is back."""
+    _, result = _audit_module("ok_yesno_long_system_prompt")
+    assert result.verdict == "pass", result.reason
+    loose = LeakThresholds(template_share=1.0, near_dup_min_examples=1)
+    _, result = _audit_module("ok_yesno_long_system_prompt", loose)
+    assert result.verdict == "warn" and "nearly the same text" in result.reason

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -166,15 +167,23 @@ def _targets_agree(x, y, limits: LeakThresholds) -> bool:
     return bool(a | b) and len(a & b) / len(a | b) >= limits.shingle_jaccard
 
 
+def _template_shingles(rows: list[set], share: float) -> set:
+    """Shingles in more than ``share`` of ``rows`` (at least 20): a template's text (a system prompt, a form's
+    labels), which every row holds and which says nothing of one row being another's copy."""
+    if len(rows) < 20:
+        return set()
+    counts = Counter(shingle for row in rows for shingle in row)
+    return {shingle for shingle, count in counts.items() if count > share * len(rows)}
+
+
 def text_near_duplicates(task, views, fields, pairs, reported, limits, note, skipped) -> list[Finding]:
     vocab: dict[Any, int] = {}
-    texts = {
-        s: _ShingleSets(
-            [_shingles(normalise_text(" ".join(e.fields[f] for f in fields)), limits.shingle) for e in views.splits[s]],
-            vocab,
-        )
+    sets = {
+        s: [_shingles(normalise_text(" ".join(e.fields[f] for f in fields)), limits.shingle) for e in views.splits[s]]
         for s in views.order()
     }
+    template = _template_shingles([row for rows in sets.values() for row in rows], limits.template_share)
+    texts = {s: _ShingleSets([row - template for row in rows], vocab) for s, rows in sets.items()}
     targets = {s: _targets(views, s) for s in views.order()}
     warnings = []
     for a, b in pairs:
@@ -200,7 +209,7 @@ def text_near_duplicates(task, views, fields, pairs, reported, limits, note, ski
         ]
         note((a, b), "near_duplicate_texts", len(hits), listed)
         note((a, b), "similar_text_other_target", len(other_target - set(best)), [])
-        if hits:
+        if hits and (len(hits) >= limits.near_dup_min_examples or any(s == 1.0 for _, _, s in hits)):
             warnings.append(
                 Finding(
                     f"{len(hits)} {b} example(s) nearly the same text as a {a} example ({limits.shingle}-character "

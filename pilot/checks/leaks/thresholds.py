@@ -18,6 +18,10 @@ class LeakThresholds:
     # the two splits (in few dimensions close pairs occur by chance)
     near_dup_own_share: float = 0.5  # ... and this share of the earlier example's distance to its nearest
     # neighbour in its own split (where examples crowd, a close pair is no copy)
+    near_dup_min_examples: int = 2  # vectors and texts: warn from this many near-duplicate examples (a
+    # single close pair occurs by chance in a dense data set); an exact copy is warned alone
+    template_share: float = 0.5  # texts: a shingle in more than this share of the rows (at least 20) is the
+    # template's, not evidence of a copy: left out of the overlap
     shingle: int = 5  # texts: shingles of this many characters of normalised text
     # (of tokens, for a sequence target)
     shingle_jaccard: float = 0.8  # texts: near-duplicate at this Jaccard overlap of shingles or more

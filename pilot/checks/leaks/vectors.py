@@ -74,7 +74,7 @@ def vector_near_duplicates(views, key, pairs, reported, limits, note, skipped) -
             for i, j, d in sorted(hits, key=lambda h: h[2])[: limits.listed]
         ]
         note((a, b), "near_duplicate_vectors", len(hits), listed)
-        if hits:
+        if hits and (len(hits) >= limits.near_dup_min_examples or any(d == 0 for _, _, d in hits)):
             label_note = f", {same} with the same label" if labels_a is not None else ""
             warnings.append(
                 Finding(
