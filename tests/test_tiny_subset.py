@@ -223,3 +223,20 @@ def test_a_span_s_start_and_end_have_the_whole_row_as_their_context():
     assert {key for _, key in first}.isdisjoint(key for _, key in second)
     scorer = SubsetScorer(task, items, 4)
     assert scorer.loss_floor == 0 and scorer.ambiguous_targets == 0, scorer.rule
+
+
+def test_a_packed_row_is_scored_per_example_on_its_own_example_s_context():
+    """DataCollatorWithFlattening packs the micro-batch into one row, position_ids restarting at 0 per
+    example: each example is scored on its own (one row of 8 was 0% or 100%), and a target's context is
+    the tokens of its own example (the model masks the others out), so two sentences starting alike share
+    one: a correct packed task failed its tiny subset, "0% of 8 examples recovered"."""
+    from pilot.checks.subset_scorer import SubsetScorer, _segments
+    from tests.planted_tasks import ok_flattening_packing
+
+    task = ok_flattening_packing.make_task()
+    items = [task.encode(e) for e in task.splits["train"][:8]]
+    scorer = SubsetScorer(task, items, 8)
+    batch = scorer.batches[0]
+    assert batch["labels"].shape[0] == 1
+    assert len(set(_segments(batch, 0, list(range(batch["labels"].shape[1]))))) == 8
+    assert scorer.ambiguous_targets > 0, "contexts read across examples would all be unique"

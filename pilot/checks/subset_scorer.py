@@ -39,8 +39,12 @@ def _context_keys(task: TaskData, batch: Batch) -> list[list[tuple[int, Any]]]:
             rows.append([(p, (inputs, p)) for p in positions])
             continue
         tokens = [ids_list[row][p] for p in real]
-        if task.convention == NEXT_TOKEN:  # the real tokens before the predicted one
-            keys = [(p, tuple(tokens[: sum(1 for r in real if r < p + shift)])) for p in positions]
+        if task.convention == NEXT_TOKEN:  # the real tokens before the predicted one (of its own example)
+            segment = _segments(batch, row, list(range(labels.shape[-1])))
+            keys = [
+                (p, tuple(ids_list[row][r] for r in real if r < p + shift and segment[r] == segment[p + shift - 1]))
+                for p in positions
+            ]
         else:  # a tagger sees the whole input: the context is the row and the place in it
             keys = [(p, (tuple(tokens), sum(1 for r in real if r < p))) for p in positions]
         rows.append(keys)
@@ -55,6 +59,17 @@ def _inputs_of(batch: Batch, row: int) -> tuple[bytes, ...]:
         for k, v in sorted(batch.items())
         if k not in ("labels", "index") and torch.is_tensor(v) and v.dim() > 0 and v.shape[0] == size
     )
+
+
+def _segments(batch: Batch, row: int, positions: list[int]) -> list[int]:
+    """Which example of a packed row each label position belongs to: a row of several examples
+    concatenated (transformers' ``DataCollatorWithFlattening``) restarts its ``position_ids`` at 0 for
+    each; 0 for every position of a row of one example."""
+    ids, labels = batch.get("position_ids"), batch["labels"]
+    if not (torch.is_tensor(ids) and ids.dim() == 2 and labels.dim() == 2 and ids.shape == labels.shape):
+        return [0] * len(positions)
+    starts = (ids[row] == 0).long().cumsum(0).tolist()
+    return [starts[p] for p in positions]
 
 
 TOLERANCE = 0.1  # of the subset's targets' standard deviation: a regression's prediction counted recovered
@@ -157,9 +172,12 @@ class SubsetScorer:
                 judged = [p for p, key in keys if key in self.determined]
                 if not judged:
                     continue
-                scored += 1
                 row_hits = [bool(hit[p] if hit.dim() < 2 else hit[row, p]) for p in judged]
-                recovered += all(row_hits)
+                examples: dict[int, bool] = {}  # a packed row's examples, each recovered or not
+                for segment, right in zip(_segments(batch, row, judged), row_hits):
+                    examples[segment] = examples.get(segment, True) and right
+                scored += len(examples)
+                recovered += sum(examples.values())
                 hits, judged_targets = hits + sum(row_hits), judged_targets + len(row_hits)
         self.target_accuracy = hits / judged_targets if judged_targets else None
         if task.correct_count is not None:
