@@ -664,3 +664,27 @@ def test_a_position_table_shorter_than_the_pad_id_names_max_position_embeddings_
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-3000:]
     assert "model.config.max_position_embeddings=96 is not above model.config.pad_token_id=256" in done.stderr
     assert "not below model.config.vocab_size" not in done.stderr and "max_position_embeddings=353" in done.stderr
+
+
+def test_a_saved_model_is_estimated_as_it_trains_tied_once_and_in_train_mode(make_cfg, tmp_path):
+    """model.path under fake tensors: from_pretrained read the real weights (a 7B model's 28 GB in an
+    estimate) and left tied embeddings untied (gradients and AdamW state counted twice), and it returns a
+    model in eval mode, so dropout's masks and transformers' activation checkpointing were left out of the
+    estimate (and of the measurement it is checked against). Now built from the saved config, trained in
+    train mode: the estimate equals the same model measured in train mode."""
+    config = transformers.GPT2Config(
+        vocab_size=259, n_embd=32, n_layer=1, n_head=2, n_positions=96, resid_pdrop=0.1, embd_pdrop=0.1,
+        attn_pdrop=0.1, pad_token_id=256, bos_token_id=257, eos_token_id=258, tie_word_embeddings=True,
+    )  # fmt: skip
+    transformers.GPT2LMHeadModel(config).save_pretrained(tmp_path / "saved")
+    cfg = make_cfg("model=hf_gpt2", f"model.path={tmp_path / 'saved'}")
+    fake = estimate_memory(cfg)
+    assert fake.parameters == sum(p.numel() for p in transformers.GPT2LMHeadModel(config).parameters())
+    assert fake.state_bytes["parameters"] == fake.closed_form["parameters"]
+    measured = estimate_memory(cfg, fake=False)
+    assert [p.peak_bytes for p in fake.phases] == [p.peak_bytes for p in measured.phases]
+    without = transformers.GPT2Config(**{**config.to_dict(), "resid_pdrop": 0.0, "embd_pdrop": 0.0, "attn_pdrop": 0.0})
+    transformers.GPT2LMHeadModel(without).save_pretrained(tmp_path / "no_dropout")
+    plain = estimate_memory(make_cfg("model=hf_gpt2", f"model.path={tmp_path / 'no_dropout'}"))
+    activations = [e.phase("first_step").moments["forward/backward"]["activations"] for e in (fake, plain)]
+    assert activations[0] > activations[1], "dropout's masks are held for the backward in train mode"

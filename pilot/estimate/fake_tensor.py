@@ -185,6 +185,8 @@ def _update_phase(
         _hold_gradients(trainer.raw_model, meter.tracker)
 
     def forward_backward():
+        trainer.model.train()  # as the run trains it: from_pretrained returns a model in eval mode, which
+        # drops dropout's masks and transformers' activation checkpointing from what is estimated
         for k in range(runs):
             meter.tracker.reset_mod_stats()  # the tracker refuses a second root forward otherwise
             with counter if counter is not None and k == 0 else nullcontext():

@@ -52,9 +52,12 @@ def _from_directory(transformers, path: str, kwargs: dict[str, Any]):
             f"model.path={path}: no config.json there. Fix: give a local directory written by "
             "save_pretrained (pilot never downloads), or model.path=null to build from model.config."
         )
-    if torch.get_default_device().type == "meta":  # shapes only (mode=estimate's attention calls): its config
+    if torch.get_default_device().type == "meta" or torch._guards.detect_fake_mode() is not None:
+        # shapes only (the fake-tensor estimate, mode=estimate's attention calls): built from its config.
+        # from_pretrained refuses the meta device, and under fake tensors it reads the real weights (a 7B
+        # model's 28 GB in a mode that allocates nothing) and leaves tied embeddings untied (counted twice)
         config = transformers.AutoConfig.from_pretrained(str(directory), local_files_only=True)
-        return transformers.AutoModelForCausalLM.from_config(config, **kwargs)  # from_pretrained refuses meta
+        return transformers.AutoModelForCausalLM.from_config(config, **kwargs)
     try:
         return transformers.AutoModelForCausalLM.from_pretrained(str(directory), local_files_only=True, **kwargs)
     except (OSError, ValueError, TypeError, KeyError) as error:  # a damaged directory: said with its fix
