@@ -524,3 +524,23 @@ def test_settings_still_to_give_are_settings_of_the_config():
     assert suggestions(CONF_DIR, ["data=hf_instructions", "data.pathh=x.jsonl"])[0].startswith(
         "data.pathh: not a setting; did you mean data.path"
     )
+
+
+@pytest.mark.parametrize(
+    "source, said",
+    [
+        ('raise RuntimeError("import-time failure")\n', "importing it raised RuntimeError: import-time failure"),
+        ("def make_task(**kw)\n    return None\n", "importing it raised SyntaxError"),
+    ],
+)
+def test_a_plug_in_module_that_raises_while_imported_is_one_line_naming_where(
+    source, said, tmp_path, monkeypatch, capsys, restore_logging
+):
+    """A module whose own code raises at import (not an ImportError) crashed through Hydra with a traceback,
+    exit 1, and left a run directory behind: now refused as a problem of the key, file and line named."""
+    name = f"broken_{abs(hash(source)) % 10_000}"
+    (tmp_path / f"{name}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    run_dir = tmp_path / "run"
+    code, stderr = run_in_process([f"data._target_={name}.make_task"], run_dir, monkeypatch, capsys)
+    assert_refused(code, stderr, run_dir, [f"data._target_='{name}.make_task'", said, f"({name}.py:1)"], True)

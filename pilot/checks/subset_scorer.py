@@ -72,16 +72,14 @@ def _segments(batch: Batch, row: int, positions: list[int]) -> list[int]:
     return [starts[p] for p in positions]
 
 
-TOLERANCE = 0.1  # of the subset's targets' standard deviation: a regression's prediction counted recovered
+TOLERANCE = 0.1  # of the subset's targets' root mean square: a regression's prediction counted recovered
 
 
 def _tolerance(answers: dict[Any, Counter]) -> float:
-    """``TOLERANCE`` of the standard deviation of the subset's float targets (of their scale when all are
-    equal: a thousandth of the largest magnitude, at least 1e-6)."""
+    """``TOLERANCE`` of the root mean square of the subset's float targets (their typical magnitude, the
+    spread of targets centred on 0), at least 1e-6."""
     values = torch.tensor([value for counts in answers.values() for value in counts.elements()], dtype=torch.float64)
-    if values.numel() > 1 and float(values.std(unbiased=False)) > 0:
-        return TOLERANCE * float(values.std(unbiased=False))
-    return max(1e-6, 1e-3 * float(values.abs().max())) if values.numel() else 1e-6
+    return max(1e-6, TOLERANCE * float(values.square().mean().sqrt())) if values.numel() else 1e-6
 
 
 class SubsetScorer:
@@ -133,7 +131,7 @@ class SubsetScorer:
         if self.regression and task.correct_count is None:
             self.rule += (
                 f"; float labels: a prediction within {self.tolerance:.3g} of its target ({TOLERANCE:g} of the "
-                "subset's targets' standard deviation) counts as recovered"
+                "subset's targets' root mean square) counts as recovered"
             )
 
     @property

@@ -3,7 +3,9 @@ sizes the data fixes for the model, the heads and the data file."""
 
 from __future__ import annotations
 
+import os
 import re
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +52,20 @@ def _check_target(cfg, key: str, problems: list[Problem]) -> Any | None:
             )
         )
         return None
+    except Exception as error:  # noqa: BLE001 - the module's own code raised while it was imported
+        problems.append(Problem(key, path, f"importing it raised {_raised_at(error)}. Fix: the module's own code."))
+        return None
+
+
+def _raised_at(error: BaseException) -> str:
+    """``Type: message (file.py:line)``: where in the user's module the import failed."""
+    where = ""
+    if isinstance(error, SyntaxError) and error.filename:
+        where = f" ({os.path.basename(error.filename)}:{error.lineno})"
+    elif (frames := traceback.extract_tb(error.__traceback__)) and not frames[-1].filename.startswith("<"):
+        where = f" ({os.path.basename(frames[-1].filename)}:{frames[-1].lineno})"
+    message = error.msg if isinstance(error, SyntaxError) else str(error)
+    return f"{type(error).__name__}: {message}{where}"
 
 
 def _check_targets(cfg, problems: list[Problem]) -> None:
