@@ -240,3 +240,31 @@ def test_a_packed_row_is_scored_per_example_on_its_own_example_s_context():
     assert batch["labels"].shape[0] == 1
     assert len(set(_segments(batch, 0, list(range(batch["labels"].shape[1]))))) == 8
     assert scorer.ambiguous_targets > 0, "contexts read across examples would all be unique"
+
+
+def test_flattened_candidates_of_one_example_are_its_context():
+    """run_swag's layout: input_ids [examples x 4 candidates, width] beside labels [examples]. Tensors of k
+    rows per example were left out of the context, every example shared the empty one: "0 of 8 targets
+    determined" and a correct multiple choice failed its tiny subset."""
+    from pilot.checks.subset_scorer import SubsetScorer
+    from tests.planted_tasks import ok_mc_flattened
+
+    task = ok_mc_flattened.make_task()
+    scorer = SubsetScorer(task, [task.encode(e) for e in task.splits["train"][:8]], 4)
+    assert scorer.ambiguous_targets == 0 and scorer.loss_floor == 0, scorer.rule
+
+
+def test_a_random_collate_learning_slower_than_declared_warns_and_one_that_cannot_learn_fails(make_cfg):
+    """Masks drawn at random in collate change the subset's targets at every update: a masked-token task
+    whose loss falls 2.6x in 300 updates learns, slower than a fixed subset (a warning, said why); the same
+    task at learning rate 0 still fails."""
+    from tests.planted_tasks import ok_masked_lm
+
+    task = ok_masked_lm.make_task()
+    build = lambda: ok_masked_lm.build_model(task)  # noqa: E731
+    result = tiny_subset_check(make_cfg(), task, CPU, build_model=build)
+    assert result.verdict in ("pass", "warn"), result.reason
+    if result.verdict == "warn":
+        assert result.details["collate_random"] and "collate is random" in result.reason
+    stuck = tiny_subset_check(make_cfg("optim.lr=0", "pilot.tiny.max_updates=40"), task, CPU, build_model=build)
+    assert stuck.verdict == "fail" and "cannot learn the subset" in stuck.reason, stuck.reason

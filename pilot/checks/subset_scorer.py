@@ -52,12 +52,13 @@ def _context_keys(task: TaskData, batch: Batch) -> list[list[tuple[int, Any]]]:
 
 
 def _inputs_of(batch: Batch, row: int) -> tuple[bytes, ...]:
-    """A row's inputs (every per-example tensor but its labels and index), as bytes to compare."""
+    """A row's inputs (every per-example tensor but its labels and index), as bytes to compare; a tensor of
+    k rows per example (a multiple choice's candidates flattened to [examples x k, width]) gives its k."""
     size = batch["labels"].shape[0]
     return tuple(
-        v[row].detach().cpu().numpy().tobytes()
+        v[row * (v.shape[0] // size) : (row + 1) * (v.shape[0] // size)].detach().cpu().numpy().tobytes()
         for k, v in sorted(batch.items())
-        if k not in ("labels", "index") and torch.is_tensor(v) and v.dim() > 0 and v.shape[0] == size
+        if k not in ("labels", "index") and torch.is_tensor(v) and v.dim() > 0 and v.shape[0] % size == 0
     )
 
 
