@@ -688,3 +688,35 @@ def test_a_saved_model_is_estimated_as_it_trains_tied_once_and_in_train_mode(mak
     plain = estimate_memory(make_cfg("model=hf_gpt2", f"model.path={tmp_path / 'no_dropout'}"))
     activations = [e.phase("first_step").moments["forward/backward"]["activations"] for e in (fake, plain)]
     assert activations[0] > activations[1], "dropout's masks are held for the backward in train mode"
+
+
+def test_a_factory_loading_from_pretrained_is_estimated_from_its_config_and_runs_on_meta(
+    make_cfg, tmp_path, monkeypatch
+):
+    """A factory of the user's own that calls from_pretrained: under fake tensors it read every real weight
+    and left the tied embedding untied (counted twice); on the meta device transformers refused it, and the
+    attention calls were not examined. While only shapes are wanted, from_pretrained builds from the saved
+    config: the estimate counts the tied weight once and equals the real model's measurement."""
+    from pilot.environment.attention import record_attention_calls
+    from pilot.models.pretrained_shapes import ShapesOnlyPretrained
+
+    config = transformers.GPT2Config(
+        vocab_size=259, n_embd=32, n_layer=1, n_head=2, n_positions=96, pad_token_id=256, bos_token_id=257,
+        eos_token_id=258, tie_word_embeddings=True,
+    )  # fmt: skip
+    transformers.GPT2LMHeadModel(config).save_pretrained(tmp_path / "saved")
+    (tmp_path / "gpt2_factory.py").write_text(
+        "import transformers\n\n"
+        "def build(path, **settings):\n"
+        "    return transformers.AutoModelForCausalLM.from_pretrained(path, local_files_only=True).train()\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cfg = make_cfg("model=hf_gpt2", "model._target_=gpt2_factory.build", f"model.path={tmp_path / 'saved'}")
+    fake, measured = estimate_memory(cfg), estimate_memory(cfg, fake=False)
+    assert fake.parameters == sum(p.numel() for p in transformers.GPT2LMHeadModel(config).parameters())
+    assert [p.peak_bytes for p in fake.phases] == [p.peak_bytes for p in measured.phases]
+    calls, _ = record_attention_calls(cfg, instantiate(cfg.data, _convert_="all"), meta=True)
+    assert calls and calls[0]["heads"] == 2
+    with ShapesOnlyPretrained():  # a load it cannot stand for runs as it is
+        loaded = transformers.GPT2LMHeadModel.from_pretrained(tmp_path / "saved", output_loading_info=True)
+    assert isinstance(loaded, tuple)

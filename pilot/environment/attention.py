@@ -10,7 +10,7 @@ import json
 import logging
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import torch
@@ -26,6 +26,7 @@ from pilot.data.task import TaskData, move_to
 from pilot.engine.build import build_model
 from pilot.errors import error_line
 from pilot.estimate.fake_kernels import RealKernelDtypes
+from pilot.models.pretrained_shapes import ShapesOnlyPretrained
 from pilot.rental.requirements import predict_cuda_attention
 
 AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
@@ -97,7 +98,7 @@ def record_attention_calls(cfg: DictConfig, task: TaskData, meta: bool = False) 
     device = torch.device("meta" if meta else "cpu")
     recorder = _AttentionRecorder()
     with torch.random.fork_rng(devices=[]), torch.no_grad():
-        with device:
+        with device, ShapesOnlyPretrained() if meta else nullcontext():  # a factory's from_pretrained: its config
             model = build_model(cfg)
         batch, where = _shape_batch(cfg, task)
         model.train()

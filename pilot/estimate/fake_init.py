@@ -14,6 +14,8 @@ says a failure of the construction as the construction's, not the forward's.
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import torch
 from omegaconf import DictConfig
 from torch import Tensor, nn
@@ -23,6 +25,7 @@ from pilot.data.task import ContractError
 from pilot.engine.build import build_model
 from pilot.estimate.fake_adapter import adapter_on
 from pilot.estimate.refusal import EstimateRefused, refusal_reason
+from pilot.models.pretrained_shapes import ShapesOnlyPretrained
 
 
 class ValuelessInit:
@@ -51,7 +54,7 @@ def built_model(cfg: DictConfig, *, fake: bool) -> nn.Module:
     """The configured model, with its adapter when ``cfg.adapter`` asks; on fake tensors its weight
     initialization reads no values (``ValuelessInit``), and a failure is said to be its construction's."""
     try:
-        with ValuelessInit():
+        with ValuelessInit(), ShapesOnlyPretrained() if fake else nullcontext():  # no weight read on fakes
             return adapter_on(build_model(cfg, adapter=False), cfg)
     except (EstimateRefused, ContractError):
         raise

@@ -16,6 +16,7 @@ from hydra.utils import instantiate
 
 from pilot.config.values import select
 from pilot.engine.checkpointing import declares_checkpointing
+from pilot.models.pretrained_shapes import ShapesOnlyPretrained
 from pilot.validation.problems import Problem
 
 
@@ -23,7 +24,7 @@ def _factory_declares(cfg) -> bool:
     """The model a factory ``_target_`` returns, built on the meta device, declares checkpointing; True
     when it cannot be built there (the run's own build decides)."""
     try:
-        with torch.device("meta"), torch.random.fork_rng(devices=[]):
+        with torch.device("meta"), torch.random.fork_rng(devices=[]), ShapesOnlyPretrained():
             model = instantiate(cfg.model, _convert_="all")
     except Exception:
         return True
