@@ -20,7 +20,16 @@ from pilot.config import register
 from pilot.config.command_line import multirun_flag_first, names_hydras_key, repeated_keys, without_node_details
 from pilot.config.suggest import suggestions
 from pilot.config.values import enum_value
-from pilot.errors import DiskFull, PilotError, RunFinished, access_denied, no_space_left, user_error
+from pilot.errors import (
+    DiskFull,
+    PilotError,
+    RunFinished,
+    access_denied,
+    built_with_error,
+    instantiation_failed,
+    no_space_left,
+    user_error,
+)
 from pilot.estimate_run import run_estimate
 from pilot.models.hf_causal_lm import config_key_outside_the_yaml
 from pilot.pilot_run import run_pilot
@@ -118,6 +127,12 @@ def main(cfg: DictConfig) -> None:
         if said is not None and not multirun:
             print(f"pilot: {said}", file=sys.stderr)
             sys.exit(said.exit_code)
+        if not multirun and instantiation_failed(error):  # the model's or task's own code: one line
+            kept = Path(run_dir) / ERROR_FILE
+            log.error(
+                "pilot: %s%s", built_with_error(error), f"; the whole traceback: {kept}" if kept.is_file() else ""
+            )
+            sys.exit(1)
         if not multirun:
             raise
         # recorded in the job's run.json (failed / oom); the other jobs of the sweep go on

@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import shutil
 import signal
+import traceback
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
@@ -210,3 +211,27 @@ def error_line(error: BaseException, limit: int = 300) -> str:
     """'ModuleNotFoundError: No module named x': the type and the first line of the message."""
     lines = str(error).strip().splitlines()
     return f"{type(error).__name__}: {lines[0][:limit]}" if lines else type(error).__name__
+
+
+PILOT_DIR = str(Path(__file__).resolve().parent)
+
+
+def instantiation_failed(error: BaseException) -> bool:
+    """Whether ``error`` is Hydra's failed call of a ``_target_`` (the model's or the task's own code raised)."""
+    return type(error).__name__ == "InstantiationException" and error.__cause__ is not None
+
+
+def built_with_error(error: BaseException) -> str:
+    """What could not be built (the model, the task), the error its own code raised and where (the innermost
+    frame outside Hydra and pilot), in one line: "the model could not be built: TypeError: ... (raised at
+    net.py:5 in __init__)"."""
+    text = str(error)
+    cause = error.__cause__ if instantiation_failed(error) else error
+    what = "the model" if "full_key: model" in text else "the task" if "full_key: data" in text else "the task or model"
+    frames = traceback.extract_tb(cause.__traceback__)
+    outside = [f for f in frames if "/hydra/" not in f.filename and not f.filename.startswith(PILOT_DIR)] or frames
+    where = (
+        f" (raised at {Path(outside[-1].filename).name}:{outside[-1].lineno} in {outside[-1].name})" if outside else ""
+    )
+    first = (str(cause).splitlines() or [""])[0][:300]
+    return f"{what} could not be built: {type(cause).__name__}: {first}{where}"

@@ -48,7 +48,7 @@ from pilot.engine.sharding import is_sharded
 from pilot.engine.threads import load_note
 from pilot.environment import environment_step
 from pilot.environment import journal_lines as environment_journal_lines
-from pilot.errors import DISK_FULL, DiskFull, no_space_left, user_error
+from pilot.errors import DISK_FULL, DiskFull, built_with_error, no_space_left, user_error
 from pilot.estimate.fake_tensor import estimate_memory
 from pilot.estimate_run import MEASURED_ON_RANKS, estimate_step, save_measured
 from pilot.faults import fault_point
@@ -338,22 +338,10 @@ def _guarded_steps(
 
 
 SETUP_ERROR = "setup.error.txt"
-PILOT_DIR = str(Path(__file__).resolve().parent)
 
 
 def _built_with_error(error: BaseException, run_dir: Path) -> str:
-    """What could not be built (the model, the task), the error of its own code and where it was raised
-    (the innermost frame outside Hydra and pilot); the whole traceback goes to ``setup.error.txt``."""
+    """What could not be built, the error of its own code and where (``built_with_error``); the whole
+    traceback goes to ``setup.error.txt``."""
     (run_dir / SETUP_ERROR).write_text(traceback.format_exc())
-    text = str(error)
-    cause = error.__cause__ if type(error).__name__ == "InstantiationException" and error.__cause__ else error
-    what = "the model" if "full_key: model" in text else "the task" if "full_key: data" in text else "the task or model"
-    frames = traceback.extract_tb(cause.__traceback__)
-    outside = [f for f in frames if "/hydra/" not in f.filename and not f.filename.startswith(PILOT_DIR)] or frames
-    where = (
-        f" (raised at {outside[-1].filename.rsplit('/', 1)[-1]}:{outside[-1].lineno} in {outside[-1].name})"
-        if outside
-        else ""
-    )
-    first = (str(cause).splitlines() or [""])[0][:300]
-    return f"{what} could not be built: {type(cause).__name__}: {first}{where}; the whole traceback: {SETUP_ERROR}"
+    return f"{built_with_error(error)}; the whole traceback: {SETUP_ERROR}"

@@ -191,3 +191,26 @@ def test_a_model_whose_construction_raises_is_said_in_one_line_with_the_tracebac
     assert said.startswith("the task or model could not be built: TypeError: 'NoneType' object is not iterable")
     assert "(raised at test_entry_point.py" in said and "in broken_factory)" in said
     assert "Traceback" in (tmp_path / SETUP_ERROR).read_text()
+
+
+def test_a_training_job_whose_model_raises_while_built_says_it_in_one_line_and_records_it(tmp_path):
+    """mode=train printed Hydra's "Error executing job ... Error in call to target" for a model whose own
+    code raised while built: now the same line the pilot gives (what, the error, where), exit 1, and the
+    run recorded failed with its whole traceback in error.txt."""
+    module = tmp_path / "raising_net.py"
+    module.write_text("class Net:\n    def __init__(self, **settings):\n        raise TypeError('bad hidden size')\n")
+    run_dir = tmp_path / "run"
+    completed = subprocess.run(
+        [sys.executable, "-m", "pilot", "mode=train", f"hydra.run.dir={run_dir}", "model._target_=raising_net.Net"],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    said = completed.stdout + completed.stderr
+    assert completed.returncode == 1, said[-2000:]
+    assert "the model could not be built: TypeError: bad hidden size (raised at raising_net.py:3" in said
+    assert "Error executing job" not in said and "Traceback" not in said
+    record = json.loads((run_dir / "run.json").read_text())
+    assert record["status"] == "failed" and (run_dir / "error.txt").is_file()
