@@ -268,3 +268,27 @@ def test_a_random_collate_learning_slower_than_declared_warns_and_one_that_canno
         assert result.details["collate_random"] and "collate is random" in result.reason
     stuck = tiny_subset_check(make_cfg("optim.lr=0", "pilot.tiny.max_updates=40"), task, CPU, build_model=build)
     assert stuck.verdict == "fail" and "cannot learn the subset" in stuck.reason, stuck.reason
+
+
+def test_raw_scale_regression_targets_out_of_reach_are_named_as_the_cause(make_cfg):
+    """House prices in dollars fed to an MSE as they are: 300 updates move the outputs nowhere near them. The
+    check fails (the run would not learn in its budget either) and names the targets' scale and the fix."""
+    from tests.planted_tasks import ok_house_prices_heavy_tail as prices
+
+    task = prices.make_task()
+    result = tiny_subset_check(make_cfg(), task, CPU, build_model=lambda: prices.build_model(task))
+    assert result.verdict == "fail" and "float targets' typical magnitude" in result.reason, result.reason
+    assert "standardize the targets" in result.reason
+
+
+def test_a_same_position_target_s_context_is_its_row_up_to_its_own_token():
+    """A causal LM whose encode pre-shifts (labels[t] = ids[t + 1], same_position): its first target follows
+    <bos> alone in every row. Read as the whole row, every target was 'determined', and a correct task failed
+    with its loss at 0.07 and one example of 8 recovered; the row up to the target's own token is what any
+    model, causal or not, reads."""
+    from pilot.checks.subset_scorer import SubsetScorer
+    from tests.planted_tasks import ok_lm_preshifted_no_eos
+
+    task = ok_lm_preshifted_no_eos.make_task()
+    scorer = SubsetScorer(task, [task.encode(e) for e in task.splits["train"][:8]], 4)
+    assert scorer.ambiguous_targets > 0 and scorer.loss_floor > 0, scorer.rule

@@ -16,6 +16,8 @@ model on the subset shows about the model itself (``pilot.checks.tiny_subset`` a
 - an output layer (the last layer with parameters whose output has the logits' width) that is frozen
   while layers before it train: a head initialised at random and then frozen (peft without the task
   type that keeps a sequence classifier's ``score`` trainable) caps what the rest can learn;
+- float targets (a regression) at a magnitude the trained outputs are far from (raw prices, counts):
+  an update moves an output by about the learning rate's scale, so they take thousands of updates;
 - where every example is predicted right but the loss stays high (``learnt``): logits that barely
   differ between classes after training, which a scale on the output makes (a temperature left in
   ``forward``, a division, transformers' ``logit_scale``): the softmax stays nearly flat.
@@ -62,6 +64,7 @@ def learning_hints(
         found += [_frozen_output_layer(model, output, called)]
         found += [_probabilities(output)]
         found += [_bounded(task, output, batch)] if not any(found) else []
+        found += [_target_scale(output, batch)] if not any(found) else []
         found += [_small_margins(output)] if learnt and not any(found) else []
     except Exception:  # noqa: BLE001 - a hint is a courtesy: the check's own verdict already stands
         return ""
@@ -177,6 +180,28 @@ def _bounded(task: TaskData, output: Any, batch: Batch) -> str:
         f"{free:.3g}. A sigmoid (or softmax) at the end of forward feeds probabilities to a loss that applies "
         "its own (binary_cross_entropy_with_logits, cross_entropy). Fix: return logits from forward and apply "
         "the sigmoid only where probabilities are read (predict)."
+    )
+
+
+SCALE_GAP = 10.0  # float targets this many times the trained outputs (and above this magnitude): out of reach
+
+
+def _target_scale(output: Any, batch: Batch) -> str:
+    """Float targets far larger than what the trained model outputs: raw prices, counts or units that an
+    update, moving an output by about the learning rate's scale, needs thousands of steps to reach."""
+    out, labels = _main_output(output), batch.get("labels")
+    if out is None or not torch.is_tensor(labels) or not labels.is_floating_point() or out.numel() != labels.numel():
+        return ""
+    targets = float(labels.detach().double().square().mean().sqrt())
+    outputs = float(out.detach().double().square().mean().sqrt())
+    if targets < SCALE_GAP or targets < SCALE_GAP * max(outputs, 1e-12):
+        return ""
+    return (
+        f"The float targets' typical magnitude (root mean square {targets:.3g}) is {targets / max(outputs, 1e-12):.3g}x "
+        f"the trained model's outputs ({outputs:.3g}): each update moves an output by about the learning rate's "
+        "scale, so targets at their raw scale (prices, counts, units) take thousands of updates to reach. Fix: "
+        "standardize the targets (subtract their mean, divide by their standard deviation) and undo it where "
+        "predictions are read, or start the output layer's bias at the targets' mean."
     )
 
 

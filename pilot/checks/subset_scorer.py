@@ -45,8 +45,8 @@ def _context_keys(task: TaskData, batch: Batch) -> list[list[tuple[int, Any]]]:
                 (p, tuple(ids_list[row][r] for r in real if r < p + shift and segment[r] == segment[p + shift - 1]))
                 for p in positions
             ]
-        else:  # a tagger sees the whole input: the context is the row and the place in it
-            keys = [(p, (tuple(tokens), sum(1 for r in real if r < p))) for p in positions]
+        else:  # a tagger reads the row up to its own token, or (a causal model) no further: that prefix
+            keys = [(p, tuple(tokens[: sum(1 for r in real if r <= p)])) for p in positions]
         rows.append(keys)
     return rows
 
