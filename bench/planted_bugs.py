@@ -1,6 +1,8 @@
 """Detection table of the pilot's checks over the planted-bug suite (tests/planted_tasks/).
 
     python bench/planted_bugs.py            # every task; writes bench/results/planted_bugs.json
+    python bench/planted_bugs.py --tiny-subset   # correct tasks also train their tiny subset, as the
+                                                 # full pilot does (about 10 min); planted_bugs_tiny.json
 
 Every planted bug must be flagged by the check that names its cause (``EXPECTED`` in its module);
 every correct task must pass every check. Prints one row per task and the totals
@@ -28,11 +30,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("tasks", nargs="*", help="task module names (default: every one)")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (tiny models: 1 is fastest)")
-    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "planted_bugs.json"))
+    parser.add_argument("--tiny-subset", action="store_true", help="correct tasks run tiny_subset too")
+    parser.add_argument("--out", default=None, help="default: bench/results/planted_bugs[_tiny].json")
     args = parser.parse_args()
+    out = args.out or str(ROOT / "bench" / "results" / f"planted_bugs{'_tiny' if args.tiny_subset else ''}.json")
     torch.set_num_threads(args.threads)
     started = time.perf_counter()
-    rows = runner.run_all(args.tasks or None)
+    rows = runner.run_all(args.tasks or None, tiny_subset=args.tiny_subset)
     seconds = time.perf_counter() - started
     totals = runner.summary(rows)
     print(f"{'task':38} {'expected':34} {'got':6} {'ok':4} reason")
@@ -53,8 +57,8 @@ def main() -> int:
         f"false alarms {totals['false_alarms']}/{totals['correct']} correct tasks, {seconds:.1f} s"
     )
     print(line)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(
         json.dumps(
             {
                 "summary": {**totals, "seconds": round(seconds, 2)},

@@ -10,7 +10,10 @@ fields. Text is compared without spaces, underscores, case and the tokenizers' w
 field found whole in its row is fine; one found only without its last few characters (at most
 ``MAX_CUT``) with more of the row after it (an answer) is *cut at its end*. Warned when most of a field's judged rows (``SHARE``) are cut. Fields the
 inputs do not hold (an answer read by the labels only, an id) are found in neither form and not judged;
-truncation to a length cuts long rows by more than a token, and only them.
+truncation to a length cuts long rows by more than a token, and only them. A free-text field (values mostly
+distinct) that as many rows hold but that is wholly absent (not even its first ``MIN_CHARS`` characters) from ``ABSENT_SHARE`` of the
+rows was cut away by truncation (a text pair joined and cut from the right drops the second text of long
+rows): warned too.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ MIN_CHARS = 8  # a field this long or longer, compared
 MAX_CUT = 6  # characters: a cut of one or two tokens
 MIN_ROWS = 10
 SHARE = 0.8
+ABSENT_SHARE = 0.1  # of the rows, at least, hold not even the start of a field that most rows hold whole
 MIN_AFTER = 2  # letters or digits of the row after a cut field: an answer follows it
 _SPECIALS = re.compile(r"<[^<>]{1,20}>|\[[A-Za-z]{2,10}\]|[«»]")  # <eos>, </s>, <|im_end|>, [SEP], « »
 _MARKERS = re.compile(r"\s|Ġ|▁|Ċ|##|</w>|⏎|_|·")  # spaces, word markers, and how tokens are shown
@@ -74,12 +78,17 @@ def field_end_findings(task: TaskData, encoded: list[dict[str, Any]]) -> tuple[l
         return [], {}
     found: dict[str, Counter] = {}
     first_cut: dict[str, Any] = {}
+    values: dict[str, set] = {}  # each field's distinct texts
     try:
         for example, decoded in _rows(task, encoded):
             for name, value in example.fields.items():
                 if not isinstance(value, str) or not value.isascii() or len(text := _plain(value)) < MIN_CHARS:
                     continue
+                values.setdefault(name, set()).add(text)
                 cut = _cut(text, decoded)
+                if cut is None and text[:MIN_CHARS] not in decoded:  # not even its start reaches the model
+                    found.setdefault(name, Counter())["absent"] += 1
+                    first_cut.setdefault(f"{name} absent", (example.index, value, ""))
                 if cut is not None:
                     found.setdefault(name, Counter())["whole" if cut == 0 else "cut"] += 1
                     if cut:
@@ -87,7 +96,11 @@ def field_end_findings(task: TaskData, encoded: list[dict[str, Any]]) -> tuple[l
     except Exception:  # noqa: BLE001 - a collate or decode this cannot run on: the other checks report it
         return [], {}
     details = {name: dict(counts) for name, counts in found.items()}
-    findings = []
+    findings = [
+        _absent(name, counts, first_cut[f"{name} absent"])
+        for name, counts in found.items()
+        if _gone(counts, len(values.get(name, ())))
+    ]
     for name, counts in found.items():
         judged = counts["whole"] + counts["cut"]
         if judged < MIN_ROWS or counts["cut"] < SHARE * judged:
@@ -105,3 +118,26 @@ def field_end_findings(task: TaskData, encoded: list[dict[str, Any]]) -> tuple[l
             )
         )
     return findings, details
+
+
+def _gone(counts: Counter, distinct: int) -> bool:
+    """A free-text field (its values mostly distinct: not a class name) that ``ABSENT_SHARE`` of the rows
+    (at least 3) hold not even the start of, while as many others hold it."""
+    rows = counts["whole"] + counts["cut"] + counts["absent"]
+    least = max(3, ABSENT_SHARE * rows)
+    held = counts["whole"] + counts["cut"]
+    return rows >= MIN_ROWS and distinct >= 0.5 * rows and counts["absent"] >= least and held >= least
+
+
+def _absent(name: str, counts: Counter, first: tuple[Any, str, str]) -> Finding:
+    rows = counts["whole"] + counts["cut"] + counts["absent"]
+    index, value, _ = first
+    return Finding(
+        f"field '{name}' never reaches the model in {counts['absent']} of {rows} training rows, where others "
+        f"hold it: e.g. example {index}'s {value[:40]!r} is not in its row at all. Truncation that cuts the "
+        "end of a joined text (premise + hypothesis cut to a length from the right) removes the field entirely "
+        "from long rows, and their label is learnt without it. Fix: truncate the other field (the tokenizer's "
+        "truncation='only_first' on a text pair), or raise the length limit",
+        "train",
+        index,
+    )

@@ -91,11 +91,13 @@ def model_factory(module: ModuleType, task: TaskData) -> Callable[[], torch.nn.M
     return build
 
 
-def run_task(module: ModuleType) -> dict[str, CheckResult]:
+def run_task(module: ModuleType, tiny_subset: bool = False) -> dict[str, CheckResult]:
     """The contract first, as the pilot runs it (a refusal stops the rest: every step would fail the
     same way); then every check the task's settings name, each on a fresh task and model; a crash is
-    a fail."""
+    a fail. ``tiny_subset``: a correct task runs the tiny-subset check too, as ``python -m pilot`` does."""
     settings = settings_of(module)
+    if tiny_subset and module.EXPECTED is None and "tiny_subset" not in settings["checks"]:
+        settings["checks"] = [*settings["checks"], "tiny_subset"]
     try:
         task = module.make_task()
         check_contract(task, model_factory(module, task)())
@@ -143,12 +145,12 @@ def outcome(name: str, module: ModuleType, results: dict[str, CheckResult], seco
     return row
 
 
-def run_all(names: list[str] | None = None) -> list[dict[str, Any]]:
+def run_all(names: list[str] | None = None, tiny_subset: bool = False) -> list[dict[str, Any]]:
     rows = []
     for name in names or task_names():
         module = load(name)
         started = time.perf_counter()
-        results = run_task(module)
+        results = run_task(module, tiny_subset)
         rows.append(outcome(name, module, results, time.perf_counter() - started))
     return rows
 
