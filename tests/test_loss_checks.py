@@ -379,3 +379,28 @@ def test_generation_template_passes_every_direct_check(monkeypatch):
 def test_generation_template_configs_carry_no_pilot_schema(path):
     text = (TEMPLATE / path).read_text()
     assert "_target_: my_generation_task." in text and "defaults" not in text
+
+
+def test_soft_targets_smoothed_again_by_the_loss_warn_and_a_temperature_does_not():
+    """Targets smoothed in the data and again by cross_entropy(label_smoothing=0.1): the loss's floor (over
+    free logits) rises above the targets' entropy, which a loss training towards them reaches. The same
+    targets under a distillation loss at temperature 2, or smoothed once, keep the floor at the entropy."""
+    import dataclasses
+
+    import torch.nn.functional as F
+
+    from pilot.checks.objective import objective_check
+    from tests.planted_tasks import bug_label_smoothing_twice as twice
+
+    task = twice.make_task()
+    result = objective_check(task, twice.build_model(task), 4)
+    assert result.verdict == "warn" and "smoothing applied twice" in result.reason, result.reason
+    assert result.details["soft_targets"]["targets_entropy"] < result.details["soft_targets"]["loss_floor"]
+    once = dataclasses.replace(
+        task, loss_sum=lambda logits, b: F.cross_entropy(logits.float(), b["soft"], reduction="sum")
+    )
+    assert objective_check(once, twice.build_model(once), 4).verdict == "pass"
+    tempered = dataclasses.replace(  # distillation at T = 2: the logits move, the floor does not
+        task, loss_sum=lambda logits, b: F.cross_entropy(logits.float() / 2, b["soft"], reduction="sum")
+    )
+    assert "smoothing applied twice" not in objective_check(tempered, twice.build_model(tempered), 4).reason

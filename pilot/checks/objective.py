@@ -35,6 +35,7 @@ from pilot.checks.loss_probe import (
 )
 from pilot.checks.result import CheckResult, Finding, summarise
 from pilot.checks.shift_probe import loss_reads_logits, prediction_outside_the_loss
+from pilot.checks.soft_targets import soft_target_findings
 from pilot.data.task import TaskData, logits_of
 
 STEP = "objective"
@@ -146,6 +147,8 @@ def objective_check(
         warnings += _initial_loss(task, outputs, total_loss / total_count, width, per_class, details)
     elif not total_count:
         findings.append(Finding("target_count is 0 on every probed batch: nothing would be trained"))
+    soft, details["soft_targets"] = soft_target_findings(task, outputs)  # smoothed a second time by the loss?
+    warnings += soft
     ok = _sums_said(per_batch, size) + "; initial loss per target " + _initial_loss_said(task, details)
     return summarise(STEP, findings, ok, details, warnings)
 
