@@ -16,6 +16,7 @@ model on the subset shows about the model itself (``pilot.checks.tiny_subset`` a
 - an output layer (the last layer with parameters whose output has the logits' width) that is frozen
   while layers before it train: a head initialised at random and then frozen (peft without the task
   type that keeps a sequence classifier's ``score`` trainable) caps what the rest can learn;
+- dropout layers with p >= 0.5 (a keep probability written where torch takes the drop probability);
 - float targets (a regression) at a magnitude the trained outputs are far from (raw prices, counts):
   an update moves an output by about the learning rate's scale, so they take thousands of updates;
 - where every example is predicted right but the loss stays high (``learnt``): logits that barely
@@ -65,6 +66,7 @@ def learning_hints(
         found += [_probabilities(output)]
         found += [_bounded(task, output, batch)] if not any(found) else []
         found += [_target_scale(output, batch)] if not any(found) else []
+        found += [_heavy_dropout(model)] if not any(found) else []
         found += [_small_margins(output)] if learnt and not any(found) else []
     except Exception:  # noqa: BLE001 - a hint is a courtesy: the check's own verdict already stands
         return ""
@@ -180,6 +182,27 @@ def _bounded(task: TaskData, output: Any, batch: Batch) -> str:
         f"{free:.3g}. A sigmoid (or softmax) at the end of forward feeds probabilities to a loss that applies "
         "its own (binary_cross_entropy_with_logits, cross_entropy). Fix: return logits from forward and apply "
         "the sigmoid only where probabilities are read (predict)."
+    )
+
+
+HEAVY_DROPOUT = 0.5  # a dropout probability at or above this zeroes most of what passes through
+
+
+def _heavy_dropout(model: torch.nn.Module) -> str:
+    """Dropout layers that drop most of their input at every training update (``p=0.9`` where a keep
+    probability was meant): the subset's examples look different at every update."""
+    heavy = [
+        (name or type(model).__name__, float(module.p))
+        for name, module in model.named_modules()
+        if isinstance(module, torch.nn.modules.dropout._DropoutNd) and float(module.p) >= HEAVY_DROPOUT
+    ]
+    if not heavy:
+        return ""
+    shown = ", ".join(f"{name} (p={p:g})" for name, p in heavy[:SHOWN])
+    return (
+        f"Dropout drops most of its input at every training update: {shown}{' ...' if len(heavy) > SHOWN else ''}. "
+        f"With p={heavy[0][1]:g}, {heavy[0][1]:.0%} of the activations are zeroed each time (p is the probability of "
+        "dropping, not of keeping). Fix: p around 0.1 (torch.nn.Dropout(p) drops with probability p)."
     )
 
 
