@@ -120,26 +120,29 @@ def main(cfg: DictConfig) -> None:
     except PilotError as error:  # the user can fix it: the message names key, value and fix, no traceback
         _refused(error, run_dir, multirun, overrides)
     except Exception as error:
-        if (said := user_error(error)) is not None:  # a builder's refusal, wrapped by Hydra's instantiate
-            _refused(said, run_dir, multirun, overrides)
-            return
-        said = no_space_left(error) or access_denied(error)  # any mode: one message naming the file, no traceback
-        if said is not None and not multirun:
-            print(f"pilot: {said}", file=sys.stderr)
-            sys.exit(said.exit_code)
-        if not multirun and instantiation_failed(error):  # the model's or task's own code: one line
-            kept = Path(run_dir) / ERROR_FILE
-            log.error(
-                "pilot: %s%s", built_with_error(error), f"; the whole traceback: {kept}" if kept.is_file() else ""
-            )
-            sys.exit(1)
-        if not multirun:
-            raise
-        # recorded in the job's run.json (failed / oom); the other jobs of the sweep go on
-        kept = Path(run_dir) / ERROR_FILE  # the failed run's whole traceback, kept beside its record
-        log.error(
-            "job %s ended with %s: %s%s", run_dir, type(error).__name__, error, f" ({kept})" if kept.is_file() else ""
-        )
+        _failed(error, run_dir, multirun, overrides)
+
+
+def _failed(error: Exception, run_dir: Path, multirun: bool, overrides: list[str]) -> None:
+    """A job that raised: a refusal said as one, no space or access said naming the file, a model or task
+    whose own code raised said in one line (exit 1); otherwise raised again, or in a sweep logged (its
+    run.json says how it ended) while the other jobs go on."""
+    if (said := user_error(error)) is not None:  # a builder's refusal, wrapped by Hydra's instantiate
+        _refused(said, run_dir, multirun, overrides)
+        return
+    said = no_space_left(error) or access_denied(error)  # any mode: one message naming the file, no traceback
+    if said is not None and not multirun:
+        print(f"pilot: {said}", file=sys.stderr)
+        sys.exit(said.exit_code)
+    kept = Path(run_dir) / ERROR_FILE  # the failed run's whole traceback, kept beside its record
+    if not multirun and instantiation_failed(error):  # the model's or task's own code: one line
+        log.error("pilot: %s%s", built_with_error(error), f"; the whole traceback: {kept}" if kept.is_file() else "")
+        sys.exit(1)
+    if not multirun:
+        raise error
+    log.error(
+        "job %s ended with %s: %s%s", run_dir, type(error).__name__, error, f" ({kept})" if kept.is_file() else ""
+    )
 
 
 def _refused(error: PilotError, run_dir: Path, multirun: bool, overrides: list[str] = ()) -> None:

@@ -307,3 +307,24 @@ def test_a_start_or_end_marker_added_twice_is_warned_and_a_repeated_text_token_i
     ]
     untold = dataclasses.replace(task, info={k: v for k, v in task.info.items() if k != "pad_id"})
     assert doubled_marker_findings(untold, padded)[0] == []
+
+
+def test_a_collate_that_draws_at_random_is_not_read_as_a_model_mixing_examples():
+    """Augmentation drawn per call (noise, crops) gives an example collated alone other inputs than in its
+    micro-batch: the batch-mixing probe read the difference as "the batch mixes examples" and failed a
+    correct task. A random collate is not judged there (said in the details)."""
+    import dataclasses
+
+    from tests.planted_tasks import ok_classification
+
+    task = ok_classification.make_task()
+    generator = torch.Generator().manual_seed(0)
+
+    def noisy(items):
+        batch = task.collate(items)
+        return {**batch, "inputs": batch["inputs"] + 0.5 * torch.randn(batch["inputs"].shape, generator=generator)}
+
+    augmented = dataclasses.replace(task, collate=noisy)
+    result, _ = inspect_task(augmented, n_show=1, micro_batch=4, model=ok_classification.build_model(augmented))
+    assert result.verdict == "pass", result.reason
+    assert result.details["batch_mixing"]["why"] == "collate is random (two calls differ)"

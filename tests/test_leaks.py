@@ -363,3 +363,13 @@ def test_a_template_every_row_holds_is_left_out_of_the_text_overlap():
     loose = LeakThresholds(template_share=1.0, near_dup_min_examples=1)
     _, result = _audit_module("ok_yesno_long_system_prompt", loose)
     assert result.verdict == "warn" and "nearly the same text" in result.reason
+
+
+def test_short_templated_texts_are_compared_whole_not_by_shingles():
+    """Voice commands of a few templates ("set timer 36", "set timer 3") share most of their 5-character
+    shingles: near-duplicates by overlap, though each is its own command. Texts under near_dup_min_chars (30)
+    are compared whole only (identical texts are still found); declared down to 1, the overlap is back."""
+    _, result = _audit_module("ok_intents_short_commands")
+    assert result.verdict == "pass", result.reason
+    _, result = _audit_module("ok_intents_short_commands", LeakThresholds(near_dup_min_chars=1))
+    assert result.verdict == "warn" and "nearly the same text" in result.reason

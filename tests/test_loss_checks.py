@@ -404,3 +404,18 @@ def test_soft_targets_smoothed_again_by_the_loss_warn_and_a_temperature_does_not
         task, loss_sum=lambda logits, b: F.cross_entropy(logits.float() / 2, b["soft"], reduction="sum")
     )
     assert "smoothing applied twice" not in objective_check(tempered, twice.build_model(tempered), 4).reason
+
+
+def test_float_labels_that_are_values_are_a_regression_whatever_the_kind_is_called():
+    """Two float targets per example (a forecast, scores) under a kind not named 'regression': their fresh
+    loss was compared with ln(2) and warned about. Float labels that are values (neither 0 nor 1, rows no
+    class distributions) are a regression to the objective check, whatever the kind's name."""
+    import dataclasses
+
+    from pilot.checks.objective import objective_check
+    from tests.planted_tasks import ok_bert_two_target_regression as scores
+
+    task = dataclasses.replace(scores.make_task(), kind="forecast")
+    result = objective_check(task, scores.build_model(task), 4)
+    assert result.verdict == "pass", result.reason
+    assert "not compared (a regression: float labels, values)" in result.reason

@@ -46,6 +46,21 @@ def test_time_split_overlap_fails():
     assert result.verdict == "fail" and "train ends at time 5.0" in result.reason
 
 
+def test_a_time_split_keeps_a_group_s_past_in_train_and_its_future_later_by_design():
+    """A store's sales split by time: its past trains, its future validates. Its group in two splits was
+    a fail ("group 'store-0' appears in ...") although the config declared data.split.by=time; by group it
+    still is."""
+    splits = {
+        "train": [ex(0, "store-0", "monday sales", time=1.0), ex(1, "store-1", "monday sales b", time=1.0)],
+        "val": [ex(2, "store-0", "tuesday sales", time=2.0)],
+        "test": [],
+    }
+    result = audit_split(task_with(splits), split_by="time")
+    assert result.verdict == "pass", result.reason
+    assert result.details["groups_in_several_splits"] == 1 and "its future validates" in result.reason
+    assert audit_split(task_with(splits), split_by="group").verdict == "fail"
+
+
 def test_time_split_built_by_pilot_passes():
     task = instructions.make_task(split={"by": "time", "val_fraction": 0.1, "test_fraction": 0.1})
     assert audit_split(task, split_by="time").verdict == "pass"

@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from pilot.checks.batch_edges import untouched
+from pilot.checks.collated import collate_is_random
 from pilot.checks.loss_probe import row_items
 from pilot.checks.padding import (
     REPEAT_RTOL,
@@ -39,6 +40,8 @@ def batch_mixing_findings(
     chunk = encoded[: max(2, int(micro_batch))]
     if len(chunk) < 2:
         return [], {"judged": False}
+    if collate_is_random(task, chunk):  # masks or crops drawn per call: alone, the example is another input
+        return [], {"judged": False, "why": "collate is random (two calls differ)"}
     with untouched(model), torch.no_grad():
         model.eval()
         batch = task.collate(chunk)

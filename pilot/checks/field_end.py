@@ -12,7 +12,8 @@ field found whole in its row is fine; one found only without its last few charac
 inputs do not hold (an answer read by the labels only, an id) are found in neither form and not judged;
 truncation to a length cuts long rows by more than a token, and only them. A free-text field (values mostly
 distinct) that as many rows hold but that is wholly absent (not even its first ``MIN_CHARS`` characters) from ``ABSENT_SHARE`` of the
-rows was cut away by truncation (a text pair joined and cut from the right drops the second text of long
+rows (while another field of the row is there; a collate that draws at random, masking tokens, and a
+seq2seq task, whose target field its decoder reads, are not judged) was cut away by truncation (a text pair joined and cut from the right drops the second text of long
 rows): warned too.
 """
 
@@ -22,7 +23,8 @@ import re
 from collections import Counter
 from typing import Any
 
-from pilot.checks.loss_probe import input_ids_of, micro_batches, padding_mask, row_items
+from pilot.checks.collated import collate_is_random
+from pilot.checks.loss_probe import SEQ2SEQ, input_ids_of, micro_batches, padding_mask, row_items
 from pilot.checks.result import Finding
 from pilot.data.task import TaskData
 
@@ -80,19 +82,25 @@ def field_end_findings(task: TaskData, encoded: list[dict[str, Any]]) -> tuple[l
     first_cut: dict[str, Any] = {}
     values: dict[str, set] = {}  # each field's distinct texts
     try:
+        # no absence judged where masked tokens hide a field's text, or a decoder reads the target field
+        drawn = task.kind == SEQ2SEQ or collate_is_random(task, encoded[:BATCH])
         for example, decoded in _rows(task, encoded):
+            absent = []
             for name, value in example.fields.items():
                 if not isinstance(value, str) or not value.isascii() or len(text := _plain(value)) < MIN_CHARS:
                     continue
                 values.setdefault(name, set()).add(text)
                 cut = _cut(text, decoded)
                 if cut is None and text[:MIN_CHARS] not in decoded:  # not even its start reaches the model
-                    found.setdefault(name, Counter())["absent"] += 1
-                    first_cut.setdefault(f"{name} absent", (example.index, value, ""))
+                    absent.append((name, value))
                 if cut is not None:
                     found.setdefault(name, Counter())["whole" if cut == 0 else "cut"] += 1
                     if cut:
                         first_cut.setdefault(name, (example.index, value, text[-cut:]))
+            held = len(absent) < sum(1 for name in values if name in example.fields)  # another field is there
+            for name, value in absent if held and not drawn else ():
+                found.setdefault(name, Counter())["absent"] += 1
+                first_cut.setdefault(f"{name} absent", (example.index, value, ""))
     except Exception:  # noqa: BLE001 - a collate or decode this cannot run on: the other checks report it
         return [], {}
     details = {name: dict(counts) for name, counts in found.items()}

@@ -22,6 +22,7 @@ from typing import Any
 
 import torch
 
+from pilot.checks.label_kinds import as_number, binary_targets, class_ids, regression
 from pilot.checks.loss_floor import with_logits
 from pilot.checks.loss_probe import (
     batch_size,
@@ -46,12 +47,6 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= RTOL * max(abs(a), abs(b), 1e-12)
 
 
-def _number(value: Any) -> float:
-    """A loss or count as a float (a loss that still carries gradient, from a weighted loss's own
-    parameters, without torch's warning about converting it)."""
-    return float(value.detach()) if torch.is_tensor(value) else float(value)
-
-
 def sum_contract(
     task: TaskData, output: Any, batch: dict[str, Any], model: torch.nn.Module | None = None
 ) -> dict[str, float]:
@@ -59,8 +54,8 @@ def sum_contract(
     output cut from the batch's; with ``model``, computed by its own forward: a loss_sum that returns the
     model's own loss, computed inside forward for the whole batch, cannot be cut)."""
     size = batch_size(batch)
-    whole = _number(task.loss_sum(output, batch))
-    count = _number(task.target_count(batch))
+    whole = as_number(task.loss_sum(output, batch))
+    count = as_number(task.target_count(batch))
     labels = batch.get("labels")
     if torch.is_tensor(labels) and labels.dim() > 0 and labels.shape[0] != size:  # rows are not the examples
         # (two views per example, one packed row, filler rows): no single example can be cut out of it
@@ -73,8 +68,8 @@ def sum_contract(
                 alone = task.forward(model, piece)
         else:
             alone = sub_output(output, [row], size)
-        singles.append(_number(task.loss_sum(alone, piece)))
-        counts.append(_number(task.target_count(piece)))
+        singles.append(as_number(task.loss_sum(alone, piece)))
+        counts.append(as_number(task.target_count(piece)))
     return {"examples": size, "loss": whole, "count": count, "single_losses": singles, "single_counts": counts}
 
 
@@ -141,21 +136,30 @@ def objective_check(
     details: dict[str, Any] = {"batches": per_batch, "output_width": width}
     if (unreached := prediction_outside_the_loss(task, outputs)) is not None:
         findings.append(unreached)
-    if total_count > 0 and total_loss < 0 and _class_ids(batches):
+    if total_count > 0 and total_loss < 0 and class_ids(batches):
         findings.append(Finding(negative_loss(total_loss / total_count)))
-    elif total_count > 0 and width and width > 1 and task.initial_loss_tolerance is not None and not _regression(task):
+    elif (
+        total_count > 0
+        and width
+        and width > 1
+        and task.initial_loss_tolerance is not None
+        and not regression(task, batches)
+    ):
         warnings += _initial_loss(task, outputs, total_loss / total_count, width, per_class, details)
     elif not total_count:
         findings.append(Finding("target_count is 0 on every probed batch: nothing would be trained"))
     soft, details["soft_targets"] = soft_target_findings(task, outputs)  # smoothed a second time by the loss?
     warnings += soft
-    ok = _sums_said(per_batch, size) + "; initial loss per target " + _initial_loss_said(task, details)
+    ok = _sums_said(per_batch, size) + "; initial loss per target " + _initial_loss_said(task, details, batches)
     return summarise(STEP, findings, ok, details, warnings)
 
 
-def _initial_loss_said(task: TaskData, details: dict[str, Any]) -> str:
+def _initial_loss_said(task: TaskData, details: dict[str, Any], batches: list[dict[str, Any]]) -> str:
     if "initial_loss_per_target" not in details:
-        return "not compared" + (f" (a regression: task kind {task.kind!r})" if _regression(task) else "")
+        if not regression(task, batches):
+            return "not compared (no class scores to compare with ln(outputs))"
+        kind = "task kind " + repr(task.kind) if "regression" in str(task.kind).lower() else "float labels, values"
+        return f"not compared (a regression: {kind})"
     said = f"{details['initial_loss_per_target']:.4g} vs {details['expected_from']} = {details['expected_initial_loss']:.4g}"
     if "even_logits_loss_per_target" in details:
         said += (
@@ -216,7 +220,7 @@ def _initial_loss(
     """The fresh model's loss per target against ln of the output's width (of each head's, added)."""
     output, batch = outputs[-1]
     heads = trained_head_widths(task, output, batch)  # several heads' terms per target: ln of each, added
-    widths = heads if len(heads) > 1 else [2] if _binary_targets(task, outputs) else [width]
+    widths = heads if len(heads) > 1 else [2] if binary_targets(task, outputs) else [width]
     weighted = class_weights_said(per_class, sum(math.log(w) for w in widths), task)
     warnings = initial_loss_warnings(task, per_target, widths, details, cause=weighted)
     if not warnings and _majority_weighs_most(weighted, per_class):  # wrong on its own, whatever the start
@@ -239,44 +243,16 @@ def _initial_loss(
     return [Finding(warnings[0].problem + said)]
 
 
-def _binary_targets(task: TaskData, outputs: list[tuple[Any, dict[str, Any]]]) -> bool:
-    """Floating-point labels of the logits' own shape whose loss, at even outputs (every logit 0), is ln(2)
-    per target: each target is one yes/no decision (multi-hot tags with a sigmoid loss, some of them masked
-    out), whose fresh loss is ln(2), not ln of the output's width."""
-    if not all(torch.is_tensor(b.get("labels")) and b["labels"].is_floating_point() for _, b in outputs):
-        return False
-    if any(b["labels"].shape != logits_of(o).shape for o, b in outputs):
-        return False
-    try:
-        with torch.no_grad():
-            even = sum(_number(task.loss_sum(with_logits(o, torch.zeros_like(logits_of(o))), b)) for o, b in outputs)
-            count = sum(_number(task.target_count(b)) for _, b in outputs)
-    except Exception:  # noqa: BLE001 - an output whose logits cannot be replaced: judged by its width
-        return False
-    return count > 0 and abs(even / count - math.log(2)) <= 1e-3 * math.log(2)
-
-
 def _even_loss_per_target(task: TaskData, outputs: list[tuple[Any, dict[str, Any]]]) -> float | None:
     """The task's loss per target with every logit 0 (even outputs), or None where the logits cannot be
     replaced or nothing is counted."""
     try:
         with torch.no_grad():
-            even = sum(_number(task.loss_sum(with_logits(o, torch.zeros_like(logits_of(o))), b)) for o, b in outputs)
-            count = sum(_number(task.target_count(b)) for _, b in outputs)
+            even = sum(as_number(task.loss_sum(with_logits(o, torch.zeros_like(logits_of(o))), b)) for o, b in outputs)
+            count = sum(as_number(task.target_count(b)) for _, b in outputs)
     except Exception:  # noqa: BLE001 - an output whose logits cannot be replaced
         return None
     return even / count if count else None
-
-
-def _regression(task: TaskData) -> bool:
-    """A task declared a regression (its kind names it): its outputs are values, not class scores, and
-    ln(outputs) says nothing of its fresh loss (two regression targets are not a yes/no pair)."""
-    return "regression" in str(task.kind).lower()
-
-
-def _class_ids(batches: list[dict[str, Any]]) -> bool:
-    labels = [batch.get("labels") for batch in batches]
-    return all(torch.is_tensor(t) and not t.is_floating_point() for t in labels)
 
 
 def negative_loss(per_target: float) -> str:

@@ -130,6 +130,9 @@ def _stretched_if_falling(cfg: DictConfig, tiny_task: TaskData, device, build_mo
     if attempt.passed(float(settings.min_recovery)) or not attempt.finite or longer <= shorter:
         return attempt, ""
     falling = still_falling(attempt.curve, attempt.scorer.loss_floor)
+    if not falling and _learning_on_random_draws(attempt, cfg):  # its loss too noisy to fall steadily
+        start, end = attempt.curve[0][1], attempt.final_loss
+        falling = f"{start:.3g} -> {end:.3g}, a collate that draws at random"
     if not falling:
         return attempt, ""
     log.info(  # the second attempt can take minutes: say why nothing else shows meanwhile
@@ -204,11 +207,18 @@ def tiny_subset_check(
     verdict, reason = _not_learnt(cfg, tiny_task, model, scorer, device, numbers, recovery)
     details["collate_random"] = collate_is_random(tiny_task, trainer.train_items[: int(cfg.batch.micro_batch)])
     if verdict == "fail" and details["collate_random"] and drop >= RANDOM_COLLATE_DROP:
-        verdict, reason = (
-            "warn",
-            reason.replace("cannot learn the subset:", "not learnt in time:", 1) + _random_targets(drop),
-        )
+        verdict, reason = "warn", reason.replace("cannot learn the subset:", "not learnt in time:", 1)
+        reason += _random_targets(drop)
     return CheckResult(STEP, verdict, reason, [], details)
+
+
+def _learning_on_random_draws(attempt: _Attempt, cfg: DictConfig) -> bool:
+    """A random collate (masks, crops drawn per call) whose subset's loss fell ``RANDOM_COLLATE_DROP`` times."""
+    floor = attempt.scorer.loss_floor
+    above = attempt.final_loss - floor
+    drop = (attempt.initial_loss - floor) / above if above > 0 else math.inf
+    items = attempt.trainer.train_items[: int(cfg.batch.micro_batch)]
+    return drop >= RANDOM_COLLATE_DROP and collate_is_random(attempt.trainer.task, items)
 
 
 RANDOM_COLLATE_DROP = 1.5  # a random collate's subset, its loss down this many times: learning, slower (a loop that

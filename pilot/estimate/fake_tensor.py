@@ -189,11 +189,14 @@ def _update_phase(
         # drops dropout's masks and transformers' activation checkpointing from what is estimated
         for k in range(runs):
             meter.tracker.reset_mod_stats()  # the tracker refuses a second root forward otherwise
-            with counter if counter is not None and k == 0 else nullcontext():
-                trainer.forward_backward(inputs.train_batch, 1.0, inputs.update_targets, last=k == runs - 1)
+            counting.counting = k == 0
+            trainer.forward_backward(inputs.train_batch, 1.0, inputs.update_targets, last=k == runs - 1)
+        counting.counting = False
 
     meter.allocator_peak = None
-    fb = meter(forward_backward)
+    counting = counter if counter is not None else FlopTotal()
+    with counting if counter is not None else nullcontext():  # beneath the tracker: it sees what training runs
+        fb = meter(forward_backward)
     step = meter(trainer.apply_update)
     return _phase(name, inputs, fb, step, meter.allocator_peak)
 
@@ -233,12 +236,12 @@ def _eval_phase(
     @torch.no_grad()
     def evaluate():
         model.eval()
-        with counter:
-            forward_loss(task, model, batch, trainer.device, trainer.autocast)
+        forward_loss(task, model, batch, trainer.device, trainer.autocast)
         model.train()
 
     meter.allocator_peak = None
-    worst = meter(evaluate)
+    with counter:  # beneath the tracker: it sees the operations evaluation runs, not their decomposition
+        worst = meter(evaluate)
     micro, seq_len = inputs.eval_micro_batch, batch_seq_len(batch)
     return PhaseEstimate(
         "eval_longest", worst["total"], worst, "forward", micro, 1, seq_len, meter.allocator_peak, {"forward": worst}

@@ -178,9 +178,12 @@ def _template_shingles(rows: list[set], share: float) -> set:
 
 def text_near_duplicates(task, views, fields, pairs, reported, limits, note, skipped) -> list[Finding]:
     vocab: dict[Any, int] = {}
-    sets = {
-        s: [_shingles(normalise_text(" ".join(e.fields[f] for f in fields)), limits.shingle) for e in views.splits[s]]
-        for s in views.order()
+    normalised = {
+        s: [normalise_text(" ".join(e.fields[f] for f in fields)) for e in views.splits[s]] for s in views.order()
+    }
+    sets = {  # a short text shares most of its shingles with any text of its template: compared whole elsewhere
+        s: [_shingles(text, limits.shingle) if len(text) >= limits.near_dup_min_chars else set() for text in rows]
+        for s, rows in normalised.items()
     }
     template = _template_shingles([row for rows in sets.values() for row in rows], limits.template_share)
     texts = {s: _ShingleSets([row - template for row in rows], vocab) for s, rows in sets.items()}

@@ -22,6 +22,8 @@ class LeakThresholds:
     # single close pair occurs by chance in a dense data set); an exact copy is warned alone
     template_share: float = 0.5  # texts: a shingle in more than this share of the rows (at least 20) is the
     # template's, not evidence of a copy: left out of the overlap
+    near_dup_min_chars: int = 30  # texts: shorter ones (normalised) are compared whole only: "set timer 36"
+    # and "set timer 3" share most shingles of a template, not a copy
     shingle: int = 5  # texts: shingles of this many characters of normalised text
     # (of tokens, for a sequence target)
     shingle_jaccard: float = 0.8  # texts: near-duplicate at this Jaccard overlap of shingles or more

@@ -1,0 +1,58 @@
+"""What a task's labels are, read from its batches: binary targets, values (a regression), class ids.
+
+The objective check compares a fresh model's loss with ln(outputs) only where the outputs are class
+scores; these tell which labels those are."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from pilot.checks.loss_floor import with_logits
+from pilot.data.task import TaskData, logits_of
+
+
+def as_number(value: Any) -> float:
+    """A loss or count as a float (a loss that still carries gradient, from a weighted loss's own
+    parameters, without torch's warning about converting it)."""
+    return float(value.detach()) if torch.is_tensor(value) else float(value)
+
+
+def binary_targets(task: TaskData, outputs: list[tuple[Any, dict[str, Any]]]) -> bool:
+    """Floating-point labels of the logits' own shape whose loss, at even outputs (every logit 0), is ln(2)
+    per target: each target is one yes/no decision (multi-hot tags with a sigmoid loss, some of them masked
+    out), whose fresh loss is ln(2), not ln of the output's width."""
+    if not all(torch.is_tensor(b.get("labels")) and b["labels"].is_floating_point() for _, b in outputs):
+        return False
+    if any(b["labels"].shape != logits_of(o).shape for o, b in outputs):
+        return False
+    try:
+        with torch.no_grad():
+            even = sum(as_number(task.loss_sum(with_logits(o, torch.zeros_like(logits_of(o))), b)) for o, b in outputs)
+            count = sum(as_number(task.target_count(b)) for _, b in outputs)
+    except Exception:  # noqa: BLE001 - an output whose logits cannot be replaced: judged by its width
+        return False
+    return count > 0 and abs(even / count - math.log(2)) <= 1e-3 * math.log(2)
+
+
+def regression(task: TaskData, batches: list[dict[str, Any]] = ()) -> bool:
+    """A regression: declared (its kind names it), or float labels that are values, not classes (some
+    neither 0 nor 1, rows that are no class distributions: a 7-day forecast). Its outputs are values, not
+    class scores, and ln(outputs) says nothing of its fresh loss."""
+    if "regression" in str(task.kind).lower():
+        return True
+    labels = [batch.get("labels") for batch in batches]
+    if not labels or not all(torch.is_tensor(t) and t.is_floating_point() and t.numel() for t in labels):
+        return False
+    values = any(bool(((t != 0) & (t != 1)).any()) for t in labels)
+    distributions = all(
+        t.dim() >= 2 and bool((t >= 0).all()) and torch.allclose(t.sum(-1), torch.ones(())) for t in labels
+    )
+    return values and not distributions
+
+
+def class_ids(batches: list[dict[str, Any]]) -> bool:
+    labels = [batch.get("labels") for batch in batches]
+    return all(torch.is_tensor(t) and not t.is_floating_point() for t in labels)
