@@ -63,6 +63,12 @@ def _overlapping(index_splits: dict[Any, list[str]]) -> list[Finding]:
     ]
 
 
+def _groups_said(straddling: list[str]) -> str:
+    if not straddling:
+        return "no shared group"
+    return f"{len(straddling)} group(s) in several splits (by time: a group's past trains, its future validates)"
+
+
 def audit_split(task: TaskData, split_by: str = "group", thresholds: LeakThresholds | None = None) -> CheckResult:
     started = time.perf_counter()
     limits = thresholds or LeakThresholds()
@@ -108,13 +114,9 @@ def audit_split(task: TaskData, split_by: str = "group", thresholds: LeakThresho
     warnings, undeclared = _undeclared_leaks(task, split_by, limits, findings, lambda example: raw_hashes[id(example)])
     summary = ", ".join(f"{s} {c['examples']} examples / {c['groups']} groups" for s, c in counts.items())
     skipped = undeclared["skipped"]
-    shared = (
-        f"{len(straddling)} group(s) in several splits (by time: a group's past trains, its future validates)"
-        if straddling
-        else "no shared group"
-    )
-    ok = f"split by {split_by}, {shared} or identical example, no undeclared leak found: {summary}" + (
-        f" (not searched: {'; '.join(skipped)})" if skipped else ""
+    ok = (
+        f"split by {split_by}, {_groups_said(straddling)} or identical example, no undeclared leak found: {summary}"
+        + (f" (not searched: {'; '.join(skipped)})" if skipped else "")
     )
     details = {
         "per_split": counts,
