@@ -305,3 +305,43 @@ def test_a_crash_inside_an_adapter_names_the_layer_and_the_target_modules_fix(ma
     said = str(refused.value)
     assert "'model.layers.0.feed_forward.router' (Llama4Router, a Linear subclass with its own forward" in said
     assert "Fix: adapter.target_modules" in said
+
+
+FACTORY = """
+import peft, torch, transformers
+
+def build(**settings):
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(
+        vocab_size=259, hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+        max_position_embeddings=128, pad_token_id=256, bos_token_id=257, eos_token_id=258,
+    )
+    lora = peft.LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"])
+    return peft.get_peft_model(transformers.LlamaForCausalLM(config), lora)
+"""
+
+
+def test_an_adapter_the_model_s_own_factory_applies_reloads_in_a_new_process(make_cfg, tmp_path, monkeypatch):
+    """get_peft_model inside the model's _target_ (no adapter=lora): the export holds the adapter alone, and
+    the reload refused it ("its config says adapter._target_=None"). Now the factory builds the adapted
+    model again and the exported adapter weights are loaded into it; tampered ones fail."""
+    (tmp_path / "peft_factory.py").write_text(FACTORY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))  # the reload's new process imports it too
+    cfg = make_cfg("model=hf_causal_lm", "model._target_=peft_factory.build")
+    task = instantiate(cfg.data, _convert_="all")
+    model = instantiate(cfg.model, _convert_="all")
+    with torch.no_grad():  # B is zero at first: a reload that loads nothing would still match
+        for name, param in model.named_parameters():
+            if "lora_B" in name:
+                param.normal_(0, 0.5)
+    export_with_controls(model, task, cfg, tmp_path / "export")
+    result = check_in_new_process(tmp_path / "export", cfg)
+    assert result["verdict"] == "pass", result
+    from safetensors.torch import load_file, save_file
+
+    weights = tmp_path / "export" / "adapter_model.safetensors"
+    tensors = load_file(str(weights))
+    save_file({name: torch.zeros_like(t) for name, t in tensors.items()}, str(weights), metadata={"format": "pt"})
+    result = check_in_new_process(tmp_path / "export", cfg)
+    assert result["verdict"] == "fail", result

@@ -19,7 +19,7 @@ from pilot.closing.export_config import ReloadPolicy, flatten, load_export_confi
 from pilot.data.task import logits_of
 from pilot.engine.build import build_model
 from pilot.errors import INCOMPLETE, PilotError, write_failure
-from pilot.models.adapter import load_adapter, wants_adapter
+from pilot.models.adapter import is_adapted, load_adapter, load_into_adapted, wants_adapter
 from pilot.weights_file import read_weights
 
 RESULT_FILE = "reload_check.json"
@@ -68,9 +68,16 @@ def reload_and_compare(directory: Path, policy: ReloadPolicy | None = None) -> d
 def _rebuild(cfg: DictConfig, directory: Path, adapted: bool) -> tuple[torch.nn.Module, str | None]:
     """The exported model, rebuilt: the whole model and its weights, or the base and the adapter
     (``PeftModel.from_pretrained``) after proving the base is the one it was trained on."""
+    if adapted and not wants_adapter(cfg):  # the model's own factory adapts it (get_peft_model in its _target_)
+        model = build_model(cfg)
+        if not is_adapted(model):
+            return None, "the export holds an adapter but the model's _target_ builds no adapted model"
+        return load_into_adapted(model, cfg, directory)
     if adapted != wants_adapter(cfg):
-        held = "an adapter" if adapted else "a whole model"
-        return None, f"the export holds {held} but its config says adapter._target_={cfg.adapter.get('_target_')}"
+        return (
+            None,
+            f"the export holds a whole model but its config says adapter._target_={cfg.adapter.get('_target_')}",
+        )
     if adapted:
         return load_adapter(build_model(cfg, adapter=False), cfg, directory)
     model = build_model(cfg)

@@ -24,7 +24,7 @@ from typing import Any
 import torch
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
-from safetensors.torch import save_file
+from safetensors.torch import load_file, save_file
 
 from pilot.errors import ConfigRefused, PilotError
 
@@ -267,15 +267,30 @@ def load_adapter(base: torch.nn.Module, cfg: DictConfig, directory: Path) -> tup
     it), and why it is not the base the adapter was trained on (None when its identity matches)."""
     peft = _peft()
     model = peft.PeftModel.from_pretrained(base, str(directory))
+    return model, _other_base(model, cfg, directory)
+
+
+def load_into_adapted(model: torch.nn.Module, cfg: DictConfig, directory: Path) -> tuple[torch.nn.Module, str | None]:
+    """``model``, adapted by its own factory (``get_peft_model`` inside the model's ``_target_``), with the
+    adapter weights exported in ``directory``, and why it is not the base they were trained on."""
+    peft = _peft()
+    loaded = peft.set_peft_model_state_dict(model, load_file(str(Path(directory) / ADAPTER_WEIGHTS)))
+    if unexpected := list(getattr(loaded, "unexpected_keys", []) or []):
+        return model, f"the exported adapter's tensors do not fit the adapter the factory builds: {unexpected[:3]}"
+    return model, _other_base(model, cfg, directory)
+
+
+def _other_base(model: torch.nn.Module, cfg: DictConfig, directory: Path) -> str | None:
+    """Why ``model``'s base is not the one the adapter in ``directory`` was trained on (None: it is)."""
     recorded = json.loads((Path(directory) / BASE_FILE).read_text())
     found = base_identity(model, cfg)
     for key in ("weights_sha256", "config_sha256"):
         if found[key] != recorded.get(key):
-            return model, (
+            return (
                 f"the base rebuilt from the exported config is not the one the adapter was trained on: "
                 f"{key} {found[key][:12]} here, {str(recorded.get(key))[:12]} in {BASE_FILE}"
             )
-    return model, None
+    return None
 
 
 def frozen_head_hint(model: torch.nn.Module) -> str:
