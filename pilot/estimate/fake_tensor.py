@@ -57,7 +57,7 @@ from pilot.estimate.local_shards import LocalShardOptimizer
 from pilot.estimate.mask_reads import FakeMaskPaths
 from pilot.estimate.ranks import Ranks, estimate_ranks
 from pilot.estimate.refusal import EstimateRefused, refusal_reason, settings_in_message
-from pilot.estimate.tracker import breakdown, tracker_class
+from pilot.estimate.tracker import breakdown, left_after, steady_growth, tracker_class
 
 NOT_COVERED = (
     "the CUDA context and the kernels' own code (hundreds of MiB per process, outside PyTorch's "
@@ -87,6 +87,7 @@ class PhaseEstimate:
     seq_len: int | None
     allocator_peak_bytes: int | None = None  # measured on CUDA (fake=False, device cuda): max_memory_allocated
     moments: dict[str, dict[str, int]] = field(default_factory=dict)  # breakdown at each part's own peak
+    tracker_drift_bytes: int = 0  # measured: the tracker's own drift per micro-batch (tracker.steady_growth)
 
 
 @dataclass
@@ -184,6 +185,8 @@ def _update_phase(
     if shortcut and inputs.runs > 1:
         _hold_gradients(trainer.raw_model, meter.tracker)
 
+    settled: list[int] = []  # the tracker's activations and temporaries after each micro-batch
+
     def forward_backward():
         trainer.model.train()  # as the run trains it: from_pretrained returns a model in eval mode, which
         # drops dropout's masks and transformers' activation checkpointing from what is estimated
@@ -191,6 +194,7 @@ def _update_phase(
             meter.tracker.reset_mod_stats()  # the tracker refuses a second root forward otherwise
             counting.counting = k == 0
             trainer.forward_backward(inputs.train_batch, 1.0, inputs.update_targets, last=k == runs - 1)
+            settled.append(left_after(meter.tracker))
         counting.counting = False
 
     meter.allocator_peak = None
@@ -198,7 +202,9 @@ def _update_phase(
     with counting if counter is not None else nullcontext():  # beneath the tracker: it sees what training runs
         fb = meter(forward_backward)
     step = meter(trainer.apply_update)
-    return _phase(name, inputs, fb, step, meter.allocator_peak)
+    phase = _phase(name, inputs, fb, step, meter.allocator_peak)
+    phase.tracker_drift_bytes = steady_growth(settled)
+    return phase
 
 
 def _phase(
