@@ -285,11 +285,14 @@ def inspect_generic(
     findings, views, random = check_collated(task, encoded, micro_batch)
     class_names = task.names()  # a task of its own kind with one class id per example and names declared
     one_id_each = views and all(len(v.values) == 1 and isinstance(v.values[0], int) for v in views if v.values)
-    if class_names and one_id_each and task.raw_class_name(views[0].example) is not None:
+    by_name = bool(class_names and one_id_each and task.raw_class_name(views[0].example) is not None)
+    if by_name:
         findings += name_findings(task, views, class_names)
     shown = [show_fields(view) for view in [v for v in views if v.split == "train"][:n_show]]
-    ok = f"every example has a target and collates as it encodes (generic checks only: task kind '{task.kind}')" + (
-        RANDOM_NOTE if random else ""
+    named = " and each class id under its declared name" if by_name else ""
+    ok = (
+        f"every example has a target and collates as it encodes{named} (task kind '{task.kind}': the row checks "
+        "of any task; the generation and classification views are for those kinds)" + (RANDOM_NOTE if random else "")
     )
     return summarise(STEP, findings, ok, {"micro_batch": micro_batch, "collate_random": random}), shown
 
