@@ -345,3 +345,18 @@ def test_an_adapter_the_model_s_own_factory_applies_reloads_in_a_new_process(mak
     save_file({name: torch.zeros_like(t) for name, t in tensors.items()}, str(weights), metadata={"format": "pt"})
     result = check_in_new_process(tmp_path / "export", cfg)
     assert result["verdict"] == "fail", result
+
+
+def test_an_adapter_the_model_s_own_factory_applies_is_estimated_on_fake_tensors(make_cfg, tmp_path, monkeypatch):
+    """get_peft_model inside the factory moves each new adapter to its base layer's device with Module.to,
+    which cannot swap a fake tensor: the estimate was refused ("Couldn't swap Linear.weight"). Now the
+    adapter gets new parameters there, and the estimate equals the measurement."""
+    from pilot.estimate.fake_tensor import estimate_memory
+
+    (tmp_path / "peft_factory.py").write_text(FACTORY)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cfg = make_cfg("model=hf_causal_lm", "model._target_=peft_factory.build")
+    fake, measured = estimate_memory(cfg), estimate_memory(cfg, fake=False)
+    assert fake.trainable_parameters == measured.trainable_parameters < fake.parameters
+    for estimated, real in zip(fake.phases, measured.phases):
+        assert abs(estimated.peak_bytes - real.peak_bytes) <= 0.01 * real.peak_bytes, (estimated, real)

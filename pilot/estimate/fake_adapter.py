@@ -11,7 +11,9 @@ a module peft copies whole (``modules_to_save``) is rebuilt in the mode, never m
 
 from __future__ import annotations
 
+import importlib.util
 import warnings
+from typing import Any
 
 import torch
 from omegaconf import DictConfig
@@ -57,3 +59,58 @@ def _in_mode(tensor: torch.Tensor, mode) -> torch.Tensor:
         return mode.from_tensor(tensor)
     with mode:
         return torch.empty_strided(tensor.shape, tensor.stride(), dtype=tensor.dtype, device=tensor.device)
+
+
+class FakeAdapterMoves:
+    """While entered, peft's move of a new adapter to its base layer's device and dtype gives the adapter's
+    modules new parameters there: ``Module.to`` cannot swap a fake tensor ("Couldn't swap Linear.weight"),
+    and a factory of the user's own that calls ``get_peft_model`` was refused an estimate on fake tensors.
+    ``active``: a model built by a factory outside pilot (peft is imported for it, when installed)."""
+
+    def __init__(self, active: bool) -> None:
+        self.layer, self.original = None, None
+        if active and importlib.util.find_spec("peft") is not None:
+            self.layer = getattr(importlib.import_module("peft.tuners.tuners_utils"), "BaseTunerLayer", None)
+
+    def __enter__(self) -> FakeAdapterMoves:
+        if self.layer is not None:
+            self.original = original = self.layer._move_adapter_to_device_of_base_layer
+
+            def move(layer: Any, adapter_name: str, device: Any = None) -> None:
+                try:
+                    original(layer, adapter_name, device)
+                except RuntimeError as error:
+                    if "swap" not in str(error):
+                        raise
+                    _moved_anew(layer, adapter_name, device)
+
+            self.layer._move_adapter_to_device_of_base_layer = move
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.original is not None:
+            self.layer._move_adapter_to_device_of_base_layer = self.original
+
+
+def _moved_anew(layer: Any, adapter_name: str, device: Any) -> None:
+    """Each parameter of ``layer``'s adapter ``adapter_name`` replaced by one on its base layer's device and
+    (floating point) dtype, as peft's move would leave it."""
+    weight = getattr(layer.get_base_layer(), "weight", None)
+    device = device if device is not None else getattr(weight, "device", None)
+    dtype = weight.dtype if weight is not None and weight.dtype.is_floating_point else None
+    for name in (*layer.adapter_layer_names, *layer.other_param_names):
+        holder = getattr(layer, name, None)
+        if not isinstance(holder, (torch.nn.ModuleDict, torch.nn.ParameterDict)) or adapter_name not in holder:
+            continue
+        item = holder[adapter_name]
+        if isinstance(item, torch.nn.Parameter):
+            holder[adapter_name] = torch.nn.Parameter(_cast(item, device, dtype), item.requires_grad)
+            continue
+        for module in item.modules():
+            for key, param in list(module._parameters.items()):
+                if param is not None:
+                    module._parameters[key] = torch.nn.Parameter(_cast(param, device, dtype), param.requires_grad)
+
+
+def _cast(tensor: torch.Tensor, device: Any, dtype: torch.dtype | None) -> torch.Tensor:
+    return tensor.to(device=device, dtype=dtype if tensor.is_floating_point() else None).detach()

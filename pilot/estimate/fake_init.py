@@ -23,7 +23,7 @@ from torch._subclasses.fake_tensor import FakeTensor
 
 from pilot.data.task import ContractError
 from pilot.engine.build import build_model
-from pilot.estimate.fake_adapter import adapter_on
+from pilot.estimate.fake_adapter import FakeAdapterMoves, adapter_on
 from pilot.estimate.refusal import EstimateRefused, refusal_reason
 from pilot.models.pretrained_shapes import ShapesOnlyPretrained
 
@@ -54,7 +54,8 @@ def built_model(cfg: DictConfig, *, fake: bool) -> nn.Module:
     """The configured model, with its adapter when ``cfg.adapter`` asks; on fake tensors its weight
     initialization reads no values (``ValuelessInit``), and a failure is said to be its construction's."""
     try:
-        with ValuelessInit(), ShapesOnlyPretrained() if fake else nullcontext():  # no weight read on fakes
+        own = str(cfg.model.get("_target_", "")).startswith("pilot.")  # else a factory that may call peft itself
+        with ValuelessInit(), ShapesOnlyPretrained() if fake else nullcontext(), FakeAdapterMoves(fake and not own):
             return adapter_on(build_model(cfg, adapter=False), cfg)
     except (EstimateRefused, ContractError):
         raise
