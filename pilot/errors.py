@@ -228,10 +228,19 @@ def built_with_error(error: BaseException) -> str:
     text = str(error)
     cause = error.__cause__ if instantiation_failed(error) else error
     what = "the model" if "full_key: model" in text else "the task" if "full_key: data" in text else "the task or model"
-    frames = traceback.extract_tb(cause.__traceback__)
-    outside = [f for f in frames if "/hydra/" not in f.filename and not f.filename.startswith(PILOT_DIR)] or frames
-    where = (
+    first = (str(cause).splitlines() or [""])[0][:300]
+    return f"{what} could not be built: {type(cause).__name__}: {first}{raised_at(cause)}"
+
+
+def raised_at(error: BaseException) -> str:
+    """ " (raised at net.py:5 in __init__)": the innermost frame of ``error`` outside Hydra, pilot and Python's
+    import machinery (a syntax error: its file and line); "" when there is none."""
+    if isinstance(error, SyntaxError) and error.filename:
+        return f" (raised at {Path(error.filename).name}:{error.lineno})"
+    frames = traceback.extract_tb(error.__traceback__)
+    outside = [
+        f for f in frames if "/hydra/" not in f.filename and not f.filename.startswith((PILOT_DIR, "<"))
+    ] or frames
+    return (
         f" (raised at {Path(outside[-1].filename).name}:{outside[-1].lineno} in {outside[-1].name})" if outside else ""
     )
-    first = (str(cause).splitlines() or [""])[0][:300]
-    return f"{what} could not be built: {type(cause).__name__}: {first}{where}"

@@ -543,4 +543,4 @@ def test_a_plug_in_module_that_raises_while_imported_is_one_line_naming_where(
     monkeypatch.syspath_prepend(str(tmp_path))
     run_dir = tmp_path / "run"
     code, stderr = run_in_process([f"data._target_={name}.make_task"], run_dir, monkeypatch, capsys)
-    assert_refused(code, stderr, run_dir, [f"data._target_='{name}.make_task'", said, f"({name}.py:1)"], True)
+    assert_refused(code, stderr, run_dir, [f"data._target_='{name}.make_task'", said, f"raised at {name}.py:1"], True)

@@ -98,7 +98,10 @@ def record_attention_calls(cfg: DictConfig, task: TaskData, meta: bool = False) 
     device = torch.device("meta" if meta else "cpu")
     recorder = _AttentionRecorder()
     with torch.random.fork_rng(devices=[]), torch.no_grad():
-        with device, ShapesOnlyPretrained() if meta else nullcontext():  # a factory's from_pretrained: its config
+        with (
+            device,
+            ShapesOnlyPretrained(cfg.model.get("_target_")) if meta else nullcontext(),
+        ):  # a factory's from_pretrained: its config
             model = build_model(cfg)
         batch, where = _shape_batch(cfg, task)
         model.train()

@@ -55,7 +55,11 @@ def built_model(cfg: DictConfig, *, fake: bool) -> nn.Module:
     initialization reads no values (``ValuelessInit``), and a failure is said to be its construction's."""
     try:
         own = str(cfg.model.get("_target_", "")).startswith("pilot.")  # else a factory that may call peft itself
-        with ValuelessInit(), ShapesOnlyPretrained() if fake else nullcontext(), FakeAdapterMoves(fake and not own):
+        with (
+            ValuelessInit(),
+            ShapesOnlyPretrained(cfg.model.get("_target_")) if fake else nullcontext(),
+            FakeAdapterMoves(fake and not own),
+        ):
             return adapter_on(build_model(cfg, adapter=False), cfg)
     except (EstimateRefused, ContractError):
         raise

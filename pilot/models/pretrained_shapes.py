@@ -14,6 +14,8 @@ saved one) and attention kernel, in eval mode; no weight is read. A load it cann
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import sys
 from typing import Any
 
@@ -24,8 +26,13 @@ NOT_STOOD_FOR = ("quantization_config", "output_loading_info", "load_in_8bit", "
 class ShapesOnlyPretrained:
     """While entered, ``PreTrainedModel.from_pretrained`` builds from the saved config (no weight read)."""
 
-    def __init__(self) -> None:
+    def __init__(self, model_target: Any = None) -> None:
+        """``model_target``: the model's ``_target_``; a factory outside pilot may import transformers only
+        when it is built, inside this context, so transformers is imported first (when installed); pilot's
+        own builder (``pilot.models.hf_causal_lm``) builds a saved model from its config itself."""
         transformers = sys.modules.get("transformers")
+        if transformers is None and not str(model_target or "pilot.").startswith("pilot."):
+            transformers = importlib.import_module("transformers") if importlib.util.find_spec("transformers") else None
         self.base = getattr(transformers, "PreTrainedModel", None) if transformers is not None else None
         self.original = None
 

@@ -24,7 +24,7 @@ def _factory_declares(cfg) -> bool:
     """The model a factory ``_target_`` returns, built on the meta device, declares checkpointing; True
     when it cannot be built there (the run's own build decides)."""
     try:
-        with torch.device("meta"), torch.random.fork_rng(devices=[]), ShapesOnlyPretrained():
+        with torch.device("meta"), torch.random.fork_rng(devices=[]), ShapesOnlyPretrained(cfg.model.get("_target_")):
             model = instantiate(cfg.model, _convert_="all")
     except Exception:
         return True

@@ -3,9 +3,7 @@ sizes the data fixes for the model, the heads and the data file."""
 
 from __future__ import annotations
 
-import os
 import re
-import traceback
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +14,7 @@ from pilot.config.tokenizer import tokenizer_problem
 from pilot.config.values import import_target, select
 from pilot.data.task import ContractError
 from pilot.engine.build import longest_sequence, refuse_short_tables
-from pilot.errors import PilotError
+from pilot.errors import PilotError, error_line, raised_at
 from pilot.models.adapter import (
     adapt_nothing,
     adaptable_layers,
@@ -53,19 +51,12 @@ def _check_target(cfg, key: str, problems: list[Problem]) -> Any | None:
         )
         return None
     except Exception as error:  # noqa: BLE001 - the module's own code raised while it was imported
-        problems.append(Problem(key, path, f"importing it raised {_raised_at(error)}. Fix: the module's own code."))
+        problems.append(
+            Problem(
+                key, path, f"importing it raised {error_line(error)}{raised_at(error)}. Fix: the module's own code."
+            )
+        )
         return None
-
-
-def _raised_at(error: BaseException) -> str:
-    """``Type: message (file.py:line)``: where in the user's module the import failed."""
-    where = ""
-    if isinstance(error, SyntaxError) and error.filename:
-        where = f" ({os.path.basename(error.filename)}:{error.lineno})"
-    elif (frames := traceback.extract_tb(error.__traceback__)) and not frames[-1].filename.startswith("<"):
-        where = f" ({os.path.basename(frames[-1].filename)}:{frames[-1].lineno})"
-    message = error.msg if isinstance(error, SyntaxError) else str(error)
-    return f"{type(error).__name__}: {message}{where}"
 
 
 def _check_targets(cfg, problems: list[Problem]) -> None:
