@@ -90,6 +90,7 @@ class Trainer:
         else:
             self.model = DistributedDataParallel(self.raw_model) if ctx.is_distributed else self.raw_model
         self.optimizer = build_optimizer(cfg.optim, self.raw_model, foreach=optimizer_foreach)
+        self.clip_foreach = optimizer_foreach  # the clipping's kernels: the optimizer's (CUDA's default: foreach)
         self.scheduler = build_scheduler(cfg.optim, self.optimizer, self.plan.total_updates)
         precision = enum_value(cfg.precision.dtype)
         # FSDP computes in bf16 through its MixedPrecisionPolicy (gathered parameters in bf16), not autocast
@@ -159,7 +160,8 @@ class Trainer:
 
     def clip_gradients(self, max_norm: float) -> torch.Tensor:
         """Clip the gradients to ``max_norm`` (inf: none); the global norm before clipping."""
-        return full_value(torch.nn.utils.clip_grad_norm_(self.raw_model.parameters(), max_norm))
+        params = self.raw_model.parameters()
+        return full_value(torch.nn.utils.clip_grad_norm_(params, max_norm, foreach=self.clip_foreach))
 
     def train_step(self) -> UpdateRecord:
         started = time.perf_counter()

@@ -58,6 +58,13 @@ def tracker_class():
             finally:
                 self._quiet.__exit__(None, None, None)
 
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            """``prim.device`` (C++ asking a fake tensor its device, 70% of the operations a fake run
+            dispatches) makes no tensor: nothing to track, so it skips the tracker's bookkeeping."""
+            if func is _DEVICE:
+                return func(*args, **(kwargs or {}))
+            return super().__torch_dispatch__(func, types, args, kwargs)
+
         def _update_peak_stats(self, peak_state) -> None:  # noqa: D401 - same contract as the parent
             snapshots = getattr(self, "_curr_mem_snap", None)
             if snapshots is None or not hasattr(self, "_peak_mem"):  # another torch layout: stock path
@@ -84,6 +91,9 @@ def tracker_class():
             return super()._track_module_params_and_buffers(module, install_grad_hooks)
 
     return GlobalPeakTracker
+
+
+_DEVICE = torch.ops.prim.device.default
 
 
 class _NoHook:
