@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from pilot.checks.label_kinds import regression
 from pilot.checks.loss_probe import counted_label_mask, input_ids_of, prediction_offset, real_mask
 from pilot.data.task import IGNORE_INDEX, NEXT_TOKEN, Batch, TaskData
 from pilot.engine.forward import forward_loss
@@ -76,11 +77,21 @@ def _segments(batch: Batch, row: int, positions: list[int]) -> list[int]:
 TOLERANCE = 0.1  # of the subset's targets' root mean square: a regression's prediction counted recovered
 
 
-def _tolerance(answers: dict[Any, Counter]) -> float:
-    """``TOLERANCE`` of the root mean square of the subset's float targets (their typical magnitude, the
-    spread of targets centred on 0), at least 1e-6."""
+WHOLE_NUMBERS = 0.5  # the most a prediction of whole-number targets may be off: it still rounds to its own
+
+
+def _tolerance(answers: dict[Any, Counter]) -> tuple[float, str]:
+    """(tolerance, how it was chosen): ``TOLERANCE`` of the root mean square of the subset's float targets
+    (their typical magnitude, the spread of targets centred on 0), at least 1e-6; whole-number targets (ratings, counts, class ids
+    coded as floats) at most ``WHOLE_NUMBERS``, so that a prediction counted recovered rounds to its target."""
     values = torch.tensor([value for counts in answers.values() for value in counts.elements()], dtype=torch.float64)
-    return max(1e-6, TOLERANCE * float(values.square().mean().sqrt())) if values.numel() else 1e-6
+    share = f"{TOLERANCE:g} of the subset's targets' root mean square"
+    if not values.numel():
+        return 1e-6, share
+    tolerance = max(1e-6, TOLERANCE * float(values.square().mean().sqrt()))
+    if tolerance > WHOLE_NUMBERS and bool((values == values.round()).all()):
+        return WHOLE_NUMBERS, f"whole-number targets: at most {WHOLE_NUMBERS:g}, less than {share}"
+    return tolerance, share
 
 
 class SubsetScorer:
@@ -93,9 +104,10 @@ class SubsetScorer:
         self.target_accuracy: float | None = None  # share of judged targets predict gets right (last score)
         self.batches = [task.collate(items[s : s + eval_micro_batch]) for s in range(0, len(items), eval_micro_batch)]
         self.keys = [_context_keys(task, batch) for batch in self.batches]
-        # float labels (a regression): a prediction never equals one exactly; within ``tolerance`` counts
-        self.regression = bool(self.batches) and torch.is_tensor(labels := self.batches[0]["labels"])
-        self.regression = self.regression and labels.is_floating_point()
+        # values (a regression, ``label_kinds.regression``: declared, or float labels that are no classes and
+        # no class distributions, whole numbers included): a prediction never equals one exactly; within
+        # ``tolerance`` counts. Multi-hot floats (0.0 / 1.0) are classes: compared exactly
+        self.regression = bool(self.batches) and regression(task, self.batches)
         answers: dict[Any, Counter] = defaultdict(Counter)
         for batch, rows in zip(self.batches, self.keys):
             labels = batch["labels"]
@@ -103,11 +115,7 @@ class SubsetScorer:
                 for position, key in keys:
                     value = labels[position] if labels.dim() < 2 else labels[row, position]
                     answers[key][value.item() if self.regression else int(value)] += 1
-        # multi-hot floats (0.0 / 1.0) are classes: compared exactly
-        self.regression = self.regression and any(
-            not float(value).is_integer() for c in answers.values() for value in c
-        )
-        self.tolerance = _tolerance(answers) if self.regression else 0.0
+        self.tolerance, tolerance_rule = _tolerance(answers) if self.regression else (0.0, "")
         self.determined = {key for key, counts in answers.items() if len(counts) == 1}
         targets = sum(sum(c.values()) for c in answers.values())
         ambiguous = [c for c in answers.values() if len(c) > 1]
@@ -131,8 +139,8 @@ class SubsetScorer:
             self.rule = "every target (each context fixes its answer within the subset)"
         if self.regression and task.correct_count is None:
             self.rule += (
-                f"; float labels: a prediction within {self.tolerance:.3g} of its target ({TOLERANCE:g} of the "
-                "subset's targets' root mean square) counts as recovered"
+                f"; float labels: a prediction within {self.tolerance:.3g} of its target ({tolerance_rule}) "
+                "counts as recovered"
             )
 
     @property
