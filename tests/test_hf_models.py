@@ -722,6 +722,36 @@ def test_a_factory_loading_from_pretrained_is_estimated_from_its_config_and_runs
     assert isinstance(loaded, tuple)
 
 
+def test_a_factory_importing_transformers_when_called_is_estimated_without_reading_a_weight(tmp_path):
+    """A fresh ``mode=estimate`` process, and a factory of the user's own that imports transformers only
+    when it builds: from_pretrained must already stand for a build from the saved config then (pilot
+    imports transformers first for a factory outside pilot). Its weights file is garbage here: reading
+    it fails, so an estimate that succeeds read no weight."""
+    config = transformers.GPT2Config(
+        vocab_size=259, n_embd=32, n_layer=1, n_head=2, n_positions=96, pad_token_id=256, bos_token_id=257,
+        eos_token_id=258, tie_word_embeddings=True,
+    )  # fmt: skip
+    saved = tmp_path / "saved"
+    transformers.GPT2LMHeadModel(config).save_pretrained(saved)
+    for weights in saved.glob("*.safetensors"):
+        weights.write_bytes(b"not a safetensors file" * 100)
+    (tmp_path / "lazy_gpt2_factory.py").write_text(
+        "def build(weights, **settings):\n"
+        "    import transformers\n\n"
+        "    return transformers.AutoModelForCausalLM.from_pretrained(weights, local_files_only=True).train()\n"
+    )  # its own key for the weights (model.path would have pilot's config check import transformers first)
+    env = {**os.environ, **OFFLINE, "PYTHONPATH": str(tmp_path), "PILOT_ESTIMATE_CACHE": "off"}
+    command = [sys.executable, "-m", "pilot", "mode=estimate", "model._target_=lazy_gpt2_factory.build"]
+    run_dir = tmp_path / "run"
+    result = subprocess.run(
+        [*command, f"+model.weights={saved}", f"hydra.run.dir={run_dir}", "run.threads=1"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    _ok(result)
+    estimate = json.loads((run_dir / "memory_estimate.json").read_text())["estimate"]
+    assert estimate["parameters"] == sum(p.numel() for p in transformers.GPT2LMHeadModel(config).parameters())
+
+
 def test_the_flop_count_does_not_change_what_the_estimate_tracks(make_cfg):
     """The FLOP counter decomposes an operation without a formula (silu_backward into six elementwise
     ones, each a full-size temporary). Entered above the memory tracker, the tracker saw those temporaries,
