@@ -829,6 +829,34 @@ def test_a_recap_of_some_jobs_says_nothing_of_the_others_and_keeps_the_launchs_r
     assert len(list(sweep.glob("recap-*.md"))) == 1
 
 
+def test_a_recap_over_the_sweeps_own_that_cannot_be_finished_leaves_it_under_its_names(tmp_path, monkeypatch, capsys):
+    """--out a sweep holding its launch's recap, and the disk full: the earlier recap was moved to
+    recap-<time>.* before the new one was written, so recap.csv/.md/.png were gone when it failed.
+    It is kept as a second name of the same files: still under its own, and kept once however often it fails."""
+    import pandas as pd
+
+    from pilot.recap.entry import main
+
+    sweep = tmp_path / "sweep"
+    make_run(sweep / "0", record())
+    build_recap([sweep], sweep, plot=False)
+    before = {name: (sweep / name).read_bytes() for name in ("recap.csv", "recap.md")}
+    make_run(sweep / "1", record(run_id="b"))
+
+    def no_room(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", no_room)
+    for _ in range(2):
+        with pytest.raises(SystemExit) as refused:
+            main([str(sweep / "1"), "--out", str(sweep), "--no-plot"])  # some jobs, into the sweep
+        assert refused.value.code == 2
+    assert "the earlier recap there is left as it was" in capsys.readouterr().err
+    assert {name: (sweep / name).read_bytes() for name in before} == before
+    (kept,) = sweep.glob("recap-*.md")
+    assert kept.read_bytes() == before["recap.md"]
+
+
 def test_a_job_resumed_under_forced_overrides_is_still_the_job_the_sweep_declared(tmp_path):
     """checkpoint.force_resume=true budget.value=30 on a job declared with budget.value=100: the recap
     listed that finished job as never started and told to run it again."""

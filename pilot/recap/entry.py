@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import os
+import shutil
 import signal
 import sys
 import time
@@ -208,16 +210,42 @@ RECAP_FILES = ("recap.md", "recap.csv", "recap.png")
 def _keep_earlier_recap(sweep_dir: Path) -> None:
     """An earlier launch's recap in this sweep directory (a reused ``hydra.sweep.dir``) is kept under its
     time (recap-<YYYYmmdd-HHMMSS>.*) before this launch's is written: a relaunch replaced it, its runs gone
-    from every table."""
+    from every table. Kept as a second name of the same file (a hard link: no space needed, a full disk
+    included), so that it also stays under its own names until the new recap is whole and replaces them:
+    a recap that cannot be finished leaves the earlier one where it was."""
     earlier = [sweep_dir / name for name in RECAP_FILES if (sweep_dir / name).is_file()]
     if not earlier:
         return
+
+    def kept(path: Path, stamp: str) -> Path:
+        return path.with_name(f"recap-{stamp}{path.suffix}")
+
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(max(p.stat().st_mtime for p in earlier)))
-    while any(p.with_name(f"recap-{stamp}{p.suffix}").exists() for p in earlier):  # two in one second
+    if all(kept(p, stamp).exists() and os.path.samefile(p, kept(p, stamp)) for p in earlier):
+        return  # kept by an earlier attempt that could not write its own recap
+    while any(kept(p, stamp).exists() for p in earlier):  # two in one second
         stamp += "-1"
-    for path in earlier:
-        path.replace(path.with_name(f"recap-{stamp}{path.suffix}"))
+    try:
+        for path in earlier:
+            _second_name(path, kept(path, stamp))
+    except OSError as error:
+        for path in earlier:
+            kept(path, stamp).unlink(missing_ok=True)
+        raise recap.RecapRefused(
+            f"cannot keep the earlier recap in {sweep_dir} under recap-{stamp}.*: {error.strerror or error}; "
+            "it is left as it was and no new recap was written. Fix: free space there, or give another --out."
+        ) from None
     print(f"recap: the earlier recap there is kept as {sweep_dir / f'recap-{stamp}.md'}")
+
+
+def _second_name(path: Path, name: Path) -> None:
+    """``name`` for the file at ``path`` too: a hard link, else (a file system without them) a copy."""
+    try:
+        os.link(path, name)
+    except OSError as error:
+        if error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
+            raise
+        shutil.copy2(path, name)
 
 
 def _journal_lines(frame: pd.DataFrame, sweep_dir: Path) -> list[str]:
