@@ -321,6 +321,22 @@ def refuse_restart_under_another_config(cfg: DictConfig, run_dir: Path, override
         )
 
 
+def _previous_end(data: dict[str, Any], run_dir: Path) -> dict[str, Any]:
+    """When the attempt before stopped: its record's ``finished_at``; an attempt that ended without
+    recording it (killed: run.json still says running, and a ``finished_at`` there is an earlier
+    attempt's) stopped after the last file it wrote (metrics.jsonl, a checkpoint), said so."""
+    if data.get("status") != "running":
+        return {"previous_finished_at": data.get("finished_at")}
+    written = [run_dir / "metrics.jsonl", *(run_dir / "checkpoints").glob("**/*")]
+    times = [path.stat().st_mtime for path in written if path.is_file()]
+    if not times:
+        return {"previous_finished_at": None}
+    return {
+        "previous_finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(max(times))),
+        "previous_finished_at_from": "the last file it wrote (it ended without recording when: killed)",
+    }
+
+
 def continue_record(cfg: DictConfig, run_dir: Path, note: dict, overrides: Iterable[str] = ()) -> RunRecord:
     """The existing run.json, status ``running`` again, with one more entry under ``resumes``. A forced
     resume changed the config: the record's overrides and variant become those in force (config.yaml's),
@@ -337,11 +353,11 @@ def continue_record(cfg: DictConfig, run_dir: Path, note: dict, overrides: Itera
             "previous_stop_cause": data.get("stop_cause"),
             "previous_error": data.get("error"),  # what ended it, kept: the run.json fields are reset below
             **({"previous_error_file": data["error_file"]} if data.get("error_file") else {}),
-            "previous_finished_at": data.get("finished_at"),  # when it stopped: the recap's time running
+            **_previous_end(data, run_dir),  # when it stopped: the recap's time running
             "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         }
     )
-    data.update(status="running", stop_cause=None, error=None)
+    data.update(status="running", stop_cause=None, error=None, finished_at=None)  # this attempt has not ended
     data.pop("error_file", None)  # the earlier attempt's traceback (error.txt) is named in its resume entry
     # the config from this resume on (non-defining keys such as run.threads may differ, and
     # forced keys do): config_hash is always the hash of the config.yaml now in the directory

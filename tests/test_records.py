@@ -898,3 +898,45 @@ def test_a_second_signal_that_stops_at_once_is_recorded_beside_the_first(make_cf
     assert sent == ["SIGTERM", "SIGINT"]
     assert [entry["signal"] for entry in record["interrupted_by"]] == ["SIGTERM", "SIGINT"], record["interrupted_by"]
     assert record["stop_cause"].startswith("interrupted: SIGTERM, then SIGINT at update 2"), record["stop_cause"]
+
+
+def test_an_attempt_killed_after_a_resume_stopped_when_it_last_wrote_not_when_the_one_before_ended(tmp_path):
+    """SIGTERM at 6 s, a resume, kill -9 of that resume 13 s later, a second resume: the record said the
+    killed attempt stopped when the first one had (its run.json still held that finished_at), and the
+    recap's wall_time_s took both gaps off: 1 s for a run that trained 20 s."""
+    from pilot.recap.run_json import wall_time_s
+    from pilot.resume import _previous_end
+
+    (tmp_path / "metrics.jsonl").write_text('{"kind": "train", "update": 1, "loss": 1.0}\n')
+    last_write = time.mktime((2026, 1, 1, 10, 0, 20, 0, 0, -1))
+    os.utime(tmp_path / "metrics.jsonl", (last_write, last_write))
+    first_end = time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(last_write - 14))
+    killed = {"status": "running", "finished_at": first_end}  # as a resume left it before this fix
+    end = _previous_end(killed, tmp_path)
+    assert end["previous_finished_at"] == time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(last_write))
+    assert "killed" in end["previous_finished_at_from"]
+    assert _previous_end({"status": "interrupted", "finished_at": first_end}, tmp_path) == {
+        "previous_finished_at": first_end
+    }
+    stamp = lambda seconds: time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(last_write + seconds))  # noqa: E731
+    record = {
+        "started_at": stamp(-20),
+        "finished_at": stamp(30),
+        "resumes": [
+            {"previous_finished_at": first_end, "at": stamp(-8)},  # ran 6 s, stopped 6 s
+            {**end, "at": stamp(15)},  # the killed attempt ran 8 s to its last write, stopped 15 s
+        ],
+    }
+    assert wall_time_s(record) == 6 + 8 + 15  # the last attempt ran 15 s
+
+
+def test_a_resumed_attempt_has_no_finished_at_until_it_ends(make_cfg, tmp_path):
+    from pilot.resume import continue_record
+
+    cfg = make_cfg()
+    (tmp_path / "run.json").write_text(
+        json.dumps({"run_id": "r", "status": "interrupted", "finished_at": "2026-01-01T10:00:00+0000", "seed": 0})
+    )
+    data = continue_record(cfg, tmp_path, {"from_update": 0}).data
+    assert data["status"] == "running" and data.get("finished_at") is None
+    assert data["resumes"][-1]["previous_finished_at"] == "2026-01-01T10:00:00+0000"
