@@ -34,7 +34,7 @@ from pilot.environment import read_requirements, record_attention_calls
 from pilot.errors import no_space_left
 from pilot.estimate.checkpointing_effect import CheckpointingIneffective, checkpointing_effect
 from pilot.estimate.fake_tensor import EstimateRefused, MemoryEstimate, estimate_memory
-from pilot.estimate.stored import from_store, store_dir, stored_estimate
+from pilot.estimate.stored import from_store, min_store_seconds, store_dir, stored_estimate
 from pilot.rental.campaign_plan import Plan
 from pilot.rental.catalog import load_catalog
 from pilot.rental.choice_sheet import Measured
@@ -259,6 +259,8 @@ def run_estimate(
     cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = (), sweep_params: dict[str, str] | None = None
 ) -> int:
     validate(cfg)
+    if store_dir() is not None:
+        min_store_seconds()  # a setting of the store that means nothing: refused before anything is computed
     run_dir = Path(run_dir)
     with RunDirectoryLock(run_dir), SignalsStopAtOnce() as signals:  # the lock: one process per directory
         if (run_dir / "run.json").exists():  # looked at under the lock: another line may have just written it

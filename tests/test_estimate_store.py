@@ -139,3 +139,59 @@ def test_checkpointings_comparison_estimate_is_stored_too(make_cfg, store, tmp_p
     assert run_estimate(cfg, tmp_path / "b") == 0
     assert len(computed) == first
     assert json.loads((tmp_path / "b" / "run.json").read_text())["estimates_computed"] == 0
+
+
+def test_a_helper_beside_a_model_module_on_its_own_is_part_of_the_key(make_cfg, tmp_path, monkeypatch):
+    """A plug-in folder on PYTHONPATH: net.py (a module, no package) imports net_helpers.py beside it.
+    Editing the helper served the stored estimate of the old model, 'the same ... code' said."""
+    (tmp_path / "net_beside.py").write_text(
+        "from net_helpers_beside import WIDTH\nfrom pilot.models.tiny_gpt import TinyGPT as Net\n"
+    )
+    helper = tmp_path / "net_helpers_beside.py"
+    helper.write_text("WIDTH = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cfg = make_cfg("model._target_=net_beside.Net")
+    task = instantiate(cfg.data, _convert_="all")
+    variant = {"micro_batch": 2, "checkpointing": False, "ranks": 1}
+    before = key_material(cfg, task, variant)["user_code"]
+    helper.write_text("WIDTH = 5\n")
+    assert key_material(cfg, task, variant)["user_code"] != before
+
+
+def test_a_stored_result_edited_by_hand_is_computed_again(make_cfg, store):
+    directory, computed = store
+    first = _estimate(make_cfg())
+    path = next(directory.glob("*.json"))
+    data = json.loads(path.read_text())
+    data["estimate"]["parameters"] = 999  # the material unchanged: only the result
+    path.write_text(json.dumps(data))
+    again = _estimate(make_cfg())
+    assert len(computed) == 2 and not from_store(again) and again.parameters == first.parameters
+
+
+def test_a_store_that_cannot_keep_an_estimate_leaves_no_temporary_file_and_says_so(
+    make_cfg, store, monkeypatch, caplog
+):
+    directory, _ = store
+    real = json.dump
+
+    def full(data, handle, **kwargs):  # the disk fills up half-way through the file
+        handle.write('{"material": ')
+        handle.flush()
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(stored.json, "dump", full)
+    monkeypatch.setattr(stored, "_said", [])
+    _estimate(make_cfg())
+    monkeypatch.setattr(stored.json, "dump", real)
+    assert list(directory.iterdir()) == []
+    assert "could not keep an estimate (No space left on device)" in caplog.text
+
+
+@pytest.mark.parametrize("value", ["abc", "-1", "nan", "inf"])
+def test_a_minimum_time_that_means_nothing_is_refused_before_anything_is_computed(make_cfg, store, monkeypatch, value):
+    monkeypatch.setenv(MIN_SECONDS_ENV, value)
+    with pytest.raises(stored.EstimateStoreSetting, match=f"{MIN_SECONDS_ENV}='{value}' is not a number of seconds"):
+        stored.min_store_seconds()
+    monkeypatch.setenv(MIN_SECONDS_ENV, "")
+    assert stored.min_store_seconds() == 5.0

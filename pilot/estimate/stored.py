@@ -9,8 +9,9 @@ all again. ``stored_estimate`` keeps each one in a file named by the SHA-256 of 
   and ``hydra`` (where the run writes), with the variant (micro-batch, checkpointing, ranks);
 - the batches the estimate runs on (every tensor's shape, dtype and bytes: the data);
 - the code: every ``.py`` file of the ``pilot`` package, of every package a ``_target_`` of the config
-  names that is not installed (your task and model code, helper modules in the same package
-  included; a helper in another package of yours is not), and the versions of Python, torch,
+  names that is not installed (your task and model code, helper modules in the same package — or,
+  for a module on its own, the modules beside it — included; a helper in another package of yours
+  is not), and the versions of Python, torch,
   transformers and peft.
 
 A file is used only when the material stored inside it equals the material computed now (a
@@ -28,9 +29,12 @@ Where: ``$PILOT_ESTIMATE_CACHE`` (``off`` turns the store off), else
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
+import logging
+import math
 import os
 import platform
 import resource
@@ -47,6 +51,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from pilot.data.task import TaskData
+from pilot.errors import PilotError
 from pilot.estimate.fake_tensor import MemoryEstimate, estimate_memory
 from pilot.estimate.inputs import config_variant, estimate_inputs
 
@@ -55,6 +60,8 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1]
 VERSIONED = ("torch", "transformers", "peft", "tokenizers", "accelerate")
 STORE_NOTE = "read from the estimate store"
 MIN_SECONDS_ENV = "PILOT_ESTIMATE_STORE_MIN_S"  # kept only if computing took this long (default 5 s)
+
+log = logging.getLogger("pilot")
 
 
 def from_store(estimate: MemoryEstimate) -> bool:
@@ -94,8 +101,8 @@ def _targets(node: Any) -> set[str]:
 
 def _user_sources(config: dict[str, Any]) -> list[Path]:
     """The source files of every top-level package (or module) a ``_target_`` names that no installed
-    distribution owns — your task and model code, helpers in the same package included — read from
-    disk, so that every process computes the same key."""
+    distribution owns — your task and model code, helpers in the same package (or, for a module on its
+    own, in the same folder) included — read from disk, so that every process computes the same key."""
     installed = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, *sysconfig.get_paths().values()) if p}
     files: set[Path] = set()
     for target in _targets(config):
@@ -108,7 +115,9 @@ def _user_sources(config: dict[str, Any]) -> list[Path]:
         origin = Path(spec.origin).resolve()
         if PACKAGE_DIR in origin.parents or any(root in origin.parents for root in installed):
             continue
-        files |= set(origin.parent.rglob("*.py")) if spec.submodule_search_locations else {origin}
+        # a package: its every module; a module on its own (a plug-in folder on PYTHONPATH): the modules
+        # beside it, which it imports as helpers (``import my_helpers``)
+        files |= set(origin.parent.rglob("*.py") if spec.submodule_search_locations else origin.parent.glob("*.py"))
     return sorted(files)
 
 
@@ -175,7 +184,7 @@ def _read(entry: tuple[Path, dict[str, Any]] | None) -> MemoryEstimate | None:
     started, (path, material) = time.perf_counter(), entry
     try:
         stored = json.loads(path.read_text())
-        if stored["material"] != material:
+        if stored["material"] != material or stored.get("sha256") != _sum(stored["estimate"]):
             return None
         estimate = MemoryEstimate.from_dict(stored["estimate"])
     except (OSError, ValueError, KeyError, TypeError):
@@ -210,17 +219,61 @@ def stored_estimate(
     estimate = estimate_memory(
         cfg, task, micro_batch=variant["micro_batch"], activation_checkpointing=variant["checkpointing"], ranks=ranks
     )
-    if entry is not None and estimate.seconds >= float(os.environ.get(MIN_SECONDS_ENV, "5")):
+    if entry is not None and estimate.seconds >= min_store_seconds():
         computed_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        _write(entry[0], {"material": entry[1], "computed_at": computed_at, "estimate": asdict(estimate)})
+        result = json.loads(json.dumps(asdict(estimate), default=str))
+        _write(entry[0], {"material": entry[1], "computed_at": computed_at, "estimate": result, "sha256": _sum(result)})
     return estimate
 
 
+def min_store_seconds() -> float:
+    """``$PILOT_ESTIMATE_STORE_MIN_S`` (default 5); ``EstimateStoreSetting`` names a value that is no
+    number of seconds >= 0 (checked when ``mode=estimate`` starts, before anything is computed)."""
+    value = os.environ.get(MIN_SECONDS_ENV) or "5"  # set but empty: the default
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds < 0:
+        raise EstimateStoreSetting(
+            f"{MIN_SECONDS_ENV}={value!r} is not a number of seconds >= 0. Fix: e.g. {MIN_SECONDS_ENV}=5 (the "
+            f"default: only estimates that took 5 s or more are kept), 0 keeps every one, or unset it."
+        )
+    return seconds
+
+
+class EstimateStoreSetting(PilotError, ValueError):
+    """An environment setting of the estimate store that means nothing."""
+
+
+def _sum(result: dict[str, Any]) -> str:
+    """The stored estimate's own SHA-256: a file edited or damaged by hand is computed again."""
+    return hashlib.sha256(json.dumps(result, sort_keys=True).encode()).hexdigest()
+
+
 def _write(path: Path, data: dict[str, Any]) -> None:
+    """Atomically (a temporary file, then ``os.replace``); a read-only or full store costs the next run
+    time, nothing else: said once, and no temporary file left behind."""
+    temporary = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False) as handle:
+            temporary = handle.name
             json.dump(data, handle, default=str)
-        os.replace(handle.name, path)
-    except OSError:  # a read-only or full cache directory costs the next run time, nothing else
-        pass
+        os.replace(temporary, path)
+    except OSError as error:
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+        if not _said:
+            _said.append(path.parent)
+            log.warning(
+                "the estimate store %s could not keep an estimate (%s): it is computed again next time. Fix: "
+                "free space there, or set %s to a writable directory (off turns the store off).",
+                path.parent,
+                error.strerror or error,
+                CACHE_ENV,
+            )
+
+
+_said: list[Path] = []
