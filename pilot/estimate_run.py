@@ -264,7 +264,7 @@ def run_estimate(
     run_dir = Path(run_dir)
     with RunDirectoryLock(run_dir), SignalsStopAtOnce() as signals:  # the lock: one process per directory
         if (run_dir / "run.json").exists():  # looked at under the lock: another line may have just written it
-            refuse_reused_for("estimate", run_dir)
+            refuse_reused_for("estimate", run_dir, cfg)
         record = None
         try:
             record = RunRecord.start(run_dir, cfg, overrides, mode="estimate")

@@ -156,7 +156,7 @@ def run_pilot(
         return 0
     with RunDirectoryLock(run_dir), SignalsStopAtOnce() as signals:
         if (run_dir / "run.json").exists():
-            refuse_reused_for("pilot", run_dir)
+            refuse_reused_for("pilot", run_dir, cfg)
         record = None
         try:
             record = RunRecord.start(run_dir, cfg, overrides, mode="pilot")

@@ -28,7 +28,7 @@ from pilot.engine.batch_plan import plan_from_config
 from pilot.errors import INCOMPLETE, ResumeRefused, RunFinished, disk_full_guard
 from pilot.models.base_files import base_files_fingerprint
 from pilot.run_record import RunRecord, config_hash, parse_row, read_run_json
-from pilot.variant import defining_config, variant_key
+from pilot.variant import defining_config, flat_config, variant_key
 
 log = logging.getLogger("pilot")
 
@@ -134,15 +134,57 @@ def refuse_finished_run(cfg: DictConfig, run_dir: Path) -> None:
         )
 
 
-def refuse_reused_for(mode: str, run_dir: Path) -> None:
+def refuse_reused_for(mode: str, run_dir: Path, cfg: DictConfig | None = None) -> None:
     """A run never starts in a directory holding another run (run.json) it would not continue: a
-    pilot's or an estimate's, a training run over another mode's run or with checkpoint.resume=false."""
+    pilot's or an estimate's, a training run over another mode's run or with checkpoint.resume=false.
+    The same pilot or estimate finished there (``cfg`` the same as Hydra's files there say it ran) is
+    said to be finished, with the exit code it ended with: a script gated on it reads the same answer."""
     earlier = read_run_json(run_dir)
+    if cfg is not None and earlier.get("mode") == mode:
+        _refuse_finished_check(mode, run_dir, earlier, cfg)
     raise ResumeRefused(
         f"{run_dir} already holds run {earlier.get('run_id')} (mode={earlier.get('mode')}, status "
         f"{earlier.get('status')}); mode={mode} never overwrites a run's record. Fix: leave out "
         "hydra.run.dir (each run gets a new directory), or name a new one."
     )
+
+
+UNCHANGING = ("hydra", "run", "campaign", "distributed.master_port")  # change no pilot's or estimate's result
+
+
+def _refuse_finished_check(mode: str, run_dir: Path, earlier: dict[str, Any], cfg: DictConfig) -> None:
+    """``RunFinished`` when ``run_dir`` holds this pilot or estimate, finished: its status says how it
+    ended (a pilot's verdict, an estimate refused), and every setting but ``UNCHANGING`` ones is the same."""
+    status, cause = earlier.get("status"), str(earlier.get("stop_cause") or "")
+    if status == "ok":
+        code = 0
+    elif mode == "pilot" and status in ("failed", "oom") and earlier.get("verdicts") and cause != "disk_full":
+        code = 1  # a check failed: the pilot's exit 1
+    elif mode == "estimate" and status == "failed" and cause.startswith("estimate refused"):
+        code = 1
+    else:
+        return  # interrupted, an error, a full disk: it did not finish
+    try:
+        ran = flat_config(OmegaConf.load(run_dir / ".hydra" / "config.yaml"))
+    except Exception:  # noqa: BLE001 - none, or unreadable: what it ran is not known
+        return
+    asked = flat_config(cfg)
+    keys = {k for k in set(ran) | set(asked) if not any(k == u or k.startswith(f"{u}.") for u in UNCHANGING)}
+    if any(ran.get(k) != asked.get(k) for k in keys):
+        return
+    ended = f"verdict {worst_verdict(earlier)}" if mode == "pilot" else f"stop cause {cause}"
+    raise RunFinished(
+        f"{run_dir} holds this {mode}, finished ({earlier.get('run_id')}: status {status}, {ended}). Nothing was "
+        "done and nothing was touched; the exit code is the one it ended with. To run it again, leave out "
+        "hydra.run.dir (a new directory and run_id).",
+        exit_code=code,
+    )
+
+
+def worst_verdict(record: dict[str, Any]) -> str:
+    order = ("pass", "warn", "fail", "oom")
+    verdicts = [v for v in (record.get("verdicts") or {}).values() if v in order]
+    return max(verdicts, key=order.index) if verdicts else "unknown"
 
 
 def refuse_changed_config(cfg: DictConfig, path: Path, state: dict) -> list[str]:

@@ -290,7 +290,7 @@ def _refuse_reused(config: DictConfig, path: Path) -> None:
     if mode == "train":
         refuse_finished_run(config, path)
         return
-    refuse_reused_for(mode, path)
+    refuse_reused_for(mode, path, config)
 
 
 def after_refusal(run_dir: Path) -> bool:

@@ -151,6 +151,11 @@ def sweep_combinations(params: dict[str, str]) -> list[list[str]]:
 
 def defining_config(cfg: DictConfig) -> dict[str, Any]:
     """Flattened resolved config without the keys that do not define the run."""
+    return {k: v for k, v in flat_config(cfg).items() if is_defining(k)}
+
+
+def flat_config(cfg: DictConfig) -> dict[str, Any]:
+    """The resolved config as dotted key -> value, Hydra's own node left out."""
     flat: dict[str, Any] = {}
 
     def walk(node: Any, prefix: str) -> None:
@@ -163,4 +168,4 @@ def defining_config(cfg: DictConfig) -> dict[str, Any]:
     if isinstance(cfg, DictConfig) and "hydra" in cfg:  # Hydra's own node defines no run, and before the
         cfg = OmegaConf.masked_copy(cfg, [key for key in cfg if key != "hydra"])  # job starts it cannot resolve
     walk(OmegaConf.to_container(cfg, resolve=True, enum_to_str=True), "")
-    return {k: v for k, v in flat.items() if is_defining(k)}
+    return flat

@@ -119,6 +119,39 @@ def test_a_file_in_the_way_of_a_campaign_root_names_the_root_not_hydras_key(tmp_
     assert (tmp_path / "a_file").read_text() == "x"
 
 
+def test_a_finished_estimate_or_pilot_started_again_says_so_with_the_exit_code_it_ended_with(tmp_path, make_cfg):
+    """The same mode=estimate (or pilot) again in its directory exited 2 ("never overwrites"): a script
+    gated on it failed although it had finished. It says it is finished, touches nothing and exits as it
+    ended (a pilot whose check failed: 1); another setting is still refused (exit 2)."""
+    from pilot.errors import RunFinished
+    from pilot.resume import refuse_reused_for
+
+    run = tmp_path / "run"
+    first = run_pilot(run, "mode=estimate", "run.threads=1")
+    assert first.returncode == 0, first.stderr[-2000:]
+    before = _files(run, skip=LIVE)
+    again = run_pilot(run, "mode=estimate", "run.threads=2")  # run.* changes no estimate
+    assert again.returncode == 0 and "holds this estimate, finished" in again.stderr, again.stderr[-2000:]
+    assert _files(run, skip=LIVE) == before
+    other = run_pilot(run, "mode=estimate", "rental.margin=0.3")  # another choice sheet: not this estimate
+    assert other.returncode == 2 and "never overwrites" in other.stderr, other.stderr[-2000:]
+    assert _files(run, skip=LIVE) == before
+
+    pilot = tmp_path / "pilot"
+    (pilot / ".hydra").mkdir(parents=True)
+    cfg = make_cfg()
+    OmegaConf.save(cfg, pilot / ".hydra" / "config.yaml")
+    record = {"run_id": "p", "mode": "pilot", "status": "failed", "stop_cause": "tiny_subset: not learnt"}
+    (pilot / "run.json").write_text(json.dumps({**record, "verdicts": {"inspect": "pass", "tiny_subset": "fail"}}))
+    with pytest.raises(RunFinished, match="verdict fail") as finished:
+        refuse_reused_for("pilot", pilot, cfg)
+    assert finished.value.exit_code == 1
+    (pilot / "run.json").write_text(json.dumps({**record, "status": "interrupted", "stop_cause": "SIGTERM"}))
+    with pytest.raises(Exception, match="never overwrites") as refused:
+        refuse_reused_for("pilot", pilot, cfg)
+    assert refused.value.exit_code == 2
+
+
 def test_a_finished_run_started_again_is_left_untouched_hydra_files_included(tmp_path):
     run = tmp_path / "run"
     first = run_pilot(run, *TRAIN)
