@@ -115,7 +115,7 @@ def _disk_full(path: Path | str | None, needed: int | None) -> DiskFull:
         + "Nothing written before was changed (any earlier checkpoint or record is intact). "
         "Fix: free space on that file system (or move the run directory), then start the same "
         "command again: a training run resumes from its newest valid checkpoint, or from update 0 "
-        "where none was saved (a pilot starts afresh: leave out hydra.run.dir for a new directory)."
+        "where none was saved (a pilot or an estimate starts afresh: leave out hydra.run.dir for a new directory)."
     )
 
 
