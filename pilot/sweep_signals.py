@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import threading
 import time
 from typing import Any
@@ -59,6 +60,41 @@ class LocalJobsStopThemselves(Callback):
     def on_job_start(self, config: Any, **kwargs: Any) -> None:
         if os.environ.get("SUBMITIT_EXECUTOR") == "local":  # after submitit took SIGTERM for itself
             note_in_local_job()
+            watch_launcher()
+
+
+LAUNCHER_POLL_S = 1.0
+
+
+def watch_launcher() -> None:
+    """A job of the local launcher stops when the launching process is gone without a word (killed with
+    -9: it could pass nothing on, and submitit's controller of the job, orphaned, goes on waiting): as at
+    the SIGTERM the launcher would have passed on — a checkpoint of the update in progress, recorded
+    ``interrupted``, resumable — instead of training on, unseen, beside the next launch."""
+    try:
+        controller = psutil.Process(os.getppid())  # submitit's controller; its parent: the launching process
+        launcher = controller.ppid()
+    except psutil.Error:
+        return
+
+    def watch() -> None:
+        while True:
+            time.sleep(LAUNCHER_POLL_S)
+            try:
+                gone = controller.ppid() != launcher or not psutil.pid_exists(launcher)
+            except psutil.Error:  # the controller itself is gone
+                gone = True
+            if gone:
+                print(
+                    f"pilot: the sweep's launching process (pid {launcher}) is gone (killed?): this job stops as at "
+                    "SIGTERM (its checkpoint kept; the same command with its hydra.run.dir resumes it)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                os.kill(os.getpid(), signal.SIGTERM)
+                return
+
+    threading.Thread(target=watch, name="pilot-launcher-watch", daemon=True).start()
 
 
 def _jobs() -> list[psutil.Process]:

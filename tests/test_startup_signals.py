@@ -2,6 +2,7 @@
 its files, between the jobs of a sweep run in this process, to the launching process of a local
 parallel sweep, and in a local job before pilot is imported there."""
 
+import contextlib
 import glob
 import json
 import os
@@ -130,6 +131,34 @@ def test_sigterm_to_the_launcher_of_a_local_parallel_sweep_stops_every_job_with_
         assert record["status"] == "interrupted" and "SIGTERM" in record["stop_cause"], record["stop_cause"]
         assert "checkpoint saved" in record["stop_cause"] and record["updates_done"] < 100, record["stop_cause"]
     assert (sweep / "recap.md").exists()
+
+
+def test_jobs_of_a_local_parallel_launcher_killed_with_sigkill_stop_with_their_checkpoint(tmp_path):
+    """kill -9 of the launching process: it can pass nothing on, submitit's controllers are orphaned and
+    waited on, and the jobs trained on to their end unseen (beside the next launch, on its GPUs). Each
+    job now sees its launcher gone and stops as at a SIGTERM: a checkpoint, interrupted, resumable."""
+    sweep = tmp_path / "sweep"
+    process = _endless_local_sweep(sweep)
+    deadline = time.monotonic() + 240
+    try:
+        while time.monotonic() < deadline:  # both jobs training
+            metrics = list(sweep.glob("*/metrics.jsonl"))
+            if len(metrics) == 2 and all(len(m.read_text().splitlines()) > 2 for m in metrics):
+                break
+            time.sleep(0.2)
+        process.kill()
+        process.communicate(timeout=60)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and sum(r["status"] != "running" for r in records(sweep)) < 2:
+            time.sleep(0.2)
+    finally:  # what did not stop is stopped here, not left to the machine
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+    found = records(sweep)
+    assert len(found) == 2
+    for record in found:
+        assert record["status"] == "interrupted" and "SIGTERM" in record["stop_cause"], record["stop_cause"]
+        assert "checkpoint saved" in record["stop_cause"], record["stop_cause"]
 
 
 @pytest.mark.parametrize(  # the same forwarding for both: -m slow runs the hangup too (40 s)
