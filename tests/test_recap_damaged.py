@@ -455,6 +455,15 @@ def test_phase_tables_and_task_changes_are_still_reported(tmp_path):
     assert "not comparable: changes the task" in text
 
 
+def test_a_run_the_recap_could_not_read_is_no_source_of_its_variants_phase_table(tmp_path):
+    """Every run of a variant damaged: recap.md still printed a phase table 'From <that run>/phases.csv'."""
+    damaged = make_run(tmp_path / "damaged", record(updates_done=500))  # metrics.jsonl falls short of it
+    (damaged / "phases.csv").write_text("phase,duration_s,verdict,detail\nsteady_steps,9.9,pass,4 updates\n")
+    frame = build_recap([tmp_path], tmp_path / "out", plot=False)
+    assert frame["status"].tolist() == ["unreadable"]
+    assert "phases.csv" not in (tmp_path / "out" / "recap.md").read_text()
+
+
 # --------------------------------------------------------------------------- the command line
 def test_cli_over_a_single_damaged_run_directory(tmp_path):
     run = make_run(tmp_path / "run", record(variant=MISSING))

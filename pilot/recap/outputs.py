@@ -92,11 +92,12 @@ def _phase_table(path: Path) -> pd.DataFrame:
 
 
 def phase_tables(frame: pd.DataFrame, max_variants: int = 50) -> list[str]:
-    """Each variant's phase table (phases.csv of its first run that has a readable one): duration, peak memory."""
+    """Each variant's phase table (phases.csv of its first readable run that has a readable one): duration,
+    peak memory. A run the recap could not read is no source: its numbers are not the variant's."""
     if frame.empty or "variant" not in frame or frame["variant"].nunique() > max_variants:
         return []
     text = []
-    for variant, group in frame.groupby("variant", sort=True):
+    for variant, group in frame[frame["status"] != "unreadable"].groupby("variant", sort=True):
         notes = []
         for run_dir in group["run_dir"]:
             if not os.path.exists(os.path.join(run_dir, "phases.csv")):  # 10,000 runs: no Path each
