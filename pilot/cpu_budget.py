@@ -2,7 +2,7 @@
 estimate workers size their processes with it as ``engine.threads`` sizes torch's threads.
 
 ``cpu_budget``: the affinity mask, the cgroup's CPU quota, SLURM's ``SLURM_CPUS_PER_TASK`` and a
-launcher's ``cpus_per_task``, the smallest wins. ``busy_elsewhere``: cores other processes keep
+launcher's ``cpus_per_task``, the smallest wins. ``busy_elsewhere``: the cores this process may run on that other processes keep
 busy (/proc/stat since the latest sample or over 0.25 s, this process's and its children's time
 taken out).
 """
@@ -84,11 +84,33 @@ def _own_and_children_jiffies() -> float:
     return own + reaped_after + children
 
 
+def _usable_cpus() -> set[int] | None:
+    try:
+        return set(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return None
+
+
 def _cpu_times() -> tuple[float, float, float]:
-    """(busy, total) jiffies of the whole machine from /proc/stat, and this process's own with its children's."""
-    fields = [float(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    idle = fields[3] + (fields[4] if len(fields) > 4 else 0.0)  # idle + iowait
-    return sum(fields) - idle, sum(fields), _own_and_children_jiffies()
+    """(busy, total) jiffies of the CPUs this process may run on (``usable_jiffies``), and this process's
+    own with its children's."""
+    return (*usable_jiffies(Path("/proc/stat").read_text(), _usable_cpus()), _own_and_children_jiffies())
+
+
+def usable_jiffies(stat: str, usable: set[int] | None) -> tuple[float, float]:
+    """(busy, total) jiffies in ``stat`` (/proc/stat's text) of the CPUs in ``usable`` (the affinity mask:
+    other CPUs' load does not slow this process), of the whole machine where the mask is unknown."""
+    busy = total = 0.0
+    for line in stat.splitlines():
+        name, *values = line.split()
+        if not name.startswith("cpu"):
+            break  # the cpu lines come first
+        if (usable is None) != (name == "cpu") or (usable is not None and int(name[3:]) not in usable):
+            continue  # the aggregate line only without a mask; with one, its CPUs' lines
+        fields = [float(v) for v in values]
+        idle = fields[3] + (fields[4] if len(fields) > 4 else 0.0)  # idle + iowait
+        busy, total = busy + sum(fields) - idle, total + sum(fields)
+    return busy, total
 
 
 def _sample() -> tuple[int, float, tuple[float, float, float]] | None:
@@ -103,7 +125,8 @@ _latest = _sample()  # taken when the process imports this module; then at the e
 
 
 def busy_elsewhere(window_s: float = 0.25, reuse_s: float = 0.0) -> float | None:
-    """Cores kept busy by other processes (this one and its children taken out) over at least
+    """Cores this process may run on (``_cpu_times``) kept busy by other processes (this one and its
+    children taken out) over at least
     ``window_s``: since the latest sample (this module's import, or the end of the last measurement)
     when it is ``window_s`` to ``reuse_s`` seconds old -- the work done since stands in for the
     wait -- else over a new window of ``window_s``. None where /proc is not there."""
@@ -116,7 +139,8 @@ def busy_elsewhere(window_s: float = 0.25, reuse_s: float = 0.0) -> float | None
     if start is None or end is None:
         return None
     (busy0, total0, own0), (busy1, total1, own1) = start[2], end[2]
-    machine_cores = os.cpu_count() or 1
+    usable = _usable_cpus()
+    cores = len(usable) if usable is not None else (os.cpu_count() or 1)
     if total1 <= total0:
         return None
-    return max(0.0, (busy1 - busy0) - (own1 - own0)) / (total1 - total0) * machine_cores
+    return max(0.0, (busy1 - busy0) - (own1 - own0)) / (total1 - total0) * cores

@@ -120,3 +120,26 @@ def test_run_json_records_the_count_and_its_reason(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     recorded = json.loads((run_dir / "run.json").read_text())["threads"]
     assert recorded["count"] >= 1 and recorded["reason"].endswith("/ 2 replica(s)")
+
+
+def test_only_the_cpus_this_process_may_run_on_are_read_for_load():
+    """taskset -c 1 beside a spinner on CPU 0: the whole machine's load was read ('the machine is busy'),
+    and on a large host under a CPU quota its busy cores would have cut the threads to 1."""
+    stat = (
+        "cpu  300 0 100 600 0 0 0 0 0 0\n"
+        "cpu0 290 0 10 0 0 0 0 0 0 0\n"  # spinning
+        "cpu1 10 0 90 600 0 0 0 0 0 0\n"
+        "intr 1 2 3\n"
+    )
+    assert cpu_budget.usable_jiffies(stat, {1}) == (100.0, 700.0)
+    assert cpu_budget.usable_jiffies(stat, {0}) == (300.0, 300.0)
+    assert cpu_budget.usable_jiffies(stat, None) == (400.0, 1000.0)  # no mask: the aggregate line
+
+
+def test_a_quota_on_a_large_busy_host_keeps_its_threads(monkeypatch):
+    monkeypatch.setattr(cpu_budget, "affinity_cores", lambda: 64)
+    monkeypatch.setattr(cpu_budget, "cgroup_quota", lambda path=None: 2)
+    monkeypatch.delenv("SLURM_CPUS_PER_TASK", raising=False)
+    monkeypatch.setattr(threads, "TORCH_DEFAULT", 64)
+    assert choose_threads(0, 1, busy=60.0).count == 2  # 4 of its 64 CPUs free: its quota's 2 threads
+    assert choose_threads(0, 1, busy=63.0).count == 1

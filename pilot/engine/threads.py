@@ -25,6 +25,7 @@ import torch
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 
+import pilot.cpu_budget as cpus
 from pilot.cpu_budget import cpu_budget
 
 TORCH_DEFAULT = torch.get_num_threads()  # torch's own choice at start: physical cores, or OMP_NUM_THREADS
@@ -72,7 +73,7 @@ def choose_threads(
     count = max(1, cores // max(1, replicas))
     reason = f"run.threads=0: {cores} CPU(s) ({source}) / {replicas} replica(s)"
     if replicas == 1 and busy is not None and busy >= 0.5 and round(busy) > 0:
-        free = max(1, cores - round(busy))
+        free = max(1, cpus.affinity_cores() - round(busy))  # busy: of the cores this process may run on
         if free < count:
             count, reason = free, f"{reason}, less {busy:.1f} core(s) other processes kept busy at the start"
     return ThreadChoice(count, reason, busy)
