@@ -110,6 +110,12 @@ def refuse_finished_run(cfg: DictConfig, run_dir: Path) -> None:
                 "config; this command asks for:\n  " + "\n  ".join(differences) + "\nNothing was done and "
                 "nothing was touched. Fix: leave out hydra.run.dir to run this variant (a new directory and "
                 "run_id; this run stays as it is)."
+                + (
+                    " checkpoint.force_resume=true continues an unfinished run under changed settings; a "
+                    "finished run is never trained further in its directory."
+                    if cfg.checkpoint.force_resume
+                    else ""
+                )
             )
     if status == "ok":
         closing = data.get("closing") or {}
