@@ -35,6 +35,7 @@ from pilot.errors import no_space_left
 from pilot.estimate.checkpointing_effect import CheckpointingIneffective, checkpointing_effect
 from pilot.estimate.fake_tensor import EstimateRefused, MemoryEstimate, estimate_memory
 from pilot.estimate.stored import from_store, min_store_seconds, store_dir, stored_estimate
+from pilot.finished_runs import refuse_reused_for
 from pilot.rental.campaign_plan import Plan
 from pilot.rental.catalog import load_catalog
 from pilot.rental.choice_sheet import Measured
@@ -42,7 +43,6 @@ from pilot.rental.estimate_cache import EstimateCache
 from pilot.rental.parallel_estimates import fill
 from pilot.rental.requirements import Requirement, campaign_requirements
 from pilot.rental.sheet import build_and_write, print_sheet
-from pilot.resume import refuse_reused_for
 from pilot.run_record import RunDirectoryLock, RunRecord, record_interrupted
 from pilot.validation import validate
 

@@ -52,11 +52,11 @@ from pilot.errors import DISK_FULL, DiskFull, built_with_error, no_space_left, u
 from pilot.estimate.fake_tensor import estimate_memory
 from pilot.estimate_run import MEASURED_ON_RANKS, estimate_step, save_measured
 from pilot.faults import fault_point
+from pilot.finished_runs import refuse_reused_for
 from pilot.phases.gates import PhaseRunner
 from pilot.phases.rows import write_phases_csv
 from pilot.rental.journal import append_entry
 from pilot.report import print_console, write_report
-from pilot.resume import refuse_reused_for
 from pilot.run_record import RunDirectoryLock, RunRecord, record_interrupted
 from pilot.validation import validate
 

@@ -1,7 +1,6 @@
 """Continuing a run in its directory: the one home of the resume.
 
-1. ``refuse_finished_run``: a run that ended (``ok``, or ``diverged`` without
-   ``checkpoint.continue_diverged``) is not trained again in its directory;
+1. ``pilot.finished_runs``: a run that ended is not trained again in its directory;
 2. ``find_resume_state``: leftovers of an interrupted save are removed and the newest valid
    checkpoint is found; its config is compared with this one (``refuse_changed_config``): keys
    of FIXED_ON_RESUME never change, the others only with ``checkpoint.force_resume``;
@@ -25,10 +24,10 @@ from pilot.checkpoint import Checkpointer
 from pilot.config.values import enum_value, select
 from pilot.data.data_files import data_files_fingerprint
 from pilot.engine.batch_plan import plan_from_config
-from pilot.errors import INCOMPLETE, ResumeRefused, RunFinished, disk_full_guard
+from pilot.errors import ResumeRefused, disk_full_guard
 from pilot.models.base_files import base_files_fingerprint
 from pilot.run_record import RunRecord, config_hash, parse_row, read_run_json
-from pilot.variant import defining_config, flat_config, variant_key
+from pilot.variant import defining_config, variant_key
 
 log = logging.getLogger("pilot")
 
@@ -84,113 +83,6 @@ def saved_config(run_dir: Path) -> dict[str, Any] | None:
     except Exception:  # noqa: BLE001 - missing, truncated, not YAML: no record of the config
         return None
     return defining_config(saved) if isinstance(saved, DictConfig) and len(saved) else None
-
-
-def refuse_finished_run(cfg: DictConfig, run_dir: Path) -> None:
-    """A run that ended (``ok``, or ``diverged``) is not trained again in its directory; nor is a
-    directory that holds another mode's run, or any run with ``checkpoint.resume=false``."""
-    if not (run_dir / "run.json").exists():
-        return
-    data = read_run_json(run_dir)
-    status, run_id = data.get("status"), data.get("run_id")
-    again = (
-        "To run this variant again, start it without hydra.run.dir (a new directory and run_id; "
-        "this run becomes its parent_id)."
-    )
-    if data.get("mode", "train") != "train":
-        refuse_reused_for("train", run_dir)
-    if not cfg.checkpoint.resume:
-        refuse_reused_for("train with checkpoint.resume=false", run_dir)
-    saved = saved_config(run_dir)
-    if status in ("ok", "diverged") and saved is not None:
-        differences = differing_keys(saved, defining_config(cfg), label="the run's")
-        if differences:  # this command's variant never ran here: success would claim it did
-            raise ResumeRefused(
-                f"{run_dir} holds a finished run ({run_id}: status {status}, {data.get('updates_done')} updates) of another "
-                "config; this command asks for:\n  " + "\n  ".join(differences) + "\nNothing was done and "
-                "nothing was touched. Fix: leave out hydra.run.dir to run this variant (a new directory and "
-                "run_id; this run stays as it is)."
-                + (
-                    " checkpoint.force_resume=true continues an unfinished run under changed settings; a "
-                    "finished run is never trained further in its directory."
-                    if cfg.checkpoint.force_resume
-                    else ""
-                )
-            )
-    if status == "ok":
-        closing = data.get("closing") or {}
-        unchecked = (
-            f" Its closing's reload check is {closing.get('verdict')} (its export was not verified): "
-            f"python -m pilot.closing {run_dir / 'export'} runs it again and records the verdict."
-            if closing.get("verdict") in (INCOMPLETE, "fail")
-            else ""
-        )
-        raise RunFinished(
-            f"{run_dir} holds a finished run ({run_id}: status ok, stop cause "
-            f"{data.get('stop_cause')}, {data.get('updates_done')} updates). Nothing was "
-            f"done and nothing was touched. {again}{unchecked}",
-            exit_code=0,
-        )
-    if status == "diverged" and not cfg.checkpoint.continue_diverged:
-        raise RunFinished(
-            f"{run_dir} holds a diverged run ({run_id}: {data.get('stop_cause')}); it stays "
-            f"diverged and nothing was touched. {again} To continue it from its last finite "
-            "checkpoint instead, add checkpoint.continue_diverged=true (recorded in run.json).",
-            exit_code=1,
-        )
-
-
-def refuse_reused_for(mode: str, run_dir: Path, cfg: DictConfig | None = None) -> None:
-    """A run never starts in a directory holding another run (run.json) it would not continue: a
-    pilot's or an estimate's, a training run over another mode's run or with checkpoint.resume=false.
-    The same pilot or estimate finished there (``cfg`` the same as Hydra's files there say it ran) is
-    said to be finished, with the exit code it ended with: a script gated on it reads the same answer."""
-    earlier = read_run_json(run_dir)
-    if cfg is not None and earlier.get("mode") == mode:
-        _refuse_finished_check(mode, run_dir, earlier, cfg)
-    raise ResumeRefused(
-        f"{run_dir} already holds run {earlier.get('run_id')} (mode={earlier.get('mode')}, status "
-        f"{earlier.get('status')}); mode={mode} never overwrites a run's record. Fix: leave out "
-        "hydra.run.dir (each run gets a new directory), or name a new one."
-    )
-
-
-UNCHANGING = ("hydra", "run", "campaign", "distributed.master_port")  # change no pilot's or estimate's result
-
-
-def _refuse_finished_check(mode: str, run_dir: Path, earlier: dict[str, Any], cfg: DictConfig) -> None:
-    """``RunFinished`` when ``run_dir`` holds this pilot or estimate, finished: its status says how it
-    ended (a pilot's verdict, an estimate refused), and every setting but ``UNCHANGING`` ones is the same."""
-    status, cause = earlier.get("status"), str(earlier.get("stop_cause") or "")
-    if status == "ok":
-        code = 0
-    elif mode == "pilot" and status in ("failed", "oom") and earlier.get("verdicts") and cause != "disk_full":
-        code = 1  # a check failed: the pilot's exit 1
-    elif mode == "estimate" and status == "failed" and cause.startswith("estimate refused"):
-        code = 1
-    else:
-        return  # interrupted, an error, a full disk: it did not finish
-    try:
-        ran = flat_config(OmegaConf.load(run_dir / ".hydra" / "config.yaml"))
-    except Exception:  # noqa: BLE001 - none, or unreadable: what it ran is not known
-        return
-    asked = flat_config(cfg)
-    keys = {k for k in set(ran) | set(asked) if not any(k == u or k.startswith(f"{u}.") for u in UNCHANGING)}
-    if any(ran.get(k) != asked.get(k) for k in keys):
-        return
-    ended = f"verdict {worst_verdict(earlier)}" if mode == "pilot" else f"stop cause {cause}"
-    raise RunFinished(
-        f"{run_dir} holds this {mode}, finished ({earlier.get('run_id')}: status {status}, {ended}). Nothing was "
-        "done and nothing was touched; the exit code is the one it ended with. To run it again, leave out "
-        "hydra.run.dir (a new directory and run_id).",
-        exit_code=code,
-    )
-
-
-def worst_verdict(record: dict[str, Any]) -> str:
-    order = ("pass", "warn", "fail", "oom")
-    verdicts = [v for v in (record.get("verdicts") or {}).values() if v in order]
-    return max(verdicts, key=order.index) if verdicts else "unknown"
 
 
 def refuse_changed_config(cfg: DictConfig, path: Path, state: dict) -> list[str]:

@@ -8,7 +8,7 @@ checks first, in ``on_run_start``:
 - ``hydra.run.dir`` empty: refused (the run would write into the current directory);
 - a file in the way, or a directory that cannot be written: refused, naming the key;
 - a directory holding a run (``run.json``): a training run's may be continued, a finished one is
-  reported and left as it is (``pilot.resume.refuse_finished_run``); no other is reused;
+  reported and left as it is (``pilot.finished_runs.refuse_finished_run``); no other is reused;
 - a directory holding anything else than Hydra's own ``.hydra/`` and log, or pilot's lock file:
   refused: pilot would overwrite or append to the user's files (config.yaml, metrics.jsonl).
 
@@ -40,8 +40,8 @@ from pilot.config.values import enum_value
 from pilot.directory_keys import directory_of, made_from_root, writable_directory
 from pilot.errors import PilotError, ResumeRefused, RunFinished
 from pilot.faults import fault_point
+from pilot.finished_runs import refuse_finished_run, refuse_reused_for
 from pilot.hydra_files import HydraFiles, output_subdir
-from pilot.resume import refuse_finished_run, refuse_reused_for
 from pilot.run_record import WHEN_TAKEN, RunDirectoryLock
 
 HYDRA_OWN = (".hydra", RunDirectoryLock.NAME)  # with Hydra's job log: not the user's files

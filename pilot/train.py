@@ -40,10 +40,11 @@ from pilot.engine.preemption import InterruptWatch, PreemptionWatch
 from pilot.engine.trainer import Trainer, record_dict
 from pilot.errors import no_space_left
 from pilot.faults import fault_point, fault_requested
+from pilot.finished_runs import refuse_finished_run
 from pilot.models.adapter import describe_parameters
 from pilot.phases.train_phases import TrainPhases
 from pilot.predictions import write_predictions
-from pilot.resume import find_resume_state, open_record, refuse_finished_run
+from pilot.resume import find_resume_state, open_record
 from pilot.run_directory import remove_unstarted_job
 from pilot.run_ending import RunEnding
 from pilot.run_record import RunDirectoryLock, RunRecord

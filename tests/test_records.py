@@ -496,7 +496,10 @@ def test_a_pilot_on_a_full_disk_ends_with_one_message_and_no_traceback(tmp_path)
         subprocess.run(["umount", str(tmp_path / "small")], check=False)
     output = pilot.stdout + pilot.stderr
     assert pilot.returncode == 2 and "Traceback" not in output, output[-3000:]  # the disk failed, not the task
-    assert "pilot: no space left on the device writing" in pilot.stderr and "a pilot or an estimate starts afresh" in pilot.stderr
+    assert (
+        "pilot: no space left on the device writing" in pilot.stderr
+        and "a pilot or an estimate starts afresh" in pilot.stderr
+    )
     assert record["status"] == "failed" and record["stop_cause"] == "disk_full", record
     # stopped at the first file that did not fit: no verdict, no report claiming failed checks
     assert "pilot verdict" not in output and not (tmp_path / "small" / "p" / "report.md").exists(), output[-3000:]

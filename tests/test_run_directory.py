@@ -124,7 +124,7 @@ def test_a_finished_estimate_or_pilot_started_again_says_so_with_the_exit_code_i
     gated on it failed although it had finished. It says it is finished, touches nothing and exits as it
     ended (a pilot whose check failed: 1); another setting is still refused (exit 2)."""
     from pilot.errors import RunFinished
-    from pilot.resume import refuse_reused_for
+    from pilot.finished_runs import refuse_reused_for
 
     run = tmp_path / "run"
     first = run_pilot(run, "mode=estimate", "run.threads=1")
@@ -366,7 +366,7 @@ def test_a_finished_run_whose_reload_check_was_killed_says_how_to_redo_it(tmp_pa
     """Relaunched, a run whose closing's reload check never answered (killed) said only "finished run": the
     unverified export went unmentioned."""
     from pilot.errors import RunFinished
-    from pilot.resume import refuse_finished_run
+    from pilot.finished_runs import refuse_finished_run
 
     run = tmp_path / "run"
     run.mkdir()

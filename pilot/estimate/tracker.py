@@ -36,16 +36,12 @@ def tracker_class():
         ) from error
 
     class GlobalPeakTracker(MemTracker):
-        """MemTracker keeping the global peak only.
-
-        The stock tracker also updates every module's peak after every operation (cost: operations x
-        modules; 20 s instead of 2 s per update of a 32-layer model). Per-module peaks are not used.
-        """
+        """MemTracker keeping the global peak only. The stock tracker also updates every module's peak
+        after every operation (operations x modules: 20 s instead of 2 s per update of a 32-layer model)."""
 
         def __enter__(self):
-            """Also silences ModTracker's "module hierarchy tracking maybe be messed up" warning (a
-            module whose hooks fire out of order, ModernBERT's): it concerns the per-module attribution,
-            which is not used; the global peak is unaffected."""
+            """Also silences ModTracker's "module hierarchy tracking" warning (hooks firing out of order,
+            ModernBERT's): it concerns the per-module attribution, not used; the global peak is unaffected."""
             self._quiet = warnings.catch_warnings()
             self._quiet.__enter__()
             warnings.filterwarnings("ignore", message="The module hierarchy tracking")
@@ -59,9 +55,7 @@ def tracker_class():
                 self._quiet.__exit__(None, None, None)
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            """``prim.device`` (C++ asking a fake tensor its device, 70% of the operations a fake run
-            dispatches) makes no tensor: nothing to track, so it skips the tracker's bookkeeping."""
-            if func is _DEVICE:
+            if func is _DEVICE:  # C++ asking a fake tensor its device (70% of a fake run's calls): no tensor made
                 return func(*args, **(kwargs or {}))
             return super().__torch_dispatch__(func, types, args, kwargs)
 
