@@ -261,6 +261,9 @@ def refuse_restart_under_another_config(cfg: DictConfig, run_dir: Path, override
         )
 
 
+ATTEMPT_END = ("updates_done", "epoch", "position_in_epoch", "examples_seen", "targets_seen", "seconds_per_update")
+
+
 def _previous_end(data: dict[str, Any], run_dir: Path) -> dict[str, Any]:
     """When the attempt before stopped: its record's ``finished_at``; an attempt that ended without
     recording it (killed: run.json still says running, and a ``finished_at`` there is an earlier
@@ -297,7 +300,9 @@ def continue_record(cfg: DictConfig, run_dir: Path, note: dict, overrides: Itera
             "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         }
     )
-    data.update(status="running", stop_cause=None, error=None, finished_at=None)  # this attempt has not ended
+    # this attempt has not ended: what the one before ended with is its resume entry's, not a claim of this one
+    data["resumes"][-1]["previous_position"] = {key: data.pop(key) for key in ATTEMPT_END if key in data}
+    data.update(status="running", stop_cause=None, error=None, finished_at=None)
     data.pop("error_file", None)  # the earlier attempt's traceback (error.txt) is named in its resume entry
     # the config from this resume on (non-defining keys such as run.threads may differ, and
     # forced keys do): config_hash is always the hash of the config.yaml now in the directory

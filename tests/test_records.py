@@ -938,8 +938,12 @@ def test_a_resumed_attempt_has_no_finished_at_until_it_ends(make_cfg, tmp_path):
 
     cfg = make_cfg()
     (tmp_path / "run.json").write_text(
-        json.dumps({"run_id": "r", "status": "interrupted", "finished_at": "2026-01-01T10:00:00+0000", "seed": 0})
+        json.dumps(
+            {"run_id": "r", "status": "interrupted", "finished_at": "2026-01-01T10:00:00+0000", "updates_done": 1}
+        )
     )
     data = continue_record(cfg, tmp_path, {"from_update": 0}).data
     assert data["status"] == "running" and data.get("finished_at") is None
+    assert "updates_done" not in data  # the attempt before's count, while this one trains: in its resume entry
+    assert data["resumes"][-1]["previous_position"] == {"updates_done": 1}
     assert data["resumes"][-1]["previous_finished_at"] == "2026-01-01T10:00:00+0000"
