@@ -55,7 +55,7 @@ from pilot.faults import fault_point
 from pilot.finished_runs import refuse_reused_for
 from pilot.phases.gates import PhaseRunner
 from pilot.phases.rows import write_phases_csv
-from pilot.rental.journal import append_entry
+from pilot.rental.journal import append_entry, journal_problem
 from pilot.report import print_console, write_report
 from pilot.run_record import RunDirectoryLock, RunRecord, record_interrupted
 from pilot.validation import validate
@@ -140,7 +140,7 @@ def _journal(cfg: DictConfig, run_dir: Path, results: list[CheckResult], verdict
     try:
         append_entry(Path(cfg.campaign.journal), f"pilot ({run_dir})", lines)
     except OSError as error:  # the journal is a notebook: it never fails the pilot
-        log.warning("could not append to the journal %s: %s", cfg.campaign.journal, error)
+        log.warning("%s", journal_problem(cfg.campaign.journal, error))
 
 
 def run_pilot(

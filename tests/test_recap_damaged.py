@@ -693,7 +693,7 @@ def test_a_journal_that_cannot_be_appended_to_is_named_and_the_recap_kept(tmp_pa
     make_run(sweep_dir / "0-new", record())
     callback.on_multirun_end(config)  # no exception: Hydra would only warn with its text
     assert (sweep_dir / "recap.csv").exists()
-    assert f"campaign.journal={journal} cannot be appended to" in capsys.readouterr().err
+    assert f"campaign.journal='{journal}' cannot be appended to" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("arguments", [["--out", ""], ["--out", "  "], [""]])

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pilot.recap as recap  # its readers and writers through the package: loaded on first use (pandas)
 from pilot.errors import PilotError
-from pilot.rental.journal import append_entry
+from pilot.rental.journal import append_entry, journal_problem
 from pilot.run_directory import settle_refused_sweeps
 from pilot.run_record import new_run_id
 from pilot.startup_signals import raise_from_now_on, signal_name_of
@@ -179,11 +179,7 @@ def recap_launch(config: Any, earlier_runs: frozenset[Path], ended: str = "concl
         try:
             append_entry(journal, f"sweep {ended} ({sweep_dir})", _journal_lines(frame, sweep_dir))
         except OSError as error:  # the recap itself is written: say what the journal lacks
-            print(
-                f"recap: campaign.journal={journal} cannot be appended to ({error.strerror or error}); the "
-                "sweep's entry is not in it. Fix: name a file you can write (campaign.journal=<file>).",
-                file=sys.stderr,
-            )
+            print(f"recap: {journal_problem(campaign.get('journal'), error)}", file=sys.stderr)
     return frame
 
 

@@ -24,3 +24,14 @@ def append_entry(path: Path, title: str, lines: Iterable[str]) -> Path:
         handle.flush()
         os.fsync(handle.fileno())
     return path
+
+
+def journal_problem(path: object, error: OSError) -> str:
+    """What to say when the journal cannot be appended to: the key, the value, why, and the fix. The
+    journal is a notebook: its failure never fails the run, whose own files are written."""
+    shown = str(path)
+    why = "it is empty" if not shown.strip() else (error.strerror or str(error))
+    return (
+        f"campaign.journal={shown!r} cannot be appended to ({why}); this entry is not in it. Fix: name a file you "
+        "can write (campaign.journal=<file>, or the PILOT_JOURNAL environment variable it defaults to)."
+    )

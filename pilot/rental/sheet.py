@@ -10,6 +10,7 @@ pilot's measurements).
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,12 +32,14 @@ from pilot.rental.choice_sheet import (
 )
 from pilot.rental.estimate_cache import EstimateCache
 from pilot.rental.estimate_table import breakdown_rows, estimate_lines, whose
-from pilot.rental.journal import append_entry
+from pilot.rental.journal import append_entry, journal_problem
 from pilot.rental.plan_text import duration as _duration
 from pilot.rental.plan_text import plan_lines
 from pilot.rental.requirements import Requirement
 from pilot.run_record import write_text_atomic
 from pilot.text_table import markdown_table
+
+log = logging.getLogger("pilot")
 
 
 @dataclass
@@ -161,9 +164,12 @@ def build_and_write(
     lines = _sheet_lines(cfg, len(jobs), examples_per_update, estimate, validation, result)
     result.paths = _write_files(run_dir, lines, rows, plan, chosen, estimate, cache, validation)
     if journal:
-        result.paths["journal"] = append_entry(
-            Path(cfg.campaign.journal), f"plan chosen ({run_dir})", result.plan_lines()
-        )
+        try:
+            result.paths["journal"] = append_entry(
+                Path(cfg.campaign.journal), f"plan chosen ({run_dir})", result.plan_lines()
+            )
+        except OSError as error:  # the sheet and plan are written: say what the journal lacks
+            log.warning("%s", journal_problem(cfg.campaign.journal, error))
     return result
 
 
