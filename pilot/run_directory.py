@@ -36,6 +36,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
+from pilot.config.launcher_keys import refuse_unknown_launcher_keys
 from pilot.config.values import enum_value
 from pilot.directory_keys import directory_of, made_from_root, writable_directory
 from pilot.errors import PilotError, ResumeRefused, RunFinished
@@ -91,6 +92,7 @@ class RunDirectoryCheck(Callback):
                 _own_hydra[os.path.abspath(run_dir)] = HydraFiles.before_hydra(run_dir, _output_subdir(config))
 
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
+        _refused_exits(refuse_unknown_launcher_keys, config)  # before the launcher makes anything
         _refused_exits(_check_sweep_directory, config)
         _sweep_dirs.append(os.path.abspath(config.hydra.sweep.dir))
 

@@ -322,6 +322,15 @@ REFUSED_BY_HYDRA = [
     ("optim.lr=1e-3,,3e-3", ("remove the doubled comma (optim.lr=1e-3,3e-3)",)),  # it said: quote it
     ("optim.lr=1e-3;3e-3", ("separate a sweep's values with commas (optim.lr=1e-3,3e-3, with -m)",)),
     ("-m optim.lr=choice() hydra.sweep.dir={tmp}/sw", ("give choice() its values",)),
+    # a launcher's setting misspelt (Hydra's "not in 'LocalQueueConf'" and its advice to add it with '+')
+    (
+        "-m seed=0 hydra/launcher=local_parallel hydra.launcher.cpus_per_taks=1 hydra.sweep.dir={tmp}/sw",
+        (
+            "hydra.launcher.cpus_per_taks: not a setting of hydra/launcher=local_parallel; did you mean "
+            "hydra.launcher.cpus_per_task",
+        ),
+    ),  # fmt: skip
+    ("hydra.launcher.cpus_per_task=1", ("the default launcher (basic", "hydra/launcher=local_parallel")),
     # a sweep's values, each checked as a single one is (Hydra's raw merge error or search path, before)
     ("-m optim.lr=1e-3,abc hydra.sweep.dir={tmp}/sw", ("pilot: optim.lr=abc: optim.lr takes a number",)),
     ("-m optim=adamw,adam hydra.sweep.dir={tmp}/sw", ("pilot: optim=adam: no such option; did you mean adamw?",)),
@@ -447,6 +456,25 @@ def test_a_sweep_job_refused_for_its_value_is_said_alone_not_after_a_warning_nam
         capsys,
     )
     assert code == 2 and "optim.lr=abc" in stderr and "warning" not in stderr, stderr
+
+
+def test_a_launcher_setting_added_with_plus_that_the_launcher_does_not_read_is_refused_before_it_starts(
+    tmp_path, monkeypatch, capsys, restore_logging
+):
+    """Hydra's advice followed (+hydra.launcher.cpus_per_taks=1): submitit raised a NameError traceback at
+    the first submission, exit 1, and left the sweep directory with multirun.yaml and .submitit/."""
+    sweep = tmp_path / "sw"
+    line = [
+        "-m",
+        "seed=0",
+        "hydra/launcher=local_parallel",
+        "+hydra.launcher.cpus_per_taks=1",
+        f"hydra.sweep.dir={sweep}",
+    ]
+    code, stderr = run_in_process(line, tmp_path / "run", monkeypatch, capsys)
+    assert code == 2 and "Traceback" not in stderr, stderr
+    assert "hydra.launcher.cpus_per_taks: not a setting of hydra/launcher=local_parallel" in stderr, stderr
+    assert not sweep.exists()
 
 
 # the real `python -m pilot`: the lines that crashed (segfault, ZeroDivisionError, a run.json left

@@ -17,6 +17,7 @@ from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
+from pilot.config.launcher_keys import suggested_for
 from pilot.config.values import override_argument, target_keywords
 
 HIDDEN_OPTIONS = "schema"  # the schema's own entries in a group (schema, schema_<option>: pilot.config.register)
@@ -55,6 +56,10 @@ def suggestions(
                         f"+{key}={override.value()}: {key} already has a choice, and '+' adds a group the config "
                         f"does not have. Fix: {key}={override.value()}"
                     )
+                    continue
+                if key.startswith("hydra.launcher."):
+                    choice = next((str(o.value()) for o in overrides if o.key_or_group == "hydra/launcher"), None)
+                    lines += [said] if (said := suggested_for(key, choice, _launcher_node)) else []
                     continue
                 if key == "hydra" or key.startswith("hydra.") or (override.is_add() and key not in groups):
                     continue
@@ -334,3 +339,8 @@ def _keys(node: DictConfig, prefix: str = "") -> Iterator[str]:
             yield from _keys(child, f"{prefix}{key}.")
         else:
             yield f"{prefix}{key}"
+
+
+def _launcher_node(choice: str) -> DictConfig:
+    """``hydra.launcher`` as ``hydra/launcher=<choice>`` composes it."""
+    return compose("config", overrides=[f"hydra/launcher={choice}"], return_hydra_config=True).hydra.launcher

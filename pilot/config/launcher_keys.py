@@ -1,0 +1,75 @@
+"""The settings of the chosen Hydra launcher (``hydra.launcher.*``), checked against what it reads.
+
+``hydra.launcher.cpus_per_taks=1`` got Hydra's raw "Key 'cpus_per_taks' not in 'LocalQueueConf'" and its
+advice to add it with '+'; added so, submitit raised a NameError traceback at the first submission, after
+the sweep directory was made. A key the launcher does not read is refused with the nearest ones.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from typing import Any
+
+from omegaconf import DictConfig
+
+# the submitit launchers' own settings, by the launcher's _target_ (their structured configs)
+QUEUE_CONFS = {
+    "hydra_plugins.hydra_submitit_launcher.submitit_launcher.LocalLauncher": "LocalQueueConf",
+    "hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher": "SlurmQueueConf",
+}
+
+
+def launcher_settings(target: str) -> list[str] | None:
+    """The settings the launcher ``target`` reads; None for one pilot does not know (not judged)."""
+    name = QUEUE_CONFS.get(target)
+    if name is None:
+        return None
+    try:
+        from hydra_plugins.hydra_submitit_launcher import config as submitit_config
+    except ImportError:
+        return None
+    return [field.name for field in dataclasses.fields(getattr(submitit_config, name))]
+
+
+def unknown_launcher_keys(launcher: DictConfig | dict[str, Any], choice: str) -> list[str]:
+    """One line per ``hydra.launcher`` key the chosen launcher (``hydra/launcher=<choice>``) does not read,
+    with the nearest it does."""
+    known = launcher_settings(str(launcher.get("_target_", "")))
+    if known is None:
+        return []
+    return [launcher_key_line(key, known, choice) for key in launcher if key not in known]
+
+
+def launcher_key_line(key: str, known: list[str], choice: str) -> str:
+    near = difflib.get_close_matches(key, known, n=2, cutoff=0.6)
+    hint = (
+        f"did you mean {' or '.join(f'hydra.launcher.{k}' for k in near)}?"
+        if near
+        else "it reads " + ", ".join(f"hydra.launcher.{k}" for k in known if not k.startswith("_"))
+    )
+    return f"hydra.launcher.{key}: not a setting of hydra/launcher={choice}; {hint}"
+
+
+def refuse_unknown_launcher_keys(config: DictConfig) -> None:
+    """At a multirun's start (a Hydra callback, before the launcher makes anything): ``ConfigRefused``
+    naming every ``hydra.launcher`` key the chosen launcher does not read (one added with '+')."""
+    from pilot.errors import ConfigRefused
+
+    choice = str(config.hydra.runtime.choices.get("hydra/launcher", ""))
+    lines = unknown_launcher_keys(config.hydra.launcher, choice)
+    if lines:
+        raise ConfigRefused("\n".join(lines))
+
+
+def suggested_for(key: str, choice: str | None, compose_launcher) -> str | None:
+    """The command line's ``hydra.launcher.<key>`` that ``hydra/launcher=<choice>`` (``compose_launcher``
+    gives its node) does not read, said with the nearest ones; None when it reads it or is not known."""
+    name = key.removeprefix("hydra.launcher.").split(".")[0]
+    if choice is None:
+        return (
+            f"{key}: the default launcher (basic: the jobs one after another in this process) has no settings. "
+            "Fix: choose one with settings, hydra/launcher=local_parallel or hydra/launcher=slurm"
+        )
+    known = launcher_settings(str(compose_launcher(choice).get("_target_", "")))
+    return None if known is None or name in known else launcher_key_line(name, known, choice)
