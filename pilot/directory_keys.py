@@ -16,6 +16,9 @@ from pilot.errors import ResumeRefused
 _ABSENT = object()
 
 
+NAME_MAX = 255  # bytes of one file or directory name (Linux, macOS and Windows file systems alike)
+
+
 def directory_of(config: DictConfig, key: str) -> Path:
     """The directory ``key`` names; refused (``PilotError``) when it cannot be resolved or is empty."""
     try:
@@ -30,10 +33,17 @@ def directory_of(config: DictConfig, key: str) -> Path:
 
 
 def _refuse_unusable(key: str, value: str, empty_means: str) -> None:
-    """An empty directory (``empty_means`` says where that writes) or one starting with a quoted '~'."""
+    """An empty directory (``empty_means`` says where that writes), a name longer than a file system
+    allows, or one starting with a quoted '~'."""
     if not value.strip():
         raise ResumeRefused(
             f"{key}={value!r} is empty: {empty_means}. Fix: leave {key} out (pilot's default), or name a directory."
+        )
+    longest = max(value.split(os.sep), key=lambda part: len(os.fsencode(part)))
+    if len(os.fsencode(longest)) > NAME_MAX:  # the OS refuses it (ENAMETOOLONG): a traceback, before
+        raise ResumeRefused(
+            f"{key}={value[:80]!r}...: its part {longest[:40]!r}... is {len(os.fsencode(longest))} bytes, more than a "
+            f"file or directory name may hold ({NAME_MAX}). Fix: a shorter name (or leave {key} out)."
         )
     if value == "~" or value.startswith("~/"):  # quoted past the shell: Hydra would make ./~ here
         raise ResumeRefused(

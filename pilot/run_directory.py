@@ -116,11 +116,12 @@ WHEN_TAKEN.append(_keep_own_hydra_files)
 def _check_sweep_directory(config: DictConfig) -> None:
     """A sweep writes its jobs' directories (new names), ``multirun.yaml`` and ``recap.*`` there: a
     directory holding a run, or files under those names that pilot did not write, is refused."""
+    root = made_from_root(config, "hydra.sweep.dir", "campaign.sweep_root")  # first: the key the user set is named
     path = directory_of(config, "hydra.sweep.dir")
     if not path.exists():
         _created_sweeps.add(os.path.abspath(path))
         _note_new_parents(path)
-    writable_directory(path, "hydra.sweep.dir", made_from_root(config, "hydra.sweep.dir", "campaign.sweep_root"))
+    writable_directory(path, "hydra.sweep.dir", root)
     if (path / "run.json").exists():
         raise ResumeRefused(
             f"hydra.sweep.dir={path} holds a run (run.json): a sweep would write its jobs, multirun.yaml and "
@@ -196,6 +197,7 @@ def _refused_exits(check, config: DictConfig) -> None:
 
 def check_run_directory(config: DictConfig) -> None:
     """Refuse (``PilotError``) a ``hydra.run.dir`` a run may not write into; see the module's text."""
+    root = made_from_root(config, "hydra.run.dir", "campaign.run_root")  # first: the key the user set is named
     path = directory_of(config, "hydra.run.dir")
     if not path.exists():
         _created[os.path.abspath(path)] = _output_subdir(config)
@@ -206,7 +208,7 @@ def check_run_directory(config: DictConfig) -> None:
         _hydra_before[str(base)] = HydraFiles.before_hydra(base, _output_subdir(config))
         writable_directory(path, "hydra.run.dir")
         return
-    writable_directory(path, "hydra.run.dir", made_from_root(config, "hydra.run.dir", "campaign.run_root"))
+    writable_directory(path, "hydra.run.dir", root)
     _refuse_foreign(config, path)
 
 

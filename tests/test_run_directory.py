@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import run_pilot
+from conftest import REPO_ROOT, run_pilot
 from omegaconf import OmegaConf
 
 from pilot.run_directory import after_refusal, check_run_directory
@@ -392,3 +392,19 @@ def test_an_estimate_whose_journal_cannot_be_appended_to_says_so_and_keeps_its_s
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-2000:]
     assert f"campaign.journal={value!r} cannot be appended to" in done.stdout + done.stderr
     assert json.loads((run / "run.json").read_text())["status"] == "ok" and (run / "choice_sheet.md").exists()
+
+
+@pytest.mark.parametrize("key", ["hydra.run.dir", "campaign.run_root"])
+def test_a_directory_name_longer_than_a_file_system_allows_is_refused_naming_the_key(tmp_path, key):
+    """A 300-byte part: the OS's ENAMETOOLONG came out of the directory check as two chained tracebacks."""
+    value = str(tmp_path / ("b" * 300))
+    done = run_pilot(tmp_path / "run" if key == "campaign.run_root" else value, "mode=estimate", "run.threads=1")
+    if key == "campaign.run_root":
+        done = subprocess.run(
+            [sys.executable, "-m", "pilot", "mode=estimate", "run.threads=1", f"campaign.run_root={value}"],
+            cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert (
+        f"pilot: {key}=" in done.stderr and "is 300 bytes, more than a file or directory name may hold" in done.stderr
+    )
