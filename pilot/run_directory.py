@@ -284,6 +284,8 @@ def _cut_short_pilot_config(text: str, config: DictConfig) -> bool:
     if lines and not text.endswith("\n"):
         lines = lines[:-1]  # the line the kill cut
     keys = [line.split(":", 1)[0] for line in lines if line[:1].strip() and ":" in line]
+    if lines and not (lines[0][:1].strip() and ":" in lines[0]):
+        return False  # a whole first line that is no top-level key: not the start of pilot's YAML
     own = [str(key) for key in config.keys() if key != "hydra"]
     return keys == own[: len(keys)]
 

@@ -70,12 +70,14 @@ def test_a_users_own_log_file_is_not_taken_for_hydras_and_never_removed(tmp_path
     assert not mine.exists()
 
 
-def test_another_hydra_apps_directory_is_refused_and_its_record_kept(tmp_path):
+@pytest.mark.parametrize("config", ["db:\n  host: x\n", "other app config\n"], ids=["yaml", "no-key"])
+def test_another_hydra_apps_directory_is_refused_and_its_record_kept(tmp_path, config):
     """A directory holding another Hydra app's .hydra/ and job log was taken as empty, and its config.yaml
-    and overrides.yaml were overwritten by pilot's."""
+    and overrides.yaml were overwritten by pilot's (a config.yaml without a key was taken for pilot's own,
+    cut short by a kill)."""
     other = tmp_path / "other"
     (other / ".hydra").mkdir(parents=True)
-    (other / ".hydra" / "config.yaml").write_text("db:\n  host: x\n")
+    (other / ".hydra" / "config.yaml").write_text(config)
     (other / "app.log").write_text("their log\n")
     before = _files(other)
     done = run_pilot(other, *TRAIN)
