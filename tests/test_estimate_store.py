@@ -188,6 +188,21 @@ def test_a_store_that_cannot_keep_an_estimate_leaves_no_temporary_file_and_says_
     assert "could not keep an estimate (No space left on device)" in caplog.text
 
 
+def test_a_store_that_is_a_file_is_said_to_be_one(make_cfg, store, monkeypatch, caplog, tmp_path):
+    (tmp_path / "a_file").write_text("mine")
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "a_file"))
+    monkeypatch.setattr(stored, "_said", [])
+    _estimate(make_cfg())
+    assert f"{tmp_path / 'a_file'} is a file, not a directory" in caplog.text
+    assert (tmp_path / "a_file").read_text() == "mine"
+
+
+@pytest.mark.parametrize("word", ["off", "OFF", "false", "no", "None", "0", " off "])
+def test_words_that_mean_off_turn_the_store_off_and_make_no_directory(monkeypatch, word):
+    monkeypatch.setenv(CACHE_ENV, word)
+    assert stored.store_dir() is None
+
+
 @pytest.mark.parametrize("value", ["abc", "-1", "nan", "inf"])
 def test_a_minimum_time_that_means_nothing_is_refused_before_anything_is_computed(make_cfg, store, monkeypatch, value):
     monkeypatch.setenv(MIN_SECONDS_ENV, value)

@@ -23,7 +23,7 @@ Only estimates that took at least 5 s to compute are kept (``$PILOT_ESTIMATE_STO
 change it): a small model's take a second or two, computing them again costs little and keeps
 them true to code patched in memory.
 
-Where: ``$PILOT_ESTIMATE_CACHE`` (``off`` turns the store off), else
+Where: ``$PILOT_ESTIMATE_CACHE`` (``off``, ``false``, ``no``, ``none`` or ``0`` turn the store off), else
 ``$XDG_CACHE_HOME/pilot/estimates``, else ``~/.cache/pilot/estimates``. Deleting it is always safe.
 """
 
@@ -68,9 +68,12 @@ def from_store(estimate: MemoryEstimate) -> bool:
     return any(note.startswith(STORE_NOTE) for note in estimate.notes)
 
 
+OFF_WORDS = ("off", "false", "no", "none", "0")  # PILOT_ESTIMATE_CACHE=false made a directory named 'false'
+
+
 def store_dir() -> Path | None:
-    value = os.environ.get(CACHE_ENV, "")
-    if value.lower() == "off":
+    value = os.environ.get(CACHE_ENV, "").strip()
+    if value.lower() in OFF_WORDS:
         return None
     if value:
         return Path(value)
@@ -267,11 +270,14 @@ def _write(path: Path, data: dict[str, Any]) -> None:
                 os.unlink(temporary)
         if not _said:
             _said.append(path.parent)
+            blocking = next((p for p in [path.parent, *path.parent.parents] if p.exists() and not p.is_dir()), None)
+            why = f"{blocking} is a file, not a directory" if blocking else (error.strerror or str(error))
             log.warning(
-                "the estimate store %s could not keep an estimate (%s): it is computed again next time. Fix: "
-                "free space there, or set %s to a writable directory (off turns the store off).",
+                "the estimate store %s=%s could not keep an estimate (%s): it is computed again next time. Fix: "
+                "set %s to a directory you can write (off turns the store off), or free space there.",
+                CACHE_ENV,
                 path.parent,
-                error.strerror or error,
+                why,
                 CACHE_ENV,
             )
 
