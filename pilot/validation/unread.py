@@ -34,6 +34,10 @@ def unread_settings(cfg: DictConfig, overrides: list[str], choices: dict | None 
             + (f" ({shown}: its values, tuned for {group})" if shown else "")
             + f". Fix: optim={name} (the group: its own defaults), then override what you mean"
         )
+    resumes = bool(select(cfg, "checkpoint.resume"))
+    for key in ("checkpoint.force_resume", "checkpoint.continue_diverged"):
+        if key in given and not resumes and bool(select(cfg, key)):
+            lines.append(f"{given[key]}: checkpoint.resume=false starts afresh, so nothing is resumed. Fix: drop one")
     if mode == "estimate":
         lines += [
             f"{o}: mode=estimate trains nothing and does not read it"
