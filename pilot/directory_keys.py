@@ -11,7 +11,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from pilot.config.values import as_written
-from pilot.errors import ResumeRefused
+from pilot.errors import ConfigRefused, ResumeRefused
 
 _ABSENT = object()
 
@@ -86,3 +86,15 @@ def made_from_root(config: DictConfig, key: str, root_key: str) -> tuple[str, st
     root = str(OmegaConf.select(config, root_key) or "")  # empty: ${campaign.run_root}/<date> is /<date>
     _refuse_unusable(root_key, root, f"{key} would be {OmegaConf.select(config, key)}, under the filesystem's root")
     return root_key, root
+
+
+def refuse_changed_directory(config: DictConfig) -> None:
+    """``hydra.job.chdir=true``: pilot reads its paths (campaign.run_root and sweep_root, data.path, the
+    journal) from the directory it was started in; changed into the run's directory, the run index was
+    neither read nor appended to (no parent found, said nothing) and relative paths named other files."""
+    if OmegaConf.select(config, "hydra.job.chdir", default=False):
+        raise ConfigRefused(
+            "hydra.job.chdir=true: pilot reads its relative paths (campaign.run_root, campaign.sweep_root, "
+            "data.path, campaign.journal) from the directory it is started in, and writes every file of a run "
+            "under hydra.run.dir itself. Fix: leave hydra.job.chdir out (false)."
+        )

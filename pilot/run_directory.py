@@ -38,7 +38,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from pilot.config.launcher_keys import refuse_unknown_launcher_keys
 from pilot.config.values import enum_value
-from pilot.directory_keys import directory_of, made_from_root, writable_directory
+from pilot.directory_keys import directory_of, made_from_root, refuse_changed_directory, writable_directory
 from pilot.errors import PilotError, ResumeRefused, RunFinished
 from pilot.faults import fault_point
 from pilot.finished_runs import refuse_finished_run, refuse_reused_for
@@ -80,6 +80,7 @@ class RunDirectoryCheck(Callback):
     def on_run_start(self, config: DictConfig, **kwargs) -> None:
         if int(os.environ.get("RANK", "0")) > 0:  # torchrun's other ranks write nothing (pilot.__main__)
             return
+        _refused_exits(refuse_changed_directory, config)
         _refused_exits(check_run_directory, config)
         fault_point("hydra_files")  # tests: a signal while Hydra writes .hydra/, before the run
 
@@ -92,6 +93,7 @@ class RunDirectoryCheck(Callback):
                 _own_hydra[os.path.abspath(run_dir)] = HydraFiles.before_hydra(run_dir, _output_subdir(config))
 
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
+        _refused_exits(refuse_changed_directory, config)
         _refused_exits(refuse_unknown_launcher_keys, config)  # before the launcher makes anything
         _refused_exits(_check_sweep_directory, config)
         _sweep_dirs.append(os.path.abspath(config.hydra.sweep.dir))

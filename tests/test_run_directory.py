@@ -410,3 +410,11 @@ def test_a_directory_name_longer_than_a_file_system_allows_is_refused_naming_the
     assert (
         f"pilot: {key}=" in done.stderr and "is 300 bytes, more than a file or directory name may hold" in done.stderr
     )
+
+
+def test_changing_into_the_run_directory_is_refused(tmp_path):
+    """hydra.job.chdir=true: the run index was neither read nor appended to (no parent, nothing said)."""
+    done = run_pilot(tmp_path / "run", *TRAIN, "hydra.job.chdir=true")
+    assert done.returncode == 2 and "pilot: hydra.job.chdir=true" in done.stderr, done.stderr[-2000:]
+    assert not (tmp_path / "run").exists()
+
