@@ -36,7 +36,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from pilot.config.launcher_keys import refuse_unknown_launcher_keys
+from pilot.config.hydra_keys import refuse_added_hydra_keys, refuse_unknown_launcher_keys
 from pilot.config.values import enum_value
 from pilot.directory_keys import directory_of, made_from_root, refuse_changed_directory, writable_directory
 from pilot.errors import PilotError, ResumeRefused, RunFinished
@@ -81,6 +81,7 @@ class RunDirectoryCheck(Callback):
         if int(os.environ.get("RANK", "0")) > 0:  # torchrun's other ranks write nothing (pilot.__main__)
             return
         _refused_exits(refuse_changed_directory, config)
+        _refused_exits(refuse_added_hydra_keys, config)
         _refused_exits(check_run_directory, config)
         fault_point("hydra_files")  # tests: a signal while Hydra writes .hydra/, before the run
 
@@ -94,6 +95,7 @@ class RunDirectoryCheck(Callback):
 
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
         _refused_exits(refuse_changed_directory, config)
+        _refused_exits(refuse_added_hydra_keys, config)
         _refused_exits(refuse_unknown_launcher_keys, config)  # before the launcher makes anything
         _refused_exits(_check_sweep_directory, config)
         _sweep_dirs.append(os.path.abspath(config.hydra.sweep.dir))

@@ -477,6 +477,20 @@ def test_a_launcher_setting_added_with_plus_that_the_launcher_does_not_read_is_r
     assert not sweep.exists()
 
 
+@pytest.mark.parametrize(
+    "added, expected",
+    [("+hydra.run.dirr", "did you mean hydra.run.dir?"), ("+hydra.job.chdirr", "did you mean hydra.job.chdir?")],
+)
+def test_a_misspelt_hydra_setting_added_with_plus_is_refused_not_kept(
+    tmp_path, monkeypatch, capsys, restore_logging, added, expected
+):
+    """+hydra.run.dirr=<dir>: Hydra kept the key and read hydra.run.dir, so the run went to the default
+    directory, exit 0, nothing said."""
+    code, stderr = run_in_process([f"{added}={tmp_path / 'x'}"], tmp_path / "run", monkeypatch, capsys)
+    assert code == 2 and f"{added}: not a setting of Hydra's" in stderr and expected in stderr, stderr
+    assert not (tmp_path / "run").exists() and not (tmp_path / "x").exists()
+
+
 # the real `python -m pilot`: the lines that crashed (segfault, ZeroDivisionError, a run.json left
 # "running" or "failed") and one Hydra refusal; each must say exactly what the in-process run says
 REAL_CLI = [

@@ -17,7 +17,7 @@ from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
-from pilot.config.launcher_keys import suggested_for
+from pilot.config.hydra_keys import suggested_for
 from pilot.config.values import override_argument, target_keywords
 
 HIDDEN_OPTIONS = "schema"  # the schema's own entries in a group (schema, schema_<option>: pilot.config.register)

@@ -1,5 +1,6 @@
-"""The settings of the chosen Hydra launcher (``hydra.launcher.*``), checked against what it reads.
+"""Hydra's own settings given on the command line (``hydra.*``), checked against what Hydra reads.
 
+The chosen launcher's (``hydra.launcher.*``):
 ``hydra.launcher.cpus_per_taks=1`` got Hydra's raw "Key 'cpus_per_taks' not in 'LocalQueueConf'" and its
 advice to add it with '+'; added so, submitit raised a NameError traceback at the first submission, after
 the sweep directory was made. A key the launcher does not read is refused with the nearest ones.
@@ -11,7 +12,7 @@ import dataclasses
 import difflib
 from typing import Any
 
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 # the submitit launchers' own settings, by the launcher's _target_ (their structured configs)
 QUEUE_CONFS = {
@@ -73,3 +74,34 @@ def suggested_for(key: str, choice: str | None, compose_launcher) -> str | None:
         )
     known = launcher_settings(str(compose_launcher(choice).get("_target_", "")))
     return None if known is None or name in known else launcher_key_line(name, known, choice)
+
+
+# Hydra's own dataclasses for the sections a user sets by hand; '+' adds any key there without a word
+HYDRA_SECTIONS = {"run": "RunDir", "sweep": "SweepDir", "job": "JobConf", "": "HydraConf"}
+
+
+def refuse_added_hydra_keys(config: DictConfig) -> None:
+    """``+hydra.run.dirr=x`` (a typo added with '+'): Hydra keeps it and reads ``hydra.run.dir``, the run
+    went to the default directory and nothing was said. ``ConfigRefused`` naming each key Hydra does not
+    read under ``hydra``, ``hydra.run``, ``hydra.sweep`` and ``hydra.job``, with the nearest ones."""
+    from hydra import conf as hydra_conf
+
+    from pilot.errors import ConfigRefused
+
+    lines = []
+    for line in OmegaConf.select(config, "hydra.overrides.hydra", default=None) or []:
+        key = str(line).split("=", 1)[0]
+        if not key.startswith("+hydra.") or key.startswith("++"):
+            continue
+        parts = key.removeprefix("+hydra.").split(".")
+        section, name = (".".join(parts[:-1]), parts[-1]) if len(parts) > 1 else ("", parts[0])
+        if section not in HYDRA_SECTIONS:
+            continue
+        known = [f.name for f in dataclasses.fields(getattr(hydra_conf, HYDRA_SECTIONS[section]))]
+        if name not in known:
+            near = difflib.get_close_matches(name, known, n=2, cutoff=0.6)
+            prefix = f"hydra.{section}." if section else "hydra."
+            hint = f"did you mean {' or '.join(prefix + k for k in near)}?" if near else "Hydra does not read it"
+            lines.append(f"{key}: not a setting of Hydra's ('+' added it, and nothing reads it); {hint}")
+    if lines:
+        raise ConfigRefused("\n".join(lines))
