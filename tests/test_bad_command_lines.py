@@ -320,6 +320,8 @@ REFUSED_BY_HYDRA = [
     ("campaign.control=optim.lr=3e-3", ("\"campaign.control='optim.lr=3e-3'\"",)),
     ("optim.lr=[1e-3", ("optim.lr=[1e-3: Hydra's override grammar", "close the bracket")),
     ("optim.lr=1e-3,,3e-3", ("remove the doubled comma (optim.lr=1e-3,3e-3)",)),  # it said: quote it
+    # a letter outside ASCII: the fix said to quote it and showed it unquoted
+    ("optim.name=adamẃ", ("Fix: quote the value: \"optim.name='adamẃ'\"",)),
     ("optim.lr=1e-3;3e-3", ("separate a sweep's values with commas (optim.lr=1e-3,3e-3, with -m)",)),
     ("-m optim.lr=choice() hydra.sweep.dir={tmp}/sw", ("give choice() its values",)),
     # a launcher's setting misspelt (Hydra's "not in 'LocalQueueConf'" and its advice to add it with '+')

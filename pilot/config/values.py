@@ -78,7 +78,9 @@ def resolve_device(cfg: Any) -> torch.device:
     return torch.device(requested)
 
 
-_PLAIN = re.compile(r"^[\w./@:+~-]*$")  # a value Hydra's override parser and a shell both take as written
+_PLAIN = re.compile(
+    r"^[\w./@:+~-]*$", re.ASCII
+)  # a value Hydra's override parser and a shell both take as written (ASCII only)
 
 
 def override_argument(key: str, value: object) -> str:
