@@ -48,6 +48,7 @@ HYDRA_EXITS_1 = (
 # One line per problem the tester found; the other fields' bounds ride on the "several at once"
 # lines at the end, which also show that one pass reports every problem.
 REFUSED_BY_VALIDATION = [
+    ("estimate.tolerance=2", ("estimate.tolerance=2.0: must lie in (0, 1]", "not a percentage")),  # 200% accepted
     # a LoRA adapter's own settings (peft's traceback, or the blame on target_modules, before)
     ("adapter=lora adapter.bias=yes", ("adapter.bias='yes'", "none, all, lora_only")),
     ("pilot.oom_in_phase=first_stepp", ("pilot.oom_in_phase='first_stepp'", "first_step")),
@@ -253,6 +254,7 @@ REFUSED_BY_VALIDATION = [
 ]
 
 REFUSED_BY_HYDRA = [
+    ("run.device=gpu", ("did you mean run.device=cuda?",)),  # it said: did you mean cpu?
     ("batch.micro_batchh=2", ("batch.micro_batchh", "did you mean batch.micro_batch")),  # misspelt key
     ("optimizer.lr=1e-4", ("optimizer.lr: not a setting; did you mean optim.lr?",)),  # misnamed section
     ("data=instruction", ("data=instruction: no such option; did you mean instructions",)),  # misspelt option

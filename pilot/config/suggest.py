@@ -291,6 +291,16 @@ def _typed(value: object) -> str:
     return str(value)
 
 
+SAME_MEANING = {
+    "gpu": "cuda",
+    "nvidia": "cuda",
+    "float32": "fp32",
+    "bfloat16": "bf16",
+    "float16": "fp16",
+    "half": "fp16",
+}
+
+
 def _wrong_type(cfg: DictConfig, key: str, value: object) -> str | None:
     """``key=value`` when the value cannot be the setting's type: what the setting takes, and its default."""
     node = OmegaConf.select(cfg, key, default=None, throw_on_missing=False)
@@ -306,7 +316,8 @@ def _wrong_type(cfg: DictConfig, key: str, value: object) -> str | None:
         default = OmegaConf.select(cfg, key)
         if isinstance(default, Enum):  # the names a user types, not Python's OptimName.adamw
             names = [member.name for member in type(default)]
-            near = difflib.get_close_matches(str(value), names, n=1, cutoff=0.5)
+            near = [SAME_MEANING[str(value).lower()]] if SAME_MEANING.get(str(value).lower()) in names else []
+            near = near or difflib.get_close_matches(str(value), names, n=1, cutoff=0.5)
             return f"{key}={_typed(value)}: {key} takes one of {', '.join(names)}" + (
                 f"; did you mean {key}={near[0]}?" if near else f" (the default is {key}={default.name})"
             )

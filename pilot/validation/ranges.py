@@ -85,7 +85,11 @@ RANGES: tuple[tuple[str, Range, str], ...] = (
         "a share of the control's validation loss, e.g. 0.02; null skips the quality check",
     ),
     ("estimate.seq_len", Range(1, low_open=True), "or null for data.max_len"),
-    ("estimate.tolerance", POSITIVE, "a relative tolerance, e.g. 0.10"),
+    (
+        "estimate.tolerance",
+        Range(0, 1, low_open=True),
+        "a share of the measurement, e.g. 0.10 for 10%, not a percentage",
+    ),
     (
         "rental.margin",
         SHARE,
