@@ -11,6 +11,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
+from pilot.closing.export import control_count
 from pilot.config.values import enum_value
 from pilot.engine.threads import ThreadChoice
 from pilot.engine.trainer import Trainer
@@ -45,6 +46,13 @@ def record_setup(cfg: DictConfig, trainer: Trainer, record: RunRecord, run_dir: 
             available,
             available,
             available,
+        )
+    declared, held = int(cfg.closing.control_examples), control_count(trainer.task, cfg)
+    if 0 < held < declared:
+        log.warning(
+            "closing.control_examples=%d but its split holds %d: the closing's control batch holds those %d "
+            "(recorded in phases.csv). Fix: closing.control_examples=%d to declare it.",
+            *(declared, held, held, held),
         )
     log.info(
         "device %s, %d replica(s), %d CPU thread(s) per process (%s), precision %s",

@@ -25,7 +25,7 @@ from pilot.checkpoint import Checkpointer, checkpoint_bytes, restore_training_st
 from pilot.checkpoint_checks import training_state_non_finite
 from pilot.checks.contract import check_contract, model_settings
 from pilot.child_process import ChildProcess, shared_child
-from pilot.closing import close_run, plugin_provenance, write_reproduce
+from pilot.closing import close_run, control_count, plugin_provenance, write_reproduce
 from pilot.config.values import enum_value, resolve_device
 from pilot.engine.build import build_trainer, configure_threads, whole_model
 from pilot.engine.distributed import (
@@ -281,7 +281,7 @@ class TrainingRun(RunEnding):
         write_predictions(trainer, self.eval_items, self.run_path / "predictions.jsonl", model)
         fault_point("closing", trainer.updates_done)
         if self.status == "ok" and int(cfg.closing.control_examples) > 0:
-            phases.begin("export", examples=int(cfg.closing.control_examples))
+            phases.begin("export", examples=control_count(trainer.task, cfg))  # what it holds, not what was asked
             closing = close_run(model, trainer.task, cfg, self.run_path, self.closing_child)
             phases.end(closing["verdict"], closing["reason"][:300])
             record.update(closing=closing)

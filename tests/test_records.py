@@ -947,3 +947,16 @@ def test_a_resumed_attempt_has_no_finished_at_until_it_ends(make_cfg, tmp_path):
     assert "updates_done" not in data  # the attempt before's count, while this one trains: in its resume entry
     assert data["resumes"][-1]["previous_position"] == {"updates_done": 1}
     assert data["resumes"][-1]["previous_finished_at"] == "2026-01-01T10:00:00+0000"
+
+
+def test_the_control_batch_is_recorded_at_what_its_split_holds(make_cfg):
+    """closing.control_examples=100000 on a 91-example validation split: phases.csv recorded 100000
+    examples for the export and nothing was said."""
+    from hydra.utils import instantiate
+
+    from pilot.closing import control_count
+
+    cfg = make_cfg("closing.control_examples=100000")
+    task = instantiate(cfg.data, _convert_="all")
+    assert control_count(task, cfg) == len(task.splits["val"]) < 100000
+    assert control_count(task, make_cfg("closing.control_examples=4")) == 4

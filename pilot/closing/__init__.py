@@ -27,7 +27,14 @@ Modules: ``export`` (weights, config, control outputs), ``blocked_targets`` (wha
 
 from pilot.closing.blocked_targets import CODE_RUNNING, code_running
 from pilot.closing.close import close_run, write_reproduce
-from pilot.closing.export import ADAPTER_EXPORT_FILES, CONTROL_FILE, EXPORT_FILES, control_outputs, export_with_controls
+from pilot.closing.export import (
+    ADAPTER_EXPORT_FILES,
+    CONTROL_FILE,
+    EXPORT_FILES,
+    control_count,
+    control_outputs,
+    export_with_controls,
+)
 from pilot.closing.export_config import ExportConfigRefused, ReloadPolicy, reference_policy, run_policy
 from pilot.closing.provenance import plugin_provenance
 from pilot.closing.reload import RESULT_FILE, check_in_new_process, reload_and_compare
@@ -43,6 +50,7 @@ __all__ = [
     "check_in_new_process",
     "close_run",
     "code_running",
+    "control_count",
     "control_outputs",
     "export_with_controls",
     "reference_policy",

@@ -47,13 +47,18 @@ def export_files(directory: Path) -> tuple[str, ...]:
     return ADAPTER_EXPORT_FILES if (Path(directory) / ADAPTER_CONFIG).is_file() else EXPORT_FILES
 
 
+def control_count(task: TaskData, cfg: DictConfig) -> int:
+    """The examples of the control batch: ``closing.control_examples`` of the validation split (of the
+    training split when it has none), at most what that split holds — what phases.csv records."""
+    declared = int(cfg.closing.control_examples)
+    return min(declared, len(task.splits["val"])) or min(declared, len(task.splits["train"]))
+
+
 @torch.no_grad()
 def control_outputs(model: torch.nn.Module, task: TaskData, cfg: DictConfig) -> dict[str, torch.Tensor]:
     """Inputs (the collated control batch) and the model's outputs on them, as plain tensors."""
-    items = (
-        task.encoded("val")[: int(cfg.closing.control_examples)]
-        or task.encoded("train")[: int(cfg.closing.control_examples)]
-    )
+    count = control_count(task, cfg)
+    items = task.encoded("val")[:count] or task.encoded("train")[:count]
     batch = task.collate(items)
     model.eval()
     device = next(model.parameters()).device

@@ -36,7 +36,7 @@ from pilot.checks.batch_edges import (
     smallest_train_micro_batch,
 )
 from pilot.child_process import JobRunner
-from pilot.closing import check_in_new_process, export_with_controls
+from pilot.closing import check_in_new_process, control_count, export_with_controls
 from pilot.config.values import enum_value
 from pilot.data.task import TaskData, batch_seq_len, longest_items, move_to
 from pilot.engine.build import build_model as build_fresh_model
@@ -315,7 +315,7 @@ class PhaseRunner:
         self.run_phase("checkpoint_save", {}, self.checkpoint_save, needs="build_model")
         self.run_phase("export", {}, self.export, needs="build_model")
         self.run_phase(
-            "reload_check", {"examples": int(self.cfg.closing.control_examples)}, self.reload_check, needs="export"
+            "reload_check", {"examples": control_count(self.task, self.cfg)}, self.reload_check, needs="export"
         )
         settings = self.cfg.pilot.resume_check
         self.run_phase(
