@@ -417,4 +417,3 @@ def test_changing_into_the_run_directory_is_refused(tmp_path):
     done = run_pilot(tmp_path / "run", *TRAIN, "hydra.job.chdir=true")
     assert done.returncode == 2 and "pilot: hydra.job.chdir=true" in done.stderr, done.stderr[-2000:]
     assert not (tmp_path / "run").exists()
-

@@ -12,7 +12,10 @@ import dataclasses
 import difflib
 from typing import Any
 
+from hydra import conf as hydra_conf
 from omegaconf import DictConfig, OmegaConf
+
+from pilot.errors import ConfigRefused
 
 # the submitit launchers' own settings, by the launcher's _target_ (their structured configs)
 QUEUE_CONFS = {
@@ -55,8 +58,6 @@ def launcher_key_line(key: str, known: list[str], choice: str) -> str:
 def refuse_unknown_launcher_keys(config: DictConfig) -> None:
     """At a multirun's start (a Hydra callback, before the launcher makes anything): ``ConfigRefused``
     naming every ``hydra.launcher`` key the chosen launcher does not read (one added with '+')."""
-    from pilot.errors import ConfigRefused
-
     choice = str(config.hydra.runtime.choices.get("hydra/launcher", ""))
     lines = unknown_launcher_keys(config.hydra.launcher, choice)
     if lines:
@@ -84,10 +85,6 @@ def refuse_added_hydra_keys(config: DictConfig) -> None:
     """``+hydra.run.dirr=x`` (a typo added with '+'): Hydra keeps it and reads ``hydra.run.dir``, the run
     went to the default directory and nothing was said. ``ConfigRefused`` naming each key Hydra does not
     read under ``hydra``, ``hydra.run``, ``hydra.sweep`` and ``hydra.job``, with the nearest ones."""
-    from hydra import conf as hydra_conf
-
-    from pilot.errors import ConfigRefused
-
     lines = []
     for line in OmegaConf.select(config, "hydra.overrides.hydra", default=None) or []:
         key = str(line).split("=", 1)[0]
