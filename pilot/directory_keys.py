@@ -33,22 +33,26 @@ def directory_of(config: DictConfig, key: str) -> Path:
 
 
 def _refuse_unusable(key: str, value: str, empty_means: str) -> None:
-    """An empty directory (``empty_means`` says where that writes), a name longer than a file system
-    allows, or one starting with a quoted '~'."""
+    """An empty directory (``empty_means`` says where that writes) or one starting with a quoted '~'."""
     if not value.strip():
         raise ResumeRefused(
             f"{key}={value!r} is empty: {empty_means}. Fix: leave {key} out (pilot's default), or name a directory."
-        )
-    longest = max(value.split(os.sep), key=lambda part: len(os.fsencode(part)))
-    if len(os.fsencode(longest)) > NAME_MAX:  # the OS refuses it (ENAMETOOLONG): a traceback, before
-        raise ResumeRefused(
-            f"{key}={value[:80]!r}...: its part {longest[:40]!r}... is {len(os.fsencode(longest))} bytes, more than a "
-            f"file or directory name may hold ({NAME_MAX}). Fix: a shorter name (or leave {key} out)."
         )
     if value == "~" or value.startswith("~/"):  # quoted past the shell: Hydra would make ./~ here
         raise ResumeRefused(
             f"{key}={value!r} would make a directory named '~' in the current directory ({os.getcwd()}): pilot "
             f"takes a path as written and only the shell expands '~'. Fix: {key}={os.path.expanduser(value)}"
+        )
+
+
+def refuse_long_names(key: str, value: str) -> None:
+    """A part of the path longer than a file system allows: the OS refuses it (ENAMETOOLONG), which came
+    out of the directory check as two chained tracebacks."""
+    longest = max(value.split(os.sep), key=lambda part: len(os.fsencode(part)))
+    if len(os.fsencode(longest)) > NAME_MAX:
+        raise ResumeRefused(
+            f"{key}={value[:80]!r}...: its part {longest[:40]!r}... is {len(os.fsencode(longest))} bytes, more than a "
+            f"file or directory name may hold ({NAME_MAX}). Fix: a shorter name (or leave {key} out)."
         )
 
 
@@ -85,6 +89,7 @@ def made_from_root(config: DictConfig, key: str, root_key: str) -> tuple[str, st
         return None
     root = str(OmegaConf.select(config, root_key) or "")  # empty: ${campaign.run_root}/<date> is /<date>
     _refuse_unusable(root_key, root, f"{key} would be {OmegaConf.select(config, key)}, under the filesystem's root")
+    refuse_long_names(root_key, root)
     return root_key, root
 
 

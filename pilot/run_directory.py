@@ -38,7 +38,13 @@ from omegaconf.errors import OmegaConfBaseException
 
 from pilot.config.hydra_keys import refuse_added_hydra_keys, refuse_unknown_launcher_keys
 from pilot.config.values import enum_value
-from pilot.directory_keys import directory_of, made_from_root, refuse_changed_directory, writable_directory
+from pilot.directory_keys import (
+    directory_of,
+    made_from_root,
+    refuse_changed_directory,
+    refuse_long_names,
+    writable_directory,
+)
 from pilot.errors import PilotError, ResumeRefused, RunFinished
 from pilot.faults import fault_point
 from pilot.finished_runs import refuse_finished_run, refuse_reused_for
@@ -120,8 +126,9 @@ WHEN_TAKEN.append(_keep_own_hydra_files)
 def _check_sweep_directory(config: DictConfig) -> None:
     """A sweep writes its jobs' directories (new names), ``multirun.yaml`` and ``recap.*`` there: a
     directory holding a run, or files under those names that pilot did not write, is refused."""
-    root = made_from_root(config, "hydra.sweep.dir", "campaign.sweep_root")  # first: the key the user set is named
     path = directory_of(config, "hydra.sweep.dir")
+    root = made_from_root(config, "hydra.sweep.dir", "campaign.sweep_root")  # a root the user set is named first
+    refuse_long_names("hydra.sweep.dir", str(path))
     if not path.exists():
         _created_sweeps.add(os.path.abspath(path))
         _note_new_parents(path)
@@ -201,8 +208,9 @@ def _refused_exits(check, config: DictConfig) -> None:
 
 def check_run_directory(config: DictConfig) -> None:
     """Refuse (``PilotError``) a ``hydra.run.dir`` a run may not write into; see the module's text."""
-    root = made_from_root(config, "hydra.run.dir", "campaign.run_root")  # first: the key the user set is named
     path = directory_of(config, "hydra.run.dir")
+    root = made_from_root(config, "hydra.run.dir", "campaign.run_root")  # a root the user set is named first
+    refuse_long_names("hydra.run.dir", str(path))
     if not path.exists():
         _created[os.path.abspath(path)] = _output_subdir(config)
         _note_new_parents(path)

@@ -86,7 +86,8 @@ def refuse_added_hydra_keys(config: DictConfig) -> None:
     went to the default directory and nothing was said. ``ConfigRefused`` naming each key Hydra does not
     read under ``hydra``, ``hydra.run``, ``hydra.sweep`` and ``hydra.job``, with the nearest ones."""
     lines = []
-    for line in OmegaConf.select(config, "hydra.overrides.hydra", default=None) or []:
+    node = OmegaConf.select(config, "hydra.overrides.hydra", default=None)
+    for line in OmegaConf.to_container(node, resolve=False) if node is not None else []:  # as typed: ${...} unresolved
         key = str(line).split("=", 1)[0]
         if not key.startswith("+hydra.") or key.startswith("++"):
             continue
