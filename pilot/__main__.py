@@ -61,6 +61,7 @@ from pilot.validation.unread import unread_settings
 register()
 log = logging.getLogger("pilot")
 CONF_DIR = str(Path(__file__).resolve().parents[1] / "conf")  # absolute: works for `pilot` too
+SIGNALLED = 128  # an exit code of 128 + a signal's number: the run was stopped by that signal
 
 
 class SweepIncomplete(SystemExit):
@@ -98,11 +99,11 @@ def main(cfg: DictConfig) -> None:
     try:
         if enum_value(cfg.mode) == "pilot":
             exit_code = run_pilot(cfg, run_dir, overrides, sweep_params, searchpath=list(hydra_cfg.searchpath))
-            if exit_code and not multirun:  # any fail or oom verdict: the pilot gates a script
-                sys.exit(exit_code)
+            if exit_code and (not multirun or exit_code >= SIGNALLED):  # a fail gates a script; a signal
+                sys.exit(exit_code)  # also stops the rest of a sweep (its next job ran, the sweep exited 0)
         elif enum_value(cfg.mode) == "estimate":
             exit_code = run_estimate(cfg, run_dir, overrides, sweep_params)
-            if exit_code and not multirun:
+            if exit_code and (not multirun or exit_code >= SIGNALLED):
                 sys.exit(exit_code)
         else:
             if sweep_params and any("," in value or "(" in value for value in sweep_params.values()):

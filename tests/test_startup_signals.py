@@ -281,3 +281,20 @@ def test_a_signal_inside_torch_save_stays_a_signal_not_the_writers_error(tmp_pat
     with pytest.raises(KeyboardInterrupt, match="second SIGTERM"):
         checkpoint.atomic_torch_save({"w": torch.zeros(10_000)}, tmp_path / "ckpt-00000001.pt")
     assert not (tmp_path / "ckpt-00000001.pt").exists()  # nothing under the checkpoint's name
+
+
+@pytest.mark.parametrize("mode", ["estimate", "pilot"])
+def test_a_ctrl_c_stops_a_sweep_of_pilots_or_estimates_with_130(tmp_path, mode):
+    """SIGINT during the first job of a sweep of pilots: that job was recorded interrupted, the next one
+    ran and the sweep exited 0 (a sweep of training jobs already stopped with 130)."""
+    sweep = tmp_path / "sweep"
+    big = ["model.d_model=512", "model.n_layer=8", "data.max_len=512"] if mode == "estimate" else []
+    process = pilot("-m", f"mode={mode}", "run.threads=1", "seed=0,1", *big, f"hydra.sweep.dir={sweep}", wait=False)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not list(sweep.glob("*/run.json")):
+        time.sleep(0.05)
+    time.sleep(1.0)  # inside the first job
+    process.send_signal(signal.SIGINT)
+    output, _ = process.communicate(timeout=240)
+    assert process.returncode == 130, output[-3000:]
+    assert len(list(sweep.glob("*/run.json"))) == 1, output[-3000:]  # the second job never started
