@@ -16,7 +16,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from pilot.errors import INCOMPLETE, ResumeRefused, RunFinished
 from pilot.resume import differing_keys, saved_config
-from pilot.run_record import read_run_json
+from pilot.run_record import config_hash, read_run_json
 from pilot.variant import defining_config, flat_config
 
 
@@ -89,7 +89,14 @@ def refuse_reused_for(mode: str, run_dir: Path, cfg: DictConfig | None = None) -
     )
 
 
-UNCHANGING = ("hydra", "run", "campaign", "distributed.master_port")  # change no pilot's or estimate's result
+UNCHANGING = (  # change no pilot's or estimate's result (a key added under run.* or campaign.* does)
+    "run.threads",
+    "run.log_every",
+    "campaign.journal",
+    "campaign.run_root",
+    "campaign.sweep_root",
+    "distributed.master_port",
+)
 
 
 def _refuse_finished_check(mode: str, run_dir: Path, earlier: dict[str, Any], cfg: DictConfig) -> None:
@@ -105,11 +112,14 @@ def _refuse_finished_check(mode: str, run_dir: Path, earlier: dict[str, Any], cf
     else:
         return  # interrupted, an error, a full disk: it did not finish
     try:
-        ran = flat_config(OmegaConf.load(run_dir / ".hydra" / "config.yaml"))
+        saved = OmegaConf.load(run_dir / ".hydra" / "config.yaml")
+        if config_hash(saved) != earlier.get("config_hash"):  # edited since: not what the record says it ran
+            return
+        ran = flat_config(saved)
     except Exception:  # noqa: BLE001 - none, or unreadable: what it ran is not known
         return
     asked = flat_config(cfg)
-    keys = {k for k in set(ran) | set(asked) if not any(k == u or k.startswith(f"{u}.") for u in UNCHANGING)}
+    keys = (set(ran) | set(asked)) - set(UNCHANGING)
     if any(ran.get(k) != asked.get(k) for k in keys):
         return
     ended = f"verdict {worst_verdict(earlier)}" if mode == "pilot" else f"stop cause {cause}"

@@ -135,19 +135,27 @@ def test_a_finished_estimate_or_pilot_started_again_says_so_with_the_exit_code_i
     again = run_pilot(run, "mode=estimate", "run.threads=2")  # run.* changes no estimate
     assert again.returncode == 0 and "holds this estimate, finished" in again.stderr, again.stderr[-2000:]
     assert _files(run, skip=LIVE) == before
-    other = run_pilot(run, "mode=estimate", "rental.margin=0.3")  # another choice sheet: not this estimate
-    assert other.returncode == 2 and "never overwrites" in other.stderr, other.stderr[-2000:]
+    for setting in ("rental.margin=0.3", "+run.foo=1"):  # another choice sheet; a key nothing reads
+        other = run_pilot(run, "mode=estimate", setting)
+        assert other.returncode == 2, other.stderr[-2000:]
     assert _files(run, skip=LIVE) == before
 
     pilot = tmp_path / "pilot"
     (pilot / ".hydra").mkdir(parents=True)
     cfg = make_cfg()
     OmegaConf.save(cfg, pilot / ".hydra" / "config.yaml")
+    from pilot.run_record import config_hash
+
     record = {"run_id": "p", "mode": "pilot", "status": "failed", "stop_cause": "tiny_subset: not learnt"}
+    record["config_hash"] = config_hash(cfg)
     (pilot / "run.json").write_text(json.dumps({**record, "verdicts": {"inspect": "pass", "tiny_subset": "fail"}}))
     with pytest.raises(RunFinished, match="verdict fail") as finished:
         refuse_reused_for("pilot", pilot, cfg)
     assert finished.value.exit_code == 1
+    edited = (pilot / ".hydra" / "config.yaml").read_text().replace("lr: 0.001", "lr: 0.5")
+    (pilot / ".hydra" / "config.yaml").write_text(edited)  # no longer what its record says it ran
+    with pytest.raises(Exception, match="never overwrites"):
+        refuse_reused_for("pilot", pilot, make_cfg("optim.lr=0.5"))
     (pilot / "run.json").write_text(json.dumps({**record, "status": "interrupted", "stop_cause": "SIGTERM"}))
     with pytest.raises(Exception, match="never overwrites") as refused:
         refuse_reused_for("pilot", pilot, cfg)
