@@ -104,7 +104,7 @@ def _cannot_write(root: Path, error: OSError) -> None:
         log.warning(
             "the run index %s cannot be written (%s): the run directories are read instead (slower at "
             "thousands of runs). Fix: remove or repair it; pilot writes it anew.",
-            root / INDEX_NAME,
+            error.filename or root / INDEX_NAME,  # the index, or the size file beside it
             error.strerror or error,
         )
 

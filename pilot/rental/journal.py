@@ -30,7 +30,9 @@ def journal_problem(path: object, error: OSError) -> str:
     """What to say when the journal cannot be appended to: the key, the value, why, and the fix. The
     journal is a notebook: its failure never fails the run, whose own files are written."""
     shown = str(path)
-    why = "it is empty" if not shown.strip() else (error.strerror or str(error))
+    blocking = next((p for p in Path(shown).parents if p.exists() and not p.is_dir()), None) if shown.strip() else None
+    why = "it is empty" if not shown.strip() else f"{blocking} is a file, not a directory" if blocking else None
+    why = why or error.strerror or str(error)
     return (
         f"campaign.journal={shown!r} cannot be appended to ({why}); this entry is not in it. Fix: name a file you "
         "can write (campaign.journal=<file>, or the PILOT_JOURNAL environment variable it defaults to)."
