@@ -11,7 +11,7 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from pilot.config.values import as_written
-from pilot.errors import ConfigRefused, ResumeRefused
+from pilot.errors import ConfigRefused, ResumeRefused, file_in_the_way
 
 _ABSENT = object()
 
@@ -65,7 +65,7 @@ def writable_directory(path: Path, key: str, root: tuple[str, str] | None = None
         with tempfile.TemporaryFile(dir=path):
             pass
     except (FileExistsError, NotADirectoryError):
-        blocking = next((p for p in [path, *path.parents] if p.exists() and not p.is_dir()), path)
+        blocking = file_in_the_way(path) or path
         raise ResumeRefused(
             f"{said}: {blocking} is a file, not a directory. Fix: name a directory (or leave {leave} out)."
         ) from None

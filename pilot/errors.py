@@ -98,6 +98,13 @@ NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 RUST_NO_SPACE = tuple(f"(os error {code})" for code in NO_SPACE)  # how safetensors' writer reports them
 
 
+def file_in_the_way(path: Path | str) -> Path | None:
+    """The file where ``path`` or one of the directories above it should be a directory (what refused
+    making or writing it: ``File exists``, ``Not a directory``), or None."""
+    path = Path(path)
+    return next((p for p in [path, *path.parents] if p.exists() and not p.is_dir()), None)
+
+
 def _says_no_space(error: BaseException) -> bool:
     return getattr(error, "errno", None) in NO_SPACE or any(mark in str(error) for mark in RUST_NO_SPACE)
 

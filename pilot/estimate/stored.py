@@ -51,7 +51,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from pilot.data.task import TaskData
-from pilot.errors import PilotError
+from pilot.errors import PilotError, file_in_the_way
 from pilot.estimate.fake_tensor import MemoryEstimate, estimate_memory
 from pilot.estimate.inputs import config_variant, estimate_inputs
 
@@ -270,7 +270,7 @@ def _write(path: Path, data: dict[str, Any]) -> None:
                 os.unlink(temporary)
         if not _said:
             _said.append(path.parent)
-            blocking = next((p for p in [path.parent, *path.parent.parents] if p.exists() and not p.is_dir()), None)
+            blocking = file_in_the_way(path.parent)
             why = f"{blocking} is a file, not a directory" if blocking else (error.strerror or str(error))
             log.warning(
                 "the estimate store %s=%s could not keep an estimate (%s): it is computed again next time. Fix: "

@@ -12,6 +12,8 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from pilot.errors import file_in_the_way
+
 
 def append_entry(path: Path, title: str, lines: Iterable[str]) -> Path:
     path = Path(path)
@@ -30,7 +32,7 @@ def journal_problem(path: object, error: OSError) -> str:
     """What to say when the journal cannot be appended to: the key, the value, why, and the fix. The
     journal is a notebook: its failure never fails the run, whose own files are written."""
     shown = str(path)
-    blocking = next((p for p in Path(shown).parents if p.exists() and not p.is_dir()), None) if shown.strip() else None
+    blocking = file_in_the_way(Path(shown).parent) if shown.strip() else None
     why = "it is empty" if not shown.strip() else f"{blocking} is a file, not a directory" if blocking else None
     why = why or error.strerror or str(error)
     return (
