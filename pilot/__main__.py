@@ -147,8 +147,9 @@ def _failed(error: Exception, run_dir: Path, multirun: bool, overrides: list[str
 
 
 def _refused(error: PilotError, run_dir: Path, multirun: bool, overrides: list[str] = ()) -> None:
-    if multirun and isinstance(error, RunFinished) and error.exit_code == 0:  # a relaunch into a fixed subdir
-        log.info("job %s already finished ok in its directory: kept as this job's result, nothing was done", run_dir)
+    finished = multirun and isinstance(error, RunFinished)  # a relaunch into a fixed subdir: said on the console
+    if finished and error.exit_code == 0:  # only, not in the job's log (its directory is left to the byte)
+        print(f"pilot: job {run_dir} already finished ok in its directory: kept as this job's result, nothing was done")
         return
     print(f"pilot: {error}", file=sys.stderr)
     if not multirun:
@@ -159,7 +160,8 @@ def _refused(error: PilotError, run_dir: Path, multirun: bool, overrides: list[s
             "job %s failed: no space left; once there is, %s", run_dir, resume_hint(overrides, run_dir, run_dir.parent)
         )
         return
-    log.error("job %s refused: %s", run_dir, error)
+    if not finished:  # a finished job's refusal is said above, its log left as it was
+        log.error("job %s refused: %s", run_dir, error)
     note_refused_job(run_dir)
 
 

@@ -245,8 +245,11 @@ class RunDirectoryLock:
         self.path = Path(run_dir) / self.NAME
         self.fd: int | None = None
         self.says_holder = says_holder
+        self.announced = False
 
-    def acquire(self) -> RunDirectoryLock:
+    def acquire(self, announce: bool = True) -> RunDirectoryLock:
+        """Hold the lock; ``announce=False`` (with ``says_holder``): write the holder only at ``announce()``
+        (a run found finished under the lock is let go with its lock file as it was)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with disk_full_guard(self.path):  # no space for the lock file: one message naming it
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -260,28 +263,32 @@ class RunDirectoryLock:
                 "writing one run directory would mix their records. Fix: wait for it to end (or stop "
                 "it), or give this run its own hydra.run.dir."
             ) from None
-        if not self.says_holder:
-            self.fd = fd
-            return self
+        self.fd = fd
+        if self.says_holder and announce:
+            self.announce()
+        return self
+
+    def announce(self) -> None:
+        """Write this process as the holder (a process refused meanwhile names it) and run ``WHEN_TAKEN``."""
         try:
             with disk_full_guard(self.path):
-                os.ftruncate(fd, 0)
-                os.write(fd, f"pid {os.getpid()} on host {socket.gethostname()}".encode())
+                os.ftruncate(self.fd, 0)
+                os.write(self.fd, f"pid {os.getpid()} on host {socket.gethostname()}".encode())
         except BaseException:
-            os.close(fd)
+            os.close(self.fd)
+            self.fd = None
             raise
-        self.fd = fd
+        self.announced = True
         for held in WHEN_TAKEN:  # the holder's first moments (pilot.run_directory: its own .hydra/ files)
             held(self.path.parent)
-        return self
 
     def release(self) -> None:
         if self.fd is not None:
-            if self.says_holder:
+            if self.announced:
                 for held in WHEN_TAKEN:  # its last moments too: a line refused while it ran may have written
                     held(self.path.parent)
             os.close(self.fd)  # closing the descriptor drops the lock
-            self.fd = None
+            self.fd, self.announced = None, False
 
     def __enter__(self) -> RunDirectoryLock:
         return self.acquire()

@@ -142,8 +142,9 @@ class TrainingRun(RunEnding):
         """Lock the directory, find the resume (rank 0 records it), build and restore the trainer."""
         cfg = self.cfg
         if self.lock is not None:
-            self.lock.acquire()
+            self.lock.acquire(announce=False)  # a run found finished leaves with its lock file as it was
             refuse_finished_run(cfg, self.run_path)
+            self.lock.announce()
         self.threads = configure_threads(cfg)  # before the resume: the count is compared with the checkpoint's
         state, resume_note = find_resume_state(cfg, self.checkpointer, self.run_path, self.ctx.is_main)
         if state is not None:  # where the run stands until the trainer is restored (a signal may come first)

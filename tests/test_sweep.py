@@ -299,6 +299,7 @@ def test_a_relaunch_into_fixed_job_directories_recaps_the_jobs_it_continued_and_
     first = subprocess.run(line, cwd=REPO, capture_output=True, text=True, timeout=600, env=failing)
     assert first.returncode == 1 and sorted(p.name for p in sweep.glob("lr*")) == ["lr0.001", "lr0.002"]
     for attempt in ("continued", "found finished"):
+        jobs_before = _files_of(sweep.glob("lr*"))
         again = subprocess.run(line, cwd=REPO, capture_output=True, text=True, timeout=600)
         assert again.returncode == 0, (attempt, again.stderr[-3000:])
         recap = pd.read_csv(sweep / "recap.csv")
@@ -307,6 +308,12 @@ def test_a_relaunch_into_fixed_job_directories_recaps_the_jobs_it_continued_and_
         assert "# Recap — 2 run(s)" in text and "Never started" not in text and "Left out" not in text, text
     said = again.stdout + again.stderr
     assert "already finished ok in its directory" in said and "refused" not in said
+    # the jobs found finished are left to the byte: their log and lock file were rewritten before
+    assert _files_of(sweep.glob("lr*")) == jobs_before
+
+
+def _files_of(directories) -> dict[str, bytes]:
+    return {str(f): f.read_bytes() for d in directories for f in sorted(Path(d).rglob("*")) if f.is_file()}
 
 
 def test_a_relaunch_compares_the_jobs_it_found_finished_with_those_it_started(tmp_path):
