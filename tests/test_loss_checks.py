@@ -90,6 +90,24 @@ def test_counted_padding_fails_naming_split_example_and_positions(suite):
     assert "counted position(s) " in found[0].problem
 
 
+def test_labels_kept_at_padding_that_the_loss_itself_leaves_out_warn_and_are_not_judged(suite):
+    """Labels cloned from the padded ids, padding left out by loss_sum through the attention mask: inspect
+    failed "counted position(s) predict a padding token" and the tiny subset scored the padding labels
+    (38% recovered on an examiner's GPT-NeoX task whose loss fell 373x). The loss's gradient says what it trains."""
+    result = suite["bug_labels_at_padding_masked_in_the_loss"]["inspect"]
+    assert result.verdict == "warn", result.reason
+    assert not any("predict a padding token" in f.problem for f in result.findings)
+    task = runner.load("bug_labels_at_padding_masked_in_the_loss").make_task()
+    items = [task.encode(e) for e in task.splits["train"][:8]]
+    model = runner.load("bug_labels_at_padding_masked_in_the_loss").build_model(task)
+    judged, labelled = SubsetScorer(task, items, 4, model), SubsetScorer(task, items, 4)
+    assert judged.untrained > 0 and judged.targets == labelled.targets - judged.untrained
+    assert "the loss does not train are not judged" in judged.rule
+    twin = runner.load("bug_collate_pad_counted").make_task()  # the loss counts the padding: judged as labelled
+    twin_items = [twin.encode(e) for e in twin.splits["train"][:8]]
+    assert SubsetScorer(twin, twin_items, 4, runner.load("bug_collate_pad_counted").build_model(twin)).untrained == 0
+
+
 def test_declared_target_not_counted_fails(suite):
     assert "declared target token(s) not counted in the loss: 1 of" in reason(
         suite, "bug_collate_eos_dropped", "inspect"

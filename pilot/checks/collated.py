@@ -42,6 +42,7 @@ from pilot.checks.padding import pad_masked_targets
 from pilot.checks.result import Finding
 from pilot.checks.row_differences import row_differences, same
 from pilot.checks.row_pairing import rows_of_other_examples
+from pilot.checks.untrained_labels import LossPositions
 from pilot.data.task import NEXT_TOKEN, Batch, Example, TaskData
 
 NO_TARGET = ("no target token in the loss", "no target in the loss")  # a sequence row's; a row's label
@@ -335,10 +336,12 @@ def collate_is_random(task: TaskData, items: list[dict]) -> bool:
 
 
 def check_collated(
-    task: TaskData, encoded: dict[str, list[dict]], micro_batch: int
+    task: TaskData, encoded: dict[str, list[dict]], micro_batch: int, positions: LossPositions | None = None
 ) -> tuple[list[Finding], list[RowView], bool]:
     """Findings for every row of every split, the rows (for examples.txt and later checks), and
-    whether the collate is random (then a row cannot be compared with the example alone)."""
+    whether the collate is random (then a row cannot be compared with the example alone).
+    ``positions``: a micro-batch whose rows are flagged for positions the labels count is measured,
+    and judged by the positions its loss trains (``pilot.checks.untrained_labels``)."""
     masked = bool(task.info.get("mask_instruction", True))
     random = collate_is_random(task, next((items[:micro_batch] for items in encoded.values() if items), []))
     views = collated_rows(task, encoded, micro_batch)
@@ -350,7 +353,12 @@ def check_collated(
         end = start
         while end < len(views) and views[end].batch is views[start].batch:
             end += 1
-        findings += check_batch(task, views[start:end], masked, compare_rows=not random)
+        found = check_batch(task, views[start:end], masked, compare_rows=not random)
+        if positions is not None and positions.wanted(found):
+            trained = positions.trained(views[start].batch)
+            if trained is not None and positions.keep_trained(views[start:end], trained):
+                found = check_batch(task, views[start:end], masked, compare_rows=not random)
+        findings += found
         start = end
     return _drawn_without_target(findings, views) if random else findings, views, random
 

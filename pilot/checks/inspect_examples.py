@@ -38,6 +38,7 @@ from pilot.checks.tag_offset import tag_offset_findings
 from pilot.checks.tag_pieces import tag_pieces_findings
 from pilot.checks.target_in_source import target_in_source_findings
 from pilot.checks.teacher_forcing import label_padding_findings, teacher_forcing_findings
+from pilot.checks.untrained_labels import LossPositions
 from pilot.data.task import IGNORE_INDEX, TaskData, logits_of
 
 STEP = "inspect"
@@ -99,9 +100,10 @@ def _truncation(task: TaskData, item: dict[str, Any]) -> str:
 
 
 def inspect_generation(
-    task: TaskData, encoded: dict[str, list[dict]], n_show: int, micro_batch: int
+    task: TaskData, encoded: dict[str, list[dict]], n_show: int, micro_batch: int, model: torch.nn.Module | None = None
 ) -> tuple[CheckResult, list[dict[str, Any]]]:
-    findings, views, random = check_collated(task, encoded, micro_batch)
+    positions = LossPositions(task, model)  # with a model: rows judged by what their loss trains
+    findings, views, random = check_collated(task, encoded, micro_batch, positions)
     stats = split_statistics(task, views, findings)
     train_rows = [v for v in views if v.split == "train" and v.aligned][:n_show]
     shown = (
@@ -126,9 +128,8 @@ def inspect_generation(
             f"{packed} of {len(views)} examples collated into rows that hold several examples each (fewer label rows "
             "than examples: packed), so their loss positions are not compared with each example's target"
         )
-    return summarise(
-        STEP, findings, ok, {"per_split": stats, "micro_batch": micro_batch, "collate_random": random}
-    ), shown
+    result = summarise(STEP, findings, ok, {"per_split": stats, "micro_batch": micro_batch, "collate_random": random})
+    return with_comparison(result, *positions.findings(), "untrained_labels", "warn"), shown
 
 
 # ----------------------------------------------------------------------------- classification
@@ -330,7 +331,7 @@ def inspect_task(
 ) -> tuple[CheckResult, list[dict[str, Any]]]:
     encoded = {split: task.encoded(split) for split in task.splits}
     if task.kind == "generation":
-        result, shown = inspect_generation(task, encoded, n_show, micro_batch)
+        result, shown = inspect_generation(task, encoded, n_show, micro_batch, model)
     elif task.kind == "classification" and not _float_labels(task, encoded):
         result, shown = inspect_classification(task, encoded, n_show, model, micro_batch)
     else:

@@ -12,6 +12,7 @@ import torch
 
 from pilot.checks.label_kinds import regression
 from pilot.checks.loss_probe import counted_label_mask, input_ids_of, prediction_offset, real_mask
+from pilot.checks.untrained_labels import loss_trained, trained_labels
 from pilot.data.task import IGNORE_INDEX, NEXT_TOKEN, Batch, TaskData
 from pilot.engine.forward import forward_loss
 
@@ -19,10 +20,16 @@ if TYPE_CHECKING:
     from pilot.engine.trainer import Trainer
 
 
-def _context_keys(task: TaskData, batch: Batch) -> list[list[tuple[int, Any]]]:
-    """Per row: (label position, the context that determines it) for every counted label."""
+def _context_keys(task: TaskData, batch: Batch, trained: torch.Tensor | None = None) -> list[list[tuple[int, Any]]]:
+    """Per row: (label position, the context that determines it) for every counted label (``trained``:
+    the output positions the loss trains, ``untrained_labels.loss_trained``: only the labels it trains)."""
     labels = batch["labels"]
     counted = counted_label_mask(task, labels)
+    if trained is not None and labels.dim() == 2 and trained.shape[0] == labels.shape[0]:
+        for row in range(labels.shape[0]):
+            positions = torch.nonzero(counted[row]).flatten().tolist()
+            keep = trained_labels(task, trained[row].tolist(), positions)
+            counted[row, [p for p, k in zip(positions, keep) if not k]] = False
     rows: list[list[tuple[int, Any]]] = []
     if labels.dim() < 2:  # one label per example: its context is the example's input
         return [[(row, _inputs_of(batch, row))] if bool(counted[row]) else [] for row in range(labels.shape[0])]
@@ -97,13 +104,18 @@ def _tolerance(answers: dict[Any, Counter]) -> tuple[float, str]:
 class SubsetScorer:
     """Loss per target and recovery on a fixed subset, under the rule the subset allows."""
 
-    def __init__(self, task: TaskData, items: list[dict], eval_micro_batch: int):
+    def __init__(self, task: TaskData, items: list[dict], eval_micro_batch: int, model: torch.nn.Module | None = None):
+        """``model`` (fresh, before training): labels its loss does not train are not judged (labels kept at
+        padding that ``loss_sum`` masks itself, ``pilot.checks.untrained_labels``)."""
         self.task = task
         self.overcounted: tuple[float, float] | None = None  # (correct_count, target_count) of a batch
         self.share: tuple[float, float] | None = None  # a fraction correct_count gave (and target_count)
         self.target_accuracy: float | None = None  # share of judged targets predict gets right (last score)
         self.batches = [task.collate(items[s : s + eval_micro_batch]) for s in range(0, len(items), eval_micro_batch)]
-        self.keys = [_context_keys(task, batch) for batch in self.batches]
+        trained = [loss_trained(task, model, batch) if model is not None else None for batch in self.batches]
+        self.keys = [_context_keys(task, batch, mask) for batch, mask in zip(self.batches, trained)]
+        labelled = sum(len(rows) for batch in self.batches for rows in _context_keys(task, batch))
+        self.untrained = labelled - sum(len(rows) for keys in self.keys for rows in keys)  # labels the loss ignores
         # values (a regression, ``label_kinds.regression``: declared, or float labels that are no classes and
         # no class distributions, whole numbers included): a prediction never equals one exactly; within
         # ``tolerance`` counts. Multi-hot floats (0.0 / 1.0) are classes: compared exactly
@@ -137,6 +149,8 @@ class SubsetScorer:
             )
         else:
             self.rule = "every target (each context fixes its answer within the subset)"
+        if self.untrained and task.correct_count is None:
+            self.rule += f"; {self.untrained} labelled position(s) the loss does not train are not judged"
         if self.regression and task.correct_count is None:
             self.rule += (
                 f"; float labels: a prediction within {self.tolerance:.3g} of its target ({tolerance_rule}) "

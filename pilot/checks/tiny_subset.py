@@ -90,7 +90,7 @@ def _attempt(cfg: DictConfig, tiny_task: TaskData, device, build_model, max_upda
     settings = cfg.pilot.tiny
     model = build_model() if build_model is not None else build_fresh_model(cfg)
     trainer = Trainer(tiny_config(cfg, len(tiny_task.splits["train"]), max_updates), tiny_task, model, device)
-    scorer = SubsetScorer(tiny_task, trainer.train_items, int(cfg.batch.eval_micro_batch))
+    scorer = SubsetScorer(tiny_task, trainer.train_items, int(cfg.batch.eval_micro_batch), trainer.raw_model)
     initial_loss, recovery = scorer.score(trainer)
     loss_target = scorer.loss_floor + (initial_loss - scorer.loss_floor) / float(settings.loss_drop)
     final_loss, finite, curve = initial_loss, True, [(0, initial_loss)]

@@ -1,0 +1,123 @@
+"""Labels that mark a position the loss does not train, found by the loss's own gradient.
+
+The row checks (``pilot.checks.collated``) read the positions the loss counts from the labels (not
+-100). A task may instead leave positions out inside ``loss_sum``: labels kept at padding and the
+per-token loss multiplied by the attention mask, a custom mask over the prompt. Where a row check
+flags positions of a micro-batch, the loss's gradient on the model's output says which of them the
+loss trains (``loss_probe.output_gradient``: one backward of ``loss_sum`` to the output made a leaf,
+the model untouched). Positions it gives no gradient are taken out of the rows' counted positions and
+the rows are checked again: a finding stays only where the loss trains what it names. The labels
+that marked them are said as one warning, since pilot's counts of targets and of correct predictions
+(a run's accuracy, predictions.jsonl) read a label that is not -100 as a target. The tiny subset
+judges its recovery on the positions the loss trains (``subset_scorer``).
+"""
+
+from __future__ import annotations
+
+import time
+from functools import partial
+from typing import TYPE_CHECKING
+
+import torch
+
+from pilot.checks.loss_probe import output_gradient, prediction_offset, spans
+from pilot.checks.result import Finding
+from pilot.data.task import NEXT_TOKEN, Batch, TaskData, move_to
+
+if TYPE_CHECKING:
+    from pilot.checks.collated import RowView
+
+# row findings about positions the labels count (``collated.check_row``, ``target_findings``)
+ABOUT_COUNTED = (
+    "counted position(s)",
+    "non-target token(s) counted",
+    "instruction tokens counted",
+    "labels at position(s)",
+)
+SECONDS = 30.0  # measuring stops after this long; the micro-batches left keep their findings, said so
+
+
+class LossPositions:
+    """Which label positions of a micro-batch the loss trains, measured on ``model`` (eval mode, no
+    parameter changed), within ``SECONDS`` in all."""
+
+    def __init__(self, task: TaskData, model: torch.nn.Module | None) -> None:
+        self.task, self.model = task, model
+        self.deadline = time.monotonic() + SECONDS
+        self.measured = self.not_measured = 0  # micro-batches with row findings
+        self.untrained: list[tuple[str, int, list[int]]] = []  # (split, example, label positions)
+
+    def wanted(self, findings: list[Finding]) -> bool:
+        return self.model is not None and any(f.problem.startswith(ABOUT_COUNTED) for f in findings)
+
+    def trained(self, batch: Batch) -> torch.Tensor | None:
+        """``loss_trained`` within the time given; None when time is up."""
+        if time.monotonic() > self.deadline:
+            self.not_measured += 1
+            return None
+        trained = loss_trained(self.task, self.model, batch)
+        self.measured += trained is not None
+        return trained
+
+    def keep_trained(self, views: list[RowView], trained: torch.Tensor) -> bool:
+        """Take the label positions the loss does not train out of each row's counted ones; whether any was."""
+        dropped = False
+        for view in views:
+            if view.row >= trained.shape[0]:
+                continue
+            keep = trained_labels(self.task, trained[view.row].tolist(), view.counted)
+            if all(keep):
+                continue
+            self.untrained.append((view.split, view.example.index, [p for p, k in zip(view.counted, keep) if not k]))
+            view.counted = [p for p, k in zip(view.counted, keep) if k]
+            view.predicted = [p for p, k in zip(view.predicted, keep) if k]
+            view.values = [v for v, k in zip(view.values, keep) if k]
+            dropped = True
+        return dropped
+
+    def findings(self) -> tuple[list[Finding], dict]:
+        """One warning for the labels the loss does not train, with the numbers."""
+        details = {"micro_batches_measured": self.measured, "micro_batches_not_measured": self.not_measured}
+        if not self.untrained:
+            return [], details
+        split, example, positions = self.untrained[0]
+        count = sum(len(p) for _, _, p in self.untrained)
+        later = (
+            f"; {self.not_measured} more micro-batch(es) with such findings were not measured (time) and keep them"
+            if self.not_measured
+            else ""
+        )
+        problem = (
+            f"labels mark {count} position(s) of {len(self.untrained)} example(s) as targets (not -100) that "
+            f"loss_sum does not train (its gradient there is 0; first: {split} example {example}, positions "
+            f"{spans(positions)}): the loss is judged by what it trains, but pilot's counts of targets and of "
+            "correct predictions (a run's accuracy, predictions.jsonl) read every label that is "
+            f"not -100 as a target{later}. Fix: set labels to -100 wherever loss_sum leaves a position out"
+        )
+        details["untrained_label_positions"] = count
+        return [Finding(problem)], details
+
+
+def loss_trained(task: TaskData, model: torch.nn.Module, batch: Batch) -> torch.Tensor | None:
+    """[rows, output positions] on the CPU: True where the loss's gradient reaches the model's output for
+    ``batch``; None when it cannot be told (no sequence of scores, a loss that trains nothing here, a
+    loss the probe cannot differentiate). The model is put in eval mode; no parameter changes."""
+    try:
+        device = next(model.parameters()).device
+        batch = move_to(batch, device)
+        model.eval()
+        with torch.no_grad():
+            output = task.forward(model, batch)
+        _, grad, _ = output_gradient(task, output, batch, recompute=partial(task.forward, model, batch))
+    except Exception:  # noqa: BLE001 - then what the labels say stands
+        return None
+    if grad.dim() != 3 or not bool((grad != 0).any()):
+        return None
+    return (grad != 0).any(dim=-1).cpu()
+
+
+def trained_labels(task: TaskData, trained_row: list[bool], positions: list[int]) -> list[bool]:
+    """For each label position, whether the loss trains the output that predicts it (a next-token label
+    at p is scored by output p - 1, or p when the labels are shifted already); one out of reach: True."""
+    shift = prediction_offset(task) - 1 if task.convention == NEXT_TOKEN else 0
+    return [not 0 <= p + shift < len(trained_row) or trained_row[p + shift] for p in positions]
