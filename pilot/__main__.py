@@ -147,9 +147,14 @@ def _failed(error: Exception, run_dir: Path, multirun: bool, overrides: list[str
 
 
 def _refused(error: PilotError, run_dir: Path, multirun: bool, overrides: list[str] = ()) -> None:
-    finished = multirun and isinstance(error, RunFinished)  # a relaunch into a fixed subdir: said on the console
-    if finished and error.exit_code == 0:  # only, not in the job's log (its directory is left to the byte)
-        print(f"pilot: job {run_dir} already finished ok in its directory: kept as this job's result, nothing was done")
+    if multirun and isinstance(error, RunFinished):  # a relaunch into a fixed subdir: the job's result, as it
+        _close_job_log(run_dir)  # ended (ok, diverged, a pilot's fail); said on the console only, the job's
+        if error.exit_code == 0:  # directory left to the byte (submitit logs after this)
+            print(
+                f"pilot: job {run_dir} already finished ok in its directory: kept as this job's result, nothing was done"
+            )
+        else:  # not refused: the first launch ended as this (a diverged job, a failed pilot) and exited 0
+            print(f"pilot: job {run_dir} kept as this job's result: {error}", file=sys.stderr)
         return
     print(f"pilot: {error}", file=sys.stderr)
     if not multirun:
@@ -160,9 +165,17 @@ def _refused(error: PilotError, run_dir: Path, multirun: bool, overrides: list[s
             "job %s failed: no space left; once there is, %s", run_dir, resume_hint(overrides, run_dir, run_dir.parent)
         )
         return
-    if not finished:  # a finished job's refusal is said above, its log left as it was
-        log.error("job %s refused: %s", run_dir, error)
+    log.error("job %s refused: %s", run_dir, error)
     note_refused_job(run_dir)
+
+
+def _close_job_log(run_dir: Path) -> None:
+    """No more lines into the job's log in ``run_dir`` (Hydra's file handler on the root logger)."""
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if isinstance(handler, logging.FileHandler) and Path(handler.baseFilename).parent == Path(run_dir).absolute():
+            root.removeHandler(handler)
+            handler.close()
 
 
 def train_exit_code(record: dict) -> int:

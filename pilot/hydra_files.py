@@ -90,3 +90,21 @@ class HydraFiles:
         for path, (accessed, modified) in self.times.items():  # putting a file back changes its times
             with contextlib.suppress(OSError):
                 os.utime(path, ns=(accessed, modified))
+
+
+_jobs_before: dict[str, HydraFiles] = {}  # a sweep's job directories that held a run before its launch
+
+
+def remember_job_files(run_dir: Path, subdir: str | None) -> None:
+    """A sweep job's directory (a fixed ``hydra.sweep.subdir``) holding a run before the launch: its Hydra
+    files as they are, for ``jobs_files_before`` (a job found finished there does not run, and the files
+    the launch's Hydra rewrote would say a config it never used)."""
+    if (Path(run_dir) / "run.json").is_file():
+        _jobs_before[os.path.abspath(run_dir)] = HydraFiles.before_hydra(Path(run_dir), subdir)
+
+
+def jobs_files_before() -> dict[str, HydraFiles]:
+    """The job directories remembered since the last call (each call starts again), by absolute path."""
+    jobs = dict(_jobs_before)
+    _jobs_before.clear()
+    return jobs

@@ -16,10 +16,8 @@ A refusal prints ``pilot: <message>`` and exits with the error's code before any
 written. For a refusal that comes later (a config pilot's validation refuses, a resume refused),
 ``after_refusal`` removes the run directory when this process created it and it holds only
 Hydra's files, so a refused command line leaves no directory a recap would count as a run; in a
-directory holding a run it puts back the files Hydra rewrote for the refused line (``pilot.hydra_files``:
-``.hydra/``, or the ``hydra.output_subdir`` the line names). A sweep's job
-directories are new by construction (``hydra.sweep.subdir`` is unique); for a sweep
-``on_multirun_start`` checks only that ``hydra.sweep.dir`` can be written.
+directory holding a run it puts back the files Hydra rewrote for the refused line (``pilot.hydra_files``),
+as ``on_multirun_end`` does for a sweep's jobs found finished in a fixed ``hydra.sweep.subdir``.
 """
 
 from __future__ import annotations
@@ -48,7 +46,7 @@ from pilot.directory_keys import (
 from pilot.errors import PilotError, ResumeRefused, RunFinished
 from pilot.faults import fault_point
 from pilot.finished_runs import refuse_finished_run, refuse_reused_for
-from pilot.hydra_files import HydraFiles, output_subdir
+from pilot.hydra_files import HydraFiles, jobs_files_before, output_subdir, remember_job_files
 from pilot.run_record import WHEN_TAKEN, RunDirectoryLock
 
 HYDRA_OWN = (".hydra", RunDirectoryLock.NAME)  # with Hydra's job log: not the user's files
@@ -105,6 +103,11 @@ class RunDirectoryCheck(Callback):
         _refused_exits(refuse_unknown_launcher_keys, config)  # before the launcher makes anything
         _refused_exits(_check_sweep_directory, config)
         _sweep_dirs.append(os.path.abspath(config.hydra.sweep.dir))
+
+    def on_multirun_end(self, config: DictConfig, **kwargs) -> None:
+        for path, before in jobs_files_before().items():  # a job found finished: its run.json as it was
+            with contextlib.suppress(PilotError, OSError), RunDirectoryLock(Path(path), says_holder=False):
+                before.put_back(Path(path))
 
 
 _own_hydra: dict[str, HydraFiles] = {}  # run directory -> this process's Hydra files, as written
@@ -231,6 +234,7 @@ def job_directory_problem(config: DictConfig, path: Path) -> str | None:
     the launching process never hears of it. A job that would resume, or is found finished, is none."""
     if not path.is_dir():
         return None
+    remember_job_files(path, _output_subdir(config))  # put back after the launch if the job did not run
     try:
         if (path / "run.json").exists():
             _refuse_reused(config, path)

@@ -298,9 +298,11 @@ def test_a_relaunch_into_fixed_job_directories_recaps_the_jobs_it_continued_and_
     failing = {**os.environ, "PILOT_FAULT": "exception@2"}
     first = subprocess.run(line, cwd=REPO, capture_output=True, text=True, timeout=600, env=failing)
     assert first.returncode == 1 and sorted(p.name for p in sweep.glob("lr*")) == ["lr0.001", "lr0.002"]
-    for attempt in ("continued", "found finished"):
+    for attempt, extra in (("continued", []), ("found finished", ["run.log_every=7"])):
+        # a key that does not define a run (run.*) changed: the same jobs (the recap said "0 run(s)",
+        # every job "never started", and the sweep exited 1)
         jobs_before = _files_of(sweep.glob("lr*"))
-        again = subprocess.run(line, cwd=REPO, capture_output=True, text=True, timeout=600)
+        again = subprocess.run([*line, *extra], cwd=REPO, capture_output=True, text=True, timeout=600)
         assert again.returncode == 0, (attempt, again.stderr[-3000:])
         recap = pd.read_csv(sweep / "recap.csv")
         assert sorted(recap["status"]) == ["ok", "ok"], (attempt, recap[["run_dir", "status"]])
@@ -314,6 +316,22 @@ def test_a_relaunch_into_fixed_job_directories_recaps_the_jobs_it_continued_and_
 
 def _files_of(directories) -> dict[str, bytes]:
     return {str(f): f.read_bytes() for d in directories for f in sorted(Path(d).rglob("*")) if f.is_file()}
+
+
+def test_a_relaunch_keeps_a_diverged_job_as_its_result_and_exits_as_the_first_launch(tmp_path):
+    """The first launch of a sweep with a diverged job exits 0; launched again into fixed job directories,
+    the diverged job was "refused" and the sweep exited 2 (an error the user must fix: nothing was wrong)."""
+    sweep = tmp_path / "fixed"
+    line = [sys.executable, "-m", "pilot", *SMALL, "seed=0", "optim.grad_clip=0", "optim.lr=0.003,9",
+            f"hydra.sweep.dir={sweep}", "hydra.sweep.subdir=lr${optim.lr}", "-m"]  # fmt: skip
+    first = subprocess.run(line, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stderr[-3000:]
+    jobs_before = _files_of(sweep.glob("lr*"))
+    again = subprocess.run(line, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "kept as this job's result" in again.stderr and "refused" not in again.stderr + again.stdout
+    assert sorted(pd.read_csv(sweep / "recap.csv")["status"]) == ["diverged", "ok"]
+    assert _files_of(sweep.glob("lr*")) == jobs_before
 
 
 def test_a_relaunch_compares_the_jobs_it_found_finished_with_those_it_started(tmp_path):

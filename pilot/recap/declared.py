@@ -13,7 +13,7 @@ import pandas as pd
 from omegaconf import OmegaConf
 
 from pilot.recap.reading import NOT_RUNS, collect, find_run_dirs, within
-from pilot.variant import parse_overrides, same_value, sweep_combinations
+from pilot.variant import is_defining, parse_overrides, same_value, sweep_combinations
 
 
 def declared_jobs(multirun: Path) -> list[list[str]] | None:
@@ -43,9 +43,16 @@ def _holds(row: pd.Series, job: dict[str, str]) -> bool:
     return _holds_now(row, job)
 
 
+def _compared(key: str) -> bool:
+    """Whether a job's override tells its run apart: the keys that define a run, its seed and its mode;
+    not ``run.threads`` or ``checkpoint.every`` (a relaunch that changes them continues or keeps the same
+    run), nor hydra.* and hydra/launcher=... (not recorded per run)."""
+    return not key.startswith("hydra") and (is_defining(key) or key in ("seed", "mode"))
+
+
 def _holds_now(row: pd.Series, job: dict[str, str]) -> bool:
     for key, value in job.items():
-        if key.startswith("hydra"):  # hydra.* and hydra/launcher=...: not recorded per run
+        if not _compared(key):
             continue
         have = row.get("seed") if key == "seed" else row.get(f"set:{key}")
         if have is None or (isinstance(have, float) and pd.isna(have)) or not same_value(str(have), value):
@@ -75,8 +82,8 @@ def _not_a_pilot(sweep_dir: Path, jobs: list) -> list:
 
 
 def _matches(settings: dict[str, str], job: dict[str, str]) -> bool:
-    """Whether overrides ``settings`` hold the ``job``'s (hydra.* and hydra/...: not recorded per run)."""
-    return all(key.startswith("hydra") or same_value(settings.get(key, "\0"), value) for key, value in job.items())
+    """Whether overrides ``settings`` hold the ``job``'s (``_compared`` keys only)."""
+    return all(not _compared(key) or same_value(settings.get(key, "\0"), value) for key, value in job.items())
 
 
 def never_started(frame: pd.DataFrame, roots: list[Path] = (), started_elsewhere: Collection[Path] = ()) -> list[str]:
