@@ -939,6 +939,28 @@ def test_a_recap_out_path_that_is_a_file_is_refused_as_such(tmp_path, capsys):
     assert (tmp_path / "afile").read_text() == "mine\n"
 
 
+@pytest.mark.parametrize("in_the_way", ["recap.png", "recap.md"])
+def test_a_directory_where_a_recap_file_goes_is_refused_before_the_earlier_recap_is_touched(
+    tmp_path, capsys, in_the_way
+):
+    """recap.png (or recap.md) a directory: recap.csv (and recap.png) were replaced, then the message said the
+    earlier recap was left as it was (or that nothing of it was left there)."""
+    sweep = tmp_path / "sweep"
+    make_run(sweep / "0", record())
+    build_recap([sweep], sweep, plot=False)
+    make_run(sweep / "1", record(run_id="run-1", seed=1))
+    before = {name: (sweep / name).read_bytes() for name in ("recap.csv", "recap.md") if name != in_the_way}
+    (sweep / in_the_way).unlink(missing_ok=True)
+    (sweep / in_the_way).mkdir()
+    with pytest.raises(SystemExit) as refused:
+        main([str(sweep), "--no-plot"])
+    assert refused.value.code == 2
+    said = capsys.readouterr().err
+    assert "is a directory where the recap writes a file" in said and "left as it was" in said
+    assert {name: (sweep / name).read_bytes() for name in before} == before
+    assert not list(sweep.glob(".recap*"))
+
+
 def test_one_directory_named_two_ways_is_one_row(tmp_path, monkeypatch):
     """``sweep`` and its absolute path, ``a/../sweep`` or a link to it: 16 rows for 8 runs before."""
     sweep = tmp_path / "sweep"

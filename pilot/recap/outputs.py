@@ -211,6 +211,11 @@ def _refuse_what_cannot_be_replaced(out_dir: Path) -> None:
             f"{out_dir} is a file, not a directory: the recap writes recap.csv, recap.md and recap.png into a "
             "directory; nothing was written. Fix: --out <a directory> (made if it does not exist)."
         )
+    if in_the_way := [name for name in RECAP_FILES if (out_dir / name).is_dir()]:  # found after the first replaced
+        raise RecapRefused(
+            f"{', '.join(str(out_dir / name) for name in in_the_way)} is a directory where the recap writes a file; "
+            "nothing was written, the earlier recap is left as it was. Fix: move it away, or --out <another directory>."
+        )
     if theirs := [name for name in not_written_by_pilot(out_dir) if name != "multirun.yaml"]:
         raise RecapRefused(
             f"{out_dir} holds {', '.join(theirs)} that pilot did not write (no recap of its own): the recap would "
