@@ -26,6 +26,7 @@ from pilot.errors import (
     RunFinished,
     access_denied,
     built_with_error,
+    in_the_way,
     instantiation_failed,
     no_space_left,
     user_error,
@@ -131,7 +132,7 @@ def _failed(error: Exception, run_dir: Path, multirun: bool, overrides: list[str
     if (said := user_error(error)) is not None:  # a builder's refusal, wrapped by Hydra's instantiate
         _refused(said, run_dir, multirun, overrides)
         return
-    said = no_space_left(error) or access_denied(error)  # any mode: one message naming the file, no traceback
+    said = no_space_left(error) or access_denied(error) or in_the_way(error)  # any mode: one message naming the file
     if said is not None and not multirun:
         print(f"pilot: {said}", file=sys.stderr)
         sys.exit(said.exit_code)

@@ -152,6 +152,26 @@ def access_denied(error: BaseException) -> AccessDenied | None:
     )
 
 
+class FileInTheWay(PilotError, OSError):
+    """A file stands where the run writes a directory (``export``, ``checkpoints``): the message names it."""
+
+
+def in_the_way(error: BaseException) -> FileInTheWay | None:
+    """``error`` as one ``FileInTheWay`` when making or writing a directory of the run failed on a file
+    standing in its place (``File exists``, ``Not a directory``), else None."""
+    for cause in error_chain(error):
+        if getattr(cause, "errno", None) in (errno.EEXIST, errno.ENOTDIR) and getattr(cause, "filename", None):
+            blocking = file_in_the_way(cause.filename)
+            if blocking is not None:
+                return FileInTheWay(
+                    f"{blocking} is a file where the run writes a directory ({cause.filename}: {cause.strerror}). "
+                    "What was written before is untouched (earlier checkpoints and records are intact; run.json says "
+                    "where the run stopped). Fix: move that file away, then start the same command again: a "
+                    "training run resumes from its newest valid checkpoint."
+                )
+    return None
+
+
 class RunFinished(PilotError):
     """The run directory holds a run that already ended: nothing is done, nothing is touched."""
 

@@ -14,7 +14,7 @@ import torch
 
 from pilot.checkpoint import list_checkpoints, looks_complete
 from pilot.engine.distributed import launcher_gone
-from pilot.errors import DiskFull, RunFinished, first_line, no_space_left
+from pilot.errors import DiskFull, RunFinished, first_line, in_the_way, no_space_left
 from pilot.faults import fault_point
 from pilot.phases.probe import peak_memory
 from pilot.run_record import RunRecord, read_run_json, resume_hint
@@ -86,6 +86,9 @@ class RunEnding:
         if (full := no_space_left(error)) is not None:  # any write of the run: checkpoint, export, metrics
             self.status, self.stop_cause, self.error = "failed", "disk_full", str(full)
             self.phases.end("fail", f"disk full: {full}"[:300])
+        elif (blocked := in_the_way(error)) is not None:  # a file where the export or a checkpoint goes
+            self.status, self.stop_cause, self.error = "failed", "file_in_the_way", str(blocked)
+            self.phases.end("fail", str(blocked)[:300])
         elif isinstance(error, torch.OutOfMemoryError):
             updates = self.standing_update()
             self.status, self.stop_cause = "oom", f"out of memory at update {updates + 1}"

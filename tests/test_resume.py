@@ -435,3 +435,21 @@ def test_a_resume_records_the_rows_metrics_lost_and_claims_no_gap_where_none_is(
         resumed = json.loads((run_dir / "run.json").read_text())["resumes"][-1]
         assert resumed["from_update"] == 6 and resumed.get("metrics_missing_updates") == gap, resumed
         assert ("lacks the training rows of update(s) 4-6" in done.stdout + done.stderr) == (gap is not None)
+
+
+def test_a_file_where_the_export_goes_stops_the_closing_in_one_message_and_the_run_resumes(tmp_path):
+    """A file put where the run writes export/ (while it trained): after every update the closing ended in
+    Hydra's "Error executing job" and a FileExistsError traceback."""
+    line = [o for o in TRAIN if not o.startswith("closing.")] + ["closing.control_examples=4"]
+    failed = run_pilot(tmp_path, *line, fault="exception@3")
+    assert failed.returncode != 0, failed.stderr[-2000:]
+    (tmp_path / "export").write_text("garbage\n")
+    blocked = run_pilot(tmp_path, *line)
+    assert blocked.returncode == 2 and "Traceback" not in blocked.stderr, blocked.stderr[-3000:]  # as AccessDenied
+    assert f"{tmp_path / 'export'} is a file where the run writes a directory" in blocked.stderr
+    record = json.loads((tmp_path / "run.json").read_text())
+    assert record["status"] == "failed" and record["stop_cause"] == "file_in_the_way"
+    (tmp_path / "export").unlink()
+    resumed = run_pilot(tmp_path, *line)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert json.loads((tmp_path / "run.json").read_text())["status"] == "ok"
