@@ -144,6 +144,30 @@ DAMAGED = [
         "memory_estimate.peak_bytes is '1 GB', not a number",
     ),
     ("task a list", record(task=[1]), None, "run.json: task is [1], not an object"),
+    # values no run writes (an outside examination: a negative wall time shown as an ok row, a mean
+    # time per update below zero, a closing verdict 'excellent', a resume that is a string)
+    ("updates_done a string", record(updates_done="999"), None, "run.json: updates_done is '999', not an integer >= 0"),
+    ("updates_done below 0", record(updates_done=-5), None, "run.json: updates_done is -5, not an integer >= 0"),
+    ("updates_done true", record(updates_done=True), None, "run.json: updates_done is true, not an integer >= 0"),
+    (
+        "seconds_per_update below 0",
+        record(seconds_per_update=-1.0),
+        None,
+        "seconds_per_update is -1.0, not a number >= 0",
+    ),
+    (
+        "finished before it started",
+        record(finished_at="2026-11-30T00:59:00+0000"),
+        None,
+        "finished_at '2026-11-30T00:59:00+0000' is before started_at",
+    ),
+    (
+        "closing verdict unknown",
+        record(closing={"verdict": "excellent"}),
+        None,
+        "closing.verdict is 'excellent', not one of",
+    ),
+    ("resumes of strings", record(resumes=["x"]), None, 'resumes is ["x"], not a list of objects'),
     (
         "truncated share a string",
         record(task={"targets_truncated_share": "half"}),
@@ -311,7 +335,7 @@ HARMLESS = [
     ("a running run with no metrics yet", record(status="running", finished_at=MISSING), "", "running"),
     (
         "another time format",
-        record(started_at="2026-11-30T01:00:00+00:00", finished_at="2026-11-30 01:00:30+01:00"),
+        record(started_at="2026-11-30T01:00:00+00:00", finished_at="2026-11-30 02:00:30+01:00"),  # 30 s later
         None,
         "ok",
     ),
@@ -1068,3 +1092,12 @@ def test_a_launch_whose_declared_job_left_no_directory_is_remembered_for_the_exi
     entry.recap_launch(callback_config(sweep, tmp_path / "journal.md"), frozenset())
     (line,) = entry.never_started_jobs()
     assert line.startswith("Never started: 1 of the 2 jobs") and not entry.never_started_jobs()
+
+
+def test_a_variants_unreadable_runs_are_counted_in_its_row(tmp_path):
+    """A variant's per-variant row counted its readable runs only: 23 damaged runs of it were in no column."""
+    make_run(tmp_path / "a", record())
+    make_run(tmp_path / "b", record(run_id="20261130-010000-bbbbbbbbbbbb", seed=1, seconds_per_update="fast"))
+    summary, _ = summarise(collect([tmp_path]), "")
+    row = summary.set_index("variant").loc["optim.lr=0.0001"]
+    assert row["runs"] == 1 and row["unreadable"] == 1

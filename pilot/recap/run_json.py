@@ -7,7 +7,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from pilot.recap.damage import INTEGER, LIST, NUMBER, OBJECT, TEXT, TEXTS, Unreadable, shown, wrong_value
+from pilot.recap.damage import INTEGER, NUMBER, OBJECT, TEXT, TEXTS, Unreadable, is_count, is_number, shown, wrong_value
 from pilot.variant import parse_overrides
 
 # every status pilot writes (pilot/train.py, pilot_run.py, estimate_run.py, engine/preemption.py)
@@ -28,6 +28,11 @@ def _parse_time(value: str) -> datetime | None:
 
 STATUS = ("one of " + ", ".join(STATUSES), lambda v: isinstance(v, str) and v in STATUSES)
 TIME = ("a time like 2026-11-30T01:00:00+0000", lambda v: isinstance(v, str) and _parse_time(v) is not None)
+AMOUNT = ("a number >= 0", lambda v: is_number(v) and v >= 0)  # NaN is not >= 0
+COUNT = ("an integer >= 0", is_count)
+CLOSING_VERDICTS = ("pass", "warn", "fail", "skipped", "incomplete")  # what the closing records (pilot/closing)
+VERDICT = ("one of " + ", ".join(CLOSING_VERDICTS), lambda v: isinstance(v, str) and v in CLOSING_VERDICTS)
+RESUMES = ("a list of objects", lambda v: isinstance(v, list) and all(isinstance(r, dict) for r in v))
 
 # run.json keys the recap reads: (key path, what the value must be, required). Absent or null
 # is fine for the others; a nested key is checked when its parent is an object.
@@ -44,19 +49,20 @@ RECORD_KEYS: tuple[tuple[tuple[str, ...], tuple[str, Callable[[Any], bool]], boo
     (("overrides",), TEXTS, False),
     (("started_at",), TIME, False),
     (("finished_at",), TIME, False),
-    (("seconds_per_update",), NUMBER, False),
+    (("updates_done",), COUNT, False),
+    (("seconds_per_update",), AMOUNT, False),
     (("peak_memory",), OBJECT, False),
-    (("peak_memory", "rss_peak_bytes"), NUMBER, False),
-    (("peak_memory", "cuda_peak_allocated_bytes"), NUMBER, False),
+    (("peak_memory", "rss_peak_bytes"), AMOUNT, False),
+    (("peak_memory", "cuda_peak_allocated_bytes"), AMOUNT, False),
     (("memory_estimate",), OBJECT, False),
-    (("memory_estimate", "peak_bytes"), NUMBER, False),
+    (("memory_estimate", "peak_bytes"), AMOUNT, False),
     (("task",), OBJECT, False),
     (("task", "targets_truncated_share"), NUMBER, False),
     (("task", "examples_truncated_share"), NUMBER, False),
     (("task", "tokens_truncated_share"), NUMBER, False),
     (("closing",), OBJECT, False),
-    (("closing", "verdict"), TEXT, False),
-    (("resumes",), LIST, False),
+    (("closing", "verdict"), VERDICT, False),
+    (("resumes",), RESUMES, False),
 )
 IDENTITY = ("run_id", "parent_id", "sweep_id", "variant", "seed", "mode")  # kept on an unreadable row when valid
 
@@ -98,6 +104,11 @@ def record_problems(record: dict[str, Any]) -> list[str]:
             f"started_at {shown(record['started_at'])} and finished_at "
             f"{shown(record['finished_at'])}: one has a time zone, the other not"
         )
+    elif not problems and record.get("started_at") and record.get("finished_at"):
+        if _parse_time(record["finished_at"]) < _parse_time(record["started_at"]):  # a negative wall time
+            problems.append(
+                f"finished_at {shown(record['finished_at'])} is before started_at {shown(record['started_at'])}"
+            )
     return problems
 
 

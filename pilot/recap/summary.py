@@ -102,7 +102,8 @@ def _std(values: pd.Series) -> float:
 
 
 # --------------------------------------------------------------------------- per variant
-def _variant_row(variant: str, group: pd.DataFrame, control: str) -> dict[str, Any]:
+def _variant_row(variant: str, group: pd.DataFrame, control: str, unreadable: int = 0) -> dict[str, Any]:
+    """``group``: the variant's readable runs; ``unreadable``: how many more its damaged runs are (not judged)."""
     values, runs = one_value_per_seed(group)
     row = {
         "variant": variant,
@@ -110,6 +111,7 @@ def _variant_row(variant: str, group: pd.DataFrame, control: str) -> dict[str, A
         "ok": int((group["status"] == "ok").sum()),
         "diverged": int((group["status"] == "diverged").sum()),
         "other": int((~group["status"].isin(["ok", "diverged"])).sum()),
+        "unreadable": unreadable,
         "seeds": len(values),
         "repeats": sum(runs.values()) - len(values),
         "mean": float(values.mean()) if len(values) else math.nan,
@@ -137,8 +139,12 @@ def summarise(frame: pd.DataFrame, control: str, quality_tolerance: float | None
     control_rows = readable[readable["variant"].isin(controls)]
     control_values, _ = one_value_per_seed(control_rows)
     rows, uneven = [], []
+    damaged = (
+        frame[(frame["status"] == "unreadable") & frame["variant"].notna()] if "variant" in frame else frame.iloc[0:0]
+    )
+    unreadable = damaged["variant"].value_counts().to_dict()  # runs of a variant the recap could not read
     for variant, group in readable.groupby("variant", sort=True):
-        row = _variant_row(variant, group, control)
+        row = _variant_row(variant, group, control, int(unreadable.get(variant, 0)))
         own = control_rows[control_rows["variant"] == own_control(variant, controls, control)]
         own_values, _ = one_value_per_seed(own)
         row["task"] = (
@@ -157,9 +163,6 @@ def summarise(frame: pd.DataFrame, control: str, quality_tolerance: float | None
                 uneven.append(f"{variant} after {updates[0]} update(s), its control after {updates[1]}")
         rows.append(row)
     summary = pd.DataFrame(rows)
-    damaged = (
-        frame[(frame["status"] == "unreadable") & frame["variant"].notna()] if "variant" in frame else frame.iloc[0:0]
-    )
     if control and not controls and any(matches(v, control) for v in damaged["variant"]):
         conclusion = f"The control ({control}) has no readable run (each is unreadable, see its row): nothing can be compared with it."
     else:
