@@ -37,7 +37,7 @@ from typing import Any
 import psutil
 from omegaconf import OmegaConf
 
-from pilot.startup_signals import LOCAL_JOB, SignalStop, hold_signals, note_in_local_job
+from pilot.startup_signals import LAUNCHER_GONE, LOCAL_JOB, SignalStop, hold_signals, note_in_local_job
 
 try:
     from hydra.experimental.callback import Callback
@@ -91,6 +91,7 @@ def watch_launcher() -> None:
                     file=sys.stderr,
                     flush=True,
                 )
+                os.environ[LAUNCHER_GONE] = str(launcher)  # the record says why: no one sent it
                 os.kill(os.getpid(), signal.SIGTERM)
                 return
 

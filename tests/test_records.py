@@ -767,7 +767,8 @@ def test_a_killed_launcher_is_recorded_as_such_not_as_a_typed_ctrl_c(tmp_path):
         time.sleep(0.1)
     record = run_json(run_dir)
     assert record["status"] == "interrupted", record["stop_cause"]
-    assert "sent by the kernel, not typed: the launching process" in record["stop_cause"], record["stop_cause"]
+    assert "sent by no one: the launching process" in record["stop_cause"], record["stop_cause"]
+    assert record["interrupted_by"][-1]["sent_by"].startswith("no one: the launching process")
 
 
 def test_disk_full_writing_the_predictions_names_the_file_and_leaves_no_empty_one(make_cfg, tmp_path, monkeypatch):

@@ -159,6 +159,9 @@ def test_jobs_of_a_local_parallel_launcher_killed_with_sigkill_stop_with_their_c
     for record in found:
         assert record["status"] == "interrupted" and "SIGTERM" in record["stop_cause"], record["stop_cause"]
         assert "checkpoint saved" in record["stop_cause"], record["stop_cause"]
+        # no one sent that SIGTERM: the record said it had been (an outside examination)
+        assert "sent by no one: the launching process" in record["stop_cause"], record["stop_cause"]
+        assert record["interrupted_by"][-1]["sent_by"].startswith("no one: the launching process")
 
 
 @pytest.mark.parametrize(  # the same forwarding for both: -m slow runs the hangup too (40 s)

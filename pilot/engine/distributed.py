@@ -29,6 +29,7 @@ import torch.multiprocessing as mp
 
 from pilot.engine.preemption import LAUNCHER_PID
 from pilot.errors import ConfigRefused, PilotError, user_error
+from pilot.startup_signals import LAUNCHER_GONE
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,8 @@ def launcher_gone() -> int | None:
     """The pid of the process that spawned this rank, once it is ending or has ended (kill -9 included:
     torch then sends the rank SIGINT, which no one typed); else None. A rank is re-parented some
     milliseconds after that SIGINT: the launcher's own state (a zombie, or gone) tells before."""
+    if (stopped := os.environ.get(LAUNCHER_GONE, "")).isdigit():  # a sweep job's watcher stopped it
+        return int(stopped)
     launcher = os.environ.get(LAUNCHER_PID, "")
     if not launcher.isdigit():
         return None
