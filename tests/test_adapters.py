@@ -147,7 +147,7 @@ def test_adapter_settings_define_a_run():
 def test_a_frozen_random_head_is_named_when_the_subset_is_not_learned(make_cfg):
     assert frozen_head_hint(build_model(make_cfg("model=hf_causal_lm"))) == ""  # no adapter: nothing frozen
     hint = frozen_head_hint(build_model(make_cfg("model=hf_causal_lm", "adapter=lora")))
-    assert "`lm_head` is frozen" in hint and "model.path" in hint
+    assert "`lm_head` is frozen" in hint and "no weights loaded" in hint and "model.path" in hint
     with_head = make_cfg("model=hf_causal_lm", "adapter=lora", "adapter.target_modules=[q_proj,v_proj,lm_head]")
     assert frozen_head_hint(build_model(with_head)) == ""
     # the head trained, the rate a full fine-tuning's: the hint asks for an adapter's (the pilot failed at 1e-3)
@@ -159,6 +159,16 @@ def test_a_frozen_random_head_is_named_when_the_subset_is_not_learned(make_cfg):
         "base_model.model.lm_head.lora_A.default.weight",
         "base_model.model.lm_head.lora_B.default.weight",
     }
+
+
+def test_a_frozen_head_loaded_from_model_path_is_not_said_to_be_random(make_cfg, tmp_path):
+    """With model.path given, the hint said "on a randomly initialised base (no model.path)" and asked for
+    model.path: the weights were loaded (whether they were ever trained cannot be told)."""
+    _tiny_llama(tmp_path / "base", seed=0)
+    hint = frozen_head_hint(
+        build_model(make_cfg("model=hf_causal_lm", f"model.path={tmp_path / 'base'}", "adapter=lora"))
+    )
+    assert f"frozen at the weights loaded from {tmp_path / 'base'}" in hint and "no model.path" not in hint, hint
 
 
 def _run(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:

@@ -303,10 +303,17 @@ def frozen_head_hint(model: torch.nn.Module) -> str:
     if head is None or any(p.requires_grad for p in head.parameters()):
         return ""
     name = next((n for n, m in base.named_modules() if m is head), "the output layer")
+    add = f"add it to the adapter (adapter.target_modules=[...,{name.rsplit('.', 1)[-1]}])"
+    source = str(getattr(getattr(base, "config", None), "_name_or_path", "") or "")  # from_pretrained's path
+    if source:  # weights were loaded: whether they were ever trained cannot be told from here
+        return (
+            f" Only the adapter trains and the output layer `{name}` is frozen at the weights loaded from {source}: "
+            f"if those were never trained (a checkpoint saved from a fresh model), they cap the logits. Fix: {add}, "
+            "or a trained base."
+        )
     return (
         f" Only the adapter trains and the output layer `{name}` is frozen: on a randomly initialised base "
-        "(no model.path) its fixed random weights cap the logits. Fix: a trained base (model.path=DIR), "
-        f"or add it to the adapter (adapter.target_modules=[...,{name.rsplit('.', 1)[-1]}])."
+        f"(no weights loaded) its fixed random weights cap the logits. Fix: a trained base (model.path=DIR), or {add}."
     )
 
 
