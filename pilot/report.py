@@ -61,6 +61,8 @@ def data_statistics(results: list[CheckResult]) -> list[str]:
         keys = list(next(iter(per_split.values())))
 
         def fmt(key, value):
+            if value is None:  # share_truncated of a task whose encode does not say what it cut
+                return "not reported by encode"
             return f"{value:.1%}" if key.startswith("share") else value
 
         lines += [

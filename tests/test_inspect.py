@@ -328,3 +328,21 @@ def test_a_collate_that_draws_at_random_is_not_read_as_a_model_mixing_examples()
     result, _ = inspect_task(augmented, n_show=1, micro_batch=4, model=ok_classification.build_model(augmented))
     assert result.verdict == "pass", result.reason
     assert result.details["batch_mixing"]["why"] == "collate is random (two calls differ)"
+
+
+def test_truncation_an_encode_does_not_report_is_not_shown_as_none(tmp_path):
+    """An encode without truncated_tokens: the Data table said share_truncated 0.0% beside 100% of targets
+    partly cut (an outside examination): a number nothing measured."""
+    from pilot.checks.collated import check_collated, split_statistics
+    from tests.planted_tasks import runner
+
+    task = runner.load("bug_collate_pad_counted").make_task()
+    encoded = {
+        split: [{k: v for k, v in item.items() if k != "truncated_tokens"} for item in task.encoded(split)]
+        for split in task.splits
+    }
+    findings, views, _ = check_collated(task, encoded, 4)
+    assert split_statistics(task, views, findings)["train"]["share_truncated"] is None
+    findings, views, _ = check_collated(task, {s: task.encoded(s) for s in task.splits}, 4)
+    reported = any("truncated_tokens" in item for item in task.encoded("train"))
+    assert (split_statistics(task, views, findings)["train"]["share_truncated"] is None) is not reported

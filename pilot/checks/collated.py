@@ -312,7 +312,12 @@ def split_statistics(task: TaskData, views: list[RowView], findings: list[Findin
         lengths = [len(v.counted) for v in mine]
         stats[split] = {
             "examples": len(mine),
-            "share_truncated": sum(v.truncated for v in mine) / n,
+            # measured where encode reports its cut (``truncated_tokens``) or collate cut a row; else unknown
+            "share_truncated": (
+                sum(v.truncated for v in mine) / n
+                if any("truncated_tokens" in v.item or v.cut is not None for v in mine)
+                else None
+            ),
             "share_target_partly_cut": sum(p.startswith("target truncated") for p in problems) / n,
             "share_target_cut_entirely": sum(p.startswith("no target") for p in problems) / n,
             "share_padding": padding_share(mine, task),

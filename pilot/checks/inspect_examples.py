@@ -117,10 +117,15 @@ def inspect_generation(
         if task.expected_targets is not None
         else "every example has targets in the loss (no expected_targets declared to compare with)"
     )
+    truncated = train_stats.get("share_truncated")
+    cut = (
+        f"{truncated:.1%} of train truncated without cutting a target"
+        if truncated is not None
+        else "no target cut (how many examples encode truncated it does not report)"
+    )
     ok = (
         f"{seen} of all {len(views)} examples, collated in micro-batches "
-        f"of {micro_batch}; {train_stats.get('share_truncated', 0):.1%} of train truncated without "
-        f"cutting a target, {train_stats.get('share_padding', 0):.1%} padding"
+        f"of {micro_batch}; {cut}, {train_stats.get('share_padding', 0):.1%} padding"
     )
     ok += RANDOM_NOTE if random else ""
     if packed := sum(not v.aligned for v in views):
