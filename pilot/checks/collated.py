@@ -138,7 +138,8 @@ def target_findings(
         found.append(
             finding(
                 f"declared target token(s) not counted in the loss: {len(missing)} of "
-                f"{len(expected)} (positions {spans(missing)})" + pad_masked_targets(task, [ids[p] for p in missing])
+                f"{len(expected)} (positions {spans(missing)})"
+                + pad_masked_targets(task, [ids[p] for p in missing], view.batch)
             )
         )
     if extra:

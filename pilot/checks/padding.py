@@ -19,9 +19,9 @@ from typing import Any
 import torch
 
 from pilot.checks.batch_edges import untouched
-from pilot.checks.loss_probe import batch_size, micro_batches, padding_mask, spans
+from pilot.checks.loss_probe import batch_size, input_ids_of, micro_batches, padding_mask, real_mask, spans
 from pilot.checks.result import CheckResult, Finding
-from pilot.data.task import TaskData, logits_of
+from pilot.data.task import Batch, TaskData, logits_of
 
 RTOL = 1e-2  # of the output's scale: float32 batched vs single runs differ by ~1e-6; reading pads, by O(0.1-1)
 LOW_PRECISION_RTOL = 1e-1  # a bf16/fp16 model (model.dtype): its rounding alone moves outputs by ~1e-2
@@ -282,13 +282,25 @@ def pad_collision(task: TaskData, encoded: torch.Tensor) -> str:
     )
 
 
-def pad_masked_targets(task: TaskData, tokens: list[int]) -> str:
-    """Why real targets were left out, when each is the pad id itself: labels masked by value."""
-    pad = task.info.get("pad_id") if isinstance(task.info, dict) else None
+def pad_masked_targets(task: TaskData, tokens: list[int], batch: Batch | None = None) -> str:
+    """Why real targets were left out, when each is the pad id itself: labels masked by value. The pad id
+    is the declared one (``info['pad_id']``), else the one value the collated ``batch`` holds at its padding."""
+    pad, said = task.info.get("pad_id") if isinstance(task.info, dict) else None, "info['pad_id']"
+    if not isinstance(pad, int) and batch is not None:
+        pad, said = padding_value(task, batch), "the value at every padding position"
     if not isinstance(pad, int) or not tokens or any(t != pad for t in tokens):
         return ""
     return (
-        f": each is token {pad}, the pad id (info['pad_id']), so labels masked by value (labels[ids == pad_id] = "
+        f": each is token {pad}, the pad id ({said}), so labels masked by value (labels[ids == pad_id] = "
         "-100) drop the real ones too (a pad token set to the end-of-sequence token, as GPT-2's tokenizers are). "
         "Fix: mask padding by position (the attention mask or each row's length), or a pad id no real token uses"
     )
+
+
+def padding_value(task: TaskData, batch: Batch) -> int | None:
+    """The one input id a collated batch holds at every padding position (attention mask 0), or None."""
+    ids, mask = input_ids_of(batch), real_mask(task, batch)
+    if ids is None or mask is None or ids.shape != mask.shape or bool(mask.all()):
+        return None
+    values = torch.unique(ids[~mask.bool()])
+    return int(values[0]) if values.numel() == 1 else None
