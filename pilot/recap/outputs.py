@@ -9,9 +9,11 @@ one. The picture then has one entry per sweep and variant.
 from __future__ import annotations
 
 import math
+import multiprocessing
 import os
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from contextlib import suppress
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -19,11 +21,12 @@ import pandas as pd
 from pilot.phases.rows import cut_short
 from pilot.recap.declared import never_started
 from pilot.recap.picture import plot_curves_aside
-from pilot.recap.reading import RecapRefused, collect
+from pilot.recap.reading import RecapRefused, collect, fork_is_safe
 from pilot.recap.summary import METRIC, summarise_sweeps
 from pilot.run_directory import not_written_by_pilot
 from pilot.variant import control_problem
 
+CSV_ASIDE_ROWS = 2000  # from this many runs on recap.csv is written in a forked process (a fork costs ~20 ms)
 RECAP_FILES = ("recap.csv", "recap.png", "recap.md")  # written under temporary names, then put in place together
 
 RUN_TABLE = (
@@ -291,11 +294,14 @@ def build_recap(
         out_dir.mkdir(parents=True, exist_ok=True)
         _remove_left_behind(out_dir)
         drawn = plot_curves_aside(frame, curves, staged["recap.png"], by) if plot and not frame.empty else None
-        try:  # the tables while the picture is drawn
-            frame.drop(columns=["_data", "_plot", "_overrides_before"], errors="ignore").to_csv(
-                staged["recap.csv"], index=False
+        try:  # the tables while the picture is drawn; recap.csv beside recap.md's text
+            csv_written = _csv_aside(
+                frame.drop(columns=["_data", "_plot", "_overrides_before"], errors="ignore"), staged["recap.csv"]
             )
-            text = _recap_text(frame, sections, len(skip), pool, missing)
+            try:
+                text = _recap_text(frame, sections, len(skip), pool, missing)
+            finally:
+                csv_written()  # waited for, also when the text failed: nothing writes after the files are cleared
         finally:
             picture = drawn() if drawn is not None else None  # waited for, also when the tables failed
         staged["recap.md"].write_text(text + ("\n![loss curves](recap.png)\n" if picture else ""))
@@ -314,6 +320,36 @@ def build_recap(
             + ". Fix: give a writable --out directory (or free space)."
         ) from None
     return frame.drop(columns=["_plot"], errors="ignore")
+
+
+def _csv_aside(table: pd.DataFrame, path: Path) -> Callable[[], None]:
+    """``table`` written to ``path`` in a forked process while this one goes on (10,000 rows: a tenth of a
+    second); the call returned waits for it. Where forking is not safe, or that process fails (killed, a
+    full disk, any error), it is written in this process when the call is made: an error is raised here."""
+    write = partial(table.to_csv, path, index=False)
+    if not fork_is_safe() or len(table) < CSV_ASIDE_ROWS:
+        write()
+        return lambda: None
+    try:
+        process = multiprocessing.get_context("fork").Process(target=_write_and_exit, args=(write,), daemon=True)
+        process.start()
+    except Exception:  # no process left (a pids limit), or this one is a daemon: written here
+        return write
+
+    def written() -> None:
+        process.join()
+        if process.exitcode != 0:
+            write()
+
+    return written
+
+
+def _write_and_exit(write: Callable[[], None]) -> None:
+    try:
+        write()
+    except BaseException:  # noqa: BLE001 - written again by the recap's process, which says what fails
+        os._exit(1)
+    os._exit(0)
 
 
 def _unstage(staged: Iterable[Path]) -> None:
