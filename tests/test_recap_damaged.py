@@ -129,19 +129,19 @@ DAMAGED = [
         "peak rss a string",
         record(peak_memory={"rss_peak_bytes": "big"}),
         None,
-        "run.json: peak_memory.rss_peak_bytes is 'big', not a number",
+        "run.json: peak_memory.rss_peak_bytes is 'big', not a finite number >= 0",
     ),
     (
         "seconds_per_update a string",
         record(seconds_per_update="fast"),
         None,
-        "run.json: seconds_per_update is 'fast', not a number",
+        "run.json: seconds_per_update is 'fast', not a finite number >= 0",
     ),
     (
         "memory estimate a string",
         record(memory_estimate={"peak_bytes": "1 GB"}),
         None,
-        "memory_estimate.peak_bytes is '1 GB', not a number",
+        "memory_estimate.peak_bytes is '1 GB', not a finite number >= 0",
     ),
     ("task a list", record(task=[1]), None, "run.json: task is [1], not an object"),
     # values no run writes (an outside examination: a negative wall time shown as an ok row, a mean
@@ -153,7 +153,7 @@ DAMAGED = [
         "seconds_per_update below 0",
         record(seconds_per_update=-1.0),
         None,
-        "seconds_per_update is -1.0, not a number >= 0",
+        "seconds_per_update is -1.0, not a finite number >= 0",
     ),
     (
         "finished before it started",
@@ -168,6 +168,10 @@ DAMAGED = [
         "closing.verdict is 'excellent', not one of",
     ),
     ("resumes of strings", record(resumes=["x"]), None, 'resumes is ["x"], not a list of objects'),
+    ("seconds_per_update infinite", record(seconds_per_update=math.inf), None, "not a finite number >= 0"),
+    ("peak rss NaN", record(peak_memory={"rss_peak_bytes": math.nan}), None, "not a finite number >= 0"),
+    ("a share below 0", record(task={"targets_truncated_share": -3}), None, "is -3, not a number from 0 to 1"),
+    ("finished in the year 9999", record(finished_at="9999-12-31T00:00:00+0000"), None, "is in the future"),
     (
         "truncated share a string",
         record(task={"targets_truncated_share": "half"}),
@@ -1115,3 +1119,13 @@ def test_recap_csv_written_aside_is_the_same_and_its_failure_is_raised_here(tmp_
     assert (tmp_path / "aside.csv").read_bytes() == (tmp_path / "here.csv").read_bytes()
     with pytest.raises(OSError):
         outputs._csv_aside(table, tmp_path / "missing" / "aside.csv")()
+
+
+def test_a_variant_whose_every_run_is_unreadable_has_its_row(tmp_path):
+    """One seed per variant, its run.json damaged: the variant had no per-variant row, its count nowhere."""
+    make_run(tmp_path / "a", record())
+    make_run(tmp_path / "b", record(run_id="20261130-010000-bbbbbbbbbbbb", variant="optim.lr=0.001", updates_done="5"))
+    summary, lines = summarise(collect([tmp_path]), "optim.lr=0.0001")
+    row = summary.set_index("variant").loc["optim.lr=0.001"]
+    assert row["runs"] == 0 and row["unreadable"] == 1 and math.isnan(row["mean"]), summary
+    assert lines  # the conclusion still drawn

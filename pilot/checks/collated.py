@@ -362,8 +362,10 @@ def check_collated(
         found = check_batch(task, views[start:end], masked, compare_rows=not random)
         if positions is not None and positions.wanted(found):
             trained = positions.trained(views[start].batch)
-            if trained is not None and positions.keep_trained(views[start:end], trained):
-                found = check_batch(task, views[start:end], masked, compare_rows=not random)
+            if trained is not None:
+                dropped, by_value = positions.keep_trained(views[start:end], trained)
+                if dropped:
+                    found = check_batch(task, views[start:end], masked, compare_rows=not random) + by_value
         findings += found
         start = end
     return _drawn_without_target(findings, views) if random else findings, views, random

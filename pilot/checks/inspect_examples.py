@@ -286,9 +286,14 @@ def show_fields(view: RowView) -> dict[str, Any]:
 
 
 def inspect_generic(
-    task: TaskData, encoded: dict[str, list[dict]], n_show: int, micro_batch: int = 1
+    task: TaskData,
+    encoded: dict[str, list[dict]],
+    n_show: int,
+    micro_batch: int = 1,
+    model: torch.nn.Module | None = None,
 ) -> tuple[CheckResult, list[dict]]:
-    findings, views, random = check_collated(task, encoded, micro_batch)
+    positions = LossPositions(task, model)  # with a model: rows judged by what their loss trains
+    findings, views, random = check_collated(task, encoded, micro_batch, positions)
     class_names = task.names()  # a task of its own kind with one class id per example and names declared
     one_id_each = views and all(len(v.values) == 1 and isinstance(v.values[0], int) for v in views if v.values)
     by_name = bool(class_names and one_id_each and task.raw_class_name(views[0].example) is not None)
@@ -300,7 +305,8 @@ def inspect_generic(
         f"every example has a target and collates as it encodes{named} (task kind '{task.kind}': the row checks "
         "of any task; the generation and classification views are for those kinds)" + (RANDOM_NOTE if random else "")
     )
-    return summarise(STEP, findings, ok, {"micro_batch": micro_batch, "collate_random": random}), shown
+    result = summarise(STEP, findings, ok, {"micro_batch": micro_batch, "collate_random": random})
+    return with_comparison(result, *positions.findings(), "untrained_labels", "warn"), shown
 
 
 def _float_labels(task: TaskData, encoded: dict[str, list[dict]]) -> bool:
@@ -340,7 +346,7 @@ def inspect_task(
     elif task.kind == "classification" and not _float_labels(task, encoded):
         result, shown = inspect_classification(task, encoded, n_show, model, micro_batch)
     else:
-        result, shown = inspect_generic(task, encoded, n_show, micro_batch)
+        result, shown = inspect_generic(task, encoded, n_show, micro_batch, model)
     wrong_ignore, counted = _ignore_value_findings(task, encoded)
     if wrong_ignore:  # the cause of every finding about counted positions: named first
         result = CheckResult(STEP, "fail", str(wrong_ignore[0]), wrong_ignore + result.findings, result.details)

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from pilot.checks.loss_probe import output_gradient, prediction_offset, spans
+from pilot.checks.loss_probe import input_ids_of, output_gradient, prediction_offset, real_mask, spans
+from pilot.checks.padding import padding_value
 from pilot.checks.result import Finding
 from pilot.data.task import NEXT_TOKEN, Batch, TaskData, move_to
 
@@ -59,21 +60,32 @@ class LossPositions:
         self.measured += trained is not None
         return trained
 
-    def keep_trained(self, views: list[RowView], trained: torch.Tensor) -> bool:
-        """Take the label positions the loss does not train out of each row's counted ones; whether any was."""
-        dropped = False
+    def keep_trained(self, views: list[RowView], trained: torch.Tensor) -> tuple[bool, list[Finding]]:
+        """Take the label positions the loss does not train out of each row's counted ones: whether any was,
+        and the rows where those are real tokens of the pad id's value (a loss that leaves out labels equal
+        to the pad id: a real <eos> too), said when no declared target would show it."""
+        dropped, found = False, []
+        batch = views[0].batch
+        mask, ids = real_mask(self.task, batch).tolist(), input_ids_of(batch)
+        ids = ids.tolist() if ids is not None and ids.dim() == 2 else None
+        pad = padding_value(self.task, batch)
         for view in views:
             if view.row >= trained.shape[0]:
                 continue
             keep = trained_labels(self.task, trained[view.row].tolist(), view.counted)
             if all(keep):
                 continue
-            self.untrained.append((view.split, view.example.index, [p for p, k in zip(view.counted, keep) if not k]))
+            gone = [(p, q) for p, q, k in zip(view.counted, view.predicted, keep) if not k]
+            self.untrained.append((view.split, view.example.index, [p for p, _ in gone]))
+            real = [(p, q) for p, q in gone if q < len(mask[view.row]) and mask[view.row][q]]
+            if real and ids is not None and pad is not None and all(ids[view.row][q] == pad for _, q in real):
+                if self.task.expected_targets is None:  # declared targets: collated.target_findings says it
+                    found.append(Finding(_by_value(real, pad), view.split, view.example.index))
             view.counted = [p for p, k in zip(view.counted, keep) if k]
             view.predicted = [p for p, k in zip(view.predicted, keep) if k]
             view.values = [v for v, k in zip(view.values, keep) if k]
             dropped = True
-        return dropped
+        return dropped, found
 
     def findings(self) -> tuple[list[Finding], dict]:
         """One warning for the labels the loss does not train, with the numbers."""
@@ -89,7 +101,7 @@ class LossPositions:
         )
         problem = (
             f"labels mark {count} position(s) of {len(self.untrained)} example(s) as targets (not -100) that "
-            f"loss_sum does not train (its gradient there is 0; first: {split} example {example}, positions "
+            f"loss_sum does not train (its gradient does not push them towards their label; first: {split} example {example}, positions "
             f"{spans(positions)}): the loss is judged by what it trains, but pilot's counts of targets and of "
             "correct predictions (a run's accuracy, predictions.jsonl) read every label that is "
             f"not -100 as a target{later}. Fix: set labels to -100 wherever loss_sum leaves a position out"
@@ -98,10 +110,21 @@ class LossPositions:
         return [Finding(problem)], details
 
 
+def _by_value(real: list[tuple[int, int]], pad: int) -> str:
+    return (
+        f"real token(s) labelled as targets that loss_sum does not train (positions {spans([p for p, _ in real])}): "
+        f"each is token {pad}, the value at every padding position, so a loss that leaves out labels equal to the "
+        "pad id drops the real ones too (a pad token set to the end-of-sequence token, as GPT-2's tokenizers are). "
+        "Fix: leave padding out by position (the attention mask), or a pad id no real token uses"
+    )
+
+
 def loss_trained(task: TaskData, model: torch.nn.Module, batch: Batch) -> torch.Tensor | None:
-    """[rows, output positions] on the CPU: True where the loss's gradient reaches the model's output for
-    ``batch``; None when it cannot be told (no sequence of scores, a loss that trains nothing here, a
-    loss the probe cannot differentiate). The model is put in eval mode; no parameter changes."""
+    """[rows, output positions] on the CPU: True where the loss trains the output towards its label (the
+    label's class has a negative gradient: cross-entropy's softmax - one-hot, label smoothing too; a term
+    that reads no label, a z-loss, pushes none up), or, where no class id labels the output, where the
+    gradient reaches it at all; None when it cannot be told (no sequence of scores, a loss that trains
+    nothing here, a loss the probe cannot differentiate). The model is put in eval mode; no parameter changes."""
     try:
         device = next(model.parameters()).device
         batch = move_to(batch, device)
@@ -113,7 +136,20 @@ def loss_trained(task: TaskData, model: torch.nn.Module, batch: Batch) -> torch.
         return None
     if grad.dim() != 3 or not bool((grad != 0).any()):
         return None
-    return (grad != 0).any(dim=-1).cpu()
+    grad = grad.detach().cpu()
+    reached = (grad != 0).any(dim=-1)
+    labels = batch.get("labels")
+    if not torch.is_tensor(labels) or labels.dim() != 2 or labels.is_floating_point() or len(labels) != len(grad):
+        return reached
+    labels, width, classes = labels.cpu(), grad.shape[1], grad.shape[-1]
+    shift = prediction_offset(task) - 1 if task.convention == NEXT_TOKEN else 0  # output o scores label o - shift
+    at = torch.arange(width) - shift
+    inside = (at >= 0) & (at < labels.shape[1])
+    label = torch.full((len(labels), width), -1, dtype=torch.long)
+    label[:, inside] = labels[:, at[inside]].long()
+    labelled = (label >= 0) & (label < classes)
+    pushed = grad.gather(-1, label.clamp(0, classes - 1).unsqueeze(-1)).squeeze(-1) < 0
+    return torch.where(labelled, pushed, reached)
 
 
 def trained_labels(task: TaskData, trained_row: list[bool], positions: list[int]) -> list[bool]:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import math
+import time
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from pilot.recap.damage import INTEGER, NUMBER, OBJECT, TEXT, TEXTS, Unreadable, is_count, is_number, shown, wrong_value
+from pilot.recap.damage import INTEGER, OBJECT, TEXT, TEXTS, Unreadable, is_count, is_number, shown, wrong_value
 from pilot.variant import parse_overrides
 
 # every status pilot writes (pilot/train.py, pilot_run.py, estimate_run.py, engine/preemption.py)
@@ -28,7 +30,9 @@ def _parse_time(value: str) -> datetime | None:
 
 STATUS = ("one of " + ", ".join(STATUSES), lambda v: isinstance(v, str) and v in STATUSES)
 TIME = ("a time like 2026-11-30T01:00:00+0000", lambda v: isinstance(v, str) and _parse_time(v) is not None)
-AMOUNT = ("a number >= 0", lambda v: is_number(v) and v >= 0)  # NaN is not >= 0
+AMOUNT = ("a finite number >= 0", lambda v: is_number(v) and 0 <= v < math.inf)  # not NaN, not Infinity
+SHARE = ("a number from 0 to 1", lambda v: is_number(v) and 0 <= v <= 1)
+FUTURE_S = 86_400.0  # a time later than now by more than a day (clocks of two hosts differ by less): no run wrote it
 COUNT = ("an integer >= 0", is_count)
 CLOSING_VERDICTS = ("pass", "warn", "fail", "skipped", "incomplete")  # what the closing records (pilot/closing)
 VERDICT = ("one of " + ", ".join(CLOSING_VERDICTS), lambda v: isinstance(v, str) and v in CLOSING_VERDICTS)
@@ -57,9 +61,9 @@ RECORD_KEYS: tuple[tuple[tuple[str, ...], tuple[str, Callable[[Any], bool]], boo
     (("memory_estimate",), OBJECT, False),
     (("memory_estimate", "peak_bytes"), AMOUNT, False),
     (("task",), OBJECT, False),
-    (("task", "targets_truncated_share"), NUMBER, False),
-    (("task", "examples_truncated_share"), NUMBER, False),
-    (("task", "tokens_truncated_share"), NUMBER, False),
+    (("task", "targets_truncated_share"), SHARE, False),
+    (("task", "examples_truncated_share"), SHARE, False),
+    (("task", "tokens_truncated_share"), SHARE, False),
     (("closing",), OBJECT, False),
     (("closing", "verdict"), VERDICT, False),
     (("resumes",), RESUMES, False),
@@ -104,12 +108,22 @@ def record_problems(record: dict[str, Any]) -> list[str]:
             f"started_at {shown(record['started_at'])} and finished_at "
             f"{shown(record['finished_at'])}: one has a time zone, the other not"
         )
-    elif not problems and record.get("started_at") and record.get("finished_at"):
-        if _parse_time(record["finished_at"]) < _parse_time(record["started_at"]):  # a negative wall time
-            problems.append(
-                f"finished_at {shown(record['finished_at'])} is before started_at {shown(record['started_at'])}"
-            )
+    elif not problems:
+        problems += _time_problems(record)
     return problems
+
+
+def _time_problems(record: dict[str, Any]) -> list[str]:
+    """A finished_at before its started_at (a negative wall time), or a time more than a day ahead of now."""
+    times = {key: _parse_time(record[key]) for key in ("started_at", "finished_at") if record.get(key)}
+    if len(times) == 2 and times["finished_at"] < times["started_at"]:
+        return [f"finished_at {shown(record['finished_at'])} is before started_at {shown(record['started_at'])}"]
+    now = time.time()
+    return [
+        f"{key} {shown(record[key])} is in the future (more than a day after now)"
+        for key, at in times.items()
+        if (at.timestamp() if at.tzinfo is not None else time.mktime(at.timetuple())) > now + FUTURE_S
+    ]
 
 
 def _comparable_times(record: dict[str, Any]) -> bool:
