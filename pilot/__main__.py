@@ -142,6 +142,9 @@ def _failed(error: Exception, run_dir: Path, multirun: bool, overrides: list[str
         sys.exit(1)
     if not multirun:
         raise error
+    if said is not None:  # a full disk, a denied file, a file in the way: the same one message as a single run's
+        log.error("job %s failed: %s", run_dir, said)
+        return
     log.error(
         "job %s ended with %s: %s%s", run_dir, type(error).__name__, error, f" ({kept})" if kept.is_file() else ""
     )

@@ -8,6 +8,7 @@ traceback. This module is a leaf: every layer may import it.
 from __future__ import annotations
 
 import errno
+import os
 import shutil
 import signal
 import traceback
@@ -153,13 +154,24 @@ def access_denied(error: BaseException) -> AccessDenied | None:
 
 
 class FileInTheWay(PilotError, OSError):
-    """A file stands where the run writes a directory (``export``, ``checkpoints``): the message names it."""
+    """A file stands where the run writes a directory (``export``, ``checkpoints``), or a directory where it
+    writes a file: the message names it."""
 
 
 def in_the_way(error: BaseException) -> FileInTheWay | None:
     """``error`` as one ``FileInTheWay`` when making or writing a directory of the run failed on a file
-    standing in its place (``File exists``, ``Not a directory``), else None."""
+    standing in its place (``File exists``, ``Not a directory``), or writing a file on a directory standing
+    in its place (``Is a directory``), else None."""
     for cause in error_chain(error):
+        names = [name for name in (getattr(cause, "filename", None), getattr(cause, "filename2", None)) if name]
+        if getattr(cause, "errno", None) == errno.EISDIR and names:  # os.replace(staged, final): the final one
+            directory = next((name for name in names if os.path.isdir(name)), names[-1])
+            return FileInTheWay(
+                f"{directory} is a directory where the run writes a file. What was written before is untouched "
+                "(earlier checkpoints and records are intact; run.json says where the run stopped). Fix: move that "
+                "directory away, then start the same command again: a training run resumes from its newest valid "
+                "checkpoint."
+            )
         if getattr(cause, "errno", None) in (errno.EEXIST, errno.ENOTDIR) and getattr(cause, "filename", None):
             blocking = file_in_the_way(cause.filename)
             if blocking is not None:

@@ -450,6 +450,11 @@ def test_a_file_where_the_export_goes_stops_the_closing_in_one_message_and_the_r
     record = json.loads((tmp_path / "run.json").read_text())
     assert record["status"] == "failed" and record["stop_cause"] == "file_in_the_way"
     (tmp_path / "export").unlink()
+    (tmp_path / "export" / "model.safetensors").mkdir(parents=True)  # the other way round: a directory (a traceback)
+    blocked = run_pilot(tmp_path, *line)
+    assert blocked.returncode == 2 and "Traceback" not in blocked.stderr, blocked.stderr[-3000:]
+    assert "model.safetensors is a directory where the run writes a file" in blocked.stderr
+    (tmp_path / "export" / "model.safetensors").rmdir()
     resumed = run_pilot(tmp_path, *line)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert json.loads((tmp_path / "run.json").read_text())["status"] == "ok"
