@@ -210,3 +210,28 @@ def test_a_minimum_time_that_means_nothing_is_refused_before_anything_is_compute
         stored.min_store_seconds()
     monkeypatch.setenv(MIN_SECONDS_ENV, "")
     assert stored.min_store_seconds() == 5.0
+
+
+def test_a_model_saved_again_into_the_same_folder_computes_again(make_cfg, store, tmp_path):
+    """model.path names a folder: a model saved again there (another size) was read from the store under the
+    old estimate ('the same config, data, code and versions'): only the path's text was in the key."""
+    import torch
+    import transformers
+
+    def save(layers: int) -> None:
+        config = transformers.LlamaConfig(
+            vocab_size=259, hidden_size=32, intermediate_size=64, num_hidden_layers=layers, num_attention_heads=2,
+            max_position_embeddings=256, pad_token_id=256, bos_token_id=257, eos_token_id=258,
+        )  # fmt: skip
+        torch.manual_seed(0)
+        transformers.LlamaForCausalLM(config).save_pretrained(tmp_path / "model")
+
+    _, computed = store
+    cfg = make_cfg("model=hf_causal_lm", f"model.path={tmp_path / 'model'}")
+    save(1)
+    first = _estimate(cfg)
+    save(3)
+    again = _estimate(cfg)
+    assert len(computed) == 2 and not from_store(again)
+    assert again.parameters > first.parameters
+    assert from_store(_estimate(cfg))  # unchanged since: read back

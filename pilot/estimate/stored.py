@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.util
+import itertools
 import json
 import logging
 import math
@@ -54,6 +55,7 @@ from pilot.data.task import TaskData
 from pilot.errors import PilotError, file_in_the_way
 from pilot.estimate.fake_tensor import MemoryEstimate, estimate_memory
 from pilot.estimate.inputs import config_variant, estimate_inputs
+from pilot.variant import is_defining
 
 CACHE_ENV = "PILOT_ESTIMATE_CACHE"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
@@ -124,6 +126,48 @@ def _user_sources(config: dict[str, Any]) -> list[Path]:
     return sorted(files)
 
 
+HASHED_BYTES = 1 << 24  # a named file up to this size is read whole into the key; a larger one by size and time
+NAMED_ENTRIES = 2000  # of a named directory's entries, at most this many are in the key (a model folder holds dozens)
+
+
+def _named_files(config: dict[str, Any]) -> dict[str, Any]:
+    """Every local file or directory a config value names (``model.path``: a model's config.json, a
+    plug-in factory's ``from_pretrained`` folder, a data file), by content: small files read whole, larger
+    ones (weights) by size and modification time, a directory's files likewise (a model saved again into
+    the same folder was read from the store under its old size)."""
+    named: dict[str, Any] = {}
+    sections = {key: value for key, value in config.items() if is_defining(key) and key != "data"}  # data: its batches
+    for value in _strings(sections):
+        path = Path(value).expanduser()
+        if value in named or len(value) > 4096 or not path.exists():
+            continue
+        files = (
+            sorted(f for f in itertools.islice(path.rglob("*"), NAMED_ENTRIES) if f.is_file())
+            if path.is_dir()
+            else [path]
+        )
+        named[value] = {str(f.relative_to(path)) if path.is_dir() else f.name: _file_fingerprint(f) for f in files}
+    return named
+
+
+def _strings(node: Any) -> list[str]:
+    if isinstance(node, dict):
+        return [s for value in node.values() for s in _strings(value)]
+    if isinstance(node, list):
+        return [s for value in node for s in _strings(value)]
+    return [node] if isinstance(node, str) and node else []
+
+
+def _file_fingerprint(path: Path) -> str:
+    try:
+        stat = path.stat()
+        if stat.st_size <= HASHED_BYTES:
+            return hashlib.sha256(path.read_bytes()).hexdigest()
+        return f"{stat.st_size} bytes, modified {stat.st_mtime_ns}"
+    except OSError:
+        return "<unreadable>"
+
+
 def _versions() -> dict[str, str]:
     found = {"python": platform.python_version()}
     for name in VERSIONED:
@@ -160,6 +204,7 @@ def key_material(cfg: DictConfig, task: TaskData, variant: dict[str, Any]) -> di
         "batches": [_batch_digest(inputs.train_batch), _batch_digest(inputs.eval_batch)],
         "pilot": _file_digest(list(PACKAGE_DIR.rglob("*.py"))),
         "user_code": _file_digest(_user_sources(config)),
+        "named_files": _named_files(config),
         "versions": _versions(),
     }
 
