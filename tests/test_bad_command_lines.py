@@ -76,6 +76,8 @@ REFUSED_BY_VALIDATION = [
     ("mode=estimate estimate.seq_len=100000", ("estimate.seq_len=100000", "model.max_len=96")),
     # a pinned GPU count the choice sheet has no row for ("nothing planned" and exit 0, before)
     ("mode=estimate rental.gpu_count=3", ("rental.gpu_count=3", "rental.counts=[1, 2, 3, 4, 8]")),
+    # a GPU count twice (the sheet's rows twice, nothing said, before)
+    ("mode=estimate rental.counts=[1,2,2]", ("rental.counts=[1, 2, 2]", "Fix: rental.counts=[1,2]")),
     # early stopping with no validation point to count: it could never act
     ("mode=train loop.eval_every=0 loop.early_stop_patience=3", ("loop.early_stop_patience=3", "loop.eval_every=")),
     # fp16 parameters trained in full (a traceback from the gradient scaler, or nan within updates, before)

@@ -28,6 +28,11 @@ def check_rental(cfg, problems: list[Problem]) -> None:
         values = list(select(cfg, f"rental.{key}") or [])
         if not values or any(v <= 0 for v in values):
             problems.append(Problem(f"rental.{key}", values, "a non-empty list of positive numbers."))
+        elif len(set(values)) < len(values):  # each a row (or a plan) of its own: a repeat is the same one twice
+            unique = list(dict.fromkeys(values))
+            problems.append(
+                Problem(f"rental.{key}", values, f"each value once. Fix: rental.{key}=[{','.join(map(str, unique))}].")
+            )
     counts = list(select(cfg, "rental.counts") or [])
     if rental.gpu_count is not None and rental.gpu_count > 0 and counts and rental.gpu_count not in counts:
         problems.append(
