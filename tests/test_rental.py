@@ -450,3 +450,17 @@ def test_the_sheet_tries_checkpointing_when_the_model_a_factory_built_supports_i
     for cfg, tried in ((gpt, [False, True]), (classifier, [False])):
         cache = EstimateCache(cfg, instantiate(cfg.data, _convert_="all"))
         assert _Setup.read(cfg, cache).settings == tried
+
+
+def test_a_ddp_row_whose_peak_is_the_optimizer_step_points_at_sharding():
+    """A1.01B model on 24 GB GPUs x 2/4/8 (DDP: each replica holds every state) said only that checkpointing
+    or a smaller micro-batch cannot lower the optimizer step's peak; sharded (distributed=fsdp) they fit."""
+    from types import SimpleNamespace
+
+    from pilot.rental.row_reasons import no_fit_reason
+
+    peak = SimpleNamespace(during="optimizer step", phase="first_step", breakdown={"optimizer_state": 8 << 30})
+    smallest = (26 << 30, SimpleNamespace(peak_phase=peak))
+    setup = SimpleNamespace(settings=(False,))
+    assert "distributed=fsdp" in no_fit_reason(setup, smallest, replicas=4)
+    assert "distributed=fsdp" not in no_fit_reason(setup, smallest)

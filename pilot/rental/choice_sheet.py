@@ -244,7 +244,7 @@ def _fill_row(
     if chosen is None:
         row["need_gib"] = smallest[0] / GIB
         row["headroom_gib"] = (capacity - smallest[0]) / GIB
-        row["reason"] = no_fit_reason(setup, smallest)
+        row["reason"] = no_fit_reason(setup, smallest, count if ranks == 1 and row["precision"] != "fp16" else 1)
         return
     micro, checkpointing, estimate, need = chosen
     same_setup = _pilot_setup(measured, gpu, count, micro, checkpointing, row["precision"], setup)

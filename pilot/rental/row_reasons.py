@@ -41,17 +41,24 @@ def sharding_reason(setup: Any, state_need: float, ranks: int, precision: str) -
     return f"{needs}: they must be sharded (FSDP) over several GPUs — see this GPU's rows with more GPUs"
 
 
-def no_fit_reason(setup: Any, smallest: tuple) -> str:
-    """Why even the smallest setting does not fit, naming the term that sets its peak."""
+def no_fit_reason(setup: Any, smallest: tuple, replicas: int = 1) -> str:
+    """Why even the smallest setting does not fit, naming the term that sets its peak (``replicas``: a DDP
+    row's GPUs, each holding every model state, which sharding them would divide)."""
     need, estimate = smallest
     peak = estimate.peak_phase
     checkpointing = " with activation checkpointing" if True in setup.settings else ""
     if peak.during == "optimizer step":
         held = sum(peak.breakdown.get(k, 0) for k in ("parameters", "gradients", "optimizer_state"))
+        shard = (
+            f"; each of the {replicas} DDP replicas holds all of them, and sharded (FSDP) each GPU would hold about "
+            f"1/{replicas}: mode=estimate with distributed=fsdp estimates this row sharded"
+            if replicas > 1
+            else ""
+        )
         return (
             f"even micro-batch 1 needs {need / GIB:.1f} GiB, more than one GPU holds: the peak is the "
             f"optimizer step ({held / GIB:.1f} GiB of weights, gradients and optimizer state, activations "
-            "already freed), which activation checkpointing or a smaller micro-batch cannot lower"
+            f"already freed), which activation checkpointing or a smaller micro-batch cannot lower{shard}"
         )
     if peak.phase == "eval_longest":
         return (
