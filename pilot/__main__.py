@@ -32,6 +32,7 @@ from pilot.errors import (
     user_error,
 )
 from pilot.estimate_run import run_estimate
+from pilot.hydra_files import close_job_log
 from pilot.models.hf_causal_lm import config_key_outside_the_yaml
 from pilot.pilot_run import run_pilot
 from pilot.process_exit import exit_code_of, exit_now
@@ -52,7 +53,7 @@ from pilot.run_directory import (
     settle_refused_sweeps,
     unsettled_run_directories,
 )
-from pilot.run_ending import ERROR_FILE
+from pilot.run_ending import ERROR_FILE, train_exit_code
 from pilot.run_record import resume_hint
 from pilot.startup_signals import raise_from_now_on, signal_name_of
 from pilot.sweep_signals import received as passed_on_to_jobs
@@ -152,7 +153,7 @@ def _failed(error: Exception, run_dir: Path, multirun: bool, overrides: list[str
 
 def _refused(error: PilotError, run_dir: Path, multirun: bool, overrides: list[str] = ()) -> None:
     if multirun and isinstance(error, RunFinished):  # a relaunch into a fixed subdir: the job's result, as it
-        _close_job_log(run_dir)  # ended (ok, diverged, a pilot's fail); said on the console only, the job's
+        close_job_log(run_dir)  # ended (ok, diverged, a pilot's fail); said on the console only, the job's
         if error.exit_code == 0:  # directory left to the byte (submitit logs after this)
             print(
                 f"pilot: job {run_dir} already finished ok in its directory: kept as this job's result, nothing was done"
@@ -171,27 +172,6 @@ def _refused(error: PilotError, run_dir: Path, multirun: bool, overrides: list[s
         return
     log.error("job %s refused: %s", run_dir, error)
     note_refused_job(run_dir)
-
-
-def _close_job_log(run_dir: Path) -> None:
-    """No more lines into the job's log in ``run_dir`` (Hydra's file handler on the root logger)."""
-    root = logging.getLogger()
-    for handler in list(root.handlers):
-        if isinstance(handler, logging.FileHandler) and Path(handler.baseFilename).parent == Path(run_dir).absolute():
-            root.removeHandler(handler)
-            handler.close()
-
-
-def train_exit_code(record: dict) -> int:
-    """0 for ``ok``; 128 + the signal's number for ``interrupted`` (the shell's convention);
-    1 for any other ending (diverged, oom, failed, preempted), so a script can gate on it."""
-    status = record.get("status", "ok")  # {} on ranks > 0: rank 0 reports
-    if status == "ok":
-        return 0
-    if status == "interrupted":
-        signals = record.get("interrupted_by") or [{}]
-        return int(signals[-1].get("exit_code", 130))
-    return 1
 
 
 def _leave_run_directory_to_rank_zero() -> None:

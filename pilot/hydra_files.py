@@ -11,6 +11,7 @@ they were — content and times, with ``run.json`` to tell whether the line ran 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,3 +109,12 @@ def jobs_files_before() -> dict[str, HydraFiles]:
     jobs = dict(_jobs_before)
     _jobs_before.clear()
     return jobs
+
+
+def close_job_log(run_dir: Path) -> None:
+    """No more lines into the job's log in ``run_dir`` (Hydra's file handler on the root logger)."""
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if isinstance(handler, logging.FileHandler) and Path(handler.baseFilename).parent == Path(run_dir).absolute():
+            root.removeHandler(handler)
+            handler.close()

@@ -164,3 +164,15 @@ def _over_attempts(peaks: dict[str, Any], recorded: dict[str, Any]) -> dict[str,
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             out[key] = max(value, out[key]) if isinstance(out.get(key), (int, float)) else value
     return out
+
+
+def train_exit_code(record: dict) -> int:
+    """0 for ``ok``; 128 + the signal's number for ``interrupted`` (the shell's convention);
+    1 for any other ending (diverged, oom, failed, preempted), so a script can gate on it."""
+    status = record.get("status", "ok")  # {} on ranks > 0: rank 0 reports
+    if status == "ok":
+        return 0
+    if status == "interrupted":
+        signals = record.get("interrupted_by") or [{}]
+        return int(signals[-1].get("exit_code", 130))
+    return 1

@@ -33,7 +33,6 @@ from __future__ import annotations
 import logging
 import resource
 import time
-from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -57,7 +56,7 @@ from pilot.estimate.local_shards import LocalShardOptimizer
 from pilot.estimate.mask_reads import FakeMaskPaths
 from pilot.estimate.ranks import Ranks, estimate_ranks
 from pilot.estimate.refusal import EstimateRefused, refusal_reason, settings_in_message
-from pilot.estimate.tracker import breakdown, left_after, steady_growth, tracker_class
+from pilot.estimate.tracker import Meter, breakdown, left_after, steady_growth, tracker_class
 
 NOT_COVERED = (
     "the CUDA context and the kernels' own code (hundreds of MiB per process, outside PyTorch's "
@@ -135,28 +134,6 @@ class MemoryEstimate:
         return data
 
 
-class _Meter:
-    """The tracker around each part of a phase; on CUDA also the caching allocator's peak."""
-
-    def __init__(self, tracker: Any, device: torch.device):
-        self.tracker, self.device = tracker, device
-        self.allocator_peak: int | None = None  # since the phase began (CUDA only)
-
-    def __call__(self, work: Callable[[], Any]) -> dict[str, int]:
-        """Bytes per category at the peak of ``work``."""
-        on_cuda = self.device.type == "cuda"
-        self.tracker.reset_mod_stats()
-        if on_cuda:
-            torch.cuda.synchronize(self.device)
-            torch.cuda.reset_peak_memory_stats(self.device)
-        with self.tracker:
-            work()
-        if on_cuda:
-            torch.cuda.synchronize(self.device)
-            self.allocator_peak = max(self.allocator_peak or 0, torch.cuda.max_memory_allocated(self.device))
-        return breakdown(self.tracker.get_tracker_snapshot("peak"))
-
-
 def _hold_gradients(model: torch.nn.Module, tracker: Any) -> None:
     """Give every trained parameter the gradient an earlier micro-batch would have left (zeros: the
     same shape, dtype and device; on fake tensors no values exist anyway), counted as gradients."""
@@ -169,7 +146,7 @@ def _hold_gradients(model: torch.nn.Module, tracker: Any) -> None:
 def _update_phase(
     name: str,
     trainer: Trainer,
-    meter: _Meter,
+    meter: Meter,
     inputs: EstimateInputs,
     counter: FlopTotal | None = None,
     shortcut: bool = False,
@@ -218,7 +195,7 @@ def _phase(
     )
 
 
-def _steady_from_first(first: PhaseEstimate, trainer: Trainer, meter: _Meter, inputs: EstimateInputs) -> PhaseEstimate:
+def _steady_from_first(first: PhaseEstimate, trainer: Trainer, meter: Meter, inputs: EstimateInputs) -> PhaseEstimate:
     """Every later update, from the first one: its forward/backward is the first update's with the
     optimizer state now held (the same operations on the same tensors, plus a constant the update
     does not touch: the peak moves by exactly that amount); its optimizer step runs again, now with
@@ -234,7 +211,7 @@ def _steady_from_first(first: PhaseEstimate, trainer: Trainer, meter: _Meter, in
 
 
 def _eval_phase(
-    task: TaskData, trainer: Trainer, meter: _Meter, inputs: EstimateInputs, batch: Batch, counter: FlopTotal
+    task: TaskData, trainer: Trainer, meter: Meter, inputs: EstimateInputs, batch: Batch, counter: FlopTotal
 ) -> PhaseEstimate:
     """A forward pass without gradients on the evaluation ``batch`` (its FLOPs in ``counter``)."""
     model = trainer.raw_model
@@ -291,7 +268,7 @@ def _run_phases(
     eval_batch = move_to(inputs.eval_batch, target)
     tracker = tracker_type()
     tracker.track_external(model, trainer.optimizer)
-    meter, counter = _Meter(tracker, target), FlopTotal()
+    meter, counter = Meter(tracker, target), FlopTotal()
     if shortcut:  # one forward/backward in all: the worst micro-batch of the first update
         if trainer.sharded:  # the optimizer's kernels on rank 0's local shards (see local_shards)
             trainer.optimizer = LocalShardOptimizer(trainer.optimizer)

@@ -8,6 +8,7 @@ tensors and on real ones alike (``pilot.estimate.fake_tensor``).
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -128,3 +129,25 @@ def steady_growth(left: list[int]) -> int:
     drift; 0 when it did not grow after every one."""
     growth = [later - earlier for earlier, later in zip(left, left[1:])]
     return min(growth) if growth and min(growth) > 0 else 0
+
+
+class Meter:
+    """The tracker around each part of a phase; on CUDA also the caching allocator's peak."""
+
+    def __init__(self, tracker: Any, device: torch.device):
+        self.tracker, self.device = tracker, device
+        self.allocator_peak: int | None = None  # since the phase began (CUDA only)
+
+    def __call__(self, work: Callable[[], Any]) -> dict[str, int]:
+        """Bytes per category at the peak of ``work``."""
+        on_cuda = self.device.type == "cuda"
+        self.tracker.reset_mod_stats()
+        if on_cuda:
+            torch.cuda.synchronize(self.device)
+            torch.cuda.reset_peak_memory_stats(self.device)
+        with self.tracker:
+            work()
+        if on_cuda:
+            torch.cuda.synchronize(self.device)
+            self.allocator_peak = max(self.allocator_peak or 0, torch.cuda.max_memory_allocated(self.device))
+        return breakdown(self.tracker.get_tracker_snapshot("peak"))

@@ -294,14 +294,8 @@ def build_recap(
         out_dir.mkdir(parents=True, exist_ok=True)
         _remove_left_behind(out_dir)
         drawn = plot_curves_aside(frame, curves, staged["recap.png"], by) if plot and not frame.empty else None
-        try:  # the tables while the picture is drawn; recap.csv beside recap.md's text
-            csv_written = _csv_aside(
-                frame.drop(columns=["_data", "_plot", "_overrides_before"], errors="ignore"), staged["recap.csv"]
-            )
-            try:
-                text = _recap_text(frame, sections, len(skip), pool, missing)
-            finally:
-                csv_written()  # waited for, also when the text failed: nothing writes after the files are cleared
+        try:  # the tables while the picture is drawn
+            text = _tables(frame, staged["recap.csv"], lambda: _recap_text(frame, sections, len(skip), pool, missing))
         finally:
             picture = drawn() if drawn is not None else None  # waited for, also when the tables failed
         staged["recap.md"].write_text(text + ("\n![loss curves](recap.png)\n" if picture else ""))
@@ -320,6 +314,15 @@ def build_recap(
             + ". Fix: give a writable --out directory (or free space)."
         ) from None
     return frame.drop(columns=["_plot"], errors="ignore")
+
+
+def _tables(frame: pd.DataFrame, csv_path: Path, text: Callable[[], str]) -> str:
+    """recap.csv written (aside, ``_csv_aside``) while recap.md's ``text`` is composed; that text."""
+    written = _csv_aside(frame.drop(columns=["_data", "_plot", "_overrides_before"], errors="ignore"), csv_path)
+    try:
+        return text()
+    finally:
+        written()  # waited for, also when the text failed: nothing writes after the files are cleared
 
 
 def _csv_aside(table: pd.DataFrame, path: Path) -> Callable[[], None]:
