@@ -80,3 +80,18 @@ def test_plugin_configs_carry_no_pilot_schema(path):
     text = (EXAMPLE / path).read_text()
     assert "_target_: my_task." in text
     assert "defaults" not in text
+
+
+def test_a_misspelt_setting_of_a_plug_in_model_is_named_not_its_option(tmp_path):
+    """model.hiden=64 on the plug-in's model: the suggestion composed the config without the line's
+    hydra.searchpath and said "model=my_net: no such option" (and "data=my_data"), never the typo."""
+    result = subprocess.run(
+        [sys.executable, *COMMAND, "model.hiden=64", f"hydra.run.dir={tmp_path / 'run'}", "run.threads=1"],
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2, result.stderr[-3000:]
+    assert "no such option" not in result.stderr and "model.hidden" in result.stderr, result.stderr[-2000:]

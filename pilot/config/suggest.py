@@ -38,6 +38,7 @@ def suggestions(
     except Exception:  # noqa: BLE001 - a line Hydra could not parse: which argument, and how to write it
         return unreadable_arguments(parser, arguments)
     GlobalHydra.instance().clear()
+    _searchpath[:] = [o.input_line for o in overrides if o.key_or_group == "hydra.searchpath"]  # plug-in options
     try:
         with initialize_config_dir(config_dir=conf_dir, version_base="1.3"):
             loader = GlobalHydra.instance().config_loader()
@@ -65,7 +66,7 @@ def suggestions(
                     continue
                 values = _values(override)  # a sweep's each (-m optim.lr=1e-3,abc), else the one value
                 if key in groups or key.startswith("hydra/"):
-                    options = [o for o in loader.get_group_options(key) if not o.startswith(HIDDEN_OPTIONS)]
+                    options = [o for o in _options(loader, key) if not o.startswith(HIDDEN_OPTIONS)]
                     for value in [str(v) for v in values if options and str(v) not in options]:
                         lines.append(_nearest(f"{key}={value}: no such option", value, options, "options"))
                 elif not _has(cfg, key):
@@ -79,6 +80,17 @@ def suggestions(
         return []
     finally:
         GlobalHydra.instance().clear()
+
+
+_searchpath: list[str] = []  # the line's hydra.searchpath=[...]: a plug-in's options (model=my_model) are real
+
+
+def _compose(overrides: list[str]) -> DictConfig:
+    return compose("config", overrides=[*_searchpath, *overrides])
+
+
+def _options(loader, group: str) -> list[str]:
+    return loader.get_group_options(group, config_name="config", overrides=list(_searchpath))
 
 
 def _has(cfg: DictConfig, key: str) -> bool:
@@ -111,9 +123,9 @@ def _composed_with_choices(overrides: list, groups: set[str]) -> DictConfig:
         and not (o.key_or_group == "hydra" or o.key_or_group.startswith("hydra/"))
     ]
     try:
-        cfg = compose("config", overrides=chosen)
+        cfg = _compose(chosen)
     except Exception:  # noqa: BLE001 - a choice that does not exist: the default config
-        return compose("config")
+        return _compose([])
     # then the settings the line sets that this config has (model.model_type=gemma), not the refused ones
     settings = [
         o.input_line
@@ -126,7 +138,7 @@ def _composed_with_choices(overrides: list, groups: set[str]) -> DictConfig:
         and _has(cfg, o.key_or_group)
     ]
     try:
-        return compose("config", overrides=chosen + settings) if settings else cfg
+        return _compose(chosen + settings) if settings else cfg
     except Exception:  # noqa: BLE001 - one of them is refused too: each is said on its own line
         return cfg
 
@@ -221,11 +233,11 @@ def _in_another_option(loader, groups: set[str], key: str) -> str | None:
     if group not in groups or "." not in key:
         return None
     having = []
-    for option in loader.get_group_options(group):
+    for option in _options(loader, group):
         if option.startswith(HIDDEN_OPTIONS):
             continue
         try:
-            composed = compose("config", overrides=[f"{group}={option}"])
+            composed = _compose([f"{group}={option}"])
         except Exception:  # noqa: BLE001 - an option that does not compose alone: not suggested
             continue
         if OmegaConf.select(composed, key, default=_MISSING) is not _MISSING:
