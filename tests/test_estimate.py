@@ -377,3 +377,15 @@ def test_a_kernel_crash_on_settings_that_disagree_names_the_settings(make_cfg):
     pytest.importorskip("transformers")
     with pytest.raises(EstimateRefused, match=r"model.config.rotary_dim=64 \(not set: gptj's default\)"):
         estimate_memory(make_cfg("model=hf_causal_lm", "model.model_type=gptj"))
+
+
+def test_a_synthetic_batch_beyond_this_machines_memory_is_refused_not_killed(make_cfg):
+    """estimate.seq_len=100000000: the real tensors of the synthetic batch were promised by Linux, then the
+    out-of-memory killer ended the process (rc 137) with no word."""
+    from pilot.estimate.refusal import EstimateRefused
+
+    cfg = make_cfg(
+        "model=hf_causal_lm", "estimate.seq_len=1000000000000", "model.config.max_position_embeddings=1000000000000"
+    )
+    with pytest.raises(EstimateRefused, match=r"estimate.seq_len=1000000000000 with batch.micro_batch=.*GiB available"):
+        estimate_memory(cfg)

@@ -7,6 +7,7 @@ import copy
 from dataclasses import dataclass, replace
 from typing import Any
 
+import psutil
 import torch
 from omegaconf import DictConfig, OmegaConf, open_dict
 from torch._subclasses.fake_tensor import FakeTensorMode
@@ -53,6 +54,13 @@ def target_seq_len(cfg: DictConfig, task: TaskData) -> int | None:
 def _batch(task: TaskData, split: str, count: int, seq_len: int | None) -> Batch:
     """``count`` of the longest examples, as real tensors; a batch too large for this machine's memory
     (the estimate's inputs are real before they are fake) is refused naming the setting."""
+    if seq_len is not None and (short := _beyond_memory(count, seq_len)):  # Linux promises memory, then kills
+        key = "batch.micro_batch" if split == "train" else "batch.eval_micro_batch"
+        raise EstimateRefused(
+            f"estimate.seq_len={seq_len} with {key}={count}: the estimate builds that batch as real tensors before "
+            f"it fakes them, about {short[0] / 2**30:.1f} GiB (ids, labels and mask of 8 bytes per position), and this "
+            f"machine has {short[1] / 2**30:.1f} GiB available. Fix: a shorter estimate.seq_len or a smaller {key}."
+        )
     try:
         if seq_len is not None:
             return task.synthetic_batch(count, seq_len)
@@ -82,6 +90,15 @@ def _with_padding(task: TaskData, batch: Batch) -> Batch:
     padded = mask.clone()
     padded[0, 0 if task.info.get("padding_side") == "left" else -1] = 0
     return {**batch, "attention_mask": padded}
+
+
+def _beyond_memory(count: int, seq_len: int) -> tuple[int, int] | None:
+    """(bytes, available) when a synthetic batch's tensors (about three of int64 per position) would take
+    more than half of this machine's available memory (the kernel's out-of-memory killer ends the process
+    with no word otherwise), else None."""
+    needed = 3 * 8 * int(count) * int(seq_len)
+    available = psutil.virtual_memory().available
+    return (needed, available) if needed > available // 2 else None
 
 
 @dataclass
