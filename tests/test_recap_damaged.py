@@ -1107,20 +1107,6 @@ def test_a_variants_unreadable_runs_are_counted_in_its_row(tmp_path):
     assert row["runs"] == 1 and row["unreadable"] == 1
 
 
-def test_recap_csv_written_aside_is_the_same_and_its_failure_is_raised_here(tmp_path, monkeypatch):
-    """recap.csv is written in a forked process beside recap.md's text (10,000 runs); what it writes is what
-    this process would, and a write that fails there is done again here, raising its error."""
-    from pilot.recap import outputs
-
-    monkeypatch.setattr(outputs, "CSV_ASIDE_ROWS", 1)
-    table = pd.DataFrame({"run_id": ["a", "b"], "final_val_loss": [0.5, float("nan")]})
-    outputs._csv_aside(table, tmp_path / "aside.csv")()
-    table.to_csv(tmp_path / "here.csv", index=False)
-    assert (tmp_path / "aside.csv").read_bytes() == (tmp_path / "here.csv").read_bytes()
-    with pytest.raises(OSError):
-        outputs._csv_aside(table, tmp_path / "missing" / "aside.csv")()
-
-
 def test_a_variant_whose_every_run_is_unreadable_has_its_row(tmp_path):
     """One seed per variant, its run.json damaged: the variant had no per-variant row, its count nowhere."""
     make_run(tmp_path / "a", record())
