@@ -209,7 +209,7 @@ def test_a_minimum_time_that_means_nothing_is_refused_before_anything_is_compute
     with pytest.raises(stored.EstimateStoreSetting, match=f"{MIN_SECONDS_ENV}='{value}' is not a number of seconds"):
         stored.min_store_seconds()
     monkeypatch.setenv(MIN_SECONDS_ENV, "")
-    assert stored.min_store_seconds() == 5.0
+    assert stored.min_store_seconds() == 2.0
 
 
 def test_a_model_saved_again_into_the_same_folder_computes_again(make_cfg, store, tmp_path):

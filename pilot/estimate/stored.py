@@ -61,7 +61,7 @@ CACHE_ENV = "PILOT_ESTIMATE_CACHE"
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 VERSIONED = ("torch", "transformers", "peft", "tokenizers", "accelerate")
 STORE_NOTE = "read from the estimate store"
-MIN_SECONDS_ENV = "PILOT_ESTIMATE_STORE_MIN_S"  # kept only if computing took this long (default 5 s)
+MIN_SECONDS_ENV = "PILOT_ESTIMATE_STORE_MIN_S"  # kept only if computing took this long (default 2 s)
 
 log = logging.getLogger("pilot")
 
@@ -275,17 +275,17 @@ def stored_estimate(
 
 
 def min_store_seconds() -> float:
-    """``$PILOT_ESTIMATE_STORE_MIN_S`` (default 5); ``EstimateStoreSetting`` names a value that is no
+    """``$PILOT_ESTIMATE_STORE_MIN_S`` (default 2); ``EstimateStoreSetting`` names a value that is no
     number of seconds >= 0 (checked when ``mode=estimate`` starts, before anything is computed)."""
-    value = os.environ.get(MIN_SECONDS_ENV) or "5"  # set but empty: the default
+    value = os.environ.get(MIN_SECONDS_ENV) or "2"  # set but empty: the default
     try:
         seconds = float(value)
     except ValueError:
         seconds = math.nan
     if not math.isfinite(seconds) or seconds < 0:
         raise EstimateStoreSetting(
-            f"{MIN_SECONDS_ENV}={value!r} is not a number of seconds >= 0. Fix: e.g. {MIN_SECONDS_ENV}=5 (the "
-            f"default: only estimates that took 5 s or more are kept), 0 keeps every one, or unset it."
+            f"{MIN_SECONDS_ENV}={value!r} is not a number of seconds >= 0. Fix: e.g. {MIN_SECONDS_ENV}=2 (the "
+            f"default: only estimates that took 2 s or more are kept), 0 keeps every one, or unset it."
         )
     return seconds
 
