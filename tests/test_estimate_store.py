@@ -235,3 +235,21 @@ def test_a_model_saved_again_into_the_same_folder_computes_again(make_cfg, store
     assert len(computed) == 2 and not from_store(again)
     assert again.parameters > first.parameters
     assert from_store(_estimate(cfg))  # unchanged since: read back
+
+
+def test_a_file_beside_a_plug_in_factory_that_it_reads_is_part_of_the_key(make_cfg, tmp_path, monkeypatch):
+    """A factory reading its sizes from a JSON file beside it: the file changed (a model 150x larger) and the
+    store gave the old estimate 'of the same code' (only the .py files were in the key)."""
+    package = tmp_path / "sized_net"
+    package.mkdir()
+    (package / "__init__.py").write_text("from pilot.models.tiny_gpt import TinyGPT as Net\n")
+    sizes = package / "sizes.json"
+    sizes.write_text('{"d_model": 32}')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    cfg = make_cfg("model._target_=sized_net.Net")
+    task = instantiate(cfg.data, _convert_="all")
+    variant = {"micro_batch": 2, "checkpointing": False, "ranks": 1}
+    before = key_material(cfg, task, variant)
+    sizes.write_text('{"d_model": 256}')
+    after = key_material(cfg, task, variant)
+    assert after["user_files"] != before["user_files"] and after["user_code"] == before["user_code"]

@@ -108,6 +108,43 @@ def test_labels_kept_at_padding_that_the_loss_itself_leaves_out_warn_and_are_not
     assert SubsetScorer(twin, twin_items, 4, runner.load("bug_collate_pad_counted").build_model(twin)).untrained == 0
 
 
+def test_the_gradient_of_another_head_is_not_read_as_the_labels_loss():
+    """A tagger with an auxiliary LM head (dict output; the LM head the larger one): the probe read the LM
+    head's gradient at the tag ids, found no tag trained, and the tiny subset judged none (0% recovered)."""
+    import torch.nn.functional as F
+    from torch import nn
+
+    from pilot.checks.untrained_labels import loss_trained
+    from pilot.data import byte_tokenizer as tok
+    from tests.planted_tasks._text_tasks import Tagger, tagging_task
+
+    class TwoHeads(Tagger):
+        def __init__(self):
+            super().__init__()
+            self.lm = nn.Linear(32, tok.VOCAB_SIZE)
+
+        def forward(self, input_ids, attention_mask):
+            h = self.encoder(
+                self.embed(input_ids) + self.position(torch.arange(input_ids.shape[1])),
+                src_key_padding_mask=attention_mask == 0,
+            )
+            return {"logits": self.head(h), "lm_logits": self.lm(h)}
+
+    def loss_sum(out, batch):
+        tags = F.cross_entropy(
+            out["logits"].transpose(1, 2).float(), batch["labels"], ignore_index=-100, reduction="sum"
+        )
+        chars = batch["input_ids"].masked_fill(batch["attention_mask"] == 0, -100)
+        lm = F.cross_entropy(out["lm_logits"].transpose(1, 2).float(), chars, ignore_index=-100, reduction="sum")
+        return tags + 0.1 * lm
+
+    task = tagging_task(loss_sum=loss_sum, predict=lambda out, batch: out["logits"].argmax(-1))
+    items = [task.encode(e) for e in task.splits["train"][:8]]
+    assert loss_trained(task, TwoHeads(), task.collate(items[:4])) is None  # not these labels' head: not told
+    assert SubsetScorer(task, items, 4, TwoHeads()).untrained == 0
+    assert inspect_task(task, 2, 4, TwoHeads())[0].verdict == "pass"
+
+
 def test_declared_target_not_counted_fails(suite):
     assert "declared target token(s) not counted in the loss: 1 of" in reason(
         suite, "bug_collate_eos_dropped", "inspect"

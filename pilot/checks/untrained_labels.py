@@ -36,6 +36,8 @@ ABOUT_COUNTED = (
     "labels at position(s)",
 )
 SECONDS = 30.0  # measuring stops after this long; the micro-batches left keep their findings, said so
+ALWAYS = 2  # the first micro-batches measured whatever the row checks found
+PUSHED_SHARE = 0.9  # of the labelled real positions, the share the measured output must push towards their label
 
 
 class LossPositions:
@@ -47,9 +49,15 @@ class LossPositions:
         self.deadline = time.monotonic() + SECONDS
         self.measured = self.not_measured = 0  # micro-batches with row findings
         self.untrained: list[tuple[str, int, list[int]]] = []  # (split, example, label positions)
+        self.seen = 0  # micro-batches offered
 
     def wanted(self, findings: list[Finding]) -> bool:
-        return self.model is not None and any(f.problem.startswith(ABOUT_COUNTED) for f in findings)
+        """A micro-batch to measure: one whose rows are flagged for positions the labels count, and the
+        first ``ALWAYS`` ones anyway (a loss that skips real targets its labels and count agree on)."""
+        if self.model is None:
+            return False
+        self.seen += 1
+        return self.seen <= ALWAYS or any(f.problem.startswith(ABOUT_COUNTED) for f in findings)
 
     def trained(self, batch: Batch) -> torch.Tensor | None:
         """``loss_trained`` within the time given; None when time is up."""
@@ -76,11 +84,14 @@ class LossPositions:
             if all(keep):
                 continue
             gone = [(p, q) for p, q, k in zip(view.counted, view.predicted, keep) if not k]
-            self.untrained.append((view.split, view.example.index, [p for p, _ in gone]))
             real = [(p, q) for p, q in gone if q < len(mask[view.row]) and mask[view.row][q]]
-            if real and ids is not None and pad is not None and all(ids[view.row][q] == pad for _, q in real):
-                if self.task.expected_targets is None:  # declared targets: collated.target_findings says it
-                    found.append(Finding(_by_value(real, pad), view.split, view.example.index))
+            padding = [p for p, q in gone if (p, q) not in real]
+            if padding:  # labelled padding the loss leaves out: right, but the counts read it (a warning)
+                self.untrained.append((view.split, view.example.index, padding))
+            if real and self.task.expected_targets is None:  # declared targets: collated.target_findings says it
+                by_value = ids is not None and pad is not None and all(ids[view.row][q] == pad for _, q in real)
+                said = _by_value(real, pad) if by_value else _real_skipped(real)  # a real target the loss skips
+                found.append(Finding(said, view.split, view.example.index))
             view.counted = [p for p, k in zip(view.counted, keep) if k]
             view.predicted = [p for p, k in zip(view.predicted, keep) if k]
             view.values = [v for v, k in zip(view.values, keep) if k]
@@ -103,7 +114,7 @@ class LossPositions:
             f"labels mark {count} position(s) of {len(self.untrained)} example(s) as targets (not -100) that "
             f"loss_sum does not train (its gradient does not push them towards their label; first: {split} example {example}, positions "
             f"{spans(positions)}): the loss is judged by what it trains, but pilot's counts of targets and of "
-            "correct predictions (a run's accuracy, predictions.jsonl) read every label that is "
+            "correct predictions (a run's accuracy without a task's correct_count, predictions.jsonl) read every label that is "
             f"not -100 as a target{later}. Fix: set labels to -100 wherever loss_sum leaves a position out"
         )
         details["untrained_label_positions"] = count
@@ -116,6 +127,14 @@ def _by_value(real: list[tuple[int, int]], pad: int) -> str:
         f"each is token {pad}, the value at every padding position, so a loss that leaves out labels equal to the "
         "pad id drops the real ones too (a pad token set to the end-of-sequence token, as GPT-2's tokenizers are). "
         "Fix: leave padding out by position (the attention mask), or a pad id no real token uses"
+    )
+
+
+def _real_skipped(real: list[tuple[int, int]]) -> str:
+    return (
+        f"real token(s) labelled as targets that loss_sum does not train (positions {spans([p for p, _ in real])}): "
+        "the loss skips targets its labels give (a mask one position off, the last token's <eos>), or leaves "
+        "them out on purpose and the labels say otherwise. Fix: train them, or set their labels to -100"
     )
 
 
@@ -141,6 +160,8 @@ def loss_trained(task: TaskData, model: torch.nn.Module, batch: Batch) -> torch.
     labels = batch.get("labels")
     if not torch.is_tensor(labels) or labels.dim() != 2 or labels.is_floating_point() or len(labels) != len(grad):
         return reached
+    if tuple(grad.shape[:2]) != tuple(labels.shape):  # frames, not label positions (CTC): not paired here
+        return None
     labels, width, classes = labels.cpu(), grad.shape[1], grad.shape[-1]
     shift = prediction_offset(task) - 1 if task.convention == NEXT_TOKEN else 0  # output o scores label o - shift
     at = torch.arange(width) - shift
@@ -149,7 +170,26 @@ def loss_trained(task: TaskData, model: torch.nn.Module, batch: Batch) -> torch.
     label[:, inside] = labels[:, at[inside]].long()
     labelled = (label >= 0) & (label < classes)
     pushed = grad.gather(-1, label.clamp(0, classes - 1).unsqueeze(-1)).squeeze(-1) < 0
+    real = _real_outputs(task, batch, shift, width)
+    if real is not None and bool((labelled & real).any()):  # another head's output (a multi-head model's
+        if float(pushed[labelled & real].float().mean()) < PUSHED_SHARE:  # largest) is not these labels'
+            return None
     return torch.where(labelled, pushed, reached)
+
+
+def _real_outputs(task: TaskData, batch: Batch, shift: int, width: int) -> torch.Tensor | None:
+    """[rows, output positions]: True where the output scores a real token's label (mask 1 at the token
+    its label predicts), or None when the batch has no mask of its labels' width."""
+    mask = real_mask(task, batch)
+    if mask is None or mask.dim() != 2:
+        return None
+    mask = mask.cpu().bool()
+    offset = prediction_offset(task)
+    at = torch.arange(width) - shift + offset  # output o -> label o - shift -> predicted token + offset
+    inside = (at >= 0) & (at < mask.shape[1])
+    real = torch.zeros((mask.shape[0], width), dtype=torch.bool)
+    real[:, inside] = mask[:, at[inside]]
+    return real
 
 
 def trained_labels(task: TaskData, trained_row: list[bool], positions: list[int]) -> list[bool]:

@@ -136,7 +136,7 @@ def _named_files(config: dict[str, Any]) -> dict[str, Any]:
     ones (weights) by size and modification time, a directory's files likewise (a model saved again into
     the same folder was read from the store under its old size)."""
     named: dict[str, Any] = {}
-    sections = {key: value for key, value in config.items() if is_defining(key) and key != "data"}  # data: its batches
+    sections = {key: value for key, value in config.items() if is_defining(key)}  # a tokenizer folder under data too
     for value in _strings(sections):
         path = Path(value).expanduser()
         if value in named or len(value) > 4096 or not path.exists():
@@ -148,6 +148,19 @@ def _named_files(config: dict[str, Any]) -> dict[str, Any]:
         )
         named[value] = {str(f.relative_to(path)) if path.is_dir() else f.name: _file_fingerprint(f) for f in files}
     return named
+
+
+def _beside_the_code(sources: list[Path]) -> dict[str, str]:
+    """The other files in the folders of your task and model code (a sizes.json your factory reads, a
+    vocabulary), by content (``_file_fingerprint``): a changed one gave a stale estimate "of the same code"."""
+    folders = sorted({source.parent for source in sources})
+    files = {
+        f
+        for folder in folders
+        for f in itertools.islice(folder.iterdir(), NAMED_ENTRIES)
+        if f.is_file() and f.suffix not in (".py", ".pyc")
+    }
+    return {str(f): _file_fingerprint(f) for f in sorted(files)}
 
 
 def _strings(node: Any) -> list[str]:
@@ -204,6 +217,7 @@ def key_material(cfg: DictConfig, task: TaskData, variant: dict[str, Any]) -> di
         "batches": [_batch_digest(inputs.train_batch), _batch_digest(inputs.eval_batch)],
         "pilot": _file_digest(list(PACKAGE_DIR.rglob("*.py"))),
         "user_code": _file_digest(_user_sources(config)),
+        "user_files": _beside_the_code(_user_sources(config)),
         "named_files": _named_files(config),
         "versions": _versions(),
     }
