@@ -239,7 +239,7 @@ def test_a_sequence_length_for_a_task_without_sequences_is_refused(make_cfg):
         estimate_memory(make_cfg("+experiment=classification", "estimate.seq_len=64"))
 
 
-def test_a_batch_this_machine_cannot_hold_is_refused_naming_the_micro_batch(make_cfg):
+def test_a_batch_this_machine_cannot_hold_is_refused_naming_the_micro_batch(make_cfg, monkeypatch):
     """The estimate's inputs are real tensors before they are fake: batch.micro_batch=1e8 was a
     traceback from the CPU allocator (a 77 GB batch of token ids). Torch's own refusal is what the
     task's synthetic_batch raises here, as it did then."""
@@ -258,7 +258,12 @@ def test_a_batch_this_machine_cannot_hold_is_refused_naming_the_micro_batch(make
 
     task = dataclasses.replace(task, synthetic_batch=too_large)
     with pytest.raises(EstimateRefused, match=r"batch.micro_batch=100000000: .* Fix: a smaller batch.micro_batch"):
-        estimate_inputs(cfg, task)
+        estimate_inputs(cfg, task)  # refused before it is built: more than half of the memory available
+    import pilot.estimate.inputs as inputs
+
+    monkeypatch.setattr(inputs, "_beyond_memory", lambda count, seq_len: None)  # a machine with more memory
+    with pytest.raises(EstimateRefused, match=r"batch.micro_batch=100000000: .* Fix: a smaller batch.micro_batch"):
+        estimate_inputs(cfg, task)  # the allocator's own refusal, said the same way
 
     def broken(micro_batch, seq_len):  # any other error of the task's code is its own, unchanged
         raise RuntimeError("index out of range")

@@ -59,7 +59,7 @@ def _batch(task: TaskData, split: str, count: int, seq_len: int | None) -> Batch
         raise EstimateRefused(
             f"estimate.seq_len={seq_len} with {key}={count}: the estimate builds that batch as real tensors before "
             f"it fakes them, about {short[0] / 2**30:.1f} GiB (ids, labels and mask of 8 bytes per position), and this "
-            f"machine has {short[1] / 2**30:.1f} GiB available. Fix: a shorter estimate.seq_len or a smaller {key}."
+            f"machine has {short[1] / 2**30:.1f} GiB available. Fix: a smaller {key} (or a shorter estimate.seq_len)."
         )
     try:
         if seq_len is not None:
