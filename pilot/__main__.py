@@ -17,7 +17,13 @@ from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
 from pilot.config import register
-from pilot.config.command_line import multirun_flag_first, names_hydras_key, repeated_keys, without_node_details
+from pilot.config.command_line import (
+    multirun_flag_first,
+    names_hydras_key,
+    refuse_unusable,
+    repeated_keys,
+    without_node_details,
+)
 from pilot.config.suggest import suggestions
 from pilot.config.values import enum_value
 from pilot.errors import (
@@ -35,7 +41,7 @@ from pilot.estimate_run import run_estimate
 from pilot.hydra_files import close_job_log
 from pilot.models.hf_causal_lm import config_key_outside_the_yaml
 from pilot.pilot_run import run_pilot
-from pilot.process_exit import exit_code_of, exit_now
+from pilot.process_exit import exit_code_of, exit_now, signal_of_exit_code
 from pilot.recap.entry import (
     failed_jobs,
     launch_config,
@@ -191,6 +197,7 @@ def cli() -> None:
     never_started_jobs()  # nor left a declared job without a directory
     for line in repeated_keys(sys.argv[1:]):
         print(f"pilot: warning: {line}", file=sys.stderr)
+    refuse_unusable(sys.argv[1:], CONF_DIR, os.environ)
     if removed := [line for line in _removals(sys.argv[1:]) if line.startswith("~")]:
         print("\n".join(f"pilot: {line}" for line in removed), file=sys.stderr)  # Hydra's KeyError, before
         raise SystemExit(2)
@@ -214,7 +221,7 @@ def cli() -> None:
         if isinstance(stop.code, int) and stop.code >= 128 and launch_config() is not None:
             # a signal stopped a sweep's job in this process (one that came while its record was written
             # included): said as when it comes between two jobs, then the recap of what the launch made
-            name = _signal_of(stop.code)
+            name = signal_of_exit_code(stop.code)
             print(f"pilot: the sweep was interrupted ({name}); the jobs it ran are recorded", file=sys.stderr)
             recap_interrupted_launch(f"interrupted ({name})")
         raise
@@ -275,14 +282,6 @@ def _interrupted_outside_a_run(name: str) -> None:
     )
     print(f"pilot: interrupted ({name}) {said}", file=sys.stderr)
     raise SystemExit(128 + int(getattr(signal, name))) from None
-
-
-def _signal_of(exit_code: int) -> str:
-    """The signal an exit code of 128 + N stands for (SIGTERM for 143), or the code itself."""
-    try:
-        return signal.Signals(exit_code - 128).name
-    except ValueError:
-        return f"exit {exit_code}"
 
 
 def _written_by_this_line(run_dir: Path) -> bool:
@@ -382,6 +381,10 @@ def script() -> None:
     """The ``pilot`` script and ``python -m pilot``: ``cli``, then the process ends without tearing
     its modules down (about 1 s saved per process, ``pilot.process_exit``)."""
     sys.argv = multirun_flag_first(sys.argv)
+    try:
+        refuse_unusable(sys.argv[1:], CONF_DIR, os.environ)  # RANK=abc: before the rank is read
+    except SystemExit as stop:
+        exit_now(exit_code_of(stop))
     _leave_run_directory_to_rank_zero()
     logging.raiseExceptions = False  # a log line that does not fit (a full disk) is dropped, not a traceback:
     # pilot's own message names the file that did not fit

@@ -49,3 +49,11 @@ def _leave(code: int) -> NoReturn:
         with suppress(Exception):
             stream.flush()
     os._exit(code)
+
+
+def signal_of_exit_code(exit_code: int) -> str:
+    """The signal an exit code of 128 + N stands for (SIGTERM for 143), or the code itself."""
+    try:
+        return signal.Signals(exit_code - 128).name
+    except ValueError:
+        return f"exit {exit_code}"

@@ -76,6 +76,8 @@ REFUSED_BY_VALIDATION = [
     ("mode=estimate estimate.seq_len=100000", ("estimate.seq_len=100000", "model.max_len=96")),
     # a pinned GPU count the choice sheet has no row for ("nothing planned" and exit 0, before)
     ("mode=estimate rental.gpu_count=3", ("rental.gpu_count=3", "rental.counts=[1, 2, 3, 4, 8]")),
+    # a betas interpolated to one number (a TypeError traceback in the validation, before)
+    ("optim.betas=${{optim.lr}}", ("optim.betas=[0.001]", "Fix: e.g. optim.betas=[0.9,0.95]")),
     # a GPU count twice (the sheet's rows twice, nothing said, before)
     ("mode=estimate rental.counts=[1,2,2]", ("rental.counts=[1, 2, 2]", "Fix: rental.counts=[1,2]")),
     # early stopping with no validation point to count: it could never act
@@ -256,6 +258,9 @@ REFUSED_BY_VALIDATION = [
 ]
 
 REFUSED_BY_HYDRA = [
+    # a config group set to null (Hydra's ValueError traceback, before; a sweep left its directory)
+    ("optim=null", ("optim=null: a config group takes one of its options", "~optim")),
+    ("-m optim=adamw,null", ("optim=adamw,null: a config group takes one of its options",)),
     ("run.device=gpu", ("did you mean run.device=cuda?",)),  # it said: did you mean cpu?
     ("batch.micro_batchh=2", ("batch.micro_batchh", "did you mean batch.micro_batch")),  # misspelt key
     ("optimizer.lr=1e-4", ("optimizer.lr: not a setting; did you mean optim.lr?",)),  # misnamed section
@@ -592,3 +597,28 @@ def test_a_plug_in_module_that_raises_while_imported_is_one_line_naming_where(
     run_dir = tmp_path / "run"
     code, stderr = run_in_process([f"data._target_={name}.make_task"], run_dir, monkeypatch, capsys)
     assert_refused(code, stderr, run_dir, [f"data._target_='{name}.make_task'", said, f"raised at {name}.py:1"], True)
+
+
+def test_a_launcher_variable_that_is_no_integer_is_refused_before_the_rank_is_read(tmp_path):
+    """RANK=abc: int()'s traceback, no variable or fix named."""
+    env = {**os.environ, "RANK": "abc"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pilot", "mode=estimate", f"hydra.run.dir={tmp_path / 'run'}"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert "RANK='abc' in the environment" in done.stderr and "Fix: unset RANK" in done.stderr
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_closing_on_a_directory_that_is_no_export_writes_nothing_there(tmp_path):
+    """python -m pilot.closing DIR, DIR no export: refused, but reload_check.json was written there (a
+    user's file of that name overwritten), and the message had no 'pilot.closing:'."""
+    (tmp_path / "reload_check.json").write_text("mine\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "pilot.closing", str(tmp_path)], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 2 and done.stderr.startswith("pilot.closing: "), done.stderr
+    assert (tmp_path / "reload_check.json").read_text() == "mine\n" and sorted(p.name for p in tmp_path.iterdir()) == [
+        "reload_check.json"
+    ]

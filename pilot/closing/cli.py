@@ -49,6 +49,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     result_path = args.directory / RESULT_FILE  # replaced once this check has a verdict, never removed before
     try:
         refuse_not_an_export(args.directory)  # before the run's policy is read from what may not be there
+    except PilotError as error:  # not an export: nothing of this check is written there (a user's file kept)
+        print(f"pilot.closing: {error}", file=sys.stderr)
+        return error.exit_code
+    try:
         policy = (
             reference_policy(args.reference_config, args.allow_target)
             if args.reference_config

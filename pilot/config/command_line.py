@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+import sys
+from collections.abc import Mapping
+from pathlib import Path
 
 
 def repeated_keys(arguments: list[str]) -> list[str]:
@@ -58,3 +61,31 @@ def multirun_flag_first(argv: list[str]) -> list[str]:
     if not flags:
         return argv
     return [argv[0], *(argv[i] for i in flags), *(arg for i, arg in enumerate(argv) if i and i not in flags)]
+
+
+LAUNCHER_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE")  # torchrun's, read as integers
+
+
+def refuse_unusable(arguments: list[str], conf_dir: str, environ: Mapping[str, str]) -> None:
+    """What Hydra or the launch would meet with a traceback: a config group set to null (``optim=null``,
+    one of a sweep's values too: Hydra's ValueError), a launcher variable that is no integer (``RANK=abc``):
+    one line each, exit 2."""
+    groups = {p.name for p in Path(conf_dir).iterdir() if p.is_dir()}
+    lines = []
+    for argument in arguments:
+        key, _, value = argument.lstrip("+").partition("=")
+        if (key in groups or key.startswith("hydra/")) and "null" in [v.strip() for v in value.split(",")]:
+            lines.append(
+                f"{argument}: a config group takes one of its options, and null is none. Fix: {key}=<an option> "
+                f"(conf/{key}/ lists them), or ~{key} to leave the group out"
+            )
+    for name in LAUNCHER_VARIABLES:
+        value = environ.get(name)
+        if value is not None and not (value.strip().isdigit()):
+            lines.append(
+                f"{name}={value!r} in the environment: torchrun sets it to an integer >= 0 for each process it "
+                f"starts. Fix: unset {name} (one process), or start the run with torchrun"
+            )
+    if lines:
+        print("\n".join(f"pilot: {line}" for line in lines), file=sys.stderr)
+        raise SystemExit(2)

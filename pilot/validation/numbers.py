@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from omegaconf import DictConfig
+from omegaconf import DictConfig, ListConfig
 
 from pilot.config.values import enum_value, select
 from pilot.cpu_budget import affinity_cores
@@ -98,8 +98,9 @@ def _check_lr_and_weight_decay(cfg: DictConfig, problems: list[Problem]) -> None
 def _check_betas(cfg: DictConfig, problems: list[Problem]) -> None:
     betas = select(cfg, "optim.betas")
     if betas is not None:
-        values = list(betas)  # nan/inf: already reported by check_finite
-        if len(values) != 2 or not all(0 <= b < 1 for b in values if is_finite(b)):
+        values = list(betas) if isinstance(betas, (list, tuple, ListConfig)) else [betas]  # ${optim.lr}: one number
+        numbers = all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in values)
+        if len(values) != 2 or not numbers or not all(0 <= b < 1 for b in values if is_finite(b)):
             problems.append(
                 Problem(
                     "optim.betas", values, "two moment decay rates, each in [0, 1). Fix: e.g. optim.betas=[0.9,0.95]."
