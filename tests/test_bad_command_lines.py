@@ -261,6 +261,8 @@ REFUSED_BY_HYDRA = [
     # a config group set to null (Hydra's ValueError traceback, before; a sweep left its directory)
     ("optim=null", ("optim=null: a config group takes one of its options", "~optim")),
     ("-m optim=adamw,null", ("optim=adamw,null: a config group takes one of its options",)),
+    # a setting written as a flag (argparse's usage alone, before)
+    ("--optim.lr=1e-3", ("--optim.lr=1e-3: a setting is written without dashes. Fix: optim.lr=1e-3",)),
     ("run.device=gpu", ("did you mean run.device=cuda?",)),  # it said: did you mean cpu?
     ("batch.micro_batchh=2", ("batch.micro_batchh", "did you mean batch.micro_batch")),  # misspelt key
     ("optimizer.lr=1e-4", ("optimizer.lr: not a setting; did you mean optim.lr?",)),  # misnamed section
@@ -622,3 +624,10 @@ def test_the_closing_on_a_directory_that_is_no_export_writes_nothing_there(tmp_p
     assert (tmp_path / "reload_check.json").read_text() == "mine\n" and sorted(p.name for p in tmp_path.iterdir()) == [
         "reload_check.json"
     ]
+
+
+def test_an_empty_argument_is_said_as_one(tmp_path, monkeypatch, capsys, restore_logging):
+    """'"$EXTRA"' with EXTRA unset: Hydra's "mismatched input '<EOF>'" alone, no pilot line."""
+    code, stderr = run_in_process(["budget.value=2", ""], tmp_path / "run", monkeypatch, capsys)
+    assert code == 2 and stderr.startswith("pilot: an empty argument on the command line"), stderr
+    assert "mismatched input" not in stderr

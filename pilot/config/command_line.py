@@ -73,6 +73,15 @@ def refuse_unusable(arguments: list[str], conf_dir: str, environ: Mapping[str, s
     groups = {p.name for p in Path(conf_dir).iterdir() if p.is_dir()}
     lines = []
     for argument in arguments:
+        if not argument.strip():  # '"$EXTRA"' with EXTRA unset: Hydra's grammar message alone, before
+            lines.append(
+                "an empty argument on the command line (a quoted shell variable that is unset?). Fix: leave it out"
+            )
+            continue
+        name = argument[2:].partition("=")[0]
+        if argument.startswith("--") and ("." in name or name in groups):  # argparse's usage alone, before
+            lines.append(f"{argument}: a setting is written without dashes. Fix: {argument[2:]}")
+            continue
         key, _, value = argument.lstrip("+").partition("=")
         if (key in groups or key.startswith("hydra/")) and "null" in [v.strip() for v in value.split(",")]:
             lines.append(
