@@ -2,14 +2,16 @@
 
 The row checks (``pilot.checks.collated``) read the positions the loss counts from the labels (not
 -100). A task may instead leave positions out inside ``loss_sum``: labels kept at padding and the
-per-token loss multiplied by the attention mask, a custom mask over the prompt. Where a row check
-flags positions of a micro-batch, the loss's gradient on the model's output says which of them the
-loss trains (``loss_probe.output_gradient``: one backward of ``loss_sum`` to the output made a leaf,
-the model untouched). Positions it gives no gradient are taken out of the rows' counted positions and
-the rows are checked again: a finding stays only where the loss trains what it names. The labels
-that marked them are said as one warning, since pilot's counts of targets and of correct predictions
-(a run's accuracy, predictions.jsonl) read a label that is not -100 as a target. The tiny subset
-judges its recovery on the positions the loss trains (``subset_scorer``).
+per-token loss multiplied by the attention mask, a custom mask over the prompt. For the first
+``ALWAYS`` micro-batches, and for any whose rows a check flags for positions the labels count, the
+loss's gradient on the model's output (``loss_probe.output_gradient``: one backward of ``loss_sum`` to
+the output made a leaf, the model untouched) says which labelled positions the loss pushes towards
+their label. The others are taken out of the rows' counted positions and the rows are checked again:
+a finding stays only where the loss trains what it names. Labelled padding the loss leaves out is
+one warning (pilot's counts of targets and correct predictions, a run's accuracy and
+predictions.jsonl, read a label that is not -100 as a target); a labelled real token it leaves out
+fails (a loss mask one position off, a real <eos> equal to the pad id). The tiny subset judges its
+recovery on the positions the loss trains (``subset_scorer``).
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ class LossPositions:
     def __init__(self, task: TaskData, model: torch.nn.Module | None) -> None:
         self.task, self.model = task, model
         self.deadline = time.monotonic() + SECONDS
-        self.measured = self.not_measured = 0  # micro-batches with row findings
+        self.measured = self.not_measured = 0  # micro-batches measured, and left unmeasured (time)
         self.untrained: list[tuple[str, int, list[int]]] = []  # (split, example, label positions)
         self.seen = 0  # micro-batches offered
 
@@ -163,7 +165,7 @@ def loss_trained(task: TaskData, model: torch.nn.Module, batch: Batch) -> torch.
     if tuple(grad.shape[:2]) != tuple(labels.shape):  # frames, not label positions (CTC): not paired here
         return None
     labels, width, classes = labels.cpu(), grad.shape[1], grad.shape[-1]
-    shift = prediction_offset(task) - 1 if task.convention == NEXT_TOKEN else 0  # output o scores label o - shift
+    shift = _output_shift(task)  # output o scores label o - shift
     at = torch.arange(width) - shift
     inside = (at >= 0) & (at < labels.shape[1])
     label = torch.full((len(labels), width), -1, dtype=torch.long)
@@ -192,8 +194,13 @@ def _real_outputs(task: TaskData, batch: Batch, shift: int, width: int) -> torch
     return real
 
 
+def _output_shift(task: TaskData) -> int:
+    """The output that scores label position p is p + this (a next-token label at p: output p - 1, or p
+    when the labels are shifted already; same-position labels: p)."""
+    return prediction_offset(task) - 1 if task.convention == NEXT_TOKEN else 0
+
+
 def trained_labels(task: TaskData, trained_row: list[bool], positions: list[int]) -> list[bool]:
-    """For each label position, whether the loss trains the output that predicts it (a next-token label
-    at p is scored by output p - 1, or p when the labels are shifted already); one out of reach: True."""
-    shift = prediction_offset(task) - 1 if task.convention == NEXT_TOKEN else 0
+    """For each label position, whether the loss trains the output that scores it; one out of reach: True."""
+    shift = _output_shift(task)
     return [not 0 <= p + shift < len(trained_row) or trained_row[p + shift] for p in positions]

@@ -211,13 +211,14 @@ def key_material(cfg: DictConfig, task: TaskData, variant: dict[str, Any]) -> di
     for ignored in ("rental", "hydra"):
         config.pop(ignored, None)
     inputs = estimate_inputs(at_variant, task)
+    sources = _user_sources(config)
     return {
         "config": config,
         "variant": variant,
         "batches": [_batch_digest(inputs.train_batch), _batch_digest(inputs.eval_batch)],
         "pilot": _file_digest(list(PACKAGE_DIR.rglob("*.py"))),
-        "user_code": _file_digest(_user_sources(config)),
-        "user_files": _beside_the_code(_user_sources(config)),
+        "user_code": _file_digest(sources),
+        "user_files": _beside_the_code(sources),
         "named_files": _named_files(config),
         "versions": _versions(),
     }
