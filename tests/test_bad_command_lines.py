@@ -252,6 +252,11 @@ REFUSED_BY_VALIDATION = [
         ),
     ),
     (
+        # a switch given a count (OmegaConf reads any non-zero integer as true: it ran as true, before)
+        "estimate.in_runs=2 checkpoint.resume=-1",
+        ("2 problem(s)", "estimate.in_runs='2': a switch: true or false", "Fix: checkpoint.resume=true or"),
+    ),
+    (
         "data.split.val_fraction=0.6 data.split.test_fraction=0.5 distributed.backend=nccl run.device=cpu",
         ("2 problem(s)", "data.split.val_fraction", "below 1", "distributed.backend", "gloo"),
     ),

@@ -136,6 +136,8 @@ def test_pilot_cli_exits_non_zero_on_fail_or_oom(tmp_path, overrides, step):
     record = json.loads((tmp_path / "run" / "run.json").read_text())
     assert record["status"] in ("failed", "oom") and record["stop_cause"].startswith(step)
     assert (tmp_path / "run" / "report.md").exists()  # the report is written all the same
+    if "optim.lr=0" in overrides:  # the cause named: no weight moved (the loss numbers alone, before)
+        assert "No trainable weight changed in 20 updates: optim.lr=0" in record["stop_cause"]
 
 
 def test_a_crashed_phase_keeps_its_whole_error_in_the_run_directory(tmp_path):

@@ -75,6 +75,34 @@ def learning_hints(
     return "".join(f" {text}" for text in found if text)
 
 
+def weights_fingerprint(model: torch.nn.Module) -> list[tuple[float, float]]:
+    """Per trainable tensor, its sum and the sum of every 7th element, accumulated in float64 (no copy of
+    the tensor): an update that moves weights moves them (equal before and after training means no step
+    changed anything)."""
+    with torch.no_grad():
+        return [
+            (float(p.sum(dtype=torch.float64)), float(p.flatten()[::7].sum(dtype=torch.float64)))
+            for p in model.parameters()
+            if p.requires_grad
+        ]
+
+
+def unmoved_hint(before: list[tuple[float, float]], model: torch.nn.Module, lr: float, updates: int) -> str:
+    """Why nothing was learnt when training changed no weight at all; "" when some weight moved."""
+    if not before or weights_fingerprint(model) != before:
+        return ""
+    if lr == 0:
+        return (
+            f" No trainable weight changed in {updates} updates: optim.lr=0 scales every step to nothing. "
+            "Fix: a positive optim.lr (e.g. 1e-3 for AdamW)."
+        )
+    return (
+        f" No trainable weight changed in {updates} updates (optim.lr={lr:g}): every gradient reaching them is "
+        "zero, or the optimizer steps tensors the model does not use. Fix: make loss_sum depend on the "
+        "trainable weights the forward uses."
+    )
+
+
 def _unreached(model: torch.nn.Module) -> str:
     trainable = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
     cut = [name for name, p in trainable if p.grad is None]

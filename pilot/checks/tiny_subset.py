@@ -31,7 +31,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from pilot.checks.collated import collate_is_random
-from pilot.checks.learning_hints import FROZEN_OUTPUT, learning_hints
+from pilot.checks.learning_hints import FROZEN_OUTPUT, learning_hints, unmoved_hint, weights_fingerprint
 from pilot.checks.loss_floor import loss_floor
 from pilot.checks.result import CheckResult
 from pilot.checks.subset_scorer import SubsetScorer
@@ -79,6 +79,7 @@ class _Attempt:
     finite: bool
     loss_target: float
     curve: list[tuple[int, float]]
+    weights_before: list[tuple[float, float]]  # ``weights_fingerprint`` of the model before training
 
     def passed(self, min_recovery: float) -> bool:
         return self.finite and self.final_loss <= self.loss_target and self.recovery >= min_recovery
@@ -91,6 +92,7 @@ def _attempt(cfg: DictConfig, tiny_task: TaskData, device, build_model, max_upda
     model = build_model() if build_model is not None else build_fresh_model(cfg)
     trainer = Trainer(tiny_config(cfg, len(tiny_task.splits["train"]), max_updates), tiny_task, model, device)
     scorer = SubsetScorer(tiny_task, trainer.train_items, int(cfg.batch.eval_micro_batch), trainer.raw_model)
+    weights_before = weights_fingerprint(trainer.raw_model)
     initial_loss, recovery = scorer.score(trainer)
     loss_target = scorer.loss_floor + (initial_loss - scorer.loss_floor) / float(settings.loss_drop)
     final_loss, finite, curve = initial_loss, True, [(0, initial_loss)]
@@ -104,7 +106,9 @@ def _attempt(cfg: DictConfig, tiny_task: TaskData, device, build_model, max_upda
             curve.append((trainer.updates_done, final_loss))
             if final_loss <= loss_target and recovery >= float(settings.min_recovery):
                 break
-    return _Attempt(trainer, model, scorer, initial_loss, final_loss, recovery, finite, loss_target, curve)
+    return _Attempt(
+        trainer, model, scorer, initial_loss, final_loss, recovery, finite, loss_target, curve, weights_before
+    )
 
 
 def still_falling(curve: list[tuple[int, float]], floor: float) -> str:
@@ -205,6 +209,10 @@ def tiny_subset_check(
     if recovery < min_recovery and own_floor is not None and initial_loss - own_floor <= STUCK * initial_loss:
         return CheckResult(STEP, "fail", _cannot_fall(numbers, own_floor, initial_loss), [], details)
     verdict, reason = _not_learnt(cfg, tiny_task, model, scorer, device, numbers, recovery)
+    if verdict == "fail" and (
+        unmoved := unmoved_hint(attempt.weights_before, trainer.raw_model, float(cfg.optim.lr), trainer.updates_done)
+    ):
+        verdict, reason = "fail", f"cannot learn the subset: {numbers}.{unmoved}"  # the cause, said alone
     details["collate_random"] = collate_is_random(tiny_task, trainer.train_items[: int(cfg.batch.micro_batch)])
     if verdict == "fail" and details["collate_random"] and drop >= RANDOM_COLLATE_DROP:
         verdict, reason = "warn", reason.replace("cannot learn the subset:", "not learnt in time:", 1)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
@@ -31,7 +32,7 @@ from pilot.config.values import enum_value, resolve_device, select
 from pilot.run_directory import job_directory_problem
 from pilot.validation.batch import check_task
 from pilot.validation.devices import check_devices, check_precision, check_strategy
-from pilot.validation.keys import check_unknown_keys
+from pilot.validation.keys import check_switches, check_unknown_keys
 from pilot.validation.model_data import check_model_and_data
 from pilot.validation.numbers import check_finite, check_special_numbers
 from pilot.validation.problems import ConfigError, Problem
@@ -43,9 +44,13 @@ from pilot.variant import control_problem, control_written_wrong, variant_key
 __all__ = ["RANGES", "ConfigError", "Problem", "Range", "sweep_job_problem", "validate"]
 
 
-def validate(cfg: DictConfig) -> None:
-    """Raise one ConfigError naming every problem; return None when the config is sound."""
+def validate(cfg: DictConfig, overrides: list[str] | None = None) -> None:
+    """Raise one ConfigError naming every problem; return None when the config is sound. ``overrides``: the
+    command line's settings as written (default: the running Hydra job's)."""
     problems: list[Problem] = []
+    if overrides is None:
+        task = HydraConfig.get().overrides.task if HydraConfig.initialized() else []
+        overrides = [str(o) for o in OmegaConf.to_container(task, resolve=False)] if task else []  # as written
     container: Any = None
     try:
         container = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
@@ -55,6 +60,7 @@ def validate(cfg: DictConfig) -> None:
     device_type = _checked(problems, container, lambda: _device_type(cfg))
     checks: list[Callable[[], Any]] = [
         lambda: check_unknown_keys(cfg, "", problems),
+        lambda: check_switches(cfg, overrides, problems),
         lambda: container is not None and check_finite(container, "", problems),
         lambda: check_ranges(cfg, problems),
         lambda: check_special_numbers(cfg, problems),
@@ -102,7 +108,8 @@ def sweep_job_problem(composed: DictConfig) -> str | None:
     with open_dict(task):
         del task["hydra"]
     try:
-        validate(task)
+        written = OmegaConf.select(composed, "hydra.overrides.task", default=None)
+        validate(task, [str(o) for o in OmegaConf.to_container(written, resolve=False)] if written else [])
     except ConfigError as error:
         return str(error)
     if (directory := _job_directory(composed)) is not None:  # a fixed subdir: it may hold a run already

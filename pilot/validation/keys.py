@@ -9,6 +9,7 @@ from dataclasses import fields, is_dataclass
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
+from omegaconf.nodes import BooleanNode
 
 from pilot.config.values import select, target_keywords
 from pilot.validation.problems import Problem
@@ -50,6 +51,26 @@ def check_unknown_keys(node: DictConfig, prefix: str, problems: list[Problem]) -
         child = select(node, str(key))
         if isinstance(child, DictConfig) and full_key != "rental.catalog":  # the catalog: any GPU name
             check_unknown_keys(child, f"{full_key}.", problems)
+
+
+def check_switches(cfg: DictConfig, overrides: list[str], problems: list[Problem]) -> None:
+    """A switch (a true/false setting) given a number other than 0 or 1 on the command line: OmegaConf
+    reads any non-zero integer as true (``estimate.in_runs=2`` ran as true), and a number there is a
+    count or a size meant for another key."""
+    for override in overrides:
+        key, _, value = str(override).lstrip("+~").partition("=")
+        if not value.strip().lstrip("-").isdigit() or value.strip() in ("0", "1"):
+            continue
+        parent_key, _, leaf = key.rpartition(".")
+        parent = OmegaConf.select(cfg, parent_key) if parent_key else cfg
+        try:
+            node = parent._get_node(leaf) if isinstance(parent, DictConfig) else None  # noqa: SLF001 - its type
+        except Exception:  # noqa: BLE001 - a key the schema does not know: check_unknown_keys says it
+            continue
+        if isinstance(node, BooleanNode):
+            problems.append(
+                Problem(key, value.strip(), f"a switch: true or false, not a number. Fix: {key}=true or {key}=false")
+            )
 
 
 def _nearest_keyword(node: DictConfig, key: str) -> list[str]:
