@@ -268,6 +268,10 @@ REFUSED_BY_HYDRA = [
     ("-m optim=adamw,null", ("optim=adamw,null: a config group takes one of its options",)),
     # a setting written as a flag (argparse's usage alone, before)
     ("--optim.lr=1e-3", ("--optim.lr=1e-3: a setting is written without dashes. Fix: optim.lr=1e-3",)),
+    # a key written wrong (its fix was to quote the value, which Hydra still could not read)
+    ("optim..lr=1e-3", ("the key 'optim..lr' is no setting's name", "optim.lr=1e-3")),
+    ("optim.lr==1e-3", ("one '=' between key and value: optim.lr=1e-3",)),
+    ("optim.lr:1e-3", ("pilot: optim.lr:1e-3: a setting is written key=value. Fix: optim.lr=1e-3",)),  # Hydra's lexer
     ("run.device=gpu", ("did you mean run.device=cuda?",)),  # it said: did you mean cpu?
     ("batch.micro_batchh=2", ("batch.micro_batchh", "did you mean batch.micro_batch")),  # misspelt key
     ("optimizer.lr=1e-4", ("optimizer.lr: not a setting; did you mean optim.lr?",)),  # misnamed section
@@ -445,6 +449,7 @@ def test_bad_line_is_one_clear_error_before_anything_runs(
         ("optim.lr=1e-3,", "mismatched input"),  # its grammar's tokens, then pilot's line on the argument
         ("optim.lr 1e-3", "missing EQUAL"),  # Hydra alone, before: pilot said nothing
         (["optim.lr=1e-3 budget.value=2"], "mismatched input"),  # pilot said: quote it (a string lr)
+        ("optim.lr:1e-3", "LexerNoViableAltException"),  # Hydra's lexer alone, before
     ],
 )
 def test_hydras_message_gives_way_to_pilots_line_on_the_same_key(

@@ -95,3 +95,26 @@ def test_a_misspelt_setting_of_a_plug_in_model_is_named_not_its_option(tmp_path)
     )
     assert result.returncode == 2, result.stderr[-3000:]
     assert "no such option" not in result.stderr and "model.hidden" in result.stderr, result.stderr[-2000:]
+
+
+@pytest.mark.parametrize(
+    "setting, said",
+    [  # a TypeError inside make_task without the key, before; the example's loop never ended at length 0
+        ("data.n_examples=abc", "data.n_examples='abc': my_task.make_task declares n_examples: int. Fix: an integer"),
+        ("data.label_noise=[1]", "data.label_noise=[1]: my_task.make_task declares label_noise: float"),
+        ("data.length=0", "data.length=0: 512 distinct sequences (data.n_examples) need at least 10 bits"),
+    ],
+)
+def test_a_plug_in_argument_of_the_wrong_kind_is_refused_naming_the_key(tmp_path, setting, said):
+    run_dir = tmp_path / "run"
+    result = subprocess.run(
+        [sys.executable, *COMMAND, setting, f"hydra.run.dir={run_dir}", "run.threads=1"],
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2, result.stderr[-3000:]
+    assert said in result.stderr and "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert not run_dir.exists()

@@ -29,6 +29,13 @@ def make_task(
     seed: int = 1234,  # data seed; pilot's `seed` only drives init and data order
     split=None,
 ) -> TaskData:  # data.split from the config (by, val_fraction, ...)
+    if length < 1 or n_examples > 2**length // 2:  # distinct sequences only: the loop below would never end
+        raise ValueError(
+            f"data.length={length}: {n_examples} distinct sequences (data.n_examples) need at least "
+            f"{max(1, (2 * n_examples - 1).bit_length())} bits. Fix: a longer data.length or fewer data.n_examples"
+        )
+    if not 0 <= label_noise <= 1:
+        raise ValueError(f"data.label_noise={label_noise}: a share of labels, in [0, 1]. Fix: e.g. 0.05")
     rng = np.random.default_rng(seed)
     bias = rng.uniform(0.3, 0.7, size=n_groups)  # each sensor's chance of emitting a 1
     examples, seen = [], set()

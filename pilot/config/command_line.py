@@ -43,7 +43,10 @@ def names_hydras_key(said: list[str], hydras: str) -> bool:
     named = re.findall(r"'([^']+)'", first) + re.findall(r"^Error merging override (\S+)", first)
     keys = {n.split("=")[0] for n in named} | {"=".join(n.rsplit("/", 1)) for n in named if "/" in n}  # 'model/nope'
     grammar = any(
-        "Hydra's override grammar cannot read it" in line or "a setting without a value" in line for line in said
+        "Hydra's override grammar cannot read it" in line
+        or "a setting without a value" in line
+        or "a setting is written key=value" in line
+        for line in said
     )
     return grammar or any(line.startswith((f"{key}:", f"{key}=")) for key in keys - {"config"} for line in said)
 

@@ -152,6 +152,10 @@ def _valueless_keys(arguments: list[str]) -> list[str]:
             continue
         value = arguments[at + 1] if at + 1 < len(arguments) and "=" not in arguments[at + 1] else "<value>"
         lines.append(f"{argument}: a setting without a value. Fix: {argument}={value} (no space around '=')")
+    for argument in arguments:  # optim.lr:1e-3 (YAML's colon for Hydra's '=')
+        if "=" not in argument and (colon := re.fullmatch(r"([+~]?[A-Za-z_][\w.]*):(.+)", argument)):
+            key, value = colon.groups()
+            lines.append(f"{argument}: a setting is written key=value. Fix: {key}={value.strip()}")
     return lines
 
 
@@ -168,9 +172,20 @@ def unreadable_arguments(parser: OverridesParser, arguments: list[str]) -> list[
     return lines
 
 
+KEY = r"[+~]{0,2}[A-Za-z_][\w@/-]*(\.[\w@-]+)*"  # optim.lr, +experiment, hydra/launcher, model@x
+
+
 def _grammar_fix(argument: str) -> str:
     key, value = argument.split("=", 1)
     quoted = override_argument(key, value)
+    if not re.fullmatch(KEY, key):  # optim..lr=1e-3, 'optim.lr =1', .optim.lr=1: the key is written wrong
+        mended = re.sub(r"[.\s]+", ".", key.strip()).strip(".")
+        fix = f"{mended}={value.strip()}" if re.fullmatch(KEY, mended) else "a dotted name such as optim.lr=1e-3"
+        return f"the key '{key}' is no setting's name (a doubled or stray '.', a space). {fix}"
+    if value.startswith("="):  # optim.lr==1e-3
+        return (
+            f"one '=' between key and value: {key}={value.lstrip('=')}, or quote a value that starts with '=': {quoted}"
+        )
     if re.fullmatch(r"\s*(choice|range|interval|glob)\(\s*\)\s*", value):
         name = value.strip()[:-2].strip()
         return f"give {name}() its values ({key}={name}(a,b) with -m): an empty one sweeps nothing"

@@ -87,6 +87,7 @@ def check_arguments(cfg: DictConfig, section: str, target: Any, problems: list[P
         parameters = inspect.signature(target).parameters.values()
     except (TypeError, ValueError):  # a builtin without a signature: nothing to compare
         return
+    _check_argument_types(node, section, parameters, problems)
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
         return
     names = [
@@ -110,3 +111,35 @@ def check_arguments(cfg: DictConfig, section: str, target: Any, problems: list[P
             problems.append(
                 Problem(f"{section}.{parameter.name}", None, f"{path} requires it. Fix: {section}.{parameter.name}=...")
             )
+
+
+NUMBER_TYPES = {"int": (int,), "float": (int, float)}  # an annotation and the values that satisfy it
+
+
+def _check_argument_types(node: DictConfig, section: str, parameters: Any, problems: list[Problem]) -> None:
+    """A plug-in's argument annotated ``int`` or ``float`` given a word, a list or a fraction on the command
+    line (``data.n_examples=abc``): refused here naming the key, rather than as the TypeError the function
+    meets somewhere inside (``'<' not supported between 'int' and 'str'``)."""
+    path = select(node, "_target_")
+    for parameter in parameters:
+        annotation = parameter.annotation
+        name = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
+        if name not in NUMBER_TYPES or parameter.name not in node:
+            continue
+        value = select(node, parameter.name)
+        if value is None or (isinstance(value, NUMBER_TYPES[name]) and not isinstance(value, bool)):
+            continue
+        if name == "int" and isinstance(value, float) and value.is_integer():
+            continue
+        problems.append(
+            Problem(
+                f"{section}.{parameter.name}",
+                value,
+                f"{path} declares {parameter.name}: {name}. Fix: {'an integer' if name == 'int' else 'a number'}"
+                + (
+                    f" (its default is {parameter.default!r})"
+                    if parameter.default is not inspect.Parameter.empty
+                    else ""
+                ),
+            )
+        )
