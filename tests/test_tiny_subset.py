@@ -6,6 +6,7 @@ import pytest
 import torch
 from hydra.utils import instantiate
 
+from pilot.checks.learning_hints import unmoved_hint, weights_fingerprint
 from pilot.checks.tiny_subset import tiny_subset_check
 from pilot.data import digits
 
@@ -292,3 +293,13 @@ def test_a_same_position_target_s_context_is_its_row_up_to_its_own_token():
     task = ok_lm_preshifted_no_eos.make_task()
     scorer = SubsetScorer(task, [task.encode(e) for e in task.splits["train"][:8]], 4)
     assert scorer.ambiguous_targets > 0 and scorer.loss_floor > 0, scorer.rule
+
+
+def test_training_that_moved_no_weight_is_said_and_one_that_moved_one_is_not():
+    model = torch.nn.Linear(3, 2)
+    before = weights_fingerprint(model)
+    assert "optim.lr=0 scales every step to nothing" in unmoved_hint(before, model, 0.0, 20)
+    assert "every gradient reaching them is zero" in unmoved_hint(before, model, 1e-3, 20)
+    with torch.no_grad():
+        model.weight[1, 2] += 1e-6  # one weight, one small step
+    assert unmoved_hint(before, model, 0.0, 20) == ""

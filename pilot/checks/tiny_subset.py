@@ -208,11 +208,7 @@ def tiny_subset_check(
         return CheckResult(STEP, "pass", "learns the subset: " + numbers, [], details)
     if recovery < min_recovery and own_floor is not None and initial_loss - own_floor <= STUCK * initial_loss:
         return CheckResult(STEP, "fail", _cannot_fall(numbers, own_floor, initial_loss), [], details)
-    verdict, reason = _not_learnt(cfg, tiny_task, model, scorer, device, numbers, recovery)
-    if verdict == "fail" and (
-        unmoved := unmoved_hint(attempt.weights_before, trainer.raw_model, float(cfg.optim.lr), trainer.updates_done)
-    ):
-        verdict, reason = "fail", f"cannot learn the subset: {numbers}.{unmoved}"  # the cause, said alone
+    verdict, reason = _not_learnt(cfg, tiny_task, attempt, device, numbers, recovery)
     details["collate_random"] = collate_is_random(tiny_task, trainer.train_items[: int(cfg.batch.micro_batch)])
     if verdict == "fail" and details["collate_random"] and drop >= RANDOM_COLLATE_DROP:
         verdict, reason = "warn", reason.replace("cannot learn the subset:", "not learnt in time:", 1)
@@ -256,16 +252,11 @@ def _cannot_fall(numbers: str, own_floor: float, initial_loss: float) -> str:
 
 
 def _not_learnt(
-    cfg: DictConfig,
-    task: TaskData,
-    model: torch.nn.Module,
-    scorer: SubsetScorer,
-    device: torch.device,
-    numbers: str,
-    recovery: float,
+    cfg: DictConfig, task: TaskData, attempt: _Attempt, device: torch.device, numbers: str, recovery: float
 ) -> tuple[str, str]:
     """Every example recovered (the mechanism works): warn, naming why the loss stays up where a hint
-    does; else fail, with what the model shows."""
+    does; else fail, with what the model shows (training that changed no weight: that alone)."""
+    model, scorer = attempt.model, attempt.scorer
     settings = cfg.pilot.tiny
     learnt = recovery >= float(settings.min_recovery)
     found = learning_hints(task, model, scorer.batches[0], device, learnt)
@@ -273,7 +264,10 @@ def _not_learnt(
     if learnt:
         said = f"recovers the subset, but its loss fell less than declared: {numbers}.{hints}" if hints else ""
         return "warn", said or _slow_drop(numbers, int(settings.max_updates))
-    return "fail", f"cannot learn the subset: {numbers}.{hints}"
+    trainer = attempt.trainer
+    lr = float(cfg.optim.lr)
+    unmoved = unmoved_hint(attempt.weights_before, trainer.raw_model, lr, trainer.updates_done)
+    return "fail", f"cannot learn the subset: {numbers}.{unmoved if unmoved and lr == 0 else unmoved + hints}"
 
 
 @torch.no_grad()
