@@ -70,6 +70,10 @@ REFUSED_BY_VALIDATION = [
     ("mode=train model=hf_causal_lm model.model_type=bloom", ("model.attn_implementation=sdpa", "=eager")),
     # a model type transformers does not know (a failed run.json under mode=train, before)
     ("mode=train model=hf_causal_lm model.model_type=lamma", ("model.model_type=lamma", "model.model_type=llama")),
+    # an interpolation of the command line's own that reads a key of another kind, or none (it said: the options
+    # batch=default and optim=adamw do not fit together)
+    ("batch.micro_batch=${{optim.lr}}", ("the key it reads holds a value batch.micro_batch cannot take",)),
+    ("batch.micro_batch=${{optim.nope}}", ("Fix: give a value, or an interpolation of a key that exists",)),
     # a model option and a data option that do not fit together (an interpolation error alone, before)
     ("data=digits model=tiny_gpt", ("model=tiny_gpt reads data.vocab_size, which data=digits does not define",)),
     # a length the model has no positions for (the model's own error blamed data.max_len, exit 1, before)

@@ -48,14 +48,25 @@ def _problem(cfg: DictConfig, key: str) -> Problem | None:
             as_written(cfg, key),
             f"{CANNOT_RESOLVE} ({type(error).__name__}: {str(error).splitlines()[0]}). Fix: "
             + (
-                _groups_that_do_not_fit(key, str(as_written(cfg, key)))
+                _groups_that_do_not_fit(cfg, key, str(as_written(cfg, key)))
+                or _of_another_type(error, key)
                 or "give a value, or an interpolation of a key that exists (${other.key}, as Hydra/OmegaConf write them)"
             ),
         )
     return None
 
 
-def _groups_that_do_not_fit(key: str, written: str) -> str:
+_ABSENT = object()
+
+
+def _of_another_type(error: Exception, key: str) -> str:
+    """``batch.micro_batch=${optim.lr}``: the interpolation resolves, to a value this key cannot take."""
+    if type(error).__name__ != "InterpolationValidationError":
+        return ""
+    return f"the key it reads holds a value {key} cannot take; set {key}=<value>, or read a key of its kind"
+
+
+def _groups_that_do_not_fit(cfg: DictConfig, key: str, written: str) -> str:
     """A group option that reads a setting another group's chosen option does not define
     (``model=tiny_gpt`` reads ``${data.vocab_size}``; ``data=digits`` has none): the two options do not
     fit together, which is what to fix — not the interpolation. "" when that is not the case."""
@@ -63,6 +74,11 @@ def _groups_that_do_not_fit(key: str, written: str) -> str:
     other = read.split(".")[0]
     if not (written.startswith("${") and written.endswith("}")) or other == group or not HydraConfig.initialized():
         return ""
+    if OmegaConf.select(cfg, read, default=_ABSENT, throw_on_resolution_failure=False) is not _ABSENT:
+        return ""  # defined: what fails is the value it holds, not the fit of the two options
+    written_here = [str(o) for o in OmegaConf.to_container(HydraConfig.get().overrides.task, resolve=False)]
+    if any(o.lstrip("+~").partition("=")[0] == key for o in written_here):
+        return ""  # the command line's own interpolation, not the option's
     choices = HydraConfig.get().runtime.choices
     if group not in choices or other not in choices:
         return ""
