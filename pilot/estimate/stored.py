@@ -19,7 +19,7 @@ hash collision or a hand-edited file is recomputed, not trusted). Written atomic
 file, then ``os.replace``), so concurrent commands never read half a file. What is read from the
 store says so in the estimate's notes (when and in how long it was computed).
 
-Only estimates that took at least 5 s to compute are kept (``$PILOT_ESTIMATE_STORE_MIN_S`` to
+Only estimates that took at least 2 s to compute are kept (``$PILOT_ESTIMATE_STORE_MIN_S`` to
 change it): a small model's take a second or two, computing them again costs little and keeps
 them true to code patched in memory.
 
