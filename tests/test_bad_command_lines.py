@@ -74,6 +74,9 @@ REFUSED_BY_VALIDATION = [
     # batch=default and optim=adamw do not fit together)
     ("batch.micro_batch=${{optim.lr}}", ("the key it reads holds a value batch.micro_batch cannot take",)),
     ("batch.micro_batch=${{optim.nope}}", ("Fix: give a value, or an interpolation of a key that exists",)),
+    # a negative depth ran a whole pilot and a 'status ok' train run; a refusal naming no setting of GPT-2's own
+    ("mode=estimate model=hf_gpt2 model.config.n_layer=-1", ("model.config.n_layer=-1: a number of blocks, >= 0",)),
+    ("mode=estimate model=hf_gpt2 model.config.n_head=3", ("(model.config.n_embd=64, model.config.n_head=3)",)),
     # a model option and a data option that do not fit together (an interpolation error alone, before)
     ("data=digits model=tiny_gpt", ("model=tiny_gpt reads data.vocab_size, which data=digits does not define",)),
     # a length the model has no positions for (the model's own error blamed data.max_len, exit 1, before)

@@ -103,6 +103,7 @@ def test_a_misspelt_setting_of_a_plug_in_model_is_named_not_its_option(tmp_path)
         ("data.n_examples=abc", "data.n_examples='abc': my_task.make_task declares n_examples: int. Fix: an integer"),
         ("data.label_noise=[1]", "data.label_noise=[1]: my_task.make_task declares label_noise: float"),
         ("data.length=0", "data.length=0: 512 distinct sequences (data.n_examples) need at least 10 bits"),
+        ("model.hidden=null", "model.hidden=None: my_task.MajorityNet declares hidden: int"),  # a failed run, before
     ],
 )
 def test_a_plug_in_argument_of_the_wrong_kind_is_refused_naming_the_key(tmp_path, setting, said):
@@ -118,3 +119,16 @@ def test_a_plug_in_argument_of_the_wrong_kind_is_refused_naming_the_key(tmp_path
     assert result.returncode == 2, result.stderr[-3000:]
     assert said in result.stderr and "Traceback" not in result.stderr, result.stderr[-2000:]
     assert not run_dir.exists()
+
+
+def test_a_sweep_job_whose_task_code_raises_is_refused_in_one_line_naming_where(tmp_path):
+    """A plug-in without annotations given null in one job of a sweep: Hydra's bare 'Error in call to
+    target' alone, before; now the sweep is refused before any job, as the single run says it."""
+    (tmp_path / "my_task.py").write_text((EXAMPLE / "my_task.py").read_text().replace("length: int = 15", "length=15"))
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    command = [sys.executable, *COMMAND, "-m", "data.length=15,null", f"hydra.sweep.dir={tmp_path / 'sweep'}"]
+    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2, result.stderr[-3000:]
+    said = "the task could not be built: TypeError: '<' not supported between instances of 'NoneType' and 'int'"
+    assert said in result.stderr and "(raised at my_task.py:" in result.stderr, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr and not (tmp_path / "sweep").exists()

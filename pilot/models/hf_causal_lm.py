@@ -170,9 +170,15 @@ def _config_problem(
         return {k: settings[k] for k in unknown_keys(known[model_type], settings) if k in typed}, str(error)
     if (unread := width_and_depth_unread(transformers, model_type, settings)) is not None:
         return {k: settings[k] for k in unknown_keys(known[model_type], settings)}, unread
-    if zero := {k: v for k, v in settings.items() if k in COUNTS and isinstance(v, int) and v <= 0}:
+    aliases = {v: k for k, v in (getattr(known[model_type], "attribute_map", {}) or {}).items()}  # n_layer: depth
+    named = {k: (aliases.get(k, k), v) for k, v in settings.items() if isinstance(v, int) and not isinstance(v, bool)}
+    if zero := {k: v for k, (name, v) in named.items() if name in COUNTS and v <= 0}:
         shown = ", ".join(f"model.config.{k}={v}" for k, v in zero.items())
-        return zero, f"{shown}: must be > 0 ({', '.join(COUNTS[k] for k in zero)}). Fix: a positive size."
+        said = ", ".join(COUNTS[aliases.get(k, k)] for k in zero)
+        return zero, f"{shown}: must be > 0 ({said}). Fix: a positive size."
+    if negative := {k: v for k, (name, v) in named.items() if name == "num_hidden_layers" and v < 0}:
+        shown = ", ".join(f"model.config.{k}={v}" for k, v in negative.items())
+        return negative, f"{shown}: a number of blocks, >= 0. Fix: a positive count (e.g. 2 for a small pilot model)."
     try:
         built = transformers.AutoConfig.for_model(model_type, **settings)
     except Exception as error:  # noqa: BLE001 - transformers' own check (StrictDataclassError, ValueError)

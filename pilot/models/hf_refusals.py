@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pilot.errors import PilotError
@@ -55,6 +56,15 @@ def config_refused(config_class: type, settings: dict[str, Any], error: Exceptio
     reason = str(error).strip().splitlines()[-1].strip().rstrip(".")
     text = reason.lower()
     named = [key for key in settings if key in text or key.replace("_", " ") in text]
+    numbers = set(re.findall(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])", reason))  # "(got embed_dim: 64 and num_heads: 3)"
+    named += [  # a setting whose value the message quotes, under the model's own name for it (n_head: num_heads)
+        k
+        for k, v in settings.items()
+        if k not in named
+        and isinstance(v, (int, float))
+        and not isinstance(v, bool)
+        and f"{v:g}" in numbers - {"0", "1"}  # 0 and 1: bounds ("between 0 and 1")
+    ]
     if not named:  # a negative size (a tensor of negative dimension), else the sizes the model's own names come from
         named = [k for k, v in settings.items() if isinstance(v, int) and not isinstance(v, bool) and v < 0]
         named = named or [key for key in SIZE_KEYS if key in settings]

@@ -29,6 +29,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
 from pilot.config.values import enum_value, resolve_device, select
+from pilot.errors import built_with_error, instantiation_failed
 from pilot.run_directory import job_directory_problem
 from pilot.validation.batch import check_task
 from pilot.validation.devices import check_devices, check_precision, check_strategy
@@ -112,6 +113,10 @@ def sweep_job_problem(composed: DictConfig) -> str | None:
         validate(task, [str(o) for o in OmegaConf.to_container(written, resolve=False)] if written else [])
     except ConfigError as error:
         return str(error)
+    except Exception as error:  # the task's own code raised building it (a TypeError inside make_task)
+        if not instantiation_failed(error):
+            raise
+        return built_with_error(error)  # as the run says it: the error and where its code raised it
     if (directory := _job_directory(composed)) is not None:  # a fixed subdir: it may hold a run already
         return job_directory_problem(composed, directory)
     return None

@@ -117,8 +117,8 @@ NUMBER_TYPES = {"int": (int,), "float": (int, float)}  # an annotation and the v
 
 
 def _check_argument_types(node: DictConfig, section: str, parameters: Any, problems: list[Problem]) -> None:
-    """A plug-in's argument annotated ``int`` or ``float`` given a word, a list or a fraction on the command
-    line (``data.n_examples=abc``): refused here naming the key, rather than as the TypeError the function
+    """A plug-in's argument annotated ``int`` or ``float`` given a word, a list, a fraction or null on the
+    command line (``data.n_examples=abc``): refused here naming the key, rather than as the TypeError the function
     meets somewhere inside (``'<' not supported between 'int' and 'str'``)."""
     path = select(node, "_target_")
     for parameter in parameters:
@@ -127,7 +127,9 @@ def _check_argument_types(node: DictConfig, section: str, parameters: Any, probl
         if name not in NUMBER_TYPES or parameter.name not in node:
             continue
         value = select(node, parameter.name)
-        if value is None or (isinstance(value, NUMBER_TYPES[name]) and not isinstance(value, bool)):
+        if value is None and parameter.default is None:  # 'n: int = None': None is what it takes by default
+            continue
+        if isinstance(value, NUMBER_TYPES[name]) and not isinstance(value, bool):
             continue
         if name == "int" and isinstance(value, float) and value.is_integer():
             continue
