@@ -35,6 +35,7 @@ from pilot.errors import (
     in_the_way,
     instantiation_failed,
     no_space_left,
+    raised_at,
     user_error,
 )
 from pilot.estimate_run import run_estimate
@@ -146,6 +147,16 @@ def _failed(error: Exception, run_dir: Path, multirun: bool, overrides: list[str
     kept = Path(run_dir) / ERROR_FILE  # the failed run's whole traceback, kept beside its record
     if not multirun and instantiation_failed(error):  # the model's or task's own code: one line
         log.error("pilot: %s%s", built_with_error(error), f"; the whole traceback: {kept}" if kept.is_file() else "")
+        sys.exit(1)
+    if not multirun and kept.is_file():  # the run's own code raised, recorded failed: one line, as a sweep job's
+        first = (str(error).splitlines() or [""])[0][:300]
+        log.error(
+            "pilot: the run failed: %s: %s%s; the whole traceback: %s",
+            type(error).__name__,
+            first,
+            raised_at(error),
+            kept,
+        )
         sys.exit(1)
     if not multirun:
         raise error

@@ -48,7 +48,7 @@ from pilot.engine.sharding import is_sharded
 from pilot.engine.threads import load_note
 from pilot.environment import environment_step
 from pilot.environment import journal_lines as environment_journal_lines
-from pilot.errors import DISK_FULL, DiskFull, built_with_error, no_space_left, user_error
+from pilot.errors import DISK_FULL, DiskFull, built_with_error, no_space_left, raised_at, user_error
 from pilot.estimate.fake_tensor import estimate_memory
 from pilot.estimate_run import MEASURED_ON_RANKS, estimate_step, save_measured
 from pilot.faults import fault_point
@@ -63,14 +63,27 @@ from pilot.validation import validate
 log = logging.getLogger("pilot")
 
 
-def _guarded(step: str, work: Callable[[], CheckResult]) -> CheckResult:
+def _guarded(step: str, work: Callable[[], CheckResult], error_dir: Path | None = None) -> CheckResult:
+    """``work``'s result; a step that raised fails, said in one line naming where the error was raised, its
+    whole traceback in ``<step>.error.txt`` of ``error_dir`` (on the console when it cannot be written)."""
     try:
         return work()
     except Exception as error:
         if no_space_left(error) is not None:  # not the step's fault: the pilot stops at the first file (run_pilot)
             raise
-        log.error("step %s crashed:\n%s", step, traceback.format_exc())
-        return CheckResult(step, "fail", f"crashed: {type(error).__name__}: {error}")
+        whole = ""
+        try:
+            if error_dir is not None:
+                (error_dir / f"{step}.error.txt").write_text(traceback.format_exc())
+                whole = f" (whole error: {step}.error.txt)"
+        except OSError:
+            pass
+        if not whole:
+            log.error("step %s crashed:\n%s", step, traceback.format_exc())
+        first = (str(error).splitlines() or [""])[0][:300]
+        if whole:
+            log.error("step %s crashed: %s: %s%s%s", step, type(error).__name__, first, raised_at(error), whole)
+        return CheckResult(step, "fail", f"crashed: {type(error).__name__}: {first}{raised_at(error)}{whole}")
 
 
 def phase_worker(cfg: DictConfig, run_dir: str) -> None:
@@ -176,7 +189,7 @@ def run_pilot(
 
 
 def _data_checks(
-    cfg: DictConfig, task, device: torch.device, results: list[CheckResult], shown: list[dict[str, Any]]
+    cfg: DictConfig, task, device: torch.device, results: list[CheckResult], shown: list[dict[str, Any]], run_dir: Path
 ) -> None:
     """Inspect what the loss sees, which targets it trains towards, its contract; audit the
     split; learn a tiny subset. Each appends its result; the examples shown go to ``shown``."""
@@ -194,12 +207,12 @@ def _data_checks(
         return result
 
     micro_batch = int(cfg.batch.micro_batch)
-    results.append(_guarded("inspect", inspect))
-    results.append(_guarded("alignment", lambda: alignment_check(task, fresh_model(), micro_batch)))
-    results.append(_guarded("objective", lambda: objective_check(task, fresh_model(), micro_batch)))
+    results.append(_guarded("inspect", inspect, run_dir))
+    results.append(_guarded("alignment", lambda: alignment_check(task, fresh_model(), micro_batch), run_dir))
+    results.append(_guarded("objective", lambda: objective_check(task, fresh_model(), micro_batch), run_dir))
     fresh.clear()
-    results.append(_guarded("split_audit", lambda: audit_split(task, enum_value(cfg.data.split.by))))
-    results.append(_guarded("tiny_subset", lambda: tiny_subset_check(cfg, task, device)))
+    results.append(_guarded("split_audit", lambda: audit_split(task, enum_value(cfg.data.split.by)), run_dir))
+    results.append(_guarded("tiny_subset", lambda: tiny_subset_check(cfg, task, device), run_dir))
 
 
 def _phases_step(
@@ -315,14 +328,14 @@ def _guarded_steps(
         with torch.random.fork_rng(devices=[]):  # leaves the random state of the steps below as it was
             contract = check_contract(task, build_model(cfg), model_settings(cfg))
             log.info("contract: %s", contract.reason)  # only a failure is a row
-        results.append(_guarded("environment", lambda: environment_step(cfg, run_dir, task=task)))
-        _data_checks(cfg, task, device, results, shown)
+        results.append(_guarded("environment", lambda: environment_step(cfg, run_dir, task=task), run_dir))
+        _data_checks(cfg, task, device, results, shown, run_dir)
         phases, rows = _phases_step(cfg, task, device, run_dir, child)
         results.append(phases)
         if child is not None and rows:
             write_phases_csv(run_dir, rows)  # write_report writes the same rows again
             drawn = child.submit("pilot.report", [str(run_dir)], timeout_s=300)
-        results.append(_guarded("estimate", lambda: estimate_step(cfg, task, run_dir, rows, sweep_params)))
+        results.append(_guarded("estimate", lambda: estimate_step(cfg, task, run_dir, rows, sweep_params), run_dir))
     except ContractError as error:  # refused before any step: every later one would fail the same way
         results.append(CheckResult(CONTRACT_STEP, "fail", str(error)))
     except Exception as error:  # the task itself could not be built

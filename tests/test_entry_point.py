@@ -214,3 +214,45 @@ def test_a_training_job_whose_model_raises_while_built_says_it_in_one_line_and_r
     assert "Error executing job" not in said and "Traceback" not in said
     record = json.loads((run_dir / "run.json").read_text())
     assert record["status"] == "failed" and (run_dir / "error.txt").is_file()
+
+
+RAISING_FORWARD = """from pilot.models.tiny_gpt import TinyGPT
+
+
+class Net(TinyGPT):
+    calls = 0
+
+    def forward(self, *args, **kwargs):
+        Net.calls += 1
+        if Net.calls > 30:  # past the set-up's own checks of forward
+            raise ZeroDivisionError('forward boom')
+        return super().forward(*args, **kwargs)
+"""
+
+
+def test_a_training_run_whose_own_code_raises_says_it_in_one_line_with_the_traceback_kept(tmp_path):
+    """mode=train whose model raised in training printed Hydra's "Error executing job" and a 70-line
+    traceback: now one line (the error, where the user's code raised it, where the whole traceback is),
+    exit 1, the run recorded failed; the pilot's steps that crash say one line each, their tracebacks in
+    <step>.error.txt (one traceback per step on the console, before)."""
+    (tmp_path / "raising_forward.py").write_text(RAISING_FORWARD)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    for mode in ("train", "pilot"):
+        run_dir = tmp_path / mode
+        completed = subprocess.run(
+            [sys.executable, "-m", "pilot", f"mode={mode}", f"hydra.run.dir={run_dir}", "run.threads=1"]
+            + ["model._target_=raising_forward.Net", "budget.value=5"],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        said = completed.stdout + completed.stderr
+        assert completed.returncode == 1, said[-2000:]
+        assert "Traceback" not in said and "Error executing job" not in said, said[-3000:]
+        assert "(raised at raising_forward.py:" in said, said[-2000:]
+        assert json.loads((run_dir / "run.json").read_text())["status"] == "failed"
+    assert "the run failed: ZeroDivisionError: forward boom" in (tmp_path / "train" / "__main__.log").read_text()
+    assert "Traceback" in (tmp_path / "train" / "error.txt").read_text()
+    assert "Traceback" in (tmp_path / "pilot" / "tiny_subset.error.txt").read_text()
