@@ -63,6 +63,7 @@ from pilot.run_directory import (
 from pilot.run_ending import ERROR_FILE, train_exit_code
 from pilot.run_record import resume_hint
 from pilot.startup_signals import raise_from_now_on, signal_name_of
+from pilot.sweep_ending import SweepIncomplete, sweep_ending, sweep_interrupted, sweep_job_without_result
 from pilot.sweep_signals import received as passed_on_to_jobs
 from pilot.train import train
 from pilot.validation.unread import unread_settings
@@ -71,11 +72,6 @@ register()
 log = logging.getLogger("pilot")
 CONF_DIR = str(Path(__file__).resolve().parents[1] / "conf")  # absolute: works for `pilot` too
 SIGNALLED = 128  # an exit code of 128 + a signal's number: the run was stopped by that signal
-
-
-class SweepIncomplete(SystemExit):
-    """Exit 1 (a job failed, its recap not written) or 2 (a job refused) after a sweep that ran: not Hydra refusing the line
-    (a launcher's jobs run elsewhere, so this process never composed a job's config itself)."""
 
 
 SUBMITIT_JOB_ERRORS = ("UncompletedJobError", "FailedJobError")  # a job without a result, one that raised
@@ -221,7 +217,7 @@ def cli() -> None:
         main()
         if (name := passed_on_to_jobs()) is not None:  # every job ended before the signal reached it
             raise SystemExit(128 + int(getattr(signal, name)))
-        _sweep_ending()
+        sweep_ending()
     except SystemExit as stop:
         if stop.code == 1 and not _composed and not isinstance(stop, (RunDirectoryRefused, SweepIncomplete)):
             _suggest_and_refuse()
@@ -239,42 +235,16 @@ def cli() -> None:
     except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM or SIGHUP outside a run's own watch
         if launch_config() is None:
             _interrupted_outside_a_run(signal_name_of(stop))
-        _sweep_interrupted(signal_name_of(stop))
+        sweep_interrupted(signal_name_of(stop))
     except Exception as error:
         if launch_config() is not None and type(error).__name__ in SUBMITIT_JOB_ERRORS:
-            _sweep_job_without_result(error)
+            sweep_job_without_result(error)
         if not says_hydra_errors:
             raise
         _hydra_failed(error)
     finally:
         if says_hydra_errors:
             os.environ.pop("HYDRA_FULL_ERROR", None)
-
-
-def _sweep_ending() -> None:
-    """After a sweep that ran: exit 1 when its recap is missing or a job failed, 2 when a job was refused
-    (a script must not go on); nothing after a single run."""
-    if recap_not_written():  # the sweep ran, but the recap it promised is not there: a script must not go on
-        raise SweepIncomplete(1)
-    if refused := refused_jobs():  # a job refused at run time (its directory holds another run): not run
-        print(
-            f"pilot: {len(refused)} job(s) of the sweep were refused, nothing done in their directories (each "
-            f"said why above): {', '.join(refused[:5])}{' ...' if len(refused) > 5 else ''}",
-            file=sys.stderr,
-        )
-        raise SweepIncomplete(2)
-    if never := never_started_jobs():  # declared, no directory: refused or lost in a job's own process
-        print(f"pilot: the sweep is incomplete: {never[0]}", file=sys.stderr)
-        failed_jobs()
-        raise SweepIncomplete(1)
-    if failed := failed_jobs():  # a job that failed (an error, a full disk): the sweep is not complete
-        print(
-            f"pilot: {len(failed)} job(s) of the sweep failed (status failed: each run.json says why; unreadable: "
-            "no record, its __main__.log says why): "
-            f"{', '.join(failed[:5])}{' ...' if len(failed) > 5 else ''}",
-            file=sys.stderr,
-        )
-        raise SweepIncomplete(1)
 
 
 def _interrupted_outside_a_run(name: str) -> None:
@@ -298,47 +268,6 @@ def _interrupted_outside_a_run(name: str) -> None:
 def _written_by_this_line(run_dir: Path) -> bool:
     record = run_dir / "run.json"
     return record.is_file() and record.stat().st_mtime >= _STARTED
-
-
-def _sweep_interrupted(name: str) -> None:
-    """A signal while a sweep runs (Ctrl-C, SIGTERM): one message and 128 + its number, not Hydra's
-    and submitit's tracebacks. Jobs run in this process are recorded (each stops at its signal): the
-    recap is written now. Jobs in their own processes (local_parallel) record their own ending; the
-    recap is the command to run once they have stopped."""
-    config = launch_config()
-    sweep = config.hydra.sweep.dir
-    code = 128 + int(getattr(signal, name))
-    if "submitit" not in str(OmegaConf.select(config, "hydra.launcher._target_", default="")):
-        print(f"pilot: the sweep was interrupted ({name}); the jobs it ran are recorded", file=sys.stderr)
-        recap_interrupted_launch(f"interrupted ({name})")
-        raise SystemExit(code) from None
-    print(
-        f"pilot: the sweep was interrupted ({name}). Its jobs run in their own processes: each records in its "
-        "run.json how it ended (an interrupted one resumes with its own overrides and hydra.run.dir=<its "
-        f"directory>). The recap, once they have stopped: python -m pilot.recap {sweep}",
-        file=sys.stderr,
-    )
-    raise SystemExit(code) from None
-
-
-def _sweep_job_without_result(error: Exception) -> None:
-    """submitit found a job that left no result (stopped by a signal, killed, out of memory): one
-    message, the recap of what the launch made (each job's run.json says how it ended), and the exit
-    code of an interrupted sweep (130, 143 for a SIGTERM passed on to the jobs) when a job recorded a
-    signal, else 1."""
-    frame = recap_interrupted_launch("stopped: a job left submitit no result")  # each job's run.json says how it ended
-    statuses = set(frame["status"]) if frame is not None and "status" in frame else set()
-    if "interrupted" in statuses or passed_on_to_jobs() is not None:
-        name = passed_on_to_jobs() or "SIGINT"
-        print(
-            f"pilot: the sweep was interrupted ({name}): each interrupted job resumes with its own overrides and "
-            "hydra.run.dir=<its directory>; with a fixed hydra.sweep.subdir "
-            "(e.g. 'hydra.sweep.subdir=lr${optim.lr}') the same -m command resumes them all",
-            file=sys.stderr,
-        )
-        raise SystemExit(128 + int(getattr(signal, name))) from None
-    print(f"pilot: a sweep job left submitit no result ({str(error).splitlines()[0]})", file=sys.stderr)
-    raise SystemExit(1) from None
 
 
 def _hydra_failed(error: Exception) -> None:

@@ -1,0 +1,92 @@
+"""How a sweep ends, as the command's exit code and last words: complete, incomplete (a job failed,
+was refused or never started: its recap says which), interrupted by a signal, or left without a
+result by submitit (a job killed). Called by ``pilot.__main__`` after Hydra returns or raises."""
+
+from __future__ import annotations
+
+import signal
+import sys
+
+from omegaconf import OmegaConf
+
+from pilot.recap.entry import (
+    failed_jobs,
+    launch_config,
+    never_started_jobs,
+    recap_interrupted_launch,
+    recap_not_written,
+    refused_jobs,
+)
+from pilot.sweep_signals import received as passed_on_to_jobs
+
+
+class SweepIncomplete(SystemExit):
+    """Exit 1 (a job failed, its recap not written) or 2 (a job refused) after a sweep that ran: not Hydra refusing the line
+    (a launcher's jobs run elsewhere, so this process never composed a job's config itself)."""
+
+
+def sweep_ending() -> None:
+    """After a sweep that ran: exit 1 when its recap is missing or a job failed, 2 when a job was refused
+    (a script must not go on); nothing after a single run."""
+    if recap_not_written():  # the sweep ran, but the recap it promised is not there: a script must not go on
+        raise SweepIncomplete(1)
+    if refused := refused_jobs():  # a job refused at run time (its directory holds another run): not run
+        print(
+            f"pilot: {len(refused)} job(s) of the sweep were refused, nothing done in their directories (each "
+            f"said why above): {', '.join(refused[:5])}{' ...' if len(refused) > 5 else ''}",
+            file=sys.stderr,
+        )
+        raise SweepIncomplete(2)
+    if never := never_started_jobs():  # declared, no directory: refused or lost in a job's own process
+        print(f"pilot: the sweep is incomplete: {never[0]}", file=sys.stderr)
+        failed_jobs()
+        raise SweepIncomplete(1)
+    if failed := failed_jobs():  # a job that failed (an error, a full disk): the sweep is not complete
+        print(
+            f"pilot: {len(failed)} job(s) of the sweep failed (status failed: each run.json says why; unreadable: "
+            "no record, its __main__.log says why): "
+            f"{', '.join(failed[:5])}{' ...' if len(failed) > 5 else ''}",
+            file=sys.stderr,
+        )
+        raise SweepIncomplete(1)
+
+
+def sweep_interrupted(name: str) -> None:
+    """A signal while a sweep runs (Ctrl-C, SIGTERM): one message and 128 + its number, not Hydra's
+    and submitit's tracebacks. Jobs run in this process are recorded (each stops at its signal): the
+    recap is written now. Jobs in their own processes (local_parallel) record their own ending; the
+    recap is the command to run once they have stopped."""
+    config = launch_config()
+    sweep = config.hydra.sweep.dir
+    code = 128 + int(getattr(signal, name))
+    if "submitit" not in str(OmegaConf.select(config, "hydra.launcher._target_", default="")):
+        print(f"pilot: the sweep was interrupted ({name}); the jobs it ran are recorded", file=sys.stderr)
+        recap_interrupted_launch(f"interrupted ({name})")
+        raise SystemExit(code) from None
+    print(
+        f"pilot: the sweep was interrupted ({name}). Its jobs run in their own processes: each records in its "
+        "run.json how it ended (an interrupted one resumes with its own overrides and hydra.run.dir=<its "
+        f"directory>). The recap, once they have stopped: python -m pilot.recap {sweep}",
+        file=sys.stderr,
+    )
+    raise SystemExit(code) from None
+
+
+def sweep_job_without_result(error: Exception) -> None:
+    """submitit found a job that left no result (stopped by a signal, killed, out of memory): one
+    message, the recap of what the launch made (each job's run.json says how it ended), and the exit
+    code of an interrupted sweep (130, 143 for a SIGTERM passed on to the jobs) when a job recorded a
+    signal, else 1."""
+    frame = recap_interrupted_launch("stopped: a job left submitit no result")  # each job's run.json says how it ended
+    statuses = set(frame["status"]) if frame is not None and "status" in frame else set()
+    if "interrupted" in statuses or passed_on_to_jobs() is not None:
+        name = passed_on_to_jobs() or "SIGINT"
+        print(
+            f"pilot: the sweep was interrupted ({name}): each interrupted job resumes with its own overrides and "
+            "hydra.run.dir=<its directory>; with a fixed hydra.sweep.subdir "
+            "(e.g. 'hydra.sweep.subdir=lr${optim.lr}') the same -m command resumes them all",
+            file=sys.stderr,
+        )
+        raise SystemExit(128 + int(getattr(signal, name))) from None
+    print(f"pilot: a sweep job left submitit no result ({str(error).splitlines()[0]})", file=sys.stderr)
+    raise SystemExit(1) from None
