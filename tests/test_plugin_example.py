@@ -104,6 +104,8 @@ def test_a_misspelt_setting_of_a_plug_in_model_is_named_not_its_option(tmp_path)
         ("data.label_noise=[1]", "data.label_noise=[1]: my_task.make_task declares label_noise: float"),
         ("data.length=0", "data.length=0: 512 distinct sequences (data.n_examples) need at least 10 bits"),
         ("model.hidden=null", "model.hidden=None: my_task.MajorityNet declares hidden: int"),  # a failed run, before
+        # no example at all: it blamed data.split.val_fraction ("the training split is empty")
+        ("data.n_examples=0", "built a task without a single example (every split empty) with data.n_examples=0"),
     ],
 )
 def test_a_plug_in_argument_of_the_wrong_kind_is_refused_naming_the_key(tmp_path, setting, said):

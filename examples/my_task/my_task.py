@@ -34,6 +34,8 @@ def make_task(
             f"data.length={length}: {n_examples} distinct sequences (data.n_examples) need at least "
             f"{max(1, (2 * n_examples - 1).bit_length())} bits. Fix: a longer data.length or fewer data.n_examples"
         )
+    if n_groups < 1:
+        raise ValueError(f"data.n_groups={n_groups}: the sensors the sequences come from, at least 1. Fix: e.g. 64")
     if not 0 <= label_noise <= 1:
         raise ValueError(f"data.label_noise={label_noise}: a share of labels, in [0, 1]. Fix: e.g. 0.05")
     rng = np.random.default_rng(seed)

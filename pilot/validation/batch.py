@@ -3,9 +3,10 @@ micro-batch larger than the split, a budget that buys no update or an absurd num
 
 from __future__ import annotations
 
+from hydra.core.hydra_config import HydraConfig
 from hydra.errors import InstantiationException
 from hydra.utils import instantiate
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from pilot.config.values import enum_value, select
 from pilot.engine.batch_plan import plan_from_config
@@ -39,6 +40,9 @@ def check_task(cfg: DictConfig, problems: list[Problem]) -> None:
         return
     sizes = {name: len(task.splits.get(name) or []) for name in ("train", "val")}
     val, test = select(cfg, "data.split.val_fraction"), select(cfg, "data.split.test_fraction")
+    if not any(task.splits.values()):  # no example in any split: the data's settings, not the fractions
+        problems.append(_no_example(cfg))
+        return
     if sizes["train"] == 0:
         problems.append(
             Problem(
@@ -108,3 +112,19 @@ def _check_batch_plan(cfg: DictConfig, train_examples: int, problems: list[Probl
                 plan.value, updates, plan.fixed, f" ({train_examples} training examples, {per_update} per update)"
             )
         )
+
+
+def _no_example(cfg: DictConfig) -> Problem:
+    """The task built no example at all, named by the data settings this command line gives."""
+    given = []
+    if HydraConfig.initialized():
+        written = [str(o) for o in OmegaConf.to_container(HydraConfig.get().overrides.task, resolve=False)]
+        given = [o.lstrip("+~") for o in written if o.lstrip("+~").startswith("data.")]
+    return Problem(
+        "data._target_",
+        select(cfg, "data._target_"),
+        "built a task without a single example (every split empty)"
+        + (f" with {', '.join(given)}" if given else "")
+        + ". Fix: data settings that give examples"
+        + (f" (check {given[0].partition('=')[0]})" if len(given) == 1 else ""),
+    )
