@@ -375,6 +375,8 @@ def test_a_relaunch_whose_every_job_is_refused_exits_two_and_keeps_the_sweep_as_
     assert subprocess.run([*line, "seed=2"], cwd=REPO, capture_output=True, timeout=600).returncode == 0
     (kept,) = sweep.glob("recap-*.md")  # the first launch's recap, beside this launch's
     assert kept.read_bytes() == before["recap.md"] and "# Recap — 1 run(s)" in (sweep / "recap.md").read_text()
+    (definition,) = sweep.glob("multirun-*.yaml")  # and its sweep's definition, which Hydra rewrote (lost, before)
+    assert definition.read_bytes() == before["multirun.yaml"] and definition.stem[9:] == kept.stem[6:]
 
 
 def test_jobs_that_would_share_a_directory_or_leave_the_sweep_are_refused_before_any_runs(tmp_path):

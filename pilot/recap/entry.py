@@ -154,7 +154,7 @@ def recap_launch(config: Any, earlier_runs: frozenset[Path], ended: str = "concl
             _put_back_multirun_yaml(sweep_dir)
             print(f"recap: every job of this launch was refused, none ran: {sweep_dir} is left as it was")
             return None
-        _keep_earlier_recap(sweep_dir)
+        _keep_earlier_multirun_yaml(sweep_dir, _keep_earlier_recap(sweep_dir))
         frame = recap.build_recap(
             [sweep_dir],
             sweep_dir,
@@ -190,6 +190,22 @@ def _put_back_multirun_yaml(sweep_dir: Path) -> None:
         (sweep_dir / "multirun.yaml").write_bytes(earlier_yaml)
 
 
+def _keep_earlier_multirun_yaml(sweep_dir: Path, stamp: str | None) -> None:
+    """The earlier launch's multirun.yaml (its sweep's definition), which Hydra rewrote at this launch's start,
+    kept beside its recap as multirun-<its recap's time>.yaml (the time now when it left no recap)."""
+    earlier = _launch.get("multirun_yaml")
+    now = sweep_dir / "multirun.yaml"
+    if earlier is None or (now.is_file() and now.read_bytes() == earlier):
+        return
+    kept = sweep_dir / f"multirun-{stamp or time.strftime('%Y%m%d-%H%M%S')}.yaml"
+    try:
+        if not kept.exists():
+            kept.write_bytes(earlier)
+            print(f"recap: the earlier launch's multirun.yaml there is kept as {kept}")
+    except OSError as error:  # a notebook of the sweep's definition: its loss never stops the recap
+        print(f"recap: could not keep the earlier multirun.yaml as {kept}: {error.strerror or error}", file=sys.stderr)
+
+
 def _say_unreadable(frame: pd.DataFrame) -> None:
     """Each run directory whose record could not be read, on the console too (it was in the tables only)."""
     if "status" not in frame:
@@ -203,7 +219,7 @@ def _say_unreadable(frame: pd.DataFrame) -> None:
 RECAP_FILES = ("recap.md", "recap.csv", "recap.png")
 
 
-def _keep_earlier_recap(sweep_dir: Path) -> None:
+def _keep_earlier_recap(sweep_dir: Path) -> str | None:
     """An earlier launch's recap in this sweep directory (a reused ``hydra.sweep.dir``) is kept under its
     time (recap-<YYYYmmdd-HHMMSS>.*) before this launch's is written: a relaunch replaced it, its runs gone
     from every table. Kept as a second name of the same file (a hard link: no space needed, a full disk
@@ -211,14 +227,14 @@ def _keep_earlier_recap(sweep_dir: Path) -> None:
     a recap that cannot be finished leaves the earlier one where it was."""
     earlier = [sweep_dir / name for name in RECAP_FILES if (sweep_dir / name).is_file()]
     if not earlier:
-        return
+        return None
 
     def kept(path: Path, stamp: str) -> Path:
         return path.with_name(f"recap-{stamp}{path.suffix}")
 
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(max(p.stat().st_mtime for p in earlier)))
     if all(kept(p, stamp).exists() and os.path.samefile(p, kept(p, stamp)) for p in earlier):
-        return  # kept by an earlier attempt that could not write its own recap
+        return stamp  # kept by an earlier attempt that could not write its own recap
     while any(kept(p, stamp).exists() for p in earlier):  # two in one second
         stamp += "-1"
     try:
@@ -232,6 +248,7 @@ def _keep_earlier_recap(sweep_dir: Path) -> None:
             "it is left as it was and no new recap was written. Fix: free space there, or give another --out."
         ) from None
     print(f"recap: the earlier recap there is kept as {sweep_dir / f'recap-{stamp}.md'}")
+    return stamp
 
 
 def _second_name(path: Path, name: Path) -> None:
