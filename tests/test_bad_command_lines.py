@@ -648,3 +648,13 @@ def test_an_empty_argument_is_said_as_one(tmp_path, monkeypatch, capsys, restore
     code, stderr = run_in_process(["budget.value=2", ""], tmp_path / "run", monkeypatch, capsys)
     assert code == 2 and stderr.startswith("pilot: an empty argument on the command line"), stderr
     assert "mismatched input" not in stderr
+
+
+def test_an_environment_variable_read_by_a_setting_is_named_in_the_fix(tmp_path, monkeypatch, capsys, restore_logging):
+    """${oc.env:MY_LR} unset, or set to a word: the fix named the interpolation or the key it reads, not the variable."""
+    monkeypatch.delenv("MY_LR", raising=False)
+    code, stderr = run_in_process(["optim.lr=${oc.env:MY_LR}"], tmp_path / "run", monkeypatch, capsys)
+    assert code == 2 and "Fix: set MY_LR in the environment" in stderr, stderr
+    monkeypatch.setenv("MY_LR", "fast")
+    code, stderr = run_in_process(["optim.lr=${oc.env:MY_LR}"], tmp_path / "run", monkeypatch, capsys)
+    assert code == 2 and "Fix: MY_LR='fast' in the environment is not a value optim.lr takes" in stderr, stderr

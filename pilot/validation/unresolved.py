@@ -4,6 +4,8 @@ line with two broken settings used to be refused twice, one setting at a time.""
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -48,7 +50,8 @@ def _problem(cfg: DictConfig, key: str) -> Problem | None:
             as_written(cfg, key),
             f"{CANNOT_RESOLVE} ({type(error).__name__}: {str(error).splitlines()[0]}). Fix: "
             + (
-                _groups_that_do_not_fit(cfg, key, str(as_written(cfg, key)))
+                _environment_variable(str(as_written(cfg, key)), key, error)
+                or _groups_that_do_not_fit(cfg, key, str(as_written(cfg, key)))
                 or _of_another_type(error, key)
                 or "give a value, or an interpolation of a key that exists (${other.key}, as Hydra/OmegaConf write them)"
             ),
@@ -57,6 +60,17 @@ def _problem(cfg: DictConfig, key: str) -> Problem | None:
 
 
 _ABSENT = object()
+
+
+def _environment_variable(written: str, key: str, error: Exception) -> str:
+    """``${oc.env:MY_LR}``: the variable unset, or set to what ``key`` cannot take: the variable is what to fix."""
+    found = re.search(r"\$\{oc\.env:\s*([A-Za-z_]\w*)", written)
+    if found is None:
+        return ""
+    name = found.group(1)
+    if "not found" in str(error):
+        return f"set {name} in the environment ({name}=<value> python -m pilot ...), or give a default: ${{oc.env:{name},<value>}}"
+    return f"{name}={os.environ.get(name, '')!r} in the environment is not a value {key} takes; set {name} to one"
 
 
 def _of_another_type(error: Exception, key: str) -> str:
