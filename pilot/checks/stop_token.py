@@ -9,7 +9,9 @@ counted target of the training rows is the same token in most rows when one is a
 different tokens when none is. Answers of a few words each (class names) end on few tokens and are not
 judged. The same holds for a seq2seq task's targets (labels of their own, no prompt). And where the
 stop token ends most rows but the others all stop at the longest target length, the targets were cut
-after the stop token was added (``(ids + [eos])[:16]``): long answers never learn to stop.
+after the stop token was added (``(ids + [eos])[:16]``): long answers never learn to stop. And where the
+token that ends most rows is also a target *inside* most of their answers (``'\\n'`` chosen as the stop
+token of multi-line answers), generation stops at its first occurrence: the answers are cut short.
 """
 
 from __future__ import annotations
@@ -70,6 +72,32 @@ def _cut_after_the_stop(task: TaskData, lasts: list[int], lengths: list[int], to
     ]
 
 
+def _inside_the_answers(task: TaskData, encoded: list[dict[str, Any]], token: int) -> list[Finding]:
+    """The stop token also a target inside most answers that it ends, the answer's next token trained right
+    after it (a multi-turn row, whose turns each end on it after a masked one, is not): generation stops there."""
+    ended, inside = 0, 0
+    for item in encoded:
+        labels = token_list(item.get("labels")) or []
+        trained = [label >= 0 and label != IGNORE_INDEX for label in labels]
+        counted = [label for label, kept in zip(labels, trained) if kept]
+        if counted and counted[-1] == token:
+            ended += 1  # inside: the answer goes on right after it (a later turn after a masked one does not)
+            inside += any(  # and goes on with another token (a doubled stop token is doubled_marker's)
+                labels[t] == token and trained[t] and trained[t + 1] and labels[t + 1] != token
+                for t in range(len(labels) - 1)
+            )
+    if ended < MIN_ROWS or inside < SHARE * ended:
+        return []
+    shown = task.decode_tokens([token])[0] if task.decode_tokens is not None else f"id {token}"
+    return [
+        Finding(
+            f"the stop token is also inside the answers: {shown!r} ends {ended} training rows and is a target "
+            f"before the end in {inside} of them, so generation stops at its first occurrence and those answers "
+            "come out cut. Fix: a stop token no answer holds (the tokenizer's eos, a chat template's end of turn)"
+        )
+    ]
+
+
 def stop_token_findings(task: TaskData, encoded: list[dict[str, Any]]) -> tuple[list[Finding], dict[str, Any]]:
     seq2seq = task.kind == SEQ2SEQ  # decoder targets of their own: no prompt before them
     if (task.convention != NEXT_TOKEN and not seq2seq) or not encoded:
@@ -81,6 +109,8 @@ def stop_token_findings(task: TaskData, encoded: list[dict[str, Any]]) -> tuple[
     details = {"rows": len(lasts), "most_common_last_target": token, "rows_it_ends": ending, "distinct": distinct}
     if ending >= 3 and (cut := _cut_after_the_stop(task, lasts, lengths, token)):  # every shorter row ends on it
         return cut, details
+    if ending >= SHARE * len(lasts) and (inside := _inside_the_answers(task, encoded[:1000], token)):
+        return inside, details
     if ending >= SHARE * len(lasts) or distinct < DISTINCT:
         return [], details
     shown = task.decode_tokens([token])[0] if task.decode_tokens is not None else f"id {token}"

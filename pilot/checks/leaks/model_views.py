@@ -102,7 +102,8 @@ def _collated_rows(task: TaskData, items: list[dict[str, Any]], chunk: int) -> l
 
 
 def _id_keys(rows: list[dict[str, np.ndarray]]) -> list[str]:
-    """Batch keys holding one integer per example, different on every example: ids, not content."""
+    """Batch keys holding one integer per example, different on every example: ids, not content — unless
+    nothing else would be left of the example but its label."""
     if len(rows) < 2:
         return []
     keys = []
@@ -113,7 +114,16 @@ def _id_keys(rows: list[dict[str, np.ndarray]]) -> list[str]:
         if all(v is not None and v.size == 1 and np.issubdtype(v.dtype, np.integer) for v in values):
             if len({int(v.reshape(-1)[0]) for v in values}) == len(values):
                 keys.append(key)
-    return keys
+    content = [key for key in rows[0] if key not in ("index", "labels", *keys) and not _same_in_every(rows, key)]
+    return keys if content else []  # a one-token input (a character, an item id) is the example's content
+
+
+def _same_in_every(rows: list[dict[str, np.ndarray]], key: str) -> bool:
+    """``key`` holds the same value in every row (a mask of ones beside one-token inputs): no content."""
+    first = rows[0].get(key)
+    return first is not None and all(
+        (v := row.get(key)) is not None and v.shape == first.shape and np.array_equal(v, first) for row in rows
+    )
 
 
 def example_digest(parts: dict[str, np.ndarray], label: np.ndarray) -> str:

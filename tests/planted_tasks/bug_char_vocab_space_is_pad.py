@@ -1,0 +1,60 @@
+"""A character vocabulary built as {c: i for i, c in enumerate(sorted(chars))} with PAD_ID = 0 too: the
+space sorts first, so every space gets the pad id; the mask (ids != PAD) hides the spaces and the
+embedding's padding row zeroes them. The label is the number of words (1, 2 or 3): told by the spaces."""
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from pilot.data.split import make_splits
+from pilot.data.task import Example, TaskData
+from tests.planted_tasks._char_encoder import SPLIT, PooledEncoder, pad_ids, words
+
+EXPECTED = {"step": "inspect", "verdict": "warn", "said": "is also a real token inside the text"}
+CLASSES = ["one_word", "two_words", "three_words"]
+PAD_ID = 0
+
+
+def make_task() -> TaskData:
+    rng = np.random.default_rng(3)
+    pool = words(900, 3)
+    examples, seen = [], set()
+    for i in range(300):
+        n = int(rng.integers(1, 4))
+        text = " ".join(pool[3 * i : 3 * i + n])
+        if text not in seen:
+            seen.add(text)
+            examples.append(Example(index=len(examples), group=f"s{len(examples)}", fields={"text": text, "n": n}))
+    vocab = {c: i for i, c in enumerate(sorted({c for e in examples for c in e.fields["text"]}))}  # the bug
+    chars = {i: c for c, i in vocab.items()}
+
+    def encode(e: Example) -> dict:
+        return {"index": e.index, "input_ids": [vocab[c] for c in e.fields["text"]], "label": e.fields["n"] - 1}
+
+    def collate(items: list[dict]) -> dict:
+        ids, _ = pad_ids([it["input_ids"] for it in items], PAD_ID)
+        return {
+            "input_ids": ids,
+            "attention_mask": (ids != PAD_ID).long(),
+            "labels": torch.tensor([it["label"] for it in items]),
+            "index": torch.tensor([it["index"] for it in items]),
+        }
+
+    return TaskData(
+        kind="classification",
+        splits=make_splits(examples, SPLIT),
+        encode=encode,
+        collate=collate,
+        loss_sum=lambda logits, b: F.cross_entropy(logits.float(), b["labels"], reduction="sum"),
+        target_count=lambda b: torch.tensor(b["labels"].numel()),
+        predict=lambda logits, b: logits.argmax(-1),
+        forward=lambda model, b: model(b["input_ids"], b["attention_mask"]),
+        class_names=CLASSES,
+        raw_label=lambda e: CLASSES[e.fields["n"] - 1],
+        decode_tokens=lambda ids: [chars.get(int(i), "?") for i in ids],
+        info={"num_classes": 3, "pad_id": PAD_ID, "vocab_size": len(vocab), "target_unit": "example"},
+    )
+
+
+def build_model(task: TaskData) -> torch.nn.Module:
+    return PooledEncoder(int(task.info["vocab_size"]), 3, padding_idx=PAD_ID)
