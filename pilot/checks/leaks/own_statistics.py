@@ -7,7 +7,9 @@ still carry it: validation measures the model on inputs made to look like traini
 
 For a vector task's features (``vector_key``): a later split of at least ``MIN_EXAMPLES`` examples whose
 every continuous feature (``CONTINUOUS`` distinct values or more) has mean 0 and standard deviation 1
-(population or sample), or min 0 and max 1, within ``EXACT``.
+(population or sample), or min 0 and max 1, within ``EXACT``. The same for a regression's targets (one
+float per example, continuous): a later split's targets at mean 0 and standard deviation 1 exactly were
+standardised with their own split's statistics, so validation's numbers are in another unit than training's.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from pilot.checks.leaks.model_views import ModelViews, feature_matrix, vector_key
+from pilot.checks.leaks.model_views import ModelViews, feature_matrix, scalar_labels, vector_key
 from pilot.checks.result import Finding
 
 MIN_EXAMPLES = 20
@@ -39,6 +41,31 @@ def _scaled(x: np.ndarray) -> str | None:
 
 
 def own_statistics_warnings(views: ModelViews) -> tuple[list[Finding], dict[str, Any]]:
+    targets, report = ([], {}) if views.skipped else _targets_scaled_on_themselves(views)
+    features, more = _features_scaled_on_themselves(views)
+    return features + targets, {**more, **report}
+
+
+def _targets_scaled_on_themselves(views: ModelViews) -> tuple[list[Finding], dict[str, Any]]:
+    scaled = {}
+    for split in views.order():
+        labels = scalar_labels(views, split)
+        if labels is not None and len(labels) >= MIN_EXAMPLES and np.issubdtype(labels.dtype, np.floating):
+            scaled[split] = _scaled(labels.astype(np.float64).reshape(-1, 1))
+    later = [s for s in views.order() if s != "train" and scaled.get(s)]
+    if not later:
+        return [], {"targets_scaled_on_themselves": scaled} if scaled else {}
+    finding = Finding(
+        f"{' and '.join(later)}'s targets have {scaled[later[0]]} exactly ({EXACT:g}), as targets scaled with their "
+        "own split's statistics have: a scaler fitted on each split's targets",
+        detail="validation's targets are then in another unit than training's (its own mean and spread), so its loss "
+        "and every number computed from it mean something else. Fix: fit the target scaler on training and only "
+        "transform the other splits (and invert it with training's statistics)",
+    )
+    return [finding], {"targets_scaled_on_themselves": scaled}
+
+
+def _features_scaled_on_themselves(views: ModelViews) -> tuple[list[Finding], dict[str, Any]]:
     key = None if views.skipped else vector_key(views)
     if key is None:
         return [], {}
