@@ -22,6 +22,7 @@ from typing import Any
 
 import torch
 
+from pilot.checks.even_logits import averaged_per_example, even_loss_per_target
 from pilot.checks.label_kinds import as_number, binary_targets, class_ids, regression
 from pilot.checks.loss_floor import with_logits
 from pilot.checks.loss_probe import (
@@ -148,7 +149,7 @@ def objective_check(
         warnings += _initial_loss(task, outputs, total_loss / total_count, width, per_class, details)
     elif not total_count:
         findings.append(Finding("target_count is 0 on every probed batch: nothing would be trained"))
-    findings += _averaged_per_example(
+    findings += averaged_per_example(
         task, outputs, details, total_count / max(1, sum(b["examples"] for b in per_batch))
     )
     soft, details["soft_targets"] = soft_target_findings(task, outputs)  # smoothed a second time by the loss?
@@ -230,7 +231,7 @@ def _initial_loss(
         return [Finding(weighted)]
     if not warnings or weighted:
         return warnings
-    even, expected = _even_loss_per_target(task, outputs), details["expected_initial_loss"]
+    even, expected = even_loss_per_target(task, outputs), details["expected_initial_loss"]
     if even is None:
         return warnings
     details["even_logits_loss_per_target"] = even
@@ -244,54 +245,6 @@ def _initial_loss(
         "initial_loss_tolerance=None in the task skips this comparison"
     )
     return [Finding(warnings[0].problem + said)]
-
-
-def _averaged_per_example(
-    task: TaskData, outputs: list[tuple[Any, dict[str, Any]]], details: dict[str, Any], per_example: float
-) -> list[Finding]:
-    """``loss_sum`` a mean over each example's targets (``bce(...).mean(1).sum()``) while ``target_count``
-    counts every target: with every logit 0 its loss per target is the expected one divided by the targets
-    an example has — measured exactly, whatever the fresh model's logits. Each update is then that many
-    times smaller than the engine's normalisation means."""
-    references = {details.get("expected_from"): details.get("expected_initial_loss")}
-    floats = all(torch.is_tensor(b.get("labels")) and b["labels"].is_floating_point() for _, b in outputs)
-    if floats and all(b["labels"].shape == logits_of(o).shape for o, b in outputs):  # multi-hot: ln(2) each
-        references["ln(2)"] = math.log(2)
-    if per_example < 1.5 or not any(references.values()):
-        return []
-    even = details.get("even_logits_loss_per_target") or _even_loss_per_target(task, outputs)
-    matched = [
-        (named, value)
-        for named, value in references.items()
-        if value
-        and even is not None
-        and abs(even * per_example - value) <= 0.02 * value
-        and abs(even - value) >= 0.1 * value
-    ]
-    if not matched:
-        return []
-    (named, expected), *_ = matched
-    return [
-        Finding(
-            f"loss_sum averages over each example's targets: with every logit 0 it gives {even:.4g} per target, "
-            f"{named} = {expected:.4g} divided by the {per_example:.3g} targets an example has, "
-            f"while target_count counts each of them, so every update is {per_example:.3g}x smaller than the loss's "
-            "normalisation means. Fix: sum over every target (reduction='sum' without a mean per example), or "
-            "count one target per example"
-        )
-    ]
-
-
-def _even_loss_per_target(task: TaskData, outputs: list[tuple[Any, dict[str, Any]]]) -> float | None:
-    """The task's loss per target with every logit 0 (even outputs), or None where the logits cannot be
-    replaced or nothing is counted."""
-    try:
-        with torch.no_grad():
-            even = sum(as_number(task.loss_sum(with_logits(o, torch.zeros_like(logits_of(o))), b)) for o, b in outputs)
-            count = sum(as_number(task.target_count(b)) for _, b in outputs)
-    except Exception:  # noqa: BLE001 - an output whose logits cannot be replaced
-        return None
-    return even / count if count else None
 
 
 def negative_loss(per_target: float) -> str:

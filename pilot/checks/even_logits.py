@@ -1,0 +1,63 @@
+"""The task's loss at even outputs (every logit 0): what a plain per-target loss gives there (ln of the
+classes, ln(2) per multi-hot target), measured exactly whatever the fresh model's logits; and a loss that
+averages over each example's targets while ``target_count`` counts each of them (``averaged_per_example``)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from pilot.checks.label_kinds import as_number
+from pilot.checks.loss_floor import with_logits
+from pilot.checks.result import Finding
+from pilot.data.task import TaskData, logits_of
+
+
+def even_loss_per_target(task: TaskData, outputs: list[tuple[Any, dict[str, Any]]]) -> float | None:
+    """The task's loss per target with every logit 0 (even outputs), or None where the logits cannot be
+    replaced or nothing is counted."""
+    try:
+        with torch.no_grad():
+            even = sum(as_number(task.loss_sum(with_logits(o, torch.zeros_like(logits_of(o))), b)) for o, b in outputs)
+            count = sum(as_number(task.target_count(b)) for _, b in outputs)
+    except Exception:  # noqa: BLE001 - an output whose logits cannot be replaced
+        return None
+    return even / count if count else None
+
+
+def averaged_per_example(
+    task: TaskData, outputs: list[tuple[Any, dict[str, Any]]], details: dict[str, Any], per_example: float
+) -> list[Finding]:
+    """``loss_sum`` a mean over each example's targets (``bce(...).mean(1).sum()``) while ``target_count``
+    counts every target: with every logit 0 its loss per target is the expected one divided by the targets
+    an example has — measured exactly, whatever the fresh model's logits. Each update is then that many
+    times smaller than the engine's normalisation means."""
+    references = {details.get("expected_from"): details.get("expected_initial_loss")}
+    floats = all(torch.is_tensor(b.get("labels")) and b["labels"].is_floating_point() for _, b in outputs)
+    if floats and all(b["labels"].shape == logits_of(o).shape for o, b in outputs):  # multi-hot: ln(2) each
+        references["ln(2)"] = math.log(2)
+    if per_example < 1.5 or not any(references.values()):
+        return []
+    even = details.get("even_logits_loss_per_target") or even_loss_per_target(task, outputs)
+    matched = [
+        (named, value)
+        for named, value in references.items()
+        if value
+        and even is not None
+        and abs(even * per_example - value) <= 0.02 * value
+        and abs(even - value) >= 0.1 * value
+    ]
+    if not matched:
+        return []
+    (named, expected), *_ = matched
+    return [
+        Finding(
+            f"loss_sum averages over each example's targets: with every logit 0 it gives {even:.4g} per target, "
+            f"{named} = {expected:.4g} divided by the {per_example:.3g} targets an example has, "
+            f"while target_count counts each of them, so every update is {per_example:.3g}x smaller than the loss's "
+            "normalisation means. Fix: sum over every target (reduction='sum' without a mean per example), or "
+            "count one target per example"
+        )
+    ]
