@@ -295,6 +295,9 @@ def _trained_targets(batch: dict[str, Any], grad: torch.Tensor, width: int, decl
     if torch.is_tensor(labels) and labels.is_floating_point() and labels.shape == grad.shape:
         elements = int((grad != 0).sum())
         return elements if declared == elements else int((grad != 0).any(-1).sum())
+    if torch.is_tensor(labels) and labels.dim() >= 2 and width == 1 and labels.shape == grad.shape[:-1]:
+        elements, rows = int((grad != 0).sum()), int((grad != 0).flatten(1).any(-1).sum())  # a score per candidate:
+        return rows if declared == rows != elements else elements  # one ranking per row, when target_count says so
     return int(pushed_classes(grad)[1].sum()) if width > 1 else int((grad != 0).any(-1).sum())
 
 
