@@ -22,6 +22,7 @@ from typing import Any
 
 import torch
 
+from pilot.checks.decision_boundary import decision_boundary_findings
 from pilot.checks.even_logits import averaged_per_example, even_loss_per_target
 from pilot.checks.label_kinds import as_number, binary_targets, class_ids, regression
 from pilot.checks.loss_floor import with_logits
@@ -134,6 +135,7 @@ def objective_check(
         total_loss, total_count = total_loss + numbers["loss"], total_count + numbers["count"]
         _by_class(batch, _at_even_logits(task, output, batch), per_class)  # the loss's own weights, not the model's
         findings += contract_findings(numbers, trained)
+        findings += decision_boundary_findings(task, output, batch) if not findings else []
     details: dict[str, Any] = {"batches": per_batch, "output_width": width}
     if (unreached := prediction_outside_the_loss(task, outputs)) is not None:
         findings.append(unreached)
