@@ -4,7 +4,9 @@
 above 0.5 — p > 0.62 — and every metric counts the rows between as wrong. Measured, not assumed: the
 output is set to one value t at a time for every row; ``loss_sum`` with every label 1 against every
 label 0 says which class the loss favours at t, ``predict`` says which it calls; the two crossings must
-agree. An output that is a probability (MSE on [0, 1]) crosses at 0.5 both ways and passes.
+agree. An output that is a probability (MSE on [0, 1]) crosses at 0.5 both ways and passes. Only a loss
+that crosses where an unweighted one does (0, or 0.5) is judged: a weighted loss (BCE's ``pos_weight``)
+moves its own crossing on purpose, and predict's 0 is then the usual call.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pilot.data.task import TaskData, logits_of
 
 GRID = torch.linspace(-3.0, 3.0, 121)  # output values tried: 0.05 apart
 APART = 0.2  # the two crossings further apart than this (in output units): they disagree
+NATURAL = (0.0, 0.5)  # where an unweighted loss favours neither class: a logit's 0, a probability's 0.5
 
 
 def decision_boundary_findings(task: TaskData, output: Any, batch: dict[str, Any]) -> list[Finding]:
@@ -34,6 +37,8 @@ def decision_boundary_findings(task: TaskData, output: Any, batch: dict[str, Any
         return []
     if loss_says is None or predict_says is None or abs(loss_says - predict_says) <= APART:
         return []
+    if min(abs(loss_says - natural) for natural in NATURAL) > APART / 2:
+        return []  # a weighted loss (BCE's pos_weight) moves its own crossing: predict at 0 is then still right
     return [
         Finding(
             f"predict and loss_sum split the two classes at different outputs: loss_sum favours class 1 above "

@@ -61,3 +61,45 @@ def averaged_per_example(
             "count one target per example"
         )
     ]
+
+
+RARE = 0.4  # a tag whose positives are under this share of the examples: rare positives
+MIN_TAGS_JUDGED = 1
+
+
+def inverted_positive_weights(task: TaskData, outputs: list[tuple[Any, dict[str, Any]]], share: torch.Tensor | None):
+    """Multi-hot tags (0/1 float labels of the logits' shape [rows, tags]) whose loss weighs each rare tag's
+    positives *less* than its negatives: a ``pos_weight`` written pos/neg instead of neg/pos, which pushes the
+    rare tags to "no". Each tag's weight measured at even logits: ``loss_sum`` with that tag's column set to 1
+    against every label 0 (BCE at logit 0 is ln 2 x the weight of the label's side). ``share``: each tag's
+    share of positives in the training split."""
+    output, batch = outputs[0]
+    labels, logits = batch.get("labels"), logits_of(output)
+    if share is None or not (torch.is_tensor(labels) and labels.is_floating_point() and labels.dim() == 2):
+        return []
+    if labels.shape != logits.shape or not bool(((labels == 0) | (labels == 1)).all()) or labels.shape[1] > 64:
+        return []
+    try:
+        with torch.no_grad():
+            even = with_logits(output, torch.zeros_like(logits))
+            negatives = as_number(task.loss_sum(even, {**batch, "labels": torch.zeros_like(labels)}))
+            per_label = negatives / labels.numel()
+            weights = []
+            for tag in range(labels.shape[1]):
+                one = torch.zeros_like(labels)
+                one[:, tag] = 1
+                column = as_number(task.loss_sum(even, {**batch, "labels": one}))
+                weights.append((column - negatives) / (labels.shape[0] * per_label) + 1 if per_label > 0 else 1.0)
+    except Exception:  # noqa: BLE001 - a loss that cannot take such labels: not judged
+        return []
+    rare = [t for t in range(len(weights)) if float(share[t]) < RARE]
+    inverted = [t for t in rare if weights[t] < 0.9]
+    if len(rare) < MIN_TAGS_JUDGED or len(inverted) < max(1, len(rare) * 0.5):
+        return []
+    shown = ", ".join(f"tag {t}: {float(share[t]):.0%} positives, weight {weights[t]:.2g}" for t in inverted[:4])
+    return [
+        Finding(
+            f"the loss weighs rare tags' positives less than their negatives ({shown}): a pos_weight of pos/neg "
+            "instead of neg/pos pushes the rare tags towards 'no'. Fix: pos_weight = negatives / positives per tag"
+        )
+    ]

@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from pilot.checks.decision_boundary import decision_boundary_findings
-from pilot.checks.even_logits import averaged_per_example, even_loss_per_target
+from pilot.checks.even_logits import averaged_per_example, even_loss_per_target, inverted_positive_weights
 from pilot.checks.label_kinds import as_number, binary_targets, class_ids, regression
 from pilot.checks.loss_floor import with_logits
 from pilot.checks.loss_probe import (
@@ -154,10 +154,23 @@ def objective_check(
     findings += averaged_per_example(
         task, outputs, details, total_count / max(1, sum(b["examples"] for b in per_batch))
     )
+    warnings[:0] = inverted_positive_weights(task, outputs, _positive_share(task, micro_batch))  # the cause first
     soft, details["soft_targets"] = soft_target_findings(task, outputs)  # smoothed a second time by the loss?
     warnings += soft
     ok = _sums_said(per_batch, size) + "; initial loss per target " + _initial_loss_said(task, details, batches)
     return summarise(STEP, findings, ok, details, warnings)
+
+
+def _positive_share(task: TaskData, micro_batch: int) -> torch.Tensor | None:
+    """Each tag's share of positives over the first 256 training examples (multi-hot 0/1 labels), or None."""
+    try:
+        items = [task.encode(e) for e in task.splits["train"][:256]]
+        labels = [b.get("labels") for _, b in micro_batches(task, items, max(4, int(micro_batch)))]
+        if not labels or not all(torch.is_tensor(x) and x.is_floating_point() and x.dim() == 2 for x in labels):
+            return None
+        return torch.cat(labels).float().mean(0)
+    except Exception:  # noqa: BLE001 - labels of another form: not judged
+        return None
 
 
 def _initial_loss_said(task: TaskData, details: dict[str, Any], batches: list[dict[str, Any]]) -> str:
