@@ -3,7 +3,11 @@ with an attention mask and mean pooling, syllable words (from an outside examina
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
+
+from pilot.data.split import make_splits
+from pilot.data.task import TaskData
 
 SPLIT = {"by": "group", "val_fraction": 0.25, "test_fraction": 0.0}
 SYLLABLES = ["ka", "to", "mi", "ra", "ne", "lu", "so", "pe", "di", "ba", "go", "fi", "zu", "he", "wa"]
@@ -41,3 +45,31 @@ class PooledEncoder(nn.Module):
         h = self.encoder(h, src_key_padding_mask=attention_mask == 0)
         m = attention_mask.unsqueeze(-1).float()
         return self.head((h * m).sum(1) / m.sum(1).clamp(min=1))
+
+
+def pooled_classification(examples, encode, collate, classes: list[str], raw_label, decode, info: dict) -> TaskData:
+    """A sequence classifier's task over ``examples``: cross-entropy summed, one target per example, the
+    model given input_ids and attention_mask."""
+    return TaskData(
+        kind="classification",
+        splits=make_splits(examples, SPLIT),
+        encode=encode,
+        collate=collate,
+        loss_sum=lambda logits, b: F.cross_entropy(logits.float(), b["labels"], reduction="sum"),
+        target_count=lambda b: torch.tensor(b["labels"].numel()),
+        predict=lambda logits, b: logits.argmax(-1),
+        forward=lambda model, b: model(b["input_ids"], b["attention_mask"]),
+        class_names=classes,
+        raw_label=raw_label,
+        decode_tokens=decode,
+        info={"num_classes": len(classes), "target_unit": "example", **info},
+    )
+
+
+def batch_of(items: list[dict], ids: torch.Tensor, mask: torch.Tensor) -> dict:
+    return {
+        "input_ids": ids,
+        "attention_mask": mask,
+        "labels": torch.tensor([it["label"] for it in items]),
+        "index": torch.tensor([it["index"] for it in items]),
+    }

@@ -4,11 +4,9 @@ embedding's padding row zeroes them. The label is the number of words (1, 2 or 3
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
-from pilot.data.split import make_splits
 from pilot.data.task import Example, TaskData
-from tests.planted_tasks._char_encoder import SPLIT, PooledEncoder, pad_ids, words
+from tests.planted_tasks._char_encoder import PooledEncoder, batch_of, pad_ids, pooled_classification, words
 
 EXPECTED = {"step": "inspect", "verdict": "warn", "said": "is also a real token inside the text"}
 CLASSES = ["one_word", "two_words", "three_words"]
@@ -33,26 +31,16 @@ def make_task() -> TaskData:
 
     def collate(items: list[dict]) -> dict:
         ids, _ = pad_ids([it["input_ids"] for it in items], PAD_ID)
-        return {
-            "input_ids": ids,
-            "attention_mask": (ids != PAD_ID).long(),
-            "labels": torch.tensor([it["label"] for it in items]),
-            "index": torch.tensor([it["index"] for it in items]),
-        }
+        return batch_of(items, ids, (ids != PAD_ID).long())  # the mask by value hides the spaces too
 
-    return TaskData(
-        kind="classification",
-        splits=make_splits(examples, SPLIT),
-        encode=encode,
-        collate=collate,
-        loss_sum=lambda logits, b: F.cross_entropy(logits.float(), b["labels"], reduction="sum"),
-        target_count=lambda b: torch.tensor(b["labels"].numel()),
-        predict=lambda logits, b: logits.argmax(-1),
-        forward=lambda model, b: model(b["input_ids"], b["attention_mask"]),
-        class_names=CLASSES,
-        raw_label=lambda e: CLASSES[e.fields["n"] - 1],
-        decode_tokens=lambda ids: [chars.get(int(i), "?") for i in ids],
-        info={"num_classes": 3, "pad_id": PAD_ID, "vocab_size": len(vocab), "target_unit": "example"},
+    return pooled_classification(
+        examples,
+        encode,
+        collate,
+        CLASSES,
+        lambda e: CLASSES[e.fields["n"] - 1],
+        lambda ids: [chars.get(int(i), "?") for i in ids],
+        {"pad_id": PAD_ID, "vocab_size": len(vocab)},
     )
 
 
