@@ -134,3 +134,17 @@ def test_a_sweep_job_whose_task_code_raises_is_refused_in_one_line_naming_where(
     said = "the task could not be built: TypeError: '<' not supported between instances of 'NoneType' and 'int'"
     assert said in result.stderr and "(raised at my_task.py:" in result.stderr, result.stderr[-2000:]
     assert "Traceback" not in result.stderr and not (tmp_path / "sweep").exists()
+
+
+def test_a_setting_that_only_reads_a_refused_one_is_not_refused_again(tmp_path):
+    """data.length=null also made model.in_features (${data.length}) a problem of its own: said once now."""
+    result = subprocess.run(
+        [sys.executable, *COMMAND, "data.length=null", f"hydra.run.dir={tmp_path / 'run'}", "run.threads=1"],
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2 and "1 problem(s)" in result.stderr, result.stderr[-2000:]
+    assert "data.length=None" in result.stderr and "model.in_features" not in result.stderr

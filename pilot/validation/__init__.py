@@ -28,7 +28,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
-from pilot.config.values import enum_value, resolve_device, select
+from pilot.config.values import as_written, enum_value, resolve_device, select
 from pilot.errors import built_with_error, instantiation_failed
 from pilot.run_directory import job_directory_problem
 from pilot.validation.batch import check_task
@@ -77,6 +77,8 @@ def validate(cfg: DictConfig, overrides: list[str] | None = None) -> None:
     for interpolation in interpolations:
         if _echoes(interpolation, problems):
             problems.remove(interpolation)  # a value that reads a bad setting: that setting's problem says it once
+    for copied in [p for p in problems if _reads_another(cfg, p, problems)]:
+        problems.remove(copied)  # model.in_features: ${data.length}, said once, by data.length's own problem
     for missing in [p for p in problems if p.value == "???" and p.fix.startswith("no value")]:
         if any(other is not missing and other.key == missing.key for other in problems):
             problems.remove(missing)  # a check that knows the setting says it, with its own fix
@@ -146,6 +148,14 @@ def sweep_problem(config: DictConfig, jobs: list[list[str]]) -> str | None:
             file=sys.stderr,
         )
     return None
+
+
+def _reads_another(cfg: DictConfig, problem: Problem, problems: list[Problem]) -> bool:
+    """``problem``'s key is written as an interpolation of another problem's key (``${data.length}``)."""
+    written = as_written(cfg, problem.key)
+    return isinstance(written, str) and any(
+        other is not problem and written.strip() == "${" + other.key + "}" for other in problems
+    )
 
 
 def _echoes(interpolation: Problem, problems: list[Problem]) -> bool:
