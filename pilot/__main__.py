@@ -13,7 +13,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.errors import CompactHydraException
 from hydra.types import RunMode
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
 from pilot.config import register
@@ -25,17 +25,17 @@ from pilot.config.command_line import (
     without_node_details,
 )
 from pilot.config.suggest import suggestions
-from pilot.config.values import enum_value
+from pilot.config.values import enum_value, written_overrides
 from pilot.errors import (
     DiskFull,
     PilotError,
     RunFinished,
     access_denied,
     built_with_error,
+    in_one_line,
     in_the_way,
     instantiation_failed,
     no_space_left,
-    raised_at,
     user_error,
 )
 from pilot.estimate_run import run_estimate
@@ -85,9 +85,7 @@ def main(cfg: DictConfig) -> None:
     _composed = True
     hydra_cfg = HydraConfig.get()
     run_dir = Path(hydra_cfg.runtime.output_dir)
-    overrides = [
-        str(o) for o in OmegaConf.to_container(hydra_cfg.overrides.task, resolve=False)
-    ]  # as typed: '${x}' too
+    overrides = written_overrides()  # as typed: '${x}' too
     multirun = hydra_cfg.mode == RunMode.MULTIRUN
     # the sweep this config would launch with -m: the campaign plan's jobs
     params = hydra_cfg.sweeper.get("params") if not multirun else None
@@ -145,14 +143,7 @@ def _failed(error: Exception, run_dir: Path, multirun: bool, overrides: list[str
         log.error("pilot: %s%s", built_with_error(error), f"; the whole traceback: {kept}" if kept.is_file() else "")
         sys.exit(1)
     if not multirun and kept.is_file():  # the run's own code raised, recorded failed: one line, as a sweep job's
-        first = (str(error).splitlines() or [""])[0][:300]
-        log.error(
-            "pilot: the run failed: %s: %s%s; the whole traceback: %s",
-            type(error).__name__,
-            first,
-            raised_at(error),
-            kept,
-        )
+        log.error("pilot: the run failed: %s; the whole traceback: %s", in_one_line(error), kept)
         sys.exit(1)
     if not multirun:
         raise error

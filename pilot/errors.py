@@ -267,8 +267,14 @@ def built_with_error(error: BaseException) -> str:
     text = str(error)
     cause = error.__cause__ if instantiation_failed(error) else error
     what = "the model" if "full_key: model" in text else "the task" if "full_key: data" in text else "the task or model"
-    first = (str(cause).splitlines() or [""])[0][:300]
-    return f"{what} could not be built: {type(cause).__name__}: {first}{raised_at(cause)}"
+    return f"{what} could not be built: {in_one_line(cause)}"
+
+
+def in_one_line(error: BaseException) -> str:
+    """ "TypeError: its first line (raised at net.py:5 in __init__)": an error said in one line, with where the
+    code outside Hydra and pilot raised it."""
+    first = (str(error).splitlines() or [""])[0][:300]
+    return f"{type(error).__name__}: {first}{raised_at(error)}"
 
 
 def raised_at(error: BaseException) -> str:

@@ -48,7 +48,7 @@ from pilot.engine.sharding import is_sharded
 from pilot.engine.threads import load_note
 from pilot.environment import environment_step
 from pilot.environment import journal_lines as environment_journal_lines
-from pilot.errors import DISK_FULL, DiskFull, built_with_error, no_space_left, raised_at, user_error
+from pilot.errors import DISK_FULL, DiskFull, built_with_error, in_one_line, no_space_left, user_error
 from pilot.estimate.fake_tensor import estimate_memory
 from pilot.estimate_run import MEASURED_ON_RANKS, estimate_step, save_measured
 from pilot.faults import fault_point
@@ -78,12 +78,11 @@ def _guarded(step: str, work: Callable[[], CheckResult], error_dir: Path | None 
                 whole = f" (whole error: {step}.error.txt)"
         except OSError:
             pass
-        if not whole:
-            log.error("step %s crashed:\n%s", step, traceback.format_exc())
-        first = (str(error).splitlines() or [""])[0][:300]
         if whole:
-            log.error("step %s crashed: %s: %s%s%s", step, type(error).__name__, first, raised_at(error), whole)
-        return CheckResult(step, "fail", f"crashed: {type(error).__name__}: {first}{raised_at(error)}{whole}")
+            log.error("step %s crashed: %s%s", step, in_one_line(error), whole)
+        else:
+            log.error("step %s crashed:\n%s", step, traceback.format_exc())
+        return CheckResult(step, "fail", f"crashed: {in_one_line(error)}{whole}")
 
 
 def phase_worker(cfg: DictConfig, run_dir: str) -> None:

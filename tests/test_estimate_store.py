@@ -57,17 +57,27 @@ def test_config_variant_and_data_compute_again(make_cfg, store):
     assert len(computed) == 4
 
 
+def _plug_in(tmp_path, monkeypatch, name: str, init: str):
+    """A package of the user's, importable from ``tmp_path``: its folder."""
+    package = tmp_path / name
+    package.mkdir()
+    (package / "__init__.py").write_text(init)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return package
+
+
+def _keyed(make_cfg, target: str):
+    """(config, task, variant) of an estimate of the model ``target``, as the store keys it."""
+    cfg = make_cfg(f"model._target_={target}")
+    return cfg, instantiate(cfg.data, _convert_="all"), {"micro_batch": 2, "checkpointing": False, "ranks": 1}
+
+
 def test_a_changed_model_file_computes_again(make_cfg, tmp_path, monkeypatch):
     """Your model's source is part of the key: editing it invalidates what was stored."""
-    package = tmp_path / "my_models_store"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
+    package = _plug_in(tmp_path, monkeypatch, "my_models_store", "")
     source = package / "net.py"
     source.write_text("from pilot.models.tiny_gpt import TinyGPT as Net\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    cfg = make_cfg("model._target_=my_models_store.net.Net")
-    task = instantiate(cfg.data, _convert_="all")
-    variant = {"micro_batch": 2, "checkpointing": False, "ranks": 1}
+    cfg, task, variant = _keyed(make_cfg, "my_models_store.net.Net")
     before = key_material(cfg, task, variant)
     assert key_material(cfg, task, variant) == before
     source.write_text("from pilot.models.tiny_gpt import TinyGPT as Net  # edited\n")
@@ -240,15 +250,10 @@ def test_a_model_saved_again_into_the_same_folder_computes_again(make_cfg, store
 def test_a_file_beside_a_plug_in_factory_that_it_reads_is_part_of_the_key(make_cfg, tmp_path, monkeypatch):
     """A factory reading its sizes from a JSON file beside it: the file changed (a model 150x larger) and the
     store gave the old estimate 'of the same code' (only the .py files were in the key)."""
-    package = tmp_path / "sized_net"
-    package.mkdir()
-    (package / "__init__.py").write_text("from pilot.models.tiny_gpt import TinyGPT as Net\n")
+    package = _plug_in(tmp_path, monkeypatch, "sized_net", "from pilot.models.tiny_gpt import TinyGPT as Net\n")
     sizes = package / "sizes.json"
     sizes.write_text('{"d_model": 32}')
-    monkeypatch.syspath_prepend(str(tmp_path))
-    cfg = make_cfg("model._target_=sized_net.Net")
-    task = instantiate(cfg.data, _convert_="all")
-    variant = {"micro_batch": 2, "checkpointing": False, "ranks": 1}
+    cfg, task, variant = _keyed(make_cfg, "sized_net.Net")
     before = key_material(cfg, task, variant)
     sizes.write_text('{"d_model": 256}')
     after = key_material(cfg, task, variant)

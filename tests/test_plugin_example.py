@@ -82,17 +82,16 @@ def test_plugin_configs_carry_no_pilot_schema(path):
     assert "defaults" not in text
 
 
+def _run(*settings: str) -> subprocess.CompletedProcess:
+    """The README command with ``settings`` added, at one thread."""
+    command = [sys.executable, *COMMAND, *settings, "run.threads=1"]
+    return subprocess.run(command, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120)
+
+
 def test_a_misspelt_setting_of_a_plug_in_model_is_named_not_its_option(tmp_path):
     """model.hiden=64 on the plug-in's model: the suggestion composed the config without the line's
     hydra.searchpath and said "model=my_net: no such option" (and "data=my_data"), never the typo."""
-    result = subprocess.run(
-        [sys.executable, *COMMAND, "model.hiden=64", f"hydra.run.dir={tmp_path / 'run'}", "run.threads=1"],
-        cwd=ROOT,
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = _run("model.hiden=64", f"hydra.run.dir={tmp_path / 'run'}")
     assert result.returncode == 2, result.stderr[-3000:]
     assert "no such option" not in result.stderr and "model.hidden" in result.stderr, result.stderr[-2000:]
 
@@ -106,18 +105,13 @@ def test_a_misspelt_setting_of_a_plug_in_model_is_named_not_its_option(tmp_path)
         ("model.hidden=null", "model.hidden=None: my_task.MajorityNet declares hidden: int"),  # a failed run, before
         # no example at all: it blamed data.split.val_fraction ("the training split is empty")
         ("data.n_examples=0", "built a task without a single example (every split empty) with data.n_examples=0"),
+        # model.in_features (${data.length}) was refused too, a second problem of the same cause
+        ("data.length=null", "1 problem(s) in the config:\n  - data.length=None: my_task.make_task declares"),
     ],
 )
 def test_a_plug_in_argument_of_the_wrong_kind_is_refused_naming_the_key(tmp_path, setting, said):
     run_dir = tmp_path / "run"
-    result = subprocess.run(
-        [sys.executable, *COMMAND, setting, f"hydra.run.dir={run_dir}", "run.threads=1"],
-        cwd=ROOT,
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = _run(setting, f"hydra.run.dir={run_dir}")
     assert result.returncode == 2, result.stderr[-3000:]
     assert said in result.stderr and "Traceback" not in result.stderr, result.stderr[-2000:]
     assert not run_dir.exists()
@@ -134,17 +128,3 @@ def test_a_sweep_job_whose_task_code_raises_is_refused_in_one_line_naming_where(
     said = "the task could not be built: TypeError: '<' not supported between instances of 'NoneType' and 'int'"
     assert said in result.stderr and "(raised at my_task.py:" in result.stderr, result.stderr[-2000:]
     assert "Traceback" not in result.stderr and not (tmp_path / "sweep").exists()
-
-
-def test_a_setting_that_only_reads_a_refused_one_is_not_refused_again(tmp_path):
-    """data.length=null also made model.in_features (${data.length}) a problem of its own: said once now."""
-    result = subprocess.run(
-        [sys.executable, *COMMAND, "data.length=null", f"hydra.run.dir={tmp_path / 'run'}", "run.threads=1"],
-        cwd=ROOT,
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 2 and "1 problem(s)" in result.stderr, result.stderr[-2000:]
-    assert "data.length=None" in result.stderr and "model.in_features" not in result.stderr

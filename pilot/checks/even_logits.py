@@ -5,6 +5,7 @@ averages over each example's targets while ``target_count`` counts each of them 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -67,17 +68,21 @@ RARE = 0.4  # a tag whose positives are under this share of the examples: rare p
 MIN_TAGS_JUDGED = 1
 
 
-def inverted_positive_weights(task: TaskData, outputs: list[tuple[Any, dict[str, Any]]], share: torch.Tensor | None):
+def inverted_positive_weights(
+    task: TaskData, outputs: list[tuple[Any, dict[str, Any]]], positive_share: Callable[[], torch.Tensor | None]
+) -> list[Finding]:
     """Multi-hot tags (0/1 float labels of the logits' shape [rows, tags]) whose loss weighs each rare tag's
     positives *less* than its negatives: a ``pos_weight`` written pos/neg instead of neg/pos, which pushes the
     rare tags to "no". Each tag's weight measured at even logits: ``loss_sum`` with that tag's column set to 1
-    against every label 0 (BCE at logit 0 is ln 2 x the weight of the label's side). ``share``: each tag's
-    share of positives in the training split."""
+    against every label 0 (BCE at logit 0 is ln 2 x the weight of the label's side). ``positive_share()``:
+    each tag's share of positives in the training split (read only for such labels)."""
     output, batch = outputs[0]
     labels, logits = batch.get("labels"), logits_of(output)
-    if share is None or not (torch.is_tensor(labels) and labels.is_floating_point() and labels.dim() == 2):
+    if not (torch.is_tensor(labels) and labels.is_floating_point() and labels.dim() == 2):
         return []
     if labels.shape != logits.shape or not bool(((labels == 0) | (labels == 1)).all()) or labels.shape[1] > 64:
+        return []
+    if (share := positive_share()) is None:
         return []
     try:
         with torch.no_grad():

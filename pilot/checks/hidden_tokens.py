@@ -53,11 +53,13 @@ def _pad_inside_the_text(
         before = real.long().cumsum(1) > 0  # a real token somewhere to the left
         after = real.flip(1).long().cumsum(1).flip(1) > 0  # and to the right
         inside = ~real & before & after & (mask == 0)
-        for row in range(ids.shape[0]):
+        chunk = encoded[start : start + micro_batch]
+        items = row_items(batch, chunk) if ids.shape[0] == len(chunk) else [0] * ids.shape[0]  # packed rows: any
+        for row, item in enumerate(items):
             judged += 1
             if bool(inside[row].any()):
                 rows += 1
-                first = first or (start + row, inside[row].nonzero().flatten().tolist()[:6])
+                first = first or (start + item, inside[row].nonzero().flatten().tolist()[:6])
     details = {"rows_judged_for_pad_inside": judged, "rows_with_pad_id_inside": rows}
     if judged < MIN_ROWS or rows < INSIDE_SHARE * judged or first is None:
         return [], details

@@ -135,7 +135,6 @@ def objective_check(
         total_loss, total_count = total_loss + numbers["loss"], total_count + numbers["count"]
         _by_class(batch, _at_even_logits(task, output, batch), per_class)  # the loss's own weights, not the model's
         findings += contract_findings(numbers, trained)
-        findings += decision_boundary_findings(task, output, batch) if not findings else []
     details: dict[str, Any] = {"batches": per_batch, "output_width": width}
     if (unreached := prediction_outside_the_loss(task, outputs)) is not None:
         findings.append(unreached)
@@ -151,10 +150,11 @@ def objective_check(
         warnings += _initial_loss(task, outputs, total_loss / total_count, width, per_class, details)
     elif not total_count:
         findings.append(Finding("target_count is 0 on every probed batch: nothing would be trained"))
+    findings += decision_boundary_findings(task, *outputs[0]) if outputs and not findings else []
     findings += averaged_per_example(
         task, outputs, details, total_count / max(1, sum(b["examples"] for b in per_batch))
     )
-    warnings[:0] = inverted_positive_weights(task, outputs, _positive_share(task, micro_batch))  # the cause first
+    warnings[:0] = inverted_positive_weights(task, outputs, partial(_positive_share, task, micro_batch))  # cause first
     soft, details["soft_targets"] = soft_target_findings(task, outputs)  # smoothed a second time by the loss?
     warnings += soft
     ok = _sums_said(per_batch, size) + "; initial loss per target " + _initial_loss_said(task, details, batches)

@@ -40,6 +40,10 @@ def token_list(value: Any) -> list[int] | None:
     return value if isinstance(value, list) and all(isinstance(v, int) for v in value) else None
 
 
+def _shown(task: TaskData, token: int) -> str:
+    return task.decode_tokens([token])[0] if task.decode_tokens is not None else f"id {token}"
+
+
 def _last_targets(encoded: list[dict[str, Any]]) -> tuple[list[int], int, list[int]]:
     """Each row's last counted target, how many rows train after a masked prompt, each row's count of targets."""
     lasts, prompted, lengths = [], 0, []
@@ -61,7 +65,7 @@ def _cut_after_the_stop(task: TaskData, lasts: list[int], lengths: list[int], to
     longest = max(lengths)
     if len(others) < max(3, CUT * len(lasts)) or set(others) != {longest}:
         return []
-    shown = task.decode_tokens([token])[0] if task.decode_tokens is not None else f"id {token}"
+    shown = _shown(task, token)
     return [
         Finding(
             f"targets cut after their stop token was added: {len(others)} of {len(lasts)} training rows end without "
@@ -88,7 +92,7 @@ def _inside_the_answers(task: TaskData, encoded: list[dict[str, Any]], token: in
             )
     if ended < MIN_ROWS or inside < SHARE * ended:
         return []
-    shown = task.decode_tokens([token])[0] if task.decode_tokens is not None else f"id {token}"
+    shown = _shown(task, token)
     return [
         Finding(
             f"the stop token is also inside the answers: {shown!r} ends {ended} training rows and is a target "
@@ -113,7 +117,7 @@ def stop_token_findings(task: TaskData, encoded: list[dict[str, Any]]) -> tuple[
         return inside, details
     if ending >= SHARE * len(lasts) or distinct < DISTINCT:
         return [], details
-    shown = task.decode_tokens([token])[0] if task.decode_tokens is not None else f"id {token}"
+    shown = _shown(task, token)
     return [
         Finding(
             f"no stop token ends the answers: the most common last target ({shown!r}) ends {ending} of "

@@ -10,6 +10,7 @@ import shlex
 from typing import Any
 
 import torch
+from hydra.core.hydra_config import HydraConfig
 from omegaconf import OmegaConf
 
 
@@ -93,3 +94,13 @@ def override_argument(key: str, value: object) -> str:
     text = re.sub(r"(\\*)'", lambda m: m.group(1) * 2 + "\\'", text)  # backslashes before a quote doubled
     word = f"{key}='" + re.sub(r"(\\+)$", lambda m: m.group(1) * 2, text) + "'"  # and before the closing one
     return f'"{word}"' if not re.search(r'["$`\\!]', word) else shlex.quote(word)  # "k='a b'" reads best
+
+
+def written_overrides(config: Any = None) -> list[str]:
+    """The command line's settings as written (``'${x}'`` unresolved): those ``config``'s ``hydra`` node
+    holds (a sweep job's composed config), else the running Hydra job's; [] outside Hydra."""
+    if config is not None:
+        task = OmegaConf.select(config, "hydra.overrides.task", default=None)
+    else:
+        task = HydraConfig.get().overrides.task if HydraConfig.initialized() else None
+    return [str(o) for o in OmegaConf.to_container(task, resolve=False)] if task else []

@@ -24,11 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf, open_dict
 from omegaconf.errors import OmegaConfBaseException
 
-from pilot.config.values import as_written, enum_value, resolve_device, select
+from pilot.config.values import as_written, enum_value, resolve_device, select, written_overrides
 from pilot.errors import built_with_error, instantiation_failed
 from pilot.run_directory import job_directory_problem
 from pilot.validation.batch import check_task
@@ -49,9 +48,7 @@ def validate(cfg: DictConfig, overrides: list[str] | None = None) -> None:
     """Raise one ConfigError naming every problem; return None when the config is sound. ``overrides``: the
     command line's settings as written (default: the running Hydra job's)."""
     problems: list[Problem] = []
-    if overrides is None:
-        task = HydraConfig.get().overrides.task if HydraConfig.initialized() else []
-        overrides = [str(o) for o in OmegaConf.to_container(task, resolve=False)] if task else []  # as written
+    overrides = written_overrides() if overrides is None else overrides
     container: Any = None
     try:
         container = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
@@ -111,8 +108,7 @@ def sweep_job_problem(composed: DictConfig) -> str | None:
     with open_dict(task):
         del task["hydra"]
     try:
-        written = OmegaConf.select(composed, "hydra.overrides.task", default=None)
-        validate(task, [str(o) for o in OmegaConf.to_container(written, resolve=False)] if written else [])
+        validate(task, written_overrides(composed))
     except ConfigError as error:
         return str(error)
     except Exception as error:  # the task's own code raised building it (a TypeError inside make_task)

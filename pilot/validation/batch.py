@@ -3,12 +3,11 @@ micro-batch larger than the split, a budget that buys no update or an absurd num
 
 from __future__ import annotations
 
-from hydra.core.hydra_config import HydraConfig
 from hydra.errors import InstantiationException
 from hydra.utils import instantiate
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
-from pilot.config.values import enum_value, select
+from pilot.config.values import enum_value, select, written_overrides
 from pilot.engine.batch_plan import plan_from_config
 from pilot.errors import PilotError
 from pilot.validation.numbers import MAX_UPDATES, too_many_updates
@@ -116,10 +115,7 @@ def _check_batch_plan(cfg: DictConfig, train_examples: int, problems: list[Probl
 
 def _no_example(cfg: DictConfig) -> Problem:
     """The task built no example at all, named by the data settings this command line gives."""
-    given = []
-    if HydraConfig.initialized():
-        written = [str(o) for o in OmegaConf.to_container(HydraConfig.get().overrides.task, resolve=False)]
-        given = [o.lstrip("+~") for o in written if o.lstrip("+~").startswith("data.")]
+    given = [o.lstrip("+~") for o in written_overrides() if o.lstrip("+~").startswith("data.")]
     return Problem(
         "data._target_",
         select(cfg, "data._target_"),

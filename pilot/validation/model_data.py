@@ -7,11 +7,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
 from pilot.config.tokenizer import tokenizer_problem
-from pilot.config.values import import_target, select
+from pilot.config.values import import_target, select, written_overrides
 from pilot.data.task import ContractError
 from pilot.engine.build import longest_sequence, refuse_short_tables
 from pilot.errors import PilotError, error_line, raised_at
@@ -216,11 +215,9 @@ WEIGHT_FILES = (
 
 def _typed_config_keys() -> set[str]:
     """The ``model.config`` keys this command line sets (``+model.config.x=...`` or without the +)."""
-    if not HydraConfig.initialized():
-        return set()
     keys = set()
-    for override in HydraConfig.get().overrides.task:
-        name = str(override).split("=", 1)[0].lstrip("+~")
+    for override in written_overrides():
+        name = override.split("=", 1)[0].lstrip("+~")
         if name.startswith("model.config."):
             keys.add(name.removeprefix("model.config.").split(".")[0])
     return keys

@@ -13,7 +13,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue
 
-from pilot.config.values import as_written
+from pilot.config.values import as_written, written_overrides
 from pilot.validation.problems import Problem
 
 CANNOT_RESOLVE = "cannot be resolved"
@@ -90,8 +90,7 @@ def _groups_that_do_not_fit(cfg: DictConfig, key: str, written: str) -> str:
         return ""
     if OmegaConf.select(cfg, read, default=_ABSENT, throw_on_resolution_failure=False) is not _ABSENT:
         return ""  # defined: what fails is the value it holds, not the fit of the two options
-    written_here = [str(o) for o in OmegaConf.to_container(HydraConfig.get().overrides.task, resolve=False)]
-    if any(o.lstrip("+~").partition("=")[0] == key for o in written_here):
+    if any(o.lstrip("+~").partition("=")[0] == key for o in written_overrides()):
         return ""  # the command line's own interpolation, not the option's
     choices = HydraConfig.get().runtime.choices
     if group not in choices or other not in choices:
