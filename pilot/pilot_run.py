@@ -45,7 +45,7 @@ from pilot.engine.build import build_model, configure_threads
 from pilot.engine.distributed import init_from_env, launched_externally, spawn
 from pilot.engine.preemption import SignalsStopAtOnce
 from pilot.engine.sharding import is_sharded
-from pilot.engine.threads import load_note
+from pilot.engine.threads import BESIDE_THE_PILOT, load_note
 from pilot.environment import environment_step
 from pilot.environment import journal_lines as environment_journal_lines
 from pilot.errors import DISK_FULL, DiskFull, built_with_error, in_one_line, no_space_left, user_error
@@ -236,11 +236,15 @@ def _phases_step(
         return CheckResult("phases", "fail", f"crashed: {type(error).__name__}: {error}"), rows
 
 
+def _has_checks_child(cfg: DictConfig) -> bool:
+    """One replica only: more run their phases in processes of their own."""
+    return int(cfg.distributed.replicas) == 1
+
+
 def _checks_child(cfg: DictConfig) -> AbstractContextManager[ChildProcess | None]:
     """The new process for the reload and resume checks, started now so that its imports (and the
-    first optimizer's ``torch._dynamo``) overlap the steps before them. One replica only: more run
-    their phases in processes of their own."""
-    if int(cfg.distributed.replicas) != 1:
+    first optimizer's ``torch._dynamo``) overlap the steps before them (``_has_checks_child``)."""
+    if not _has_checks_child(cfg):
         return nullcontext(None)
     return ChildProcess(warm=("pilot.closing.cli", "pilot.phases.resume_check", "pilot.report"), optimizer=True)
 
@@ -262,7 +266,7 @@ def _pilot(
     signals: SignalsStopAtOnce | None = None,
 ) -> int:
     """The pilot's steps, each with a verdict, then the report, the journal and the record."""
-    threads = configure_threads(cfg)
+    threads = configure_threads(cfg, beside=BESIDE_THE_PILOT if _has_checks_child(cfg) else "")
     busy = load_note(threads.busy_elsewhere, threads.count)  # the measured times are only as good as the machine
     record.update(threads=threads.as_dict())
     if busy:

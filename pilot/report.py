@@ -6,22 +6,19 @@ import json
 import sys
 from concurrent.futures import Future
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pilot.checks.result import GATING, CheckResult
 from pilot.child_process import Finished
 from pilot.errors import INCOMPLETE
-from pilot.phases.rows import phases_frame, write_phases_csv
+from pilot.phases.rows import read_phases_csv, typed_rows, write_phases_csv
 from pilot.run_record import write_text_atomic
 from pilot.text_table import byte_size, markdown_table
 
-if TYPE_CHECKING:
-    import pandas as pd
 
-
-def peak_column(frame: pd.DataFrame) -> str:
-    """CUDA peak allocated where measured, else the process's peak RSS."""
-    if frame["mem_peak_allocated_bytes"].notna().any():
+def peak_column(rows: list[dict[str, Any]]) -> str:
+    """CUDA peak allocated where measured, else the process's peak RSS (``rows``: ``typed_rows``)."""
+    if any(row["mem_peak_allocated_bytes"] is not None for row in rows):
         return "mem_peak_allocated_bytes"
     return "rss_peak_bytes"
 
@@ -86,31 +83,35 @@ def data_statistics(results: list[CheckResult]) -> list[str]:
     return lines
 
 
-def plot_phases(frame: pd.DataFrame, path: Path) -> Path | None:
+def plot_phases(rows: list[dict[str, Any]], path: Path) -> Path | None:
+    """phases.png from ``typed_rows``: time and memory growth of every measured phase; None if none was."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    measured = frame[frame["duration_s"].notna()]
-    if measured.empty:
+    measured = [row for row in rows if row["duration_s"] is not None]
+    if not measured:
         return None
-    labels = [
-        f"{p}\n(rank {r})" if frame["rank"].nunique() > 1 else p for p, r in zip(measured["phase"], measured["rank"])
-    ]
-    column = peak_column(frame)
+    ranks = len({row["rank"] for row in rows}) > 1
+    labels = [f"{r['phase']}\n(rank {r['rank']})" if ranks else r["phase"] for r in measured]
+    column = peak_column(rows)
     fig, (ax_time, ax_mem) = plt.subplots(1, 2, figsize=(12, 4))
-    colors = ["tab:red" if v in GATING else "tab:blue" for v in measured["verdict"]]
-    ax_time.barh(labels, measured["duration_s"], color=colors)
+    colors = ["tab:red" if r["verdict"] in GATING else "tab:blue" for r in measured]
+    ax_time.barh(labels, [r["duration_s"] for r in measured], color=colors)
     ax_time.set_xlabel("duration (s), after synchronisation")
     ax_time.invert_yaxis()
     cuda = column.startswith("mem_")
-    baseline = measured["mem_baseline_bytes" if cuda else "rss_baseline_bytes"].astype("float64").fillna(0)
-    after = measured["mem_allocated_bytes" if cuda else "rss_bytes"].astype("float64").fillna(0)
-    peak = measured[column].astype("float64").fillna(0)
-    mem_labels = [f"{label} (peak {value / 2**20:.0f} MiB)" for label, value in zip(labels, peak)]
-    ax_mem.barh(mem_labels, (peak - baseline) / 2**20, color=colors, label="peak above phase start")
-    ax_mem.scatter((after - baseline) / 2**20, mem_labels, color="black", zorder=3, label="after phase")
+
+    def mib(name: str) -> list[float]:
+        return [(r[name] or 0) / 2**20 for r in measured]
+
+    baseline = mib("mem_baseline_bytes" if cuda else "rss_baseline_bytes")
+    after = mib("mem_allocated_bytes" if cuda else "rss_bytes")
+    peak = mib(column)
+    mem_labels = [f"{label} (peak {value:.0f} MiB)" for label, value in zip(labels, peak)]
+    ax_mem.barh(mem_labels, [p - b for p, b in zip(peak, baseline)], color=colors, label="peak above phase start")
+    ax_mem.scatter([a - b for a, b in zip(after, baseline)], mem_labels, color="black", zorder=3, label="after phase")
     ax_mem.set_xlabel(("CUDA allocated" if cuda else "process RSS") + " growth during the phase (MiB)")
     ax_mem.invert_yaxis()
     ax_mem.legend(loc="lower right")
@@ -121,26 +122,24 @@ def plot_phases(frame: pd.DataFrame, path: Path) -> Path | None:
     return path
 
 
-def _phase_table(frame: pd.DataFrame) -> str:
+def _phase_table(rows: list[dict[str, Any]]) -> str:
     """report.md's phase table: time, peak and after-phase memory, verdict and detail per row."""
-    import pandas as pd  # here: a training job imports this module, and only a pilot's report reads frames (~0.3 s)
-
-    column = peak_column(frame)
-    rows = [
+    column = peak_column(rows)
+    table = [
         (
             r["phase"],
             r["rank"],
-            f"{r['duration_s']:.4f}" if pd.notna(r["duration_s"]) else "",
+            f"{r['duration_s']:.4f}" if r["duration_s"] is not None else "",
             byte_size(r[column]),
             byte_size(r["rss_bytes"]) if column == "rss_peak_bytes" else byte_size(r["mem_allocated_bytes"]),
-            "" if pd.isna(r["seq_len"]) else r["seq_len"],
+            "" if r["seq_len"] is None else r["seq_len"],
             r["verdict"],
             r["detail"],
         )
-        for r in frame.to_dict("records")
+        for r in rows
     ]
     peak_name = "CUDA peak allocated" if column.startswith("mem_") else "peak RSS (process)"
-    return markdown_table(["phase", "rank", "seconds", peak_name, "after", "seq_len", "verdict", "detail"], rows)
+    return markdown_table(["phase", "rank", "seconds", peak_name, "after", "seq_len", "verdict", "detail"], table)
 
 
 def _environment_lines(results: list[CheckResult], run_dir: Path) -> list[str]:
@@ -173,7 +172,7 @@ def _findings_lines(results: list[CheckResult], limit: int = 50) -> list[str]:
 def report_markdown(
     run_dir: Path,
     results: list[CheckResult],
-    frame: pd.DataFrame,
+    phase_rows: list[dict[str, Any]],
     shown: list[dict[str, Any]],
     arithmetic: list[str],
     header: dict[str, Any],
@@ -200,7 +199,7 @@ def report_markdown(
         "",
         "## Phases",
         "",
-        _phase_table(frame),
+        _phase_table(phase_rows),
         "",
         "All counters in `phases.csv`. " + header.get("memory_note", ""),
         "",
@@ -229,11 +228,11 @@ def write_report(
     from this phases.csv in another process (``python -m pilot.report``); drawn here if it failed."""
     run_dir = Path(run_dir)
     phases = write_phases_csv(run_dir, rows)
-    frame = phases_frame(rows)
+    typed = typed_rows(rows)
     write_text_atomic(run_dir / "examples.txt", render_examples(shown) + "\n")  # a full disk: the file named
     write_text_atomic(run_dir / "checks.json", json.dumps([r.as_dict() for r in results], indent=2, default=str))
-    picture = _drawn(drawn, run_dir / "phases.png") or plot_phases(frame, run_dir / "phases.png")
-    markdown = report_markdown(run_dir, results, frame, shown, arithmetic, header, picture)
+    picture = _drawn(drawn, run_dir / "phases.png") or plot_phases(typed, run_dir / "phases.png")
+    markdown = report_markdown(run_dir, results, typed, shown, arithmetic, header, picture)
     write_text_atomic(run_dir / "report.md", markdown)
     return {"report": run_dir / "report.md", "phases": phases, "picture": picture}
 
@@ -251,20 +250,17 @@ def _drawn(drawn: Future[Finished] | None, path: Path) -> Path | None:
 def draw_phases_file(run_dir: Path) -> int:
     """``python -m pilot.report <run dir>``: phases.png from the run's phases.csv (exit 0 when drawn,
     1 when there is nothing to draw, 2 when phases.csv cannot be read)."""
-    import pandas as pd  # here: as in _phase_table
-
     try:
-        frame = phases_frame(pd.read_csv(Path(run_dir) / "phases.csv").to_dict("records"))
-    except (OSError, ValueError) as error:  # no such file, empty, not CSV (pandas' errors are ValueErrors)
+        rows = read_phases_csv(Path(run_dir) / "phases.csv")
+    except (OSError, ValueError) as error:  # no such file, not text, not CSV
         print(f"pilot.report: {Path(run_dir) / 'phases.csv'} cannot be read: {error}", file=sys.stderr)
         return 2
-    return 0 if plot_phases(frame, Path(run_dir) / "phases.png") is not None else 1
+    return 0 if plot_phases(rows, Path(run_dir) / "phases.png") is not None else 1
 
 
 def print_console(
     results: list[CheckResult], rows: list[dict[str, Any]], shown: list[dict[str, Any]], report_path: Path, verdict: str
 ) -> None:
-    import pandas as pd  # here: as in _phase_table
     from rich.console import Console
     from rich.table import Table
 
@@ -292,8 +288,8 @@ def print_console(
     for result in results:
         checks.add_row(result.step, f"[{styles[result.verdict]}]{result.verdict}[/]", result.reason)
     console.print(checks)
-    frame = phases_frame(rows)
-    column = peak_column(frame)
+    typed = typed_rows(rows)
+    column = peak_column(typed)
     phases = Table(
         title="phases (" + ("CUDA peak allocated" if column.startswith("mem_") else "process peak RSS") + ")",
         expand=True,
@@ -301,8 +297,8 @@ def print_console(
     for name in ("phase", "rank", "s", "peak", "verdict"):
         phases.add_column(name, no_wrap=True)
     phases.add_column("detail", ratio=1)
-    for r in frame.to_dict("records"):
-        seconds = f"{r['duration_s']:.3f}" if pd.notna(r["duration_s"]) else ""
+    for r in typed:
+        seconds = f"{r['duration_s']:.3f}" if r["duration_s"] is not None else ""
         phases.add_row(
             r["phase"],
             str(r["rank"]),

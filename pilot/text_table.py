@@ -1,8 +1,11 @@
-"""Text for tables: a markdown table and a byte count in binary units (no pandas: the estimate and
-the rental sheet print tables in processes that never import it)."""
+"""Text for tables: a markdown table, a CSV file's text and a byte count in binary units (no pandas:
+the estimate, the rental sheet and the pilot's report write tables in processes that never import
+it, ~0.3 s of a pilot)."""
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -27,3 +30,13 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def csv_text(columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> str:
+    """A CSV file's text: ``columns`` as its header, then each row's values in that order (empty for a
+    missing one or None; others as ``str`` writes them)."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(columns), restval="", extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue()

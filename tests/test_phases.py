@@ -13,7 +13,7 @@ from hydra.utils import instantiate
 from pilot.child_process import ChildProcess
 from pilot.phases.gates import PHASES, PhaseRunner
 from pilot.phases.measure import PhaseLog
-from pilot.phases.rows import COLUMNS, CUDA_COLUMNS, phases_frame, write_phases_csv
+from pilot.phases.rows import COLUMNS, CUDA_COLUMNS, read_phases_csv, typed_rows, write_phases_csv
 from pilot.pilot_run import run_phases
 
 REPO = Path(__file__).resolve().parents[1]
@@ -171,13 +171,27 @@ def test_phases_csv_keeps_earlier_rows_exactly_and_sets_an_unreadable_file_aside
     write_phases_csv(tmp_path, [resumed], keep_earlier=True)
     assert pd.read_csv(tmp_path / "phases.csv")["attempt"].tolist() == [1, 2]
     assert frame["detail"][0] == first["detail"] and frame["rss_bytes"][0] == 2**60 + 1  # exact, not a float
-    assert phases_frame(frame.to_dict("records"))["seq_len"].tolist() == [pd.NA, 3]
+    assert [row["seq_len"] for row in typed_rows(frame.to_dict("records"))] == [None, 3]
     assert pd.isna(frame["duration_s"][1]) and pd.isna(frame["loss"][1])
     for damaged in (b"\xff\xfe not text\n", b"phase,rank\nfirst_step,0,extra\n", b"", b"phase,rank\nfirst_st"):
         (tmp_path / "phases.csv").write_bytes(damaged)
         write_phases_csv(tmp_path, [resumed], keep_earlier=True)
         assert (tmp_path / "phases.unreadable.csv").read_bytes() == damaged  # kept, never overwritten in place
         assert pd.read_csv(tmp_path / "phases.csv")["phase"].tolist() == ["steady_steps"]
+
+
+def test_phases_csv_reads_back_typed_without_pandas(tmp_path):
+    """What the report and the picture read (no pandas in the pilot's process): counts and bytes whole and
+    exact at any size, a duration a float, an empty cell None; a file that is not text cannot be read."""
+    row = {"phase": "first_step", "rank": 0, "duration_s": 0.25, "rss_bytes": 2**60 + 1, "detail": "a, b"}
+    write_phases_csv(tmp_path, [row, {"phase": "export", "seq_len": 7.0, "duration_s": float("nan")}])
+    first, second = read_phases_csv(tmp_path / "phases.csv")
+    assert (first["rank"], first["duration_s"], first["rss_bytes"], first["detail"]) == (0, 0.25, 2**60 + 1, "a, b")
+    assert first["seq_len"] is None and first["mem_peak_allocated_bytes"] is None
+    assert (second["seq_len"], second["duration_s"], second["rank"]) == (7, None, None)
+    (tmp_path / "phases.csv").write_bytes(b"\xff\xfe not text\n")
+    with pytest.raises(ValueError):
+        read_phases_csv(tmp_path / "phases.csv")
 
 
 def test_a_warn_row_is_named_in_the_phases_verdict_and_the_pilot_says_warn(tmp_path):

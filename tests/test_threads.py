@@ -16,7 +16,7 @@ import pytest
 from pilot import cpu_budget
 from pilot.cpu_budget import busy_elsewhere, cgroup_quota
 from pilot.engine import threads
-from pilot.engine.threads import choose_threads, load_note
+from pilot.engine.threads import BESIDE_THE_PILOT, choose_threads, load_note
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -36,6 +36,13 @@ def test_the_default_divides_the_cores_among_the_replicas(eight_cores):
     assert choice.count == 4 and choice.reason == "run.threads=0: 8 CPU(s) (usable cores) / 2 replica(s)"
     assert choose_threads(0, 16).count == 1  # never 0
     assert choose_threads(3, 2).as_dict() == {"count": 3, "reason": "run.threads=3", "busy_elsewhere": None}
+
+
+def test_a_process_working_beside_this_one_gets_its_share_of_the_cores(eight_cores):
+    """The pilot and its checks' process (reload, resume) work at once: each gets half the cores."""
+    choice = choose_threads(0, 1, beside=BESIDE_THE_PILOT)
+    assert choice.count == 4 and choice.reason.endswith("/ 1 replica(s) and the pilot's checks process beside it")
+    assert choose_threads(0, 1).count == 8 and choose_threads(2, 1, beside=BESIDE_THE_PILOT).count == 2
 
 
 def test_a_single_process_leaves_the_cores_others_keep_busy(eight_cores):

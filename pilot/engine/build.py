@@ -30,13 +30,13 @@ def seed_everything(seed: int) -> None:
 BUSY_SINCE_AT_MOST_S = 60.0  # an older sample says little about the machine now: a new 0.25 s window
 
 
-def configure_threads(cfg: DictConfig) -> ThreadChoice:
-    """CPU threads per process (``engine/threads.py``): replicas and parallel sweep jobs share the
-    cores instead of oversubscribing them."""
+def configure_threads(cfg: DictConfig, beside: str = "") -> ThreadChoice:
+    """CPU threads per process (``engine/threads.py``): replicas, parallel sweep jobs and a process
+    working ``beside`` this one share the cores instead of oversubscribing them."""
     replicas, configured = int(cfg.distributed.replicas), int(cfg.run.threads)
     # since the process started (or the sweep's previous job measured), else over 0.25 s; the pilot reports it
     busy = busy_elsewhere(reuse_s=BUSY_SINCE_AT_MOST_S) if replicas == 1 else None
-    choice = choose_threads(configured, replicas, launcher_cpus(), busy)
+    choice = choose_threads(configured, replicas, launcher_cpus(), busy, beside)
     torch.set_num_threads(choice.count)
     return choice
 

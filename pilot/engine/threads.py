@@ -59,19 +59,25 @@ def launcher_cpus() -> int | None:
     return int(value) if isinstance(value, int) and value > 0 else None
 
 
+BESIDE_THE_PILOT = "the pilot's checks process beside it"  # pilot_run's child: reload, resume, picture
+
+
 def choose_threads(
-    configured: int, replicas: int, launcher: int | None = None, busy: float | None = None
+    configured: int, replicas: int, launcher: int | None = None, busy: float | None = None, beside: str = ""
 ) -> ThreadChoice:
-    """``configured`` > 0 as set; 0: the CPU budget divided by the replicas that share it, never more
-    than torch's own default (physical cores: hyper-threads slow a matmul down). A single process
-    also leaves the cores other processes keep ``busy`` (measured once, at its start)."""
+    """``configured`` > 0 as set; 0: the CPU budget divided by the processes that share it — the
+    replicas, and one more where ``beside`` names a process that works beside this one (the pilot's
+    checks process imports torch and trains while the pilot does: two threads beside it made the
+    default pilot 8.1-8.5 s instead of 6.3-6.7 s on 2 cores) — never more than torch's own default
+    (physical cores: hyper-threads slow a matmul down). A single process also leaves the cores other
+    processes keep ``busy`` (measured once, at its start)."""
     if configured > 0:
         return ThreadChoice(configured, f"run.threads={configured}", busy)
     cores, source = cpu_budget(launcher)
     if TORCH_DEFAULT < cores:
         cores, source = TORCH_DEFAULT, "torch's default: physical cores or OMP_NUM_THREADS"
-    count = max(1, cores // max(1, replicas))
-    reason = f"run.threads=0: {cores} CPU(s) ({source}) / {replicas} replica(s)"
+    count = max(1, cores // (max(1, replicas) + (1 if beside else 0)))
+    reason = f"run.threads=0: {cores} CPU(s) ({source}) / {replicas} replica(s)" + (f" and {beside}" if beside else "")
     if replicas == 1 and busy is not None and busy >= 0.5 and round(busy) > 0:
         free = max(1, cpus.affinity_cores() - round(busy))  # busy: of the cores this process may run on
         if free < count:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from omegaconf import DictConfig
@@ -37,7 +37,7 @@ from pilot.rental.plan_text import duration as _duration
 from pilot.rental.plan_text import plan_lines
 from pilot.rental.requirements import Requirement
 from pilot.run_record import write_text_atomic
-from pilot.text_table import markdown_table
+from pilot.text_table import csv_text, markdown_table
 
 log = logging.getLogger("pilot")
 
@@ -103,6 +103,7 @@ ROW_HEADER = [
     "reason / notes",
 ]
 
+SHEET_COLUMNS = [f.name for f in fields(ChoiceRow)]  # choice_sheet.csv
 PLAN_COLUMNS = [  # campaign_plan.csv
     "status",
     "job",
@@ -251,12 +252,10 @@ def _write_files(
 ) -> dict[str, Path]:
     """choice_sheet.md, choice_sheet.csv, campaign_plan.csv and memory_estimate.json; their paths (no
     space for one: a DiskFull naming it)."""
-    import pandas as pd  # here: a training job imports this module (its plan) and never writes a sheet (~0.3 s)
-
     write_text_atomic(run_dir / "choice_sheet.md", "\n".join(lines))  # a full disk: one message naming
-    write_text_atomic(run_dir / "choice_sheet.csv", pd.DataFrame([r.as_dict() for r in rows]).to_csv(index=False))
-    plan_frame = pd.DataFrame(plan_rows(plan) if plan else [], columns=PLAN_COLUMNS)
-    write_text_atomic(run_dir / "campaign_plan.csv", plan_frame.to_csv(index=False))  # the file, none left cut
+    write_text_atomic(run_dir / "choice_sheet.csv", csv_text(SHEET_COLUMNS, [r.as_dict() for r in rows]))
+    plan_text = csv_text(PLAN_COLUMNS, plan_rows(plan) if plan else [])
+    write_text_atomic(run_dir / "campaign_plan.csv", plan_text)  # the file, none left cut
     data = {
         "estimate": estimate.to_dict(),
         "other_estimates": {
