@@ -260,11 +260,18 @@ def test_an_answers_first_token_masked_with_the_prompt_is_named_without_expected
         labels = item["labels"].clone()
         labels[int((labels != -100).nonzero()[0])] = -100  # the answer's first token masked too
         planted.append({**item, "labels": labels})
-    findings, details = answer_start_findings(task, planted)
+    findings, details = answer_start_findings(task, planted)  # the examples' answer field tells
+    assert findings and "answer's first token is masked" in str(findings[0]), details
+    assert details["rows_with_text_fields"] == details["rows"]  # one-token answers (only <eos> counted) aside:
+    assert details["rows_counting_a_field_but_its_first_token"] >= 0.8 * details["rows"], details
+    unread = dataclasses.replace(task, decode_tokens=None)  # no text to compare: the template's position tells
+    findings, details = answer_start_findings(unread, planted)
     assert findings and "answer's first token looks masked" in str(findings[0]), details
     assert details["rows_sharing_the_token_one_earlier"] == details["rows"]
+    assert answer_start_findings(unread, train)[0] == []
     shifted = [{**item, "labels": torch.cat([item["labels"][1:], torch.tensor([-100])])} for item in planted]
     assert answer_start_findings(task, shifted)[0], "labels already shifted (labels[t] = ids[t + 1]) are read too"
+    assert answer_start_findings(unread, shifted)[0]
 
 
 def test_a_data_reader_that_cannot_read_a_task_is_not_judged_not_a_crash(monkeypatch):

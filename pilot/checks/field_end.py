@@ -44,6 +44,12 @@ def _plain(text: str) -> str:
     return _MARKERS.sub("", text).lower()
 
 
+def comparable(text: str) -> str:
+    """``text`` as decoded tokens and a field's own text are compared: without special tokens (``<eos>``,
+    ``</s>``, ``«``), spaces, word markers and case."""
+    return _plain(_SPECIALS.sub("", text))
+
+
 def _cut(text: str, decoded: str) -> int | None:
     """0 when ``text`` is in ``decoded`` whole, the characters missing from its end when only a shorter
     start of it is (at most ``MAX_CUT``) *and more text follows it in the row* (a prompt cut before its

@@ -5,7 +5,7 @@ trains from its second token and the model never learns how an answer begins."""
 from pilot.data.task import IGNORE_INDEX
 from tests.planted_tasks import _hf_tiny as h
 
-EXPECTED = {"step": "inspect", "verdict": "warn", "said": "answer's first token looks masked"}
+EXPECTED = {"step": "inspect", "verdict": "warn", "said": "answer's first token is masked"}
 
 
 def encode(e):
