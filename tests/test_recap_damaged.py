@@ -494,16 +494,26 @@ def test_a_run_the_recap_could_not_read_is_no_source_of_its_variants_phase_table
 
 # --------------------------------------------------------------------------- the command line
 def test_cli_over_a_single_damaged_run_directory(tmp_path):
+    """Its recap is written (naming why), and exits 1: a recap that could read no run compares nothing, and a
+    script gated on it must not go on as if it had (it exited 0)."""
     run = make_run(tmp_path / "run", record(variant=MISSING))
     done = subprocess.run(
         [sys.executable, "-m", "pilot.recap", str(run)], cwd=REPO, capture_output=True, text=True, timeout=300
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr
+    assert "none of the 1 run(s) could be read" in done.stderr and "Traceback" not in done.stderr
     recap = pd.read_csv(run / "recap.csv")
     assert recap["status"].tolist() == ["unreadable"] and "no variant" in recap["stop_cause"].iloc[0]
     # named on the console and in recap.md's table by its directory (nothing said, no name there, before)
     assert f"recap: {run}: unreadable (" in done.stderr and "no variant" in done.stderr
     assert f" ({run}) |" in (run / "recap.md").read_text()
+
+
+def test_cli_over_one_readable_run_beside_a_damaged_one_exits_zero(tmp_path, capsys):
+    make_run(tmp_path / "good")
+    make_run(tmp_path / "damaged", record(variant=MISSING))
+    main([str(tmp_path), "--no-plot"])  # no SystemExit: one run was read and compared
+    assert "damaged: unreadable" in capsys.readouterr().err
 
 
 def test_cli_refuses_a_path_that_does_not_exist_and_creates_nothing(tmp_path):

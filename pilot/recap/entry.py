@@ -336,3 +336,10 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(128 + int(getattr(signal, name)))
     print(f"recap: {len(frame)} run(s) -> {out / 'recap.md'}")
     _say_unreadable(frame)
+    if len(frame) and "status" in frame and bool((frame["status"] == "unreadable").all()):
+        print(
+            f"pilot.recap: none of the {len(frame)} run(s) could be read, so the recap compares nothing (exit 1; "
+            "recap.md and recap.csv say why each is unreadable). Fix: restore their run.json, or recap other runs",
+            file=sys.stderr,
+        )
+        sys.exit(1)
