@@ -7,7 +7,9 @@ Each measurement is a new process that builds the default task and model through
 it) and times 20 updates after 2 warm-up ones. Settings: ``run.threads=0`` (the default),
 1 and 2, and the default again as the A/A control; conditions: the machine idle, and one other
 process spinning on a core. Interleaved, repeated; the median of each is compared with the best
-explicit count of the same condition. Target: the default within 10% of the best.
+explicit count of the same condition. Also the default pilot, ``python -m pilot`` as the README
+types it, whole process, idle (once per setting: a pilot takes 6-9 s), whose checks' process works
+beside it. Target: the default within 10% of the best.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -76,6 +80,31 @@ def condition(busy: bool) -> dict:
     }
 
 
+def pilot_seconds(threads: int, scratch: Path) -> tuple[float, int]:
+    """The README's ``python -m pilot`` (``run.threads`` added unless 0): wall seconds, threads recorded."""
+    run_dir = scratch / f"pilot-{threads}-{time.monotonic_ns()}"
+    command = [sys.executable, "-m", "pilot", f"hydra.run.dir={run_dir}"] + (
+        [f"run.threads={threads}"] if threads else []
+    )
+    started = time.perf_counter()
+    subprocess.run(command, cwd=REPO, capture_output=True, check=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    seconds = time.perf_counter() - started
+    return seconds, json.loads((run_dir / "run.json").read_text())["threads"]["count"]
+
+
+def pilot_condition() -> dict:
+    with tempfile.TemporaryDirectory(prefix="pilot-threads-") as scratch:
+        measured = {name: pilot_seconds(threads, Path(scratch)) for name, threads in SETTINGS.items()}
+    seconds = {name: value for name, (value, _) in measured.items()}
+    best = min(seconds["1 thread"], seconds["2 threads"])
+    return {
+        "seconds": seconds,
+        "threads_chosen": {name: count for name, (_, count) in measured.items()},
+        "default_vs_best": seconds["default"] / best,
+        "aa_control": seconds["default (A/A)"] / seconds["default"],
+    }
+
+
 def main() -> None:
     results = {
         "machine": f"{os.cpu_count()} CPUs, usable {len(os.sched_getaffinity(0))}",
@@ -83,6 +112,7 @@ def main() -> None:
         "repeats": REPEATS,
         "idle": condition(busy=False),
         "one_busy_process": condition(busy=True),
+        "pilot_idle": pilot_condition(),
         "target": "default within 10% of the best explicit count (default_vs_best <= 1.10)",
     }
     out = REPO / "bench" / "results" / "threads_default.json"
@@ -91,6 +121,9 @@ def main() -> None:
         r = results[name]
         per = ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in r["seconds_per_update"].items())
         print(f"{name}: {per}; default/best {r['default_vs_best']:.2f} (A/A {r['aa_control']:.2f})")
+    r = results["pilot_idle"]
+    per = ", ".join(f"{k} {v:.1f} s ({r['threads_chosen'][k]} thread(s))" for k, v in r["seconds"].items())
+    print(f"the default pilot, idle: {per}; default/best {r['default_vs_best']:.2f} (A/A {r['aa_control']:.2f})")
     print(f"-> {out}")
 
 
