@@ -93,8 +93,8 @@ def plot_phases(rows: list[dict[str, Any]], path: Path) -> Path | None:
     measured = [row for row in rows if row["duration_s"] is not None]
     if not measured:
         return None
-    ranks = len({row["rank"] for row in rows}) > 1
-    labels = [f"{r['phase']}\n(rank {r['rank']})" if ranks else r["phase"] for r in measured]
+    ranks = len({row["rank"] for row in rows if row["rank"] is not None}) > 1
+    labels = [f"{r['phase'] or '?'}\n(rank {r['rank']})" if ranks else str(r["phase"] or "?") for r in measured]
     column = peak_column(rows)
     fig, (ax_time, ax_mem) = plt.subplots(1, 2, figsize=(12, 4))
     colors = ["tab:red" if r["verdict"] in GATING else "tab:blue" for r in measured]

@@ -34,9 +34,10 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 def csv_text(columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> str:
     """A CSV file's text: ``columns`` as its header, then each row's values in that order (empty for a
-    missing one or None; others as ``str`` writes them)."""
+    missing one, None or NaN, as pandas wrote them; others as ``str`` writes them: a whole number stays
+    ``4`` where pandas wrote ``4.0`` in a column that also held an empty cell)."""
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=list(columns), restval="", extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows({k: "" if isinstance(v, float) and math.isnan(v) else v for k, v in row.items()} for row in rows)
     return out.getvalue()

@@ -262,8 +262,8 @@ def test_an_answers_first_token_masked_with_the_prompt_is_named_without_expected
         planted.append({**item, "labels": labels})
     findings, details = answer_start_findings(task, planted)  # the examples' answer field tells
     assert findings and "answer's first token is masked" in str(findings[0]), details
-    assert details["rows_with_text_fields"] == details["rows"]  # one-token answers (only <eos> counted) aside:
-    assert details["rows_counting_a_field_but_its_first_token"] >= 0.8 * details["rows"], details
+    assert details["rows_with_text_fields"] == min(details["rows"], 256)  # one-token answers (only <eos>) aside:
+    assert details["rows_counting_a_field_but_its_first_token"] >= 0.8 * details["rows_with_text_fields"], details
     unread = dataclasses.replace(task, decode_tokens=None)  # no text to compare: the template's position tells
     findings, details = answer_start_findings(unread, planted)
     assert findings and "answer's first token looks masked" in str(findings[0]), details

@@ -189,9 +189,12 @@ def test_phases_csv_reads_back_typed_without_pandas(tmp_path):
     assert (first["rank"], first["duration_s"], first["rss_bytes"], first["detail"]) == (0, 0.25, 2**60 + 1, "a, b")
     assert first["seq_len"] is None and first["mem_peak_allocated_bytes"] is None
     assert (second["seq_len"], second["duration_s"], second["rank"]) == (7, None, None)
-    (tmp_path / "phases.csv").write_bytes(b"\xff\xfe not text\n")
-    with pytest.raises(ValueError):
-        read_phases_csv(tmp_path / "phases.csv")
+    (tmp_path / "phases.csv").write_bytes("\ufeffphase,duration_s\nexport,1.5\n".encode())  # saved by a spreadsheet
+    assert [(r["phase"], r["duration_s"]) for r in read_phases_csv(tmp_path / "phases.csv")] == [("export", 1.5)]
+    for damaged in (b"\xff\xfe not text\n", b"", b"<html><body>not a table</body></html>\n"):
+        (tmp_path / "phases.csv").write_bytes(damaged)
+        with pytest.raises(ValueError):
+            read_phases_csv(tmp_path / "phases.csv")
 
 
 def test_a_warn_row_is_named_in_the_phases_verdict_and_the_pilot_says_warn(tmp_path):

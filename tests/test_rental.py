@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from hydra.utils import instantiate
 
@@ -15,6 +16,8 @@ from pilot.rental.catalog import Gpu, load_catalog
 from pilot.rental.choice_sheet import ChoiceRow, Measured, choice_rows, recommended
 from pilot.rental.estimate_cache import EstimateCache
 from pilot.rental.journal import append_entry
+from pilot.rental.sheet import SHEET_COLUMNS
+from pilot.text_table import csv_text
 from pilot.train import train
 from pilot.validation import ConfigError, validate
 
@@ -176,6 +179,14 @@ def test_estimate_mode_writes_the_choice_sheet_and_journals_the_plan(tmp_path):
     assert json.loads((run_dir / "run.json").read_text())["mode"] == "estimate"
     assert "plan chosen" in journal.read_text()
     assert "choice sheet" in completed.stdout
+    sheet_rows = pd.read_csv(run_dir / "choice_sheet.csv")  # written without pandas, read by it as before
+    assert list(sheet_rows.columns) == SHEET_COLUMNS and "pocket" in sheet_rows["gpu"].tolist()
+    assert len(pd.read_csv(run_dir / "campaign_plan.csv")) == 6
+
+
+def test_the_sheets_csv_text_leaves_none_and_nan_empty():
+    rows = [{"gpu": "A100", "need_gib": float("nan"), "count": 4}, {"gpu": None, "extra": "not a column"}]
+    assert csv_text(["gpu", "need_gib", "count"], rows) == "gpu,need_gib,count\nA100,,4\n,,\n"
 
 
 def test_a_shorter_max_length_is_marked_as_changing_the_task(make_cfg, tmp_path):

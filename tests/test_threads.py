@@ -38,11 +38,18 @@ def test_the_default_divides_the_cores_among_the_replicas(eight_cores):
     assert choose_threads(3, 2).as_dict() == {"count": 3, "reason": "run.threads=3", "busy_elsewhere": None}
 
 
-def test_a_process_working_beside_this_one_gets_its_share_of_the_cores(eight_cores):
-    """The pilot and its checks' process (reload, resume) work at once: each gets half the cores."""
+def test_a_process_working_beside_this_one_is_left_a_core(eight_cores, monkeypatch):
+    """The pilot's checks' process imports torch (and draws phases.png) on one core while the pilot works."""
     choice = choose_threads(0, 1, beside=BESIDE_THE_PILOT)
-    assert choice.count == 4 and choice.reason.endswith("/ 1 replica(s) and the pilot's checks process beside it")
+    assert choice.count == 7 and choice.reason.endswith(
+        "/ 1 replica(s), less 1 for the pilot's checks process beside it"
+    )
     assert choose_threads(0, 1).count == 8 and choose_threads(2, 1, beside=BESIDE_THE_PILOT).count == 2
+    assert choose_threads(0, 1, busy=3.0, beside=BESIDE_THE_PILOT).count == 4  # 8 - 3 busy - 1 beside
+    monkeypatch.setattr(threads, "TORCH_DEFAULT", 2)  # a 2-core machine: one each
+    assert choose_threads(0, 1, beside=BESIDE_THE_PILOT).count == 1
+    monkeypatch.setattr(threads, "TORCH_DEFAULT", 1)  # one core: never 0
+    assert choose_threads(0, 1, beside=BESIDE_THE_PILOT).count == 1
 
 
 def test_a_single_process_leaves_the_cores_others_keep_busy(eight_cores):

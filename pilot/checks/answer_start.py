@@ -35,6 +35,7 @@ PROMPT_AT_LEAST = 3  # masked positions before a row's first counted target
 TEMPLATE_SHARE = 0.8  # one position earlier: the same token in at least this share of rows
 VARIED_SHARE = 0.5  # just before the first target: its most common token in at most this share
 DISTINCT = 5  # ... and at least this many different tokens there
+FIELD_ROWS = 256  # rows compared with their examples' fields (two decodes each)
 
 
 def _first_target_at(ids: list[int], labels: list[int]) -> int | None:
@@ -124,8 +125,11 @@ def _against_the_fields(task: TaskData, rows: list[_Row]) -> tuple[int, list[tup
         return 0, [], 0
     by_index = {example.index: example for example in task.splits.get("train", [])}
     whole, masked, compared = 0, [], 0
-    for row in rows:
-        fields = getattr(by_index.get(row.index), "fields", None) or {}
+    for row in rows[:FIELD_ROWS]:
+        try:
+            fields = getattr(by_index.get(row.index), "fields", None) or {}
+        except TypeError:  # an index that is no key (a list): the row is not judged
+            continue
         texts = {name: comparable(value) for name, value in fields.items() if isinstance(value, str)}
         texts = {name: text for name, text in texts.items() if text}
         try:

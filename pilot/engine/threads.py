@@ -5,7 +5,7 @@ a parallel sweep, each take all of them and fight over the cores (a default ``mo
 slower with one other busy process). The default here divides the CPUs this process may use
 (``pilot.cpu_budget``: its affinity mask, the cgroup's CPU quota, SLURM's ``SLURM_CPUS_PER_TASK``,
 and the submitit launcher's ``cpus_per_task`` for a sweep) by the processes that share them (the
-replicas).
+replicas); a pilot leaves one core of them to its checks' process, which works beside it.
 
 A single process (one replica) also leaves out the cores other processes keep busy when it starts
 (``cpu_budget.busy_elsewhere``: /proc/stat since the process started, this process's own time and
@@ -59,27 +59,31 @@ def launcher_cpus() -> int | None:
     return int(value) if isinstance(value, int) and value > 0 else None
 
 
-BESIDE_THE_PILOT = "the pilot's checks process beside it"  # pilot_run's child: reload, resume, picture
+BESIDE_THE_PILOT = "the pilot's checks process beside it"  # pilot_run's child: its warm-up, the picture
 
 
 def choose_threads(
     configured: int, replicas: int, launcher: int | None = None, busy: float | None = None, beside: str = ""
 ) -> ThreadChoice:
-    """``configured`` > 0 as set; 0: the CPU budget divided by the processes that share it — the
-    replicas, and one more where ``beside`` names a process that works beside this one (the pilot's
-    checks process imports torch and trains while the pilot does: two threads beside it made the
-    default pilot 8.1-8.5 s instead of 6.3-6.7 s on 2 cores) — never more than torch's own default
-    (physical cores: hyper-threads slow a matmul down). A single process also leaves the cores other
-    processes keep ``busy`` (measured once, at its start)."""
+    """``configured`` > 0 as set; 0: the CPU budget divided by the replicas that share it, less one core
+    where ``beside`` names a process that works beside this one on one core (the pilot's checks process
+    imports torch and ``torch._dynamo`` while the pilot runs its data checks, and draws phases.png
+    while the pilot estimates; the reload and resume it runs while the pilot waits: two threads beside
+    it made the default pilot 8.1-8.5 s instead of 6.0-6.4 s on 2 cores), never more than torch's own
+    default (physical cores: hyper-threads slow a matmul down). A single process also leaves the cores
+    other processes keep ``busy`` (measured once, at its start)."""
     if configured > 0:
         return ThreadChoice(configured, f"run.threads={configured}", busy)
     cores, source = cpu_budget(launcher)
     if TORCH_DEFAULT < cores:
         cores, source = TORCH_DEFAULT, "torch's default: physical cores or OMP_NUM_THREADS"
-    count = max(1, cores // (max(1, replicas) + (1 if beside else 0)))
-    reason = f"run.threads=0: {cores} CPU(s) ({source}) / {replicas} replica(s)" + (f" and {beside}" if beside else "")
+    aside = 1 if beside else 0
+    count = max(1, cores // max(1, replicas) - aside)
+    reason = f"run.threads=0: {cores} CPU(s) ({source}) / {replicas} replica(s)" + (
+        f", less 1 for {beside}" if beside else ""
+    )
     if replicas == 1 and busy is not None and busy >= 0.5 and round(busy) > 0:
-        free = max(1, cpus.affinity_cores() - round(busy))  # busy: of the cores this process may run on
+        free = max(1, cpus.affinity_cores() - round(busy) - aside)  # busy: of the cores this process may run on
         if free < count:
             count, reason = free, f"{reason}, less {busy:.1f} core(s) other processes kept busy at the start"
     return ThreadChoice(count, reason, busy)

@@ -201,10 +201,12 @@ def _steady_from_first(first: PhaseEstimate, meter: Meter, inputs: EstimateInput
     does not touch: the peak moves by exactly that amount); its optimizer step is the first one's.
     The optimizers pilot builds (``engine.optim``: AdamW, SGD) allocate their whole state at the
     start of their first step, before any kernel runs, so every step's kernels run beside the same
-    parameters, gradients and state: running the step again gave the same bytes in every category
-    for every configuration tried (fp32, bf16, fp16, SGD with momentum, LoRA, checkpointing, FSDP
-    ranks; ``tests/test_estimate.py``) and cost a fifth of the 7B estimate. The pilot checks the
-    phase against a full run on real tensors, which runs every step (``validate``)."""
+    parameters, gradients and state: running the step again on fake tensors gave the same bytes in
+    every category for every configuration tried by hand (fp32, bf16, fp16, SGD with momentum and
+    weight decay, clipping, LoRA on a transformers model, checkpointing, FSDP at 2 and 4 ranks;
+    2026-12-05), and ``tests/test_estimate.py`` measures the premise on real tensors, every step
+    run, for each optimizer config. Running it again cost 0.4 s of a 7B estimate. The pilot checks
+    the phase against a full run on real tensors, which runs every step (``validate``)."""
     held = breakdown(meter.tracker.get_tracker_snapshot("current"))["optimizer_state"]
     fb = dict(first.moments["forward/backward"])
     fb["optimizer_state"] += held

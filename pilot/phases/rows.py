@@ -63,15 +63,16 @@ def typed_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def read_phases_csv(path: Path) -> list[dict[str, Any]]:
     """phases.csv's rows, typed (``typed_rows``); ``OSError`` or ``ValueError`` when it cannot be read (no
-    such file, not text, not CSV, no header)."""
-    with Path(path).open(newline="") as handle:
+    such file, not UTF-8 text, a line the csv module refuses, no header naming a ``phase`` column). A
+    byte-order mark (a file saved by a spreadsheet) is read past."""
+    with Path(path).open(newline="", encoding="utf-8-sig") as handle:
         reader = csv.DictReader(handle)
         try:
             rows = list(reader)
         except csv.Error as error:
             raise ValueError(str(error)) from error
-    if not reader.fieldnames:
-        raise ValueError("no header line")
+    if "phase" not in (reader.fieldnames or ()):
+        raise ValueError(f"no 'phase' column in its header ({', '.join(reader.fieldnames or []) or 'none'})")
     return typed_rows(rows)
 
 
