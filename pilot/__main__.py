@@ -42,7 +42,7 @@ from pilot.estimate_run import run_estimate
 from pilot.hydra_files import close_job_log
 from pilot.models.hf_causal_lm import config_key_outside_the_yaml
 from pilot.pilot_run import run_pilot
-from pilot.process_exit import exit_code_of, exit_now, signal_of_exit_code
+from pilot.process_exit import exit_code_of, exit_now, leave_submitit_job_without_teardown, signal_of_exit_code
 from pilot.recap.entry import (
     failed_jobs,
     launch_config,
@@ -83,6 +83,7 @@ _composed = False  # set once Hydra hands over a config: a SystemExit(1) before 
 def main(cfg: DictConfig) -> None:
     global _composed
     _composed = True
+    leave_submitit_job_without_teardown()  # a sweep job in submitit's process: its end ~1 s sooner
     hydra_cfg = HydraConfig.get()
     run_dir = Path(hydra_cfg.runtime.output_dir)
     overrides = written_overrides()  # as typed: '${x}' too

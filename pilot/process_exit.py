@@ -11,12 +11,20 @@ callbacks run (a second Ctrl-C) ends it there, with the same exit code: the work
 
 Only the entry points call it (``python -m pilot``, the ``pilot`` script, the check child), after
 their work: never a library function, so a test calling ``cli()`` in-process is not ended.
+
+A sweep job launched through submitit (``hydra/launcher=local_parallel``, SLURM) runs in submitit's
+own process, whose end pilot does not call: submitit writes the job's result after pilot's task
+returns, and the local launcher waits for each job's process to *exit* (``LocalJob.done`` polls it)
+before the sweep goes on. ``leave_submitit_job_without_teardown`` ends that process the same way once
+its result says the job succeeded (read back from submitit's result file at exit); a job that failed,
+or one that left no result (a signal's exit code), ends as Python ends it.
 """
 
 from __future__ import annotations
 
 import atexit
 import os
+import pickle
 import signal
 import sys
 import threading
@@ -42,6 +50,35 @@ def exit_now(code: int) -> NoReturn:
                 signal.signal(signum, lambda *_: _leave(code))
     atexit._run_exitfuncs()  # noqa: SLF001 - what the interpreter runs at exit, in its order
     _leave(code)
+
+
+SUBMITIT_MAIN = "submitit.core._submit"  # ``python -m`` of submitit's job process
+
+
+def leave_submitit_job_without_teardown() -> None:
+    """In submitit's job process: at exit, once submitit has written a successful result, end the process
+    without module teardown (``_after_the_result``). Anywhere else: nothing."""
+    main = sys.modules.get("__main__")
+    if getattr(getattr(main, "__spec__", None), "name", None) == SUBMITIT_MAIN:
+        atexit.unregister(_after_the_result)  # once, however many jobs asked
+        atexit.register(_after_the_result)
+
+
+def _after_the_result() -> None:
+    """At exit: when submitit's result file says ``success``, the other ``atexit`` callbacks, then
+    ``os._exit(0)``; otherwise (no result, a failure, a file that cannot be read) nothing."""
+    try:
+        from submitit import JobEnvironment
+
+        with open(JobEnvironment().paths.result_pickle, "rb") as handle:
+            outcome = pickle.load(handle)[0]
+    except Exception:  # noqa: BLE001 - no result to trust: the process ends as Python ends it
+        return
+    if outcome != "success":
+        return
+    atexit.unregister(_after_the_result)
+    atexit._run_exitfuncs()  # noqa: SLF001 - the callbacks registered before this one, in their order
+    _leave(0)
 
 
 def _leave(code: int) -> NoReturn:
