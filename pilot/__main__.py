@@ -81,9 +81,14 @@ _composed = False  # set once Hydra hands over a config: a SystemExit(1) before 
 
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")
 def main(cfg: DictConfig) -> None:
+    _run(cfg)
+    leave_submitit_job_without_teardown()  # returned (no exit code raised): a submitit job's end ~1 s sooner
+
+
+def _run(cfg: DictConfig) -> None:
+    """The run, pilot or estimate the config says, in Hydra's job (``main``)."""
     global _composed
     _composed = True
-    leave_submitit_job_without_teardown()  # a sweep job in submitit's process: its end ~1 s sooner
     hydra_cfg = HydraConfig.get()
     run_dir = Path(hydra_cfg.runtime.output_dir)
     overrides = written_overrides()  # as typed: '${x}' too

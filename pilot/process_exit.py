@@ -15,16 +15,16 @@ their work: never a library function, so a test calling ``cli()`` in-process is 
 A sweep job launched through submitit (``hydra/launcher=local_parallel``, SLURM) runs in submitit's
 own process, whose end pilot does not call: submitit writes the job's result after pilot's task
 returns, and the local launcher waits for each job's process to *exit* (``LocalJob.done`` polls it)
-before the sweep goes on. ``leave_submitit_job_without_teardown`` ends that process the same way once
-its result says the job succeeded (read back from submitit's result file at exit); a job that failed,
-or one that left no result (a signal's exit code), ends as Python ends it.
+before the sweep goes on. ``leave_submitit_job_without_teardown``, called when pilot's task returns
+(an exit code it raises never gets there), ends that process the same way at its exit, once submitit
+has written the result and no exception is ending the process (submitit re-raises one that failed
+the job: its traceback and exit status are Python's, as is any other end).
 """
 
 from __future__ import annotations
 
 import atexit
 import os
-import pickle
 import signal
 import sys
 import threading
@@ -56,8 +56,8 @@ SUBMITIT_MAIN = "submitit.core._submit"  # ``python -m`` of submitit's job proce
 
 
 def leave_submitit_job_without_teardown() -> None:
-    """In submitit's job process: at exit, once submitit has written a successful result, end the process
-    without module teardown (``_after_the_result``). Anywhere else: nothing."""
+    """In submitit's job process, when pilot's task has returned: at exit, once submitit has written the
+    result, end the process without module teardown (``_after_the_result``). Anywhere else: nothing."""
     main = sys.modules.get("__main__")
     if getattr(getattr(main, "__spec__", None), "name", None) == SUBMITIT_MAIN:
         atexit.unregister(_after_the_result)  # once, however many jobs asked
@@ -65,16 +65,18 @@ def leave_submitit_job_without_teardown() -> None:
 
 
 def _after_the_result() -> None:
-    """At exit: when submitit's result file says ``success``, the other ``atexit`` callbacks, then
-    ``os._exit(0)``; otherwise (no result, a failure, a file that cannot be read) nothing."""
+    """At exit: when submitit's result file exists and no uncaught exception is ending the process
+    (``sys.last_value``: what submitit re-raises when the job failed, or its result could not be
+    written), the other ``atexit`` callbacks, then ``os._exit(0)``; otherwise nothing."""
+    if hasattr(sys, "last_value"):
+        return
     try:
         from submitit import JobEnvironment
 
-        with open(JobEnvironment().paths.result_pickle, "rb") as handle:
-            outcome = pickle.load(handle)[0]
-    except Exception:  # noqa: BLE001 - no result to trust: the process ends as Python ends it
+        written = JobEnvironment().paths.result_pickle.is_file()
+    except Exception:  # noqa: BLE001 - no job environment to read: the process ends as Python ends it
         return
-    if outcome != "success":
+    if not written:
         return
     atexit.unregister(_after_the_result)
     atexit._run_exitfuncs()  # noqa: SLF001 - the callbacks registered before this one, in their order

@@ -3,6 +3,7 @@ interpreter's own exit does first (atexit callbacks, flushed output, running thr
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -114,21 +115,22 @@ def test_a_signal_while_the_atexit_callbacks_run_ends_the_process_without_a_trac
     assert not (tmp_path / "finished").exists()
 
 
-def _submitit_job(tmp_path, outcome: str | None) -> subprocess.CompletedProcess:
-    """A process standing for submitit's job process: its result file (if any) written, an earlier
-    ``atexit`` callback, and a module global whose teardown writes a file."""
+def _submitit_job(tmp_path, result: bool, end: str = "") -> subprocess.CompletedProcess:
+    """A process standing for submitit's job process after pilot's task returned: its result file written
+    (``result``), an earlier ``atexit`` callback, a module global whose teardown writes a file, and then
+    ``end`` (a statement: the exception submitit re-raises when the job failed)."""
     from submitit.core.utils import JobPaths
 
     folder = tmp_path / "submitit"
     folder.mkdir()
-    if outcome is not None:
-        result = JobPaths(folder, job_id="7", task_id=0).result_pickle
-        result.write_bytes(__import__("pickle").dumps((outcome, "the job's return")))
+    if result:
+        JobPaths(folder, job_id="7", task_id=0).result_pickle.write_bytes(b"submitit's result")
     env = {"SUBMITIT_FOLDER": str(folder), "SUBMITIT_EXECUTOR": "local", "SUBMITIT_LOCAL_JOB_ID": "7",
            "SUBMITIT_LOCAL_GLOBALID": "0", "SUBMITIT_LOCAL_NTASKS": "1", "SUBMITIT_LOCAL_JOB_NUM_NODES": "1",
            "SUBMITIT_LOCAL_NODEID": "0", "SUBMITIT_LOCAL_LOCALID": "0"}  # fmt: skip
-    script = textwrap.dedent(
-        """
+    script = (
+        textwrap.dedent(
+            """
         import atexit, sys
         from pathlib import Path
         import pilot.process_exit as process_exit
@@ -141,26 +143,29 @@ def _submitit_job(tmp_path, outcome: str | None) -> subprocess.CompletedProcess:
         process_exit.leave_submitit_job_without_teardown()
         process_exit.leave_submitit_job_without_teardown()  # a second job in the process: registered once
         """
-    ).replace("TMP", str(tmp_path))
+        ).replace("TMP", str(tmp_path))
+        + end
+    )
     return subprocess.run(
-        [sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**__import__("os").environ, **env},
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env={**os.environ, **env}
     )
 
 
-def test_a_submitit_job_that_succeeded_ends_without_teardown_after_the_other_callbacks(tmp_path):
-    done = _submitit_job(tmp_path, "success")
+def test_a_submitit_job_whose_result_is_written_ends_without_teardown_after_the_other_callbacks(tmp_path):
+    done = _submitit_job(tmp_path, result=True)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "atexit").read_text() == "ran" and not (tmp_path / "teardown").exists()
 
 
 def test_a_submitit_job_that_failed_or_left_no_result_ends_as_python_ends_it(tmp_path):
-    for outcome in ("error", None):  # a failure's traceback and exit code, or a signal's, are Python's own
-        where = tmp_path / str(outcome)
+    """A failed job (submitit re-raises its exception: traceback, exit 1), or one without a result."""
+    for name, result, end, code in (
+        ("failed", True, "raise RuntimeError('the job failed')", 1),
+        ("none", False, "", 0),
+    ):
+        where = tmp_path / name
         where.mkdir()
-        done = _submitit_job(where, outcome)
-        assert done.returncode == 0, done.stderr
+        done = _submitit_job(where, result, end)
+        assert done.returncode == code, done.stderr
         assert (where / "teardown").read_text() == "ran" and (where / "atexit").read_text() == "ran"
+        assert ("the job failed" in done.stderr) == bool(end)
