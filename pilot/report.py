@@ -255,7 +255,10 @@ def draw_phases_file(run_dir: Path) -> int:
     except (OSError, ValueError) as error:  # no such file, not text, not CSV
         print(f"pilot.report: {Path(run_dir) / 'phases.csv'} cannot be read: {error}", file=sys.stderr)
         return 2
-    return 0 if plot_phases(rows, Path(run_dir) / "phases.png") is not None else 1
+    if plot_phases(rows, Path(run_dir) / "phases.png") is None:
+        print(f"pilot.report: {Path(run_dir) / 'phases.csv'} holds no measured phase: nothing to draw", file=sys.stderr)
+        return 1
+    return 0
 
 
 def print_console(

@@ -57,9 +57,9 @@ class RunEnding:
             # a resume stopped before it reopened its record: the record it continues says so
             self.record = RunRecord(self.run_path, read_run_json(self.run_path))
         updates = self.standing_update()
-        if (launcher := launcher_gone()) is not None:  # torch's SIGINT to the ranks of a launcher that died, or
-            # a sweep job's own SIGTERM when its launcher is gone (sweep_signals.watch_launcher)
-            how += f"; sent by no one: the launching process (pid {launcher}) ended, killed or crashed"
+        if (gone := launcher_gone()) is not None:  # torch's SIGINT to the ranks of a launcher that died, or
+            # a sweep job's own SIGTERM when its launcher or controller is gone (sweep_signals.watch_launcher)
+            how += f"; sent by no one: {gone} ended, killed or crashed"
         events = events or [signal_name]
         self.signal_name = events[-1]  # the one that stopped it
         self.status = "interrupted"
@@ -72,8 +72,8 @@ class RunEnding:
         if self.record is not None:  # kept across resumes: every signal that stopped this run
             earlier = self.record.data.get("interrupted_by", [])
             entries = [signal_entry(name, updates) for name in events]
-            if launcher is not None:
-                entries[-1]["sent_by"] = f"no one: the launching process (pid {launcher}) ended"
+            if gone is not None:
+                entries[-1]["sent_by"] = f"no one: {gone} ended"
             self.extra["interrupted_by"] = earlier + entries
         self.phases.end("fail", self.stop_cause[:300])
         if not self.ctx.is_main:  # rank 0 says it, with the command that resumes every rank (no record here)

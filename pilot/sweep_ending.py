@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import signal
 import sys
+from typing import Any
 
 from omegaconf import OmegaConf
 
@@ -79,6 +80,14 @@ def sweep_job_without_result(error: Exception) -> None:
     signal, else 1."""
     frame = recap_interrupted_launch("stopped: a job left submitit no result")  # each job's run.json says how it ended
     statuses = set(frame["status"]) if frame is not None and "status" in frame else set()
+    unsent = _stopped_unsent(frame)
+    if passed_on_to_jobs() is None and unsent:  # no signal here: a job found its controller (or launcher) gone
+        print(
+            f"pilot: a sweep job stopped without a signal sent to this sweep: {unsent} (each interrupted job resumes "
+            "with its own overrides and hydra.run.dir=<its directory>)",
+            file=sys.stderr,
+        )
+        raise SystemExit(1) from None
     if "interrupted" in statuses or passed_on_to_jobs() is not None:
         name = passed_on_to_jobs() or "SIGINT"
         print(
@@ -90,3 +99,12 @@ def sweep_job_without_result(error: Exception) -> None:
         raise SystemExit(128 + int(getattr(signal, name))) from None
     print(f"pilot: a sweep job left submitit no result ({str(error).splitlines()[0]})", file=sys.stderr)
     raise SystemExit(1) from None
+
+
+def _stopped_unsent(frame: Any) -> str:
+    """The first interrupted job's stop cause when every interrupted job was stopped by no one (its
+    submitit controller or the launching process gone: ``sweep_signals.watch_launcher``); else ""."""
+    if frame is None or "status" not in frame or "stop_cause" not in frame:
+        return ""
+    causes = [str(cause) for cause in frame.loc[frame["status"] == "interrupted", "stop_cause"]]
+    return causes[0] if causes and all("sent by no one" in cause for cause in causes) else ""

@@ -80,22 +80,30 @@ def watch_launcher() -> None:
     def watch() -> None:
         while True:
             time.sleep(LAUNCHER_POLL_S)
-            try:
-                gone = controller.ppid() != launcher or not psutil.pid_exists(launcher)
-            except psutil.Error:  # the controller itself is gone
-                gone = True
-            if gone:
+            if (gone := _gone(controller, launcher)) is not None:
                 print(
-                    f"pilot: the sweep's launching process (pid {launcher}) is gone (killed?): this job stops as at "
-                    "SIGTERM (its checkpoint kept; the same command with its hydra.run.dir resumes it)",
+                    f"pilot: {gone} is gone (killed?): this job stops as at SIGTERM (its checkpoint kept; the same "
+                    "command with its hydra.run.dir resumes it)",
                     file=sys.stderr,
                     flush=True,
                 )
-                os.environ[LAUNCHER_GONE] = str(launcher)  # the record says why: no one sent it
+                os.environ[LAUNCHER_GONE] = gone  # the record says why: no one sent it
                 os.kill(os.getpid(), signal.SIGTERM)
                 return
 
     threading.Thread(target=watch, name="pilot-launcher-watch", daemon=True).start()
+
+
+def _gone(controller: psutil.Process, launcher: int) -> str | None:
+    """Which of the job's submitit controller and the sweep's launching process is gone, as the record
+    names it (the launcher first: a controller dies with it); None while both run."""
+    try:
+        if controller.ppid() == launcher and psutil.pid_exists(launcher):
+            return None
+    except psutil.Error:  # the controller itself is gone
+        if psutil.pid_exists(launcher):
+            return f"submitit's controller of this job (pid {controller.pid})"
+    return f"the launching process (pid {launcher})"
 
 
 def _jobs() -> list[psutil.Process]:

@@ -234,6 +234,12 @@ def test_the_phase_picture_entry_refuses_what_it_cannot_read_without_a_traceback
         )
         assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
         assert f"pilot.report: {directory / 'phases.csv'} cannot be read" in done.stderr
+    (tmp_path / "header").mkdir()  # read, but no phase measured in it: exit 1, said
+    (tmp_path / "header" / "phases.csv").write_text("phase,rank,duration_s\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "pilot.report", str(tmp_path / "header")], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 1 and "holds no measured phase: nothing to draw" in done.stderr, done.stderr
 
 
 def test_a_check_whose_process_was_killed_says_so_not_its_first_output_line(make_cfg, tmp_path):

@@ -191,9 +191,13 @@ def test_phases_csv_reads_back_typed_without_pandas(tmp_path):
     assert (second["seq_len"], second["duration_s"], second["rank"]) == (7, None, None)
     (tmp_path / "phases.csv").write_bytes("\ufeffphase,duration_s\nexport,1.5\n".encode())  # saved by a spreadsheet
     assert [(r["phase"], r["duration_s"]) for r in read_phases_csv(tmp_path / "phases.csv")] == [("export", 1.5)]
-    for damaged in (b"\xff\xfe not text\n", b"", b"<html><body>not a table</body></html>\n"):
+    for damaged, said in (
+        (b"\xff\xfe not text\n", "utf-8"),
+        (b"", "empty"),
+        (b"<html>not a table</html>\n", "'phase'"),
+    ):
         (tmp_path / "phases.csv").write_bytes(damaged)
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match=said):
             read_phases_csv(tmp_path / "phases.csv")
 
 

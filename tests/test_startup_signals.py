@@ -164,6 +164,37 @@ def test_jobs_of_a_local_parallel_launcher_killed_with_sigkill_stop_with_their_c
         assert record["interrupted_by"][-1]["sent_by"].startswith("no one: the launching process")
 
 
+def test_a_jobs_submitit_controller_killed_is_named_and_no_signal_is_claimed(tmp_path):
+    """kill -9 of one job's submitit controller (not of the launcher): the job stopped as at SIGTERM, but its
+    record blamed the launching process, which still ran, and the sweep said it was interrupted by SIGINT
+    (exit 130) though no one sent one (an outside examination). The record names the controller, the sweep
+    exits 1 saying why; the other job, whose launcher then ends, records that."""
+    import psutil
+
+    sweep = tmp_path / "sweep"
+    process = _endless_local_sweep(sweep)
+    deadline = time.monotonic() + 240
+    try:
+        while time.monotonic() < deadline:  # both jobs training
+            metrics = list(sweep.glob("*/metrics.jsonl"))
+            if len(metrics) == 2 and all(len(m.read_text().splitlines()) > 2 for m in metrics):
+                break
+            time.sleep(0.2)
+        controllers = [c for c in psutil.Process(process.pid).children() if "submitit.local._local" in c.cmdline()]
+        controllers[0].kill()
+        err, _ = process.communicate(timeout=120)  # stderr joined to stdout
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and sum(r["status"] != "running" for r in records(sweep)) < 2:
+            time.sleep(0.2)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == 1 and "SIGINT" not in err, err[-2000:]
+    assert "a sweep job stopped without a signal sent to this sweep" in err and "controller of this job" in err
+    causes = sorted(r["stop_cause"] for r in records(sweep))
+    assert any(f"submitit's controller of this job (pid {controllers[0].pid})" in cause for cause in causes), causes
+
+
 @pytest.mark.parametrize(  # the same forwarding for both: -m slow runs the hangup too (40 s)
     "name", [pytest.param("SIGHUP", marks=pytest.mark.slow), "SIGINT"]
 )

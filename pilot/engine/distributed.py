@@ -117,22 +117,25 @@ def free_port() -> int:
 _REFUSAL = "PILOT_RANK_REFUSAL"  # where rank 0 writes the PilotError that stopped it (``spawn``)
 
 
-def launcher_gone() -> int | None:
-    """The pid of the process that spawned this rank, once it is ending or has ended (kill -9 included:
-    torch then sends the rank SIGINT, which no one typed); else None. A rank is re-parented some
-    milliseconds after that SIGINT: the launcher's own state (a zombie, or gone) tells before."""
-    if (stopped := os.environ.get(LAUNCHER_GONE, "")).isdigit():  # a sweep job's watcher stopped it
-        return int(stopped)
+def launcher_gone() -> str | None:
+    """What ended without a word, as the record names it: the process that spawned this rank, once it is
+    ending or has ended (kill -9 included: torch then sends the rank SIGINT, which no one typed), or what
+    a sweep job's watcher found gone (``sweep_signals.watch_launcher``: the launching process or the
+    job's submitit controller); else None. A rank is re-parented some milliseconds after that SIGINT:
+    the launcher's own state (a zombie, or gone) tells before."""
+    if stopped := os.environ.get(LAUNCHER_GONE, ""):  # a sweep job's watcher stopped it
+        return f"the launching process (pid {stopped})" if stopped.isdigit() else stopped
     launcher = os.environ.get(LAUNCHER_PID, "")
     if not launcher.isdigit():
         return None
+    named = f"the launching process (pid {launcher})"
     if os.getppid() != int(launcher):
-        return int(launcher)
+        return named
     try:
         state = Path(f"/proc/{launcher}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError):
-        return int(launcher)
-    return int(launcher) if state in ("Z", "X", "x") else None
+        return named
+    return named if state in ("Z", "X", "x") else None
 
 
 def _spawned(

@@ -68,11 +68,15 @@ def read_phases_csv(path: Path) -> list[dict[str, Any]]:
     with Path(path).open(newline="", encoding="utf-8-sig") as handle:
         reader = csv.DictReader(handle)
         try:
-            rows = list(reader)
+            header, rows = reader.fieldnames, list(reader)
         except csv.Error as error:
             raise ValueError(str(error)) from error
-    if "phase" not in (reader.fieldnames or ()):
-        raise ValueError(f"no 'phase' column in its header ({', '.join(reader.fieldnames or []) or 'none'})")
+    if not header:
+        raise ValueError("it is empty (no header line)")
+    if "phase" not in header:
+        raise ValueError(
+            f"no 'phase' column in its header ({', '.join(header[:6])}{', ...' if len(header) > 6 else ''})"
+        )
     return typed_rows(rows)
 
 
