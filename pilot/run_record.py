@@ -24,6 +24,8 @@ from pilot.config.values import override_argument
 from pilot.errors import DiskFull, ResumeRefused, RunDirectoryBusy, disk_full_guard, first_line
 from pilot.variant import variant_key
 
+NO_PROCESS = "no process holds it"  # a running record whose lock is free: killed before it recorded its end
+
 
 def new_run_id() -> str:
     """Time-sortable and unique: the second plus 48 random bits (never reused)."""
@@ -317,7 +319,7 @@ def abandoned(run_dir: Path | str) -> str | None:
         return None
     finally:
         os.close(fd)  # releases the shared lock too
-    return f"no process holds it: its lock, last held by pid {parts[1]} on this host, is free"
+    return f"{NO_PROCESS}: its lock, last held by pid {parts[1]} on this host, is free"
 
 
 def resume_hint(overrides: Iterable[str], run_dir: Path, sweep_dir: Path | None) -> str:

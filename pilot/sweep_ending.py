@@ -18,6 +18,7 @@ from pilot.recap.entry import (
     recap_not_written,
     refused_jobs,
 )
+from pilot.run_record import NO_PROCESS
 from pilot.sweep_signals import received as passed_on_to_jobs
 
 
@@ -97,7 +98,12 @@ def sweep_job_without_result(error: Exception) -> None:
             file=sys.stderr,
         )
         raise SystemExit(128 + int(getattr(signal, name))) from None
-    print(f"pilot: a sweep job left submitit no result ({str(error).splitlines()[0]})", file=sys.stderr)
+    running = _still_running(frame)
+    print(
+        f"pilot: a sweep job left submitit no result ({str(error).splitlines()[0]})"
+        + (f"; killed before it recorded its end (no process holds its lock): {', '.join(running)}" if running else ""),
+        file=sys.stderr,
+    )
     raise SystemExit(1) from None
 
 
@@ -108,3 +114,12 @@ def _stopped_unsent(frame: Any) -> str:
         return ""
     causes = [str(cause) for cause in frame.loc[frame["status"] == "interrupted", "stop_cause"]]
     return causes[0] if causes and all("sent by no one" in cause for cause in causes) else ""
+
+
+def _still_running(frame: Any) -> list[str]:
+    """The run directories whose record still says ``running`` though no process holds them (the recap's
+    stop cause: a job killed before it could record its end), not those of jobs still stopping."""
+    if frame is None or not {"status", "run_dir", "stop_cause"} <= set(frame):
+        return []
+    held = frame["status"].eq("running") & frame["stop_cause"].astype(str).str.startswith(NO_PROCESS)
+    return [str(run_dir) for run_dir in frame.loc[held, "run_dir"]]

@@ -332,3 +332,28 @@ def test_a_ctrl_c_stops_a_sweep_of_pilots_or_estimates_with_130(tmp_path, mode):
     output, _ = process.communicate(timeout=240)
     assert process.returncode == 130, output[-3000:]
     assert len(list(sweep.glob("*/run.json"))) == 1, output[-3000:]  # the second job never started
+
+
+def test_what_a_sweep_that_lost_a_job_says_is_read_from_the_records():
+    """The sweep's end when a job left submitit no result: only a job no process holds is said killed (not one
+    still stopping), and a job stopped by no one (its controller gone) is no signal sent to the sweep."""
+    import pandas as pd
+
+    from pilot.sweep_ending import _still_running, _stopped_unsent
+
+    frame = pd.DataFrame(
+        {
+            "run_dir": ["/s/0", "/s/1", "/s/2"],
+            "status": ["running", "running", "interrupted"],
+            "stop_cause": [
+                "no process holds it: its lock, last held by pid 7 on this host, is free: ...",
+                None,
+                "interrupted: SIGTERM at update 5 (checkpoint saved; sent by no one: submitit's controller ...)",
+            ],
+        }
+    )
+    assert _still_running(frame) == ["/s/0"]
+    assert "controller" in _stopped_unsent(frame)
+    frame.loc[3] = ["/s/3", "interrupted", "interrupted: SIGINT at update 9 (checkpoint saved)"]
+    assert _stopped_unsent(frame) == ""  # one job got a signal: the sweep's usual interrupted ending
+    assert _still_running(None) == [] and _stopped_unsent(None) == ""

@@ -75,7 +75,9 @@ def read_text(path: Path | str) -> str:
 
 def json_problem(error: ValueError) -> str:
     if isinstance(error, json.JSONDecodeError):
-        return f"not JSON ({error.msg} at column {error.colno})"
+        return (
+            f"not JSON ({error.msg.removesuffix(' at')} at column {error.colno})"  # 'Unterminated string starting at'
+        )
     return f"not JSON ({error})"
 
 

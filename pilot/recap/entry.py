@@ -339,7 +339,8 @@ def main(argv: list[str] | None = None) -> None:
     if len(frame) and "status" in frame and bool((frame["status"] == "unreadable").all()):
         print(
             f"pilot.recap: none of the {len(frame)} run(s) could be read, so the recap compares nothing (exit 1; "
-            "recap.md and recap.csv say why each is unreadable). Fix: restore their run.json, or recap other runs",
+            "recap.md and recap.csv say why each is unreadable). Fix: restore the file each one names (its run.json "
+            "or metrics.jsonl), or recap other runs",
             file=sys.stderr,
         )
         sys.exit(1)
