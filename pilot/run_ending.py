@@ -18,6 +18,7 @@ from pilot.errors import DiskFull, RunFinished, first_line, in_the_way, no_space
 from pilot.faults import fault_point
 from pilot.phases.probe import peak_memory
 from pilot.run_record import RunRecord, read_run_json, resume_hint
+from pilot.startup_signals import SENT_BY_NO_ONE
 from pilot.stopping import record_preemption, signal_entry
 
 ERROR_FILE = "error.txt"  # a failed run's whole traceback
@@ -59,7 +60,7 @@ class RunEnding:
         updates = self.standing_update()
         if (gone := launcher_gone()) is not None:  # torch's SIGINT to the ranks of a launcher that died, or
             # a sweep job's own SIGTERM when its launcher or controller is gone (sweep_signals.watch_launcher)
-            how += f"; sent by no one: {gone} ended, killed or crashed"
+            how += f"; {SENT_BY_NO_ONE}: {gone} ended, killed or crashed"
         events = events or [signal_name]
         self.signal_name = events[-1]  # the one that stopped it
         self.status = "interrupted"

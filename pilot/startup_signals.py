@@ -26,6 +26,7 @@ from collections.abc import Iterator
 STARTUP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 LOCAL_JOB = "submitit.core._submit"  # the module a job of submitit's local executor runs
 LAUNCHER_GONE = "PILOT_LAUNCHER_GONE"  # set by a sweep job that stops because its launcher is gone
+SENT_BY_NO_ONE = "sent by no one"  # a record's stop cause when what stopped it was no one's signal
 _noted: list[str] = []  # signals a local job received before its run watched them
 
 

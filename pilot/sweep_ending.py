@@ -19,6 +19,7 @@ from pilot.recap.entry import (
     refused_jobs,
 )
 from pilot.run_record import NO_PROCESS
+from pilot.startup_signals import SENT_BY_NO_ONE
 from pilot.sweep_signals import received as passed_on_to_jobs
 
 
@@ -113,7 +114,7 @@ def _stopped_unsent(frame: Any) -> str:
     if frame is None or "status" not in frame or "stop_cause" not in frame:
         return ""
     causes = [str(cause) for cause in frame.loc[frame["status"] == "interrupted", "stop_cause"]]
-    return causes[0] if causes and all("sent by no one" in cause for cause in causes) else ""
+    return causes[0] if causes and all(SENT_BY_NO_ONE in cause for cause in causes) else ""
 
 
 def _still_running(frame: Any) -> list[str]:
