@@ -122,14 +122,18 @@ def test_the_sweep_becomes_jobs_and_times_reserve_evaluation_and_closing(make_cf
     assert declared[0].closing_h == pytest.approx(0.5) and "declared" in declared[0].sources
 
 
-def test_the_journal_is_appended_never_rewritten(tmp_path):
+def test_the_journal_is_appended_never_rewritten(tmp_path, caplog):
+    """Its start (folders made: a mistyped PILOT_JOURNAL went there without a word) is said once."""
     path = tmp_path / "campaign" / "journal.md"
-    append_entry(path, "plan chosen", ["- 1 x H100-80GB, 3-day package"])
-    first = path.read_text()
-    append_entry(path, "sweep concluded", ["- the control remains the best choice"])
+    with caplog.at_level("INFO", logger="pilot"):
+        append_entry(path, "plan chosen", ["- 1 x H100-80GB, 3-day package"])
+        first = path.read_text()
+        append_entry(path, "sweep concluded", ["- the control remains the best choice"])
     text = path.read_text()
     assert text.startswith(first) and text.count("## ") == 2
     assert "the control remains the best choice" in text
+    started = [r.getMessage() for r in caplog.records if "new campaign journal" in r.getMessage()]
+    assert started == [f"journal: a new campaign journal started at {path} (campaign.journal, or PILOT_JOURNAL)"]
 
 
 def test_bad_catalog_entries_name_the_key_and_the_fix(make_cfg):

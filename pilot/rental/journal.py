@@ -7,6 +7,7 @@ conclusion from its recap (including "the control remains the best choice").
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Iterable
@@ -14,17 +15,24 @@ from pathlib import Path
 
 from pilot.errors import file_in_the_way
 
+log = logging.getLogger("pilot")
+
 
 def append_entry(path: Path, title: str, lines: Iterable[str]) -> Path:
+    """Append an entry to the journal at ``path``; a journal that does not exist yet is started there (its
+    folders made), and that is said once: a mistyped campaign.journal or PILOT_JOURNAL shows where it went."""
     path = Path(path)
+    started = not path.exists()
     path.parent.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y-%m-%d %H:%M:%S %Z")
-    text = "" if path.exists() else "# Campaign journal\n\nAppended by pilot; add your own notes anywhere.\n"
+    text = "" if not started else "# Campaign journal\n\nAppended by pilot; add your own notes anywhere.\n"
     text += f"\n## {stamp} — {title}\n\n" + "\n".join(lines) + "\n"
     with path.open("a") as handle:  # append only: earlier entries are never touched
         handle.write(text)
         handle.flush()
         os.fsync(handle.fileno())
+    if started:
+        log.info("journal: a new campaign journal started at %s (campaign.journal, or PILOT_JOURNAL)", path.resolve())
     return path
 
 
