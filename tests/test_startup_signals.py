@@ -111,6 +111,16 @@ def _endless_local_sweep(sweep: Path):
     return pilot(*args, wait=False)
 
 
+def _until_both_jobs_train(sweep: Path, within_s: float = 240) -> None:
+    """Until both jobs of ``_endless_local_sweep`` have written training lines (or ``within_s`` passed)."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        metrics = list(sweep.glob("*/metrics.jsonl"))
+        if len(metrics) == 2 and all(len(m.read_text().splitlines()) > 2 for m in metrics):
+            return
+        time.sleep(0.2)
+
+
 def test_sigterm_to_the_launcher_of_a_local_parallel_sweep_stops_every_job_with_its_checkpoint(tmp_path):
     """Sent to the launching process alone, right after launch (jobs still importing): it used to end
     that process at once and leave the jobs training to their end, with no recap. Each job now gets
@@ -139,13 +149,8 @@ def test_jobs_of_a_local_parallel_launcher_killed_with_sigkill_stop_with_their_c
     job now sees its launcher gone and stops as at a SIGTERM: a checkpoint, interrupted, resumable."""
     sweep = tmp_path / "sweep"
     process = _endless_local_sweep(sweep)
-    deadline = time.monotonic() + 240
     try:
-        while time.monotonic() < deadline:  # both jobs training
-            metrics = list(sweep.glob("*/metrics.jsonl"))
-            if len(metrics) == 2 and all(len(m.read_text().splitlines()) > 2 for m in metrics):
-                break
-            time.sleep(0.2)
+        _until_both_jobs_train(sweep)
         process.kill()
         process.communicate(timeout=60)
         deadline = time.monotonic() + 60
@@ -173,13 +178,8 @@ def test_a_jobs_submitit_controller_killed_is_named_and_no_signal_is_claimed(tmp
 
     sweep = tmp_path / "sweep"
     process = _endless_local_sweep(sweep)
-    deadline = time.monotonic() + 240
     try:
-        while time.monotonic() < deadline:  # both jobs training
-            metrics = list(sweep.glob("*/metrics.jsonl"))
-            if len(metrics) == 2 and all(len(m.read_text().splitlines()) > 2 for m in metrics):
-                break
-            time.sleep(0.2)
+        _until_both_jobs_train(sweep)
         controllers = [c for c in psutil.Process(process.pid).children() if "submitit.local._local" in c.cmdline()]
         controllers[0].kill()
         err, _ = process.communicate(timeout=120)  # stderr joined to stdout
