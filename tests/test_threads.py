@@ -48,8 +48,9 @@ def test_a_process_working_beside_this_one_is_left_a_core(eight_cores, monkeypat
     assert choose_threads(0, 1, busy=3.0, beside=BESIDE_THE_PILOT).count == 4  # 8 - 3 busy - 1 beside
     monkeypatch.setattr(threads, "TORCH_DEFAULT", 2)  # a 2-core machine: one each
     assert choose_threads(0, 1, beside=BESIDE_THE_PILOT).count == 1
-    monkeypatch.setattr(threads, "TORCH_DEFAULT", 1)  # one core: never 0
-    assert choose_threads(0, 1, beside=BESIDE_THE_PILOT).count == 1
+    monkeypatch.setattr(threads, "TORCH_DEFAULT", 1)  # one core: never 0, and said as shared
+    one = choose_threads(0, 1, beside=BESIDE_THE_PILOT)
+    assert one.count == 1 and one.reason.endswith("(one core, shared with the pilot's checks process beside it)")
 
 
 def test_a_single_process_leaves_the_cores_others_keep_busy(eight_cores):

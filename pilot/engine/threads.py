@@ -77,11 +77,12 @@ def choose_threads(
     cores, source = cpu_budget(launcher)
     if TORCH_DEFAULT < cores:
         cores, source = TORCH_DEFAULT, "torch's default: physical cores or OMP_NUM_THREADS"
-    aside = 1 if beside else 0
-    count = max(1, cores // max(1, replicas) - aside)
-    reason = f"run.threads=0: {cores} CPU(s) ({source}) / {replicas} replica(s)" + (
-        f", less 1 for {beside}" if beside else ""
-    )
+    share = cores // max(1, replicas)
+    aside = 1 if beside and share > 1 else 0  # one core: shared with that process, not left to it
+    count = max(1, share - aside)
+    reason = f"run.threads=0: {cores} CPU(s) ({source}) / {replicas} replica(s)"
+    if beside:
+        reason += f", less 1 for {beside}" if aside else f" (one core, shared with {beside})"
     if replicas == 1 and busy is not None and busy >= 0.5 and round(busy) > 0:
         free = max(1, cpus.affinity_cores() - round(busy) - aside)  # busy: of the cores this process may run on
         if free < count:
