@@ -144,13 +144,16 @@ def test_a_model_with_dropout_resumes_bit_for_bit_on_every_rank(tmp_path, strate
     assert all(torch.equal(got[k], expected[k]) for k in expected)
 
 
-def test_a_setting_a_rank_refuses_is_one_message_and_exit_2(tmp_path):
+def test_a_block_class_the_model_lacks_is_one_message_exit_2_before_any_run_directory(tmp_path):
     """An outside examination: a PilotError raised inside the spawned ranks (a block class the model
-    lacks, found while each rank shards it) came out as a traceback per rank, exit 1."""
+    lacks, found while each rank shards it) came out as a traceback per rank, exit 1; then as one message,
+    but only after the run directory held a failed record. Validation now finds it on the model built on
+    the meta device, before anything runs."""
     done = run_cli(tmp_path, "distributed=fsdp", "distributed.fsdp.blocks=[NopeBlock]")
     assert done.returncode == 2, done.stderr[-3000:]
     assert "Traceback" not in done.stderr and done.stderr.count("distributed.fsdp.blocks=['NopeBlock']") == 1
     assert "Fix: name one of its classes" in done.stderr
+    assert not (tmp_path / "run.json").exists()
 
 
 def test_fsdp_trains_through_an_epochs_partial_last_update(tmp_path):

@@ -38,14 +38,23 @@ def block_modules(model: nn.Module, names: list[str]) -> list[nn.Module]:
     if wanted:
         blocks = [m for m in model.modules() if type(m).__name__ in wanted]
         if names and not blocks:
-            present = sorted({type(m).__name__ for m in model.modules()})
-            raise ConfigRefused(
-                f"distributed.fsdp.blocks={list(names)}: no module of {type(model).__name__} has that class. "
-                f"Fix: name one of its classes ({', '.join(present[:12])}{', ...' if len(present) > 12 else ''})"
-                ", or [] to let pilot find its layers."
-            )
+            raise ConfigRefused(f"distributed.fsdp.blocks={list(names)}: {no_such_blocks(model)}")
         return blocks
     return [child for m in model.modules() if isinstance(m, nn.ModuleList) for child in m]
+
+
+def no_such_blocks(model: nn.Module) -> str:
+    """Why ``distributed.fsdp.blocks`` names that no module of ``model`` has are refused, with its classes."""
+    present = sorted({type(m).__name__ for m in model.modules()})
+    return (
+        f"no module of {type(model).__name__} has that class. Fix: name one of its classes "
+        f"({', '.join(present[:12])}{', ...' if len(present) > 12 else ''}), or [] to let pilot find its layers."
+    )
+
+
+def named_blocks_missing(model: nn.Module, names: list[str]) -> bool:
+    """True when ``names`` (distributed.fsdp.blocks) are set and no module of ``model`` has one of them."""
+    return bool(names) and not any(type(m).__name__ in set(names) for m in model.modules())
 
 
 def mixed_precision(cfg: DictConfig):

@@ -11,24 +11,17 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
-from hydra.utils import instantiate
-
 from pilot.config.values import select
 from pilot.engine.checkpointing import declares_checkpointing
-from pilot.models.pretrained_shapes import ShapesOnlyPretrained
+from pilot.validation.on_meta import model_on_meta
 from pilot.validation.problems import Problem
 
 
 def _factory_declares(cfg) -> bool:
     """The model a factory ``_target_`` returns, built on the meta device, declares checkpointing; True
     when it cannot be built there (the run's own build decides)."""
-    try:
-        with torch.device("meta"), torch.random.fork_rng(devices=[]), ShapesOnlyPretrained(cfg.model.get("_target_")):
-            model = instantiate(cfg.model, _convert_="all")
-    except Exception:
-        return True
-    return declares_checkpointing(model)
+    model = model_on_meta(cfg)
+    return model is None or declares_checkpointing(model)
 
 
 def check_checkpointing(cfg, model_target: Any, problems: list[Problem]) -> None:

@@ -4,11 +4,14 @@ the device, the backend, the replicas and what the sharded strategy (FSDP) can d
 from __future__ import annotations
 
 import torch
+from omegaconf import ListConfig
 
 from pilot.config.values import enum_value, select
 from pilot.cpu_budget import affinity_cores
 from pilot.engine.distributed import BUSY_PORT_FIX, launched_externally, port_in_use
+from pilot.engine.sharding import named_blocks_missing, no_such_blocks
 from pilot.validation.numbers import THREADS_PER_CORE
+from pilot.validation.on_meta import model_on_meta
 from pilot.validation.problems import Problem
 
 
@@ -89,6 +92,10 @@ def check_strategy(cfg, problems: list[Problem]) -> None:
                 "built for sharded gradients here. Fix: precision=bf16 or precision=fp32.",
             )
         )
+    blocks = select(cfg, "distributed.fsdp.blocks")
+    if isinstance(blocks, ListConfig) and len(blocks) and (model := model_on_meta(cfg)) is not None:
+        if named_blocks_missing(model, [str(name) for name in blocks]):  # the run would refuse it once built
+            problems.append(Problem("distributed.fsdp.blocks", list(blocks), no_such_blocks(model)))
     if select(cfg, "distributed.fsdp.cpu_offload") and mode == "estimate":
         problems.append(
             Problem(
