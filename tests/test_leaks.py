@@ -373,3 +373,15 @@ def test_short_templated_texts_are_compared_whole_not_by_shingles():
     assert result.verdict == "pass", result.reason
     _, result = _audit_module("ok_intents_short_commands", LeakThresholds(near_dup_min_chars=1))
     assert result.verdict == "warn" and "nearly the same text" in result.reason
+
+
+def test_targets_clipped_at_both_ends_warn_and_targets_scaled_or_piled_at_one_end_do_not():
+    """An outside examination's planted task: standardised prices clipped to [0, 1] (half the targets exactly
+    0) passed every check, and the split audit blamed validation's own statistics (min 0, max 1) instead.
+    Prices min-max scaled, and rainfall with its dry days at exactly 0 mm, are correct."""
+    module, result = _audit_module("bug_regression_target_clipped")
+    assert result.verdict == "warn" and module.EXPECTED["said"] in result.reason, result.reason
+    assert "exactly 0 and" in result.reason and "own split's statistics" not in result.reason, result.reason
+    for name in ("ok_regression_target_min_max_scaled", "ok_regression_rainfall_zero_inflated"):
+        module, result = _audit_module(name)
+        assert module.EXPECTED is None and result.verdict == "pass", (name, result.reason)

@@ -149,6 +149,7 @@ def _made_by_the_task(task: TaskData, views, limits: LeakThresholds) -> tuple[li
         ("target_units", leaks.target_unit_warnings, (views,)),
         ("train_augment", leaks.train_augment_warnings, (views,)),
         ("own_statistics", leaks.own_statistics_warnings, (views,)),
+        ("clipped_targets", leaks.clipped_target_warnings, (views,)),
     ):
         warnings, made[name] = _judged(detector, *args)
         made["warnings"] += warnings

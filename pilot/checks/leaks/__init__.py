@@ -68,6 +68,9 @@ detectors look for what it did not declare:
 14. **A later split scaled with its own statistics** (``own_statistics_warnings``): validation's
     continuous features with mean 0 and standard deviation 1 (or min 0 and max 1) exactly, as only a
     scaler fitted on that split gives.
+15. **A continuous regression target clipped at both ends** (``clipped_target_warnings``): training's
+    float targets piled up exactly at their smallest and their largest value (5% or more each) with
+    continuous values between (standardised targets clipped to [0, 1]).
 
 Cost: examples of equal shapes are collated together, hashing is linear; nearest neighbours are
 chunked matrix products (O(n_a x n_b x features)); shingle overlaps a sort-join over shingle ids
@@ -78,10 +81,12 @@ split audit takes about 0.2 s on digits (1,797 vectors) and 0.1 s on the 733 ins
 Modules: ``thresholds``, ``model_views`` (what the model sees), ``id_fields`` (1), ``duplicates`` (2, with
 ``vectors`` and ``texts`` for the near-duplicates), ``time_split`` (3), ``target_leak``, ``token_leak`` and ``linear_leak`` (4),
 ``composite_ids`` (5), ``token_skew``, ``feature_skew`` and ``segment_order`` (6), ``shifted_windows`` (7),
-``constant_labels`` (8), ``class_scale`` (9), ``train_transform`` (10), ``ordinal_codes`` (11), ``target_units`` (12), ``train_augment`` (13), ``own_statistics`` (14).
+``constant_labels`` (8), ``class_scale`` (9), ``train_transform`` (10), ``ordinal_codes`` (11), ``target_units`` (12), ``train_augment`` (13), ``own_statistics`` (14),
+``clipped_targets`` (15).
 """
 
 from pilot.checks.leaks.class_scale import class_scale_warnings
+from pilot.checks.leaks.clipped_targets import clipped_target_warnings
 from pilot.checks.leaks.composite_ids import composite_id_warnings
 from pilot.checks.leaks.constant_labels import constant_label_findings
 from pilot.checks.leaks.duplicates import duplicate_findings
@@ -105,6 +110,7 @@ from pilot.checks.leaks.train_transform import train_transform_warnings
 from pilot.checks.leaks.vectors import nearest
 
 __all__ = [
+    "clipped_target_warnings",
     "own_statistics_warnings",
     "train_augment_warnings",
     "target_unit_warnings",

@@ -24,6 +24,7 @@ from pilot.checks.result import Finding
 MIN_EXAMPLES = 20
 CONTINUOUS = 10
 EXACT = 1e-4
+PILED = 0.05
 
 
 def _scaled(x: np.ndarray) -> str | None:
@@ -35,9 +36,15 @@ def _scaled(x: np.ndarray) -> str | None:
     means, stds = x.mean(axis=0), [x.std(axis=0, ddof=d) for d in (0, 1)]
     if np.abs(means).max() <= EXACT and any(np.abs(s - 1.0).max() <= EXACT for s in stds):
         return "mean 0 and standard deviation 1"
-    if np.abs(x.min(axis=0)).max() <= EXACT and np.abs(x.max(axis=0) - 1.0).max() <= EXACT:
+    if np.abs(x.min(axis=0)).max() <= EXACT and np.abs(x.max(axis=0) - 1.0).max() <= EXACT and not _piled(x):
         return "min 0 and max 1"
     return None
+
+
+def _piled(x: np.ndarray) -> bool:
+    """A column with ``PILED`` of its values or more at its minimum or its maximum: values clipped to [0, 1]
+    (``clipped_targets``), not min-max scaled, which puts one value at each end."""
+    return bool(((x == x.min(axis=0)).mean(axis=0) >= PILED).any() or ((x == x.max(axis=0)).mean(axis=0) >= PILED).any())
 
 
 def own_statistics_warnings(views: ModelViews) -> tuple[list[Finding], dict[str, Any]]:
