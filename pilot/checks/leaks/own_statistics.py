@@ -44,7 +44,9 @@ def _scaled(x: np.ndarray) -> str | None:
 def _piled(x: np.ndarray) -> bool:
     """A column with ``PILED`` of its values or more at its minimum or its maximum: values clipped to [0, 1]
     (``clipped_targets``), not min-max scaled, which puts one value at each end."""
-    return bool(((x == x.min(axis=0)).mean(axis=0) >= PILED).any() or ((x == x.max(axis=0)).mean(axis=0) >= PILED).any())
+    return bool(
+        ((x == x.min(axis=0)).mean(axis=0) >= PILED).any() or ((x == x.max(axis=0)).mean(axis=0) >= PILED).any()
+    )
 
 
 def own_statistics_warnings(views: ModelViews) -> tuple[list[Finding], dict[str, Any]]:
