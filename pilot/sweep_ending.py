@@ -14,6 +14,7 @@ from pilot.recap.entry import (
     failed_jobs,
     launch_config,
     never_started_jobs,
+    pilots_not_passed,
     recap_interrupted_launch,
     recap_not_written,
     refused_jobs,
@@ -29,8 +30,8 @@ class SweepIncomplete(SystemExit):
 
 
 def sweep_ending() -> None:
-    """After a sweep that ran: exit 1 when its recap is missing or a job failed, 2 when a job was refused
-    (a script must not go on); nothing after a single run."""
+    """After a sweep that ran: exit 1 when its recap is missing, a job failed or a pilot did not pass, 2 when a
+    job was refused (a script must not go on); nothing after a single run."""
     if recap_not_written():  # the sweep ran, but the recap it promised is not there: a script must not go on
         raise SweepIncomplete(1)
     if refused := refused_jobs():  # a job refused at run time (its directory holds another run): not run
@@ -44,11 +45,20 @@ def sweep_ending() -> None:
         print(f"pilot: the sweep is incomplete: {never[0]}", file=sys.stderr)
         failed_jobs()
         raise SweepIncomplete(1)
+    not_passed = pilots_not_passed()  # a sweep of pilots gates a script as one pilot does
     if failed := failed_jobs():  # a job that failed (an error, a full disk): the sweep is not complete
         print(
             f"pilot: {len(failed)} job(s) of the sweep failed (status failed: each run.json says why; unreadable: "
             "no record, its __main__.log says why): "
             f"{', '.join(failed[:5])}{' ...' if len(failed) > 5 else ''}",
+            file=sys.stderr,
+        )
+        raise SweepIncomplete(1)
+    if not_passed:
+        print(
+            f"pilot: {len(not_passed)} pilot(s) or estimate(s) of the sweep did not pass (a pilot verdict fail, oom "
+            f"or incomplete, or an estimate refused; each report.md or run.json says why): "
+            f"{'; '.join(not_passed[:5])}{' ...' if len(not_passed) > 5 else ''}",
             file=sys.stderr,
         )
         raise SweepIncomplete(1)

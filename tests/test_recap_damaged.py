@@ -1125,3 +1125,33 @@ def test_a_variant_whose_every_run_is_unreadable_has_its_row(tmp_path):
     row = summary.set_index("variant").loc["optim.lr=0.001"]
     assert row["runs"] == 0 and row["unreadable"] == 1 and math.isnan(row["mean"]), summary
     assert lines  # the conclusion still drawn
+
+
+def test_a_sweep_of_pilots_lists_them_and_one_that_did_not_pass_makes_it_exit_1(tmp_path, capsys):
+    """An outside examination: python -m pilot -m model.path=a,b (mode=pilot), job 1's pilot failed: the sweep
+    exited 0 and its recap said "0 run(s)", nothing of the pilots. Its recap.md now lists them with how each
+    ended, and the sweep exits 1 naming the one that did not pass, as that pilot alone would."""
+    import pilot.recap.entry as entry
+    from pilot.sweep_ending import SweepIncomplete, sweep_ending
+
+    sweep = tmp_path / "sweep"
+    sweep.mkdir()
+    (sweep / "multirun.yaml").write_text(
+        "hydra:\n  sweeper:\n    params: null\n  overrides:\n    task:\n    - seed=0,1\n"
+    )
+    entry.pilots_not_passed(), entry.failed_jobs(), entry.never_started_jobs()  # nothing left from another test
+    make_run(sweep / "0", record(overrides=["seed=0"], mode="pilot", run_id="p0", stop_cause="pilot_complete"))
+    failed = record(overrides=["seed=1"], mode="pilot", run_id="p1", status="failed", stop_cause="inspect: bad labels")
+    make_run(sweep / "1", failed)
+    entry.recap_launch(callback_config(sweep, tmp_path / "journal.md"), frozenset())
+    text = (sweep / "recap.md").read_text()
+    assert "# Recap — 0 run(s), and 2 pilot(s) or estimate(s), listed last" in text, text
+    assert "| pilot | failed | inspect: bad labels |" in text and "| pilot | ok | pilot_complete |" in text, text
+    with pytest.raises(SweepIncomplete) as ended:
+        sweep_ending()
+    assert ended.value.code == 1
+    said = capsys.readouterr().err
+    assert "1 pilot(s) or estimate(s) of the sweep did not pass" in said and "inspect: bad labels" in said, said
+    make_run(sweep / "1", {**failed, "status": "ok", "stop_cause": "pilot_complete"})  # both passed: exit 0
+    entry.recap_launch(callback_config(sweep, tmp_path / "journal.md"), frozenset())
+    sweep_ending()

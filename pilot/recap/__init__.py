@@ -30,6 +30,7 @@ _HOMES = {  # each name's module, imported on first use: Hydra imports this pack
     "phase_tables": "pilot.recap.outputs",
     "plot_curves": "pilot.recap.picture",
     "NOT_RUNS": "pilot.recap.reading",
+    "PILOTS_AND_ESTIMATES": "pilot.recap.reading",
     "RUN_MARKERS": "pilot.recap.reading",
     "RecapRefused": "pilot.recap.reading",
     "collect": "pilot.recap.reading",

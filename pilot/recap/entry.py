@@ -69,6 +69,15 @@ _refused: list[str] = []  # run directories of this process's launches whose job
 
 
 _never_started: list[str] = []  # "Never started" lines of this process's launches' recaps (it exits 1)
+_not_passed: list[str] = []  # pilots whose verdict gates and estimates refused, of this process's launches (exit 1)
+
+
+def pilots_not_passed() -> list[str]:
+    """The pilots of the sweeps this process launched whose verdict gates (status failed or oom) and the
+    estimates refused, each "run_dir (mode: why)", since the last call (each call starts the count again)."""
+    said = list(_not_passed)
+    _not_passed.clear()
+    return said
 
 
 def never_started_jobs() -> list[str]:
@@ -174,6 +183,16 @@ def recap_launch(config: Any, earlier_runs: frozenset[Path], ended: str = "concl
     if "status" in frame:
         # a job that left no readable record (it crashed before writing one) did not run either
         _failed.extend(str(d) for d in frame.loc[frame["status"].isin(("failed", "unreadable")), "run_dir"])
+    apart = frame.attrs.get(recap.PILOTS_AND_ESTIMATES, [])
+    if apart:
+        print(f"recap: and {len(apart)} pilot(s) or estimate(s), listed at the end of recap.md")
+    # a pilot whose verdict gates (fail, oom, incomplete) or an estimate refused: as its own command would, the
+    # sweep exits non-zero (it exited 0, its recap saying "0 run(s)")
+    _not_passed.extend(
+        f"{row['run_dir']} ({row.get('mode')}: {row.get('stop_cause') or row.get('status')})"
+        for row in apart
+        if row.get("status") in ("failed", "oom")
+    )
     if campaign.get("journal"):
         journal = Path(campaign.get("journal"))
         try:

@@ -19,7 +19,7 @@ import pandas as pd
 from pilot.phases.rows import cut_short
 from pilot.recap.declared import never_started
 from pilot.recap.picture import plot_curves_aside
-from pilot.recap.reading import RecapRefused, collect
+from pilot.recap.reading import PILOTS_AND_ESTIMATES, RecapRefused, collect
 from pilot.recap.summary import METRIC, summarise_sweeps
 from pilot.run_directory import not_written_by_pilot
 from pilot.variant import control_problem
@@ -121,11 +121,14 @@ def _conclusions(sections: list) -> list[str]:
     return [line if sweep is None else f"Sweep {sweep}: {line}" for sweep, _, lines in sections for line in lines]
 
 
-def _recap_text(frame: pd.DataFrame, sections: list, skipped: int, pool: bool, missing: list[str] = ()) -> str:
+def _recap_text(
+    frame: pd.DataFrame, sections: list, skipped: int, pool: bool, missing: list[str] = (), apart: list[dict] = ()
+) -> str:
     counts = frame["status"].value_counts().to_dict()
     sweeps = frame.loc[frame["status"] != "unreadable", "sweep"].nunique()  # of the runs judged
+    besides = f", and {len(apart)} pilot(s) or estimate(s), listed last" if apart else ""
     text = [
-        f"# Recap — {len(frame)} run(s)",
+        f"# Recap — {len(frame)} run(s){besides}",
         "",
         "Statuses: " + (", ".join(f"{k} {v}" for k, v in sorted(counts.items())) or "none"),
         "",
@@ -165,7 +168,24 @@ def _recap_text(frame: pd.DataFrame, sections: list, skipped: int, pool: bool, m
         table.loc[unreadable, "run_id"] = (ids + " (" + frame.loc[unreadable, "run_dir"].astype(str) + ")").str.strip()
     text += ["## Every run (diverged, failed and unreadable ones included)", "", _md_table(table), ""]
     text += phase_tables(frame)
+    text += _pilots_and_estimates(apart)
     return "\n".join(text)
+
+
+def _pilots_and_estimates(apart: list[dict]) -> list[str]:
+    """recap.md's lines on the pilots and estimates among the runs (no training run: not compared), each
+    with how it ended: status ``failed`` or ``oom`` is a pilot whose verdict gates, or an estimate refused."""
+    if not apart:
+        return []
+    columns = ["run_dir", "mode", "status", "stop_cause"]
+    table = pd.DataFrame([{c: row.get(c) for c in columns} for row in apart], columns=columns)
+    return [
+        "## Pilots and estimates (no training run: not compared; `failed` or `oom`: a verdict that gates, or an "
+        "estimate refused: each report.md or run.json says why)",
+        "",
+        _md_table(table),
+        "",
+    ]
 
 
 def one_row_per_run(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
@@ -273,7 +293,9 @@ def build_recap(
     control that is none of the runs' variants."""
     paths = list(paths)
     curves: dict[str, tuple] | None = {} if plot else None  # read only when drawn
-    frame, copies = one_row_per_run(collect(paths, curves, skip))
+    collected = collect(paths, curves, skip)
+    apart = collected.attrs.get(PILOTS_AND_ESTIMATES, [])
+    frame, copies = one_row_per_run(collected)
     _as_one_launch(frame, launch)
     if control_must_match:
         _refuse_what_the_command_line_cannot_mean(paths, frame, control)
@@ -292,7 +314,9 @@ def build_recap(
         _remove_left_behind(out_dir)
         drawn = plot_curves_aside(frame, curves, staged["recap.png"], by) if plot and not frame.empty else None
         try:  # the tables while the picture is drawn
-            text = _tables(frame, staged["recap.csv"], lambda: _recap_text(frame, sections, len(skip), pool, missing))
+            text = _tables(
+                frame, staged["recap.csv"], lambda: _recap_text(frame, sections, len(skip), pool, missing, apart)
+            )
         finally:
             picture = drawn() if drawn is not None else None  # waited for, also when the tables failed
         staged["recap.md"].write_text(text + ("\n![loss curves](recap.png)\n" if picture else ""))
@@ -310,7 +334,9 @@ def build_recap(
             + ("the earlier recap there is left as it was" if ours_before else "nothing of it was left there")
             + ". Fix: give a writable --out directory (or free space)."
         ) from None
-    return frame.drop(columns=["_plot"], errors="ignore")
+    frame = frame.drop(columns=["_plot"], errors="ignore")
+    frame.attrs[PILOTS_AND_ESTIMATES] = apart
+    return frame
 
 
 def _tables(frame: pd.DataFrame, csv_path: Path, text: Callable[[], str]) -> str:

@@ -40,7 +40,9 @@ from pilot.run_record import abandoned, resume_hint
 
 RUN_MARKERS = ("run.json", "metrics.jsonl", ".hydra")  # any of these makes a directory a run directory
 NOT_WALKED = (".hydra", "checkpoints", "export", "resume_check")  # inside a run directory: never runs
-NOT_RUNS = ("pilot", "estimate")  # run.json modes that hold no training run: left out of the recap
+NOT_RUNS = ("pilot", "estimate")  # run.json modes that hold no training run: left out of the recap's tables
+NOT_A_RUN = "_not_a_run"  # a row of a NOT_RUNS record (``collect`` keeps them apart: ``frame.attrs``)
+PILOTS_AND_ESTIMATES = "pilots_and_estimates"  # ``collect``'s frame.attrs key: their rows, listed apart
 CURVE_BATCH_BYTES = 1 << 20  # metrics.jsonl text whose training points are read at once (training_points)
 RUNS_PER_PROCESS = 1000  # fewer runs than this per process: read in this process alone (a fork costs ~50 ms)
 # columns of every recap frame, even when no run could be read
@@ -126,8 +128,9 @@ def read_run(run_dir: Path | str, curve: bool = False) -> dict[str, Any]:
     record: Any = None
     try:
         record = read_json_object(os.path.join(run_dir, "run.json"))
-        if record.get("mode") in NOT_RUNS:
-            return {**row, "mode": record["mode"]}
+        if record.get("mode") in NOT_RUNS:  # kept aside by ``collect``: how it ended, not compared
+            said = {k: record[k] for k in ("run_id", "status", "stop_cause") if isinstance(record.get(k), str)}
+            return {**row, "mode": record["mode"], **said, NOT_A_RUN: True}
         row.update(record_row(record))
         if row.get("status") == "running" and (gone := abandoned(run_dir)):  # run.json's last word
             row["stop_cause"] = _abandoned_cause(record, run_dir, gone)
@@ -200,13 +203,15 @@ class _Curves:
 
 
 def read_runs(run_dirs: list[str], picture: bool) -> tuple[list[dict[str, Any]], dict[str, tuple] | None]:
-    """The rows of ``run_dirs`` that hold training runs, in order, and (``picture``) their curves."""
+    """The rows of ``run_dirs``, in order (a pilot's or an estimate's marked ``NOT_A_RUN``), and (``picture``)
+    the training runs' curves."""
     curves: dict[str, tuple] | None = {} if picture else None
     reader = _Curves(curves) if curves is not None else None
     rows = []
     for run_dir in run_dirs:
         row = read_run(run_dir, curve=picture)
-        if row.get("mode") in NOT_RUNS:
+        if row.get(NOT_A_RUN):
+            rows.append(row)
             continue
         if reader is not None:
             reader.keep(row)
@@ -270,12 +275,20 @@ def _forked(shares: list[list[str]], picture: bool) -> list[tuple[list, dict | N
 def collect(paths: Iterable[Path], curves: dict[str, tuple] | None = None, skip: Collection[Path] = ()) -> pd.DataFrame:
     """One row per run directory under ``paths`` (those in ``skip`` left out), sorted by sweep,
     variant, seed and run id, unreadable ones last; ``curves`` (if given) receives
-    run_dir -> (training points, validation points), as the picture draws them."""
+    run_dir -> (training points, validation points), as the picture draws them. Pilots and estimates
+    (``NOT_RUNS``) are no rows: ``frame.attrs[PILOTS_AND_ESTIMATES]`` lists them (run_dir, mode, status,
+    stop_cause)."""
     skipped = {os.fspath(Path(p)) for p in skip}
     rows = _read_all([run_dir for run_dir in _run_dirs(paths) if run_dir not in skipped], curves)
-    frame = pd.DataFrame(rows)
+    runs: list[dict[str, Any]] = []
+    apart: list[dict[str, Any]] = []
+    for row in rows:
+        (apart if row.pop(NOT_A_RUN, False) else runs).append(row)
+    frame = pd.DataFrame(runs)
     frame = frame.reindex(columns=[*COLUMNS, *(c for c in frame.columns if c not in COLUMNS)])
     frame["seed"] = frame["seed"].astype("Int64")  # integers even beside unreadable rows (no 0.0)
     frame["_unreadable"] = frame["status"] == "unreadable"  # sorted last
     frame = frame.sort_values(["_unreadable", "sweep", "variant", "seed", "run_id"], na_position="last")
-    return frame.drop(columns="_unreadable").reset_index(drop=True)
+    frame = frame.drop(columns="_unreadable").reset_index(drop=True)
+    frame.attrs[PILOTS_AND_ESTIMATES] = apart  # pilots and estimates: no training run, each said how it ended
+    return frame
