@@ -370,3 +370,19 @@ def test_an_adapter_the_model_s_own_factory_applies_is_estimated_on_fake_tensors
     assert fake.trainable_parameters == measured.trainable_parameters < fake.parameters
     for estimated, real in zip(fake.phases, measured.phases):
         assert abs(estimated.peak_bytes - real.peak_bytes) <= 0.01 * real.peak_bytes, (estimated, real)
+
+
+def test_layers_of_a_linear_subclass_are_offered_and_a_lone_name_is_not_offered_as_a_list_that_fails():
+    """An outside examination: on Falcon (query_key_value, dense... are FalconLinear, an nn.Linear subclass)
+    the refusal of [q_proj,v_proj] listed 'lm_head' alone as what an adapter can wrap, and the string 'q_proj'
+    was told to become [q_proj], which is refused too."""
+    from pilot.models.adapter import adaptable_layers, regex_adapts_nothing
+
+    class FalconLinear(torch.nn.Linear):
+        pass
+
+    model = torch.nn.ModuleDict({"query_key_value": FalconLinear(4, 12), "lm_head": torch.nn.Linear(4, 9)})
+    layers = adaptable_layers(model)
+    assert layers == ["lm_head", "query_key_value"]
+    assert "[q_proj]" not in regex_adapts_nothing("q_proj", model, layers)
+    assert "adapter.target_modules=[query_key_value]" in regex_adapts_nothing("query_key_value", model, layers)

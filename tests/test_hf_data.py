@@ -298,8 +298,14 @@ def test_a_model_end_of_text_other_than_the_tokenizers_is_refused(hf_files, make
     settings = dict(vocab_size=512, hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2)
     config = transformers.LlamaConfig(**settings, bos_token_id=tokenizer.bos_token_id, eos_token_id=5)
     transformers.LlamaForCausalLM(config).save_pretrained(tmp_path / "saved")
-    with pytest.raises(ConfigError, match="says eos_token_id=5, its tokenizer 1: a tokenizer of another model"):
+    with pytest.raises(ConfigError, match="says eos_token_id=5 where the data's tokenizer says 1: it was made with "
+                       "another tokenizer. Fix: data.tokenizer=") as error:  # fmt: skip
         validate(make_cfg(*overrides(hf_files), "model=hf_causal_lm", f"model.path={tmp_path / 'saved'}"))
+    assert [p.key for p in error.value.problems] == ["data.tokenizer"]
+    with pytest.raises(ConfigError) as error:  # the built-in byte tokenizer (data=instructions): no data.tokenizer
+        validate(make_cfg("model=hf_causal_lm", f"model.path={tmp_path / 'saved'}"))
+    problem = next(p for p in error.value.problems if "another tokenizer" in p.fix)
+    assert problem.key == "data" and "Fix: data=hf_instructions data.tokenizer=" in problem.fix, problem.fix
     config.eos_token_id = tokenizer.eos_token_id  # the model's own tokenizer: accepted
     transformers.LlamaForCausalLM(config).save_pretrained(tmp_path / "same")
     validate(make_cfg(*overrides(hf_files), "model=hf_causal_lm", f"model.path={tmp_path / 'same'}"))

@@ -780,3 +780,55 @@ def test_the_tracker_s_own_growth_under_lora_and_checkpointing_is_told_apart_fro
     assert estimate_memory(plain, fake=False).phase("first_step").tracker_drift_bytes == 0
     wrong = replace(fake, phases=[replace(p, peak_bytes=p.peak_bytes // 2) for p in fake.phases])
     assert drift_explains(wrong, measured, 0.1) == 0, "a gap larger than the growth is the estimate's"
+
+
+def _tiny_llama_config(**more):
+    return transformers.LlamaConfig(
+        vocab_size=259, hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+        max_position_embeddings=96, pad_token_id=256, bos_token_id=257, eos_token_id=258, **more,
+    )  # fmt: skip
+
+
+def test_a_saved_model_that_is_no_causal_lm_is_refused_before_anything_runs(make_cfg, tmp_path):
+    """An outside examination: a saved LlamaForSequenceClassification and a BART (encoder-decoder) loaded as
+    causal LMs with their head new and random (BART's encoder dropped) passed every verdict, the records giving
+    the decoder's size; a T5 failed at setup naming model.model_type=llama (the YAML's, not the saved one), exit
+    1 after a run directory. Each is now refused by validation naming what the directory holds; a file given
+    for the directory names the directory."""
+    transformers.LlamaForSequenceClassification(_tiny_llama_config(num_labels=3)).save_pretrained(tmp_path / "cls")
+    transformers.T5ForConditionalGeneration(
+        transformers.T5Config(vocab_size=259, d_model=16, d_kv=8, d_ff=32, num_layers=1, num_heads=2)
+    ).save_pretrained(tmp_path / "t5")
+    transformers.LlamaForCausalLM(_tiny_llama_config()).save_pretrained(tmp_path / "causal")
+    said = {
+        "cls": r"holds LlamaForSequenceClassification weights.*loaded as LlamaForCausalLM.*new output head",
+        "t5": r"holds a t5 model \(T5ForConditionalGeneration\), for which transformers has no causal",
+        "causal/config.json": r"is a file.*Fix: model.path=.*causal, the directory that holds it",
+    }
+    for name, pattern in said.items():
+        with pytest.raises(PilotError, match=pattern):
+            validate(make_cfg("model=hf_causal_lm", f"model.path={tmp_path / name}"))
+    validate(make_cfg("model=hf_causal_lm", f"model.path={tmp_path / 'causal'}"))  # a causal LM's: accepted
+
+
+def test_a_saved_causal_lm_missing_tensors_is_refused_when_built(tmp_path):
+    """Weights that lack a tensor the model has (the output head of an untied model, cut from the file) would
+    start at random while the run says it fine-tunes the saved model: refused naming it."""
+    transformers.LlamaForCausalLM(_tiny_llama_config(tie_word_embeddings=False)).save_pretrained(tmp_path / "cut")
+    weights = read_weights(tmp_path / "cut" / "model.safetensors")
+    save_file({k: v.contiguous() for k, v in weights.items() if k != "lm_head.weight"},
+              str(tmp_path / "cut" / "model.safetensors"), metadata={"format": "pt"})  # fmt: skip
+    with pytest.raises(PilotError, match=r"loaded as LlamaForCausalLM, 1 of its tensors are not in the saved "
+                       r"weights and would start at random \(lm_head.weight\)"):  # fmt: skip
+        build("llama", path=str(tmp_path / "cut"))
+
+
+def test_model_config_typed_beside_model_path_is_refused_naming_both(tmp_path):
+    """An outside examination: model.config.num_hidden_layers=24 beside model.path estimated the saved 2-layer
+    model, exit 0, nothing said: the saved config.json builds the model and model.config is read by nothing."""
+    transformers.LlamaForCausalLM(_tiny_llama_config()).save_pretrained(tmp_path / "saved")
+    done = _pilot("model=hf_causal_lm", f"model.path={tmp_path / 'saved'}", "model.config.num_hidden_layers=24",
+                  "mode=estimate", f"hydra.run.dir={tmp_path / 'run'}")  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert "model.config.num_hidden_layers=24: model.path=" in done.stderr and "model.path=null" in done.stderr
+    assert not (tmp_path / "run" / "run.json").exists()

@@ -133,9 +133,14 @@ def save_nothing(unmatched: list[str], saved: list[str], model: torch.nn.Module)
 
 def adaptable_layers(model: torch.nn.Module) -> list[str]:
     """The names (last part) of the layers a LoRA adapter can wrap: ``nn.Linear`` and transformers'
-    ``Conv1D`` (GPT-2's c_attn, c_proj, c_fc), every one of them."""
-    kinds = {"Linear", "Conv1D"}
-    return sorted({name.rsplit(".", 1)[-1] for name, m in model.named_modules() if type(m).__name__ in kinds})
+    ``Conv1D`` (GPT-2's c_attn, c_proj, c_fc), and their subclasses (Falcon's ``FalconLinear``), every one."""
+    return sorted(
+        {
+            name.rsplit(".", 1)[-1]
+            for name, m in model.named_modules()
+            if isinstance(m, torch.nn.Linear) or any(kind.__name__ == "Conv1D" for kind in type(m).__mro__)
+        }
+    )
 
 
 def _refuse_names_that_adapt_nothing(adapted: torch.nn.Module, targets: Any, layers: list[str]) -> None:
@@ -161,12 +166,15 @@ def adapt_nothing(unmatched: list[str], model: torch.nn.Module, layers: list[str
 def regex_adapts_nothing(pattern: str, model: torch.nn.Module, layers: list[str]) -> str:
     """Why a ``target_modules`` string that matches no module is refused: peft reads a string as a
     regular expression over each module's whole dotted name, where a list matches the names' ends."""
+    if pattern in layers:  # a layer's name written alone: the list form is the fix
+        fix = f"a list of layer names, e.g. adapter.target_modules=[{pattern}], a whole-name expression such as '.*\\.{pattern}'"
+    else:  # no layer of that name: a list of it would be refused too
+        fix = "a list of the layer names above"
     return (
         f"adapter.target_modules={pattern!r}: a single string is a regular expression that must match a "
         f"module's whole dotted name (e.g. model.layers.0.self_attn.q_proj), and it matches none of "
-        f"{type(model).__name__}'s. Fix: a list of layer names, e.g. adapter.target_modules=[{pattern}] "
-        f"(its layers an adapter can wrap: {', '.join(layers) or 'none'}), a whole-name expression such as "
-        f"'.*\\.{pattern}', or all-linear."
+        f"{type(model).__name__}'s (its layers an adapter can wrap: {', '.join(layers) or 'none'}). Fix: {fix}, "
+        "or all-linear."
     )
 
 

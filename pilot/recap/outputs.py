@@ -121,9 +121,8 @@ def _conclusions(sections: list) -> list[str]:
     return [line if sweep is None else f"Sweep {sweep}: {line}" for sweep, _, lines in sections for line in lines]
 
 
-def _recap_text(
-    frame: pd.DataFrame, sections: list, skipped: int, pool: bool, missing: list[str] = (), apart: list[dict] = ()
-) -> str:
+def _recap_text(frame: pd.DataFrame, sections: list, skipped: int, pool: bool, missing: list[str] = ()) -> str:
+    apart = frame.attrs.get(PILOTS_AND_ESTIMATES, [])  # collect's: pilots and estimates, no training run
     counts = frame["status"].value_counts().to_dict()
     sweeps = frame.loc[frame["status"] != "unreadable", "sweep"].nunique()  # of the runs judged
     besides = f", and {len(apart)} pilot(s) or estimate(s), listed last" if apart else ""
@@ -293,9 +292,7 @@ def build_recap(
     control that is none of the runs' variants."""
     paths = list(paths)
     curves: dict[str, tuple] | None = {} if plot else None  # read only when drawn
-    collected = collect(paths, curves, skip)
-    apart = collected.attrs.get(PILOTS_AND_ESTIMATES, [])
-    frame, copies = one_row_per_run(collected)
+    frame, copies = one_row_per_run(collect(paths, curves, skip))  # attrs: the pilots and estimates, kept
     _as_one_launch(frame, launch)
     if control_must_match:
         _refuse_what_the_command_line_cannot_mean(paths, frame, control)
@@ -314,9 +311,7 @@ def build_recap(
         _remove_left_behind(out_dir)
         drawn = plot_curves_aside(frame, curves, staged["recap.png"], by) if plot and not frame.empty else None
         try:  # the tables while the picture is drawn
-            text = _tables(
-                frame, staged["recap.csv"], lambda: _recap_text(frame, sections, len(skip), pool, missing, apart)
-            )
+            text = _tables(frame, staged["recap.csv"], lambda: _recap_text(frame, sections, len(skip), pool, missing))
         finally:
             picture = drawn() if drawn is not None else None  # waited for, also when the tables failed
         staged["recap.md"].write_text(text + ("\n![loss curves](recap.png)\n" if picture else ""))
@@ -334,9 +329,7 @@ def build_recap(
             + ("the earlier recap there is left as it was" if ours_before else "nothing of it was left there")
             + ". Fix: give a writable --out directory (or free space)."
         ) from None
-    frame = frame.drop(columns=["_plot"], errors="ignore")
-    frame.attrs[PILOTS_AND_ESTIMATES] = apart
-    return frame
+    return frame.drop(columns=["_plot"], errors="ignore")
 
 
 def _tables(frame: pd.DataFrame, csv_path: Path, text: Callable[[], str]) -> str:

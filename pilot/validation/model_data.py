@@ -23,7 +23,7 @@ from pilot.models.adapter import (
     save_nothing,
     saved_names_matching_nothing,
 )
-from pilot.models.hf_causal_lm import DTYPES, config_problem, meta_model
+from pilot.models.hf_causal_lm import DTYPES, config_problem, meta_model, saved_model_problem
 from pilot.validation.adapter_config import adapter_settings_if_any, check_adapter_config
 from pilot.validation.checkpointing import check_checkpointing
 from pilot.validation.keys import check_arguments
@@ -185,6 +185,11 @@ def _check_model_path(cfg, problems: list[Problem]) -> None:
         return
     directory = Path(path).expanduser()
     fix = "Fix: a local directory written by save_pretrained (pilot never downloads), or model.path=null to build from model.config."
+    if directory.is_file():
+        inside = f" Fix: model.path={directory.parent}, the directory that holds it" if directory.name in (
+            "config.json", *WEIGHT_FILES) else f" {fix}"  # fmt: skip
+        problems.append(Problem("model.path", path, f"is a file, not the directory save_pretrained writes.{inside}."))
+        return
     if not (directory / "config.json").is_file():
         problems.append(Problem("model.path", path, f"no config.json there ({directory.resolve()}). {fix}"))
         return
@@ -203,6 +208,8 @@ def _check_model_path(cfg, problems: list[Problem]) -> None:
     if not any((directory / name).is_file() for name in WEIGHT_FILES):
         problems.append(Problem("model.path", path, f"no weights there (none of {', '.join(WEIGHT_FILES)}). {fix}"))
         return
+    if _builds_hf(cfg) and (other := saved_model_problem(path)) is not None:  # read as saved, or refused here
+        problems.append(Problem("model.path", path, other))
 
 
 WEIGHT_FILES = (
@@ -221,6 +228,24 @@ def _typed_config_keys() -> set[str]:
         if name.startswith("model.config."):
             keys.add(name.removeprefix("model.config.").split(".")[0])
     return keys
+
+
+def _check_config_beside_path(cfg, problems: list[Problem]) -> None:
+    """model.config.* typed beside model.path: the saved config.json is what builds the model, so the typed
+    setting would be read by nothing (an estimate at 24 layers gave the saved 2-layer model's numbers, exit 0)."""
+    path = select(cfg, "model.path")
+    if not _builds_hf(cfg) or not isinstance(path, str) or not path or not (typed := sorted(_typed_config_keys())):
+        return
+    for key in typed:
+        problems.append(
+            Problem(
+                f"model.config.{key}",
+                select(cfg, f"model.config.{key}"),
+                f"model.path={path} is set, so the model is built from its saved config.json and model.config is "
+                "not read. Fix: model.path=null to build a fresh model from model.config (an estimate at another "
+                f"size), or leave model.config.{key} out to use the saved model as it is.",
+            )
+        )
 
 
 def _builds_hf(cfg) -> bool:
@@ -360,6 +385,7 @@ def check_model_and_data(cfg, problems: list[Problem]) -> None:
         _check_data_path,
         _check_tokenizer,
         _check_model_path,
+        _check_config_beside_path,
         check_special_ids,
         _check_hf_config,
         _check_hf_tables,

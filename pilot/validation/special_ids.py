@@ -55,17 +55,28 @@ def check_special_ids(cfg, problems: list[Problem]) -> None:
     path = select(cfg, "model.path")
     if path:
         saved = _saved_ids(path) or {}
-        for which, model_id in saved.items():
-            if which in data and model_id is not None and not _agrees(model_id, data[which]):
-                problems.append(
-                    Problem(
-                        "data.tokenizer",
-                        select(cfg, "data.tokenizer"),
-                        f"the saved model in model.path={path} says {which}_token_id={model_id}, its tokenizer "
-                        f"{data[which]}: a tokenizer of another model. Fix: data.tokenizer=<the tokenizer saved "
-                        "with this model>",
-                    )
-                )
+        disagree = [
+            w for w, model_id in saved.items() if w in data and model_id is not None and not _agrees(model_id, data[w])
+        ]
+        if not disagree:
+            return
+        said = ", ".join(f"{w}_token_id={saved[w]} where the data's tokenizer says {data[w]}" for w in disagree)
+        if "tokenizer" in cfg.data:  # the data reads a tokenizer of the user's: that is the setting to change
+            key, value, fix = (
+                "data.tokenizer",
+                select(cfg, "data.tokenizer"),
+                "data.tokenizer=<the tokenizer saved with this model>",
+            )
+        else:  # the data's own built-in tokenizer (data=instructions: bytes)
+            key, value = "data", select(cfg, "data._target_")
+            fix = "data=hf_instructions data.tokenizer=<the tokenizer saved with this model>, or a model made for this data"
+        problems.append(
+            Problem(
+                key,
+                value,
+                f"the saved model in model.path={path} says {said}: it was made with another tokenizer. Fix: {fix}",
+            )
+        )
         return
     for which, data_id in data.items():
         key = f"model.config.{which}_token_id"
