@@ -353,3 +353,44 @@ def test_truncation_an_encode_does_not_report_is_not_shown_as_none(tmp_path):
     findings, views, _ = check_collated(task, {s: task.encoded(s) for s in task.splits}, 4)
     reported = any("truncated_tokens" in item for item in task.encoded("train"))
     assert (split_statistics(task, views, findings)["train"]["share_truncated"] is None) is not reported
+
+
+# planted tasks of an outside examination (2026-12-05): what reached the loss passed every check
+CAUGHT = {
+    "bug_mc_answer_index_before_shuffle": ("fail", "every one of its 184 examples has the one class 'A'"),
+    "bug_listwise_padded_candidates_in_softmax": ("fail", "an example's loss depends on its micro-batch"),
+    "bug_multilabel_tag_columns_per_split": ("fail", "label column 0 is tag 'health' in val but 'travel' in train"),
+    "bug_chat_second_user_turn_trained_undeclared": ("warn", "a later turn's prompt is trained"),
+}
+TWINS = [
+    "ok_listwise_padded_candidates_masked",
+    "ok_multilabel_tag_columns_fixed",
+    "ok_chat_two_turns_undeclared",
+    "ok_qa_truncated_no_answer",  # transformers' QA heads score padded positions too: not the loss-alone probe's
+]
+
+
+@pytest.mark.parametrize("name", sorted(CAUGHT))
+def test_what_an_examination_planted_is_caught_naming_its_cause(name):
+    """A multiple-choice label taken before its options were shuffled (by-name checks ran for classification
+    kinds only), padded candidates scored in the softmax (a mask of the task's own), a tag vocabulary built per
+    split, and a second user turn trained (it was blamed on the stop token)."""
+    from tests.planted_tasks import runner
+
+    module = runner.load(name)
+    task = module.make_task()
+    model = module.build_model(task) if hasattr(module, "build_model") else module.Model()
+    result, _ = inspect_task(task, n_show=1, micro_batch=4, model=model)
+    verdict, said = CAUGHT[name]
+    assert result.verdict == verdict and said in result.reason, result.reason
+
+
+@pytest.mark.parametrize("name", TWINS)
+def test_their_correct_twins_pass_inspect(name):
+    from tests.planted_tasks import runner
+
+    module = runner.load(name)
+    task = module.make_task()
+    model = module.build_model(task) if hasattr(module, "build_model") else module.Model()
+    result, _ = inspect_task(task, n_show=1, micro_batch=4, model=model)
+    assert result.verdict == "pass", result.reason

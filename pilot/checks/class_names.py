@@ -75,3 +75,31 @@ def _declares_raw_label(task: TaskData, example: Any) -> bool:
 
 def _ids(ids) -> str:
     return str(sorted(ids)) if len(ids) > 1 else str(next(iter(ids)))
+
+
+def missing_classes(
+    task: TaskData, views: list[RowView], class_names: list[str], num_classes: int, by_name: bool
+) -> tuple[list[Finding], list[Finding]]:
+    """Classes absent from a split, by name where names are declared: fail in train, warn elsewhere."""
+    findings, warnings = [], []
+    for split in task.splits:
+        mine = [v for v in views if v.split == split]
+        if not mine:
+            continue
+        if by_name and class_names:  # by name: an id shift must not hide the missing class
+            present = {task.raw_class_name(v.example) for v in mine}
+            names = [n for n in class_names if n not in present]
+        else:
+            present = {v.values[0] for v in mine if v.values}
+            names = [class_names[c] if c < len(class_names) else str(c) for c in range(num_classes) if c not in present]
+        if names:
+            why = "ids of a split encoded on its own would shift"
+            if len(present) == 1 and len(mine) > 1:  # one class for every example: the label ignores the example
+                why = (
+                    f"every one of its {len(mine)} examples has the one class {next(iter(present))!r}: a label that "
+                    "does not follow the example (an answer's index taken before its options were shuffled, the "
+                    "right option always first)"
+                )
+            finding = Finding(f"class(es) {names} missing", split, detail=why)
+            (findings if split == "train" else warnings).append(finding)
+    return findings, warnings

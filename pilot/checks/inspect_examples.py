@@ -23,7 +23,7 @@ import torch
 
 from pilot.checks.answer_in_prompt import answer_in_prompt_findings
 from pilot.checks.answer_start import answer_start_findings
-from pilot.checks.class_names import name_findings
+from pilot.checks.class_names import missing_classes, name_findings
 from pilot.checks.collated import RowView, check_collated, split_statistics
 from pilot.checks.doubled_marker import doubled_marker_findings
 from pilot.checks.erased_evidence import erased_evidence_findings
@@ -34,6 +34,7 @@ from pilot.checks.model_comparisons import with_model_comparisons
 from pilot.checks.padding import with_comparison
 from pilot.checks.result import CheckResult, Finding, summarise
 from pilot.checks.stop_token import stop_token_findings
+from pilot.checks.tag_columns import tag_column_findings
 from pilot.checks.tag_offset import tag_offset_findings
 from pilot.checks.tag_pieces import tag_pieces_findings
 from pilot.checks.target_in_source import target_in_source_findings
@@ -138,31 +139,6 @@ def inspect_generation(
 
 
 # ----------------------------------------------------------------------------- classification
-def missing_classes(
-    task: TaskData, views: list[RowView], class_names: list[str], num_classes: int, by_name: bool
-) -> tuple[list[Finding], list[Finding]]:
-    """Classes absent from a split, by name where names are declared: fail in train, warn elsewhere."""
-    findings, warnings = [], []
-    for split in task.splits:
-        mine = [v for v in views if v.split == split]
-        if not mine:
-            continue
-        if by_name and class_names:  # by name: an id shift must not hide the missing class
-            present = {task.raw_class_name(v.example) for v in mine}
-            names = [n for n in class_names if n not in present]
-        else:
-            present_ids = {v.values[0] for v in mine if v.values}
-            names = [
-                class_names[c] if c < len(class_names) else str(c) for c in range(num_classes) if c not in present_ids
-            ]
-        if names:
-            finding = Finding(
-                f"class(es) {names} missing", split, detail="ids of a split encoded on its own would shift"
-            )
-            (findings if split == "train" else warnings).append(finding)
-    return findings, warnings
-
-
 def inspect_classification(
     task: TaskData, encoded: dict[str, list[dict]], n_show: int, model: torch.nn.Module | None, micro_batch: int = 1
 ) -> tuple[CheckResult, list[dict]]:
@@ -297,15 +273,18 @@ def inspect_generic(
     class_names = task.names()  # a task of its own kind with one class id per example and names declared
     one_id_each = views and all(len(v.values) == 1 and isinstance(v.values[0], int) for v in views if v.values)
     by_name = bool(class_names and one_id_each and task.raw_class_name(views[0].example) is not None)
-    if by_name:
+    warnings: list[Finding] = []
+    if by_name:  # as for a classification: each id under its name, and every class in training
         findings += name_findings(task, views, class_names)
+        missing, warnings = missing_classes(task, views, class_names, len(class_names), by_name)
+        findings += missing
     shown = [show_fields(view) for view in [v for v in views if v.split == "train"][:n_show]]
     named = " and each class id under its declared name" if by_name else ""
     ok = (
         f"every example has a target and collates as it encodes{named} (task kind '{task.kind}': the row checks "
         "of any task; the generation and classification views are for those kinds)" + (RANDOM_NOTE if random else "")
     )
-    result = summarise(STEP, findings, ok, {"micro_batch": micro_batch, "collate_random": random})
+    result = summarise(STEP, findings, ok, {"micro_batch": micro_batch, "collate_random": random}, warnings)
     return with_comparison(result, *positions.findings(), "untrained_labels", "warn"), shown
 
 
@@ -360,6 +339,8 @@ def inspect_task(
         result = with_comparison(result, *stop_token_findings(task, encoded.get("train", [])), "stop_token", "warn")
     if task.kind == "generation":
         result = with_comparison(result, *answer_start_findings(task, encoded.get("train", [])), "answer_start", "warn")
+    if encoded.get("train"):  # multi-hot labels: each column one tag in every split
+        result = with_comparison(result, *_read(tag_column_findings, task, encoded), "tag_columns")
     # a text field whose end never reaches the model (a prompt sliced one token short)
     result = with_comparison(result, *field_end_findings(task, encoded.get("train", [])), "field_end", "warn")
     found = _read(doubled_marker_findings, task, encoded.get("train", []))  # <bos><bos>: a marker added twice

@@ -30,6 +30,7 @@ from typing import Any
 
 import torch
 
+from pilot.checks.label_kinds import regression
 from pilot.checks.loss_floor import loss_floor
 from pilot.checks.output_reads import output_hint
 from pilot.data.task import Batch, ContractError, TaskData, logits_of
@@ -207,6 +208,15 @@ def _bounded(task: TaskData, output: Any, batch: Batch) -> str:
     free, bounded = loss_floor(task, [(output, batch)]), loss_floor(task, [(output, batch)], bounded=True)
     if free is None or bounded is None or bounded - free < BOUND_COST:
         return ""
+    labels = batch.get("labels")
+    if regression(task, [batch]) and torch.is_tensor(labels) and labels.is_floating_point() and labels.numel():
+        lowest, highest = float(labels.min()), float(labels.max())
+        return (
+            f"Every output of the model lies in [0, 1] ({low:.3g} to {high:.3g}) while the targets run from "
+            f"{lowest:.3g} to {highest:.3g}: held in [0, 1] the outputs bring the loss no lower than {bounded:.3g} "
+            f"per target, free outputs to {free:.3g}. A sigmoid at the end of forward bounds a regression's "
+            "predictions. Fix: drop the sigmoid, or scale the targets into [0, 1] (training's minimum and maximum)."
+        )
     return (
         f"Every output of the model lies in [0, 1] ({low:.3g} to {high:.3g}), and loss_sum reads them as "
         f"logits: held in [0, 1] they bring it no lower than {bounded:.3g} per target, free logits to "

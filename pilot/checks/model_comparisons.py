@@ -15,6 +15,7 @@ from pilot.checks.causality import causality_findings, context_findings
 from pilot.checks.copied_labels import copied_label_findings
 from pilot.checks.decoder_start import decoder_start_findings
 from pilot.checks.label_reading import label_reading_findings
+from pilot.checks.loss_alone import loss_alone_findings
 from pilot.checks.packed_documents import packed_documents_findings
 from pilot.checks.padding import padding_findings, with_comparison
 from pilot.checks.padding_row import padding_row_findings
@@ -45,9 +46,12 @@ def with_model_comparisons(
     padding, details = _compared(padding_findings, task, model, train, micro_batch)  # alike outputs: a warn
     result = with_comparison(result, padding, details, "padding", "warn" if details.get("outputs_alike") else "fail")
     if not padding:  # a model reading the padding gives other outputs in a batch too: said once, above
-        result = with_comparison(
-            result, *_compared(batch_mixing_findings, task, model, train, micro_batch), "batch_mixing"
-        )
+        mixing, details = _compared(batch_mixing_findings, task, model, train, micro_batch)
+        result = with_comparison(result, mixing, details, "batch_mixing")
+        if not mixing:  # the outputs are each example's own: is its loss too?
+            result = with_comparison(
+                result, *_compared(loss_alone_findings, task, model, train, micro_batch), "loss_alone"
+            )
     start = _compared(decoder_start_findings, task, model, train, micro_batch)  # the model's own start token?
     result = with_comparison(result, *start, "decoder_start", "warn")
     row = _compared(padding_row_findings, task, model, train, micro_batch)  # real tokens on a frozen row

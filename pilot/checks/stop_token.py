@@ -93,6 +93,17 @@ def _inside_the_answers(task: TaskData, encoded: list[dict[str, Any]], token: in
     if ended < MIN_ROWS or inside < SHARE * ended:
         return []
     shown = _shown(task, token)
+    if (prompts := _prompts_trained(encoded, token)) >= SHARE * inside:  # what follows the stop token: a prompt
+        marker = _marker(encoded[0]) or []
+        said = "".join(task.decode_tokens(marker)) if task.decode_tokens is not None and marker else f"ids {marker}"
+        return [
+            Finding(
+                f"a later turn's prompt is trained: in {prompts} training rows the text trained after the stop token "
+                f"{shown!r} holds {said!r}, the tokens that end the masked prompt before the first answer, so a "
+                "user turn (its instruction and the answer marker) is trained as if the model wrote it. Fix: mask "
+                "every prompt of the row (labels -100 over each user turn), not only the first"
+            )
+        ]
     return [
         Finding(
             f"the stop token is also inside the answers: {shown!r} ends {ended} training rows and is a target "
@@ -100,6 +111,35 @@ def _inside_the_answers(task: TaskData, encoded: list[dict[str, Any]], token: in
             "come out cut. Fix: a stop token no answer holds (the tokenizer's eos, a chat template's end of turn)"
         )
     ]
+
+
+MARKER = 3  # masked tokens right before the first answer: the prompt's end (a chat template's answer marker)
+
+
+def _marker(item: dict[str, Any]) -> list[int] | None:
+    """The ``MARKER`` input ids right before the row's first counted target (masked: the prompt's end)."""
+    ids, labels = token_list(item.get("input_ids")), token_list(item.get("labels"))
+    if ids is None or labels is None or len(ids) != len(labels):
+        return None
+    first = next((t for t, label in enumerate(labels) if label >= 0 and label != IGNORE_INDEX), None)
+    if first is None or first < MARKER or any(label >= 0 for label in labels[first - MARKER : first]):
+        return None
+    return ids[first - MARKER : first]
+
+
+def _prompts_trained(encoded: list[dict[str, Any]], token: int) -> int:
+    """Rows whose ids trained after a trained stop token hold the row's own prompt end (``_marker``): a
+    later turn's prompt left in the loss."""
+    rows = 0
+    for item in encoded:
+        ids, labels, marker = token_list(item.get("input_ids")), token_list(item.get("labels")), _marker(item)
+        if marker is None:
+            continue
+        trained = [label >= 0 and label != IGNORE_INDEX for label in labels]
+        stops = [t for t in range(len(labels)) if labels[t] == token and trained[t]]
+        after = [ids[t] for t in range(stops[0] + 1, len(ids)) if trained[t]] if stops else []
+        rows += any(after[t : t + MARKER] == marker for t in range(len(after) - MARKER + 1))
+    return rows
 
 
 def stop_token_findings(task: TaskData, encoded: list[dict[str, Any]]) -> tuple[list[Finding], dict[str, Any]]:

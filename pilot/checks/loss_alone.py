@@ -1,0 +1,94 @@
+"""Part of ``inspect``: is each example's loss its own? ``loss_sum`` of an example's row as its micro-batch
+padded it (the row cut from the batch, run through the model on its own: no other row, its padding kept),
+must equal its loss collated alone (no padding), on a fresh model in evaluation mode without gradient. The padding and batch-mixing
+probes compare outputs where the batch says where its padding is and the output keeps its shape; a task
+with its own padding (candidates padded with zero vectors and a ``cand_mask`` of its own, scores of every
+candidate in the softmax) passes both, while the padded candidates enter each example's loss: an
+example's loss, and its gradient, then depends on what it is batched with.
+
+Judged on the first ``BATCHES`` training micro-batches where the output holds one row per example and the
+labels one per example, for a batch that does not say where its padding is (no ``attention_mask``, no
+``info["pad_id"]``: a mask of the task's own); not where collate draws at random (alone, the example is
+another input) or the model does not repeat its own loss. A batch with an ``attention_mask`` is the padding
+probe's and the untrained-labels check's: there padded positions scored in a softmax are how transformers'
+question-answering heads are trained (start and end logits over every position), not judged here. Run after the padding and batch-mixing probes, and only when neither
+found anything (a model that reads the padding changes the loss too: said once, by them).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from pilot.checks.batch_edges import untouched
+from pilot.checks.collated import collate_is_random
+from pilot.checks.label_kinds import as_number
+from pilot.checks.loss_probe import batch_size, micro_batches, padding_mask, row_items, sub_batch
+from pilot.checks.result import Finding
+from pilot.data.task import TaskData, logits_of
+
+BATCHES = 2
+RTOL = 1e-3  # of the example's loss alone: float32 sums over another width differ by ~1e-6
+LOW_PRECISION_RTOL = 5e-2  # a bf16/fp16 model's rounding alone
+
+
+def loss_alone_findings(
+    task: TaskData, model: torch.nn.Module, encoded: list[dict[str, Any]], micro_batch: int, split: str = "train"
+) -> tuple[list[Finding], dict[str, Any]]:
+    size = max(2, int(micro_batch))
+    chunks = [encoded[start : start + size] for start in range(0, min(len(encoded), size * BATCHES), size)]
+    chunks = [chunk for chunk in chunks if len(chunk) >= 2]
+    if not chunks:
+        return [], {"judged": False, "why": "no micro-batch of two examples or more"}
+    if padding_mask(task, task.collate(chunks[0])) is not None:  # an attention_mask or a pad id: the padding
+        return [], {"judged": False, "why": "the batch says where its padding is: the padding probe's"}
+    if collate_is_random(task, chunks[0]):
+        return [], {"judged": False, "why": "collate is random (two calls differ)"}
+    compared, worst = 0, (0.0, None, None, None)
+    with untouched(model), torch.no_grad():
+        model.eval()
+        for chunk in chunks:
+            _, batch = next(micro_batches(task, chunk, len(chunk)))
+            rows, labels = batch_size(batch), batch.get("labels")
+            output = task.forward(model, batch)
+            scores = logits_of(output)
+            if (
+                scores.dim() == 0
+                or scores.shape[0] != rows
+                or (torch.is_tensor(labels) and labels.shape[:1] != (rows,))
+            ):
+                return [], {"judged": False, "why": "the output or the labels have no row per example"}
+            limit = RTOL if scores.dtype in (torch.float32, torch.float64) else LOW_PRECISION_RTOL
+            for row, at in enumerate(row_items(batch, chunk)):
+                alone = task.collate([chunk[at]])
+                own = as_number(task.loss_sum(task.forward(model, alone), alone))
+                again = as_number(task.loss_sum(task.forward(model, alone), alone))
+                padded = sub_batch(batch, [row])  # its row as the batch padded it, run alone: no other row
+                cut = as_number(task.loss_sum(task.forward(model, padded), padded))
+                if not all(map(math.isfinite, (own, again, cut))) or abs(own - again) > 1e-6 * max(abs(own), 1e-6):
+                    return [], {"judged": False, "why": "the loss alone is not finite or not repeated"}
+                compared += 1
+                gap = abs(cut - own) / max(abs(own), 1e-6)
+                if gap > worst[0]:
+                    worst = (gap, batch, row, (cut, own))
+    gap, batch, row, losses = worst
+    details = {"examples_compared": compared, "largest_relative_difference": gap, "limit": limit}
+    if gap <= limit:
+        return [], details
+    return [_depends_on_its_batch(batch, row, gap, losses, split)], details
+
+
+def _depends_on_its_batch(batch: dict[str, Any], row: int, gap: float, losses: tuple, split: str) -> Finding:
+    cut, own = losses
+    return Finding(
+        f"an example's loss depends on its micro-batch: loss_sum of its row in a micro-batch of {batch_size(batch)} "
+        f"is {cut:.6g}, of the example collated alone {own:.6g} ({gap:.3g} of it apart), while each example's loss "
+        "must be its own. The padding the batch adds reaches the loss: padded candidates or classes scored in a "
+        "softmax, padded steps in a mean, a mask of the task's own that loss_sum does not apply. Fix: mask the "
+        "padding in loss_sum (scores.masked_fill(~mask, float('-inf')) before the softmax; padded positions out of "
+        "the sum) and in forward",
+        split,
+        int(batch["index"][row]) if torch.is_tensor(batch.get("index")) and len(batch["index"]) > row else None,
+    )
