@@ -801,7 +801,7 @@ def test_a_saved_model_that_is_no_causal_lm_is_refused_before_anything_runs(make
     ).save_pretrained(tmp_path / "t5")
     transformers.LlamaForCausalLM(_tiny_llama_config()).save_pretrained(tmp_path / "causal")
     said = {
-        "cls": r"holds LlamaForSequenceClassification weights.*loaded as LlamaForCausalLM.*new output head",
+        "cls": r"holds LlamaForSequenceClassification weights.*loaded as LlamaForCausalLM.*new output head \(embed",
         "t5": r"holds a t5 model \(T5ForConditionalGeneration\), for which transformers has no causal",
         "causal/config.json": r"is a file.*Fix: model.path=.*causal, the directory that holds it",
     }
@@ -809,6 +809,12 @@ def test_a_saved_model_that_is_no_causal_lm_is_refused_before_anything_runs(make
         with pytest.raises(PilotError, match=pattern):
             validate(make_cfg("model=hf_causal_lm", f"model.path={tmp_path / name}"))
     validate(make_cfg("model=hf_causal_lm", f"model.path={tmp_path / 'causal'}"))  # a causal LM's: accepted
+
+    class MyLlama(transformers.LlamaForCausalLM):  # a class of the user's own (a review): its name is no mapping's
+        pass
+
+    MyLlama(_tiny_llama_config()).save_pretrained(tmp_path / "own")
+    validate(make_cfg("model=hf_causal_lm", f"model.path={tmp_path / 'own'}"))  # loads whole: accepted
 
 
 def test_a_saved_causal_lm_missing_tensors_is_refused_when_built(tmp_path):

@@ -394,3 +394,39 @@ def test_their_correct_twins_pass_inspect(name):
     model = module.build_model(task) if hasattr(module, "build_model") else module.Model()
     result, _ = inspect_task(task, n_show=1, micro_batch=4, model=model)
     assert result.verdict == "pass", result.reason
+
+
+def test_tag_columns_judge_a_renumbered_vocabulary_only():
+    """A review: tags spelt otherwise in validation's source ('Sports', lowered into one fixed vocabulary) and
+    a keyword field that is no tag list failed as a vocabulary fitted per split. Only a name training gives
+    to another column is a renumbering."""
+    from pilot.checks.tag_columns import tag_column_findings
+    from tests.planted_tasks import _multilabel as ml
+
+    def findings(transform):
+        task = ml.task(ml.fixed)
+        for split, part in task.splits.items():
+            for example in part:
+                example.fields.update(transform(split, example))
+        fixed = {name: k for k, name in enumerate(ml.TAGS)}
+
+        def encode(e):
+            y = torch.zeros(len(ml.TAGS))
+            for tag in e.fields["tags"]:
+                y[fixed[tag.lower()]] = 1
+            return {"index": e.index, "inputs": torch.from_numpy(e.fields["x"]), "y": y}
+
+        task.encode = encode
+        return tag_column_findings(task, {s: task.encoded(s) for s in task.splits})[0]
+
+    assert not findings(
+        lambda s, e: {"tags": [t.capitalize() for t in e.fields["tags"]] if s == "val" else e.fields["tags"]}
+    )
+
+    def keywords(split, example):  # a field of keywords, one of which goes with a rare tag, otherwise per split
+        travel = "travel" in example.fields["tags"]
+        return {"keywords": [f"w{example.index}"] + (["trip" if split == "train" else "journey"] if travel else [])}
+
+    assert not findings(keywords)
+    task = ml.task(ml.first_seen)  # numbered per split: found
+    assert tag_column_findings(task, {s: task.encoded(s) for s in task.splits})[0]

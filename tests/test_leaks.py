@@ -385,3 +385,19 @@ def test_targets_clipped_at_both_ends_warn_and_targets_scaled_or_piled_at_one_en
     for name in ("ok_regression_target_min_max_scaled", "ok_regression_rainfall_zero_inflated"):
         module, result = _audit_module(name)
         assert module.EXPECTED is None and result.verdict == "pass", (name, result.reason)
+
+
+def test_a_split_min_max_scaled_on_itself_is_found_beside_a_zero_inflated_feature():
+    """A review: the clipped-target guard, applied to every feature, hid a validation split min-max scaled on
+    itself whenever one of its features had many zeros (amounts, counts). Only targets piled at both ends are
+    clipped ones."""
+    import numpy as np
+
+    from pilot.checks.leaks.own_statistics import _piled, _scaled
+
+    rng = np.random.default_rng(0)
+    x = np.c_[rng.normal(size=200), rng.exponential(size=200) * (rng.random(200) > 0.3)]
+    x = (x - x.min(0)) / (x.max(0) - x.min(0))  # fit_transform on the split itself
+    assert _scaled(x) == "min 0 and max 1"
+    clipped = np.clip(rng.normal(size=200), 0.0, 1.0)
+    assert _piled(clipped) and not _piled(x[:, 1]) and _scaled(clipped.reshape(-1, 1), clipped=True) is None

@@ -4,6 +4,7 @@
 import json
 import math
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -1155,3 +1156,11 @@ def test_a_sweep_of_pilots_lists_them_and_one_that_did_not_pass_makes_it_exit_1(
     make_run(sweep / "1", {**failed, "status": "ok", "stop_cause": "pilot_complete"})  # both passed: exit 0
     entry.recap_launch(callback_config(sweep, tmp_path / "journal.md"), frozenset())
     sweep_ending()
+    # a pilot killed before its verdict (a review): its record still says running once the launch ended
+    make_run(sweep / "1", {**failed, "status": "running", "stop_cause": None})
+    (sweep / "1" / ".pilot.lock").write_text(f"pid 999999 on host {socket.gethostname()}")  # held by no one
+    entry.recap_launch(callback_config(sweep, tmp_path / "journal.md"), frozenset())
+    with pytest.raises(SweepIncomplete):
+        sweep_ending()
+    said = capsys.readouterr().err
+    assert "did not pass" in said and "ended without recording how" in said, said

@@ -46,13 +46,19 @@ def row_items(batch: Batch, chunk: Sequence[dict[str, Any]]) -> list[int]:
 
 
 def sub_batch(batch: Batch, rows: Sequence[int]) -> Batch:
-    """The given rows as a batch: every tensor whose first dimension is the batch is sliced."""
+    """The given rows as a batch: every tensor whose first dimension is the batch is sliced, and every list
+    or tuple with one entry per row (``"lengths": [7, 5, 9]``, texts), which a loss may read per row."""
     size = batch_size(batch)
     picked = torch.as_tensor(list(rows), dtype=torch.long)
-    return {
-        key: (value[picked] if torch.is_tensor(value) and value.dim() > 0 and value.shape[0] == size else value)
-        for key, value in batch.items()
-    }
+
+    def part(value: Any) -> Any:
+        if torch.is_tensor(value):
+            return value[picked] if value.dim() > 0 and value.shape[0] == size else value
+        if isinstance(value, (list, tuple)) and len(value) == size and size > 1:
+            return type(value)([value[row] for row in rows])
+        return value
+
+    return {key: part(value) for key, value in batch.items()}
 
 
 def sub_output(output: Any, rows: Sequence[int], size: int) -> Any:

@@ -4,7 +4,9 @@ example's raw fields (a list of strings: ``{"tags": ["travel", "health"]}``), ea
 from the data itself: the one name present in exactly the examples whose column is 1. A vocabulary built
 per split (a ``MultiLabelBinarizer`` fitted on each split, tags numbered in first-seen order) gives a
 column another name in validation than in training: the model is scored on other tags than it learned,
-and every loss and count still adds up. A ``fail`` naming the column and both names.
+and every loss and count still adds up. A ``fail`` naming the column and both names, only where the names of
+validation's columns are training's numbered otherwise (a name training gives to another column): tags
+spelt otherwise in one split ('Sports'), or a field that is no tag list, say nothing of the numbering.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pilot.checks.result import Finding
 from pilot.data.task import Example, TaskData
 
 MAX_EXAMPLES = 512  # of each split
+EXPLAINED = 2  # training's columns a field's names must tell apart to be the tags
 CHUNK = 64
 
 
@@ -45,14 +48,16 @@ def _tag_fields(example: Example) -> list[str]:
 
 def _column_names(labels: torch.Tensor, tags: list[set[str]]) -> dict[int, str]:
     """Column -> the one tag name present in exactly the examples whose column is 1 (columns never 1, or
-    matched by no name or by several, left out)."""
-    names = sorted(set().union(*tags))
+    matched by no name or by several, left out). A column's candidates are the names every example whose
+    column is 1 holds: few, checked against the examples without it."""
     named = {}
     for column in range(labels.shape[1]):
         on = labels[:, column].bool().tolist()
-        if not any(on):
+        positive = [t for t, o in zip(tags, on) if o]
+        if not positive:
             continue
-        matching = [name for name in names if all((name in t) == o for t, o in zip(tags, on))]
+        candidates = set.intersection(*positive)
+        matching = [name for name in candidates if not any(name in t for t, o in zip(tags, on) if not o)]
         if len(matching) == 1:
             named[column] = matching[0]
     return named
@@ -75,9 +80,14 @@ def tag_column_findings(task: TaskData, encoded: dict[str, list[dict[str, Any]]]
     findings = []
     for field, named in per_split.items():
         train_names = named.get("train", {})
+        if len(train_names) < EXPLAINED:  # the field's names do not tell training's columns: not its tags
+            continue
+        column_of = {name: column for column, name in train_names.items()}
         for split, columns in named.items():
-            moved = [
-                (c, train_names[c], n) for c, n in sorted(columns.items()) if c in train_names and train_names[c] != n
+            moved = [  # a name training gives to another column: one vocabulary, numbered otherwise
+                (c, train_names[c], n)
+                for c, n in sorted(columns.items())
+                if c in train_names and column_of.get(n, c) != c
             ]
             if split != "train" and moved:
                 column, there, here = moved[0]

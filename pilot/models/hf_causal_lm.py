@@ -30,6 +30,7 @@ from pilot.models.hf_config_reads import (
     width_and_depth_unread,
 )
 from pilot.models.hf_refusals import config_refused, refusal, setting_named_by
+from pilot.models.saved_model import refuse_weights_not_loaded
 
 log = logging.getLogger(__name__)
 
@@ -68,62 +69,8 @@ def _from_directory(transformers, path: str, kwargs: dict[str, Any]):
             "by save_pretrained, config.json and its weights (pilot never downloads), or model.path=null to build "
             "from model.config."
         ) from error
-    _refuse_weights_not_loaded(path, model, loading)
+    refuse_weights_not_loaded(path, model, loading)
     return model
-
-
-def _refuse_weights_not_loaded(path: str, model: torch.nn.Module, loading: dict[str, Any]) -> None:
-    """Parameters of the built model that the directory did not hold start at random while the run would
-    say it fine-tunes the saved model (a classifier's or a base model's checkpoint loaded as a causal LM: its
-    head new): refused, named. Saved weights the model has no place for are only said."""
-    missing = sorted(loading.get("missing_keys") or [])
-    unexpected = sorted(loading.get("unexpected_keys") or [])
-    if missing:
-        raise PilotError(
-            f"model.path={path}: loaded as {type(model).__name__}, {len(missing)} of its tensors are not in the "
-            f"saved weights and would start at random ({', '.join(missing[:4])}{', ...' if len(missing) > 4 else ''})"
-            + (
-                f", and {len(unexpected)} saved tensors have no place in it ({', '.join(unexpected[:3])}"
-                f"{', ...' if len(unexpected) > 3 else ''})"
-                if unexpected
-                else ""
-            )
-            + ": the run would not start from the saved model. Fix: the directory of a causal language model "
-            f"saved with save_pretrained ({type(model).__name__}), or model.path=null to build from model.config."
-        )
-    if unexpected:
-        log.warning(
-            "model.path=%s: %d saved tensors have no place in %s and are not loaded (%s)",
-            path, len(unexpected), type(model).__name__, ", ".join(unexpected[:4]),
-        )  # fmt: skip
-
-
-def saved_model_problem(path: str) -> str | None:
-    """Why the saved model in ``path`` (its config.json) is no causal LM this builder loads as saved: a model
-    type transformers has no causal LM for (T5, an encoder-decoder), or saved weights of another head
-    (``architectures``: a sequence classifier, a bare encoder-decoder, a base model without its head), whose
-    causal LM would drop them and start a new head at random; None when it is one (or cannot be told)."""
-    transformers = _transformers()
-    config = transformers.AutoConfig.from_pretrained(str(Path(path).expanduser()), local_files_only=True)
-    causal = transformers.models.auto.modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
-    saved = [str(name) for name in (getattr(config, "architectures", None) or [])]
-    model_type = str(getattr(config, "model_type", ""))
-    if model_type not in causal:
-        return (
-            f"it holds a {model_type} model{f' ({saved[0]})' if saved else ''}, for which transformers has no causal "
-            "language model (an encoder-decoder or an encoder): model=hf_causal_lm trains decoder-only models. Fix: "
-            "the directory of a causal language model saved with save_pretrained, or model.path=null to build from "
-            "model.config; another architecture needs a model and task of your own (plug-in tasks)."
-        )
-    names = sorted({causal[model_type]} if isinstance(causal[model_type], str) else set(causal[model_type]))
-    if saved and not set(names) & set(saved):
-        return (
-            f"it holds {saved[0]} weights, not a causal language model's: loaded as {names[0]}, the saved head (or "
-            "encoder) would be dropped and a new output head start at random, while the run says it fine-tunes the "
-            f"saved model. Fix: the directory of a {names[0]} saved with save_pretrained, or model.path=null to build "
-            "from model.config."
-        )
-    return None
 
 
 def build(

@@ -191,7 +191,7 @@ def recap_launch(config: Any, earlier_runs: frozenset[Path], ended: str = "concl
     _not_passed.extend(
         f"{row['run_dir']} ({row.get('mode')}: {row.get('stop_cause') or row.get('status')})"
         for row in apart
-        if row.get("status") in ("failed", "oom")
+        if row.get("status") in ("failed", "oom", "running")  # running once its launch ended: killed, no verdict
     )
     if campaign.get("journal"):
         journal = Path(campaign.get("journal"))

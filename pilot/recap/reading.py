@@ -130,6 +130,8 @@ def read_run(run_dir: Path | str, curve: bool = False) -> dict[str, Any]:
         record = read_json_object(os.path.join(run_dir, "run.json"))
         if record.get("mode") in NOT_RUNS:  # kept aside by ``collect``: how it ended, not compared
             said = {k: record[k] for k in ("run_id", "status", "stop_cause") if isinstance(record.get(k), str)}
+            if said.get("status") == "running" and (gone := abandoned(run_dir)):  # killed before its verdict
+                said["stop_cause"] = f"{gone}: it ended without recording how (killed: SIGKILL, out of memory?)"
             return {**row, "mode": record["mode"], **said, NOT_A_RUN: True}
         row.update(record_row(record))
         if row.get("status") == "running" and (gone := abandoned(run_dir)):  # run.json's last word

@@ -23,7 +23,8 @@ from pilot.models.adapter import (
     save_nothing,
     saved_names_matching_nothing,
 )
-from pilot.models.hf_causal_lm import DTYPES, config_problem, meta_model, saved_model_problem
+from pilot.models.hf_causal_lm import DTYPES, config_problem, meta_model
+from pilot.models.saved_model import saved_model_problem
 from pilot.validation.adapter_config import adapter_settings_if_any, check_adapter_config
 from pilot.validation.checkpointing import check_checkpointing
 from pilot.validation.keys import check_arguments

@@ -27,8 +27,9 @@ EXACT = 1e-4
 PILED = 0.05
 
 
-def _scaled(x: np.ndarray) -> str | None:
-    """How ``x``'s continuous features were all scaled on ``x`` itself, or None."""
+def _scaled(x: np.ndarray, clipped: bool = False) -> str | None:
+    """How ``x``'s continuous features were all scaled on ``x`` itself, or None; ``clipped``: values clipped
+    to [0, 1] (``_piled``), whose min 0 and max 1 say nothing of a scaler."""
     distinct = np.array([len(np.unique(column)) for column in x.T])
     x = x[:, distinct >= CONTINUOUS]
     if x.shape[1] == 0:
@@ -36,17 +37,15 @@ def _scaled(x: np.ndarray) -> str | None:
     means, stds = x.mean(axis=0), [x.std(axis=0, ddof=d) for d in (0, 1)]
     if np.abs(means).max() <= EXACT and any(np.abs(s - 1.0).max() <= EXACT for s in stds):
         return "mean 0 and standard deviation 1"
-    if np.abs(x.min(axis=0)).max() <= EXACT and np.abs(x.max(axis=0) - 1.0).max() <= EXACT and not _piled(x):
+    if np.abs(x.min(axis=0)).max() <= EXACT and np.abs(x.max(axis=0) - 1.0).max() <= EXACT and not clipped:
         return "min 0 and max 1"
     return None
 
 
-def _piled(x: np.ndarray) -> bool:
-    """A column with ``PILED`` of its values or more at its minimum or its maximum: values clipped to [0, 1]
-    (``clipped_targets``), not min-max scaled, which puts one value at each end."""
-    return bool(
-        ((x == x.min(axis=0)).mean(axis=0) >= PILED).any() or ((x == x.max(axis=0)).mean(axis=0) >= PILED).any()
-    )
+def _piled(y: np.ndarray) -> bool:
+    """Targets with ``PILED`` of their values or more at their minimum and as many at their maximum: clipped
+    to [0, 1] (``clipped_targets``), not min-max scaled, which puts one value at each end."""
+    return bool((y == y.min()).mean() >= PILED and (y == y.max()).mean() >= PILED)
 
 
 def own_statistics_warnings(views: ModelViews) -> tuple[list[Finding], dict[str, Any]]:
@@ -60,7 +59,8 @@ def _targets_scaled_on_themselves(views: ModelViews) -> tuple[list[Finding], dic
     for split in views.order():
         labels = scalar_labels(views, split)
         if labels is not None and len(labels) >= MIN_EXAMPLES and np.issubdtype(labels.dtype, np.floating):
-            scaled[split] = _scaled(labels.astype(np.float64).reshape(-1, 1))
+            y = labels.astype(np.float64)
+            scaled[split] = _scaled(y.reshape(-1, 1), clipped=_piled(y))
     later = [s for s in views.order() if s != "train" and scaled.get(s)]
     if not later:
         return [], {"targets_scaled_on_themselves": scaled} if scaled else {}

@@ -1,0 +1,91 @@
+"""What a saved model directory (``model.path``) holds, against the causal LM ``model=hf_causal_lm`` builds
+from it: refused before anything runs where its config says it is no such model (``saved_model_problem``),
+and when built where its weights lack a tensor of the model (``refuse_weights_not_loaded``)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from pilot.errors import PilotError
+
+log = logging.getLogger(__name__)
+
+
+def refuse_weights_not_loaded(path: str, model: torch.nn.Module, loading: dict[str, Any]) -> None:
+    """Parameters of the built model that the directory did not hold start at random while the run would
+    say it fine-tunes the saved model (a classifier's or a base model's checkpoint loaded as a causal LM: its
+    head new): refused, named. Saved weights the model has no place for are only said."""
+    missing = sorted(loading.get("missing_keys") or [])
+    unexpected = sorted(loading.get("unexpected_keys") or [])
+    if missing:
+        raise PilotError(
+            f"model.path={path}: loaded as {type(model).__name__}, {len(missing)} of its tensors are not in the "
+            f"saved weights and would start at random ({', '.join(missing[:4])}{', ...' if len(missing) > 4 else ''})"
+            + (
+                f", and {len(unexpected)} saved tensors have no place in it ({', '.join(unexpected[:3])}"
+                f"{', ...' if len(unexpected) > 3 else ''})"
+                if unexpected
+                else ""
+            )
+            + ": the run would not start from the saved model. Fix: the directory of a causal language model "
+            f"saved with save_pretrained ({type(model).__name__}), or model.path=null to build from model.config."
+        )
+    if unexpected:
+        log.warning(
+            "model.path=%s: %d saved tensors have no place in %s and are not loaded (%s)",
+            path, len(unexpected), type(model).__name__, ", ".join(unexpected[:4]),
+        )  # fmt: skip
+
+
+HEADS_WITHOUT_AN_LM_HEAD = (  # transformers' mappings of heads whose checkpoints hold no language-model head
+    "MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES",
+    "MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES",
+    "MODEL_FOR_QUESTION_ANSWERING_MAPPING_NAMES",
+    "MODEL_FOR_MULTIPLE_CHOICE_MAPPING_NAMES",
+)
+
+
+def _mapped(mapping: Any) -> set[str]:
+    return {name for value in mapping.values() for name in ([value] if isinstance(value, str) else value)}
+
+
+def saved_model_problem(path: str) -> str | None:
+    """Why the saved model in ``path`` (its config.json) cannot be loaded as the causal LM it was saved as: a
+    model type transformers has no causal LM for (T5), an encoder-decoder's weights (``architectures``: BART's
+    ``ForConditionalGeneration``, whose encoder the causal LM would drop), or a classifier's or QA head's with
+    untied embeddings (its output head would start at random). None otherwise: a class of the user's own, an
+    old name, a head whose LM head is tied; building then refuses any tensor the weights lack."""
+    import transformers
+
+    config = transformers.AutoConfig.from_pretrained(str(Path(path).expanduser()), local_files_only=True)
+    auto = transformers.models.auto.modeling_auto
+    causal = auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    saved = [str(name) for name in (getattr(config, "architectures", None) or [])]
+    model_type = str(getattr(config, "model_type", ""))
+    if model_type not in causal:
+        return (
+            f"it holds a {model_type} model{f' ({saved[0]})' if saved else ''}, for which transformers has no causal "
+            "language model (an encoder-decoder or an encoder): model=hf_causal_lm trains decoder-only models. Fix: "
+            "the directory of a causal language model saved with save_pretrained, or model.path=null to build from "
+            "model.config; another architecture needs a model and task of your own (plug-in tasks)."
+        )
+    loaded_as = sorted(_mapped({model_type: causal[model_type]}))[0]
+    if not saved or set(saved) & _mapped(causal):
+        return None
+    if saved[0] in _mapped(auto.MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES):
+        lost = "its encoder would be dropped and the decoder's embeddings and output head start at random"
+    elif saved[0] in set().union(*(_mapped(getattr(auto, name, {})) for name in HEADS_WITHOUT_AN_LM_HEAD)) and not (
+        getattr(config, "tie_word_embeddings", True)
+    ):
+        lost = "its head would be dropped and a new output head (embeddings not tied) start at random"
+    else:
+        return None
+    return (
+        f"it holds {saved[0]} weights, not a causal language model's: loaded as {loaded_as}, {lost}, while the run "
+        f"says it fine-tunes the saved model. Fix: the directory of a {loaded_as} saved with save_pretrained, or "
+        "model.path=null to build from model.config."
+    )
