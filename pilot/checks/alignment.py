@@ -22,6 +22,7 @@ from typing import Any
 
 import torch
 
+from pilot.checks.distillation import distillation_verdict
 from pilot.checks.loss_probe import (
     counted_label_mask,
     input_ids_of,
@@ -59,7 +60,7 @@ def _shifted_reference(reference: torch.Tensor, offset: int) -> tuple[torch.Tens
 
 def probe(task: TaskData, model: torch.nn.Module, batches: list[dict[str, Any]]) -> dict[str, Any]:
     """Trained positions, the class pushed up there, and the references to compare it with."""
-    pushed_all, reference_all, by_offset = [], [], {}
+    pushed_all, reference_all, by_offset, soft = [], [], {}, {}
     trained_count = declared_positions = 0
     sequence = False
     model.eval()
@@ -79,8 +80,16 @@ def probe(task: TaskData, model: torch.nn.Module, batches: list[dict[str, Any]])
         declared_positions += int(counted_label_mask(task, labels).sum())
         trained_count += int(trained.sum())
         pushed_all.append(pushed[trained])
-        if not sequence:  # one class per row: its own label
+        if not sequence:  # one class per row: its own label; and any soft target beside it (a teacher's logits)
             reference_all.append(labels.reshape(pushed.shape)[trained])
+            for key, value in batch.items():
+                if (
+                    key != "labels"
+                    and torch.is_tensor(value)
+                    and value.is_floating_point()
+                    and value.shape == scores.shape
+                ):
+                    soft.setdefault(key, []).append(value.argmax(-1)[trained])
             continue
         ids = input_ids_of(batch)
         next_token = task.convention == NEXT_TOKEN and ids is not None
@@ -100,6 +109,8 @@ def probe(task: TaskData, model: torch.nn.Module, batches: list[dict[str, Any]])
     }
     if sequence:
         result["by_offset"] = {k: torch.cat(v) for k, v in by_offset.items()}
+    else:
+        result["soft"] = {k: torch.cat(v) for k, v in soft.items()}
     return result
 
 
@@ -179,6 +190,8 @@ def alignment_check(
         shifted = _wrong_shift(found, trained, declared_text, details)
         if shifted is not None:
             return shifted
+    if (distilled := distillation_verdict(task, found, split, details)) is not None:
+        return distilled
     return CheckResult(
         STEP, "fail", class_mapping_text(task, pushed, reference) + f" (declared: {declared_text})", [], details
     )

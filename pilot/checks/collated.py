@@ -43,7 +43,7 @@ from pilot.checks.result import Finding
 from pilot.checks.row_differences import row_differences, same
 from pilot.checks.row_pairing import rows_of_other_examples
 from pilot.checks.untrained_labels import LossPositions
-from pilot.data.task import NEXT_TOKEN, Batch, Example, TaskData
+from pilot.data.task import NEXT_TOKEN, RAW_LABEL_FIELD, Batch, Example, TaskData
 
 NO_TARGET = ("no target token in the loss", "no target in the loss")  # a sequence row's; a row's label
 
@@ -207,6 +207,14 @@ def _counted_elsewhere(task: TaskData, single: Batch) -> bool:
         return False
 
 
+def _declared_unlabelled(task: TaskData, example: Example) -> bool:
+    """An example the task's raw label declares without a class (``raw_label`` gives None: an annotator's
+    'unsure', a head it is not annotated for): left out of the loss on purpose, not an example without its
+    target."""
+    declared = task.raw_label is not None or RAW_LABEL_FIELD in example.fields
+    return declared and task.raw_class_name(example) is None
+
+
 def check_batch(task: TaskData, views: list[RowView], masked: bool, compare_rows: bool = True) -> list[Finding]:
     """Every problem of the rows of one micro-batch (``compare_rows=False``: a random collate)."""
     if not views[0].aligned:  # rows packed together: nothing to compare row by row
@@ -218,7 +226,7 @@ def check_batch(task: TaskData, views: list[RowView], masked: bool, compare_rows
         findings += [
             Finding(NO_TARGET[1], v.split, v.example.index)
             for v, single in zip(views, singles)
-            if not v.counted and not _counted_elsewhere(task, single)
+            if not v.counted and not _counted_elsewhere(task, single) and not _declared_unlabelled(task, v.example)
         ]
     else:
         batch = views[0].batch

@@ -83,7 +83,7 @@ def check_contract(task: TaskData, model: torch.nn.Module, settings: Mapping[str
     _refuse_unregistered_modules(model, list(called.values()))
     logits = logits_of(output)
     trained_parameters(model)  # refuses a model with none
-    _refuse_narrow_head(task, logits)
+    _refuse_narrow_head(task, logits, output, batch)
     _refuse_unusable_loss(task, output, batch)
     _refuse_predict_shape(task, output, batch)
     _refuse_predict_ignoring_output(task, output, batch)
@@ -135,20 +135,40 @@ def _refuse_unregistered_modules(model: torch.nn.Module, called: list[torch.nn.M
     )
 
 
-def _refuse_narrow_head(task: TaskData, logits: torch.Tensor) -> None:
+def _refuse_narrow_head(task: TaskData, logits: torch.Tensor, output: Any, batch: dict) -> None:
     """Classification: a head with fewer outputs than classes cannot score the labels past its width,
     so the loss fails on the first such label, in every later step. (A wider head still computes:
-    inspect fails it.)"""
+    inspect fails it.) Not where the loss scores the last class on this head (``_scores_the_last_class``):
+    an ordinal head of K-1 cumulative logits (CORAL: P(y > k)) is as wide as it must be."""
     if task.kind != "classification" or logits.dim() == 0:
         return
     classes = int(task.info.get("num_classes", len(task.names())))
     width = int(logits.shape[-1])
-    if 0 < width < classes and not binary_logit(width, classes):
+    if (
+        0 < width < classes
+        and not binary_logit(width, classes)
+        and not _scores_the_last_class(task, output, batch, classes)
+    ):
         raise ContractError(
             f"the model's head has {width} outputs but the task has {classes} classes (labels 0-{classes - 1}): "
             f"the loss cannot score a label >= {width}. Fix: build the model with {classes} outputs (the "
             f"built-in classifier: model.num_classes={classes})."
         )
+
+
+def _scores_the_last_class(task: TaskData, output: Any, batch: dict, classes: int) -> bool:
+    """Whether ``loss_sum`` gives a finite loss on the batch with every class-id label set to the last class
+    (cross_entropy on a narrower head raises: the label is out of its bounds)."""
+    labels = batch.get("labels")
+    if not torch.is_tensor(labels) or labels.is_floating_point():
+        return False
+    last = torch.where(labels >= 0, torch.full_like(labels, classes - 1), labels)
+    try:
+        with torch.no_grad():
+            loss = task.loss_sum(output, {**batch, "labels": last})
+        return bool(torch.isfinite(torch.as_tensor(loss, dtype=torch.float64)).all())
+    except Exception:  # noqa: BLE001 - the loss cannot score that label: the narrow head's refusal says why
+        return False
 
 
 def _refuse_unusable_loss(task: TaskData, output: Any, batch: dict) -> None:

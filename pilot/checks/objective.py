@@ -108,11 +108,8 @@ def objective_check(
     batches = [batch for _, batch in micro_batches(task, items, size)][:max_batches]
     findings: list[Finding] = []
     warnings: list[Finding] = []
-    total_loss = total_count = 0.0
-    width = None
-    per_batch = []
+    total_loss, total_count, width, per_batch, outputs = 0.0, 0.0, None, [], []
     per_class: dict[int, list[float]] = {}  # class id -> loss per target of each probed example
-    outputs = []
     model.eval()
     for batch in batches:
         with torch.no_grad():
@@ -130,6 +127,7 @@ def objective_check(
                 "sum_single_losses": sum(numbers["single_losses"] or [float("nan")]),
                 "sum_single_counts": sum(numbers["single_counts"] or [float("nan")]),
                 "trained_positions": trained,
+                "ctc_style": bool(unpaired),  # frames that are not the labels' positions: no ln(width) start
             }
         )
         total_loss, total_count = total_loss + numbers["loss"], total_count + numbers["count"]
@@ -146,6 +144,7 @@ def objective_check(
         and width > 1
         and task.initial_loss_tolerance is not None
         and not regression(task, batches)
+        and not any(b["ctc_style"] for b in per_batch)  # a CTC loss sums over every alignment
     ):
         warnings += _initial_loss(task, outputs, total_loss / total_count, width, per_class, details)
     elif not total_count:
@@ -199,7 +198,8 @@ def _sums_said(per_batch: list[dict[str, Any]], size: int) -> str:
 
 def contract_findings(numbers: dict[str, Any], trained: int) -> list[Finding]:
     """What one batch breaks of the contract: a loss that is not a sum, a count that is not a count or
-    that counts positions the loss does not train."""
+    that counts positions the loss does not train (a count that is no whole number is a sum of example
+    weights, a weighted mean's normaliser: only its adding up over examples is judged)."""
     findings = []
     split = numbers["single_losses"] is not None  # the batch's rows are its examples
     if split and numbers["examples"] > 1 and not _close(numbers["loss"], sum(numbers["single_losses"])):
@@ -212,7 +212,7 @@ def contract_findings(numbers: dict[str, Any], trained: int) -> list[Finding]:
                 "it is not a count over examples"
             )
         )
-    elif trained and int(numbers["count"]) != trained:
+    elif trained and int(numbers["count"]) != trained and float(numbers["count"]).is_integer():  # not weights
         findings.append(
             Finding(
                 f"target_count says {numbers['count']:g} targets but loss_sum trains "
@@ -313,6 +313,8 @@ def _trained_targets(batch: dict[str, Any], grad: torch.Tensor, width: int, decl
     if torch.is_tensor(labels) and labels.dim() >= 2 and width == 1 and labels.shape == grad.shape[:-1]:
         elements, rows = int((grad != 0).sum()), int((grad != 0).flatten(1).any(-1).sum())  # a score per candidate:
         return rows if declared == rows != elements else elements  # one ranking per row, when target_count says so
+    if torch.is_tensor(labels) and labels.is_floating_point() and width > 1 and declared == int((grad != 0).sum()):
+        return int(declared)  # several outputs per value target, each counted (quantiles: one per level)
     return int(pushed_classes(grad)[1].sum()) if width > 1 else int((grad != 0).any(-1).sum())
 
 
