@@ -23,6 +23,7 @@ from typing import Any
 import torch
 
 from pilot.checks.distillation import distillation_verdict
+from pilot.checks.label_kinds import ordinal_head
 from pilot.checks.loss_probe import (
     counted_label_mask,
     input_ids_of,
@@ -72,6 +73,8 @@ def probe(task: TaskData, model: torch.nn.Module, batches: list[dict[str, Any]])
         scores, grad, _ = output_gradient(task, output, batch, recompute=partial(task.forward, model, batch))
         if scores.shape[-1] < 2:
             return {"regression": True}
+        if ordinal_head(task, output, batch):  # K-1 cumulative logits: thresholds, not one score per class
+            return {"regression": False, "ordinal": int(scores.shape[-1])}
         pushed, trained = pushed_classes(grad)
         labels = batch["labels"]
         if unpaired := positions_unlike_labels(labels, grad):  # CTC-style: frames, not label positions
@@ -159,8 +162,12 @@ def alignment_check(
         return CheckResult(STEP, "pass", reason, [], details)
     if found["regression"]:
         return CheckResult(STEP, "pass", "one output per position (a regression?): no class to probe", [], details)
-    if "unpaired" in found:
-        reason = f"not judged: {found['unpaired']} (CTC-style), so no output position stands for one label"
+    if "ordinal" in found or "unpaired" in found:
+        reason = (
+            f"not judged: an ordinal head of {found['ordinal']} cumulative logits, thresholds, not one score per class"
+            if "ordinal" in found
+            else f"not judged: {found['unpaired']} (CTC-style), so no output position stands for one label"
+        )
         return CheckResult(STEP, "pass", reason, [], details)
     pushed, reference, trained = found["pushed"], found["reference"], found["trained"]
     details.update(trained_positions=trained, counted_by_labels=found["declared_positions"])

@@ -17,6 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from pilot.checks.forward_crash import forward_crash, negative_ids
 from pilot.checks.inspect_examples import binary_logit
+from pilot.checks.label_kinds import ordinal_head
 from pilot.checks.output_reads import named_tensors, rebuilt
 from pilot.checks.result import CheckResult
 from pilot.data.task import CONTRACT, ContractError, TaskData, logits_of, move_to, require_batch_keys
@@ -138,37 +139,18 @@ def _refuse_unregistered_modules(model: torch.nn.Module, called: list[torch.nn.M
 def _refuse_narrow_head(task: TaskData, logits: torch.Tensor, output: Any, batch: dict) -> None:
     """Classification: a head with fewer outputs than classes cannot score the labels past its width,
     so the loss fails on the first such label, in every later step. (A wider head still computes:
-    inspect fails it.) Not where the loss scores the last class on this head (``_scores_the_last_class``):
+    inspect fails it.) Not where the loss scores the last class on this head (``label_kinds.ordinal_head``):
     an ordinal head of K-1 cumulative logits (CORAL: P(y > k)) is as wide as it must be."""
     if task.kind != "classification" or logits.dim() == 0:
         return
     classes = int(task.info.get("num_classes", len(task.names())))
     width = int(logits.shape[-1])
-    if (
-        0 < width < classes
-        and not binary_logit(width, classes)
-        and not _scores_the_last_class(task, output, batch, classes)
-    ):
+    if 0 < width < classes and not binary_logit(width, classes) and not ordinal_head(task, output, batch):
         raise ContractError(
             f"the model's head has {width} outputs but the task has {classes} classes (labels 0-{classes - 1}): "
             f"the loss cannot score a label >= {width}. Fix: build the model with {classes} outputs (the "
             f"built-in classifier: model.num_classes={classes})."
         )
-
-
-def _scores_the_last_class(task: TaskData, output: Any, batch: dict, classes: int) -> bool:
-    """Whether ``loss_sum`` gives a finite loss on the batch with every class-id label set to the last class
-    (cross_entropy on a narrower head raises: the label is out of its bounds)."""
-    labels = batch.get("labels")
-    if not torch.is_tensor(labels) or labels.is_floating_point():
-        return False
-    last = torch.where(labels >= 0, torch.full_like(labels, classes - 1), labels)
-    try:
-        with torch.no_grad():
-            loss = task.loss_sum(output, {**batch, "labels": last})
-        return bool(torch.isfinite(torch.as_tensor(loss, dtype=torch.float64)).all())
-    except Exception:  # noqa: BLE001 - the loss cannot score that label: the narrow head's refusal says why
-        return False
 
 
 def _refuse_unusable_loss(task: TaskData, output: Any, batch: dict) -> None:

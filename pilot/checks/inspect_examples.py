@@ -29,6 +29,7 @@ from pilot.checks.doubled_marker import doubled_marker_findings
 from pilot.checks.erased_evidence import erased_evidence_findings
 from pilot.checks.field_end import field_end_findings
 from pilot.checks.hidden_tokens import hidden_token_findings
+from pilot.checks.label_kinds import ordinal_head
 from pilot.checks.loss_probe import SEQ2SEQ, input_ids_of, real_mask
 from pilot.checks.model_comparisons import with_model_comparisons
 from pilot.checks.padding import with_comparison
@@ -160,8 +161,8 @@ def inspect_classification(
     findings += missing
     width = None
     if model is not None and encoded["train"]:
-        width = head_width(task, encoded, model)
-        findings += head_width_findings(width, num_classes)
+        width, ordinal = head_width(task, encoded, model)
+        findings += [] if ordinal else head_width_findings(width, num_classes)
     shown = [
         show_classified(task, view, class_names)
         for view in [v for v in views if v.split == "train" and v.aligned][:n_show]
@@ -191,11 +192,13 @@ def binary_logit(width: int, classes: int) -> bool:
     return width == 1 and classes == 2
 
 
-def head_width(task: TaskData, encoded: dict[str, list[dict]], model: torch.nn.Module) -> int:
-    """The model's output width, on two training examples."""
+def head_width(task: TaskData, encoded: dict[str, list[dict]], model: torch.nn.Module) -> tuple[int, bool]:
+    """The model's output width, on two training examples, and whether it is an ordinal head (K-1 cumulative
+    logits: ``label_kinds.ordinal_head``), whose width is not the number of classes by design."""
     batch = task.collate(encoded["train"][:2])
     with torch.no_grad():
-        return int(logits_of(task.forward(model, batch)).shape[-1])
+        output = task.forward(model, batch)
+    return int(logits_of(output).shape[-1]), ordinal_head(task, output, batch)
 
 
 def _head_note(width: int | None, num_classes: int) -> str:

@@ -56,3 +56,23 @@ def regression(task: TaskData, batches: list[dict[str, Any]] = ()) -> bool:
 def class_ids(batches: list[dict[str, Any]]) -> bool:
     labels = [batch.get("labels") for batch in batches]
     return all(torch.is_tensor(t) and not t.is_floating_point() for t in labels)
+
+
+def ordinal_head(task: TaskData, output: Any, batch: dict[str, Any]) -> bool:
+    """Class-id labels scored by a head narrower than the classes whose ``loss_sum`` still gives a finite loss
+    with every label set to the last class: an ordinal head of K-1 cumulative logits (CORAL: P(y > k), a
+    BCE per threshold), whose outputs are thresholds, not one score per class (cross_entropy on a narrower
+    head raises: the label is out of its bounds)."""
+    labels, scores = batch.get("labels"), logits_of(output)
+    classes = int(task.info.get("num_classes", len(task.names())))
+    if not torch.is_tensor(labels) or labels.is_floating_point() or scores.dim() == 0:
+        return False
+    if not 1 < int(scores.shape[-1]) < classes:
+        return False
+    last = torch.where(labels >= 0, torch.full_like(labels, classes - 1), labels)
+    try:
+        with torch.no_grad():
+            loss = task.loss_sum(output, {**batch, "labels": last})
+        return bool(torch.isfinite(torch.as_tensor(loss, dtype=torch.float64)).all())
+    except Exception:  # noqa: BLE001 - the loss cannot score that label: not an ordinal head
+        return False

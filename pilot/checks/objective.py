@@ -24,7 +24,7 @@ import torch
 
 from pilot.checks.decision_boundary import decision_boundary_findings
 from pilot.checks.even_logits import averaged_per_example, even_loss_per_target, inverted_positive_weights
-from pilot.checks.label_kinds import as_number, binary_targets, class_ids, regression
+from pilot.checks.label_kinds import as_number, binary_targets, class_ids, ordinal_head, regression
 from pilot.checks.loss_floor import with_logits
 from pilot.checks.loss_probe import (
     batch_size,
@@ -118,7 +118,7 @@ def objective_check(
         numbers = sum_contract(task, output, batch, None if loss_reads_logits(task, output, batch) else model)
         scores, grad, _ = output_gradient(task, output, batch, recompute=partial(task.forward, model, batch))
         width = int(scores.shape[-1])
-        unpaired = positions_unlike_labels(batch.get("labels"), grad)  # CTC: positions are not targets
+        unpaired = positions_unlike_labels(batch.get("labels"), grad) or ordinal_head(task, output, batch)  # CTC, CORAL
         several_heads = len(trained_head_widths(task, output, batch)) > 1  # positions of one head are not the count
         trained = None if unpaired or several_heads else _trained_targets(batch, grad, width, numbers["count"])
         per_batch.append(
@@ -127,7 +127,7 @@ def objective_check(
                 "sum_single_losses": sum(numbers["single_losses"] or [float("nan")]),
                 "sum_single_counts": sum(numbers["single_counts"] or [float("nan")]),
                 "trained_positions": trained,
-                "ctc_style": bool(unpaired),  # frames that are not the labels' positions: no ln(width) start
+                "ctc_style": bool(unpaired),  # frames or thresholds, not the labels' classes: no ln(width) start
             }
         )
         total_loss, total_count = total_loss + numbers["loss"], total_count + numbers["count"]
@@ -144,7 +144,7 @@ def objective_check(
         and width > 1
         and task.initial_loss_tolerance is not None
         and not regression(task, batches)
-        and not any(b["ctc_style"] for b in per_batch)  # a CTC loss sums over every alignment
+        and not any(b["ctc_style"] for b in per_batch)  # CTC sums over alignments; CORAL a BCE per threshold
     ):
         warnings += _initial_loss(task, outputs, total_loss / total_count, width, per_class, details)
     elif not total_count:
