@@ -197,7 +197,7 @@ def alignment_check(
         shifted = _wrong_shift(found, trained, declared_text, details)
         if shifted is not None:
             return shifted
-    if (distilled := distillation_verdict(task, found, split, details)) is not None:
+    if (distilled := distillation_verdict(task, model, batches[0], found, split, details)) is not None:
         return distilled
     return CheckResult(
         STEP, "fail", class_mapping_text(task, pushed, reference) + f" (declared: {declared_text})", [], details

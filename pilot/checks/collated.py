@@ -21,6 +21,7 @@ and the header's counts), so the shown example and the check can never disagree.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -210,9 +211,13 @@ def _counted_elsewhere(task: TaskData, single: Batch) -> bool:
 def _declared_unlabelled(task: TaskData, example: Example) -> bool:
     """An example the task's raw label declares without a class (``raw_label`` gives None: an annotator's
     'unsure', a head it is not annotated for): left out of the loss on purpose, not an example without its
-    target."""
+    target. Only for an example with the fields the others have: one whose label sits under another key
+    (``Sentiment`` where ``sentiment`` is read) reads as None by mistake."""
     declared = task.raw_label is not None or RAW_LABEL_FIELD in example.fields
-    return declared and task.raw_class_name(example) is None
+    if not declared or task.raw_class_name(example) is not None:
+        return False
+    usual = Counter(frozenset(e.fields) for e in task.splits.get("train", [])[:64]).most_common(1)
+    return not usual or frozenset(example.fields) == usual[0][0]  # its fields as every example's: not a key misread
 
 
 def check_batch(task: TaskData, views: list[RowView], masked: bool, compare_rows: bool = True) -> list[Finding]:

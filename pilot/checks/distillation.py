@@ -6,7 +6,8 @@ chance over the training split. Teacher outputs attached by position to a dump i
 class) agree only by chance, and every example is then distilled from another example's teacher.
 
 Applies where the positions the loss does not push towards their label are pushed, nearly all of them,
-towards the top class of one float tensor of the batch shaped like the model's scores.
+towards the top class of one float tensor of the batch shaped like the model's scores, which the model does
+not read (a tensor forward reads is an input of the model, however wide).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 import torch
 
 from pilot.checks.result import CheckResult
-from pilot.data.task import IGNORE_INDEX, TaskData
+from pilot.data.task import TaskData, logits_of
 
 FOLLOWS = 0.9  # of the positions pushed away from their label, pushed towards the soft target's top class
 ABOVE_CHANCE = 0.15  # a teacher's agreement with the labels at most this far above chance: another example's
@@ -31,9 +32,10 @@ def _agreement(task: TaskData, key: str, split: str) -> tuple[float, float, int]
     for start in range(0, len(items), 64):
         batch = task.collate(items[start : start + 64])
         soft, label = batch.get(key), batch.get("labels")
-        if not (torch.is_tensor(soft) and torch.is_tensor(label) and label.dim() == 1 and soft.shape[0] == len(label)):
+        if not (torch.is_tensor(soft) and torch.is_tensor(label) and soft.shape[:-1] == label.shape):
             return None
-        kept = label != IGNORE_INDEX
+        soft, label = soft.reshape(-1, soft.shape[-1]), label.reshape(-1)  # [B, 1] labels beside [B, 1, K]
+        kept = label >= 0  # -100, or a loss's own ignore value (-1)
         tops.append(soft.argmax(-1)[kept])
         labels.append(label[kept])
     top, label = torch.cat(tops), torch.cat(labels)
@@ -47,14 +49,25 @@ def _agreement(task: TaskData, key: str, split: str) -> tuple[float, float, int]
     return float((top == label).float().mean()), chance, len(label)
 
 
+def _read_by_forward(task: TaskData, model: torch.nn.Module, batch: dict[str, Any], key: str) -> bool:
+    """Whether the model's output changes with batch[key] (an input of the model, not a teacher's output)."""
+    with torch.no_grad():
+        first = logits_of(task.forward(model, batch))
+        other = logits_of(task.forward(model, {**batch, key: torch.zeros_like(batch[key])}))
+    return first.shape != other.shape or not torch.equal(first, other)
+
+
 def distillation_verdict(
-    task: TaskData, found: dict[str, Any], split: str, details: dict[str, Any]
+    task: TaskData, model: torch.nn.Module, batch: dict[str, Any], found: dict[str, Any], split: str, details: dict
 ) -> CheckResult | None:
-    """Alignment's verdict for a loss that follows a soft target where it departs from the labels, or None."""
+    """Alignment's verdict for a loss that follows a soft target where it departs from the labels, or None;
+    ``batch``: one of the probed batches (a tensor forward reads is an input, not a teacher's output)."""
     pushed, reference = found["pushed"], found["reference"]
     away = pushed != reference
     for key, top in (found.get("soft") or {}).items():
         if not away.any() or float((top[away] == pushed[away]).float().mean()) < FOLLOWS:
+            continue
+        if _read_by_forward(task, model, batch, key):
             continue
         measured = _agreement(task, key, split)
         if measured is None:

@@ -59,20 +59,44 @@ def class_ids(batches: list[dict[str, Any]]) -> bool:
 
 
 def ordinal_head(task: TaskData, output: Any, batch: dict[str, Any]) -> bool:
-    """Class-id labels scored by a head narrower than the classes whose ``loss_sum`` still gives a finite loss
-    with every label set to the last class: an ordinal head of K-1 cumulative logits (CORAL: P(y > k), a
-    BCE per threshold), whose outputs are thresholds, not one score per class (cross_entropy on a narrower
-    head raises: the label is out of its bounds)."""
+    """Class-id labels scored by a head narrower than the classes whose ``loss_sum`` gives every class its own
+    finite loss (every label set to that class, in turn): an ordinal head of K-1 cumulative logits (CORAL:
+    P(y > k), a BCE per threshold), whose outputs are thresholds, not one score per class. A loss that clamps
+    the labels to the head (``clamp(max=width-1)``, ``% width``) or a CORAL target off by one gives two
+    classes one loss; cross_entropy on a narrower head raises. Probed on CPU copies (an out-of-range index on
+    a GPU is a device-side assert, not an exception)."""
     labels, scores = batch.get("labels"), logits_of(output)
     classes = int(task.info.get("num_classes", len(task.names())))
     if not torch.is_tensor(labels) or labels.is_floating_point() or scores.dim() == 0:
         return False
     if not 1 < int(scores.shape[-1]) < classes:
         return False
-    last = torch.where(labels >= 0, torch.full_like(labels, classes - 1), labels)
+    output, batch = _on_cpu(output), _on_cpu(batch)
+    losses = []
     try:
         with torch.no_grad():
-            loss = task.loss_sum(output, {**batch, "labels": last})
-        return bool(torch.isfinite(torch.as_tensor(loss, dtype=torch.float64)).all())
-    except Exception:  # noqa: BLE001 - the loss cannot score that label: not an ordinal head
+            for label in range(classes):
+                every = torch.where(batch["labels"] >= 0, torch.full_like(batch["labels"], label), batch["labels"])
+                losses.append(float(task.loss_sum(output, {**batch, "labels": every})))
+    except Exception:  # noqa: BLE001 - the loss cannot score some class: not an ordinal head
         return False
+    distinct = all(
+        abs(a - b) > 1e-6 * max(abs(a), abs(b), 1e-12) for i, a in enumerate(losses) for b in losses[i + 1 :]
+    )
+    return all(math.isfinite(loss) for loss in losses) and distinct
+
+
+def _on_cpu(value: Any) -> Any:
+    """``value`` with every tensor in it (dicts, lists, tuples, transformers' outputs) copied to the CPU."""
+    if torch.is_tensor(value):
+        return value.detach().cpu()
+    if isinstance(value, dict):
+        moved = {k: _on_cpu(v) for k, v in value.items()}
+        return type(value)(**moved) if type(value) is not dict and hasattr(value, "to_tuple") else moved
+    if isinstance(value, (list, tuple)):
+        return (
+            type(value)(_on_cpu(v) for v in value)
+            if not hasattr(value, "_fields")
+            else type(value)(*map(_on_cpu, value))
+        )
+    return value

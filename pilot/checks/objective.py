@@ -131,8 +131,9 @@ def objective_check(
             }
         )
         total_loss, total_count = total_loss + numbers["loss"], total_count + numbers["count"]
-        _by_class(batch, _at_even_logits(task, output, batch), per_class)  # the loss's own weights, not the model's
-        findings += contract_findings(numbers, trained)
+        even = _at_even_logits(task, output, batch)  # the loss's own weights, not the model's
+        _by_class(batch, even, per_class)
+        findings += contract_findings(numbers, trained, even)
     details: dict[str, Any] = {"batches": per_batch, "output_width": width}
     if (unreached := prediction_outside_the_loss(task, outputs)) is not None:
         findings.append(unreached)
@@ -196,7 +197,7 @@ def _sums_said(per_batch: list[dict[str, Any]], size: int) -> str:
     )
 
 
-def contract_findings(numbers: dict[str, Any], trained: int) -> list[Finding]:
+def contract_findings(numbers: dict[str, Any], trained: int, even: dict[str, Any] | None = None) -> list[Finding]:
     """What one batch breaks of the contract: a loss that is not a sum, a count that is not a count or
     that counts positions the loss does not train (a count that is no whole number is a sum of example
     weights, a weighted mean's normaliser: only its adding up over examples is judged)."""
@@ -212,7 +213,9 @@ def contract_findings(numbers: dict[str, Any], trained: int) -> list[Finding]:
                 "it is not a count over examples"
             )
         )
-    elif trained and int(numbers["count"]) != trained and float(numbers["count"]).is_integer():  # not weights
+    elif not float(numbers["count"]).is_integer():  # a sum of example weights: does the loss apply them?
+        findings += _weights_unapplied(even)
+    elif trained and int(numbers["count"]) != trained:
         findings.append(
             Finding(
                 f"target_count says {numbers['count']:g} targets but loss_sum trains "
@@ -226,6 +229,25 @@ def contract_findings(numbers: dict[str, Any], trained: int) -> list[Finding]:
             )
         )
     return findings
+
+
+def _weights_unapplied(even: dict[str, Any] | None) -> list[Finding]:
+    """A target_count that sums example weights (no whole number) while loss_sum leaves them out: with every
+    logit 0 each example's loss per counted target is the same (ln of the width) only when the loss weighs
+    each example as its count does."""
+    if even is None or not even.get("single_losses"):
+        return []
+    ratios = [loss / count for loss, count in zip(even["single_losses"], even["single_counts"]) if count > 0]
+    if len(ratios) < 2 or max(ratios) <= 1.01 * min(ratios):
+        return []
+    return [
+        Finding(
+            f"target_count sums example weights (not a whole number) that loss_sum does not apply as it counts them: "
+            f"with every logit 0, each example's loss per counted target ranges from {min(ratios):.4g} to "
+            f"{max(ratios):.4g}, where a loss weighted as counted gives every example the same. Fix: weigh each "
+            "example's loss by the weight target_count adds (loss_sum = sum of w * loss), or count whole targets"
+        )
+    ]
 
 
 def _initial_loss(

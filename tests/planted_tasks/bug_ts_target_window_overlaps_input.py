@@ -3,7 +3,7 @@ last input value itself (target window overlaps the input window by one step).""
 
 from tests.planted_tasks._forecast_windows import GRUHorizon, horizon_task
 
-EXPECTED = {"step": "split_audit", "verdict": "warn", "said": "target 0 (of each example's targets"}
+EXPECTED = {"step": "split_audit", "verdict": "warn", "said": "target column 0 (of each example's vector of targets)"}
 SETTINGS = {"split_by": "time"}
 
 

@@ -6,7 +6,7 @@ minus the part to predict.
 
 For vector inputs and one continuous label per example (a regression: at least ``MIN_DISTINCT_SHARE`` of
 the labels distinct), or each column of a vector of them (a multi-step forecast whose window's first target
-is the inputs' last value): least squares with an intercept fitted on train, applied to each later split. Warned
+is the inputs' last value; every column exact is a reconstruction, an autoencoder's, not judged): least squares with an intercept fitted on train, applied to each later split. Warned
 when the unexplained share of a later split's target variance (1 - R^2) is at most ``EXACT`` — equal up
 to float rounding. Genuine data is never that exact: a next-day forecast from a long random walk, the most
 persistent series there is, leaves (step noise / spread)^2, about 1e-3. Not judged: inputs whose own last
@@ -75,11 +75,16 @@ def _linear_leak(views: ModelViews) -> tuple[list[Finding], dict[str, Any]]:
     if key is None or len(order) < 2:
         return [], {}
     columns = _label_columns(views, order[0])
-    for column in range(columns.shape[1] if columns is not None else 0):  # each step of a forecast on its own
-        findings, report = _column_leak(views, key, order, column if columns.shape[1] > 1 else None)
-        if findings or column == columns.shape[1] - 1:
-            return findings, {**report, **({"target_column": column} if columns.shape[1] > 1 else {})}
-    return [], {}
+    if columns is None:
+        return [], {}
+    if columns.shape[1] == 1:
+        return _column_leak(views, key, order, None)
+    judged = [_column_leak(views, key, order, column) for column in range(columns.shape[1])]  # each step alone
+    exact = [column for column, (findings, _) in enumerate(judged) if findings]
+    report = {"exact_target_columns": exact, "target_columns": columns.shape[1]}
+    if len(exact) == columns.shape[1]:  # the whole target is the input again: a reconstruction (autoencoder)
+        return [], {**report, "every_column_exact": "the target reproduces the inputs (an autoencoder?): not judged"}
+    return (judged[exact[0]][0] if exact else []), report
 
 
 def _column_leak(
@@ -118,7 +123,7 @@ def _column_leak(
 def _finding(split: str, key: str, unexplained: float, weights: np.ndarray, column: int | None = None) -> Finding:
     top = np.argsort(-np.abs(weights))[:3]
     named = ", ".join(f"{key}[{j}] x {weights[j]:.3g}" for j in top)
-    target = "target" if column is None else f"target {column} (of each example's targets: a window's step {column})"
+    target = "target" if column is None else f"target column {column} (of each example's vector of targets)"
     return Finding(
         f"{split}'s {target} is a linear function of the inputs, exact up to rounding: least squares fitted on "
         f"train leaves {unexplained:.1e} of {split}'s target variance unexplained (largest weights: {named})",
