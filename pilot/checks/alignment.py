@@ -22,6 +22,7 @@ from typing import Any
 
 import torch
 
+from pilot.checks.ctc_blank import ctc_blank_verdict
 from pilot.checks.distillation import distillation_verdict
 from pilot.checks.label_kinds import ordinal_head
 from pilot.checks.loss_probe import (
@@ -151,17 +152,15 @@ def alignment_check(
     batches = [batch for _, batch in micro_batches(task, items, micro_batch)]
     found = probe(task, model, batches)
     convention = task.convention
-    details: dict[str, Any] = {
-        "convention": convention,
-        "labels_shifted": task.labels_shifted,
-        "batches": len(batches),
-        "examples": len(items),
-    }
+    details: dict[str, Any] = dict(convention=convention, labels_shifted=task.labels_shifted, batches=len(batches))
+    details["examples"] = len(items)
     if found.get("float_labels"):
         reason = "labels are floating point (soft or multi-hot targets): no class id per position to probe"
         return CheckResult(STEP, "pass", reason, [], details)
     if found["regression"]:
         return CheckResult(STEP, "pass", "one output per position (a regression?): no class to probe", [], details)
+    if "unpaired" in found and (blank := ctc_blank_verdict(task, model, batches, details)) is not None:
+        return blank
     if "ordinal" in found or "unpaired" in found:
         reason = (
             f"not judged: an ordinal head of {found['ordinal']} cumulative logits, thresholds, not one score per class"

@@ -8,7 +8,8 @@ example's loss, and its gradient, then depends on what it is batched with.
 
 Judged on the first ``BATCHES`` training micro-batches where the output holds one row per example and the
 labels one per example, for a batch that does not say where its padding is (no ``attention_mask``, no
-``info["pad_id"]``: a mask of the task's own); not where collate draws at random (alone, the example is
+``info["pad_id"]``: a mask of the task's own) or whose loss is CTC-style (per-frame scores beside labels of
+another length: padded frames counted in its input lengths); not where collate draws at random (alone, the example is
 another input) or the model does not repeat its own loss. A batch with an ``attention_mask`` is the padding
 probe's and the untrained-labels check's: there padded positions scored in a softmax are how transformers'
 question-answering heads are trained (start and end logits over every position), not judged here. Run after the padding and batch-mixing probes, and only when neither
@@ -42,7 +43,8 @@ def loss_alone_findings(
     chunks = [chunk for chunk in chunks if len(chunk) >= 2]
     if not chunks:
         return [], {"judged": False, "why": "no micro-batch of two examples or more"}
-    if padding_mask(task, task.collate(chunks[0])) is not None:  # an attention_mask or a pad id: the padding
+    first = task.collate(chunks[0])
+    if padding_mask(task, first) is not None and not _ctc_style(task, model, first):  # the padding probe's
         return [], {"judged": False, "why": "the batch says where its padding is: the padding probe's"}
     if collate_is_random(task, chunks[0]):
         return [], {"judged": False, "why": "collate is random (two calls differ)"}
@@ -80,13 +82,22 @@ def loss_alone_findings(
     return [_depends_on_its_batch(batch, row, gap, losses, split)], details
 
 
+def _ctc_style(task: TaskData, model: torch.nn.Module, batch: dict[str, Any]) -> bool:
+    """Per-frame scores beside labels of another length (CTC): padded frames reaching such a loss (input
+    lengths that count them) are a mistake whatever the batch says of its padding."""
+    labels = batch.get("labels")
+    with torch.no_grad():
+        scores = logits_of(task.forward(model, batch))
+    return torch.is_tensor(labels) and labels.dim() == 2 and scores.dim() == 3 and scores.shape[1] != labels.shape[1]
+
+
 def _depends_on_its_batch(batch: dict[str, Any], row: int, gap: float, losses: tuple, split: str) -> Finding:
     cut, own = losses
     return Finding(
         f"an example's loss depends on its micro-batch: loss_sum of its row in a micro-batch of {batch_size(batch)} "
         f"is {cut:.6g}, of the example collated alone {own:.6g} ({gap:.3g} of it apart), while each example's loss "
         "must be its own. The padding the batch adds reaches the loss: padded candidates or classes scored in a "
-        "softmax, padded steps in a mean, a mask of the task's own that loss_sum does not apply. Fix: mask the "
+        "softmax, padded steps in a mean, CTC input lengths that count padded frames, a mask of the task's own that loss_sum does not apply. Fix: mask the "
         "padding in loss_sum (scores.masked_fill(~mask, float('-inf')) before the softmax; padded positions out of "
         "the sum) and in forward",
         split,
