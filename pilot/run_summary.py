@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
+import torch
 from omegaconf import DictConfig, OmegaConf
 
 from pilot.closing.export import control_count
@@ -16,6 +18,7 @@ from pilot.config.values import enum_value
 from pilot.engine.threads import ThreadChoice
 from pilot.engine.trainer import Trainer
 from pilot.estimate.fake_tensor import EstimateRefused, estimate_memory
+from pilot.models.adapter import adapter_settings, wants_adapter
 from pilot.run_record import RunRecord, write_json_atomic, write_text_atomic
 
 log = logging.getLogger("pilot")
@@ -65,10 +68,26 @@ def record_setup(cfg: DictConfig, trainer: Trainer, record: RunRecord, run_dir: 
     write_text_atomic(run_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))  # never left truncated
     write_json_atomic(run_dir / "batch_plan.json", summary)
     record.update(
-        batch_plan=summary, task=task_summary(cfg, trainer.task, trainer.train_items), threads=threads.as_dict()
+        batch_plan=summary,
+        task=task_summary(cfg, trainer.task, trainer.train_items),
+        threads=threads.as_dict(),
+        parameters=parameter_counts(trainer.raw_model, cfg),
     )
     if cfg.estimate.in_runs:  # off by default: the first estimate in a process costs seconds of set-up
         record.update(memory_estimate=estimate_summary(cfg, trainer.task))
+
+
+def parameter_counts(model: torch.nn.Module, cfg: DictConfig) -> dict[str, Any]:
+    """What the run trains, as run.json keeps it: the model's parameters (shared tensors once), those that
+    train, and the adapter's settings where one wraps a frozen base (they were only in config.yaml)."""
+    params = list(model.parameters())
+    counts: dict[str, Any] = {
+        "total": sum(p.numel() for p in params),
+        "trained": sum(p.numel() for p in params if p.requires_grad),
+    }
+    if wants_adapter(cfg):
+        counts["adapter"] = adapter_settings(cfg)
+    return counts
 
 
 def _learning_rate_reached(cfg: DictConfig, total_updates: int, summary: dict) -> None:

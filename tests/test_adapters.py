@@ -193,12 +193,17 @@ def test_a_lora_run_on_a_saved_model_exports_the_adapter_and_catches_a_changed_b
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     record = json.loads((run_dir / "run.json").read_text())
     assert record["status"] == "ok" and record["closing"]["verdict"] == "pass", record["closing"]
+    counts = record["parameters"]  # what trained, in the record (it was only in phases.csv and config.yaml)
+    assert 0 < counts["trained"] < counts["total"] and counts["adapter"]["r"] == 8, counts
     weights = record["closing"]["weights"]
     assert weights["file"] == "export/adapter_model.safetensors"
     assert weights["bytes"] == (run_dir / weights["file"]).stat().st_size
     assert "adapter alone" in (run_dir / "REPRODUCE.md").read_text()
     identity = json.loads((run_dir / "export" / "base.json").read_text())
     assert identity["path"] == str(tmp_path / "base")
+    # the saved model's own config, not the YAML's model_type and config, which nothing read (an examination:
+    # a GPT-2 base was named a Llama with an untied head)
+    assert identity["model"]["saved_config"]["hidden_size"] == 32 and "config" not in identity["model"], identity
     # a peft user loads it as usual: base from its directory, then the adapter
     base = transformers.AutoModelForCausalLM.from_pretrained(tmp_path / "base")
     loaded = peft.PeftModel.from_pretrained(base, run_dir / "export")

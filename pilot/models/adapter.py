@@ -246,12 +246,23 @@ def base_identity(model: torch.nn.Module, cfg: DictConfig) -> dict[str, Any]:
         digest.update(f"{name}:{data.dtype}:{tuple(data.shape)}".encode())
         digest.update(data.view(torch.uint8).numpy().tobytes() if data.numel() else b"")
     return {
-        "model": model_cfg,
+        "model": _as_built(model_cfg, base_of(model)),
         "seed": int(cfg.seed),
         "path": model_cfg.get("path") if isinstance(model_cfg, dict) else None,
         "config_sha256": hashlib.sha256(config_text.encode()).hexdigest(),
         "weights_sha256": digest.hexdigest(),
     }
+
+
+def _as_built(model_cfg: Any, base: torch.nn.Module) -> Any:
+    """The model config as base.json shows it: where the base came from ``model.path``, its saved config
+    (transformers' ``config.json``) instead of the builder's ``model_type`` and ``config``, which nothing read
+    (a GPT-2 base was named a Llama, the YAML's default). The hashes keep the config as composed."""
+    saved = getattr(base, "config", None)
+    if not (isinstance(model_cfg, dict) and model_cfg.get("path") and callable(getattr(saved, "to_json_string", None))):
+        return model_cfg
+    shown = {key: value for key, value in model_cfg.items() if key not in ("model_type", "config")}
+    return {**shown, "saved_config": json.loads(saved.to_json_string(use_diff=False))}
 
 
 def export_adapter(model: torch.nn.Module, cfg: DictConfig, directory: Path) -> Path:
