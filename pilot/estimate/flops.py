@@ -1,5 +1,8 @@
 """FLOPs of what runs under it, counted by PyTorch's own formulas (``torch.utils.flop_counter``).
 
+Attention on CPU (``scaled_dot_product_attention``'s fused CPU kernel, which the estimate's fake mode
+runs) is counted with the formulas torch gives its CUDA kernels: torch's registry lacks the CPU ones.
+
 ``FlopCounterMode`` also attributes every operation to the modules it runs in (module hooks on
 every call, a set of parents per operation): 2.3 s of the 7B estimate's 9.5 s, for a per-module
 table the estimate never reads. ``FlopTotal`` keeps the same formulas and the same decomposition
@@ -15,7 +18,37 @@ from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils.flop_counter import flop_registry
+from torch.utils.flop_counter import flop_registry, sdpa_backward_flop_count, sdpa_flop_count, shape_wrapper
+
+
+def _raw(formula: Any) -> Any:
+    """``formula`` (over shapes) taking tensors, as torch's own registry entries do (``shape_wrapper``),
+    marked so that ``FlopCounterMode(custom_mapping=...)`` does not wrap it twice."""
+    wrapped = shape_wrapper(formula)
+    wrapped._get_raw = True
+    return wrapped
+
+
+@_raw
+def _flash_for_cpu(query: Any, key: Any, value: Any, *args: Any, out_shape: Any = None, **kwargs: Any) -> int:
+    """CPU's fused attention, as torch counts its CUDA kernels (QK^T and the weighted sum of V)."""
+    return sdpa_flop_count(query, key, value)
+
+
+@_raw
+def _flash_for_cpu_backward(
+    grad: Any, query: Any, key: Any, value: Any, *args: Any, out_shape: Any = None, **kwargs: Any
+) -> int:
+    return sdpa_backward_flop_count(grad, query, key, value)
+
+
+# scaled_dot_product_attention on CPU (and under the fake mode on CPU) runs these, which torch's registry
+# lacks: without them every attention product went uncounted (only the linear layers were)
+FORMULAS = {
+    **flop_registry,
+    torch.ops.aten._scaled_dot_product_flash_attention_for_cpu: _flash_for_cpu,
+    torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward: _flash_for_cpu_backward,
+}
 
 
 class FlopTotal(TorchDispatchMode):
@@ -34,7 +67,7 @@ class FlopTotal(TorchDispatchMode):
         if not self.counting:
             return func(*args, **kwargs)
         packet = func._overloadpacket
-        formula = flop_registry.get(packet)
+        formula = FORMULAS.get(packet)
         if formula is None and func is not torch.ops.prim.device.default:
             with self:  # an operation without a formula may decompose into some that have one
                 decomposed = func.decompose(*args, **kwargs)
