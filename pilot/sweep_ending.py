@@ -32,6 +32,7 @@ class SweepIncomplete(SystemExit):
 def sweep_ending() -> None:
     """After a sweep that ran: exit 1 when its recap is missing, a job failed or a pilot did not pass, 2 when a
     job was refused (a script must not go on); nothing after a single run."""
+    not_passed = pilots_not_passed()  # a sweep of pilots gates a script as one pilot does (counted once per launch)
     if recap_not_written():  # the sweep ran, but the recap it promised is not there: a script must not go on
         raise SweepIncomplete(1)
     if refused := refused_jobs():  # a job refused at run time (its directory holds another run): not run
@@ -45,7 +46,6 @@ def sweep_ending() -> None:
         print(f"pilot: the sweep is incomplete: {never[0]}", file=sys.stderr)
         failed_jobs()
         raise SweepIncomplete(1)
-    not_passed = pilots_not_passed()  # a sweep of pilots gates a script as one pilot does
     if failed := failed_jobs():  # a job that failed (an error, a full disk): the sweep is not complete
         print(
             f"pilot: {len(failed)} job(s) of the sweep failed (status failed: each run.json says why; unreadable: "

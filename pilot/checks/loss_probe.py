@@ -54,7 +54,7 @@ def sub_batch(batch: Batch, rows: Sequence[int]) -> Batch:
     def part(value: Any) -> Any:
         if torch.is_tensor(value):
             return value[picked] if value.dim() > 0 and value.shape[0] == size else value
-        if isinstance(value, (list, tuple)) and len(value) == size and size > 1:
+        if type(value) in (list, tuple) and len(value) == size and size > 1:  # not a named tuple of other things
             return type(value)([value[row] for row in rows])
         return value
 

@@ -73,8 +73,9 @@ _not_passed: list[str] = []  # pilots whose verdict gates and estimates refused,
 
 
 def pilots_not_passed() -> list[str]:
-    """The pilots of the sweeps this process launched whose verdict gates (status failed or oom) and the
-    estimates refused, each "run_dir (mode: why)", since the last call (each call starts the count again)."""
+    """The pilots of the sweeps this process launched whose verdict gates (status failed or oom) or that were
+    killed before it (still running once their launch ended), and the estimates refused, each "run_dir (mode:
+    why)", since the last call (each call starts the count again)."""
     said = list(_not_passed)
     _not_passed.clear()
     return said
