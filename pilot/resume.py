@@ -301,7 +301,9 @@ def continue_record(cfg: DictConfig, run_dir: Path, note: dict, overrides: Itera
         }
     )
     # this attempt has not ended: what the one before ended with is its resume entry's, not a claim of this one
-    data["resumes"][-1]["previous_position"] = {key: data.pop(key) for key in ATTEMPT_END if key in data}
+    position = {key: data.pop(key) for key in ATTEMPT_END if key in data}
+    # none recorded: killed before its first record (the checkpoint's update, from_update, is where it goes on)
+    data["resumes"][-1]["previous_position"] = position or None
     data.update(status="running", stop_cause=None, error=None, finished_at=None)
     data.pop("error_file", None)  # the earlier attempt's traceback (error.txt) is named in its resume entry
     # the config from this resume on (non-defining keys such as run.threads may differ, and

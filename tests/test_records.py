@@ -950,6 +950,9 @@ def test_a_resumed_attempt_has_no_finished_at_until_it_ends(make_cfg, tmp_path):
     assert "updates_done" not in data  # the attempt before's count, while this one trains: in its resume entry
     assert data["resumes"][-1]["previous_position"] == {"updates_done": 1}
     assert data["resumes"][-1]["previous_finished_at"] == "2026-01-01T10:00:00+0000"
+    again = continue_record(cfg, tmp_path, {"from_update": 1}).data  # killed before it recorded any position
+    (tmp_path / "run.json").write_text(json.dumps(again))
+    assert continue_record(cfg, tmp_path, {"from_update": 1}).data["resumes"][-1]["previous_position"] is None
 
 
 def test_the_control_batch_is_recorded_at_what_its_split_holds(make_cfg):
