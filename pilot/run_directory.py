@@ -34,7 +34,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import OmegaConfBaseException
 
-from pilot.config.hydra_keys import refuse_added_hydra_keys, refuse_unknown_launcher_keys
+from pilot.config.hydra_keys import refuse_added_hydra_keys, refuse_escaping_output_subdir, refuse_unknown_launcher_keys
 from pilot.config.values import enum_value
 from pilot.directory_keys import (
     directory_of,
@@ -86,6 +86,7 @@ class RunDirectoryCheck(Callback):
             return
         _refused_exits(refuse_changed_directory, config)
         _refused_exits(refuse_added_hydra_keys, config)
+        _refused_exits(refuse_escaping_output_subdir, config)
         _refused_exits(check_run_directory, config)
         fault_point("hydra_files")  # tests: a signal while Hydra writes .hydra/, before the run
 
@@ -101,6 +102,7 @@ class RunDirectoryCheck(Callback):
         _refused_exits(refuse_changed_directory, config)
         _refused_exits(refuse_added_hydra_keys, config)
         _refused_exits(refuse_unknown_launcher_keys, config)  # before the launcher makes anything
+        _refused_exits(refuse_escaping_output_subdir, config)
         _refused_exits(_check_sweep_directory, config)
         _sweep_dirs.append(os.path.abspath(config.hydra.sweep.dir))
 

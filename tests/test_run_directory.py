@@ -225,6 +225,30 @@ def test_hydra_files_in_another_output_subdir_are_put_back_too(tmp_path):
     assert not (tmp_path / "new").exists()
 
 
+@pytest.mark.parametrize("subdir", ["../done/.hydra", "/elsewhere/.hydra", "", "."])
+def test_hydra_files_outside_the_run_directory_are_refused(subdir):
+    """hydra.output_subdir=../train1/.hydra overwrote a finished run's overrides.yaml with a config it never
+    used (exit 0, nothing said). A relative folder inside the run, or null, is its own."""
+    from pilot.config.hydra_keys import refuse_escaping_output_subdir
+    from pilot.errors import ConfigRefused
+
+    with pytest.raises(ConfigRefused, match="hydra.output_subdir=.*inside the run's own directory"):
+        refuse_escaping_output_subdir(OmegaConf.create({"hydra": {"output_subdir": subdir}}))
+    for own in (".hydra", "meta/files", None):
+        refuse_escaping_output_subdir(OmegaConf.create({"hydra": {"output_subdir": own}}))
+
+
+def test_a_sweep_whose_hydra_files_would_land_elsewhere_makes_nothing(tmp_path):
+    done = tmp_path / "done"
+    swept = subprocess.run(
+        [sys.executable, "-m", "pilot", "-m", *TRAIN, f"hydra.sweep.dir={tmp_path / 'sweep'}",
+         "hydra.output_subdir=../../done/.hydra"],
+        capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+    )  # fmt: skip
+    assert swept.returncode == 2 and "hydra.output_subdir" in swept.stderr, swept.stderr[-2000:]
+    assert "Traceback" not in swept.stderr and not done.exists() and not (tmp_path / "sweep").exists()
+
+
 def test_after_a_refusal_a_directory_another_process_runs_in_is_never_touched(tmp_path):
     run = tmp_path / "new"
     check_run_directory(OmegaConf.create({"hydra": {"run": {"dir": str(run)}}, "mode": "train"}))  # made here

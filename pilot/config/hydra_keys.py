@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+from pathlib import PurePath
 from typing import Any
 
 from hydra import conf as hydra_conf
@@ -103,3 +104,21 @@ def refuse_added_hydra_keys(config: DictConfig) -> None:
             lines.append(f"{key}: not a setting of Hydra's ('+' added it, and nothing reads it); {hint}")
     if lines:
         raise ConfigRefused("\n".join(lines))
+
+
+def refuse_escaping_output_subdir(config: DictConfig) -> None:
+    """``hydra.output_subdir=../train1/.hydra``: Hydra wrote its config.yaml, overrides.yaml and hydra.yaml
+    into another run's directory (overwriting the record of a config that run never used), or anywhere
+    else. ``ConfigRefused`` unless it is null (no files) or a relative path inside the run directory."""
+    subdir = OmegaConf.select(config, "hydra.output_subdir", default=".hydra")
+    if subdir is None:
+        return
+    path = PurePath(str(subdir).strip())
+    if path.parts and not path.is_absolute() and ".." not in path.parts:  # "" and "." have no parts: the run itself
+        return
+    raise ConfigRefused(
+        f"hydra.output_subdir={subdir!r}: Hydra writes its config.yaml, overrides.yaml and hydra.yaml there, which "
+        "must be a folder inside the run's own directory (elsewhere they overwrite another run's record of its "
+        "config, or land outside any run). Fix: leave it out (.hydra), a relative name such as hydra.output_subdir=.hydra_files, "
+        "or hydra.output_subdir=null (no files)"
+    )
