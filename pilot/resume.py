@@ -159,14 +159,8 @@ def find_resume_state(
         note = {"from_update": 0, "cleaned_temporary_files": cleaned}
         if skipped:
             note["skipped_checkpoints"] = skipped
-        if (run_dir / "run.json").exists():
+        if (run_dir / "run.json").exists():  # said once the restart is not refused (open_record)
             note["note"] = "no valid checkpoint: restarted from the beginning"
-            if is_main:  # said where the user looks, not only in the record
-                log.warning(
-                    "%s has a record of an earlier attempt but no valid checkpoint%s: the run restarts from update 0",
-                    run_dir,
-                    f" (skipped: {', '.join(skipped)})" if skipped else "",
-                )
             return None, note
         return None, {}
     path, state = found
@@ -237,6 +231,12 @@ def open_record(
     if note and (run_dir / "run.json").exists():
         if not note.get("from_update"):  # no checkpoint: nothing restored, the record is all there is
             refuse_restart_under_another_config(cfg, run_dir, overrides)
+            skipped = note.get("skipped_checkpoints")
+            log.warning(  # said where the user looks, not only in the record
+                "%s has a record of an earlier attempt but no valid checkpoint%s: the run restarts from update 0",
+                run_dir,
+                f" (skipped: {', '.join(skipped)})" if skipped else "",
+            )
         return continue_record(cfg, run_dir, note, overrides)
     return RunRecord.start(run_dir, cfg, overrides, sweep_dir=sweep_dir)
 

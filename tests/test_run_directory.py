@@ -195,6 +195,7 @@ def test_a_run_without_checkpoint_restarts_only_under_its_own_config(tmp_path):
     other = run_pilot(run, *TRAIN, "checkpoint.every=0", "optim.lr=1e-3")
     assert other.returncode == 2 and "started under another config" in other.stderr, other.stderr[-2000:]
     assert "optim.lr" in other.stderr and "Traceback" not in other.stderr
+    assert "restarts from update 0" not in other.stderr + (run / "__main__.log").read_text()  # it did not
     assert _files(run, skip=LIVE) == {k: v for k, v in before.items() if k.split("/")[-1] not in LIVE}  # put back
     assert _times(run) == times  # .hydra/'s times too: the refused line did not touch the run
     for line in (["checkpoint.resume=false"], ["mode=pilot"]):  # a new run over it: refused, nothing written
@@ -202,7 +203,7 @@ def test_a_run_without_checkpoint_restarts_only_under_its_own_config(tmp_path):
         assert again.returncode == 2 and "already holds run" in again.stderr, again.stderr[-2000:]
         assert _files(run, skip=LIVE) == {k: v for k, v in before.items() if k.split("/")[-1] not in LIVE}
     same = run_pilot(run, *TRAIN, "checkpoint.every=0")
-    assert same.returncode == 0, same.stderr[-2000:]
+    assert same.returncode == 0 and "restarts from update 0" in same.stdout, same.stderr[-2000:]
     record = json.loads((run / "run.json").read_text())
     assert record["status"] == "ok" and "injected failure" in record["resumes"][-1]["previous_error"]
 
