@@ -474,3 +474,30 @@ def test_float_labels_that_are_values_are_a_regression_whatever_the_kind_is_call
     result = objective_check(task, scores.build_model(task), 4)
     assert result.verdict == "pass", result.reason
     assert "not compared (a regression: float labels, values)" in result.reason
+
+
+def test_argmax_over_half_precision_logits_is_not_read_as_a_level_the_loss_never_trains():
+    """LoRA over an fp16 model failed `objective`: logits + shift rounded in fp16 made and broke argmax
+    ties (60 of 20,000 rows changed). Probed in float32, argmax passes; a threshold still fails."""
+    from types import SimpleNamespace
+
+    import torch.nn.functional as F
+
+    from pilot.checks.shift_probe import prediction_outside_the_loss
+
+    generator = torch.Generator().manual_seed(0)
+    logits = (torch.randn(4000, 5, generator=generator) * 3).half()  # fp16: ties after rounding are common
+    batch = {"y": torch.randint(0, 5, (4000,), generator=generator)}
+
+    def task(predict):
+        return SimpleNamespace(
+            loss_sum=lambda out, b: F.cross_entropy(out.float(), b["y"], reduction="sum"), predict=predict
+        )
+
+    by_argmax = task(lambda out, b: out.argmax(-1))
+    shifted = (logits.float() + 1 + float(logits.abs().max())).half()
+    assert not torch.equal(logits.argmax(-1), shifted.argmax(-1))  # what fp16 rounding alone does
+    assert prediction_outside_the_loss(by_argmax, [(logits, batch)]) is None
+    by_threshold = task(lambda out, b: out > 0)
+    found = prediction_outside_the_loss(by_threshold, [(logits, batch)])
+    assert found is not None and "predict reads what the loss never trains" in found.problem
