@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -309,3 +310,13 @@ def test_a_model_end_of_text_other_than_the_tokenizers_is_refused(hf_files, make
     config.eos_token_id = tokenizer.eos_token_id  # the model's own tokenizer: accepted
     transformers.LlamaForCausalLM(config).save_pretrained(tmp_path / "same")
     validate(make_cfg(*overrides(hf_files), "model=hf_causal_lm", f"model.path={tmp_path / 'same'}"))
+    config.bos_token_id = 9  # Qwen2/3: config.json names a bos, their tokenizer has none and never writes it
+    transformers.LlamaForCausalLM(config).save_pretrained(tmp_path / "qwen_like")
+    saved, without_bos = f"model.path={tmp_path / 'qwen_like'}", tmp_path / "tok_without_bos"
+    shutil.copytree(hf_files["tokenizer"], without_bos)
+    settings = json.loads((without_bos / "tokenizer_config.json").read_text())
+    (without_bos / "tokenizer_config.json").write_text(json.dumps({**settings, "bos_token": None}))
+    assert load_tokenizer(str(without_bos)).bos_token_id is None
+    validate(make_cfg(*overrides(hf_files), "model=hf_causal_lm", saved, f"data.tokenizer={without_bos}"))
+    with pytest.raises(ConfigError, match="says bos_token_id=9 where the data's tokenizer says"):
+        validate(make_cfg(*overrides(hf_files), "model=hf_causal_lm", saved))

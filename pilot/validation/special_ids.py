@@ -43,9 +43,11 @@ def _saved_ids(path: Any) -> dict[str, Any] | None:
 
 
 def _agrees(model_id: Any, data_id: Any) -> bool:
-    if isinstance(model_id, list):  # a saved model may list several ends of text
-        return data_id in model_id or data_id is None
-    return model_id == data_id
+    """A tokenizer without that token (Qwen2/3's: no bos, where config.json names one) never writes it: no
+    sign of another tokenizer. A saved model may list several ends of text."""
+    if data_id is None:
+        return True
+    return data_id in model_id if isinstance(model_id, list) else model_id == data_id
 
 
 def check_special_ids(cfg, problems: list[Problem]) -> None:
