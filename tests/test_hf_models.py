@@ -150,6 +150,18 @@ def test_a_model_type_without_the_attention_kernel_asked_is_refused_with_the_set
         assert not run_dir.exists()
 
 
+def test_a_saved_model_without_the_attention_kernel_asked_names_the_setting_not_the_directory(tmp_path):
+    """A saved Bloom under the default sdpa: 'transformers cannot load it ... Fix: a local directory written by
+    save_pretrained', about a directory that loads with model.attn_implementation=eager."""
+    import transformers
+
+    settings = dict(vocab_size=300, hidden_size=16, n_layer=1, n_head=2)
+    transformers.BloomForCausalLM(transformers.BloomConfig(**settings)).save_pretrained(tmp_path / "bloom")
+    with pytest.raises(PilotError, match="model.attn_implementation=sdpa: .*Fix: model.attn_implementation=eager"):
+        build("bloom", path=str(tmp_path / "bloom"))
+    assert build("bloom", path=str(tmp_path / "bloom"), attn_implementation="eager") is not None
+
+
 def test_the_pilot_refuses_a_model_without_logits_at_its_first_step(make_cfg, tmp_path):
     cfg = make_cfg(f"model._target_={__name__}.DictWithoutLogits")  # TinyGPT's other keys are ignored
     assert run_pilot(cfg, tmp_path / "run") == 1

@@ -29,7 +29,7 @@ from pilot.models.hf_config_reads import (
     unread_note,
     width_and_depth_unread,
 )
-from pilot.models.hf_refusals import config_refused, refusal, setting_named_by
+from pilot.models.hf_refusals import attention_refusal, config_refused, refusal, setting_named_by
 from pilot.models.saved_model import refuse_weights_not_loaded
 
 log = logging.getLogger(__name__)
@@ -64,6 +64,9 @@ def _from_directory(transformers, path: str, kwargs: dict[str, Any]):
             str(directory), local_files_only=True, output_loading_info=True, **kwargs
         )
     except (OSError, ValueError, TypeError, KeyError) as error:  # a damaged directory: said with its fix
+        attention = attention_refusal(error, kwargs["attn_implementation"])  # a sound directory, the setting to change
+        if attention is not None:
+            raise attention from error
         raise PilotError(
             f"model.path={path}: transformers cannot load it ({error_line(error)}). Fix: a local directory written "
             "by save_pretrained, config.json and its weights (pilot never downloads), or model.path=null to build "

@@ -13,10 +13,9 @@ SIZE_KEYS = ("hidden_size", "num_attention_heads", "num_key_value_heads", "head_
 def refusal(error: Exception, model_type: str, config: dict[str, Any] | None, attn: str) -> Exception:
     """What transformers refused, said with the setting to change (or ``error`` itself)."""
     text = str(error)
-    if any(mark in text.lower() for mark in ("attention implementation", "attn_implementation", "flashattention")):
-        return PilotError(
-            f"model.attn_implementation={attn}: {text.split('. ')[0].rstrip('.')}. Fix: model.attn_implementation=eager"
-        )
+    attention = attention_refusal(error, attn)
+    if attention is not None:
+        return attention
     if "Unrecognized configuration class" in text:  # a model type with no causal LM (T5, an encoder...)
         return PilotError(
             f"model.model_type={model_type}: transformers has no causal language model for it "
@@ -26,6 +25,17 @@ def refusal(error: Exception, model_type: str, config: dict[str, Any] | None, at
     if "Padding_idx must be within num_embeddings" in text:
         return padding_idx_refused(dict(config or {})) or error
     return error
+
+
+def attention_refusal(error: Exception, attn: str) -> PilotError | None:
+    """transformers refusing the attention implementation (Bloom, or Gemma2's softcapping, under sdpa),
+    said with the setting to change; None for any other error."""
+    text = str(error)
+    if any(mark in text.lower() for mark in ("attention implementation", "attn_implementation", "flashattention")):
+        return PilotError(
+            f"model.attn_implementation={attn}: {text.split('. ')[0].rstrip('.')}. Fix: model.attn_implementation=eager"
+        )
+    return None
 
 
 def padding_idx_refused(settings: dict[str, Any]) -> PilotError | None:
