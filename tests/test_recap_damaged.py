@@ -1018,6 +1018,7 @@ def test_a_finished_runs_metrics_must_reach_what_its_record_says(tmp_path):
     validation line was cut read its update-3 validation as the run's result."""
     whole = metrics(final_val=1.5)
     cut = whole[: whole.rstrip("\n").rfind("\n") + 1] + whole.rstrip("\n").rsplit("\n", 1)[1][:20]
+    without_val = "".join(line + "\n" for line in whole.splitlines() if '"val"' not in line)
     runs = {
         "whole": make_run(tmp_path / "whole", record(updates_done=6, run_id="whole"), whole),
         "empty": make_run(tmp_path / "empty", record(updates_done=6, run_id="empty"), ""),
@@ -1025,6 +1026,8 @@ def test_a_finished_runs_metrics_must_reach_what_its_record_says(tmp_path):
         "interrupted": make_run(
             tmp_path / "stopped", record(updates_done=6, run_id="stopped", status="interrupted"), ""
         ),
+        # its only validation (a budget under loop.eval_every) cut: it was recapped ok, with no value
+        "only": make_run(tmp_path / "only", record(updates_done=6, run_id="only"), without_val),
     }
     frame = collect([tmp_path]).set_index("run_dir")
     assert frame.loc[str(runs["whole"]), "status"] == "ok" and frame.loc[str(runs["whole"]), "final_val_loss"] == 1.5
@@ -1033,6 +1036,8 @@ def test_a_finished_runs_metrics_must_reach_what_its_record_says(tmp_path):
     assert frame.loc[str(runs["cut"]), "status"] == "unreadable"
     assert "final validation (after update 6) is missing" in frame.loc[str(runs["cut"]), "stop_cause"]
     assert frame.loc[str(runs["interrupted"]), "status"] == "interrupted"  # a signal's run: as it recorded
+    assert frame.loc[str(runs["only"]), "status"] == "unreadable"
+    assert "no validation line is left" in frame.loc[str(runs["only"]), "stop_cause"]
 
 
 def test_a_control_whose_runs_are_unreadable_is_said_not_refused(tmp_path):

@@ -157,7 +157,12 @@ def _metrics_hold_the_record(record: dict[str, Any], row: dict[str, Any]) -> Non
             "done (the file was cut short or emptied)"
         )
     val = row.get("_val_curve") or []
-    if status == "ok" and val and val[-1][0] < done:
+    if status == "ok" and not val:  # every ok run validates after its last update (train.py, _final_validation)
+        raise Unreadable(
+            f"metrics.jsonl: the final validation (after update {done}) is missing, and no validation line is left "
+            "(the file's end was cut?): the run's result is not there"
+        )
+    if status == "ok" and val[-1][0] < done:
         raise Unreadable(
             f"metrics.jsonl: the final validation (after update {done}) is missing, its last point is at update "
             f"{val[-1][0]} (the file's end was cut?): that point would stand in for the run's result"
