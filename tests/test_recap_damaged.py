@@ -1053,6 +1053,21 @@ def test_a_control_whose_runs_are_unreadable_is_said_not_refused(tmp_path):
     assert "The control (optim.lr=1e-4) has no readable run" in text and "unreadable" in text
 
 
+def test_a_variant_whose_runs_are_all_unreadable_shows_no_value_and_no_change_of_the_task(tmp_path):
+    """Two variants' final validation lines cut: the recap said they "change the task" (a variant row with
+    nothing read had no task cell: NaN, read as true) and showed the earlier point that would stand in."""
+    whole = metrics(final_val=1.5)
+    cut = whole[: whole.rstrip("\n").rfind("\n") + 1]
+    make_run(tmp_path / "control", record(run_id="control", updates_done=6), whole)
+    other = record(run_id="other", variant="optim.lr=0.0002", overrides=["optim.lr=2e-4", "seed=0"], updates_done=6)
+    make_run(tmp_path / "other", other, cut)
+    main([str(tmp_path), "--control", "optim.lr=1e-4", "--no-plot"])
+    text = (tmp_path / "recap.md").read_text()
+    assert "final validation (after update 6) is missing" in text and "Changes the task" not in text
+    frame = collect([tmp_path]).set_index("run_id")
+    assert frame.loc["other", "status"] == "unreadable" and pd.isna(frame.loc["other", "final_val_loss"])
+
+
 def test_a_copied_run_directory_is_one_run_not_a_repeat(tmp_path):
     """cp -r 1-run 1-run.bak (the same run_id): "runs 2, repeats 1" and "Statuses: ok 3" for two runs."""
     sweep = tmp_path / "sweep"

@@ -136,8 +136,9 @@ def read_run(run_dir: Path | str, curve: bool = False) -> dict[str, Any]:
         row.update(record_row(record))
         if row.get("status") == "running" and (gone := abandoned(run_dir)):  # run.json's last word
             row["stop_cause"] = _abandoned_cause(record, run_dir, gone)
-        row.update(read_metrics(os.path.join(run_dir, "metrics.jsonl"), curve))
-        _metrics_hold_the_record(record, row)
+        metrics = read_metrics(os.path.join(run_dir, "metrics.jsonl"), curve)
+        _metrics_hold_the_record(record, metrics)  # before any of its values enter the row: none stand unread
+        row.update(metrics)
     except Unreadable as damage:
         said = f" (run.json says {row['status']})" if row.get("status") else ""
         row.update(readable_identity(record), status="unreadable", stop_cause=f"{damage}{said}")

@@ -163,7 +163,8 @@ def summarise(frame: pd.DataFrame, control: str, quality_tolerance: float | None
                 uneven.append(f"{variant} after {updates[0]} update(s), its control after {updates[1]}")
         rows.append(row)
     for variant in sorted(set(unreadable) - set(readable["variant"])):  # every run of it damaged: a row too
-        rows.append({**_variant_row(variant, readable.iloc[0:0], control, int(unreadable[variant])), "per_seed": ""})
+        row = _variant_row(variant, readable.iloc[0:0], control, int(unreadable[variant]))
+        rows.append({**row, "per_seed": "", "task": ""})  # nothing read: no change of the task claimed
     summary = pd.DataFrame(rows).sort_values("variant", kind="stable").reset_index(drop=True)
     if control and not controls and any(matches(v, control) for v in damaged["variant"]):
         conclusion = f"The control ({control}) has no readable run (each is unreadable, see its row): nothing can be compared with it."
