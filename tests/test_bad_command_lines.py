@@ -349,6 +349,11 @@ REFUSED_BY_HYDRA = [
     ("optim.lr=1e-3,,3e-3", ("remove the doubled comma (optim.lr=1e-3,3e-3)",)),  # it said: quote it
     # a letter outside ASCII: the fix said to quote it and showed it unquoted
     ("optim.name=adamẃ", ("Fix: quote the value: \"optim.name='adamẃ'\"",)),
+    # pasted look-alikes of ASCII, a stray quote, an open parenthesis: "quote the value" led to another refusal
+    ("model=tiny_gpt\u2010x", ("type it in ASCII: model=tiny_gpt-x", "U+2010 HYPHEN")),
+    ("optim.lr=\uff11e-3", ("type it in ASCII: optim.lr=1e-3", "U+FF11 FULLWIDTH DIGIT ONE")),
+    ("optim.lr='1e-3", ("drop the stray ' (optim.lr=1e-3)",)),
+    ("-m seed=range(0,2 hydra.sweep.dir={tmp}/sw", ("close the parenthesis: seed=range(0,2)",)),
     ("optim.lr=1e-3;3e-3", ("separate a sweep's values with commas (optim.lr=1e-3,3e-3, with -m)",)),
     ("-m optim.lr=choice() hydra.sweep.dir={tmp}/sw", ("give choice() its values",)),
     # a launcher's setting misspelt (Hydra's "not in 'LocalQueueConf'" and its advice to add it with '+')

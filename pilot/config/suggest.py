@@ -9,6 +9,7 @@ import copy
 import difflib
 import os
 import re
+import unicodedata
 from collections.abc import Callable, Iterator
 from enum import Enum
 
@@ -175,9 +176,28 @@ def unreadable_arguments(parser: OverridesParser, arguments: list[str]) -> list[
 KEY = r"[+~]{0,2}[A-Za-z_][\w@/-]*(\.[\w@-]+)*"  # optim.lr, +experiment, hydra/launcher, model@x
 
 
+# what a document or a chat pastes for ASCII: dashes, quotes, spaces (NFKC mends full-width digits and letters)
+PASTED = str.maketrans({**dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"),
+                        **dict.fromkeys("\u201c\u201d\u201e", '"'), **dict.fromkeys("\u2018\u2019", "'"),
+                        **dict.fromkeys("\u00a0\u202f", " ")})  # fmt: skip
+
+
+def _pasted_fix(argument: str) -> str | None:
+    """A pasted look-alike of ASCII (U+2010 for '-', a full-width digit), named, with the line typed in ASCII;
+    None when there is none (a path's 'é' is meant: quoting it is the fix)."""
+    odd = sorted({c for c in argument if ord(c) > 127})
+    mended = unicodedata.normalize("NFKC", argument.translate(PASTED))
+    if not odd or not mended.isascii():
+        return None
+    named = ", ".join(f"'{c}' (U+{ord(c):04X} {unicodedata.name(c, 'unnamed')})" for c in odd)
+    return f"type it in ASCII: {mended} (it holds {named}, look-alikes of ASCII: pasted from a document?)"
+
+
 def _grammar_fix(argument: str) -> str:
     key, value = argument.split("=", 1)
     quoted = override_argument(key, value)
+    if (pasted := _pasted_fix(argument)) is not None:
+        return pasted
     if not re.fullmatch(KEY, key):  # optim..lr=1e-3, 'optim.lr =1', .optim.lr=1: the key is written wrong
         mended = re.sub(r"[.\s]+", ".", key.strip()).strip(".")
         fix = f"{mended}={value.strip()}" if re.fullmatch(KEY, mended) else "a dotted name such as optim.lr=1e-3"
@@ -218,6 +238,12 @@ def _grammar_fix(argument: str) -> str:
         return f"quote a value that holds '=': {quoted} (the outer quotes are for the shell)"
     if value.count("[") != value.count("]") or value.count("{") != value.count("}"):
         return f"close the bracket ({key}=[a,b] is a list), or quote a value that holds one: {quoted}"
+    if value.count("(") != value.count(")"):
+        call = value if value.count("(") > value.count(")") else value.replace(")", "", 1)
+        return f"close the parenthesis: {key}={call}{')' * max(0, call.count('(') - call.count(')'))}"
+    for mark in ("'", '"'):
+        if value.count(mark) % 2:  # a stray quote: its pair is missing
+            return f"drop the stray {mark} ({key}={value.replace(mark, '')}), or close the quote around the whole value"
     return (
         f"quote the value: {quoted} (characters such as spaces, '=', ',', brackets, braces, quotes "
         "or '$' need quotes; the outer quotes are for the shell)"
