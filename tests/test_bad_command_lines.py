@@ -328,6 +328,9 @@ REFUSED_BY_HYDRA = [
         "model=hf_causal_lm model.config.hidden_sizee=64",
         ("pilot: model.config.hidden_sizee: not a setting; did you mean model.config.hidden_size",),
     ),
+    # a setting's own name without its section: "did you mean batch?", whose fix was another refusal
+    ("micro_batch=4", ("micro_batch: not a setting; did you mean batch.micro_batch=4?",)),
+    ("lr=1e-3", ("did you mean optim.lr=1e-3?",)),
     ("model.zzzzz=3", ("pilot: model.zzzzz: not a setting; model has model._target_, model.d_model",)),
     # a real key of transformers' config class that the YAML does not list ("not a setting", before)
     ("model=hf_gpt2 model.config.n_inner=128", ("model.config.n_inner: a setting of transformers' GPT2Config",)),

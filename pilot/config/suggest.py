@@ -313,7 +313,11 @@ def _removed_setting(cfg: DictConfig, key: str) -> str | None:
 def _not_a_setting(cfg: DictConfig, key: str, line: str | None = None) -> str:
     """The nearest settings to a key the config lacks: among its section's first, else anywhere;
     with none near, the section's own settings (not every setting of the config)."""
-    if "." not in key:
+    if "." not in key:  # micro_batch=4: a setting's own name without its section (batch), not the section
+        leaves = [k for k in _keys(cfg) if k.rsplit(".", 1)[-1] == key]
+        if 0 < len(leaves) <= 3:
+            value = f"={line.split('=', 1)[1]}" if line and "=" in line else ""
+            return f"{key}: not a setting; did you mean {' or '.join(leaf + value for leaf in leaves)}?"
         return _nearest(f"{key}: not a setting", key, [str(k) for k in cfg.keys()], "sections")
     section = key.rsplit(".", 1)[0]
     while section and not isinstance(OmegaConf.select(cfg, section, default=None), DictConfig):
