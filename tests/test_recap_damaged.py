@@ -1184,3 +1184,15 @@ def test_a_sweep_of_pilots_lists_them_and_one_that_did_not_pass_makes_it_exit_1(
         sweep_ending()
     said = capsys.readouterr().err
     assert "did not pass" in said and "ended without recording how" in said, said
+
+
+def test_the_recap_of_a_pilots_own_directory_lists_it_not_that_there_is_no_run(tmp_path):
+    """python -m pilot.recap <a pilot's run directory> said 'no pilot run under ... (no run.json ...)' beside
+    its run.json; a sweep's recap lists its pilots, so this one does too."""
+    make_run(tmp_path / "pilot", record(mode="pilot", run_id="p0", stop_cause="pilot_complete"))
+    main([str(tmp_path / "pilot"), "--out", str(tmp_path / "out"), "--no-plot"])
+    text = (tmp_path / "out" / "recap.md").read_text()
+    assert "# Recap — 0 run(s), and 1 pilot(s) or estimate(s), listed last" in text and "| pilot | ok |" in text
+    with pytest.raises(SystemExit) as refused:  # nothing pilot wrote: still refused
+        main([str(tmp_path / "out"), "--out", str(tmp_path / "out2"), "--no-plot"])
+    assert refused.value.code == 2 and not (tmp_path / "out2").exists()

@@ -215,7 +215,8 @@ def _refuse_what_the_command_line_cannot_mean(paths: list[Path], frame: pd.DataF
             f"--control {control}: {problem}; nothing was written. Fix: give the overrides of one "
             "variant in the recap's variant column (or leave --control out to compare none)."
         )
-    if frame.empty and not any((Path(p) / "multirun.yaml").is_file() for p in paths):
+    apart = frame.attrs.get(PILOTS_AND_ESTIMATES, [])  # a pilot's or an estimate's directory: listed, not refused
+    if frame.empty and not apart and not any((Path(p) / "multirun.yaml").is_file() for p in paths):
         raise RecapRefused(
             f"no pilot run under {', '.join(str(p) for p in paths)} (no run.json, no sweep's multirun.yaml); "
             "nothing was written. Fix: give a run or sweep directory pilot wrote (campaign.run_root, "
