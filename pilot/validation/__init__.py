@@ -67,6 +67,7 @@ def validate(cfg: DictConfig, overrides: list[str] | None = None) -> None:
         lambda: device_type is not None and check_devices(cfg, device_type, problems),
         lambda: check_strategy(cfg, problems),
         lambda: check_rental(cfg, problems),
+        lambda: check_control(cfg, problems),
         lambda: container is not None and check_task(cfg, problems),  # the task's settings resolve
     ]
     for check in checks:
@@ -129,6 +130,20 @@ def _job_directory(composed: DictConfig) -> Path | None:
         return None
 
 
+def check_control(cfg: DictConfig, problems: list[Problem]) -> None:
+    """``campaign.control=lr1e-4`` in any run (kept in its config.yaml, read by every later recap that pools it):
+    written so that it can be no variant's, refused as a sweep refuses it."""
+    control = str(select(cfg, "campaign.control") or "")
+    if wrong := control_written_wrong(control):
+        problems.append(Problem("campaign.control", control, f"{wrong}. Fix: {CONTROL_FIX}"))
+
+
+CONTROL_FIX = (
+    "the overrides of one variant (\"campaign.control='optim.lr=1e-4'\" on a command line), or campaign.control='' "
+    "to compare none"
+)
+
+
 def sweep_problem(config: DictConfig, jobs: list[list[str]]) -> str | None:
     """What is wrong with a sweep as a whole (the sweeper's ``check_sweep``, before any job runs): a
     ``campaign.control`` written so that it can be no variant's (refused). One that is none of this
@@ -136,7 +151,7 @@ def sweep_problem(config: DictConfig, jobs: list[list[str]]) -> str | None:
     control of an earlier sweep (``python -m pilot.recap --pool``)."""
     control = str(OmegaConf.select(config, "campaign.control", default="") or "")
     if wrong := control_written_wrong(control):
-        return f"campaign.control={control}: {wrong}. Fix: the overrides of one variant, or campaign.control='' to compare none"
+        return f"campaign.control={control}: {wrong}. Fix: {CONTROL_FIX}"
     if problem := control_problem(control, [variant_key(job) for job in jobs]):
         print(
             f"pilot: warning: campaign.control={control} and this sweep's {len(jobs)} job(s): {problem}; its recap "
