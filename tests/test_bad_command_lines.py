@@ -348,6 +348,8 @@ REFUSED_BY_HYDRA = [
     # what Hydra's grammar cannot read: the argument and how to write it (its parser's text alone, before)
     ("optim.lr=1e-3,", ("pilot: optim.lr=1e-3,: Hydra's override grammar cannot read it", "(optim.lr=1e-3)")),
     # a control that is no key=value in a single run: kept in its config.yaml without a word (a sweep refused it)
+    # the builder's message names its key: it leads, not "data._target_=...: building the task failed: ValueError"
+    ("data.vocab_size=300", ("  - data.vocab_size=300 but the byte tokenizer has 259 tokens",)),
     ("mode=train campaign.control=lr1e-4", ("campaign.control='lr1e-4': lr1e-4 is not key=value",)),
     ("campaign.control=optim.lr=3e-3", ("\"campaign.control='optim.lr=3e-3'\"",)),
     ("optim.lr=[1e-3", ("optim.lr=[1e-3: Hydra's override grammar", "close the bracket")),

@@ -248,7 +248,7 @@ def test_an_answer_cut_by_truncation_fails_inspect(hf_files):
 @pytest.mark.parametrize(
     "override, key, words",
     [
-        ("data.answer_field=answer", "data._target_", ["data.answer_field=answer", "response", "Fix"]),
+        ("data.answer_field=answer", "data.answer_field", ["data.answer_field=answer", "response", "Fix"]),
         ("data.tokenizer=no_such_tokenizer", "data.tokenizer", ["no such directory", "make_tokenizer.py"]),
         ("data.path=no_such.jsonl", "data.path", ["no such file", "Fix"]),
         ("data.tokenizer=???", "data.tokenizer", ["no value", "Fix: data.tokenizer="]),

@@ -3,6 +3,8 @@ micro-batch larger than the split, a budget that buys no update or an absurd num
 
 from __future__ import annotations
 
+import re
+
 from hydra.errors import InstantiationException
 from hydra.utils import instantiate
 from omegaconf import DictConfig
@@ -26,8 +28,10 @@ def check_task(cfg: DictConfig, problems: list[Problem]) -> None:
         cause = error.__cause__ or error
         if not isinstance(cause, (PilotError, ValueError, OSError, KeyError)):
             raise  # a bug in the task's code: its traceback is the useful message
-        if isinstance(cause, PilotError):  # the builder's own message names its key, value and fix
-            problems.append(Problem("data._target_", select(cfg, "data._target_"), str(cause), said=True))
+        named = re.match(r"(data(?:\.\w+)+)=", str(cause))  # 'data.vocab_size=300 but ...': that key leads
+        if isinstance(cause, PilotError) or named:  # the builder's own message names its key, value and fix
+            key = named.group(1) if named else "data._target_"
+            problems.append(Problem(key, select(cfg, key), str(cause), said=True))
             return
         problems.append(
             Problem(
