@@ -267,6 +267,7 @@ def test_settings_the_run_does_not_read_are_said(make_cfg):
     assert said("optim.name=adamw", "optim.lr=3e-4") == ""  # the group's own optimizer: nothing changes
     assert "mode=estimate trains nothing" in said("mode=estimate", "loop.eval_every=5")
     assert "one rank shards nothing" in said("distributed=fsdp", "distributed.replicas=1")
+    assert said("distributed=fsdp", "distributed.replicas=0") == ""  # not 1: its own refusal says it
     assert said("optim=sgd", "optim.momentum=0.9", "optim.lr=0.1") == ""  # every one read
     for key in ("checkpoint.force_resume", "checkpoint.continue_diverged"):  # nothing is resumed to force
         assert "checkpoint.resume=false starts afresh" in said("checkpoint.resume=false", f"{key}=true")

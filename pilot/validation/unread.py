@@ -44,11 +44,11 @@ def unread_settings(cfg: DictConfig, overrides: list[str], choices: dict | None 
             for k, o in given.items()
             if k.startswith(TRAINING_ONLY)
         ]
-    strategy, replicas = enum_value(select(cfg, "distributed.strategy")), select(cfg, "distributed.replicas") or 1
+    strategy, replicas = enum_value(select(cfg, "distributed.strategy")), select(cfg, "distributed.replicas")
     if (
         mode != "estimate"
         and strategy == "fsdp"
-        and int(replicas) == 1
+        and replicas == 1  # 0 or none: its own refusal says it
         and ("distributed" in given or "distributed.strategy" in given)
     ):
         lines.append(
