@@ -415,6 +415,7 @@ def test_a_sweep_refused_before_its_jobs_leaves_an_earlier_launchs_multirun_yaml
     sweep.mkdir()
     earlier = "hydra:\n  mode: MULTIRUN\n# the earlier launch's\n"
     (sweep / "multirun.yaml").write_text(earlier)
+    os.utime(sweep / "multirun.yaml", ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
     line = [
         sys.executable,
         "-m",
@@ -428,6 +429,7 @@ def test_a_sweep_refused_before_its_jobs_leaves_an_earlier_launchs_multirun_yaml
     refused = subprocess.run(line, cwd=REPO, capture_output=True, text=True, timeout=600)
     assert refused.returncode == 2 and "budget.value=-5" in refused.stderr, refused.stderr[-2000:]
     assert (sweep / "multirun.yaml").read_text() == earlier and sorted(os.listdir(sweep)) == ["multirun.yaml"]
+    assert (sweep / "multirun.yaml").stat().st_mtime_ns == 1_700_000_000_000_000_000  # its time too
 
 
 def test_a_sweep_job_that_fills_the_disk_failed_it_was_not_refused(tmp_path):

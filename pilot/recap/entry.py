@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import os
 import shutil
@@ -53,6 +54,7 @@ class RecapCallback(Callback):
             config=config,
             earlier_runs=self.earlier_runs,
             multirun_yaml=earlier_yaml.read_bytes() if earlier_yaml.is_file() else None,
+            multirun_yaml_times=_times(earlier_yaml),
         )
 
     def on_multirun_end(self, config: Any, **kwargs: Any) -> None:
@@ -208,6 +210,18 @@ def _put_back_multirun_yaml(sweep_dir: Path) -> None:
     that ran no job leaves the sweep directory as it found it)."""
     if (earlier_yaml := _launch.get("multirun_yaml")) is not None and sweep_dir.is_dir():
         (sweep_dir / "multirun.yaml").write_bytes(earlier_yaml)
+        if (times := _launch.get("multirun_yaml_times")) is not None:  # its times too: as it was, to the second
+            with contextlib.suppress(OSError):
+                os.utime(sweep_dir / "multirun.yaml", ns=times)
+
+
+def _times(path: Path) -> tuple[int, int] | None:
+    """(access, modification) of ``path`` in ns, or None where it is not there."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_atime_ns, stat.st_mtime_ns
 
 
 def _keep_earlier_multirun_yaml(sweep_dir: Path, stamp: str | None) -> None:
