@@ -20,6 +20,7 @@ from pilot.config import register
 from pilot.config.command_line import (
     multirun_flag_first,
     names_hydras_key,
+    refuse_unreadable_flags,
     refuse_unusable,
     repeated_keys,
     without_node_details,
@@ -202,6 +203,7 @@ def cli() -> None:
     for line in repeated_keys(sys.argv[1:]):
         print(f"pilot: warning: {line}", file=sys.stderr)
     refuse_unusable(sys.argv[1:], CONF_DIR, os.environ)
+    refuse_unreadable_flags(sys.argv[1:])
     if removed := [line for line in _removals(sys.argv[1:]) if line.startswith("~")]:
         print("\n".join(f"pilot: {line}" for line in removed), file=sys.stderr)  # Hydra's KeyError, before
         raise SystemExit(2)

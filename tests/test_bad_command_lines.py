@@ -670,3 +670,18 @@ def test_an_environment_variable_read_by_a_setting_is_named_in_the_fix(tmp_path,
     monkeypatch.setenv("MY_LR", "fast")
     code, stderr = run_in_process(["optim.lr=${oc.env:MY_LR}"], tmp_path / "run", monkeypatch, capsys)
     assert code == 2 and "Fix: MY_LR='fast' in the environment is not a value optim.lr takes" in stderr, stderr
+
+
+@pytest.mark.parametrize(
+    "line, said",
+    [
+        ("--cfg jobb", "pilot: argument --cfg/-c: invalid choice: 'jobb' (choose from 'job', 'hydra', 'all'). Fix:"),
+        ("-help", "pilot: argument --help/-h: ignored explicit argument 'elp'. Fix: python -m pilot --help"),
+        ("--info hydra.job.name=x", "pilot: argument --info/-i: invalid choice: 'hydra.job.name=x'"),
+    ],
+)
+def test_a_flag_hydras_parser_refuses_is_one_line_with_the_fix(line, said, tmp_path, monkeypatch, capsys):
+    """argparse's usage block and '__main__.py: error: ...', no fix, before."""
+    code, stderr = run_in_process(line.split(), tmp_path / "run", monkeypatch, capsys)
+    assert code == 2 and said in stderr and "usage:" not in stderr and "__main__.py: error" not in stderr, stderr
+    assert not (tmp_path / "run").exists()

@@ -1196,3 +1196,17 @@ def test_the_recap_of_a_pilots_own_directory_lists_it_not_that_there_is_no_run(t
     with pytest.raises(SystemExit) as refused:  # nothing pilot wrote: still refused
         main([str(tmp_path / "out"), "--out", str(tmp_path / "out2"), "--no-plot"])
     assert refused.value.code == 2 and not (tmp_path / "out2").exists()
+
+
+def test_an_option_the_recap_does_not_take_is_named_in_one_line(tmp_path, capsys):
+    """python -m pilot.recap --helpp said 'the following arguments are required: paths', under a usage block."""
+    for argv, said in (
+        (["--helpp"], "unrecognized option --helpp (it takes --help, --out"),
+        ([str(tmp_path), "--no-plott"], "unrecognized option --no-plott"),
+        ([], "the following arguments are required: paths"),
+    ):
+        with pytest.raises(SystemExit) as refused:
+            main(argv)
+        err = capsys.readouterr().err
+        assert refused.value.code == 2 and said in err and "Fix: python -m pilot.recap --help" in err, err
+        assert "usage:" not in err and len(err.strip().splitlines()) == 1, err

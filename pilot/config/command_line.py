@@ -101,3 +101,27 @@ def refuse_unusable(arguments: list[str], conf_dir: str, environ: Mapping[str, s
     if lines:
         print("\n".join(f"pilot: {line}" for line in lines), file=sys.stderr)
         raise SystemExit(2)
+
+
+EXITING_FLAGS = ("-h", "--help", "--hydra-help", "--version")  # argparse prints and exits: left to Hydra
+
+
+def refuse_unreadable_flags(arguments: list[str]) -> None:
+    """A flag Hydra's own argument parser refuses (``--cfg jobb``, ``-help``, ``--info hydra.run.dir=x``):
+    argparse printed its whole usage block and ``__main__.py: error: ...`` with no fix. One line, exit 2."""
+    if any(argument in EXITING_FLAGS for argument in arguments):
+        return
+    from hydra._internal.utils import get_args_parser  # the parser Hydra's main reads sys.argv with
+
+    parser = get_args_parser()
+
+    def refuse(message: str) -> None:
+        print(
+            f"pilot: {message}. Fix: python -m pilot --help lists the flags (--cfg job, --info config, -m); "
+            "settings are written key=value, without dashes",
+            file=sys.stderr,
+        )
+        raise SystemExit(2)
+
+    parser.error = refuse  # type: ignore[method-assign]
+    parser.parse_args(arguments)

@@ -324,6 +324,28 @@ def _named(value: str) -> Path:
     return Path(value)
 
 
+def _one_line(message: str) -> None:
+    """argparse's refusal as one line with the fix (its usage block before it named no fix)."""
+    print(
+        f"python -m pilot.recap: {message}. Fix: python -m pilot.recap --help shows how it is called", file=sys.stderr
+    )
+    raise SystemExit(2)
+
+
+def _options_known(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """``argv``, once every option in it is one of ``parser``'s (or the start of one): ``--helpp`` was
+    answered 'the following arguments are required: paths', argparse's first complaint, not the option."""
+    known = [name for name in parser._option_string_actions if name.startswith("-")]  # noqa: SLF001
+    for argument in argv:
+        if argument == "--":
+            break
+        name = argument.split("=", 1)[0]
+        if argument.startswith("-") and len(argument) > 1 and not any(k.startswith(name) for k in known):
+            long = [k for k in known if k.startswith("--")]
+            parser.error(f"unrecognized option {argument} (it takes {', '.join(long)})")
+    return argv
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m pilot.recap", description="Build recap.csv/recap.md/recap.png over run or sweep directories."
@@ -343,7 +365,8 @@ def main(argv: list[str] | None = None) -> None:
         help="judge the runs of different sweeps as one (default: each sweep on its own runs)",
     )
     parser.add_argument("--no-plot", action="store_true")
-    args = parser.parse_args(argv)
+    parser.error = _one_line  # type: ignore[method-assign]
+    args = parser.parse_args(_options_known(parser, sys.argv[1:] if argv is None else argv))
     out = args.out or args.paths[0]
     raise_from_now_on()  # SIGINT, SIGTERM, SIGHUP: one line below, the earlier recap kept
     try:
