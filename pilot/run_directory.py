@@ -84,9 +84,8 @@ class RunDirectoryCheck(Callback):
     def on_run_start(self, config: DictConfig, **kwargs) -> None:
         if int(os.environ.get("RANK", "0")) > 0:  # torchrun's other ranks write nothing (pilot.__main__)
             return
-        _refused_exits(refuse_changed_directory, config)
-        _refused_exits(refuse_added_hydra_keys, config)
-        _refused_exits(refuse_escaping_output_subdir, config)
+        for check in (refuse_changed_directory, refuse_added_hydra_keys, refuse_escaping_output_subdir):
+            _refused_exits(check, config)
         _refused_exits(check_run_directory, config)
         fault_point("hydra_files")  # tests: a signal while Hydra writes .hydra/, before the run
 
@@ -99,10 +98,9 @@ class RunDirectoryCheck(Callback):
                 _own_hydra[os.path.abspath(run_dir)] = HydraFiles.before_hydra(run_dir, _output_subdir(config))
 
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
-        _refused_exits(refuse_changed_directory, config)
-        _refused_exits(refuse_added_hydra_keys, config)
+        for check in (refuse_changed_directory, refuse_added_hydra_keys, refuse_escaping_output_subdir):
+            _refused_exits(check, config)
         _refused_exits(refuse_unknown_launcher_keys, config)  # before the launcher makes anything
-        _refused_exits(refuse_escaping_output_subdir, config)
         _refused_exits(_check_sweep_directory, config)
         _sweep_dirs.append(os.path.abspath(config.hydra.sweep.dir))
 

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import copy
 import difflib
-import os
 import re
-import unicodedata
 from collections.abc import Callable, Iterator
 from enum import Enum
 
@@ -18,8 +16,9 @@ from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
+from pilot.config.grammar_fix import unreadable_arguments
 from pilot.config.hydra_keys import suggested_for
-from pilot.config.values import override_argument, target_keywords
+from pilot.config.values import target_keywords
 
 HIDDEN_OPTIONS = "schema"  # the schema's own entries in a group (schema, schema_<option>: pilot.config.register)
 
@@ -158,96 +157,6 @@ def _valueless_keys(arguments: list[str]) -> list[str]:
             key, value = colon.groups()
             lines.append(f"{argument}: a setting is written key=value. Fix: {key}={value.strip()}")
     return lines
-
-
-def unreadable_arguments(parser: OverridesParser, arguments: list[str]) -> list[str]:
-    """Each argument Hydra's override grammar cannot read, with how to write what it probably means."""
-    lines = []
-    for argument in arguments:
-        if "=" not in argument:
-            continue
-        try:
-            parser.parse_overrides([argument])
-        except Exception:  # noqa: BLE001 - this one is unreadable
-            lines.append(f"{argument}: Hydra's override grammar cannot read it. Fix: {_grammar_fix(argument)}")
-    return lines
-
-
-KEY = r"[+~]{0,2}[A-Za-z_][\w@/-]*(\.[\w@-]+)*"  # optim.lr, +experiment, hydra/launcher, model@x
-
-
-# what a document or a chat pastes for ASCII: dashes, quotes, spaces (NFKC mends full-width digits and letters)
-PASTED = str.maketrans({**dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"),
-                        **dict.fromkeys("\u201c\u201d\u201e", '"'), **dict.fromkeys("\u2018\u2019", "'"),
-                        **dict.fromkeys("\u00a0\u202f", " ")})  # fmt: skip
-
-
-def _pasted_fix(argument: str) -> str | None:
-    """A pasted look-alike of ASCII (U+2010 for '-', a full-width digit), named, with the line typed in ASCII;
-    None when there is none (a path's 'é' is meant: quoting it is the fix)."""
-    odd = sorted({c for c in argument if ord(c) > 127})
-    mended = unicodedata.normalize("NFKC", argument.translate(PASTED))
-    if not odd or not mended.isascii():
-        return None
-    named = ", ".join(f"'{c}' (U+{ord(c):04X} {unicodedata.name(c, 'unnamed')})" for c in odd)
-    return f"type it in ASCII: {mended} (it holds {named}, look-alikes of ASCII: pasted from a document?)"
-
-
-def _grammar_fix(argument: str) -> str:
-    key, value = argument.split("=", 1)
-    quoted = override_argument(key, value)
-    if (pasted := _pasted_fix(argument)) is not None:
-        return pasted
-    if not re.fullmatch(KEY, key):  # optim..lr=1e-3, 'optim.lr =1', .optim.lr=1: the key is written wrong
-        mended = re.sub(r"[.\s]+", ".", key.strip()).strip(".")
-        fix = f"{mended}={value.strip()}" if re.fullmatch(KEY, mended) else "a dotted name such as optim.lr=1e-3"
-        return f"the key '{key}' is no setting's name (a doubled or stray '.', a space). {fix}"
-    if value.startswith("="):  # optim.lr==1e-3
-        return (
-            f"one '=' between key and value: {key}={value.lstrip('=')}, or quote a value that starts with '=': {quoted}"
-        )
-    if re.fullmatch(r"\s*(choice|range|interval|glob)\(\s*\)\s*", value):
-        name = value.strip()[:-2].strip()
-        return f"give {name}() its values ({key}={name}(a,b) with -m): an empty one sweeps nothing"
-    if ",," in value:
-        return (
-            f"remove the doubled comma ({key}={re.sub(',+', ',', value)}): a comma separates the values of a sweep (-m)"
-        )
-    if ";" in value and not value.startswith(("'", '"')):
-        return (
-            f"separate a sweep's values with commas ({key}={value.replace(';', ',')}, with -m), or quote a value "
-            f"that holds ';': {quoted}"
-        )
-    if value.endswith(","):
-        return (
-            f"drop the trailing comma ({key}={value.rstrip(',')}): a comma separates the values of a sweep "
-            f"(-m), or quote a value that holds one: {quoted}"
-        )
-    if value.startswith("~"):  # the shell expands ~ only at a word's start, never after key=
-        home = os.path.expanduser(value.split("/", 1)[0])
-        rest = value.split("/", 1)[1] if "/" in value else ""
-        written = f"{home}/{rest}" if rest else home
-        return (
-            f"write the home directory out: {key}={written} (the shell expands '~' only at the start of a word, "
-            "not after key=; pilot takes a path as written, so a quoted '~' would name a directory called '~')"
-        )
-    if re.search(r"\s[+~]?[A-Za-z_][\w.]*=", value):  # 'optim.lr=1e-3 budget.value=2': two settings in one word
-        parts = [f"{key}={value.split()[0]}", *value.split()[1:]]
-        return f"give each setting its own argument: {' '.join(parts)} (the quotes made them one word)"
-    if "=" in value:
-        return f"quote a value that holds '=': {quoted} (the outer quotes are for the shell)"
-    if value.count("[") != value.count("]") or value.count("{") != value.count("}"):
-        return f"close the bracket ({key}=[a,b] is a list), or quote a value that holds one: {quoted}"
-    if value.count("(") != value.count(")"):
-        call = value if value.count("(") > value.count(")") else value.replace(")", "", 1)
-        return f"close the parenthesis: {key}={call}{')' * max(0, call.count('(') - call.count(')'))}"
-    for mark in ("'", '"'):
-        if value.count(mark) % 2:  # a stray quote: its pair is missing
-            return f"drop the stray {mark} ({key}={value.replace(mark, '')}), or close the quote around the whole value"
-    return (
-        f"quote the value: {quoted} (characters such as spaces, '=', ',', brackets, braces, quotes "
-        "or '$' need quotes; the outer quotes are for the shell)"
-    )
 
 
 _MISSING = object()

@@ -16,6 +16,18 @@ from pilot.validation.numbers import MAX_UPDATES, too_many_updates
 from pilot.validation.problems import Problem
 
 
+def _not_built(cfg: DictConfig, cause: Exception) -> Problem:
+    """Why the task could not be built, under the key the builder's message names (``data.vocab_size=300 but
+    ...``: that key leads) or, for a message naming none, under ``data._target_``."""
+    named = re.match(r"(data(?:\.\w+)+)=", str(cause))
+    if isinstance(cause, PilotError) or named:  # the builder's own message names its key, value and fix
+        key = named.group(1) if named else "data._target_"
+        return Problem(key, select(cfg, key), str(cause), said=True)
+    return Problem(
+        "data._target_", select(cfg, "data._target_"), f"building the task failed: {type(cause).__name__}: {cause}"
+    )
+
+
 def check_task(cfg: DictConfig, problems: list[Problem]) -> None:
     """What needs the data: build the task once (milliseconds for the embedded instructions, a
     scikit-learn import for digits; the run builds it again) when its settings passed, then
@@ -28,18 +40,7 @@ def check_task(cfg: DictConfig, problems: list[Problem]) -> None:
         cause = error.__cause__ or error
         if not isinstance(cause, (PilotError, ValueError, OSError, KeyError)):
             raise  # a bug in the task's code: its traceback is the useful message
-        named = re.match(r"(data(?:\.\w+)+)=", str(cause))  # 'data.vocab_size=300 but ...': that key leads
-        if isinstance(cause, PilotError) or named:  # the builder's own message names its key, value and fix
-            key = named.group(1) if named else "data._target_"
-            problems.append(Problem(key, select(cfg, key), str(cause), said=True))
-            return
-        problems.append(
-            Problem(
-                "data._target_",
-                select(cfg, "data._target_"),
-                f"building the task failed: {type(cause).__name__}: {cause}",
-            )
-        )
+        problems.append(_not_built(cfg, cause))
         return
     sizes = {name: len(task.splits.get(name) or []) for name in ("train", "val")}
     val, test = select(cfg, "data.split.val_fraction"), select(cfg, "data.split.test_fraction")
