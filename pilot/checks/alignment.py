@@ -33,6 +33,7 @@ from pilot.checks.loss_probe import (
     positions_unlike_labels,
     pushed_classes,
 )
+from pilot.checks.lower_is_better import lower_is_better_verdict
 from pilot.checks.result import CheckResult
 from pilot.data.task import NEXT_TOKEN, TaskData
 
@@ -62,7 +63,7 @@ def _shifted_reference(reference: torch.Tensor, offset: int) -> tuple[torch.Tens
 
 def probe(task: TaskData, model: torch.nn.Module, batches: list[dict[str, Any]]) -> dict[str, Any]:
     """Trained positions, the class pushed up there, and the references to compare it with."""
-    pushed_all, reference_all, by_offset, soft = [], [], {}, {}
+    pushed_all, reference_all, pulled_all, by_offset, soft = [], [], [], {}, {}
     trained_count = declared_positions = 0
     sequence = False
     model.eval()
@@ -86,6 +87,7 @@ def probe(task: TaskData, model: torch.nn.Module, batches: list[dict[str, Any]])
         pushed_all.append(pushed[trained])
         if not sequence:  # one class per row: its own label; and any soft target beside it (a teacher's logits)
             reference_all.append(labels.reshape(pushed.shape)[trained])
+            pulled_all.append(grad.argmax(dim=-1)[trained])  # the class pushed down most: a distance's target
             for key, value in batch.items():
                 if (
                     key != "labels"
@@ -115,6 +117,7 @@ def probe(task: TaskData, model: torch.nn.Module, batches: list[dict[str, Any]])
         result["by_offset"] = {k: torch.cat(v) for k, v in by_offset.items()}
     else:
         result["soft"] = {k: torch.cat(v) for k, v in soft.items()}
+        result["pulled"] = torch.cat(pulled_all) if pulled_all else empty
     return result
 
 
@@ -198,6 +201,8 @@ def alignment_check(
             return shifted
     if (distilled := distillation_verdict(task, model, batches[0], found, split, details)) is not None:
         return distilled
+    if (lowest := lower_is_better_verdict(task, model, batches, found, details)) is not None:
+        return lowest
     return CheckResult(
         STEP, "fail", class_mapping_text(task, pushed, reference) + f" (declared: {declared_text})", [], details
     )
