@@ -433,3 +433,33 @@ def test_attention_on_cpu_is_counted_as_torch_counts_it_on_cuda():
         torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True).sum().backward()
     expected = sdpa_flop_count(q.shape, k.shape, v.shape) + sdpa_backward_flop_count(q.shape, q.shape, k.shape, v.shape)
     assert counted.get_total_flops() == expected > 0
+
+
+class UnusedParts(torch.nn.Module):
+    """A language model with a head it never uses (trainable, no gradient) and a body run under no_grad."""
+
+    supports_activation_checkpointing = False
+
+    def __init__(self, vocab_size: int, **_):
+        super().__init__()
+        self.emb = torch.nn.Embedding(vocab_size, 64)
+        self.body = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 64))
+        self.unused = torch.nn.Linear(64, 4096)  # another task's head, left in the model
+        self.head = torch.nn.Linear(64, vocab_size)
+
+    def forward(self, input_ids, attention_mask=None):
+        with torch.no_grad():  # features, as a cached-encoder snippet computes them
+            hidden = self.body(self.emb(input_ids))
+        return self.head(hidden)
+
+
+def test_parameters_that_get_no_gradient_hold_none_in_the_estimate_either(make_cfg):
+    """The estimate gave every trainable parameter the gradient an earlier micro-batch leaves: a model with an
+    unused head or a body under no_grad was estimated 66-336% above its measurement, and the pilot failed it."""
+    cfg = make_cfg(f"model._target_={__name__}.UnusedParts", "batch.micro_batch=2", "batch.accumulation=4")
+    estimate, measured = estimate_memory(cfg), estimate_memory(cfg, fake=False)
+    ok, worst, lines = compare(estimate, measured, 0.10)
+    assert ok, lines
+    for est, real in zip(estimate.phases, measured.phases):
+        assert est.breakdown["gradients"] == real.breakdown["gradients"], (est.phase, est.breakdown, real.breakdown)
+        assert est.breakdown["optimizer_state"] == real.breakdown["optimizer_state"], est.phase
