@@ -134,7 +134,7 @@ class RunEnding:
                     self.error = self.error if self.stop_cause == "disk_full" else str(exc)
                     self.status, self.stop_cause, self.extra["disk_full"] = "failed", "disk_full", self.error
                 if not self.hand_over:
-                    seconds = self.update_seconds
+                    seconds = _timed_updates(self.record) if self.record.data.get("resumes") else self.update_seconds
                     self.record.finish(
                         self.status,
                         self.stop_cause,
@@ -154,6 +154,17 @@ class RunEnding:
         if "disk_full" in self.extra:
             raise DiskFull(self.extra["disk_full"])
         self.interrupts.stop_if_noted()  # the record says how the run ended; the signal still stops us
+
+
+def _timed_updates(record: Any) -> list[float]:
+    """The seconds of every update of every attempt (metrics.jsonl), less each attempt's first (its warm-up):
+    a resumed run's time per update was its last attempt's alone, null when that one trained a single update."""
+    firsts = {1} | {int(entry.get("from_update") or 0) + 1 for entry in record.data.get("resumes") or []}
+    return [
+        float(row["seconds"])
+        for row in record.rows("train")
+        if row.get("update") not in firsts and isinstance(row.get("seconds"), (int, float)) and row["seconds"] >= 0
+    ]
 
 
 def _over_attempts(peaks: dict[str, Any], recorded: dict[str, Any]) -> dict[str, Any]:

@@ -458,3 +458,15 @@ def test_a_file_where_the_export_goes_stops_the_closing_in_one_message_and_the_r
     resumed = run_pilot(tmp_path, *line)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     assert json.loads((tmp_path / "run.json").read_text())["status"] == "ok"
+
+
+def test_a_resumed_runs_time_per_update_is_every_attempts(tmp_path):
+    """Killed after update 9 of 10 and resumed: run.json's seconds_per_update was the last attempt's alone,
+    null for its single update, while the first attempt's eight timed updates were in metrics.jsonl."""
+    assert run_cli(tmp_path, "checkpoint.every=1", fault="update@9").returncode == -9
+    assert run_cli(tmp_path).returncode == 0
+    record = json.loads((tmp_path / "run.json").read_text())
+    rows = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    firsts = {1, record["resumes"][-1]["from_update"] + 1}  # each attempt's first update holds its warm-up
+    timed = [row["seconds"] for row in rows if row["kind"] == "train" and row["update"] not in firsts]
+    assert len(timed) == 8 and record["seconds_per_update"] == pytest.approx(sum(timed) / len(timed))
