@@ -1210,3 +1210,16 @@ def test_an_option_the_recap_does_not_take_is_named_in_one_line(tmp_path, capsys
         err = capsys.readouterr().err
         assert refused.value.code == 2 and said in err and "Fix: python -m pilot.recap --help" in err, err
         assert "usage:" not in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_variants_peak_memory_is_its_highest_runs_not_their_mean(tmp_path):
+    """recap.md's per-variant peak_rss_bytes was the mean of its runs' peaks (4.04e8 where one run held 4.41e8):
+    a rental sized by it runs out of memory on the run that peaked."""
+    for seed, peak in ((0, 3.0e8), (1, 4.4e8)):
+        overrides = [f"seed={seed}"]
+        make_run(
+            tmp_path / str(seed),
+            record(seed=seed, run_id=f"r{seed}", overrides=overrides, peak_memory={"rss_peak_bytes": peak}),
+        )
+    summary, _ = summarise(collect([tmp_path]), "")
+    assert summary.loc[0, "peak_rss_bytes"] == 4.4e8 and summary.loc[0, "s_per_update"] == 0.04

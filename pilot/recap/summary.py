@@ -119,13 +119,12 @@ def _variant_row(variant: str, group: pd.DataFrame, control: str, unreadable: in
         "per_seed": _per_seed_text(values, runs),
         "is_control": matches(variant, control),
     }
-    for column, name in (
-        ("seconds_per_update", "s_per_update"),
-        ("estimated_peak_bytes", "est_tensor_peak_bytes"),
-        ("peak_rss_bytes", "peak_rss_bytes"),
-    ):
-        if column in group:
-            row[name] = _mean(group[column])
+    if "seconds_per_update" in group:
+        row["s_per_update"] = _mean(group["seconds_per_update"])
+    for column, name in (("estimated_peak_bytes", "est_tensor_peak_bytes"), ("peak_rss_bytes", "peak_rss_bytes")):
+        if column in group:  # a peak: the highest of the variant's runs, what a rental must hold (not their mean)
+            values = pd.to_numeric(group[column], errors="coerce").dropna()
+            row[name] = float(values.max()) if len(values) else math.nan
     return row
 
 
