@@ -285,10 +285,12 @@ def continue_record(cfg: DictConfig, run_dir: Path, note: dict, overrides: Itera
     resume changed the config: the record's overrides and variant become those in force (config.yaml's),
     the earlier ones kept in the entry."""
     data = read_run_json(run_dir)
+    overrides = list(overrides)
     if note.get("forced_despite"):
-        overrides = list(overrides)
         note = {**note, "overrides_before": data.get("overrides"), "variant_before": data.get("variant")}
         data.update(overrides=overrides, variant=variant_key(overrides, cfg))
+    elif overrides != list(data.get("overrides") or []):  # run.threads=2 on resume: the run's record keeps its
+        note = {**note, "overrides": overrides}  # variant's line; this attempt's own line is its entry's
     data.setdefault("resumes", []).append(
         {
             **note,

@@ -470,3 +470,14 @@ def test_a_resumed_runs_time_per_update_is_every_attempts(tmp_path):
     firsts = {1, record["resumes"][-1]["from_update"] + 1}  # each attempt's first update holds its warm-up
     timed = [row["seconds"] for row in rows if row["kind"] == "train" and row["update"] not in firsts]
     assert len(timed) == 8 and record["seconds_per_update"] == pytest.approx(sum(timed) / len(timed))
+
+
+def test_a_resume_under_another_non_defining_setting_records_its_own_line(tmp_path):
+    """Resumed with run.threads=2: run.json kept the first attempt's overrides (run.threads=1) alone, while
+    config.yaml, config_hash and the updates after the resume said 2."""
+    assert run_cli(tmp_path, fault="update@5").returncode == -9
+    line = [o if o != "run.threads=1" else "run.threads=2" for o in TRAIN]
+    assert run_pilot(tmp_path, *line, timeout=300).returncode == 0
+    record = json.loads((tmp_path / "run.json").read_text())
+    assert "run.threads=1" in record["overrides"]  # the variant's line, as it started
+    assert "run.threads=2" in record["resumes"][-1]["overrides"] and "overrides_before" not in record["resumes"][-1]
