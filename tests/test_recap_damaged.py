@@ -1223,3 +1223,14 @@ def test_a_variants_peak_memory_is_its_highest_runs_not_their_mean(tmp_path):
         )
     summary, _ = summarise(collect([tmp_path]), "")
     assert summary.loc[0, "peak_rss_bytes"] == 4.4e8 and summary.loc[0, "s_per_update"] == 0.04
+
+
+def test_a_variant_that_diverged_in_every_run_is_named_in_the_conclusion(tmp_path):
+    """lr=1.0 diverged 2 of 2: the conclusion (and the journal) named only the variant that beat the control."""
+    for seed in (0, 1):
+        make_run(tmp_path / f"c{seed}", record(seed=seed, run_id=f"c{seed}", overrides=[f"seed={seed}"]))
+        wild = record(seed=seed, run_id=f"w{seed}", variant="optim.lr=1.0", status="diverged",
+                      overrides=["optim.lr=1.0", f"seed={seed}"], stop_cause="non_finite_loss")  # fmt: skip
+        make_run(tmp_path / f"w{seed}", wild)
+    _, lines = summarise(collect([tmp_path]), "optim.lr=1e-4")
+    assert any("Diverged in every run" in line and "optim.lr=1.0 (2 of 2)" in line for line in lines), lines

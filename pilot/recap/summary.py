@@ -206,6 +206,14 @@ def own_control(variant: str, controls: list[str], control: str) -> str | None:
 
 def _notes(summary: pd.DataFrame, quality_tolerance: float | None) -> list[str]:
     lines = []
+    if {"diverged", "runs"} <= set(summary):  # no value to compare, so the verdicts above never name it
+        gone = summary[(summary["runs"] > 0) & (summary["diverged"] == summary["runs"])]
+        if not gone.empty:
+            lines.append(
+                "Diverged in every run (no value to compare; too high a learning rate?): "
+                + "; ".join(f"{v} ({n} of {n})" for v, n in zip(gone["variant"], gone["runs"]))
+                + "."
+            )
     repeated = summary[summary["repeats"] > 0]
     if not repeated.empty:
         lines.append(
