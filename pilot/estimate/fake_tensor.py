@@ -51,6 +51,7 @@ from pilot.estimate.closed_form import closed_forms
 from pilot.estimate.fake_init import built_model
 from pilot.estimate.fake_kernels import RealKernelDtypes
 from pilot.estimate.flops import FlopTotal
+from pilot.estimate.held_gradients import hold_gradients, release_unwritten
 from pilot.estimate.inputs import EstimateInputs, config_variant, estimate_inputs, fake_inputs
 from pilot.estimate.local_shards import LocalShardOptimizer
 from pilot.estimate.mask_reads import FakeMaskPaths
@@ -134,33 +135,6 @@ class MemoryEstimate:
         return data
 
 
-def _hold_gradients(model: torch.nn.Module, tracker: Any) -> tuple[list[tuple[torch.Tensor, Any]], set[int]]:
-    """Give every trained parameter the gradient an earlier micro-batch would have left (zeros: the
-    same shape, dtype and device; on fake tensors no values exist anyway), counted as gradients. Returns
-    each held parameter with a hook that notes whether the backward then writes its gradient."""
-    held = []
-    for param in model.parameters():
-        if param.requires_grad and param.grad is None:
-            param.grad = torch.zeros_like(param)
-            held.append(param)
-    tracker.track_external(model)
-    written: set[int] = set()
-    return [(param, param.register_post_accumulate_grad_hook(lambda p: written.add(id(p)))) for param in held], written
-
-
-def _release_unwritten(held: list, written: set[int], fb: dict[str, int], release: bool) -> None:
-    """A parameter that requires a gradient but gets none (an unused head, a body run under no_grad) never
-    holds one in the run: no micro-batch leaves it a gradient, and the optimizer keeps no state for it. Its
-    held zeros were there through the whole forward/backward, so the peak less their bytes is the peak
-    without them (exact); released before the step, which then allocates no state for it either."""
-    for param, hook in held:
-        hook.remove()
-        if release and id(param) not in written and param.grad is not None:
-            fb["gradients"] -= param.grad.nbytes
-            fb["total"] -= param.grad.nbytes
-            param.grad = None
-
-
 def _update_phase(
     name: str,
     trainer: Trainer,
@@ -179,7 +153,7 @@ def _update_phase(
 
     held, written = ([], set())
     if shortcut and inputs.runs > 1:
-        held, written = _hold_gradients(trainer.raw_model, meter.tracker)
+        held, written = hold_gradients(trainer.raw_model, meter.tracker)
 
     settled: list[int] = []  # the tracker's activations and temporaries after each micro-batch
 
@@ -198,7 +172,7 @@ def _update_phase(
     with counting if counter is not None else nullcontext():  # beneath the tracker: it sees what training runs
         fb = meter(forward_backward)
     # FSDP writes a sharded gradient by reduce-scatter, without this hook: every one held stays
-    _release_unwritten(held, written, fb, release=not trainer.sharded)
+    release_unwritten(held, written, fb, release=not trainer.sharded)
     step = meter(trainer.apply_update)
     phase = _phase(name, inputs, fb, step, meter.allocator_peak)
     phase.tracker_drift_bytes = steady_growth(settled)
