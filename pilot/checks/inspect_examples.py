@@ -25,6 +25,7 @@ from pilot.checks.answer_in_prompt import answer_in_prompt_findings
 from pilot.checks.answer_start import answer_start_findings
 from pilot.checks.class_names import missing_classes, name_findings
 from pilot.checks.collated import RowView, check_collated, split_statistics
+from pilot.checks.copied_targets import copied_target_findings
 from pilot.checks.doubled_marker import doubled_marker_findings
 from pilot.checks.erased_evidence import erased_evidence_findings
 from pilot.checks.field_end import field_end_findings
@@ -136,7 +137,7 @@ def inspect_generation(
             "than examples: packed), so their loss positions are not compared with each example's target"
         )
     result = summarise(STEP, findings, ok, {"per_split": stats, "micro_batch": micro_batch, "collate_random": random})
-    return with_comparison(result, *positions.findings(), "untrained_labels", "warn"), shown
+    return positions.judged(result), shown
 
 
 # ----------------------------------------------------------------------------- classification
@@ -288,7 +289,7 @@ def inspect_generic(
         "of any task; the generation and classification views are for those kinds)" + (RANDOM_NOTE if random else "")
     )
     result = summarise(STEP, findings, ok, {"micro_batch": micro_batch, "collate_random": random}, warnings)
-    return with_comparison(result, *positions.findings(), "untrained_labels", "warn"), shown
+    return positions.judged(result), shown
 
 
 def _float_labels(task: TaskData, encoded: dict[str, list[dict]]) -> bool:
@@ -342,6 +343,8 @@ def inspect_task(
         result = with_comparison(result, *stop_token_findings(task, encoded.get("train", [])), "stop_token", "warn")
     if task.kind == "generation":
         result = with_comparison(result, *answer_start_findings(task, encoded.get("train", [])), "answer_start", "warn")
+    found = _read(copied_target_findings, task, encoded.get("train", []), micro_batch)  # labels after masking
+    result = with_comparison(result, *found, "copied_targets", "fail")
     if encoded.get("train"):  # multi-hot labels: each column one tag in every split
         result = with_comparison(result, *_read(tag_column_findings, task, encoded), "tag_columns")
     # a text field whose end never reaches the model (a prompt sliced one token short)

@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from pilot.checks.inputs_trained import inputs_trained, inputs_trained_finding
 from pilot.checks.loss_probe import input_ids_of, output_gradient, prediction_offset, real_mask, spans
-from pilot.checks.padding import padding_value
-from pilot.checks.result import Finding
+from pilot.checks.padding import padding_value, with_comparison
+from pilot.checks.result import CheckResult, Finding
 from pilot.data.task import NEXT_TOKEN, Batch, TaskData, move_to
 
 if TYPE_CHECKING:
@@ -52,6 +53,8 @@ class LossPositions:
         self.measured = self.not_measured = 0  # micro-batches measured, and left unmeasured (time)
         self.untrained: list[tuple[str, int, list[int]]] = []  # (split, example, label positions)
         self.seen = 0  # micro-batches offered
+        self.outside: torch.Tensor | None = None  # the last measured micro-batch's ``inputs_trained``
+        self.inputs: list[tuple[str, int, list[int]]] = []  # (split, example, output positions) so trained
 
     def wanted(self, findings: list[Finding]) -> bool:
         """A micro-batch to measure: one whose rows are flagged for positions the labels count, and the
@@ -62,11 +65,14 @@ class LossPositions:
         return self.seen <= ALWAYS or any(f.problem.startswith(ABOUT_COUNTED) for f in findings)
 
     def trained(self, batch: Batch) -> torch.Tensor | None:
-        """``loss_trained`` within the time given; None when time is up."""
+        """``loss_trained`` within the time given; None when time is up. What the same gradient trains where
+        no label counts is kept for ``keep_trained`` (``inputs_trained``)."""
         if time.monotonic() > self.deadline:
             self.not_measured += 1
             return None
-        trained = loss_trained(self.task, self.model, batch)
+        grad = loss_gradient(self.task, self.model, batch)
+        trained = None if grad is None else trained_by(self.task, batch, grad)
+        self.outside = None if trained is None else inputs_trained(self.task, batch, grad, _output_shift(self.task))
         self.measured += trained is not None
         return trained
 
@@ -76,6 +82,10 @@ class LossPositions:
         to the pad id: a real <eos> too), said when no declared target would show it."""
         dropped, found = False, []
         batch = views[0].batch
+        if self.outside is not None:
+            for view in views:
+                if view.row < self.outside.shape[0] and (at := self.outside[view.row].nonzero().flatten().tolist()):
+                    self.inputs.append((view.split, view.example.index, at))
         mask, ids = real_mask(self.task, batch).tolist(), input_ids_of(batch)
         ids = ids.tolist() if ids is not None and ids.dim() == 2 else None
         pad = padding_value(self.task, batch)
@@ -99,6 +109,13 @@ class LossPositions:
             view.values = [v for v, k in zip(view.values, keep) if k]
             dropped = True
         return dropped, found
+
+    def judged(self, result: CheckResult) -> CheckResult:
+        """Inspect's ``result`` with what the loss's gradient said: positions the labels leave out trained towards
+        the inputs' tokens (a failure), labels the loss does not train (a warning)."""
+        result = with_comparison(result, *self.findings(), "untrained_labels", "warn")
+        trained = {"positions": sum(len(p) for _, _, p in self.inputs)}
+        return with_comparison(result, inputs_trained_finding(self.inputs), trained, "inputs_trained", "fail")
 
     def findings(self) -> tuple[list[Finding], dict]:
         """One warning for the labels the loss does not train, with the numbers."""
@@ -140,12 +157,10 @@ def _real_skipped(real: list[tuple[int, int]]) -> str:
     )
 
 
-def loss_trained(task: TaskData, model: torch.nn.Module, batch: Batch) -> torch.Tensor | None:
-    """[rows, output positions] on the CPU: True where the loss trains the output towards its label (the
-    label's class has a negative gradient: cross-entropy's softmax - one-hot, label smoothing too; a term
-    that reads no label, a z-loss, pushes none up), or, where no class id labels the output, where the
-    gradient reaches it at all; None when it cannot be told (no sequence of scores, a loss that trains
-    nothing here, a loss the probe cannot differentiate). The model is put in eval mode; no parameter changes."""
+def loss_gradient(task: TaskData, model: torch.nn.Module, batch: Batch) -> torch.Tensor | None:
+    """d loss_sum / d output, [rows, output positions, classes] on the CPU, or None when it cannot be told
+    (no sequence of scores, a loss that trains nothing here, a loss the probe cannot differentiate). The
+    model is put in eval mode; no parameter changes."""
     try:
         device = next(model.parameters()).device
         batch = move_to(batch, device)
@@ -157,7 +172,20 @@ def loss_trained(task: TaskData, model: torch.nn.Module, batch: Batch) -> torch.
         return None
     if grad.dim() != 3 or not bool((grad != 0).any()):
         return None
-    grad = grad.detach().cpu()
+    return grad.detach().cpu()
+
+
+def loss_trained(task: TaskData, model: torch.nn.Module, batch: Batch) -> torch.Tensor | None:
+    """[rows, output positions] on the CPU: True where the loss trains the output towards its label (the
+    label's class has a negative gradient: cross-entropy's softmax - one-hot, label smoothing too; a term
+    that reads no label, a z-loss, pushes none up), or, where no class id labels the output, where the
+    gradient reaches it at all; None when it cannot be told."""
+    grad = loss_gradient(task, model, batch)
+    return None if grad is None else trained_by(task, batch, grad)
+
+
+def trained_by(task: TaskData, batch: Batch, grad: torch.Tensor) -> torch.Tensor | None:
+    """``loss_trained`` from the loss's gradient on the output."""
     reached = (grad != 0).any(dim=-1)
     labels = batch.get("labels")
     if not torch.is_tensor(labels) or labels.dim() != 2 or labels.is_floating_point() or len(labels) != len(grad):

@@ -1,0 +1,52 @@
+"""Targets that are the input token at their own position (a masked LM's labels taken after the masking).
+
+A task whose output at position t is trained towards a label at t (``same_position``: a masked LM, a
+tagger) must not find that label in its input at t: the model then learns to copy its input, the loss falls
+to zero at once, and nothing is learned. A masked LM whose collate clones the labels *after* it wrote
+``<mask>`` into the inputs trains every target towards ``<mask>`` itself; in a correct one a target equals
+its input token only where the token was kept unmasked (about 10% of targets). A next-token task's labels
+equal its inputs by design (the loss shifts them): not judged. Read from the data alone, as training
+collates it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from pilot.checks.loss_probe import input_ids_of, micro_batches
+from pilot.checks.result import Finding
+from pilot.data.task import IGNORE_INDEX, NEXT_TOKEN, TaskData
+
+ROWS = 256  # first training examples read
+MIN_TARGETS = 16
+SHARE = 0.99  # of the counted targets, the share equal to their input token
+
+
+def copied_target_findings(
+    task: TaskData, encoded: list[dict[str, Any]], micro_batch: int
+) -> tuple[list[Finding], dict[str, Any]]:
+    if task.convention == NEXT_TOKEN or not encoded:
+        return [], {}
+    counted = same = 0
+    for _, batch in micro_batches(task, encoded[:ROWS], max(1, micro_batch)):
+        labels, ids = batch.get("labels"), input_ids_of(batch)
+        if not (torch.is_tensor(labels) and torch.is_tensor(ids)) or labels.is_floating_point():
+            return [], {"judged": False, "why": "no integer labels beside input_ids"}
+        if labels.shape != ids.shape or labels.dim() != 2:
+            return [], {"judged": False, "why": "labels and input_ids of different shapes"}
+        targets = (labels != IGNORE_INDEX) & (labels >= 0)
+        counted += int(targets.sum())
+        same += int((labels == ids)[targets].sum())
+    details = {"targets": counted, "equal_to_their_input_token": same}
+    if counted < MIN_TARGETS or same < SHARE * counted:
+        return [], details
+    return [
+        Finding(
+            f"{same} of {counted} targets are the input token at their own position (the output at t is trained "
+            "towards the token the model reads at t): it learns to copy its input, the loss falls at once and "
+            "nothing is learned — in a masked LM, labels taken from the inputs after <mask> was written into them. "
+            "Fix: take the labels before masking the inputs (labels = input_ids.clone() first)"
+        )
+    ], details
