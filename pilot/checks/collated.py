@@ -378,7 +378,9 @@ def check_collated(
             if trained is not None:
                 dropped, by_value = positions.keep_trained(views[start:end], trained)
                 if dropped:
-                    found = check_batch(task, views[start:end], masked, compare_rows=not random) + by_value
+                    found = by_value + check_batch(
+                        task, views[start:end], masked, compare_rows=not random
+                    )  # the cause first
         findings += found
         start = end
     return _drawn_without_target(findings, views) if random else findings, views, random

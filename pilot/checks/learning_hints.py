@@ -91,6 +91,40 @@ def weights_fingerprint(model: torch.nn.Module) -> list[tuple[float, float]]:
         return []
 
 
+def untrained_tensors(before: list[tuple[float, float]], model: torch.nn.Module, unreached: set[str]) -> str:
+    """The trainable tensors a training that moved others left exactly as built and that autograd never reaches
+    (``unreached``: no gradient at all after a backward of the loss, not a gradient of zeros — a bias that
+    cancels in a difference of two encodings gets one), said with their names; "" when there are none. They
+    are cut off by no_grad or .detach(), or never used: a subset learnt without them leaves them as built."""
+    after = weights_fingerprint(model)
+    names = [name for name, p in model.named_parameters() if p.requires_grad]
+    if not before or len(after) != len(before) or len(names) != len(before):
+        return ""
+    still = [name for name, b, a in zip(names, before, after, strict=True) if a == b and name in unreached]
+    if not still or len(still) == len(names):
+        return ""
+    shown = ", ".join(still[:SHOWN]) + (f" and {len(still) - SHOWN} more" if len(still) > SHOWN else "")
+    return (
+        f"; but {len(still)} of {len(names)} trainable tensors never changed ({shown}): no gradient reaches them "
+        "(forward cuts them off with no_grad or .detach(), or never uses them), so they stay as built. Fix: let "
+        "the loss depend on them, or freeze them (requires_grad=False) if they are not meant to train"
+    )
+
+
+def unreached_tensors(task: Any, model: torch.nn.Module, batch: Any) -> set[str]:
+    """The trainable tensors that get no gradient at all (None, not zeros) from one backward of ``loss_sum``
+    on ``batch`` (on the model's device); none said when the probe cannot run. Gradients are cleared after."""
+    model.zero_grad(set_to_none=True)
+    try:
+        task.loss_sum(task.forward(model, batch), batch).backward()
+    except Exception:  # noqa: BLE001 - a probe, never a claim: nothing is said
+        return set()
+    finally:
+        unreached = {name for name, p in model.named_parameters() if p.requires_grad and p.grad is None}
+        model.zero_grad(set_to_none=True)
+    return unreached
+
+
 def unmoved_hint(before: list[tuple[float, float]], model: torch.nn.Module, lr: float, updates: int) -> str:
     """Why nothing was learnt when training changed no weight at all; "" when some weight moved."""
     if not before or weights_fingerprint(model) != before:

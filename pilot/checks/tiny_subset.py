@@ -31,11 +31,18 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from pilot.checks.collated import collate_is_random
-from pilot.checks.learning_hints import FROZEN_OUTPUT, learning_hints, unmoved_hint, weights_fingerprint
+from pilot.checks.learning_hints import (
+    FROZEN_OUTPUT,
+    learning_hints,
+    unmoved_hint,
+    unreached_tensors,
+    untrained_tensors,
+    weights_fingerprint,
+)
 from pilot.checks.loss_floor import loss_floor
 from pilot.checks.result import CheckResult
 from pilot.checks.subset_scorer import SubsetScorer
-from pilot.data.task import TaskData
+from pilot.data.task import TaskData, move_to
 from pilot.engine.build import build_model as build_fresh_model
 from pilot.engine.forward import forward_loss
 from pilot.engine.trainer import Trainer
@@ -205,7 +212,8 @@ def tiny_subset_check(
     if _scoring_at_fault(scorer, recovery < min_recovery, final_loss, loss_target):
         return CheckResult(STEP, "fail", _scoring_disagrees(scorer, numbers, model, device), [], details)
     if final_loss <= loss_target and recovery >= min_recovery:
-        return CheckResult(STEP, "pass", "learns the subset: " + numbers, [], details)
+        still = _learnt_without(cfg, tiny_task, attempt, device)
+        return CheckResult(STEP, "warn" if still else "pass", "learns the subset: " + numbers + still, [], details)
     if recovery < min_recovery and own_floor is not None and initial_loss - own_floor <= STUCK * initial_loss:
         return CheckResult(STEP, "fail", _cannot_fall(numbers, own_floor, initial_loss), [], details)
     verdict, reason = _not_learnt(cfg, tiny_task, attempt, device, numbers, recovery)
@@ -214,6 +222,14 @@ def tiny_subset_check(
         verdict, reason = "warn", reason.replace("cannot learn the subset:", "not learnt in time:", 1)
         reason += _random_targets(drop)
     return CheckResult(STEP, verdict, reason, [], details)
+
+
+def _learnt_without(cfg: DictConfig, tiny_task: TaskData, attempt: _Attempt, device: torch.device) -> str:
+    """The trainable tensors the subset was learnt without (``learning_hints.untrained_tensors``), or ""."""
+    trainer = attempt.trainer
+    batch = move_to(tiny_task.collate(trainer.train_items[: int(cfg.batch.micro_batch)]), device)
+    unreached = unreached_tensors(tiny_task, trainer.raw_model, batch)
+    return untrained_tensors(attempt.weights_before, trainer.raw_model, unreached)
 
 
 def _learning_on_random_draws(attempt: _Attempt, cfg: DictConfig) -> bool:

@@ -100,9 +100,13 @@ class LossPositions:
             padding = [p for p, q in gone if (p, q) not in real]
             if padding:  # labelled padding the loss leaves out: right, but the counts read it (a warning)
                 self.untrained.append((view.split, view.example.index, padding))
-            if real and self.task.expected_targets is None:  # declared targets: collated.target_findings says it
+            skipped = {v for p, q, v in zip(view.counted, view.predicted, view.values) if (p, q) in real}
+            never = skipped - {v for v, k in zip(view.values, keep) if k}  # a label value left out wherever it is
+            never = never if self.task.convention != NEXT_TOKEN else set()  # a class, not a vocabulary's token
+            # declared targets: collated.target_findings says a skipped one, unless a whole class is left out
+            if real and (self.task.expected_targets is None or never):
                 by_value = ids is not None and pad is not None and all(ids[view.row][q] == pad for _, q in real)
-                said = _by_value(real, pad) if by_value else _real_skipped(real)  # a real target the loss skips
+                said = _by_value(real, pad) if by_value else _real_skipped(real, never, self.task)
                 found.append(Finding(said, view.split, view.example.index))
             view.counted = [p for p, k in zip(view.counted, keep) if k]
             view.predicted = [p for p, k in zip(view.predicted, keep) if k]
@@ -149,9 +153,13 @@ def _by_value(real: list[tuple[int, int]], pad: int) -> str:
     )
 
 
-def _real_skipped(real: list[tuple[int, int]]) -> str:
+def _real_skipped(real: list[tuple[int, int]], never: set, task: TaskData) -> str:
+    """``never``: label values the loss leaves out wherever they stand in the row (a whole class left out)."""
+    names = task.names()
+    shown = [f"'{names[v]}' ({v})" if isinstance(v, int) and 0 <= v < len(names) else str(v) for v in sorted(never)]
+    whole = f"; every label {', '.join(shown)} is left out, so that class is never trained" if shown else ""
     return (
-        f"real token(s) labelled as targets that loss_sum does not train (positions {spans([p for p, _ in real])}): "
+        f"real token(s) labelled as targets that loss_sum does not train (positions {spans([p for p, _ in real])}{whole}): "
         "the loss skips targets its labels give (a mask one position off, the last token's <eos>), or leaves "
         "them out on purpose and the labels say otherwise. Fix: train them, or set their labels to -100"
     )
@@ -202,9 +210,22 @@ def trained_by(task: TaskData, batch: Batch, grad: torch.Tensor) -> torch.Tensor
     pushed = grad.gather(-1, label.clamp(0, classes - 1).unsqueeze(-1)).squeeze(-1) < 0
     real = _real_outputs(task, batch, shift, width)
     if real is not None and bool((labelled & real).any()):  # another head's output (a multi-head model's
-        if float(pushed[labelled & real].float().mean()) < PUSHED_SHARE:  # largest) is not these labels'
+        share = float(pushed[labelled & real].float().mean())  # largest) is not these labels'
+        if share < PUSHED_SHARE and not _classes_left_out(label[labelled & real], pushed[labelled & real]):
             return None
     return torch.where(labelled, pushed, reached)
+
+
+def _classes_left_out(labels: torch.Tensor, pushed: torch.Tensor) -> bool:
+    """Whether the loss trains some label classes at every position and others at none: these labels' loss
+    leaving classes out (a tagger's loss masked with labels > 0, ignore_index set to the 'O' tag), not another
+    head's output, whose gradient follows no class of these labels."""
+    kept = left = 0
+    for value in labels.unique().tolist():
+        share = float(pushed[labels == value].float().mean())
+        kept += share == 1.0
+        left += share == 0.0
+    return kept > 0 and left > 0 and kept + left == len(labels.unique())
 
 
 def _real_outputs(task: TaskData, batch: Batch, shift: int, width: int) -> torch.Tensor | None:
