@@ -103,9 +103,8 @@ def untrained_tensors(before: list[tuple[float, float]], model: torch.nn.Module,
     still = [name for name, b, a in zip(names, before, after, strict=True) if a == b and name in unreached]
     if not still or len(still) == len(names):
         return ""
-    shown = ", ".join(still[:SHOWN]) + (f" and {len(still) - SHOWN} more" if len(still) > SHOWN else "")
     return (
-        f"; but {len(still)} of {len(names)} trainable tensors never changed ({shown}): no gradient reaches them "
+        f"; but {len(still)} of {len(names)} trainable tensors never changed ({_listed(still)}): no gradient reaches them "
         "(forward cuts them off with no_grad or .detach(), or never uses them), so they stay as built. Fix: let "
         "the loss depend on them, or freeze them (requires_grad=False) if they are not meant to train"
     )
@@ -141,14 +140,18 @@ def unmoved_hint(before: list[tuple[float, float]], model: torch.nn.Module, lr: 
     )
 
 
+def _listed(names: list[str]) -> str:
+    """The first ``SHOWN`` names, and how many more."""
+    return ", ".join(names[:SHOWN]) + (f" and {len(names) - SHOWN} more" if len(names) > SHOWN else "")
+
+
 def _unreached(model: torch.nn.Module) -> str:
     trainable = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
     cut = [name for name, p in trainable if p.grad is None]
     if not cut:
         return ""
-    names = ", ".join(cut[:SHOWN]) + (f" and {len(cut) - SHOWN} more" if len(cut) > SHOWN else "")
     return (
-        f"{len(cut)} of {len(trainable)} trainable tensors get no gradient from the loss ({names}): forward "
+        f"{len(cut)} of {len(trainable)} trainable tensors get no gradient from the loss ({_listed(cut)}): forward "
         "cuts them off (.detach(), torch.no_grad(), a tensor rebuilt from .data or .item()) or never uses "
         "them, so they cannot learn. Fix: let the output depend on them through autograd."
     )
