@@ -501,3 +501,28 @@ def test_argmax_over_half_precision_logits_is_not_read_as_a_level_the_loss_never
     by_threshold = task(lambda out, b: out > 0)
     found = prediction_outside_the_loss(by_threshold, [(logits, batch)])
     assert found is not None and "predict reads what the loss never trains" in found.problem
+
+
+def test_targets_copied_from_their_own_input_fail_and_a_corrector_that_changes_one_does_not():
+    """A masked LM's labels taken after the masking equal their input at every target; a per-position
+    spelling corrector keeps most tokens and changes a few: not the same mistake."""
+    from types import SimpleNamespace
+
+    from pilot.checks.copied_targets import copied_target_findings
+
+    ids = torch.randint(3, 50, (8, 12), generator=torch.Generator().manual_seed(0))
+    corrected = ids.clone()
+    corrected[2, 5] = 1  # one typo fixed
+    for labels, flagged in ((ids.clone(), True), (corrected, False)):
+        items = [{"row": row} for row in range(8)]
+        task = SimpleNamespace(
+            convention="same_position",
+            collate=lambda chunk, labels=labels: {
+                "input_ids": ids[[i["row"] for i in chunk]],
+                "labels": labels[[i["row"] for i in chunk]],
+            },
+        )
+        found, details = copied_target_findings(task, items, 4)
+        assert bool(found) == flagged, details
+        if flagged:
+            assert "96 of 96 targets are the input token at their own position" in found[0].problem

@@ -4,7 +4,9 @@ A task whose output at position t is trained towards a label at t (``same_positi
 tagger) must not find that label in its input at t: the model then learns to copy its input, the loss falls
 to zero at once, and nothing is learned. A masked LM whose collate clones the labels *after* it wrote
 ``<mask>`` into the inputs trains every target towards ``<mask>`` itself; in a correct one a target equals
-its input token only where the token was kept unmasked (about 10% of targets). A next-token task's labels
+its input token only where the token was kept unmasked (about 10% of targets), and a spelling or grammar
+corrector trained per position changes some of its targets (it is not judged while even one differs). A
+next-token task's labels
 equal its inputs by design (the loss shifts them): not judged. Read from the data alone, as training
 collates it.
 """
@@ -21,7 +23,7 @@ from pilot.data.task import IGNORE_INDEX, NEXT_TOKEN, TaskData
 
 ROWS = 256  # first training examples read
 MIN_TARGETS = 16
-SHARE = 0.99  # of the counted targets, the share equal to their input token
+SHARE = 1.0  # every counted target equal to its input token: a corrector that fixes a rare typo keeps a few apart
 
 
 def copied_target_findings(
