@@ -378,9 +378,8 @@ def check_collated(
             if trained is not None:
                 dropped, by_value = positions.keep_trained(views[start:end], trained)
                 if dropped:
-                    found = by_value + check_batch(
-                        task, views[start:end], masked, compare_rows=not random
-                    )  # the cause first
+                    # what the loss's gradient showed (a class never trained) is the cause: said first
+                    found = by_value + check_batch(task, views[start:end], masked, compare_rows=not random)
         findings += found
         start = end
     return _drawn_without_target(findings, views) if random else findings, views, random
