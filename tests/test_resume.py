@@ -319,6 +319,41 @@ def test_a_resume_is_judged_against_the_trainings_own_noise_only_when_there_is_s
     assert verdict == "fail", reason
 
 
+def test_a_task_drawing_from_a_generator_of_its_own_is_named_not_blamed_on_kernels(make_cfg):
+    """An MLM whose collate masked with a module-level torch.Generator got a resume_check warn blaming
+    "kernels whose sums change order": two uninterrupted runs from the same seed differed because the
+    task's generator went on, not the arithmetic. The collated tensors of each update are compared
+    first; the warning names the task's own generator and the keys it changed."""
+    import dataclasses
+
+    cfg = make_cfg("+experiment=classification", "run.threads=1", "budget.fixed=updates", "budget.value=20")
+
+    def runs(noisy: bool) -> list:
+        own = torch.Generator().manual_seed(0)  # one per task, as at module level: it goes on across runs
+        found = []
+        for _ in range(3):  # reference, control, resumed (its last rows)
+            trainer = build_trainer(cfg)
+            task = trainer.task
+            if noisy:
+                draw = task.collate
+
+                def collate(items, draw=draw):
+                    batch = draw(items)
+                    return {**batch, "inputs": batch["inputs"] + 0.1 * torch.rand(batch["inputs"].shape, generator=own)}
+
+                trainer.task = dataclasses.replace(task, collate=collate)
+            found.append((trajectory(trainer, 4), {k: v.clone() for k, v in trainer.raw_model.state_dict().items()}))
+        reference, control, resumed = found
+        return reference, control, (resumed[0][2:], resumed[1])
+
+    reference, control, resumed = runs(noisy=True)
+    verdict, reason = noise_control(reference, control, resumed, 2, "diverges")
+    assert verdict == "warn" and "a generator of its own" in reason and "update 1: inputs" in reason, reason
+    assert "kernels" not in reason, reason
+    reference, control, resumed = runs(noisy=False)  # the seeded task: every run the same, bit for bit
+    assert reference[0] == control[0] and reference[0][2:] == resumed[0]
+
+
 def test_a_resumed_runs_peak_memory_is_the_highest_of_its_attempts(tmp_path):
     """run.json's peak_memory after a resume held the last attempt's alone: a run whose first attempt
     peaked higher was recorded (and recapped, and sized) at the lower peak."""

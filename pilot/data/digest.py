@@ -21,6 +21,16 @@ def _digest(value: Any) -> str:
     return hashlib.sha1(repr(value).encode()).hexdigest()[:16]
 
 
+def batch_digests(pairs: list[tuple[dict[str, Any], float]]) -> dict[str, str]:
+    """Per key of an update's collated micro-batches (``(batch, weight)`` pairs): a digest of its values
+    in every micro-batch, so two updates that collate other tensors from the same examples are told apart."""
+    keys = sorted({key for batch, _ in pairs for key in batch})
+    return {
+        key: hashlib.sha1("".join(_digest(batch.get(key)) for batch, _ in pairs).encode()).hexdigest()[:16]
+        for key in keys
+    }
+
+
 def encoded_digests(task: TaskData, split: str = "train") -> list[dict[str, str]]:
     """Per encoded example of ``split``: key -> a digest of its value."""
     return [{key: _digest(value) for key, value in item.items()} for item in task.encoded(split)]

@@ -24,7 +24,7 @@ from omegaconf import DictConfig, OmegaConf
 from pilot.checkpoint import Checkpointer, restore_training_state
 from pilot.child_process import JobRunner, NewProcess
 from pilot.config.values import enum_value, resolve_device
-from pilot.data.digest import encoded_digests, first_difference
+from pilot.data.digest import batch_digests, encoded_digests, first_difference
 from pilot.data.task import TaskData
 from pilot.engine.build import build_model, build_trainer
 from pilot.engine.distributed import DistContext, init_from_env, rank0_value, spawn
@@ -36,12 +36,31 @@ from pilot.weights_file import read_weights, write_weights
 
 
 def trajectory(trainer: Trainer, until: int) -> list[dict[str, Any]]:
-    rows = []
-    while trainer.updates_done < until:
-        record = trainer.train_step()
-        rows.append(
-            {"update": record.update, "lr": record.lr, "loss": record.loss, "examples": list(trainer.last_example_ids)}
-        )
+    """Per update to ``until``: its number, learning rate, loss, the examples drawn and a digest of
+    each key of the tensors collated from them (``batches``: the task's own random draws show there)."""
+    rows, collated = [], []
+    draw = trainer.micro_batches
+
+    def recorded(update: int) -> list[tuple]:
+        pairs = draw(update)
+        collated.append(batch_digests(pairs))
+        return pairs
+
+    trainer.micro_batches = recorded  # this trainer's own: the class's method is left as it is
+    try:
+        while trainer.updates_done < until:
+            record = trainer.train_step()
+            rows.append(
+                {
+                    "update": record.update,
+                    "lr": record.lr,
+                    "loss": record.loss,
+                    "examples": list(trainer.last_example_ids),
+                    "batches": collated[-1],
+                }
+            )
+    finally:
+        del trainer.micro_batches
     return rows
 
 
@@ -126,6 +145,16 @@ def noise_control(reference: Run, control: Run, resumed: Run, k: int, reason: st
     rows, weights = resumed
     if exact := _exact_differences(reference[0][k:], rows, reference[1], weights):
         return "fail", f"{reason} ({exact}, which no floating-point noise changes)"
+    if redrawn := _redrawn(reference[0], control[0]):
+        return "warn", (
+            f"two uninterrupted runs from the same seed collate other tensors from the same examples ({redrawn}): "
+            "the task draws random numbers from a generator of its own (a torch.Generator, NumPy Generator or "
+            "random.Random made at import or in make_task), which the run's seed does not set and its checkpoint "
+            "does not hold, so no run repeats and a resumed run draws other values than the run it continues. "
+            f"The resume after update {k} keeps the update numbers, learning rates and examples drawn; whether it "
+            "is otherwise the same run cannot be checked. Fix: draw from torch's, NumPy's or Python's global "
+            "generator (pilot seeds them from `seed` and every checkpoint holds their state)"
+        )
     noise, rounding = _distance(reference, control), _rounding(reference)
     drift = _distance((reference[0][k:], reference[1]), resumed)
     said = (
@@ -143,6 +172,17 @@ def noise_control(reference: Run, control: Run, resumed: Run, k: int, reason: st
             "torch.use_deterministic_algorithms(True) on a GPU"
         )
     return "fail", f"{reason}; beyond the training's own noise: {said} (more than {NOISE_FACTOR}x)"
+
+
+def _redrawn(first: list[dict], second: list[dict]) -> str:
+    """Where two runs drew the same examples but collated other tensors from them: the first such update
+    and its keys; empty when nowhere."""
+    for a, b in zip(first, second):
+        mine, theirs = a.get("batches") or {}, b.get("batches") or {}
+        if a["examples"] == b["examples"] and mine != theirs:
+            keys = sorted(key for key in mine.keys() | theirs.keys() if mine.get(key) != theirs.get(key))
+            return f"first at update {a['update']}: {', '.join(keys)}"
+    return ""
 
 
 def _pair(first: Run, second: Run) -> tuple:
