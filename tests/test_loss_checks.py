@@ -245,6 +245,32 @@ def test_a_fresh_model_leaning_to_one_class_is_not_said_to_be_class_weights():
     assert result.details["even_logits_loss_per_target"] == pytest.approx(1.0986, rel=1e-3)
 
 
+def test_a_distillation_loss_scaled_by_t_squared_is_not_said_to_weight_the_classes():
+    """0.5 CE + 0.5 T² KL(teacher || student): with every logit 0 each example's loss carries its own
+    teacher's term, so a class whose teacher is surer starts higher. It was said to be "loss_sum weights the
+    classes" (the cause of a class-weighting mistake); class weights give every example of a class the same
+    loss there, a teacher's term does not."""
+    import torch.nn.functional as F
+
+    from pilot.checks.objective import objective_check
+    from tests.planted_tasks._common import classification_task, mlp, stack_collate
+
+    def collate(items):
+        batch = stack_collate(items)
+        sure = torch.tensor([20.0, 12.0, 1.0])[batch["labels"]] * (1 + 0.3 * torch.sin(batch["index"].double()).float())
+        batch["teacher_logits"] = F.one_hot(batch["labels"], 3).float() * sure[:, None]
+        return batch
+
+    def loss_sum(logits, batch, t=2.0):
+        soft = F.kl_div(F.log_softmax(logits / t, -1), F.softmax(batch["teacher_logits"] / t, -1), reduction="sum")
+        return 0.5 * F.cross_entropy(logits, batch["labels"], reduction="sum") + 0.5 * t * t * soft
+
+    task = classification_task(collate=collate, loss_sum=loss_sum)
+    result = objective_check(task, mlp(task), micro_batch=8)
+    assert "weights the classes" not in result.reason, result.reason
+    assert "teacher's soft targets beside the labels" in result.reason, result.reason
+
+
 # ----------------------------------------------------------------------------- 4, 5. batch edges
 def test_batchnorm_with_one_example_fails_naming_the_partial_window(suite):
     text = reason(suite, "bug_smallest_batchnorm", "smallest_micro_batch")

@@ -278,7 +278,7 @@ def _initial_loss(
         return [] if len(widths) == 1 and per_target > expected else warnings
     said = (
         f"; with every logit 0 the loss itself is {even:.4g} per target, not {details['expected_from']}: a loss "
-        "other than cross-entropy (focal, a margin, a weighted variant) starts elsewhere, and then "
+        "other than cross-entropy (focal, a margin, a weighted variant, a teacher's soft targets beside the labels) starts elsewhere, and then "
         "initial_loss_tolerance=None in the task skips this comparison"
     )
     return [Finding(warnings[0].problem + said)]
@@ -370,15 +370,20 @@ def _majority_weighs_most(said: str, per_class: dict[int, list[float]]) -> bool:
     return "the most frequent class weighs most" in said and max(counts) >= 1.5 * min(counts)
 
 
+SAME_WITHIN_CLASS = 0.02  # relative spread of one class's losses at even logits that float rounding allows
+
+
 def class_weights_said(per_class: dict[int, list[float]], expected: float, task: TaskData) -> str:
-    """A fresh model's loss is about the same for every example; one that differs by class, and is even
-    within each class, is a loss that weights the classes. Said with each class's weight (its loss over
-    the expected) and share of the probed examples; where the most frequent class weighs most, the
-    weights' order is suspect (inverse-frequency weights indexed in another order than the class ids)."""
+    """With every logit 0 (``per_class``: each example's loss then, by class) a loss weighted by class gives
+    every example of a class the same loss, and the classes different ones. One that differs within a class
+    adds a term of each example's own (a teacher's soft targets scaled by T², example weights): not class
+    weights. Said with each class's weight (its loss over the expected) and share of the probed examples;
+    where the most frequent class weighs most, the weights' order is suspect (inverse-frequency weights
+    indexed in another order than the class ids)."""
     if len(per_class) < 2 or expected <= 0:
         return ""
     weight = {c: sum(v) / len(v) / expected for c, v in sorted(per_class.items())}
-    even = all(max(v) - min(v) <= 0.6 * sum(v) / len(v) for v in per_class.values())  # a fresh model's spread
+    even = all(max(v) - min(v) <= SAME_WITHIN_CLASS * sum(v) / len(v) for v in per_class.values())
     if not even or max(weight.values()) < 2 * min(weight.values()):
         return ""
     names = task.names()
