@@ -81,6 +81,9 @@ def config_refused(config_class: type, settings: dict[str, Any], error: Exceptio
     shown = ", ".join(f"model.config.{key}={settings[key]}" for key in named)
     negative = any(isinstance(settings[key], int) and settings[key] < 0 for key in named)
     fix = "sizes > 0" if negative else "values that agree (the model's README names its constraints)"
+    if typed := re.search(r"[Ff]ield '(\w+)' expected (\w+), got (\w+)", reason):  # a value of the wrong type
+        key, expected, _ = typed.groups()
+        fix = f"model.config.{key}=<{'an integer' if expected == 'int' else f'a {expected}'}>"
     return PilotError(
         f"transformers' {config_class.__name__} refuses model.config: {reason}"
         + (f" ({shown})" if shown else "")
