@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from pilot.data.data_files import data_files_fingerprint
 from pilot.engine.batch_plan import plan_from_config
 from pilot.errors import ResumeRefused, disk_full_guard
 from pilot.models.base_files import base_files_fingerprint
-from pilot.run_record import RunRecord, config_hash, parse_row, read_run_json
+from pilot.run_record import RunRecord, config_hash, now_text, parse_row, read_run_json
 from pilot.variant import defining_config, variant_key
 
 log = logging.getLogger("pilot")
@@ -275,7 +274,7 @@ def _previous_end(data: dict[str, Any], run_dir: Path) -> dict[str, Any]:
     if not times:
         return {"previous_finished_at": None}
     return {
-        "previous_finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(max(times))),
+        "previous_finished_at": now_text(max(times)),
         "previous_finished_at_from": "the last file it wrote (it ended without recording when: killed)",
     }
 
@@ -299,7 +298,7 @@ def continue_record(cfg: DictConfig, run_dir: Path, note: dict, overrides: Itera
             "previous_error": data.get("error"),  # what ended it, kept: the run.json fields are reset below
             **({"previous_error_file": data["error_file"]} if data.get("error_file") else {}),
             **_previous_end(data, run_dir),  # when it stopped: the recap's time running
-            "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "at": now_text(),
         }
     )
     # this attempt has not ended: what the one before ended with is its resume entry's, not a claim of this one

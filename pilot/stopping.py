@@ -10,11 +10,10 @@ from __future__ import annotations
 import logging
 import math
 import signal
-import time
 
 from omegaconf import DictConfig
 
-from pilot.run_record import RunRecord
+from pilot.run_record import RunRecord, now_text
 
 log = logging.getLogger("pilot")
 
@@ -72,7 +71,7 @@ def signal_entry(signal_name: str, updates: int) -> dict:
     return {
         "signal": signal_name,
         "at_update": updates,
-        "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "at": now_text(),
         "exit_code": 128 + int(getattr(signal, signal_name, signal.SIGINT)),
     }
 
@@ -81,7 +80,7 @@ def record_preemption(record: RunRecord, updates: int, max_requeues) -> bool:
     """Record a preemption (its checkpoint saved); whether the job is requeued (not when
     ``max_requeues`` is used up)."""
     interruptions = record.data.setdefault("interruptions", [])
-    interruptions.append({"at_update": updates, "at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "signal": "USR2"})
+    interruptions.append({"at_update": updates, "at": now_text(), "signal": "USR2"})
     requeue = len(interruptions) <= int(max_requeues)
     record.update(interruptions=interruptions, status="requeued" if requeue else "preempted")
     log.warning(

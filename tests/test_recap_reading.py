@@ -261,3 +261,21 @@ def test_the_time_a_run_stood_stopped_between_attempts_is_not_counted_as_running
     older = {**record, "resumes": [{"at": "2026-12-02T10:00:00+0000"}]}  # a resume that does not say when it stopped
     assert wall_time_s(older) == 86430.0
     assert wall_time_s({k: v for k, v in record.items() if k != "resumes"}) == 86430.0
+
+
+def test_wall_time_is_measured_to_the_millisecond(tmp_path):
+    """started_at and finished_at were whole seconds: a job of 0.4 s lasted 0 or 1 s in the recap."""
+    import time
+
+    from pilot.recap.run_json import wall_time_s
+    from pilot.run_record import RunRecord, now_text
+
+    start = 1_764_000_000.7
+    assert wall_time_s({"started_at": now_text(start), "finished_at": now_text(start + 0.4)}) == pytest.approx(
+        0.4, abs=2e-3
+    )
+    record = RunRecord(tmp_path, {"run_id": "r", "status": "running", "started_at": now_text()})
+    time.sleep(0.25)
+    record.finish("ok", "budget_reached")
+    written = json.loads((tmp_path / "run.json").read_text())
+    assert 0.24 <= wall_time_s(written) < 1.0, written  # whole seconds gave 0 or 1

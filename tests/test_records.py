@@ -29,7 +29,7 @@ from pilot.engine.build import build_trainer
 from pilot.engine.preemption import InterruptWatch, watched_signals
 from pilot.errors import DiskFull, RunDirectoryBusy
 from pilot.phases import rows as phase_rows
-from pilot.run_record import RunDirectoryLock
+from pilot.run_record import RunDirectoryLock, now_text
 from pilot.train import train
 from pilot.variant import is_defining, variant_key
 
@@ -919,7 +919,7 @@ def test_an_attempt_killed_after_a_resume_stopped_when_it_last_wrote_not_when_th
     first_end = time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(last_write - 14))
     killed = {"status": "running", "finished_at": first_end}  # as a resume left it before this fix
     end = _previous_end(killed, tmp_path)
-    assert end["previous_finished_at"] == time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(last_write))
+    assert end["previous_finished_at"] == now_text(last_write)
     assert "killed" in end["previous_finished_at_from"]
     assert _previous_end({"status": "interrupted", "finished_at": first_end}, tmp_path) == {
         "previous_finished_at": first_end

@@ -22,10 +22,12 @@ def _parse_time(value: str) -> datetime | None:
         return datetime.fromisoformat(value)  # Python >= 3.11 also reads run_record's "+0000"
     except ValueError:
         pass
-    try:
-        return datetime.strptime(value, TIME_FORMAT)
-    except ValueError:
-        return None
+    for written in (TIME_FORMAT, TIME_FORMAT.replace("%S", "%S.%f")):  # Python 3.10: "+0000"; to the millisecond
+        try:
+            return datetime.strptime(value, written)
+        except ValueError:
+            pass
+    return None
 
 
 STATUS = ("one of " + ", ".join(STATUSES), lambda v: isinstance(v, str) and v in STATUSES)
