@@ -35,6 +35,7 @@ from pilot.errors import no_space_left
 from pilot.estimate.checkpointing_effect import CheckpointingIneffective, checkpointing_effect
 from pilot.estimate.fake_tensor import EstimateRefused, MemoryEstimate, estimate_memory
 from pilot.estimate.stored import from_store, min_store_seconds, store_dir, stored_estimate
+from pilot.faults import fault_point
 from pilot.finished_runs import refuse_reused_for
 from pilot.rental.campaign_plan import Plan
 from pilot.rental.catalog import load_catalog
@@ -42,7 +43,7 @@ from pilot.rental.choice_sheet import Measured
 from pilot.rental.estimate_cache import EstimateCache
 from pilot.rental.parallel_estimates import fill
 from pilot.rental.requirements import Requirement, campaign_requirements
-from pilot.rental.sheet import build_and_write, print_sheet
+from pilot.rental.sheet import build_and_write, print_sheet, remove_sheet
 from pilot.run_record import RunDirectoryLock, RunRecord, record_interrupted
 from pilot.validation import validate
 
@@ -206,6 +207,7 @@ def estimate_step(
         journal=False,
         requirements=read_requirements(run_dir),
     )
+    fault_point("sheet")  # tests: a signal once the pilot's choice sheet is written, before its verdicts
     print_sheet(result, estimate)
     details = {"plan": result.plan_lines()}
     where = _plan_in_brief(result.plan, result.pinned)
@@ -273,6 +275,10 @@ def run_estimate(
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: an estimate is not resumable, stop now and say so
             name = signals.received or "SIGINT"
             log.warning("estimate interrupted by %s; its record says so (no choice sheet)", name)
+            if removed := remove_sheet(run_dir):
+                log.warning(
+                    "%s: removed (written before the signal; no verdict stands behind its plan)", ", ".join(removed)
+                )
             return record_interrupted(run_dir, record, name, "estimate (no choice sheet)")
         except Exception as error:  # recorded, then said by the entry point (a full disk: one message)
             if record is not None:  # run.json itself may not fit: finish then says so, naming the first file

@@ -17,7 +17,7 @@ def fault_point(point: str, update: int | None = None, path: object = None) -> N
 
     Points: ``hydra_files`` (the run directory checked, Hydra about to write ``.hydra/``), ``setup`` (the directory locked, the record not yet opened), ``update`` (after an update), ``before_write``, ``after_write``,
     ``before_rename`` (inside a checkpoint save), ``closing`` (after the final validation), ``record`` (the run's
-    record being written, signals only noted), ``verdicts`` (a pilot's verdicts final, its report not yet written), ``reload`` and ``resume`` (inside the
+    record being written, signals only noted), ``sheet`` (a pilot's choice sheet written, its verdicts not yet final), ``verdicts`` (a pilot's verdicts final, its report not yet written), ``reload`` and ``resume`` (inside the
     process of the reload check and of the resume check, before it answers).
     ``enospc`` raises "no space left on device" inside a checkpoint save instead of killing
     (where no small file system can be mounted to fill up for real); ``eperm`` there raises the

@@ -56,6 +56,7 @@ from pilot.finished_runs import refuse_reused_for
 from pilot.phases.gates import PhaseRunner
 from pilot.phases.rows import write_phases_csv
 from pilot.rental.journal import append_entry, journal_problem
+from pilot.rental.sheet import remove_sheet
 from pilot.report import print_console, write_report
 from pilot.run_record import RunDirectoryLock, RunRecord, record_interrupted
 from pilot.validation import validate
@@ -180,6 +181,10 @@ def run_pilot(
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the pilot's steps are not resumable, stop now
             name = signals.received or "SIGINT"
             log.warning("pilot interrupted by %s; its record says so (no verdict)", name)
+            if removed := remove_sheet(run_dir):
+                log.warning(
+                    "%s: removed (written before the signal; no verdict stands behind its plan)", ", ".join(removed)
+                )
             return record_interrupted(run_dir, record, name, "pilot (no verdict)")
         except Exception as error:  # no space left: stopped at the first file that did not fit, no verdict
             if (full := no_space_left(error)) is not None and record is not None and record.data["status"] == "running":

@@ -792,6 +792,20 @@ def test_disk_full_writing_the_predictions_names_the_file_and_leaves_no_empty_on
     assert not (tmp_path / "predictions.jsonl").exists() and not list(tmp_path.glob(".predictions*"))
 
 
+def test_a_pilot_stopped_after_its_choice_sheet_before_its_verdicts_leaves_no_sheet(tmp_path):
+    """Ctrl-C once the estimate step had written the choice sheet: run.json said interrupted, no verdict,
+    while choice_sheet.md said "The config runs as planned as it is" beside a campaign plan; the README
+    promises no choice sheet. The sheet's files are taken away with the signal's record."""
+    done = cli(tmp_path, fault="sheet:SIGINT", train_args=["run.threads=1"])
+    assert done.returncode == 130, done.stderr[-3000:]
+    record = run_json(tmp_path)
+    assert record["status"] == "interrupted" and not record.get("verdicts"), record
+    left = ["choice_sheet.md", "choice_sheet.csv", "campaign_plan.csv", "memory_estimate.json"]
+    assert not [name for name in left if (tmp_path / name).exists()], sorted(p.name for p in tmp_path.iterdir())
+    said = done.stdout + done.stderr
+    assert "choice_sheet.md" in said and "removed (written before the signal" in said, said[-2000:]
+
+
 def test_a_signal_once_the_pilots_verdicts_are_final_keeps_them_in_the_record(tmp_path):
     """SIGTERM while the verdicts were being written: report.md said 'verdict pass' and the choice sheet was
     there, while run.json said 'interrupted during the pilot (no verdict)' and held no verdicts. The report and

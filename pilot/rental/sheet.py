@@ -9,6 +9,7 @@ pilot's measurements).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from dataclasses import dataclass, field, fields
@@ -238,6 +239,21 @@ def _sheet_lines(
     ]
     lines += ["## Campaign plan", "", *result.plan_lines(brief=False), ""]
     return lines
+
+
+SHEET_FILES = ("choice_sheet.md", "choice_sheet.csv", "campaign_plan.csv", "memory_estimate.json")
+
+
+def remove_sheet(run_dir: Path) -> list[str]:
+    """Take away the choice sheet's files of a pilot or estimate stopped by a signal before it ended: a
+    sheet whose plan rests on verdicts never given ("the config runs as planned") claims what did not
+    happen. The names of those removed."""
+    removed = []
+    for name in SHEET_FILES:
+        with contextlib.suppress(FileNotFoundError):
+            (Path(run_dir) / name).unlink()
+            removed.append(name)
+    return removed
 
 
 def _write_files(
