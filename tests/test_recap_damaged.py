@@ -877,6 +877,31 @@ def test_a_recap_of_some_jobs_says_nothing_of_the_others_and_keeps_the_launchs_r
     assert len(list(sweep.glob("recap-*.md"))) == 1
 
 
+def test_a_recap_of_a_sweep_judges_it_against_the_control_its_launch_declared(tmp_path, capsys):
+    """python -m pilot.recap <sweep> said "No control declared (campaign.control)" of a sweep launched with
+    campaign.control='optim.lr=1e-3', whose launch's recap had compared every variant with it. The control and
+    quality tolerance are read from the sweep's multirun.yaml when the command line gives none."""
+    from pilot.recap.entry import main
+
+    sweep = tmp_path / "sweep"
+    sweep.mkdir()
+    (sweep / "multirun.yaml").write_text(
+        "hydra:\n  overrides:\n    task:\n    - optim.lr=1e-3,1e-4\ncampaign:\n  control: optim.lr=1e-3\n"
+        "  quality_tolerance: 0.05\n"
+    )
+    make_run(sweep / "0", record(overrides=["optim.lr=1e-3"], variant="optim.lr=0.001"))
+    make_run(sweep / "1", record(overrides=["optim.lr=1e-4"], run_id="b"))
+    main([str(sweep), "--no-plot"])
+    said = (sweep / "recap.md").read_text()
+    assert "No control declared" not in said and "declared tolerance 5% of the control's" in said, said
+    frame = pd.read_csv(sweep / "recap.csv")
+    assert "campaign.control='optim.lr=1e-3', quality_tolerance=0.05 as declared in" in capsys.readouterr().out
+    main([str(sweep), "--no-plot", "--control", "optim.lr=1e-4"])  # the command line's own wins
+    out = capsys.readouterr().out
+    assert "campaign.control" not in out and "quality_tolerance=0.05 as declared" in out, out
+    assert len(frame) == 2
+
+
 def test_a_recap_over_the_sweeps_own_that_cannot_be_finished_leaves_it_under_its_names(tmp_path, monkeypatch, capsys):
     """--out a sweep holding its launch's recap, and the disk full: the earlier recap was moved to
     recap-<time>.* before the new one was written, so recap.csv/.md/.png were gone when it failed.

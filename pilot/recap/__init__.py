@@ -25,6 +25,7 @@ _HOMES = {  # each name's module, imported on first use: Hydra imports this pack
     "main": "pilot.recap.entry",
     "read_metrics": "pilot.recap.metrics_jsonl",
     "build_recap": "pilot.recap.outputs",
+    "declared_campaign": "pilot.recap.declared",
     "earlier_job_results": "pilot.recap.declared",
     "other_launches_runs": "pilot.recap.declared",
     "phase_tables": "pilot.recap.outputs",

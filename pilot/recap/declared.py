@@ -183,3 +183,29 @@ def _never_started_line(found: Path, declared: list, missing: list, unreadable: 
         f"{maybe}: {shown}. The launch stopped before them: start each with python -m pilot and its overrides "
         "(or -m over these values alone)."
     )
+
+
+def declared_campaign(paths: Collection[Path]) -> tuple[str, float | None, str]:
+    """The control and quality tolerance the sweeps under ``paths`` declared (``campaign.control`` and
+    ``campaign.quality_tolerance`` in each one's multirun.yaml), and where they were read: a recap run on a
+    sweep directory judges it as its launch did, not "no control declared". Sweeps that declare different
+    ones give none (the note says so)."""
+    found: dict[tuple[str, float | None], list[str]] = {}
+    for path in paths:
+        multirun = Path(path) / "multirun.yaml"
+        try:
+            config = OmegaConf.load(multirun)
+            control = str(OmegaConf.select(config, "campaign.control", default="") or "")
+            tolerance = OmegaConf.select(config, "campaign.quality_tolerance", default=None)
+            tolerance = None if tolerance is None else float(tolerance)
+        except Exception:  # noqa: BLE001 - no multirun.yaml, or one that cannot be read: nothing declared there
+            continue
+        if control or tolerance is not None:
+            found.setdefault((control, tolerance), []).append(str(multirun))
+    if len(found) == 1:
+        (control, tolerance), where = next(iter(found.items()))
+        return control, tolerance, ", ".join(where)
+    if found:
+        said = "; ".join(f"campaign.control={c!r} in {', '.join(w)}" for (c, _), w in found.items())
+        return "", None, f"the sweeps declare different controls ({said}): none is taken, give --control"
+    return "", None, ""

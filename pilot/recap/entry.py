@@ -309,15 +309,30 @@ def main(argv: list[str] | None = None) -> None:
     args = recap_arguments(argv)
     out = args.out or args.paths[0]
     raise_from_now_on()  # SIGINT, SIGTERM, SIGHUP: one line below, the earlier recap kept
+    control, tolerance = args.control, args.quality_tolerance
+    if not control or tolerance is None:  # as the sweep's launch judged it (its multirun.yaml)
+        declared, declared_tolerance, where = recap.declared_campaign(args.paths)
+        if where and not declared and declared_tolerance is None:
+            print(f"recap: {where}")
+        elif where:
+            taken = [f"campaign.control={declared!r}"] if declared and not control else []
+            taken += (
+                [f"quality_tolerance={declared_tolerance}"]
+                if declared_tolerance is not None and tolerance is None
+                else []
+            )
+            control, tolerance = control or declared, declared_tolerance if tolerance is None else tolerance
+            if taken:
+                print(f"recap: {', '.join(taken)} as declared in {where} (the command line's --control sets another)")
     try:
         if [os.path.abspath(p) for p in args.paths] != [os.path.abspath(out)]:  # a recap of other runs than
             _keep_earlier_recap(out)  # the directory's own (some jobs, --out a sweep): the one there is kept
         frame = recap.build_recap(
             args.paths,
             out,
-            args.control,
+            control,
             plot=not args.no_plot,
-            quality_tolerance=args.quality_tolerance,
+            quality_tolerance=tolerance,
             pool=args.pool,
             control_must_match=True,
         )
