@@ -552,3 +552,24 @@ def test_targets_copied_from_their_own_input_fail_and_a_corrector_that_changes_o
         assert bool(found) == flagged, details
         if flagged:
             assert "96 of 96 targets are the input token at their own position" in found[0].problem
+
+
+def test_a_score_computed_from_the_trained_embeddings_is_not_said_to_be_never_trained():
+    """A siamese model returning {"logits": cosine(ea, eb), "ea", "eb"}, its loss on the embeddings: the hint
+    said predict's 'logits' were "never trained", though they are computed from what the loss trains. A head
+    of its own beside the embeddings is still named."""
+    from types import SimpleNamespace
+
+    import torch.nn.functional as F
+
+    from pilot.checks.output_reads import output_hint
+
+    torch.manual_seed(0)
+    encoder, head, a, b = torch.nn.Linear(4, 3), torch.nn.Linear(4, 1), torch.randn(5, 4), torch.randn(5, 4)
+    task = SimpleNamespace(
+        loss_sum=lambda out, batch: (out["ea"] * out["eb"]).sum(), predict=lambda out, batch: (out["logits"] > 0).long()
+    )
+    ea, eb = encoder(a), encoder(b)
+    assert output_hint(task, {"logits": F.cosine_similarity(ea, eb, dim=-1), "ea": ea, "eb": eb}, {}) == ""
+    separate = {"logits": head(a).squeeze(-1), "ea": ea, "eb": eb}  # scored by a head the loss never reaches
+    assert "what is scored is never trained" in output_hint(task, separate, {})

@@ -30,6 +30,7 @@ from pilot.checks.loss_probe import (
     input_ids_of,
     micro_batches,
     output_gradient,
+    paired_outputs,
     positions_unlike_labels,
     pushed_classes,
 )
@@ -77,6 +78,9 @@ def probe(task: TaskData, model: torch.nn.Module, batches: list[dict[str, Any]])
             return {"regression": True}
         if ordinal_head(task, output, batch):  # K-1 cumulative logits: thresholds, not one score per class
             return {"regression": False, "ordinal": int(scores.shape[-1])}
+        names = task.names()
+        if names and scores.shape[-1] != len(names) and (paired := paired_outputs(task, output, batch)):
+            return {"regression": False, "paired": paired}  # embeddings compared with each other: no class column
         pushed, trained = pushed_classes(grad)
         labels = batch["labels"]
         if unpaired := positions_unlike_labels(labels, grad):  # CTC-style: frames, not label positions
@@ -164,11 +168,14 @@ def alignment_check(
         return CheckResult(STEP, "pass", "one output per position (a regression?): no class to probe", [], details)
     if "unpaired" in found and (blank := ctc_blank_verdict(task, model, batches, details)) is not None:
         return blank
-    if "ordinal" in found or "unpaired" in found:
+    if "ordinal" in found or "unpaired" in found or "paired" in found:
         reason = (
             f"not judged: an ordinal head of {found['ordinal']} cumulative logits, thresholds, not one score per class"
             if "ordinal" in found
             else f"not judged: {found['unpaired']} (CTC-style), so no output position stands for one label"
+            if "unpaired" in found
+            else f"not judged: the loss reads {found['paired']}, not the {len(task.names())} classes' scores: "
+            "representations it compares with each other (a siamese or two-tower loss), no column per class"
         )
         return CheckResult(STEP, "pass", reason, [], details)
     pushed, reference, trained = found["pushed"], found["reference"], found["trained"]

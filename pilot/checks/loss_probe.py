@@ -270,6 +270,19 @@ def output_gradient(
     return leaf.detach(), grad, float(loss.detach())
 
 
+def paired_outputs(task: TaskData, output: Any, batch: Batch) -> str:
+    """Where the loss reads two or more outputs of one shape (a siamese pair's embeddings, a two-tower
+    model's): how many and their shape; empty otherwise. Such outputs are representations the loss compares
+    with each other, not one score per class."""
+    leafed, leaves = _leaves(output)
+    loss = task.loss_sum(leafed, batch) if leaves else None
+    if loss is None or not loss.requires_grad:
+        return ""
+    shapes = [tuple(t.shape) for t, _ in _used(leaves, torch.autograd.grad(loss.float(), leaves, allow_unused=True))]
+    common = max(shapes, key=shapes.count) if shapes else None
+    return f"{shapes.count(common)} outputs of shape {list(common)}" if common and shapes.count(common) >= 2 else ""
+
+
 def per_target(labels: torch.Tensor) -> bool:
     """Labels an output of their own shape scores one number each: class ids, or one float per row (a
     regression's); not soft or multi-hot targets (a float per class, scored by a logit per class)."""

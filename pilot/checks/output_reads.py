@@ -73,9 +73,31 @@ def output_hint(task: TaskData, output: Any, batch: Batch) -> str:
         return ""
     if reads is None or not reads[0] or not reads[1] or set(reads[0]) & set(reads[1]):
         return ""
+    named = named_tensors(output)
+    if all(any(computed_from(named[r], named[t]) for t in reads[0]) for r in reads[1]):
+        return ""  # what predict reads is computed from what the loss trains (a cosine of two trained embeddings)
     trained, read = (", ".join(repr(k) for k in keys) for keys in reads)
     return (
         f"loss_sum trains the output's {trained}, and predict reads {read}: what is scored is never trained "
         "(and what is trained never scored). Fix: train what predict reads (add its loss term), or predict from "
         "what loss_sum trains."
     )
+
+
+def computed_from(result: torch.Tensor, source: torch.Tensor, most: int = 100_000) -> bool:
+    """Whether autograd's graph of ``result`` (an output computed with gradient) passes through ``source``'s
+    node: ``result`` is computed from ``source``. A walk of the graph's nodes, no backward (``most``: nodes
+    visited at most)."""
+    target = source.grad_fn
+    if target is None or result.grad_fn is None:
+        return False
+    seen, stack = set(), [result.grad_fn]
+    while stack and len(seen) < most:
+        node = stack.pop()
+        if node is target:
+            return True
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.extend(next_node for next_node, _ in node.next_functions)
+    return False
