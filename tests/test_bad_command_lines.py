@@ -56,6 +56,7 @@ REFUSED_BY_VALIDATION = [
     # transformers' config: a key it does not define (stored, read by nothing), sizes its own check refuses
     ("model=hf_causal_lm +model.config.hidden_sizee=64", ("model.config.hidden_sizee", "model.config.hidden_size")),
     ("model=hf_causal_lm model.config.hidden_size=3", ("model.config.hidden_size=3", "not a multiple")),
+    ("model=hf_causal_lm model.path=", ("model.path=", "an unset variable?", "model.path=null")),
     (
         "model=hf_causal_lm model.config.hidden_size=abc",
         ("model.config.hidden_size=abc", "Fix: model.config.hidden_size=<an integer>"),

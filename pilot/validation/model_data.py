@@ -182,7 +182,18 @@ def _check_tokenizer(cfg, problems: list[Problem]) -> None:
 def _check_model_path(cfg, problems: list[Problem]) -> None:
     """model.path (model=hf_causal_lm): a local save_pretrained directory; pilot never downloads."""
     path = select(cfg, "model.path")
-    if not isinstance(path, str) or not path:
+    if isinstance(path, str) and not path.strip():  # model.path=$UNSET: not the saved model, a random one
+        problems.append(
+            Problem(
+                "model.path",
+                path,
+                "an empty path names no directory (an unset variable?), and the run would train a freshly "
+                "initialised model built from model.config instead of the saved one. Fix: the directory "
+                "save_pretrained wrote, or model.path=null to build from model.config.",
+            )
+        )
+        return
+    if not isinstance(path, str):
         return
     directory = Path(path).expanduser()
     fix = "Fix: a local directory written by save_pretrained (pilot never downloads), or model.path=null to build from model.config."
