@@ -31,6 +31,7 @@ from pilot.data.task import TaskData
 from pilot.engine.preemption import SignalsStopAtOnce
 from pilot.engine.sharding import is_sharded
 from pilot.environment import read_requirements, record_attention_calls
+from pilot.environment.device import free_bytes
 from pilot.errors import no_space_left
 from pilot.estimate.checkpointing_effect import CheckpointingIneffective, checkpointing_effect
 from pilot.estimate.fake_tensor import EstimateRefused, MemoryEstimate, estimate_memory
@@ -45,6 +46,7 @@ from pilot.rental.parallel_estimates import fill
 from pilot.rental.requirements import Requirement, campaign_requirements
 from pilot.rental.sheet import build_and_write, print_sheet, remove_sheet
 from pilot.run_record import RunDirectoryLock, RunRecord, record_interrupted
+from pilot.text_table import byte_size
 from pilot.validation import validate
 
 log = logging.getLogger("pilot")
@@ -171,6 +173,54 @@ def _measured(cfg: DictConfig, task: TaskData, run_dir: Path, device: torch.devi
     return measured
 
 
+def _beyond_memory(cfg: DictConfig, estimate: MemoryEstimate, device: torch.device) -> str:
+    """Why the estimate is not measured on real tensors here, or "": its peak is above half of what the device
+    has free (data.max_len=100000 on a CPU: the measurement grew the process until the host swapped and it was
+    killed, run.json left "running"). Sharded runs measure on their ranks, each its share."""
+    if is_sharded(cfg) and int(cfg.distributed.replicas) > 1:
+        return ""
+    room = free_bytes(device)
+    if room is None or estimate.peak_bytes <= room // 2:
+        return ""
+    return (
+        f"its peak ({byte_size(estimate.peak_bytes)} in {estimate.peak_phase.phase}) is above half of the "
+        f"{byte_size(room)} free on {device}: measured on real tensors, it would exhaust this machine"
+    )
+
+
+def _unmeasured(
+    cfg: DictConfig,
+    task: TaskData,
+    run_dir: Path,
+    estimate: MemoryEstimate,
+    rows: list[dict[str, Any]],
+    sweep_params: dict[str, str] | None,
+    why: str,
+) -> CheckResult:
+    """The choice sheet from the estimate alone, and a warning that it was not checked against a measurement."""
+    line = f"- not measured on real tensors: {why}"
+    result = build_and_write(
+        cfg,
+        run_dir,
+        task,
+        estimate,
+        sweep_params,
+        measured_from_phases(rows, int(cfg.pilot.steady_steps)),
+        validation=[line],
+        journal=False,
+        requirements=read_requirements(run_dir),
+    )
+    print_sheet(result, estimate)
+    return CheckResult(
+        "estimate",
+        "warn",
+        f"the estimate is not checked against a measurement: {why}. Fix: check the estimator at a size this machine "
+        f"holds (a shorter data.max_len or a smaller batch.micro_batch), or run the pilot where it fits; "
+        f"{_plan_in_brief(result.plan, result.pinned)}; see choice_sheet.md",
+        details={"plan": result.plan_lines(), "not_measured": why},
+    )
+
+
 class EstimateUnchecked(Exception):
     """The measurement the estimate is checked against is missing."""
 
@@ -188,6 +238,8 @@ def estimate_step(
     try:
         estimate = estimate_memory(cfg, task)
         checkpointing = checkpointing_effect(cfg, task, estimate)
+        if too_large := _beyond_memory(cfg, estimate, device):  # measured, it would exhaust the machine
+            return _unmeasured(cfg, task, run_dir, estimate, rows, sweep_params, too_large)
         real = _measured(cfg, task, run_dir, device)
     except (CheckpointingIneffective, EstimateUnchecked) as error:
         return CheckResult("estimate", "fail", str(error))

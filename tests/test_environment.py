@@ -450,3 +450,31 @@ def test_driver_and_cuda_rules_follow_cudas_compatibility_and_missing_libraries(
         ("cuDNN", "not available", True),
         ("NCCL", "not available", True),
     ]
+
+
+def test_a_sequence_too_long_for_this_host_is_examined_and_estimated_without_allocating_it(
+    make_cfg, tmp_path, monkeypatch
+):
+    """python -m pilot data.max_len=100000: the attention examination ran a real forward at 100,000 tokens and
+    the estimate step measured its 756 GiB estimate on real tensors; the process grew until the host swapped and
+    it was killed, run.json left "running". Both now see what the host has free first: the attention calls are
+    recorded on the meta device, and the estimate is written unmeasured, a warning saying why."""
+    from hydra.utils import instantiate
+
+    import pilot.environment.attention as attention
+    import pilot.estimate_run as estimate_run
+    from pilot.environment.attention import attention_facts
+    from pilot.estimate_run import estimate_step
+
+    cfg = make_cfg("data.max_len=256")
+    task = instantiate(cfg.data, _convert_="all")
+    facts = attention_facts(cfg, task, torch.device("cpu"))
+    assert facts["examined"] and "meta device" not in facts["shapes_from"], facts["shapes_from"]
+    monkeypatch.setattr(attention, "free_bytes", lambda device: 1_000_000)  # a host with 1 MB free
+    facts = attention_facts(cfg, task, torch.device("cpu"))
+    assert facts["examined"] and facts["calls"] and "on the meta device, nothing allocated" in facts["shapes_from"]
+    monkeypatch.setattr(estimate_run, "free_bytes", lambda device: 1_000_000)
+    result = estimate_step(cfg, task, tmp_path, [])
+    assert result.verdict == "warn" and "not checked against a measurement" in result.reason, result.reason
+    assert "1000 KiB free on cpu" in result.reason or "free on cpu" in result.reason, result.reason
+    assert "not measured on real tensors" in (tmp_path / "choice_sheet.md").read_text()

@@ -24,10 +24,12 @@ from torch.overrides import TorchFunctionMode
 from pilot.config.values import enum_value
 from pilot.data.task import TaskData, move_to
 from pilot.engine.build import build_model
+from pilot.environment.device import free_bytes
 from pilot.errors import error_line
 from pilot.estimate.fake_kernels import RealKernelDtypes
 from pilot.models.pretrained_shapes import ShapesOnlyPretrained
 from pilot.rental.requirements import predict_cuda_attention
+from pilot.text_table import byte_size
 
 AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 BACKENDS = {
@@ -233,12 +235,32 @@ def _kernel_name(selected: str) -> str:
     )
 
 
+def _beyond_memory(cfg: DictConfig) -> str:
+    """Why the attention calls are recorded on the meta device (nothing allocated), or "": one S x S float32
+    matrix per row of the micro-batch at data.max_len (what eager attention materialises for each head)
+    would take more than a quarter of the host's available memory (data.max_len=100000: 40 GB a row; the
+    forward ran, and the host swapped until the process was killed)."""
+    seq_len = OmegaConf.select(cfg, "data.max_len", default=None)
+    available = free_bytes(torch.device("cpu"))
+    if not seq_len or available is None:
+        return ""
+    needed = int(cfg.batch.micro_batch) * int(seq_len) ** 2 * 4
+    if needed <= available // 4:
+        return ""
+    return (
+        f" (on the meta device, nothing allocated: one {seq_len} x {seq_len} float32 matrix per row of the "
+        f"micro-batch would take {byte_size(needed)} of the {byte_size(available)} this host has available)"
+    )
+
+
 def attention_facts(cfg: DictConfig, task: TaskData | None, device: torch.device) -> dict[str, Any]:
     """The model's attention calls and the kernels that run them here; ``examined: False`` with the
     reason when the model or the task could not be built for it."""
     try:
         task = task if task is not None else instantiate(cfg.data, _convert_="all")
-        calls, where = record_attention_calls(cfg, task)
+        too_large = _beyond_memory(cfg)
+        calls, where = record_attention_calls(cfg, task, meta=bool(too_large))
+        where += too_large
     except Exception as error:  # the model or the task does not build: reported by the targets and other steps
         return {"examined": False, "reason": error_line(error), "calls": []}
     probes = [probe_attention(call, device) for call in calls]

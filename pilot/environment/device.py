@@ -90,3 +90,16 @@ def _host_memory() -> int | None:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         return None
+
+
+def free_bytes(device: torch.device) -> int | None:
+    """Memory a process can still take on ``device``: the GPU's free bytes (CUDA), else the host's available
+    memory (what the kernel gives before it has to reclaim or kill); None when it cannot be read."""
+    try:
+        if device.type == "cuda":
+            return int(torch.cuda.mem_get_info(device)[0])
+        import psutil  # noqa: PLC0415 - a dependency of pilot's; read only here
+
+        return int(psutil.virtual_memory().available)
+    except (RuntimeError, OSError, ValueError, ImportError):
+        return None
