@@ -812,8 +812,18 @@ def test_a_saved_model_that_is_no_causal_lm_is_refused_before_anything_runs(make
         transformers.T5Config(vocab_size=259, d_model=16, d_kv=8, d_ff=32, num_layers=1, num_heads=2)
     ).save_pretrained(tmp_path / "t5")
     transformers.LlamaForCausalLM(_tiny_llama_config()).save_pretrained(tmp_path / "causal")
+    # a bare base model and a BERT classifier (its LM head's transform layer is no tied tensor): the estimate,
+    # which builds from the config alone, estimated a model with a random head; a tied classifier loads whole
+    transformers.LlamaModel(_tiny_llama_config(tie_word_embeddings=False)).save_pretrained(tmp_path / "base")
+    bert = transformers.BertConfig(vocab_size=259, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                   intermediate_size=32, num_labels=2)  # fmt: skip
+    transformers.BertForSequenceClassification(bert).save_pretrained(tmp_path / "bert")
+    tied = _tiny_llama_config(num_labels=3, tie_word_embeddings=True)
+    transformers.LlamaForSequenceClassification(tied).save_pretrained(tmp_path / "tied")
     said = {
-        "cls": r"holds LlamaForSequenceClassification weights.*loaded as LlamaForCausalLM.*new output head \(embed",
+        "cls": r"holds LlamaForSequenceClassification weights.*loaded as LlamaForCausalLM.*\(lm_head.weight\) start at",
+        "base": r"holds LlamaModel weights.*loaded as LlamaForCausalLM.*\(lm_head.weight\) start at random",
+        "bert": r"holds BertForSequenceClassification weights.*loaded as BertLMHeadModel.*cls.predictions",
         "t5": r"holds a t5 model \(T5ForConditionalGeneration\), for which transformers has no causal",
         "causal/config.json": r"is a file.*Fix: model.path=.*causal, the directory that holds it",
     }
@@ -821,6 +831,7 @@ def test_a_saved_model_that_is_no_causal_lm_is_refused_before_anything_runs(make
         with pytest.raises(PilotError, match=pattern):
             validate(make_cfg("model=hf_causal_lm", f"model.path={tmp_path / name}"))
     validate(make_cfg("model=hf_causal_lm", f"model.path={tmp_path / 'causal'}"))  # a causal LM's: accepted
+    validate(make_cfg("model=hf_causal_lm", f"model.path={tmp_path / 'tied'}"))  # its LM head is its embeddings
 
     class MyLlama(transformers.LlamaForCausalLM):  # a class of the user's own (a review): its name is no mapping's
         pass

@@ -41,6 +41,19 @@ def refuse_weights_not_loaded(path: str, model: torch.nn.Module, loading: dict[s
         )  # fmt: skip
 
 
+def _head_outside_the_body(transformers, config) -> str:
+    """The causal LM's parameters outside its base model (``base_model_prefix``), one tied tensor once, built
+    on the meta device from the config (nothing allocated, no weight read): what weights saved without a
+    language-model head (a classifier's, a bare base model's) cannot give. Tied output embeddings are the
+    body's own (Qwen2's classifier loads whole); BERT's LM head adds a transform layer and a bias, a bare
+    Llama an untied lm_head: said with their names."""
+    with torch.device("meta"):
+        model = transformers.AutoModelForCausalLM.from_config(config)
+    body = str(getattr(model, "base_model_prefix", "") or "")
+    names = [name for name, _ in model.named_parameters() if not (body and name.startswith(body + "."))]
+    return f"{len(names)} tensor(s) ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})" if names else ""
+
+
 HEADS_WITHOUT_AN_LM_HEAD = (  # transformers' mappings of heads whose checkpoints hold no language-model head
     "MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES",
     "MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES",
@@ -56,9 +69,11 @@ def _mapped(mapping: Any) -> set[str]:
 def saved_model_problem(path: str) -> str | None:
     """Why the saved model in ``path`` (its config.json) cannot be loaded as the causal LM it was saved as: a
     model type transformers has no causal LM for (T5), an encoder-decoder's weights (``architectures``: BART's
-    ``ForConditionalGeneration``, whose encoder the causal LM would drop), or a classifier's or QA head's with
-    untied embeddings (its output head would start at random). None otherwise: a class of the user's own, an
-    old name, a head whose LM head is tied; building then refuses any tensor the weights lack."""
+    ``ForConditionalGeneration``, whose encoder the causal LM would drop), or a classifier's, QA head's or bare base model's with
+    a causal LM head of tensors outside the body (an untied output head, BERT's transform layer: they would
+    start at random; said in every mode, the estimate's included, which builds from the config and reads no
+    weight). None otherwise: a class of the user's own, an old name, a head whose LM head is the tied
+    embeddings; building then refuses any tensor the weights lack."""
     import transformers
 
     config = transformers.AutoConfig.from_pretrained(str(Path(path).expanduser()), local_files_only=True)
@@ -78,10 +93,10 @@ def saved_model_problem(path: str) -> str | None:
         return None
     if saved[0] in _mapped(auto.MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES):
         lost = "its encoder would be dropped and the decoder's embeddings and output head start at random"
-    elif saved[0] in set().union(*(_mapped(getattr(auto, name, {})) for name in HEADS_WITHOUT_AN_LM_HEAD)) and not (
-        getattr(config, "tie_word_embeddings", True)
-    ):
-        lost = "its head would be dropped and a new output head (embeddings not tied) start at random"
+    elif saved[0] in _mapped(auto.MODEL_MAPPING_NAMES) | set().union(
+        *(_mapped(getattr(auto, name, {})) for name in HEADS_WITHOUT_AN_LM_HEAD)
+    ) and (new := _head_outside_the_body(transformers, config)):
+        lost = f"its own head (if any) dropped, and the language-model head's {new} start at random"
     else:
         return None
     return (
