@@ -752,7 +752,8 @@ def test_a_quality_tolerance_that_is_not_a_share_is_refused(tmp_path, capsys, va
     run = make_run(tmp_path / "run")
     with pytest.raises(SystemExit) as exit_:
         main([str(run), "--quality-tolerance", value, "--no-plot"])
-    assert exit_.value.code == 2 and "--quality-tolerance" in capsys.readouterr().err
+    said = capsys.readouterr().err
+    assert exit_.value.code == 2 and f"argument --quality-tolerance: '{value}'" in said, said  # -0.5 was "an option"
     assert not (run / "recap.csv").exists()
 
 

@@ -42,10 +42,20 @@ def _options_known(parser: argparse.ArgumentParser, argv: list[str]) -> list[str
         if argument == "--":
             break
         name = argument.split("=", 1)[0]
+        if _number(argument):  # a negative value (--quality-tolerance -1): argparse's to judge, not an option
+            continue
         if argument.startswith("-") and len(argument) > 1 and not any(k.startswith(name) for k in known):
             long = [k for k in known if k.startswith("--")]
             parser.error(f"unrecognized option {argument} (it takes {', '.join(long)})")
     return argv
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def recap_arguments(argv: list[str] | None) -> argparse.Namespace:
