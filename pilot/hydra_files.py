@@ -11,10 +11,15 @@ they were — content and times, with ``run.json`` to tell whether the line ran 
 from __future__ import annotations
 
 import contextlib
+import copy
 import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from hydra.core.hydra_config import HydraConfig
+from omegaconf import OmegaConf, open_dict, read_write
 
 
 def _read(path: Path) -> bytes | None:
@@ -63,6 +68,29 @@ class HydraFiles:
             _times([*([where] if where is not None else []), *files]),
             _read(run_dir / "run.json"),
         )
+
+    @classmethod
+    def as_written(cls, run_dir: Path, subdir: str | None, config: Any) -> HydraFiles:
+        """This line's Hydra files as its Hydra wrote them, made from its own ``config`` (Hydra's
+        ``run_job``: the config without ``hydra``, the ``hydra`` part, the task overrides, each through
+        ``OmegaConf.to_yaml``), not read back: a line started on the same directory at the same moment
+        may have rewritten them, or interleaved its bytes with these, before it was refused."""
+        found = cls.before_hydra(run_dir, subdir)
+        if found.subdir is None:
+            return found
+        try:
+            task = copy.deepcopy(config)
+            with read_write(task), open_dict(task):
+                del task["hydra"]
+            own = {
+                "config.yaml": OmegaConf.to_yaml(task),
+                "hydra.yaml": OmegaConf.to_yaml(HydraConfig.instance().cfg),
+                "overrides.yaml": OmegaConf.to_yaml(config.hydra.overrides.task),
+            }
+        except Exception:  # noqa: BLE001 - a config Hydra did not set up as for a job: the files as read
+            return found
+        found.files.update({found.subdir / name: text.encode("utf-8") for name, text in own.items()})
+        return found
 
     def put_back(self, run_dir: Path, may_have_run: bool = True) -> None:
         """The files as they were, if run.json is as it was or the line cannot have run

@@ -90,12 +90,13 @@ class RunDirectoryCheck(Callback):
         fault_point("hydra_files")  # tests: a signal while Hydra writes .hydra/, before the run
 
     def on_job_start(self, config: DictConfig, **kwargs) -> None:
-        """Hydra's files as this line's Hydra has just written them: put back once the run holds its
-        directory, should a line started at the same moment have rewritten them before it was refused."""
+        """Hydra's files as this line's Hydra has just written them (made from its config, not read back):
+        put back once the run holds its directory, should a line started at the same moment have rewritten
+        them, or mixed its bytes with these, before it was refused."""
         if int(os.environ.get("RANK", "0")) == 0:
             with contextlib.suppress(OSError, OmegaConfBaseException):
                 run_dir = Path(str(config.hydra.runtime.output_dir))
-                _own_hydra[os.path.abspath(run_dir)] = HydraFiles.before_hydra(run_dir, _output_subdir(config))
+                _own_hydra[os.path.abspath(run_dir)] = HydraFiles.as_written(run_dir, _output_subdir(config), config)
 
     def on_multirun_start(self, config: DictConfig, **kwargs) -> None:
         for check in (refuse_changed_directory, refuse_added_hydra_keys, refuse_escaping_output_subdir):

@@ -450,3 +450,44 @@ def test_changing_into_the_run_directory_is_refused(tmp_path):
     done = run_pilot(tmp_path / "run", *TRAIN, "hydra.job.chdir=true")
     assert done.returncode == 2 and "pilot: hydra.job.chdir=true" in done.stderr, done.stderr[-2000:]
     assert not (tmp_path / "run").exists()
+
+
+def test_the_run_keeps_its_own_configs_hydra_files_even_when_they_were_mixed_before_it_read_them(tmp_path):
+    """Two lines at once on one directory (an outside examination, 3 of 22 races): the refused line's Hydra
+    wrote between this line's Hydra and its on_job_start, so the files this run kept as its own were already
+    the other line's (.hydra/config.yaml at the refused lr) or two writers' bytes interleaved (hydra.yaml not
+    YAML). What the run keeps is made from its own config, as Hydra writes it, not read back."""
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.core.utils import _save_config
+    from omegaconf import open_dict, read_write
+
+    from pilot.config import register
+    from pilot.run_directory import RunDirectoryCheck
+
+    run = tmp_path / "run"
+    register()
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(REPO_ROOT / "conf"), version_base="1.3"):
+        config = compose(config_name="config", overrides=["optim.lr=0.001"], return_hydra_config=True)
+    with read_write(config), open_dict(config):
+        config.hydra.runtime.output_dir = str(run)
+        config.hydra.overrides.task = ["optim.lr=0.001"]
+    HydraConfig.instance().set_config(config)
+    task = OmegaConf.create(OmegaConf.to_container(config))
+    del task["hydra"]
+    hydra_dir = run / ".hydra"
+    for cfg, name in ((task, "config.yaml"), (HydraConfig.instance().cfg, "hydra.yaml")):
+        _save_config(cfg, name, hydra_dir)  # as Hydra's run_job writes them
+    _save_config(config.hydra.overrides.task, "overrides.yaml", hydra_dir)
+    written = {p.name: p.read_bytes() for p in hydra_dir.iterdir()}
+    (hydra_dir / "config.yaml").write_text(written["config.yaml"].decode().replace("lr: 0.001", "lr: 0.05"))
+    (hydra_dir / "hydra.yaml").write_bytes(written["hydra.yaml"][:300] + b"run:\n  di: [")  # two writers mixed
+    RunDirectoryCheck().on_job_start(config)  # the files are already the other line's
+    lock = RunDirectoryLock(run).acquire()
+    try:
+        assert {p.name: p.read_bytes() for p in hydra_dir.iterdir()} == written
+    finally:
+        lock.release()
+        GlobalHydra.instance().clear()
