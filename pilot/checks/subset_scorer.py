@@ -31,8 +31,13 @@ def _context_keys(task: TaskData, batch: Batch, trained: torch.Tensor | None = N
             keep = trained_labels(task, trained[row].tolist(), positions)
             counted[row, [p for p, k in zip(positions, keep) if not k]] = False
     rows: list[list[tuple[int, Any]]] = []
-    if labels.dim() < 2:  # one label per example: its context is the example's input
-        return [[(row, _inputs_of(batch, row))] if bool(counted[row]) else [] for row in range(labels.shape[0])]
+    if labels.dim() < 2:  # one label per example: its context is the example's input; an example the loss
+        # gives no gradient (an example weight of 0: a tie among annotators) is not trained, so not judged
+        reached = trained if trained is not None and tuple(trained.shape) == tuple(labels.shape) else None
+        return [
+            [(row, _inputs_of(batch, row))] if bool(counted[row]) and (reached is None or bool(reached[row])) else []
+            for row in range(labels.shape[0])
+        ]
     ids = input_ids_of(batch)
     mask = real_mask(task, batch).tolist()
     ids_list = ids.tolist() if ids is not None else None
@@ -57,6 +62,21 @@ def _context_keys(task: TaskData, batch: Batch, trained: torch.Tensor | None = N
             keys = [(p, tuple(tokens[: sum(1 for r in real if r <= p)])) for p in positions]
         rows.append(keys)
     return rows
+
+
+def _counted_examples(task: TaskData, items: list[dict]) -> torch.Tensor | None:
+    """[rows]: whether each example counts any target on its own (``target_count`` of it alone > 0); None
+    unless the labels are one per example and some example counts none. An example weight of 0 (a tie among
+    annotators, target_count the sum of the weights) declares the example untrained: it is not judged."""
+    batch = task.collate(items)
+    labels = batch.get("labels")
+    if not torch.is_tensor(labels) or labels.dim() != 1 or len(labels) != len(items):
+        return None
+    try:
+        counted = torch.tensor([float(task.target_count(task.collate([item]))) > 0 for item in items])
+    except Exception:  # noqa: BLE001 - a count that needs a batch: every labelled example is judged
+        return None
+    return None if bool(counted.all()) else counted
 
 
 def _inputs_of(batch: Batch, row: int) -> tuple[bytes, ...]:
@@ -113,6 +133,10 @@ class SubsetScorer:
         self.target_accuracy: float | None = None  # share of judged targets predict gets right (last score)
         self.batches = [task.collate(items[s : s + eval_micro_batch]) for s in range(0, len(items), eval_micro_batch)]
         trained = [loss_trained(task, model, batch) if model is not None else None for batch in self.batches]
+        trained = [
+            _counted_examples(task, items[s : s + eval_micro_batch]) if mask is None else mask
+            for s, mask in zip(range(0, len(items), eval_micro_batch), trained)
+        ]
         self.keys = [_context_keys(task, batch, mask) for batch, mask in zip(self.batches, trained)]
         labelled = sum(len(rows) for batch in self.batches for rows in _context_keys(task, batch))
         self.untrained = labelled - sum(len(rows) for keys in self.keys for rows in keys)  # labels the loss ignores
