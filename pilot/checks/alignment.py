@@ -25,6 +25,7 @@ import torch
 from pilot.checks.ctc_blank import ctc_blank_verdict
 from pilot.checks.distillation import distillation_verdict
 from pilot.checks.label_kinds import ordinal_head
+from pilot.checks.loss_optimum import minimum_ranks_the_labels
 from pilot.checks.loss_probe import (
     counted_label_mask,
     input_ids_of,
@@ -210,6 +211,17 @@ def alignment_check(
         return distilled
     if (lowest := lower_is_better_verdict(task, model, batches, found, details)) is not None:
         return lowest
+    if not found["sequence"] and (ranked := minimum_ranks_the_labels(task, model, batches, REQUIRED_SHARE)):
+        details["loss_minimum_ranks_label"] = ranked
+        return CheckResult(
+            STEP,
+            "pass",
+            f"{class_mapping_text(task, pushed, reference)} at the fresh model's outputs, but the loss's minimum over "
+            f"the scores ranks the label first at {ranked[0]} of {ranked[1]} examples (a loss weighing the classes "
+            "inside a smoothed target leans so at even outputs): trained towards its own label",
+            [],
+            details,
+        )
     return CheckResult(
         STEP, "fail", class_mapping_text(task, pushed, reference) + f" (declared: {declared_text})", [], details
     )
