@@ -90,9 +90,8 @@ class RunDirectoryCheck(Callback):
         fault_point("hydra_files")  # tests: a signal while Hydra writes .hydra/, before the run
 
     def on_job_start(self, config: DictConfig, **kwargs) -> None:
-        """Hydra's files as this line's Hydra has just written them (made from its config, not read back):
-        put back once the run holds its directory, should a line started at the same moment have rewritten
-        them, or mixed its bytes with these, before it was refused."""
+        """Hydra's files as this line's Hydra wrote them (made from its config, not read back): put back once the
+        run holds its directory, should a line started at once have rewritten or mixed them before its refusal."""
         if int(os.environ.get("RANK", "0")) == 0:
             with contextlib.suppress(OSError, OmegaConfBaseException):
                 run_dir = Path(str(config.hydra.runtime.output_dir))

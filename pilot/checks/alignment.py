@@ -63,6 +63,34 @@ def _shifted_reference(reference: torch.Tensor, offset: int) -> tuple[torch.Tens
     return shifted, exists
 
 
+def _no_class_columns(task: TaskData, output: Any, batch: dict[str, Any], scores: torch.Tensor) -> dict | None:
+    """An output whose columns are no class scores, said as ``probe`` returns it: an ordinal head's K-1
+    cumulative logits (thresholds), or two outputs of one shape the loss compares (a siamese pair's
+    embeddings, not as wide as the declared classes); None otherwise."""
+    if ordinal_head(task, output, batch):
+        return {"regression": False, "ordinal": int(scores.shape[-1])}
+    names = task.names()
+    if names and scores.shape[-1] != len(names) and (paired := paired_outputs(task, output, batch)):
+        return {"regression": False, "paired": paired}
+    return None
+
+
+def _not_judged(task: TaskData, found: dict[str, Any]) -> str | None:
+    """Why an output is not judged class by class (``_no_class_columns``, CTC's frames), or None."""
+    if "ordinal" in found:
+        return (
+            f"not judged: an ordinal head of {found['ordinal']} cumulative logits, thresholds, not one score per class"
+        )
+    if "unpaired" in found:
+        return f"not judged: {found['unpaired']} (CTC-style), so no output position stands for one label"
+    if "paired" in found:
+        return (
+            f"not judged: the loss reads {found['paired']}, not the {len(task.names())} classes' scores: "
+            "representations it compares with each other (a siamese or two-tower loss), no column per class"
+        )
+    return None
+
+
 def probe(task: TaskData, model: torch.nn.Module, batches: list[dict[str, Any]]) -> dict[str, Any]:
     """Trained positions, the class pushed up there, and the references to compare it with."""
     pushed_all, reference_all, pulled_all, by_offset, soft = [], [], [], {}, {}
@@ -77,11 +105,8 @@ def probe(task: TaskData, model: torch.nn.Module, batches: list[dict[str, Any]])
         scores, grad, _ = output_gradient(task, output, batch, recompute=partial(task.forward, model, batch))
         if scores.shape[-1] < 2:
             return {"regression": True}
-        if ordinal_head(task, output, batch):  # K-1 cumulative logits: thresholds, not one score per class
-            return {"regression": False, "ordinal": int(scores.shape[-1])}
-        names = task.names()
-        if names and scores.shape[-1] != len(names) and (paired := paired_outputs(task, output, batch)):
-            return {"regression": False, "paired": paired}  # embeddings compared with each other: no class column
+        if (other := _no_class_columns(task, output, batch, scores)) is not None:
+            return other
         pushed, trained = pushed_classes(grad)
         labels = batch["labels"]
         if unpaired := positions_unlike_labels(labels, grad):  # CTC-style: frames, not label positions
@@ -169,15 +194,7 @@ def alignment_check(
         return CheckResult(STEP, "pass", "one output per position (a regression?): no class to probe", [], details)
     if "unpaired" in found and (blank := ctc_blank_verdict(task, model, batches, details)) is not None:
         return blank
-    if "ordinal" in found or "unpaired" in found or "paired" in found:
-        reason = (
-            f"not judged: an ordinal head of {found['ordinal']} cumulative logits, thresholds, not one score per class"
-            if "ordinal" in found
-            else f"not judged: {found['unpaired']} (CTC-style), so no output position stands for one label"
-            if "unpaired" in found
-            else f"not judged: the loss reads {found['paired']}, not the {len(task.names())} classes' scores: "
-            "representations it compares with each other (a siamese or two-tower loss), no column per class"
-        )
+    if (reason := _not_judged(task, found)) is not None:
         return CheckResult(STEP, "pass", reason, [], details)
     pushed, reference, trained = found["pushed"], found["reference"], found["trained"]
     details.update(trained_positions=trained, counted_by_labels=found["declared_positions"])
@@ -213,18 +230,17 @@ def alignment_check(
         return lowest
     if not found["sequence"] and (ranked := minimum_ranks_the_labels(task, model, batches, REQUIRED_SHARE)):
         details["loss_minimum_ranks_label"] = ranked
-        return CheckResult(
-            STEP,
-            "pass",
-            f"{class_mapping_text(task, pushed, reference)} at the fresh model's outputs, but the loss's minimum over "
-            f"the scores ranks the label first at {ranked[0]} of {ranked[1]} examples (a loss weighing the classes "
-            "inside a smoothed target leans so at even outputs): trained towards its own label",
-            [],
-            details,
-        )
+        said = f"{class_mapping_text(task, pushed, reference)} at the fresh model's outputs, but the loss's minimum"
+        return CheckResult(STEP, "pass", f"{said} {_MINIMUM_SAID.format(*ranked)}", [], details)
     return CheckResult(
         STEP, "fail", class_mapping_text(task, pushed, reference) + f" (declared: {declared_text})", [], details
     )
+
+
+_MINIMUM_SAID = (
+    "over the scores ranks the label first at {} of {} examples (a loss weighing the classes inside a smoothed "
+    "target leans so from a biased start): trained towards its own label"
+)
 
 
 def _wrong_shift(

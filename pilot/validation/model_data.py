@@ -10,7 +10,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from pilot.config.tokenizer import tokenizer_problem
-from pilot.config.values import import_target, select, written_overrides
+from pilot.config.values import import_target, select
 from pilot.data.task import ContractError
 from pilot.engine.build import longest_sequence, refuse_short_tables
 from pilot.errors import PilotError, error_line, raised_at
@@ -24,10 +24,10 @@ from pilot.models.adapter import (
     saved_names_matching_nothing,
 )
 from pilot.models.hf_causal_lm import DTYPES, config_problem, meta_model
-from pilot.models.saved_model import saved_model_problem
 from pilot.validation.adapter_config import adapter_settings_if_any, check_adapter_config
 from pilot.validation.checkpointing import check_checkpointing
 from pilot.validation.keys import check_arguments
+from pilot.validation.model_path import builds_hf, check_config_beside_path, check_model_path, typed_config_keys
 from pilot.validation.problems import Problem, is_number
 from pilot.validation.special_ids import check_special_ids
 
@@ -179,96 +179,10 @@ def _check_tokenizer(cfg, problems: list[Problem]) -> None:
         problems.append(Problem("data.tokenizer", path, f"{problem} (relative paths start from where pilot runs)"))
 
 
-def _check_model_path(cfg, problems: list[Problem]) -> None:
-    """model.path (model=hf_causal_lm): a local save_pretrained directory; pilot never downloads."""
-    path = select(cfg, "model.path")
-    if isinstance(path, str) and not path.strip():  # model.path=$UNSET: not the saved model, a random one
-        problems.append(
-            Problem(
-                "model.path",
-                path,
-                "an empty path names no directory (an unset variable?), and the run would train a freshly "
-                "initialised model built from model.config instead of the saved one. Fix: the directory "
-                "save_pretrained wrote, or model.path=null to build from model.config.",
-            )
-        )
-        return
-    if not isinstance(path, str):
-        return
-    directory = Path(path).expanduser()
-    fix = "Fix: a local directory written by save_pretrained (pilot never downloads), or model.path=null to build from model.config."
-    if directory.is_file():
-        inside = f" Fix: model.path={directory.parent}, the directory that holds it" if directory.name in (
-            "config.json", *WEIGHT_FILES) else f" {fix}"  # fmt: skip
-        problems.append(Problem("model.path", path, f"is a file, not the directory save_pretrained writes.{inside}."))
-        return
-    if not (directory / "config.json").is_file():
-        problems.append(Problem("model.path", path, f"no config.json there ({directory.resolve()}). {fix}"))
-        return
-    try:
-        from transformers import AutoConfig
-
-        AutoConfig.from_pretrained(str(directory), local_files_only=True)
-    except ImportError:
-        return  # the builder says transformers is missing, with its fix
-    except Exception as error:  # noqa: BLE001 - what transformers cannot read there, said with the file
-        said = " ".join(line.strip() for line in str(error).splitlines() if line.strip())[:300]
-        problems.append(
-            Problem("model.path", path, f"its config.json does not load ({type(error).__name__}: {said}). {fix}")
-        )
-        return
-    if not any((directory / name).is_file() for name in WEIGHT_FILES):
-        problems.append(Problem("model.path", path, f"no weights there (none of {', '.join(WEIGHT_FILES)}). {fix}"))
-        return
-    if _builds_hf(cfg) and (other := saved_model_problem(path)) is not None:  # read as saved, or refused here
-        problems.append(Problem("model.path", path, other))
-
-
-WEIGHT_FILES = (
-    "model.safetensors",
-    "model.safetensors.index.json",
-    "pytorch_model.bin",
-    "pytorch_model.bin.index.json",
-)
-
-
-def _typed_config_keys() -> set[str]:
-    """The ``model.config`` keys this command line sets (``+model.config.x=...`` or without the +)."""
-    keys = set()
-    for override in written_overrides():
-        name = override.split("=", 1)[0].lstrip("+~")
-        if name.startswith("model.config."):
-            keys.add(name.removeprefix("model.config.").split(".")[0])
-    return keys
-
-
-def _check_config_beside_path(cfg, problems: list[Problem]) -> None:
-    """model.config.* typed beside model.path: the saved config.json is what builds the model, so the typed
-    setting would be read by nothing (an estimate at 24 layers gave the saved 2-layer model's numbers, exit 0)."""
-    path = select(cfg, "model.path")
-    if not _builds_hf(cfg) or not isinstance(path, str) or not path or not (typed := sorted(_typed_config_keys())):
-        return
-    for key in typed:
-        problems.append(
-            Problem(
-                f"model.config.{key}",
-                select(cfg, f"model.config.{key}"),
-                f"model.path={path} is set, so the model is built from its saved config.json and model.config is "
-                "not read. Fix: model.path=null to build a fresh model from model.config (an estimate at another "
-                f"size), or leave model.config.{key} out to use the saved model as it is.",
-            )
-        )
-
-
-def _builds_hf(cfg) -> bool:
-    """model=hf_causal_lm (or a YAML of the same builder)."""
-    return str(select(cfg, "model._target_") or "").endswith("hf_causal_lm.build")
-
-
 def _check_hf_config(cfg, problems: list[Problem]) -> None:
     """model.config (model=hf_causal_lm, built from a config): a key transformers' config class does
     not define, or sizes its own check refuses, before any directory or record is made."""
-    if not _builds_hf(cfg):
+    if not builds_hf(cfg):
         return
     if (dtype := select(cfg, "model.dtype")) is not None and dtype not in DTYPES:
         problems.append(Problem("model.dtype", dtype, f"must be one of {', '.join(DTYPES)} (the parameters' dtype)."))
@@ -280,7 +194,7 @@ def _check_hf_config(cfg, problems: list[Problem]) -> None:
         found = config_problem(
             str(select(cfg, "model.model_type")),
             settings,
-            _typed_config_keys(),
+            typed_config_keys(),
             str(select(cfg, "model.attn_implementation") or "sdpa"),
         )
     except PilotError:  # transformers missing: building says it
@@ -322,7 +236,7 @@ def _check_adapter_names(cfg, problems: list[Problem]) -> None:
     if _adapts_nothing(targets, saved, problems):
         return
     pattern = targets if isinstance(targets, str) and targets != "all-linear" else None
-    if not _builds_hf(cfg) or not (isinstance(targets, list) or saved or pattern):
+    if not builds_hf(cfg) or not (isinstance(targets, list) or saved or pattern):
         return
     targets = targets if isinstance(targets, list) else []
     config = select(cfg, "model.config")
@@ -371,7 +285,7 @@ def _check_hf_tables(cfg, problems: list[Problem]) -> None:
     one block deep on the meta device, before anything runs (building refuses it too, but a training run
     then already had a directory and a failed record, and the corrected command was refused there as
     another config)."""
-    if not _builds_hf(cfg) or any(p.key.startswith("model.") for p in problems):
+    if not builds_hf(cfg) or any(p.key.startswith("model.") for p in problems):
         return
     config = select(cfg, "model.config")
     settings = OmegaConf.to_container(config, resolve=True) if isinstance(config, DictConfig) else None
@@ -396,8 +310,8 @@ def check_model_and_data(cfg, problems: list[Problem]) -> None:
         _check_heads,
         _check_data_path,
         _check_tokenizer,
-        _check_model_path,
-        _check_config_beside_path,
+        check_model_path,
+        check_config_beside_path,
         check_special_ids,
         _check_hf_config,
         _check_hf_tables,

@@ -38,7 +38,7 @@ def _saved_ids(path: Any) -> dict[str, Any] | None:
     try:
         saved = json.loads(config.read_text())
     except (OSError, ValueError):
-        return None  # a missing or unreadable directory is _check_model_path's to say
+        return None  # a missing or unreadable directory is check_model_path's to say
     return {which: saved.get(f"{which}_token_id") for which in SPECIAL}
 
 
