@@ -861,3 +861,18 @@ def test_model_config_typed_beside_model_path_is_refused_naming_both(tmp_path):
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
     assert "model.config.num_hidden_layers=24: model.path=" in done.stderr and "model.path=null" in done.stderr
     assert not (tmp_path / "run" / "run.json").exists()
+
+
+def test_a_saved_model_without_the_attention_kernel_asked_for_is_refused_before_anything_runs(make_cfg, tmp_path):
+    """A saved Bloom under model.attn_implementation=sdpa (the default) was refused at setup, exit 1, a failed
+    run directory left; without model.path validation refused it (exit 2, nothing written). The saved config
+    is now built on the meta device by validation too."""
+    bloom = transformers.BloomConfig(
+        vocab_size=259, hidden_size=16, n_layer=1, n_head=2, pad_token_id=256, bos_token_id=257, eos_token_id=258
+    )
+    transformers.BloomForCausalLM(bloom).save_pretrained(tmp_path / "bloom")
+    with pytest.raises(
+        PilotError, match=r"model.attn_implementation=sdpa: BloomForCausalLM .* Fix: model.attn_implementation=eager"
+    ):
+        validate(make_cfg("model=hf_causal_lm", f"model.path={tmp_path / 'bloom'}"))
+    validate(make_cfg("model=hf_causal_lm", f"model.path={tmp_path / 'bloom'}", "model.attn_implementation=eager"))

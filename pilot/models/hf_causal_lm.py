@@ -274,6 +274,19 @@ def meta_model(
         transformers.logging.set_verbosity(verbosity)
 
 
+def saved_attention_problem(path: str, attn: str) -> str | None:
+    """What building ``path``'s saved model under ``attn`` would refuse about the attention implementation
+    (Bloom without an sdpa kernel), found on the meta device before anything runs; None otherwise."""
+    transformers = _transformers()
+    try:
+        config = transformers.AutoConfig.from_pretrained(str(Path(path).expanduser()), local_files_only=True)
+        _on_meta(transformers, config, attn, 1)
+    except Exception as error:  # noqa: BLE001 - only the attention's refusal is said here
+        refused = attention_refusal(error, attn)
+        return None if refused is None else str(refused)
+    return None
+
+
 def _grouped_heads_problem(config: Any) -> tuple[dict[str, Any], str] | None:
     """Grouped-query attention shares each key/value head among num_attention_heads /
     num_key_value_heads query heads: a count that does not divide fails in the first forward

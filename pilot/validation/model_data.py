@@ -23,7 +23,7 @@ from pilot.models.adapter import (
     save_nothing,
     saved_names_matching_nothing,
 )
-from pilot.models.hf_causal_lm import DTYPES, config_problem, meta_model
+from pilot.models.hf_causal_lm import DTYPES, config_problem, meta_model, saved_attention_problem
 from pilot.validation.adapter_config import adapter_settings_if_any, check_adapter_config
 from pilot.validation.checkpointing import check_checkpointing
 from pilot.validation.keys import check_arguments
@@ -186,7 +186,10 @@ def _check_hf_config(cfg, problems: list[Problem]) -> None:
         return
     if (dtype := select(cfg, "model.dtype")) is not None and dtype not in DTYPES:
         problems.append(Problem("model.dtype", dtype, f"must be one of {', '.join(DTYPES)} (the parameters' dtype)."))
-    if select(cfg, "model.path"):
+    if path := select(cfg, "model.path"):  # the saved config builds it: only its attention is asked here
+        attn = str(select(cfg, "model.attn_implementation") or "sdpa")
+        if all(p.key != "model.path" for p in problems) and (refused := saved_attention_problem(str(path), attn)):
+            problems.append(Problem("model.attn_implementation", attn, refused, said=True))
         return
     config = select(cfg, "model.config")
     settings = OmegaConf.to_container(config, resolve=True) if isinstance(config, DictConfig) else None
