@@ -320,3 +320,15 @@ def test_a_model_end_of_text_other_than_the_tokenizers_is_refused(hf_files, make
     validate(make_cfg(*overrides(hf_files), "model=hf_causal_lm", saved, f"data.tokenizer={without_bos}"))
     with pytest.raises(ConfigError, match="says bos_token_id=9 where the data's tokenizer says"):
         validate(make_cfg(*overrides(hf_files), "model=hf_causal_lm", saved))
+
+
+def test_a_json_lines_file_read_as_csv_names_the_format_not_a_field():
+    """data.file_format=csv on a JSONL file: the message blamed data.group_field=group ("row 0 has no field
+    'group'", its one field named like a JSON object); it now names the format."""
+    from pilot.data.hf_instructions import _field
+
+    row = {'{"instruction": "say 0"': ' "answer": "0"}'}  # a JSONL line as the CSV reader splits it
+    with pytest.raises(ValueError, match=r"holds JSON Lines, read as another format. Fix: data.file_format=json"):
+        _field(row, "group_field", "group", 0)
+    with pytest.raises(ValueError, match=r"data.group_field=group: row 0 has no field 'group'"):
+        _field({"instruction": "say 0"}, "group_field", "group", 0)

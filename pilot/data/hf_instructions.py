@@ -66,6 +66,12 @@ def _first_cause(error: BaseException) -> str:
 
 
 def _field(row: dict[str, Any], key: str, name: str, index: int) -> Any:
+    if name not in row and any(str(column).lstrip().startswith("{") for column in row):  # JSON read as CSV
+        raise ValueError(
+            f"data.path: row {index} has a column named like a JSON object ({str(next(iter(row)))[:60]}...): the "
+            "file holds JSON Lines, read as another format. Fix: data.file_format=json (or null: the "
+            "file's extension tells)"
+        )
     if name not in row:
         raise ValueError(
             f"data.{key}={name}: row {index} has no field '{name}' (its fields: {', '.join(map(str, row))}). "
