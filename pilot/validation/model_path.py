@@ -36,7 +36,7 @@ def check_model_path(cfg, problems: list[Problem]) -> None:
     fix = "Fix: a local directory written by save_pretrained (pilot never downloads), or model.path=null to build from model.config."
     if directory.is_file():
         inside = f" Fix: model.path={directory.parent}, the directory that holds it" if directory.name in (
-            "config.json", *WEIGHT_FILES) else f" {fix}"  # fmt: skip
+            "config.json", *WEIGHT_FILES) else f" {fix.rstrip('.')}"  # fmt: skip
         problems.append(Problem("model.path", path, f"is a file, not the directory save_pretrained writes.{inside}."))
         return
     if not (directory / "config.json").is_file():
