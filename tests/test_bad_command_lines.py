@@ -57,6 +57,7 @@ REFUSED_BY_VALIDATION = [
     ("model=hf_causal_lm +model.config.hidden_sizee=64", ("model.config.hidden_sizee", "model.config.hidden_size")),
     ("model=hf_causal_lm model.config.hidden_size=3", ("model.config.hidden_size=3", "not a multiple")),
     ("model=hf_causal_lm model.path=", ("model.path=", "an unset variable?", "model.path=null")),
+    ("model=hf_causal_lm adapter=lora adapter.r=100000", ("adapter.r=100000", "Fix: adapter.r<=64")),
     (
         "model=hf_causal_lm model.config.hidden_size=abc",
         ("model.config.hidden_size=abc", "Fix: model.config.hidden_size=<an integer>"),

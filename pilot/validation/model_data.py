@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import torch
 from omegaconf import DictConfig, OmegaConf
 
 from pilot.config.tokenizer import tokenizer_problem
@@ -275,6 +276,33 @@ def _check_adapter_names(cfg, problems: list[Problem]) -> None:
         problems.append(Problem("adapter.modules_to_save", saved, save_nothing(unsaved, saved, model), said=True))
 
 
+def _check_adapter_rank(cfg, problems: list[Problem]) -> None:
+    """adapter.r above every adaptable layer's own rank (min of its in and out features) on a transformers
+    model: the update's rank cannot exceed it, so the rank beyond adds parameters and memory that train
+    nothing a smaller rank would not (r=100000 on 64-wide layers estimated 246 million trained parameters)."""
+    rank = select(cfg, "adapter.r")
+    if not builds_hf(cfg) or not isinstance(rank, int) or isinstance(rank, bool) or problems:
+        return
+    config = select(cfg, "model.config")
+    model = meta_model(
+        str(select(cfg, "model.model_type")),
+        OmegaConf.to_container(config, resolve=True) if isinstance(config, DictConfig) else None,
+        select(cfg, "model.path"),
+        str(select(cfg, "model.attn_implementation") or "sdpa"),
+    )
+    ranks = [min(m.weight.shape[:2]) for m in model.modules() if isinstance(m, torch.nn.Linear)] if model else []
+    if ranks and rank > max(ranks):
+        problems.append(
+            Problem(
+                "adapter.r",
+                rank,
+                f"is above the rank any layer of the model can take (its widest linear layer allows {max(ranks)}: "
+                "the smaller of its input and output sizes); the rank beyond adds parameters and memory that a "
+                f"rank-{max(ranks)} update already spans. Fix: adapter.r<={max(ranks)} (LoRA ranks are usually 4-64).",
+            )
+        )
+
+
 def _full_match(pattern: str, name: str) -> bool:
     try:
         return re.fullmatch(pattern, name) is not None
@@ -320,5 +348,6 @@ def check_model_and_data(cfg, problems: list[Problem]) -> None:
         _check_hf_tables,
         check_adapter_config,
         _check_adapter_names,
+        _check_adapter_rank,
     ):
         check(cfg, problems)
