@@ -283,7 +283,23 @@ def _not_learnt(
     trainer = attempt.trainer
     lr = float(cfg.optim.lr)
     unmoved = unmoved_hint(attempt.weights_before, trainer.raw_model, lr, trainer.updates_done)
+    hints = _zero_loss_wrong(attempt) + hints
     return "fail", f"cannot learn the subset: {numbers}.{unmoved if unmoved and lr == 0 else unmoved + hints}"
+
+
+ZERO_LOSS = 1e-6  # of the loss at the start: the loss has nothing left to learn
+
+
+def _zero_loss_wrong(attempt: _Attempt) -> str:
+    """The loss at zero while predict still gets examples wrong: the loss gives those examples no gradient."""
+    if abs(attempt.final_loss) > ZERO_LOSS * max(abs(attempt.initial_loss), 1e-12):
+        return ""
+    return (
+        f" The loss is at zero ({attempt.final_loss:.3g}) while predict still gets {1 - attempt.recovery:.0%} of the "
+        "examples wrong: loss_sum gives those examples no gradient at all — a label the loss does not read as a "
+        "target (0/1 where it takes 1 and -1, as CosineEmbeddingLoss and HingeEmbeddingLoss do: a 0 trains "
+        "nothing), or a margin a wrong prediction already meets. Fix: give loss_sum the label convention it expects."
+    )
 
 
 @torch.no_grad()
