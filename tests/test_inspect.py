@@ -430,3 +430,44 @@ def test_tag_columns_judge_a_renumbered_vocabulary_only():
     assert not findings(keywords)
     task = ml.task(ml.first_seen)  # numbered per split: found
     assert tag_column_findings(task, {s: task.encoded(s) for s in task.splits})[0]
+
+
+def test_an_output_that_changes_with_the_padding_its_batch_adds_is_said_to_read_the_padding():
+    """Spectrograms of different lengths zero-padded by collate, mean-pooled over every frame: inspect failed
+    naming "candidates flattened choice-major" (an outside examination); the example is padded in its
+    micro-batch, and that is what its output reads."""
+    import torch.nn.functional as F
+
+    from pilot.checks.batch_mixing import batch_mixing_findings
+    from tests.planted_tasks._common import classification_task
+
+    def encode(e):
+        frames = 3 + e.index % 5  # 3 to 7 frames
+        return {
+            "index": e.index,
+            "x": torch.randn(frames, 8, generator=torch.Generator().manual_seed(e.index)),
+            "label": 0,
+        }
+
+    def collate(items):
+        longest = max(len(i["x"]) for i in items)
+        return {
+            "x": torch.stack([F.pad(i["x"], (0, 0, 0, longest - len(i["x"]))) for i in items]),
+            "labels": torch.tensor([i["label"] for i in items]),
+            "index": torch.tensor([i["index"] for i in items]),
+        }
+
+    class MeanPool(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.head = torch.nn.Linear(8, 3)
+
+        def forward(self, x):
+            return self.head(x.mean(dim=1))  # the padded frames counted in the mean
+
+    task = classification_task(encode=encode, collate=collate, forward=lambda m, b: m(b["x"]))
+    encoded = [task.encode(e) for e in task.splits["train"][:4]]
+    torch.manual_seed(0)
+    findings, _ = batch_mixing_findings(task, MeanPool(), encoded, micro_batch=4)
+    assert findings and "depends on the padding its micro-batch adds ('x'" in findings[0].problem, findings
+    assert "choice-major" not in findings[0].problem

@@ -66,15 +66,36 @@ def batch_mixing_findings(
     details = {"examples_compared": len(own), "largest_relative_difference": worst, "limit": limit}
     if worst is None or worst <= limit:
         return [], details
+    padded = _padded_keys(batch, task.collate([chunk[row_items(batch, chunk)[row]]]))
+    cause = (
+        f"its output depends on the padding its micro-batch adds ({padded}): a model that reads the padded "
+        "positions — a mean or sum over every frame or token, attention or a recurrent layer given no mask or length — does this. Fix: "
+        "leave the padding out of the model's reductions (a mask or the lengths), so an example's output is its "
+        "own whatever pads it"
+        if padded
+        else "the batch mixes examples, so each is trained on scores computed from others. A collate and a model "
+        "that order rows differently do this (candidates flattened choice-major, [c0 of "
+        "every example, c1 of every example, ...], then viewed example-major with view(B, choices)). Fix: "
+        "flatten example-major (for each example, its candidates) or reshape as the collate ordered the rows"
+    )
     return [
         Finding(
             f"this example's output in its micro-batch of {len(chunk)} is {worst:.3g} of its scale away from its "
             f"output collated alone (different examples' outputs differ by {spread if spread is not None else 0:.3g}): "
-            "the batch mixes examples, so each is trained on scores computed from others. A collate and a model "
-            "that order rows differently do this (candidates flattened choice-major, [c0 of every example, c1 of "
-            "every example, ...], then viewed example-major with view(B, choices)). Fix: flatten example-major "
-            "(for each example, its candidates) or reshape as the collate ordered the rows",
+            + cause,
             split,
             int(batch["index"][row]) if torch.is_tensor(batch.get("index")) and len(batch["index"]) > row else None,
         )
     ], details
+
+
+def _padded_keys(batch: dict[str, Any], alone: dict[str, Any]) -> str:
+    """The batch's tensors longer than the same example's collated alone (the batch padded it), said with
+    their lengths; "" where none is."""
+    grown = []
+    for key, value in batch.items():
+        single = alone.get(key)
+        if torch.is_tensor(value) and torch.is_tensor(single) and value.dim() == single.dim() >= 2:
+            if value.shape[1:] != single.shape[1:]:
+                grown.append(f"'{key}' {list(single.shape[1:])} alone, {list(value.shape[1:])} in the batch")
+    return "; ".join(grown[:3])
