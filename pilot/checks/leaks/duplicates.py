@@ -33,7 +33,7 @@ def duplicate_findings(
         report.setdefault(f"{pair[0]}/{pair[1]}", {})[kind] = {"count": count, "examples": listed}
 
     if not views.skipped:  # exact: what the model sees, with its label
-        fails += _same_model_input(views, order, pairs, reported, limits, note)
+        fails += _same_model_input(views, order, pairs, reported, limits, note, text_fields(task))
     fields = text_fields(task)
     if fields:  # normalised text
         fails += _same_normalised_text(task, fields, order, pairs, reported, limits, note)
@@ -48,8 +48,11 @@ def duplicate_findings(
     return fails, warnings, report
 
 
-def _same_model_input(views: ModelViews, order, pairs, reported: set, limits: LeakThresholds, note) -> list[Finding]:
-    """Examples of a later split identical to an earlier one in what the model sees (inputs and label)."""
+def _same_model_input(
+    views: ModelViews, order, pairs, reported: set, limits: LeakThresholds, note, texts: list[str]
+) -> list[Finding]:
+    """Examples of a later split identical to an earlier one in what the model sees (inputs and label);
+    where the first pair's texts (``texts``: the task's text fields) differ, encode lost what tells them apart."""
     fails = []
     digests = {s: [example_digest(x, y) for x, y in zip(views.inputs[s], views.labels[s])] for s in order}
     for a, b in pairs:
@@ -64,14 +67,35 @@ def _same_model_input(views: ModelViews, order, pairs, reported: set, limits: Le
         note((a, b), "same_model_input_and_label", len(hits), listed)
         if hits:
             reported.update((b, j) for _, j in hits)
+            lost = _texts_lost(views, (a, hits[0][0]), (b, hits[0][1]), texts)
+            said = f"{len(hits)} {b} example(s) identical to a {a} example in what the model sees (inputs and label)"
             fails.append(
                 Finding(
-                    f"{len(hits)} {b} example(s) identical to a {a} example in what the model sees "
-                    f"(inputs and label) behind different raw fields: {'; '.join(listed)}",
-                    detail="ids or other fields the model never reads differ; drop the copies or group them",
+                    f"{said} behind different raw fields: {'; '.join(listed)}{lost}",
+                    detail=""
+                    if lost
+                    else "ids or other fields the model never reads differ; drop the copies or group them",
                 )
             )
     return fails
+
+
+def _texts_lost(views: ModelViews, first: tuple[str, int], second: tuple[str, int], texts: list[str]) -> str:
+    """Where two examples the model sees alike differ in a text field: encode loses what tells them apart."""
+    found = [next((e for e in views.splits[s] if e.index == i), None) for s, i in (first, second)]
+    if None in found:
+        return ""
+    one, other = found
+    differ = [f for f in texts if str(one.fields.get(f)) != str(other.fields.get(f))]
+    if not differ:
+        return ""
+    field = differ[0]
+    return (
+        f". Their '{field}' fields differ ({str(one.fields[field])[:60]!r} vs {str(other.fields[field])[:60]!r}), yet encode "
+        "gives the same inputs: it loses what tells the texts apart (words mapped to one unknown id — a "
+        "vocabulary built lower-cased and looked up as written? — or texts cut before they differ). Fix: encode "
+        "so that different texts give different inputs; copies that remain are copies"
+    )
 
 
 def _same_normalised_text(
