@@ -272,12 +272,13 @@ class TrainingRun(RunEnding):
     def _wrap_up(self, stop_cause: str, evaluation: dict, model: torch.nn.Module) -> None:
         """Rank 0 after the final validation: predictions, the closing of a run that ended ok."""
         cfg, trainer, record, phases = self.cfg, self.trainer, self.record, self.phases
+        accuracy = evaluation["accuracy"]
         log.info(
-            "stop: %s; validation after %d updates: loss %.4f, accuracy %.3f",
+            "stop: %s; validation after %d updates: loss %.4f, accuracy %s",
             stop_cause,
             trainer.updates_done,
             evaluation["loss"],
-            evaluation["accuracy"],
+            "n/a (value labels)" if accuracy is None else f"{accuracy:.3f}",
         )
         write_predictions(trainer, self.eval_items, self.run_path / "predictions.jsonl", model)
         fault_point("closing", trainer.updates_done)

@@ -980,3 +980,25 @@ def test_the_control_batch_is_recorded_at_what_its_split_holds(make_cfg):
     task = instantiate(cfg.data, _convert_="all")
     assert control_count(task, cfg) == len(task.splits["val"]) < 100000
     assert control_count(task, make_cfg("closing.control_examples=4")) == 4
+
+
+def test_validation_accuracy_is_a_share_of_the_labels_compared_not_of_target_count(make_cfg):
+    """Validation accuracy was correct / target_count: a CORN head (target_count: K-1 sub-tasks an example)
+    recorded 0.10 where 0.30 of the examples were right, example weights could give more than 1, and a
+    regression recorded 0.0 (exact float matches). It is now a share of the labels compared, and None
+    where the labels are values."""
+    import dataclasses
+
+    from hydra.utils import instantiate
+
+    from pilot.engine.build import build_trainer
+
+    cfg = make_cfg("+experiment=classification", "run.threads=1")
+    trainer = build_trainer(cfg)
+    items = trainer.task.encoded("val")[:64]
+    plain = trainer.evaluate(items=items)
+    trainer.task = dataclasses.replace(trainer.task, target_count=lambda b: torch.tensor(4.0 * b["labels"].numel()))
+    assert trainer.evaluate(items=items)["accuracy"] == pytest.approx(plain["accuracy"])  # 4 targets an example
+    task = instantiate(cfg.data, _convert_="all")
+    assert task.count_compared({"labels": torch.tensor([1.5, 2.0])}) == 0  # values: no accuracy (None)
+    assert task.count_compared({"labels": torch.tensor([1, -100, 2])}) == 2  # ignored labels are not compared

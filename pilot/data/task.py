@@ -157,6 +157,18 @@ class TaskData:
         labels = batch["labels"]
         return ((self.predict(output, batch) == labels) & (labels != IGNORE_INDEX)).sum()
 
+    def count_compared(self, batch: Batch) -> torch.Tensor:
+        """What ``count_correct`` is a share of: the task's targets where it counts correct itself, else the
+        labels predict is compared with (every one but ignored ones: one per example where ``target_count``
+        counts a CORN head's K-1 sub-tasks or sums example weights); 0 for float labels (values or soft
+        targets), which a prediction never equals: no accuracy."""
+        if self.correct_count is not None:
+            return torch.as_tensor(self.target_count(batch), dtype=torch.float64)
+        labels = batch["labels"]
+        if not torch.is_tensor(labels) or labels.is_floating_point():
+            return torch.zeros((), dtype=torch.float64)
+        return (labels != IGNORE_INDEX).sum().double()
+
     def encoded(self, split: str) -> list[dict[str, Any]]:
         """Encode a split once; the engine indexes into this list."""
         return [self.encode(example) for example in self.splits[split]]

@@ -237,12 +237,13 @@ class Trainer:
     # ------------------------------------------------------------------ evaluation
     @torch.no_grad()
     def evaluate(self, split: str = "val", items: list[dict] | None = None) -> dict[str, float]:
-        """Mean loss per target and share of targets predicted exactly on ``split``."""
+        """Mean loss per target and share of the compared labels predicted exactly on ``split``
+        (``TaskData.count_compared``; None where labels are values: no accuracy)."""
         items = self.task.encoded(split) if items is None else items
         share = -(-len(items) // self.ctx.world_size)
         mine = items[self.ctx.rank * share : (self.ctx.rank + 1) * share]
         step = int(self.cfg.batch.eval_micro_batch)
-        totals = torch.zeros(3, dtype=torch.float64, device=self.device)  # loss, targets, correct
+        totals = torch.zeros(4, dtype=torch.float64, device=self.device)  # loss, targets, correct, compared
         self.raw_model.eval()
         for start in range(0, share if self.sharded else len(mine), step):
             chunk = mine[start : start + step]
@@ -254,11 +255,12 @@ class Trainer:
             totals[0] += float(loss_sum)
             totals[1] += float(self.task.target_count(batch))
             totals[2] += float(self.task.count_correct(output, batch))
+            totals[3] += float(self.task.count_compared(batch))
         totals = all_reduce_sum(totals, self.ctx)
-        targets = float(totals[1])
+        targets, compared = float(totals[1]), float(totals[3])
         return {
             "loss": float(totals[0]) / targets if targets else float("nan"),
-            "accuracy": float(totals[2]) / targets if targets else float("nan"),
+            "accuracy": float(totals[2]) / compared if compared else None,
             "targets": targets,
             "examples": len(items),
         }
