@@ -64,15 +64,19 @@ def sum_contract(
         # (two views per example, one packed row, filler rows): no single example can be cut out of it
         return {"examples": size, "loss": whole, "count": count, "single_losses": None, "single_counts": None}
     singles, counts = [], []
-    for row in range(size):
-        piece = sub_batch(batch, [row])
-        if model is not None:
-            with torch.no_grad():
-                alone = task.forward(model, piece)
-        else:
-            alone = sub_output(output, [row], size)
-        singles.append(as_number(task.loss_sum(alone, piece)))
-        counts.append(as_number(task.target_count(piece)))
+    try:
+        for row in range(size):
+            piece = sub_batch(batch, [row])
+            if model is not None:
+                with torch.no_grad():
+                    alone = task.forward(model, piece)
+            else:
+                alone = sub_output(output, [row], size)
+            singles.append(as_number(task.loss_sum(alone, piece)))
+            counts.append(as_number(task.target_count(piece)))
+    except (RuntimeError, ValueError, IndexError):  # a loss over the batch's columns too (CLIP's symmetric
+        # cross-entropy over a [B, B] score matrix): an example's row alone is no input it takes; not cut
+        return {"examples": size, "loss": whole, "count": count, "single_losses": None, "single_counts": None}
     return {"examples": size, "loss": whole, "count": count, "single_losses": singles, "single_counts": counts}
 
 

@@ -3,7 +3,11 @@ two splits (``fail``), near-duplicate vectors or texts (``warn``)."""
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
+
+import numpy as np
+import torch
 
 from pilot.checks.leaks.model_views import ModelViews, example_digest, ordered_splits, vector_key
 from pilot.checks.leaks.texts import normalise_text, text_fields, text_near_duplicates
@@ -102,14 +106,19 @@ def _same_normalised_text(
     task: TaskData, fields: list[str], order, pairs, reported: set, limits: LeakThresholds, note
 ) -> list[Finding]:
     """Examples of a later split with the same text as an earlier one after normalising, then (two text
-    fields or more) with the same texts in another field order: a question pair swapped is the same pair."""
+    fields or more) with the same texts in another field order: a question pair swapped is the same pair.
+    Examples that also hold arrays (an image's pixels or features beside its caption or question) are the
+    same only with the same arrays: one templated question about two images is two examples."""
     fails = []
     keyings = [("", lambda texts: texts)]
     if len(fields) > 1:
         keyings.append((" in another order of the fields", sorted))
     for said, arranged in keyings:
         keys = {
-            s: [" \x1f ".join(arranged([normalise_text(e.fields[f]) for f in fields])) for e in task.splits[s]]
+            s: [
+                " \x1f ".join(arranged([normalise_text(e.fields[f]) for f in fields])) + _arrays_key(e, fields)
+                for e in task.splits[s]
+            ]
             for s in order
         }
         for a, b in pairs:
@@ -132,3 +141,17 @@ def _same_normalised_text(
                     )
                 )
     return fails
+
+
+def _arrays_key(example, texts: list[str]) -> str:
+    """A digest of the example's array fields (NumPy arrays, tensors, lists of numbers), "" where it has none."""
+    parts = []
+    for name in sorted(set(example.fields) - set(texts)):
+        value = example.fields[name]
+        if torch.is_tensor(value):
+            value = value.detach().cpu().numpy()
+        if isinstance(value, (list, tuple)) and len(value) > 1 and all(isinstance(v, (int, float)) for v in value):
+            value = np.asarray(value)
+        if isinstance(value, np.ndarray) and value.size > 1:
+            parts.append(f"{name}:{hashlib.sha1(np.ascontiguousarray(value).tobytes()).hexdigest()[:16]}")
+    return (" \x1e " + " ".join(parts)) if parts else ""
