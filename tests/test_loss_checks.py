@@ -573,3 +573,64 @@ def test_a_score_computed_from_the_trained_embeddings_is_not_said_to_be_never_tr
     assert output_hint(task, {"logits": F.cosine_similarity(ea, eb, dim=-1), "ea": ea, "eb": eb}, {}) == ""
     separate = {"logits": head(a).squeeze(-1), "ea": ea, "eb": eb}  # scored by a head the loss never reaches
     assert "what is scored is never trained" in output_hint(task, separate, {})
+
+
+def test_a_margin_the_fresh_model_already_meets_is_not_targets_the_loss_leaves_out():
+    """A triplet margin loss on scores [-d(a,p), -d(a,n)]: the fresh model already met the margin for most
+    triplets, whose gradient is zero there, and objective failed "target_count says 4 targets but loss_sum
+    trains 1" (an outside examination). The loss is asked again at random outputs: a margin becomes active,
+    targets a loss leaves out stay untrained."""
+    import torch.nn.functional as F
+
+    from pilot.checks.objective import objective_check
+    from pilot.data.split import make_splits
+    from pilot.data.task import Example, TaskData
+
+    people = torch.randn(20, 8, generator=torch.Generator().manual_seed(0))
+    examples = [
+        Example(
+            index=i,
+            group=f"p{i % 20}",
+            fields={"a": people[i % 20], "n": people[(i + 7) % 20] if i % 2 else people[i % 20] + 0.03},
+        )
+        for i in range(80)
+    ]  # every other negative a hard one: its margin is active at the start, the others' already met
+
+    class Distances(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(0)
+            self.net = torch.nn.Linear(8, 16)
+
+        def forward(self, a, n):
+            ea, ep, en = (F.normalize(self.net(x), dim=-1) for x in (a, a + 0.01, n))
+            return torch.stack([-(ea - ep).norm(dim=-1), -(ea - en).norm(dim=-1)], dim=1)  # the positive first
+
+    def task(loss_sum):
+        return TaskData(
+            kind="metric_learning",
+            splits=make_splits(examples, {"by": "group", "val_fraction": 0.25, "test_fraction": 0.0}),
+            encode=lambda e: {"index": e.index, "a": e.fields["a"], "n": e.fields["n"]},
+            collate=lambda items: {
+                "a": torch.stack([i["a"] for i in items]),
+                "n": torch.stack([i["n"] for i in items]),
+                "labels": torch.zeros(len(items), dtype=torch.long),
+                "index": torch.tensor([i["index"] for i in items]),
+            },
+            loss_sum=loss_sum,
+            target_count=lambda b: torch.tensor(b["labels"].numel()),
+            predict=lambda s, b: s.argmax(-1),
+            forward=lambda m, b: m(b["a"], b["n"]),
+            info={"target_unit": "triplet"},
+        )
+
+    def margin(s, b):
+        return F.relu(s[:, 1].float() - s[:, 0].float() + 0.2).sum()
+
+    result = objective_check(task(margin), Distances(), micro_batch=4)
+    assert "target_count says" not in result.reason, result.reason
+    left_out = objective_check(task(lambda s, b: margin(s[:1], b)), Distances(), micro_batch=4)  # first only
+    said = [f.problem for f in left_out.findings]
+    assert left_out.verdict == "fail" and any("target_count says 4 targets but loss_sum trains 1" in f for f in said), (
+        said
+    )

@@ -37,6 +37,7 @@ from pilot.checks.loss_probe import (
     sub_output,
     trained_head_widths,
 )
+from pilot.checks.output_reads import named_tensors, rebuilt
 from pilot.checks.result import CheckResult, Finding, summarise
 from pilot.checks.shift_probe import loss_reads_logits, prediction_outside_the_loss
 from pilot.checks.soft_targets import soft_target_findings
@@ -126,6 +127,8 @@ def objective_check(
         unpaired = positions_unlike_labels(batch.get("labels"), grad) or ordinal_head(task, output, batch)  # CTC, CORAL
         several_heads = len(trained_head_widths(task, output, batch)) > 1  # positions of one head are not the count
         trained = None if unpaired or several_heads else _trained_targets(batch, grad, width, numbers["count"])
+        if trained is not None and trained < numbers["count"]:  # a margin the fresh outputs already meet?
+            trained = max(trained, _trained_from_other_outputs(task, output, batch, width, numbers["count"]))
         per_batch.append(
             {k: numbers[k] for k in ("examples", "loss", "count")}
             | {
@@ -327,6 +330,35 @@ def initial_loss_warnings(
             )
         ]
     return []
+
+
+OTHER_OUTPUTS = 8  # random outputs the loss's gradient is asked on, when the fresh model's leaves targets out
+
+
+def _trained_from_other_outputs(task: TaskData, output: Any, batch: dict[str, Any], width: int, declared: float) -> int:
+    """Examples (one label each) the loss trains at the fresh outputs or at any of a few random outputs of
+    their shapes and scale: a hinge or triplet margin the fresh model already meets gives some examples no
+    gradient there, which is the model's start, not targets the loss leaves out (those stay untrained
+    whatever the outputs). 0 where labels are not one per example."""
+    labels, named = batch.get("labels"), named_tensors(output)
+    if not torch.is_tensor(labels) or labels.dim() != 1:
+        return 0
+    reached = torch.zeros(len(labels), dtype=torch.bool)
+    for seed in range(OTHER_OUTPUTS):
+        generator = torch.Generator().manual_seed(seed)
+        other = {
+            key: torch.randn(value.shape, generator=generator).to(value) * (3 * float(value.float().std()) + 1e-3)
+            for key, value in (named or {"": output}).items()
+            if value.numel() > 1
+        }
+        try:
+            _, grad, _ = output_gradient(task, rebuilt(output, other) if named else other[""], batch)
+        except Exception:  # noqa: BLE001 - outputs the loss cannot take: the fresh model's count stands
+            return 0
+        if grad.dim() < 1 or grad.shape[0] != len(labels):
+            return 0
+        reached |= (grad != 0).reshape(len(labels), -1).any(-1).cpu()
+    return int(reached.sum())
 
 
 def _trained_targets(batch: dict[str, Any], grad: torch.Tensor, width: int, declared: float) -> int:
