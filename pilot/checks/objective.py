@@ -126,9 +126,7 @@ def objective_check(
         width = int(scores.shape[-1])
         unpaired = positions_unlike_labels(batch.get("labels"), grad) or ordinal_head(task, output, batch)  # CTC, CORAL
         several_heads = len(trained_head_widths(task, output, batch)) > 1  # positions of one head are not the count
-        trained = None if unpaired or several_heads else _trained_targets(batch, grad, width, numbers["count"])
-        if trained is not None and trained < numbers["count"]:  # a margin the fresh outputs already meet?
-            trained = max(trained, _trained_from_other_outputs(task, output, batch, width, numbers["count"]))
+        trained = None if unpaired or several_heads else _trained(task, output, batch, grad, width, numbers["count"])
         per_batch.append(
             {k: numbers[k] for k in ("examples", "loss", "count")}
             | {
@@ -330,6 +328,16 @@ def initial_loss_warnings(
             )
         ]
     return []
+
+
+def _trained(
+    task: TaskData, output: Any, batch: dict[str, Any], grad: torch.Tensor, width: int, declared: float
+) -> int:
+    """Targets the loss trains: at the fresh outputs, or, where that leaves some out, at random ones too."""
+    trained = _trained_targets(batch, grad, width, declared)
+    if trained < declared:  # a margin the fresh outputs already meet?
+        trained = max(trained, _trained_from_other_outputs(task, output, batch, width, declared))
+    return trained
 
 
 OTHER_OUTPUTS = 8  # random outputs the loss's gradient is asked on, when the fresh model's leaves targets out
