@@ -32,6 +32,7 @@ from pilot.errors import built_with_error, instantiation_failed
 from pilot.run_directory import job_directory_problem
 from pilot.validation.batch import check_task
 from pilot.validation.devices import check_devices, check_precision, check_strategy
+from pilot.validation.host_memory import check_host_memory
 from pilot.validation.keys import check_switches, check_unknown_keys
 from pilot.validation.model_data import check_model_and_data
 from pilot.validation.numbers import check_finite, check_special_numbers
@@ -69,6 +70,7 @@ def validate(cfg: DictConfig, overrides: list[str] | None = None) -> None:
         lambda: check_rental(cfg, problems),
         lambda: check_control(cfg, problems),
         lambda: container is not None and check_task(cfg, problems),  # the task's settings resolve
+        lambda: device_type is not None and check_host_memory(cfg, device_type, problems),
     ]
     for check in checks:
         _checked(problems, container, check)

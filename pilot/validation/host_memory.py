@@ -1,0 +1,51 @@
+"""Whether this machine can hold the run's model at all, before anything runs: a pilot or a training run
+holds the parameters, their gradients and the optimizer's state on real tensors (activations come on top).
+``model.d_model=16384`` on a 24 GiB host built the model, allocated until the kernel refused, and failed
+after its run directory existed; the same memory sized by ``mode=estimate`` allocates nothing."""
+
+from __future__ import annotations
+
+import torch
+
+from pilot.config.values import enum_value, select
+from pilot.engine.sharding import is_sharded
+from pilot.environment.device import free_bytes
+from pilot.text_table import byte_size
+from pilot.validation.on_meta import model_on_meta
+from pilot.validation.problems import Problem
+
+STATES = {"adamw": 2, "sgd": 1}  # optimizer buffers per trained parameter (SGD: momentum only when > 0)
+
+
+def check_host_memory(cfg, device_type: str, problems: list[Problem]) -> None:
+    """Refuse a pilot or training run whose model states alone (weights; for trained parameters their
+    float32 gradients and optimizer state) need more than the device has free."""
+    if enum_value(select(cfg, "mode")) not in ("pilot", "train") or problems:
+        return
+    room = free_bytes(torch.device(device_type))
+    model = model_on_meta(cfg) if room is not None else None
+    if model is None:
+        return
+    name = str(enum_value(select(cfg, "optim.name")) or "adamw")
+    states = STATES.get(name, 2) if name != "sgd" or float(select(cfg, "optim.momentum") or 0) > 0 else 0
+    parameters = list(model.parameters())
+    trained = sum(p.numel() for p in parameters)  # the adapter is applied later: every parameter may train
+    weights = sum(p.numel() * p.element_size() for p in parameters)
+    need = weights + trained * 4 * (1 + states)
+    replicas = int(select(cfg, "distributed.replicas") or 1)
+    if is_sharded(cfg):  # FSDP: each rank holds its share; on one host the shares add up to the whole
+        need = need if device_type == "cpu" else need / replicas
+    elif device_type == "cpu":  # DDP on one host: every replica holds the whole model states
+        need *= replicas
+    if need <= room:
+        return
+    problems.append(
+        Problem(
+            "model",
+            f"{trained:,} parameters",
+            f"its weights, float32 gradients and {name}'s {states} state buffer(s) alone need {byte_size(need)}, "
+            f"and this {device_type} has {byte_size(room)} free: the run holds them on real tensors, activations "
+            "on top. Fix: pilot a smaller configuration here (fewer layers, a narrower model) and size this one "
+            "with mode=estimate, which allocates nothing",
+        )
+    )
