@@ -198,19 +198,7 @@ def _unmeasured(
     why: str,
 ) -> CheckResult:
     """The choice sheet from the estimate alone, and a warning that it was not checked against a measurement."""
-    line = f"- not measured on real tensors: {why}"
-    result = build_and_write(
-        cfg,
-        run_dir,
-        task,
-        estimate,
-        sweep_params,
-        measured_from_phases(rows, int(cfg.pilot.steady_steps)),
-        validation=[line],
-        journal=False,
-        requirements=read_requirements(run_dir),
-    )
-    print_sheet(result, estimate)
+    result = _pilot_sheet(cfg, task, run_dir, estimate, rows, sweep_params, [f"- not measured on real tensors: {why}"])
     return CheckResult(
         "estimate",
         "warn",
@@ -219,6 +207,32 @@ def _unmeasured(
         f"{_plan_in_brief(result.plan, result.pinned)}; see choice_sheet.md",
         details={"plan": result.plan_lines(), "not_measured": why},
     )
+
+
+def _pilot_sheet(
+    cfg: DictConfig,
+    task: TaskData,
+    run_dir: Path,
+    estimate: MemoryEstimate,
+    rows: list[dict[str, Any]],
+    sweep_params: dict[str, str] | None,
+    lines: list[str],
+):
+    """The pilot's choice sheet with its own timings and what checked the estimate (``lines``), printed."""
+    result = build_and_write(
+        cfg,
+        run_dir,
+        task,
+        estimate,
+        sweep_params,
+        measured_from_phases(rows, int(cfg.pilot.steady_steps)),
+        validation=lines,
+        journal=False,
+        requirements=read_requirements(run_dir),
+    )
+    fault_point("sheet")  # tests: a signal once the pilot's choice sheet is written, before its verdicts
+    print_sheet(result, estimate)
+    return result
 
 
 class EstimateUnchecked(Exception):
@@ -247,20 +261,7 @@ def estimate_step(
         return CheckResult("estimate", "warn", f"no memory estimate: {error}")
     ok, worst, lines = compare(estimate, real, tolerance)
     lines += allocator_lines(estimate, real) + ([f"- {checkpointing}"] if checkpointing else [])
-    measured = measured_from_phases(rows, int(cfg.pilot.steady_steps))
-    result = build_and_write(
-        cfg,
-        run_dir,
-        task,
-        estimate,
-        sweep_params,
-        measured,
-        validation=lines,
-        journal=False,
-        requirements=read_requirements(run_dir),
-    )
-    fault_point("sheet")  # tests: a signal once the pilot's choice sheet is written, before its verdicts
-    print_sheet(result, estimate)
+    result = _pilot_sheet(cfg, task, run_dir, estimate, rows, sweep_params, lines)
     details = {"plan": result.plan_lines()}
     where = _plan_in_brief(result.plan, result.pinned)
     if not ok:
