@@ -76,6 +76,20 @@ def disk_full_guard(path: Path, tmp: Path | None = None, needed_bytes: int | Non
         raise _disk_full(path, needed_bytes or written) from None
 
 
+CPU_ALLOCATOR_REFUSED = ("DefaultCPUAllocator: can't allocate memory", "DefaultCPUAllocator: not enough memory")
+
+
+def out_of_memory(error: BaseException) -> bool:
+    """Whether ``error`` is the device running out of memory: CUDA's ``OutOfMemoryError``, Python's
+    ``MemoryError``, or the CPU allocator's refusal, which PyTorch raises as a plain ``RuntimeError``
+    ("DefaultCPUAllocator: can't allocate memory: you tried to allocate 225312768 bytes")."""
+    import torch  # noqa: PLC0415 - errors is imported before torch by the entry point's fast paths
+
+    if isinstance(error, (torch.OutOfMemoryError, MemoryError)):
+        return True
+    return isinstance(error, RuntimeError) and any(mark in str(error) for mark in CPU_ALLOCATOR_REFUSED)
+
+
 def no_space_left(error: BaseException, writing: Path | str | None = None) -> DiskFull | None:
     """``error`` as one ``DiskFull`` naming its file when it is "no space left" (ENOSPC, EDQUOT)
     raised anywhere a run writes (an export, a metrics line, the predictions), else None.

@@ -10,11 +10,9 @@ import traceback
 from contextlib import suppress
 from typing import Any
 
-import torch
-
 from pilot.checkpoint import list_checkpoints, looks_complete
 from pilot.engine.distributed import launcher_gone
-from pilot.errors import DiskFull, RunFinished, first_line, in_the_way, no_space_left
+from pilot.errors import DiskFull, RunFinished, first_line, in_the_way, no_space_left, out_of_memory
 from pilot.faults import fault_point
 from pilot.phases.probe import peak_memory
 from pilot.run_record import RunRecord, read_run_json, resume_hint
@@ -94,7 +92,7 @@ class RunEnding:
         elif (blocked := in_the_way(error)) is not None:  # a file where the export or a checkpoint goes
             self.status, self.stop_cause, self.error = "failed", "file_in_the_way", str(blocked)
             self.phases.end("fail", str(blocked)[:300])
-        elif isinstance(error, torch.OutOfMemoryError):
+        elif out_of_memory(error):  # the CPU allocator's refusal too (a RuntimeError): recorded failed before
             updates = self.standing_update()
             self.status, self.stop_cause = "oom", f"out of memory at update {updates + 1}"
             self.error = f"{type(error).__name__}: {first_line(error, 300)}"

@@ -126,11 +126,15 @@ def write_text_atomic(path: Path, text: str) -> None:
     earlier file (or none), never a truncated one; a full disk is one message naming ``path``."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with disk_full_guard(path, tmp):
-        with tmp.open("w") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        try:
+            with tmp.open("w") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except BaseException:  # a signal (KeyboardInterrupt) or an error before the rename: no stray file left
+            tmp.unlink(missing_ok=True)
+            raise
 
 
 class RunRecord:

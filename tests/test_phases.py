@@ -209,3 +209,23 @@ def test_a_warn_row_is_named_in_the_phases_verdict_and_the_pilot_says_warn(tmp_p
     checks = {c["step"]: c for c in json.loads((tmp_path / "run" / "checks.json").read_text())}
     assert checks["phases"]["verdict"] == "warn" and "resume_check (rank 0): warn" in checks["phases"]["reason"]
     assert "pilot verdict: warn" in completed.stdout
+
+
+def test_the_cpu_allocators_refusal_is_out_of_memory_not_a_failure(tmp_path):
+    """On a CPU, PyTorch raises running out of memory as a plain RuntimeError ("DefaultCPUAllocator: can't
+    allocate memory"): a phase and a training run recorded it as fail/failed, never oom (an outside
+    examination, the README promising oom)."""
+    from pilot.errors import out_of_memory
+    from pilot.phases.measure import PhaseLog
+
+    refused = RuntimeError(
+        "[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: can't allocate memory: you tried to "
+        "allocate 225312768 bytes. Error code 12 (Cannot allocate memory)"
+    )
+    assert out_of_memory(refused) and out_of_memory(MemoryError()) and not out_of_memory(RuntimeError("shapes"))
+    log = PhaseLog(torch.device("cpu"), 0, {}, error_dir=tmp_path)
+    with log.measure("first_step"):
+        raise refused
+    with log.measure("steady_steps"):
+        raise RuntimeError("mat1 and mat2 shapes cannot be multiplied")
+    assert [row["verdict"] for row in log.rows] == ["oom", "fail"]

@@ -1002,3 +1002,36 @@ def test_validation_accuracy_is_a_share_of_the_labels_compared_not_of_target_cou
     task = instantiate(cfg.data, _convert_="all")
     assert task.count_compared({"labels": torch.tensor([1.5, 2.0])}) == 0  # values: no accuracy (None)
     assert task.count_compared({"labels": torch.tensor([1, -100, 2])}) == 2  # ignored labels are not compared
+
+
+def test_a_training_run_the_cpu_allocator_refuses_is_recorded_oom(make_cfg, tmp_path, monkeypatch):
+    """The CPU allocator's refusal is a RuntimeError: the run was recorded failed/exception, never oom."""
+    import pilot.engine.trainer as trainer_module
+
+    real = trainer_module.Trainer.train_step
+
+    def refused(self):
+        if self.updates_done == 2:
+            raise RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to allocate 225312768 bytes")
+        return real(self)
+
+    monkeypatch.setattr(trainer_module.Trainer, "train_step", refused)
+    cfg = make_cfg(*[a for a in TRAIN if not a.startswith("mode")], "budget.value=6")
+    with pytest.raises(RuntimeError, match="DefaultCPUAllocator"):
+        train(cfg, tmp_path)
+    record = run_json(tmp_path)
+    assert record["status"] == "oom" and record["stop_cause"] == "out of memory at update 3", record
+
+
+def test_a_signal_inside_an_atomic_write_leaves_no_temporary_file(tmp_path, monkeypatch):
+    """Ctrl-C between writing a file's temporary copy and renaming it left .choice_sheet.csv.<pid>.tmp in
+    the run directory for good (an outside examination: 3 of 6 interrupted pilots)."""
+    import pilot.run_record as run_record
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(run_record.os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run_record.write_text_atomic(tmp_path / "choice_sheet.csv", "gpu,count\n")
+    assert list(tmp_path.iterdir()) == []

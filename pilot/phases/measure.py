@@ -26,11 +26,10 @@ from typing import Any
 
 import torch
 
-from pilot.errors import DISK_FULL, error_line, first_line, no_space_left
+from pilot.errors import DISK_FULL, error_line, first_line, no_space_left, out_of_memory
 from pilot.phases.probe import MemoryProbe
 from pilot.phases.rows import INPUT_COLUMNS
 
-OOM_ERRORS = (torch.OutOfMemoryError, MemoryError)
 # run.json's peak_memory keys for the phase columns they are the maximum of
 PEAK_KEYS = (
     ("rss_peak_bytes", "rss_peak_bytes"),
@@ -103,13 +102,14 @@ class PhaseLog:
         start = self.probe.start()
         try:
             yield phase
-        except OOM_ERRORS as error:
-            phase.out_of_memory(error)
-            release_memory(self.device)
         except Exception as error:  # a phase that crashes is a failed phase, not a crashed run
-            if no_space_left(error) is not None:  # the disk, not the phase: the pilot stops at the first file
+            if out_of_memory(error):  # CUDA's, Python's or the CPU allocator's refusal (a RuntimeError)
+                phase.out_of_memory(error)
+                release_memory(self.device)
+            elif no_space_left(error) is not None:  # the disk, not the phase: the pilot stops at the first file
                 raise
-            phase.failed(error, self._error_file(name))
+            else:
+                phase.failed(error, self._error_file(name))
         measured = self.probe.stop(start)
         self.rows.append(
             {

@@ -323,7 +323,9 @@ def main(argv: list[str] | None = None) -> None:
             )
             control, tolerance = control or declared, declared_tolerance if tolerance is None else tolerance
             if taken:
-                print(f"recap: {', '.join(taken)} as declared in {where} (the command line's --control sets another)")
+                print(
+                    f"recap: {', '.join(taken)} as declared in {where} (--control and --quality-tolerance set others)"
+                )
     try:
         if [os.path.abspath(p) for p in args.paths] != [os.path.abspath(out)]:  # a recap of other runs than
             _keep_earlier_recap(out)  # the directory's own (some jobs, --out a sweep): the one there is kept
