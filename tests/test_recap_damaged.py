@@ -1260,3 +1260,19 @@ def test_a_variant_that_diverged_in_every_run_is_named_in_the_conclusion(tmp_pat
         make_run(tmp_path / f"w{seed}", wild)
     _, lines = summarise(collect([tmp_path]), "optim.lr=1e-4")
     assert any("Diverged in every run" in line and "optim.lr=1.0 (2 of 2)" in line for line in lines), lines
+
+
+def test_a_variant_outside_the_quality_tolerance_with_a_lower_loss_is_not_said_to_have_lost_it(tmp_path):
+    """The tolerance is two-sided: a variant 13% below the control's loss was listed "lost by" (an outside
+    examination). Lower losses outside it are said apart."""
+    sweep = tmp_path / "sweep"
+    make_run(sweep / "0", record(overrides=["optim.lr=1e-3"], variant="optim.lr=0.001"), metrics(final_val=1.5))
+    make_run(
+        sweep / "1", record(overrides=["optim.lr=2e-3"], variant="optim.lr=0.002", run_id="b"), metrics(final_val=1.3)
+    )
+    make_run(
+        sweep / "2", record(overrides=["optim.lr=5e-4"], variant="optim.lr=0.0005", run_id="c"), metrics(final_val=1.7)
+    )
+    build_recap([sweep], sweep, control="optim.lr=1e-3", quality_tolerance=0.05, plot=False)
+    said = (sweep / "recap.md").read_text()
+    assert "lost by optim.lr=0.0005; outside it with a lower loss (not lost): optim.lr=0.002." in said, said

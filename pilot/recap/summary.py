@@ -223,12 +223,16 @@ def _notes(summary: pd.DataFrame, quality_tolerance: float | None) -> list[str]:
             + "."
         )
     if quality_tolerance is not None and "quality" in summary:
-        kept = summary[summary["quality"].astype(str).str.startswith("within")]["variant"].tolist()
-        lost = summary[summary["quality"].astype(str).str.startswith("outside")]["variant"].tolist()
+        quality = summary["quality"].astype(str)
+        kept = summary[quality.str.startswith("within")]["variant"].tolist()
+        lost = summary[quality.str.startswith("outside tolerance (+")]["variant"].tolist()
+        lower = summary[quality.str.startswith("outside tolerance (-")]["variant"].tolist()
         lines.append(
             f"Quality (validation loss after the same updates, declared tolerance "
             f"{quality_tolerance:.0%} of the control's): preserved by {', '.join(kept) or 'none'}; "
-            f"lost by {', '.join(lost) or 'none'}."
+            f"lost by {', '.join(lost) or 'none'}"
+            + (f"; outside it with a lower loss (not lost): {', '.join(lower)}" if lower else "")
+            + "."
         )
     changed = summary[summary["task"].astype(bool)]["variant"].tolist() if "task" in summary else []
     if changed:
