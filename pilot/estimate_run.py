@@ -188,17 +188,8 @@ def _beyond_memory(cfg: DictConfig, estimate: MemoryEstimate, device: torch.devi
     )
 
 
-def _unmeasured(
-    cfg: DictConfig,
-    task: TaskData,
-    run_dir: Path,
-    estimate: MemoryEstimate,
-    rows: list[dict[str, Any]],
-    sweep_params: dict[str, str] | None,
-    why: str,
-) -> CheckResult:
-    """The choice sheet from the estimate alone, and a warning that it was not checked against a measurement."""
-    result = _pilot_sheet(cfg, task, run_dir, estimate, rows, sweep_params, [f"- not measured on real tensors: {why}"])
+def _unmeasured(result, why: str) -> CheckResult:
+    """The warning for a choice sheet (``result``) written from the estimate alone: not checked against a measurement."""
     return CheckResult(
         "estimate",
         "warn",
@@ -253,7 +244,8 @@ def estimate_step(
         estimate = estimate_memory(cfg, task)
         checkpointing = checkpointing_effect(cfg, task, estimate)
         if too_large := _beyond_memory(cfg, estimate, device):  # measured, it would exhaust the machine
-            return _unmeasured(cfg, task, run_dir, estimate, rows, sweep_params, too_large)
+            sheet = _pilot_sheet(cfg, task, run_dir, estimate, rows, sweep_params, [f"- not measured: {too_large}"])
+            return _unmeasured(sheet, too_large)
         real = _measured(cfg, task, run_dir, device)
     except (CheckpointingIneffective, EstimateUnchecked) as error:
         return CheckResult("estimate", "fail", str(error))

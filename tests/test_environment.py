@@ -477,4 +477,4 @@ def test_a_sequence_too_long_for_this_host_is_examined_and_estimated_without_all
     result = estimate_step(cfg, task, tmp_path, [])
     assert result.verdict == "warn" and "not checked against a measurement" in result.reason, result.reason
     assert "1000 KiB free on cpu" in result.reason or "free on cpu" in result.reason, result.reason
-    assert "not measured on real tensors" in (tmp_path / "choice_sheet.md").read_text()
+    assert "not measured: its peak" in (tmp_path / "choice_sheet.md").read_text()
