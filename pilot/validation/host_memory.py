@@ -17,12 +17,23 @@ from pilot.validation.problems import Problem
 STATES = {"adamw": 2, "sgd": 1}  # optimizer buffers per trained parameter (SGD: momentum only when > 0)
 
 
+def _room(device_type: str) -> int | None:
+    """What the device can hold: the host's available memory, or a GPU's whole memory (its free bytes would
+    create a CUDA context in the process that validates, a sweep's launcher included: none is made here)."""
+    if device_type != "cuda":
+        return free_bytes(torch.device(device_type))
+    try:
+        return int(torch.cuda.get_device_properties(0).total_memory)
+    except (RuntimeError, AssertionError):
+        return None
+
+
 def check_host_memory(cfg, device_type: str, problems: list[Problem]) -> None:
     """Refuse a pilot or training run whose model states alone (weights; for trained parameters their
     float32 gradients and optimizer state) need more than the device has free."""
     if enum_value(select(cfg, "mode")) not in ("pilot", "train") or problems:
         return
-    room = free_bytes(torch.device(device_type))
+    room = _room(device_type)
     model = model_on_meta(cfg) if room is not None else None
     if model is None:
         return
@@ -44,7 +55,8 @@ def check_host_memory(cfg, device_type: str, problems: list[Problem]) -> None:
             "model",
             f"{trained:,} parameters",
             f"its weights, float32 gradients and {name}'s {states} state buffer(s) alone need {byte_size(need)}, "
-            f"and this {device_type} has {byte_size(room)} free: the run holds them on real tensors, activations "
+            f"and this {device_type} has {byte_size(room)} {'in all' if device_type == 'cuda' else 'free'}: the run "
+            "holds them on real tensors, activations "
             "on top. Fix: pilot a smaller configuration here (fewer layers, a narrower model) and size this one "
             "with mode=estimate, which allocates nothing",
         )
