@@ -229,3 +229,12 @@ def test_the_cpu_allocators_refusal_is_out_of_memory_not_a_failure(tmp_path):
     with log.measure("steady_steps"):
         raise RuntimeError("mat1 and mat2 shapes cannot be multiplied")
     assert [row["verdict"] for row in log.rows] == ["oom", "fail"]
+
+
+def test_a_micro_batch_larger_than_the_split_records_what_the_updates_held(make_cfg, tmp_path, checks_child):
+    """batch.micro_batch=1000000 over a split of 573: phases.csv recorded 8,000,000 examples for first_step and
+    a throughput of 3.5 million examples/s, the declared product, while every update held the 573."""
+    rows = phase_rows(make_cfg("batch.micro_batch=100000", "pilot.steady_steps=2"), tmp_path, checks_child)
+    by_phase = {r["phase"]: r for r in rows}
+    held = by_phase["first_step"]["examples"]
+    assert 0 < held < 100000 and by_phase["steady_steps"]["examples"] == 2 * held, by_phase["first_step"]

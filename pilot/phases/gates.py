@@ -157,16 +157,17 @@ class PhaseRunner:
         return f"{result}; optimizer state {self._optimizer_state_bytes():,} bytes allocated"
 
     def steady_steps(self, count: int) -> str:
-        seconds, losses = [], []
+        seconds, losses, examples = [], [], 0
         for _ in range(count):
             record = self.trainer.train_step()
             if not math.isfinite(record.loss):
                 return f"non-finite loss {record.loss} at update {record.update}"
             seconds.append(record.seconds)
             losses.append(record.loss)
+            examples += record.examples  # what the updates drew (a split smaller than one update: all of it)
         return (
             f"{count} updates, {sum(seconds) / count:.3g} s/update, "
-            f"{self.trainer.plan.examples_per_update / (sum(seconds) / count):.4g} examples/s, "
+            f"{examples / sum(seconds):.4g} examples/s, "
             f"last loss {losses[-1]:.4g}"
         )
 
@@ -288,8 +289,8 @@ class PhaseRunner:
             "first_step",
             {
                 "seq_len": self._update_seq_len(),
-                "examples": self.trainer.plan.examples_per_update if self.trainer else None,
-            },
+                "examples": self.trainer.plan.largest_update if self.trainer else None,  # a split smaller than
+            },  # one update: what an update holds, not the declared micro-batch x accumulation
             self.first_step,
             needs="build_model",
         )
@@ -297,7 +298,7 @@ class PhaseRunner:
             "steady_steps",
             {
                 "seq_len": self._update_seq_len(),
-                "examples": steady * self.trainer.plan.examples_per_update if self.trainer else None,
+                "examples": steady * self.trainer.plan.largest_update if self.trainer else None,
             },
             lambda: self.steady_steps(steady),
             needs="build_model",
