@@ -693,3 +693,18 @@ def test_a_flag_hydras_parser_refuses_is_one_line_with_the_fix(line, said, tmp_p
     code, stderr = run_in_process(line.split(), tmp_path / "run", monkeypatch, capsys)
     assert code == 2 and said in stderr and "usage:" not in stderr and "__main__.py: error" not in stderr, stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_the_model_states_check_counts_an_adapters_frozen_base_as_weights_only(make_cfg, monkeypatch):
+    """A LoRA run trains a few small matrices over a frozen base: counting every base parameter as trained
+    (float32 gradients and two AdamW buffers) refused LoRA pilots whose base fits the host."""
+    import pilot.validation.host_memory as host_memory
+    from pilot.validation import validate
+    from pilot.validation.on_meta import model_on_meta
+    from pilot.validation.problems import ConfigError
+
+    base = sum(p.numel() * p.element_size() for p in model_on_meta(make_cfg("model=hf_causal_lm")).parameters())
+    monkeypatch.setattr(host_memory, "_room", lambda device_type: 2 * base)  # the weights fit, full training not
+    with pytest.raises(ConfigError, match="alone need"):
+        validate(make_cfg("model=hf_causal_lm"), [])
+    validate(make_cfg("model=hf_causal_lm", "adapter=lora"), [])

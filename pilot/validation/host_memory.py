@@ -11,6 +11,7 @@ from pilot.config.values import enum_value, select
 from pilot.engine.sharding import is_sharded
 from pilot.environment.device import free_bytes
 from pilot.text_table import byte_size
+from pilot.validation.adapter_config import adapter_settings_if_any
 from pilot.validation.on_meta import model_on_meta
 from pilot.validation.problems import Problem
 
@@ -40,7 +41,10 @@ def check_host_memory(cfg, device_type: str, problems: list[Problem]) -> None:
     name = str(enum_value(select(cfg, "optim.name")) or "adamw")
     states = STATES.get(name, 2) if name != "sgd" or float(select(cfg, "optim.momentum") or 0) > 0 else 0
     parameters = list(model.parameters())
-    trained = sum(p.numel() for p in parameters)  # the adapter is applied later: every parameter may train
+    # an adapter (LoRA) freezes the base and trains a few small matrices: its base's weights are what count,
+    # the adapter's own states too small to decide a refusal; without one, what the model leaves trainable
+    adapted = adapter_settings_if_any(cfg) is not None
+    trained = 0 if adapted else sum(p.numel() for p in parameters if p.requires_grad)
     weights = sum(p.numel() * p.element_size() for p in parameters)
     need = weights + trained * 4 * (1 + states)
     replicas = int(select(cfg, "distributed.replicas") or 1)
@@ -53,8 +57,9 @@ def check_host_memory(cfg, device_type: str, problems: list[Problem]) -> None:
     problems.append(
         Problem(
             "model",
-            f"{trained:,} parameters",
-            f"its weights, float32 gradients and {name}'s {states} state buffer(s) alone need {byte_size(need)}, "
+            f"{sum(p.numel() for p in parameters):,} parameters",
+            f"its weights, the float32 gradients of its {trained:,} trained parameters and {name}'s {states} state "
+            f"buffer(s) alone need {byte_size(need)}, "
             f"and this {device_type} has {byte_size(room)} {'in all' if device_type == 'cuda' else 'free'}: the run "
             "holds them on real tensors, activations "
             "on top. Fix: pilot a smaller configuration here (fewer layers, a narrower model) and size this one "
