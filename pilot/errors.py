@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import shutil
 import signal
 import traceback
@@ -88,6 +89,19 @@ def out_of_memory(error: BaseException) -> bool:
     if isinstance(error, (torch.OutOfMemoryError, MemoryError)):
         return True
     return isinstance(error, RuntimeError) and any(mark in str(error) for mark in CPU_ALLOCATOR_REFUSED)
+
+
+OUT_OF_MEMORY_FIX = (
+    "Fix: a smaller batch.micro_batch (or data.max_len, a smaller model), or a machine with more free memory"
+)
+
+
+def out_of_memory_line(error: BaseException) -> str:
+    """One line for an out-of-memory error: the size the CPU allocator refused, in GiB, where it says it."""
+    found = re.search(r"you tried to allocate (\d+) bytes", str(error))
+    if found:
+        return f"an allocation of {int(found.group(1)) / 1024**3:.2f} GiB was refused ({type(error).__name__})"
+    return f"{type(error).__name__}: {first_line(error, 300)}"
 
 
 def no_space_left(error: BaseException, writing: Path | str | None = None) -> DiskFull | None:

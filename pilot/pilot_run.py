@@ -48,11 +48,22 @@ from pilot.engine.sharding import is_sharded
 from pilot.engine.threads import BESIDE_THE_PILOT, load_note
 from pilot.environment import environment_step
 from pilot.environment import journal_lines as environment_journal_lines
-from pilot.errors import DISK_FULL, DiskFull, built_with_error, in_one_line, no_space_left, user_error
+from pilot.errors import (
+    DISK_FULL,
+    OUT_OF_MEMORY_FIX,
+    DiskFull,
+    built_with_error,
+    in_one_line,
+    no_space_left,
+    out_of_memory,
+    out_of_memory_line,
+    user_error,
+)
 from pilot.estimate.fake_tensor import estimate_memory
 from pilot.estimate_run import MEASURED_ON_RANKS, estimate_step, save_measured
 from pilot.faults import fault_point
 from pilot.finished_runs import refuse_reused_for
+from pilot.host_memory_cap import cap_host_memory
 from pilot.phases.gates import PhaseRunner
 from pilot.phases.rows import write_phases_csv
 from pilot.rental.journal import append_entry, journal_problem
@@ -72,6 +83,10 @@ def _guarded(step: str, work: Callable[[], CheckResult], error_dir: Path | None 
     except Exception as error:
         if no_space_left(error) is not None:  # not the step's fault: the pilot stops at the first file (run_pilot)
             raise
+        if out_of_memory(error):  # its batches do not fit: not a crash of the check (pilot.host_memory_cap)
+            detail = f"out of memory: {out_of_memory_line(error)}. {OUT_OF_MEMORY_FIX}"
+            log.error("step %s %s", step, detail)
+            return CheckResult(step, "fail", detail)
         whole = ""
         try:
             if error_dir is not None:
@@ -277,6 +292,8 @@ def _pilot(
     if busy:
         log.warning("%s", busy)
     device = resolve_device(cfg)
+    if (cap := cap_host_memory(device.type)) is not None:  # before the checks' process: it inherits the cap
+        record.update(host_memory_cap=cap)
     results: list[CheckResult] = []
     shown: list[dict[str, Any]] = []
     with _checks_child(cfg) as child:

@@ -41,6 +41,7 @@ from pilot.engine.trainer import Trainer, record_dict
 from pilot.errors import no_space_left
 from pilot.faults import fault_point, fault_requested
 from pilot.finished_runs import refuse_finished_run
+from pilot.host_memory_cap import cap_host_memory
 from pilot.models.adapter import describe_parameters
 from pilot.phases.train_phases import TrainPhases
 from pilot.predictions import write_predictions
@@ -146,6 +147,7 @@ class TrainingRun(RunEnding):
             refuse_finished_run(cfg, self.run_path)
             self.lock.announce()
         self.threads = configure_threads(cfg)  # before the resume: the count is compared with the checkpoint's
+        self.memory_cap = cap_host_memory(resolve_device(cfg).type)  # before the closing's process: inherited
         state, resume_note = find_resume_state(cfg, self.checkpointer, self.run_path, self.ctx.is_main)
         if state is not None:  # where the run stands until the trainer is restored (a signal may come first)
             self.resumed_at = int(state.get("position", {}).get("updates_done", 0))
@@ -171,6 +173,8 @@ class TrainingRun(RunEnding):
         self._build(state)
         if self.record is not None:
             record_setup(cfg, self.trainer, self.record, self.run_path, self.threads)
+            if self.memory_cap is not None:
+                self.record.update(host_memory_cap=self.memory_cap)
         self.phases.begin("first_step", examples=self.trainer.plan.examples_per_update)
 
     def _build(self, state: dict | None) -> None:
