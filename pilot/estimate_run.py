@@ -35,6 +35,7 @@ from pilot.environment.device import free_bytes
 from pilot.errors import no_space_left
 from pilot.estimate.checkpointing_effect import CheckpointingIneffective, checkpointing_effect
 from pilot.estimate.fake_tensor import EstimateRefused, MemoryEstimate, estimate_memory
+from pilot.estimate.reachable import reachable_batches
 from pilot.estimate.stored import from_store, min_store_seconds, store_dir, stored_estimate
 from pilot.faults import fault_point
 from pilot.finished_runs import refuse_reused_for
@@ -240,11 +241,13 @@ def estimate_step(
     """The pilot's step: validate the estimator here, then write the choice sheet with measurements."""
     tolerance = float(cfg.estimate.tolerance)
     device = resolve_device(cfg)
+    cfg, cut = reachable_batches(cfg, task)
     try:
         estimate = estimate_memory(cfg, task)
         checkpointing = checkpointing_effect(cfg, task, estimate)
         if too_large := _beyond_memory(cfg, estimate, device):  # measured, it would exhaust the machine
-            sheet = _pilot_sheet(cfg, task, run_dir, estimate, rows, sweep_params, [f"- not measured: {too_large}"])
+            said = [f"- not measured: {too_large}"] + ([f"- {cut}"] if cut else [])
+            sheet = _pilot_sheet(cfg, task, run_dir, estimate, rows, sweep_params, said)
             return _unmeasured(sheet, too_large)
         real = _measured(cfg, task, run_dir, device)
     except (CheckpointingIneffective, EstimateUnchecked) as error:
@@ -253,6 +256,7 @@ def estimate_step(
         return CheckResult("estimate", "warn", f"no memory estimate: {error}")
     ok, worst, lines = compare(estimate, real, tolerance)
     lines += allocator_lines(estimate, real) + ([f"- {checkpointing}"] if checkpointing else [])
+    lines += [f"- {cut}"] if cut else []
     result = _pilot_sheet(cfg, task, run_dir, estimate, rows, sweep_params, lines)
     details = {"plan": result.plan_lines()}
     where = _plan_in_brief(result.plan, result.pinned)
@@ -336,6 +340,10 @@ def run_estimate(
 def _estimate(cfg: DictConfig, run_dir: Path, record: RunRecord, sweep_params: dict[str, str] | None) -> int:
     """The estimate, the choice sheet and the plan, recorded in ``record``; 1 when the estimate is refused."""
     task = instantiate(cfg.data, _convert_="all")
+    cfg, cut = reachable_batches(cfg, task)
+    if cut:
+        log.warning("estimate: %s", cut)
+        record.update(batches_estimated=cut)
     micro, checkpointing_on = int(cfg.batch.micro_batch), bool(cfg.memory.activation_checkpointing)
     try:
         estimate = stored_estimate(cfg, task, micro, checkpointing_on)  # every estimate through the store

@@ -463,3 +463,24 @@ def test_parameters_that_get_no_gradient_hold_none_in_the_estimate_either(make_c
     for est, real in zip(estimate.phases, measured.phases):
         assert est.breakdown["gradients"] == real.breakdown["gradients"], (est.phase, est.breakdown, real.breakdown)
         assert est.breakdown["optimizer_state"] == real.breakdown["optimizer_state"], est.phase
+
+
+def test_batches_larger_than_their_split_are_estimated_at_what_the_split_fills(make_cfg):
+    """micro_batch=1000000 on 573 training examples: no batch of the run holds more than 573, so the
+    estimate and the sheet are for 573 x 1 (the declared product was recommended as accumulation 8e6)."""
+    from hydra.utils import instantiate
+
+    from pilot.estimate.reachable import reachable_batches
+
+    cfg = make_cfg("batch.micro_batch=1000000", "batch.eval_micro_batch=100000")
+    task = instantiate(cfg.data, _convert_="all")
+    train, val = len(task.splits["train"]), len(task.splits["val"])
+    cut, said = reachable_batches(cfg, task)
+    assert (cut.batch.micro_batch, cut.batch.accumulation, cut.batch.eval_micro_batch) == (train, 1, val)
+    assert cfg.batch.micro_batch == 1000000  # the run's own config is not changed
+    assert f"the training split holds {train} examples" in said and f"validation split holds {val}" in said
+    part = make_cfg(f"batch.micro_batch={train // 3 + 1}", "batch.accumulation=8")
+    cut, said = reachable_batches(part, task)  # an update holds the split: 3 micro-batches, not 8
+    assert (cut.batch.micro_batch, cut.batch.accumulation) == (train // 3 + 1, 3) and "accumulation 3" in said
+    default = make_cfg()
+    assert reachable_batches(default, task) == (default, None)
