@@ -228,7 +228,8 @@ def _data_checks(
     micro_batch = int(cfg.batch.micro_batch)
     results.append(_guarded("inspect", inspect, run_dir))
     results.append(_guarded("alignment", lambda: alignment_check(task, fresh_model(), micro_batch), run_dir))
-    results.append(_guarded("objective", lambda: objective_check(task, fresh_model(), micro_batch), run_dir))
+    by_hand = {"accumulation": int(cfg.batch.accumulation), "replicas": int(cfg.distributed.replicas)}
+    results.append(_guarded("objective", lambda: objective_check(task, fresh_model(), micro_batch, **by_hand), run_dir))
     fresh.clear()
     results.append(_guarded("split_audit", lambda: audit_split(task, enum_value(cfg.data.split.by)), run_dir))
     results.append(_guarded("tiny_subset", lambda: tiny_subset_check(cfg, task, device), run_dir))

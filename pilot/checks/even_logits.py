@@ -1,6 +1,7 @@
 """The task's loss at even outputs (every logit 0): what a plain per-target loss gives there (ln of the
 classes, ln(2) per multi-hot target), measured exactly whatever the fresh model's logits; and a loss that
-averages over each example's targets while ``target_count`` counts each of them (``averaged_per_example``)."""
+averages over each example's targets while ``target_count`` counts each of them (``averaged_per_example``),
+or that is divided by a batch setting by hand (``divided_by_a_setting``)."""
 
 from __future__ import annotations
 
@@ -62,6 +63,45 @@ def averaged_per_example(
             "count one target per example"
         )
     ]
+
+
+def divided_by_a_setting(
+    task: TaskData, outputs: list[tuple[Any, dict[str, Any]]], details: dict[str, Any], settings: dict[str, int]
+) -> list[Finding]:
+    """``loss_sum`` divided by a batch setting by hand — the accumulation steps, as a hand-written loop does
+    (``loss / accumulation_steps``), the micro-batch or the replicas — while the engine already divides
+    each update by its targets: with every logit 0 its loss per target is the expected one (ln of the
+    classes) divided by exactly that number, measured whatever the fresh model's logits. Every update,
+    and every recorded loss, is then that many times smaller. A task whose loss starts elsewhere by
+    design declares ``initial_loss_tolerance=None`` and is not judged."""
+    expected = details.get("expected_initial_loss")
+    if not expected or task.initial_loss_tolerance is None:
+        return []
+    even = details.get("even_logits_loss_per_target") or even_loss_per_target(task, outputs)
+    if even is None or abs(even - expected) < 0.1 * expected:
+        return []
+    for key, value in settings.items():
+        if value >= 2 and abs(even * value - expected) <= 1e-3 * expected:
+            return [
+                Finding(
+                    f"loss_sum is divided by {value}, {key}: with every logit 0 it gives {even:.4g} per target, "
+                    f"{details['expected_from']} = {expected:.4g} / {value}, so every update and every recorded loss "
+                    f"is {value}x smaller (the engine already divides each update's loss by all its targets, "
+                    "accumulation and replicas included). Fix: return the plain sum over targets"
+                )
+            ]
+    return []
+
+
+def loss_scaled(
+    task: TaskData, outputs: list[tuple[Any, dict[str, Any]]], details: dict[str, Any], per_example: float, batch: dict
+) -> list[Finding]:
+    """A loss averaged over each example's targets, else one divided by a batch setting (``batch``:
+    micro_batch, accumulation, replicas) by hand."""
+    named = {f"distributed.{k}" if k == "replicas" else f"batch.{k}": int(v) for k, v in batch.items()}
+    return averaged_per_example(task, outputs, details, per_example) or divided_by_a_setting(
+        task, outputs, details, named
+    )
 
 
 RARE = 0.4  # a tag whose positives are under this share of the examples: rare positives

@@ -24,7 +24,7 @@ import torch
 
 from pilot.checks.class_weights import class_weights_said, losses_by_class, majority_weighs_most
 from pilot.checks.decision_boundary import decision_boundary_findings
-from pilot.checks.even_logits import averaged_per_example, even_loss_per_target, inverted_positive_weights
+from pilot.checks.even_logits import even_loss_per_target, inverted_positive_weights, loss_scaled
 from pilot.checks.label_kinds import as_number, binary_targets, class_ids, ordinal_head, regression
 from pilot.checks.loss_floor import with_logits
 from pilot.checks.loss_probe import (
@@ -106,8 +106,9 @@ def loss_diagnosis(numbers: dict[str, Any]) -> str:
 
 
 def objective_check(
-    task: TaskData, model: torch.nn.Module, micro_batch: int, max_batches: int = 2, split: str = "train"
+    task: TaskData, model: torch.nn.Module, micro_batch: int, max_batches: int = 2, split: str = "train", **by_hand: int
 ) -> CheckResult:
+    """``by_hand``: the other batch settings (accumulation, replicas) a loss may be divided by by hand."""
     size = max(4, int(micro_batch))
     examples = task.splits[split][: size * max_batches]
     items = [task.encode(e) for e in examples]
@@ -157,9 +158,8 @@ def objective_check(
     elif not total_count:
         findings.append(Finding("target_count is 0 on every probed batch: nothing would be trained"))
     findings += decision_boundary_findings(task, *outputs[0]) if outputs and not findings else []
-    findings += averaged_per_example(
-        task, outputs, details, total_count / max(1, sum(b["examples"] for b in per_batch))
-    )
+    per_example = total_count / max(1, sum(b["examples"] for b in per_batch))
+    findings += loss_scaled(task, outputs, details, per_example, {"micro_batch": int(micro_batch), **by_hand})
     warnings[:0] = inverted_positive_weights(task, outputs, partial(_positive_share, task, micro_batch))  # cause first
     soft, details["soft_targets"] = soft_target_findings(task, outputs)  # smoothed a second time by the loss?
     warnings += soft

@@ -55,7 +55,9 @@ CHECKS: dict[str, Callable[[TaskData, Callable[[], torch.nn.Module], dict[str, A
     "inspect": lambda task, build, s: inspect_task(task, 2, s["micro_batch"], build())[0],
     "split_audit": lambda task, build, s: audit_split(task, s["split_by"]),
     "alignment": lambda task, build, s: alignment_check(task, build(), s["micro_batch"]),
-    "objective": lambda task, build, s: objective_check(task, build(), s["micro_batch"]),
+    "objective": lambda task, build, s: objective_check(
+        task, build(), s["micro_batch"], accumulation=s["accumulation"]
+    ),
     "smallest_micro_batch": lambda task, build, s: smallest_micro_batch_check(
         task, build(), s["micro_batch"], s["accumulation"], s["eval_micro_batch"] or s["micro_batch"]
     ),
