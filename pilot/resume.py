@@ -275,7 +275,10 @@ def _previous_end(data: dict[str, Any], run_dir: Path) -> dict[str, Any]:
         return {"previous_finished_at": None}
     return {
         "previous_finished_at": now_text(max(times)),
-        "previous_finished_at_from": "the last file it wrote (it ended without recording when: killed)",
+        "previous_finished_at_from": (
+            "the last file it wrote (it ended without recording when: killed, or its record could not be "
+            "written, a full disk)"
+        ),
     }
 
 
