@@ -39,13 +39,18 @@ def with_logits(output: Any, logits: torch.Tensor) -> Any:
     return replaced
 
 
-def loss_floor(task: TaskData, outputs: list[tuple[Any, Batch]], bounded: bool = False) -> float | None:
+def loss_floor(
+    task: TaskData, outputs: list[tuple[Any, Batch]], bounded: bool = False, below: float | None = None
+) -> float | None:
     """The lowest mean loss per target ``task.loss_sum`` reaches over free logits on these (output,
     batch) pairs (outputs on the batches' device); None when the logits cannot be replaced or the
     loss does not depend on them. ``bounded``: over logits held in [0, 1] (a sigmoid of free ones),
-    what a model whose forward ends in a sigmoid or softmax can give the loss."""
+    what a model whose forward ends in a sigmoid or softmax can give the loss. ``below``: a batch
+    stops once its loss per target is under it (what the caller counts as no floor: a 200,000-token
+    vocabulary's logits took minutes of steps that could only go lower)."""
     total = targets = 0.0
     for output, batch in outputs:
+        count = float(task.target_count(batch))
         start = logits_of(output).detach().float()
         free = (torch.logit(start.clamp(1e-4, 1 - 1e-4)) if bounded else start.clone()).requires_grad_(True)
         optimizer = torch.optim.Adam([free], lr=LEARNING_RATE)
@@ -57,8 +62,10 @@ def loss_floor(task: TaskData, outputs: list[tuple[Any, Batch]], bounded: bool =
             if not torch.is_tensor(loss) or not loss.requires_grad:
                 return None
             lowest = min(lowest, float(loss.detach()))
+            if below is not None and lowest <= below * count:
+                break
             loss.backward()
             optimizer.step()
         total += lowest
-        targets += float(task.target_count(batch))
+        targets += count
     return total / targets if targets else None

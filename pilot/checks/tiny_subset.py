@@ -179,7 +179,9 @@ def tiny_subset_check(
         attempt.recovery,
         attempt.finite,
     )
-    own_floor = _loss_own_floor(tiny_task, trainer, scorer) if final_loss > loss_target else None
+    own_floor = (
+        _loss_own_floor(tiny_task, trainer, scorer, NO_FLOOR * initial_loss) if final_loss > loss_target else None
+    )
     if own_floor is not None and own_floor > max(floor, NO_FLOOR * initial_loss):  # not the optimiser's rest
         floor, loss_target = own_floor, own_floor + (initial_loss - own_floor) / float(settings.loss_drop)
     above = final_loss - floor
@@ -303,7 +305,7 @@ def _zero_loss_wrong(attempt: _Attempt) -> str:
 
 
 @torch.no_grad()
-def _loss_own_floor(task: TaskData, trainer: Trainer, scorer: SubsetScorer) -> float | None:
+def _loss_own_floor(task: TaskData, trainer: Trainer, scorer: SubsetScorer, below: float) -> float | None:
     """The lowest loss per target loss_sum reaches on the subset over free logits (``loss_floor``): label
     smoothing or soft targets keep it above 0, and the drop is judged towards it."""
     model = trainer.raw_model
@@ -313,7 +315,7 @@ def _loss_own_floor(task: TaskData, trainer: Trainer, scorer: SubsetScorer) -> f
         for collated in scorer.batches:
             batch, output, _ = forward_loss(task, model, collated, trainer.device, trainer.autocast)
             outputs.append((output, batch))
-        return loss_floor(task, outputs)
+        return loss_floor(task, outputs, below=below)  # under it: no floor of its own
     except Exception:  # noqa: BLE001 - a loss whose logits cannot be replaced: judged against the data's floor
         return None
 
