@@ -28,6 +28,7 @@ from pilot.config.command_line import (
 from pilot.config.suggest import suggestions
 from pilot.config.values import enum_value, written_overrides
 from pilot.errors import (
+    OUT_OF_MEMORY_FIX,
     DiskFull,
     PilotError,
     RunFinished,
@@ -37,6 +38,8 @@ from pilot.errors import (
     in_the_way,
     instantiation_failed,
     no_space_left,
+    out_of_memory,
+    out_of_memory_line,
     user_error,
 )
 from pilot.estimate_run import run_estimate
@@ -145,6 +148,13 @@ def _failed(error: Exception, run_dir: Path, multirun: bool, overrides: list[str
     if said is not None and not multirun:
         print(f"pilot: {said}", file=sys.stderr)
         sys.exit(said.exit_code)
+    if out_of_memory(error):  # recorded oom (run_ending): said in one paragraph, no traceback
+        said_oom = f"out of memory: {out_of_memory_line(error)}; {Path(run_dir) / 'run.json'} records it (status oom)"
+        if multirun:
+            log.error("job %s ran %s", run_dir, said_oom)
+            return
+        print(f"pilot: the run ran {said_oom}. {OUT_OF_MEMORY_FIX}", file=sys.stderr)
+        sys.exit(1)
     kept = Path(run_dir) / ERROR_FILE  # the failed run's whole traceback, kept beside its record
     if not multirun and instantiation_failed(error):  # the model's or task's own code: one line
         log.error("pilot: %s%s", built_with_error(error), f"; the whole traceback: {kept}" if kept.is_file() else "")

@@ -72,3 +72,29 @@ def test_a_step_out_of_memory_fails_naming_the_size_and_the_fix_not_as_a_crash(t
     crashed = _guarded("alignment", lambda: 1 / 0, tmp_path)  # any other error is still a crash
     assert crashed.reason.startswith("crashed: ZeroDivisionError")
     assert out_of_memory_line(MemoryError()) == "MemoryError: MemoryError (no message)"
+
+
+def test_a_training_run_out_of_host_memory_is_recorded_oom_and_said_in_one_paragraph(tmp_path):
+    """A data-segment limit of 3 GiB (``ulimit -d``, kept by the cap) and a micro-batch whose logits need
+    more: the allocation is refused, run.json says oom, the console one paragraph, no traceback."""
+    import json
+    import os
+    import resource
+
+    from tests.conftest import REPO_ROOT
+
+    def three_gib() -> None:
+        resource.setrlimit(resource.RLIMIT_DATA, (3 * 1024**3, resource.RLIM_INFINITY))
+
+    run_dir = tmp_path / "run"
+    env = {k: v for k, v in os.environ.items() if k not in ("PILOT_FAULT", "RANK", "WORLD_SIZE")}
+    done = subprocess.run(
+        [sys.executable, "-m", "pilot", "mode=train", "batch.micro_batch=512", "model.vocab_size=50000",
+         "budget.value=2", "run.threads=1", f"hydra.run.dir={run_dir}"],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300, preexec_fn=three_gib,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr and "Traceback" not in done.stdout
+    assert "pilot: the run ran out of memory: an allocation of" in done.stderr and "batch.micro_batch" in done.stderr
+    record = json.loads((run_dir / "run.json").read_text())
+    assert record["status"] == "oom" and record["host_memory_cap"]["limit_bytes"] == 3 * 1024**3
