@@ -114,7 +114,8 @@ REFUSED_BY_VALIDATION = [
     # an estimate of training: a failed run record, before (its own refusal came after the directory)
     ("mode=estimate model=hf_causal_lm model.dtype=fp16", ("model.dtype='fp16'", "adapter=lora")),
     # the previously good errors
-    ("batch.micro_batch=-2", ("batch.micro_batch=-2", "must be > 0")),
+    ("batch.micro_batch=-2", ("batch.micro_batch=-2", "must lie in (0, 2147483647]")),
+    ("batch.micro_batch=99999999999999999999", ("batch.micro_batch=99999999999999999999", "2**31 - 1")),
     ("precision=fp16 precision.grad_scaler=false", ("precision.grad_scaler", "precision.grad_scaler=true")),
     ("model._target_=nope.Model", ("model._target_", "importable")),
     ("+experiment=classification memory=checkpointing", ("memory.activation_checkpointing", "memory=none")),

@@ -38,6 +38,8 @@ SHARE = Range(0, 1)
 BELOW_ONE = Range(0, 1, high_open=True)
 SEQUENCE = Range(2)  # one token to predict from and one to predict
 TWO_CLASSES = Range(2)
+EXAMPLES = Range(0, 2**31 - 1, low_open=True)  # a count of examples PyTorch's tensors and samplers can index
+BEYOND_ANY_SPLIT = "a count of examples: past 2**31 - 1 more than any split holds, and a batch holds its split at most"
 
 # Every numeric setting: (key, allowed range, why or what a boundary value means).
 # model.* and data.* are checked by name, so they hold for any model or task using the name.
@@ -64,9 +66,9 @@ RANGES: tuple[tuple[str, Range, str], ...] = (
     ("data.split.val_fraction", BELOW_ONE, ""),
     ("data.split.test_fraction", BELOW_ONE, ""),
     ("precision.init_scale", POSITIVE, "the first loss scale of the gradient scaler, e.g. 65536"),
-    ("batch.micro_batch", POSITIVE, ""),
-    ("batch.accumulation", POSITIVE, ""),
-    ("batch.eval_micro_batch", POSITIVE, ""),
+    ("batch.micro_batch", EXAMPLES, BEYOND_ANY_SPLIT),
+    ("batch.accumulation", EXAMPLES, BEYOND_ANY_SPLIT),
+    ("batch.eval_micro_batch", EXAMPLES, BEYOND_ANY_SPLIT),
     ("optim.weight_decay", NON_NEGATIVE, ""),
     ("optim.momentum", BELOW_ONE, "momentum 1 never forgets a gradient and the updates grow without bound"),
     ("optim.warmup_updates", NON_NEGATIVE, "0 starts at the peak lr"),
