@@ -244,7 +244,7 @@ def _phases_step(
         rows = run_phases(cfg, task, device, run_dir, runner)
         phase_verdict = worst([r["verdict"] for r in rows if r["verdict"] != "skipped"])
         failing = [
-            f"{r['phase']} (rank {r['rank']}): {r['verdict']}"
+            f"{r['phase']} (rank {r['rank']}): {r['verdict']}" + (f" ({r['detail']})" if r["verdict"] == "warn" else "")
             for r in rows
             if r["verdict"] in (*GATING, "warn") or (r["verdict"] == "skipped" and r["phase"] != "resume_check")
         ]

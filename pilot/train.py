@@ -37,6 +37,7 @@ from pilot.engine.distributed import (
     spawn,
 )
 from pilot.engine.preemption import InterruptWatch, PreemptionWatch
+from pilot.engine.rounded_updates import ROUNDED_AWAY_WARN, RoundedUpdates
 from pilot.engine.trainer import Trainer, record_dict
 from pilot.errors import no_space_left
 from pilot.faults import fault_point, fault_requested
@@ -187,6 +188,7 @@ class TrainingRun(RunEnding):
         if state is not None:
             restore_training_state(self.trainer, state)
         self.restored = True
+        self.rounding = RoundedUpdates(self.trainer.raw_model, self.trainer.optimizer)  # its next update
         self.phases.end(
             detail=describe_parameters(self.trainer.raw_model)
             + (f"; resumed at update {self.trainer.updates_done}" if state is not None else "")
@@ -197,8 +199,15 @@ class TrainingRun(RunEnding):
         so a checkpoint at a validation update is written after its validation row."""
         trainer, record = self.trainer, self.record
         if self.phases.open_phase == "first_step":
+            rounded = self.rounding.said(row.lr) if self.rounding.share is not None else ""
+            if rounded and record is not None:  # half-precision weights: what their first update kept
+                record.update(rounded_updates={"update": row.update, "share": self.rounding.share, "said": rounded})
+            if self.rounding.share is not None and self.rounding.share >= ROUNDED_AWAY_WARN:
+                log.warning("update %d: %s", row.update, rounded)
             self.phases.end(
-                detail=f"update {row.update}: loss {row.loss:.4g}, {row.seconds:.3g} s", examples=row.examples
+                detail=f"update {row.update}: loss {row.loss:.4g}, {row.seconds:.3g} s"
+                + (f"; {rounded}" if rounded else ""),
+                examples=row.examples,
             )
             self.phases.begin("steady_steps")
         else:

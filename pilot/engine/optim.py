@@ -45,8 +45,8 @@ def trained_parameters(model: torch.nn.Module) -> list[torch.nn.Parameter]:
         raise ContractError(
             f"{len(half)} trained parameter(s) of {type(model).__name__} are fp16 ({', '.join(half[:3])}"
             f"{', ...' if len(half) > 3 else ''}): AdamW's small updates round away in fp16 and the gradient "
-            "scaler refuses fp16 gradients. Fix: keep what trains in fp32 or bf16 (model.dtype=fp32 with "
-            "precision=fp16 is mixed precision), or freeze it."
+            "scaler refuses fp16 gradients. Fix: keep what trains in fp32 (model.dtype=fp32 with precision=fp16 "
+            "is mixed precision), or freeze it."
         )
     return params
 

@@ -43,6 +43,7 @@ from pilot.engine.build import build_model as build_fresh_model
 from pilot.engine.build import whole_model
 from pilot.engine.distributed import DistContext
 from pilot.engine.forward import forward_loss
+from pilot.engine.rounded_updates import ROUNDED_AWAY_WARN, RoundedUpdates
 from pilot.engine.sharding import local_values
 from pilot.engine.trainer import Trainer
 from pilot.models.adapter import describe_parameters
@@ -132,7 +133,10 @@ class PhaseRunner:
 
     def _update(self) -> str:
         record = self.trainer.train_step()
-        self.last_loss = record.loss  # full precision, phases.csv's loss column (env_check --smoke compares it)
+        self.last_loss, self.last_lr = (
+            record.loss,
+            record.lr,
+        )  # full precision, phases.csv's loss column (env_check --smoke compares it)
         if not (math.isfinite(record.loss) and math.isfinite(record.grad_norm)):
             return f"non-finite loss {record.loss} or gradient norm {record.grad_norm}"
         return f"loss {record.loss:.4g}, {record.seconds:.3g} s"
@@ -152,9 +156,18 @@ class PhaseRunner:
             if torch.is_tensor(t)
         )
 
-    def first_step(self) -> str:
-        result = self._update()
-        return f"{result}; optimizer state {self._optimizer_state_bytes():,} bytes allocated"
+    def first_step(self) -> str | tuple[str, str]:
+        rounding = RoundedUpdates(self.trainer.raw_model, self.trainer.optimizer)  # half-precision weights
+        try:
+            result = self._update()
+        finally:
+            rounding.close()
+        detail = f"{result}; optimizer state {self._optimizer_state_bytes():,} bytes allocated"
+        if not (said := rounding.said(getattr(self, "last_lr", float(self.cfg.optim.lr)))):  # warmup's lr
+            return detail
+        if result.startswith("non-finite") or rounding.share < ROUNDED_AWAY_WARN:
+            return f"{detail}; {said}"
+        return "warn", f"{detail}; {said}"
 
     def steady_steps(self, count: int) -> str:
         seconds, losses, examples = [], [], 0

@@ -56,8 +56,9 @@ def _check_fp16_weights_train(cfg, dtype: str, problems: list[Problem]) -> None:
                 "model.dtype",
                 "fp16",
                 f"the trained parameters would be fp16: {why}. Fix: model.dtype=fp32 with precision=fp16 or bf16 "
-                "(mixed precision: fp32 weights, half-precision compute), or model.dtype=bf16 with precision=bf16, "
-                "or an adapter (adapter=lora: the fp16 model stays frozen)",
+                "(mixed precision: fp32 weights, half-precision compute), or an adapter (adapter=lora: the fp16 model "
+                "stays frozen); model.dtype=bf16 runs, but bf16 weights lose small updates too (the pilot's "
+                "first_step measures how many)",
             )
         )
         return
