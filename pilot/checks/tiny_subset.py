@@ -46,7 +46,7 @@ from pilot.data.task import TaskData, move_to
 from pilot.engine.build import build_model as build_fresh_model
 from pilot.engine.forward import forward_loss
 from pilot.engine.trainer import Trainer
-from pilot.models.adapter import adapter_rate_hint, frozen_head_hint
+from pilot.models.adapter import adapter_rate_hint, frozen_head_hint, scaled_logits_hint
 
 log = logging.getLogger(__name__)
 
@@ -329,7 +329,8 @@ def _scoring_at_fault(scorer: SubsetScorer, short: bool, final_loss: float, loss
 
 
 def _adapter_hints(model: torch.nn.Module, cfg: DictConfig) -> str:
-    return frozen_head_hint(model) + adapter_rate_hint(model, float(cfg.optim.lr))
+    lr = float(cfg.optim.lr)
+    return frozen_head_hint(model) + adapter_rate_hint(model, lr) + scaled_logits_hint(model, lr)
 
 
 def _predict_disagrees(scorer: SubsetScorer, final_loss: float) -> bool:

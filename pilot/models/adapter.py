@@ -336,6 +336,28 @@ def frozen_head_hint(model: torch.nn.Module) -> str:
     )
 
 
+def scaled_logits_hint(model: torch.nn.Module, lr: float) -> str:
+    """A model whose configuration scales its logits down (Cohere's ``logit_scale=0.0625``, Granite's
+    ``logits_scaling`` dividing them): a fresh head's logits move that many times slower, so a handful
+    of examples is not learnt at a full fine-tuning's learning rate; "" otherwise (a trained base's
+    weights already make up for the scale)."""
+    config = getattr(base_of(model) if is_adapted(model) else model, "config", None)
+    multiplied, divided = getattr(config, "logit_scale", None), getattr(config, "logits_scaling", None)
+    factor, said = 1.0, []
+    if isinstance(multiplied, (int, float)) and not isinstance(multiplied, bool) and multiplied > 0:
+        factor, said = factor * multiplied, [f"config.logit_scale={multiplied:g}"]
+    if isinstance(divided, (int, float)) and not isinstance(divided, bool) and divided > 0:
+        factor, said = factor / divided, [*said, f"config.logits_scaling={divided:g} (divides)"]
+    if factor >= 0.5:
+        return ""
+    return (
+        f" The model scales its logits by {factor:g} ({', '.join(said)}): on fresh weights they move {1 / factor:g}x "
+        f"slower than the head's outputs, so a handful of examples needs a larger learning rate. Fix: optim.lr="
+        f"{lr / factor:.3g} for this check, or a trained base (model.path=DIR), whose weights already make up "
+        "for the scale."
+    )
+
+
 def adapter_rate_hint(model: torch.nn.Module, lr: float) -> str:
     """An adapter whose head is trained but which still did not learn: low-rank updates usually need a
     learning rate about ten times a full fine-tuning's (measured: the README's LoRA pilot on a random
