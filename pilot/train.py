@@ -47,7 +47,7 @@ from pilot.models.adapter import describe_parameters
 from pilot.phases.train_phases import TrainPhases
 from pilot.predictions import write_predictions
 from pilot.resume import find_resume_state, open_record
-from pilot.run_directory import remove_unstarted_job
+from pilot.run_directory import after_refusal, remove_unstarted_job
 from pilot.run_ending import RunEnding
 from pilot.run_record import RunDirectoryLock, RunRecord
 from pilot.run_summary import record_setup
@@ -378,5 +378,7 @@ def train(
             log.warning("pilot: stopped before the run began (nothing was trained or recorded)")
             if sweep_dir is not None:
                 remove_unstarted_job(run_dir)
+            else:  # a directory made for this line goes; an earlier run's .hydra/ files are put back
+                after_refusal(run_dir)
             return unrecorded
     return json.loads((run_dir / "run.json").read_text())
