@@ -876,3 +876,22 @@ def test_a_saved_model_without_the_attention_kernel_asked_for_is_refused_before_
     ):
         validate(make_cfg("model=hf_causal_lm", f"model.path={tmp_path / 'bloom'}"))
     validate(make_cfg("model=hf_causal_lm", f"model.path={tmp_path / 'bloom'}", "model.attn_implementation=eager"))
+
+
+def test_mode_estimate_sizes_a_saved_config_without_weights_and_training_refuses_it(tmp_path):
+    """A directory holding config.json alone (an 8B model's, to plan its rental without downloading 16 GB):
+    mode=estimate builds it on fake tensors from the config; a mode that trains still needs the weights."""
+    from transformers import AutoConfig
+
+    from tests.conftest import run_pilot
+
+    saved = tmp_path / "config_only"
+    AutoConfig.for_model(
+        "llama", vocab_size=259, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, bos_token_id=257, eos_token_id=258, pad_token_id=256,
+    ).save_pretrained(saved)  # fmt: skip
+    estimated = run_pilot(tmp_path / "estimate", "model=hf_causal_lm", "mode=estimate", f"model.path={saved}")
+    assert estimated.returncode == 0, estimated.stderr[-2000:]
+    assert json.loads((tmp_path / "estimate" / "memory_estimate.json").read_text())["estimate"]["parameters"] > 0
+    trained = run_pilot(tmp_path / "pilot", "model=hf_causal_lm", f"model.path={saved}")
+    assert trained.returncode == 2 and "no weights there" in trained.stderr and "mode=estimate reads" in trained.stderr

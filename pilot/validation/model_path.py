@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pilot.config.values import select, written_overrides
+from pilot.config.values import enum_value, select, written_overrides
 from pilot.models.saved_model import saved_model_problem
 from pilot.validation.problems import Problem
 
@@ -54,8 +54,16 @@ def check_model_path(cfg, problems: list[Problem]) -> None:
             Problem("model.path", path, f"its config.json does not load ({type(error).__name__}: {said}). {fix}")
         )
         return
-    if not any((directory / name).is_file() for name in WEIGHT_FILES):
-        problems.append(Problem("model.path", path, f"no weights there (none of {', '.join(WEIGHT_FILES)}). {fix}"))
+    estimate = enum_value(select(cfg, "mode")) == "estimate"  # fake tensors: the model built from config.json
+    if not estimate and not any((directory / name).is_file() for name in WEIGHT_FILES):
+        problems.append(
+            Problem(
+                "model.path",
+                path,
+                f"no weights there (none of {', '.join(WEIGHT_FILES)}). {fix} (mode=estimate reads config.json "
+                "alone: a directory without weights sizes the rental)",
+            )
+        )
         return
     if builds_hf(cfg) and (other := saved_model_problem(path)) is not None:  # read as saved, or refused here
         problems.append(Problem("model.path", path, other))
