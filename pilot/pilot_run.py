@@ -70,6 +70,7 @@ from pilot.rental.journal import append_entry, journal_problem
 from pilot.rental.sheet import remove_sheet
 from pilot.report import print_console, write_report
 from pilot.run_record import RunDirectoryLock, RunRecord, record_interrupted
+from pilot.still_running import still_running
 from pilot.validation import validate
 
 log = logging.getLogger("pilot")
@@ -77,9 +78,11 @@ log = logging.getLogger("pilot")
 
 def _guarded(step: str, work: Callable[[], CheckResult], error_dir: Path | None = None) -> CheckResult:
     """``work``'s result; a step that raised fails, said in one line naming where the error was raised, its
-    whole traceback in ``<step>.error.txt`` of ``error_dir`` (on the console when it cannot be written)."""
+    whole traceback in ``<step>.error.txt`` of ``error_dir`` (on the console when it cannot be written).
+    A step still running after a minute says so every minute (a large model's checks on a CPU)."""
     try:
-        return work()
+        with still_running(f"step {step}"):
+            return work()
     except Exception as error:
         if no_space_left(error) is not None:  # not the step's fault: the pilot stops at the first file (run_pilot)
             raise
@@ -241,7 +244,8 @@ def _phases_step(
     """Every phase of the campaign once, measured: one verdict over the rows, and the rows."""
     rows: list[dict[str, Any]] = []
     try:
-        rows = run_phases(cfg, task, device, run_dir, runner)
+        with still_running("step phases"):
+            rows = run_phases(cfg, task, device, run_dir, runner)
         phase_verdict = worst([r["verdict"] for r in rows if r["verdict"] != "skipped"])
         failing = [
             f"{r['phase']} (rank {r['rank']}): {r['verdict']}" + (f" ({r['detail']})" if r["verdict"] == "warn" else "")

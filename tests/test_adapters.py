@@ -391,3 +391,20 @@ def test_layers_of_a_linear_subclass_are_offered_and_a_lone_name_is_not_offered_
     assert layers == ["lm_head", "query_key_value"]
     assert "[q_proj]" not in regex_adapts_nothing("q_proj", model, layers)
     assert "adapter.target_modules=[query_key_value]" in regex_adapts_nothing("query_key_value", model, layers)
+
+
+def test_a_model_that_scales_its_logits_down_is_named_when_the_tiny_subset_is_not_learnt():
+    """Cohere's logit_scale=0.0625 (a false tiny_subset fail without a cause before); Granite's
+    logits_scaling divides; a scale of 1 says nothing."""
+    from types import SimpleNamespace
+
+    from pilot.models.adapter import scaled_logits_hint
+
+    model = torch.nn.Linear(2, 2)
+    model.config = SimpleNamespace(logit_scale=0.0625)
+    said = scaled_logits_hint(model, 1e-3)
+    assert "config.logit_scale=0.0625" in said and "16x slower" in said and "optim.lr=0.016" in said
+    model.config = SimpleNamespace(logits_scaling=8.0)
+    assert "config.logits_scaling=8 (divides)" in scaled_logits_hint(model, 1e-3)
+    model.config = SimpleNamespace(logit_scale=1.0)
+    assert scaled_logits_hint(model, 1e-3) == ""

@@ -33,20 +33,3 @@ def test_bf16_weights_at_a_large_lr_keep_their_updates_and_fp32_is_not_measured(
     assert "Fix" not in rounding.said(1e-1)
     full = _one_step(torch.float32, 2e-5)
     assert full.share is None and full.said(2e-5) == "" and not full._hooks
-
-
-def test_a_model_that_scales_its_logits_down_is_named_when_the_tiny_subset_is_not_learnt():
-    """Cohere's logit_scale=0.0625 (a false tiny_subset fail without a cause before); Granite's
-    logits_scaling divides; a scale of 1 says nothing."""
-    from types import SimpleNamespace
-
-    from pilot.models.adapter import scaled_logits_hint
-
-    model = torch.nn.Linear(2, 2)
-    model.config = SimpleNamespace(logit_scale=0.0625)
-    said = scaled_logits_hint(model, 1e-3)
-    assert "config.logit_scale=0.0625" in said and "16x slower" in said and "optim.lr=0.016" in said
-    model.config = SimpleNamespace(logits_scaling=8.0)
-    assert "config.logits_scaling=8 (divides)" in scaled_logits_hint(model, 1e-3)
-    model.config = SimpleNamespace(logit_scale=1.0)
-    assert scaled_logits_hint(model, 1e-3) == ""
