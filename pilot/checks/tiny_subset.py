@@ -173,16 +173,11 @@ def tiny_subset_check(
     attempt, longer = _stretched_if_falling(cfg, tiny_task, device, build_model)
     trainer, model, scorer = attempt.trainer, attempt.model, attempt.scorer
     floor, loss_target = scorer.loss_floor, attempt.loss_target
-    initial_loss, final_loss, recovery, finite = (
-        attempt.initial_loss,
-        attempt.final_loss,
-        attempt.recovery,
-        attempt.finite,
-    )
-    own_floor = (
-        _loss_own_floor(tiny_task, trainer, scorer, NO_FLOOR * initial_loss) if final_loss > loss_target else None
-    )
-    if own_floor is not None and own_floor > max(floor, NO_FLOOR * initial_loss):  # not the optimiser's rest
+    initial_loss, final_loss = attempt.initial_loss, attempt.final_loss
+    recovery, finite = attempt.recovery, attempt.finite
+    below = NO_FLOOR * initial_loss  # an own floor under it is none
+    own_floor = _loss_own_floor(tiny_task, trainer, scorer, below) if final_loss > loss_target else None
+    if own_floor is not None and own_floor > max(floor, below):  # not the optimiser's rest
         floor, loss_target = own_floor, own_floor + (initial_loss - own_floor) / float(settings.loss_drop)
     above = final_loss - floor
     drop = (initial_loss - floor) / above if above > 0 else math.inf
