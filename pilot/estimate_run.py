@@ -35,6 +35,7 @@ from pilot.environment.device import free_bytes
 from pilot.errors import no_space_left
 from pilot.estimate.checkpointing_effect import CheckpointingIneffective, checkpointing_effect
 from pilot.estimate.fake_tensor import EstimateRefused, MemoryEstimate, estimate_memory
+from pilot.estimate.inputs import LONGER_THAN_THE_DATA
 from pilot.estimate.reachable import reachable_batches
 from pilot.estimate.stored import from_store, min_store_seconds, store_dir, stored_estimate
 from pilot.faults import fault_point
@@ -356,6 +357,8 @@ def _estimate(cfg: DictConfig, run_dir: Path, record: RunRecord, sweep_params: d
         return 1
     if checkpointing:
         log.info("memory: %s", checkpointing)
+    for note in (n for n in estimate.notes if n.startswith(LONGER_THAN_THE_DATA)):
+        log.warning("estimate: %s", note)
     filled = fill(cfg, cache, load_catalog(cfg.rental))  # the rows' estimates, side by side where they can be
     result = build_and_write(
         cfg, run_dir, task, estimate, sweep_params, requirements=requirements_at_scale(cfg, task), cache=cache

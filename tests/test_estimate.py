@@ -484,3 +484,18 @@ def test_batches_larger_than_their_split_are_estimated_at_what_the_split_fills(m
     assert (cut.batch.micro_batch, cut.batch.accumulation) == (train // 3 + 1, 3) and "accumulation 3" in said
     default = make_cfg()
     assert reachable_batches(default, task) == (default, None)
+
+
+def test_a_sequence_length_far_past_the_data_is_said_and_the_default_is_not(make_cfg):
+    """data.max_len=1000000 on 121-token examples estimated 73.7 TiB without a word."""
+    from hydra.utils import instantiate
+
+    from pilot.estimate.inputs import LONGER_THAN_THE_DATA, estimate_inputs, length_notes
+
+    cfg = make_cfg("data.max_len=4096")
+    task = instantiate(cfg.data, _convert_="all")
+    (note,) = length_notes(estimate_inputs(cfg, task))
+    longest = max(len(item["input_ids"]) for item in task.encoded("train"))
+    assert note.startswith(f"{LONGER_THAN_THE_DATA}4,096 positions") and f"data.max_len={longest}" in note
+    default = make_cfg()
+    assert length_notes(estimate_inputs(default, instantiate(default.data, _convert_="all"))) == []

@@ -52,7 +52,7 @@ from pilot.estimate.fake_init import built_model
 from pilot.estimate.fake_kernels import RealKernelDtypes
 from pilot.estimate.flops import FlopTotal
 from pilot.estimate.held_gradients import hold_gradients, release_unwritten
-from pilot.estimate.inputs import EstimateInputs, config_variant, estimate_inputs, fake_inputs
+from pilot.estimate.inputs import EstimateInputs, config_variant, estimate_inputs, fake_inputs, length_notes
 from pilot.estimate.local_shards import LocalShardOptimizer
 from pilot.estimate.mask_reads import FakeMaskPaths
 from pilot.estimate.ranks import Ranks, estimate_ranks
@@ -372,5 +372,7 @@ def estimate_memory(
         settings={**_settings(cfg, inputs), "model_can_checkpoint": measured.can_checkpoint},
         seconds=time.perf_counter() - started,
         host_rss_peak_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-        notes=([scaler_note] if bool(cfg.precision.grad_scaler) else []) + getattr(mask_paths, "notes", []),
+        notes=([scaler_note] if bool(cfg.precision.grad_scaler) else [])
+        + getattr(mask_paths, "notes", [])
+        + length_notes(inputs),
     )

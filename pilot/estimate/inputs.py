@@ -139,3 +139,20 @@ def fake_inputs(mode: FakeTensorMode, inputs: EstimateInputs) -> EstimateInputs:
         return {key: mode.from_tensor(value) if torch.is_tensor(value) else value for key, value in batch.items()}
 
     return replace(inputs, train_batch=fake(inputs.train_batch), eval_batch=fake(inputs.eval_batch))
+
+
+LONGER_THAN_THE_DATA = "estimated at sequences of "  # how length_notes' note starts
+
+
+def length_notes(inputs: EstimateInputs, far: int = 4) -> list[str]:
+    """A sequence length (data.max_len, or estimate.seq_len) ``far`` times the data's longest training
+    example, said: the estimate is for sequences of that length, which this data never fills
+    (data.max_len=1000000 on 121-token examples: 73.7 TiB, while the pilot's own run took 1.9 GB)."""
+    lengths = [len(item["input_ids"]) for item in inputs.train_items if item.get("input_ids") is not None]
+    if inputs.seq_len is None or not lengths or inputs.seq_len < far * max(lengths):
+        return []
+    return [
+        f"{LONGER_THAN_THE_DATA}{inputs.seq_len:,} positions (data.max_len, or estimate.seq_len: the longest a "
+        f"batch can hold), while this data's longest training example has {max(lengths):,}: right for a campaign "
+        f"whose examples are that long; for this data, data.max_len={max(lengths)}"
+    ]
