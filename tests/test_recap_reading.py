@@ -279,3 +279,17 @@ def test_wall_time_is_measured_to_the_millisecond(tmp_path):
     record.finish("ok", "budget_reached")
     written = json.loads((tmp_path / "run.json").read_text())
     assert 0.24 <= wall_time_s(written) < 1.0, written  # whole seconds gave 0 or 1
+
+
+@pytest.mark.parametrize("mode", ["pilot", "estimate"])
+def test_a_pilot_or_estimate_directory_given_alone_is_refused_and_left_as_it_was(tmp_path, mode, capsys):
+    """It wrote recap.md and recap.csv into the pilot's own directory and said "0 run(s)", exit 0."""
+    from pilot.recap.entry import main
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text(json.dumps({"mode": mode, "status": "ok"}))
+    with pytest.raises(SystemExit) as stop:
+        main([str(run)])
+    assert stop.value.code == 2 and sorted(p.name for p in run.iterdir()) == ["run.json"]
+    assert "a recap compares training runs" in capsys.readouterr().err
