@@ -16,6 +16,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
+from pilot import host_memory_cap
 from pilot.config import register
 from pilot.config.command_line import (
     multirun_flag_first,
@@ -93,6 +94,7 @@ def _run(cfg: DictConfig) -> None:
     """The run, pilot or estimate the config says, in Hydra's job (``main``)."""
     global _composed
     _composed = True
+    host_memory_cap.enable()  # a CPU run's allocations meet a limit, not the OOM killer (pilot/host_memory_cap.py)
     hydra_cfg = HydraConfig.get()
     run_dir = Path(hydra_cfg.runtime.output_dir)
     overrides = written_overrides()  # as typed: '${x}' too

@@ -9,7 +9,9 @@ fails at once: PyTorch's CPU allocator raises its "can't allocate memory" ``Runt
 a ``MemoryError``, both recorded as out of memory (``pilot.errors.out_of_memory``), the step or
 the phase named. Child processes (the checks' process, data loader workers) inherit the limit. A
 lower limit already set (``ulimit -d``) is kept; a CUDA run's process is not capped (the driver's
-host mappings are not tensors the pilot sizes). The cap and its reason go into run.json.
+host mappings are not tensors the pilot sizes). The cap and its reason go into run.json. Only
+processes started by pilot's command line are capped (``enable``): code that calls pilot as a library
+(a test's worker process) keeps its own limits.
 """
 
 from __future__ import annotations
@@ -21,6 +23,13 @@ from pathlib import Path
 GIB = 1024**3
 SHARE_OF_ROOM = 0.85  # the rest for the kernel, the page cache this run reads, and other processes' growth
 _set: dict | None = None  # the cap this process set (once: a sweep's later jobs keep it)
+_enabled = False  # by the command line's entry (``enable``): a library call (a test's process) is not capped
+
+
+def enable() -> None:
+    """Let ``cap_host_memory`` cap this process: pilot's command line does, for the runs it starts."""
+    global _enabled
+    _enabled = True
 
 
 def _kib_field(text: str, name: str) -> int | None:
@@ -77,7 +86,7 @@ def cap_host_memory(device_type: str) -> dict | None:
     """Cap this process's data segment (see the module's text) for a run on ``device_type``; the cap as
     recorded (``limit_bytes``, ``why``), None where none is set (CUDA, not Linux, unknown room)."""
     global _set
-    if _set is not None or device_type != "cpu" or not sys.platform.startswith("linux"):
+    if _set is not None or not _enabled or device_type != "cpu" or not sys.platform.startswith("linux"):
         return _set
     room = host_room()
     try:
