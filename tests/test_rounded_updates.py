@@ -33,3 +33,13 @@ def test_bf16_weights_at_a_large_lr_keep_their_updates_and_fp32_is_not_measured(
     assert "Fix" not in rounding.said(1e-1)
     full = _one_step(torch.float32, 2e-5)
     assert full.share is None and full.said(2e-5) == "" and not full._hooks
+
+
+def test_a_subset_not_learnt_on_half_precision_weights_names_them_and_fp32_does_not():
+    from pilot.engine.rounded_updates import half_weights_hint
+
+    model = torch.nn.Linear(4, 4).to(torch.bfloat16)
+    assert "trained weights are bf16" in half_weights_hint(model) and "model.dtype=fp32" in half_weights_hint(model)
+    assert half_weights_hint(torch.nn.Linear(4, 4)) == ""
+    frozen = torch.nn.Linear(4, 4).to(torch.bfloat16).requires_grad_(False)  # a frozen base trains nothing half
+    assert half_weights_hint(frozen) == ""

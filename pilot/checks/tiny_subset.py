@@ -45,6 +45,7 @@ from pilot.checks.subset_scorer import SubsetScorer
 from pilot.data.task import TaskData, move_to
 from pilot.engine.build import build_model as build_fresh_model
 from pilot.engine.forward import forward_loss
+from pilot.engine.rounded_updates import half_weights_hint
 from pilot.engine.trainer import Trainer
 from pilot.models.adapter import adapter_rate_hint, frozen_head_hint, scaled_logits_hint
 
@@ -273,7 +274,7 @@ def _not_learnt(
     settings = cfg.pilot.tiny
     learnt = recovery >= float(settings.min_recovery)
     found = learning_hints(task, model, scorer.batches[0], device, learnt)
-    hints = found if FROZEN_OUTPUT in found else _adapter_hints(model, cfg) + found  # a frozen head first
+    hints = found if FROZEN_OUTPUT in found else _model_hints(model, cfg) + found  # a frozen head first
     if learnt:
         said = f"recovers the subset, but its loss fell less than declared: {numbers}.{hints}" if hints else ""
         return "warn", said or _slow_drop(numbers, int(settings.max_updates))
@@ -323,9 +324,14 @@ def _scoring_at_fault(scorer: SubsetScorer, short: bool, final_loss: float, loss
     return scorer.overcounted is not None or (short and (_predict_disagrees(scorer, final_loss) or learnt_share))
 
 
-def _adapter_hints(model: torch.nn.Module, cfg: DictConfig) -> str:
+def _model_hints(model: torch.nn.Module, cfg: DictConfig) -> str:
     lr = float(cfg.optim.lr)
-    return frozen_head_hint(model) + adapter_rate_hint(model, lr) + scaled_logits_hint(model, lr)
+    return (
+        frozen_head_hint(model)
+        + adapter_rate_hint(model, lr)
+        + scaled_logits_hint(model, lr)
+        + half_weights_hint(model)
+    )
 
 
 def _predict_disagrees(scorer: SubsetScorer, final_loss: float) -> bool:

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import torch
 
-HALF = (torch.bfloat16, torch.float16)
+HALF_NAMES = {torch.bfloat16: "bf16", torch.float16: "fp16"}  # as model.dtype names them
+HALF = tuple(HALF_NAMES)
 SAMPLE = 4096  # elements per tensor
 ROUNDED_AWAY_WARN = 0.25  # a quarter of the updates lost: the run learns from three quarters at most
 
@@ -29,7 +30,7 @@ class RoundedUpdates:
 
     def __init__(self, model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> None:
         self.tensors = [p for p in model.parameters() if p.requires_grad and p.dtype in HALF]
-        self.dtype = {torch.bfloat16: "bf16", torch.float16: "fp16"}[self.tensors[0].dtype] if self.tensors else None
+        self.dtype = HALF_NAMES[self.tensors[0].dtype] if self.tensors else None
         self.moved = self.kept = 0
         self.ran = False
         self._before: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]] = []
@@ -81,3 +82,16 @@ class RoundedUpdates:
             f"{line}: the run learns from a fraction of its updates. Fix: model.dtype=fp32 with precision=bf16 "
             "(autocast: bf16 matmuls on fp32 weights and optimizer state), or a larger optim.lr"
         )
+
+
+def half_weights_hint(model: torch.nn.Module) -> str:
+    """Why a handful of examples may not be learnt: the trained weights are half precision (the
+    pilot's first_step measures how many updates round away); "" when they are fp32."""
+    half = [p for p in model.parameters() if p.requires_grad and p.dtype in HALF]
+    if not half:
+        return ""
+    name = HALF_NAMES[half[0].dtype]
+    return (
+        f" Its trained weights are {name}: an update smaller than half the distance to the next {name} value "
+        "rounds away (the phases' first_step row measures the share). Fix: model.dtype=fp32 with precision=bf16."
+    )
