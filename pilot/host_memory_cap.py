@@ -10,20 +10,22 @@ a ``MemoryError``, both recorded as out of memory (``pilot.errors.out_of_memory`
 the phase named. Child processes (the checks' process, data loader workers) inherit the limit. A
 lower limit already set (``ulimit -d``) is kept; a CUDA run's process is not capped (the driver's
 host mappings are not tensors the pilot sizes). The cap and its reason go into run.json. Only
-processes started by pilot's command line are capped (``enable``): code that calls pilot as a library
-(a test's worker process) keeps its own limits.
+processes started by pilot's command line are capped (``enable``), for the length of a run
+(``release_host_memory_cap`` puts the earlier limit back): code that calls pilot as a library keeps its own.
 """
 
 from __future__ import annotations
 
+import contextlib
 import resource
 import sys
 from pathlib import Path
 
 GIB = 1024**3
 SHARE_OF_ROOM = 0.85  # the rest for the kernel, the page cache this run reads, and other processes' growth
-_set: dict | None = None  # the cap this process set (once: a sweep's later jobs keep it)
+_set: dict | None = None  # the cap in force for the run under way (``release_host_memory_cap`` ends it)
 _enabled = False  # by the command line's entry (``enable``): a library call (a test's process) is not capped
+_before: tuple[int, int] | None = None  # the limits in force before this process's cap (``release``)
 
 
 def enable() -> None:
@@ -85,7 +87,7 @@ def host_room() -> tuple[int, str] | None:
 def cap_host_memory(device_type: str) -> dict | None:
     """Cap this process's data segment (see the module's text) for a run on ``device_type``; the cap as
     recorded (``limit_bytes``, ``why``), None where none is set (CUDA, not Linux, unknown room)."""
-    global _set
+    global _set, _before
     if _set is not None or not _enabled or device_type != "cpu" or not sys.platform.startswith("linux"):
         return _set
     room = host_room()
@@ -106,6 +108,7 @@ def cap_host_memory(device_type: str) -> dict | None:
         resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
     except (ValueError, OSError):
         return None
+    _before = (soft, hard)
     _set = {
         "limit_bytes": limit,
         "why": (
@@ -115,3 +118,13 @@ def cap_host_memory(device_type: str) -> dict | None:
         ),
     }
     return _set
+
+
+def release_host_memory_cap() -> None:
+    """The run is over: the limit in force before it comes back (a process that goes on, an in-process
+    sweep's next job or a caller of the command line's entry, is not held to this run's room)."""
+    global _set, _before
+    if _before is not None:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_DATA, _before)
+    _set, _before = None, None

@@ -63,7 +63,7 @@ from pilot.estimate.fake_tensor import estimate_memory
 from pilot.estimate_run import MEASURED_ON_RANKS, estimate_step, save_measured
 from pilot.faults import fault_point
 from pilot.finished_runs import refuse_reused_for
-from pilot.host_memory_cap import cap_host_memory
+from pilot.host_memory_cap import cap_host_memory, release_host_memory_cap
 from pilot.phases.gates import PhaseRunner
 from pilot.phases.rows import write_phases_csv
 from pilot.rental.journal import append_entry, journal_problem
@@ -208,6 +208,8 @@ def run_pilot(
             if (full := no_space_left(error)) is not None and record is not None and record.data["status"] == "running":
                 record.finish("failed", "disk_full", error=str(full))  # run.json may not fit either: it says so
             raise
+        finally:
+            release_host_memory_cap()
 
 
 def _data_checks(

@@ -42,7 +42,7 @@ from pilot.engine.trainer import Trainer, record_dict
 from pilot.errors import no_space_left
 from pilot.faults import fault_point, fault_requested
 from pilot.finished_runs import refuse_finished_run
-from pilot.host_memory_cap import cap_host_memory
+from pilot.host_memory_cap import cap_host_memory, release_host_memory_cap
 from pilot.models.adapter import describe_parameters
 from pilot.phases.train_phases import TrainPhases
 from pilot.predictions import write_predictions
@@ -343,7 +343,10 @@ def _worker(cfg: DictConfig, run_dir: str, overrides: list, sweep_dir: str | Non
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, format="[%(asctime)s][%(name)s] %(message)s")
     run = TrainingRun(cfg, run_dir, overrides, sweep_dir, searchpath)
-    run.run()
+    try:
+        run.run()
+    finally:
+        release_host_memory_cap()  # set in setup
     if run.record is None and run.status == "interrupted":
         return {"status": "interrupted", "interrupted_by": [signal_entry(run.signal_name, 0)], "recorded": False}
     return {}

@@ -76,8 +76,8 @@ def test_compose_time_errors_name_the_key(make_cfg, override, key):
 @pytest.mark.parametrize(
     "overrides, key, fix",
     [
-        (["batch.micro_batch=-2"], "batch.micro_batch", "> 0"),
-        (["batch.accumulation=0"], "batch.accumulation", "> 0"),
+        (["batch.micro_batch=-2"], "batch.micro_batch", "must lie in (0, 2147483647]"),
+        (["batch.accumulation=0"], "batch.accumulation", "must lie in (0, 2147483647]"),
         (["precision=fp16", "precision.grad_scaler=false"], "precision.grad_scaler", "precision.grad_scaler=true"),
         (["precision=bf16", "precision.grad_scaler=true"], "precision.grad_scaler", "grad_scaler=false"),
         (["model._target_=nope.Model"], "model._target_", "importable"),

@@ -43,21 +43,27 @@ def test_an_allocation_past_the_room_is_refused_as_out_of_memory_and_a_smaller_o
     assert out.splitlines() == ["None", "refused True True True"]
 
 
-def test_a_lower_limit_already_set_is_kept_and_a_cuda_run_is_not_capped():
+def test_a_lower_limit_already_set_is_kept_a_cuda_run_is_not_capped_and_the_run_end_releases_it():
     out = _in_a_new_process(
         """
         import resource
         import pilot.host_memory_cap as cap
         cap.enable()
-        print(cap.cap_host_memory("cuda"), resource.getrlimit(resource.RLIMIT_DATA)[0] == resource.RLIM_INFINITY)
         resource.setrlimit(resource.RLIMIT_DATA, (8 * 1024**3, resource.RLIM_INFINITY))
+        print(cap.cap_host_memory("cuda"))
         cap.host_room = lambda: (1 << 50, "MemAvailable")
         record = cap.cap_host_memory("cpu")
         print(record["limit_bytes"] == 8 * 1024**3, "ulimit -d" in record["why"])
-        print(resource.getrlimit(resource.RLIMIT_DATA)[0] == 8 * 1024**3)
+        resource.setrlimit(resource.RLIMIT_DATA, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+        cap.release_host_memory_cap()
+        cap.host_room = lambda: (2 * 1024**3, "MemAvailable")
+        record = cap.cap_host_memory("cpu")  # the next run: its own cap
+        print(resource.getrlimit(resource.RLIMIT_DATA)[0] == record["limit_bytes"] < 3 * 1024**3)
+        cap.release_host_memory_cap()  # the limit before it is back
+        print(resource.getrlimit(resource.RLIMIT_DATA)[0] == resource.RLIM_INFINITY)
         """
     )
-    assert out.splitlines() == ["None True", "True True", "True"]
+    assert out.splitlines() == ["None", "True True", "True", "True"]
 
 
 def test_a_step_out_of_memory_fails_naming_the_size_and_the_fix_not_as_a_crash(tmp_path):

@@ -283,7 +283,7 @@ def test_wall_time_is_measured_to_the_millisecond(tmp_path):
 
 @pytest.mark.parametrize("mode", ["pilot", "estimate"])
 def test_a_pilot_or_estimate_directory_given_alone_is_refused_and_left_as_it_was(tmp_path, mode, capsys):
-    """It wrote recap.md and recap.csv into the pilot's own directory and said "0 run(s)", exit 0."""
+    """Without --out it wrote recap.md and recap.csv into the pilot's own directory and said "0 run(s)", exit 0."""
     from pilot.recap.entry import main
 
     run = tmp_path / "run"
@@ -292,4 +292,4 @@ def test_a_pilot_or_estimate_directory_given_alone_is_refused_and_left_as_it_was
     with pytest.raises(SystemExit) as stop:
         main([str(run)])
     assert stop.value.code == 2 and sorted(p.name for p in run.iterdir()) == ["run.json"]
-    assert "a recap compares training runs" in capsys.readouterr().err
+    assert "Fix: --out DIR" in capsys.readouterr().err  # with --out it is listed (test_recap_damaged)

@@ -314,6 +314,13 @@ def _settings(cfg: DictConfig, inputs: EstimateInputs) -> dict[str, Any]:
     }
 
 
+def _notes(cfg: DictConfig, mask_paths: object, inputs: EstimateInputs) -> list[str]:
+    """What the estimate says beside its numbers: what it could not run as on real tensors, and a
+    sequence length far past the data's."""
+    scaler = ["fp16 gradient scaler: estimated without its data-dependent overflow skip"]
+    return (scaler if bool(cfg.precision.grad_scaler) else []) + getattr(mask_paths, "notes", []) + length_notes(inputs)
+
+
 def estimate_memory(
     cfg: DictConfig,
     task: TaskData | None = None,
@@ -358,7 +365,6 @@ def estimate_memory(
     finally:
         if level is not None:
             quiet.setLevel(level)
-    scaler_note = "fp16 gradient scaler: estimated without its data-dependent overflow skip"
     return MemoryEstimate(
         fake=fake,
         phases=measured.phases,
@@ -372,7 +378,5 @@ def estimate_memory(
         settings={**_settings(cfg, inputs), "model_can_checkpoint": measured.can_checkpoint},
         seconds=time.perf_counter() - started,
         host_rss_peak_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-        notes=([scaler_note] if bool(cfg.precision.grad_scaler) else [])
-        + getattr(mask_paths, "notes", [])
-        + length_notes(inputs),
+        notes=_notes(cfg, mask_paths, inputs),
     )

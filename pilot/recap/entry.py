@@ -306,28 +306,29 @@ def _journal_lines(frame: pd.DataFrame, sweep_dir: Path) -> list[str]:
     ]
 
 
-def _not_a_training_run(paths: list[Path]) -> str | None:
-    """ "pilot" or "mode=estimate" when the one directory given is such a run's own (its run.json says so)."""
-    if len(paths) != 1:
-        return None
+def _refuse_a_pilots_own_directory(paths: list[Path]) -> None:
+    """The one directory given (no --out) is a pilot's or a mode=estimate's own (its run.json says so):
+    refused, exit 2, before anything is written into it."""
     try:
-        mode = json.loads((Path(paths[0]) / "run.json").read_text()).get("mode")
+        mode = json.loads((Path(paths[0]) / "run.json").read_text()).get("mode") if len(paths) == 1 else None
     except (OSError, ValueError, AttributeError):
-        return None
-    return {"pilot": "pilot", "estimate": "mode=estimate"}.get(mode)
+        return
+    if (kind := {"pilot": "pilot", "estimate": "mode=estimate"}.get(mode)) is None:
+        return
+    print(
+        f"pilot.recap: {paths[0]} is a {kind}'s run directory: its recap would be written into it, beside its "
+        "report, and compare no training run; nothing was written. Fix: --out DIR (the recap lists it there), or "
+        "recap a sweep directory, a run root or a training run's directory",
+        file=sys.stderr,
+    )
+    sys.exit(2)
 
 
 def main(argv: list[str] | None = None) -> None:
     args = recap_arguments(argv)
     out = args.out or args.paths[0]
-    if (kind := _not_a_training_run(args.paths)) is not None:
-        print(
-            f"pilot.recap: {args.paths[0]} is a {kind}'s run directory: a recap compares training runs (mode=train), "
-            f"and nothing was written there. Fix: its report.md (a pilot) or choice_sheet.md (an estimate) says what "
-            "it found; recap a sweep directory, a run root or a training run's directory",
-            file=sys.stderr,
-        )
-        sys.exit(2)
+    if args.out is None:
+        _refuse_a_pilots_own_directory(args.paths)
     raise_from_now_on()  # SIGINT, SIGTERM, SIGHUP: one line below, the earlier recap kept
     control, tolerance = args.control, args.quality_tolerance
     if not control or tolerance is None:  # as the sweep's launch judged it (its multirun.yaml)
