@@ -80,7 +80,7 @@ def host_room() -> tuple[int, str] | None:
     room, source = available, "MemAvailable"
     cgroup = _cgroup_room()
     if cgroup is not None and cgroup < room:
-        room, source = max(cgroup, 0), "its cgroup's memory.max less usage"
+        room, source = max(cgroup, 0), "its cgroup's memory limit less its usage"
     return room, source
 
 
