@@ -75,3 +75,25 @@ def test_a_frozen_extractor_run_under_no_grad_outside_the_model_is_its_authors_c
         info={"class_names": ["a", "b", "c"]},
     )  # fmt: skip
     assert check_contract(task, nn.Linear(16, 3)).verdict == "pass"
+
+
+def test_two_heads_averaged_are_not_a_loss_divided_by_an_accumulation_of_two():
+    """(ce_a + ce_b) / 2 over two heads starts at (ln 3 + ln 5) / 2: by design, not divided by
+    batch.accumulation=2; one head's ln(3) / 2 is; a task that declares no initial loss is not judged."""
+    import math
+    from types import SimpleNamespace
+
+    from pilot.checks.even_logits import divided_by_a_setting
+
+    task = SimpleNamespace(initial_loss_tolerance=0.5)
+    both = math.log(3) + math.log(5)
+    heads = {"expected_initial_loss": both, "expected_from": "ln(3) + ln(5)", "even_logits_loss_per_target": both / 2}
+    assert divided_by_a_setting(task, [], heads, {"batch.accumulation": 2}) == []
+    one = {
+        "expected_initial_loss": math.log(3),
+        "expected_from": "ln(3)",
+        "even_logits_loss_per_target": math.log(3) / 2,
+    }
+    (found,) = divided_by_a_setting(task, [], one, {"batch.accumulation": 2})
+    assert "divided by 2, batch.accumulation" in found.problem
+    assert divided_by_a_setting(SimpleNamespace(initial_loss_tolerance=None), [], one, {"batch.accumulation": 2}) == []
