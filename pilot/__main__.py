@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
@@ -151,7 +152,7 @@ def _failed(error: Exception, run_dir: Path, multirun: bool, overrides: list[str
         print(f"pilot: {said}", file=sys.stderr)
         sys.exit(said.exit_code)
     if out_of_memory(error):  # recorded oom (run_ending): said in one paragraph, no traceback
-        said_oom = f"out of memory: {out_of_memory_line(error)}; {Path(run_dir) / 'run.json'} records it (status oom)"
+        said_oom = f"out of memory: {out_of_memory_line(error)}{_recorded_as(Path(run_dir))}"
         if multirun:
             log.error("job %s ran %s", run_dir, said_oom)
             return
@@ -172,6 +173,15 @@ def _failed(error: Exception, run_dir: Path, multirun: bool, overrides: list[str
     log.error(
         "job %s ended with %s: %s%s", run_dir, type(error).__name__, error, f" ({kept})" if kept.is_file() else ""
     )
+
+
+def _recorded_as(run_dir: Path) -> str:
+    """ "; <run.json> records it (status <s>)" as the record says, or nothing where there is none."""
+    try:
+        status = json.loads((run_dir / "run.json").read_text()).get("status")
+    except (OSError, ValueError, AttributeError):
+        return ""
+    return f"; {run_dir / 'run.json'} records it (status {status})"
 
 
 def _refused(error: PilotError, run_dir: Path, multirun: bool, overrides: list[str] = ()) -> None:

@@ -199,10 +199,10 @@ class TrainingRun(RunEnding):
         so a checkpoint at a validation update is written after its validation row."""
         trainer, record = self.trainer, self.record
         if self.phases.open_phase == "first_step":
-            rounded = self.rounding.said(row.lr) if self.rounding.share is not None else ""
+            rounded = self.rounding.said(row.lr)  # "" unless half-precision weights were measured
             if rounded and record is not None:  # half-precision weights: what their first update kept
                 record.update(rounded_updates={"update": row.update, "share": self.rounding.share, "said": rounded})
-            if self.rounding.share is not None and self.rounding.share >= ROUNDED_AWAY_WARN:
+            if rounded and self.rounding.share >= ROUNDED_AWAY_WARN:
                 log.warning("update %d: %s", row.update, rounded)
             self.phases.end(
                 detail=f"update {row.update}: loss {row.loss:.4g}, {row.seconds:.3g} s"

@@ -19,6 +19,10 @@ SAMPLE = 4096  # elements per tensor
 ROUNDED_AWAY_WARN = 0.25  # a quarter of the updates lost: the run learns from three quarters at most
 
 
+def _half_trained(model: torch.nn.Module) -> list[torch.Tensor]:
+    return [p for p in model.parameters() if p.requires_grad and p.dtype in HALF]
+
+
 def _local(tensor: torch.Tensor) -> torch.Tensor:
     """An FSDP DTensor's shard on this rank, else the tensor."""
     return tensor.to_local() if hasattr(tensor, "to_local") else tensor
@@ -29,7 +33,7 @@ class RoundedUpdates:
     no trained tensor is half precision)."""
 
     def __init__(self, model: torch.nn.Module, optimizer: torch.optim.Optimizer) -> None:
-        self.tensors = [p for p in model.parameters() if p.requires_grad and p.dtype in HALF]
+        self.tensors = _half_trained(model)
         self.dtype = HALF_NAMES[self.tensors[0].dtype] if self.tensors else None
         self.moved = self.kept = 0
         self.ran = False
@@ -87,7 +91,7 @@ class RoundedUpdates:
 def half_weights_hint(model: torch.nn.Module) -> str:
     """Why a handful of examples may not be learnt: the trained weights are half precision (the
     pilot's first_step measures how many updates round away); "" when they are fp32."""
-    half = [p for p in model.parameters() if p.requires_grad and p.dtype in HALF]
+    half = _half_trained(model)
     if not half:
         return ""
     name = HALF_NAMES[half[0].dtype]

@@ -133,10 +133,8 @@ class PhaseRunner:
 
     def _update(self) -> str:
         record = self.trainer.train_step()
-        self.last_loss, self.last_lr = (
-            record.loss,
-            record.lr,
-        )  # full precision, phases.csv's loss column (env_check --smoke compares it)
+        self.last_loss = record.loss  # full precision, phases.csv's loss column (env_check --smoke compares it)
+        self.last_lr = record.lr  # the update's own (warmup's), what the rounded updates are said at
         if not (math.isfinite(record.loss) and math.isfinite(record.grad_norm)):
             return f"non-finite loss {record.loss} or gradient norm {record.grad_norm}"
         return f"loss {record.loss:.4g}, {record.seconds:.3g} s"
@@ -163,7 +161,7 @@ class PhaseRunner:
         finally:
             rounding.close()
         detail = f"{result}; optimizer state {self._optimizer_state_bytes():,} bytes allocated"
-        if not (said := rounding.said(getattr(self, "last_lr", float(self.cfg.optim.lr)))):  # warmup's lr
+        if not (said := rounding.said(self.last_lr)):
             return detail
         if result.startswith("non-finite") or rounding.share < ROUNDED_AWAY_WARN:
             return f"{detail}; {said}"
