@@ -299,7 +299,9 @@ def _pilot(
     if busy:
         log.warning("%s", busy)
     device = resolve_device(cfg)
-    if (cap := cap_host_memory(device.type)) is not None:  # before the checks' process: it inherits the cap
+    if (
+        cap := cap_host_memory(device.type, int(cfg.distributed.replicas))
+    ) is not None:  # before the checks' process: it inherits the cap
         record.update(host_memory_cap=cap)
     results: list[CheckResult] = []
     shown: list[dict[str, Any]] = []
