@@ -2,6 +2,7 @@
 closed-form counts, refusals, and a 7B configuration that never allocates its memory."""
 
 import dataclasses
+import json
 import resource
 from pathlib import Path
 
@@ -499,3 +500,19 @@ def test_a_sequence_length_far_past_the_data_is_said_and_the_default_is_not(make
     assert note.startswith(f"{LONGER_THAN_THE_DATA}4,096 positions") and f"data.max_len={longest}" in note
     default = make_cfg()
     assert length_notes(estimate_inputs(default, instantiate(default.data, _convert_="all"))) == []
+
+
+def test_an_estimate_run_records_the_batches_it_estimated_when_its_split_cannot_fill_them(tmp_path):
+    """run.json's ``batches_estimated`` as ``mode=estimate`` writes it: the declared batches cut to what
+    the 573 training examples fill, the same sentence as the warning; absent when nothing is cut."""
+    from conftest import run_pilot
+
+    cut = run_pilot(tmp_path / "cut", "mode=estimate", "batch.micro_batch=1000000", "run.threads=1")
+    assert cut.returncode == 0, cut.stderr[-3000:]
+    said = json.loads((tmp_path / "cut" / "run.json").read_text())["batches_estimated"]
+    assert said.startswith("batch.micro_batch=1000000 x batch.accumulation=8 but the training split holds 573 examples")
+    assert f"estimate: {said}" in cut.stdout + cut.stderr
+    plain = run_pilot(tmp_path / "plain", "mode=estimate", "run.threads=1")
+    assert plain.returncode == 0 and "batches_estimated" not in json.loads(
+        (tmp_path / "plain" / "run.json").read_text()
+    )

@@ -4,6 +4,8 @@ measured."""
 
 from __future__ import annotations
 
+import json
+
 import torch
 
 from pilot.engine.rounded_updates import ROUNDED_AWAY_WARN, RoundedUpdates
@@ -43,3 +45,17 @@ def test_a_subset_not_learnt_on_half_precision_weights_names_them_and_fp32_does_
     assert half_weights_hint(torch.nn.Linear(4, 4)) == ""
     frozen = torch.nn.Linear(4, 4).to(torch.bfloat16).requires_grad_(False)  # a frozen base trains nothing half
     assert half_weights_hint(frozen) == ""
+
+
+def test_a_train_run_on_bf16_weights_records_what_its_first_update_kept(tmp_path):
+    """run.json's ``rounded_updates``, as a user's run writes it: the default Llama-style model in bf16 at
+    lr 2e-5 (warmup's 2e-6 at update 1) keeps almost none of its first update, said in the log too."""
+    from conftest import run_pilot
+
+    run = tmp_path / "bf16"
+    done = run_pilot(run, "mode=train", "model=hf_causal_lm", "model.dtype=bf16", "optim.lr=2e-5", "budget.value=2")
+    assert done.returncode == 0, done.stderr[-3000:]
+    record = json.loads((run / "run.json").read_text())
+    rounded = record["rounded_updates"]
+    assert rounded["update"] == 1 and rounded["share"] >= ROUNDED_AWAY_WARN and "model.dtype=fp32" in rounded["said"]
+    assert f"update 1: {rounded['said']}" in done.stdout + done.stderr  # the warning says what the record holds
