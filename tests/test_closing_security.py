@@ -372,3 +372,24 @@ def test_a_path_that_is_not_an_export_is_said_as_what_it_is(tmp_path):
         with pytest.raises(PilotError, match=re.escape(said)):
             refuse_not_an_export(path)
     refuse_not_an_export(run / "export")  # the export itself: nothing to say
+
+
+def test_a_partial_is_judged_by_what_it_calls(tmp_path, monkeypatch):
+    """``make_task = functools.partial(builder, ...)`` in a task module is a task's factory like any
+    other (its reload_check failed as 'resolves to functools'); a partial of ``os.system`` is still
+    refused: what a partial runs is its ``func``."""
+    from pilot.closing.blocked_targets import resolves_to_code
+
+    (tmp_path / "partial_targets.py").write_text(
+        "import functools, os\n"
+        "from pilot.data.digits import make_task as digits\n\n"
+        "make_task = functools.partial(digits, num_classes=10)\n"
+        "nested = functools.partial(functools.partial(digits), in_features=64)\n"
+        "shell = functools.partial(os.system, 'true')\n"
+        "deeper = functools.partial(shell)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert resolves_to_code("partial_targets.make_task") is None
+    assert resolves_to_code("partial_targets.nested") is None
+    assert resolves_to_code("partial_targets.shell") == "posix"
+    assert resolves_to_code("partial_targets.deeper") == "posix"

@@ -516,3 +516,20 @@ def test_an_estimate_run_records_the_batches_it_estimated_when_its_split_cannot_
     assert plain.returncode == 0 and "batches_estimated" not in json.loads(
         (tmp_path / "plain" / "run.json").read_text()
     )
+
+
+def test_a_packed_rnn_is_refused_as_packing_by_design_not_as_a_fault():
+    """pack_padded_sequence makes its shapes from the lengths: a refusal that said 'avoid data-dependent
+    shapes' steered users off the right way to feed padding to an RNN."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from pilot.estimate.refusal import refusal_reason
+
+    with FakeTensorMode(allow_non_fake_inputs=True):
+        try:
+            torch.nn.utils.rnn.pack_padded_sequence(torch.randn(3, 5, 4), torch.tensor([5, 3, 2]), batch_first=True)
+        except Exception as error:  # DynamicOutputShapeException
+            said = refusal_reason(error)
+        else:
+            raise AssertionError("packing ran on fake tensors: the refusal below is untested")
+    assert "packs its batches" in said and "keep it" in said and "avoid reading tensor values" not in said

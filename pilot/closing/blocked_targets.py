@@ -3,6 +3,7 @@ that run code, load pickles, touch files or reach the network, by name and by wh
 
 from __future__ import annotations
 
+import functools
 import importlib
 from types import ModuleType
 from typing import Any
@@ -111,7 +112,10 @@ def code_running(target: str) -> str | None:
 
 
 def _home(obj: Any) -> str:
-    """The dotted name an object lives under (``os.system`` -> ``posix.system``)."""
+    """The dotted name an object lives under (``os.system`` -> ``posix.system``; a ``functools.partial``:
+    what it calls, the only code calling it runs — its arguments come from the module, not the config)."""
+    if isinstance(obj, functools.partial):
+        return _home(obj.func)
     if isinstance(obj, ModuleType):
         return obj.__name__
     owner = getattr(obj, "__self__", None)

@@ -115,6 +115,14 @@ def refusal_reason(error: BaseException, *, building: bool = False, settings_not
                 "loop until no sample is out of range; torch.nn.init's functions are handled), or "
                 "measure it on a real device with the pilot's phases."
             )
+        if "pack_padded_sequence" in first_line:  # shapes from the lengths by design: the right way, not a fault
+            return (
+                f"the model packs its batches (torch.nn.utils.rnn.pack_padded_sequence), whose shapes come from "
+                f"each batch's lengths, which fake tensors do not have ({what}; raised at {where}); pilot refuses to "
+                "guess its memory. Packing is the right way to keep an RNN off its padding: keep it. Its memory is "
+                "measured on real tensors by the pilot's phases (phases.csv); run the pilot at the campaign's sizes "
+                "on the target device to size it."
+            )
         return (
             f"the model or task code cannot run on fake tensors: it reads a tensor value or makes a "
             f"shape depend on the data ({what}; raised at {where}); pilot refuses to guess its memory. "
