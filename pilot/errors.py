@@ -269,9 +269,15 @@ def killed_by(signum: int) -> str:
 
 
 def first_line(error: BaseException, limit: int = 200) -> str:
-    """The error's first line, or its type when the message is empty (EOFError, a bare RuntimeError)."""
+    """The error's first line, or its type when the message is empty (EOFError, a bare RuntimeError); one
+    longer than ``limit`` ends at its last whole sentence within it (else cut, marked with an ellipsis)."""
     lines = str(error).strip().splitlines()
-    return lines[0][:limit] if lines else f"{type(error).__name__} (no message)"
+    if not lines:
+        return f"{type(error).__name__} (no message)"
+    if len(lines[0]) <= limit:
+        return lines[0]
+    end = lines[0].rfind(". ", 0, limit)
+    return lines[0][: end + 1] if end >= limit // 3 else lines[0][: limit - 1].rstrip() + "…"
 
 
 def error_line(error: BaseException, limit: int = 300) -> str:

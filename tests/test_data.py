@@ -94,6 +94,12 @@ def test_digits_task_has_class_names_and_content_groups():
         ("", "no example in it"),
         ('{"instruction": "a", "answer": "b"}\n{"instruction": "a"}\n', "line 2 has no 'answer' field"),
         ('{"instruction": "a", "answer": "b"}\n{bad\n', "line 2 is not JSON"),
+        # an examination: a number or null passed the loader and failed the run in the tokenizer (exit 1)
+        ('{"instruction": "a", "answer": 3}\n', "line 1: 'answer' is 3 (a number), not a string"),
+        (
+            '{"instruction": "a", "answer": "b"}\n{"instruction": null, "answer": "b"}\n',
+            "line 2: 'instruction' is null, not a string",
+        ),
     ],
 )
 def test_a_data_file_that_is_not_instruction_lines_is_refused_naming_file_and_line(tmp_path, text, said):

@@ -350,6 +350,21 @@ def test_a_zero_byte_newest_checkpoint_falls_back(make_cfg, tmp_path, caplog):
     assert path.name == "ckpt-00000001.pt" and "ckpt-00000002.pt is unreadable" in caplog.text
 
 
+def test_a_truncated_newest_checkpoint_is_named_in_whole_sentences(make_cfg, tmp_path):
+    """torch's zip reader says why in a 300-character line; the record cut it at 200 characters, mid-sentence
+    ('... If you are seeing this error,'). It now ends at the last whole sentence."""
+    cfg = make_cfg("+experiment=classification")
+    trainer = build_trainer(cfg)
+    trainer.train_step()
+    Checkpointer(tmp_path, cfg).save(trainer)
+    newest = tmp_path / "ckpt-00000002.pt"
+    newest.write_bytes((tmp_path / "ckpt-00000001.pt").read_bytes()[:1000])
+    skipped: list[str] = []
+    path, _ = latest_valid_checkpoint(tmp_path, skipped)
+    assert path.name == "ckpt-00000001.pt" and len(skipped) == 1 and skipped[0].startswith("ckpt-00000002.pt: ")
+    assert skipped[0].endswith("."), skipped[0]
+
+
 def test_a_temporary_file_that_cannot_be_removed_is_left_with_a_warning(tmp_path, monkeypatch, caplog):
     (tmp_path / "ckpt-00000004.pt.tmp-123").write_bytes(b"partial")
     monkeypatch.setattr(

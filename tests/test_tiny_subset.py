@@ -303,3 +303,22 @@ def test_training_that_moved_no_weight_is_said_and_one_that_moved_one_is_not():
     with torch.no_grad():
         model.weight[1, 2] += 1e-6  # one weight, one small step
     assert unmoved_hint(before, model, 0.0, 20) == ""
+
+
+def test_a_model_that_reads_its_last_few_tokens_is_judged_on_those(make_cfg):
+    """A causal convolutional LM reads the last 5 tokens (measured on the fresh model: tokens further back
+    leave its output unchanged, bit for bit); its subset's contexts are those 5 tokens. Judged on whole
+    prefixes, the correct task failed its tiny subset. A transformer reads the whole example: no reach."""
+    from pilot.checks.context_reach import context_reach
+    from tests.planted_tasks import ok_causal_conv_lm as conv
+
+    torch.set_num_threads(1)  # a small Conv1d's backward on 2 threads beside other work: 50 ms, not 0.6 ms
+    task = conv.make_task()
+    items = [task.encode(e) for e in task.splits["train"][:8]]
+    torch.manual_seed(0)
+    assert context_reach(task, conv.build_model(task), items) == 2 * (conv.KERNEL - 1) + 1
+    from tests.planted_tasks._common import tiny_gpt
+
+    assert context_reach(task, tiny_gpt(task), items) is None
+    result = tiny_subset_check(make_cfg(), task, CPU, build_model=lambda: conv.build_model(task))
+    assert result.verdict == "pass" and "a context is the last 5 token(s)" in result.reason, result.reason

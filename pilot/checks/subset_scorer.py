@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from pilot.checks.context_reach import context_reach
 from pilot.checks.label_kinds import regression
 from pilot.checks.loss_probe import counted_label_mask, input_ids_of, prediction_offset, real_mask
 from pilot.checks.untrained_labels import loss_trained, trained_labels
@@ -20,9 +21,12 @@ if TYPE_CHECKING:
     from pilot.engine.trainer import Trainer
 
 
-def _context_keys(task: TaskData, batch: Batch, trained: torch.Tensor | None = None) -> list[list[tuple[int, Any]]]:
+def _context_keys(
+    task: TaskData, batch: Batch, trained: torch.Tensor | None = None, reach: int | None = None
+) -> list[list[tuple[int, Any]]]:
     """Per row: (label position, the context that determines it) for every counted label (``trained``:
-    the output positions the loss trains, ``untrained_labels.loss_trained``: only the labels it trains)."""
+    the output positions the loss trains, ``untrained_labels.loss_trained``: only the labels it trains;
+    ``reach``: a next-token model reads only that many tokens, ``context_reach``)."""
     labels = batch["labels"]
     counted = counted_label_mask(task, labels)
     if trained is not None and labels.dim() == 2 and trained.shape[0] == labels.shape[0]:
@@ -58,6 +62,8 @@ def _context_keys(task: TaskData, batch: Batch, trained: torch.Tensor | None = N
                 (p, tuple(ids_list[row][r] for r in real if r < p + shift and segment[r] == segment[p + shift - 1]))
                 for p in positions
             ]
+            if reach is not None:  # what the model reads of it: its last ``reach`` tokens
+                keys = [(p, context[-reach:]) for p, context in keys]
         else:  # a tagger reads the row up to its own token, or (a causal model) no further: that prefix
             keys = [(p, tuple(tokens[: sum(1 for r in real if r <= p)])) for p in positions]
         rows.append(keys)
@@ -137,7 +143,8 @@ class SubsetScorer:
             _counted_examples(task, items[s : s + eval_micro_batch]) if mask is None else mask
             for s, mask in zip(range(0, len(items), eval_micro_batch), trained)
         ]
-        self.keys = [_context_keys(task, batch, mask) for batch, mask in zip(self.batches, trained)]
+        self.reach = context_reach(task, model, items)  # a model that reads only its last few tokens
+        self.keys = [_context_keys(task, batch, mask, self.reach) for batch, mask in zip(self.batches, trained)]
         labelled = sum(len(rows) for batch in self.batches for rows in _context_keys(task, batch))
         self.untrained = labelled - sum(len(rows) for keys in self.keys for rows in keys)  # labels the loss ignores
         # values (a regression, ``label_kinds.regression``: declared, or float labels that are no classes and
@@ -173,6 +180,11 @@ class SubsetScorer:
             )
         else:
             self.rule = "every target (each context fixes its answer within the subset)"
+        if self.reach is not None and task.correct_count is None:
+            self.rule += (
+                f"; a context is the last {self.reach} token(s): the fresh model's output reads no further "
+                "(measured: replacing every earlier token leaves it unchanged)"
+            )
         if self.untrained and task.correct_count is None:
             self.rule += f"; {self.untrained} labelled position(s) the loss does not train are not judged"
         if self.regression and task.correct_count is None:

@@ -67,6 +67,15 @@ def _row(source: Path, number: int, line: str) -> dict[str, Any]:
             f"{f' (its fields: {sorted(row)})' if isinstance(row, dict) else ''}. Fix: every line holds "
             '"instruction" and "answer" (and optionally "group", "time").'
         )
+    for key in ("instruction", "answer"):
+        if not isinstance(row[key], str):
+            kind = {bool: " (true/false)", int: " (a number)", float: " (a number)", list: " (a list)"}.get(
+                type(row[key]), " (an object)" if isinstance(row[key], dict) else ""
+            )
+            raise PilotError(
+                f"data.path={source}: line {number}: {key!r} is {json.dumps(row[key])[:80]}{kind}, not a string. "
+                f'Fix: write it as text ("{key}": "..."), or leave the line out.'
+            )
     return row
 
 

@@ -45,6 +45,11 @@ NOT_A_RUN = "_not_a_run"  # a row of a NOT_RUNS record (``collect`` keeps them a
 PILOTS_AND_ESTIMATES = "pilots_and_estimates"  # ``collect``'s frame.attrs key: their rows, listed apart
 CURVE_BATCH_BYTES = 1 << 20  # metrics.jsonl text whose training points are read at once (training_points)
 RUNS_PER_PROCESS = 1000  # fewer runs than this per process: read in this process alone (a fork costs ~50 ms)
+# why a run.json still says running when no process holds it (a full disk: run.json could not be written)
+ENDED_UNSAID = (
+    "it ended without recording how (killed: SIGKILL, out of memory, a power loss, or a full disk its record "
+    "could not be written to?)"
+)
 # columns of every recap frame, even when no run could be read
 COLUMNS = ("run_dir", "sweep", "sweep_id", "run_id", "parent_id", "variant", "seed", "status", "stop_cause")
 
@@ -131,7 +136,7 @@ def read_run(run_dir: Path | str, curve: bool = False) -> dict[str, Any]:
         if record.get("mode") in NOT_RUNS:  # kept aside by ``collect``: how it ended, not compared
             said = {k: record[k] for k in ("run_id", "status", "stop_cause") if isinstance(record.get(k), str)}
             if said.get("status") == "running" and (gone := abandoned(run_dir)):  # killed before its verdict
-                said["stop_cause"] = f"{gone}: it ended without recording how (killed: SIGKILL, out of memory?)"
+                said["stop_cause"] = f"{gone}: {ENDED_UNSAID}"
             return {**row, "mode": record["mode"], **said, NOT_A_RUN: True}
         row.update(record_row(record))
         if row.get("status") == "running" and (gone := abandoned(run_dir)):  # run.json's last word
@@ -178,7 +183,7 @@ def _abandoned_cause(record: dict[str, Any], run_dir: str, gone: str) -> str:
     sweep = Path(run_dir).parent if record.get("sweep_id") else None
     hint = resume_hint([str(o) for o in record.get("overrides") or []], Path(run_dir), sweep)
     start = "from its last checkpoint" if saved else "from update 0: it wrote no checkpoint"
-    return f"{gone}: it ended without recording how (killed: SIGKILL, out of memory, a power loss?); {hint} ({start})"
+    return f"{gone}: {ENDED_UNSAID}; {hint} ({start})"
 
 
 def sweep_of(row: dict[str, Any]) -> str:

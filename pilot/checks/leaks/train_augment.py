@@ -7,6 +7,9 @@
   squares over every candidate, residual below ``MIX_RESIDUAL`` of the change); warned when mixes are at
   least ``TRANSFORMED`` of training and ``MIN_WRONG`` of them are dominated by another class's example
   while labelled with their own (mixed labels reach the loss as soft targets, not as one class each);
+- **mixup with the soft targets' weights swapped** (``lam * x_i + (1 - lam) * x_j`` trained towards
+  ``(1 - lam) * y_i + lam * y_j``): each raw example's class read by a nearest-neighbour classifier of a
+  later split's plain examples; warned when most mixes of two classes weigh them the other way round;
 - **a grayscale on a task told by colour**: a training input whose channels are equal where its raw
   array's are not (a colour axis of 3, first or last), a ``RandomGrayscale``; warned when a 5-nearest-
   neighbour classifier separates the classes at least ``SEPARABLE`` on the raw arrays and at most
@@ -57,13 +60,13 @@ def _partners(flat: np.ndarray, seen: np.ndarray, rows: np.ndarray) -> dict[int,
     return found
 
 
-def _mixup(views: ModelViews, raws: np.ndarray, seen: np.ndarray, flags: np.ndarray) -> list[Finding]:
+def _mixup(views: ModelViews, raws: np.ndarray, seen: np.ndarray, flags: np.ndarray, key: str, field: str) -> list:
     labels = scalar_labels(views, "train")
-    if labels is None:
-        return []
     mixes = _partners(raws.reshape(len(raws), -1), seen, np.flatnonzero(flags))
     if len(mixes) < TRANSFORMED * min(len(flags), MAX_MIXES):
         return []
+    if labels is None:  # soft targets: mixed too, with which weights?
+        return _soft_mixup(views, key, field, raws, mixes)
     wrong = [(i, j, w) for i, (j, w) in mixes.items() if w > 0.5 and labels[j] != labels[i]]
     if len(wrong) < MIN_WRONG:
         return []
@@ -78,6 +81,64 @@ def _mixup(views: ModelViews, raws: np.ndarray, seen: np.ndarray, flags: np.ndar
             views.splits["train"][i].index,
             detail="the input mostly shows one class and is trained as another. Fix: mix the targets with the same "
             "weight (soft labels, or lam * loss(y_i) + (1 - lam) * loss(y_j))",
+        )
+    ]
+
+
+def _hard_classes(views: ModelViews, split: str) -> np.ndarray | None:
+    """A split's labels as class ids when each is one id or a one-hot vector; else None."""
+    labels = views.labels.get(split) or []
+    if not labels or len({label.size for label in labels}) != 1:
+        return None
+    if labels[0].size == 1:
+        return scalar_labels(views, split)
+    rows = np.stack([label.reshape(-1).astype(np.float64) for label in labels])
+    one_hot = np.isclose(rows.max(axis=1), 1.0) & np.isclose(rows.sum(axis=1), 1.0) & np.isclose(rows.min(axis=1), 0)
+    return rows.argmax(axis=1) if bool(one_hot.all()) else None
+
+
+def _soft_mixup(views: ModelViews, key: str, field: str, raws: np.ndarray, mixes: dict) -> list[Finding]:
+    """Soft targets mixed with the weights swapped: the input ``(1 - w) x_i + w x_j`` trained towards
+    ``w y_i + (1 - w) y_j``. Each raw training example's class is read by a 5-nearest-neighbour classifier
+    fitted on a later split's plain examples (hard labels), where it separates the classes."""
+    later = next((s for s in views.order() if s != "train" and _hard_classes(views, s) is not None), None)
+    soft = views.labels["train"]
+    if later is None or len({label.size for label in soft}) != 1 or soft[0].size < 2:
+        return []
+    from sklearn.neighbors import KNeighborsClassifier
+
+    plain, classes = _arrays(views, key, field, later)[0], _hard_classes(views, later)
+    if len(np.unique(classes)) < 2 or np.unique(classes, return_counts=True)[1].min() < 5:
+        return []
+    if knn_separability(plain, classes) < SEPARABLE:
+        return []  # the arrays do not tell the classes: no raw example's class to compare with
+    own = KNeighborsClassifier(5).fit(plain.reshape(len(plain), -1), classes).predict(raws.reshape(len(raws), -1))
+    swapped, kept = [], 0
+    for i, (j, w) in mixes.items():
+        a, b, target = int(own[i]), int(own[j]), soft[i].reshape(-1)
+        if a == b or abs(w - 0.5) < 0.1 or max(a, b) >= target.size:
+            continue
+        as_mixed = abs(target[a] - (1 - w)) + abs(target[b] - w)
+        reversed_ = abs(target[a] - w) + abs(target[b] - (1 - w))
+        if reversed_ + 0.1 < as_mixed:
+            swapped.append((i, j, w))
+        elif as_mixed + 0.1 < reversed_:
+            kept += 1
+    if len(swapped) < MIN_WRONG or len(swapped) < 4 * kept:
+        return []
+    i, j, w = swapped[0]
+    target = soft[i].reshape(-1)
+    return [
+        Finding(
+            f"{len(mixes)} training inputs are mixes of two training examples (mixup) with soft targets whose weights "
+            f"are the other way round: in {len(swapped)} of {len(swapped) + kept} the example that weighs more in the "
+            f"input weighs less in the target (this row: {1 - w:.2f} of its own input, class {own[i]}, and {w:.2f} of "
+            f"example {views.splits['train'][j].index}, class {own[j]}; its target {target[own[i]]:.2f} and "
+            f"{target[own[j]]:.2f})",
+            "train",
+            views.splits["train"][i].index,
+            detail="the class that dominates the input gets the smaller share of the target. Fix: mix the targets "
+            "with the inputs' own weights: lam * y_i + (1 - lam) * y_j for lam * x_i + (1 - lam) * x_j",
         )
     ]
 
@@ -128,4 +189,4 @@ def train_augment_warnings(views: ModelViews) -> tuple[list[Finding], dict[str, 
     report = {"raw_field": field, "transformed_share": float(flags.mean()), "elsewhere": elsewhere}
     if flags.mean() < TRANSFORMED or elsewhere > UNTOUCHED:
         return [], report
-    return _mixup(views, raws, seen, flags) + _grayscale(views, raws, seen, flags), report
+    return _mixup(views, raws, seen, flags, key, field) + _grayscale(views, raws, seen, flags), report
