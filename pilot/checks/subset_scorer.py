@@ -170,28 +170,33 @@ class SubsetScorer:
             if targets
             else 0.0
         )
-        if task.correct_count is not None:
-            self.rule = "the task's correct_count (share of targets it counts correct)"
+        self.rule = self._rule(targets, tolerance_rule)
+
+    def _rule(self, targets: int, tolerance_rule: str) -> str:
+        """The rule a recovered example is judged by, in words."""
+        if self.task.correct_count is not None:
+            rule = "the task's correct_count (share of targets it counts correct)"
         elif self.ambiguous_targets:
-            self.rule = (
+            rule = (
                 f"determined positions: {targets - self.ambiguous_targets} of {targets} targets have a "
                 f"context that fixes the answer within the subset; {self.ambiguous_targets} share "
                 f"their context with another answer (loss floor {self.loss_floor:.3g})"
             )
         else:
-            self.rule = "every target (each context fixes its answer within the subset)"
-        if self.reach is not None and task.correct_count is None:
-            self.rule += (
+            rule = "every target (each context fixes its answer within the subset)"
+        if self.reach is not None and self.task.correct_count is None:
+            rule += (
                 f"; a context is the last {self.reach} token(s): the fresh model's output reads no further "
                 "(measured: replacing every earlier token leaves it unchanged)"
             )
-        if self.untrained and task.correct_count is None:
-            self.rule += f"; {self.untrained} labelled position(s) the loss does not train are not judged"
-        if self.regression and task.correct_count is None:
-            self.rule += (
+        if self.untrained and self.task.correct_count is None:
+            rule += f"; {self.untrained} labelled position(s) the loss does not train are not judged"
+        if self.regression and self.task.correct_count is None:
+            rule += (
                 f"; float labels: a prediction within {self.tolerance:.3g} of its target ({tolerance_rule}) "
                 "counts as recovered"
             )
+        return rule
 
     @property
     def recovered_as(self) -> str:

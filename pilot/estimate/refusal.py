@@ -107,28 +107,7 @@ def refusal_reason(error: BaseException, *, building: bool = False, settings_not
     where = _raised_at(error)
     data_dependent = (DataDependentOutputException, DynamicOutputShapeException)
     if isinstance(error, data_dependent) or type(error).__name__.startswith("GuardOnDataDependent"):
-        if building:
-            return (
-                f"the model's construction cannot run on fake tensors: its __init__ or weight "
-                f"initialization reads a tensor value ({what}; raised at {where}); pilot refuses to "
-                "guess its memory. Fix: initialize the weights without reading their values (e.g. no "
-                "loop until no sample is out of range; torch.nn.init's functions are handled), or "
-                "measure it on a real device with the pilot's phases."
-            )
-        if "pack_padded_sequence" in first_line:  # shapes from the lengths by design: the right way, not a fault
-            return (
-                f"the model packs its batches (torch.nn.utils.rnn.pack_padded_sequence), whose shapes come from "
-                f"each batch's lengths, which fake tensors do not have ({what}; raised at {where}); pilot refuses to "
-                "guess its memory. Packing is the right way to keep an RNN off its padding: keep it. Its memory is "
-                "measured on real tensors by the pilot's phases (phases.csv); run the pilot at the campaign's sizes "
-                "on the target device to size it."
-            )
-        return (
-            f"the model or task code cannot run on fake tensors: it reads a tensor value or makes a "
-            f"shape depend on the data ({what}; raised at {where}); pilot refuses to guess its memory. "
-            "Fix: avoid reading tensor values inside forward/loss (e.g. .item(), data-dependent "
-            "shapes), or measure it on a real device with the pilot's phases."
-        )
+        return _reads_values(what, where, building)
     if _in_tracker(error):
         return (
             f"PyTorch's memory tracker (torch.distributed._tools.mem_tracker, which the estimate runs under) cannot "
@@ -154,4 +133,30 @@ def refusal_reason(error: BaseException, *, building: bool = False, settings_not
         "pilot refuses to guess its memory. This is not a value read; fix the error (run "
         "estimate_memory(cfg, fake=False) to see it on real tensors) or measure it on a real device "
         f"with the pilot's phases.{settings_note or fake_kernel}"
+    )
+
+
+def _reads_values(what: str, where: str, building: bool) -> str:
+    """The refusal of an operation that needs a tensor's value or makes a shape from the data."""
+    if building:
+        return (
+            f"the model's construction cannot run on fake tensors: its __init__ or weight "
+            f"initialization reads a tensor value ({what}; raised at {where}); pilot refuses to "
+            "guess its memory. Fix: initialize the weights without reading their values (e.g. no "
+            "loop until no sample is out of range; torch.nn.init's functions are handled), or "
+            "measure it on a real device with the pilot's phases."
+        )
+    if "pack_padded_sequence" in what:  # shapes from the lengths by design: the right way, not a fault
+        return (
+            f"the model packs its batches (torch.nn.utils.rnn.pack_padded_sequence), whose shapes come from "
+            f"each batch's lengths, which fake tensors do not have ({what}; raised at {where}); pilot refuses to "
+            "guess its memory. Packing is the right way to keep an RNN off its padding: keep it. Its memory is "
+            "measured on real tensors by the pilot's phases (phases.csv); run the pilot at the campaign's sizes "
+            "on the target device to size it."
+        )
+    return (
+        f"the model or task code cannot run on fake tensors: it reads a tensor value or makes a "
+        f"shape depend on the data ({what}; raised at {where}); pilot refuses to guess its memory. "
+        "Fix: avoid reading tensor values inside forward/loss (e.g. .item(), data-dependent "
+        "shapes), or measure it on a real device with the pilot's phases."
     )
