@@ -149,3 +149,42 @@ def inverted_positive_weights(
             "instead of neg/pos pushes the rare tags towards 'no'. Fix: pos_weight = negatives / positives per tag"
         )
     ]
+
+
+LEANING = 0.7  # of the fresh loss: what the batch's mean logits alone must give for the start to be a constant lean
+RARE = 0.5  # of an even share (1 / classes): a class this rare among the labels read is not where outputs should lean
+
+
+def constant_lean(task: TaskData, outputs: list[tuple[Any, dict[str, Any]]], per_target: float) -> str:
+    """A fresh model far above even logits because every example's output leans the same way: the loss of
+    the batch's mean logits alone (each class's mean over the examples) gives most of the fresh loss. A
+    learned temperature started high (CLIP) over a fresh model's features, alike for every input, leans too,
+    but towards any class: only a lean towards a class rare among the labels read (under ``RARE`` of an even
+    share) is said, where labels are class ids. The words, or ""."""
+    try:
+        with torch.no_grad():
+            means = [logits_of(o).float().reshape(-1, logits_of(o).shape[-1]).mean(0) for o, _ in outputs]
+            lean = sum(
+                as_number(task.loss_sum(with_logits(o, mean.expand_as(logits_of(o)).to(logits_of(o))), b))
+                for (o, b), mean in zip(outputs, means)
+            )
+            count = sum(as_number(task.target_count(b)) for _, b in outputs)
+    except Exception:  # noqa: BLE001 - an output whose logits cannot be replaced
+        return ""
+    if not count or lean / count < LEANING * per_target:
+        return ""
+    mean = torch.stack(means).mean(0)
+    favoured = int(mean.argmax()) if mean.numel() > 1 else int(mean.item() > 0)
+    labels = [b.get("labels") for _, b in outputs]
+    if not all(torch.is_tensor(y) and y.dim() == 1 and not y.is_floating_point() for y in labels):
+        return ""
+    ids, classes = torch.cat(labels), max(int(mean.numel()), 2)
+    if float((ids == favoured).float().mean()) > RARE / classes:
+        return ""  # leaning towards a class as frequent as any: a scale on a fresh model's shared direction
+    share = f" ({int((ids == favoured).sum())} of the {len(ids)} labels read)"
+    return (
+        f"every example's output leans the same way: the batch's mean logits alone give {lean / count:.4g} per target, "
+        f"favouring class {favoured}{share}. An output bias initialised away from the classes' frequencies "
+        "(log-priors in another order than the class ids, e.g. sorted by frequency)? Fix: initialise the output "
+        "bias to the log of each class's own frequency, in class-id order, or to 0"
+    )

@@ -155,7 +155,8 @@ def padding_findings(
                     continue
                 compared, worst = compared + 1, max(worst, difference)
                 alone_outputs.append((own, model_inputs(alone)))
-                candidates.append((difference, batch, row, real[row], encoded[start + row], own))
+                rows = encoded[start : start + batch_size(batch)]
+                candidates.append((difference, batch, row, real[row], encoded[start + row], own, output, rows))
             batches += 1
             if batches >= BATCHES:
                 break
@@ -165,8 +166,10 @@ def padding_findings(
         details["outputs_alike"] = True
         return [_alike(split, compared, spread)], details
     limit = details["limit"] = judged_limit(limit, spread)
-    for difference, batch, row, real_row, item, own in candidates:
+    for difference, batch, row, real_row, item, own, output, rows in candidates:
         if difference > limit:
+            if (held := _another_rows_output(task, model, (output, batch, row, own), rows, limit)) is not None:
+                return [_rows_reordered(batch, row, held, split)], details
             twice = _twice_difference(task, model, item, own)
             if twice is not None and twice > limit:  # no padding at all, and still another output
                 details["twice_relative_difference"] = twice
@@ -188,6 +191,47 @@ def _twice_difference(task: TaskData, model: torch.nn.Module, item: dict[str, An
             return output_difference(row_scores(task, task.forward(model, pair), pair, 0), own)
     except Exception:  # noqa: BLE001 - not comparable: the padding finding stands
         return None
+
+
+def _another_rows_output(
+    task: TaskData, model: torch.nn.Module, batched: tuple, rows: list, limit: float
+) -> int | None:
+    """The other row of the micro-batch whose example, collated alone, gives this row's output (over the
+    positions both hold) where the row's own example alone does not: the outputs come back in another order
+    than the rows (sorted by length for packing and never put back); None otherwise. ``batched``: the
+    batch's output, the batch, the row and its example's output alone."""
+    output, batch, row, own = batched
+    mine = row_scores(task, output, batch, row)
+    if mine is None:
+        return None
+    with untouched(model), torch.no_grad():
+        model.eval()
+        for other, item in enumerate(rows):
+            if other == row:
+                continue
+            alone = task.collate([item])
+            theirs = row_scores(task, task.forward(model, alone), alone, 0)
+            if theirs is None or theirs.dim() != mine.dim() or theirs.shape[1:] != mine.shape[1:]:
+                continue
+            both = min(len(mine), len(theirs), len(own)) if mine.dim() > 1 else None
+            difference = output_difference(mine[:both], theirs[:both])
+            if difference is not None and difference <= limit and output_difference(mine[:both], own[:both]) > limit:
+                return other
+    return None
+
+
+def _rows_reordered(batch: dict[str, Any], row: int, other: int, split: str) -> Finding:
+    index = batch.get("index")
+    named = f"example {int(index[other])}'s" if torch.is_tensor(index) else f"row {other}'s"
+    return Finding(
+        f"the model's outputs come back in another order than the batch's rows: row {row}'s output is {named}, "
+        "as that example gives it alone. A sort inside forward (by length, for pack_padded_sequence) whose outputs "
+        "are never put back: every loss term then compares one example's output with another's label. Fix: "
+        "restore the order after unpacking (out[inverse], inverse = order.argsort()), or pack with "
+        "enforce_sorted=False, which restores it itself",
+        split,
+        int(index[row]) if torch.is_tensor(index) else None,
+    )
 
 
 def _mixes_rows(batch: dict[str, Any], row: int, difference: float, split: str) -> Finding:

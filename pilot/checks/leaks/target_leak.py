@@ -62,6 +62,9 @@ def target_leak_warnings(
     if len(names) != features.shape[1]:
         names = [f"{key}[{j}]" for j in range(features.shape[1])]
     corr = _label_correlation(features, label)
+    steps = np.concatenate([[e.time if e.time is not None else e.index for e in views.splits[s]] for s in splits])
+    series = _same_series(features, label, steps[counted].astype(np.float64))  # the label, read a step later
+    corr = np.where(series, 0.0, corr)
     separation, best_class = _threshold_separation(features, label, limits)
     measured = _measurements_of_one_class(features, label, separation, best_class, limits)
     lookup = _lookup_separation(features, label, limits)
@@ -80,9 +83,37 @@ def target_leak_warnings(
         "max_lookup_balanced_accuracy": round(float(lookup.max()), 4),
         "most_telling_feature": names[top],
         "separate_one_class_only": [names[j] for j in np.flatnonzero(measured)],  # not warned: see below
+        "label_is_a_reading_of": [names[j] for j in np.flatnonzero(series)],  # a series' own persistence
         "label_spread_over_features": int(telling.sum()) if spread else 0,  # the content itself: not warned
     }
     return warnings, report
+
+
+SAME_SERIES = 0.5  # of the examples: labels found among other examples' values of one feature
+
+
+def _same_series(features: np.ndarray, label: np.ndarray, steps: np.ndarray) -> np.ndarray:
+    """Per feature: whether most labels are that feature's value in a *later* example (to float32's
+    precision; ``steps``: each example's time, else its index), never their own: the label is the next
+    reading of a series whose last readings are the inputs (a forecast from lags), which the next window
+    holds as an input. Its correlation with that feature is the series' persistence (an AR process: 0.99),
+    not a column recorded with the outcome (the example's own label) nor a later reading an earlier example
+    was given (an earlier example holding the label: the future leaked). Continuous labels only (mostly
+    distinct values: class ids are found anywhere)."""
+    series = np.zeros(features.shape[1], dtype=bool)
+    if len(np.unique(label)) < 0.5 * len(label):
+        return series
+    for j in range(features.shape[1]):
+        column = features[:, j]
+        tolerance = 1e-5 * max(float(np.abs(column).max()), 1e-12)
+        order = np.argsort(column, kind="stable")
+        values = column[order]
+        at = np.clip(np.searchsorted(values, label), 1, len(values) - 1)
+        nearer = np.where(np.abs(values[at] - label) <= np.abs(values[at - 1] - label), at, at - 1)
+        holder = order[nearer]  # the example whose value of this feature is nearest the label
+        found = (np.abs(column[holder] - label) <= tolerance) & (np.abs(column - label) > tolerance)
+        series[j] = (found & (steps[holder] > steps)).mean() >= SAME_SERIES
+    return series
 
 
 def _label_correlation(features: np.ndarray, label: np.ndarray) -> np.ndarray:
