@@ -114,7 +114,11 @@ REFUSED_BY_VALIDATION = [
     # an estimate of training: a failed run record, before (its own refusal came after the directory)
     ("mode=estimate model=hf_causal_lm model.dtype=fp16", ("model.dtype='fp16'", "adapter=lora")),
     # the previously good errors
-    ("batch.micro_batch=-2", ("batch.micro_batch=-2", "must lie in (0, 2147483647]")),
+    ("batch.micro_batch=-2", ("batch.micro_batch=-2", "must lie in (0, 2147483647]", "Fix: e.g. batch.micro_batch=2.")),
+    # a range refusal names a value in range (an examination: 15 of them had no Fix)
+    ("budget.value=-5", ("budget.value=-5: must be > 0. Fix: e.g. budget.value=5.",)),
+    ("rental.margin=10", ("rental.margin=10", "Fix: e.g. rental.margin=0.1.")),  # a percentage, as a share
+    ("optim.momentum=1", ("optim.momentum=1", "Fix: e.g. optim.momentum=0.9.")),  # the nearest inside the bound
     ("batch.micro_batch=99999999999999999999", ("batch.micro_batch=99999999999999999999", "2**31 - 1")),
     ("precision=fp16 precision.grad_scaler=false", ("precision.grad_scaler", "precision.grad_scaler=true")),
     ("model._target_=nope.Model", ("model._target_", "importable")),

@@ -154,4 +154,27 @@ def check_ranges(cfg: DictConfig, problems: list[Problem]) -> None:
         if not is_number(value):
             problems.append(Problem(key, value, f"must be a number; it must {allowed}."))
         elif value not in allowed:
-            problems.append(Problem(key, value, f"must {allowed}" + (f" ({why})." if why else ".")))
+            problems.append(
+                Problem(key, value, f"must {allowed}" + (f" ({why})." if why else ".") + _fix(key, allowed, value))
+            )
+
+
+def _fix(key: str, allowed: Range, value: object = None) -> str:
+    """' Fix: e.g. key=<a value in range>': the value without its sign, a percentage as a share, the bound
+    it crossed (a value just inside an open one); '' where none of those is in range."""
+    if not is_number(value) or isinstance(value, bool):
+        return ""
+    whole = float(value).is_integer()
+    first = [abs(value)]  # a sign typed by mistake
+    if allowed.high is not None and allowed.high <= 1 < value <= 100:  # a percentage for a share
+        first.append(value / 100)
+    bounds = []  # else the nearest bound, just inside an open one
+    if allowed.low is not None:
+        bounds.append(allowed.low + (1 if whole else 0.1) * allowed.low_open)
+    if allowed.high is not None:
+        bounds.append(allowed.high - (1 if whole and allowed.high > 1 else 0.1) * allowed.high_open)
+    for candidate in first + sorted(bounds, key=lambda bound: abs(bound - value)):
+        if candidate != value and candidate in allowed:
+            shown = int(candidate) if whole and float(candidate).is_integer() else round(candidate, 6)
+            return f" Fix: e.g. {key}={shown}."
+    return ""
