@@ -70,6 +70,7 @@ from pilot.rental.journal import append_entry, journal_problem
 from pilot.rental.sheet import remove_sheet
 from pilot.report import print_console, write_report
 from pilot.run_record import RunDirectoryLock, RunRecord, record_interrupted
+from pilot.run_summary import learning_rate_reached
 from pilot.still_running import still_running
 from pilot.validation import validate
 
@@ -356,9 +357,11 @@ def _guarded_steps(
     drawn = None
     try:
         task = instantiate(cfg.data, _convert_="all")
-        arithmetic = plan_from_config(cfg, len(task.splits["train"])).describe()
+        plan = plan_from_config(cfg, len(task.splits["train"]))
+        arithmetic = plan.describe()
         for line in arithmetic:
             log.info("batch arithmetic: %s", line)
+        learning_rate_reached(cfg, plan.total_updates, {})  # a warm-up the campaign's runs never finish: said
         with torch.random.fork_rng(devices=[]):  # leaves the random state of the steps below as it was
             contract = check_contract(task, build_model(cfg), model_settings(cfg))
             log.info("contract: %s", contract.reason)  # only a failure is a row

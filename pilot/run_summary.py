@@ -38,7 +38,7 @@ def record_setup(cfg: DictConfig, trainer: Trainer, record: RunRecord, run_dir: 
     ]
     for line in lines:
         log.info("batch arithmetic: %s", line)
-    _learning_rate_reached(cfg, plan.total_updates, summary)
+    learning_rate_reached(cfg, plan.total_updates, summary)
     declared, available = int(cfg.loop.eval_examples), len(trainer.task.splits["val"])
     summary["eval_examples"] = min(declared, available)  # what every validation of the run evaluates
     if available < declared:
@@ -90,7 +90,7 @@ def parameter_counts(model: torch.nn.Module, cfg: DictConfig) -> dict[str, Any]:
     return counts
 
 
-def _learning_rate_reached(cfg: DictConfig, total_updates: int, summary: dict) -> None:
+def learning_rate_reached(cfg: DictConfig, total_updates: int, summary: dict) -> None:
     """The highest learning rate the run's updates use, recorded; a warning when it is not optim.lr
     (a warm-up longer than the run) or is 0 (no update changes a weight)."""
     lr, warmup = float(cfg.optim.lr), int(cfg.optim.warmup_updates)
@@ -101,7 +101,7 @@ def _learning_rate_reached(cfg: DictConfig, total_updates: int, summary: dict) -
     elif reached < lr:
         log.warning(
             "optim.warmup_updates=%d is longer than the run's %d updates: the learning rate only reaches %.3g "
-            "(optim.lr=%g; recorded as batch_plan.peak_lr_reached). Fix: optim.warmup_updates <= %d.",
+            "(optim.lr=%g). Fix: optim.warmup_updates <= %d.",
             warmup,
             total_updates,
             reached,

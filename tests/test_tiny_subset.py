@@ -322,3 +322,13 @@ def test_a_model_that_reads_its_last_few_tokens_is_judged_on_those(make_cfg):
     assert context_reach(task, tiny_gpt(task), items) is None
     result = tiny_subset_check(make_cfg(), task, CPU, build_model=lambda: conv.build_model(task))
     assert result.verdict == "pass" and "a context is the last 5 token(s)" in result.reason, result.reason
+
+
+def test_a_warm_up_longer_than_the_subset_is_named_when_it_does_not_learn(make_cfg):
+    """optim.warmup_updates=2000 on a 200-update budget: the subset's learning rate stays at a fraction of
+    optim.lr and it fails; the reason said nothing of the schedule (an outside examination)."""
+    cfg = make_cfg("+experiment=classification", "optim.warmup_updates=100000", "pilot.tiny.max_updates=20")
+    task = digits.make_task()
+    result = tiny_subset_check(cfg, task, CPU)
+    assert result.verdict == "fail", result.reason
+    assert "optim.warmup_updates=100000 is longer than the 20 updates the subset ran" in result.reason, result.reason

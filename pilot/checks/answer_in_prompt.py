@@ -21,15 +21,29 @@ from pilot.checks.result import Finding
 from pilot.data.task import IGNORE_INDEX, TaskData
 
 CONTEXT = 4  # tokens before the answer that must come with it
+REPEATED = 0.5  # of the tokens from an earlier occurrence to the asking point: shared with the question
 MIN_ROWS = 10
 ROWS = 512  # first training examples read
 BATCH = 8
 SHARE = 0.8  # of the judged rows
 
 
-def _holds(tokens: list[int], wanted: list[int]) -> bool:
+def _asked_again(tokens: list[int], wanted: list[int], asking: list[int]) -> bool:
+    """Whether ``wanted`` (context + answer) occurs in ``tokens`` preceded by the same words that ask for
+    it now: the asking tokens' common ending with the tokens before that occurrence's answer covers at least
+    ``REPEATED`` of the way from the occurrence to the asking point. A demonstration repeats its whole
+    question (the row's question, then its answer, then the question again); a record read by key
+    (``color=red ... get color=``) shares the key's few tokens with a question much further on."""
     width = len(wanted)
-    return any(tokens[i : i + width] == wanted for i in range(len(tokens) - width + 1))
+    for at in range(len(tokens) - width + 1):
+        if tokens[at : at + width] != wanted:
+            continue
+        end, shared = at + CONTEXT, 0  # the occurrence's context ends where its answer starts
+        while shared < min(end, len(asking)) and tokens[end - 1 - shared] == asking[-1 - shared]:
+            shared += 1
+        if shared >= REPEATED * (len(asking) - end):
+            return True
+    return False
 
 
 def _row_holds_its_answer(ids: list[int], labels: list[int]) -> bool | None:
@@ -44,8 +58,8 @@ def _row_holds_its_answer(ids: list[int], labels: list[int]) -> bool | None:
     prompt = ids[: first - CONTEXT]
     # labels on the input positions (the model shifts): the answer starts at ``first``; pre-shifted labels
     # (position t predicts token t + 1): the prompt's last token is ids[first]
-    asked = (ids[first - CONTEXT : first], ids[first - CONTEXT + 1 : first + 1])
-    return any(_holds(prompt, list(context) + answer) for context in asked)
+    asked = (ids[:first], ids[: first + 1])
+    return any(_asked_again(prompt, list(asking[-CONTEXT:]) + answer, list(asking)) for asking in asked)
 
 
 def answer_in_prompt_findings(task: TaskData, encoded: list[dict[str, Any]]) -> tuple[list[Finding], dict[str, Any]]:

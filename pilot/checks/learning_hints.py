@@ -320,3 +320,14 @@ def _small_margins(output: Any) -> str:
         "temperature left in forward, a division of the logits, a logit_scale below 1); each gradient is scaled "
         "down with it. Fix: return the unscaled logits from forward (or a learning rate that makes up for it)."
     )
+
+
+def warmup_hint(warmup_updates: int, updates_done: int, lr: float) -> str:
+    """A warm-up longer than the updates the subset ran: the learning rate never reached optim.lr."""
+    if warmup_updates <= updates_done or updates_done <= 0 or lr <= 0:
+        return ""
+    return (
+        f" optim.warmup_updates={warmup_updates} is longer than the {updates_done} updates the subset ran: its "
+        f"learning rate reached {updates_done / warmup_updates:.0%} of optim.lr={lr:g} (the run's own warm-up ends "
+        "where its budget says). Fix: a warm-up of a small share of the run's updates (optim.warmup_updates)"
+    )

@@ -222,7 +222,7 @@ def contract_findings(numbers: dict[str, Any], trained: int, even: dict[str, Any
         )
     elif not float(numbers["count"]).is_integer():  # a sum of example weights: does the loss apply them?
         findings += _weights_unapplied(even)
-    elif trained and int(numbers["count"]) != trained:
+    elif trained and int(numbers["count"]) != trained and not _examples_as_targets(numbers, trained, even):
         findings.append(
             Finding(
                 f"target_count says {numbers['count']:g} targets but loss_sum trains "
@@ -236,6 +236,19 @@ def contract_findings(numbers: dict[str, Any], trained: int, even: dict[str, Any
             )
         )
     return findings
+
+
+def _examples_as_targets(numbers: dict[str, Any], trained: int, even: dict[str, Any] | None) -> bool:
+    """A sequence-level loss: each example's loss the mean over its own positions, target_count one per
+    example (every example weighs the same, however long: a choice of several SFT recipes). Fewer targets
+    than trained positions, one per example, and with every logit 0 the same loss per example whatever its
+    length; a per-token sum counted per example gives a longer example more (not this)."""
+    singles = (even or {}).get("single_losses")
+    if not singles or numbers["count"] >= trained or numbers.get("single_counts") is None:
+        return False
+    if any(count != 1 for count in numbers["single_counts"]) or len(singles) < 2:
+        return False
+    return max(singles) <= 1.01 * min(singles) and min(singles) > 0
 
 
 def _weights_unapplied(even: dict[str, Any] | None) -> list[Finding]:

@@ -37,6 +37,7 @@ from pilot.checks.learning_hints import (
     unmoved_hint,
     unreached_tensors,
     untrained_tensors,
+    warmup_hint,
     weights_fingerprint,
 )
 from pilot.checks.loss_floor import loss_floor
@@ -281,7 +282,7 @@ def _not_learnt(
     trainer = attempt.trainer
     lr = float(cfg.optim.lr)
     unmoved = unmoved_hint(attempt.weights_before, trainer.raw_model, lr, trainer.updates_done)
-    hints = _zero_loss_wrong(attempt) + hints
+    hints = _zero_loss_wrong(attempt) + warmup_hint(int(cfg.optim.warmup_updates), trainer.updates_done, lr) + hints
     return "fail", f"cannot learn the subset: {numbers}.{unmoved if unmoved and lr == 0 else unmoved + hints}"
 
 

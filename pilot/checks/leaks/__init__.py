@@ -71,6 +71,8 @@ detectors look for what it did not declare:
 15. **A continuous regression target clipped at both ends** (``clipped_target_warnings``): training's
     float targets piled up exactly at their smallest and their largest value (5% or more each) with
     continuous values between (standardised targets clipped to [0, 1]).
+16. **A category coded per split** (``category_code_warnings``): an integer input that codes a string
+    field of the examples one way in training and another in a later split (``pd.factorize`` per split).
 
 Cost: examples of equal shapes are collated together, hashing is linear; nearest neighbours are
 chunked matrix products (O(n_a x n_b x features)); shingle overlaps a sort-join over shingle ids
@@ -85,6 +87,7 @@ Modules: ``thresholds``, ``model_views`` (what the model sees), ``id_fields`` (1
 ``clipped_targets`` (15).
 """
 
+from pilot.checks.leaks.category_codes import category_code_warnings
 from pilot.checks.leaks.class_scale import class_scale_warnings
 from pilot.checks.leaks.clipped_targets import clipped_target_warnings
 from pilot.checks.leaks.composite_ids import composite_id_warnings
@@ -110,6 +113,7 @@ from pilot.checks.leaks.train_transform import train_transform_warnings
 from pilot.checks.leaks.vectors import nearest
 
 __all__ = [
+    "category_code_warnings",
     "clipped_target_warnings",
     "own_statistics_warnings",
     "train_augment_warnings",

@@ -1,0 +1,97 @@
+"""A category coded per split (``category_code_warnings``): an integer input that is a fixed function of a
+string field of the examples within each split, but another function in a later split (``pd.factorize`` or a
+vocabulary of categories fitted on each split's own data frame, first-seen order): the same plan is 3 in
+training and 0 in validation, and the model reads another category's embedding for every validation row.
+Found per integer input column (at most ``MAX_COLUMNS`` per key) and string field: one code per value in
+each split (``FUNCTION`` of its examples), at least ``MIN_VALUES`` values shared, and at least
+``MIN_MOVED`` of them (and ``MOVED_SHARE``) coded otherwise in the later split."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any
+
+import numpy as np
+
+from pilot.checks.leaks.model_views import ModelViews
+from pilot.checks.result import Finding
+
+MAX_COLUMNS = 64
+MIN_VALUES, MIN_MOVED, MOVED_SHARE = 3, 2, 0.5
+FUNCTION = 0.95  # of a value's examples carry its most common code
+
+
+def _columns(views: ModelViews, split: str) -> dict[tuple[str, int], np.ndarray]:
+    """(key, column) -> that integer column over the split's examples (inputs of one shape per key)."""
+    rows = views.inputs[split]
+    found: dict[tuple[str, int], np.ndarray] = {}
+    for key in rows[0] if rows else []:
+        values = [row.get(key) for row in rows]
+        if any(v is None or not np.issubdtype(np.asarray(v).dtype, np.integer) for v in values):
+            continue
+        flat = [np.asarray(v).reshape(-1) for v in values]
+        if len({len(f) for f in flat}) != 1 or len(flat[0]) > MAX_COLUMNS:
+            continue
+        table = np.stack(flat)
+        found.update({(key, column): table[:, column] for column in range(table.shape[1])})
+    return found
+
+
+def _coding(values: list[Any], codes: np.ndarray) -> dict[Any, int] | None:
+    """value -> its code when the codes are (nearly) a function of the values, each seen twice; else None."""
+    seen: dict[Any, Counter] = defaultdict(Counter)
+    for value, code in zip(values, codes.tolist()):
+        seen[value][code] += 1
+    coding = {}
+    for value, counts in seen.items():
+        code, count = counts.most_common(1)[0]
+        if sum(counts.values()) >= 2 and count < FUNCTION * sum(counts.values()):
+            return None
+        coding[value] = code
+    return coding if len(coding) >= MIN_VALUES else None
+
+
+def _string_fields(views: ModelViews, split: str) -> dict[str, list[str]]:
+    examples = views.splits[split]
+    names = examples[0].fields if examples else {}
+    return {
+        name: [e.fields.get(name) for e in examples]
+        for name in names
+        if all(isinstance(e.fields.get(name), str) for e in examples)
+    }
+
+
+def category_code_warnings(views: ModelViews) -> tuple[list[Finding], dict[str, Any]]:
+    order = views.order()
+    if "train" not in order or len(order) < 2:
+        return [], {}
+    fields, columns = _string_fields(views, "train"), _columns(views, "train")
+    warnings, report = [], {"compared": 0}
+    for (key, column), codes in columns.items():
+        for name, values in fields.items():
+            train = _coding(values, codes)
+            if train is None:
+                continue
+            for split in order[1:]:
+                later = _coding(_string_fields(views, split).get(name, []), _columns(views, split).get((key, column)))
+                if later is None:
+                    continue
+                report["compared"] += 1
+                shared = sorted(set(train) & set(later))
+                moved = [v for v in shared if train[v] != later[v]]
+                if len(shared) >= MIN_VALUES and len(moved) >= max(MIN_MOVED, MOVED_SHARE * len(shared)):
+                    warnings.append(_finding(key, column, name, split, train, later, moved, shared))
+    return warnings[:3], report
+
+
+def _finding(key, column, name, split, train, later, moved, shared) -> Finding:
+    where = f"'{key}'" + (f"[{column}]" if column else "")
+    first = moved[0]
+    return Finding(
+        f"input {where} codes the field '{name}' per split: '{first}' is {train[first]} in train but "
+        f"{later[first]} in {split} ({len(moved)} of the {len(shared)} values both hold are coded otherwise)",
+        split,
+        detail="each split's codes were fitted on its own rows (pd.factorize, a category vocabulary per data frame): "
+        f"every {split} row reads another category's embedding. Fix: fit the coding on the training split once "
+        "and apply that mapping to every split",
+    )
