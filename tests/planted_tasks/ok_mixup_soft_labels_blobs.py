@@ -10,7 +10,8 @@ from tests.planted_tasks._common import classification_task, mlp
 EXPECTED = None
 
 
-def make_task():
+def make_task(swapped: bool = False):
+    """``swapped``: the targets mixed with the other weight (bug_mixup_soft_weights_swapped's mistake)."""
     task = classification_task()
     train = task.splits["train"]
     ids = {n: i for i, n in enumerate(task.class_names)}
@@ -24,7 +25,8 @@ def make_task():
             o = train[int(r.integers(len(train)))]
             lam = float(r.beta(0.4, 0.4))
             x = lam * x + (1 - lam) * torch.from_numpy(o.fields["x"])
-            y = lam * y + (1 - lam) * F.one_hot(torch.tensor(ids[o.fields["animal"]]), 3).float()
+            weight = 1 - lam if swapped else lam
+            y = weight * y + (1 - weight) * F.one_hot(torch.tensor(ids[o.fields["animal"]]), 3).float()
         return {"index": e.index, "inputs": x, "label": y}
 
     task.encode = encode
