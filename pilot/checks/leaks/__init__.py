@@ -73,6 +73,8 @@ detectors look for what it did not declare:
     continuous values between (standardised targets clipped to [0, 1]).
 16. **A category coded per split** (``category_code_warnings``): an integer input that codes a string
     field of the examples one way in training and another in a later split (``pd.factorize`` per split).
+17. **A vocabulary fitted per split** (``decoded_text_warnings``): a later split's token ids that decode,
+    through ``decode_tokens``, to other words than its examples' text, where training's read as theirs.
 
 Cost: examples of equal shapes are collated together, hashing is linear; nearest neighbours are
 chunked matrix products (O(n_a x n_b x features)); shingle overlaps a sort-join over shingle ids
@@ -92,6 +94,7 @@ from pilot.checks.leaks.class_scale import class_scale_warnings
 from pilot.checks.leaks.clipped_targets import clipped_target_warnings
 from pilot.checks.leaks.composite_ids import composite_id_warnings
 from pilot.checks.leaks.constant_labels import constant_label_findings
+from pilot.checks.leaks.decoded_text import decoded_text_warnings
 from pilot.checks.leaks.duplicates import duplicate_findings
 from pilot.checks.leaks.feature_skew import feature_skew_warnings
 from pilot.checks.leaks.id_fields import id_field_warnings, name_says_id
@@ -114,6 +117,7 @@ from pilot.checks.leaks.vectors import nearest
 
 __all__ = [
     "category_code_warnings",
+    "decoded_text_warnings",
     "clipped_target_warnings",
     "own_statistics_warnings",
     "train_augment_warnings",
