@@ -65,15 +65,17 @@ def category_code_warnings(views: ModelViews) -> tuple[list[Finding], dict[str, 
     order = views.order()
     if "train" not in order or len(order) < 2:
         return [], {}
-    fields, columns = _string_fields(views, "train"), _columns(views, "train")
+    fields = {split: _string_fields(views, split) for split in order}  # each read once: a wide table has many
+    columns = {split: _columns(views, split) for split in order}
     warnings, report = [], {"compared": 0}
-    for (key, column), codes in columns.items():
-        for name, values in fields.items():
+    for (key, column), codes in columns["train"].items():
+        for name, values in fields["train"].items():
             train = _coding(values, codes)
             if train is None:
                 continue
             for split in order[1:]:
-                later = _coding(_string_fields(views, split).get(name, []), _columns(views, split).get((key, column)))
+                later_codes = columns[split].get((key, column))
+                later = _coding(fields[split].get(name, []), later_codes) if later_codes is not None else None
                 if later is None:
                     continue
                 report["compared"] += 1
