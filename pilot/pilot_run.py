@@ -300,9 +300,8 @@ def _pilot(
     if busy:
         log.warning("%s", busy)
     device = resolve_device(cfg)
-    if (
-        cap := cap_host_memory(device.type, int(cfg.distributed.replicas))
-    ) is not None:  # before the checks' process: it inherits the cap
+    cap = cap_host_memory(device.type, int(cfg.distributed.replicas))  # before the checks' process: inherited
+    if cap is not None:
         record.update(host_memory_cap=cap)
     results: list[CheckResult] = []
     shown: list[dict[str, Any]] = []
@@ -361,7 +360,7 @@ def _guarded_steps(
         arithmetic = plan.describe()
         for line in arithmetic:
             log.info("batch arithmetic: %s", line)
-        learning_rate_reached(cfg, plan.total_updates, {})  # a warm-up the campaign's runs never finish: said
+        learning_rate_reached(cfg, plan.total_updates)  # a warm-up the campaign's runs never finish: said
         with torch.random.fork_rng(devices=[]):  # leaves the random state of the steps below as it was
             contract = check_contract(task, build_model(cfg), model_settings(cfg))
             log.info("contract: %s", contract.reason)  # only a failure is a row

@@ -90,12 +90,13 @@ def parameter_counts(model: torch.nn.Module, cfg: DictConfig) -> dict[str, Any]:
     return counts
 
 
-def learning_rate_reached(cfg: DictConfig, total_updates: int, summary: dict) -> None:
-    """The highest learning rate the run's updates use, recorded; a warning when it is not optim.lr
-    (a warm-up longer than the run) or is 0 (no update changes a weight)."""
+def learning_rate_reached(cfg: DictConfig, total_updates: int, summary: dict | None = None) -> None:
+    """The highest learning rate the run's updates use, recorded in ``summary`` when given; a warning when
+    it is not optim.lr (a warm-up longer than the run) or is 0 (no update changes a weight)."""
     lr, warmup = float(cfg.optim.lr), int(cfg.optim.warmup_updates)
     reached = lr * min(1.0, total_updates / warmup) if warmup > 0 else lr
-    summary["peak_lr_reached"] = reached
+    if summary is not None:
+        summary["peak_lr_reached"] = reached
     if reached == 0:
         log.warning("optim.lr=%g: no update changes a weight. Fix: a learning rate > 0.", lr)
     elif reached < lr:

@@ -148,9 +148,8 @@ class TrainingRun(RunEnding):
             refuse_finished_run(cfg, self.run_path)
             self.lock.announce()
         self.threads = configure_threads(cfg)  # before the resume: the count is compared with the checkpoint's
-        self.memory_cap = cap_host_memory(
-            resolve_device(cfg).type, self.ctx.world_size
-        )  # before the closing's process: inherited
+        device_type = resolve_device(cfg).type
+        self.memory_cap = cap_host_memory(device_type, self.ctx.world_size)  # before the closing's process: inherited
         state, resume_note = find_resume_state(cfg, self.checkpointer, self.run_path, self.ctx.is_main)
         if state is not None:  # where the run stands until the trainer is restored (a signal may come first)
             self.resumed_at = int(state.get("position", {}).get("updates_done", 0))

@@ -161,6 +161,9 @@ def constant_lean(task: TaskData, outputs: list[tuple[Any, dict[str, Any]]], per
     learned temperature started high (CLIP) over a fresh model's features, alike for every input, leans too,
     but towards any class: only a lean towards a class rare among the labels read (under ``RARE`` of an even
     share) is said, where labels are class ids. The words, or ""."""
+    labels = [b.get("labels") for _, b in outputs]
+    if not all(torch.is_tensor(y) and y.dim() == 1 and not y.is_floating_point() for y in labels):
+        return ""  # the share of the favoured class is read from class ids
     try:
         with torch.no_grad():
             means = [logits_of(o).float().reshape(-1, logits_of(o).shape[-1]).mean(0) for o, _ in outputs]
@@ -175,9 +178,6 @@ def constant_lean(task: TaskData, outputs: list[tuple[Any, dict[str, Any]]], per
         return ""
     mean = torch.stack(means).mean(0)
     favoured = int(mean.argmax()) if mean.numel() > 1 else int(mean.item() > 0)
-    labels = [b.get("labels") for _, b in outputs]
-    if not all(torch.is_tensor(y) and y.dim() == 1 and not y.is_floating_point() for y in labels):
-        return ""
     ids, classes = torch.cat(labels), max(int(mean.numel()), 2)
     if float((ids == favoured).float().mean()) > RARE / classes:
         return ""  # leaning towards a class as frequent as any: a scale on a fresh model's shared direction

@@ -159,7 +159,7 @@ def check_ranges(cfg: DictConfig, problems: list[Problem]) -> None:
             )
 
 
-def _fix(key: str, allowed: Range, value: object = None) -> str:
+def _fix(key: str, allowed: Range, value: object) -> str:
     """' Fix: e.g. key=<a value in range>': the value without its sign, a percentage as a share, the bound
     it crossed (a value just inside an open one); '' where none of those is in range."""
     if not is_number(value) or isinstance(value, bool):

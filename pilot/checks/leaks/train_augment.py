@@ -60,7 +60,9 @@ def _partners(flat: np.ndarray, seen: np.ndarray, rows: np.ndarray) -> dict[int,
     return found
 
 
-def _mixup(views: ModelViews, raws: np.ndarray, seen: np.ndarray, flags: np.ndarray, key: str, field: str) -> list:
+def _mixup(
+    views: ModelViews, raws: np.ndarray, seen: np.ndarray, flags: np.ndarray, key: str, field: str
+) -> list[Finding]:
     labels = scalar_labels(views, "train")
     mixes = _partners(raws.reshape(len(raws), -1), seen, np.flatnonzero(flags))
     if len(mixes) < TRANSFORMED * min(len(flags), MAX_MIXES):
@@ -101,13 +103,14 @@ def _soft_mixup(views: ModelViews, key: str, field: str, raws: np.ndarray, mixes
     """Soft targets mixed with the weights swapped: the input ``(1 - w) x_i + w x_j`` trained towards
     ``w y_i + (1 - w) y_j``. Each raw training example's class is read by a 5-nearest-neighbour classifier
     fitted on a later split's plain examples (hard labels), where it separates the classes."""
-    later = next((s for s in views.order() if s != "train" and _hard_classes(views, s) is not None), None)
+    hard = {s: _hard_classes(views, s) for s in views.order() if s != "train"}
+    later = next((s for s, classes in hard.items() if classes is not None), None)
     soft = views.labels["train"]
     if later is None or len({label.size for label in soft}) != 1 or soft[0].size < 2:
         return []
     from sklearn.neighbors import KNeighborsClassifier
 
-    plain, classes = _arrays(views, key, field, later)[0], _hard_classes(views, later)
+    plain, classes = _arrays(views, key, field, later)[0], hard[later]
     if len(np.unique(classes)) < 2 or np.unique(classes, return_counts=True)[1].min() < 5:
         return []
     if knn_separability(plain, classes) < SEPARABLE:
