@@ -341,6 +341,27 @@ def test_features_on_another_scale_warn_except_under_a_split_by_time():
     assert feature_skew_warnings(task, views, LeakThresholds(), "time") == ([], {"skipped": "split by time"})
 
 
+def test_one_transformation_of_a_whole_split_warns_below_the_per_feature_limits():
+    """An evaluation transform with other normalisation constants (every pixel 0.45x as wide) and targets
+    taken as log10 for validation, ln for training (the inputs unmoved) warn, though no feature moves by
+    5 standard deviations; their correct twins (same transforms; a training-only flip) and the same
+    shifts under a split by time do not."""
+    from pilot.checks.leaks import LeakThresholds, feature_skew_warnings, model_views
+    from tests.planted_tasks import runner
+
+    for bug, ok, said in (
+        ("bug_eval_transform_other_normalisation", "ok_eval_transform_same_normalisation", "under one map x -> 0.4"),
+        ("bug_val_log_target_other_base", "ok_log_price_target_every_split", "val targets moved while its inputs"),
+    ):
+        task = runner.load(bug).make_task()
+        views = model_views(task)
+        found = [f.problem for f in feature_skew_warnings(task, views, LeakThresholds(), "group")[0]]
+        assert any(said in problem for problem in found), found
+        assert feature_skew_warnings(task, views, LeakThresholds(), "time")[0] == []
+        twin = runner.load(ok).make_task()
+        assert feature_skew_warnings(twin, model_views(twin), LeakThresholds(), "group")[0] == []
+
+
 def test_one_chance_close_pair_is_not_a_copy_but_two_are_and_one_exact_copy_is():
     """A dense 3-feature data set puts one val example close to a train example by chance: one inexact
     near pair is noted, not warned (near_dup_min_examples=2); declared down to 1 it is warned again."""

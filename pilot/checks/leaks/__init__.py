@@ -42,7 +42,9 @@ detectors look for what it did not declare:
    Jensen-Shannon divergence of a later split's token frequencies from train's, against the same
    between two halves of train split by group (validation alone upper-cased, another template); for
    vector inputs (``feature_skew_warnings``), a feature whose mean or spread in a later split moves
-   far from train's (a scaler applied to train only); for sentence pairs (``segment_order_warnings``),
+   far from train's (a scaler applied to train only), and below that every value of a split carried from
+   train's by one affine map, or a float target moved while the inputs did not
+   (``split_transform``: another normalisation, a log in another base); for sentence pairs (``segment_order_warnings``),
    training's pairs with the longer segment first and a later split's with it second (columns swapped).
 7. **Overlapping windows split at random** (``shifted_window_warnings``): a later split's sequence
    inputs that equal a training example's shifted by a few steps on the overlap, with a neighbour on

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from pilot.checks.leaks.model_views import ModelViews, feature_matrix, scalar_labels, vector_key
+from pilot.checks.leaks.split_transform import whole_split_warnings
 from pilot.checks.leaks.thresholds import LeakThresholds
 from pilot.checks.result import Finding
 
@@ -66,12 +67,13 @@ def feature_skew_warnings(
         return [], {"skipped": "split by time"}
     if views.skipped or len({e.group for e in views.splits.get("train", [])}) < 2 * limits.leak_min_class:
         return [], {}
-    findings, report = _target_skew(views, limits)
+    findings, report, warned = _target_skew(views, limits)
     key = vector_key(views)
     if key is None:
         return findings, report
     train = feature_matrix(views, key, "train")
-    half_shift, half_ratio = _moves(*_halves(views, train))
+    halves = _halves(views, train)
+    half_shift, half_ratio = _moves(*halves)
     base_shift, base_ratio = float(half_shift.max(initial=0.0)), float(half_ratio.max(initial=1.0))
     report.update({"feature_key": key, "train_halves_shift": round(base_shift, 3)})
     for split in views.order():
@@ -88,6 +90,7 @@ def feature_skew_warnings(
         )
         if not moved.any():
             continue
+        warned.add(split)
         worst = np.argsort(-(shift + np.log(ratio)) * moved)[: int(moved.sum())]
         findings.append(
             Finding(
@@ -100,18 +103,19 @@ def feature_skew_warnings(
                 "moves too)",
             )
         )
-    return findings, report
+    whole, said = whole_split_warnings(views, key, limits, halves, warned)
+    return findings + whole, {**report, **said}
 
 
-def _target_skew(views: ModelViews, limits: LeakThresholds) -> tuple[list[Finding], dict[str, Any]]:
+def _target_skew(views: ModelViews, limits: LeakThresholds) -> tuple[list[Finding], dict[str, Any], set[str]]:
     """A regression's targets (one float per example) on another scale in a later split than in train:
     targets standardised for training, left in raw units for validation (or the other way round)."""
     train = scalar_labels(views, "train")
     if train is None or train.dtype.kind != "f" or len(train) < limits.leak_min_class:
-        return [], {}
+        return [], {}, set()
     train = train.reshape(-1, 1).astype(np.float64)
     half_shift, half_ratio = (float(v[0]) for v in _moves(*_halves(views, train)))
-    findings, report = [], {"targets_train_halves_shift": round(half_shift, 3)}
+    findings, report, warned = [], {"targets_train_halves_shift": round(half_shift, 3)}, set()
     for split in views.order():
         other = scalar_labels(views, split) if split != "train" else None
         if other is None or other.dtype.kind != "f" or len(other) < limits.leak_min_class:
@@ -122,6 +126,7 @@ def _target_skew(views: ModelViews, limits: LeakThresholds) -> tuple[list[Findin
             limits.feature_spread_ratio, limits.skew_ratio * half_ratio
         ):
             continue
+        warned.add(split)
         findings.append(
             Finding(
                 f"the {split} targets are on another scale than train's: train mean {train.mean():.4g} sd "
@@ -133,4 +138,4 @@ def _target_skew(views: ModelViews, limits: LeakThresholds) -> tuple[list[Findin
                 "apply train's transformation to every split's targets",
             )
         )
-    return findings, report
+    return findings, report, warned
