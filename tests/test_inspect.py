@@ -471,3 +471,26 @@ def test_an_output_that_changes_with_the_padding_its_batch_adds_is_said_to_read_
     findings, _ = batch_mixing_findings(task, MeanPool(), encoded, micro_batch=4)
     assert findings and "depends on the padding its micro-batch adds ('x'" in findings[0].problem, findings
     assert "choice-major" not in findings[0].problem
+
+
+def test_padding_an_example_brings_alone_is_judged_in_every_split():
+    """A validation set tokenised once, left-padded to max_length, fed to GPT-2 without position_ids: the
+    padding check on training batches sees nothing (training's examples are padded by collate), the
+    example alone already holds its padding. Inspect fails naming the split; the same cache right-padded
+    (GPT-2 is causal and reads the last real token) passes, and so does the bug's training split."""
+    from pilot.checks.own_padding import own_padding_findings
+    from tests.planted_tasks import runner
+
+    for name, failed in (("bug_val_pretokenised_left_padded", True), ("ok_val_pretokenised_right_padded", False)):
+        module = runner.load(name)
+        task = module.make_task()
+        result, _ = inspect_task(task, 2, 4, module.build_model(task))
+        assert (result.verdict == "fail") is failed, result.reason
+        encoded = {split: task.encoded(split) for split in task.splits}
+        findings, details = own_padding_findings(task, module.build_model(task), encoded)
+        assert details["examples_compared"] == {"val": 3}, details  # training's examples hold no padding alone
+        if failed:
+            assert "val examples arrive padded even alone" in result.reason and "on the left" in result.reason
+            assert findings[0].split == "val" and "position_ids" in str(findings[0])
+        else:
+            assert not findings

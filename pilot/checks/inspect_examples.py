@@ -368,7 +368,7 @@ def inspect_task(
         name = probe.__name__.removesuffix("_findings")  # a decoder's inputs: the target so far? its labels?
         result = with_comparison(result, *probe(task, encoded["train"], micro_batch), name)
     if model is not None and encoded.get("train"):
-        result = with_model_comparisons(result, task, model, encoded["train"], micro_batch)
+        result = with_model_comparisons(result, task, model, encoded, micro_batch)
     return result, shown
 
 

@@ -1,5 +1,6 @@
 """Inspect's comparisons on a fresh model's outputs (evaluation mode, no gradient), each judging what the
-data checks cannot see: does the model get each batch key under its own name, does it read the padding, do real tokens read the embedding's padding row, is a next-token model causal, does forward read
+data checks cannot see: does the model get each batch key under its own name, does it read the padding (of a
+batch, or one an example brings with it), do real tokens read the embedding's padding row, is a next-token model causal, does forward read
 the labels or a copy of them, do packed documents read each other, does it read the context at all. Each
 adds its verdict to inspect's result (``with_comparison``) and its numbers to the details."""
 
@@ -16,6 +17,7 @@ from pilot.checks.copied_labels import copied_label_findings
 from pilot.checks.decoder_start import decoder_start_findings
 from pilot.checks.label_reading import label_reading_findings
 from pilot.checks.loss_alone import loss_alone_findings
+from pilot.checks.own_padding import own_padding_findings
 from pilot.checks.packed_documents import packed_documents_findings
 from pilot.checks.padding import padding_findings, with_comparison
 from pilot.checks.padding_row import padding_row_findings
@@ -39,12 +41,17 @@ def _compared(comparison, *args) -> tuple[list, dict[str, Any]]:
 
 
 def with_model_comparisons(
-    result: CheckResult, task: TaskData, model: torch.nn.Module, train: list[dict[str, Any]], micro_batch: int
+    result: CheckResult, task: TaskData, model: torch.nn.Module, encoded: dict[str, list], micro_batch: int
 ) -> CheckResult:
-    """Inspect's result with every comparison on the model's outputs (the first training examples)."""
+    """Inspect's result with every comparison on the model's outputs (the first training examples; the
+    padding examples bring with them: the first of every split)."""
+    train = encoded["train"]
     result = with_comparison(result, *_compared(argument_findings, task, model, train), "arguments")
     padding, details = _compared(padding_findings, task, model, train, micro_batch)  # alike outputs: a warn
     result = with_comparison(result, padding, details, "padding", "warn" if details.get("outputs_alike") else "fail")
+    if not padding:  # padding an example holds alone (a split tokenised padded by another script)
+        padding, details = _compared(own_padding_findings, task, model, encoded)
+        result = with_comparison(result, padding, details, "own_padding")
     if not padding:  # a model reading the padding gives other outputs in a batch too: said once, above
         mixing, details = _compared(batch_mixing_findings, task, model, train, micro_batch)
         result = with_comparison(result, mixing, details, "batch_mixing")

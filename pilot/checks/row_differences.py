@@ -117,7 +117,7 @@ def row_differences(task: TaskData, batch: Batch, items: list[dict], singles: li
                     differing.setdefault(row, []).append(f"'{key}' differs from the example collated alone{where}")
         if not per_position or (key == "labels" and task.labels_shifted):  # shifted by declaration
             continue
-        encoded = [item.get(key) for item in items]
+        encoded = [_own_real_positions(item, key) for item in items]
         if not all(torch.is_tensor(e) and e.dim() == 1 for e in encoded) or _all_same(mine, encoded):
             continue
         for row, (m, e) in enumerate(zip(mine, encoded)):
@@ -127,6 +127,15 @@ def row_differences(task: TaskData, batch: Batch, items: list[dict], singles: li
                     + (pad_collision(task, e) or _real_called_padding(task, batch, row, mask))
                 )
     return differing
+
+
+def _own_real_positions(item: dict, key: str) -> object:
+    """What encode gave for ``key``, at the item's own real positions where it gave an attention mask of
+    that length too (an example padded before collate: a split tokenised once with padding="max_length")."""
+    value, mask = item.get(key), item.get("attention_mask")
+    if torch.is_tensor(value) and value.dim() == 1 and torch.is_tensor(mask) and mask.shape == value.shape:
+        return value[mask.bool()]
+    return value
 
 
 def _real_called_padding(task: TaskData, batch: Batch, row: int, mask: torch.Tensor) -> str:
