@@ -494,3 +494,21 @@ def test_padding_an_example_brings_alone_is_judged_in_every_split():
             assert findings[0].split == "val" and "position_ids" in str(findings[0])
         else:
             assert not findings
+
+
+def test_answer_spans_that_point_beside_their_answers_fail_naming_the_move():
+    """Start/end positions computed without the template's "context: " prefix point 9 tokens left of every
+    answer: inspect fails naming the move; counted with it, the spans read the answer field and pass. Spans
+    whose examples hold no answer text (positions of a word index) are not judged."""
+    from pilot.checks.span_labels import span_label_findings
+    from tests.planted_tasks import runner
+
+    bug = runner.load("bug_qa_span_without_template_prefix")
+    task = bug.make_task()
+    result, _ = inspect_task(task, 2, 4, bug.build_model(task))
+    assert result.verdict == "fail" and "spans point 9 token(s) left of the answers" in result.reason, result.reason
+    ok = runner.load("ok_qa_span_after_template_prefix").make_task()
+    findings, details = span_label_findings(ok, ok.encoded("train"))
+    assert not findings and details["spans_reading_a_field"] == details["spans_read"] == 64
+    untold = runner.load("ok_qa_truncated_no_answer").make_task()
+    assert span_label_findings(untold, untold.encoded("train")) == ([], {})  # no decode_tokens: not judged

@@ -35,6 +35,7 @@ from pilot.checks.loss_probe import SEQ2SEQ, input_ids_of, real_mask
 from pilot.checks.model_comparisons import with_model_comparisons
 from pilot.checks.padding import with_comparison
 from pilot.checks.result import CheckResult, Finding, summarise
+from pilot.checks.span_labels import span_label_findings
 from pilot.checks.stop_token import stop_token_findings
 from pilot.checks.tag_columns import tag_column_findings
 from pilot.checks.tag_offset import tag_offset_findings
@@ -349,6 +350,8 @@ def inspect_task(
         result = with_comparison(result, *_read(tag_column_findings, task, encoded), "tag_columns")
     # a text field whose end never reaches the model (a prompt sliced one token short)
     result = with_comparison(result, *field_end_findings(task, encoded.get("train", [])), "field_end", "warn")
+    found = _read(span_label_findings, task, encoded.get("train", []))  # answer spans beside their answers
+    result = with_comparison(result, *found, "span_labels")
     found = _read(doubled_marker_findings, task, encoded.get("train", []))  # <bos><bos>: a marker added twice
     result = with_comparison(result, *found, "doubled_marker", "warn")
     if task.kind == SEQ2SEQ:  # the answer in the encoder's input: copied, not learned
