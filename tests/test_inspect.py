@@ -512,3 +512,20 @@ def test_answer_spans_that_point_beside_their_answers_fail_naming_the_move():
     assert not findings and details["spans_reading_a_field"] == details["spans_read"] == 64
     untold = runner.load("ok_qa_truncated_no_answer").make_task()
     assert span_label_findings(untold, untold.encoded("train")) == ([], {})  # no decode_tokens: not judged
+
+
+def test_a_triplet_models_output_of_three_embeddings_is_left_unjudged_not_crashed_on():
+    """A two-tower model's [B, 3, D] output (query, positive, negative) with one label per row: inspect's
+    label positions and alignment's shifted references assumed labels as wide as the output's positions and
+    crashed (an outside examination). Now alignment says why it does not judge, and inspect passes."""
+    from pilot.checks.alignment import alignment_check
+    from tests.planted_tasks import runner
+
+    module = runner.load("ok_triplet_margin_two_tower")
+    task = module.make_task()
+    result, _ = inspect_task(task, 2, 4, module.build_model(task))
+    assert result.verdict == "pass", result.reason
+    aligned = alignment_check(task, module.build_model(task), 4)
+    assert aligned.verdict == "pass" and "not judged" in aligned.reason and "[4, 3, 32]" in aligned.reason, (
+        aligned.reason
+    )

@@ -109,6 +109,11 @@ def probe(task: TaskData, model: torch.nn.Module, batches: list[dict[str, Any]])
             return other
         pushed, trained = pushed_classes(grad)
         labels = batch["labels"]
+        if pushed.dim() > max(labels.dim(), 1):  # outputs of several positions for labels of fewer (triplets)
+            return {
+                "regression": False,
+                "paired": f"an output of shape {list(scores.shape)} for labels of shape {list(labels.shape)}",
+            }
         if unpaired := positions_unlike_labels(labels, grad):  # CTC-style: frames, not label positions
             return {"regression": False, "unpaired": unpaired}
         sequence = pushed.dim() >= 2

@@ -349,6 +349,9 @@ def _predict_disagrees(scorer: SubsetScorer, final_loss: float) -> bool:
     return bound >= 0.5 and scorer.target_accuracy < bound / 2
 
 
+OPPOSITE = 0.05  # predict right on at most this share of targets the loss learnt: the opposite convention
+
+
 def _scoring_disagrees(scorer: SubsetScorer, numbers: str, model: torch.nn.Module, device: torch.device) -> str:
     """The loss learnt the subset, but what counts an example correct says otherwise (or counts more
     correct targets than there are): the task's predict or correct_count, not the loop, is at fault."""
@@ -367,6 +370,15 @@ def _scoring_disagrees(scorer: SubsetScorer, numbers: str, model: torch.nn.Modul
             f"gives is inflated ({numbers}). Fix: count only where labels != -100 (as target_count does)."
         )
     hints = learning_hints(scorer.task, model, scorer.batches[0], device)  # which output predict reads
+    if scorer.target_accuracy <= OPPOSITE:  # not other positions: every target called wrong
+        return (
+            f"the loss learnt the subset but task.predict calls nearly every target wrong: {numbers}; predict gets "
+            f"{scorer.target_accuracy:.0%} right, below any chance level: the loss trains the opposite of what "
+            "predict and the labels call right. Either loss_sum's arguments are swapped (the positive and the "
+            "negative of a triplet or pairwise loss: it pulls the wrong candidate closer) or a sign is flipped, or "
+            "predict reads the opposite convention (argmax of distances, argmin of scores). Fix: the one of the "
+            f"two that disagrees with the labels.{hints}"
+        )
     return (
         f"the loss learnt the subset but task.predict does not recover it: {numbers}; predict gets "
         f"{scorer.target_accuracy:.0%} of the targets right where this loss leaves most of them the most "

@@ -86,7 +86,10 @@ class LossPositions:
             for view in views:
                 if view.row < self.outside.shape[0] and (at := self.outside[view.row].nonzero().flatten().tolist()):
                     self.inputs.append((view.split, view.example.index, at))
-        mask, ids = real_mask(self.task, batch).tolist(), input_ids_of(batch)
+        mask, ids = real_mask(self.task, batch), input_ids_of(batch)
+        if mask is None:  # labels of no positions (one per row) beside an output of several: nothing to take out
+            return dropped, found
+        mask = mask.tolist()
         ids = ids.tolist() if ids is not None and ids.dim() == 2 else None
         pad = padding_value(self.task, batch)
         for view in views:
