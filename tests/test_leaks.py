@@ -422,3 +422,19 @@ def test_a_split_min_max_scaled_on_itself_is_found_beside_a_zero_inflated_featur
     assert _scaled(x) == "min 0 and max 1"
     clipped = np.clip(rng.normal(size=200), 0.0, 1.0)
     assert _piled(clipped) and not _piled(x[:, 1]) and _scaled(clipped.reshape(-1, 1), clipped=True) is None
+
+
+def test_values_that_fill_one_split_warn_and_their_correct_twins_do_not():
+    """Unseen users mapped to a lookup's default index 0 (a real training user) fill validation's 'user'
+    input; a title column missing from validation's export leaves every validation title empty. Hashed
+    user buckets and a complete export are not warned."""
+    from pilot.checks.leaks import model_views, one_split_value_warnings
+    from tests.planted_tasks import runner
+
+    for bug, ok, said in (
+        ("bug_unseen_users_default_index", "ok_unseen_users_hashed_buckets", "val's input 'user' is 0 in"),
+        ("bug_val_export_without_title", "ok_val_export_with_title", "raw field 'title' is empty in 100%"),
+    ):
+        found, report = one_split_value_warnings(model_views(runner.load(bug).make_task()))
+        assert any(said in f.problem for f in found), (found, report)
+        assert one_split_value_warnings(model_views(runner.load(ok).make_task()))[0] == []

@@ -66,7 +66,14 @@ def _shifted_reference(reference: torch.Tensor, offset: int) -> tuple[torch.Tens
 def _no_class_columns(task: TaskData, output: Any, batch: dict[str, Any], scores: torch.Tensor) -> dict | None:
     """An output whose columns are no class scores, said as ``probe`` returns it: an ordinal head's K-1
     cumulative logits (thresholds), or two outputs of one shape the loss compares (a siamese pair's
-    embeddings, not as wide as the declared classes); None otherwise."""
+    embeddings, not as wide as the declared classes), or an output of more positions than the labels have
+    (a triplet's three embeddings per row, one label); None otherwise."""
+    labels = batch["labels"]
+    if scores.dim() - 1 > max(labels.dim(), 1):
+        return {
+            "regression": False,
+            "paired": f"an output of shape {list(scores.shape)} for labels of shape {list(labels.shape)}",
+        }
     if ordinal_head(task, output, batch):
         return {"regression": False, "ordinal": int(scores.shape[-1])}
     names = task.names()
@@ -109,11 +116,6 @@ def probe(task: TaskData, model: torch.nn.Module, batches: list[dict[str, Any]])
             return other
         pushed, trained = pushed_classes(grad)
         labels = batch["labels"]
-        if pushed.dim() > max(labels.dim(), 1):  # outputs of several positions for labels of fewer (triplets)
-            return {
-                "regression": False,
-                "paired": f"an output of shape {list(scores.shape)} for labels of shape {list(labels.shape)}",
-            }
         if unpaired := positions_unlike_labels(labels, grad):  # CTC-style: frames, not label positions
             return {"regression": False, "unpaired": unpaired}
         sequence = pushed.dim() >= 2

@@ -77,6 +77,9 @@ detectors look for what it did not declare:
     field of the examples one way in training and another in a later split (``pd.factorize`` per split).
 17. **A vocabulary fitted per split** (``decoded_text_warnings``): a later split's token ids that decode,
     through ``decode_tokens``, to other words than its examples' text, where training's read as theirs.
+18. **Values that fill one split** (``one_split_value_warnings``): a scalar integer input on one value in
+    most of a later split and rare in training (unseen categories mapped to a lookup's default index), a
+    raw text field empty in one split and not the other (a column missing from one export).
 
 Cost: examples of equal shapes are collated together, hashing is linear; nearest neighbours are
 chunked matrix products (O(n_a x n_b x features)); shingle overlaps a sort-join over shingle ids
@@ -102,6 +105,7 @@ from pilot.checks.leaks.feature_skew import feature_skew_warnings
 from pilot.checks.leaks.id_fields import id_field_warnings, name_says_id
 from pilot.checks.leaks.linear_leak import linear_leak_warnings
 from pilot.checks.leaks.model_views import ModelViews, model_views
+from pilot.checks.leaks.one_split_values import one_split_value_warnings
 from pilot.checks.leaks.ordinal_codes import ordinal_code_warnings
 from pilot.checks.leaks.own_statistics import own_statistics_warnings
 from pilot.checks.leaks.segment_order import segment_order_warnings
@@ -120,6 +124,7 @@ from pilot.checks.leaks.vectors import nearest
 __all__ = [
     "category_code_warnings",
     "decoded_text_warnings",
+    "one_split_value_warnings",
     "clipped_target_warnings",
     "own_statistics_warnings",
     "train_augment_warnings",
