@@ -438,3 +438,16 @@ def test_values_that_fill_one_split_warn_and_their_correct_twins_do_not():
         found, report = one_split_value_warnings(model_views(runner.load(bug).make_task()))
         assert any(said in f.problem for f in found), (found, report)
         assert one_split_value_warnings(model_views(runner.load(ok).make_task()))[0] == []
+
+
+def test_images_with_their_colour_channels_in_another_order_warn_naming_the_order():
+    """Validation decoded BGR (cv2.imread) and training RGB, normalised alike: each class's per-channel
+    pixel quantiles match training's with the channels reversed, not as stored. Decoded alike: nothing."""
+    from pilot.checks.leaks import channel_order_warnings, model_views
+    from tests.planted_tasks import runner
+
+    found, report = channel_order_warnings(model_views(runner.load("bug_val_images_decoded_bgr").make_task()))
+    assert found and "read as [2, 1, 0] (BGR" in found[0].problem, report
+    assert report["val_distance"]["stored"] >= 1.8 * report["val_distance"]["best"]
+    found, report = channel_order_warnings(model_views(runner.load("ok_val_images_decoded_rgb").make_task()))
+    assert not found and report["val_distance"]["stored"] == report["val_distance"]["best"]

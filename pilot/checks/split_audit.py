@@ -153,6 +153,7 @@ def _made_by_the_task(task: TaskData, views, limits: LeakThresholds) -> tuple[li
         ("category_codes", leaks.category_code_warnings, (views,)),
         ("decoded_text", leaks.decoded_text_warnings, (task, views)),
         ("one_split_values", leaks.one_split_value_warnings, (views,)),
+        ("channel_order", leaks.channel_order_warnings, (views,)),
     ):
         warnings, made[name] = _judged(detector, *args)
         made["warnings"] += warnings

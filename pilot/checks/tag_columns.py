@@ -31,6 +31,8 @@ def _labels(task: TaskData, items: list[dict[str, Any]]) -> torch.Tensor | None:
         chunk = len(items[start : start + CHUNK])
         if not torch.is_tensor(labels) or labels.dim() != 2 or labels.shape[0] != chunk:
             return None
+        if rows and labels.shape[1] != rows[0].shape[1]:  # as wide as each chunk's longest row: positions
+            return None
         rows.append(labels.detach().float())
     labels = torch.cat(rows) if rows else None
     if labels is None or labels.shape[1] < 2 or not bool(((labels == 0) | (labels == 1)).all()):

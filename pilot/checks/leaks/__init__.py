@@ -80,6 +80,8 @@ detectors look for what it did not declare:
 18. **Values that fill one split** (``one_split_value_warnings``): a scalar integer input on one value in
     most of a later split and rare in training (unseen categories mapped to a lookup's default index), a
     raw text field empty in one split and not the other (a column missing from one export).
+19. **Colour channels in another order** (``channel_order_warnings``): a later split's images whose
+    per-class pixel quantiles match training's far better with the channels permuted (BGR from cv2).
 
 Cost: examples of equal shapes are collated together, hashing is linear; nearest neighbours are
 chunked matrix products (O(n_a x n_b x features)); shingle overlaps a sort-join over shingle ids
@@ -95,6 +97,7 @@ Modules: ``thresholds``, ``model_views`` (what the model sees), ``id_fields`` (1
 """
 
 from pilot.checks.leaks.category_codes import category_code_warnings
+from pilot.checks.leaks.channel_order import channel_order_warnings
 from pilot.checks.leaks.class_scale import class_scale_warnings
 from pilot.checks.leaks.clipped_targets import clipped_target_warnings
 from pilot.checks.leaks.composite_ids import composite_id_warnings
@@ -125,6 +128,7 @@ __all__ = [
     "category_code_warnings",
     "decoded_text_warnings",
     "one_split_value_warnings",
+    "channel_order_warnings",
     "clipped_target_warnings",
     "own_statistics_warnings",
     "train_augment_warnings",
