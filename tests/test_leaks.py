@@ -451,3 +451,16 @@ def test_images_with_their_colour_channels_in_another_order_warn_naming_the_orde
     assert report["val_distance"]["stored"] >= 1.8 * report["val_distance"]["best"]
     found, report = channel_order_warnings(model_views(runner.load("ok_val_images_decoded_rgb").make_task()))
     assert not found and report["val_distance"]["stored"] == report["val_distance"]["best"]
+
+
+def test_partial_copies_of_training_examples_warn_and_distinct_rows_do_not():
+    """A one-to-many merge repeats each sale with another staff count and floor area; split by merged row,
+    the copies share every week measurement exactly across splits: warned. One row per store: not."""
+    from pilot.checks.leaks import model_views, partial_copy_warnings
+    from tests.planted_tasks import runner
+
+    found, report = partial_copy_warnings(model_views(runner.load("bug_merge_fanout_rows_split").make_task()))
+    assert found and "partial copies of training examples" in found[0].problem, report
+    assert "100% of them with the same label" in found[0].problem
+    found, report = partial_copy_warnings(model_views(runner.load("ok_merge_one_row_per_store").make_task()))
+    assert not found and report["val_partial_copies"] == 0, report

@@ -154,6 +154,7 @@ def _made_by_the_task(task: TaskData, views, limits: LeakThresholds) -> tuple[li
         ("decoded_text", leaks.decoded_text_warnings, (task, views)),
         ("one_split_values", leaks.one_split_value_warnings, (views,)),
         ("channel_order", leaks.channel_order_warnings, (views,)),
+        ("partial_copies", leaks.partial_copy_warnings, (views,)),
     ):
         warnings, made[name] = _judged(detector, *args)
         made["warnings"] += warnings

@@ -82,6 +82,8 @@ detectors look for what it did not declare:
     raw text field empty in one split and not the other (a column missing from one export).
 19. **Colour channels in another order** (``channel_order_warnings``): a later split's images whose
     per-class pixel quantiles match training's far better with the channels permuted (BGR from cv2).
+20. **Partial copies** (``partial_copy_warnings``): a later example equal to a training example to the
+    last bit in half or more of its continuous features, other in the rest (a one-to-many merge).
 
 Cost: examples of equal shapes are collated together, hashing is linear; nearest neighbours are
 chunked matrix products (O(n_a x n_b x features)); shingle overlaps a sort-join over shingle ids
@@ -111,6 +113,7 @@ from pilot.checks.leaks.model_views import ModelViews, model_views
 from pilot.checks.leaks.one_split_values import one_split_value_warnings
 from pilot.checks.leaks.ordinal_codes import ordinal_code_warnings
 from pilot.checks.leaks.own_statistics import own_statistics_warnings
+from pilot.checks.leaks.partial_copies import partial_copy_warnings
 from pilot.checks.leaks.segment_order import segment_order_warnings
 from pilot.checks.leaks.shifted_windows import shifted_window_warnings
 from pilot.checks.leaks.target_leak import best_threshold_balanced_accuracy, target_leak_warnings
@@ -129,6 +132,7 @@ __all__ = [
     "decoded_text_warnings",
     "one_split_value_warnings",
     "channel_order_warnings",
+    "partial_copy_warnings",
     "clipped_target_warnings",
     "own_statistics_warnings",
     "train_augment_warnings",
