@@ -529,3 +529,14 @@ def test_a_triplet_models_output_of_three_embeddings_is_left_unjudged_not_crashe
     assert aligned.verdict == "pass" and "not judged" in aligned.reason and "[4, 3, 32]" in aligned.reason, (
         aligned.reason
     )
+
+
+def test_class_names_alike_but_for_whitespace_warn():
+    """str.get_dummies(sep=",") on "sports, politics" keeps the leading space: " politics" beside
+    "politics" warns naming the pairs; sep=", " gives one column per tag and nothing is said."""
+    from pilot.checks.class_names import alike_name_findings
+    from tests.planted_tasks import runner
+
+    findings, details = alike_name_findings(runner.load("bug_tags_get_dummies_unstripped").make_task())
+    assert findings and "' politics'" in findings[0].problem and [" politics", "politics"] in details["alike_names"]
+    assert alike_name_findings(runner.load("ok_tags_get_dummies_separator_with_space").make_task()) == ([], {})

@@ -23,7 +23,7 @@ import torch
 
 from pilot.checks.answer_in_prompt import answer_in_prompt_findings
 from pilot.checks.answer_start import answer_start_findings
-from pilot.checks.class_names import missing_classes, name_findings
+from pilot.checks.class_names import alike_name_findings, missing_classes, name_findings
 from pilot.checks.collated import RowView, check_collated, split_statistics
 from pilot.checks.copied_targets import copied_target_findings
 from pilot.checks.doubled_marker import doubled_marker_findings
@@ -350,6 +350,7 @@ def inspect_task(
         result = with_comparison(result, *_read(tag_column_findings, task, encoded), "tag_columns")
     # a text field whose end never reaches the model (a prompt sliced one token short)
     result = with_comparison(result, *field_end_findings(task, encoded.get("train", [])), "field_end", "warn")
+    result = with_comparison(result, *alike_name_findings(task), "alike_class_names", "warn")  # " politics"
     found = _read(span_label_findings, task, encoded.get("train", []))  # answer spans beside their answers
     result = with_comparison(result, *found, "span_labels")
     found = _read(doubled_marker_findings, task, encoded.get("train", []))  # <bos><bos>: a marker added twice
