@@ -540,3 +540,17 @@ def test_class_names_alike_but_for_whitespace_warn():
     findings, details = alike_name_findings(runner.load("bug_tags_get_dummies_unstripped").make_task())
     assert findings and "' politics'" in findings[0].problem and [" politics", "politics"] in details["alike_names"]
     assert alike_name_findings(runner.load("ok_tags_get_dummies_separator_with_space").make_task()) == ([], {})
+
+
+def test_images_reshaped_instead_of_transposed_warn():
+    """.view(3, H, W) of HWC bar images: values 3 columns apart correlate more than neighbours (a pixel's
+    colours side by side); .permute(2, 0, 1) keeps neighbours at least as close and nothing is said."""
+    from pilot.checks.image_layout import image_layout_findings
+    from tests.planted_tasks import runner
+
+    task = runner.load("bug_images_view_not_permute").make_task()
+    findings, details = image_layout_findings(task, task.encoded("train"))
+    assert findings and ".view(3, H, W)" in findings[0].problem, details
+    task = runner.load("ok_images_permuted_to_chw").make_task()
+    findings, details = image_layout_findings(task, task.encoded("train"))
+    assert not findings and details["inputs"]["lag3_correlation"] < details["inputs"]["neighbour_correlation"] + 0.3

@@ -30,6 +30,7 @@ from pilot.checks.doubled_marker import doubled_marker_findings
 from pilot.checks.erased_evidence import erased_evidence_findings
 from pilot.checks.field_end import field_end_findings
 from pilot.checks.hidden_tokens import hidden_token_findings
+from pilot.checks.image_layout import image_layout_findings
 from pilot.checks.label_kinds import ordinal_head
 from pilot.checks.loss_probe import SEQ2SEQ, input_ids_of, real_mask
 from pilot.checks.model_comparisons import with_model_comparisons
@@ -351,6 +352,8 @@ def inspect_task(
     # a text field whose end never reaches the model (a prompt sliced one token short)
     result = with_comparison(result, *field_end_findings(task, encoded.get("train", [])), "field_end", "warn")
     result = with_comparison(result, *alike_name_findings(task), "alike_class_names", "warn")  # " politics"
+    found = _read(image_layout_findings, task, encoded.get("train", []))  # HWC read with .view(3, H, W)
+    result = with_comparison(result, *found, "image_layout", "warn")
     found = _read(span_label_findings, task, encoded.get("train", []))  # answer spans beside their answers
     result = with_comparison(result, *found, "span_labels")
     found = _read(doubled_marker_findings, task, encoded.get("train", []))  # <bos><bos>: a marker added twice
