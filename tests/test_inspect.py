@@ -540,17 +540,41 @@ def test_class_names_alike_but_for_whitespace_warn():
     findings, details = alike_name_findings(runner.load("bug_tags_get_dummies_unstripped").make_task())
     assert findings and "' politics'" in findings[0].problem and [" politics", "politics"] in details["alike_names"]
     assert alike_name_findings(runner.load("ok_tags_get_dummies_separator_with_space").make_task()) == ([], {})
+    from types import SimpleNamespace
+
+    assert alike_name_findings(SimpleNamespace(class_names=["a", "b", "A", "B"])) == ([], {})  # EMNIST: case apart
 
 
 def test_images_reshaped_instead_of_transposed_warn():
-    """.view(3, H, W) of HWC bar images: values 3 columns apart correlate more than neighbours (a pixel's
-    colours side by side); .permute(2, 0, 1) keeps neighbours at least as close and nothing is said."""
+    """.view(3, H, W) of HWC bar images: each channel equals the raw array reshaped (up to the normalisation),
+    not transposed: warned. .permute(2, 0, 1): the transposed array fits and nothing is said. Without the raw
+    array (a texture of period three cannot be told from a reshape by the input alone) nothing is judged."""
     from pilot.checks.image_layout import image_layout_findings
     from tests.planted_tasks import runner
 
     task = runner.load("bug_images_view_not_permute").make_task()
     findings, details = image_layout_findings(task, task.encoded("train"))
-    assert findings and ".view(3, H, W)" in findings[0].problem, details
+    assert findings and "reshaped, not transposed" in findings[0].problem, details
     task = runner.load("ok_images_permuted_to_chw").make_task()
     findings, details = image_layout_findings(task, task.encoded("train"))
-    assert not findings and details["inputs"]["lag3_correlation"] < details["inputs"]["neighbour_correlation"] + 0.3
+    assert not findings and details["inputs"]["transposed_fit"] > 0.99
+    task = runner.load("bug_images_view_not_permute").make_task()
+    encoded = task.encoded("train")
+    for example in task.splits["train"]:
+        example.fields = {k: v for k, v in example.fields.items() if k != "hwc"}
+    assert image_layout_findings(task, encoded) == ([], {})
+
+
+def test_the_sources_mask_given_as_the_decoders_fails_where_it_hides_targets():
+    """BART given decoder_attention_mask=batch["attention_mask"] on a batch of one common width, targets twice
+    the source's length: real target positions lie under the source's padding, a fail naming the argument;
+    no decoder mask passed, nothing is said."""
+    from pilot.checks.argument_keys import argument_findings
+    from tests.planted_tasks import runner
+
+    for name, said in (("bug_bart_decoder_mask_is_source_mask", True), ("ok_bart_common_width_no_decoder_mask", False)):
+        module = runner.load(name)
+        task = module.make_task()
+        findings, _ = argument_findings(task, module.build_model(task), task.encoded("train"))
+        assert bool(findings) is said, findings
+        assert not said or "as its decoder_attention_mask" in findings[0].problem

@@ -14,7 +14,7 @@ from typing import Any
 import torch
 
 from pilot.checks.result import Finding
-from pilot.data.task import TaskData
+from pilot.data.task import IGNORE_INDEX, TaskData
 
 EXAMPLES = 4  # collated as one micro-batch
 
@@ -66,7 +66,7 @@ def argument_findings(
             swapped.append((source, name))
     details = {"arguments_by_batch_key": sorted(n for n in received if n in keys), "swapped": swapped}
     if not swapped:
-        return [], details
+        return _encoder_mask_as_decoders(received, keys), details
     said = "; ".join(f"batch[{source!r}] as its argument {name!r}" for source, name in swapped)
     first_source, first_name = swapped[0]
     return [
@@ -77,3 +77,26 @@ def argument_findings(
             f"keyword, {first_name}=batch[{first_name!r}]"
         )
     ], details
+
+
+def _encoder_mask_as_decoders(received: dict[str, Any], keys: dict[str, Any]) -> list[Finding]:
+    """``decoder_attention_mask=batch["attention_mask"]``: the source's padding given as the decoder's (one
+    common width, so no shape error), hiding real target positions (labels not -100) wherever the source
+    is shorter than the target."""
+    given, source, labels = received.get("decoder_attention_mask"), keys.get("attention_mask"), keys.get("labels")
+    if given is None or "decoder_attention_mask" in keys or source is None or not _same(given, source):
+        return []
+    if labels is None or labels.shape != given.shape:
+        return []
+    hidden = int(((labels != IGNORE_INDEX) & (given == 0)).sum())
+    if not hidden:
+        return []
+    return [
+        Finding(
+            f"forward gives the model batch['attention_mask'] (the source's padding) as its decoder_attention_mask: "
+            f"{hidden} real target position(s) (labels not {IGNORE_INDEX}) of this micro-batch lie where that mask is "
+            "0, so the decoder cannot attend to its own earlier target tokens past the source's length. Fix: "
+            f"decoder_attention_mask = (labels != {IGNORE_INDEX}) shifted as the decoder's inputs are (or leave it "
+            "out: the model builds its causal mask itself)"
+        )
+    ]

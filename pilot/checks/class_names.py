@@ -106,12 +106,13 @@ def missing_classes(
 
 
 def alike_name_findings(task: TaskData) -> tuple[list[Finding], dict[str, Any]]:
-    """Class names that are one name but for whitespace or case (``" politics"`` beside ``"politics"``):
-    one concept split over two classes or tag columns, each learnt apart from the other."""
+    """Class names that are one name but for whitespace (``" politics"`` beside ``"politics"``): one concept
+    split over two classes or tag columns, each learnt apart from the other. Case alone is not judged:
+    EMNIST's 'a' and 'A' are two classes."""
     groups: dict[str, list[int]] = defaultdict(list)
     for number, name in enumerate(task.class_names or []):
         if isinstance(name, str):
-            groups[" ".join(name.split()).casefold()].append(number)
+            groups[" ".join(name.split())].append(number)
     twins = [ids for ids in groups.values() if len(ids) > 1]
     if not twins:
         return [], {}
@@ -119,10 +120,10 @@ def alike_name_findings(task: TaskData) -> tuple[list[Finding], dict[str, Any]]:
     shown = "; ".join(" and ".join(f"{names[i]!r} (id {i})" for i in ids) for ids in twins[:3])
     return [
         Finding(
-            f"{len(twins)} class name(s) declared twice but for whitespace or case: {shown}. One concept is then two "
+            f"{len(twins)} class name(s) declared twice but for whitespace: {shown}. One concept is then two "
             "classes (or tag columns), each example positive in one of them only, and the model learns it twice, "
             "from half the examples each. pd.Series.str.get_dummies(sep=',') on 'sports, politics' keeps the space "
-            "after each comma; a LabelEncoder fitted on unstripped strings does the same. Fix: strip (and case-fold) "
-            "the names before encoding them"
+            "after each comma; a LabelEncoder fitted on unstripped strings does the same. Fix: strip the names before "
+            "encoding them"
         )
     ], {"alike_names": [[names[i] for i in ids] for ids in twins]}

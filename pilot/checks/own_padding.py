@@ -4,8 +4,9 @@ older script, while training's examples are padded by collate) must give, at its
 output of the same example with that padding taken out. The padding check compares rows of a
 micro-batch with each example alone, so it cannot see padding that is already in the example alone.
 
-On a fresh model in evaluation mode, without gradient: per split, the first ``EXAMPLES`` examples whose
-collated form holds padding, against the same batch with every padded position left out of each
+On a fresh model in evaluation mode, without gradient: per later split, where training's examples hold
+no padding alone (a task that pads every split to one width trains as it evaluates: the padding check on
+its batches judges it), the first ``EXAMPLES`` examples whose collated form holds padding, against the same batch with every padded position left out of each
 tensor as wide as its mask. Judged as the padding check judges (``judged_limit``); not where the model
 cannot run the example without its padding (a model built for one fixed width), nor where it does not
 repeat its own output. Only where the collated example says where its padding is (an
@@ -55,6 +56,16 @@ def _one_side(real: torch.Tensor) -> bool:
     return edges == 1
 
 
+def _padded_alone(task: TaskData, items: list[dict[str, Any]]) -> bool:
+    """Whether half or more of these examples hold padding collated alone (every split padded to one width)."""
+    padded = 0
+    for item in items:
+        alone = task.collate([item])
+        real = padding_mask(task, alone) if torch.is_tensor(alone.get("attention_mask")) else None
+        padded += real is not None and batch_size(alone) == 1 and _one_side(real[0])
+    return bool(items) and padded >= len(items) / 2
+
+
 def _compared(task: TaskData, model: torch.nn.Module, item: dict[str, Any]) -> tuple | None:
     """(the example's output at its real positions, its output without its padding, its inputs), or None
     where it holds no padding, cannot be compared or does not repeat."""
@@ -81,10 +92,12 @@ def own_padding_findings(
 ) -> tuple[list[Finding], dict[str, Any]]:
     """A finding per split (the first example judged) whose own padding moves its output; the numbers."""
     compared: dict[str, list] = {}
+    if _padded_alone(task, encoded.get("train", [])[:LOOKED_AT]):  # trained as every split is read: consistent
+        return [], {"training_examples_padded_alone": True}
     with untouched(model), torch.no_grad():
         model.eval()
         for split in ordered_splits(encoded):
-            for item in encoded[split][:LOOKED_AT]:
+            for item in encoded[split][:LOOKED_AT] if split != "train" else ():
                 if len(compared.setdefault(split, [])) >= EXAMPLES:
                     break
                 if (done := _compared(task, model, item)) is not None:

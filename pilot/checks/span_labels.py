@@ -6,7 +6,8 @@ as if the question were not before it. Every span then points the same few token
 the model learns consistent wrong spans, and every loss check passes. Seen from the data: each training
 example collated alone, its labelled span (a ``[start, end]`` row of ``labels``, or ``start_positions``
 and ``end_positions``) decoded with the task's ``decode_tokens`` and compared (``comparable``: no spaces,
-word markers or case) with the example's own text fields. A field the spans read in most examples
+word markers or case) with the example's own text fields that occur once in its input (a key also asked in the question occurs twice,
+and a span moved onto the question's copy proves nothing). A field the spans read in most examples
 (``SHARE``; an end inclusive or exclusive alike) is fine. Where no field is read at the labelled spans
 but one is read by most spans moved by the same number of tokens (up to ``REACH`` either way), that move
 is named (a ``fail``). Spans that read no field at any move (answers kept as ids, texts the tokens do not
@@ -53,7 +54,8 @@ def _rows(task: TaskData, encoded: list[dict[str, Any]]) -> list[tuple[list[int]
         if example is None or ids is None or span is None or ids.dim() != 2 or span[1] >= ids.shape[1]:
             continue
         fields = [comparable(v) for v in example.fields.values() if isinstance(v, str)]
-        rows.append((ids[0].tolist(), span, [f for f in fields if f]))
+        whole = comparable("".join(task.decode_tokens(ids[0].tolist())))
+        rows.append((ids[0].tolist(), span, [f if whole.count(f) == 1 else "" for f in fields if f]))
     return rows
 
 
@@ -66,7 +68,7 @@ def _read(task: TaskData, rows: list, move: int) -> dict[int, int]:
             continue
         spans = {comparable("".join(task.decode_tokens(ids[start : end + stop]))) for stop in (0, 1)}
         for position, field in enumerate(fields):
-            if field in spans:
+            if field and field in spans:
                 read[position] = read.get(position, 0) + 1
     return read
 

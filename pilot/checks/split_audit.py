@@ -137,7 +137,9 @@ def _judged(detector, *args) -> tuple[list[Finding], dict[str, Any]]:
         return [], {"skipped": f"{type(error).__name__}: {error}"[:300]}
 
 
-def _made_by_the_task(task: TaskData, views, limits: LeakThresholds) -> tuple[list[Finding], dict[str, Any]]:
+def _made_by_the_task(
+    task: TaskData, views, limits: LeakThresholds, split_by: str
+) -> tuple[list[Finding], dict[str, Any]]:
     """The detectors of what the task's own code does to inputs and labels (a scale applied twice, a
     training-only augmentation that breaks the label, codes out of order, targets in two units): the
     class-scale warnings, and each detector's report with the other warnings under "warnings"."""
@@ -152,7 +154,7 @@ def _made_by_the_task(task: TaskData, views, limits: LeakThresholds) -> tuple[li
         ("clipped_targets", leaks.clipped_target_warnings, (views,)),
         ("category_codes", leaks.category_code_warnings, (views,)),
         ("decoded_text", leaks.decoded_text_warnings, (task, views)),
-        ("one_split_values", leaks.one_split_value_warnings, (views,)),
+        ("one_split_values", leaks.one_split_value_warnings, (task, views, split_by)),
         ("channel_order", leaks.channel_order_warnings, (views,)),
         ("partial_copies", leaks.partial_copy_warnings, (views,)),
     ):
@@ -181,7 +183,7 @@ def _undeclared_leaks(
     order_warnings, segment_order = leaks.segment_order_warnings(views)
     window_warnings, shifted_windows = leaks.shifted_window_warnings(views)
     linear_warnings, linear = leaks.linear_leak_warnings(views)
-    scale_warnings, made = _made_by_the_task(task, views, limits)
+    scale_warnings, made = _made_by_the_task(task, views, limits, split_by)
     # overlapping windows first: they explain a feature that then predicts the label (a random walk's last day)
     leak_warnings = window_warnings + linear_warnings + leak_warnings
     leak_warnings += token_warnings + skew_warnings + feature_warnings + order_warnings + made.pop("warnings")

@@ -4,7 +4,7 @@ and no bar is where the convolution looks for it. The model still trains and mem
 
 from tests.planted_tasks._reshaped_images import build_model, reshaped_task
 
-EXPECTED = {"step": "inspect", "verdict": "warn", "said": "reshaped with .view(3, H, W)"}
+EXPECTED = {"step": "inspect", "verdict": "warn", "said": "image reshaped, not transposed"}
 __all__ = ["EXPECTED", "build_model", "make_task"]
 
 

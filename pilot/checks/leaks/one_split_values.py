@@ -2,24 +2,28 @@
 lookup built on training does to a later split, which no distance between examples shows.
 
 1. **An integer input on one default value**: a scalar integer input (a user, a product, a category
-   index: at least ``MIN_DISTINCT`` values in training) that holds one value in ``FILLED`` or more of a
-   later split's examples, a value training holds in at most ``RARE`` of its own (and five times less
-   often). Categories unseen in training were mapped to one index by a lookup's default
-   (``user2idx.get(u, 0)``), and that index is a real training category: the split is scored as if every
-   example were that one.
+   index: at least ``MIN_DISTINCT`` values in training; not a label's position) that holds one value in
+   ``FILLED`` or more of a later split's examples, a value training holds too, in at most ``RARE`` of its
+   own (and five times less often). Categories unseen in training were mapped to one index by a lookup's
+   default (``user2idx.get(u, 0)``), and that index is a real training category: the split is scored as
+   if every example were that one. Not under a split by time, where a new season or a new hit fills a
+   later split by design.
 2. **A text field empty in one split**: a raw string field non-empty in at least 1 - ``RARE`` of
    training's examples and empty (``""``, whitespace, None or NaN) in ``FILLED`` or more of a later
-   split's, or the other way round: a column missing from one split's export, filled with ``""``. The
-   split then measures inputs without it.
+   split's, or the other way round, and that reaches the model (a training example with the field
+   blanked encodes and collates to other tensors): a column missing from one split's export, filled with
+   ``""``. The split then measures inputs without it. Metadata the model never reads is not judged.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
 from typing import Any
 
 import numpy as np
+import torch
 
 from pilot.checks.leaks.model_views import ModelViews
 from pilot.checks.result import Finding
@@ -31,9 +35,14 @@ MIN_EXAMPLES = 10
 
 
 def _scalar_integers(views: ModelViews, split: str) -> dict[str, list[int]]:
-    """Each input key that holds one integer per example in every example of ``split``, its values."""
+    """Each input key that holds one integer per example in every example of ``split`` (not a label's
+    position: ``start_positions``), its values."""
     rows = views.inputs.get(split) or []
-    keys = [k for k, v in (rows[0].items() if rows else ()) if v.ndim == 0 and v.dtype.kind in "iu"]
+    keys = [
+        k
+        for k, v in (rows[0].items() if rows else ())
+        if v.ndim == 0 and v.dtype.kind in "iu" and "position" not in k and "label" not in k
+    ]
     return {
         key: [int(row[key]) for row in rows] for key in keys if all(key in row and row[key].ndim == 0 for row in rows)
     }
@@ -46,7 +55,7 @@ def _default_value(views: ModelViews, split: str, train: dict[str, list[int]]) -
             continue
         value, count = Counter(values).most_common(1)[0]
         share, train_share = count / len(values), train[key].count(value) / len(train[key])
-        if share < FILLED or train_share > min(RARE, share / 5):
+        if share < FILLED or not 0 < train_share <= min(RARE, share / 5):  # a default is a training category
             continue
         findings.append(
             Finding(
@@ -82,13 +91,32 @@ def _empty_shares(views: ModelViews, split: str) -> dict[str, float]:
     return shares
 
 
-def _emptied_field(views: ModelViews, split: str, train: dict[str, float]) -> list[Finding]:
+def _reaches_the_model(task: Any, views: ModelViews, name: str) -> bool:
+    """Whether blanking ``name`` in a training example that holds it changes what collate gives."""
+    example = next((e for e in views.splits["train"] if not _empty(e.fields.get(name))), None)
+    if example is None:
+        return False
+    blanked = dataclasses.replace(example, fields={**example.fields, name: ""})
+    try:
+        before, after = task.collate([task.encode(example)]), task.collate([task.encode(blanked)])
+    except Exception:  # noqa: BLE001 - a field encode cannot do without: it reaches the model
+        return True
+    return any(
+        not (torch.is_tensor(after.get(k)) and v.shape == after[k].shape and torch.equal(v, after[k]))
+        for k, v in before.items()
+        if torch.is_tensor(v) and k != "index"
+    )
+
+
+def _emptied_field(task: Any, views: ModelViews, split: str, train: dict[str, float]) -> list[Finding]:
     if len(views.splits.get(split) or []) < MIN_EXAMPLES:
         return []
     findings = []
     for name, share in _empty_shares(views, split).items():
         base = train.get(name)
         if base is None or not ((share >= FILLED and base <= RARE) or (base >= FILLED and share <= RARE)):
+            continue
+        if not _reaches_the_model(task, views, name):
             continue
         findings.append(
             Finding(
@@ -102,13 +130,16 @@ def _emptied_field(views: ModelViews, split: str, train: dict[str, float]) -> li
     return findings
 
 
-def one_split_value_warnings(views: ModelViews) -> tuple[list[Finding], dict[str, Any]]:
+def one_split_value_warnings(
+    task: Any, views: ModelViews, split_by: str = "group"
+) -> tuple[list[Finding], dict[str, Any]]:
     if views.skipped or not views.splits.get("train"):
         return [], {}
-    integers, empties = _scalar_integers(views, "train"), _empty_shares(views, "train")
+    integers = _scalar_integers(views, "train") if split_by != "time" else {}
+    empties = _empty_shares(views, "train")
     findings: list[Finding] = []
     for split in views.order():
         if split != "train":
-            findings += _default_value(views, split, integers) + _emptied_field(views, split, empties)
+            findings += _default_value(views, split, integers) + _emptied_field(task, views, split, empties)
     report = {"integer_inputs": sorted(integers), "text_fields": sorted(empties), "warned": len(findings)}
     return findings, report

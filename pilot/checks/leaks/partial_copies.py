@@ -7,7 +7,8 @@ For vector inputs: a feature counts when it is continuous (at least ``DISTINCT``
 distinct, so that two examples share an exact value by chance rarely); a later example that shares a
 training example's exact value in at least ``SHARED`` of those features, but not in every feature (an
 identical copy is the duplicate check's), has a partial copy there. Warned when ``MIN_EXAMPLES`` and
-``MIN_SHARE`` of a later split have one, with how often the two carry the same label.
+``MIN_SHARE`` of a later split have one and ``SAME_LABEL`` of those pairs carry one label (a copy carries
+its row's label; rows of one entity sharing its attributes, a store's coordinates, each have their own).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ DISTINCT = 0.5  # of training's values, distinct: a continuous feature
 SHARED = 0.5  # of the continuous features, equal to the last bit
 MIN_CONTINUOUS = 3
 MIN_EXAMPLES, MIN_SHARE = 5, 0.05
+SAME_LABEL = 0.9  # of the pairs, with one label: a copy carries its row's label
 LISTED = 3
 
 
@@ -74,6 +76,9 @@ def partial_copy_warnings(views: ModelViews) -> tuple[list[Finding], dict[str, A
         same = sum(
             np.array_equal(views.labels[split][j], views.labels["train"][i]) for j, (i, _) in found.items()
         ) / len(found)
+        report[f"{split}_partial_copies_same_label"] = round(same, 3)
+        if same < SAME_LABEL:  # rows of one entity (a store's coordinates), each with its own outcome
+            continue
         listed = "; ".join(
             f"{split} example {views.splits[split][j].index} ~ train example {views.splits['train'][i].index} "
             f"({count} of {len(columns)} continuous features equal)"
