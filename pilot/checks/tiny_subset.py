@@ -370,7 +370,8 @@ def _scoring_disagrees(scorer: SubsetScorer, numbers: str, model: torch.nn.Modul
             f"gives is inflated ({numbers}). Fix: count only where labels != -100 (as target_count does)."
         )
     hints = learning_hints(scorer.task, model, scorer.batches[0], device)  # which output predict reads
-    if scorer.target_accuracy <= OPPOSITE:  # not other positions: every target called wrong
+    labels = scorer.batches[0].get("labels") if scorer.batches else None  # one per row: no position to misread
+    if scorer.target_accuracy <= OPPOSITE and torch.is_tensor(labels) and labels.dim() == 1:
         return (
             f"the loss learnt the subset but task.predict calls nearly every target wrong: {numbers}; predict gets "
             f"{scorer.target_accuracy:.0%} right, below any chance level: the loss trains the opposite of what "
