@@ -365,6 +365,9 @@ def adapter_rate_hint(model: torch.nn.Module, lr: float) -> str:
     if not is_adapted(model) or frozen_head_hint(model) or lr >= 1e-2:
         return ""
     return (
-        f" Only the adapter trains, at optim.lr={lr:g}: low-rank updates usually need about ten times a full "
-        f"fine-tuning's rate. Fix: a higher rate for the adapter run (optim.lr={lr * 10:g})."
+        f" Only the adapter trains (the output layer through its adapter or its trainable copy, the base frozen), at "
+        f"optim.lr={lr:g}: low-rank updates "
+        f"usually need about ten times a full fine-tuning's rate. Fix: a higher rate for the adapter run (optim.lr="
+        f"{lr * 10:g}); a base built from a config (random weights, no model.path) gives the adapter random features "
+        "to adapt, which may not separate the subset at any rate: judge the adapter on the trained base."
     )
