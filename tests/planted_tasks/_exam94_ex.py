@@ -1,62 +1,10 @@
-"""Shared helpers for the exam92 tasks (plain user code)."""
+"""shared (from an outside examination's tasks, plain user code): topic sentences and a deterministic
+WordPiece tokenizer built locally, for ok_prepadded_cnn_all_splits and ok_kv_extraction_spans."""
 
 from __future__ import annotations
 
-import torch
-import torch.nn.functional as F
-
-from pilot.data.task import IGNORE_INDEX
-
 NAMES = "alice bob carol dave erin frank grace heidi ivan judy mallory oscar peggy trent victor walter".split()
 CITIES = "paris london berlin rome madrid vienna prague oslo dublin lisbon athens warsaw".split()
-COLORS = "red green blue black white yellow purple orange grey brown".split()
-NOUNS = "cat dog car house tree river book phone chair table lamp door window garden city road".split()
-VERBS = "likes sees finds buys paints moves opens closes wants needs".split()
-ADJS = "big small old new quick slow bright dark happy sad".split()
-
-
-def pad_rows(rows, value, side="right", width=None):
-    width = width or max(len(r) for r in rows)
-    out = torch.full((len(rows), width), value, dtype=torch.long)
-    for i, r in enumerate(rows):
-        r = torch.as_tensor(r, dtype=torch.long)
-        if side == "left":
-            out[i, width - len(r) :] = r
-        else:
-            out[i, : len(r)] = r
-    return out
-
-
-def mask_rows(rows, side="right", width=None):
-    width = width or max(len(r) for r in rows)
-    m = torch.zeros((len(rows), width), dtype=torch.long)
-    for i, r in enumerate(rows):
-        if side == "left":
-            m[i, width - len(r) :] = 1
-        else:
-            m[i, : len(r)] = 1
-    return m
-
-
-def shifted_ce_sum(out, b):
-    logits = out.logits if hasattr(out, "logits") else out
-    return F.cross_entropy(
-        logits[:, :-1].reshape(-1, logits.size(-1)).float(),
-        b["labels"][:, 1:].reshape(-1),
-        ignore_index=IGNORE_INDEX,
-        reduction="sum",
-    )
-
-
-def shifted_count(b):
-    return (b["labels"][:, 1:] != IGNORE_INDEX).sum()
-
-
-def shifted_predict(out, b):
-    logits = out.logits if hasattr(out, "logits") else out
-    p = torch.full_like(b["labels"], IGNORE_INDEX)
-    p[:, 1:] = logits[:, :-1].argmax(-1)
-    return p
 
 
 TOPICS = {
@@ -78,21 +26,6 @@ def topic_sentence(rng, topic):
         words += ["in", city]
     s = " ".join(words)
     return s[0].upper() + s[1:] + "."
-
-
-def tiny_bert_config(vocab_size, pad_id, **kw):
-    import transformers
-
-    return transformers.BertConfig(
-        vocab_size=vocab_size,
-        hidden_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=128,
-        pad_token_id=pad_id,
-        **kw,
-    )
 
 
 def wordpiece_tokenizer(texts, lowercase=True):
