@@ -48,3 +48,13 @@ def test_one_position_off_over_the_split_is_said_where_a_labelled_token_leads_ev
     findings, details = tag_offset_findings(task, encoded)
     assert details["entropy_by_offset"][1] < 0.5 * details["entropy_by_offset"][0]  # the token after fixes it
     assert not findings
+
+
+def test_labels_drifting_one_position_per_comma_name_the_comma_and_tags_aligned_pre_split_are_not():
+    """Tags per whitespace word ("Paris," one word) aligned with word_ids that count the comma as a word: after
+    each comma every tag is read from the next word (no single offset fits). Encoded pre-split, nothing is said."""
+    findings, details = _findings("bug_ner_word_ids_count_punctuation")
+    assert findings and "after each ','" in findings[0].problem, details
+    assert details["drift"] <= 0.5 * details["constant"]
+    findings, details = _findings("ok_ner_word_ids_pre_split_commas")
+    assert not findings and "drift_token" not in details

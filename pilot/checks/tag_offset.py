@@ -18,6 +18,7 @@ from typing import Any
 import torch
 
 from pilot.checks.result import Finding
+from pilot.checks.tag_drift import tag_drift_findings
 from pilot.data.task import IGNORE_INDEX, TaskData
 
 OFFSETS = (-1, 0, 1)
@@ -107,7 +108,11 @@ def tag_offset_findings(task: TaskData, encoded: list[dict[str, Any]]) -> tuple[
     own = entropy[0]
     best = min((k for k in OFFSETS if k), key=lambda k: entropy[k])
     if not (entropy[best] <= RATIO * own and own - entropy[best] >= GAP) or (best > 0 and not _labelled_front(encoded)):
-        return _rows_off(encoded, details)
+        findings, details = _rows_off(encoded, details)
+        if findings:
+            return findings, details
+        findings, drift = tag_drift_findings(task, tagged_rows(encoded) or [])
+        return findings, {**details, **drift}
     where = "after" if best > 0 else "before"
     return [
         Finding(
