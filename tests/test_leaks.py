@@ -474,3 +474,16 @@ def test_partial_copies_of_training_examples_warn_and_distinct_rows_do_not():
     assert "100% of them with the same label" in found[0].problem
     found, report = partial_copy_warnings(model_views(runner.load("ok_merge_one_row_per_store").make_task()))
     assert not found and report["val_partial_copies"] == 0, report
+
+
+def test_a_category_coded_per_split_warns_as_integer_codes_and_as_one_hot_columns():
+    """pd.factorize per split (another code per plan in validation) and pd.get_dummies per split (validation
+    without a withdrawn plan: its columns move by one) warn naming a moved value; coded once, nothing."""
+    from pilot.checks.leaks import category_code_warnings, model_views
+    from tests.planted_tasks import runner
+
+    for bug, said in (("bug_category_codes_per_split", "is 2 in train"), ("bug_one_hot_per_split", "one-hot codes")):
+        found, _ = category_code_warnings(model_views(runner.load(bug).make_task()))
+        assert found and said in found[0].problem and "field 'plan' per split" in found[0].problem
+    for ok in ("ok_category_codes_fitted_once", "ok_one_hot_fitted_once"):
+        assert category_code_warnings(model_views(runner.load(ok).make_task()))[0] == []

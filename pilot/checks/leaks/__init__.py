@@ -74,7 +74,8 @@ detectors look for what it did not declare:
     float targets piled up exactly at their smallest and their largest value (5% or more each) with
     continuous values between (standardised targets clipped to [0, 1]).
 16. **A category coded per split** (``category_code_warnings``): an integer input that codes a string
-    field of the examples one way in training and another in a later split (``pd.factorize`` per split).
+    field of the examples one way in training and another in a later split (``pd.factorize`` per split),
+    or a one-hot coding whose column for a value moves (``pd.get_dummies`` per split).
 17. **A vocabulary fitted per split** (``decoded_text_warnings``): a later split's token ids that decode,
     through ``decode_tokens``, to other words than its examples' text, where training's read as theirs.
 18. **Values that fill one split** (``one_split_value_warnings``): a scalar integer input on one value in
