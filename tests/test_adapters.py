@@ -124,7 +124,7 @@ def test_target_modules_of_which_only_some_match_are_refused_naming_the_others(m
         "model=hf_causal_lm", "model.model_type=gpt2", "adapter=lora", "adapter.target_modules=[q_proj,lm_head]"
     )
     with pytest.raises(
-        ConfigRefused, match=r"q_proj match no module of GPT2LMHeadModel.*c_attn, c_fc, c_proj, lm_head"
+        ConfigRefused, match=r"q_proj matches no module of GPT2LMHeadModel.*c_attn, c_fc, c_proj, lm_head"
     ):
         build_model(cfg)
     build_model(
@@ -259,7 +259,10 @@ def test_the_base_fingerprint_sees_another_base_and_not_a_copy(make_cfg, tmp_pat
 @pytest.mark.parametrize(
     "line, said",
     [
-        (["adapter.modules_to_save=[foo]"], "adapter.modules_to_save=['foo']: foo match no module of LlamaForCausalLM"),
+        (
+            ["adapter.modules_to_save=[foo]"],
+            "adapter.modules_to_save=['foo']: foo matches no module of LlamaForCausalLM",
+        ),
         (["adapter.target_modules=[q_proj,lm_head]", "adapter.modules_to_save=[lm_head]"], "both name lm_head"),
         (["adapter.modules_to_save=[lm_head]", "model.dtype=fp16", "precision=fp16"], "adapter.modules_to_save=null"),
         (["adapter.bias=all", "model.dtype=fp16", "precision=fp16"], "adapter.bias=none"),
@@ -286,7 +289,7 @@ def test_peft_keys_the_yaml_does_not_set_reach_peft_and_numbers_name_layers(make
     assert {name.split(".")[-1] for name in adapted.targeted_module_names} == {"0", "3"}
     with pytest.raises(ConfigRefused, match="trains nothing"):
         build_model(make_cfg("model=hf_causal_lm", *LORA, "+adapter.inference_mode=true"))
-    with pytest.raises(ConfigRefused, match="foo match no module of MLPClassifier"):
+    with pytest.raises(ConfigRefused, match="foo matches no module of MLPClassifier"):
         build_model(make_cfg("+experiment=classification", *LORA, "adapter.target_modules=[0]",
                              "adapter.modules_to_save=[foo]"))  # fmt: skip
 

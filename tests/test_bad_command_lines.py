@@ -244,12 +244,12 @@ REFUSED_BY_VALIDATION = [
     ("model=hf_causal_lm model.dtype=float16", ("model.dtype='float16'", "fp32, bf16, fp16")),  # was a failed run
     (  # was a failed run.json (exit 2) after the run directory was made
         "model=hf_causal_lm adapter=lora adapter.target_modules=[q_proj,nope]",
-        ("adapter.target_modules=['q_proj', 'nope']", "nope match no module of LlamaForCausalLM"),
+        ("adapter.target_modules=['q_proj', 'nope']", "nope matches no module of LlamaForCausalLM"),
     ),
     (  # a hybrid model (Jamba) whose one block does not build alone: every block is read
         "model=hf_causal_lm model.model_type=jamba model.config.num_hidden_layers=8 adapter=lora "
         "adapter.target_modules=[q_proj,x_proj,nope]",
-        ("adapter.target_modules=['q_proj', 'x_proj', 'nope']: nope match no module",),
+        ("adapter.target_modules=['q_proj', 'x_proj', 'nope']: nope matches no module",),
     ),
     (
         "model=hf_causal_lm model.config.hidden_size=-64",

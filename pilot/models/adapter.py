@@ -124,7 +124,7 @@ def save_nothing(unmatched: list[str], saved: list[str], model: torch.nn.Module)
     silently and trains nothing more, while the record and the export's config list them."""
     children = ", ".join(name for name, _ in model.named_children())
     return (
-        f"adapter.modules_to_save={saved!r}: {', '.join(unmatched)} match no module of {type(model).__name__}, "
+        f"adapter.modules_to_save={saved!r}: {', '.join(unmatched)} {_verb(unmatched)} no module of {type(model).__name__}, "
         f"so nothing more would train while the record lists them. Fix: the names of the modules to train in "
         f"full (lm_head, embed_tokens, score...; its top-level modules: {children or 'none'}), or "
         "adapter.modules_to_save=null."
@@ -157,7 +157,7 @@ def _refuse_names_that_adapt_nothing(adapted: torch.nn.Module, targets: Any, lay
 def adapt_nothing(unmatched: list[str], model: torch.nn.Module, layers: list[str]) -> str:
     """Why target names that match no module of ``model`` are refused, with the ``layers`` it has."""
     return (
-        f"{', '.join(unmatched)} match no module of {type(model).__name__}, so they would adapt nothing while the "
+        f"{', '.join(unmatched)} {_verb(unmatched)} no module of {type(model).__name__}, so they would adapt nothing while the "
         f"record lists them (its layers an adapter can wrap: {', '.join(layers) or 'none'}). Fix: "
         "adapter.target_modules=all-linear, or the names of the layers above."
     )
@@ -371,3 +371,7 @@ def adapter_rate_hint(model: torch.nn.Module, lr: float) -> str:
         f"{lr * 10:g}); a base built from a config (random weights, no model.path) gives the adapter random features "
         "to adapt, which may not separate the subset at any rate: judge the adapter on the trained base."
     )
+
+
+def _verb(names: list[str]) -> str:
+    return "matches" if len(names) == 1 else "match"
