@@ -31,6 +31,7 @@ from pilot.config.suggest import suggestions
 from pilot.config.values import enum_value, written_overrides
 from pilot.errors import (
     OUT_OF_MEMORY_FIX,
+    RECORD_CLAIM,
     DiskFull,
     PilotError,
     RunFinished,
@@ -149,7 +150,7 @@ def _failed(error: Exception, run_dir: Path, multirun: bool, overrides: list[str
         return
     said = no_space_left(error) or access_denied(error) or in_the_way(error)  # any mode: one message naming the file
     if said is not None and not multirun:
-        print(f"pilot: {said}", file=sys.stderr)
+        print(f"pilot: {_as_recorded(str(said), Path(run_dir))}", file=sys.stderr)
         sys.exit(said.exit_code)
     if out_of_memory(error):  # recorded oom (run_ending): said in one paragraph, no traceback
         said_oom = f"out of memory: {out_of_memory_line(error)}{_recorded_as(Path(run_dir))}"
@@ -173,6 +174,19 @@ def _failed(error: Exception, run_dir: Path, multirun: bool, overrides: list[str
     log.error(
         "job %s ended with %s: %s%s", run_dir, type(error).__name__, error, f" ({kept})" if kept.is_file() else ""
     )
+
+
+def _as_recorded(said: str, run_dir: Path) -> str:
+    """``said``, its claim that run.json says where the run stopped kept only where run.json does (a read-only
+    file system refuses run.json's last write too: it still says running)."""
+    try:
+        status = json.loads((run_dir / "run.json").read_text()).get("status")
+    except (OSError, ValueError, AttributeError):
+        status = None
+    if status not in (None, "running"):
+        return said
+    where = "it still says running" if status else "there is none"
+    return said.replace(RECORD_CLAIM, f"run.json could not record where the run stopped: {where}")
 
 
 def _recorded_as(run_dir: Path) -> str:

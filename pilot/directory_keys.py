@@ -78,7 +78,9 @@ def writable_directory(path: Path, key: str, root: tuple[str, str] | None = None
 
 def made_from_root(config: DictConfig, key: str, root_key: str) -> tuple[str, str] | None:
     """(``root_key``, its value) when ``key`` (hydra.run.dir, hydra.sweep.dir) was not set on the command
-    line, so a directory it names comes from the campaign root the user chose: that is the key to fix."""
+    line, so a directory it names comes from the campaign root the user chose: that is the key to fix. An
+    empty root is refused whether it names the directory or not (``refuse_empty_roots``)."""
+    refuse_empty_roots(config)
     overrides = []  # as typed: an override's own ${...} is text here, never resolved
     for group in ("hydra.overrides.hydra", "hydra.overrides.task"):
         node = OmegaConf.select(config, group, default=None)
@@ -91,6 +93,29 @@ def made_from_root(config: DictConfig, key: str, root_key: str) -> tuple[str, st
     _refuse_unusable(root_key, root, f"{key} would be {OmegaConf.select(config, key)}, under the filesystem's root")
     refuse_long_names(root_key, root)
     return root_key, root
+
+
+ROOTS = {
+    "campaign.run_root": "the run index (.pilot_runs.jsonl) of every run",
+    "campaign.sweep_root": "the sweeps' run index and the campaign journal (${campaign.sweep_root}/journal.md)",
+}
+
+
+def refuse_empty_roots(config: DictConfig) -> None:
+    """An empty campaign root, even beside a ``hydra.run.dir`` or ``hydra.sweep.dir`` of the user's: pilot keeps
+    its run index (and the journal) under each root, which would then land in the current directory and at the
+    filesystem's root."""
+    for key, holds in ROOTS.items():
+        try:
+            value = OmegaConf.select(config, key, default=_ABSENT)
+        except OmegaConfBaseException:
+            continue  # an unresolvable root is named where its directory is made
+        if value is not _ABSENT and not str(value or "").strip():
+            raise ResumeRefused(
+                f"{key}={str(value or '')!r} is empty: pilot keeps {holds} under it, which would be written into "
+                f"the current directory ({os.getcwd()}) or under the filesystem's root. Fix: leave {key} out "
+                "(pilot's default), or name a directory."
+            )
 
 
 def refuse_changed_directory(config: DictConfig) -> None:

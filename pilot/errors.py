@@ -160,6 +160,7 @@ class AccessDenied(PilotError, OSError):
     file, a read-only file system); the message names the file and the fix."""
 
 
+RECORD_CLAIM = "run.json says where the run stopped"  # __main__ says otherwise where run.json could not record it
 DENIED = {errno.EACCES: "EACCES", errno.EPERM: "EPERM", errno.EROFS: "EROFS"}
 
 
@@ -174,8 +175,8 @@ def access_denied(error: BaseException) -> AccessDenied | None:
         return None
     return AccessDenied(
         f"the system refused access to {cause.filename} ({cause.strerror}, {DENIED[cause.errno]}). "
-        "What was written before is untouched (earlier checkpoints and records are intact; run.json says "
-        "where the run stopped). Fix: give this user read and write access to that path (chmod/chown; "
+        f"What was written before is untouched (earlier checkpoints and records are intact; {RECORD_CLAIM}). "
+        "Fix: give this user read and write access to that path (chmod/chown; "
         "`chattr -i` for an immutable one; remount a read-only file system), then start the same command "
         "again: a training run resumes from its newest valid checkpoint."
     )
@@ -196,17 +197,16 @@ def in_the_way(error: BaseException) -> FileInTheWay | None:
             directory = next((name for name in names if os.path.isdir(name)), names[-1])
             return FileInTheWay(
                 f"{directory} is a directory where the run writes a file. What was written before is untouched "
-                "(earlier checkpoints and records are intact; run.json says where the run stopped). Fix: move that "
-                "directory away, then start the same command again: a training run resumes from its newest valid "
-                "checkpoint."
+                f"(earlier checkpoints and records are intact; {RECORD_CLAIM}). Fix: move that directory away, "
+                "then start the same command again: a training run resumes from its newest valid checkpoint."
             )
         if getattr(cause, "errno", None) in (errno.EEXIST, errno.ENOTDIR) and getattr(cause, "filename", None):
             blocking = file_in_the_way(cause.filename)
             if blocking is not None:
                 return FileInTheWay(
                     f"{blocking} is a file where the run writes a directory ({cause.filename}: {cause.strerror}). "
-                    "What was written before is untouched (earlier checkpoints and records are intact; run.json says "
-                    "where the run stopped). Fix: move that file away, then start the same command again: a "
+                    f"What was written before is untouched (earlier checkpoints and records are intact; {RECORD_CLAIM}). "
+                    "Fix: move that file away, then start the same command again: a "
                     "training run resumes from its newest valid checkpoint."
                 )
     return None

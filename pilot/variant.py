@@ -8,6 +8,7 @@ from __future__ import annotations
 import difflib
 import itertools
 from collections.abc import Iterable
+from enum import Enum
 from typing import Any
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -52,6 +53,7 @@ def variant_key(overrides: Iterable[str], cfg: DictConfig | None = None) -> str:
         if key in DEFINING_EXCLUDED or not is_defining(key):
             continue
         value = OmegaConf.select(cfg, key, default=None) if cfg is not None and "." in key else None
+        value = value.name if isinstance(value, Enum) else value  # as typed (constant), not Schedule.constant
         if isinstance(value, (int, float, str, bool)) and not isinstance(value, DictConfig):
             kept[key] = f"{key}={value}"
         else:

@@ -487,3 +487,18 @@ def test_a_category_coded_per_split_warns_as_integer_codes_and_as_one_hot_column
         assert found and said in found[0].problem and "field 'plan' per split" in found[0].problem
     for ok in ("ok_category_codes_fitted_once", "ok_one_hot_fitted_once"):
         assert category_code_warnings(model_views(runner.load(ok).make_task()))[0] == []
+
+
+def test_missing_values_filled_per_class_warn_and_a_fill_with_one_training_mean_does_not():
+    """Incomes missing for 30% of applicants, filled with their own class's mean over every row: one exact value
+    per class, its rows all of that class, warned naming both; filled with the training mean: nothing."""
+    from pilot.checks.leaks import class_fill_warnings, model_views
+    from tests.planted_tasks import runner
+
+    task = runner.load("bug_missing_income_filled_per_class").make_task()
+    found, report = class_fill_warnings(task, model_views(task))
+    assert found and "one exact value per class" in found[0].problem, report
+    assert "all 'default'" in found[0].problem and "all 'repaid'" in found[0].problem
+    twin = runner.load("ok_missing_income_filled_with_train_mean").make_task()
+    found, report = class_fill_warnings(twin, model_views(twin))
+    assert found == [] and report["features_with_pure_values"] == 0

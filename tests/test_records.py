@@ -115,6 +115,8 @@ def test_every_config_group_key_defines_the_run(make_cfg):
     assert variant_key(["mode=train", "seed=3"]) == "default"
     twice = variant_key(["optim.lr=1e-3", "optim.lr=2e-3"], make_cfg("optim.lr=1e-3", "optim.lr=2e-3"))
     assert twice == "optim.lr=0.002"  # a key given twice: once, with the value Hydra applied (the last)
+    chosen = variant_key(["optim.schedule=constant"], make_cfg("optim.schedule=constant"))
+    assert chosen == "optim.schedule=constant"  # a choice as typed, not its enum's repr (Schedule.constant)
 
 
 def test_a_model_change_refuses_the_resume(tmp_path):
@@ -441,6 +443,7 @@ def test_a_refused_write_through_the_cli_is_one_message_naming_the_file_and_the_
     assert "ckpt-00000006.pt" in said[0] and "EPERM" in said[0] and "resumes from its newest valid" in said[0]
     record = run_json(tmp_path)
     assert record["status"] == "failed" and "PermissionError" in record["error"]
+    assert "run.json says where the run stopped" in said[0]  # it does
     assert [u for u, _ in list_checkpoints(tmp_path / "checkpoints")][0] == 4
     resumed = cli(tmp_path)  # access given back: the run resumes
     assert resumed.returncode == 0, resumed.stderr[-2000:]
@@ -1050,3 +1053,18 @@ def test_a_signal_inside_an_atomic_write_leaves_no_temporary_file(tmp_path, monk
     with pytest.raises(KeyboardInterrupt):
         run_record.write_text_atomic(tmp_path / "choice_sheet.csv", "gpu,count\n")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_refusal_claims_run_json_holds_the_stop_only_where_it_does(tmp_path):
+    """A read-only file system refuses run.json's last write too: the message then says run.json still says
+    running (the recap reads such a run as stopped without a record), not that it says where the run stopped."""
+    from pilot.__main__ import _as_recorded
+    from pilot.errors import RECORD_CLAIM
+
+    said = f"the system refused access to x (EROFS). What was written before is untouched ({RECORD_CLAIM}). Fix: ..."
+    assert "could not record where the run stopped: there is none" in _as_recorded(said, tmp_path)
+    (tmp_path / "run.json").write_text(json.dumps({"status": "running"}))
+    told = _as_recorded(said, tmp_path)
+    assert RECORD_CLAIM not in told and "run.json could not record where the run stopped: it still says running" in told
+    (tmp_path / "run.json").write_text(json.dumps({"status": "failed"}))
+    assert _as_recorded(said, tmp_path) == said

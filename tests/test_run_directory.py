@@ -291,6 +291,9 @@ def test_a_line_refused_because_another_process_runs_there_puts_its_hydra_files_
         # an empty campaign root: runs, sweeps and the journal were written under the filesystem's root
         (["mode=estimate", "campaign.run_root="], "pilot: campaign.run_root='' is empty"),
         (["-m", "mode=estimate", "campaign.sweep_root=", "seed=0"], "pilot: campaign.sweep_root='' is empty"),
+        # beside a run directory of the user's: the journal went to /journal.md, the run index into the cwd
+        (["mode=estimate", "campaign.sweep_root=", "hydra.run.dir=made/run"], "pilot: campaign.sweep_root='' is empty"),
+        (["mode=estimate", "campaign.run_root=", "hydra.run.dir=made/run"], "pilot: campaign.run_root='' is empty"),
     ],
 )
 def test_a_directory_hydra_cannot_name_is_refused_and_nothing_is_made(tmp_path, line, expected):

@@ -332,3 +332,19 @@ def test_a_warm_up_longer_than_the_subset_is_named_when_it_does_not_learn(make_c
     result = tiny_subset_check(cfg, task, CPU)
     assert result.verdict == "fail", result.reason
     assert "optim.warmup_updates=100000 is longer than the 20 updates the subset ran" in result.reason, result.reason
+
+
+def test_a_loss_of_0_1_targets_that_goes_below_zero_fails_naming_swapped_arguments():
+    """binary_cross_entropy_with_logits(labels, logits): linear in each logit, no floor, the loss runs below 0 and
+    is said so (not blamed on predict); the same task in the right order learns its subset."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.planted_tasks import runner
+
+    result = runner.run_task(runner.load("bug_bce_arguments_swapped"))["tiny_subset"]
+    assert result.verdict == "fail" and "The loss went below 0" in result.reason, result.reason
+    assert result.details["final_loss"] < 0 < result.details["initial_loss"]
+    result = runner.run_task(runner.load("ok_binary_one_logit"), tiny_subset=True)["tiny_subset"]
+    assert result.verdict == "pass", result.reason

@@ -157,6 +157,7 @@ def _made_by_the_task(
         ("one_split_values", leaks.one_split_value_warnings, (task, views, split_by)),
         ("channel_order", leaks.channel_order_warnings, (views,)),
         ("partial_copies", leaks.partial_copy_warnings, (views,)),
+        ("class_fill", leaks.class_fill_warnings, (task, views)),
     ):
         warnings, made[name] = _judged(detector, *args)
         made["warnings"] += warnings

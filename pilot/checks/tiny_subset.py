@@ -43,6 +43,7 @@ from pilot.checks.learning_hints import (
 from pilot.checks.loss_floor import loss_floor
 from pilot.checks.result import CheckResult
 from pilot.checks.subset_scorer import SubsetScorer
+from pilot.checks.tiny_subset_reasons import below_zero, cannot_fall, random_targets, slow_drop, zero_floored
 from pilot.data.task import TaskData, move_to
 from pilot.engine.build import build_model as build_fresh_model
 from pilot.engine.forward import forward_loss
@@ -208,18 +209,20 @@ def tiny_subset_check(
     )
     if not finite:
         return CheckResult(STEP, "fail", f"non-finite loss or gradient at update {trainer.updates_done}", [], details)
+    if final_loss < 0 <= initial_loss and zero_floored(task, scorer.batches):
+        return CheckResult(STEP, "fail", below_zero(numbers), [], details)
     if _scoring_at_fault(scorer, recovery < min_recovery, final_loss, loss_target):
         return CheckResult(STEP, "fail", _scoring_disagrees(scorer, numbers, model, device), [], details)
     if final_loss <= loss_target and recovery >= min_recovery:
         still = _learnt_without(cfg, tiny_task, attempt, device)
         return CheckResult(STEP, "warn" if still else "pass", "learns the subset: " + numbers + still, [], details)
     if recovery < min_recovery and own_floor is not None and initial_loss - own_floor <= STUCK * initial_loss:
-        return CheckResult(STEP, "fail", _cannot_fall(numbers, own_floor, initial_loss), [], details)
+        return CheckResult(STEP, "fail", cannot_fall(numbers, own_floor, initial_loss, STUCK), [], details)
     verdict, reason = _not_learnt(cfg, tiny_task, attempt, device, numbers, recovery)
     details["collate_random"] = collate_is_random(tiny_task, trainer.train_items[: int(cfg.batch.micro_batch)])
     if verdict == "fail" and details["collate_random"] and drop >= RANDOM_COLLATE_DROP:
         verdict, reason = "warn", reason.replace("cannot learn the subset:", "not learnt in time:", 1)
-        reason += _random_targets(drop)
+        reason += random_targets(drop)
     return CheckResult(STEP, verdict, reason, [], details)
 
 
@@ -244,28 +247,6 @@ RANDOM_COLLATE_DROP = 1.5  # a random collate's subset, its loss down this many 
 # cannot learn — no learning rate, labels shuffled apart from their inputs — stays within about 1.1x)
 
 
-def _random_targets(drop: float) -> str:
-    """Why a random collate's subset not learnt in time is a warning: its targets move at every update."""
-    return (
-        f" The collate is random (two calls on the same examples differ: masking or augmentation drawn per call), "
-        f"so the subset's inputs and targets change at every update and it is learnt slower than a fixed one; its "
-        f"loss fell {drop:.3g}x, so the loop learns: a warning, not a failure. Fix: raise pilot.tiny.max_updates "
-        "or the learning rate to see it learnt, or fix the collate's random draws for the check"
-    )
-
-
-def _cannot_fall(numbers: str, own_floor: float, initial_loss: float) -> str:
-    """The lowest loss any logits give is where the loss starts: the targets barely reach it."""
-    return (
-        f"cannot learn the subset: {numbers}. The loss cannot fall: the lowest value loss_sum reaches on "
-        f"this subset over free logits is {own_floor:.3g}, within {STUCK:.0%} of where it starts "
-        f"({initial_loss:.3g}), so whatever the model outputs the targets barely move it: they do not reach "
-        "the loss as the logits are shaped (e.g. a target broadcast against logits of another shape, a [B, 2] "
-        "one-hot against a [B, 1] logit), or loss_sum does not read them. Fix: give loss_sum targets of the "
-        "logits' shape."
-    )
-
-
 def _not_learnt(
     cfg: DictConfig, task: TaskData, attempt: _Attempt, device: torch.device, numbers: str, recovery: float
 ) -> tuple[str, str]:
@@ -278,7 +259,7 @@ def _not_learnt(
     hints = found if FROZEN_OUTPUT in found else _model_hints(model, cfg) + found  # a frozen head first
     if learnt:
         said = f"recovers the subset, but its loss fell less than declared: {numbers}.{hints}" if hints else ""
-        return "warn", said or _slow_drop(numbers, int(settings.max_updates))
+        return "warn", said or slow_drop(numbers, int(settings.max_updates))
     trainer = attempt.trainer
     lr = float(cfg.optim.lr)
     unmoved = unmoved_hint(attempt.weights_before, trainer.raw_model, lr, trainer.updates_done)
@@ -386,14 +367,4 @@ def _scoring_disagrees(scorer: SubsetScorer, numbers: str, model: torch.nn.Modul
         "likely token. predict reads other positions or classes than loss_sum trains (not shifted as "
         "loss_sum shifts, another label mapping). Fix: make predict read what loss_sum trains (the alignment "
         f"check names the position each target is trained at).{hints}"
-    )
-
-
-def _slow_drop(numbers: str, max_updates: int) -> str:
-    """Every example recovered, the loss not down as far as declared: what that means and what to change."""
-    return (
-        f"recovers the subset, but its loss fell less than declared: {numbers}. The loop learns; slower than "
-        f"declared (the learning rate, its schedule over pilot.tiny.max_updates={max_updates}), or loss_sum has "
-        "a term the logits do not set (a regulariser; label smoothing's floor is already measured). Fix: raise "
-        "pilot.tiny.max_updates or the learning rate, or lower pilot.tiny.loss_drop to what this loss can reach."
     )

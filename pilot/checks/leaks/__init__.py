@@ -85,6 +85,8 @@ detectors look for what it did not declare:
     per-class pixel quantiles match training's far better with the channels permuted (BGR from cv2).
 20. **Partial copies** (``partial_copy_warnings``): a later example equal to a training example to the
     last bit in half or more of its continuous features, other in the rest (a one-to-many merge).
+21. **Missing values filled per class** (``class_fill_warnings``): a continuous feature holding one exact
+    value per class on many rows (``fillna`` with ``groupby(label).transform("mean")``).
 
 Cost: examples of equal shapes are collated together, hashing is linear; nearest neighbours are
 chunked matrix products (O(n_a x n_b x features)); shingle overlaps a sort-join over shingle ids
@@ -101,6 +103,7 @@ Modules: ``thresholds``, ``model_views`` (what the model sees), ``id_fields`` (1
 
 from pilot.checks.leaks.category_codes import category_code_warnings
 from pilot.checks.leaks.channel_order import channel_order_warnings
+from pilot.checks.leaks.class_fill import class_fill_warnings
 from pilot.checks.leaks.class_scale import class_scale_warnings
 from pilot.checks.leaks.clipped_targets import clipped_target_warnings
 from pilot.checks.leaks.composite_ids import composite_id_warnings
@@ -130,6 +133,7 @@ from pilot.checks.leaks.vectors import nearest
 
 __all__ = [
     "category_code_warnings",
+    "class_fill_warnings",
     "decoded_text_warnings",
     "one_split_value_warnings",
     "channel_order_warnings",
