@@ -502,3 +502,16 @@ def test_missing_values_filled_per_class_warn_and_a_fill_with_one_training_mean_
     twin = runner.load("ok_missing_income_filled_with_train_mean").make_task()
     found, report = class_fill_warnings(twin, model_views(twin))
     assert found == [] and report["features_with_pure_values"] == 0
+
+
+def test_a_training_only_flip_that_leaves_a_position_target_as_it_was_warns_and_one_that_flips_it_does_not():
+    """A blob's x regressed from images flipped left-right in training only (inputs scaled: x * 2 - 0.5): the
+    targets left as they were follow the raw image, not the flipped one the model sees; flipped too, nothing."""
+    from pilot.checks.leaks import model_views, train_transform_warnings
+    from tests.planted_tasks import runner
+
+    found, report = train_transform_warnings(model_views(runner.load("bug_flip_keeps_position_target").make_task()))
+    assert found and "leaves their regression targets as they were" in found[0].problem, report
+    assert report["transforms_in_train"] == {"horizontal flip": 116}
+    found, report = train_transform_warnings(model_views(runner.load("ok_flip_with_position_target").make_task()))
+    assert not found and report["targets"]["distance_to_seen"] < 0.5 * report["targets"]["distance_to_stored"]

@@ -57,7 +57,9 @@ detectors look for what it did not declare:
    more (a ``/ 255`` applied twice to one class's source).
 10. **A training-only transform that changes the class** (``train_transform_warnings``): vector
     inputs that differ from their raw array in training only, and then lie nearest another class's
-    mean far more often than untransformed ones (a horizontal flip of left/right arrows).
+    mean far more often than untransformed ones (a horizontal flip of left/right arrows); for a
+    regression, one that leaves the target as it was where it moves what the target means
+    (``transformed_targets``: a flipped image keeping its blob's x).
 11. **A category coded out of order as a regression target** (``ordinal_code_warnings``): a float
     target one-to-one with a string field of 3-6 values whose codes, in another order, a linear fit
     of the inputs explains far better ('low' < 'medium' < 'high' coded alphabetically).

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from pilot.checks.leaks.model_views import ModelViews, scalar_labels, vector_key
+from pilot.checks.leaks.transformed_targets import moved_target_findings
 from pilot.checks.result import Finding
 
 TRANSFORMED = 0.2
@@ -80,20 +81,23 @@ def _found(views: ModelViews, key: str, field: str, split: str) -> list[str | No
         raw = np.asarray(example.fields[field], dtype=np.float64)
         raw = raw.reshape(_shape(raw))
         seen = row[key].astype(np.float64).reshape(-1)
-        if np.allclose(seen, raw.reshape(-1), rtol=1e-5, atol=1e-6):
+        if _same(seen, raw.reshape(-1)):
             out.append("")
             continue
         out.append(
-            next(
-                (
-                    name
-                    for name, op in _transforms(raw.shape).items()
-                    if np.allclose(seen, op(raw).reshape(-1), 1e-5, 1e-6)
-                ),
-                None,
-            )
+            next((name for name, op in _transforms(raw.shape).items() if _same(seen, op(raw).reshape(-1))), None)
         )
     return out
+
+
+def _same(seen: np.ndarray, raw: np.ndarray) -> bool:
+    """Whether the model's input is the raw array, or the raw array scaled and shifted (x * 2 - 0.5, a
+    normalisation: one positive scale and one shift for the whole array)."""
+    if np.allclose(seen, raw, rtol=1e-5, atol=1e-6):
+        return True
+    seen, raw = seen - seen.mean(), raw - raw.mean()
+    norms = float(np.linalg.norm(seen) * np.linalg.norm(raw))
+    return norms > 0 and float(seen @ raw) / norms >= 1 - 1e-9
 
 
 def knn_separability(arrays: np.ndarray, labels: np.ndarray) -> float:
@@ -120,6 +124,19 @@ def _named(class_names: list[str] | None) -> Callable[[Any], str]:
     return lambda c: names[int(c)] if names and 0 <= int(c) < len(names) else str(c)
 
 
+def _regression_targets(views: ModelViews, field: str, name: str, found: dict[str, list]) -> tuple[list, dict]:
+    """The transformed training examples and the untransformed ones, (raw array, target) each, judged by
+    ``transformed_targets``."""
+    transformed, plain = [], []
+    for split, how in found.items():
+        for example, label, seen in zip(views.splits[split], scalar_labels(views, split), how):
+            raw = np.asarray(example.fields[field], dtype=np.float64)
+            pair = (raw.reshape(_shape(raw)), float(label))
+            (transformed if seen == name else plain if seen == "" else []).append(pair)
+    op = _transforms(transformed[0][0].shape)[name] if transformed else None
+    return moved_target_findings(name, op, field, transformed, plain)
+
+
 def train_transform_warnings(views: ModelViews, class_names: list[str] | None = None) -> tuple[list[Finding], dict]:
     key = vector_key(views)
     later = [s for s in views.order() if s != "train"]
@@ -137,6 +154,9 @@ def train_transform_warnings(views: ModelViews, class_names: list[str] | None = 
     elsewhere = max(sum(1 for f in found[s] if f) / max(1, len(found[s])) for s in later)
     if count < max(MIN_TRANSFORMED, TRANSFORMED * len(found["train"])) or elsewhere > UNTOUCHED:
         return [], report
+    if np.issubdtype(scalar_labels(views, "train").dtype, np.floating):  # a regression: is the target moved too?
+        findings, report["targets"] = _regression_targets(views, field, name, found)
+        return findings, report
     raws, labels = [], []
     for split in views.order():
         split_labels = scalar_labels(views, split)
