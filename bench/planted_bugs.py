@@ -1,6 +1,6 @@
 """Detection table of the pilot's checks over the planted-bug suite (tests/planted_tasks/).
 
-    python bench/planted_bugs.py            # every task; writes bench/results/planted_bugs.json
+    python bench/planted_bugs.py            # every task, one process per CPU; writes bench/results/planted_bugs.json
     python bench/planted_bugs.py --tiny-subset   # correct tasks also train their tiny subset, as the
                                                  # full pilot does (about 10 min); planted_bugs_tiny.json
 
@@ -13,9 +13,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
+import os
 import platform
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,17 +30,28 @@ import torch  # noqa: E402
 from tests.planted_tasks import runner  # noqa: E402
 
 
+def _one(name: str, tiny_subset: bool, threads: int) -> dict:
+    torch.set_num_threads(threads)
+    return runner.run_all([name], tiny_subset=tiny_subset)[0]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("tasks", nargs="*", help="task module names (default: every one)")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (tiny models: 1 is fastest)")
     parser.add_argument("--tiny-subset", action="store_true", help="correct tasks run tiny_subset too")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes, one task each at a time")
     parser.add_argument("--out", default=None, help="default: bench/results/planted_bugs[_tiny].json")
     args = parser.parse_args()
     out = args.out or str(ROOT / "bench" / "results" / f"planted_bugs{'_tiny' if args.tiny_subset else ''}.json")
     torch.set_num_threads(args.threads)
     started = time.perf_counter()
-    rows = runner.run_all(args.tasks or None, tiny_subset=args.tiny_subset)
+    names = args.tasks or runner.task_names()
+    if args.workers > 1 and len(names) > 1:  # forked before any torch operation started a thread pool
+        with ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            rows = list(pool.map(partial(_one, tiny_subset=args.tiny_subset, threads=args.threads), names))
+    else:
+        rows = runner.run_all(names, tiny_subset=args.tiny_subset)
     seconds = time.perf_counter() - started
     totals = runner.summary(rows)
     print(f"{'task':38} {'expected':34} {'got':6} {'ok':4} reason")

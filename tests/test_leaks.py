@@ -515,3 +515,38 @@ def test_a_training_only_flip_that_leaves_a_position_target_as_it_was_warns_and_
     assert report["transforms_in_train"] == {"horizontal flip": 116}
     found, report = train_transform_warnings(model_views(runner.load("ok_flip_with_position_target").make_task()))
     assert not found and report["targets"]["distance_to_seen"] < 0.5 * report["targets"]["distance_to_stored"]
+
+
+def test_a_target_encoding_counted_over_every_split_warns_and_one_fitted_on_train_does_not():
+    """A merchant's smoothed fraud rate counted over every row before the split fits each merchant's mean label
+    over every split exactly and training's alone far worse; counted on training: nothing. The merchant's name
+    (two words: a text to the text checks) beside numbers the model reads is no duplicate text either."""
+    from pilot.checks.leaks import duplicate_findings, label_encoding_warnings, model_views
+    from pilot.checks.leaks.model_views import example_digest
+    from pilot.checks.leaks.thresholds import LeakThresholds
+    from tests.planted_tasks import runner
+
+    task = runner.load("bug_target_encoding_over_every_split").make_task()
+    found, report = label_encoding_warnings(model_views(task))
+    assert found and "'merchant' value's mean of the label computed over every split" in found[0].problem, report
+    twin = runner.load("ok_target_encoding_fitted_on_train").make_task()
+    views = model_views(twin)
+    assert label_encoding_warnings(views)[0] == []
+    fails, _, report = duplicate_findings(twin, views, lambda e: example_digest(e.fields, None), LeakThresholds())
+    assert fails == [], [f.problem for f in fails]
+
+
+def test_a_rolling_window_that_holds_the_target_day_warns_and_one_of_the_days_before_does_not():
+    """Lags 1-3 and a 7-day rolling mean including the day to forecast: exact with the 4 examples before it
+    (their lags give the window's older days), though their inputs alone leave the target unexplained; the
+    window shifted by one day: nothing, and neither for a noise-free sine whose past gives its next value."""
+    from pilot.checks.leaks import model_views, window_target_warnings
+    from tests.planted_tasks import runner
+
+    found, report = window_target_warnings(
+        model_views(runner.load("bug_rolling_mean_holds_the_target_day").make_task())
+    )
+    assert found and "the 4 example(s) before it" in found[0].problem, report
+    assert report["val_with_4_earlier"]["unexplained"] <= 1e-6 <= report["val_with_4_earlier"]["earlier_alone"]
+    for ok in ("ok_rolling_mean_of_the_days_before", "ok_sine_forecast"):
+        assert window_target_warnings(model_views(runner.load(ok).make_task()))[0] == []

@@ -77,3 +77,19 @@ def test_a_detector_that_cannot_read_the_data_is_skipped_not_a_crash(monkeypatch
     result = audit_split(digits.make_task(split={"by": "group"}))
     assert result.verdict == "pass", result.reason
     assert "a shape it does not expect" in result.details["undeclared"]["train_transform"]["skipped"]
+
+
+def test_a_split_by_time_whose_examples_have_no_time_fails_naming_it_not_a_crash():
+    """data.split.by=time over examples without Example.time: said as a finding (the audit compared None > None)."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from pilot.checks.split_audit import audit_split
+    from tests.planted_tasks import runner
+
+    task = runner.load("ok_one_hot_fitted_once").make_task()
+    for example in task.splits["train"][:3]:
+        example.time = None
+    result = audit_split(task, "time")
+    assert result.verdict == "fail" and "3 example(s) have no time" in result.reason, result.reason

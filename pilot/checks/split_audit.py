@@ -69,6 +69,29 @@ def _groups_said(straddling: list[str]) -> str:
     return f"{len(straddling)} group(s) in several splits (by time: a group's past trains, its future validates)"
 
 
+def _time_order(task: TaskData) -> list[Finding]:
+    """A split by time: every split ends before the next starts; examples without a time are said."""
+    untimed = sum(e.time is None for ex in task.splits.values() for e in ex)
+    if untimed:
+        return [
+            Finding(
+                f"data.split.by=time, but {untimed} example(s) have no time (Example.time is None): the splits cannot "
+                "be checked as a split by time. Fix: give every Example its time, or data.split.by=group"
+            )
+        ]
+    findings = []
+    bounds = {s: [e.time for e in ex] for s, ex in task.splits.items() if ex}
+    order = [s for s in ("train", "val", "test") if s in bounds]
+    for earlier, later in zip(order, order[1:]):
+        if max(bounds[earlier]) >= min(bounds[later]):
+            findings.append(
+                Finding(
+                    f"{earlier} ends at time {max(bounds[earlier])}, not before {later} starts at {min(bounds[later])}"
+                )
+            )
+    return findings
+
+
 def audit_split(task: TaskData, split_by: str = "group", thresholds: LeakThresholds | None = None) -> CheckResult:
     started = time.perf_counter()
     limits = thresholds or LeakThresholds()
@@ -100,16 +123,7 @@ def audit_split(task: TaskData, split_by: str = "group", thresholds: LeakThresho
             placed = ", ".join(f"{s} example {i}" for s, i in sorted(where.items()))
             findings.append(Finding(f"identical example in two splits: {placed}"))
     if split_by == "time":
-        bounds = {s: [e.time for e in ex] for s, ex in task.splits.items() if ex}
-        order = [s for s in ("train", "val", "test") if s in bounds]
-        for earlier, later in zip(order, order[1:]):
-            if max(bounds[earlier]) >= min(bounds[later]):
-                findings.append(
-                    Finding(
-                        f"{earlier} ends at time {max(bounds[earlier])}, not before "
-                        f"{later} starts at {min(bounds[later])}"
-                    )
-                )
+        findings += _time_order(task)
     declared_seconds = time.perf_counter() - started
     warnings, undeclared = _undeclared_leaks(task, split_by, limits, findings, lambda example: raw_hashes[id(example)])
     summary = ", ".join(f"{s} {c['examples']} examples / {c['groups']} groups" for s, c in counts.items())
@@ -158,6 +172,8 @@ def _made_by_the_task(
         ("channel_order", leaks.channel_order_warnings, (views,)),
         ("partial_copies", leaks.partial_copy_warnings, (views,)),
         ("class_fill", leaks.class_fill_warnings, (task, views)),
+        ("label_encoding", leaks.label_encoding_warnings, (views,)),
+        ("window_target", leaks.window_target_warnings, (views,)),
     ):
         warnings, made[name] = _judged(detector, *args)
         made["warnings"] += warnings

@@ -209,7 +209,7 @@ def tiny_subset_check(
     )
     if not finite:
         return CheckResult(STEP, "fail", f"non-finite loss or gradient at update {trainer.updates_done}", [], details)
-    if final_loss < 0 <= initial_loss and zero_floored(task, scorer.batches):
+    if final_loss < 0 <= initial_loss and recovery < min_recovery and zero_floored(task, scorer):
         return CheckResult(STEP, "fail", below_zero(numbers), [], details)
     if _scoring_at_fault(scorer, recovery < min_recovery, final_loss, loss_target):
         return CheckResult(STEP, "fail", _scoring_disagrees(scorer, numbers, model, device), [], details)

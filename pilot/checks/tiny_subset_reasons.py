@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 
+from pilot.checks.subset_scorer import SubsetScorer
 from pilot.data.task import IGNORE_INDEX, TaskData
 
 
-def zero_floored(task: TaskData, batches: list[dict[str, Any]]) -> bool:
+def zero_floored(task: TaskData, scorer: SubsetScorer) -> bool:
     """Labels whose loss is >= 0 for any output: 0/1 targets (BCE, two-class cross-entropy), or class ids of a
-    task that names its classes (cross-entropy). Counts (a Poisson loss, which can be negative) are neither."""
-    labels = [batch.get("labels") for batch in batches]
-    if not labels or not all(torch.is_tensor(t) and t.numel() for t in labels):
+    task that names its classes (cross-entropy). Counts (a Poisson loss, which can be negative) are neither, nor
+    is a regression's target that happens to be 0 or 1 (a Gaussian likelihood of it can be negative)."""
+    labels = [batch.get("labels") for batch in scorer.batches]
+    if scorer.regression or not labels or not all(torch.is_tensor(t) and t.numel() for t in labels):
         return False
     if all(bool(((t == 0) | (t == 1) | (t == IGNORE_INDEX)).all()) for t in labels):
         return True
@@ -22,7 +22,7 @@ def zero_floored(task: TaskData, batches: list[dict[str, Any]]) -> bool:
 
 
 def below_zero(numbers: str) -> str:
-    """The loss of class ids or 0/1 targets went below 0 during training: it has no floor."""
+    """The loss of class ids or 0/1 targets went below 0 during training, the subset not recovered: no floor."""
     return (
         f"cannot learn the subset: {numbers}. The loss went below 0: over class ids or 0/1 targets, cross-entropy "
         "and BCE are >= 0 for every output, so a loss_sum that falls below 0 has no floor and training drives it "

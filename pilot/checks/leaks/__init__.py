@@ -34,7 +34,9 @@ detectors look for what it did not declare:
    for token inputs (``token_leak_warnings``), a token whose presence separates one class from
    the rest at that balanced accuracy (the class written into the text); for a continuous target
    (``linear_leak_warnings``), a linear function of all the inputs fitted on train that gives a later
-   split's target exactly (the target spread over several features: a window scaled with its target day).
+   split's target exactly (the target spread over several features: a window scaled with its target day);
+   with the inputs of the few examples before it in time too (``window_target_warnings``: a rolling mean
+   that includes the day to forecast), where those earlier inputs alone leave the target unexplained.
 5. **Identities made of several fields** (``composite_id_warnings``): a pair or triple of scalar
    fields (first name + last name + birth year) that names one identity across splits, whose shared
    values' later examples carry the earlier label far above chance.
@@ -89,6 +91,8 @@ detectors look for what it did not declare:
     last bit in half or more of its continuous features, other in the rest (a one-to-many merge).
 21. **Missing values filled per class** (``class_fill_warnings``): a continuous feature holding one exact
     value per class on many rows (``fillna`` with ``groupby(label).transform("mean")``).
+22. **A target encoding over every split** (``label_encoding_warnings``): a feature that is each value of a
+    field's (smoothed) mean label computed over training and later splits' rows alike.
 
 Cost: examples of equal shapes are collated together, hashing is linear; nearest neighbours are
 chunked matrix products (O(n_a x n_b x features)); shingle overlaps a sort-join over shingle ids
@@ -114,6 +118,7 @@ from pilot.checks.leaks.decoded_text import decoded_text_warnings
 from pilot.checks.leaks.duplicates import duplicate_findings
 from pilot.checks.leaks.feature_skew import feature_skew_warnings
 from pilot.checks.leaks.id_fields import id_field_warnings, name_says_id
+from pilot.checks.leaks.label_encoding import label_encoding_warnings
 from pilot.checks.leaks.linear_leak import linear_leak_warnings
 from pilot.checks.leaks.model_views import ModelViews, model_views
 from pilot.checks.leaks.one_split_values import one_split_value_warnings
@@ -132,10 +137,13 @@ from pilot.checks.leaks.token_skew import token_skew_warnings
 from pilot.checks.leaks.train_augment import train_augment_warnings
 from pilot.checks.leaks.train_transform import train_transform_warnings
 from pilot.checks.leaks.vectors import nearest
+from pilot.checks.leaks.window_target import window_target_warnings
 
 __all__ = [
     "category_code_warnings",
     "class_fill_warnings",
+    "label_encoding_warnings",
+    "window_target_warnings",
     "decoded_text_warnings",
     "one_split_value_warnings",
     "channel_order_warnings",

@@ -113,11 +113,19 @@ def one_hot_warnings(views: ModelViews, order: list[str], fields: dict[str, dict
         if not train:
             break
         later = _indicators(views, split, {name: fields[split].get(name, []) for _, name in train})
+        kept: set[tuple[str, int]] = set()  # columns a field marks alike in both splits: coded once, by that field
+        moves = {}
         for (key, name), coding in train.items():
             other = later.get((key, name), {})
             shared = sorted(set(coding) & set(other))
             moved = [v for v in shared if coding[v] != other[v]]
+            if len(shared) >= MIN_VALUES and not moved:
+                kept.update((key, coding[v]) for v in shared)
             if len(shared) >= MIN_VALUES and len(moved) >= max(MIN_MOVED, MOVED_SHARE * len(shared)):
+                moves[(key, name)] = (coding, other, moved, shared)
+        for (key, name), (coding, other, moved, shared) in moves.items():
+            if not {(key, coding[v]) for v in moved} <= kept:  # else another field explains the columns (a crew
+                # paired with a shift until a rota changed): that field's coding did not move
                 warnings.append(_finding(key, None, name, split, coding, other, moved, shared, one_hot=True))
     return warnings
 

@@ -4,7 +4,9 @@ writes the label into the input wherever the value was missing. Per feature, ove
 a scalar label: the values repeated on ``MIN_ROWS`` rows or more, each of one class (``PURE``), at least two
 of them for two different classes, on a feature whose other values are continuous (``CONTINUOUS`` of them
 distinct), and the chance that rows drawn at the classes' rates would be that pure at most ``CHANCE``.
-A value shared by the classes (a fill with one training mean, a genuine 0) says nothing."""
+A value shared by the classes (a fill with one training mean, a genuine 0) says nothing, and neither do the
+column's least and greatest values: a feature clipped at its limits (an assay's detection limits, a clipped
+probability) piles each class at one end; a class's mean lies between."""
 
 from __future__ import annotations
 
@@ -33,7 +35,7 @@ def _pure_values(column: np.ndarray, label: np.ndarray, rates: dict[Any, float])
     if rest.sum() < MIN_ROWS or np.count_nonzero(~repeated) < CONTINUOUS * rest.sum():
         return []
     pure = []
-    for k in np.flatnonzero(repeated):
+    for k in np.flatnonzero(repeated[1:-1]) + 1:  # not the column's least or greatest value: a limit, not a fill
         classes, held = np.unique(label[inverse == k], return_counts=True)
         top = int(np.argmax(held))
         if held[top] >= PURE * counts[k]:

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from pilot.checks.leaks.model_views import ModelViews, example_digest, ordered_splits, vector_key
+from pilot.checks.leaks.model_views import ModelViews, changes_the_batch, example_digest, ordered_splits, vector_key
 from pilot.checks.leaks.texts import normalise_text, text_fields, text_near_duplicates
 from pilot.checks.leaks.thresholds import LeakThresholds
 from pilot.checks.leaks.vectors import vector_near_duplicates
@@ -111,12 +111,13 @@ def _same_normalised_text(
     same only with the same arrays: one templated question about two images is two examples."""
     fails = []
     keyings = [("", lambda texts: texts)]
+    numbers = _numbers_read(task, fields, order)
     if len(fields) > 1:
         keyings.append((" in another order of the fields", sorted))
     for said, arranged in keyings:
         keys = {
             s: [
-                " \x1f ".join(arranged([normalise_text(e.fields[f]) for f in fields])) + _arrays_key(e, fields)
+                " \x1f ".join(arranged([normalise_text(e.fields[f]) for f in fields])) + _arrays_key(e, fields, numbers)
                 for e in task.splits[s]
             ]
             for s in order
@@ -143,9 +144,25 @@ def _same_normalised_text(
     return fails
 
 
-def _arrays_key(example, texts: list[str]) -> str:
-    """A digest of the example's array fields (NumPy arrays, tensors, lists of numbers), "" where it has none."""
-    parts = []
+def _numbers_read(task: TaskData, texts: list[str], order: list[str]) -> list[str]:
+    """The scalar number fields beside the texts that reach the model (another value encodes to other tensors:
+    an amount, an hour, a rating given as input), not ids it never reads: the same text beside other numbers
+    is another example (a merchant's name on two purchases)."""
+    example = next((e for s in order for e in task.splits[s]), None)
+    if example is None or task.encode is None or task.collate is None:
+        return []
+    scalars = [
+        name
+        for name, value in example.fields.items()
+        if name not in texts and isinstance(value, (int, float, np.number)) and not isinstance(value, (bool, np.bool_))
+    ]
+    return [name for name in scalars if changes_the_batch(task, example, name, example.fields[name] * 2 + 1)]
+
+
+def _arrays_key(example, texts: list[str], numbers: list[str] = ()) -> str:
+    """A digest of the example's array fields (NumPy arrays, tensors, lists of numbers) and of the scalar
+    ``numbers`` the model reads, "" where it has none."""
+    parts = [f"{name}={example.fields.get(name)!r}" for name in numbers]
     for name in sorted(set(example.fields) - set(texts)):
         value = example.fields[name]
         if torch.is_tensor(value):

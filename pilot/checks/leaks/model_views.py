@@ -3,6 +3,7 @@ the helpers the detectors read them with."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections import defaultdict
 from dataclasses import dataclass
@@ -163,3 +164,18 @@ def scalar_labels(views: ModelViews, split: str) -> np.ndarray | None:
     if not labels or not all(label.size == 1 for label in labels):
         return None
     return np.array([label.reshape(-1)[0] for label in labels])
+
+
+def changes_the_batch(task: TaskData, example: Example, name: str, value: Any) -> bool:
+    """Whether ``example`` with its field ``name`` set to ``value`` encodes and collates to other tensors: the
+    field reaches the model (an encode that cannot do with that value: it reads the field too)."""
+    other = dataclasses.replace(example, fields={**example.fields, name: value})
+    try:
+        before, after = task.collate([task.encode(example)]), task.collate([task.encode(other)])
+    except Exception:  # noqa: BLE001 - a field encode cannot do without: it reaches the model
+        return True
+    return any(
+        not (torch.is_tensor(after.get(k)) and v.shape == after[k].shape and torch.equal(v, after[k]))
+        for k, v in before.items()
+        if torch.is_tensor(v) and k != "index"
+    )

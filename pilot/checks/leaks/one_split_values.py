@@ -17,15 +17,13 @@ lookup built on training does to a later split, which no distance between exampl
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections import Counter
 from typing import Any
 
 import numpy as np
-import torch
 
-from pilot.checks.leaks.model_views import ModelViews
+from pilot.checks.leaks.model_views import ModelViews, changes_the_batch
 from pilot.checks.result import Finding
 
 FILLED = 0.5  # of a later split's examples
@@ -94,18 +92,7 @@ def _empty_shares(views: ModelViews, split: str) -> dict[str, float]:
 def _reaches_the_model(task: Any, views: ModelViews, name: str) -> bool:
     """Whether blanking ``name`` in a training example that holds it changes what collate gives."""
     example = next((e for e in views.splits["train"] if not _empty(e.fields.get(name))), None)
-    if example is None:
-        return False
-    blanked = dataclasses.replace(example, fields={**example.fields, name: ""})
-    try:
-        before, after = task.collate([task.encode(example)]), task.collate([task.encode(blanked)])
-    except Exception:  # noqa: BLE001 - a field encode cannot do without: it reaches the model
-        return True
-    return any(
-        not (torch.is_tensor(after.get(k)) and v.shape == after[k].shape and torch.equal(v, after[k]))
-        for k, v in before.items()
-        if torch.is_tensor(v) and k != "index"
-    )
+    return example is not None and changes_the_batch(task, example, name, "")
 
 
 def _emptied_field(task: Any, views: ModelViews, split: str, train: dict[str, float]) -> list[Finding]:

@@ -9,7 +9,8 @@ for its transformed one (what the model sees). Warned when the transform moves w
 (the two differ by ``MOVES`` of the targets' standard deviation on average: the target depends on where things
 are) and the targets sit far closer to the raw array's (at most ``CLOSER`` of the distance to the transformed
 one's): the input was transformed and the target was not. A target the transform does not move (an age, a
-count) says nothing."""
+count) says nothing; nor do transformed arrays unlike every stored one (``FAMILIAR``: images all framed one
+way, flipped), whose neighbours say nothing of their target."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from pilot.checks.result import Finding
 MOVES = 0.5  # of the targets' standard deviation: the transform changes what the relation predicts
 CLOSER = 0.5  # the targets' distance to the raw arrays' predictions, at most this share of the other
 MIN_FIT, NEIGHBOURS = 20, 5
+FAMILIAR = 1.5  # a transformed array's nearest stored one at most this much farther than its raw array's
 
 
 def _predictor(raws: np.ndarray, targets: np.ndarray):
@@ -38,10 +40,16 @@ def moved_target_findings(
     if len(plain) < MIN_FIT or not transformed:
         return [], {}
     fit = _predictor(np.stack([r for r, _ in plain]), np.array([t for _, t in plain]))
-    raws = np.stack([r for r, _ in transformed])
-    targets = np.array([t for _, t in transformed])
-    as_stored = fit.predict(raws.reshape(len(raws), -1))
-    as_seen = fit.predict(np.stack([op(r) for r in raws]).reshape(len(raws), -1))
+    raws = np.stack([r for r, _ in transformed]).reshape(len(transformed), -1)
+    seen = np.stack([op(r) for r, _ in transformed]).reshape(len(transformed), -1)
+    # only examples whose transformed array lies among the stored ones as near as its own does: where every
+    # stored array is framed one way (a blob always on the left), a flipped one has no neighbour to read
+    near = fit.kneighbors(seen, 1)[0][:, 0] <= FAMILIAR * fit.kneighbors(raws, 1)[0][:, 0] + 1e-12
+    if near.sum() < MIN_FIT // 2:
+        return [], {"transformed_among_stored": int(near.sum())}
+    raws, seen = raws[near], seen[near]
+    targets = np.array([t for _, t in transformed])[near]
+    as_stored, as_seen = fit.predict(raws), fit.predict(seen)
     spread = float(np.std([t for _, t in plain])) or 1.0
     moves = float(np.mean(np.abs(as_stored - as_seen))) / spread
     to_stored, to_seen = float(np.mean(np.abs(targets - as_stored))), float(np.mean(np.abs(targets - as_seen)))
