@@ -578,3 +578,16 @@ def test_the_sources_mask_given_as_the_decoders_fails_where_it_hides_targets():
         findings, _ = argument_findings(task, module.build_model(task), task.encoded("train"))
         assert bool(findings) is said, findings
         assert not said or "as its decoder_attention_mask" in findings[0].problem
+
+
+def test_a_regression_whose_collate_cuts_its_float_targets_to_integers_fails_and_float_labels_pass():
+    """encode gives 3.7 stars, collate builds labels with dtype=torch.long: named as cut to integers (fail); the
+    same collate with float32: nothing."""
+    from pilot.checks.truncated_labels import truncated_label_findings
+    from tests.planted_tasks import runner
+
+    task = runner.load("bug_ratings_collated_as_long").make_task()
+    findings, details = truncated_label_findings(task, task.encoded("train"))
+    assert findings and "cut to integers" in findings[0].problem and details["key"] == "y"
+    twin = runner.load("ok_ratings_collated_as_float").make_task()
+    assert truncated_label_findings(twin, twin.encoded("train"))[0] == []

@@ -43,6 +43,7 @@ from pilot.checks.tag_offset import tag_offset_findings
 from pilot.checks.tag_pieces import tag_pieces_findings
 from pilot.checks.target_in_source import target_in_source_findings
 from pilot.checks.teacher_forcing import label_padding_findings, teacher_forcing_findings
+from pilot.checks.truncated_labels import truncated_label_findings
 from pilot.checks.untrained_labels import LossPositions
 from pilot.data.task import IGNORE_INDEX, TaskData, logits_of
 
@@ -345,6 +346,8 @@ def inspect_task(
         result = with_comparison(result, *stop_token_findings(task, encoded.get("train", [])), "stop_token", "warn")
     if task.kind == "generation":
         result = with_comparison(result, *answer_start_findings(task, encoded.get("train", [])), "answer_start", "warn")
+    found = _read(truncated_label_findings, task, encoded.get("train", []))  # float targets collated as long
+    result = with_comparison(result, *found, "truncated_labels", "fail")
     found = _read(copied_target_findings, task, encoded.get("train", []), micro_batch)  # labels after masking
     result = with_comparison(result, *found, "copied_targets", "fail")
     if encoded.get("train"):  # multi-hot labels: each column one tag in every split

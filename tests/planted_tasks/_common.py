@@ -289,3 +289,26 @@ class MLP(nn.Module):
 
 def mlp(task: TaskData) -> nn.Module:
     return MLP()
+
+
+def precomputed_classification(splits, inputs, label_of, classes, loss=None, feature_names=None) -> TaskData:
+    """A classification of precomputed input vectors (``inputs``: example index -> vector), cross-entropy unless
+    ``loss`` is given; one logit: predicted positive above 0."""
+    info = {"num_classes": len(classes), "target_unit": "example"}
+    return TaskData(
+        kind="classification",
+        splits=splits,
+        encode=lambda e: {"index": e.index, "x": inputs[e.index], "y": classes.index(label_of(e))},
+        collate=lambda items: {
+            "x": torch.from_numpy(np.stack([i["x"] for i in items]).astype("float32")),
+            "labels": torch.tensor([i["y"] for i in items]),
+            "index": torch.tensor([i["index"] for i in items]),
+        },
+        loss_sum=loss or (lambda out, b: F.cross_entropy(out.float(), b["labels"], reduction="sum")),
+        target_count=lambda b: torch.tensor(b["labels"].numel()),
+        predict=lambda out, b: out.argmax(-1) if out.shape[-1] > 1 else (out.squeeze(-1) > 0).long(),
+        forward=lambda m, b: m(b["x"]),
+        class_names=list(classes),
+        raw_label=label_of,
+        info={**info, "feature_names": feature_names} if feature_names else info,
+    )

@@ -1,5 +1,4 @@
-"""shared (from an outside examination's correct tasks, 2026-12-06, kept as false-alarm guards): a vector
-classification task from precomputed inputs, a small MLP, and grey blob images framed on the left whose target,
+"""shared (from an outside examination's correct tasks, 2026-12-06, kept as false-alarm guards): a small MLP, and grey blob images framed on the left whose target,
 the blob's brightness, a flip does not change."""
 
 import numpy as np
@@ -11,27 +10,6 @@ from pilot.data.split import make_splits
 from pilot.data.task import Example, TaskData
 
 SIDE = 12
-
-
-def vector_classification(splits, inputs, label_of, classes, loss=None, feature_names=None) -> TaskData:
-    info = {"num_classes": len(classes), "target_unit": "example"}
-    return TaskData(
-        kind="classification",
-        splits=splits,
-        encode=lambda e: {"index": e.index, "x": inputs[e.index], "y": classes.index(label_of(e))},
-        collate=lambda items: {
-            "x": torch.from_numpy(np.stack([i["x"] for i in items]).astype("float32")),
-            "labels": torch.tensor([i["y"] for i in items]),
-            "index": torch.tensor([i["index"] for i in items]),
-        },
-        loss_sum=loss or (lambda out, b: F.cross_entropy(out.float(), b["labels"], reduction="sum")),
-        target_count=lambda b: torch.tensor(b["labels"].numel()),
-        predict=lambda out, b: out.argmax(-1) if out.shape[-1] > 1 else (out.squeeze(-1) > 0).long(),
-        forward=lambda m, b: m(b["x"]),
-        class_names=list(classes),
-        raw_label=label_of,
-        info={**info, "feature_names": feature_names} if feature_names else info,
-    )
 
 
 def mlp(inputs: int, outputs: int) -> nn.Module:

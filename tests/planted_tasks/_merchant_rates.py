@@ -5,12 +5,11 @@ training split's rows, applied to every split."""
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from pilot.data.split import make_splits
 from pilot.data.task import Example, TaskData
-from tests.planted_tasks._common import words
+from tests.planted_tasks._common import precomputed_classification, words
 
 CLASSES = ["legit", "fraud"]
 
@@ -45,27 +44,8 @@ def make_task(over_every_split: bool) -> TaskData:
         numbers = [np.log(e.fields["amount"]) - 3, np.log(e.fields["distance"]) - 2, np.sin(turn), np.cos(turn)]
         return np.array([*numbers, (rate - prior) * 4], "float32")
 
-    return TaskData(
-        kind="classification",
-        splits=splits,
-        encode=lambda e: {
-            "index": e.index,
-            "inputs": torch.from_numpy(inputs(e)),
-            "y": CLASSES.index(e.fields["label"]),
-        },
-        collate=lambda items: {
-            "inputs": torch.stack([i["inputs"] for i in items]),
-            "labels": torch.tensor([i["y"] for i in items]),
-            "index": torch.tensor([i["index"] for i in items]),
-        },
-        loss_sum=lambda logits, b: F.cross_entropy(logits.float(), b["labels"], reduction="sum"),
-        target_count=lambda b: torch.tensor(b["labels"].numel()),
-        predict=lambda logits, b: logits.argmax(-1),
-        forward=lambda m, b: m(b["inputs"]),
-        class_names=list(CLASSES),
-        raw_label=lambda e: e.fields["label"],
-        info={"num_classes": 2, "target_unit": "example"},
-    )
+    vectors = {e.index: inputs(e) for examples in splits.values() for e in examples}
+    return precomputed_classification(splits, vectors, lambda e: e.fields["label"], CLASSES)
 
 
 def build_model(task):

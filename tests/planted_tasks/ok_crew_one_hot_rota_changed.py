@@ -7,7 +7,8 @@ import numpy as np
 
 from pilot.data.split import make_splits
 from pilot.data.task import Example
-from tests.planted_tasks._exam107 import mlp, vector_classification
+from tests.planted_tasks._common import precomputed_classification
+from tests.planted_tasks._exam107 import mlp
 
 EXPECTED = None
 SETTINGS = {"split_by": "time"}
@@ -33,7 +34,7 @@ def make_task():
         one_hot = np.zeros(len(crews), "float32")
         one_hot[crews.index(e.fields["crew"])] = 1
         inputs[e.index] = np.concatenate([e.fields["x"], [(e.fields["hour"] - 15) / 7], one_hot]).astype("float32")
-    return vector_classification(splits, inputs, lambda e: e.fields["label"], CLASSES)
+    return precomputed_classification(splits, inputs, lambda e: e.fields["label"], CLASSES)
 
 
 def build_model(task):

@@ -7,8 +7,8 @@ import torch
 
 from pilot.data.split import make_splits
 from pilot.data.task import Example
-from tests.planted_tasks._common import EVERY_CHECK
-from tests.planted_tasks._exam107 import mlp, vector_classification
+from tests.planted_tasks._common import EVERY_CHECK, precomputed_classification
+from tests.planted_tasks._exam107 import mlp
 
 EXPECTED = None
 SETTINGS = EVERY_CHECK
@@ -34,7 +34,7 @@ def make_task():
         return (positive_part + (1 - s) * (n / (n - labelled)) * torch.sigmoid(f)).sum()
 
     inputs = {e.index: e.fields["x"] for e in rows}
-    return vector_classification(splits, inputs, lambda e: e.fields["s"], NAMES, loss=risk)
+    return precomputed_classification(splits, inputs, lambda e: e.fields["s"], NAMES, loss=risk)
 
 
 def build_model(task):

@@ -7,7 +7,8 @@ import numpy as np
 
 from pilot.data.split import make_splits
 from pilot.data.task import Example
-from tests.planted_tasks._exam107 import mlp, vector_classification
+from tests.planted_tasks._common import precomputed_classification
+from tests.planted_tasks._exam107 import mlp
 
 EXPECTED = None
 CLASSES = ["no_mi", "mi"]
@@ -36,7 +37,7 @@ def make_task():
         )
         for e in rows
     }
-    return vector_classification(splits, inputs, lambda e: e.fields["label"], CLASSES)
+    return precomputed_classification(splits, inputs, lambda e: e.fields["label"], CLASSES)
 
 
 def build_model(task):

@@ -40,7 +40,7 @@ def duplicate_findings(
         fails += _same_model_input(views, order, pairs, reported, limits, note, text_fields(task))
     fields = text_fields(task)
     if fields:  # normalised text
-        fails += _same_normalised_text(task, fields, order, pairs, reported, limits, note)
+        fails += _same_normalised_text(task, fields, order, pairs, reported, limits, note, _vectors_seen(views))
 
     if views.skipped:
         return fails, warnings, report
@@ -102,13 +102,27 @@ def _texts_lost(views: ModelViews, first: tuple[str, int], second: tuple[str, in
     )
 
 
+def _vectors_seen(views: ModelViews) -> dict[int, str]:
+    """Example index -> a digest of the float vector the model sees beside its text (a tabular row with a
+    merchant's name), where the task has one; {} otherwise."""
+    key = None if views.skipped else vector_key(views)
+    if key is None:
+        return {}
+    return {
+        e.index: hashlib.sha1(np.ascontiguousarray(row[key]).tobytes()).hexdigest()[:16]
+        for s in views.order()
+        for e, row in zip(views.splits[s], views.inputs[s])
+    }
+
+
 def _same_normalised_text(
-    task: TaskData, fields: list[str], order, pairs, reported: set, limits: LeakThresholds, note
+    task: TaskData, fields: list[str], order, pairs, reported: set, limits: LeakThresholds, note, vectors: dict
 ) -> list[Finding]:
     """Examples of a later split with the same text as an earlier one after normalising, then (two text
     fields or more) with the same texts in another field order: a question pair swapped is the same pair.
     Examples that also hold arrays (an image's pixels or features beside its caption or question) are the
-    same only with the same arrays: one templated question about two images is two examples."""
+    same only with the same arrays: one templated question about two images is two examples; so are examples
+    whose float vector the model sees beside the text differs (a merchant's name on two purchases)."""
     fails = []
     keyings = [("", lambda texts: texts)]
     numbers = _numbers_read(task, fields, order)
@@ -117,7 +131,9 @@ def _same_normalised_text(
     for said, arranged in keyings:
         keys = {
             s: [
-                " \x1f ".join(arranged([normalise_text(e.fields[f]) for f in fields])) + _arrays_key(e, fields, numbers)
+                " \x1f ".join(arranged([normalise_text(e.fields[f]) for f in fields]))
+                + _arrays_key(e, fields, numbers)
+                + vectors.get(e.index, "")
                 for e in task.splits[s]
             ]
             for s in order
