@@ -141,7 +141,7 @@ def objective_check(
         total_loss, total_count = total_loss + numbers["loss"], total_count + numbers["count"]
         even = _at_even_logits(task, output, batch)  # the loss's own weights, not the model's
         losses_by_class(batch, even, per_class)
-        findings += contract_findings(numbers, trained, even)
+        findings += contract_findings(numbers, trained, even, skipped_class(task, batch, grad))
     details: dict[str, Any] = {"batches": per_batch, "output_width": width}
     if (unreached := prediction_outside_the_loss(task, outputs)) is not None:
         findings.append(unreached)
@@ -204,7 +204,29 @@ def _sums_said(per_batch: list[dict[str, Any]], size: int) -> str:
     )
 
 
-def contract_findings(numbers: dict[str, Any], trained: int, even: dict[str, Any] | None = None) -> list[Finding]:
+def skipped_class(task: TaskData, batch: dict[str, Any], grad: torch.Tensor) -> str:
+    """Where the loss leaves out examples (one class id each) all of one class that no trained example has:
+    that class, named, with the likely cause; "" otherwise."""
+    labels = batch.get("labels")
+    if not torch.is_tensor(labels) or labels.dim() != 1 or labels.is_floating_point() or grad.shape[0] != len(labels):
+        return ""
+    reached = (grad != 0).reshape(len(labels), -1).any(-1).cpu()
+    left, kept = set(labels[~reached].tolist()), set(labels[reached].tolist())
+    if len(left) != 1 or left & kept:
+        return ""
+    (label,) = left
+    names = list(task.class_names or [])
+    named = f" ({names[label]!r})" if 0 <= label < len(names) else ""
+    return (
+        f"; every example it leaves out has label {label}{named}, and none it trains does: a loss that ignores that "
+        f"class (cross_entropy(..., ignore_index={label}), copied from a language model's loss where {label} was the "
+        "pad id)"
+    )
+
+
+def contract_findings(
+    numbers: dict[str, Any], trained: int, even: dict[str, Any] | None = None, skipped: str = ""
+) -> list[Finding]:
     """What one batch breaks of the contract: a loss that is not a sum, a count that is not a count or
     that counts positions the loss does not train (a count that is no whole number is a sum of example
     weights, a weighted mean's normaliser: only its adding up over examples is judged)."""
@@ -229,7 +251,7 @@ def contract_findings(numbers: dict[str, Any], trained: int, even: dict[str, Any
                 f"{trained} positions "
                 + (
                     "(does target_count count padding or ignored labels, or does loss_sum leave out real "
-                    "targets, e.g. masked by another sequence's mask?)"
+                    f"targets, e.g. masked by another sequence's mask?){skipped}"
                     if numbers["count"] > trained
                     else "(does loss_sum train padding or ignored labels that target_count leaves out?)"
                 )
