@@ -591,3 +591,11 @@ def test_a_regression_whose_collate_cuts_its_float_targets_to_integers_fails_and
     assert findings and "cut to integers" in findings[0].problem and details["key"] == "y"
     twin = runner.load("ok_ratings_collated_as_float").make_task()
     assert truncated_label_findings(twin, twin.encoded("train"))[0] == []
+
+
+def test_examples_without_a_class_are_said_trained_where_training_holds_them_and_scored_where_it_does_not():
+    """A missing label filled with class 0 in validation only is scored against, not trained towards."""
+    from pilot.checks.class_names import _used_as
+
+    assert _used_as({"train", "val"}) == "trained towards"
+    assert _used_as({"val"}) == "scored against (val only)"

@@ -22,10 +22,12 @@ def name_findings(task: TaskData, views: list[RowView], class_names: list[str]) 
     id_names: dict[int, dict[str, set]] = defaultdict(lambda: defaultdict(set))
     unknown: dict[str, list[int]] = defaultdict(list)
     classless: dict[int, list[int]] = defaultdict(list)  # examples the raw data gives no class, by the id trained
+    classless_splits: dict[int, set] = defaultdict(set)
     for view in views:
         name = task.raw_class_name(view.example)
         if name is None and view.values and _declares_raw_label(task, view.example):
             classless[view.values[0]].append(view.example.index)
+            classless_splits[view.values[0]].add(view.split)
         if name is None or not view.values:
             continue
         name_ids[name][view.split].add(view.values[0])
@@ -39,8 +41,8 @@ def name_findings(task: TaskData, views: list[RowView], class_names: list[str]) 
         findings.append(
             Finding(
                 f"{len(examples)} example(s) the raw data gives no class (raw label None: examples {examples[:5]}) "
-                f"are trained towards class id {label}{named}. Fix: give a missing label {IGNORE_INDEX}, which "
-                "the loss ignores, not a class id"
+                f"are {_used_as(classless_splits[label])} class id {label}{named}. Fix: give a missing label "
+                f"{IGNORE_INDEX}, which the loss ignores, not a class id"
             )
         )
     for name, per_split in name_ids.items():
@@ -127,3 +129,10 @@ def alike_name_findings(task: TaskData) -> tuple[list[Finding], dict[str, Any]]:
             "encoding them"
         )
     ], {"alike_names": [[names[i] for i in ids] for ids in twins]}
+
+
+def _used_as(splits: set) -> str:
+    """How examples of these splits use their label: trained towards it, or scored against it."""
+    if "train" in splits:
+        return "trained towards"
+    return f"scored against ({', '.join(sorted(splits))} only)"

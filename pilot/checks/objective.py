@@ -92,6 +92,13 @@ def loss_diagnosis(numbers: dict[str, Any]) -> str:
             f"loss_sum is {whole:g} on a batch of {size} examples of a fresh model (their single losses "
             f"sum to {total:g}): a non-finite loss trains nothing (look at the mask and the loss's inputs)"
         )
+    if total == 0 and whole != 0:  # each alone at the loss's floor, together not: normalised over the batch
+        return (
+            f"loss_sum is {whole:.4g} on a batch of {size} examples, but 0 for each example alone: the loss normalises "
+            "over the batch axis (log_softmax(logits, dim=0), a softmax over the examples: one example alone is its "
+            "own whole distribution), or compares examples with each other. Fix: normalise over the classes "
+            "(dim=-1)"
+        )
     ratio = whole / total if total else math.inf
     shown = f"{ratio:.6f}" if abs(ratio - 1.0) < 0.01 else f"{ratio:.4g}"  # 0.99962, not "1"
     head = f"loss_sum of {size} examples = {shown} x the sum of their single losses"
