@@ -174,7 +174,6 @@ def _made_by_the_task(
         ("class_fill", leaks.class_fill_warnings, (task, views)),
         ("label_encoding", leaks.label_encoding_warnings, (views,)),
         ("window_target", leaks.window_target_warnings, (views,)),
-        ("unpaired_labels", leaks.unpaired_label_warnings, (views, split_by)),
     ):
         warnings, made[name] = _judged(detector, *args)
         made["warnings"] += warnings

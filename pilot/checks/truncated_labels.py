@@ -4,7 +4,9 @@ example a float target (a 3.7-star rating) and collate builds ``labels`` with an
 
 Judged for a task whose kind says regression, on training's encoded examples collated alone: the batch's
 ``labels`` are integers, one per example, and some scalar float that encode gives — with a fraction in
-``FRACTIONAL`` of the examples or more — equals them once cut (towards zero, or down) in every example."""
+``FRACTIONAL`` of the examples or more — equals them once cut (towards zero, or down) in every example, while
+no integer that encode gives equals them (a target of whole numbers by design, completed years beside the exact
+age, is encode's own)."""
 
 from __future__ import annotations
 
@@ -30,16 +32,25 @@ def _scalar_floats(item: dict[str, Any]) -> dict[str, float]:
     return found
 
 
+def _is_integer(value: Any) -> bool:
+    if torch.is_tensor(value):
+        return value.numel() == 1 and not value.is_floating_point() and value.dtype != torch.bool
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def truncated_label_findings(task: TaskData, encoded: list[dict[str, Any]]) -> tuple[list[Finding], dict]:
     if "regression" not in str(task.kind).lower() or not encoded:
         return [], {}
-    labels, values = [], []
+    labels, values, whole = [], [], []
     for item in encoded[:EXAMPLES]:
         batch_labels = task.collate([item]).get("labels")
         if not torch.is_tensor(batch_labels) or batch_labels.is_floating_point() or batch_labels.numel() != 1:
             return [], {}
         labels.append(int(batch_labels))
         values.append(_scalar_floats(item))
+        whole.append({k: int(v) for k, v in item.items() if _is_integer(v)})
+    if any(all(w.get(key) == label for w, label in zip(whole, labels)) for key in whole[0]):
+        return [], {"labels_from_a_whole_number": True}  # encode gives the integer target itself (completed years)
     for key in values[0]:
         column = [v.get(key) for v in values]
         if any(v is None or not math.isfinite(v) for v in column):

@@ -93,8 +93,6 @@ detectors look for what it did not declare:
     value per class on many rows (``fillna`` with ``groupby(label).transform("mean")``).
 22. **A target encoding over every split** (``label_encoding_warnings``): a feature that is each value of a
     field's (smoothed) mean label computed over training and later splits' rows alike.
-23. **Labels unpaired from their inputs in a later split** (``unpaired_label_warnings``): 5-NN fitted on
-    train scores a later split at chance while training's own held-out groups score well above it.
 
 Cost: examples of equal shapes are collated together, hashing is linear; nearest neighbours are
 chunked matrix products (O(n_a x n_b x features)); shingle overlaps a sort-join over shingle ids
@@ -138,7 +136,6 @@ from pilot.checks.leaks.token_leak import token_leak_warnings
 from pilot.checks.leaks.token_skew import token_skew_warnings
 from pilot.checks.leaks.train_augment import train_augment_warnings
 from pilot.checks.leaks.train_transform import train_transform_warnings
-from pilot.checks.leaks.unpaired_labels import unpaired_label_warnings
 from pilot.checks.leaks.vectors import nearest
 from pilot.checks.leaks.window_target import window_target_warnings
 
@@ -147,7 +144,6 @@ __all__ = [
     "class_fill_warnings",
     "label_encoding_warnings",
     "window_target_warnings",
-    "unpaired_label_warnings",
     "decoded_text_warnings",
     "one_split_value_warnings",
     "channel_order_warnings",

@@ -9,7 +9,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from pilot.checks.leaks.model_views import ModelViews, changes_the_batch, example_digest, ordered_splits, vector_key
+from pilot.checks.leaks.model_views import (
+    ModelViews,
+    changes_the_batch,
+    example_digest,
+    ordered_splits,
+    untouched_by,
+    vector_key,
+)
 from pilot.checks.leaks.texts import normalise_text, text_fields, text_near_duplicates
 from pilot.checks.leaks.thresholds import LeakThresholds
 from pilot.checks.leaks.vectors import vector_near_duplicates
@@ -40,7 +47,9 @@ def duplicate_findings(
         fails += _same_model_input(views, order, pairs, reported, limits, note, text_fields(task))
     fields = text_fields(task)
     if fields:  # normalised text
-        fails += _same_normalised_text(task, fields, order, pairs, reported, limits, note, _vectors_seen(views))
+        fails += _same_normalised_text(
+            task, fields, order, pairs, reported, limits, note, _seen_beside(views, fields, task)
+        )
 
     if views.skipped:
         return fails, warnings, report
@@ -102,30 +111,34 @@ def _texts_lost(views: ModelViews, first: tuple[str, int], second: tuple[str, in
     )
 
 
-def _vectors_seen(views: ModelViews) -> dict[int, str]:
-    """Example index -> a digest of the float vector the model sees beside its text (a tabular row with a
-    merchant's name), where the task has one; {} otherwise."""
-    key = None if views.skipped else vector_key(views)
-    if key is None:
+def _seen_beside(views: ModelViews, texts: list[str], task: TaskData) -> dict[int, str]:
+    """Example index -> a digest of what the model sees that its texts do not set (a row of numbers beside a
+    merchant's name, precomputed before encode); {} where nothing is left beside the texts."""
+    kept = untouched_by(task, views, texts)
+    kept = {k: mask for k, mask in kept.items() if mask.any()}
+    if not kept:
         return {}
     return {
-        e.index: hashlib.sha1(np.ascontiguousarray(row[key]).tobytes()).hexdigest()[:16]
+        e.index: hashlib.sha1(
+            b"".join(np.ascontiguousarray(row[k][m]).tobytes() for k, m in sorted(kept.items()))
+        ).hexdigest()[:16]
         for s in views.order()
         for e, row in zip(views.splits[s], views.inputs[s])
     }
 
 
 def _same_normalised_text(
-    task: TaskData, fields: list[str], order, pairs, reported: set, limits: LeakThresholds, note, vectors: dict
+    task: TaskData, fields: list[str], order, pairs, reported: set, limits: LeakThresholds, note, beside: dict
 ) -> list[Finding]:
     """Examples of a later split with the same text as an earlier one after normalising, then (two text
     fields or more) with the same texts in another field order: a question pair swapped is the same pair.
     Examples that also hold arrays (an image's pixels or features beside its caption or question) are the
-    same only with the same arrays: one templated question about two images is two examples; so are examples
-    whose float vector the model sees beside the text differs (a merchant's name on two purchases)."""
+    same only with the same arrays: one templated question about two images is two examples; and so with the
+    same values of every other field the model reads (a merchant's name on two purchases of other amounts is
+    two examples; an id it never reads is no difference)."""
     fails = []
     keyings = [("", lambda texts: texts)]
-    numbers = _numbers_read(task, fields, order)
+    numbers = _fields_read(task, fields, order)
     if len(fields) > 1:
         keyings.append((" in another order of the fields", sorted))
     for said, arranged in keyings:
@@ -133,7 +146,7 @@ def _same_normalised_text(
             s: [
                 " \x1f ".join(arranged([normalise_text(e.fields[f]) for f in fields]))
                 + _arrays_key(e, fields, numbers)
-                + vectors.get(e.index, "")
+                + beside.get(e.index, "")
                 for e in task.splits[s]
             ]
             for s in order
@@ -160,25 +173,43 @@ def _same_normalised_text(
     return fails
 
 
-def _numbers_read(task: TaskData, texts: list[str], order: list[str]) -> list[str]:
-    """The scalar number fields beside the texts that reach the model (another value encodes to other tensors:
-    an amount, an hour, a rating given as input), not ids it never reads: the same text beside other numbers
-    is another example (a merchant's name on two purchases)."""
+def _perturbed(value: Any) -> Any:
+    """Another value of the same form (numbers moved, strings lengthened, nested alike), None where there is none."""
+    if isinstance(value, (bool, np.bool_)):
+        return not value
+    if isinstance(value, (int, float, np.number)):
+        return value * 2 + 1
+    if isinstance(value, str):
+        return value + " x"
+    if torch.is_tensor(value) or isinstance(value, np.ndarray):
+        return value * 2 + 1 if value.dtype != bool else ~value
+    if isinstance(value, dict):
+        return {k: (_perturbed(v) if _perturbed(v) is not None else v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) and value:
+        moved = [_perturbed(v) for v in value]
+        return type(value)(m if m is not None else v for m, v in zip(moved, value))
+    return None
+
+
+def _fields_read(task: TaskData, texts: list[str], order: list[str]) -> list[str]:
+    """The fields beside the texts that reach the model (another value encodes to other tensors: an amount, an
+    hour, a dict of numbers), not ids it never reads: the same text beside other values of them is another
+    example (a merchant's name on two purchases)."""
     example = next((e for s in order for e in task.splits[s]), None)
     if example is None or task.encode is None or task.collate is None:
         return []
-    scalars = [
-        name
-        for name, value in example.fields.items()
-        if name not in texts and isinstance(value, (int, float, np.number)) and not isinstance(value, (bool, np.bool_))
-    ]
-    return [name for name in scalars if changes_the_batch(task, example, name, example.fields[name] * 2 + 1)]
+    read = []
+    for name, value in example.fields.items():
+        other = _perturbed(value) if name not in texts else None
+        if other is not None and changes_the_batch(task, example, name, other):
+            read.append(name)
+    return read
 
 
 def _arrays_key(example, texts: list[str], numbers: list[str] = ()) -> str:
-    """A digest of the example's array fields (NumPy arrays, tensors, lists of numbers) and of the scalar
-    ``numbers`` the model reads, "" where it has none."""
-    parts = [f"{name}={example.fields.get(name)!r}" for name in numbers]
+    """A digest of the example's array fields (NumPy arrays, tensors, lists of numbers) and of the other
+    fields the model reads (``numbers``: scalars, dicts), "" where it has none."""
+    parts = [f"{name}={_digest(example.fields.get(name))}" for name in numbers]
     for name in sorted(set(example.fields) - set(texts)):
         value = example.fields[name]
         if torch.is_tensor(value):
@@ -188,3 +219,12 @@ def _arrays_key(example, texts: list[str], numbers: list[str] = ()) -> str:
         if isinstance(value, np.ndarray) and value.size > 1:
             parts.append(f"{name}:{hashlib.sha1(np.ascontiguousarray(value).tobytes()).hexdigest()[:16]}")
     return (" \x1e " + " ".join(parts)) if parts else ""
+
+
+def _digest(value: Any) -> str:
+    """A short text of a field's value: arrays and tensors by their bytes, the rest by their repr."""
+    if torch.is_tensor(value):
+        value = value.detach().cpu().numpy()
+    if isinstance(value, np.ndarray):
+        return hashlib.sha1(np.ascontiguousarray(value).tobytes()).hexdigest()[:16]
+    return repr(value)[:200]

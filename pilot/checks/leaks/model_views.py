@@ -179,3 +179,35 @@ def changes_the_batch(task: TaskData, example: Example, name: str, value: Any) -
         for k, v in before.items()
         if torch.is_tensor(v) and k != "index"
     )
+
+
+_LOOKS = (str.upper, lambda text: text + "!!", lambda text: "  ".join(text.split()))  # case, punctuation, spaces
+
+
+def untouched_by(task: TaskData, views: ModelViews, fields: list[str], tries: int = 3) -> dict[str, np.ndarray]:
+    """Input key -> the positions of its array that ``fields`` (texts) do not move, for the keys of one shape in
+    every example: the first example collated with the texts of ``tries`` other examples in place of its own,
+    and with its own upper-cased, ending in "!!" and spaced twice (what a normalised text comparison ignores).
+    A key whose shape the texts change is theirs alone (left out); {} where nothing can be compared."""
+    rows = [(e, row) for s in views.order() for e, row in zip(views.splits[s], views.inputs[s])]
+    if views.skipped or len(rows) < 2:
+        return {}
+    example, row = rows[0]
+    keys = [k for k, v in row.items() if all(k in r and r[k].shape == v.shape for _, r in rows)]
+    kept = {k: np.ones(row[k].shape, dtype=bool) for k in keys}
+    own = {f: str(example.fields.get(f)) for f in fields}
+    replacements = [{f: other.fields.get(f) for f in fields} for other, _ in rows[1 : 1 + tries]]
+    replacements += [{f: change(t) for f, t in own.items()} for change in _LOOKS]  # what normalising ignores
+    for replacement in replacements:
+        moved = dataclasses.replace(example, fields={**example.fields, **replacement})
+        try:
+            batch = task.collate([task.encode(moved)])
+        except Exception:  # noqa: BLE001 - texts encode cannot take in another example: nothing compared
+            return {}
+        for k in list(kept):
+            after = _as_array(batch.get(k))
+            if after is None or after.shape != row[k].shape:
+                del kept[k]
+            else:
+                kept[k] &= after == row[k]
+    return kept
