@@ -550,3 +550,19 @@ def test_a_rolling_window_that_holds_the_target_day_warns_and_one_of_the_days_be
     assert report["val_with_4_earlier"]["unexplained"] <= 1e-6 <= report["val_with_4_earlier"]["earlier_alone"]
     for ok in ("ok_rolling_mean_of_the_days_before", "ok_sine_forecast"):
         assert window_target_warnings(model_views(runner.load(ok).make_task()))[0] == []
+
+
+def test_a_text_copied_into_a_later_split_with_another_label_is_still_the_same_text():
+    """The label is no input that tells two texts apart: a repost relabelled is still a copy."""
+    from pilot.checks.leaks import duplicate_findings, model_views
+    from pilot.checks.leaks.model_views import example_digest
+    from pilot.checks.leaks.thresholds import LeakThresholds
+    from tests.planted_tasks import runner
+
+    task = runner.load("bug_reposted_reviews_beside_text_features").make_task()
+    for example in task.splits["val"]:
+        example.fields["label"] = "no" if example.fields["label"] == "yes" else "yes"
+    fails, _, _ = duplicate_findings(
+        task, model_views(task), lambda e: example_digest(e.fields, None), LeakThresholds()
+    )
+    assert any("with the same text as a train example" in f.problem for f in fails), [f.problem for f in fails]

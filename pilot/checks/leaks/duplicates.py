@@ -198,9 +198,11 @@ def _fields_read(task: TaskData, texts: list[str], order: list[str]) -> list[str
     example = next((e for s in order for e in task.splits[s]), None)
     if example is None or task.encode is None or task.collate is None:
         return []
+    label = task.raw_label(example) if task.raw_label is not None else None
     read = []
-    for name, value in example.fields.items():
-        other = _perturbed(value) if name not in texts else None
+    for name, value in example.fields.items():  # the label is no input: a copy relabelled is still a copy
+        is_label = label is not None and isinstance(value, (str, int)) and value == label
+        other = _perturbed(value) if name not in texts and not is_label else None
         if other is not None and changes_the_batch(task, example, name, other):
             read.append(name)
     return read
