@@ -154,12 +154,12 @@ class TorchEncoderLM(torch.nn.Module):
 
     supports_activation_checkpointing = False
 
-    def __init__(self, vocab_size: int, padding: bool = False, **_):
+    def __init__(self, vocab_size: int, padding: bool = False, layers: int = 2, **_):
         super().__init__()
         self.padding = padding
         self.emb = torch.nn.Embedding(vocab_size, 16)
         layer = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True)
-        self.encoder = torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.encoder = torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
         self.head = torch.nn.Linear(16, vocab_size)
 
     def forward(self, input_ids, attention_mask=None):
@@ -180,6 +180,17 @@ def test_a_causal_torch_transformer_encoder_is_estimated_not_refused(make_cfg, p
     ok, worst, lines = compare(estimate, estimate_memory(cfg, fake=False), 0.10)
     assert ok, lines
     assert not any("causal-mask" in note for note in estimate_memory(cfg, fake=False).notes)
+
+
+def test_layers_copied_on_fake_tensors_are_estimated_again_and_again(make_cfg):
+    """nn.TransformerEncoder deep-copies its layer: on fake tensors that read a data pointer a fake tensor
+    has not, and the process crashed (a segmentation fault) at the next estimate or the next run of one
+    (a choice sheet runs several; 9 blocks are estimated from 3, 4 and 5 of them). A fake tensor's copy is
+    now a new fake tensor: every estimate runs, and sampling the blocks gives running them all."""
+    overrides = (f"model._target_={__name__}.TorchEncoderLM", "+model.layers=9")
+    sampled, every = estimate_memory(make_cfg(*overrides)), estimate_memory(make_cfg(*overrides, "estimate.blocks=all"))
+    assert any(note.startswith("estimated from its first 3, 4 and 5 of 9") for note in sampled.notes), sampled.notes
+    assert [p.peak_bytes for p in sampled.phases] == [p.peak_bytes for p in every.phases]
 
 
 class TruncNormalInit(torch.nn.Module):

@@ -10,6 +10,13 @@ looks it up (``torch.nn.init._no_grad_trunc_normal_``), so every reference to
 ``nn.init.trunc_normal_``, including the copies a library keeps (transformers'
 ``TORCH_INIT_FUNCTIONS``), is covered. ``built_model`` builds the estimate's model inside it and
 says a failure of the construction as the construction's, not the forward's.
+
+A construction that copies a fake layer (``nn.TransformerEncoder(layer, n)`` deep-copies ``layer`` n
+times) went through ``Tensor.__deepcopy__``, which reads a fake tensor's data pointer (PyTorch warns:
+undefined behaviour): the next estimate in the process, or the next run of the same one, crashed
+the interpreter (a segmentation fault in the fake mode's cache, 2026-12-06). Inside ``ValuelessInit``
+a fake tensor's deep copy is a new fake tensor of the same shape, strides, dtype, device and
+``requires_grad`` (a parameter stays a parameter), with no value read.
 """
 
 from __future__ import annotations
@@ -33,21 +40,39 @@ class ValuelessInit:
 
     def __init__(self) -> None:
         self._original = getattr(nn.init, "_no_grad_trunc_normal_", None)
+        self._deepcopy = FakeTensor.__dict__.get("__deepcopy__")
 
     def __enter__(self) -> ValuelessInit:
         if self._original is not None:
             nn.init._no_grad_trunc_normal_ = self._draw
+        FakeTensor.__deepcopy__ = _fake_copy
         return self
 
     def __exit__(self, *exc) -> None:
         if self._original is not None:
             nn.init._no_grad_trunc_normal_ = self._original
+        if self._deepcopy is None:
+            del FakeTensor.__deepcopy__
+        else:
+            FakeTensor.__deepcopy__ = self._deepcopy
 
     def _draw(self, tensor: Tensor, mean: float, std: float, a: float, b: float, generator=None) -> Tensor:
         if isinstance(tensor, FakeTensor):
             with torch.no_grad():
                 return tensor.uniform_(a, b, generator=generator)
         return self._original(tensor, mean, std, a, b, generator=generator)
+
+
+def _fake_copy(tensor: FakeTensor, memo: dict) -> Tensor:
+    """A deep copy of a fake tensor: a new one alike, in its own fake mode, no value read."""
+    if id(tensor) not in memo:
+        with tensor.fake_mode, torch.no_grad():
+            copy = torch.empty_strided(tensor.size(), tensor.stride(), dtype=tensor.dtype, device=tensor.device)
+        wanted = tensor.requires_grad
+        memo[id(tensor)] = (
+            nn.Parameter(copy, wanted) if isinstance(tensor, nn.Parameter) else copy.requires_grad_(wanted)
+        )
+    return memo[id(tensor)]
 
 
 def built_model(cfg: DictConfig, *, fake: bool) -> nn.Module:
