@@ -44,7 +44,7 @@ from pilot.rental.campaign_plan import Plan
 from pilot.rental.catalog import load_catalog
 from pilot.rental.choice_sheet import Measured
 from pilot.rental.estimate_cache import EstimateCache
-from pilot.rental.parallel_estimates import early_workers, fill
+from pilot.rental.parallel_estimates import fill
 from pilot.rental.requirements import Requirement, campaign_requirements
 from pilot.rental.sheet import build_and_write, print_sheet, remove_sheet
 from pilot.run_record import RunDirectoryLock, RunRecord, record_interrupted
@@ -346,21 +346,20 @@ def _estimate(cfg: DictConfig, run_dir: Path, record: RunRecord, sweep_params: d
         log.warning("estimate: %s", cut)
         record.update(batches_estimated=cut)
     micro, checkpointing_on = int(cfg.batch.micro_batch), bool(cfg.memory.activation_checkpointing)
-    with early_workers(cfg) as pool:  # a worker starts beside the base estimate: the rows' come next
-        try:
-            estimate = stored_estimate(cfg, task, micro, checkpointing_on)  # every estimate through the store
-            cache = EstimateCache(cfg, task, estimate, stored=True)
-            without = cache.get(micro, False) if checkpointing_on else None
-            checkpointing = checkpointing_effect(cfg, task, estimate, without)
-        except EstimateRefused as error:
-            print(f"pilot: estimate refused: {error}")
-            record.finish("failed", f"estimate refused: {error}")
-            return 1
-        if checkpointing:
-            log.info("memory: %s", checkpointing)
-        for note in (n for n in estimate.notes if n.startswith(LONGER_THAN_THE_DATA)):
-            log.warning("estimate: %s", note)
-        filled = fill(cfg, cache, load_catalog(cfg.rental), pool=pool)  # the rows' estimates, side by side
+    try:
+        estimate = stored_estimate(cfg, task, micro, checkpointing_on)  # every estimate through the store
+        cache = EstimateCache(cfg, task, estimate, stored=True)
+        without = cache.get(micro, False) if checkpointing_on else None
+        checkpointing = checkpointing_effect(cfg, task, estimate, without)
+    except EstimateRefused as error:
+        print(f"pilot: estimate refused: {error}")
+        record.finish("failed", f"estimate refused: {error}")
+        return 1
+    if checkpointing:
+        log.info("memory: %s", checkpointing)
+    for note in (n for n in estimate.notes if n.startswith(LONGER_THAN_THE_DATA)):
+        log.warning("estimate: %s", note)
+    filled = fill(cfg, cache, load_catalog(cfg.rental))  # the rows' estimates, side by side where they can be
     result = build_and_write(
         cfg, run_dir, task, estimate, sweep_params, requirements=requirements_at_scale(cfg, task), cache=cache
     )

@@ -56,11 +56,6 @@ class Strategy(str, Enum):
     fsdp = "fsdp"  # parameters, gradients and optimizer state sharded over the ranks (FSDP2, fully_shard)
 
 
-class Blocks(str, Enum):
-    sample = "sample"  # a model of many identical blocks: estimated from 2, 3 and 4 of them when exact
-    all = "all"  # every block run
-
-
 class Device(str, Enum):
     auto = "auto"  # cuda when available, else cpu
     cpu = "cpu"
@@ -228,7 +223,6 @@ class EstimateConfig:
     seq_len: Optional[int] = MISSING  # sequence length to estimate at; null = data.max_len (sequence tasks)
     tolerance: float = MISSING  # pilot step: estimate vs the same tracker on real tensors, relative
     in_runs: bool = MISSING  # mode=train: record this variant's fake-tensor estimate in run.json (~1-3 s)
-    blocks: Blocks = MISSING  # sample: a model of many identical blocks from a few of them (repeated_blocks)
 
 
 @dataclass

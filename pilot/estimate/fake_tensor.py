@@ -33,15 +33,13 @@ from __future__ import annotations
 import logging
 import resource
 import time
-from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field
-from functools import partial
 from typing import Any
 
 import torch
 from hydra.utils import instantiate
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from pilot.config.values import enum_value
@@ -59,7 +57,6 @@ from pilot.estimate.local_shards import LocalShardOptimizer
 from pilot.estimate.mask_reads import FakeMaskPaths
 from pilot.estimate.ranks import Ranks, estimate_ranks
 from pilot.estimate.refusal import EstimateRefused, refusal_reason, settings_in_message
-from pilot.estimate.repeated_blocks import sampled
 from pilot.estimate.tracker import Meter, breakdown, left_after, steady_growth, tracker_class
 
 NOT_COVERED = (
@@ -244,7 +241,6 @@ class _Measured:
     flops_per_micro_batch: int
     flops_per_eval_batch: int
     can_checkpoint: bool  # the built model declares activation checkpointing (a factory's says it only built)
-    part_peaks: list[dict[str, dict[str, int]]]  # per tracked part: its peak and each category's highest
 
 
 def _run_phases(
@@ -255,14 +251,11 @@ def _run_phases(
     tracker_type: type,
     shortcut: bool,
     ranks: Ranks,
-    cut: Callable[[torch.nn.Module], None] | None = None,
 ) -> _Measured:
     """Build the model and engine, then run and track every phase (under fake tensors when asked;
     ``shortcut``: the fake estimate's single forward/backward, see ``_update_phase``), as ``ranks``'
-    rank 0 (FSDP: sharded over its mesh); ``cut``: what the model is cut to first (``repeated_blocks``)."""
+    rank 0 (FSDP: sharded over its mesh)."""
     model = built_model(cfg, fake=shortcut)
-    if cut is not None:
-        cut(model)
     if cfg.memory.activation_checkpointing and not declares_checkpointing(model):
         raise EstimateRefused(
             f"memory.activation_checkpointing=true but {type(model).__name__} does not support it. Fix: memory=none."
@@ -303,7 +296,6 @@ def _run_phases(
         int(counter.get_total_flops()),
         int(eval_counter.get_total_flops()),
         declares_checkpointing(model),
-        [{"peak": peak, "highest": highest} for peak, highest in zip(meter.peaks, meter.category_peaks)],
     )
 
 
@@ -327,11 +319,6 @@ def _notes(cfg: DictConfig, mask_paths: object, inputs: EstimateInputs) -> list[
     sequence length far past the data's."""
     scaler = ["fp16 gradient scaler: estimated without its data-dependent overflow skip"]
     return (scaler if bool(cfg.precision.grad_scaler) else []) + getattr(mask_paths, "notes", []) + length_notes(inputs)
-
-
-def _blocks(cfg: DictConfig) -> str:
-    """``estimate.blocks`` (``all`` for a config composed without it)."""
-    return enum_value(OmegaConf.select(cfg, "estimate.blocks", default="all"))
 
 
 def estimate_memory(
@@ -366,12 +353,13 @@ def estimate_memory(
     try:
         run_inputs = fake_inputs(mode, inputs) if fake else inputs
         with estimate_ranks(cfg, fake) as ranks, torch.random.fork_rng(devices=[]), mode, kernels, paths:  # RNG kept
-            run = partial(_run_phases, cfg, task, run_inputs, target, tracker_type, fake, ranks)  # given a cut
-            measured, blocks_note = sampled(run, _blocks(cfg) if fake else "all")
+            measured = _run_phases(cfg, task, run_inputs, target, tracker_type, fake, ranks)
+    except EstimateRefused:
+        raise
     except ContractError as error:  # the model cannot read the data (a table too short): said as it is
         raise EstimateRefused(str(error)) from error
     except Exception as error:
-        if not fake or isinstance(error, EstimateRefused):
+        if not fake:
             raise
         raise EstimateRefused(refusal_reason(error, settings_note=settings_in_message(cfg, error))) from error
     finally:
@@ -390,5 +378,5 @@ def estimate_memory(
         settings={**_settings(cfg, inputs), "model_can_checkpoint": measured.can_checkpoint},
         seconds=time.perf_counter() - started,
         host_rss_peak_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-        notes=_notes(cfg, mask_paths, inputs) + ([blocks_note] if blocks_note else []),
+        notes=_notes(cfg, mask_paths, inputs),
     )

@@ -70,13 +70,15 @@ def tracker_class():
                 if self._peak_mem.get(device, 0) < total:
                     self._peak_mem[device] = total
                     self._peak_mem_snap[device] = dict(snap)
-                highest = self.category_peaks.setdefault(device, {})  # each category's own, for repeated_blocks
-                highest.update({key: value for key, value in snap.items() if highest.get(key, 0) < value})
 
         def _track_module_params_and_buffers(self, module, install_grad_hooks: bool = True):
-            """Frozen parameters (``requires_grad=False``) are tracked as parameters, never hooked. The stock
-            tracker hooks every parameter of a module it enters, and ``Tensor.register_hook`` raises on one
-            that needs no gradient (a frozen backbone failed every estimate): a no-op handle is exactly right."""
+            """Frozen parameters (``requires_grad=False``) are tracked as parameters, never hooked.
+
+            The stock tracker registers a gradient hook on every parameter of a module it enters,
+            and ``Tensor.register_hook`` raises on a tensor that does not require gradients: a frozen
+            backbone made every estimate fail. A frozen parameter never gets a gradient, so a
+            no-op handle in the tracker's hook table is exactly right (it removes handles on exit).
+            """
             handles = getattr(self, "_param_to_grad_hook_handles", None)
             if install_grad_hooks and handles is not None:
                 for param in module.parameters():
@@ -144,14 +146,11 @@ class Meter:
     def __init__(self, tracker: Any, device: torch.device):
         self.tracker, self.device = tracker, device
         self.allocator_peak: int | None = None  # since the phase began (CUDA only)
-        self.peaks: list[dict[str, int]] = []  # per call: bytes per category at its peak (what it returns)
-        self.category_peaks: list[dict[str, int]] = []  # per call: each category's highest bytes during it
 
     def __call__(self, work: Callable[[], Any]) -> dict[str, int]:
         """Bytes per category at the peak of ``work``."""
         on_cuda = self.device.type == "cuda"
         self.tracker.reset_mod_stats()
-        self.tracker.category_peaks = {}
         if on_cuda:
             torch.cuda.synchronize(self.device)
             torch.cuda.reset_peak_memory_stats(self.device)
@@ -160,6 +159,4 @@ class Meter:
         if on_cuda:
             torch.cuda.synchronize(self.device)
             self.allocator_peak = max(self.allocator_peak or 0, torch.cuda.max_memory_allocated(self.device))
-        self.category_peaks.append(breakdown(getattr(self.tracker, "category_peaks", {})))
-        self.peaks.append(breakdown(self.tracker.get_tracker_snapshot("peak")))
-        return self.peaks[-1]
+        return breakdown(self.tracker.get_tracker_snapshot("peak"))

@@ -24,14 +24,12 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import torch
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
-from torch._subclasses.fake_tensor import FakeTensorMode
 
 from pilot.child_process import die_with_parent
 from pilot.cpu_budget import cpu_budget
@@ -64,56 +62,39 @@ def needed(cfg: DictConfig, cache: EstimateCache, catalog: list[Gpu]) -> list[tu
     return sorted(cache.missing)
 
 
-WORTH_A_WORKER_S = 2.5  # a worker's start (new interpreter, torch, the first fake mode) is 4-5 s measured here,
-# paid back when its rounds hold two or more estimates of this cost (the README's 7B: 2.6-3.2 s each)
+WORTH_A_WORKER_S = 3.5  # a worker's start (new interpreter, torch, the first fake mode): 3-4 s measured here
 
 
-@contextlib.contextmanager
-def early_workers(cfg: DictConfig, start: bool = True) -> Iterator[Workers]:
-    """A pool for ``fill``; with ``start``, and where this process may use two CPUs or more, its first
-    worker starts now: its own start (imports, the first fake mode: 4-5 s here) runs beside the base
-    estimate. A worker never given an estimate is killed at the end, not waited for."""
-    with tempfile.TemporaryDirectory(prefix="pilot-estimates-") as scratch, Workers(cfg, Path(scratch)) as pool:
-        if start and cpu_budget()[0] >= 2:
-            pool.start(1)
-        yield pool
-
-
-def fill(
-    cfg: DictConfig, cache: EstimateCache, catalog: list[Gpu], workers: int | None = None, pool: Workers | None = None
-) -> Filled:
+def fill(cfg: DictConfig, cache: EstimateCache, catalog: list[Gpu], workers: int | None = None) -> Filled:
     """Fill ``cache`` with every estimate the sheet will ask for, in parallel where a round has several
     and an estimate costs more than starting a worker (the base estimate's time tells: a small model's
     estimates, a second each, are computed here). Workers started in one round compute the next
-    rounds too: their imports and first fake mode (~4 s here) are paid once. ``pool``: workers perhaps
-    already started (``early_workers``); else a pool of this call's own."""
-    if pool is None:
-        with early_workers(cfg, start=False) as own:
-            return fill(cfg, cache, catalog, workers, own)
+    rounds too: their imports and first fake mode (~4 s here) are paid once."""
     if workers is None:
         workers = cpu_budget()[0] if cache.base.cost_seconds >= WORTH_A_WORKER_S else 1
     done = Filled(workers=workers)
-    while keys := needed(cfg, cache, catalog):
-        done.rounds += 1
-        if cache.stored:  # what the store holds is read here, not sent to a worker
-            found = {key: read_stored(cfg, cache.task, *key) for key in keys}
-            cache.estimates.update({key: estimate for key, estimate in found.items() if estimate is not None})
-            keys = [key for key in keys if found[key] is None]
-        if workers < 2 or len(keys) <= 1:
-            for key in keys:
+    with tempfile.TemporaryDirectory(prefix="pilot-estimates-") as scratch, Workers(cfg, Path(scratch)) as pool:
+        while keys := needed(cfg, cache, catalog):
+            done.rounds += 1
+            if cache.stored:  # what the store holds is read here, not sent to a worker
+                found = {key: read_stored(cfg, cache.task, *key) for key in keys}
+                cache.estimates.update({key: estimate for key, estimate in found.items() if estimate is not None})
+                keys = [key for key in keys if found[key] is None]
+            if workers < 2 or len(keys) <= 1:
+                for key in keys:
+                    cache.get(*key)
+                continue
+            share = min(workers, len(keys))  # this process computes one share, a worker each of the others
+            here, elsewhere = keys[::share], [key for number, key in enumerate(keys) if number % share]
+            pool.submit(elsewhere, share - 1)
+            for key in here:  # while the workers compute theirs
                 cache.get(*key)
-            continue
-        share = min(workers, len(keys))  # this process computes one share, a worker each of the others
-        here, elsewhere = keys[::share], [key for number, key in enumerate(keys) if number % share]
-        pool.submit(elsewhere, share - 1)
-        for key in here:  # while the workers compute theirs
-            cache.get(*key)
-        results = pool.collect()
-        cache.estimates.update(results)
-        done.in_workers += len(results)
-        done.started = len(pool.processes)
-        if len(results) < len(elsewhere):  # the sheet computes the rest here, and reports what fails
-            return done
+            results = pool.collect()
+            cache.estimates.update(results)
+            done.in_workers += len(results)
+            done.started = len(pool.processes)
+            if len(results) < len(elsewhere):  # the sheet computes the rest here, and reports what fails
+                return done
     return done
 
 
@@ -129,15 +110,14 @@ class Workers:
         OmegaConf.save(OmegaConf.create(OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)), self.config)
         self.processes: list[subprocess.Popen] = []
         self.shares: dict[int, list[tuple[int, bool, int]]] = {}  # sent by ``submit``, not collected yet
-        self.given: set[int] = set()  # the workers sent an estimate to compute
 
     def __enter__(self) -> Workers:
         return self
 
     def __exit__(self, exc_type: object, *exc: object) -> None:
-        for number, process in enumerate(self.processes):
-            if exc_type is not None or number not in self.given:  # an interruption, an error, or no work
-                process.kill()  # given: nothing more is wanted of it
+        for process in self.processes:
+            if exc_type is not None:  # an interruption or an error here: nothing more is wanted of them
+                process.kill()
             with contextlib.suppress(OSError):
                 process.stdin.close()
         for process in self.processes:
@@ -150,8 +130,7 @@ class Workers:
     def _log(self, number: int) -> Path:
         return self.scratch / f"worker-{number}.log"
 
-    def start(self, count: int) -> None:
-        """At least ``count`` workers running."""
+    def _start(self, count: int) -> None:
         while len(self.processes) < count:
             command = [sys.executable, "-m", "pilot.rental.parallel_estimates", str(os.getpid()), str(self.config)]
             with open(self._log(len(self.processes)), "w") as log_file:
@@ -167,9 +146,8 @@ class Workers:
 
     def submit(self, keys: list[tuple[int, bool, int]], count: int) -> None:
         """``keys`` shared among ``count`` workers, which start computing them now (``collect``)."""
-        self.start(count)
+        self._start(count)
         self.shares = {number: keys[number::count] for number in range(count)}
-        self.given.update(self.shares)
         for number, share in self.shares.items():
             process = self.processes[number]
             try:
@@ -211,8 +189,6 @@ def _work(parent: int, config: Path) -> None:
     torch.set_num_threads(1)
     cfg = OmegaConf.load(config)
     task = instantiate(cfg.data, _convert_="all")
-    with FakeTensorMode():  # the first fake operation imports what every later one uses (1.5 s here)
-        (torch.empty(2, 2) @ torch.empty(2, 2)).sum()
     for line in sys.stdin:
         name = line.strip()
         micro, checkpointing, ranks = (int(part) for part in name.split("-"))
