@@ -13,7 +13,7 @@ says a failure of the construction as the construction's, not the forward's.
 
 A construction that copies a fake layer (``nn.TransformerEncoder(layer, n)`` deep-copies ``layer`` n
 times) went through ``Tensor.__deepcopy__``, which reads a fake tensor's data pointer (PyTorch warns:
-undefined behaviour): the next estimate in the process, or the next run of the same one, crashed
+undefined behaviour): the next estimate in the process (a choice sheet computes several) crashed
 the interpreter (a segmentation fault in the fake mode's cache, 2026-12-06). Inside ``ValuelessInit``
 a fake tensor's deep copy is a new fake tensor of the same shape, strides, dtype, device and
 ``requires_grad`` (a parameter stays a parameter), with no value read.
