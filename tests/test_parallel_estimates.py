@@ -43,7 +43,7 @@ def test_estimates_cheaper_than_a_workers_start_stay_here(make_cfg):
     cfg, task, catalog = _setup(make_cfg)
     cache = EstimateCache(cfg, task)
     filled = fill(cfg, cache, catalog)  # the tiny model's base estimate takes about a second
-    assert filled.workers == 1 and filled.in_workers == 0 and needed(cfg, cache, catalog) == []
+    assert filled.started == 0 and filled.in_workers == 0 and needed(cfg, cache, catalog) == []
 
 
 def test_what_workers_store_is_read_back_here(make_cfg, tmp_path, monkeypatch):
@@ -110,3 +110,20 @@ def test_this_process_computes_its_share_while_the_workers_compute_theirs(make_c
     filled = fill(cfg, cache, catalog, workers=2)
     assert first_round[0] in computed_here and first_round[1] not in computed_here
     assert filled.started == 1 and filled.in_workers >= 1
+
+
+def test_a_round_is_shared_when_that_ends_it_sooner_a_workers_start_counted():
+    """The README's 7B on 2 CPUs (estimates of 3.2 s, a worker's start 3.5 s): its second round of
+    three is shared (2 here, 1 in a new worker: 6.7 s, not 9.6 s), its third of two too (the worker
+    runs already). It used to stay here whenever the base estimate took under 3.5 s: 25.3 s for the
+    command instead of 17.4-17.8 s. A small model's estimates (0.1 s) stay here."""
+    from pilot.rental.parallel_estimates import WORKER_START_S, shares
+
+    assert WORKER_START_S == 3.5
+    assert shares(3, 3.2, started=0, cpus=2) == 2
+    assert shares(2, 3.2, started=1, cpus=2) == 2
+    assert shares(2, 3.2, started=0, cpus=2) == 1  # 3.5 + 3.2 s there is later than 6.4 s here
+    assert shares(3, 0.1, started=0, cpus=8) == 1
+    assert shares(1, 30.0, started=1, cpus=8) == 1
+    assert shares(6, 10.0, started=0, cpus=8) == 6  # 10 s here; a new worker 13.5 s: better than 20 s
+    assert shares(6, 10.0, started=0, cpus=1) == 1

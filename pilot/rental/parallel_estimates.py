@@ -9,10 +9,11 @@ processes (``python -m`` in new interpreters, one thread each, kept for the next
 until no row lacks one. The sheet is then built as always from the filled cache: no estimate is computed that the sheet built
 one by one would not compute, and one a worker could not give (a refusal, a crash) is computed
 there and fails there as it always did. What the estimate store holds is read here, never sent
-to a worker. Workers: the CPUs this process may use (``cpu_budget``), at most one
-per estimate of a round, and only when the base estimate took at least ``WORTH_A_WORKER_S`` to
-compute (a worker's start costs about that; a small model's estimates are computed here); a round
-of one estimate runs here.
+to a worker. Workers: at most the CPUs this process may use (``cpu_budget``) less this one, each
+round as many as make it soonest done (``shares``): an estimate is taken to cost what the base
+estimate took, a worker not started yet ``WORKER_START_S`` more (a small model's estimates, a
+second each, stay here; the README's 7B, 3-4 s each, goes to a worker from its second round on,
+and the worker computes the third round too).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ log = logging.getLogger("pilot")
 class Filled:
     rounds: int = 0
     in_workers: int = 0  # estimates computed in worker processes
-    workers: int = 0
+    cpus: int = 0  # processes a round may use (this one and workers)
     started: int = 0  # worker processes started (each kept for the later rounds)
 
 
@@ -62,17 +63,32 @@ def needed(cfg: DictConfig, cache: EstimateCache, catalog: list[Gpu]) -> list[tu
     return sorted(cache.missing)
 
 
-WORTH_A_WORKER_S = 3.5  # a worker's start (new interpreter, torch, the first fake mode): 3-4 s measured here
+WORKER_START_S = 3.5  # a worker's start (new interpreter, torch, the first fake mode): 3-4 s measured here
+
+
+def shares(estimates: int, each_s: float, started: int, cpus: int) -> int:
+    """How many processes (this one and workers) should share a round of ``estimates`` that cost
+    ``each_s`` apiece, ``started`` workers running already: the count whose round ends soonest, this
+    process computing every ``count``-th estimate and each worker not started yet paying its start
+    first. 1: all here. Measured on the README's 7B (3.2 s the base, 3.6-4.1 s each other, on 2
+    CPUs): 17.4-17.8 s with a worker from round 2 (3 estimates: 2 here, 1 there), 25.3 s without."""
+
+    def round_s(count: int) -> float:
+        here = -(-estimates // count)
+        elsewhere = [len(range(number, estimates - here, count - 1)) for number in range(count - 1)]
+        there = [(WORKER_START_S if number >= started else 0) + k * each_s for number, k in enumerate(elsewhere)]
+        return max([here * each_s, *there])
+
+    return min(range(1, min(cpus, estimates) + 1), key=lambda count: (round_s(count), count))
 
 
 def fill(cfg: DictConfig, cache: EstimateCache, catalog: list[Gpu], workers: int | None = None) -> Filled:
     """Fill ``cache`` with every estimate the sheet will ask for, in parallel where a round has several
-    and an estimate costs more than starting a worker (the base estimate's time tells: a small model's
-    estimates, a second each, are computed here). Workers started in one round compute the next
-    rounds too: their imports and first fake mode (~4 s here) are paid once."""
-    if workers is None:
-        workers = cpu_budget()[0] if cache.base.cost_seconds >= WORTH_A_WORKER_S else 1
-    done = Filled(workers=workers)
+    and sharing it ends it sooner (``shares``: a small model's estimates, a second each, are computed
+    here). Workers started in one round compute the next rounds too: their imports and first fake
+    mode (~3.5 s here) are paid once. ``workers``: that many processes share every round (tests)."""
+    cpus = workers if workers is not None else cpu_budget()[0]
+    done = Filled(cpus=cpus)
     with tempfile.TemporaryDirectory(prefix="pilot-estimates-") as scratch, Workers(cfg, Path(scratch)) as pool:
         while keys := needed(cfg, cache, catalog):
             done.rounds += 1
@@ -80,11 +96,18 @@ def fill(cfg: DictConfig, cache: EstimateCache, catalog: list[Gpu], workers: int
                 found = {key: read_stored(cfg, cache.task, *key) for key in keys}
                 cache.estimates.update({key: estimate for key, estimate in found.items() if estimate is not None})
                 keys = [key for key in keys if found[key] is None]
-            if workers < 2 or len(keys) <= 1:
+            if not keys:
+                continue
+            share = (
+                min(workers, len(keys))
+                if workers is not None
+                else shares(len(keys), cache.base.cost_seconds, len(pool.processes), cpus)
+            )
+            if share < 2:
                 for key in keys:
                     cache.get(*key)
                 continue
-            share = min(workers, len(keys))  # this process computes one share, a worker each of the others
+            # this process computes one share, a worker each of the others
             here, elsewhere = keys[::share], [key for number, key in enumerate(keys) if number % share]
             pool.submit(elsewhere, share - 1)
             for key in here:  # while the workers compute theirs
