@@ -168,6 +168,28 @@ def test_a_helper_beside_a_model_module_on_its_own_is_part_of_the_key(make_cfg, 
     assert key_material(cfg, task, variant)["user_code"] != before
 
 
+def test_a_model_class_from_another_package_of_yours_is_part_of_the_key(make_cfg, tmp_path, monkeypatch):
+    """The target's package (my_models_far) imports its model class from another package of yours
+    (my_layers_far), which reads its width from a module beside it. Editing that width served the stored
+    estimate of the old model, 'the same ... code' said: only the target's own package was keyed."""
+    models = _plug_in(tmp_path, monkeypatch, "my_models_far", "")
+    (models / "net.py").write_text("from my_layers_far.blocks import Net\n")
+    layers = _plug_in(tmp_path, monkeypatch, "my_layers_far", "")
+    (layers / "blocks.py").write_text(
+        "from my_layers_far.sizes import WIDTH\nfrom pilot.models.tiny_gpt import TinyGPT\n\n\n"
+        "class Net(TinyGPT):\n    pass\n"
+    )
+    sizes = layers / "sizes.py"
+    sizes.write_text("WIDTH = 1\n")
+    cfg, task, variant = _keyed(make_cfg, "my_models_far.net.Net")
+    before = key_material(cfg, task, variant)
+    assert key_material(cfg, task, variant) == before  # the same in every process that imported them
+    sizes.write_text("WIDTH = 5\n")
+    assert key_material(cfg, task, variant)["user_code"] != before["user_code"]
+    for name in [name for name in sys.modules if name.startswith(("my_models_far", "my_layers_far"))]:
+        sys.modules.pop(name)
+
+
 def test_a_stored_result_edited_by_hand_is_computed_again(make_cfg, store):
     directory, computed = store
     first = _estimate(make_cfg())

@@ -11,7 +11,6 @@ import importlib.util
 import os
 import shlex
 import sys
-import sysconfig
 from importlib.metadata import PackageNotFoundError, packages_distributions, version
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from pilot.config.values import select
+from pilot.user_code import module_file
 
 # read whenever a run names a tokenizer directory (data=hf_instructions and the like)
 TOKENIZER_PACKAGES = ("transformers", "tokenizers", "datasets")
@@ -75,25 +75,16 @@ def _user_files(cfg: DictConfig) -> dict[str, str]:
     return {str(path.resolve()): sha256_of(path) for path in files}
 
 
-PILOT_DIR = Path(__file__).resolve().parents[1]
-
-
 def loaded_user_modules(named: set[str]) -> dict[str, str]:
     """sha256 of every module this process imported from your own code, by file: not pilot's, not the
     standard library's or an installed package's, not already in ``named`` (the targets' modules) — the
     helpers a task or model imports (a collate in ``_common.py``, a model in another package of yours)
     ran as much as the module a ``_target_`` names."""
-    installed = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, *sysconfig.get_paths().values()) if p}
     found: dict[str, str] = {}
     for module in list(sys.modules.values()):
-        file = getattr(module, "__file__", None)
-        if not isinstance(file, str) or not file.endswith(".py"):
-            continue
-        path = Path(file).resolve()
-        mine = PILOT_DIR in path.parents or any(root == path or root in path.parents for root in installed)
-        if mine or str(path) in named or not path.is_file():
-            continue
-        found[str(path)] = sha256_of(path)
+        path = module_file(module)
+        if path is not None and str(path) not in named:
+            found[str(path)] = sha256_of(path)
     return dict(sorted(found.items()))
 
 

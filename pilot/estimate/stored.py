@@ -10,8 +10,8 @@ all again. ``stored_estimate`` keeps each one in a file named by the SHA-256 of 
 - the batches the estimate runs on (every tensor's shape, dtype and bytes: the data);
 - the code: every ``.py`` file of the ``pilot`` package, of every package a ``_target_`` of the config
   names that is not installed (your task and model code, helper modules in the same package — or,
-  for a module on its own, the modules beside it — included; a helper in another package of yours
-  is not), and the versions of Python, torch,
+  for a module on its own, the modules beside it — included, and every module of yours they use,
+  in another package too), and the versions of Python, torch,
   transformers and peft.
 
 A file is used only when the material stored inside it equals the material computed now (a
@@ -39,8 +39,6 @@ import math
 import os
 import platform
 import resource
-import sys
-import sysconfig
 import tempfile
 import time
 from dataclasses import asdict
@@ -55,6 +53,7 @@ from pilot.data.task import TaskData
 from pilot.errors import PilotError, file_in_the_way
 from pilot.estimate.fake_tensor import MemoryEstimate, estimate_memory
 from pilot.estimate.inputs import config_variant, estimate_inputs
+from pilot.user_code import is_user_file, reached_modules
 from pilot.variant import is_defining
 
 CACHE_ENV = "PILOT_ESTIMATE_CACHE"
@@ -105,25 +104,41 @@ def _targets(node: Any) -> set[str]:
 
 
 def _user_sources(config: dict[str, Any]) -> list[Path]:
-    """The source files of every top-level package (or module) a ``_target_`` names that no installed
-    distribution owns — your task and model code, helpers in the same package (or, for a module on its
-    own, in the same folder) included — read from disk, so that every process computes the same key."""
-    installed = {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, *sysconfig.get_paths().values()) if p}
+    """The source files of every top-level package (or module) of yours that a ``_target_`` names or
+    that the targets' modules use (``user_code.reached_modules``: a model class from another package of
+    yours), each whole — helpers in the same package, or for a module on its own in the same folder,
+    included (a constant imported by value is followed no further) — read from disk, so that every
+    process computes the same key."""
+    targets = sorted(_targets(config))
+    tops = {target.split(".")[0] for target in targets}
+    tops |= {name.split(".")[0] for name in reached_modules([_imported(target) for target in targets])}
     files: set[Path] = set()
-    for target in _targets(config):
+    for top in sorted(tops):
         try:
-            spec = importlib.util.find_spec(target.split(".")[0])
+            spec = importlib.util.find_spec(top)
         except (ImportError, ValueError):
             spec = None
         if spec is None or not spec.origin or not spec.origin.endswith(".py"):
             continue
         origin = Path(spec.origin).resolve()
-        if PACKAGE_DIR in origin.parents or any(root in origin.parents for root in installed):
+        if not is_user_file(origin):
             continue
         # a package: its every module; a module on its own (a plug-in folder on PYTHONPATH): the modules
         # beside it, which it imports as helpers (``import my_helpers``)
         files |= set(origin.parent.rglob("*.py") if spec.submodule_search_locations else origin.parent.glob("*.py"))
     return sorted(files)
+
+
+def _imported(target: str) -> str:
+    """The module ``target`` lives in (``pkg.models.Net.build``: ``pkg.models``), imported; "" if none is."""
+    parts = target.split(".")
+    for end in range(len(parts) - 1, 0, -1):
+        try:
+            importlib.import_module(".".join(parts[:end]))
+        except Exception:  # not a module (a class's name), or one that fails: the estimate says so itself
+            continue
+        return ".".join(parts[:end])
+    return ""
 
 
 HASHED_BYTES = 1 << 24  # a named file up to this size is read whole into the key; a larger one by size and time

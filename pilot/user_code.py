@@ -1,0 +1,64 @@
+"""Which Python files are your own code: not pilot's, not the standard library's, not an installed
+package's (their versions say what ran). ``reached_modules``: the modules of your code a set of
+modules uses — a model class imported from another package of yours, a helper module — found by
+following each module's names to the modules that define them."""
+
+from __future__ import annotations
+
+import functools
+import sys
+import sysconfig
+import types
+from pathlib import Path
+
+PILOT_DIR = Path(__file__).resolve().parent
+
+
+@functools.cache
+def _installed_roots() -> frozenset[Path]:
+    return frozenset(Path(p).resolve() for p in (sys.prefix, sys.base_prefix, *sysconfig.get_paths().values()) if p)
+
+
+def is_user_file(path: Path) -> bool:
+    """``path`` (resolved) is a file of your own code: outside pilot and every installed location."""
+    return not any(root == path or root in path.parents for root in (PILOT_DIR, *_installed_roots()))
+
+
+def module_file(module: types.ModuleType) -> Path | None:
+    """The module's ``.py`` file, resolved, when it is one of your own; else None."""
+    file = getattr(module, "__file__", None)
+    if not isinstance(file, str) or not file.endswith(".py"):
+        return None
+    path = Path(file).resolve()
+    return path if is_user_file(path) and path.is_file() else None
+
+
+def reached_modules(names: list[str]) -> list[str]:
+    """Your own modules that the modules ``names`` (already imported) use, theirs included: each module's
+    global names followed to the module that defines them (``from other.layers import Block``:
+    ``other.layers``; ``import other.data as d``: ``other.data``), and on through those, never into
+    pilot or an installed package. The same in every process that imported them."""
+    found: list[str] = []
+    queue = [sys.modules[name] for name in names if name in sys.modules]
+    seen: set[str] = set()
+    while queue:
+        module = queue.pop()
+        if module.__name__ in seen:
+            continue
+        seen.add(module.__name__)
+        if module_file(module) is None:
+            continue
+        found.append(module.__name__)
+        for value in list(vars(module).values()):
+            used = value if isinstance(value, types.ModuleType) else sys.modules.get(_defined_in(value) or "")
+            if used is not None and used.__name__ not in seen:
+                queue.append(used)
+    return sorted(found)
+
+
+def _defined_in(value: object) -> str | None:
+    try:
+        name = getattr(value, "__module__", None)
+    except Exception:  # a lazy object whose attributes run code
+        return None
+    return name if isinstance(name, str) else None
