@@ -16,6 +16,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from pilot.errors import INCOMPLETE, ResumeRefused, RunFinished
 from pilot.resume import differing_keys, saved_config
+from pilot.run_index import within_roots
 from pilot.run_record import config_hash, read_run_json
 from pilot.variant import defining_config, flat_config
 
@@ -27,10 +28,13 @@ def refuse_finished_run(cfg: DictConfig, run_dir: Path) -> None:
         return
     data = read_run_json(run_dir)
     status, run_id = data.get("status"), data.get("run_id")
-    again = (
-        "To run this variant again, start it without hydra.run.dir (a new directory and run_id; "
-        "this run becomes its parent_id)."
+    roots = [cfg.campaign.run_root, cfg.campaign.sweep_root]
+    becomes = (
+        "this run becomes its parent_id"
+        if within_roots(roots, run_dir)
+        else "no parent_id: this run lies outside campaign.run_root and campaign.sweep_root, where relaunches look"
     )
+    again = f"To run this variant again, start it without hydra.run.dir (a new directory and run_id; {becomes})."
     if data.get("mode", "train") != "train":
         refuse_reused_for("train", run_dir)
     if not cfg.checkpoint.resume:

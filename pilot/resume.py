@@ -19,13 +19,14 @@ from typing import Any
 import torch
 from omegaconf import DictConfig, OmegaConf
 
+from pilot import run_index
 from pilot.checkpoint import Checkpointer
 from pilot.config.values import enum_value, select
 from pilot.data.data_files import data_files_fingerprint
 from pilot.engine.batch_plan import plan_from_config
 from pilot.errors import ResumeRefused, disk_full_guard
 from pilot.models.base_files import base_files_fingerprint
-from pilot.run_record import RunRecord, config_hash, now_text, parse_row, read_run_json
+from pilot.run_record import RunRecord, config_hash, index_roots, now_text, parse_row, read_run_json
 from pilot.variant import defining_config, variant_key
 
 log = logging.getLogger("pilot")
@@ -291,6 +292,8 @@ def continue_record(cfg: DictConfig, run_dir: Path, note: dict, overrides: Itera
     if note.get("forced_despite"):
         note = {**note, "overrides_before": data.get("overrides"), "variant_before": data.get("variant")}
         data.update(overrides=overrides, variant=variant_key(overrides, cfg))
+        if data["variant"] != note["variant_before"]:  # a relaunch of the new variant finds this run
+            run_index.add(index_roots(cfg), run_dir, data)
     elif overrides != list(data.get("overrides") or []):  # run.threads=2 on resume: the run's record keeps its
         note = {**note, "overrides": overrides}  # variant's line; this attempt's own line is its entry's
     data.setdefault("resumes", []).append(
@@ -306,6 +309,7 @@ def continue_record(cfg: DictConfig, run_dir: Path, note: dict, overrides: Itera
     )
     # this attempt has not ended: what the one before ended with is its resume entry's, not a claim of this one
     position = {key: data.pop(key) for key in ATTEMPT_END if key in data}
+    position = {key: value for key, value in position.items() if value is not None}
     # none recorded: killed before its first record (the checkpoint's update, from_update, is where it goes on)
     data["resumes"][-1]["previous_position"] = position or None
     data.update(status="running", stop_cause=None, error=None, finished_at=None)

@@ -5,12 +5,18 @@ finding a relaunch's parent reads one file instead of every run.json of the camp
 variant, seed, mode, started_at), appended by the run itself when its run.json is first
 written, under an exclusive ``flock`` so concurrent jobs never interleave lines; beside it,
 ``.pilot_runs.size`` holds the index's size in bytes as pilot last wrote it. It is never trusted
-over the run directories: an index that is missing, unreadable, or not the size pilot wrote (emptied,
-cut short, cut in the middle of an append, edited) is rebuilt from them, and the run the index names
-as parent is checked against its own run.json; when that disagrees (a run deleted or moved) the
-index is rebuilt and the search made again. An index that cannot be written (a directory in its
-place, a read-only root) is left as it is: the run directories are read instead, and the run goes
-on. A run directory copied in by hand is seen once the index is rebuilt (delete the file).
+over the run directories: an index that is missing, unreadable, not the size pilot wrote (emptied,
+cut short, cut in the middle of an append, edited) or not lines as pilot writes them (zeros a crash
+left in place of its blocks) is rebuilt from them — scanned and written holding the index's lock, so
+that a run appending its line meanwhile is not lost — and the run the index names as parent is checked
+against its own run.json; when that disagrees (a run deleted or moved) the index is rebuilt and the
+search made again. An index that cannot be written (a directory in its place, a read-only root) is
+left as it is: the run directories are read instead, and the run goes on. A run directory copied in
+by hand is seen once the index is rebuilt (delete the file). A run is indexed under the roots it lives
+under, and under any directory above it that holds an index (a run started from another working
+directory with a ``hydra.run.dir`` inside this campaign's root); a forced resume that changes a run's
+variant adds a line with the new one. "Newest" compares ``started_at`` as instants (their offsets
+read), not as text.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import json
 import logging
 import os
 from collections.abc import Iterable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -58,16 +65,14 @@ def _record_size(root: Path, size: int) -> None:
         handle.write(str(size))
 
 
-def _locked_write(index: Path, text: str, replace: bool = False) -> None:
-    """Append ``text`` (or replace the whole file) holding the index's exclusive lock; the size file
-    follows, unless the index was already not the size pilot wrote (then the next search rebuilds it)."""
-    with index.open("a") as handle:
+def _locked_write(index: Path, text: str) -> None:
+    """Append ``text`` holding the index's exclusive lock; the size file follows, unless the index was
+    already not as pilot wrote it (then the next search rebuilds it)."""
+    with index.open("ab") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
-            as_written = replace or _recorded_size(index.parent) == os.fstat(handle.fileno()).st_size
-            if replace:
-                handle.truncate(0)
-            handle.write(text)
+            as_written = _recorded_size(index.parent) == os.fstat(handle.fileno()).st_size
+            handle.write(text.encode())
             handle.flush()
             if as_written:
                 _record_size(index.parent, os.fstat(handle.fileno()).st_size)
@@ -84,15 +89,33 @@ def _scanned(root: Path) -> list[dict[str, Any]]:
     return entries
 
 
-def rebuild(root: Path) -> list[dict[str, Any]]:
-    """Scan the run directories under ``root`` and write the index anew (when it can be written:
-    otherwise said once and left as it is); its entries."""
-    entries = _scanned(root)
+def rebuild(root: Path, containing: str | None = None) -> list[dict[str, Any]]:
+    """Scan the run directories under ``root`` and write the index anew, both holding its lock (a run
+    appending meanwhile waits, and is then in the new index); its entries. ``containing`` (a search
+    that found the index not as pilot wrote it): another process may have rebuilt it while this one
+    waited for the lock; then that index is read (``_parsed``) instead of scanning again. An index that
+    cannot be written is said once and left as it is: the directories are read."""
     try:
-        _locked_write(root / INDEX_NAME, "".join(json.dumps(entry) + "\n" for entry in entries), replace=True)
+        with (root / INDEX_NAME).open("a+b") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                handle.seek(0)
+                if (
+                    containing is not None
+                    and (found := _parsed(_as_written(root, handle.read()), containing)) is not None
+                ):
+                    return found
+                entries = _scanned(root)
+                handle.truncate(0)
+                handle.write("".join(json.dumps(entry) + "\n" for entry in entries).encode())
+                handle.flush()
+                _record_size(root, os.fstat(handle.fileno()).st_size)
+                return entries
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
     except OSError as error:
         _cannot_write(root, error)
-    return entries
+        return _scanned(root)
 
 
 _said: set[Path] = set()
@@ -109,26 +132,34 @@ def _cannot_write(root: Path, error: OSError) -> None:
         )
 
 
+def _as_written(root: Path, data: bytes) -> str | None:
+    """The index's text when it is as pilot wrote it: the size recorded beside it, and JSON object lines
+    (no zeros where a crash left unwritten blocks, no line cut or joined); else None."""
+    if _recorded_size(root) != len(data) or b"\0" in data or (data and not data.endswith(b"\n")):
+        return None
+    if data and not all(line.startswith(b"{") and line.endswith(b"}") for line in data[:-1].split(b"\n")):
+        return None
+    try:
+        return data.decode()
+    except UnicodeDecodeError:
+        return None
+
+
 def _index_text(root: Path) -> str | None:
-    """The index's text when it is the size pilot last wrote (read holding its lock); else None."""
-    with contextlib.suppress(OSError, UnicodeDecodeError), (root / INDEX_NAME).open("rb") as handle:
+    """The index's text when it is as pilot wrote it (read holding its lock); else None."""
+    with contextlib.suppress(OSError), (root / INDEX_NAME).open("rb") as handle:
         fcntl.flock(handle, fcntl.LOCK_SH)
         try:
-            data = handle.read()
-            if _recorded_size(root) == len(data):
-                return data.decode()
+            return _as_written(root, handle.read())
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
     return None
 
 
-def entries(root: Path, containing: str = "") -> list[dict[str, Any]]:
-    """The index's entries (rebuilt from the run directories when the file is missing, unreadable or
-    not as pilot wrote it); with ``containing``, only lines holding that text are parsed (pilot writes the
-    lines, so a variant appears in its line exactly as ``json.dumps`` writes it)."""
-    text = _index_text(root)
+def _parsed(text: str | None, containing: str) -> list[dict[str, Any]] | None:
+    """The entries of the lines holding ``containing``; None when there is no text or a line is not JSON."""
     if text is None:
-        return rebuild(root)
+        return None
     found = []
     for line in text.splitlines():
         if containing not in line:
@@ -136,26 +167,50 @@ def entries(root: Path, containing: str = "") -> list[dict[str, Any]]:
         try:
             entry = json.loads(line)
         except ValueError:
-            return rebuild(root)  # not as pilot writes its lines
+            return None  # not as pilot writes its lines
         if isinstance(entry, dict) and isinstance(entry.get("path"), str):
             found.append(entry)
     return found
 
 
-def add(roots: Iterable[Path], run_dir: Path, record: dict[str, Any]) -> None:
-    """Append the new run to the index of the root it lives under (if any and if indexed); an index
-    that cannot be appended to is said, and its size file removed so that the next search rebuilds it:
-    the run goes on."""
+def entries(root: Path, containing: str = "") -> list[dict[str, Any]]:
+    """The index's entries (rebuilt from the run directories when the file is missing, unreadable or
+    not as pilot wrote it); with ``containing``, only lines holding that text are parsed (pilot writes the
+    lines, so a variant appears in its line exactly as ``json.dumps`` writes it)."""
+    found = _parsed(_index_text(root), containing)
+    return found if found is not None else rebuild(root, containing)
+
+
+def within_roots(roots: Iterable[Path | str], run_dir: Path) -> bool:
+    """``run_dir`` lies under one of ``roots`` (resolved against the working directory)."""
     run_dir = Path(run_dir).resolve()
-    for root in roots:
-        root = Path(root).resolve()
-        if root in run_dir.parents and (root / INDEX_NAME).is_file():
-            try:
-                _locked_write(root / INDEX_NAME, json.dumps(_entry(root, run_dir, record)) + "\n")
-            except OSError as error:
-                _cannot_write(root, error)
-                with contextlib.suppress(OSError):  # this run is not in it: the next search rebuilds it
-                    (root / SIZE_NAME).unlink(missing_ok=True)
+    return any(Path(root).resolve() in run_dir.parents for root in roots)
+
+
+def add(roots: Iterable[Path], run_dir: Path, record: dict[str, Any]) -> None:
+    """Append the run's line to the index of each root it lives under (if indexed) and of any directory
+    above it that holds an index (a run started from another working directory into this campaign's
+    root); an index that cannot be appended to is said, and its size file removed so that the next
+    search rebuilds it: the run goes on."""
+    run_dir = Path(run_dir).resolve()
+    indexed = {Path(root).resolve() for root in roots} | {parent for parent in run_dir.parents}
+    for root in sorted(root for root in indexed if root in run_dir.parents and (root / INDEX_NAME).is_file()):
+        try:
+            _locked_write(root / INDEX_NAME, json.dumps(_entry(root, run_dir, record)) + "\n")
+        except OSError as error:
+            _cannot_write(root, error)
+            with contextlib.suppress(OSError):  # this run is not in it: the next search rebuilds it
+                (root / SIZE_NAME).unlink(missing_ok=True)
+
+
+def started_instant(started_at: Any) -> float:
+    """``started_at`` as seconds since the epoch (its offset read: 02:30+0200 is before 02:10+0100), for
+    ordering runs recorded under other time zones or across a daylight-saving change; -inf when absent or
+    not a time (ordered first)."""
+    try:
+        return datetime.fromisoformat(str(started_at)).timestamp()
+    except (TypeError, ValueError, OverflowError, OSError):
+        return float("-inf")
 
 
 def _newest(candidates: list[tuple[Path, dict]], variant: str, seed: int, exclude_under: Path | None):
@@ -167,14 +222,14 @@ def _newest(candidates: list[tuple[Path, dict]], variant: str, seed: int, exclud
         run_dir = (root / entry["path"]).resolve()  # only for this variant and seed: a few paths
         if excluded is not None and excluded in run_dir.parents:
             continue  # jobs of the same sweep are siblings, not relaunches
-        stamp = (str(entry.get("started_at") or ""), str(entry.get("run_id") or ""))
+        stamp = (started_instant(entry.get("started_at")), str(entry.get("run_id") or ""))
         if best is None or stamp > best[0]:
             best = (stamp, run_dir, entry)
     return best
 
 
 def find_parent(roots: Iterable[Path], variant: str, seed: int, exclude_under: Path | None) -> str | None:
-    """The newest earlier run of the same variant and seed (by started_at, then run_id): the run
+    """The newest earlier run of the same variant and seed (by started_at as an instant, then run_id): the run
     a relaunch relaunches. Read from the roots' indexes, checked against the chosen run.json."""
     roots = [Path(root) for root in roots if Path(root).is_dir()]
     for attempt in range(2):

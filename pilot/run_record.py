@@ -137,6 +137,14 @@ def write_text_atomic(path: Path, text: str) -> None:
             raise
 
 
+def index_roots(cfg: DictConfig) -> list[str]:
+    """The roots whose runs relaunches look among (``run_index``): campaign.run_root and sweep_root."""
+    return [
+        OmegaConf.select(cfg, "campaign.run_root", default="outputs"),
+        OmegaConf.select(cfg, "campaign.sweep_root", default="sweeps"),
+    ]
+
+
 class RunRecord:
     """Owns run.json and metrics.jsonl of one run directory (written by rank 0 only)."""
 
@@ -165,11 +173,9 @@ class RunRecord:
         run_dir.mkdir(parents=True, exist_ok=True)
         overrides = list(overrides)
         variant = variant_key(overrides, cfg)
-        roots = [
-            OmegaConf.select(cfg, "campaign.run_root", default="outputs"),
-            OmegaConf.select(cfg, "campaign.sweep_root", default="sweeps"),
-        ]
-        if parent_id is None and mode == "train":
+        roots = index_roots(cfg)
+        if parent_id is None and mode == "train" and run_index.within_roots(roots, run_dir):
+            # a run outside the roots is neither found as a parent nor given one (README)
             parent_id = run_index.find_parent(roots, variant, int(cfg.seed), sweep_dir)
         data: dict[str, Any] = {
             "run_id": new_run_id(),

@@ -121,3 +121,107 @@ def test_an_estimate_is_no_parent(tmp_path):
     _run(tmp_path, "a/1", "r1", "2026-01-01T00:00:01")
     _run(tmp_path, "a/2", "r2", "2026-01-01T00:00:02", mode="estimate")
     assert run_index.find_parent([tmp_path], "optim.lr=0.0002", 0, None) == "r1"
+
+
+def test_a_run_appended_while_another_process_rebuilds_is_kept(tmp_path, monkeypatch):
+    """The rebuild scanned without the lock, then replaced the whole index: a job whose line was
+    appended during the scan (two jobs starting at once beside 10,000 runs) was dropped, and the index,
+    the size pilot wrote, was trusted afterwards: its relaunch got no parent. Now the scan holds the lock."""
+    _run(tmp_path, "a/1", "r1", "2026-01-01T00:00:01")
+    scan = run_index._scanned
+
+    def scan_while_another_job_starts(root):
+        found = scan(root)
+        record = {"run_id": "r2", "variant": "v2", "seed": 0, "mode": "train", "started_at": "2026-01-01T00:00:02"}
+        (root / "a" / "2").mkdir()
+        (root / "a" / "2" / "run.json").write_text(json.dumps(record))
+        appending = multiprocessing.get_context("fork").Process(
+            target=run_index.add, args=([root], root / "a" / "2", record)
+        )
+        appending.start()  # waits for the lock this rebuild holds
+        appending.join(0.5)
+        assert appending.is_alive()
+        monkeypatch.setattr(run_index, "_scanned", scan)
+        scan_while_another_job_starts.appending = appending
+        return found
+
+    monkeypatch.setattr(run_index, "_scanned", scan_while_another_job_starts)
+    run_index.rebuild(tmp_path)
+    scan_while_another_job_starts.appending.join(10)
+    assert [e["run_id"] for e in _index_lines(tmp_path)] == ["r1", "r2"]
+    assert run_index.find_parent([tmp_path], "v2", 0, None) == "r2"
+
+
+def test_newest_compares_instants_not_text_of_other_time_zones(tmp_path):
+    """A run recorded in Tokyo time (18:51+0900 = 09:51Z) sorted after two later UTC runs as text."""
+    _run(tmp_path, "a/1", "tokyo", "2026-12-06T18:51:42+0900")
+    _run(tmp_path, "a/2", "utc-1", "2026-12-06T09:51:45+0000")
+    _run(tmp_path, "a/3", "utc-2", "2026-12-06T09:51:49+0000")
+    assert run_index.find_parent([tmp_path], "optim.lr=0.0002", 0, None) == "utc-2"
+    assert run_index.started_instant("2026-10-25T02:30:00+0200") < run_index.started_instant("2026-10-25T02:10:00+0100")
+    assert run_index.started_instant(None) == run_index.started_instant("not a time") == float("-inf")
+
+
+def test_an_index_of_the_size_pilot_wrote_but_zeros_is_rebuilt(tmp_path):
+    """What a crash can leave in place of a file's blocks: zeros of the recorded length hid every run."""
+    _run(tmp_path, "a/1", "r1", "2026-01-01T00:00:01")
+    run_index.rebuild(tmp_path)
+    index = tmp_path / run_index.INDEX_NAME
+    index.write_bytes(bytes(index.stat().st_size))
+    assert run_index.find_parent([tmp_path], "optim.lr=0.0002", 0, None) == "r1"
+    assert [e["run_id"] for e in _index_lines(tmp_path)] == ["r1"]
+
+
+def test_a_run_under_an_indexed_directory_is_indexed_there_from_any_working_directory(tmp_path, monkeypatch):
+    """A run started from another directory with a hydra.run.dir inside this campaign's root: its roots
+    (relative to that directory) did not hold it, so it was never indexed, and later relaunches from the
+    campaign's directory trusted the index and skipped it."""
+    campaign = tmp_path / "campaign"
+    _run(campaign / "outputs", "a/1", "r1", "2026-01-01T00:00:01")
+    run_index.rebuild(campaign / "outputs")
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    _run_dir = campaign / "outputs" / "manual"
+    _run_dir.mkdir(parents=True)
+    record = {
+        "run_id": "r2",
+        "variant": "optim.lr=0.0002",
+        "seed": 0,
+        "mode": "train",
+        "started_at": "2026-01-01T00:00:02",
+    }
+    (_run_dir / "run.json").write_text(json.dumps(record))
+    run_index.add(["outputs", "sweeps"], _run_dir, record)  # the roots of the directory it was started from
+    monkeypatch.chdir(campaign)
+    assert run_index.find_parent(["outputs", "sweeps"], "optim.lr=0.0002", 0, None) == "r2"
+    assert not run_index.within_roots(["outputs"], tmp_path / "elsewhere" / "a")
+    assert run_index.within_roots(["outputs"], campaign / "outputs" / "manual")
+
+
+def test_a_run_outside_the_roots_is_given_no_parent_and_a_forced_new_variant_is_found(make_cfg, tmp_path):
+    """README: a run given a hydra.run.dir outside both roots is neither found as a parent nor given one
+    (two such runs were both given the same outputs/ run as parent). A forced resume that changes the
+    run's variant (the batch split) adds an index line under the new one: the index, the size pilot
+    wrote, kept the old variant only, so a relaunch of the new one found no parent until a rebuild."""
+    from pilot.resume import continue_record
+    from pilot.run_record import RunRecord
+
+    roots = [f"campaign.run_root={tmp_path}/outputs", f"campaign.sweep_root={tmp_path}/sweeps"]
+    cfg = make_cfg(*roots)
+    inside = RunRecord.start(tmp_path / "outputs" / "a", cfg, ["seed=0"])
+    inside.metrics.close()
+    run_index.rebuild(tmp_path / "outputs")
+    outside = RunRecord.start(tmp_path / "elsewhere" / "a", cfg, ["seed=0"])
+    assert outside.data["parent_id"] is None
+    assert RunRecord.start(tmp_path / "outputs" / "b", cfg, ["seed=0"]).data["parent_id"] == inside.data["run_id"]
+    forced = ["batch.micro_batch=4", "batch.accumulation=4", "seed=0"]
+    continued = continue_record(
+        make_cfg(*roots, *forced[:2]),
+        tmp_path / "outputs" / "a",
+        {"forced_despite": ["batch"], "from_update": 0},
+        forced,
+    )
+    continued.metrics.close()
+    new_variant = continued.data["variant"]
+    assert new_variant != inside.data["variant"]
+    assert run_index.find_parent([tmp_path / "outputs"], new_variant, 0, None) == inside.data["run_id"]

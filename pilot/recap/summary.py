@@ -7,7 +7,7 @@ seed-to-seed spread.
 
 A seed counts once. Two runs of one variant and seed (a relaunch, a sweep launched twice)
 are that seed repeated, never two seeds: the mean and the spread use one value per
-seed, that of its newest finished run (by started_at, then run_id, as
+seed, that of its newest finished run (by started_at as an instant, then run_id, as
 ``run_index.find_parent`` orders runs). Every run keeps its row in recap.csv; the
 summary says how many runs each repeated seed had, and names the variants with repeats.
 """
@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from pilot.run_index import started_instant
 from pilot.variant import control_problem, matches, parse_overrides, same_value
 
 METRIC = "final_val_loss"
@@ -82,7 +83,9 @@ def one_value_per_seed(group: pd.DataFrame) -> tuple[pd.Series, dict[Any, int]]:
     if METRIC not in group:
         return pd.Series(dtype=float), {}
     ok = group[(group["status"] == "ok") & group[METRIC].notna()]
-    order = [c for c in ("started_at", "run_id") if c in ok]
+    if "started_at" in ok:  # as instants (run_index.started_instant): runs recorded under other time zones
+        ok = ok.assign(_started=ok["started_at"].map(started_instant))
+    order = [c for c in ("_started", "run_id") if c in ok]
     if order:
         ok = ok.sort_values(order, na_position="first", kind="stable")
     runs = ok.groupby("seed", sort=True).size().to_dict()
