@@ -13,7 +13,8 @@ import os
 import time
 from pathlib import Path
 
-CGROUP_CPU_MAX = Path("/sys/fs/cgroup/cpu.max")  # cgroup v2: "<quota> <period>" or "max <period>"
+CGROUP_MOUNT = Path("/sys/fs/cgroup")
+PROC_CGROUP = Path("/proc/self/cgroup")
 
 
 def affinity_cores() -> int:
@@ -24,15 +25,61 @@ def affinity_cores() -> int:
         return os.cpu_count() or 1
 
 
-def cgroup_quota(path: Path = CGROUP_CPU_MAX) -> int | None:
-    """Whole CPUs the cgroup's quota allows (at least 1), None when unlimited or unreadable."""
+def own_cgroups(controller: str) -> list[tuple[Path, int]]:
+    """This process's cgroup directories that may limit ``controller`` ("cpu", "memory"), innermost
+    first, each group above it too (a parent's limit applies as well), with the cgroup version: v2's
+    unified hierarchy (``mount`` itself, or its ``unified`` folder on a hybrid host), v1's controller
+    mount (``cpu,cpuacct``, ``cpu``). In a container's own cgroup namespace the group is the mount."""
+    mount = CGROUP_MOUNT
     try:
-        quota, period = path.read_text().split()[:2]
+        lines = PROC_CGROUP.read_text().strip().splitlines()
+    except OSError:
+        return []
+    unified = mount if (mount / "cgroup.controllers").exists() else mount / "unified"
+    found: list[tuple[Path, int]] = []
+    for line in lines:
+        number, controllers, relative = (line.split(":", 2) + ["", ""])[:3]
+        if number == "0" and not controllers:
+            roots, version = [unified], 2
+        elif controller in controllers.split(","):
+            roots, version = [mount / controllers, mount / controller], 1
+        else:
+            continue
+        for root in (root for root in roots if root.is_dir()):
+            group = root / relative.strip("/")
+            found += [
+                (directory, version)
+                for directory in (group, *group.parents)
+                if directory == root or root in directory.parents
+            ]
+            break
+    return found
+
+
+def cgroup_quota(path: Path | None = None) -> int | None:
+    """Whole CPUs the cgroup quota allows (at least 1), None when unlimited or unreadable: the smallest
+    over this process's groups and those above them (``own_cgroups``: v2's ``cpu.max``, v1's
+    ``cpu.cfs_quota_us`` / ``cpu.cfs_period_us``, as Docker's ``--cpus`` sets either); ``path``: one v2
+    ``cpu.max`` file."""
+    groups = [(path, 2)] if path is not None else own_cgroups("cpu")
+    quotas = [quota for group, version in groups if (quota := _quota(group, version)) is not None]
+    return min(quotas, default=None)
+
+
+def _quota(group: Path, version: int) -> int | None:
+    try:
+        if version == 2:
+            quota, period = (group if group.name == "cpu.max" else group / "cpu.max").read_text().split()[:2]
+        else:
+            quota, period = ((group / f"cpu.cfs_{name}_us").read_text().strip() for name in ("quota", "period"))
     except (OSError, ValueError):
         return None
-    if quota == "max":
+    if quota == "max" or quota.startswith("-"):  # v1 writes -1 for no quota
         return None
-    return max(1, int(int(quota) // int(period)))
+    try:
+        return max(1, int(int(quota) // int(period)))
+    except (ValueError, ZeroDivisionError):
+        return None
 
 
 def cpu_budget(launcher_cpus: int | None = None) -> tuple[int, str]:

@@ -21,6 +21,8 @@ import resource
 import sys
 from pathlib import Path
 
+from pilot.cpu_budget import own_cgroups
+
 GIB = 1024**3
 SHARE_OF_ROOM = 0.85  # the rest for the kernel, the page cache this run reads, and other processes' growth
 _set: dict | None = None  # the cap in force for the run under way (``release_host_memory_cap`` ends it)
@@ -44,29 +46,19 @@ def _kib_field(text: str, name: str) -> int | None:
 def _cgroup_room() -> int | None:
     """What this process's memory cgroup may still take: its limit less its usage (cgroup v2's
     ``memory.max``/``memory.current``, v1's ``memory.limit_in_bytes``/``memory.usage_in_bytes``), the
-    group looked up under the mount and, in a container's namespace, the mount itself."""
-    try:
-        own = Path("/proc/self/cgroup").read_text().strip().splitlines()
-    except OSError:
-        return None
-    for line in own:
-        number, controllers, relative = (line.split(":", 2) + ["", ""])[:3]
-        if number == "0" and not controllers:
-            root, files = Path("/sys/fs/cgroup"), ("memory.max", "memory.current")
-        elif "memory" in controllers.split(","):
-            root, files = Path("/sys/fs/cgroup/memory"), ("memory.limit_in_bytes", "memory.usage_in_bytes")
-        else:
+    least over its group and those above it (``cpu_budget.own_cgroups``; in a container's namespace,
+    the mount itself)."""
+    rooms = []
+    for group, version in own_cgroups("memory"):
+        files = ("memory.max", "memory.current") if version == 2 else ("memory.limit_in_bytes", "memory.usage_in_bytes")
+        try:
+            limit = (group / files[0]).read_text().strip()
+            usage = int((group / files[1]).read_text())
+            if limit != "max" and int(limit) < 1 << 60:  # no limit: "max" (v1 writes a page-rounded 2**63)
+                rooms.append(int(limit) - usage)
+        except (OSError, ValueError):
             continue
-        for group in (root / relative.lstrip("/"), root):
-            try:
-                limit = (group / files[0]).read_text().strip()
-                usage = int((group / files[1]).read_text())
-            except (OSError, ValueError):
-                continue
-            if limit == "max" or int(limit) >= 1 << 60:  # no limit (v1 writes a page-rounded 2**63)
-                return None
-            return int(limit) - usage
-    return None
+    return min(rooms, default=None)
 
 
 def host_room() -> tuple[int, str] | None:

@@ -158,3 +158,32 @@ def test_a_quota_on_a_large_busy_host_keeps_its_threads(monkeypatch):
     monkeypatch.setattr(threads, "TORCH_DEFAULT", 64)
     assert choose_threads(0, 1, busy=60.0).count == 2  # 4 of its 64 CPUs free: its quota's 2 threads
     assert choose_threads(0, 1, busy=63.0).count == 1
+
+
+def test_a_v1_or_nested_cgroup_quota_is_read_the_smallest_over_the_groups_above(tmp_path, monkeypatch):
+    """Only cgroup v2's root cpu.max was read: a v1 quota (Docker --cpus on a v1 host, this machine's
+    cpu controller) or a nested v2 group's was ignored, and a 1-CPU job took 2 threads."""
+    from pilot import cpu_budget as budget
+
+    mount = tmp_path / "cgroup"
+    job = mount / "cpu,cpuacct" / "slurm" / "job1"
+    job.mkdir(parents=True)
+    (job / "cpu.cfs_quota_us").write_text("100000\n")
+    (job / "cpu.cfs_period_us").write_text("100000\n")
+    (job.parent / "cpu.cfs_quota_us").write_text("-1\n")  # the group above: no quota
+    (job.parent / "cpu.cfs_period_us").write_text("100000\n")
+    listing = tmp_path / "cgroup.txt"
+    listing.write_text("4:memory:/slurm/job1\n2:cpu,cpuacct:/slurm/job1\n0::/\n")
+    monkeypatch.setattr(budget, "CGROUP_MOUNT", mount)
+    monkeypatch.setattr(budget, "PROC_CGROUP", listing)
+    assert budget.cgroup_quota() == 1
+    assert budget.cpu_budget() == (1, "the cgroup's CPU quota") or budget.affinity_cores() == 1
+    (job / "cpu.cfs_quota_us").write_text("-1\n")
+    assert budget.cgroup_quota() is None
+    unified = mount  # a v2 host: the unified hierarchy is the mount, a group nested in it
+    (unified / "cgroup.controllers").write_text("cpu memory\n")
+    (unified / "user.slice" / "app").mkdir(parents=True)
+    (unified / "user.slice" / "cpu.max").write_text("300000 100000\n")
+    (unified / "user.slice" / "app" / "cpu.max").write_text("max 100000\n")
+    listing.write_text("0::/user.slice/app\n")
+    assert budget.cgroup_quota() == 3  # the parent's limit applies to its child
