@@ -39,6 +39,7 @@ from pilot.checks.tiny_subset import tiny_subset_check
 from pilot.child_process import ChildProcess, Finished, JobRunner
 from pilot.closing import plugin_provenance, write_reproduce
 from pilot.config.values import enum_value, resolve_device
+from pilot.cpu_budget import cpu_budget
 from pilot.data.task import ContractError
 from pilot.engine.batch_plan import plan_from_config
 from pilot.engine.build import build_model, configure_threads
@@ -295,7 +296,7 @@ def _pilot(
 ) -> int:
     """The pilot's steps, each with a verdict, then the report, the journal and the record."""
     threads = configure_threads(cfg, beside=BESIDE_THE_PILOT if _has_checks_child(cfg) else "")
-    busy = load_note(threads.busy_elsewhere, threads.count)  # the measured times are only as good as the machine
+    busy = load_note(threads.busy_elsewhere, cpu_budget()[0])  # the measured times are only as good as the machine
     record.update(threads=threads.as_dict())
     if busy:
         log.warning("%s", busy)

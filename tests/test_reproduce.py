@@ -125,3 +125,14 @@ def test_reproduce_names_the_thread_count_a_default_run_chose_and_a_resume_that_
     }
     text = write_reproduce(tmp_path, default).read_text()
     assert "started at 2 CPU thread(s), chosen by run.threads=0" in text and "`run.threads=1`" not in text, text
+
+
+def test_a_run_from_a_tree_that_is_no_git_checkout_names_no_commit_to_check_out(tmp_path):
+    """An archive or sdist of pilot: REPRODUCE.md said "git checkout None"."""
+    from pilot.closing.close import write_reproduce
+
+    record = {"run_id": "r", "seed": 0, "mode": "train", "overrides": ["mode=train"]}
+    record["code_revision"] = {"commit": None, "dirty": None, "note": "not a git checkout"}
+    text = write_reproduce(tmp_path, record).read_text()
+    assert "None" not in text and "\ngit checkout" not in text and "no commit recorded (not a git checkout)" in text
+    assert "git checkout abc" in write_reproduce(tmp_path, {**record, "code_revision": {"commit": "abc"}}).read_text()

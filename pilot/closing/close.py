@@ -22,13 +22,19 @@ def write_reproduce(run_dir: Path, record: dict[str, Any], provenance: dict[str,
     revision = record.get("code_revision") or {}
     command = command_line(list(record.get("overrides") or []), provenance)
     dirty = " (the tree had uncommitted changes: they are not in this commit)" if revision.get("dirty") else ""
+    commit = revision.get("commit")
+    code = (
+        f"Code: commit `{commit}`{dirty}."
+        if commit
+        else f"Code: no commit recorded ({revision.get('note') or 'not a git checkout'}): use the same pilot source."
+    )
+    checkout = f"git checkout {commit}\n" if commit else ""
     text = f"""# Reproduce run {record.get("run_id")}
 
-Code: commit `{revision.get("commit")}`{dirty}.
+{code}
 
 ```bash
-git checkout {revision.get("commit")}
-pip install "torch==2.13.0" -e ".[test]"{_pip_packages(provenance)}
+{checkout}pip install "torch==2.13.0" -e ".[test]"{_pip_packages(provenance)}
 {command}
 ```
 

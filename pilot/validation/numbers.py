@@ -175,7 +175,13 @@ def _check_threads(cfg: DictConfig, problems: list[Problem]) -> None:
     threads, cores = select(cfg, "run.threads"), affinity_cores()
     limit = THREADS_PER_CORE * cores
     if is_number(threads) and threads < 0:
-        problems.append(Problem("run.threads", threads, "must be >= 0 (0 = the usable CPUs divided by the replicas)."))
+        problems.append(
+            Problem(
+                "run.threads",
+                threads,
+                "must be >= 0. Fix: run.threads=0 (the usable CPUs divided by the replicas) or a count of threads, e.g. run.threads=2.",
+            )
+        )
     elif is_number(threads) and threads > limit:
         problems.append(
             Problem(
