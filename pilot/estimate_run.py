@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
@@ -37,7 +38,7 @@ from pilot.estimate.checkpointing_effect import CheckpointingIneffective, checkp
 from pilot.estimate.fake_tensor import EstimateRefused, MemoryEstimate, estimate_memory
 from pilot.estimate.inputs import LONGER_THAN_THE_DATA
 from pilot.estimate.reachable import reachable_batches
-from pilot.estimate.stored import from_store, min_store_seconds, store_dir, stored_estimate
+from pilot.estimate.stored import CACHE_ENV, from_store, min_store_seconds, store_dir, stored_estimate
 from pilot.faults import fault_point
 from pilot.finished_runs import refuse_reused_for
 from pilot.rental.campaign_plan import Plan
@@ -366,9 +367,13 @@ def _estimate(cfg: DictConfig, run_dir: Path, record: RunRecord, sweep_params: d
     print_sheet(result, estimate)
     stored = sum(from_store(e) for e in result.estimates)
     workers = f" ({filled.in_workers} in {filled.started} worker processes)" if filled.in_workers else ""
+    where = (
+        f"{store_dir()}; the same config, data, code, versions and what each read"
+        if store_dir()
+        else f"off: {CACHE_ENV}={os.environ.get(CACHE_ENV, '')}"
+    )
     print(
-        f"estimates: {len(result.estimates) - stored} computed{workers}, {stored} read from the estimate store "
-        f"({store_dir() or 'off'}; the same config, data, code and versions)"
+        f"estimates: {len(result.estimates) - stored} computed{workers}, {stored} read from the estimate store ({where})"
     )
     plan = result.plan
     record.finish(

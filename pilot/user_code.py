@@ -5,23 +5,40 @@ following each module's names to the modules that define them."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import site
 import sys
 import sysconfig
 import types
 from pathlib import Path
 
 PILOT_DIR = Path(__file__).resolve().parent
+PILOT_DIRS = (PILOT_DIR, PILOT_DIR.parent / "hydra_plugins" / "pilot_sweeper")  # pilot's code, its sweeper too
 
 
 @functools.cache
 def _installed_roots() -> frozenset[Path]:
-    return frozenset(Path(p).resolve() for p in (sys.prefix, sys.base_prefix, *sysconfig.get_paths().values()) if p)
+    """The standard library's and installed packages' folders (site-packages, dist-packages; a venv's and
+    the ones it sees), not the whole prefix: a project in the folder of its own venv is your code."""
+    paths = sysconfig.get_paths()
+    roots = [paths.get(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")]
+    roots += [entry for entry in sys.path if Path(entry).name in ("site-packages", "dist-packages")]
+    with contextlib.suppress(AttributeError):  # a virtualenv's old site module has none
+        roots += [*site.getsitepackages(), site.getusersitepackages()]
+    return frozenset(Path(root).resolve() for root in roots if root)
+
+
+def installed_file(path: Path) -> bool:
+    """``path`` lies in the standard library or an installed package's folder."""
+    path = Path(path).resolve()
+    return any(root == path or root in path.parents for root in _installed_roots())
 
 
 def is_user_file(path: Path) -> bool:
-    """``path`` (resolved) is a file of your own code: outside pilot and every installed location."""
-    return not any(root == path or root in path.parents for root in (PILOT_DIR, *_installed_roots()))
+    """``path`` (resolved) is a file of your own code: outside pilot, the standard library and every
+    installed package's folder."""
+    return not (any(path == own or own in path.parents for own in PILOT_DIRS) or installed_file(path))
 
 
 def module_file(module: types.ModuleType) -> Path | None:

@@ -280,3 +280,64 @@ def test_a_file_beside_a_plug_in_factory_that_it_reads_is_part_of_the_key(make_c
     sizes.write_text('{"d_model": 256}')
     after = key_material(cfg, task, variant)
     assert after["user_files"] != before["user_files"] and after["user_code"] == before["user_code"]
+
+
+WIDTH_READ_LATE = """from pilot.models.tiny_gpt import TinyGPT
+
+
+class Net(TinyGPT):
+    def __init__(self, *args, **kwargs):
+        import json
+        import os
+        from pathlib import Path
+
+        from late_sizes_far.sizes import WIDTH  # imported only when the model is built
+
+        self.read = (WIDTH, os.environ.get("NET_WIDTH_FAR"), json.loads((Path(__file__).parent / "presets" / "sizes.json").read_text()))
+        super().__init__(*args, **kwargs)
+"""
+
+
+@pytest.mark.parametrize("change", ["module imported late", "namespace module", "file in a subfolder", "environment"])
+def test_what_the_estimate_read_besides_its_key_is_checked_before_a_stored_one_is_used(
+    make_cfg, store, tmp_path, monkeypatch, change
+):
+    """An outside examination's false records: a stored estimate read back after a module of yours
+    imported inside the model's __init__ changed, after code in a namespace package (no __init__.py)
+    changed, after a presets/sizes.json the model opens changed, after an environment variable it reads
+    changed. What it read is recorded while it is computed (estimate/dependencies.py) and checked."""
+    directory, computed = store
+    (tmp_path / "nsfar").mkdir()  # a namespace package: no __init__.py
+    (tmp_path / "nsfar" / "net.py").write_text(WIDTH_READ_LATE)
+    (tmp_path / "nsfar" / "presets").mkdir()
+    (tmp_path / "nsfar" / "presets" / "sizes.json").write_text('{"hidden": 128}')
+    (tmp_path / "late_sizes_far").mkdir()
+    (tmp_path / "late_sizes_far" / "__init__.py").write_text("")
+    (tmp_path / "late_sizes_far" / "sizes.py").write_text("WIDTH = 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("NET_WIDTH_FAR", "128")
+    cfg = make_cfg("model._target_=nsfar.net.Net")
+    try:
+        assert not from_store(_estimate(cfg)) and from_store(_estimate(cfg))  # unchanged: read back
+        if change == "module imported late":
+            (tmp_path / "late_sizes_far" / "sizes.py").write_text("WIDTH = 5\n")
+        elif change == "namespace module":
+            (tmp_path / "nsfar" / "net.py").write_text(WIDTH_READ_LATE + "# edited\n")
+        elif change == "file in a subfolder":
+            (tmp_path / "nsfar" / "presets" / "sizes.json").write_text('{"hidden": 4096}')
+        else:
+            monkeypatch.setenv("NET_WIDTH_FAR", "4096")
+        assert not from_store(_estimate(cfg)) and len(computed) == 2
+        assert from_store(_estimate(cfg))  # stored again, with what it read now
+    finally:
+        for name in [name for name in sys.modules if name.startswith(("nsfar", "late_sizes_far"))]:
+            sys.modules.pop(name)
+
+
+def test_a_project_in_the_folder_of_its_own_venv_is_your_code(tmp_path, monkeypatch):
+    """Everything under sys.prefix counted as installed: a project beside its own venv was never keyed."""
+    from pilot import user_code
+
+    assert user_code.is_user_file(Path(sys.prefix).resolve() / "src" / "projmodel.py")
+    assert not user_code.is_user_file(Path(json.__file__).resolve())
+    assert not user_code.is_user_file(Path(pytest.__file__).resolve())

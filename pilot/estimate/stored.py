@@ -14,8 +14,11 @@ all again. ``stored_estimate`` keeps each one in a file named by the SHA-256 of 
   in another package too), and the versions of Python, torch,
   transformers and peft.
 
-A file is used only when the material stored inside it equals the material computed now (a
-hash collision or a hand-edited file is recomputed, not trusted). Written atomically (a temporary
+Beside the key, each stored estimate records what it read while computed (``dependencies.Reads``:
+modules of yours loaded, files opened and environment variables read on your code's behalf, installed
+packages' versions). A file is used only when the material stored inside it equals the material
+computed now (a hash collision or a hand-edited file is recomputed, not trusted) and what it read is
+unchanged (``dependencies.changed``). Written atomically (a temporary
 file, then ``os.replace``), so concurrent commands never read half a file. What is read from the
 store says so in the estimate's notes (when and in how long it was computed).
 
@@ -51,6 +54,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from pilot.data.task import TaskData
 from pilot.errors import PilotError, file_in_the_way
+from pilot.estimate.dependencies import Reads, changed
 from pilot.estimate.fake_tensor import MemoryEstimate, estimate_memory
 from pilot.estimate.inputs import config_variant, estimate_inputs
 from pilot.user_code import is_user_file, reached_modules
@@ -264,13 +268,17 @@ def _read(entry: tuple[Path, dict[str, Any]] | None) -> MemoryEstimate | None:
         stored = json.loads(path.read_text())
         if stored["material"] != material or stored.get("sha256") != _sum(stored["estimate"]):
             return None
+        if why := changed(stored.get("reads")):  # what the estimate read besides its key (dependencies.py)
+            log.info("the stored estimate %s is computed again: %s since it was stored", path.name, why)
+            return None
         estimate = MemoryEstimate.from_dict(stored["estimate"])
     except (OSError, ValueError, KeyError, TypeError):
         return None  # absent, unreadable or from another pilot: computed again
     estimate.notes = [
         *estimate.notes,
         f"{STORE_NOTE} ({path}): computed {stored['computed_at']} in "
-        f"{estimate.seconds:.1f} s from the same config, data, code and versions",
+        f"{estimate.seconds:.1f} s from the same config, data, code, versions and every file, module and "
+        "environment variable it read",
     ]
     estimate.computed_seconds, estimate.seconds = estimate.cost_seconds, time.perf_counter() - started
     estimate.host_rss_peak_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
@@ -294,13 +302,19 @@ def stored_estimate(
     found = _read(entry)
     if found is not None:
         return found
-    estimate = estimate_memory(
-        cfg, task, micro_batch=variant["micro_batch"], activation_checkpointing=variant["checkpointing"], ranks=ranks
-    )
+    with Reads() if entry is not None else contextlib.nullcontext() as reads:
+        estimate = estimate_memory(
+            cfg,
+            task,
+            micro_batch=variant["micro_batch"],
+            activation_checkpointing=variant["checkpointing"],
+            ranks=ranks,
+        )
     if entry is not None and estimate.seconds >= min_store_seconds():
         computed_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         result = json.loads(json.dumps(asdict(estimate), default=str))
-        _write(entry[0], {"material": entry[1], "computed_at": computed_at, "estimate": result, "sha256": _sum(result)})
+        stored = {"material": entry[1], "computed_at": computed_at, "estimate": result, "sha256": _sum(result)}
+        _write(entry[0], {**stored, "reads": reads.dependencies()})
     return estimate
 
 
