@@ -35,6 +35,7 @@ from pilot.environment import read_requirements, record_attention_calls
 from pilot.environment.device import free_bytes
 from pilot.errors import no_space_left
 from pilot.estimate.checkpointing_effect import CheckpointingIneffective, checkpointing_effect
+from pilot.estimate.dependencies import record_imports
 from pilot.estimate.fake_tensor import EstimateRefused, MemoryEstimate, estimate_memory
 from pilot.estimate.inputs import LONGER_THAN_THE_DATA
 from pilot.estimate.reachable import reachable_batches
@@ -311,6 +312,8 @@ def requirements_at_scale(cfg: DictConfig, task: TaskData) -> list[Requirement]:
 def run_estimate(
     cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = (), sweep_params: dict[str, str] | None = None
 ) -> int:
+    if store_dir() is not None:
+        record_imports()  # what your modules read at their top level, for the stored estimates (dependencies.py)
     validate(cfg)
     if store_dir() is not None:
         min_store_seconds()  # a setting of the store that means nothing: refused before anything is computed

@@ -341,3 +341,24 @@ def test_a_project_in_the_folder_of_its_own_venv_is_your_code(tmp_path, monkeypa
     assert user_code.is_user_file(Path(sys.prefix).resolve() / "src" / "projmodel.py")
     assert not user_code.is_user_file(Path(json.__file__).resolve())
     assert not user_code.is_user_file(Path(pytest.__file__).resolve())
+
+
+def test_what_a_module_reads_at_its_top_level_is_checked_too(make_cfg, store, tmp_path, monkeypatch):
+    """``WIDTH = int(os.environ["NET_TOP_WIDTH"])`` runs when the module is imported, before any estimate:
+    mode=estimate records such reads from its start (``record_imports``)."""
+    from pilot.estimate import dependencies
+
+    (tmp_path / "top_reads_far.py").write_text(
+        "import os\nfrom pilot.models.tiny_gpt import TinyGPT as Net\nWIDTH = int(os.environ['NET_TOP_WIDTH'])\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("NET_TOP_WIDTH", "128")
+    monkeypatch.setattr(dependencies, "_imports", None)
+    dependencies.record_imports()
+    cfg = make_cfg("model._target_=top_reads_far.Net")
+    try:
+        assert not from_store(_estimate(cfg)) and from_store(_estimate(cfg))
+        monkeypatch.setenv("NET_TOP_WIDTH", "4096")
+        assert not from_store(_estimate(cfg))
+    finally:
+        sys.modules.pop("top_reads_far", None)

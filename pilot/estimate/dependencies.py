@@ -12,8 +12,12 @@ yours. ``Reads`` records, while the estimate is computed in this process:
   event, your code on the stack: your model's ``json.load``, a ``torch.load`` it calls) outside pilot,
   the standard library, installed packages and ``/proc``, ``/sys``, ``/dev``, and not written during
   it, by content (large files by size and time);
-- ``environment``: every variable read during it on behalf of your code (``os.environ``,
-  ``os.getenv``) and not set during it, with its value (None: unset);
+- ``environment``: every variable your code read during it (``os.environ``, ``os.getenv``; not those
+  a library reads for itself), with its value as first read (None: unset), unless the process set it
+  before reading it;
+- and, since ``record_imports`` (``mode=estimate`` and its workers, before your code is imported), the
+  files and variables your modules read at their top level while imported (an estimate computed after
+  the import would not see those reads).
 - ``packages``: the version of every installed distribution a loaded module belongs to.
 
 ``changed`` tells, for a stored estimate's record, the first of them that is no longer so (None: all
@@ -27,6 +31,7 @@ import functools
 import hashlib
 import os
 import sys
+import sysconfig
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -34,25 +39,78 @@ from typing import Any
 from pilot.user_code import installed_file, is_user_file, module_file
 
 NOT_FILES = ("/proc/", "/sys/", "/dev/")
+STANDARD_LIBRARY = Path(sysconfig.get_paths()["stdlib"]).resolve()
 HASHED_BYTES = 1 << 24  # a file up to this size is read whole; a larger one by size and time
 
-_recording: Reads | None = None
-_hooked = False
+_recording: Reads | None = None  # the estimate being computed
+_imports: Reads | None = None  # since ``record_imports``: what your modules read while being imported
+_instrumented = False
 
 
-def _audit(event: str, args: tuple) -> None:
-    if _recording is not None and event == "open" and _for_your_code(sys._getframe(1)):  # noqa: SLF001
-        _recording.opened(*args[:3])
+def _instrument() -> None:
+    """Once per process: the ``open`` audit hook and ``os.environ``'s reads and writes pass through
+    ``_note`` (nothing is recorded while no recorder runs)."""
+    global _instrumented
+    if _instrumented:
+        return
+    _instrumented = True
+    sys.addaudithook(lambda event, args: _note_open(args) if event == "open" else None)
+    environ = os._Environ  # noqa: SLF001 - the class behind os.environ and os.getenv
+    getitem, setitem, delitem = environ.__getitem__, environ.__setitem__, environ.__delitem__
+
+    def read(self: Any, key: str) -> str:
+        try:
+            value = getitem(self, key)
+        except KeyError:
+            _note_environment(key, None)
+            raise
+        _note_environment(key, value)
+        return value
+
+    def write(self: Any, key: str, value: str) -> None:
+        _note_set(key)
+        setitem(self, key, value)
+
+    def delete(self: Any, key: str) -> None:
+        _note_set(key)
+        delitem(self, key)
+
+    environ.__getitem__, environ.__setitem__, environ.__delitem__ = read, write, delete
 
 
-def _for_your_code(frame: Any) -> bool:
-    """Whether your code is on the stack: a read on its behalf (``torch.load`` of your file, called by
-    your model), not one pilot or a library makes for itself."""
-    while frame is not None:
-        if _users_code_file(frame.f_code.co_filename):
-            return True
+def _recorders(frame: Any, direct: bool = False) -> list[Reads]:
+    """The recorders a read from ``frame`` goes to: the estimate's when your code is on the stack (with
+    ``direct``, when it is the first code outside the standard library: your ``os.environ.get``, not the
+    hundreds of variables torch reads when your model first calls it), the imports' when your module's
+    top level is (a module-level ``os.environ["WIDTH"]``)."""
+    if _recording is None and _imports is None:
+        return []
+    yours = importing = False
+    while frame is not None and not importing:
+        filename = frame.f_code.co_filename
+        if _users_code_file(filename):
+            yours = True
+            importing = frame.f_code.co_name == "<module>"
+        elif direct and not _standard_library_file(filename):
+            break  # a library read it for itself
         frame = frame.f_back
-    return False
+    return [r for r, wanted in ((_recording, yours), (_imports, importing)) if r is not None and wanted]
+
+
+def _note_open(args: tuple) -> None:
+    for recorder in _recorders(sys._getframe(2)):  # noqa: SLF001 - who called open
+        recorder.opened(*args[:3])
+
+
+def _note_environment(key: str, value: str | None) -> None:
+    for recorder in _recorders(sys._getframe(2), direct=True):  # noqa: SLF001 - who read it
+        recorder.saw(key, value)
+
+
+def _note_set(key: str) -> None:
+    for recorder in (_recording, _imports):
+        if recorder is not None and key not in recorder.environment:  # set before it was read: its own value
+            recorder.set_here.add(key)
 
 
 @functools.cache
@@ -60,8 +118,25 @@ def _users_code_file(filename: str) -> bool:
     return not filename.startswith("<") and is_user_file(Path(filename).resolve())
 
 
+@functools.cache
+def _standard_library_file(filename: str) -> bool:
+    return filename.startswith("<frozen") or Path(filename).resolve().is_relative_to(STANDARD_LIBRARY)
+
+
+def record_imports() -> None:
+    """From now on in this process, record what your modules read while they are imported (a
+    module-level environment variable or config file), for every estimate this process stores: an
+    estimate computed after the import would not see it. ``mode=estimate`` and its workers call it
+    before anything imports your code."""
+    global _imports
+    _instrument()
+    if _imports is None:
+        _imports = Reads()
+
+
 class Reads:
-    """Use as a context manager around an estimate; ``dependencies()`` afterwards."""
+    """What your code read: use as a context manager around an estimate, ``dependencies()`` afterwards
+    (with what your modules read while imported, since ``record_imports``)."""
 
     def __init__(self) -> None:
         self.read: set[str] = set()
@@ -79,59 +154,29 @@ class Reads:
             writes = isinstance(flags, int) and flags & os.O_ACCMODE != os.O_RDONLY
         (self.written if writes else self.read).add(os.path.abspath(path))
 
+    def saw(self, key: str, value: str | None) -> None:
+        if isinstance(key, str) and key not in self.environment and key not in self.set_here:
+            self.environment[key] = value
+
     def __enter__(self) -> Reads:
-        global _recording, _hooked
-        if not _hooked:
-            sys.addaudithook(_audit)  # for the process's life: it does nothing while no estimate records
-            _hooked = True
-        self._getitem, self._setitem, self._delitem = (
-            os._Environ.__getitem__,  # noqa: SLF001 - the class behind os.environ and os.getenv
-            os._Environ.__setitem__,  # noqa: SLF001
-            os._Environ.__delitem__,  # noqa: SLF001
-        )
-        reads, getitem, setitem, delitem = self, self._getitem, self._setitem, self._delitem
-
-        def read(environ: Any, key: str) -> str:
-            try:
-                value = getitem(environ, key)
-            except KeyError:
-                reads._saw(key, None)
-                raise
-            reads._saw(key, value)
-            return value
-
-        def write(environ: Any, key: str, value: str) -> None:
-            reads.set_here.add(key)
-            setitem(environ, key, value)
-
-        def delete(environ: Any, key: str) -> None:
-            reads.set_here.add(key)
-            delitem(environ, key)
-
-        os._Environ.__getitem__, os._Environ.__setitem__, os._Environ.__delitem__ = read, write, delete  # noqa: SLF001
+        global _recording
+        _instrument()
         _recording = self
         return self
-
-    def _saw(self, key: str, value: str | None) -> None:
-        if isinstance(key, str) and key not in self.environment and _for_your_code(sys._getframe(2)):  # noqa: SLF001
-            self.environment[key] = value
 
     def __exit__(self, *exc: object) -> None:
         global _recording
         _recording = None
-        os._Environ.__getitem__, os._Environ.__setitem__, os._Environ.__delitem__ = (  # noqa: SLF001
-            self._getitem,
-            self._setitem,
-            self._delitem,
-        )
 
     def dependencies(self) -> dict[str, Any]:
-        files = sorted(path for path in self.read - self.written if _a_users_file(path))
+        parts = [self, *([_imports] if _imports is not None else [])]
+        read = set().union(*(part.read for part in parts)) - set().union(*(part.written for part in parts))
+        environment = {key: value for part in reversed(parts) for key, value in part.environment.items()}
         return {
             "modules": _module_hashes(),
-            "files": {path: _fingerprint(Path(path)) for path in files},
-            # a variable set while it ran is its own state, not an input
-            "environment": {key: value for key, value in sorted(self.environment.items()) if key not in self.set_here},
+            "files": {path: _fingerprint(Path(path)) for path in sorted(read) if _a_users_file(path)},
+            # as first read; a variable this process set before reading it is its own state, not an input
+            "environment": dict(sorted(environment.items())),
             "packages": _loaded_packages(),
         }
 
