@@ -174,7 +174,7 @@ class Reads:
         environment = {key: value for part in reversed(parts) for key, value in part.environment.items()}
         return {
             "modules": _module_hashes(),
-            "files": {path: _fingerprint(Path(path)) for path in sorted(read) if _a_users_file(path)},
+            "files": {path: content_fingerprint(Path(path)) for path in sorted(read) if _a_users_file(path)},
             # as first read; a variable this process set before reading it is its own state, not an input
             "environment": dict(sorted(environment.items())),
             "packages": _loaded_packages(),
@@ -185,7 +185,8 @@ def _a_users_file(path: str) -> bool:
     return not path.startswith(NOT_FILES) and os.path.isfile(path) and is_user_file(Path(path).resolve())
 
 
-def _fingerprint(path: Path) -> str:
+def content_fingerprint(path: Path) -> str:
+    """sha256 of the file's bytes up to HASHED_BYTES; a larger one by size and modification time."""
     try:
         stat = path.stat()
         if stat.st_size <= HASHED_BYTES:
@@ -197,7 +198,7 @@ def _fingerprint(path: Path) -> str:
 
 def _module_hashes() -> dict[str, str]:
     paths = {path for module in list(sys.modules.values()) if (path := module_file(module)) is not None}
-    return {str(path): _fingerprint(path) for path in sorted(paths)}
+    return {str(path): content_fingerprint(path) for path in sorted(paths)}
 
 
 @functools.cache
@@ -228,9 +229,9 @@ def changed(recorded: dict[str, Any]) -> str | None:
     when every one holds (an older record without it: nothing is known to hold, "no record")."""
     if not isinstance(recorded, dict):
         return "no record of what it read"
-    for kind, now in (("modules", _fingerprint), ("files", _fingerprint)):
+    for kind in ("modules", "files"):
         for path, fingerprint in (recorded.get(kind) or {}).items():
-            if now(Path(path)) != fingerprint:
+            if content_fingerprint(Path(path)) != fingerprint:
                 return f"{path} changed"
     for name, value in (recorded.get("environment") or {}).items():
         if os.environ.get(name) != value:

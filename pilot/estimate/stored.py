@@ -54,7 +54,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from pilot.data.task import TaskData
 from pilot.errors import PilotError, file_in_the_way
-from pilot.estimate.dependencies import Reads, changed
+from pilot.estimate.dependencies import Reads, changed, content_fingerprint
 from pilot.estimate.fake_tensor import MemoryEstimate, estimate_memory
 from pilot.estimate.inputs import config_variant, estimate_inputs
 from pilot.user_code import is_user_file, reached_modules
@@ -145,7 +145,6 @@ def _imported(target: str) -> str:
     return ""
 
 
-HASHED_BYTES = 1 << 24  # a named file up to this size is read whole into the key; a larger one by size and time
 NAMED_ENTRIES = 2000  # of a named directory's entries, at most this many are in the key (a model folder holds dozens)
 
 
@@ -165,13 +164,13 @@ def _named_files(config: dict[str, Any]) -> dict[str, Any]:
             if path.is_dir()
             else [path]
         )
-        named[value] = {str(f.relative_to(path)) if path.is_dir() else f.name: _file_fingerprint(f) for f in files}
+        named[value] = {str(f.relative_to(path)) if path.is_dir() else f.name: content_fingerprint(f) for f in files}
     return named
 
 
 def _beside_the_code(sources: list[Path]) -> dict[str, str]:
     """The other files in the folders of your task and model code (a sizes.json your factory reads, a
-    vocabulary), by content (``_file_fingerprint``): a changed one gave a stale estimate "of the same code"."""
+    vocabulary), by content (``content_fingerprint``): a changed one gave a stale estimate "of the same code"."""
     folders = sorted({source.parent for source in sources})
     files = {
         f
@@ -179,7 +178,7 @@ def _beside_the_code(sources: list[Path]) -> dict[str, str]:
         for f in itertools.islice(folder.iterdir(), NAMED_ENTRIES)
         if f.is_file() and f.suffix not in (".py", ".pyc")
     }
-    return {str(f): _file_fingerprint(f) for f in sorted(files)}
+    return {str(f): content_fingerprint(f) for f in sorted(files)}
 
 
 def _strings(node: Any) -> list[str]:
@@ -188,16 +187,6 @@ def _strings(node: Any) -> list[str]:
     if isinstance(node, list):
         return [s for value in node for s in _strings(value)]
     return [node] if isinstance(node, str) and node else []
-
-
-def _file_fingerprint(path: Path) -> str:
-    try:
-        stat = path.stat()
-        if stat.st_size <= HASHED_BYTES:
-            return hashlib.sha256(path.read_bytes()).hexdigest()
-        return f"{stat.st_size} bytes, modified {stat.st_mtime_ns}"
-    except OSError:
-        return "<unreadable>"
 
 
 def _versions() -> dict[str, str]:
