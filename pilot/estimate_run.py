@@ -35,7 +35,7 @@ from pilot.environment import read_requirements, record_attention_calls
 from pilot.environment.device import free_bytes
 from pilot.errors import no_space_left
 from pilot.estimate.checkpointing_effect import CheckpointingIneffective, checkpointing_effect
-from pilot.estimate.dependencies import record_imports
+from pilot.estimate.dependencies import building, record_imports
 from pilot.estimate.fake_tensor import EstimateRefused, MemoryEstimate, estimate_memory
 from pilot.estimate.inputs import LONGER_THAN_THE_DATA
 from pilot.estimate.reachable import reachable_batches
@@ -344,7 +344,8 @@ def run_estimate(
 
 def _estimate(cfg: DictConfig, run_dir: Path, record: RunRecord, sweep_params: dict[str, str] | None) -> int:
     """The estimate, the choice sheet and the plan, recorded in ``record``; 1 when the estimate is refused."""
-    task = instantiate(cfg.data, _convert_="all")
+    with building():  # what your task's code reads as it is built counts for the stored estimates
+        task = instantiate(cfg.data, _convert_="all")
     cfg, cut = reachable_batches(cfg, task)
     if cut:
         log.warning("estimate: %s", cut)

@@ -22,10 +22,12 @@ read), not as text.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import logging
 import os
+import time
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
@@ -65,11 +67,35 @@ def _record_size(root: Path, size: int) -> None:
         handle.write(str(size))
 
 
+LOCK_WAIT_S = 60.0  # another process holding the index longer than this (hung, stopped): read around it
+LOCK_SAID_S = 2.0  # said once a wait is this long (a rebuild of 10,000 runs holds it about 0.5 s)
+
+
+def _lock(handle: Any, kind: int) -> None:
+    """``flock`` the index: waits while another process holds it (a rebuild), saying so after
+    ``LOCK_SAID_S``; past ``LOCK_WAIT_S`` an OSError, and the caller reads the directories instead."""
+    started, said = time.monotonic(), False
+    while True:
+        try:
+            fcntl.flock(handle, kind | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            waited = time.monotonic() - started
+        if waited > LOCK_WAIT_S:
+            raise OSError(
+                errno.EWOULDBLOCK, f"another process has held its lock for over {LOCK_WAIT_S:.0f} s", handle.name
+            )
+        if waited > LOCK_SAID_S and not said:
+            said = True
+            log.warning("waiting for the run index %s: another process holds its lock (rebuilding it?)", handle.name)
+        time.sleep(0.05)
+
+
 def _locked_write(index: Path, text: str) -> None:
     """Append ``text`` holding the index's exclusive lock; the size file follows, unless the index was
     already not as pilot wrote it (then the next search rebuilds it)."""
     with index.open("ab") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        _lock(handle, fcntl.LOCK_EX)
         try:
             as_written = _recorded_size(index.parent) == os.fstat(handle.fileno()).st_size
             handle.write(text.encode())
@@ -97,7 +123,7 @@ def rebuild(root: Path, containing: str | None = None) -> list[dict[str, Any]]:
     cannot be written is said once and left as it is: the directories are read."""
     try:
         with (root / INDEX_NAME).open("a+b") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
+            _lock(handle, fcntl.LOCK_EX)
             try:
                 handle.seek(0)
                 if (
@@ -148,7 +174,7 @@ def _as_written(root: Path, data: bytes) -> str | None:
 def _index_text(root: Path) -> str | None:
     """The index's text when it is as pilot wrote it (read holding its lock); else None."""
     with contextlib.suppress(OSError), (root / INDEX_NAME).open("rb") as handle:
-        fcntl.flock(handle, fcntl.LOCK_SH)
+        _lock(handle, fcntl.LOCK_SH)
         try:
             return _as_written(root, handle.read())
         finally:
@@ -179,6 +205,17 @@ def entries(root: Path, containing: str = "") -> list[dict[str, Any]]:
     lines, so a variant appears in its line exactly as ``json.dumps`` writes it)."""
     found = _parsed(_index_text(root), containing)
     return found if found is not None else rebuild(root, containing)
+
+
+def roots_of(roots: Iterable[Path | str], run_dir: Path) -> list[Path]:
+    """Where a relaunch started in ``run_dir`` looks for its parent: the configured roots, and any
+    directory above it that holds an index (a run started from another working directory with a
+    ``hydra.run.dir`` inside a campaign's ``outputs/``: that campaign's runs)."""
+    found = {Path(root).resolve(): Path(root) for root in roots}
+    for parent in Path(run_dir).resolve().parents:
+        if (parent / INDEX_NAME).is_file():
+            found.setdefault(parent, parent)
+    return list(found.values())
 
 
 def within_roots(roots: Iterable[Path | str], run_dir: Path) -> bool:

@@ -174,9 +174,10 @@ class RunRecord:
         overrides = list(overrides)
         variant = variant_key(overrides, cfg)
         roots = index_roots(cfg)
-        if parent_id is None and mode == "train" and run_index.within_roots(roots, run_dir):
+        looked_in = run_index.roots_of(roots, run_dir)  # an indexed folder above it: that campaign's runs too
+        if parent_id is None and mode == "train" and run_index.within_roots(looked_in, run_dir):
             # a run outside the roots is neither found as a parent nor given one (README)
-            parent_id = run_index.find_parent(roots, variant, int(cfg.seed), sweep_dir)
+            parent_id = run_index.find_parent(looked_in, variant, int(cfg.seed), sweep_dir)
         data: dict[str, Any] = {
             "run_id": new_run_id(),
             "parent_id": parent_id,

@@ -41,10 +41,19 @@ def is_user_file(path: Path) -> bool:
     return not (any(path == own or own in path.parents for own in PILOT_DIRS) or installed_file(path))
 
 
+def file_of(module: object) -> str | None:
+    """The module's ``__file__``, None when it has none (or is an object whose attributes run code)."""
+    try:
+        file = getattr(module, "__file__", None)
+    except Exception:  # noqa: BLE001 - an object in sys.modules whose attributes run code
+        return None
+    return file if isinstance(file, str) else None
+
+
 def module_file(module: types.ModuleType) -> Path | None:
     """The module's ``.py`` file, resolved, when it is one of your own; else None."""
-    file = getattr(module, "__file__", None)
-    if not isinstance(file, str) or not file.endswith(".py"):
+    file = file_of(module)
+    if file is None or not file.endswith(".py"):
         return None
     path = Path(file).resolve()
     return path if is_user_file(path) and path.is_file() else None

@@ -362,3 +362,13 @@ def test_what_a_module_reads_at_its_top_level_is_checked_too(make_cfg, store, tm
         assert not from_store(_estimate(cfg))
     finally:
         sys.modules.pop("top_reads_far", None)
+
+
+def test_the_campaigns_bookkeeping_is_not_part_of_the_key(make_cfg):
+    """PILOT_JOURNAL set in the shell (campaign.journal) computed the README's 7B estimates again: 24.5 s
+    instead of 4 s. The campaign's roots, journal and control are the recap's, not the estimate's."""
+    cfg = make_cfg()
+    task = instantiate(cfg.data, _convert_="all")
+    variant = {"micro_batch": 2, "checkpointing": False, "ranks": 1}
+    other = make_cfg("campaign.journal=/elsewhere/journal.md", "campaign.run_root=/elsewhere/outputs")
+    assert key_material(cfg, task, variant) == key_material(other, task, variant)

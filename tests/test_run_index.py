@@ -225,3 +225,40 @@ def test_a_run_outside_the_roots_is_given_no_parent_and_a_forced_new_variant_is_
     new_variant = continued.data["variant"]
     assert new_variant != inside.data["variant"]
     assert run_index.find_parent([tmp_path / "outputs"], new_variant, 0, None) == inside.data["run_id"]
+
+
+def test_a_run_started_from_another_directory_into_a_campaigns_root_finds_its_parent_there(
+    make_cfg, tmp_path, monkeypatch
+):
+    """It was indexed there, and became the next run's parent, but was given none itself: a gap in the
+    chain of relaunches."""
+    from pilot.run_record import RunRecord
+
+    campaign = tmp_path / "campaign"
+    (campaign / "outputs").mkdir(parents=True)
+    monkeypatch.chdir(campaign)
+    first = RunRecord.start(campaign / "outputs" / "a", make_cfg(), ["seed=0"])
+    first.metrics.close()
+    run_index.rebuild(campaign / "outputs")
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")  # its own roots, sub/outputs and sub/sweeps, hold nothing
+    second = RunRecord.start(campaign / "outputs" / "manual", make_cfg(), ["seed=0"])
+    second.metrics.close()
+    assert second.data["parent_id"] == first.data["run_id"]
+
+
+def test_an_index_held_too_long_by_another_process_is_read_around_and_said(tmp_path, monkeypatch, caplog):
+    """A job start waited without limit and without a word while another process held the lock."""
+    import fcntl
+
+    _run(tmp_path, "a/1", "r1", "2026-01-01T00:00:01")
+    run_index.rebuild(tmp_path)
+    monkeypatch.setattr(run_index, "LOCK_WAIT_S", 0.4)
+    monkeypatch.setattr(run_index, "LOCK_SAID_S", 0.1)
+    with (tmp_path / run_index.INDEX_NAME).open("a") as held:  # another open file: flock blocks this process too
+        fcntl.flock(held, fcntl.LOCK_EX)
+        _run(tmp_path, "a/2", "r2", "2026-01-01T00:00:02")  # returns: its line could not be appended
+        assert run_index.find_parent([tmp_path], "optim.lr=0.0002", 0, None) == "r2"  # the directories read
+    assert "another process holds its lock" in caplog.text
+    assert not (tmp_path / run_index.SIZE_NAME).exists()  # the next search rebuilds it
+    assert run_index.find_parent([tmp_path], "optim.lr=0.0002", 0, None) == "r2"

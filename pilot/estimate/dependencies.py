@@ -27,24 +27,29 @@ package rebuilt under the same version.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
+import importlib.util
 import os
 import sys
 import sysconfig
+from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from pilot.user_code import installed_file, is_user_file, module_file
+from pilot.user_code import file_of, installed_file, is_user_file, module_file
 
 NOT_FILES = ("/proc/", "/sys/", "/dev/")
 STANDARD_LIBRARY = Path(sysconfig.get_paths()["stdlib"]).resolve()
 HASHED_BYTES = 1 << 24  # a file up to this size is read whole; a larger one by size and time
+MANY_FILES = 256  # more files read than this (a task's examples): each by size and time
 
 _recording: Reads | None = None  # the estimate being computed
 _imports: Reads | None = None  # since ``record_imports``: what your modules read while being imported
 _instrumented = False
+_building = False  # a task being built (``building``)
 
 
 def _instrument() -> None:
@@ -81,8 +86,9 @@ def _instrument() -> None:
 def _recorders(frame: Any, direct: bool = False) -> list[Reads]:
     """The recorders a read from ``frame`` goes to: the estimate's when your code is on the stack (with
     ``direct``, when it is the first code outside the standard library: your ``os.environ.get``, not the
-    hundreds of variables torch reads when your model first calls it), the imports' when your module's
-    top level is (a module-level ``os.environ["WIDTH"]``)."""
+    hundreds of variables torch reads when your model first calls it; never ``os.environ.copy()``, which
+    reads every variable of the shell), the imports' when your module's top level is (a module-level
+    ``os.environ["WIDTH"]``) or, for a variable, while your task is built (``building``)."""
     if _recording is None and _imports is None:
         return []
     yours = importing = False
@@ -93,7 +99,10 @@ def _recorders(frame: Any, direct: bool = False) -> list[Reads]:
             importing = frame.f_code.co_name == "<module>"
         elif direct and not _standard_library_file(filename):
             break  # a library read it for itself
+        elif direct and frame.f_code.co_name == "copy" and filename.endswith(("os.py", "<frozen os>")):
+            return []  # the whole environment copied (to pass on to a process): no one variable read
         frame = frame.f_back
+    importing = importing or (_building and direct and yours)
     return [r for r, wanted in ((_recording, yours), (_imports, importing)) if r is not None and wanted]
 
 
@@ -108,9 +117,22 @@ def _note_environment(key: str, value: str | None) -> None:
 
 
 def _note_set(key: str) -> None:
-    for recorder in (_recording, _imports):
-        if recorder is not None and key not in recorder.environment:  # set before it was read: its own value
-            recorder.set_here.add(key)
+    """A variable your code sets (``os.environ.setdefault("TOKENIZERS_PARALLELISM", ...)`` at a module's
+    top level) is its own state, read or not before: not an input."""
+    for recorder in _recorders(sys._getframe(2), direct=True):  # noqa: SLF001 - who set it
+        recorder.set_here.add(key)
+
+
+@contextlib.contextmanager
+def building() -> Iterator[None]:
+    """While your task is built (``make_task``): the variables your code reads count for every estimate
+    (a variable that sets how its ``forward`` runs); its files are its data, whose batches are keyed."""
+    global _building
+    before, _building = _building, True
+    try:
+        yield
+    finally:
+        _building = before
 
 
 @functools.cache
@@ -147,15 +169,20 @@ class Reads:
     def opened(self, path: Any, mode: Any, flags: Any) -> None:
         if not isinstance(path, (str, bytes, os.PathLike)) or isinstance(path, int):
             return
-        path = os.fsdecode(path)
+        path = os.path.normpath(os.fsdecode(path))  # a relative path stays relative: checked where the run is
         if isinstance(mode, str):
             writes = any(c in mode for c in "wax+")
         else:
             writes = isinstance(flags, int) and flags & os.O_ACCMODE != os.O_RDONLY
-        (self.written if writes else self.read).add(os.path.abspath(path))
+        (self.written if writes else self.read).add(path)
 
-    def saw(self, key: str, value: str | None) -> None:
-        if isinstance(key, str) and key not in self.environment and key not in self.set_here:
+    def saw(self, key: Any, value: Any) -> None:
+        key, value = (
+            (os.fsdecode(key), None if value is None else os.fsdecode(value))
+            if isinstance(key, bytes)
+            else (key, value)
+        )
+        if isinstance(key, str) and key not in self.environment:
             self.environment[key] = value
 
     def __enter__(self) -> Reads:
@@ -171,12 +198,15 @@ class Reads:
     def dependencies(self) -> dict[str, Any]:
         parts = [self, *([_imports] if _imports is not None else [])]
         read = set().union(*(part.read for part in parts)) - set().union(*(part.written for part in parts))
+        files = sorted(path for path in read if _a_users_file(path))
+        fingerprint = content_fingerprint if len(files) <= MANY_FILES else stat_fingerprint
         environment = {key: value for part in reversed(parts) for key, value in part.environment.items()}
+        set_here = set().union(*(part.set_here for part in parts))
         return {
-            "modules": _module_hashes(),
-            "files": {path: content_fingerprint(Path(path)) for path in sorted(read) if _a_users_file(path)},
-            # as first read; a variable this process set before reading it is its own state, not an input
-            "environment": dict(sorted(environment.items())),
+            "modules": _modules(),
+            "files": {path: fingerprint(Path(path)) for path in files},
+            # as first read; a variable your code set is its own state, not an input
+            "environment": {key: value for key, value in sorted(environment.items()) if key not in set_here},
             "packages": _loaded_packages(),
         }
 
@@ -188,17 +218,46 @@ def _a_users_file(path: str) -> bool:
 def content_fingerprint(path: Path) -> str:
     """sha256 of the file's bytes up to HASHED_BYTES; a larger one by size and modification time."""
     try:
-        stat = path.stat()
-        if stat.st_size <= HASHED_BYTES:
+        if path.stat().st_size <= HASHED_BYTES:
             return hashlib.sha256(path.read_bytes()).hexdigest()
-        return f"{stat.st_size} bytes, modified {stat.st_mtime_ns}"
     except OSError:
         return "<unreadable>"
+    return stat_fingerprint(path)
 
 
-def _module_hashes() -> dict[str, str]:
-    paths = {path for module in list(sys.modules.values()) if (path := module_file(module)) is not None}
-    return {str(path): content_fingerprint(path) for path in sorted(paths)}
+def stat_fingerprint(path: Path) -> str:
+    """Size and modification time (what ``make`` reads): thousands of a task's files in milliseconds."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return "<unreadable>"
+    return f"{stat.st_size} bytes, modified {stat.st_mtime_ns}"
+
+
+def _same(path: Path, fingerprint: str) -> bool:
+    now = stat_fingerprint(path) if " bytes, modified " in fingerprint else content_fingerprint(path)
+    return now == fingerprint
+
+
+def _modules() -> dict[str, list[str]]:
+    """Each module of yours loaded: name -> [its file, content_fingerprint] (where the name is found
+    matters too: a helper found in the working directory is another one elsewhere)."""
+    found = {}
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("__") and (path := module_file(module)) is not None:
+            found[name] = [str(path), content_fingerprint(path)]
+    return dict(sorted(found.items()))
+
+
+def _found_at(name: str, recorded: str) -> str:
+    """Where ``name`` is imported from now (``recorded`` when that cannot be told)."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except Exception:  # noqa: BLE001 - a parent package that fails to import, a name no longer valid
+        return recorded
+    if spec is None or not spec.origin or not spec.has_location:
+        return "<not found>" if spec is None else recorded
+    return str(Path(spec.origin).resolve())
 
 
 @functools.cache
@@ -210,7 +269,7 @@ def _loaded_packages() -> dict[str, str | None]:
     tops = {
         name.partition(".")[0]
         for name, module in list(sys.modules.items())
-        if isinstance(getattr(module, "__file__", None), str) and installed_file(Path(module.__file__))
+        if (file := file_of(module)) is not None and installed_file(Path(file))
     }
     names = {dist for top in tops for dist in _distributions().get(top, [])}
     return {name: _version(name) for name in sorted(names)}
@@ -229,10 +288,14 @@ def changed(recorded: dict[str, Any]) -> str | None:
     when every one holds (an older record without it: nothing is known to hold, "no record")."""
     if not isinstance(recorded, dict):
         return "no record of what it read"
-    for kind in ("modules", "files"):
-        for path, fingerprint in (recorded.get(kind) or {}).items():
-            if content_fingerprint(Path(path)) != fingerprint:
-                return f"{path} changed"
+    for name, (file, fingerprint) in (recorded.get("modules") or {}).items():
+        if (now := _found_at(name, file)) != file:
+            return f"the module {name} is now found at {now}, not {file}"
+        if not _same(Path(file), fingerprint):
+            return f"{file} changed"
+    for path, fingerprint in (recorded.get("files") or {}).items():
+        if not _same(Path(path), fingerprint):
+            return f"{path} changed"
     for name, value in (recorded.get("environment") or {}).items():
         if os.environ.get(name) != value:
             return f"the environment variable {name} changed"

@@ -6,7 +6,8 @@ again — another catalog, margin, reserve, price, package, or nothing changed �
 all again. ``stored_estimate`` keeps each one in a file named by the SHA-256 of what it depends on:
 
 - the whole resolved config except ``rental`` (the sheet's own settings, read after the estimate)
-  and ``hydra`` (where the run writes), with the variant (micro-batch, checkpointing, ranks);
+  ``hydra`` (where the run writes) and ``campaign`` (the recap's roots, journal and control), with the
+  variant (micro-batch, checkpointing, ranks);
 - the batches the estimate runs on (every tensor's shape, dtype and bytes: the data);
 - the code: every ``.py`` file of the ``pilot`` package, of every package a ``_target_`` of the config
   names that is not installed (your task and model code, helper modules in the same package — or,
@@ -216,7 +217,7 @@ def key_material(cfg: DictConfig, task: TaskData, variant: dict[str, Any]) -> di
     """What the estimate of ``cfg`` at ``variant`` is computed from (see the module's text)."""
     at_variant = config_variant(cfg, **variant)
     config = OmegaConf.to_container(at_variant, resolve=True, enum_to_str=True)
-    for ignored in ("rental", "hydra"):
+    for ignored in ("rental", "hydra", "campaign"):  # the sheet, where the run writes, the recap and journal
         config.pop(ignored, None)
     inputs = estimate_inputs(at_variant, task)
     sources = _user_sources(config)

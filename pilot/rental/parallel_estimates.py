@@ -34,7 +34,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from pilot.child_process import die_with_parent
 from pilot.cpu_budget import cpu_budget
-from pilot.estimate.dependencies import record_imports
+from pilot.estimate.dependencies import building, record_imports
 from pilot.estimate.fake_tensor import MemoryEstimate
 from pilot.estimate.stored import read_stored, stored_estimate
 from pilot.rental.catalog import Gpu
@@ -213,7 +213,8 @@ def _work(parent: int, config: Path) -> None:
     torch.set_num_threads(1)
     record_imports()  # before the task's and model's modules are imported here (estimate/dependencies.py)
     cfg = OmegaConf.load(config)
-    task = instantiate(cfg.data, _convert_="all")
+    with building():
+        task = instantiate(cfg.data, _convert_="all")
     for line in sys.stdin:
         name = line.strip()
         micro, checkpointing, ranks = (int(part) for part in name.split("-"))
