@@ -5,7 +5,7 @@ count its choice sheet tries (the README's 7B command: six, 5-17 s each). Runnin
 again — another catalog, margin, reserve, price, package, or nothing changed — computed them
 all again. ``stored_estimate`` keeps each one in a file named by the SHA-256 of what it depends on:
 
-- the whole resolved config except ``rental`` (the sheet's own settings, read after the estimate)
+- the whole resolved config except ``rental`` (the sheet's own settings, read after the estimate),
   ``hydra`` (where the run writes) and ``campaign`` (the recap's roots, journal and control), with the
   variant (micro-batch, checkpointing, ranks);
 - the batches the estimate runs on (every tensor's shape, dtype and bytes: the data);
