@@ -156,9 +156,9 @@ def _named_files(config: dict[str, Any]) -> dict[str, Any]:
     the same folder was read from the store under its old size)."""
     named: dict[str, Any] = {}
     sections = {key: value for key, value in config.items() if is_defining(key)}  # a tokenizer folder under data too
-    for value in _strings(sections):
+    for key, value in _strings(sections):
         path = Path(value).expanduser()
-        if value in named or len(value) > 4096 or not path.exists():
+        if value in named or len(value) > 4096 or not _path_like(key, value) or not path.exists():
             continue
         files = (
             sorted(f for f in itertools.islice(path.rglob("*"), NAMED_ENTRIES) if f.is_file())
@@ -182,12 +182,23 @@ def _beside_the_code(sources: list[Path]) -> dict[str, str]:
     return {str(f): content_fingerprint(f) for f in sorted(files)}
 
 
-def _strings(node: Any) -> list[str]:
+def _strings(node: Any, key: str = "") -> list[tuple[str, str]]:
+    """(key, value) of every non-empty string in ``node`` (a list's items under its key)."""
     if isinstance(node, dict):
-        return [s for value in node.values() for s in _strings(value)]
+        return [pair for name, value in node.items() for pair in _strings(value, str(name))]
     if isinstance(node, list):
-        return [s for value in node for s in _strings(value)]
-    return [node] if isinstance(node, str) and node else []
+        return [pair for value in node for pair in _strings(value, key)]
+    return [(key, node)] if isinstance(node, str) and node else []
+
+
+PATH_KEYS = ("path", "dir", "file", "folder", "tokenizer", "vocab", "checkpoint", "weights", "model_name")
+
+
+def _path_like(key: str, value: str) -> bool:
+    """A value that names a file: written as one (a separator, ``.``, ``~``), or a bare name under a key
+    that names files (``model.path=my_model``). ``data.split.salt=pilot`` is no path, though a folder of
+    that name sat in the working directory (the key then differed from one directory to the next)."""
+    return "/" in value or value.startswith((".", "~")) or any(word in key.lower() for word in PATH_KEYS)
 
 
 def _versions() -> dict[str, str]:
