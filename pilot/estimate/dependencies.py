@@ -7,22 +7,24 @@ package, a ``presets/sizes.json`` opened by path, an environment variable, an in
 yours. ``Reads`` records, while the estimate is computed in this process:
 
 - ``modules``: every module of your own code loaded in the process by its end (``user_code``), by
-  content (sha256);
+  name: where that name is found now, and its content (sha256);
 - ``files``: every file opened for reading during it on behalf of your code (Python's ``open`` audit
   event, your code on the stack: your model's ``json.load``, a ``torch.load`` it calls) outside pilot,
   the standard library, installed packages and ``/proc``, ``/sys``, ``/dev``, and not written during
-  it, by content (large files by size and time);
+  it, by content (large files, and every file past ``MANY_FILES``, by size and time); a relative path
+  stays relative: it is checked in the directory the next command runs in;
 - ``environment``: every variable your code read during it (``os.environ``, ``os.getenv``; not those
-  a library reads for itself), with its value as first read (None: unset), unless the process set it
-  before reading it;
-- and, since ``record_imports`` (``mode=estimate`` and its workers, before your code is imported), the
-  files and variables your modules read at their top level while imported (an estimate computed after
-  the import would not see those reads).
+  a library reads for itself, not ``os.environ.copy()``), with its value as first read (None: unset),
+  unless your code set it (``os.environ.setdefault`` at a module's top level: its own state);
+- since ``record_imports`` (``mode=estimate`` and its workers, before your code is imported), the
+  files and variables your modules read at their top level while imported, and the variables your
+  task read while built (``building``; its files are its data, whose batches are in the key);
 - ``packages``: the version of every installed distribution a loaded module belongs to.
 
 ``changed`` tells, for a stored estimate's record, the first of them that is no longer so (None: all
-hold). What this does not see: a file read by C code (not through Python's ``open``), an installed
-package rebuilt under the same version.
+hold). What this does not see: a file read by C code (not through Python's ``open``), a file only
+tested for (``os.path.exists``, ``glob``), a variable found by listing ``os.environ``, one a library
+reads for itself, an installed package rebuilt under the same version.
 """
 
 from __future__ import annotations
