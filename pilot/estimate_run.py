@@ -39,7 +39,14 @@ from pilot.estimate.dependencies import building, record_imports
 from pilot.estimate.fake_tensor import EstimateRefused, MemoryEstimate, estimate_memory
 from pilot.estimate.inputs import LONGER_THAN_THE_DATA
 from pilot.estimate.reachable import reachable_batches
-from pilot.estimate.stored import CACHE_ENV, from_store, min_store_seconds, store_dir, stored_estimate
+from pilot.estimate.stored import (
+    CACHE_ENV,
+    from_store,
+    min_store_seconds,
+    store_dir,
+    stored_estimate,
+    uses_your_code,
+)
 from pilot.faults import fault_point
 from pilot.finished_runs import refuse_reused_for
 from pilot.rental.campaign_plan import Plan
@@ -312,7 +319,7 @@ def requirements_at_scale(cfg: DictConfig, task: TaskData) -> list[Requirement]:
 def run_estimate(
     cfg: DictConfig, run_dir: Path, overrides: Iterable[str] = (), sweep_params: dict[str, str] | None = None
 ) -> int:
-    if store_dir() is not None:
+    if store_dir() is not None and uses_your_code(cfg):
         record_imports()  # what your modules read at their top level, for the stored estimates (dependencies.py)
     validate(cfg)
     if store_dir() is not None:

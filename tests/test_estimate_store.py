@@ -388,3 +388,14 @@ def test_a_setting_that_is_no_path_is_not_read_as_one_in_the_working_directory(m
     monkeypatch.chdir(tmp_path / "there")
     assert cfg.data.split.salt == "pilot" and key_material(cfg, task, variant) == here
     assert stored._path_like("model.path", "my_model") and stored._path_like("data.salt", "./x")
+
+
+def test_only_a_config_naming_your_code_is_recorded_while_estimated(make_cfg, tmp_path, monkeypatch):
+    """pilot's and installed code read nothing of yours (named files are in the key): no audit hook and no
+    os.environ recording for the README's commands; a namespace package of yours (no __init__.py) is yours."""
+    assert not stored.uses_your_code(make_cfg())
+    (tmp_path / "ns_only_far").mkdir()
+    (tmp_path / "ns_only_far" / "net.py").write_text("from pilot.models.tiny_gpt import TinyGPT as Net\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert stored.uses_your_code(make_cfg("model._target_=ns_only_far.net.Net"))
+    assert "ns_only_far" not in sys.modules  # found, not imported: its top-level reads are still to be recorded

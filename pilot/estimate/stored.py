@@ -134,6 +134,22 @@ def _user_sources(config: dict[str, Any]) -> list[Path]:
     return sorted(files)
 
 
+def uses_your_code(cfg: DictConfig) -> bool:
+    """Whether a ``_target_`` of ``cfg`` names code of yours (not pilot's, not installed), a namespace
+    package's too; found without importing it (what it reads when imported is still to be recorded)."""
+    for target in _targets(OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)):
+        try:
+            spec = importlib.util.find_spec(target.split(".")[0])  # a top-level name: nothing imported
+        except (ImportError, ValueError):
+            continue
+        if spec is None:
+            continue
+        places = [spec.origin] if spec.origin and spec.has_location else list(spec.submodule_search_locations or [])
+        if any(is_user_file(Path(place).resolve()) for place in places):
+            return True
+    return False
+
+
 def _imported(target: str) -> str:
     """The module ``target`` lives in (``pkg.models.Net.build``: ``pkg.models``), imported; "" if none is."""
     parts = target.split(".")
@@ -303,7 +319,10 @@ def stored_estimate(
     found = _read(entry)
     if found is not None:
         return found
-    with Reads() if entry is not None else contextlib.nullcontext() as reads:
+    # what your code reads while it is computed; a config of pilot's and installed code only reads nothing
+    # of yours (its files are named in the key): no recording then, only the packages' versions
+    recording = entry is not None and uses_your_code(cfg)
+    with Reads() if recording else contextlib.nullcontext(Reads()) as reads:
         estimate = estimate_memory(
             cfg,
             task,

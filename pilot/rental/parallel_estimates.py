@@ -36,7 +36,7 @@ from pilot.child_process import die_with_parent
 from pilot.cpu_budget import cpu_budget
 from pilot.estimate.dependencies import building, record_imports
 from pilot.estimate.fake_tensor import MemoryEstimate
-from pilot.estimate.stored import read_stored, stored_estimate
+from pilot.estimate.stored import read_stored, stored_estimate, uses_your_code
 from pilot.rental.catalog import Gpu
 from pilot.rental.choice_sheet import choice_rows
 from pilot.rental.estimate_cache import EstimateCache, MissingEstimate
@@ -211,8 +211,9 @@ def _work(parent: int, config: Path) -> None:
     answers = os.fdopen(os.dup(1), "w")  # the protocol; anything the estimate prints goes to the log
     os.dup2(2, 1)
     torch.set_num_threads(1)
-    record_imports()  # before the task's and model's modules are imported here (estimate/dependencies.py)
     cfg = OmegaConf.load(config)
+    if uses_your_code(cfg):
+        record_imports()  # before the task's and model's modules are imported here (estimate/dependencies.py)
     with building():
         task = instantiate(cfg.data, _convert_="all")
     for line in sys.stdin:
