@@ -39,14 +39,7 @@ from pilot.estimate.dependencies import building, record_imports
 from pilot.estimate.fake_tensor import EstimateRefused, MemoryEstimate, estimate_memory
 from pilot.estimate.inputs import LONGER_THAN_THE_DATA
 from pilot.estimate.reachable import reachable_batches
-from pilot.estimate.stored import (
-    CACHE_ENV,
-    from_store,
-    min_store_seconds,
-    store_dir,
-    stored_estimate,
-    uses_your_code,
-)
+from pilot.estimate.stored import CACHE_ENV, from_store, min_store_seconds, store_dir, stored_estimate, uses_your_code
 from pilot.faults import fault_point
 from pilot.finished_runs import refuse_reused_for
 from pilot.rental.campaign_plan import Plan
