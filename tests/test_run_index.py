@@ -262,3 +262,18 @@ def test_an_index_held_too_long_by_another_process_is_read_around_and_said(tmp_p
     assert "another process holds its lock" in caplog.text
     assert not (tmp_path / run_index.SIZE_NAME).exists()  # the next search rebuilds it
     assert run_index.find_parent([tmp_path], "optim.lr=0.0002", 0, None) == "r2"
+
+
+def test_a_resume_after_an_attempt_that_recorded_no_position_says_null(make_cfg, tmp_path):
+    """An attempt interrupted before its first update left seconds_per_update null: the resume recorded
+    previous_position {"seconds_per_update": null}, a position where the README says null (none recorded)."""
+    from pilot.resume import continue_record
+    from pilot.run_record import RunRecord
+
+    cfg = make_cfg(f"campaign.run_root={tmp_path}/outputs", f"campaign.sweep_root={tmp_path}/sweeps")
+    first = RunRecord.start(tmp_path / "outputs" / "a", cfg, ["seed=0"])
+    first.update(seconds_per_update=None)
+    first.metrics.close()
+    again = continue_record(cfg, tmp_path / "outputs" / "a", {"from_update": 0}, ["seed=0"])
+    again.metrics.close()
+    assert again.data["resumes"][-1]["previous_position"] is None
