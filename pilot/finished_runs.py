@@ -16,8 +16,8 @@ from omegaconf import DictConfig, OmegaConf
 
 from pilot.errors import INCOMPLETE, ResumeRefused, RunFinished
 from pilot.resume import differing_keys, saved_config
-from pilot.run_index import within_roots
-from pilot.run_record import config_hash, read_run_json
+from pilot.run_index import roots_of, within_roots
+from pilot.run_record import config_hash, index_roots, read_run_json
 from pilot.variant import defining_config, flat_config
 
 
@@ -28,10 +28,9 @@ def refuse_finished_run(cfg: DictConfig, run_dir: Path) -> None:
         return
     data = read_run_json(run_dir)
     status, run_id = data.get("status"), data.get("run_id")
-    roots = [cfg.campaign.run_root, cfg.campaign.sweep_root]
-    becomes = (
+    becomes = (  # where a relaunch looks (run_record.RunRecord.start): the roots and indexed folders above
         "this run becomes its parent_id"
-        if within_roots(roots, run_dir)
+        if within_roots(roots_of(index_roots(cfg), run_dir), run_dir)
         else "no parent_id: this run lies outside campaign.run_root and campaign.sweep_root, where relaunches look"
     )
     again = f"To run this variant again, start it without hydra.run.dir (a new directory and run_id; {becomes})."
