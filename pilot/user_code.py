@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib.util
 import site
 import sys
 import sysconfig
@@ -39,6 +40,19 @@ def is_user_file(path: Path) -> bool:
     """``path`` (resolved) is a file of your own code: outside pilot, the standard library and every
     installed package's folder."""
     return not (any(path == own or own in path.parents for own in PILOT_DIRS) or installed_file(path))
+
+
+def own_top_level(name: str) -> importlib.machinery.ModuleSpec | None:
+    """The spec of the top-level module or package of ``name`` (``pkg.models.Net``: ``pkg``) when it is code
+    of yours, a namespace package's folders too; None when it is not, or is not found. Nothing is imported."""
+    try:
+        spec = importlib.util.find_spec(name.split(".")[0])
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    places = [spec.origin] if spec.origin and spec.has_location else list(spec.submodule_search_locations or [])
+    return spec if any(is_user_file(Path(place).resolve()) for place in places) else None
 
 
 def file_of(module: object) -> str | None:

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.util
+import importlib
 import itertools
 import json
 import logging
@@ -58,7 +58,7 @@ from pilot.errors import PilotError, file_in_the_way
 from pilot.estimate.dependencies import Reads, changed, content_fingerprint
 from pilot.estimate.fake_tensor import MemoryEstimate, estimate_memory
 from pilot.estimate.inputs import config_variant, estimate_inputs
-from pilot.user_code import is_user_file, reached_modules
+from pilot.user_code import own_top_level, reached_modules
 from pilot.variant import is_defining
 
 CACHE_ENV = "PILOT_ESTIMATE_CACHE"
@@ -119,15 +119,10 @@ def _user_sources(config: dict[str, Any]) -> list[Path]:
     tops |= {name.split(".")[0] for name in reached_modules([_imported(target) for target in targets])}
     files: set[Path] = set()
     for top in sorted(tops):
-        try:
-            spec = importlib.util.find_spec(top)
-        except (ImportError, ValueError):
-            spec = None
+        spec = own_top_level(top)
         if spec is None or not spec.origin or not spec.origin.endswith(".py"):
-            continue
+            continue  # not yours, or a namespace package: its modules are in the recorded reads
         origin = Path(spec.origin).resolve()
-        if not is_user_file(origin):
-            continue
         # a package: its every module; a module on its own (a plug-in folder on PYTHONPATH): the modules
         # beside it, which it imports as helpers (``import my_helpers``)
         files |= set(origin.parent.rglob("*.py") if spec.submodule_search_locations else origin.parent.glob("*.py"))
@@ -137,17 +132,8 @@ def _user_sources(config: dict[str, Any]) -> list[Path]:
 def uses_your_code(cfg: DictConfig) -> bool:
     """Whether a ``_target_`` of ``cfg`` names code of yours (not pilot's, not installed), a namespace
     package's too; found without importing it (what it reads when imported is still to be recorded)."""
-    for target in _targets(OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)):
-        try:
-            spec = importlib.util.find_spec(target.split(".")[0])  # a top-level name: nothing imported
-        except (ImportError, ValueError):
-            continue
-        if spec is None:
-            continue
-        places = [spec.origin] if spec.origin and spec.has_location else list(spec.submodule_search_locations or [])
-        if any(is_user_file(Path(place).resolve()) for place in places):
-            return True
-    return False
+    targets = _targets(OmegaConf.to_container(cfg, resolve=True, enum_to_str=True))
+    return any(own_top_level(target) is not None for target in targets)
 
 
 def _imported(target: str) -> str:
