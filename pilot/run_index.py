@@ -2,7 +2,7 @@
 finding a relaunch's parent reads one file instead of every run.json of the campaign.
 
 ``<root>/.pilot_runs.jsonl`` holds one line per run (path relative to the root, run_id,
-variant, seed, mode, started_at), appended by the run itself when its run.json is first
+variant, seed, mode, started_at), appended by the run itself just before its run.json is first
 written, under an exclusive ``flock`` so concurrent jobs never interleave lines; beside it,
 ``.pilot_runs.size`` holds the index's size in bytes as pilot last wrote it. It is never trusted
 over the run directories: an index that is missing, unreadable, not the size pilot wrote (emptied,
@@ -10,7 +10,11 @@ cut short, cut in the middle of an append, edited) or not lines as pilot writes 
 left in place of its blocks) is rebuilt from them — scanned and written holding the index's lock, so
 that a run appending its line meanwhile is not lost — and the run the index names as parent is checked
 against its own run.json; when that disagrees (a run deleted or moved) the index is rebuilt and the
-search made again. An index that cannot be written (a directory in its place, a read-only root) is
+search made again. Every run it gives for the variant and seed sought is checked so (a time edited in
+place must not reorder them), and a run is indexed just before its run.json is written: a kill between
+leaves a line its directory disproves, never a run the index lacks while its size says it is whole. An
+index that cannot be appended to (a directory in its place) loses its size file, so that a copy put back
+later is rebuilt rather than trusted without the runs made meanwhile. An index that cannot be written (a directory in its place, a read-only root) is
 left as it is: the run directories are read instead, and the run goes on. A run directory copied in
 by hand is seen once the index is rebuilt (delete the file). A run is indexed under the roots it lives
 under, and under any directory above it that holds an index (a run started from another working
@@ -231,8 +235,10 @@ def add(roots: Iterable[Path], run_dir: Path, record: dict[str, Any]) -> None:
     search rebuilds it: the run goes on."""
     run_dir = Path(run_dir).resolve()
     indexed = {Path(root).resolve() for root in roots} | {parent for parent in run_dir.parents}
-    for root in sorted(root for root in indexed if root in run_dir.parents and (root / INDEX_NAME).is_file()):
+    for root in sorted(root for root in indexed if root in run_dir.parents and (root / INDEX_NAME).exists()):
         try:
+            if not (root / INDEX_NAME).is_file():  # a directory in its place: an index put back later lacks this run
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(root / INDEX_NAME))
             _locked_write(root / INDEX_NAME, json.dumps(_entry(root, run_dir, record)) + "\n")
         except OSError as error:
             _cannot_write(root, error)
@@ -250,8 +256,10 @@ def started_instant(started_at: Any) -> float:
         return float("-inf")
 
 
-def _newest(candidates: list[tuple[Path, dict]], variant: str, seed: int, exclude_under: Path | None):
-    best = None
+def _same_variant(candidates: list[tuple[Path, dict]], variant: str, seed: int, exclude_under: Path | None):
+    """(started_at as an instant then run_id, run directory, entry) of every entry of ``variant`` and ``seed``
+    that can be a parent: not a pilot or an estimate, not a job of the sweep ``exclude_under``."""
+    found = []
     excluded = Path(exclude_under).resolve() if exclude_under is not None else None
     for root, entry in candidates:
         if entry.get("variant") != variant or entry.get("seed") != seed or entry.get("mode") in NOT_PARENTS:
@@ -259,25 +267,30 @@ def _newest(candidates: list[tuple[Path, dict]], variant: str, seed: int, exclud
         run_dir = (root / entry["path"]).resolve()  # only for this variant and seed: a few paths
         if excluded is not None and excluded in run_dir.parents:
             continue  # jobs of the same sweep are siblings, not relaunches
-        stamp = (started_instant(entry.get("started_at")), str(entry.get("run_id") or ""))
-        if best is None or stamp > best[0]:
-            best = (stamp, run_dir, entry)
-    return best
+        found.append(((started_instant(entry.get("started_at")), str(entry.get("run_id") or "")), run_dir, entry))
+    return found
+
+
+def _as_recorded(run_dir: Path, entry: dict[str, Any]) -> bool:
+    """The run's own run.json says what its index line says (a run deleted or moved, a line edited: not)."""
+    record = _read_json(run_dir / "run.json") or {}
+    return all(record.get(key) == entry.get(key) for key in ENTRY_KEYS)
 
 
 def find_parent(roots: Iterable[Path], variant: str, seed: int, exclude_under: Path | None) -> str | None:
     """The newest earlier run of the same variant and seed (by started_at as an instant, then run_id): the run
-    a relaunch relaunches. Read from the roots' indexes, checked against the chosen run.json."""
+    a relaunch relaunches. Read from the roots' indexes; every run they give for this variant and seed is
+    checked against its own run.json (an edited time would otherwise reorder them), and a disagreement
+    rebuilds the index from the run directories."""
     roots = [Path(root) for root in roots if Path(root).is_dir()]
     for attempt in range(2):
         needle = f'"variant": {json.dumps(variant)}'
         candidates = [
             (root, entry) for root in roots for entry in (entries(root, needle) if attempt == 0 else rebuild(root))
         ]
-        best = _newest(candidates, variant, seed, exclude_under)
-        if best is None:
+        found = _same_variant(candidates, variant, seed, exclude_under)
+        if not found:
             return None
-        record = _read_json(best[1] / "run.json") or {}
-        if all(record.get(key) == best[2].get(key) for key in ("run_id", "variant", "seed")):
-            return best[2].get("run_id")
+        if all(_as_recorded(run_dir, entry) for _, run_dir, entry in found):
+            return max(found, key=lambda item: item[0])[2].get("run_id")
     return None  # the index disagreed with the run directories even after a rebuild: no parent claimed

@@ -192,9 +192,10 @@ class RunRecord:
             "started_at": now_text(),
             "sweep_id": sweep_identity(sweep_dir),
         }
-        record = cls(run_dir, data)
-        run_index.add(roots, run_dir, data)  # the next relaunch finds this run without a scan
-        return record
+        # indexed first: a kill before run.json is written leaves a line its directory disproves (the next
+        # search rebuilds the index), never a run the index lacks while its size file says it is whole
+        run_index.add(roots, run_dir, data)
+        return cls(run_dir, data)
 
     def rows(self, kind: str | None = None) -> list[dict[str, Any]]:
         """The rows of metrics.jsonl (of one ``kind``), as written so far."""

@@ -277,3 +277,47 @@ def test_a_resume_after_an_attempt_that_recorded_no_position_says_null(make_cfg,
     again = continue_record(cfg, tmp_path / "outputs" / "a", {"from_update": 0}, ["seed=0"])
     again.metrics.close()
     assert again.data["resumes"][-1]["previous_position"] is None
+
+
+def test_an_edit_that_keeps_the_index_size_cannot_reorder_the_runs(tmp_path):
+    """Every run the index gives for the variant and seed is checked against its run.json: a time edited in
+    place (same size) is caught whichever way it reorders them (fails with only the chosen run checked)."""
+    for number in (1, 2, 3):
+        _run(tmp_path, f"a/{number}", f"r{number}", f"2026-01-01T00:00:0{number}")
+    run_index.rebuild(tmp_path)
+    index = tmp_path / run_index.INDEX_NAME
+    text = index.read_text()
+    index.write_text(text.replace("2026-01-01T00:00:03", "2025-01-01T00:00:03"))  # the newest made to look oldest
+    assert run_index.find_parent([tmp_path], "optim.lr=0.0002", 0, None) == "r3"
+    index.write_text(index.read_text().replace("2026-01-01T00:00:01", "2027-01-01T00:00:01"))  # the oldest newest
+    assert run_index.find_parent([tmp_path], "optim.lr=0.0002", 0, None) == "r3"
+
+
+def test_a_run_not_indexed_while_a_directory_stood_there_is_found_once_the_index_is_put_back(tmp_path, caplog):
+    _run(tmp_path, "a/1", "r1", "2026-01-01T00:00:01")
+    run_index.rebuild(tmp_path)
+    index = tmp_path / run_index.INDEX_NAME
+    saved = index.read_bytes()
+    index.unlink()
+    index.mkdir()
+    _run(tmp_path, "a/2", "r2", "2026-01-01T00:00:02")  # cannot be indexed: said, and the size file removed
+    assert "cannot be written" in caplog.text
+    index.rmdir()
+    index.write_bytes(saved)  # the user puts the backup back, as the warning invites
+    assert run_index.find_parent([tmp_path], "optim.lr=0.0002", 0, None) == "r2"
+
+
+def test_an_index_line_whose_run_json_was_never_written_is_no_parent(tmp_path):
+    _run(tmp_path, "a/1", "r1", "2026-01-01T00:00:01")
+    run_index.rebuild(tmp_path)
+    record = {
+        "run_id": "r2",
+        "variant": "optim.lr=0.0002",
+        "seed": 0,
+        "mode": "train",
+        "started_at": "2026-01-01T00:00:02",
+    }
+    (tmp_path / "a" / "2").mkdir()
+    run_index.add([tmp_path], tmp_path / "a" / "2", record)  # RunRecord.start indexes first, then writes run.json
+    assert run_index.find_parent([tmp_path], "optim.lr=0.0002", 0, None) == "r1"
+    assert [e["run_id"] for e in _index_lines(tmp_path)] == ["r1"]  # rebuilt from what is there
