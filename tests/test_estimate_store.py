@@ -12,6 +12,7 @@ import pytest
 from hydra.utils import instantiate
 
 import pilot.estimate.stored as stored
+from pilot.estimate.fake_tensor import estimate_memory
 from pilot.estimate.stored import CACHE_ENV, MIN_SECONDS_ENV, from_store, key_material, stored_estimate
 
 
@@ -399,3 +400,21 @@ def test_only_a_config_naming_your_code_is_recorded_while_estimated(make_cfg, tm
     monkeypatch.syspath_prepend(str(tmp_path))
     assert stored.uses_your_code(make_cfg("model._target_=ns_only_far.net.Net"))
     assert "ns_only_far" not in sys.modules  # found, not imported: its top-level reads are still to be recorded
+
+
+def test_settings_no_estimated_phase_reads_are_not_part_of_the_key(make_cfg):
+    """run.threads, run.log_every, checkpoint.* and closing.* computed the README's 7B estimates again (about
+    20 s each time): none changes an estimate, computed here both ways; a model setting still does."""
+    cfg = make_cfg("model.d_model=32", "model.n_layer=1")
+    task = instantiate(cfg.data, _convert_="all")
+    variant = {"micro_batch": 2, "checkpointing": False, "ranks": 1}
+    other = make_cfg("model.d_model=32", "model.n_layer=1", "run.threads=1", "run.log_every=5", "checkpoint.every=7",
+                     "checkpoint.keep_last=1", "checkpoint.resume=false", "closing.control_examples=2")  # fmt: skip
+    assert key_material(cfg, task, variant) == key_material(other, task, variant)
+    computed = [estimate_memory(c, task, micro_batch=2, activation_checkpointing=False).to_dict() for c in (cfg, other)]
+    for one in computed:
+        one.pop("seconds", None), one.pop("host_rss_peak_bytes", None)  # how long it took, this process
+    assert computed[0] == computed[1]
+    assert key_material(cfg, task, variant) != key_material(
+        make_cfg("model.d_model=48", "model.n_layer=1"), task, variant
+    )

@@ -226,12 +226,22 @@ def _batch_digest(batch: dict[str, Any]) -> str:
     return digest.hexdigest()
 
 
+# settings of a run that no estimated phase (first_step, steady_steps, eval_longest) reads: how often a run
+# logs, saves, how it is closed and at how many CPU threads (fake tensors compute nothing); the section
+# whole where no key is named. A change to them reads the stored estimate (``tests/test_estimate_store.py``
+# computes both and compares).
+NOT_ESTIMATED: dict[str, tuple[str, ...]] = {"run": ("threads", "log_every"), "checkpoint": (), "closing": ()}
+
+
 def key_material(cfg: DictConfig, task: TaskData, variant: dict[str, Any]) -> dict[str, Any]:
     """What the estimate of ``cfg`` at ``variant`` is computed from (see the module's text)."""
     at_variant = config_variant(cfg, **variant)
     config = OmegaConf.to_container(at_variant, resolve=True, enum_to_str=True)
     for ignored in ("rental", "hydra", "campaign"):  # the sheet, where the run writes, the recap and journal
         config.pop(ignored, None)
+    for section, keys in NOT_ESTIMATED.items():  # settings no estimated phase reads
+        for key in keys or list(config.get(section) or {}):
+            (config.get(section) or {}).pop(key, None)
     inputs = estimate_inputs(at_variant, task)
     sources = _user_sources(config)
     return {
