@@ -105,4 +105,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    from command_line import no_options  # bench/, beside this script
+
+    no_options(__doc__)
     main()
