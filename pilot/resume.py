@@ -169,6 +169,13 @@ def find_resume_state(
     note = _resume_note(path, state, cleaned, refuse_changed_config(cfg, path, state))
     if skipped:
         note["skipped_checkpoints"] = skipped
+    if "threads_changed" in note:  # said where the user looks, not only in the resume's record
+        log.warning(
+            "resuming at another CPU thread count (%s); run.threads=%s, or the default run.threads=0 (which "
+            "continues at the checkpoint's count), keeps the run bit for bit",
+            note["threads_changed"],
+            state["torch_threads"],
+        )
     refuse_changed_base(cfg, path, state)
     refuse_changed_data(cfg, path, state)
     budget_forced = any(d.startswith("budget.") for d in note.get("forced_despite", []))

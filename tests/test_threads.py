@@ -187,3 +187,32 @@ def test_a_v1_or_nested_cgroup_quota_is_read_the_smallest_over_the_groups_above(
     (unified / "user.slice" / "app" / "cpu.max").write_text("max 100000\n")
     listing.write_text("0::/user.slice/app\n")
     assert budget.cgroup_quota() == 3  # the parent's limit applies to its child
+
+
+def test_a_resume_at_another_thread_count_is_recorded_and_said(tmp_path):
+    """A run stopped at 1 thread and resumed at run.threads=2: the resume's record keeps the count it ran
+    at before (run.json's ``threads`` is the last attempt's), and the log says the run is no longer bit for
+    bit and which setting keeps it so."""
+    run_dir = tmp_path / "run"
+    common = ["mode=train", "budget.value=8", "checkpoint.every=2", f"hydra.run.dir={run_dir}"]
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE")}
+    first = subprocess.run(
+        [sys.executable, "-m", "pilot", *common, "run.threads=1"],
+        cwd=REPO, capture_output=True, text=True, timeout=300, env={**env, "PILOT_FAULT": "update:SIGINT@4"},
+    )  # fmt: skip
+    assert first.returncode == 130, first.stderr[-2000:]
+    env.pop("PILOT_FAULT", None)
+    again = subprocess.run(
+        [sys.executable, "-m", "pilot", *common, "run.threads=2"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert again.returncode == 0, again.stderr[-2000:]
+    record = json.loads((run_dir / "run.json").read_text())
+    assert record["threads"]["count"] == 2
+    assert record["resumes"][0]["threads_changed"].startswith("1 -> 2 CPU threads")
+    assert "resuming at another CPU thread count (1 -> 2" in again.stdout + again.stderr
+    assert "run.threads=1, or the default run.threads=0" in again.stdout + again.stderr
