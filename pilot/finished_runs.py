@@ -15,6 +15,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from pilot.errors import INCOMPLETE, ResumeRefused, RunFinished
+from pilot.models.base_files import base_files_fingerprint
 from pilot.resume import differing_keys, saved_config
 from pilot.run_index import roots_of, within_roots
 from pilot.run_record import config_hash, index_roots, read_run_json
@@ -53,6 +54,17 @@ def refuse_finished_run(cfg: DictConfig, run_dir: Path) -> None:
                     if cfg.checkpoint.force_resume
                     else ""
                 )
+            )
+    recorded = data.get("model_path") or {}
+    if status in ("ok", "diverged") and recorded.get("fingerprint"):
+        now = base_files_fingerprint(cfg)
+        if now != recorded["fingerprint"]:  # the same command names another model now: it never ran here
+            raise ResumeRefused(
+                f"{run_dir} holds a finished run ({run_id}: status {status}, {data.get('updates_done')} updates) "
+                f"trained from the model model.path={recorded.get('path')} held then; that folder now holds "
+                f"another one (fingerprint of its files: run {recorded['fingerprint'][:12]}, now {str(now)[:12]}). "
+                "Nothing was done and nothing was touched. Fix: leave out hydra.run.dir to train the model there "
+                "now (a new directory and run_id; this run stays as it is)."
             )
     if status == "ok":
         closing = data.get("closing") or {}

@@ -25,6 +25,7 @@ from pilot.config.values import enum_value, select
 from pilot.data.data_files import data_files_fingerprint
 from pilot.engine.batch_plan import plan_from_config
 from pilot.errors import ResumeRefused, disk_full_guard
+from pilot.models.adapter import wants_adapter
 from pilot.models.base_files import base_files_fingerprint
 from pilot.run_record import RunRecord, config_hash, index_roots, now_text, parse_row, read_run_json
 from pilot.variant import defining_config, variant_key
@@ -110,16 +111,23 @@ def refuse_changed_config(cfg: DictConfig, path: Path, state: dict) -> list[str]
 
 
 def refuse_changed_base(cfg: DictConfig, path: Path, state: dict) -> None:
-    """An adapter's base read from ``model.path``: the files there must be those the checkpoint's
-    adapter trained on (``pilot.models.base_files``)."""
+    """The model read from ``model.path`` (an adapter's base, or where a full fine-tune started): the files
+    there must be those the checkpoint's run was built from (``pilot.models.base_files``)."""
     saved = state.get("base_files_fingerprint")
     now = base_files_fingerprint(cfg) if saved else None
     if saved and now != saved:
+        what = (
+            "another base than the one the adapter in {path} was trained on",
+            "the adapter would go on training on another base, and the export's base.json would name that base alone",
+        ) if wants_adapter(cfg) else (
+            "another model than the one the run in {path} started from",
+            "the model would be built from another config (another architecture fails to load the checkpoint's "
+            "weights; other settings would go on without a word)",
+        )  # fmt: skip
         raise ResumeRefused(
-            f"model.path={cfg.model.path} holds another base than the one the adapter in {path} was trained on "
-            f"(fingerprint of its files: checkpoint {saved[:12]}, now {str(now)[:12]}): the adapter would go on "
-            "training on another base, and the export's base.json would name that base alone. Fix: put back the "
-            "base the run started from, or start a new run directory (leave out hydra.run.dir)."
+            f"model.path={cfg.model.path} holds {what[0].format(path=path)} (fingerprint of its files: checkpoint "
+            f"{saved[:12]}, now {str(now)[:12]}): {what[1]}. Fix: put back the model folder the run started from, "
+            "or start a new run directory (leave out hydra.run.dir)."
         )
 
 

@@ -176,9 +176,9 @@ def _run(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
 
 
-def _tiny_llama(directory: Path, seed: int) -> None:
+def _tiny_llama(directory: Path, seed: int, layers: int = 1) -> None:
     config = transformers.LlamaConfig(
-        vocab_size=259, hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+        vocab_size=259, hidden_size=32, intermediate_size=64, num_hidden_layers=layers, num_attention_heads=2,
         max_position_embeddings=96, pad_token_id=256, bos_token_id=257, eos_token_id=258,
     )  # fmt: skip
     torch.manual_seed(seed)
@@ -214,21 +214,31 @@ def test_a_lora_run_on_a_saved_model_exports_the_adapter_and_catches_a_changed_b
     assert "not the one the adapter was trained on" in again.stdout + again.stderr
 
 
-def test_a_resume_on_a_base_copied_over_model_path_is_refused(tmp_path):
-    """The checkpoint keeps the adapter alone: another save_pretrained copied over model.path would be
-    read without a word, and base.json would name it alone. The resume compares the base's files."""
+@pytest.mark.parametrize(
+    "adapter, other, said",
+    [
+        (["adapter=lora"], {"seed": 1}, "holds another base than the one the adapter"),
+        # a full fine-tune's checkpoint holds every weight, but its model is built from the folder's config
+        # first: another architecture saved over it failed with a bare load_state_dict error
+        ([], {"seed": 0, "layers": 2}, "holds another model than the one the run in"),
+    ],
+    ids=["adapter", "full_fine_tune"],
+)
+def test_a_resume_on_a_model_copied_over_model_path_is_refused(tmp_path, adapter, other, said):
+    """Another save_pretrained copied over model.path would be read without a word (an adapter's base; base.json
+    would name it alone) or fail to take the checkpoint's weights: the resume compares the folder's files."""
     _tiny_llama(tmp_path / "base", seed=0)
     run_dir = tmp_path / "run"
-    line = ["-m", "pilot", "model=hf_causal_lm", f"model.path={tmp_path / 'base'}", "adapter=lora", "mode=train",
+    line = ["-m", "pilot", "model=hf_causal_lm", f"model.path={tmp_path / 'base'}", *adapter, "mode=train",
             "budget.value=6", "checkpoint.every=2", "run.threads=1", f"hydra.run.dir={run_dir}"]  # fmt: skip
     env = {**os.environ, "PILOT_FAULT": "exception@3", "HF_HUB_OFFLINE": "1"}
     failed = subprocess.run([sys.executable, *line], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert failed.returncode != 0 and list((run_dir / "checkpoints").glob("ckpt-*")), failed.stderr[-2000:]
     record = (run_dir / "run.json").read_bytes()
-    _tiny_llama(tmp_path / "base", seed=1)  # another base, same directory
+    _tiny_llama(tmp_path / "base", **other)  # another model, same directory
     refused = _run(*line)
     assert refused.returncode == 2, refused.stdout[-2000:] + refused.stderr[-2000:]
-    assert "holds another base than the one the adapter" in refused.stderr and "Traceback" not in refused.stderr
+    assert said in refused.stderr and "Traceback" not in refused.stderr
     assert (run_dir / "run.json").read_bytes() == record  # the run's record is left as it was
     _tiny_llama(tmp_path / "base", seed=0)  # the base put back: the run goes on
     resumed = _run(*line)
@@ -247,7 +257,8 @@ def test_the_base_fingerprint_sees_another_base_and_not_a_copy(make_cfg, tmp_pat
     (base / "config.json").write_text("{}")
     cfg = make_cfg("model=hf_causal_lm", f"model.path={base}", "adapter=lora")
     first = base_files_fingerprint(cfg)
-    assert first and base_files_fingerprint(make_cfg("model=hf_causal_lm", f"model.path={base}")) is None
+    assert first and base_files_fingerprint(make_cfg("model=hf_causal_lm", f"model.path={base}")) == first
+    assert base_files_fingerprint(make_cfg("model=hf_causal_lm", "model.path=null")) is None
     os.utime(base / "model.safetensors", (0, 0))  # copied: other times, same bytes
     assert base_files_fingerprint(cfg) == first
     for i in range(0, len(weights), 4096):  # another base: other weights, throughout the file
@@ -411,3 +422,24 @@ def test_a_model_that_scales_its_logits_down_is_named_when_the_tiny_subset_is_no
     assert "config.logits_scaling=8 (divides)" in scaled_logits_hint(model, 1e-3)
     model.config = SimpleNamespace(logit_scale=1.0)
     assert scaled_logits_hint(model, 1e-3) == ""
+
+
+def test_a_finished_run_from_a_model_folder_saved_over_since_is_not_said_done(tmp_path):
+    """run.json and REPRODUCE.md keep what model.path held; the same command after another save_pretrained
+    into that folder names another model: refused (exit 2), nothing touched, not 'holds a finished run'."""
+    _tiny_llama(tmp_path / "base", seed=0)
+    run_dir = tmp_path / "run"
+    line = ["-m", "pilot", "model=hf_causal_lm", f"model.path={tmp_path / 'base'}", "mode=train", "budget.value=2",
+            "run.threads=1", f"hydra.run.dir={run_dir}"]  # fmt: skip
+    done = _run(*line)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    folder = json.loads((run_dir / "run.json").read_text())["model_path"]
+    assert folder["path"] == str((tmp_path / "base").resolve()) and folder["fingerprint"]
+    assert folder["fingerprint"] in (run_dir / "REPRODUCE.md").read_text()
+    assert _run(*line).returncode == 0  # the same folder: done, as before
+    before = {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()}
+    _tiny_llama(tmp_path / "base", seed=1)
+    refused = _run(*line)
+    assert refused.returncode == 2, refused.stdout[-2000:] + refused.stderr[-2000:]
+    assert "that folder now holds another one" in refused.stderr and "Traceback" not in refused.stderr
+    assert {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()} == before

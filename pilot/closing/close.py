@@ -39,11 +39,23 @@ def write_reproduce(run_dir: Path, record: dict[str, Any], provenance: dict[str,
 ```
 
 Seed {record.get("seed")} is part of the config; {_config_file(Path(run_dir))}
-{_threads(record)}{_forced_resumes(record, provenance)}{_outputs(record)}
+{_model_folder(record)}{_threads(record)}{_forced_resumes(record, provenance)}{_outputs(record)}
 {_plugin_section(provenance)}"""
     path = Path(run_dir) / "REPRODUCE.md"
     path.write_text(text)
     return path
+
+
+def _model_folder(record: dict[str, Any]) -> str:
+    """The model read from ``model.path``, by its files' fingerprint: a folder saved over since starts
+    another run (``pilot.models.base_files``)."""
+    folder = record.get("model_path") or {}
+    if not folder.get("fingerprint"):
+        return ""
+    return (
+        f"The model was read from `{folder.get('path')}`, whose files had the fingerprint `{folder['fingerprint']}` "
+        "(names, sizes and sampled blocks: `pilot.models.base_files`); a folder saved over since gives another run.\n\n"
+    )
 
 
 def _config_file(run_dir: Path) -> str:

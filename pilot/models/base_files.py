@@ -1,4 +1,4 @@
-"""The files of a local base model (``model.path``), fingerprinted for an adapter's checkpoints.
+"""The files of a model read from ``model.path``, fingerprinted for the checkpoints of its runs.
 
 A checkpoint of an adapted model keeps the adapter alone; the base is rebuilt from the config on
 resume. A base built from the config and seed is named by them (the defining config), but one read
@@ -10,7 +10,10 @@ to 4 MiB): another base (other weights change every block) gives another fingerp
 milliseconds for any size, where hashing every byte of a 70B base would take minutes per process.
 A change of a few bytes between the blocks can go unseen; a difference it reports is always real.
 The checkpoint records it and a resume compares it (``pilot.resume.refuse_changed_base``); the
-export's ``base.json`` keeps the full hash of the weights.
+export's ``base.json`` keeps the full hash of the weights. A full fine-tune's checkpoint holds every
+weight, but its model is built from ``model.path``'s config first: a folder saved over with another
+architecture failed as a ``load_state_dict`` error, one with other settings (dropout, rope scaling) went
+on under them without a word. It is fingerprinted and compared the same way.
 """
 
 from __future__ import annotations
@@ -21,13 +24,12 @@ from omegaconf import DictConfig
 
 from pilot.config.values import select
 from pilot.file_fingerprint import fingerprint
-from pilot.models.adapter import wants_adapter
 
 
 def base_files_fingerprint(cfg: DictConfig) -> str | None:
-    """The fingerprint of the files of an adapter's base at ``model.path`` (None: no adapter, no path,
-    or nothing readable there)."""
+    """The fingerprint of the files of the model read from ``model.path``: an adapter's base, or the model
+    a full fine-tune starts from (None: no path, or nothing readable there)."""
     path = select(cfg, "model.path")
-    if not wants_adapter(cfg) or not path or not Path(path).is_dir():
+    if not path or not Path(path).is_dir():
         return None
     return fingerprint(path)
