@@ -271,19 +271,28 @@ def killed_by(signum: int) -> str:
 def first_line(error: BaseException, limit: int = 200) -> str:
     """The error's first line, or its type when the message is empty (EOFError, a bare RuntimeError); one
     longer than ``limit`` ends at its last whole sentence within it (else cut, marked with an ellipsis)."""
-    lines = str(error).strip().splitlines()
-    if not lines:
+    line = _leading_line(error)
+    if not line:
         return f"{type(error).__name__} (no message)"
-    if len(lines[0]) <= limit:
-        return lines[0]
-    end = lines[0].rfind(". ", 0, limit)
-    return lines[0][: end + 1] if end >= limit // 3 else lines[0][: limit - 1].rstrip() + "…"
+    if len(line) <= limit:
+        return line
+    end = line.rfind(". ", 0, limit)
+    return line[: end + 1] if end >= limit // 3 else line[: limit - 1].rstrip() + "…"
+
+
+def _leading_line(error: BaseException) -> str:
+    """The message's first line; one that only announces what follows ("Error(s) in loading state_dict for
+    LlamaForCausalLM:") joined with the next line, which says what went wrong."""
+    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    if len(lines) > 1 and lines[0].endswith(":"):
+        return f"{lines[0]} {lines[1]}"
+    return lines[0] if lines else ""
 
 
 def error_line(error: BaseException, limit: int = 300) -> str:
     """'ModuleNotFoundError: No module named x': the type and the first line of the message."""
-    lines = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {lines[0][:limit]}" if lines else type(error).__name__
+    line = _leading_line(error)
+    return f"{type(error).__name__}: {line[:limit]}" if line else type(error).__name__
 
 
 PILOT_DIR = str(Path(__file__).resolve().parent)

@@ -1068,3 +1068,17 @@ def test_a_refusal_claims_run_json_holds_the_stop_only_where_it_does(tmp_path):
     assert RECORD_CLAIM not in told and "run.json could not record where the run stopped: it still says running" in told
     (tmp_path / "run.json").write_text(json.dumps({"status": "failed"}))
     assert _as_recorded(said, tmp_path) == said
+
+
+def test_an_error_whose_first_line_only_announces_the_next_is_shown_with_it():
+    """torch's load_state_dict error starts "Error(s) in loading state_dict for X:" and says what is wrong on
+    the next line: a run's failure line ended at that colon."""
+    from pilot.errors import error_line, first_line
+
+    error = RuntimeError(
+        'Error(s) in loading state_dict for LlamaForCausalLM:\n\tMissing key(s) in state_dict: "model.layers.2.mlp".'
+    )
+    shown = 'Error(s) in loading state_dict for LlamaForCausalLM: Missing key(s) in state_dict: "model.layers.2.mlp".'
+    assert first_line(error) == shown and error_line(error) == f"RuntimeError: {shown}"
+    assert first_line(RuntimeError("one line: whole")) == "one line: whole"
+    assert first_line(RuntimeError("")) == "RuntimeError (no message)"
