@@ -18,7 +18,7 @@ from pilot.errors import INCOMPLETE, ResumeRefused, RunFinished
 from pilot.models.base_files import base_files_fingerprint
 from pilot.resume import differing_keys, saved_config
 from pilot.run_index import roots_of, within_roots
-from pilot.run_record import config_hash, index_roots, read_run_json
+from pilot.run_record import abandoned, config_hash, index_roots, read_run_json
 from pilot.variant import defining_config, flat_config
 
 
@@ -97,9 +97,12 @@ def refuse_reused_for(mode: str, run_dir: Path, cfg: DictConfig | None = None) -
     earlier = read_run_json(run_dir)
     if cfg is not None and earlier.get("mode") == mode:
         _refuse_finished_check(mode, run_dir, earlier, cfg)
+    status = earlier.get("status")
+    if status == "running" and (gone := abandoned(run_dir)):  # its record's last word, not what is true now
+        status = f"running, but {gone}: killed before it could record how it ended"
     raise ResumeRefused(
         f"{run_dir} already holds run {earlier.get('run_id')} (mode={earlier.get('mode')}, status "
-        f"{earlier.get('status')}); mode={mode} never overwrites a run's record. Fix: leave out "
+        f"{status}); mode={mode} never overwrites a run's record. Fix: leave out "
         "hydra.run.dir (each run gets a new directory), or name a new one."
     )
 

@@ -12,8 +12,8 @@ import socket
 import subprocess
 import time
 import uuid
-from collections.abc import Callable, Iterable
-from contextlib import suppress
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -259,6 +259,7 @@ class RunDirectoryLock:
     """
 
     NAME = ".pilot.lock"
+    held_here: set[str] = set()  # the real paths of the locks this process holds (``abandoned``)
 
     def __init__(self, run_dir: Path, says_holder: bool = True):
         """``says_holder=False``: a moment's hold that writes no byte (it works on a full disk);
@@ -267,6 +268,7 @@ class RunDirectoryLock:
         self.fd: int | None = None
         self.says_holder = says_holder
         self.announced = False
+        self.before: tuple[bytes, int, int] | None = None  # the lock file's text and times before ``announce``
 
     def acquire(self, announce: bool = True) -> RunDirectoryLock:
         """Hold the lock; ``announce=False`` (with ``says_holder``): write the holder only at ``announce()``
@@ -285,6 +287,7 @@ class RunDirectoryLock:
                 "it), or give this run its own hydra.run.dir."
             ) from None
         self.fd = fd
+        RunDirectoryLock.held_here.add(os.path.realpath(self.path))
         if self.says_holder and announce:
             self.announce()
         return self
@@ -292,16 +295,30 @@ class RunDirectoryLock:
     def announce(self) -> None:
         """Write this process as the holder (a process refused meanwhile names it) and run ``WHEN_TAKEN``."""
         try:
+            before = os.fstat(self.fd)
+            self.before = (os.pread(self.fd, 4096, 0), before.st_atime_ns, before.st_mtime_ns)
             with disk_full_guard(self.path):
                 os.ftruncate(self.fd, 0)
                 os.write(self.fd, f"pid {os.getpid()} on host {socket.gethostname()}".encode())
         except BaseException:
             os.close(self.fd)
+            RunDirectoryLock.held_here.discard(os.path.realpath(self.path))
             self.fd = None
             raise
         self.announced = True
         for held in WHEN_TAKEN:  # the holder's first moments (pilot.run_directory: its own .hydra/ files)
             held(self.path.parent)
+
+    def put_back(self) -> None:
+        """The lock file as it was before ``announce`` (its holder's text and times): a line refused after it
+        announced itself leaves the directory as it found it. Still held; what cannot be written stays."""
+        if self.fd is None or not self.announced or self.before is None:
+            return
+        text, atime_ns, mtime_ns = self.before
+        with suppress(OSError):
+            os.ftruncate(self.fd, 0)
+            os.pwrite(self.fd, text, 0)
+            os.utime(self.fd, ns=(atime_ns, mtime_ns))
 
     def release(self) -> None:
         if self.fd is not None:
@@ -309,6 +326,7 @@ class RunDirectoryLock:
                 for held in WHEN_TAKEN:  # its last moments too: a line refused while it ran may have written
                     held(self.path.parent)
             os.close(self.fd)  # closing the descriptor drops the lock
+            RunDirectoryLock.held_here.discard(os.path.realpath(self.path))
             self.fd, self.announced = None, False
 
     def __enter__(self) -> RunDirectoryLock:
@@ -316,6 +334,17 @@ class RunDirectoryLock:
 
     def __exit__(self, *exc: Any) -> None:
         self.release()
+
+
+@contextmanager
+def refusal_puts_back(lock: RunDirectoryLock | None) -> Iterator[None]:
+    """A ``ResumeRefused`` raised inside puts ``lock``'s file back as it was before it announced its holder."""
+    try:
+        yield
+    except ResumeRefused:
+        if lock is not None:
+            lock.put_back()
+        raise
 
 
 def abandoned(run_dir: Path | str) -> str | None:
@@ -332,6 +361,9 @@ def abandoned(run_dir: Path | str) -> str | None:
     if len(parts) != 5 or parts[0] != "pid" or parts[3] != "host" or parts[4] != socket.gethostname():
         os.close(fd)
         return None
+    if parts[1] != str(os.getpid()) and os.path.realpath(path) in RunDirectoryLock.held_here:
+        os.close(fd)  # this process took the lock since (a line about to be refused): its last holder is gone
+        return f"{NO_PROCESS}: its lock, last held by pid {parts[1]} on this host, was free"
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except OSError:  # held: the run is running

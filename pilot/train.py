@@ -49,7 +49,7 @@ from pilot.predictions import write_predictions
 from pilot.resume import find_resume_state, open_record
 from pilot.run_directory import after_refusal, remove_unstarted_job
 from pilot.run_ending import RunEnding
-from pilot.run_record import RunDirectoryLock, RunRecord
+from pilot.run_record import RunDirectoryLock, RunRecord, refusal_puts_back
 from pilot.run_summary import record_setup
 from pilot.startup_signals import interrupt_behind, signal_name_of
 from pilot.stopping import StopRules, is_diverged, signal_entry
@@ -150,7 +150,8 @@ class TrainingRun(RunEnding):
         self.threads = configure_threads(cfg)  # before the resume: the count is compared with the checkpoint's
         device_type = resolve_device(cfg).type
         self.memory_cap = cap_host_memory(device_type, self.ctx.world_size)  # before the closing's process: inherited
-        state, resume_note = find_resume_state(cfg, self.checkpointer, self.run_path, self.ctx.is_main)
+        with refusal_puts_back(self.lock):  # a refused line leaves the directory as it was, its lock file too
+            state, resume_note = find_resume_state(cfg, self.checkpointer, self.run_path, self.ctx.is_main)
         if state is not None:  # where the run stands until the trainer is restored (a signal may come first)
             self.resumed_at = int(state.get("position", {}).get("updates_done", 0))
         fault_point("setup")  # tests: a signal after the lock, before the record is (re)opened
@@ -162,7 +163,8 @@ class TrainingRun(RunEnding):
             self.closing_child = shared_child(warm=("pilot.closing.cli",), nice=19)
         # run.json exists (status "running") before anything can fail, so a failure is recorded
         if self.ctx.is_main:
-            self.record = open_record(cfg, self.run_path, self.overrides, resume_note, self.sweep_dir)
+            with refusal_puts_back(self.lock):
+                self.record = open_record(cfg, self.run_path, self.overrides, resume_note, self.sweep_dir)
             if state is not None:
                 self.rules.replay(self.record.rows())
         self.preemption.install()

@@ -494,3 +494,20 @@ def test_the_run_keeps_its_own_configs_hydra_files_even_when_they_were_mixed_bef
     finally:
         lock.release()
         GlobalHydra.instance().clear()
+
+
+def test_a_line_refused_over_a_killed_run_leaves_its_lock_file_as_it_was_and_says_it_was_killed(tmp_path):
+    """A run killed (SIGKILL) after its first checkpoint; a line with another optim.lr is refused after this
+    process announced itself in the lock file, which stayed rewritten; a line with checkpoint.resume=false
+    called the killed run 'status running'."""
+    run_dir = tmp_path / "run"
+    common = ["mode=train", "budget.value=6", "checkpoint.every=2", "run.threads=1"]
+    assert run_pilot(run_dir, *common, fault="update@3").returncode == -9
+    lock = run_dir / RunDirectoryLock.NAME
+    before = {p.relative_to(run_dir): (p.read_bytes(), p.stat().st_mtime_ns) for p in run_dir.rglob("*") if p.is_file()}
+    refused = run_pilot(run_dir, *common, "optim.lr=0.02")
+    assert refused.returncode == 2 and "optim.lr" in refused.stderr, refused.stderr[-2000:]
+    after = {p.relative_to(run_dir): (p.read_bytes(), p.stat().st_mtime_ns) for p in run_dir.rglob("*") if p.is_file()}
+    assert after == before and lock.read_bytes() == before[lock.relative_to(run_dir)][0]
+    again = run_pilot(run_dir, *common, "checkpoint.resume=false")
+    assert again.returncode == 2 and "status running, but no process holds it" in again.stderr, again.stderr[-2000:]
