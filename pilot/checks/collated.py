@@ -130,6 +130,13 @@ def target_findings(
         problem = compare_targets(view.values, expected, masked)
         if problem and view.cut:
             problem += f" (collate truncated the row: {view.cut[0]} of the {view.cut[1]} tokens encode gave kept)"
+        elif problem == NO_TARGET[0] and (cut := view.item.get("truncated_tokens", 0)) > 0:  # the cause, named
+            of_target = view.item.get("truncated_target_tokens")
+            problem += (
+                f": encode's truncation cut all {len(expected)} of its target tokens"
+                if isinstance(of_target, int) and of_target >= len(expected) > 0
+                else f": encode truncated the row ({cut} tokens cut), its target among them"
+            ) + " (a longer sequence length, or truncation on the prompt's side, keeps them)"
         return [finding(problem)] if problem else []
     declared = set(real[start : start + len(expected)])
     counted = set(view.predicted)
@@ -388,7 +395,7 @@ def check_collated(
 def _drawn_without_target(findings: list[Finding], views: list[RowView]) -> list[Finding]:
     """A collate that draws its targets (a masked LM masking 15% of tokens) can draw none for a short row:
     that example has no target this time, not for good. Kept only where most rows have none."""
-    empty = [f for f in findings if f.problem in NO_TARGET]
+    empty = [f for f in findings if f.problem.startswith(NO_TARGET)]
     if len(empty) * 2 >= max(1, len(views)):
         return findings
-    return [f for f in findings if f.problem not in NO_TARGET]
+    return [f for f in findings if not f.problem.startswith(NO_TARGET)]
