@@ -9,6 +9,7 @@ taken out).
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from pathlib import Path
@@ -82,13 +83,23 @@ def _quota(group: Path, version: int) -> int | None:
         return None
 
 
+_said: set[str] = set()  # SLURM_CPUS_PER_TASK values already said to be ignored
+
+
 def cpu_budget(launcher_cpus: int | None = None) -> tuple[int, str]:
     """CPUs this process may use, and what limits them."""
     cores, source = affinity_cores(), "usable cores"
     limits = [(cgroup_quota(), "the cgroup's CPU quota")]
     slurm = os.environ.get("SLURM_CPUS_PER_TASK", "")
-    if slurm.isdigit():
+    if slurm.strip().isdigit() and int(slurm) > 0:
         limits.append((int(slurm), "SLURM_CPUS_PER_TASK"))
+    elif slurm and slurm not in _said:  # set by hand, or garbled: ignored, and said once
+        _said.add(slurm)
+        logging.getLogger("pilot").warning(
+            "SLURM_CPUS_PER_TASK=%r is not a whole number of CPUs above 0: ignored (the CPUs come from the "
+            "affinity mask and the cgroup's quota). Fix: unset it, or set the CPUs this process may use.",
+            slurm,
+        )
     if launcher_cpus:
         limits.append((int(launcher_cpus), "the launcher's cpus_per_task"))
     for limit, name in limits:

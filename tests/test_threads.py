@@ -216,3 +216,13 @@ def test_a_resume_at_another_thread_count_is_recorded_and_said(tmp_path):
     assert record["resumes"][0]["threads_changed"].startswith("1 -> 2 CPU threads")
     assert "resuming at another CPU thread count (1 -> 2" in again.stdout + again.stderr
     assert "run.threads=1, or the default run.threads=0" in again.stdout + again.stderr
+
+
+@pytest.mark.parametrize("value", ["garbage", "0", "-2"])
+def test_a_slurm_cpu_count_that_is_no_count_is_said_to_be_ignored(eight_cores, monkeypatch, caplog, value):
+    monkeypatch.setenv("SLURM_CPUS_PER_TASK", value)
+    monkeypatch.setattr(cpu_budget, "_said", set())
+    assert cpu_budget.cpu_budget() == (8, "usable cores")
+    assert f"SLURM_CPUS_PER_TASK={value!r} is not a whole number" in caplog.text
+    monkeypatch.setenv("SLURM_CPUS_PER_TASK", "3")
+    assert cpu_budget.cpu_budget() == (3, "SLURM_CPUS_PER_TASK")
