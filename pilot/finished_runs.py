@@ -55,17 +55,8 @@ def refuse_finished_run(cfg: DictConfig, run_dir: Path) -> None:
                     else ""
                 )
             )
-    recorded = data.get("model_path") or {}
-    if status in ("ok", "diverged") and recorded.get("fingerprint"):
-        now = base_files_fingerprint(cfg)
-        if now != recorded["fingerprint"]:  # the same command names another model now: it never ran here
-            raise ResumeRefused(
-                f"{run_dir} holds a finished run ({run_id}: status {status}, {data.get('updates_done')} updates) "
-                f"trained from the model model.path={recorded.get('path')} held then; that folder now holds "
-                f"another one (fingerprint of its files: run {recorded['fingerprint'][:12]}, now {str(now)[:12]}). "
-                "Nothing was done and nothing was touched. Fix: leave out hydra.run.dir to train the model there "
-                "now (a new directory and run_id; this run stays as it is)."
-            )
+    if status in ("ok", "diverged"):
+        _refuse_another_model_folder(cfg, run_dir, data)
     if status == "ok":
         closing = data.get("closing") or {}
         unchecked = (
@@ -86,6 +77,21 @@ def refuse_finished_run(cfg: DictConfig, run_dir: Path) -> None:
             f"diverged and nothing was touched. {again} To continue it from its last finite "
             "checkpoint instead, add checkpoint.continue_diverged=true (recorded in run.json).",
             exit_code=1,
+        )
+
+
+def _refuse_another_model_folder(cfg: DictConfig, run_dir: Path, data: dict[str, Any]) -> None:
+    """The finished run's ``model.path`` folder holds another model now (``pilot.models.base_files``): the same
+    command names a model that never ran here."""
+    recorded = data.get("model_path") or {}
+    now = base_files_fingerprint(cfg) if recorded.get("fingerprint") else None
+    if recorded.get("fingerprint") and now != recorded["fingerprint"]:
+        raise ResumeRefused(
+            f"{run_dir} holds a finished run ({data.get('run_id')}: status {data.get('status')}, "
+            f"{data.get('updates_done')} updates) trained from the model model.path={recorded.get('path')} held "
+            f"then; that folder now holds another one (fingerprint of its files: run {recorded['fingerprint'][:12]}, "
+            f"now {str(now)[:12]}). Nothing was done and nothing was touched. Fix: leave out hydra.run.dir to "
+            "train the model there now (a new directory and run_id; this run stays as it is)."
         )
 
 

@@ -21,6 +21,10 @@ def _run(root: Path, name: str, run_id: str, started_at: str, variant="optim.lr=
     return run_dir
 
 
+def _record(run_id: str, started_at: str) -> dict:
+    return {"run_id": run_id, "variant": "optim.lr=0.0002", "seed": 0, "mode": "train", "started_at": started_at}
+
+
 def _index_lines(root: Path) -> list[dict]:
     return [json.loads(line) for line in (root / run_index.INDEX_NAME).read_text().splitlines()]
 
@@ -183,13 +187,7 @@ def test_a_run_under_an_indexed_directory_is_indexed_there_from_any_working_dire
     monkeypatch.chdir(tmp_path / "sub")
     _run_dir = campaign / "outputs" / "manual"
     _run_dir.mkdir(parents=True)
-    record = {
-        "run_id": "r2",
-        "variant": "optim.lr=0.0002",
-        "seed": 0,
-        "mode": "train",
-        "started_at": "2026-01-01T00:00:02",
-    }
+    record = _record("r2", "2026-01-01T00:00:02")
     (_run_dir / "run.json").write_text(json.dumps(record))
     run_index.add(["outputs", "sweeps"], _run_dir, record)  # the roots of the directory it was started from
     monkeypatch.chdir(campaign)
@@ -310,13 +308,7 @@ def test_a_run_not_indexed_while_a_directory_stood_there_is_found_once_the_index
 def test_an_index_line_whose_run_json_was_never_written_is_no_parent(tmp_path):
     _run(tmp_path, "a/1", "r1", "2026-01-01T00:00:01")
     run_index.rebuild(tmp_path)
-    record = {
-        "run_id": "r2",
-        "variant": "optim.lr=0.0002",
-        "seed": 0,
-        "mode": "train",
-        "started_at": "2026-01-01T00:00:02",
-    }
+    record = _record("r2", "2026-01-01T00:00:02")
     (tmp_path / "a" / "2").mkdir()
     run_index.add([tmp_path], tmp_path / "a" / "2", record)  # RunRecord.start indexes first, then writes run.json
     assert run_index.find_parent([tmp_path], "optim.lr=0.0002", 0, None) == "r1"

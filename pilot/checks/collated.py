@@ -131,12 +131,9 @@ def target_findings(
         if problem and view.cut:
             problem += f" (collate truncated the row: {view.cut[0]} of the {view.cut[1]} tokens encode gave kept)"
         elif problem == NO_TARGET[0] and (cut := view.item.get("truncated_tokens", 0)) > 0:  # the cause, named
-            of_target = view.item.get("truncated_target_tokens")
-            problem += (
-                f": encode's truncation cut all {len(expected)} of its target tokens"
-                if isinstance(of_target, int) and of_target >= len(expected) > 0
-                else f": encode truncated the row ({cut} tokens cut), its target among them"
-            ) + " (a longer sequence length, or truncation on the prompt's side, keeps them)"
+            whole = isinstance(of := view.item.get("truncated_target_tokens"), int) and of >= len(expected) > 0
+            what = f"all {len(expected)} of its target tokens" if whole else f"{cut} tokens, its target among them"
+            problem += f": encode's truncation cut {what} (a longer sequence, or cutting the prompt's side, keeps them)"
         return [finding(problem)] if problem else []
     declared = set(real[start : start + len(expected)])
     counted = set(view.predicted)
