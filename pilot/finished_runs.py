@@ -90,7 +90,7 @@ def _refuse_another_model_folder(cfg: DictConfig, run_dir: Path, data: dict[str,
             f"{run_dir} holds a finished run ({data.get('run_id')}: status {data.get('status')}, "
             f"{data.get('updates_done')} updates) trained from the model model.path={recorded.get('path')} held "
             f"then; that folder now holds another one (fingerprint of its files: run {recorded['fingerprint'][:12]}, "
-            f"now {str(now)[:12]}). Nothing was done and nothing was touched. Fix: leave out hydra.run.dir to "
+            f"{f'now {now[:12]}' if now else 'now none: the folder is gone or unreadable'}). Nothing was done and nothing was touched. Fix: leave out hydra.run.dir to "
             "train the model there now (a new directory and run_id; this run stays as it is)."
         )
 

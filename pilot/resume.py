@@ -124,9 +124,10 @@ def refuse_changed_base(cfg: DictConfig, path: Path, state: dict) -> None:
             "the model would be built from another config (another architecture fails to load the checkpoint's "
             "weights; other settings would go on without a word)",
         )  # fmt: skip
+        now_said = f"now {now[:12]}" if now else "now none: the folder is gone or unreadable"
         raise ResumeRefused(
             f"model.path={cfg.model.path} holds {what[0].format(path=path)} (fingerprint of its files: checkpoint "
-            f"{saved[:12]}, now {str(now)[:12]}): {what[1]}. Fix: put back the model folder the run started from, "
+            f"{saved[:12]}, {now_said}): {what[1]}. Fix: put back the model folder the run started from, "
             "or start a new run directory (leave out hydra.run.dir)."
         )
 
@@ -177,17 +178,17 @@ def find_resume_state(
     note = _resume_note(path, state, cleaned, refuse_changed_config(cfg, path, state))
     if skipped:
         note["skipped_checkpoints"] = skipped
-    if "threads_changed" in note:  # said where the user looks, not only in the resume's record
+    refuse_changed_base(cfg, path, state)
+    refuse_changed_data(cfg, path, state)
+    budget_forced = any(d.startswith("budget.") for d in note.get("forced_despite", []))
+    refuse_budget_behind(cfg, run_dir, path, note["from_update"], budget_forced)
+    if "threads_changed" in note and is_main:  # said where the user looks, once the resume is not refused
         log.warning(
             "resuming at another CPU thread count (%s); run.threads=%s, or the default run.threads=0 (which "
             "continues at the checkpoint's count), keeps the run bit for bit",
             note["threads_changed"],
             state["torch_threads"],
         )
-    refuse_changed_base(cfg, path, state)
-    refuse_changed_data(cfg, path, state)
-    budget_forced = any(d.startswith("budget.") for d in note.get("forced_despite", []))
-    refuse_budget_behind(cfg, run_dir, path, note["from_update"], budget_forced)
     log.info("resuming from %s (update %d)", path, note["from_update"])
     return state, note
 
@@ -307,8 +308,6 @@ def continue_record(cfg: DictConfig, run_dir: Path, note: dict, overrides: Itera
     if note.get("forced_despite"):
         note = {**note, "overrides_before": data.get("overrides"), "variant_before": data.get("variant")}
         data.update(overrides=overrides, variant=variant_key(overrides, cfg))
-        if data["variant"] != note["variant_before"]:  # a relaunch of the new variant finds this run
-            run_index.add(index_roots(cfg), run_dir, data)
     elif overrides != list(data.get("overrides") or []):  # run.threads=2 on resume: the run's record keeps its
         note = {**note, "overrides": overrides}  # variant's line; this attempt's own line is its entry's
     data.setdefault("resumes", []).append(
@@ -343,7 +342,10 @@ def continue_record(cfg: DictConfig, run_dir: Path, note: dict, overrides: Itera
             missing,
             int(note.get("from_update", 0)),
         )
-    return RunRecord(run_dir, data)
+    if "variant_before" not in note or note["variant_before"] == data.get("variant"):
+        return RunRecord(run_dir, data)
+    with run_index.adding(index_roots(cfg), run_dir, data):  # a relaunch of the new variant finds this run; its
+        return RunRecord(run_dir, data)  # line and run.json under the index's lock (``run_index.adding``)
 
 
 def set_aside_metrics_after(run_dir: Path, update: int) -> str:

@@ -2,8 +2,8 @@
 finding a relaunch's parent reads one file instead of every run.json of the campaign.
 
 ``<root>/.pilot_runs.jsonl`` holds one line per run (path relative to the root, run_id,
-variant, seed, mode, started_at), appended by the run itself just before its run.json is first
-written, under an exclusive ``flock`` so concurrent jobs never interleave lines; beside it,
+variant, seed, mode, started_at), appended by the run itself under an exclusive ``flock`` held until
+its run.json is first written, so concurrent jobs never interleave lines; beside it,
 ``.pilot_runs.size`` holds the index's size in bytes as pilot last wrote it. It is never trusted
 over the run directories: an index that is missing, unreadable, not the size pilot wrote (emptied,
 cut short, cut in the middle of an append, edited) or not lines as pilot writes them (zeros a crash
@@ -11,8 +11,8 @@ left in place of its blocks) is rebuilt from them — scanned and written holdin
 that a run appending its line meanwhile is not lost — and the run the index names as parent is checked
 against its own run.json; when that disagrees (a run deleted or moved) the index is rebuilt and the
 search made again. Every run it gives for the variant and seed sought is checked so (a time edited in
-place must not reorder them), and a run is indexed just before its run.json is written: a kill between
-leaves a line its directory disproves, never a run the index lacks while its size says it is whole. An
+place must not reorder them), and a run appends its line, then writes its run.json, holding the index's lock (``adding``): a
+kill between leaves a line its directory disproves, and no rebuild falls between them to drop the line. An
 index that cannot be appended to (a directory in its place) loses its size file, so that a copy put back
 later is rebuilt rather than trusted without the runs made meanwhile. An index that cannot be written (a directory in its place, a read-only root) is
 left as it is: the run directories are read instead, and the run goes on. A run directory copied in
@@ -32,7 +32,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -95,19 +95,14 @@ def _lock(handle: Any, kind: int) -> None:
         time.sleep(0.05)
 
 
-def _locked_write(index: Path, text: str) -> None:
-    """Append ``text`` holding the index's exclusive lock; the size file follows, unless the index was
-    already not as pilot wrote it (then the next search rebuilds it)."""
-    with index.open("ab") as handle:
-        _lock(handle, fcntl.LOCK_EX)
-        try:
-            as_written = _recorded_size(index.parent) == os.fstat(handle.fileno()).st_size
-            handle.write(text.encode())
-            handle.flush()
-            if as_written:
-                _record_size(index.parent, os.fstat(handle.fileno()).st_size)
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+def _append(root: Path, handle: Any, text: str) -> None:
+    """Append ``text`` to the index open in ``handle``, its exclusive lock held; the size file follows,
+    unless the index was already not as pilot wrote it (then the next search rebuilds it)."""
+    as_written = _recorded_size(root) == os.fstat(handle.fileno()).st_size
+    handle.write(text.encode())
+    handle.flush()
+    if as_written:
+        _record_size(root, os.fstat(handle.fileno()).st_size)
 
 
 def _scanned(root: Path) -> list[dict[str, Any]]:
@@ -229,21 +224,35 @@ def within_roots(roots: Iterable[Path | str], run_dir: Path) -> bool:
 
 
 def add(roots: Iterable[Path], run_dir: Path, record: dict[str, Any]) -> None:
+    """Append the run's line to its indexes (``adding``), its run.json already as ``record`` says."""
+    with adding(roots, run_dir, record):
+        pass
+
+
+@contextlib.contextmanager
+def adding(roots: Iterable[Path], run_dir: Path, record: dict[str, Any]) -> Iterator[None]:
     """Append the run's line to the index of each root it lives under (if indexed) and of any directory
     above it that holds an index (a run started from another working directory into this campaign's
-    root); an index that cannot be appended to is said, and its size file removed so that the next
-    search rebuilds it: the run goes on."""
+    root), holding each index's lock until the block ends: the caller writes the run.json the line
+    stands for inside it, so a rebuild (which scans run.json files under the same lock) never falls
+    between the two and loses the line. An index that cannot be appended to is said, and its size file
+    removed so that the next search rebuilds it: the run goes on."""
     run_dir = Path(run_dir).resolve()
     indexed = {Path(root).resolve() for root in roots} | {parent for parent in run_dir.parents}
-    for root in sorted(root for root in indexed if root in run_dir.parents and (root / INDEX_NAME).exists()):
-        try:
-            if not (root / INDEX_NAME).is_file():  # a directory in its place: an index put back later lacks this run
-                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(root / INDEX_NAME))
-            _locked_write(root / INDEX_NAME, json.dumps(_entry(root, run_dir, record)) + "\n")
-        except OSError as error:
-            _cannot_write(root, error)
-            with contextlib.suppress(OSError):  # this run is not in it: the next search rebuilds it
-                (root / SIZE_NAME).unlink(missing_ok=True)
+    with contextlib.ExitStack() as held:
+        for root in sorted(root for root in indexed if root in run_dir.parents and (root / INDEX_NAME).exists()):
+            try:
+                if not (root / INDEX_NAME).is_file():  # a directory in its place: a copy put back later lacks this run
+                    raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(root / INDEX_NAME))
+                handle = held.enter_context((root / INDEX_NAME).open("ab"))
+                _lock(handle, fcntl.LOCK_EX)  # roots in sorted order: two runs never wait on each other
+                held.callback(fcntl.flock, handle, fcntl.LOCK_UN)
+                _append(root, handle, json.dumps(_entry(root, run_dir, record)) + "\n")
+            except OSError as error:
+                _cannot_write(root, error)
+                with contextlib.suppress(OSError):  # this run is not in it: the next search rebuilds it
+                    (root / SIZE_NAME).unlink(missing_ok=True)
+        yield
 
 
 def started_instant(started_at: Any) -> float:

@@ -192,10 +192,10 @@ class RunRecord:
             "started_at": now_text(),
             "sweep_id": sweep_identity(sweep_dir),
         }
-        # indexed first: a kill before run.json is written leaves a line its directory disproves (the next
-        # search rebuilds the index), never a run the index lacks while its size file says it is whole
-        run_index.add(roots, run_dir, data)
-        return cls(run_dir, data)
+        # its index line, then its run.json, both while the index's lock is held: a kill between leaves a line
+        # its directory disproves (the next search rebuilds the index), and no rebuild falls between the two
+        with run_index.adding(roots, run_dir, data):
+            return cls(run_dir, data)
 
     def rows(self, kind: str | None = None) -> list[dict[str, Any]]:
         """The rows of metrics.jsonl (of one ``kind``), as written so far."""

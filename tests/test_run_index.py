@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import multiprocessing
 import shutil
+import threading
+import time
 from pathlib import Path
 
 from pilot import run_index
@@ -114,7 +116,7 @@ def test_an_index_that_cannot_be_written_is_read_around_and_the_run_goes_on(tmp_
         raise PermissionError(1, "Operation not permitted")
 
     run_index._said.clear()  # said once per root and process: the directory above was said
-    monkeypatch.setattr(run_index, "_locked_write", refused)
+    monkeypatch.setattr(run_index, "_append", refused)
     _run(tmp_path, "a/5", "r5", "2026-01-01T00:00:05")  # not appended, said, no exception
     assert "cannot be written (Operation not permitted)" in caplog.text
     monkeypatch.undo()
@@ -313,3 +315,24 @@ def test_an_index_line_whose_run_json_was_never_written_is_no_parent(tmp_path):
     run_index.add([tmp_path], tmp_path / "a" / "2", record)  # RunRecord.start indexes first, then writes run.json
     assert run_index.find_parent([tmp_path], "optim.lr=0.0002", 0, None) == "r1"
     assert [e["run_id"] for e in _index_lines(tmp_path)] == ["r1"]  # rebuilt from what is there
+
+
+def test_a_search_while_a_run_starts_waits_for_its_run_json_and_keeps_its_line(tmp_path):
+    """A run's line is in the index before its run.json is written: a search meanwhile (another job) found the
+    line disproved, rebuilt the index without it and recorded the new size, so every later relaunch missed
+    the run. The line and the run.json are written holding the index's lock; the search waits."""
+    _run(tmp_path, "a/1", "r1", "2026-01-01T00:00:01")
+    run_index.rebuild(tmp_path)
+    record, found = _record("r2", "2026-01-01T00:00:02"), []
+    (tmp_path / "a" / "2").mkdir()
+    with run_index.adding([tmp_path], tmp_path / "a" / "2", record):
+        search = threading.Thread(
+            target=lambda: found.append(run_index.find_parent([tmp_path], record["variant"], 0, None))
+        )
+        search.start()
+        time.sleep(0.3)  # the search is waiting for the index's lock
+        (tmp_path / "a" / "2" / "run.json").write_text(json.dumps(record))
+    search.join(10)
+    assert found == ["r2"]
+    assert [e["run_id"] for e in _index_lines(tmp_path)] == ["r1", "r2"]
+    assert run_index.find_parent([tmp_path], record["variant"], 0, None) == "r2"
