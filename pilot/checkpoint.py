@@ -38,7 +38,7 @@ import torch
 from omegaconf import DictConfig
 
 from pilot.checkpoint_checks import check_shard_files, intact, non_finite_tensors, training_state_non_finite
-from pilot.data.data_files import data_files_fingerprint
+from pilot.engine.build import files_read
 from pilot.engine.distributed import barrier, every_rank
 from pilot.engine.optim import lr_from_this_schedule
 from pilot.engine.rng_state import restore_rng_states, rng_states
@@ -46,7 +46,6 @@ from pilot.engine.sharding import is_sharded, load_whole_training_state
 from pilot.errors import UnsafeFileError, disk_full_guard, first_line
 from pilot.faults import fault_point
 from pilot.models.adapter import is_adapted, load_trained_state, trained_state
-from pilot.models.base_files import base_files_fingerprint
 from pilot.pickle_scan import code_in_file
 from pilot.run_record import config_hash
 from pilot.sharded_checkpoint import METADATA_FILE, read_shards, write_shards
@@ -84,8 +83,7 @@ def training_state(trainer, cfg: DictConfig, rng_by_rank: list | None = None) ->
         "torch_threads": torch.get_num_threads(),  # another count changes float reduction order
         "config_hash": config_hash(cfg),
         "defining_config": defining_config(cfg),
-        **({"base_files_fingerprint": base} if (base := base_files_fingerprint(cfg)) else {}),  # model.path
-        "data_files": data_files_fingerprint(cfg),  # what the data settings name: a resume compares them
+        **(getattr(trainer, "files_read", None) or files_read(cfg)),  # a resume compares them
     }
 
 

@@ -7,16 +7,18 @@ unseen; a difference it reports is always real."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 BLOCK, BLOCKS = 1 << 16, 64
 
 
-def _files(root: Path) -> list[Path]:
+def _files(root: Path, keep: Callable[[str], bool] | None) -> list[Path]:
     if root.is_file():
         return [root]
-    return sorted(p for p in root.rglob("*") if p.is_file() and not p.name.startswith("."))
+    found = (p for p in root.rglob("*") if p.is_file() and not p.name.startswith("."))
+    return sorted(p for p in found if keep is None or keep(p.relative_to(root).as_posix()))
 
 
 def _sampled(path: Path, size: int, digest: Any) -> None:
@@ -29,14 +31,15 @@ def _sampled(path: Path, size: int, digest: Any) -> None:
             digest.update(handle.read(BLOCK))
 
 
-def fingerprint(path: Path | str) -> str | None:
-    """The fingerprint of the file or directory at ``path``; None when nothing there can be read."""
+def fingerprint(path: Path | str, keep: Callable[[str], bool] | None = None) -> str | None:
+    """The fingerprint of the file or directory at ``path`` (``keep``: of a directory's files whose names
+    below it it keeps, the others left out); None when nothing there can be read."""
     root = Path(path).resolve()
     if not root.exists():
         return None
     digest = hashlib.sha256()
     try:
-        for file in _files(root):
+        for file in _files(root, keep):
             size = file.stat().st_size
             name = file.name if root.is_file() else file.relative_to(root).as_posix()
             digest.update(f"{name}:{size}\n".encode())

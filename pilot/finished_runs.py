@@ -15,7 +15,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from pilot.errors import INCOMPLETE, ResumeRefused, RunFinished
-from pilot.models.base_files import base_files_fingerprint
+from pilot.models.base_files import now_said, recorded_key, saved_and_now
 from pilot.resume import differing_keys, saved_config
 from pilot.run_index import roots_of, within_roots
 from pilot.run_record import abandoned, config_hash, index_roots, read_run_json
@@ -84,13 +84,13 @@ def _refuse_another_model_folder(cfg: DictConfig, run_dir: Path, data: dict[str,
     """The finished run's ``model.path`` folder holds another model now (``pilot.models.base_files``): the same
     command names a model that never ran here."""
     recorded = data.get("model_path") or {}
-    now = base_files_fingerprint(cfg) if recorded.get("fingerprint") else None
-    if recorded.get("fingerprint") and now != recorded["fingerprint"]:
+    saved, now = saved_and_now(cfg, {recorded_key(recorded): recorded.get("fingerprint")})
+    if saved and now != saved:
         raise ResumeRefused(
             f"{run_dir} holds a finished run ({data.get('run_id')}: status {data.get('status')}, "
             f"{data.get('updates_done')} updates) trained from the model model.path={recorded.get('path')} held "
-            f"then; that folder now holds another one (fingerprint of its files: run {recorded['fingerprint'][:12]}, "
-            f"{f'now {now[:12]}' if now else 'now none: the folder is gone or unreadable'}). Nothing was done and nothing was touched. Fix: leave out hydra.run.dir to "
+            f"then; that folder now holds another one (fingerprint of its files: run {saved[:12]}, "
+            f"{now_said(now)}). Nothing was done and nothing was touched. Fix: leave out hydra.run.dir to "
             "train the model there now (a new directory and run_id; this run stays as it is)."
         )
 

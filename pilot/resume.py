@@ -26,7 +26,7 @@ from pilot.data.data_files import data_files_fingerprint
 from pilot.engine.batch_plan import plan_from_config
 from pilot.errors import ResumeRefused, disk_full_guard
 from pilot.models.adapter import wants_adapter
-from pilot.models.base_files import base_files_fingerprint
+from pilot.models.base_files import now_said, saved_and_now
 from pilot.run_record import RunRecord, config_hash, index_roots, now_text, parse_row, read_run_json
 from pilot.variant import defining_config, variant_key
 
@@ -113,8 +113,7 @@ def refuse_changed_config(cfg: DictConfig, path: Path, state: dict) -> list[str]
 def refuse_changed_base(cfg: DictConfig, path: Path, state: dict) -> None:
     """The model read from ``model.path`` (an adapter's base, or where a full fine-tune started): the files
     there must be those the checkpoint's run was built from (``pilot.models.base_files``)."""
-    saved = state.get("base_files_fingerprint")
-    now = base_files_fingerprint(cfg) if saved else None
+    saved, now = saved_and_now(cfg, state)
     if saved and now != saved:
         what = (
             "another base than the one the adapter in {path} was trained on",
@@ -124,10 +123,9 @@ def refuse_changed_base(cfg: DictConfig, path: Path, state: dict) -> None:
             "the model would be built from another config (another architecture fails to load the checkpoint's "
             "weights; other settings would go on without a word)",
         )  # fmt: skip
-        now_said = f"now {now[:12]}" if now else "now none: the folder is gone or unreadable"
         raise ResumeRefused(
             f"model.path={cfg.model.path} holds {what[0].format(path=path)} (fingerprint of its files: checkpoint "
-            f"{saved[:12]}, {now_said}): {what[1]}. Fix: put back the model folder the run started from, "
+            f"{saved[:12]}, {now_said(now)}): {what[1]}. Fix: put back the model folder the run started from, "
             "or start a new run directory (leave out hydra.run.dir)."
         )
 

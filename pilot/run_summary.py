@@ -19,7 +19,7 @@ from pilot.engine.threads import ThreadChoice
 from pilot.engine.trainer import Trainer
 from pilot.estimate.fake_tensor import EstimateRefused, estimate_memory
 from pilot.models.adapter import adapter_settings, wants_adapter
-from pilot.models.base_files import base_files_fingerprint
+from pilot.models.base_files import recorded
 from pilot.run_record import RunRecord, write_json_atomic, write_text_atomic
 
 log = logging.getLogger("pilot")
@@ -74,8 +74,8 @@ def record_setup(cfg: DictConfig, trainer: Trainer, record: RunRecord, run_dir: 
         threads=threads.as_dict(),
         parameters=parameter_counts(trainer.raw_model, cfg),
     )
-    if (fingerprint := base_files_fingerprint(cfg)) is not None:  # what model.path held: a rerun can compare
-        record.update(model_path={"path": str(Path(cfg.model.path).resolve()), "fingerprint": fingerprint})
+    if (folder := recorded(cfg, trainer.files_read or {})) is not None:  # what model.path held: a rerun compares
+        record.update(model_path=folder)
     if cfg.estimate.in_runs:  # off by default: the first estimate in a process costs seconds of set-up
         record.update(memory_estimate=estimate_summary(cfg, trainer.task))
 

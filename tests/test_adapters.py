@@ -241,6 +241,8 @@ def test_a_resume_on_a_model_copied_over_model_path_is_refused(tmp_path, adapter
     assert said in refused.stderr and "Traceback" not in refused.stderr
     assert (run_dir / "run.json").read_bytes() == record  # the run's record is left as it was
     _tiny_llama(tmp_path / "base", seed=0)  # the base put back: the run goes on
+    (tmp_path / "base" / "tokenizer_config.json").write_text("{}")  # files no model is read from: the same model
+    (tmp_path / "base" / "README.md").write_text("notes")
     resumed = _run(*line)
     assert resumed.returncode == 0, resumed.stdout[-2000:] + resumed.stderr[-2000:]
     assert json.loads((run_dir / "run.json").read_text())["resumes"][-1]["from_update"] == 2
@@ -263,8 +265,35 @@ def test_the_base_fingerprint_sees_another_base_and_not_a_copy(make_cfg, tmp_pat
     assert base_files_fingerprint(cfg) == first
     for i in range(0, len(weights), 4096):  # another base: other weights, throughout the file
         weights[i] ^= 1
+    for name in ("tokenizer_config.json", "README.md", "reload_check.json"):  # files no model is read from
+        (base / name).write_text("{}")
+    assert base_files_fingerprint(cfg) == first != base_files_fingerprint(cfg, every_file=True)
+    (base / "generation_config.json").write_text("{}")  # one it is read from
+    assert base_files_fingerprint(cfg) != first
+    (base / "generation_config.json").unlink()
     (base / "model.safetensors").write_bytes(bytes(weights))
     assert base_files_fingerprint(cfg) != first
+
+
+def test_the_model_folder_is_fingerprinted_as_the_run_read_it_and_older_checkpoints_as_taken(make_cfg, tmp_path):
+    """Every checkpoint keeps the fingerprint taken before the model was built: taken at each save, a folder
+    saved over during the run was recorded as the one the run read, and a resume on the new folder passed.
+    A checkpoint of an earlier pilot (``base_files_fingerprint``: every file) is compared as it was taken."""
+    from pilot.checkpoint import training_state
+    from pilot.models.base_files import ALL_FILES_KEY, MODEL_FILES_KEY, base_files_fingerprint, saved_and_now
+
+    _tiny_llama(tmp_path / "base", seed=0)
+    cfg = make_cfg("model=hf_causal_lm", f"model.path={tmp_path / 'base'}", *LORA, "mode=train")
+    read = base_files_fingerprint(cfg)
+    trainer = build_trainer(cfg)
+    _tiny_llama(tmp_path / "base", seed=1)  # saved over while the run trains
+    state = training_state(trainer, cfg)
+    assert state[MODEL_FILES_KEY] == read != base_files_fingerprint(cfg)
+    assert saved_and_now(cfg, state) == (read, base_files_fingerprint(cfg))  # a resume sees the change
+    (tmp_path / "base" / "README.md").write_text("notes")
+    every = base_files_fingerprint(cfg, every_file=True)
+    assert saved_and_now(cfg, {ALL_FILES_KEY: every}) == (every, every)
+    assert saved_and_now(cfg, {}) == (None, None)
 
 
 @pytest.mark.parametrize(

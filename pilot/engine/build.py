@@ -13,12 +13,14 @@ from omegaconf import DictConfig
 
 from pilot.config.values import enum_value, resolve_device, select
 from pilot.cpu_budget import busy_elsewhere
+from pilot.data.data_files import data_files_fingerprint
 from pilot.data.task import ContractError
 from pilot.engine.distributed import DistContext
 from pilot.engine.sharding import full_model_state
 from pilot.engine.threads import ThreadChoice, choose_threads, launcher_cpus
 from pilot.engine.trainer import Trainer
 from pilot.models.adapter import apply_adapter
+from pilot.models.base_files import MODEL_FILES_KEY, base_files_fingerprint
 
 
 def seed_everything(seed: int) -> None:
@@ -104,7 +106,8 @@ def longest_sequence(cfg: DictConfig) -> tuple[object, str]:
 
 
 def build_trainer(cfg: DictConfig, ctx: DistContext = DistContext()) -> Trainer:
-    """Task, model and engine for ``cfg`` (already validated)."""
+    """Task, model and engine for ``cfg`` (already validated); ``files_read``: the files it reads, as they were."""
+    read = files_read(cfg)  # before anything is read from them
     device = resolve_device(cfg)
     if device.type == "cuda":
         device = torch.device("cuda", ctx.local_rank)
@@ -112,6 +115,7 @@ def build_trainer(cfg: DictConfig, ctx: DistContext = DistContext()) -> Trainer:
     task = instantiate(cfg.data, _convert_="all")
     seed_everything(int(cfg.seed))  # same initial weights on every replica
     trainer = Trainer(cfg, task, build_model(cfg), device, ctx)
+    trainer.files_read = read
     if trainer.plan.total_updates == 0:
         raise ValueError(
             f"budget.value={cfg.budget.value} ({enum_value(cfg.budget.fixed)}) buys no update: "
@@ -120,6 +124,15 @@ def build_trainer(cfg: DictConfig, ctx: DistContext = DistContext()) -> Trainer:
             "batch.drop_last=false."
         )
     return trainer
+
+
+def files_read(cfg: DictConfig) -> dict:
+    """The fingerprints of what a run reads from files: the model folder's (``model.path``) and the data
+    settings' files. Taken once, before the run reads them, and kept by every checkpoint (a resume compares
+    them) and by run.json: taken again at each save, a folder saved over during the run was recorded as
+    the one the run had read."""
+    model = base_files_fingerprint(cfg)
+    return {**({MODEL_FILES_KEY: model} if model else {}), "data_files": data_files_fingerprint(cfg)}
 
 
 def whole_model(trainer: Trainer) -> torch.nn.Module | None:

@@ -74,6 +74,7 @@ class Trainer:
         mesh: Any = None,
     ):
         self.cfg, self.task, self.device, self.ctx = cfg, task, device, ctx
+        self.files_read: dict | None = None  # build.files_read, set by build_trainer
         self.seed = int(cfg.seed)
         self.train_items = task.encoded("train") if train_items is None else train_items
         self.plan: BatchPlan = plan_from_config(cfg, len(self.train_items))
