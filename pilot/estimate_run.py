@@ -41,7 +41,7 @@ from pilot.estimate.inputs import LONGER_THAN_THE_DATA
 from pilot.estimate.reachable import reachable_batches
 from pilot.estimate.stored import CACHE_ENV, from_store, min_store_seconds, store_dir, stored_estimate, uses_your_code
 from pilot.faults import fault_point
-from pilot.finished_runs import refuse_reused_for
+from pilot.finished_runs import taken_unless_reused
 from pilot.rental.campaign_plan import Plan
 from pilot.rental.catalog import load_catalog
 from pilot.rental.choice_sheet import Measured
@@ -49,7 +49,7 @@ from pilot.rental.estimate_cache import EstimateCache
 from pilot.rental.parallel_estimates import fill
 from pilot.rental.requirements import Requirement, campaign_requirements
 from pilot.rental.sheet import build_and_write, print_sheet, remove_sheet
-from pilot.run_record import RunDirectoryLock, RunRecord, record_interrupted
+from pilot.run_record import RunRecord, record_interrupted
 from pilot.text_table import byte_size
 from pilot.validation import validate
 
@@ -318,9 +318,7 @@ def run_estimate(
     if store_dir() is not None:
         min_store_seconds()  # a setting of the store that means nothing: refused before anything is computed
     run_dir = Path(run_dir)
-    with RunDirectoryLock(run_dir), SignalsStopAtOnce() as signals:  # the lock: one process per directory
-        if (run_dir / "run.json").exists():  # looked at under the lock: another line may have just written it
-            refuse_reused_for("estimate", run_dir, cfg)
+    with taken_unless_reused("estimate", run_dir, cfg), SignalsStopAtOnce() as signals:
         record = None
         try:
             record = RunRecord.start(run_dir, cfg, overrides, mode="estimate")

@@ -9,6 +9,8 @@ code it ended with.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,7 @@ from pilot.errors import INCOMPLETE, ResumeRefused, RunFinished
 from pilot.models.base_files import now_said, recorded_key, saved_and_now
 from pilot.resume import differing_keys, saved_config
 from pilot.run_index import roots_of, within_roots
-from pilot.run_record import abandoned, config_hash, index_roots, read_run_json
+from pilot.run_record import RunDirectoryLock, abandoned, config_hash, index_roots, read_run_json
 from pilot.variant import defining_config, flat_config
 
 
@@ -93,6 +95,21 @@ def _refuse_another_model_folder(cfg: DictConfig, run_dir: Path, data: dict[str,
             f"{now_said(now)}). Nothing was done and nothing was touched. Fix: leave out hydra.run.dir to "
             "train the model there now (a new directory and run_id; this run stays as it is)."
         )
+
+
+@contextmanager
+def taken_unless_reused(mode: str, run_dir: Path, cfg: DictConfig) -> Iterator[RunDirectoryLock]:
+    """The run directory's lock, held for a pilot or an estimate (one process per directory). A run there
+    (looked at under the lock: another line may have just written it) refuses the line before this process
+    writes itself as the lock's holder: a refused line leaves the lock file as it was."""
+    lock = RunDirectoryLock(run_dir).acquire(announce=False)
+    try:
+        if (run_dir / "run.json").exists():
+            refuse_reused_for(mode, run_dir, cfg)
+        lock.announce()
+        yield lock
+    finally:
+        lock.release()
 
 
 def refuse_reused_for(mode: str, run_dir: Path, cfg: DictConfig | None = None) -> None:

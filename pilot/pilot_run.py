@@ -63,14 +63,14 @@ from pilot.errors import (
 from pilot.estimate.fake_tensor import estimate_memory
 from pilot.estimate_run import MEASURED_ON_RANKS, estimate_step, save_measured
 from pilot.faults import fault_point
-from pilot.finished_runs import refuse_reused_for
+from pilot.finished_runs import taken_unless_reused
 from pilot.host_memory_cap import cap_host_memory, release_host_memory_cap
 from pilot.phases.gates import PhaseRunner
 from pilot.phases.rows import write_phases_csv
 from pilot.rental.journal import append_entry, journal_problem
 from pilot.rental.sheet import remove_sheet
 from pilot.report import print_console, write_report
-from pilot.run_record import RunDirectoryLock, RunRecord, record_interrupted
+from pilot.run_record import RunRecord, record_interrupted
 from pilot.run_summary import learning_rate_reached
 from pilot.still_running import still_running
 from pilot.validation import validate
@@ -187,9 +187,7 @@ def run_pilot(
     run_dir = Path(run_dir)
     if _other_rank(cfg, run_dir):
         return 0
-    with RunDirectoryLock(run_dir), SignalsStopAtOnce() as signals:
-        if (run_dir / "run.json").exists():
-            refuse_reused_for("pilot", run_dir, cfg)
+    with taken_unless_reused("pilot", run_dir, cfg), SignalsStopAtOnce() as signals:
         record = None
         try:
             record = RunRecord.start(run_dir, cfg, overrides, mode="pilot")

@@ -511,3 +511,27 @@ def test_a_line_refused_over_a_killed_run_leaves_its_lock_file_as_it_was_and_say
     assert after == before and lock.read_bytes() == before[lock.relative_to(run_dir)][0]
     again = run_pilot(run_dir, *common, "checkpoint.resume=false")
     assert again.returncode == 2 and "status running, but no process holds it" in again.stderr, again.stderr[-2000:]
+
+
+@pytest.mark.parametrize("mode", ["pilot", "estimate"])
+def test_a_pilot_or_an_estimate_refused_under_its_lock_leaves_the_lock_file_as_it_was(make_cfg, tmp_path, mode):
+    """A run.json that appears after the command line's own check (another line just wrote it) is refused
+    under the lock; the pilot's and the estimate's line wrote themselves into the lock file first, and left
+    it so (the training path put it back), and a killed run is said to be killed."""
+    import socket
+
+    from pilot.errors import ResumeRefused
+    from pilot.estimate_run import run_estimate
+    from pilot.pilot_run import run_pilot as pilot_in_process
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "run.json").write_text(json.dumps({"run_id": "killed", "mode": "train", "status": "running"}))
+    lock = run_dir / RunDirectoryLock.NAME
+    lock.write_text(f"pid 999999999 on host {socket.gethostname()}")  # its holder gone: killed
+    os.utime(lock, ns=(10**18, 10**18))
+    before = (lock.read_bytes(), lock.stat().st_mtime_ns)
+    start = pilot_in_process if mode == "pilot" else run_estimate
+    with pytest.raises(ResumeRefused, match="status running, but no process holds it"):
+        start(make_cfg(f"mode={mode}"), run_dir)
+    assert (lock.read_bytes(), lock.stat().st_mtime_ns) == before
