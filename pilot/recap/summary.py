@@ -61,8 +61,8 @@ def task_change(data_json: str | None, control_json: str | None, share: Any, con
 
 
 def _first_shares(group: pd.DataFrame) -> tuple:
-    def first(column: str):
-        return next((v for v in group.get(column, pd.Series(dtype=object)) if _share(v) is not None), None)
+    def first(column: str):  # the first value that is not None or NaN (10,000 runs: not one by one)
+        return next(iter(group[column].dropna()), None) if column in group else None
 
     return first("examples_truncated_share"), first("tokens_truncated_share"), first("targets_truncated_share")
 
@@ -105,9 +105,12 @@ def _std(values: pd.Series) -> float:
 
 
 # --------------------------------------------------------------------------- per variant
-def _variant_row(variant: str, group: pd.DataFrame, control: str, unreadable: int = 0) -> dict[str, Any]:
-    """``group``: the variant's readable runs; ``unreadable``: how many more its damaged runs are (not judged)."""
-    values, runs = one_value_per_seed(group)
+def _variant_row(
+    variant: str, group: pd.DataFrame, control: str, unreadable: int = 0, per_seed: tuple | None = None
+) -> dict[str, Any]:
+    """``group``: the variant's readable runs; ``unreadable``: how many more its damaged runs are (not judged);
+    ``per_seed``: ``one_value_per_seed(group)`` when already known."""
+    values, runs = per_seed if per_seed is not None else one_value_per_seed(group)
     row = {
         "variant": variant,
         "runs": len(group),
@@ -145,10 +148,13 @@ def summarise(frame: pd.DataFrame, control: str, quality_tolerance: float | None
         frame[(frame["status"] == "unreadable") & frame["variant"].notna()] if "variant" in frame else frame.iloc[0:0]
     )
     unreadable = damaged["variant"].value_counts().to_dict()  # runs of a variant the recap could not read
-    for variant, group in readable.groupby("variant", sort=True):
-        row = _variant_row(variant, group, control, int(unreadable.get(variant, 0)))
-        own = control_rows[control_rows["variant"] == own_control(variant, controls, control)]
-        own_values, _ = one_value_per_seed(own)
+    groups = dict(list(readable.groupby("variant", sort=True)))
+    per_seed = {variant: one_value_per_seed(group) for variant, group in groups.items()}  # once per variant
+    for variant, group in groups.items():
+        row = _variant_row(variant, group, control, int(unreadable.get(variant, 0)), per_seed[variant])
+        own_name = own_control(variant, controls, control)
+        own = groups[own_name] if own_name is not None else control_rows.iloc[0:0]
+        own_values = per_seed[own_name][0] if own_name is not None else pd.Series(dtype=float)
         row["task"] = (
             task_change(_first_data(group), _first_data(own), _first_shares(group), _first_shares(own))
             if control
