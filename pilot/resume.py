@@ -153,17 +153,10 @@ def find_resume_state(
     """The newest valid checkpoint's state (or None) and what to record about the resume."""
     if not cfg.checkpoint.resume:
         return None, {}
-    cleaned = checkpointer.clean_temporary_files() if is_main else []
-    if cleaned:
-        log.warning(
-            "removed %d leftover temporary checkpoint file(s) of an interrupted save: %s",
-            len(cleaned),
-            ", ".join(cleaned),
-        )
     skipped: list[str] = []  # newer checkpoints that did not load: the record names them
-    found = checkpointer.latest_valid(skipped)
+    found = checkpointer.latest_valid(skipped)  # a leftover never has a checkpoint's name (``clean_temporary_files``)
     if found is None:
-        note = {"from_update": 0, "cleaned_temporary_files": cleaned}
+        note = {"from_update": 0, "cleaned_temporary_files": _cleaned(checkpointer, is_main)}
         if skipped:
             note["skipped_checkpoints"] = skipped
         if (run_dir / "run.json").exists():  # said once the restart is not refused (open_record)
@@ -173,13 +166,14 @@ def find_resume_state(
     path, state = found
     if int(cfg.run.threads) == 0 and state.get("torch_threads"):  # the default continues bit for bit
         torch.set_num_threads(int(state["torch_threads"]))
-    note = _resume_note(path, state, cleaned, refuse_changed_config(cfg, path, state))
+    note = _resume_note(path, state, refuse_changed_config(cfg, path, state))
     if skipped:
         note["skipped_checkpoints"] = skipped
     refuse_changed_base(cfg, path, state)
     refuse_changed_data(cfg, path, state)
     budget_forced = any(d.startswith("budget.") for d in note.get("forced_despite", []))
     refuse_budget_behind(cfg, run_dir, path, note["from_update"], budget_forced)
+    note["cleaned_temporary_files"] = _cleaned(checkpointer, is_main)  # not refused: the directory is the run's
     if "threads_changed" in note and is_main:  # said where the user looks, once the resume is not refused
         log.warning(
             "resuming at another CPU thread count (%s); run.threads=%s, or the default run.threads=0 (which "
@@ -214,13 +208,22 @@ def refuse_budget_behind(cfg: DictConfig, run_dir: Path, path: Path, from_update
         )
 
 
-def _resume_note(path: Path, state: dict, cleaned: list[str], differences: list[str]) -> dict:
+def _cleaned(checkpointer: Checkpointer, is_main: bool) -> list[str]:
+    """The leftovers of an interrupted save, removed by rank 0 once the resume is not refused (a refused line
+    leaves the directory as it was), and said."""
+    cleaned = checkpointer.clean_temporary_files() if is_main else []
+    if cleaned:
+        log.warning(
+            "removed %d leftover temporary checkpoint file(s) of an interrupted save: %s",
+            len(cleaned),
+            ", ".join(cleaned),
+        )
+    return cleaned
+
+
+def _resume_note(path: Path, state: dict, differences: list[str]) -> dict:
     """What run.json records about a resume from the checkpoint at ``path``."""
-    note = {
-        "from_update": int(state["position"]["updates_done"]),
-        "checkpoint": path.name,
-        "cleaned_temporary_files": cleaned,
-    }
+    note = {"from_update": int(state["position"]["updates_done"]), "checkpoint": path.name}
     if state.get("torch_threads") not in (None, torch.get_num_threads()):
         note["threads_changed"] = (
             f"{state['torch_threads']} -> {torch.get_num_threads()} CPU threads: "

@@ -11,6 +11,7 @@ import pytest
 from conftest import REPO_ROOT, run_pilot
 from omegaconf import OmegaConf
 
+from pilot.checkpoint import TMP_MARK
 from pilot.run_directory import after_refusal, check_run_directory
 from pilot.run_record import RunDirectoryLock
 
@@ -503,6 +504,8 @@ def test_a_line_refused_over_a_killed_run_leaves_its_lock_file_as_it_was_and_say
     run_dir = tmp_path / "run"
     common = ["mode=train", "budget.value=6", "checkpoint.every=2", "run.threads=1"]
     assert run_pilot(run_dir, *common, fault="update@3").returncode == -9
+    leftover = run_dir / "checkpoints" / f"ckpt-00000004.pt{TMP_MARK}123"  # of a save killed midway
+    leftover.write_bytes(b"half a checkpoint")
     lock = run_dir / RunDirectoryLock.NAME
     before = {p.relative_to(run_dir): (p.read_bytes(), p.stat().st_mtime_ns) for p in run_dir.rglob("*") if p.is_file()}
     refused = run_pilot(run_dir, *common, "optim.lr=0.02")
@@ -511,6 +514,9 @@ def test_a_line_refused_over_a_killed_run_leaves_its_lock_file_as_it_was_and_say
     assert after == before and lock.read_bytes() == before[lock.relative_to(run_dir)][0]
     again = run_pilot(run_dir, *common, "checkpoint.resume=false")
     assert again.returncode == 2 and "status running, but no process holds it" in again.stderr, again.stderr[-2000:]
+    resumed = run_pilot(run_dir, *common)  # not refused: the run's own leftover goes, and is recorded
+    assert resumed.returncode == 0 and not leftover.exists(), resumed.stderr[-2000:]
+    assert json.loads((run_dir / "run.json").read_text())["resumes"][-1]["cleaned_temporary_files"] == [leftover.name]
 
 
 @pytest.mark.parametrize("mode", ["pilot", "estimate"])
