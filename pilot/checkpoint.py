@@ -38,7 +38,7 @@ import torch
 from omegaconf import DictConfig
 
 from pilot.checkpoint_checks import check_shard_files, intact, non_finite_tensors, training_state_non_finite
-from pilot.engine.build import files_read
+from pilot.engine.build import read_fingerprints
 from pilot.engine.distributed import barrier, every_rank
 from pilot.engine.optim import lr_from_this_schedule
 from pilot.engine.rng_state import restore_rng_states, rng_states
@@ -83,7 +83,7 @@ def training_state(trainer, cfg: DictConfig, rng_by_rank: list | None = None) ->
         "torch_threads": torch.get_num_threads(),  # another count changes float reduction order
         "config_hash": config_hash(cfg),
         "defining_config": defining_config(cfg),
-        **(getattr(trainer, "files_read", None) or files_read(cfg)),  # a resume compares them
+        **(getattr(trainer, "files_read", None) or read_fingerprints(cfg)),  # a resume compares them
     }
 
 

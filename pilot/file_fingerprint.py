@@ -33,13 +33,16 @@ def _sampled(path: Path, size: int, digest: Any) -> None:
 
 def fingerprint(path: Path | str, keep: Callable[[str], bool] | None = None) -> str | None:
     """The fingerprint of the file or directory at ``path`` (``keep``: of a directory's files whose names
-    below it it keeps, the others left out); None when nothing there can be read."""
+    below it it keeps, the others left out); None when nothing there can be read, or ``keep`` keeps nothing."""
     root = Path(path).resolve()
     if not root.exists():
         return None
     digest = hashlib.sha256()
     try:
-        for file in _files(root, keep):
+        files = _files(root, keep)
+        if keep is not None and not files:
+            return None
+        for file in files:
             size = file.stat().st_size
             name = file.name if root.is_file() else file.relative_to(root).as_posix()
             digest.update(f"{name}:{size}\n".encode())

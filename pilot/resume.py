@@ -22,11 +22,11 @@ from omegaconf import DictConfig, OmegaConf
 from pilot import run_index
 from pilot.checkpoint import Checkpointer
 from pilot.config.values import enum_value, select
-from pilot.data.data_files import data_files_fingerprint
 from pilot.engine.batch_plan import plan_from_config
+from pilot.engine.build import read_fingerprints
 from pilot.errors import ResumeRefused, disk_full_guard
 from pilot.models.adapter import wants_adapter
-from pilot.models.base_files import now_said, saved_and_now
+from pilot.models.base_files import MODEL_FILES_KEY, now_said, saved_and_now
 from pilot.run_record import RunRecord, config_hash, index_roots, now_text, parse_row, read_run_json
 from pilot.variant import defining_config, variant_key
 
@@ -110,10 +110,11 @@ def refuse_changed_config(cfg: DictConfig, path: Path, state: dict) -> list[str]
     return differences
 
 
-def refuse_changed_base(cfg: DictConfig, path: Path, state: dict) -> None:
+def refuse_changed_base(cfg: DictConfig, path: Path, state: dict, read: dict) -> None:
     """The model read from ``model.path`` (an adapter's base, or where a full fine-tune started): the files
-    there must be those the checkpoint's run was built from (``pilot.models.base_files``)."""
-    saved, now = saved_and_now(cfg, state)
+    there (``read``: ``read_fingerprints`` taken now) must be those the checkpoint's run was built from
+    (``pilot.models.base_files``)."""
+    saved, now = saved_and_now(cfg, state, read.get(MODEL_FILES_KEY))
     if saved and now != saved:
         what = (
             "another base than the one the adapter in {path} was trained on",
@@ -130,13 +131,13 @@ def refuse_changed_base(cfg: DictConfig, path: Path, state: dict) -> None:
         )
 
 
-def refuse_changed_data(cfg: DictConfig, path: Path, state: dict) -> None:
+def refuse_changed_data(cfg: DictConfig, path: Path, state: dict, read: dict) -> None:
     """The files the data settings name must be those the checkpoint's updates trained on
     (``pilot.data.data_files``): a data file replaced or edited in place was trained on without a word."""
     saved = state.get("data_files")
     if not saved:
         return
-    now = data_files_fingerprint(cfg)
+    now = read["data_files"]
     changed = sorted(key for key, digest in saved.items() if now.get(key) != digest)
     if changed:
         named = ", ".join(f"{key}={select(cfg, key)}" for key in changed)
@@ -148,9 +149,10 @@ def refuse_changed_data(cfg: DictConfig, path: Path, state: dict) -> None:
 
 
 def find_resume_state(
-    cfg: DictConfig, checkpointer: Checkpointer, run_dir: Path, is_main: bool
+    cfg: DictConfig, checkpointer: Checkpointer, run_dir: Path, is_main: bool, read: dict | None = None
 ) -> tuple[dict | None, dict]:
-    """The newest valid checkpoint's state (or None) and what to record about the resume."""
+    """The newest valid checkpoint's state (or None) and what to record about the resume; ``read``: the files'
+    fingerprints the run will keep (``read_fingerprints``), compared with the checkpoint's (else taken now)."""
     if not cfg.checkpoint.resume:
         return None, {}
     skipped: list[str] = []  # newer checkpoints that did not load: the record names them
@@ -169,8 +171,9 @@ def find_resume_state(
     note = _resume_note(path, state, refuse_changed_config(cfg, path, state))
     if skipped:
         note["skipped_checkpoints"] = skipped
-    refuse_changed_base(cfg, path, state)
-    refuse_changed_data(cfg, path, state)
+    read = read if read is not None else read_fingerprints(cfg)
+    refuse_changed_base(cfg, path, state, read)
+    refuse_changed_data(cfg, path, state, read)
     budget_forced = any(d.startswith("budget.") for d in note.get("forced_despite", []))
     refuse_budget_behind(cfg, run_dir, path, note["from_update"], budget_forced)
     note["cleaned_temporary_files"] = _cleaned(checkpointer, is_main)  # not refused: the directory is the run's

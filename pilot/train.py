@@ -27,7 +27,7 @@ from pilot.checks.contract import check_contract, model_settings
 from pilot.child_process import ChildProcess, shared_child
 from pilot.closing import close_run, control_count, plugin_provenance, write_reproduce
 from pilot.config.values import enum_value, resolve_device
-from pilot.engine.build import build_trainer, configure_threads, whole_model
+from pilot.engine.build import build_trainer, configure_threads, read_fingerprints, whole_model
 from pilot.engine.distributed import (
     DistContext,
     all_reduce_sum,
@@ -151,7 +151,8 @@ class TrainingRun(RunEnding):
         device_type = resolve_device(cfg).type
         self.memory_cap = cap_host_memory(device_type, self.ctx.world_size)  # before the closing's process: inherited
         with refusal_puts_back(self.lock):  # a refused line leaves the directory as it was, its lock file too
-            state, resume_note = find_resume_state(cfg, self.checkpointer, self.run_path, self.ctx.is_main)
+            read = read_fingerprints(cfg)  # the model folder and data files: compared, then kept as this run's
+            state, resume_note = find_resume_state(cfg, self.checkpointer, self.run_path, self.ctx.is_main, read)
         if state is not None:  # where the run stands until the trainer is restored (a signal may come first)
             self.resumed_at = int(state.get("position", {}).get("updates_done", 0))
         fault_point("setup")  # tests: a signal after the lock, before the record is (re)opened
@@ -174,17 +175,17 @@ class TrainingRun(RunEnding):
                 f"distributed.replicas={cfg.distributed.replicas} but the launcher "
                 f"started {self.ctx.world_size} process(es). Fix: make them agree."
             )
-        self._build(state)
+        self._build(state, read)
         if self.record is not None:
             record_setup(cfg, self.trainer, self.record, self.run_path, self.threads)
             if self.memory_cap is not None:
                 self.record.update(host_memory_cap=self.memory_cap)
         self.phases.begin("first_step", examples=self.trainer.plan.examples_per_update)
 
-    def _build(self, state: dict | None) -> None:
+    def _build(self, state: dict | None, read: dict) -> None:
         """The trainer (model, optimizer, data), restored from the checkpoint's ``state`` if any."""
         self.phases.begin("build_model")
-        self.trainer = build_trainer(self.cfg, self.ctx)
+        self.trainer = build_trainer(self.cfg, self.ctx, files_read=read)
         with torch.random.fork_rng(devices=[]):  # the contract (pilot.checks.contract), before any update
             check_contract(self.trainer.task, self.trainer.raw_model, model_settings(self.cfg))
         self.eval_items = self.trainer.task.encoded("val")[: int(self.cfg.loop.eval_examples)]

@@ -17,7 +17,7 @@ from hydra.utils import instantiate
 from pilot.checkpoint import Checkpointer, load_checkpoint, restore_training_state
 from pilot.closing.export import export_with_controls
 from pilot.closing.reload import check_in_new_process
-from pilot.engine.build import build_model, build_trainer
+from pilot.engine.build import FilesChangedWhileRead, build_model, build_trainer, read_fingerprints
 from pilot.errors import ConfigRefused
 from pilot.estimate.fake_tensor import estimate_memory
 from pilot.models.adapter import base_identity, frozen_head_hint, trained_state
@@ -265,12 +265,15 @@ def test_the_base_fingerprint_sees_another_base_and_not_a_copy(make_cfg, tmp_pat
     assert base_files_fingerprint(cfg) == first
     for i in range(0, len(weights), 4096):  # another base: other weights, throughout the file
         weights[i] ^= 1
-    for name in ("tokenizer_config.json", "README.md", "reload_check.json"):  # files no model is read from
+    for name in ("tokenizer_config.json", "README.md", "reload_check.json", ".cache/huggingface/x.metadata"):
+        (base / name).parent.mkdir(parents=True, exist_ok=True)  # files no model load reads
         (base / name).write_text("{}")
     assert base_files_fingerprint(cfg) == first != base_files_fingerprint(cfg, every_file=True)
-    (base / "generation_config.json").write_text("{}")  # one it is read from
-    assert base_files_fingerprint(cfg) != first
-    (base / "generation_config.json").unlink()
+    for name in ("generation_config.json", "modeling_tiny.py", "model.gguf"):  # files a load may read
+        (base / name).write_text("{}")
+        assert base_files_fingerprint(cfg) != first, name
+        (base / name).unlink()
+    assert base_files_fingerprint(cfg) == first
     (base / "model.safetensors").write_bytes(bytes(weights))
     assert base_files_fingerprint(cfg) != first
 
@@ -294,6 +297,13 @@ def test_the_model_folder_is_fingerprinted_as_the_run_read_it_and_older_checkpoi
     every = base_files_fingerprint(cfg, every_file=True)
     assert saved_and_now(cfg, {ALL_FILES_KEY: every}) == (every, every)
     assert saved_and_now(cfg, {}) == (None, None)
+    before = read_fingerprints(cfg)  # taken before the build (a resume compared it): saved over meanwhile
+    _tiny_llama(tmp_path / "base", seed=2)
+    with pytest.raises(FilesChangedWhileRead, match=r"model.path=.*changed while this run read them"):
+        build_trainer(cfg, files_read=before)
+    for name in ("config.json", "generation_config.json", "model.safetensors"):  # no model file left: none
+        (tmp_path / "base" / name).unlink()
+    assert base_files_fingerprint(cfg) is None
 
 
 @pytest.mark.parametrize(

@@ -53,8 +53,9 @@ def _model_folder(record: dict[str, Any]) -> str:
     if not folder.get("fingerprint"):
         return ""
     return (
-        f"The model was read from `{folder.get('path')}`, whose files had the fingerprint `{folder['fingerprint']}` "
-        "(names, sizes and sampled blocks: `pilot.models.base_files`); a folder saved over since gives another run.\n\n"
+        f"The model was read from `{folder.get('path')}`, whose files ({folder.get('of') or 'every file'}) had the "
+        f"fingerprint `{folder['fingerprint']}` (names, sizes and sampled blocks: `pilot.models.base_files`); a folder "
+        "saved over since gives another run.\n\n"
     )
 
 

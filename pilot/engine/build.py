@@ -19,6 +19,7 @@ from pilot.engine.distributed import DistContext
 from pilot.engine.sharding import full_model_state
 from pilot.engine.threads import ThreadChoice, choose_threads, launcher_cpus
 from pilot.engine.trainer import Trainer
+from pilot.errors import PilotError
 from pilot.models.adapter import apply_adapter
 from pilot.models.base_files import MODEL_FILES_KEY, base_files_fingerprint
 
@@ -105,9 +106,15 @@ def longest_sequence(cfg: DictConfig) -> tuple[object, str]:
     return longest, key
 
 
-def build_trainer(cfg: DictConfig, ctx: DistContext = DistContext()) -> Trainer:
-    """Task, model and engine for ``cfg`` (already validated); ``files_read``: the files it reads, as they were."""
-    read = files_read(cfg)  # before anything is read from them
+class FilesChangedWhileRead(PilotError, RuntimeError):
+    """The model folder or a data file changed while the run read them: what it trained on has no name."""
+
+
+def build_trainer(cfg: DictConfig, ctx: DistContext = DistContext(), files_read: dict | None = None) -> Trainer:
+    """Task, model and engine for ``cfg`` (already validated). ``files_read``: ``read_fingerprints`` taken
+    before (a resume compared the checkpoint with it), else now; the trainer keeps it once the files are
+    found as they were after the build."""
+    read = read_fingerprints(cfg) if files_read is None else files_read  # before anything is read from them
     device = resolve_device(cfg)
     if device.type == "cuda":
         device = torch.device("cuda", ctx.local_rank)
@@ -115,7 +122,7 @@ def build_trainer(cfg: DictConfig, ctx: DistContext = DistContext()) -> Trainer:
     task = instantiate(cfg.data, _convert_="all")
     seed_everything(int(cfg.seed))  # same initial weights on every replica
     trainer = Trainer(cfg, task, build_model(cfg), device, ctx)
-    trainer.files_read = read
+    trainer.files_read = _unchanged_since(cfg, read)
     if trainer.plan.total_updates == 0:
         raise ValueError(
             f"budget.value={cfg.budget.value} ({enum_value(cfg.budget.fixed)}) buys no update: "
@@ -126,7 +133,25 @@ def build_trainer(cfg: DictConfig, ctx: DistContext = DistContext()) -> Trainer:
     return trainer
 
 
-def files_read(cfg: DictConfig) -> dict:
+def _unchanged_since(cfg: DictConfig, read: dict) -> dict:
+    """``read``, when the files are still as it says; else FilesChangedWhileRead naming the settings."""
+    now = read_fingerprints(cfg)
+    changed = ["model.path"] if now.get(MODEL_FILES_KEY) != read.get(MODEL_FILES_KEY) else []
+    changed += sorted(
+        key
+        for key in {**read["data_files"], **now["data_files"]}
+        if read["data_files"].get(key) != now["data_files"].get(key)
+    )
+    if changed:
+        raise FilesChangedWhileRead(
+            f"{', '.join(f'{key}={select(cfg, key)}' for key in changed)}: the files changed while this run read them "
+            "(their fingerprint before and after building the model and the data differ): what it would train on "
+            "could not be named. Fix: let whatever writes there finish (a save_pretrained), then start the run again."
+        )
+    return read
+
+
+def read_fingerprints(cfg: DictConfig) -> dict:
     """The fingerprints of what a run reads from files: the model folder's (``model.path``) and the data
     settings' files. Taken once, before the run reads them, and kept by every checkpoint (a resume compares
     them) and by run.json: taken again at each save, a folder saved over during the run was recorded as

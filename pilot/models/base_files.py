@@ -15,9 +15,10 @@ weight, but its model is built from ``model.path``'s config first: a folder save
 architecture failed as a ``load_state_dict`` error, one with other settings (dropout, rope scaling) went
 on under them without a word. It is fingerprinted and compared the same way.
 
-Only the files a model is read from count (``is_model_file``: weights, config.json and its kin, a shard
-index): a tokenizer saved into the folder later, a README, or pilot's own ``reload_check.json`` rewritten
-beside an export used as a base is no other model, and a resume over it was refused as one. The files are
+Files no model load reads do not count (``is_model_file``: the tokenizer's, a README or a licence, pilot's
+own ``reload_check.json`` rewritten beside an export used as a base, hidden files): a tokenizer saved into
+the folder later is no other model, and a resume over it was refused as one. Every other file counts
+(weights of any format, the code of a model its factory loads with ``trust_remote_code``). The files are
 fingerprinted once, before the model is built (``pilot.engine.build``), and every checkpoint and run.json
 keep that value: taken again at each save, a folder saved over during the run was recorded as the one the
 run started from. Checkpoints written before (``ALL_FILES_KEY``) fingerprinted every file, and are compared
@@ -35,14 +36,23 @@ from pilot.file_fingerprint import fingerprint
 
 MODEL_FILES_KEY = "model_files_fingerprint"  # a checkpoint's: the fingerprint of the model's own files
 ALL_FILES_KEY = "base_files_fingerprint"  # an earlier checkpoint's: of every file in the folder
-WEIGHTS = (".safetensors", ".bin", ".pt", ".pth")  # what transformers and peft read weights from
-CONFIGS = ("config.json", "generation_config.json", "adapter_config.json")  # what they read settings from
+# files of a model folder that no model load reads: the tokenizer's (``data.tokenizer`` names them, and they
+# are fingerprinted as data), documentation, pilot's own beside an export, a Trainer checkpoint's training state
+TOKENIZER = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json", "vocab.json",
+             "vocab.txt", "merges.txt", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model",
+             "chat_template.jinja", "chat_template.json", "preprocessor_config.json", "processor_config.json")  # fmt: skip
+NOT_READ = (*TOKENIZER, "reload_check.json", "trainer_state.json", "training_args.bin", "optimizer.pt", "scheduler.pt")
+NOT_READ_PREFIXES = ("readme", "license", "notice", "use_policy", "rng_state")  # README.md, LICENSE, rng_state_0.pth
 
 
 def is_model_file(name: str) -> bool:
-    """A file a model is read from (``name`` below the folder): weights, their configs, a shard index."""
-    base = name.rsplit("/", 1)[-1]
-    return base.endswith(WEIGHTS) or base in CONFIGS or base.endswith(".index.json")
+    """Whether a model load may read this file of its folder (``name`` below it): any file but hidden ones
+    (a download's ``.cache/``) and those ``NOT_READ`` — weights of any format, configs and the code of a model
+    whose factory trusts remote code all count; unknown files count."""
+    parts = name.split("/")
+    base = parts[-1]
+    hidden = any(part.startswith(".") for part in parts)
+    return not hidden and base not in NOT_READ and not base.lower().startswith(NOT_READ_PREFIXES)
 
 
 def base_files_fingerprint(cfg: DictConfig, every_file: bool = False) -> str | None:
@@ -55,17 +65,18 @@ def base_files_fingerprint(cfg: DictConfig, every_file: bool = False) -> str | N
     return fingerprint(path, None if every_file else is_model_file)
 
 
-def saved_and_now(cfg: DictConfig, saved: dict) -> tuple[str | None, str | None]:
+def saved_and_now(cfg: DictConfig, saved: dict, now: str | None = None) -> tuple[str | None, str | None]:
     """The fingerprint ``saved`` holds (a checkpoint's state, run.json's ``model_path``) and the folder's
-    now, taken the way it was (``ALL_FILES_KEY``: every file); (None, None) when it holds none."""
+    now (``now``: its model files' taken already), taken the way it was (``ALL_FILES_KEY``: every file);
+    (None, None) when it holds none."""
     if saved.get(MODEL_FILES_KEY):
-        return saved[MODEL_FILES_KEY], base_files_fingerprint(cfg)
+        return saved[MODEL_FILES_KEY], now if now is not None else base_files_fingerprint(cfg)
     if saved.get(ALL_FILES_KEY):
         return saved[ALL_FILES_KEY], base_files_fingerprint(cfg, every_file=True)
     return None, None
 
 
-FINGERPRINT_OF = "the model's files: weights, config.json and its kin, a shard index"  # run.json model_path.of
+FINGERPRINT_OF = "the folder's files but the tokenizer's, documentation and hidden ones"  # run.json model_path.of
 
 
 def recorded(cfg: DictConfig, files_read: dict) -> dict | None:
