@@ -292,6 +292,12 @@ REFUSED_BY_HYDRA = [
     ("optim..lr=1e-3", ("the key 'optim..lr' is no setting's name", "optim.lr=1e-3")),
     ("optim.lr==1e-3", ("one '=' between key and value: optim.lr=1e-3",)),
     ("optim.lr:1e-3", ("pilot: optim.lr:1e-3: a setting is written key=value. Fix: optim.lr=1e-3",)),  # Hydra's lexer
+    # a value with a space the shell split (Hydra's grammar message alone, naming neither argument nor key)
+    (
+        "data.path=my dir/d.jsonl",
+        ("pilot: dir/d.jsonl: no '=' in it", "Fix: quote the setting: 'data.path=my dir/d.jsonl'"),
+    ),
+    ("optim.lr=1e-3 lr", ("pilot: lr: no '=' in it, and a setting is key=value. Fix: key=value",)),
     ("run.device=gpu", ("did you mean run.device=cuda?",)),  # it said: did you mean cpu?
     ("batch.micro_batchh=2", ("batch.micro_batchh", "did you mean batch.micro_batch")),  # misspelt key
     ("optimizer.lr=1e-4", ("optimizer.lr: not a setting; did you mean optim.lr?",)),  # misnamed section
@@ -691,6 +697,14 @@ def test_an_environment_variable_read_by_a_setting_is_named_in_the_fix(tmp_path,
         ("--cfg jobb", "pilot: argument --cfg/-c: invalid choice: 'jobb' (choose from 'job', 'hydra', 'all'). Fix:"),
         ("-help", "pilot: argument --help/-h: ignored explicit argument 'elp'. Fix: python -m pilot --help"),
         ("--info hydra.job.name=x", "pilot: argument --info/-i: invalid choice: 'hydra.job.name=x'"),
+        # what Hydra refuses after argparse, with a ValueError and its traceback (an examination)
+        ("-m --cfg job optim.lr=1e-3,2e-3", "pilot: -m with --cfg: Hydra takes one of --run, -m, --cfg"),
+        ("--cfg job --info config", "pilot: --cfg with --info:"),
+        ("--resolve", "pilot: --resolve: it goes with --cfg"),
+        ("--experimental-rerun /nonexistent.pickle", "pilot: --experimental-rerun /nonexistent.pickle: no such file"),
+        ("--shell-completion", "pilot: --shell-completion: it takes one of install=SHELL"),
+        ("mode=train =5", "pilot: =5: no key before '=' (an unset shell variable"),
+        ("mode=train =abc", "pilot: =abc: no key before '='"),
     ],
 )
 def test_a_flag_hydras_parser_refuses_is_one_line_with_the_fix(line, said, tmp_path, monkeypatch, capsys):

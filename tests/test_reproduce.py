@@ -136,3 +136,12 @@ def test_a_run_from_a_tree_that_is_no_git_checkout_names_no_commit_to_check_out(
     text = write_reproduce(tmp_path, record).read_text()
     assert "None" not in text and "\ngit checkout" not in text and "no commit recorded (not a git checkout)" in text
     assert "git checkout abc" in write_reproduce(tmp_path, {**record, "code_revision": {"commit": "abc"}}).read_text()
+
+
+def test_the_command_of_a_built_in_run_is_quoted_for_the_shell():
+    """A value with a space or ${...} was written bare for a run without plug-ins: pasted, the shell split it."""
+    import shlex
+
+    words = ["data.path=my dir/d.jsonl", "optim.lr=1e-3", "hydra.sweep.subdir=lr${optim.lr}"]
+    command = command_line(words, None)
+    assert shlex.split(command) == ["python", "-m", "pilot", *words] and " optim.lr=1e-3 " in command

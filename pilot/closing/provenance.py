@@ -122,8 +122,8 @@ def plugin_provenance(cfg: DictConfig, searchpath: list[str] | tuple = ()) -> di
 def command_line(overrides: list[str], provenance: dict[str, Any] | None) -> str:
     """``python -m pilot ...`` as the run was launched; for a plug-in run with absolute
     ``PYTHONPATH`` and ``hydra.searchpath`` so that it runs from any directory."""
-    if not provenance:
-        return " ".join(["python -m pilot", *overrides])
+    if not provenance:  # each word quoted for the shell (a path with a space, ${...})
+        return " ".join(["python -m pilot", *(shlex.quote(word) for word in overrides)])
     prefix = f"PYTHONPATH={os.pathsep.join(provenance['pythonpath'])} " if provenance["pythonpath"] else ""
     search = [f"hydra.searchpath=[{','.join(provenance['searchpath'])}]"] if provenance["searchpath"] else []
     return " ".join([f"{prefix}python -m pilot", *(shlex.quote(word) for word in [*search, *overrides])])

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 
 def repeated_keys(arguments: list[str]) -> list[str]:
@@ -81,6 +83,12 @@ def refuse_unusable(arguments: list[str], conf_dir: str, environ: Mapping[str, s
                 "an empty argument on the command line (a quoted shell variable that is unset?). Fix: leave it out"
             )
             continue
+        if argument.lstrip("+~").startswith("="):  # Hydra's ValueError on '=5', a bare grammar message on '=abc'
+            lines.append(
+                f"{argument}: no key before '=' (an unset shell variable, as in ${{KEY}}=5?). Fix: key=value, "
+                "e.g. optim.lr=1e-3 (python -m pilot --cfg job lists the keys)"
+            )
+            continue
         name = argument[2:].partition("=")[0]
         if argument.startswith("--") and ("." in name or name in groups):  # argparse's usage alone, before
             lines.append(f"{argument}: a setting is written without dashes. Fix: {argument[2:]}")
@@ -124,4 +132,26 @@ def refuse_unreadable_flags(arguments: list[str]) -> None:
         raise SystemExit(2)
 
     parser.error = refuse  # type: ignore[method-assign]
-    parser.parse_args(arguments)
+    parsed = parser.parse_args(arguments)
+    for problem in _flag_problems(parsed):  # Hydra's ValueError and traceback, after its start-up
+        refuse(problem)
+
+
+def _flag_problems(parsed: Any) -> list[str]:
+    """What Hydra refuses of flags argparse read (``-m --cfg job``, ``--resolve`` alone, a rerun file that
+    is not there, ``--shell-completion`` without its one subcommand), in its words."""
+    commands = [name for name, given in (("--run", parsed.run), ("-m", parsed.multirun), ("--cfg", parsed.cfg),
+                ("--info", parsed.info is not None), ("--shell-completion", parsed.shell_completion)) if given]  # fmt: skip
+    problems = []
+    if len(commands) > 1:
+        problems.append(f"{' with '.join(commands)}: Hydra takes one of --run, -m, --cfg, --info, --shell-completion")
+    if parsed.resolve and not parsed.cfg:
+        problems.append("--resolve: it goes with --cfg (--cfg job --resolve prints the config resolved)")
+    if parsed.experimental_rerun is not None and not os.path.isfile(parsed.experimental_rerun):
+        problems.append(
+            f"--experimental-rerun {parsed.experimental_rerun}: no such file (a run's .hydra/config.pickle)"
+        )
+    subcommands = [o for o in parsed.overrides if o.partition("=")[0] in ("install", "uninstall", "query")]
+    if parsed.shell_completion and len(subcommands) != 1:
+        problems.append("--shell-completion: it takes one of install=SHELL, uninstall=SHELL, query=SHELL")
+    return problems

@@ -152,11 +152,38 @@ def _valueless_keys(arguments: list[str]) -> list[str]:
             continue
         value = arguments[at + 1] if at + 1 < len(arguments) and "=" not in arguments[at + 1] else "<value>"
         lines.append(f"{argument}: a setting without a value. Fix: {argument}={value} (no space around '=')")
-    for argument in arguments:  # optim.lr:1e-3 (YAML's colon for Hydra's '=')
+    for at, argument in enumerate(arguments):
         if "=" not in argument and (colon := re.fullmatch(r"([+~]?[A-Za-z_][\w.]*):(.+)", argument)):
-            key, value = colon.groups()
+            key, value = colon.groups()  # optim.lr:1e-3 (YAML's colon for Hydra's '=')
             lines.append(f"{argument}: a setting is written key=value. Fix: {key}={value.strip()}")
+        elif _bare_word(arguments, at):
+            before = arguments[at - 1] if at > 0 else ""
+            lines.append(
+                f"{argument}: no '=' in it, and a setting is key=value"
+                + (
+                    f"; the rest of {before} after a space the shell split it at? Fix: quote the setting: "
+                    f"'{before} {argument}'"
+                    if "=" in before and not before.startswith("-") and ("/" in argument or "." in argument)
+                    else ". Fix: key=value (python -m pilot --cfg job lists the keys)"
+                )
+            )
     return lines
+
+
+def _bare_word(arguments: list[str], at: int) -> bool:
+    """A word with no '=' that is neither a flag, a flag's value, a deletion (``~optim``), a dotted key (said
+    by ``_valueless_keys``) nor a key with a colon."""
+    argument, before = arguments[at], arguments[at - 1] if at > 0 else ""
+    flag_value = before.startswith("-") and "=" not in before
+    valueless = "=" not in before and re.fullmatch(r"[+~]?[A-Za-z_]\w*(\.\w+)+", before)  # its value: said with it
+    return not (
+        "=" in argument
+        or flag_value
+        or valueless
+        or argument.startswith(("-", "~"))
+        or ":" in argument
+        or re.fullmatch(r"[+~]?[A-Za-z_]\w*(\.\w+)+", argument)
+    )
 
 
 _MISSING = object()
