@@ -5,6 +5,7 @@ inherits these; they read and set its state (record, trainer, status, stop cause
 
 from __future__ import annotations
 
+import itertools
 import logging
 import traceback
 from contextlib import suppress
@@ -70,7 +71,10 @@ class RunEnding:
         self.stop_cause = f"interrupted: {named} at update {updates} ({how})"
         if self.record is not None:  # kept across resumes: every signal that stopped this run
             earlier = self.record.data.get("interrupted_by", [])
-            entries = [signal_entry(name, updates) for name in events]
+            times = self.interrupts.event_times if events == self.interrupts.events else []  # when each arrived
+            entries = [
+                signal_entry(name, updates, at) for name, at in itertools.zip_longest(events, times[: len(events)])
+            ]
             if gone is not None:
                 entries[-1]["sent_by"] = f"no one: {gone} ended"
             self.extra["interrupted_by"] = earlier + entries
@@ -110,11 +114,17 @@ class RunEnding:
 
     def _note_signal_while_recording(self) -> None:
         """A signal that arrived while the record was written stops the process once it is (exit 128 +
-        the signal): a complete run's record says so, as for a signal after the last update."""
-        noted = self.interrupts.noted
-        if noted and self.status == "ok" and not self.record.data.get("signal_after_budget"):
-            updates = self.standing_update()
-            self.record.update(signal_after_budget=signal_entry(noted, updates))
+        the signal): a complete run's record says so, as for a signal after the last update; any other run's
+        ``interrupted_by`` keeps it (the exit code is that signal's)."""
+        noted, updates = self.interrupts.noted, self.standing_update()
+        if not noted:
+            return
+        entry = signal_entry(noted, updates, self.interrupts.noted_at)
+        if self.status == "ok" and not self.record.data.get("signal_after_budget"):
+            self.record.update(signal_after_budget=entry)
+        elif self.status != "ok":
+            entry["arrived"] = f"while the record of the run ({self.status}) was written"
+            self.record.update(interrupted_by=[*(self.record.data.get("interrupted_by") or []), entry])
 
     def close(self) -> None:
         """Record what happened (rank 0), release the signal handlers and the lock. A signal while

@@ -66,12 +66,13 @@ class StopRules:
         return None
 
 
-def signal_entry(signal_name: str, updates: int) -> dict:
-    """One entry of run.json's ``interrupted_by``: the signal, when, and the exit code it gives."""
+def signal_entry(signal_name: str, updates: int, at: float | None = None) -> dict:
+    """One entry of run.json's ``interrupted_by``: the signal, when it arrived (``at``: seconds since the
+    epoch, else now), and the exit code it gives."""
     return {
         "signal": signal_name,
         "at_update": updates,
-        "at": now_text(),
+        "at": now_text(at),
         "exit_code": 128 + int(getattr(signal, signal_name, signal.SIGINT)),
     }
 

@@ -1082,3 +1082,32 @@ def test_an_error_whose_first_line_only_announces_the_next_is_shown_with_it():
     assert first_line(error) == shown and error_line(error) == f"RuntimeError: {shown}"
     assert first_line(RuntimeError("one line: whole")) == "one line: whole"
     assert first_line(RuntimeError("")) == "RuntimeError (no message)"
+
+
+@pytest.mark.parametrize("ending", ["failed", "interrupted"])
+def test_a_signal_while_the_record_of_a_run_that_did_not_end_ok_is_written_is_kept(
+    make_cfg, tmp_path, monkeypatch, ending
+):
+    """A signal noted while the record was written set the exit code (128 + it) but was in no record when the
+    run had not ended ok (an examination: SIGTERM, then SIGINT during the record; only SIGTERM was kept); and
+    each signal's time is when it arrived, not when the run stopped."""
+    import pilot.run_ending as ending_module
+
+    real = ending_module.fault_point
+
+    def signal_at(point, *args, **kwargs):
+        if point == "record":
+            os.kill(os.getpid(), signal.SIGINT)
+        return real(point, *args, **kwargs)
+
+    monkeypatch.setattr(ending_module, "fault_point", signal_at)
+    monkeypatch.setenv("PILOT_FAULT", "exception@2" if ending == "failed" else "update:SIGTERM@2")
+    cfg = make_cfg(*[a for a in TRAIN if not a.startswith("mode")], "budget.value=6")
+    with pytest.raises((SystemExit, RuntimeError)):
+        train(cfg, tmp_path)
+    record = run_json(tmp_path)
+    assert record["status"] == ending, record["status"]
+    signals = record.get("interrupted_by") or []
+    assert signals[-1]["signal"] == "SIGINT" and "while the record of the run" in signals[-1]["arrived"], signals
+    if ending == "interrupted":  # the SIGTERM at update 2, stamped when it came, before the SIGINT
+        assert signals[0]["signal"] == "SIGTERM" and signals[0]["at"] < signals[-1]["at"], signals

@@ -80,9 +80,11 @@ class InterruptWatch:
         self.received: str | None = None  # "SIGINT" / "SIGTERM" / "SIGHUP" once one arrived
         self.received_at = 0.0  # time.monotonic() then
         self.events: list[str] = []  # every signal that acted: the first, and a second that stopped at once
+        self.event_times: list[float] = []  # time.time() when each of ``events`` arrived
         self.previous: dict = {}
         self.deferred = False  # the record is being written: a signal is noted, never raised
         self.noted: str | None = None  # the signal that arrived while deferred (``stop_if_noted``)
+        self.noted_at: float | None = None  # time.time() then
         self.training_over = False  # the last update is done: the final validation and closing run on
 
     def install(self) -> InterruptWatch:
@@ -95,9 +97,13 @@ class InterruptWatch:
             signal.signal(signum, self._flag)
         if (early := noted()) is not None:  # a local job: arrived while it started (pilot.startup_signals)
             self.received, self.received_at = early, time.monotonic()
-            self.events.append(early)
+            self._event(early)
             log.warning("%s received while this job started: stopping after its first update, with a checkpoint", early)
         return self
+
+    def _event(self, name: str) -> None:
+        self.events.append(name)
+        self.event_times.append(time.time())
 
     def defer(self) -> None:
         """From now on a signal is only noted: the run's record is being written, and a second
@@ -107,6 +113,7 @@ class InterruptWatch:
     def _flag(self, signum: int, frame: Any) -> None:
         if self.deferred:
             self.noted = self.noted or signal.Signals(signum).name
+            self.noted_at = self.noted_at or time.time()
             log.warning(
                 "%s received while the run's record is written: the record is finished first, then this process stops",
                 self.noted,
@@ -116,10 +123,10 @@ class InterruptWatch:
         if self.received is not None:
             if name == self.received and time.monotonic() - self.received_at < _one_event_s():
                 return  # the same signal delivered twice (see ``_one_event_s``): one event
-            self.events.append(name)
+            self._event(name)
             raise KeyboardInterrupt(f"second {name}: stopping at once")
         self.received, self.received_at = name, time.monotonic()
-        self.events.append(name)
+        self._event(name)
         if self.training_over:
             log.warning(
                 "%s received after the last update: the final validation and the closing run to their end, then "
