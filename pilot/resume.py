@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -24,10 +23,11 @@ from pilot.checkpoint import Checkpointer
 from pilot.config.values import enum_value, select
 from pilot.engine.batch_plan import plan_from_config
 from pilot.engine.build import read_fingerprints
-from pilot.errors import ResumeRefused, disk_full_guard
+from pilot.errors import ResumeRefused
 from pilot.models.adapter import wants_adapter
 from pilot.models.base_files import MODEL_FILES_KEY, now_said, saved_and_now
-from pilot.run_record import RunRecord, config_hash, index_roots, now_text, parse_row, read_run_json
+from pilot.resumed_metrics import logged_position, set_aside_metrics_after
+from pilot.run_record import RunRecord, config_hash, index_roots, now_text, read_run_json
 from pilot.variant import defining_config, variant_key
 
 log = logging.getLogger("pilot")
@@ -328,8 +328,8 @@ def continue_record(cfg: DictConfig, run_dir: Path, note: dict, overrides: Itera
     # this attempt has not ended: what the one before ended with is its resume entry's, not a claim of this one
     position = {key: data.pop(key) for key in ATTEMPT_END if key in data}
     position = {key: value for key, value in position.items() if value is not None}
-    # none recorded: killed before its first record (the checkpoint's update, from_update, is where it goes on)
-    data["resumes"][-1]["previous_position"] = position or None
+    # none recorded: killed, its last training line says where it stood (none: before its first update)
+    data["resumes"][-1]["previous_position"] = position or logged_position(run_dir)
     data.update(status="running", stop_cause=None, error=None, finished_at=None)
     data.pop("error_file", None)  # the earlier attempt's traceback (error.txt) is named in its resume entry
     # the config from this resume on (non-defining keys such as run.threads may differ, and
@@ -350,41 +350,3 @@ def continue_record(cfg: DictConfig, run_dir: Path, note: dict, overrides: Itera
         return RunRecord(run_dir, data)
     with run_index.adding(index_roots(cfg), run_dir, data):  # a relaunch of the new variant finds this run; its
         return RunRecord(run_dir, data)  # line and run.json under the index's lock (``run_index.adding``)
-
-
-def set_aside_metrics_after(run_dir: Path, update: int) -> str:
-    """Rows written after the checkpoint are redone: move them to metrics.discarded.jsonl
-    (kept, never deleted), so metrics.jsonl reads as one uninterrupted run; so are rows of an update
-    already read (a row twice). The updates up to the checkpoint without a training row, as spans
-    ("21-30"; "" when none): a file cut or removed since cannot be written again."""
-    path = Path(run_dir) / "metrics.jsonl"
-    if not path.exists():
-        return _spans(range(1, update + 1))
-    kept, discarded, seen = [], [], set()
-    for line in path.read_text().splitlines():
-        row = parse_row(line)
-        keep = row is not None and isinstance(row.get("update"), int) and row["update"] <= update
-        key = (row.get("kind"), row.get("update")) if keep else None
-        keep = keep and key not in seen
-        seen.add(key)
-        (kept if keep else discarded).append(line)  # a line cut by the kill is discarded too
-    if discarded:
-        aside = Path(run_dir) / "metrics.discarded.jsonl"
-        with disk_full_guard(aside), aside.open("a") as handle:
-            handle.write("".join(line + "\n" for line in discarded))
-    tmp = path.with_name(".metrics.jsonl.tmp")
-    with disk_full_guard(path, tmp):
-        tmp.write_text("".join(line + "\n" for line in kept))
-        os.replace(tmp, path)
-    return _spans(u for u in range(1, update + 1) if ("train", u) not in seen)
-
-
-def _spans(updates: Iterable[int]) -> str:
-    """1, 2, 3, 7 -> '1-3, 7'."""
-    spans: list[list[int]] = []
-    for u in updates:
-        if spans and spans[-1][1] == u - 1:
-            spans[-1][1] = u
-        else:
-            spans.append([u, u])
-    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)

@@ -985,6 +985,11 @@ def test_a_resumed_attempt_has_no_finished_at_until_it_ends(make_cfg, tmp_path):
     again = continue_record(cfg, tmp_path, {"from_update": 1}).data  # killed before it recorded any position
     (tmp_path / "run.json").write_text(json.dumps(again))
     assert continue_record(cfg, tmp_path, {"from_update": 1}).data["resumes"][-1]["previous_position"] is None
+    # killed at update 3 after logging it (the checkpoint at 1): its last training line says where it stood
+    rows = [{"kind": "train", "update": u, "loss": 1.0, "examples_seen": 16 * u} for u in (1, 2, 3)]
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows) + '{"kind": "tr')
+    position = continue_record(cfg, tmp_path, {"from_update": 1}).data["resumes"][-1]["previous_position"]
+    assert position["updates_done"] == 3 and position["examples_seen"] == 48 and "killed" in position["read_from"]
 
 
 def test_the_control_batch_is_recorded_at_what_its_split_holds(make_cfg):

@@ -444,7 +444,7 @@ def test_a_word_setting_that_matches_a_folder_is_not_a_data_file(make_cfg, tmp_p
 
 
 def test_rows_the_checkpoint_holds_but_metrics_lacks_are_named_and_a_row_twice_is_set_aside(tmp_path):
-    from pilot.resume import set_aside_metrics_after
+    from pilot.resumed_metrics import set_aside_metrics_after
 
     rows = [{"kind": "train", "update": u, "loss": 1.0} for u in [*range(1, 21), 5, *range(31, 36)]]
     rows.insert(10, {"kind": "val", "update": 10, "loss": 2.0})
