@@ -46,6 +46,7 @@ from pilot.errors import (
     user_error,
 )
 from pilot.estimate_run import run_estimate
+from pilot.faults import fault_point
 from pilot.hydra_files import close_job_log
 from pilot.models.hf_causal_lm import config_key_outside_the_yaml
 from pilot.pilot_run import run_pilot
@@ -63,6 +64,7 @@ from pilot.run_directory import (
     RunDirectoryRefused,
     after_refusal,
     hydra_was_writing,
+    remove_unstarted_jobs,
     settle_failed_sweep,
     settle_refused_sweeps,
     unsettled_run_directories,
@@ -96,8 +98,9 @@ def _run(cfg: DictConfig) -> None:
     """The run, pilot or estimate the config says, in Hydra's job (``main``)."""
     global _composed
     _composed = True
-    host_memory_cap.enable()  # a CPU run's allocations meet a limit, not the OOM killer (pilot/host_memory_cap.py)
     hydra_cfg = HydraConfig.get()
+    fault_point("job", hydra_cfg.job.get("num"))  # tests: a signal once Hydra wrote the job's directory (job N)
+    host_memory_cap.enable()  # a CPU run's allocations meet a limit, not the OOM killer (pilot/host_memory_cap.py)
     run_dir = Path(hydra_cfg.runtime.output_dir)
     overrides = written_overrides()  # as typed: '${x}' too
     multirun = hydra_cfg.mode == RunMode.MULTIRUN
@@ -265,6 +268,7 @@ def cli() -> None:
             # included): said as when it comes between two jobs, then the recap of what the launch made
             name = signal_of_exit_code(stop.code)
             print(f"pilot: the sweep was interrupted ({name}); the jobs it ran are recorded", file=sys.stderr)
+            remove_unstarted_jobs()
             recap_interrupted_launch(f"interrupted ({name})")
         raise
     except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM or SIGHUP outside a run's own watch

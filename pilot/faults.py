@@ -15,7 +15,7 @@ def fault_point(point: str, update: int | None = None, path: object = None) -> N
     """Test hook: ``PILOT_FAULT=<point>[:<signal>][@<update>]`` kills this process with SIGKILL
     there, or sends it ``<signal>`` (``closing:SIGINT``: a Ctrl-C arriving during the closing).
 
-    Points: ``hydra_files`` (the run directory checked, Hydra about to write ``.hydra/``), ``setup`` (the directory locked, the record not yet opened), ``update`` (after an update), ``before_write``, ``after_write``,
+    Points: ``hydra_files`` (the run directory checked, Hydra about to write ``.hydra/``), ``job`` (Hydra's files written, the job's function begun; ``@N``: a sweep's job N), ``setup`` (the directory locked, the record not yet opened), ``update`` (after an update), ``before_write``, ``after_write``,
     ``before_rename`` (inside a checkpoint save), ``closing`` (after the final validation), ``record`` (the run's
     record being written, signals only noted), ``sheet`` (a pilot's choice sheet written, its verdicts not yet final), ``verdicts`` (a pilot's verdicts final, its report not yet written), ``reload`` and ``resume`` (inside the
     process of the reload check and of the resume check, before it answers).

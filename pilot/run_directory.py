@@ -384,13 +384,19 @@ def _jobs_without_a_run(sweep: Path) -> list[Path]:
     return []
 
 
-def settle_failed_sweep() -> None:
-    """After Hydra failed writing a sweep's own files (a full disk): the jobs' directories holding only
-    Hydra's files go (a recap would count them as unreadable runs), then the sweep directory made for
-    this line if only multirun.yaml is left."""
+def remove_unstarted_jobs() -> None:
+    """The directories of this line's sweep whose job never began (Hydra wrote them, then a full disk or a
+    signal stopped it) go when they hold only Hydra's files: a recap counted each as an unreadable run and
+    as a job never started. Only for jobs run in this process: another process's job may be starting."""
     for path in _sweep_dirs[-1:]:
         for job in _jobs_without_a_run(Path(path)):
             remove_unstarted_job(job)
+
+
+def settle_failed_sweep() -> None:
+    """After Hydra failed writing a sweep's own files (a full disk): ``remove_unstarted_jobs``, then the
+    sweep directory made for this line if only multirun.yaml is left."""
+    remove_unstarted_jobs()
     settle_refused_sweeps()
 
 

@@ -19,6 +19,7 @@ from pilot.recap.entry import (
     recap_not_written,
     refused_jobs,
 )
+from pilot.run_directory import remove_unstarted_jobs
 from pilot.run_record import NO_PROCESS
 from pilot.startup_signals import SENT_BY_NO_ONE
 from pilot.sweep_signals import received as passed_on_to_jobs
@@ -74,6 +75,7 @@ def sweep_interrupted(name: str) -> None:
     code = 128 + int(getattr(signal, name))
     if "submitit" not in str(OmegaConf.select(config, "hydra.launcher._target_", default="")):
         print(f"pilot: the sweep was interrupted ({name}); the jobs it ran are recorded", file=sys.stderr)
+        remove_unstarted_jobs()  # a job stopped as Hydra made its directory: never started, not unreadable
         recap_interrupted_launch(f"interrupted ({name})")
         raise SystemExit(code) from None
     print(

@@ -357,3 +357,16 @@ def test_what_a_sweep_that_lost_a_job_says_is_read_from_the_records():
     frame.loc[3] = ["/s/3", "interrupted", "interrupted: SIGINT at update 9 (checkpoint saved)"]
     assert _stopped_unsent(frame) == ""  # one job got a signal: the sweep's usual interrupted ending
     assert _still_running(None) == [] and _stopped_unsent(None) == ""
+
+
+def test_a_sweep_job_stopped_once_hydra_made_its_directory_leaves_no_directory_and_is_said_once(tmp_path):
+    """SIGTERM as the second job began, Hydra's files written, its run not yet: its directory (.hydra/ and an
+    empty log) stayed, and the recap said the job twice, as an unreadable run and as never started."""
+    sweep = tmp_path / "sweep"
+    done = pilot("-m", *TRAIN, "budget.value=2", "seed=0,1", f"hydra.sweep.dir={sweep}", fault="job:SIGTERM@1")
+    assert done.returncode == 143 and "the sweep was interrupted (SIGTERM)" in done.stderr, done.stderr[-3000:]
+    jobs = [d for d in sweep.iterdir() if d.is_dir()]
+    assert [r["status"] for r in records(sweep)] == ["ok"] and len(jobs) == 1, [d.name for d in jobs]
+    recap = (sweep / "recap.md").read_text()
+    assert "Never started: 1 of the 2 jobs" in recap and "seed=1" in recap.split("Never started")[-1], recap
+    assert (sweep / "recap.csv").read_text().count("unreadable") == 0  # no row for the job that never ran
