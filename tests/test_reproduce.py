@@ -145,3 +145,14 @@ def test_the_command_of_a_built_in_run_is_quoted_for_the_shell():
     words = ["data.path=my dir/d.jsonl", "optim.lr=1e-3", "hydra.sweep.subdir=lr${optim.lr}"]
     command = command_line(words, None)
     assert shlex.split(command) == ["python", "-m", "pilot", *words] and " optim.lr=1e-3 " in command
+
+
+def test_a_run_of_your_data_file_records_its_hash_and_where_it_was_launched(make_cfg, tmp_path):
+    """A built-in task on your data.path (relative) had REPRODUCE.md name the path alone: neither the directory
+    it is relative to nor the file's content (an examination)."""
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"prompt": "a", "response": "b"}\n')
+    provenance = plugin_provenance(make_cfg(f"data.path={data}"))
+    assert provenance is not None and provenance["launched_in"] == os.getcwd()
+    assert provenance["files"] == {str(data.resolve()): hashlib.sha256(data.read_bytes()).hexdigest()}
+    assert plugin_provenance(make_cfg()) is None  # pilot's own task and data: nothing more to say

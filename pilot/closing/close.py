@@ -152,7 +152,7 @@ def _pip_packages(provenance: dict[str, Any] | None) -> str:
 def _plugin_section(provenance: dict[str, Any] | None) -> str:
     if not provenance:
         return ""
-    lines = ["", "## Plug-in code and files", ""]
+    lines = ["", "## Your code and files", ""]
     lines.append(f"Launched in `{provenance['launched_in']}` (relative paths in the overrides start there).")
     lines.append(f"- `hydra.searchpath`: {', '.join(f'`{p}`' for p in provenance['searchpath']) or 'none'}")
     lines.append(f"- `PYTHONPATH` entries: {', '.join(f'`{p}`' for p in provenance['pythonpath']) or 'none'}")

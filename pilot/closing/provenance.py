@@ -89,10 +89,12 @@ def loaded_user_modules(named: set[str]) -> dict[str, str]:
 
 
 def plugin_provenance(cfg: DictConfig, searchpath: list[str] | tuple = ()) -> dict[str, Any] | None:
-    """None for a run of pilot's own targets and configs only (REPRODUCE.md then needs nothing more)."""
+    """None for a run of pilot's own targets, configs and data only (REPRODUCE.md then needs nothing more);
+    a run of your data file (``data.path``) gets the file's hash and where it was launched (a relative path)."""
     targets = [t for t in targets_in(OmegaConf.to_container(cfg, resolve=True)) if not t.startswith("pilot.")]
     uses_tokenizer = select(cfg, "data.tokenizer") is not None
-    if not (targets or searchpath or uses_tokenizer):
+    files = _user_files(cfg)
+    if not (targets or searchpath or uses_tokenizer or files):
         return None
     distributions = packages_distributions()
     modules: dict[str, dict[str, str]] = {}
@@ -115,7 +117,7 @@ def plugin_provenance(cfg: DictConfig, searchpath: list[str] | tuple = ()) -> di
         "modules": modules,
         "helper_modules": helpers,
         "packages": {name: found for name, found in sorted(packages.items()) if found},
-        "files": _user_files(cfg),
+        "files": files,
     }
 
 
