@@ -12,6 +12,14 @@ from pathlib import Path
 from typing import Any
 
 BLOCK, BLOCKS = 1 << 16, 64
+DOCUMENTATION = ("readme", "license", "licence", "notice", "use_policy")  # README.md, LICENSE, USE_POLICY.md
+
+
+def read_by_programs(name: str) -> bool:
+    """Whether a file of a directory (``name`` below it) is one a program may read: not hidden nor in a hidden
+    folder (a download's ``.cache/``), not documentation (a README, a licence)."""
+    parts = name.split("/")
+    return not any(part.startswith(".") for part in parts) and not parts[-1].lower().startswith(DOCUMENTATION)
 
 
 def _files(root: Path, keep: Callable[[str], bool] | None) -> list[Path]:
@@ -31,18 +39,18 @@ def _sampled(path: Path, size: int, digest: Any) -> None:
             digest.update(handle.read(BLOCK))
 
 
+NOTHING = hashlib.sha256().hexdigest()  # the fingerprint of a directory with no file (or none kept)
+
+
 def fingerprint(path: Path | str, keep: Callable[[str], bool] | None = None) -> str | None:
     """The fingerprint of the file or directory at ``path`` (``keep``: of a directory's files whose names
-    below it it keeps, the others left out); None when nothing there can be read, or ``keep`` keeps nothing."""
+    below it it keeps, the others left out); None when nothing there can be read."""
     root = Path(path).resolve()
     if not root.exists():
         return None
     digest = hashlib.sha256()
     try:
-        files = _files(root, keep)
-        if keep is not None and not files:
-            return None
-        for file in files:
+        for file in _files(root, keep):
             size = file.stat().st_size
             name = file.name if root.is_file() else file.relative_to(root).as_posix()
             digest.update(f"{name}:{size}\n".encode())

@@ -5,7 +5,7 @@ run directory (``.hydra`` unless the line names another; nowhere when it is null
 task starts. When that line is then refused (a resume under another config, a directory another
 process runs in), those files would say a config the run never used: ``HydraFiles`` holds them as
 they were — content and times, with ``run.json`` to tell whether the line ran after all — and
-``put_back`` restores them.
+``put_back`` restores them. ``another_apps_hydra``: whether files found there are another Hydra app's.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hydra.core.hydra_config import HydraConfig
-from omegaconf import OmegaConf, open_dict, read_write
+from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
 
 def _read(path: Path) -> bytes | None:
@@ -146,3 +146,40 @@ def close_job_log(run_dir: Path) -> None:
         if isinstance(handler, logging.FileHandler) and Path(handler.baseFilename).parent == Path(run_dir).absolute():
             root.removeHandler(handler)
             handler.close()
+
+
+PILOT_SECTIONS = {"mode", "budget", "model", "data"}  # in every config.yaml pilot's Hydra writes
+
+
+def another_apps_hydra(hydra_dir: Path, config: DictConfig) -> bool:
+    """Whether ``hydra_dir`` (Hydra's files in a run directory) was written for another Hydra app (a
+    pilot line that stopped before its run, whose files may be replaced, leaves pilot's config there):
+    its record would be overwritten. A config.yaml cut short by a kill while Hydra wrote it (empty, or
+    the first top-level keys of this line's config, in its order) is pilot's own aborted start."""
+    config_file = hydra_dir / "config.yaml"
+    if not config_file.is_file():
+        return False
+    try:
+        text = config_file.read_text()
+    except (OSError, UnicodeDecodeError):  # unreadable: not known to be pilot's
+        return True
+    try:
+        loaded = OmegaConf.create(text) if text.strip() else None
+    except Exception:  # noqa: BLE001 - cut mid-way: judged by its keys below
+        loaded = None
+    if isinstance(loaded, DictConfig) and PILOT_SECTIONS <= set(loaded.keys()):
+        return False
+    return not cut_short_pilot_config(text, config)
+
+
+def cut_short_pilot_config(text: str, config: DictConfig) -> bool:
+    """Whether ``text`` is the start of the config.yaml this line's Hydra writes: empty, or its complete
+    top-level keys are the first keys of ``config`` (Hydra's section left out), in that order."""
+    lines = text.splitlines()
+    if lines and not text.endswith("\n"):
+        lines = lines[:-1]  # the line the kill cut
+    keys = [line.split(":", 1)[0] for line in lines if line[:1].strip() and ":" in line]
+    if lines and not (lines[0][:1].strip() and ":" in lines[0]):
+        return False  # a whole first line that is no top-level key: not the start of pilot's YAML
+    own = [str(key) for key in config.keys() if key != "hydra"]
+    return keys == own[: len(keys)]

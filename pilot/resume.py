@@ -21,6 +21,7 @@ from omegaconf import DictConfig, OmegaConf
 from pilot import run_index
 from pilot.checkpoint import Checkpointer
 from pilot.config.values import enum_value, select
+from pilot.data.data_files import data_files_fingerprint
 from pilot.engine.batch_plan import plan_from_config
 from pilot.engine.build import read_fingerprints
 from pilot.errors import ResumeRefused
@@ -139,6 +140,9 @@ def refuse_changed_data(cfg: DictConfig, path: Path, state: dict, read: dict) ->
         return
     now = read["data_files"]
     changed = sorted(key for key, digest in saved.items() if now.get(key) != digest)
+    if changed:  # a checkpoint of an earlier pilot fingerprinted every file of a directory
+        every = data_files_fingerprint(cfg, every_file=True)
+        changed = [key for key in changed if every.get(key) != saved[key]]
     if changed:
         named = ", ".join(f"{key}={select(cfg, key)}" for key in changed)
         raise ResumeRefused(

@@ -46,7 +46,7 @@ from pilot.directory_keys import (
 from pilot.errors import PilotError, ResumeRefused, RunFinished
 from pilot.faults import fault_point
 from pilot.finished_runs import refuse_finished_run, refuse_reused_for
-from pilot.hydra_files import HydraFiles, jobs_files_before, output_subdir, remember_job_files
+from pilot.hydra_files import HydraFiles, another_apps_hydra, jobs_files_before, output_subdir, remember_job_files
 from pilot.run_record import WHEN_TAKEN, RunDirectoryLock
 
 HYDRA_OWN = (".hydra", RunDirectoryLock.NAME)  # with Hydra's job log: not the user's files
@@ -253,7 +253,7 @@ def _refuse_foreign(config: DictConfig, path: Path) -> None:
     own = {*HYDRA_OWN, *([Path(subdir).parts[0]] if subdir else [])}
     job_log = f"{OmegaConf.select(config, 'hydra.job.name', default=None, throw_on_resolution_failure=False) or '__main__'}.log"
     foreign = sorted(p.name for p in path.iterdir() if p.name not in own and not _pilots_own(path, p.name, job_log))
-    if subdir and _another_apps_hydra(path / subdir, config):
+    if subdir and another_apps_hydra(path / subdir, config):
         foreign.insert(0, f"{subdir}/ of another Hydra app (its config.yaml has no pilot settings)")
     if foreign:
         shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
@@ -267,43 +267,6 @@ def _refuse_foreign(config: DictConfig, path: Path) -> None:
 def _output_subdir(config: DictConfig) -> str | None:
     """Where this line's Hydra writes its files in the run directory (``hydra.output_subdir``)."""
     return OmegaConf.select(config, "hydra.output_subdir", default=".hydra")
-
-
-PILOT_SECTIONS = {"mode", "budget", "model", "data"}  # in every config.yaml pilot's Hydra writes
-
-
-def _another_apps_hydra(hydra_dir: Path, config: DictConfig) -> bool:
-    """Whether ``hydra_dir`` (Hydra's files in a run directory) was written for another Hydra app (a
-    pilot line that stopped before its run, whose files may be replaced, leaves pilot's config there):
-    its record would be overwritten. A config.yaml cut short by a kill while Hydra wrote it (empty, or
-    the first top-level keys of this line's config, in its order) is pilot's own aborted start."""
-    config_file = hydra_dir / "config.yaml"
-    if not config_file.is_file():
-        return False
-    try:
-        text = config_file.read_text()
-    except (OSError, UnicodeDecodeError):  # unreadable: not known to be pilot's
-        return True
-    try:
-        loaded = OmegaConf.create(text) if text.strip() else None
-    except Exception:  # noqa: BLE001 - cut mid-way: judged by its keys below
-        loaded = None
-    if isinstance(loaded, DictConfig) and PILOT_SECTIONS <= set(loaded.keys()):
-        return False
-    return not _cut_short_pilot_config(text, config)
-
-
-def _cut_short_pilot_config(text: str, config: DictConfig) -> bool:
-    """Whether ``text`` is the start of the config.yaml this line's Hydra writes: empty, or its complete
-    top-level keys are the first keys of ``config`` (Hydra's section left out), in that order."""
-    lines = text.splitlines()
-    if lines and not text.endswith("\n"):
-        lines = lines[:-1]  # the line the kill cut
-    keys = [line.split(":", 1)[0] for line in lines if line[:1].strip() and ":" in line]
-    if lines and not (lines[0][:1].strip() and ":" in lines[0]):
-        return False  # a whole first line that is no top-level key: not the start of pilot's YAML
-    own = [str(key) for key in config.keys() if key != "hydra"]
-    return keys == own[: len(keys)]
 
 
 def _refuse_reused(config: DictConfig, path: Path) -> None:

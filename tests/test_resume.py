@@ -516,3 +516,34 @@ def test_a_resume_under_another_non_defining_setting_records_its_own_line(tmp_pa
     record = json.loads((tmp_path / "run.json").read_text())
     assert "run.threads=1" in record["overrides"]  # the variant's line, as it started
     assert "run.threads=2" in record["resumes"][-1]["overrides"] and "overrides_before" not in record["resumes"][-1]
+
+
+def test_a_data_folders_readme_is_no_other_data_and_an_earlier_checkpoints_every_file_fingerprint_is_read(
+    make_cfg, tmp_path, monkeypatch
+):
+    """A README written into a folder the data settings name (data.tokenizer beside model.path, the usual
+    layout) refused a resume as another data set; a file programs read still does; a checkpoint that
+    fingerprinted every file (an earlier pilot) is compared as it was taken."""
+    import shutil
+
+    from pilot.data.data_files import data_files_fingerprint
+    from pilot.resume import ResumeRefused, refuse_changed_data
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "corpus").mkdir()
+    (tmp_path / "corpus" / "vocab.txt").write_text("a\nb\n")
+    (tmp_path / "corpus" / "README.md").write_text("notes")
+    cfg = make_cfg("+data.folder=./corpus")
+    saved, older = data_files_fingerprint(cfg), data_files_fingerprint(cfg, every_file=True)
+    assert saved != older  # the README: in the earlier fingerprint, not in this one
+    (tmp_path / "corpus" / "README.md").write_text("other notes")
+    (tmp_path / "corpus" / ".cache").mkdir()
+    (tmp_path / "corpus" / ".cache" / "x").write_text("download metadata")
+    refuse_changed_data(cfg, tmp_path, {"data_files": saved}, {"data_files": data_files_fingerprint(cfg)})
+    shutil.rmtree(tmp_path / "corpus" / ".cache")
+    (tmp_path / "corpus" / "README.md").write_text("notes")  # as the earlier checkpoint took it: every file
+    refuse_changed_data(cfg, tmp_path, {"data_files": older}, {"data_files": data_files_fingerprint(cfg)})
+    (tmp_path / "corpus" / "vocab.txt").write_text("a\nc\n")
+    for state in ({"data_files": saved}, {"data_files": older}):
+        with pytest.raises(ResumeRefused, match="data.folder=./corpus: the file's content differs"):
+            refuse_changed_data(cfg, tmp_path, state, {"data_files": data_files_fingerprint(cfg)})

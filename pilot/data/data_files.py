@@ -9,7 +9,7 @@ from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-from pilot.file_fingerprint import fingerprint
+from pilot.file_fingerprint import fingerprint, read_by_programs
 
 
 def _named_paths(node: Any, prefix: str) -> dict[str, str]:
@@ -45,10 +45,12 @@ def _names_a_path(key: str, value: str) -> bool:
     return path.is_dir() and ("/" in value or "\\" in value or bool(path.suffix))
 
 
-def data_files_fingerprint(cfg: DictConfig) -> dict[str, str]:
-    """``{key: fingerprint}`` of every file or directory the ``data`` settings name."""
+def data_files_fingerprint(cfg: DictConfig, every_file: bool = False) -> dict[str, str]:
+    """``{key: fingerprint}`` of every file or directory the ``data`` settings name: of a directory, the files
+    programs read (not a README, not hidden ones; ``every_file``: all, as checkpoints before took it)."""
     try:
         data = OmegaConf.to_container(cfg.data, resolve=True)
     except Exception:  # noqa: BLE001 - a setting that does not resolve here: the run's own checks say it
         return {}
-    return {key: digest for key, path in _named_paths(data, "data").items() if (digest := fingerprint(path))}
+    keep = None if every_file else read_by_programs
+    return {key: digest for key, path in _named_paths(data, "data").items() if (digest := fingerprint(path, keep))}

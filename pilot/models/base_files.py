@@ -32,7 +32,7 @@ from pathlib import Path
 from omegaconf import DictConfig
 
 from pilot.config.values import select
-from pilot.file_fingerprint import fingerprint
+from pilot.file_fingerprint import NOTHING, fingerprint, read_by_programs
 
 MODEL_FILES_KEY = "model_files_fingerprint"  # a checkpoint's: the fingerprint of the model's own files
 ALL_FILES_KEY = "base_files_fingerprint"  # an earlier checkpoint's: of every file in the folder
@@ -42,17 +42,14 @@ TOKENIZER = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json
              "vocab.txt", "merges.txt", "tokenizer.model", "spiece.model", "sentencepiece.bpe.model",
              "chat_template.jinja", "chat_template.json", "preprocessor_config.json", "processor_config.json")  # fmt: skip
 NOT_READ = (*TOKENIZER, "reload_check.json", "trainer_state.json", "training_args.bin", "optimizer.pt", "scheduler.pt")
-NOT_READ_PREFIXES = ("readme", "license", "notice", "use_policy", "rng_state")  # README.md, LICENSE, rng_state_0.pth
 
 
 def is_model_file(name: str) -> bool:
-    """Whether a model load may read this file of its folder (``name`` below it): any file but hidden ones
-    (a download's ``.cache/``) and those ``NOT_READ`` — weights of any format, configs and the code of a model
-    whose factory trusts remote code all count; unknown files count."""
-    parts = name.split("/")
-    base = parts[-1]
-    hidden = any(part.startswith(".") for part in parts)
-    return not hidden and base not in NOT_READ and not base.lower().startswith(NOT_READ_PREFIXES)
+    """Whether a model load may read this file of its folder (``name`` below it): any file programs read
+    (``read_by_programs``: not hidden, not documentation) but those ``NOT_READ`` — weights of any format,
+    configs and the code of a model whose factory trusts remote code all count; unknown files count."""
+    base = name.rsplit("/", 1)[-1]
+    return read_by_programs(name) and base not in NOT_READ and not base.startswith("rng_state")
 
 
 def base_files_fingerprint(cfg: DictConfig, every_file: bool = False) -> str | None:
@@ -62,7 +59,8 @@ def base_files_fingerprint(cfg: DictConfig, every_file: bool = False) -> str | N
     path = select(cfg, "model.path")
     if not path or not Path(path).is_dir():
         return None
-    return fingerprint(path, None if every_file else is_model_file)
+    found = fingerprint(path, None if every_file else is_model_file)
+    return None if found == NOTHING and not every_file else found  # no model file there: no model to name
 
 
 def saved_and_now(cfg: DictConfig, saved: dict, now: str | None = None) -> tuple[str | None, str | None]:
