@@ -54,6 +54,7 @@ from pilot.models.adapter import adapter_rate_hint, frozen_head_hint, scaled_log
 log = logging.getLogger(__name__)
 
 STUCK = 0.02  # a loss whose own floor is within 2% of where it starts cannot fall: the targets do not reach it
+BELOW_ZERO = 1e-4  # a final loss below -1e-4 x the initial one is below 0; closer: float rounding
 NO_FLOOR = 0.01  # a loss's own floor below 1% of where it starts is 0 (Adam on free logits stops near 1e-4)
 STEP = "tiny_subset"
 
@@ -209,7 +210,8 @@ def tiny_subset_check(
     )
     if not finite:
         return CheckResult(STEP, "fail", f"non-finite loss or gradient at update {trainer.updates_done}", [], details)
-    if final_loss < 0 <= initial_loss and recovery < min_recovery and zero_floored(task, scorer):
+    below = final_loss < -BELOW_ZERO * abs(initial_loss) and initial_loss >= 0  # not a rounding's -1e-8 (1 - cos)
+    if below and recovery < min_recovery and zero_floored(task, scorer):
         return CheckResult(STEP, "fail", below_zero(numbers), [], details)
     if _scoring_at_fault(scorer, recovery < min_recovery, final_loss, loss_target):
         return CheckResult(STEP, "fail", _scoring_disagrees(scorer, numbers, model, device), [], details)
