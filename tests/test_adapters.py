@@ -299,7 +299,7 @@ def test_the_model_folder_is_fingerprinted_as_the_run_read_it_and_older_checkpoi
     assert saved_and_now(cfg, {}) == (None, None)
     before = read_fingerprints(cfg)  # taken before the build (a resume compared it): saved over meanwhile
     _tiny_llama(tmp_path / "base", seed=2)
-    with pytest.raises(FilesChangedWhileRead, match=r"model.path=.*changed while this run read them"):
+    with pytest.raises(FilesChangedWhileRead, match=r"model.path=.*its files changed while this run read them"):
         build_trainer(cfg, files_read=before)
     for name in ("config.json", "generation_config.json", "model.safetensors"):  # no model file left: none
         (tmp_path / "base" / name).unlink()

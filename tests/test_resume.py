@@ -547,3 +547,15 @@ def test_a_data_folders_readme_is_no_other_data_and_an_earlier_checkpoints_every
     for state in ({"data_files": saved}, {"data_files": older}):
         with pytest.raises(ResumeRefused, match="data.folder=./corpus: the file's content differs"):
             refuse_changed_data(cfg, tmp_path, state, {"data_files": data_files_fingerprint(cfg)})
+
+
+def test_a_data_folder_filled_while_the_task_loads_is_kept_as_after_the_build(make_cfg, monkeypatch):
+    """A task may fill a cache folder its data settings name while it loads: the build keeps the data files'
+    fingerprint taken after it (a resume finds the folder so before its build), and refuses nothing."""
+    import pilot.engine.build as build
+
+    taken = iter([{"data.cache": "empty"}, {"data.cache": "filled"}])
+    monkeypatch.setattr(build, "data_files_fingerprint", lambda cfg: next(taken))
+    cfg = make_cfg("+experiment=classification", "batch.micro_batch=8")
+    trainer = build.build_trainer(cfg)
+    assert trainer.files_read["data_files"] == {"data.cache": "filled"}

@@ -134,28 +134,25 @@ def build_trainer(cfg: DictConfig, ctx: DistContext = DistContext(), files_read:
 
 
 def _unchanged_since(cfg: DictConfig, read: dict) -> dict:
-    """``read``, when the files are still as it says; else FilesChangedWhileRead naming the settings."""
-    now = read_fingerprints(cfg)
-    changed = ["model.path"] if now.get(MODEL_FILES_KEY) != read.get(MODEL_FILES_KEY) else []
-    changed += sorted(
-        key
-        for key in {**read["data_files"], **now["data_files"]}
-        if read["data_files"].get(key) != now["data_files"].get(key)
-    )
-    if changed:
+    """What the trainer keeps of ``read``: the model folder's fingerprint, which must still hold once the model
+    is built (else FilesChangedWhileRead), and the data files' taken now that they are read (a task may fill a
+    cache folder its settings name while it loads; a resume compares what it finds before its build)."""
+    now = base_files_fingerprint(cfg)
+    if now != read.get(MODEL_FILES_KEY):
         raise FilesChangedWhileRead(
-            f"{', '.join(f'{key}={select(cfg, key)}' for key in changed)}: the files changed while this run read them "
-            "(their fingerprint before and after building the model and the data differ): what it would train on "
-            "could not be named. Fix: let whatever writes there finish (a save_pretrained), then start the run again."
+            f"model.path={select(cfg, 'model.path')}: its files changed while this run read them (their fingerprint "
+            f"before building the model {str(read.get(MODEL_FILES_KEY))[:12]}, after {str(now)[:12]}): the model it "
+            "would train could not be named. Fix: let whatever writes there finish (a save_pretrained), then start "
+            "the run again."
         )
-    return read
+    return {**read, "data_files": data_files_fingerprint(cfg)}
 
 
 def read_fingerprints(cfg: DictConfig) -> dict:
     """The fingerprints of what a run reads from files: the model folder's (``model.path``) and the data
-    settings' files. Taken once, before the run reads them, and kept by every checkpoint (a resume compares
-    them) and by run.json: taken again at each save, a folder saved over during the run was recorded as
-    the one the run had read."""
+    settings' files, before the build reads them (a resume compares them); the build keeps them
+    (``_unchanged_since``) for every checkpoint and run.json: taken again at each save, a folder saved over
+    during the run was recorded as the one the run had read."""
     model = base_files_fingerprint(cfg)
     return {**({MODEL_FILES_KEY: model} if model else {}), "data_files": data_files_fingerprint(cfg)}
 
