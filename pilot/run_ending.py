@@ -124,6 +124,8 @@ class RunEnding:
             self.record.update(signal_after_budget=entry)
         elif self.status != "ok":
             entry["arrived"] = f"while the record of the run ({self.status}) was written"
+            if (gone := launcher_gone()) is not None:
+                entry["sent_by"] = f"no one: {gone} ended"
             self.record.update(interrupted_by=[*(self.record.data.get("interrupted_by") or []), entry])
 
     def close(self) -> None:

@@ -112,7 +112,10 @@ class InterruptWatch:
 
     def _flag(self, signum: int, frame: Any) -> None:
         if self.deferred:
-            self.noted = self.noted or signal.Signals(signum).name
+            name = signal.Signals(signum).name
+            if name == self.received and time.monotonic() - self.received_at < _one_event_s():
+                return  # the same signal delivered twice (torch's SIGINT to a replica): the event being recorded
+            self.noted = self.noted or name
             self.noted_at = self.noted_at or time.time()
             log.warning(
                 "%s received while the run's record is written: the record is finished first, then this process stops",
