@@ -346,5 +346,6 @@ def test_a_loss_of_0_1_targets_that_goes_below_zero_fails_naming_swapped_argumen
     result = runner.run_task(runner.load("bug_bce_arguments_swapped"))["tiny_subset"]
     assert result.verdict == "fail" and "The loss went below 0" in result.reason, result.reason
     assert result.details["final_loss"] < 0 < result.details["initial_loss"]
+    assert "at or below its floor 0" in result.reason and "infx" not in result.reason, result.reason  # no ratio
     result = runner.run_task(runner.load("ok_binary_one_logit"), tiny_subset=True)["tiny_subset"]
     assert result.verdict == "pass", result.reason

@@ -201,7 +201,10 @@ def tiny_subset_check(
         "example_indices": [e.index for e in subset],
         "stretched_schedule": bool(longer),
     }
-    drop_said = f"its distance to the floor {floor:.3g} down {drop:.3g}x" if floor > 0 else f"{drop:.3g}x"
+    if above <= 0:  # no ratio to give: the loss reached what it falls towards
+        drop_said = f"at or below its floor {floor:.3g}"
+    else:
+        drop_said = f"its distance to the floor {floor:.3g} down {drop:.3g}x" if floor > 0 else f"{drop:.3g}x"
     numbers = (
         f"loss {initial_loss:.3g} -> {final_loss:.3g} ({drop_said}, declared "
         f">= {float(settings.loss_drop):g}x), {recovery:.0%} of {n_examples} examples recovered "
