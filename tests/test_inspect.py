@@ -83,6 +83,10 @@ def test_instruction_in_the_loss_on_purpose_passes(tmp_path):
     task = generation(tmp_path, ROWS, mask_instruction=False)
     result, _ = inspect_task(task, n_show=1, micro_batch=2)
     assert result.verdict == "pass", result.reason
+    # what the loss sees is said as it is: the prompt too, not "exactly the answer tokens"
+    assert "the prompt's tokens and the answer's" in result.reason and "exactly the answer" not in result.reason
+    result, _ = inspect_task(generation(tmp_path, ROWS), n_show=1, micro_batch=2)
+    assert "loss sees exactly the answer tokens" in result.reason, result.reason
 
 
 # ------------------------------------------------------------------ classification
@@ -118,7 +122,9 @@ def test_head_size_different_from_classes_fails(digits_task):
     assert wider and "outputs 10-11 are trained towards no class" in wider[0].detail
     # narrower: the loss cannot score the labels past the head, so the contract refuses it before any step
     assert check_contract(digits_task, model()).verdict == "pass"
-    with pytest.raises(ContractError, match=r"head has 9 outputs but the task has 10 classes.*model.num_classes=10"):
+    with pytest.raises(
+        ContractError, match=r"head has 9 outputs but the task has 10 classes.*with 10 outputs.*model.num_classes=10"
+    ):
         check_contract(digits_task, model(num_classes=9))
 
 

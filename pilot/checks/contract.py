@@ -149,7 +149,7 @@ def _refuse_narrow_head(task: TaskData, logits: torch.Tensor, output: Any, batch
         raise ContractError(
             f"the model's head has {width} outputs but the task has {classes} classes (labels 0-{classes - 1}): "
             f"the loss cannot score a label >= {width} on its own (cross_entropy raises; a loss that clamps the labels "
-            "to the head gives two classes one loss). Fix: build the model with {classes} outputs (the "
+            f"to the head gives two classes one loss). Fix: build the model with {classes} outputs (the "
             f"built-in classifier: model.num_classes={classes})."
         )
 

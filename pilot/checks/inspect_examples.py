@@ -105,6 +105,17 @@ def _truncation(task: TaskData, item: dict[str, Any]) -> str:
     return f"{cut} token(s) cut{where} by encode, {int(item.get('truncated_target_tokens', 0))} of them target"
 
 
+def _targets_seen(task: TaskData) -> str:
+    """What the loss sees when it matched the task's expected_targets: the answer alone only where the task
+    masks its prompt (``info['mask_instruction']``, the built-in tasks' setting); else the declared targets."""
+    masked = task.info.get("mask_instruction")
+    if masked is True:
+        return "loss sees exactly the answer tokens"
+    if masked is False:
+        return "loss sees exactly the declared targets, the prompt's tokens and the answer's (mask_instruction=false)"
+    return "loss sees exactly the tokens the task declares as targets (expected_targets)"
+
+
 def inspect_generation(
     task: TaskData, encoded: dict[str, list[dict]], n_show: int, micro_batch: int, model: torch.nn.Module | None = None
 ) -> tuple[CheckResult, list[dict[str, Any]]]:
@@ -119,7 +130,7 @@ def inspect_generation(
     )
     train_stats = stats.get("train", {})
     seen = (
-        "loss sees exactly the answer tokens"
+        _targets_seen(task)
         if task.expected_targets is not None
         else "every example has targets in the loss (no expected_targets declared to compare with)"
     )
