@@ -87,6 +87,12 @@ REFUSED_BY_VALIDATION = [
     ("mode=estimate model=hf_gpt2 model.config.n_head=3", ("(model.config.n_embd=64, model.config.n_head=3)",)),
     # a model option and a data option that do not fit together (an interpolation error alone, before)
     ("data=digits model=tiny_gpt", ("model=tiny_gpt reads data.vocab_size, which data=digits does not define",)),
+    # beside model.path the fix is an option file's: a command-line model.config.* is refused there as unread (the
+    # message said 'set model.config.vocab_size=<value>', whose line was then refused)
+    (
+        "data=digits model=hf_causal_lm model.path=/nonexistent",
+        ("add `vocab_size: <value>` to data=digits's YAML or `config: {vocab_size: <value>}` to model=hf_causal_lm",),
+    ),
     # a length the model has no positions for (the model's own error blamed data.max_len, exit 1, before)
     ("mode=estimate estimate.seq_len=100000", ("estimate.seq_len=100000", "model.max_len=96")),
     # a pinned GPU count the choice sheet has no row for ("nothing planned" and exit 0, before)
@@ -727,3 +733,13 @@ def test_the_model_states_check_counts_an_adapters_frozen_base_as_weights_only(m
     with pytest.raises(ConfigError, match="alone need"):
         validate(make_cfg("model=hf_causal_lm"), [])
     validate(make_cfg("model=hf_causal_lm", "adapter=lora"), [])
+
+
+def test_a_deleted_key_is_not_said_to_lack_a_value():
+    """Hydra's ``~key`` (delete) has no '=' and is no setting given without its value (it was said to be one)."""
+    from pilot.config.suggest import _valueless_keys
+
+    assert _valueless_keys(["~model.config.vocab_size", "seed=1"]) == []
+    assert _valueless_keys(["optim.lr", "1e-3"]) == [
+        "optim.lr: a setting without a value. Fix: optim.lr=1e-3 (no space around '=')"
+    ]

@@ -148,7 +148,7 @@ def _valueless_keys(arguments: list[str]) -> list[str]:
     lines = []
     for at, argument in enumerate(arguments):
         flag_value = at > 0 and arguments[at - 1].startswith("-")
-        if "=" in argument or flag_value or not re.fullmatch(r"[+~]?[A-Za-z_]\w*(\.\w+)+", argument):
+        if "=" in argument or flag_value or not re.fullmatch(r"\+?[A-Za-z_]\w*(\.\w+)+", argument):
             continue
         value = arguments[at + 1] if at + 1 < len(arguments) and "=" not in arguments[at + 1] else "<value>"
         lines.append(f"{argument}: a setting without a value. Fix: {argument}={value} (no space around '=')")

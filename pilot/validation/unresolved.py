@@ -80,6 +80,20 @@ def _of_another_type(error: Exception, key: str) -> str:
     return f"the key it reads holds a value {key} cannot take; set {key}=<value>, or read a key of its kind"
 
 
+def _set_it(cfg: DictConfig, key: str, read: str, choices: Any) -> str:
+    """How to give ``key`` a value: on the command line; beside ``model.path`` (a model option naming a saved
+    folder) a command-line model.config.* is refused as unread (``model_path.check_config_beside_path``), yet
+    every setting must resolve: the option files are where to give it."""
+    if not key.startswith("model.config.") or OmegaConf.select(cfg, "model.path", default=None) is None:
+        return f"or set {key}=<value>"
+    where = read.split(".")[0]
+    return (
+        f"or, as model.path is set and model.config is not read (the saved config.json builds the model), add "
+        f"`{read.rpartition('.')[2]}: <value>` to {where}={choices.get(where)}'s YAML or `config: "
+        f"{{{key.removeprefix('model.config.')}: <value>}}` to model={choices.get('model')}'s YAML"
+    )
+
+
 def _groups_that_do_not_fit(cfg: DictConfig, key: str, written: str) -> str:
     """A group option that reads a setting another group's chosen option does not define
     (``model=tiny_gpt`` reads ``${data.vocab_size}``; ``data=digits`` has none): the two options do not
@@ -99,8 +113,7 @@ def _groups_that_do_not_fit(cfg: DictConfig, key: str, written: str) -> str:
         f"{group}={choices[group]} reads {read}, which {other}={choices[other]} does not define: the two options "
         f"do not fit together (a {group} for another kind of {other}). Choose a {group} for {other}="
         f"{choices[other]} (or the {other} this {group} is for: `python -m pilot --help` lists the options; "
-        "an +experiment= sets both), or set "
-        f"{key}=<value>"
+        "an +experiment= sets both), " + _set_it(cfg, key, read, choices)
     )
 
 
