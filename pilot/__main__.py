@@ -64,7 +64,6 @@ from pilot.run_directory import (
     RunDirectoryRefused,
     after_refusal,
     hydra_was_writing,
-    remove_unstarted_jobs,
     settle_failed_sweep,
     settle_refused_sweeps,
     unsettled_run_directories,
@@ -72,7 +71,13 @@ from pilot.run_directory import (
 from pilot.run_ending import ERROR_FILE, train_exit_code
 from pilot.run_record import resume_hint
 from pilot.startup_signals import raise_from_now_on, signal_name_of
-from pilot.sweep_ending import SweepIncomplete, sweep_ending, sweep_interrupted, sweep_job_without_result
+from pilot.sweep_ending import (
+    SweepIncomplete,
+    recap_after_signal,
+    sweep_ending,
+    sweep_interrupted,
+    sweep_job_without_result,
+)
 from pilot.sweep_signals import received as passed_on_to_jobs
 from pilot.train import train
 from pilot.validation.unread import unread_settings
@@ -266,10 +271,7 @@ def cli() -> None:
         if isinstance(stop.code, int) and stop.code >= 128 and launch_config() is not None:
             # a signal stopped a sweep's job in this process (one that came while its record was written
             # included): said as when it comes between two jobs, then the recap of what the launch made
-            name = signal_of_exit_code(stop.code)
-            print(f"pilot: the sweep was interrupted ({name}); the jobs it ran are recorded", file=sys.stderr)
-            remove_unstarted_jobs()
-            recap_interrupted_launch(f"interrupted ({name})")
+            recap_after_signal(signal_of_exit_code(stop.code))
         raise
     except KeyboardInterrupt as stop:  # Ctrl-C, SIGTERM or SIGHUP outside a run's own watch
         if launch_config() is None:

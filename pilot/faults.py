@@ -16,7 +16,7 @@ def fault_point(point: str, update: int | None = None, path: object = None) -> N
     there, or sends it ``<signal>`` (``closing:SIGINT``: a Ctrl-C arriving during the closing).
 
     Points: ``hydra_files`` (the run directory checked, Hydra about to write ``.hydra/``), ``job`` (Hydra's files written, the job's function begun; ``@N``: a sweep's job N), ``setup`` (the directory locked, the record not yet opened), ``update`` (after an update), ``before_write``, ``after_write``,
-    ``before_rename`` (inside a checkpoint save), ``closing`` (after the final validation), ``record`` (the run's
+    ``before_rename`` (inside a checkpoint save), ``closing`` (after the final validation), ``recap`` (a recap waiting for its picture), ``record`` (the run's
     record being written, signals only noted), ``sheet`` (a pilot's choice sheet written, its verdicts not yet final), ``verdicts`` (a pilot's verdicts final, its report not yet written), ``reload`` and ``resume`` (inside the
     process of the reload check and of the resume check, before it answers).
     ``enospc`` raises "no space left on device" inside a checkpoint save instead of killing
@@ -33,15 +33,21 @@ def fault_point(point: str, update: int | None = None, path: object = None) -> N
         raise PermissionError(errno.EPERM, "Operation not permitted (injected by PILOT_FAULT)", str(path))
     if point in ("exception", "setup_exception"):
         raise RuntimeError(f"injected failure (PILOT_FAULT={os.environ['PILOT_FAULT']})")
-    sent = os.environ["PILOT_FAULT"].partition("@")[0].partition(":")[2]
+    sent = _spec(point, update).partition("@")[0].partition(":")[2]
     os.kill(os.getpid(), getattr(signal, sent) if sent else signal.SIGKILL)
 
 
 def fault_requested(point: str, update: int | None = None) -> bool:
     """Whether ``PILOT_FAULT`` names ``point`` (at this update). ``nan_weights`` is read by the
-    training run itself: it poisons the weights after that update while the loss stays finite."""
-    spec = os.environ.get("PILOT_FAULT")
-    if not spec:
-        return False
-    name, _, at = spec.partition("@")
-    return name.partition(":")[0] == point and (not at or update is None or int(at) == update)
+    training run itself: it poisons the weights after that update while the loss stays finite.
+    Several faults are separated by commas (``update:SIGTERM@2,recap:SIGTERM``: a second signal)."""
+    return bool(_spec(point, update))
+
+
+def _spec(point: str, update: int | None) -> str:
+    """The first of ``PILOT_FAULT``'s faults that names ``point`` (at this update), or ""."""
+    for spec in os.environ.get("PILOT_FAULT", "").split(","):
+        name, _, at = spec.partition("@")
+        if name.partition(":")[0] == point and (not at or update is None or int(at) == update):
+            return spec
+    return ""

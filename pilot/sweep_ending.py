@@ -21,7 +21,7 @@ from pilot.recap.entry import (
 )
 from pilot.run_directory import remove_unstarted_jobs
 from pilot.run_record import NO_PROCESS
-from pilot.startup_signals import SENT_BY_NO_ONE
+from pilot.startup_signals import SENT_BY_NO_ONE, signal_name_of
 from pilot.sweep_signals import received as passed_on_to_jobs
 
 
@@ -74,9 +74,7 @@ def sweep_interrupted(name: str) -> None:
     sweep = config.hydra.sweep.dir
     code = 128 + int(getattr(signal, name))
     if "submitit" not in str(OmegaConf.select(config, "hydra.launcher._target_", default="")):
-        print(f"pilot: the sweep was interrupted ({name}); the jobs it ran are recorded", file=sys.stderr)
-        remove_unstarted_jobs()  # a job stopped as Hydra made its directory: never started, not unreadable
-        recap_interrupted_launch(f"interrupted ({name})")
+        recap_after_signal(name)
         raise SystemExit(code) from None
     print(
         f"pilot: the sweep was interrupted ({name}). Its jobs run in their own processes: each records in its "
@@ -85,6 +83,26 @@ def sweep_interrupted(name: str) -> None:
         file=sys.stderr,
     )
     raise SystemExit(code) from None
+
+
+def recap_after_signal(name: str) -> None:
+    """A sweep whose jobs ran in this process, stopped by signal ``name``: said, then the recap of what its
+    jobs recorded. A second signal while the recap is written (Ctrl-C pressed twice, a scheduler's SIGTERM
+    sent again) stops it: said in one line with the command that writes it, 128 + that signal's number, no
+    traceback (the recap leaves no file of its own behind: ``outputs.build_recap``)."""
+    sweep = launch_config().hydra.sweep.dir
+    print(f"pilot: the sweep was interrupted ({name}); the jobs it ran are recorded", file=sys.stderr)
+    try:
+        remove_unstarted_jobs()  # a job stopped as Hydra made its directory: never started, not unreadable
+        recap_interrupted_launch(f"interrupted ({name})")
+    except KeyboardInterrupt as again:  # Ctrl-C, or SIGTERM/SIGHUP (``SignalStop``)
+        second = signal_name_of(again)
+        print(
+            f"pilot: {second} while the recap was written: it was not written (each job's run.json says how it "
+            f"ended). Write it with: python -m pilot.recap {sweep}",
+            file=sys.stderr,
+        )
+        raise SystemExit(128 + int(getattr(signal, second))) from None
 
 
 def sweep_job_without_result(error: Exception) -> None:

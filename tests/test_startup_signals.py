@@ -370,3 +370,19 @@ def test_a_sweep_job_stopped_once_hydra_made_its_directory_leaves_no_directory_a
     recap = (sweep / "recap.md").read_text()
     assert "Never started: 1 of the 2 jobs" in recap and "seed=1" in recap.split("Never started")[-1], recap
     assert (sweep / "recap.csv").read_text().count("unreadable") == 0  # no row for the job that never ran
+
+
+def test_a_second_signal_while_an_interrupted_sweeps_recap_is_written_is_one_line(tmp_path):
+    """SIGTERM sent twice to a sweep whose jobs run in this process (a scheduler sending it again, Ctrl-C pressed
+    twice): the second, while the recap waited for its picture, was a SignalStop traceback, exit 1, and the
+    picture's temporary file was left in the sweep directory."""
+    sweep = tmp_path / "sweep"
+    done = pilot(
+        "-m", *TRAIN, "budget.value=6", "seed=0,1", f"hydra.sweep.dir={sweep}", fault="update:SIGTERM@2,recap:SIGTERM"
+    )
+    assert done.returncode == 143, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert "SIGTERM while the recap was written: it was not written" in done.stderr
+    assert f"python -m pilot.recap {sweep}" in done.stderr
+    assert [r["status"] for r in records(sweep)] == ["interrupted"]
+    assert not list(sweep.glob(".recap*")) and not (sweep / "recap.md").exists(), sorted(sweep.iterdir())

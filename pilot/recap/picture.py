@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pilot.faults import fault_point
 from pilot.recap.metrics_jsonl import plottable
 from pilot.recap.reading import fork_is_safe
 
@@ -199,7 +200,13 @@ def plot_curves_aside(
         return draw
 
     def drawn() -> Path | None:
-        process.join()
+        try:
+            fault_point("recap")
+            process.join()
+        except BaseException:  # a signal while waiting: no picture is left being written behind this process
+            process.kill()
+            process.join()
+            raise
         if process.exitcode in (0, NOTHING_DRAWN):
             return path if process.exitcode == 0 else None
         return draw()
