@@ -307,6 +307,27 @@ def _previous_end(data: dict[str, Any], run_dir: Path) -> dict[str, Any]:
     }
 
 
+def attempt_stopped_before_it_began(run_dir: Path, overrides: Iterable[str] = ()) -> RunRecord:
+    """The run's record when a resume was stopped (a signal) before it reopened it: one more ``resumes`` entry
+    for that attempt (when it stopped, how the one before ended), the run's position and measurements kept as
+    they stand (it did no update: its updates, time per update and peaks are still the earlier attempts')."""
+    data = read_run_json(run_dir)
+    overrides = list(overrides)
+    entry = {
+        "stopped_before_it_began": True,
+        **({"overrides": overrides} if overrides != list(data.get("overrides") or []) else {}),
+        "previous_status": data.get("status"),
+        "previous_stop_cause": data.get("stop_cause"),
+        "previous_error": data.get("error"),
+        **_previous_end(data, run_dir),
+        "previous_position": {key: data[key] for key in ATTEMPT_END if data.get(key) is not None}
+        or logged_position(run_dir),
+        "at": now_text(),
+    }
+    data.setdefault("resumes", []).append(entry)
+    return RunRecord(run_dir, data)
+
+
 def continue_record(cfg: DictConfig, run_dir: Path, note: dict, overrides: Iterable[str] = ()) -> RunRecord:
     """The existing run.json, status ``running`` again, with one more entry under ``resumes``. A forced
     resume changed the config: the record's overrides and variant become those in force (config.yaml's),

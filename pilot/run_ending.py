@@ -16,7 +16,8 @@ from pilot.engine.distributed import launcher_gone
 from pilot.errors import DiskFull, RunFinished, first_line, in_the_way, no_space_left, out_of_memory
 from pilot.faults import fault_point
 from pilot.phases.probe import peak_memory
-from pilot.run_record import RunRecord, read_run_json, resume_hint
+from pilot.resume import attempt_stopped_before_it_began
+from pilot.run_record import resume_hint
 from pilot.startup_signals import SENT_BY_NO_ONE
 from pilot.stopping import record_preemption, signal_entry
 
@@ -33,6 +34,14 @@ class RunEnding:
         if self.resumed_at:
             return self.resumed_at
         return self.newest_checkpoint() or 0
+
+    def standing_position(self) -> dict:
+        """Where the run stands, for its record: the trainer's once it is restored; before that, the checkpoint's
+        a resume continues from once it reopened the record (which set the earlier attempt's position aside);
+        nothing when the record was not reopened (its position stands as recorded)."""
+        if self.trainer is not None and self.restored:
+            return self.trainer.position()
+        return dict(self.resumed_position) if self.reopened and self.resumed_position else {}
 
     def newest_checkpoint(self) -> int | None:
         """The update of the newest complete checkpoint in the run's directory; None: none."""
@@ -54,8 +63,9 @@ class RunEnding:
         """``events``: every signal that acted, in order (a first one, then a second that stopped at once);
         each gets its entry in ``interrupted_by``."""
         if self.record is None and self.ctx.is_main and (self.run_path / "run.json").exists():
-            # a resume stopped before it reopened its record: the record it continues says so
-            self.record = RunRecord(self.run_path, read_run_json(self.run_path))
+            # a resume stopped before it reopened its record: the record it continues says so, this attempt one
+            # more entry under resumes (the run's measurements are still its earlier attempts')
+            self.record = attempt_stopped_before_it_began(self.run_path, self.overrides)
         updates = self.standing_update()
         if (gone := launcher_gone()) is not None:  # torch's SIGINT to the ranks of a launcher that died, or
             # a sweep job's own SIGTERM when its launcher or controller is gone (sweep_signals.watch_launcher)
@@ -152,7 +162,7 @@ class RunEnding:
                         peak_memory=_over_attempts(self.phases.peaks() or peak_memory(), self.record.data),
                         seconds_per_update=(sum(seconds) / len(seconds)) if seconds else None,
                         **self.extra,
-                        **(self.trainer.position() if self.trainer else {}),
+                        **self.standing_position(),
                     )
                     self._note_signal_while_recording()
         finally:

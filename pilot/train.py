@@ -74,6 +74,8 @@ class TrainingRun(RunEnding):
         self.signal_name = "SIGINT"  # the signal that stopped the run, once one did
         self.resumed_at = 0  # the update of the checkpoint a resume continues from
         self.restored = False  # the trainer holds the state the run continues from (none for a new run)
+        self.resumed_position: dict = {}  # the position of the checkpoint a resume continues from
+        self.reopened = False  # this attempt opened (or reopened) the run's record
         self.searchpath = list(searchpath)  # hydra.searchpath: REPRODUCE.md of a plug-in run repeats it
         self.sweep_dir = Path(sweep_dir) if sweep_dir else None
         self.checkpointer = Checkpointer.for_run(self.run_path, cfg)
@@ -155,6 +157,7 @@ class TrainingRun(RunEnding):
             state, resume_note = find_resume_state(cfg, self.checkpointer, self.run_path, self.ctx.is_main, read)
         if state is not None:  # where the run stands until the trainer is restored (a signal may come first)
             self.resumed_at = int(state.get("position", {}).get("updates_done", 0))
+            self.resumed_position = dict(state.get("position") or {})
         fault_point("setup")  # tests: a signal after the lock, before the record is (re)opened
         fault_point("setup_exception")  # tests: an error there (the job leaves no record)
         self.threads = self.threads.resumed(torch.get_num_threads())  # run.threads=0 keeps the checkpoint's
@@ -166,6 +169,7 @@ class TrainingRun(RunEnding):
         if self.ctx.is_main:
             with refusal_puts_back(self.lock):
                 self.record = open_record(cfg, self.run_path, self.overrides, resume_note, self.sweep_dir)
+                self.reopened = True
             if state is not None:
                 self.rules.replay(self.record.rows())
         self.preemption.install()

@@ -884,11 +884,26 @@ def test_a_signal_before_a_resume_read_its_checkpoint_records_the_update_the_run
     def signal_while_reading(*args, **kwargs):
         raise KeyboardInterrupt("SIGTERM while the resume started")
 
+    before = run_json(tmp_path)
+    real_find = training.find_resume_state
     monkeypatch.setattr(training, "find_resume_state", signal_while_reading)
     train(cfg, tmp_path)
     record = run_json(tmp_path)
     assert "at update 4 (while it resumed from update 4, before any further update" in record["stop_cause"]
     assert record["interrupted_by"][-1]["at_update"] == 4
+    # that attempt is one more entry under resumes (it was in none, and its stop counted the pause before it as
+    # running time); the run's measurements stay its earlier attempts' (seconds_per_update was null)
+    assert len(record["resumes"]) == len(before["resumes"]) + 1 and record["resumes"][-1]["stopped_before_it_began"]
+    assert record["resumes"][-1]["previous_finished_at"] == before["finished_at"]
+    assert record["seconds_per_update"] == pytest.approx(before["seconds_per_update"])
+    assert record["updates_done"] == before["updates_done"]
+    # stopped once the record was reopened, before the checkpoint was restored: the run stands at the checkpoint
+    monkeypatch.setattr(training, "find_resume_state", real_find)
+    monkeypatch.setattr(training, "restore_training_state", signal_while_reading)
+    train(cfg, tmp_path)
+    record = run_json(tmp_path)
+    assert record["status"] == "interrupted" and record["updates_done"] == 4, record  # it had none
+    assert record["examples_seen"] > 0 and record["seconds_per_update"] is not None, record
 
 
 @pytest.mark.parametrize(
