@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shlex
 import signal
 import sys
 import time
@@ -37,6 +38,7 @@ from pilot.errors import (
     RunFinished,
     access_denied,
     built_with_error,
+    for_one_job,
     in_one_line,
     in_the_way,
     instantiation_failed,
@@ -176,8 +178,8 @@ def _failed(error: Exception, run_dir: Path, multirun: bool, overrides: list[str
         sys.exit(1)
     if not multirun:
         raise error
-    if said is not None:  # a full disk, a denied file, a file in the way: the same one message as a single run's
-        log.error("job %s failed: %s", run_dir, said)
+    if said is not None:  # a full disk, a denied file, a file in the way: the message of a single run, the job's fix
+        log.error("job %s failed: %s", run_dir, for_one_job(str(said), _job_command(Path(run_dir), overrides)))
         return
     log.error(
         "job %s ended with %s: %s%s", run_dir, type(error).__name__, error, f" ({kept})" if kept.is_file() else ""
@@ -195,6 +197,19 @@ def _as_recorded(said: str, run_dir: Path) -> str:
         return said
     where = "it still says running" if status else "there is none"
     return said.replace(RECORD_CLAIM, f"run.json could not record where the run stopped: {where}")
+
+
+def _job_command(run_dir: Path, overrides: list[str]) -> str:
+    """How a sweep's job that stopped on a fix the user can make goes on: a training run resumes in its directory
+    (its own overrides); a pilot or an estimate starts afresh in a new one."""
+    try:
+        mode = json.loads((run_dir / "run.json").read_text()).get("mode")
+    except (OSError, ValueError, AttributeError):
+        mode = None
+    if mode == "train":
+        return resume_hint(overrides, run_dir, run_dir.parent)
+    line = " ".join(shlex.quote(o) for o in overrides if not o.startswith("hydra."))
+    return f"run this job again in a new directory: python -m pilot {line}"
 
 
 def _recorded_as(run_dir: Path) -> str:
@@ -216,14 +231,13 @@ def _refused(error: PilotError, run_dir: Path, multirun: bool, overrides: list[s
         else:  # not refused: the first launch ended as this (a diverged job, a failed pilot) and exited 0
             print(f"pilot: job {run_dir} kept as this job's result: {error}", file=sys.stderr)
         return
-    print(f"pilot: {error}", file=sys.stderr)
     if not multirun:
+        print(f"pilot: {error}", file=sys.stderr)
         after_refusal(run_dir)  # nothing of this line left: a directory made for it, Hydra's rewritten files
         sys.exit(error.exit_code)
+    print(f"pilot: {for_one_job(str(error), _job_command(run_dir, overrides))}", file=sys.stderr)
     if isinstance(error, DiskFull):  # the job began and is recorded failed (disk_full): the sweep exits 1
-        log.error(
-            "job %s failed: no space left; once there is, %s", run_dir, resume_hint(overrides, run_dir, run_dir.parent)
-        )
+        log.error("job %s failed: no space left; once there is, %s", run_dir, _job_command(run_dir, overrides))
         return
     log.error("job %s refused: %s", run_dir, error)
     note_refused_job(run_dir)

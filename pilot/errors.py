@@ -155,6 +155,18 @@ def _disk_full(path: Path | str | None, needed: int | None) -> DiskFull:
     )
 
 
+SAME_COMMAND = "then start the same command again"  # the fix's last sentence, for a single run
+
+
+def for_one_job(message: str, job_command: str) -> str:
+    """``message`` with its fix's "start the same command again" made a sweep job's own command: the sweep's -m
+    command would start every job again in new directories, the failed one never continued."""
+    at = message.find(SAME_COMMAND)
+    if at < 0:
+        return message
+    return f"{message[:at]}then {job_command} (the sweep's -m command would start every job again in new directories)."
+
+
 class AccessDenied(PilotError, OSError):
     """The operating system refused to read or write a file of the run (permissions, an immutable
     file, a read-only file system); the message names the file and the fix."""

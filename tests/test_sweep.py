@@ -444,3 +444,5 @@ def test_a_sweep_job_that_fills_the_disk_failed_it_was_not_refused(tmp_path):
     assert done.returncode == 1, said[-3000:]
     assert "refused" not in said and "job(s) of the sweep failed" in said and "resume this job: python -m pilot" in said
     assert (pd.read_csv(sweep / "recap.csv")["status"] == "failed").all()
+    # the message's own fix is the job's command too: "start the same command again" started every job anew
+    assert "start the same command again" not in said and "then resume this job: python -m pilot" in said, said[-3000:]
