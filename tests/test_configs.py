@@ -272,3 +272,22 @@ def test_settings_the_run_does_not_read_are_said(make_cfg):
     for key in ("checkpoint.force_resume", "checkpoint.continue_diverged"):  # nothing is resumed to force
         assert "checkpoint.resume=false starts afresh" in said("checkpoint.resume=false", f"{key}=true")
         assert said(f"{key}=true") == ""
+
+
+def test_a_plug_in_tasks_path_and_tokenizer_are_its_own(tmp_path):
+    """A plug-in task's ``path`` (a folder of shards) and ``tokenizer`` (a name it chooses by) were refused by the
+    checks of pilot's own data options ("is a directory ... the JSONL, CSV or Parquet file"; "no such directory"),
+    before the task's own function, which reads them, was called; pilot's own options are still checked."""
+    from omegaconf import OmegaConf
+
+    from pilot.validation.model_data import _check_data_path, _check_tokenizer
+
+    def problems(target: str) -> list[str]:
+        cfg = OmegaConf.create({"data": {"_target_": target, "path": str(tmp_path), "tokenizer": "bpe"}})
+        found: list = []
+        _check_data_path(cfg, found)
+        _check_tokenizer(cfg, found)
+        return [problem.key for problem in found]
+
+    assert problems("my_tasks.shards.make_task") == []
+    assert problems("pilot.data.hf_instructions.make_task") == ["data.path", "data.tokenizer"]

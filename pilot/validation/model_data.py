@@ -136,7 +136,15 @@ def _check_heads(cfg, problems: list[Problem]) -> None:
         )
 
 
+def _pilots_own_data(cfg) -> bool:
+    """The data option is one of pilot's tasks (``pilot.data.*``), whose ``path`` and ``tokenizer`` are a file and
+    a tokenizer directory; a plug-in task's keys are its own (a folder of shards, a name it chooses by)."""
+    return str(select(cfg, "data._target_") or "").startswith("pilot.data.")
+
+
 def _check_data_path(cfg, problems: list[Problem]) -> None:
+    if not _pilots_own_data(cfg):
+        return
     path = select(cfg, "data.path")
     if isinstance(path, str) and not path.strip():  # data.path= or an unset ${oc.env:...}: not the embedded set
         problems.append(
@@ -172,7 +180,7 @@ def _check_tokenizer(cfg, problems: list[Problem]) -> None:
     for key, what in (("path", "your data file (.jsonl, .csv, .parquet)"), ("tokenizer", "a tokenizer directory")):
         if key in data and OmegaConf.is_missing(cfg.data, key):
             problems.append(Problem(f"data.{key}", "???", f"no value. Fix: data.{key}=<{what}>."))
-    if "tokenizer" not in data or OmegaConf.is_missing(cfg.data, "tokenizer"):
+    if "tokenizer" not in data or OmegaConf.is_missing(cfg.data, "tokenizer") or not _pilots_own_data(cfg):
         return
     path = select(cfg, "data.tokenizer")
     problem = tokenizer_problem(path)
