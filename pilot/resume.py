@@ -20,13 +20,11 @@ from omegaconf import DictConfig, OmegaConf
 
 from pilot import run_index
 from pilot.checkpoint import Checkpointer
-from pilot.config.values import enum_value, select
-from pilot.data.data_files import data_files_fingerprint
+from pilot.config.values import enum_value
 from pilot.engine.batch_plan import plan_from_config
 from pilot.engine.build import read_fingerprints
 from pilot.errors import ResumeRefused
-from pilot.models.adapter import wants_adapter
-from pilot.models.base_files import MODEL_FILES_KEY, now_said, saved_and_now
+from pilot.resume_files import changed_code, refuse_changed_base, refuse_changed_data
 from pilot.resumed_metrics import logged_position, set_aside_metrics_after
 from pilot.run_record import RunRecord, config_hash, index_roots, now_text, read_run_json
 from pilot.variant import defining_config, variant_key
@@ -111,47 +109,6 @@ def refuse_changed_config(cfg: DictConfig, path: Path, state: dict) -> list[str]
     return differences
 
 
-def refuse_changed_base(cfg: DictConfig, path: Path, state: dict, read: dict) -> None:
-    """The model read from ``model.path`` (an adapter's base, or where a full fine-tune started): the files
-    there (``read``: ``read_fingerprints`` taken now) must be those the checkpoint's run was built from
-    (``pilot.models.base_files``)."""
-    saved, now = saved_and_now(cfg, state, read.get(MODEL_FILES_KEY))
-    if saved and now != saved:
-        what = (
-            "another base than the one the adapter in {path} was trained on",
-            "the adapter would go on training on another base, and the export's base.json would name that base alone",
-        ) if wants_adapter(cfg) else (
-            "another model than the one the run in {path} started from",
-            "the model would be built from another config (another architecture fails to load the checkpoint's "
-            "weights; other settings would go on without a word)",
-        )  # fmt: skip
-        raise ResumeRefused(
-            f"model.path={cfg.model.path} holds {what[0].format(path=path)} (fingerprint of its files: checkpoint "
-            f"{saved[:12]}, {now_said(now)}): {what[1]}. Fix: put back the model folder the run started from, "
-            "or start a new run directory (leave out hydra.run.dir)."
-        )
-
-
-def refuse_changed_data(cfg: DictConfig, path: Path, state: dict, read: dict) -> None:
-    """The files the data settings name must be those the checkpoint's updates trained on
-    (``pilot.data.data_files``): a data file replaced or edited in place was trained on without a word."""
-    saved = state.get("data_files")
-    if not saved:
-        return
-    now = read["data_files"]
-    changed = sorted(key for key, digest in saved.items() if now.get(key) != digest)
-    if changed:  # a checkpoint of an earlier pilot fingerprinted every file of a directory
-        every = data_files_fingerprint(cfg, every_file=True)
-        changed = [key for key in changed if every.get(key) != saved[key]]
-    if changed:
-        named = ", ".join(f"{key}={select(cfg, key)}" for key in changed)
-        raise ResumeRefused(
-            f"{named}: the file's content differs from what the updates in {path} trained on (its fingerprint "
-            "changed): the run would go on with another data set while its record names one. Fix: put back the "
-            "file the run started with, or start a new run directory (leave out hydra.run.dir)."
-        )
-
-
 def find_resume_state(
     cfg: DictConfig, checkpointer: Checkpointer, run_dir: Path, is_main: bool, read: dict | None = None
 ) -> tuple[dict | None, dict]:
@@ -178,6 +135,9 @@ def find_resume_state(
     read = read if read is not None else read_fingerprints(cfg)
     refuse_changed_base(cfg, path, state, read)
     refuse_changed_data(cfg, path, state, read)
+    if code := changed_code(cfg, path, state, read):  # forced: which files, and from which update
+        note["code_changed"] = code
+        note.setdefault("takes_effect_from_update", note["from_update"] + 1)
     budget_forced = any(d.startswith("budget.") for d in note.get("forced_despite", []))
     refuse_budget_behind(cfg, run_dir, path, note["from_update"], budget_forced)
     note["cleaned_temporary_files"] = _cleaned(checkpointer, is_main)  # not refused: the directory is the run's

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import importlib.util
 import site
 import sys
 import sysconfig
 import types
+from collections.abc import Iterable
 from pathlib import Path
 
 PILOT_DIR = Path(__file__).resolve().parent
@@ -102,3 +104,29 @@ def _defined_in(value: object) -> str | None:
     except Exception:  # a lazy object whose attributes run code
         return None
     return name if isinstance(name, str) else None
+
+
+def target_files(targets: Iterable[str]) -> list[Path]:
+    """The ``.py`` file of each of your modules that ``targets`` (``_target_`` paths: ``my_task.make_task``,
+    ``pkg.models.Net.build``) name, found without importing them; pilot's and installed packages' are not yours."""
+    files: set[Path] = set()
+    for target in targets:
+        if own_top_level(target) is None:
+            continue
+        parts = target.split(".")
+        for end in range(len(parts) - 1, 0, -1):  # the longest prefix that is a module
+            try:
+                spec = importlib.util.find_spec(".".join(parts[:end]))
+            except (ImportError, ValueError, AttributeError):
+                continue
+            if spec is not None and spec.origin and spec.origin.endswith(".py"):
+                path = Path(spec.origin).resolve()
+                if is_user_file(path) and path.is_file():
+                    files.add(path)
+                break
+    return sorted(files)
+
+
+def code_fingerprint(targets: Iterable[str]) -> dict[str, str]:
+    """{file: sha256} of the files of your modules ``targets`` name (``target_files``): a resume compares them."""
+    return {str(path): hashlib.sha256(path.read_bytes()).hexdigest() for path in target_files(targets)}

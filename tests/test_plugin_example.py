@@ -128,3 +128,35 @@ def test_a_sweep_job_whose_task_code_raises_is_refused_in_one_line_naming_where(
     said = "the task could not be built: TypeError: '<' not supported between instances of 'NoneType' and 'int'"
     assert said in result.stderr and "(raised at my_task.py:" in result.stderr, result.stderr[-2000:]
     assert "Traceback" not in result.stderr and not (tmp_path / "sweep").exists()
+
+
+def test_a_resume_after_your_code_changed_is_refused_and_a_forced_one_is_recorded(tmp_path):
+    """A plug-in's module edited between a killed attempt and its resume: the run went on under the new code, its
+    record said nothing, and REPRODUCE.md named the new file's hash alone (a rerun differed at every update)."""
+    import shutil
+
+    code = tmp_path / "code"
+    shutil.copytree(EXAMPLE, code)
+    env = {**_env(), "PYTHONPATH": str(code), "PILOT_FAULT": "update@6"}  # SIGKILL after update 6
+    run_dir = tmp_path / "run"
+    line = [
+        sys.executable, "-m", "pilot", "mode=train", f"hydra.searchpath=[file://{code / 'conf'}]", "model=my_net",
+        "data=my_data", "budget.value=10", "checkpoint.every=3", "run.threads=1", f"hydra.run.dir={run_dir}",
+    ]  # fmt: skip
+    subprocess.run(line, cwd=ROOT, env=env, capture_output=True, timeout=120)
+    env.pop("PILOT_FAULT")
+    module = code / "my_task.py"
+    module.write_text(module.read_text() + "\n# an edit between the attempts\n")
+    refused = subprocess.run(line, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2, refused.stderr[-3000:]
+    assert "your code changed since the updates in" in refused.stderr and f"my_task.py ({module})" in refused.stderr
+    assert "checkpoint.force_resume=true" in refused.stderr and "Traceback" not in refused.stderr
+    forced = subprocess.run(
+        [*line, "checkpoint.force_resume=true"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert forced.returncode == 0, forced.stderr[-3000:]
+    resume = json.loads((run_dir / "run.json").read_text())["resumes"][-1]
+    assert resume["from_update"] == 6 and resume["code_changed"][0]["file"] == str(module), resume
+    assert resume["code_changed"][0]["sha256_before"] != resume["code_changed"][0]["sha256_now"]
+    reproduce = (run_dir / "REPRODUCE.md").read_text()
+    assert "resumed under changed code of yours" in reproduce and f"- from update 7: `{module}`" in reproduce, reproduce

@@ -527,7 +527,8 @@ def test_a_data_folders_readme_is_no_other_data_and_an_earlier_checkpoints_every
     import shutil
 
     from pilot.data.data_files import data_files_fingerprint
-    from pilot.resume import ResumeRefused, refuse_changed_data
+    from pilot.resume import ResumeRefused
+    from pilot.resume_files import refuse_changed_data
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "corpus").mkdir()

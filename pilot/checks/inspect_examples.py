@@ -106,14 +106,11 @@ def _truncation(task: TaskData, item: dict[str, Any]) -> str:
 
 
 def _targets_seen(task: TaskData) -> str:
-    """What the loss sees when it matched the task's expected_targets: the answer alone only where the task
-    masks its prompt (``info['mask_instruction']``, the built-in tasks' setting); else the declared targets."""
-    masked = task.info.get("mask_instruction")
-    if masked is True:
-        return "loss sees exactly the answer tokens"
-    if masked is False:
-        return "loss sees exactly the declared targets, the prompt's tokens and the answer's (mask_instruction=false)"
-    return "loss sees exactly the tokens the task declares as targets (expected_targets)"
+    """What the loss matched of expected_targets: the answer alone only where the task masks its prompt."""
+    return "loss sees exactly " + {
+        True: "the answer tokens",
+        False: "the declared targets, the prompt's tokens and the answer's (mask_instruction=false)",
+    }.get(task.info.get("mask_instruction"), "the tokens the task declares as targets (expected_targets)")
 
 
 def inspect_generation(

@@ -166,6 +166,12 @@ def _stretched_if_falling(cfg: DictConfig, tiny_task: TaskData, device, build_mo
     )
 
 
+def _drop_said(floor: float, above: float, drop: float) -> str:
+    if above <= 0:  # no ratio to give: the loss reached what it falls towards
+        return f"at or below its floor {floor:.3g}"
+    return f"its distance to the floor {floor:.3g} down {drop:.3g}x" if floor > 0 else f"{drop:.3g}x"
+
+
 def tiny_subset_check(
     cfg: DictConfig, task: TaskData, device: torch.device, build_model: Callable[[], torch.nn.Module] | None = None
 ) -> CheckResult:
@@ -201,12 +207,8 @@ def tiny_subset_check(
         "example_indices": [e.index for e in subset],
         "stretched_schedule": bool(longer),
     }
-    if above <= 0:  # no ratio to give: the loss reached what it falls towards
-        drop_said = f"at or below its floor {floor:.3g}"
-    else:
-        drop_said = f"its distance to the floor {floor:.3g} down {drop:.3g}x" if floor > 0 else f"{drop:.3g}x"
     numbers = (
-        f"loss {initial_loss:.3g} -> {final_loss:.3g} ({drop_said}, declared "
+        f"loss {initial_loss:.3g} -> {final_loss:.3g} ({_drop_said(floor, above, drop)}, declared "
         f">= {float(settings.loss_drop):g}x), {recovery:.0%} of {n_examples} examples recovered "
         f"{scorer.recovered_as} (declared >= {min_recovery:.0%}; rule: {scorer.rule}) after "
         f"{trainer.updates_done} updates{longer}"

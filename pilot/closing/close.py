@@ -39,7 +39,7 @@ def write_reproduce(run_dir: Path, record: dict[str, Any], provenance: dict[str,
 ```
 
 Seed {record.get("seed")} is part of the config; {_config_file(Path(run_dir))}
-{_model_folder(record)}{_threads(record)}{_forced_resumes(record, provenance)}{_outputs(record)}
+{_model_folder(record)}{_threads(record)}{_forced_resumes(record, provenance)}{_code_changed(record)}{_outputs(record)}
 {_plugin_section(provenance)}"""
     path = Path(run_dir) / "REPRODUCE.md"
     path.write_text(text)
@@ -91,6 +91,25 @@ def _threads(record: dict[str, Any]) -> str:
         for r in changed
     ]
     return "\n".join(lines) + "\n\n" if lines else ""
+
+
+def _code_changed(record: dict[str, Any]) -> str:
+    """A run resumed under edited code of yours (``checkpoint.force_resume``): the files above are the code it
+    ended with; which files changed, and from which update."""
+    changed = [r for r in record.get("resumes") or [] if r.get("code_changed")]
+    if not changed:
+        return ""
+    lines = [
+        "This run was resumed under changed code of yours (`checkpoint.force_resume=true`): the files named",
+        "above are the code it ended with; a rerun of the command repeats that code alone. Changed:",
+    ]
+    for resume in changed:
+        files = "; ".join(
+            f"`{c['file']}` sha256 {str(c['sha256_before'])[:12]} -> {str(c['sha256_now'])[:12]}"
+            for c in resume["code_changed"]
+        )
+        lines.append(f"- from update {resume.get('takes_effect_from_update')}: {files}")
+    return "\n".join(lines) + "\n\n"
 
 
 def _forced_resumes(record: dict[str, Any], provenance: dict[str, Any] | None) -> str:

@@ -9,7 +9,7 @@ import random
 import numpy as np
 import torch
 from hydra.utils import instantiate
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from pilot.config.values import enum_value, resolve_device, select
 from pilot.cpu_budget import busy_elsewhere
@@ -22,6 +22,7 @@ from pilot.engine.trainer import Trainer
 from pilot.errors import PilotError
 from pilot.models.adapter import apply_adapter
 from pilot.models.base_files import MODEL_FILES_KEY, base_files_fingerprint
+from pilot.user_code import code_fingerprint
 
 
 def seed_everything(seed: int) -> None:
@@ -154,7 +155,25 @@ def read_fingerprints(cfg: DictConfig) -> dict:
     (``_unchanged_since``) for every checkpoint and run.json: taken again at each save, a folder saved over
     during the run was recorded as the one the run had read."""
     model = base_files_fingerprint(cfg)
-    return {**({MODEL_FILES_KEY: model} if model else {}), "data_files": data_files_fingerprint(cfg)}
+    code = code_fingerprint(own_targets(OmegaConf.to_container(cfg, resolve=False)))
+    return {
+        **({MODEL_FILES_KEY: model} if model else {}),
+        "data_files": data_files_fingerprint(cfg),
+        **({USER_CODE_KEY: code} if code else {}),
+    }
+
+
+USER_CODE_KEY = "user_code"  # {file: sha256} of your modules the config's _target_s name (read_fingerprints)
+
+
+def own_targets(node: object) -> list[str]:
+    """Every ``_target_`` of the config (as written) that is not pilot's."""
+    if isinstance(node, dict):
+        found = [str(node["_target_"])] if isinstance(node.get("_target_"), str) else []
+        return [t for t in found if not t.startswith("pilot.")] + [t for v in node.values() for t in own_targets(v)]
+    if isinstance(node, list):
+        return [t for v in node for t in own_targets(v)]
+    return []
 
 
 def whole_model(trainer: Trainer) -> torch.nn.Module | None:

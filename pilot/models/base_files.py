@@ -9,7 +9,7 @@ every file's name and size and of 64 blocks of 64 KiB spread evenly through it (
 to 4 MiB): another base (other weights change every block) gives another fingerprint, in
 milliseconds for any size, where hashing every byte of a 70B base would take minutes per process.
 A change of a few bytes between the blocks can go unseen; a difference it reports is always real.
-The checkpoint records it and a resume compares it (``pilot.resume.refuse_changed_base``); the
+The checkpoint records it and a resume compares it (``pilot.resume_files.refuse_changed_base``); the
 export's ``base.json`` keeps the full hash of the weights. A full fine-tune's checkpoint holds every
 weight, but its model is built from ``model.path``'s config first: a folder saved over with another
 architecture failed as a ``load_state_dict`` error, one with other settings (dropout, rope scaling) went
