@@ -494,6 +494,13 @@ def test_bad_line_is_one_clear_error_before_anything_runs(
         ("optim.lr 1e-3", "missing EQUAL"),  # Hydra alone, before: pilot said nothing
         (["optim.lr=1e-3 budget.value=2"], "mismatched input"),  # pilot said: quote it (a string lr)
         ("optim.lr:1e-3", "LexerNoViableAltException"),  # Hydra's lexer alone, before
+        # Hydra alone, before (outside examination): a sweep without -m, '+' on a key that is there, '++' a wrong type
+        ("optim.lr=1e-3,2e-3", "Ambiguous value"),
+        ("seed=range(3)", "requires --multirun"),
+        ("+optim.lr=1e-3", "Could not append"),
+        ("++seed=abc", "Error merging override"),
+        ("--config-name nope", "Config search path"),
+        ("--config-dir {tmp}/nowhere", "not found"),
     ],
 )
 def test_hydras_message_gives_way_to_pilots_line_on_the_same_key(
@@ -502,9 +509,10 @@ def test_hydras_message_gives_way_to_pilots_line_on_the_same_key(
     """Hydra's refusal printed first told a typo to be added with +; pilot's line after it said the
     opposite. When pilot's line names the key Hydra's message names, it alone is said."""
     code, stderr = run_in_process(
-        line.split() if isinstance(line, str) else line, tmp_path / "run", monkeypatch, capsys
+        line.format(tmp=tmp_path).split() if isinstance(line, str) else line, tmp_path / "run", monkeypatch, capsys
     )
     assert code == 2 and stderr.startswith("pilot: ") and hydras_advice not in stderr, stderr
+    assert len(stderr.strip().splitlines()) == 1, stderr  # pilot's line alone
     if line == ["optim.lr=1e-3 budget.value=2"]:
         assert "give each setting its own argument: optim.lr=1e-3 budget.value=2" in stderr, stderr
     if line == "optim.lr 1e-3":

@@ -43,14 +43,15 @@ def names_hydras_key(said: list[str], hydras: str) -> bool:
     it, +optim.lrr=1; whose grammar error names a token, not the argument)."""
     first = hydras.splitlines()[0] if hydras else ""
     named = re.findall(r"'([^']+)'", first) + re.findall(r"^Error merging override (\S+)", first)
-    keys = {n.split("=")[0] for n in named} | {"=".join(n.rsplit("/", 1)) for n in named if "/" in n}  # 'model/nope'
+    keys = {n.split("=")[0].lstrip("+~") for n in named} | {"=".join(n.rsplit("/", 1)) for n in named if "/" in n}
     grammar = any(
         "Hydra's override grammar cannot read it" in line
         or "a setting without a value" in line
         or "a setting is written key=value" in line
         for line in said
     )
-    return grammar or any(line.startswith((f"{key}:", f"{key}=")) for key in keys - {"config"} for line in said)
+    lines = [line.lstrip("+~") for line in said]  # '+optim.lr=1: ...' names optim.lr ('model/nope': model=nope)
+    return grammar or any(line.startswith((f"{key}:", f"{key}=")) for key in keys - {"config"} for line in lines)
 
 
 VALUED_FLAGS = ("-cp", "--config-path", "-cn", "--config-name", "-cd", "--config-dir", "--experimental-rerun")
@@ -135,6 +136,52 @@ def refuse_unreadable_flags(arguments: list[str]) -> None:
     parsed = parser.parse_args(arguments)
     for problem in _flag_problems(parsed):  # Hydra's ValueError and traceback, after its start-up
         refuse(problem)
+    for problem in _config_flag_problems(parsed) + _sweep_without_m(parsed):  # Hydra's lines, no fix of pilot's
+        print(f"pilot: {problem}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _config_flag_problems(parsed: Any) -> list[str]:
+    """``--config-dir`` naming no directory, ``--config-name`` naming no primary config there or in pilot's."""
+    problems = []
+    extra = parsed.config_dir
+    if extra is not None and not os.path.isdir(extra):
+        problems.append(
+            f"--config-dir {extra}: no such directory. Fix: a folder of your YAML configs (searched beside pilot's "
+            "conf/), or hydra.searchpath=[file://<folder>] for option files of config groups"
+        )
+    name = parsed.config_name
+    if name is not None and extra is None and parsed.config_path is None:
+        conf = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "conf")
+        if not os.path.isfile(os.path.join(conf, f"{name.removesuffix('.yaml')}.yaml")):
+            problems.append(
+                f"--config-name {name}: no such primary config in pilot's conf/ (it has one: config). Fix: leave "
+                "out --config-name (an experiment is +experiment=<name>), or add --config-dir <your folder> "
+                f"holding {name.removesuffix('.yaml')}.yaml"
+            )
+    return problems
+
+
+def _sweep_without_m(parsed: Any) -> list[str]:
+    """``optim.lr=1e-3,3e-3`` without -m: Hydra's "Ambiguous value" in four lines, naming no key's fix."""
+    if parsed.multirun or parsed.cfg or parsed.info is not None or parsed.shell_completion:
+        return []
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    problems = []
+    for argument in parsed.overrides:
+        try:
+            (override,) = OverridesParser.create().parse_overrides([argument])
+        except Exception:  # noqa: BLE001 - a line Hydra cannot parse is said elsewhere (suggest.unreadable_arguments)
+            continue
+        if override.is_sweep_override():
+            key, value = override.key_or_group, argument.partition("=")[2]
+            other = "" if "(" in value else f"; or {key}=[{value}] for one list value, or {key}='{value}' for one text"
+            problems.append(
+                f"{argument}: a sweep over {value} (one job per value) runs with -m. Fix: python -m pilot -m "
+                f"{argument} ...{other}"
+            )
+    return problems
 
 
 def _flag_problems(parsed: Any) -> list[str]:

@@ -58,6 +58,12 @@ def suggestions(
                         f"does not have. Fix: {key}={override.value()}"
                     )
                     continue
+                if override.input_line.startswith("+") and not override.input_line.startswith("++") and _has(cfg, key):
+                    value = override.input_line.partition("=")[2]
+                    lines.append(
+                        f"{override.input_line}: {key} is already a setting, and '+' adds one the config does not have. Fix: {key}={value}"
+                    )
+                    continue
                 if key.startswith("hydra.launcher."):
                     choice = next((str(o.value()) for o in overrides if o.key_or_group == "hydra/launcher"), None)
                     lines += [said] if (said := suggested_for(key, choice, _launcher_node)) else []
