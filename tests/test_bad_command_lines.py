@@ -124,6 +124,11 @@ REFUSED_BY_VALIDATION = [
     # a range refusal names a value in range (an examination: 15 of them had no Fix)
     ("budget.value=-5", ("budget.value=-5: must be > 0. Fix: e.g. budget.value=5.",)),
     ("rental.margin=10", ("rental.margin=10", "Fix: e.g. rental.margin=0.1.")),  # a percentage, as a share
+    # 1.5 is no percentage typed for a share (it said: e.g. 0.015)
+    (
+        "data.split.val_fraction=1.5",
+        ("data.split.val_fraction=1.5: must lie in [0, 1). Fix: e.g. data.split.val_fraction=0.9.",),
+    ),
     ("optim.momentum=1", ("optim.momentum=1", "Fix: e.g. optim.momentum=0.9.")),  # the nearest inside the bound
     ("batch.micro_batch=99999999999999999999", ("batch.micro_batch=99999999999999999999", "2**31 - 1")),
     ("precision=fp16 precision.grad_scaler=false", ("precision.grad_scaler", "precision.grad_scaler=true")),

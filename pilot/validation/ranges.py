@@ -166,7 +166,7 @@ def _fix(key: str, allowed: Range, value: object) -> str:
         return ""
     whole = float(value).is_integer()
     first = [abs(value)]  # a sign typed by mistake
-    if allowed.high is not None and allowed.high <= 1 < value <= 100:  # a percentage for a share
+    if allowed.high is not None and allowed.high <= 1 < value <= 100 and whole:  # a percentage (15) for a share
         first.append(value / 100)
     bounds = []  # else the nearest bound, just inside an open one
     if allowed.low is not None:
