@@ -315,10 +315,20 @@ def instantiation_failed(error: BaseException) -> bool:
     return type(error).__name__ == "InstantiationException" and error.__cause__ is not None
 
 
+ENCODE_NOTE = "raised by the task's encode on "  # the note TaskData.encoded adds to an error of encode
+
+
+def encode_note(split: str, position: int, index: object) -> str:
+    return f"{ENCODE_NOTE}{split} example {position} of its split (index {index})"
+
+
 def built_with_error(error: BaseException) -> str:
     """What could not be built (the model, the task), the error its own code raised and where (the innermost
     frame outside Hydra and pilot), in one line: "the model could not be built: TypeError: ... (raised at
-    net.py:5 in __init__)"."""
+    net.py:5 in __init__)"; an error of the task's encode names the example it raised on."""
+    encoding = next((e for e in error_chain(error) if _encode_note(e)), None)
+    if encoding is not None:
+        return in_one_line(encoding)
     text = str(error)
     cause = error.__cause__ if instantiation_failed(error) else error
     what = "the model" if "full_key: model" in text else "the task" if "full_key: data" in text else "the task or model"
@@ -329,7 +339,18 @@ def in_one_line(error: BaseException) -> str:
     """ "TypeError: its first line (raised at net.py:5 in __init__)": an error said in one line, with where the
     code outside Hydra and pilot raised it."""
     first = (str(error).splitlines() or [""])[0][:300]
-    return f"{type(error).__name__}: {first}{raised_at(error)}"
+    said = f"{type(error).__name__}: {first}{raised_at(error)}"
+    return (
+        f"the task's encode raised on {note.removeprefix(ENCODE_NOTE)}: {said}"
+        if (note := _encode_note(error))
+        else said
+    )
+
+
+def _encode_note(error: BaseException) -> str | None:
+    return next(
+        (n for n in getattr(error, "__notes__", None) or [] if isinstance(n, str) and n.startswith(ENCODE_NOTE)), None
+    )
 
 
 def raised_at(error: BaseException) -> str:

@@ -607,3 +607,21 @@ def test_examples_without_a_class_are_said_trained_where_training_holds_them_and
 
     assert _used_as({"train", "val"}) == "trained towards"
     assert _used_as({"val"}) == "scored against (val only)"
+
+
+def test_an_encode_that_raises_on_one_example_is_said_naming_that_example(digits_task):
+    """It was "the task or model could not be built: KeyError: ..." (the task was built; its encode raised)."""
+    from pilot.errors import built_with_error, in_one_line
+
+    encode, bad = digits_task.encode, digits_task.splits["train"][7]
+
+    def crashes(example):
+        if example is bad:
+            raise KeyError("answer_text")
+        return encode(example)
+
+    digits_task.encode = crashes
+    with pytest.raises(KeyError) as raised:
+        digits_task.encoded("train")
+    said = f"the task's encode raised on train example 7 of its split (index {bad.index}): KeyError: 'answer_text'"
+    assert built_with_error(raised.value).startswith(said) and in_one_line(raised.value).startswith(said)

@@ -10,6 +10,7 @@ import difflib
 import re
 from collections.abc import Callable, Iterator
 from enum import Enum
+from typing import Any
 
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
@@ -52,17 +53,8 @@ def suggestions(
                 if override.is_delete() and not key.startswith("hydra"):
                     lines += [removed] if (removed := _removed_setting(cfg, key)) else []
                     continue
-                if override.is_add() and key in groups and key in chosen_groups(cfg):
-                    lines.append(
-                        f"+{key}={override.value()}: {key} already has a choice, and '+' adds a group the config "
-                        f"does not have. Fix: {key}={override.value()}"
-                    )
-                    continue
-                if override.input_line.startswith("+") and not override.input_line.startswith("++") and _has(cfg, key):
-                    value = override.input_line.partition("=")[2]
-                    lines.append(
-                        f"{override.input_line}: {key} is already a setting, and '+' adds one the config does not have. Fix: {key}={value}"
-                    )
+                if added := _added_over(override, key, cfg, groups):  # '+' on what the config already has
+                    lines.append(added)
                     continue
                 if key.startswith("hydra.launcher."):
                     choice = next((str(o.value()) for o in overrides if o.key_or_group == "hydra/launcher"), None)
@@ -147,6 +139,17 @@ def _composed_with_choices(overrides: list, groups: set[str]) -> DictConfig:
         return _compose(chosen + settings) if settings else cfg
     except Exception:  # noqa: BLE001 - one of them is refused too: each is said on its own line
         return cfg
+
+
+def _added_over(override: Any, key: str, cfg: DictConfig, groups: set[str]) -> str | None:
+    """``+model=x`` where the group has a choice, ``+optim.lr=1`` where the setting is there: '+' adds what the
+    config does not have (Hydra's refusal, several lines, said '++' too)."""
+    value = override.input_line.partition("=")[2]
+    if override.is_add() and key in groups and key in chosen_groups(cfg):
+        return f"+{key}={value}: {key} already has a choice, and '+' adds a group the config does not have. Fix: {key}={value}"
+    if override.input_line.startswith("+") and not override.input_line.startswith("++") and _has(cfg, key):
+        return f"{override.input_line}: {key} is already a setting, and '+' adds one the config does not have. Fix: {key}={value}"
+    return None
 
 
 def _valueless_keys(arguments: list[str]) -> list[str]:

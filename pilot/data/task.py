@@ -37,7 +37,7 @@ from typing import Any
 
 import torch
 
-from pilot.errors import PilotError
+from pilot.errors import PilotError, encode_note
 
 Batch = dict[str, torch.Tensor]
 IGNORE_INDEX = -100  # label of a position that does not count in the loss
@@ -170,8 +170,16 @@ class TaskData:
         return (labels != IGNORE_INDEX).sum().double()
 
     def encoded(self, split: str) -> list[dict[str, Any]]:
-        """Encode a split once; the engine indexes into this list."""
-        return [self.encode(example) for example in self.splits[split]]
+        """Encode a split once; the engine indexes into this list. An error of ``encode`` is raised as it is,
+        with a note naming the split and example it raised on (``errors.built_with_error`` says it)."""
+        items = []
+        for position, example in enumerate(self.splits[split]):
+            try:
+                items.append(self.encode(example))
+            except Exception as error:
+                error.add_note(encode_note(split, position, getattr(example, "index", position)))
+                raise
+        return items
 
 
 def move_to(batch: Mapping[str, Any], device: torch.device) -> Batch:
