@@ -625,3 +625,17 @@ def test_an_encode_that_raises_on_one_example_is_said_naming_that_example(digits
         digits_task.encoded("train")
     said = f"the task's encode raised on train example 7 of its split (index {bad.index}): KeyError: 'answer_text'"
     assert built_with_error(raised.value).startswith(said) and in_one_line(raised.value).startswith(said)
+
+
+def test_ids_past_the_models_vocabulary_are_named_with_the_embedding(tmp_path):
+    """A model built with fewer token rows than the data's ids (a factory given another vocab_size): the contract
+    said "IndexError: index out of range in self. Fix: the model's settings, or what the task's forward passes it"."""
+    from pilot.models.tiny_gpt import TinyGPT
+
+    task = generation(tmp_path, ROWS)
+    highest = max(max(item["input_ids"].tolist()) for item in task.encoded("train"))
+    model = TinyGPT(vocab_size=highest - 9, max_len=task.info.get("max_len", 96), d_model=16, n_head=2, n_layer=1)
+    with pytest.raises(
+        ContractError, match=rf"holds id {highest}, but the model's embedding \S+ has {highest - 9} rows"
+    ):
+        check_contract(task, model)

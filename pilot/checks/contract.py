@@ -15,7 +15,7 @@ from typing import Any
 import torch
 from omegaconf import DictConfig, OmegaConf
 
-from pilot.checks.forward_crash import forward_crash, negative_ids
+from pilot.checks.forward_crash import forward_crash, ids_past_an_embedding, negative_ids
 from pilot.checks.inspect_examples import binary_logit
 from pilot.checks.label_kinds import ordinal_head
 from pilot.checks.output_reads import named_tensors, rebuilt
@@ -76,7 +76,11 @@ def check_contract(task: TaskData, model: torch.nn.Module, settings: Mapping[str
     except (PilotError, torch.OutOfMemoryError):
         raise
     except (RuntimeError, IndexError, ValueError, TypeError, AttributeError, AssertionError) as error:
-        raise (negative_ids(error, batch) or forward_crash(error, model, settings, len(batch["index"]))) from error
+        raise (
+            negative_ids(error, batch)
+            or ids_past_an_embedding(error, model, batch)
+            or forward_crash(error, model, settings, len(batch["index"]))
+        ) from error
     finally:
         watch.remove()
         model.train(was_training)

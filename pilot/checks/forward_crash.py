@@ -85,6 +85,33 @@ def negative_ids(error: Exception, batch: Mapping[str, Any]) -> ContractError | 
     return None
 
 
+def ids_past_an_embedding(error: Exception, model: torch.nn.Module, batch: Mapping[str, Any]) -> ContractError | None:
+    """An index error on a batch whose integer inputs hold an id at or past the rows of one of the model's
+    embeddings, the widest included (a model built with a smaller vocabulary than the data's tokenizer): named
+    with the key, the id, that embedding and its rows; None when the widest has a row for every input id."""
+    if not isinstance(error, (IndexError, RuntimeError)) or "index" not in str(error).lower():
+        return None
+    tables = [(name, m.num_embeddings) for name, m in model.named_modules() if isinstance(m, torch.nn.Embedding)]
+    for key, value in sorted(batch.items(), key=lambda item: (item[0] != "input_ids", "ids" not in item[0])):
+        if key in ("labels", "index") or not torch.is_tensor(value) or value.is_floating_point() or not value.numel():
+            continue
+        if value.dtype == torch.bool:
+            continue
+        highest = int(value.max())
+        name, rows = max(tables, key=lambda table: table[1], default=("", highest + 1))
+        tokens = model.get_input_embeddings() if callable(getattr(model, "get_input_embeddings", None)) else None
+        if isinstance(tokens, torch.nn.Embedding) and tokens.num_embeddings <= highest:  # transformers' API says which
+            name, rows = next(n for n, m in model.named_modules() if m is tokens), tokens.num_embeddings
+        if rows <= highest:  # the token embedding, or not even the model's widest one, has a row for it
+            return ContractError(
+                f"the model's forward crashed ({type(error).__name__}: {_one_line(error)}): batch[{key!r}] holds id "
+                f"{highest}, but the model's embedding {name or '(the model)'} has {rows} rows (ids 0-{rows - 1}): "
+                f"ids >= {rows} index past it. Fix: build the model with a vocabulary of at least {highest + 1} "
+                "(its vocab_size: the data's tokenizer's length), or data whose tokenizer fits the model."
+            )
+    return None
+
+
 def _adapter_layer(error: Exception, model: torch.nn.Module) -> str:
     """The layer whose adapter (peft's wrapper of it) the crash was raised in: its name in the model and
     its class, said as a layer peft wraps as a plain one though its class has its own forward; "" when
