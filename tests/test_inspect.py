@@ -639,3 +639,24 @@ def test_ids_past_the_models_vocabulary_are_named_with_the_embedding(tmp_path):
         ContractError, match=rf"holds id {highest}, but the model's embedding \S+ has {highest - 9} rows"
     ):
         check_contract(task, model)
+
+
+def test_a_model_whose_id2label_orders_the_classes_otherwise_fails(digits_task):
+    """A fine-tuned checkpoint whose config.id2label gives the task's classes other ids (the MNLI trap): inspect
+    said "every class name in its declared id"; transformers' LABEL_<n> defaults and other classes (a head
+    retrained for a new task) are no finding."""
+    from types import SimpleNamespace
+
+    names = list(digits.CLASS_NAMES)
+    net = model()
+    for id2label, fails in (
+        ({i: n for i, n in enumerate([names[1], names[0], *names[2:]])}, True),
+        ({i: f"LABEL_{i}" for i in range(10)}, False),
+        ({i: f"topic {i}" for i in range(10)}, False),
+        ({i: n.upper() for i, n in enumerate(names)}, False),
+    ):
+        net.config = SimpleNamespace(id2label=id2label)
+        result, _ = inspect_task(digits_task, n_show=1, micro_batch=2, model=net)
+        said = [f.problem for f in result.findings if "config.id2label" in f.problem]
+        assert bool(said) == fails and (result.verdict == "fail") == fails, (id2label, result.reason)
+        assert not fails or "id 0: 'one' to the model, 'zero' to the task" in said[0], said

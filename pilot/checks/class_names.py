@@ -136,3 +136,35 @@ def _used_as(splits: set) -> str:
     if "train" in splits:
         return "trained towards"
     return f"scored against ({', '.join(sorted(splits))} only)"
+
+
+def model_label_findings(model: Any, class_names: list[str]) -> list[Finding]:
+    """The model's own names of its outputs (transformers' ``config.id2label``, not its ``LABEL_<n>`` defaults)
+    against the task's ``class_names``: the same classes in another order is a head trained to give each class
+    another id (a fine-tuned checkpoint loaded for a task that encodes its classes otherwise): every prediction
+    would be scored against another class while the loss computes. Names compared without case or spaces."""
+    labels = getattr(getattr(model, "config", None), "id2label", None)
+    if not isinstance(labels, dict) or not class_names:
+        return []
+    try:
+        said = {int(i): " ".join(str(name).lower().split()) for i, name in labels.items()}
+    except (TypeError, ValueError):
+        return []
+    ours = [" ".join(str(name).lower().split()) for name in class_names]
+    if all(name.startswith("label_") for name in said.values()) or sorted(said.values()) != sorted(ours):
+        return []  # transformers' defaults, or other classes (a head retrained for a new task)
+    moved = [i for i in sorted(said) if i < len(ours) and said[i] != ours[i]]
+    if not moved:
+        return []
+    shown = ", ".join(
+        f"id {i}: '{labels[i] if i in labels else labels[str(i)]}' to the model, '{class_names[i]}' to the task"
+        for i in moved[:3]
+    )
+    return [
+        Finding(
+            f"the model's config.id2label orders the task's classes otherwise ({shown}): its head gives each class "
+            "another id than the labels it is trained and scored on. Fix: encode the labels with the model's "
+            "label2id (or reorder class_names to its id2label), or pass id2label/label2id of the task's order when "
+            "loading it (from_pretrained(..., id2label=..., label2id=...)) to retrain the head for that order."
+        )
+    ]

@@ -23,7 +23,7 @@ import torch
 
 from pilot.checks.answer_in_prompt import answer_in_prompt_findings
 from pilot.checks.answer_start import answer_start_findings
-from pilot.checks.class_names import alike_name_findings, missing_classes, name_findings
+from pilot.checks.class_names import alike_name_findings, missing_classes, model_label_findings, name_findings
 from pilot.checks.collated import RowView, check_collated, split_statistics
 from pilot.checks.copied_targets import copied_target_findings
 from pilot.checks.doubled_marker import doubled_marker_findings
@@ -175,6 +175,7 @@ def inspect_classification(
     if model is not None and encoded["train"]:
         width, ordinal = head_width(task, encoded, model)
         findings += [] if ordinal else head_width_findings(width, num_classes)
+        findings += model_label_findings(model, class_names)
     shown = [
         show_classified(task, view, class_names)
         for view in [v for v in views if v.split == "train" and v.aligned][:n_show]
