@@ -100,8 +100,8 @@ def _code_changed(record: dict[str, Any]) -> str:
     if not changed:
         return ""
     lines = [
-        "This run was resumed under changed code of yours (`checkpoint.force_resume=true`): the files named",
-        "above are the code it ended with; a rerun of the command repeats that code alone. Changed:",
+        "This run was resumed under changed code of yours (`checkpoint.force_resume=true`): the files under",
+        "'Your code and files' below are the code it ended with; a rerun repeats that code alone. Changed:",
     ]
     for resume in changed:
         files = "; ".join(
