@@ -62,7 +62,7 @@ class RunEnding:
     def _interrupted(self, signal_name: str, how: str, events: list[str] | None = None) -> None:
         """``events``: every signal that acted, in order (a first one, then a second that stopped at once);
         each gets its entry in ``interrupted_by``."""
-        if self.record is None and self.ctx.is_main and (self.run_path / "run.json").exists():
+        if self.record is None and self.ctx.is_main and self.unfinished and (self.run_path / "run.json").exists():
             # a resume stopped before it reopened its record: the record it continues says so, this attempt one
             # more entry under resumes (the run's measurements are still its earlier attempts')
             self.record = attempt_stopped_before_it_began(self.run_path, self.overrides)

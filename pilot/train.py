@@ -76,6 +76,7 @@ class TrainingRun(RunEnding):
         self.restored = False  # the trainer holds the state the run continues from (none for a new run)
         self.resumed_position: dict = {}  # the position of the checkpoint a resume continues from
         self.reopened = False  # this attempt opened (or reopened) the run's record
+        self.unfinished = False  # the directory holds no finished run (checked under the lock)
         self.searchpath = list(searchpath)  # hydra.searchpath: REPRODUCE.md of a plug-in run repeats it
         self.sweep_dir = Path(sweep_dir) if sweep_dir else None
         self.checkpointer = Checkpointer.for_run(self.run_path, cfg)
@@ -148,6 +149,7 @@ class TrainingRun(RunEnding):
         if self.lock is not None:
             self.lock.acquire(announce=False)  # a run found finished leaves with its lock file as it was
             refuse_finished_run(cfg, self.run_path)
+            self.unfinished = True  # the record there (if any) is this run's to continue: a signal now is said in it
             self.lock.announce()
         self.threads = configure_threads(cfg)  # before the resume: the count is compared with the checkpoint's
         device_type = resolve_device(cfg).type

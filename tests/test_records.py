@@ -899,11 +899,19 @@ def test_a_signal_before_a_resume_read_its_checkpoint_records_the_update_the_run
     assert record["updates_done"] == before["updates_done"]
     # stopped once the record was reopened, before the checkpoint was restored: the run stands at the checkpoint
     monkeypatch.setattr(training, "find_resume_state", real_find)
+    real_restore = training.restore_training_state
     monkeypatch.setattr(training, "restore_training_state", signal_while_reading)
     train(cfg, tmp_path)
     record = run_json(tmp_path)
     assert record["status"] == "interrupted" and record["updates_done"] == 4, record  # it had none
     assert record["examples_seen"] > 0 and record["seconds_per_update"] is not None, record
+    # a signal while the directory is checked for a finished run: its record is not this attempt's to change
+    done = {**record, "status": "ok", "stop_cause": "budget_reached"}
+    (tmp_path / "run.json").write_text(json.dumps(done))
+    monkeypatch.setattr(training, "restore_training_state", real_restore)
+    monkeypatch.setattr(training, "refuse_finished_run", signal_while_reading)
+    train(cfg, tmp_path)
+    assert run_json(tmp_path) == done
 
 
 @pytest.mark.parametrize(
