@@ -63,14 +63,16 @@ def changed_code(cfg: DictConfig, path: Path, state: dict, read: dict) -> list[d
     REPRODUCE.md named the new code alone. Refused, unless ``checkpoint.force_resume`` (then the changes are
     the resume's record). A checkpoint of an earlier pilot holds no fingerprint of your code: nothing compared."""
     saved, now = state.get(USER_CODE_KEY) or {}, read.get(USER_CODE_KEY) or {}
-    changed = [
+    changed = [  # the same content under another path (the project moved) is the same code
         {"file": file, "sha256_before": digest, "sha256_now": now.get(file)}
         for file, digest in sorted(saved.items())
-        if now.get(file) != digest
+        if now.get(file) != digest and digest not in now.values()
     ]
     if changed and not cfg.checkpoint.force_resume:
         files = ", ".join(
-            f"{Path(c['file']).name} ({c['file']})" + ("" if c["sha256_now"] else ": no longer named") for c in changed
+            f"{Path(c['file']).name} ({c['file']})"
+            + ("" if c["sha256_now"] else ": not found now (moved or edited, or not on the import path: PYTHONPATH?)")
+            for c in changed
         )
         raise ResumeRefused(
             f"your code changed since the updates in {path} ran it: {files}: the run would go on under other code "

@@ -560,3 +560,25 @@ def test_a_data_folder_filled_while_the_task_loads_is_kept_as_after_the_build(ma
     cfg = make_cfg("+experiment=classification", "batch.micro_batch=8")
     trainer = build.build_trainer(cfg)
     assert trainer.files_read["data_files"] == {"data.cache": "filled"}
+
+
+def test_your_code_is_compared_by_content_and_a_forced_resume_records_the_change():
+    """The fingerprint of your modules (``resume_files.changed_code``): an edit refuses the resume naming the file;
+    the same content under another path (the project moved) is the same code; forced, the change is returned for
+    the resume's record."""
+    from omegaconf import OmegaConf
+
+    from pilot.errors import ResumeRefused
+    from pilot.resume_files import changed_code
+
+    cfg, forced = (OmegaConf.create({"checkpoint": {"force_resume": force}}) for force in (False, True))
+    state, here = {"user_code": {"/a/task.py": "x"}}, Path("/run/checkpoints/ckpt-00000006.pt")
+    assert changed_code(cfg, here, state, {"user_code": {"/b/task.py": "x"}}) == []
+    with pytest.raises(
+        ResumeRefused, match=r"your code changed since the updates in .*: task.py \(/a/task.py\): the run"
+    ):
+        changed_code(cfg, here, state, {"user_code": {"/a/task.py": "y"}})
+    with pytest.raises(ResumeRefused, match="not on the import path: PYTHONPATH"):
+        changed_code(cfg, here, state, {})
+    edited = changed_code(forced, here, state, {"user_code": {"/a/task.py": "y"}})
+    assert edited == [{"file": "/a/task.py", "sha256_before": "x", "sha256_now": "y"}]
