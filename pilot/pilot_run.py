@@ -65,6 +65,7 @@ from pilot.estimate_run import MEASURED_ON_RANKS, estimate_step, save_measured
 from pilot.faults import fault_point
 from pilot.finished_runs import taken_unless_reused
 from pilot.host_memory_cap import cap_host_memory, release_host_memory_cap
+from pilot.models.base_files import base_files_fingerprint, read_through
 from pilot.phases.gates import PhaseRunner
 from pilot.phases.rows import write_phases_csv
 from pilot.rental.journal import append_entry, journal_problem
@@ -293,6 +294,7 @@ def _pilot(
     signals: SignalsStopAtOnce | None = None,
 ) -> int:
     """The pilot's steps, each with a verdict, then the report, the journal and the record."""
+    model_files = base_files_fingerprint(cfg)  # before any step reads model.path (run.json's model_path)
     threads = configure_threads(cfg, beside=BESIDE_THE_PILOT if _has_checks_child(cfg) else "")
     busy = load_note(threads.busy_elsewhere, cpu_budget()[0])  # the measured times are only as good as the machine
     record.update(threads=threads.as_dict())
@@ -325,6 +327,7 @@ def _pilot(
     full = next(
         (t for t in [r.reason for r in results] + [str(r["detail"]) for r in rows] if t.startswith(DISK_FULL)), ""
     )
+    record.update(**read_through(cfg, model_files))
     record.finish(  # no space stopped a step: the disk, not the task, is what failed (one message, exit 2)
         "oom" if verdict == "oom" else ("failed" if failed else "ok"),
         "disk_full" if full else (f"{first_bad.step}: {first_bad.reason}" if first_bad else "pilot_complete"),

@@ -482,3 +482,24 @@ def test_a_finished_run_from_a_model_folder_saved_over_since_is_not_said_done(tm
     assert refused.returncode == 2, refused.stdout[-2000:] + refused.stderr[-2000:]
     assert "that folder now holds another one" in refused.stderr and "Traceback" not in refused.stderr
     assert {p: p.read_bytes() for p in run_dir.rglob("*") if p.is_file()} == before
+
+
+def test_a_pilot_records_the_model_folder_it_read_and_says_when_it_changed_while_read(make_cfg, tmp_path):
+    """A pilot's run.json and REPRODUCE.md named no model.path fingerprint (a train run's did): a rerun could not
+    tell the folder was saved over since. A folder saved over during the pilot gets no fingerprint, said so."""
+    from pilot.models.base_files import base_files_fingerprint, read_through
+
+    _tiny_llama(tmp_path / "base", seed=0)
+    run_dir = tmp_path / "pilot"
+    done = _run("-m", "pilot", "model=hf_causal_lm", f"model.path={tmp_path / 'base'}", "budget.value=4",
+                "run.threads=1", f"hydra.run.dir={run_dir}", timeout=600)  # fmt: skip
+    assert done.returncode in (0, 1), done.stdout[-2000:] + done.stderr[-2000:]
+    folder = json.loads((run_dir / "run.json").read_text())["model_path"]
+    cfg = make_cfg("model=hf_causal_lm", f"model.path={tmp_path / 'base'}")
+    assert folder["fingerprint"] == base_files_fingerprint(cfg) and folder["path"] == str((tmp_path / "base").resolve())
+    assert folder["fingerprint"] in (run_dir / "REPRODUCE.md").read_text()
+    before = base_files_fingerprint(cfg)
+    _tiny_llama(tmp_path / "base", seed=1)
+    changed = read_through(cfg, before)["model_path"]
+    assert changed["fingerprint"] is None and changed["changed_while_read"].startswith(f"before {before[:12]}")
+    assert read_through(make_cfg(), None) == {}

@@ -50,6 +50,11 @@ def _model_folder(record: dict[str, Any]) -> str:
     """The model read from ``model.path``, by its files' fingerprint: a folder saved over since starts
     another run (``pilot.models.base_files``)."""
     folder = record.get("model_path") or {}
+    if folder.get("changed_while_read"):
+        return (
+            f"The model was read from `{folder.get('path')}`, whose files changed while the run read them "
+            f"({folder['changed_while_read']}): which model each step read has no name; a rerun may differ.\n\n"
+        )
     if not folder.get("fingerprint"):
         return ""
     return (

@@ -88,6 +88,18 @@ def recorded(cfg: DictConfig, files_read: dict) -> dict | None:
     }
 
 
+def read_through(cfg: DictConfig, before: str | None) -> dict:
+    """run.json's ``model_path`` for a pilot, whose steps each build the model again: the folder's fingerprint
+    when the pilot began (``before``) while it still holds; a folder saved over during the pilot has none (which
+    model each step read cannot be named) and says both fingerprints."""
+    if not before:
+        return {}
+    entry = recorded(cfg, {MODEL_FILES_KEY: before}) or {}
+    if (now := base_files_fingerprint(cfg)) != before:
+        entry.update(fingerprint=None, changed_while_read=f"before {before[:12]}, after: {now_said(now)}")
+    return {"model_path": entry}
+
+
 def recorded_key(model_path: dict) -> str:
     """How run.json's ``model_path`` took its fingerprint: of the model's files, or (before ``of``) of every file."""
     return MODEL_FILES_KEY if model_path.get("of") == FINGERPRINT_OF else ALL_FILES_KEY
