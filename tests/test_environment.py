@@ -315,6 +315,7 @@ def test_env_check_reports_a_changed_and_a_missing_module(make_cfg, tmp_path, mo
         "DIFF  model._target_=envcheck_probe_model.Model: module envcheck_probe_model: pilot imports, here "
         "does not import (ModuleNotFoundError"
     ) in out
+    assert f"PYTHONPATH={package} python -m pilot.env_check" in out  # the folder it came from: no package of it
     code, out, _ = run_check(run_dir, capsys, "--smoke")
     assert code == 1 and "DIFF  smoke: pilot one update and one evaluation, here not run" in out
 

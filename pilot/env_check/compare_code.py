@@ -3,6 +3,7 @@ lock, the code revision."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from pilot.env_check.compare_stack import public_version
@@ -31,7 +32,7 @@ def compare_targets(run: PilotRun, installed: dict[str, Installed]) -> list[Diff
                     f"{label}: module {now.get('module')}",
                     "imports",
                     error if "has no attribute" in error else f"does not import ({error})",
-                    "the campaign cannot build it. Fix: install what provides it",
+                    f"the campaign cannot build it. Fix: {_import_fix(before)}",
                     True,
                 )
             )
@@ -46,6 +47,21 @@ def compare_targets(run: PilotRun, installed: dict[str, Installed]) -> list[Diff
                 )
             )
     return found
+
+
+def _import_fix(before: dict[str, Any]) -> str:
+    """How to make a target import here: the pilot's module came from a folder on its ``sys.path`` (a plug-in on
+    PYTHONPATH, no installed package: that folder is named), else from an installed distribution."""
+    file, module = before.get("file"), str(before.get("module") or "")
+    if not file or before.get("distributions"):
+        return "install what provides it"
+    folder = Path(file).parent.parent if Path(file).name == "__init__.py" else Path(file).parent
+    for _ in range(module.count(".")):
+        folder = folder.parent
+    return (
+        f"the pilot imported it from {file}, in no installed package: put that code here and its folder on the "
+        f"import path (PYTHONPATH={folder} python -m pilot.env_check ...), or install what provides it"
+    )
 
 
 def compare_distributions(run: PilotRun, installed: dict[str, Installed], campaign: dict[str, str]) -> list[Difference]:
