@@ -52,6 +52,18 @@ def test_truncated_answer_fails_with_the_example(tmp_path):
     assert [f.example for f in cut] == [len(ROWS)]
 
 
+def test_an_answer_cut_at_its_start_by_left_truncation_names_encodes_cut_not_guesses(tmp_path):
+    """Left truncation of a row longer than max_len whose answer alone is longer: encode reports its cut and
+    side, so the finding names them (it listed guesses: 'a prompt mask one token too long? ...')."""
+    rows = ROWS + [{"instruction": "Spell it", "answer": "a very long answer " * 4}]
+    task = generation(tmp_path, rows, max_len=40, truncation_side="left")
+    result, _ = inspect_task(task, n_show=1, micro_batch=2)
+    assert result.verdict == "fail"
+    cut = [f.problem for f in result.findings if f.example == len(ROWS)]
+    assert cut and cut[0].startswith("target truncated at its start"), result.findings
+    assert "encode's truncation cut" in cut[0] and "from the left" in cut[0] and "?" not in cut[0], cut[0]
+
+
 def test_answer_truncated_away_entirely_fails(tmp_path):
     rows = ROWS + [{"instruction": "x" * 60, "answer": "gone"}]
     task = generation(tmp_path, rows, max_len=40, truncation_side="right")

@@ -101,6 +101,25 @@ def compare_targets(seen: list[int], expected: list[int], instruction_masked: bo
     return "the tokens in the loss differ from the task's target"
 
 
+def _cut_by_encode(problem: str, item: dict[str, Any]) -> bool:
+    """A target missing or cut short where encode says it cut the row (``truncated_tokens``)."""
+    return (problem == NO_TARGET[0] or problem.startswith("target truncated")) and item.get("truncated_tokens", 0) > 0
+
+
+def _named_cut(problem: str, item: dict[str, Any], targets: int, side: object) -> str:
+    """``problem`` with encode's own account of its cut in place of the guesses at a cause."""
+    cut, of = int(item["truncated_tokens"]), item.get("truncated_target_tokens")
+    if isinstance(of, int) and of >= targets > 0:
+        what = f"all {targets} of its target tokens"
+    elif isinstance(of, int) and of > 0:
+        what = f"{cut} tokens, {of} of its {targets} target tokens among them"
+    else:
+        what = f"{cut} tokens, its target among them"
+    where = f" from the {side}" if side in ("left", "right") else ""
+    keep = "a longer sequence, or cutting the prompt's side, keeps them"
+    return f"{problem.split(' (a prompt mask')[0]}: encode's truncation cut {what}{where} ({keep})"
+
+
 def _last_occurrence(tokens: list[int], target: list[int]) -> int | None:
     n = len(target)
     for start in range(len(tokens) - n, -1, -1):
@@ -130,10 +149,8 @@ def target_findings(
         problem = compare_targets(view.values, expected, masked)
         if problem and view.cut:
             problem += f" (collate truncated the row: {view.cut[0]} of the {view.cut[1]} tokens encode gave kept)"
-        elif problem == NO_TARGET[0] and (cut := view.item.get("truncated_tokens", 0)) > 0:  # the cause, named
-            whole = isinstance(of := view.item.get("truncated_target_tokens"), int) and of >= len(expected) > 0
-            what = f"all {len(expected)} of its target tokens" if whole else f"{cut} tokens, its target among them"
-            problem += f": encode's truncation cut {what} (a longer sequence, or cutting the prompt's side, keeps them)"
+        elif problem and _cut_by_encode(problem, view.item):  # the cause, named: not guessed
+            problem = _named_cut(problem, view.item, len(expected), task.info.get("truncation_side"))
         return [finding(problem)] if problem else []
     declared = set(real[start : start + len(expected)])
     counted = set(view.predicted)
