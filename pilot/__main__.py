@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shlex
 import signal
 import sys
 import time
@@ -28,6 +27,7 @@ from pilot.config.command_line import (
     repeated_keys,
     without_node_details,
 )
+from pilot.config.help import CONF_DIR as PILOTS_CONF
 from pilot.config.suggest import suggestions
 from pilot.config.values import enum_value, written_overrides
 from pilot.errors import (
@@ -71,7 +71,7 @@ from pilot.run_directory import (
     unsettled_run_directories,
 )
 from pilot.run_ending import ERROR_FILE, train_exit_code
-from pilot.run_record import resume_hint
+from pilot.run_record import job_line, resume_hint
 from pilot.startup_signals import raise_from_now_on, signal_name_of
 from pilot.sweep_ending import (
     SweepIncomplete,
@@ -86,7 +86,7 @@ from pilot.validation.unread import unread_settings
 
 register()
 log = logging.getLogger("pilot")
-CONF_DIR = str(Path(__file__).resolve().parents[1] / "conf")  # absolute: works for `pilot` too
+CONF_DIR = str(PILOTS_CONF)  # absolute: works for `pilot` too
 SIGNALLED = 128  # an exit code of 128 + a signal's number: the run was stopped by that signal
 
 
@@ -208,8 +208,7 @@ def _job_command(run_dir: Path, overrides: list[str]) -> str:
         mode = None
     if mode == "train":
         return resume_hint(overrides, run_dir, run_dir.parent)
-    line = " ".join(shlex.quote(o) for o in overrides if not o.startswith("hydra."))
-    return f"run this job again in a new directory: python -m pilot {line}"
+    return f"run this job again in a new directory: python -m pilot {job_line(overrides)}"
 
 
 def _recorded_as(run_dir: Path) -> str:

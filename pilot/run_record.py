@@ -379,5 +379,9 @@ def resume_hint(overrides: Iterable[str], run_dir: Path, sweep_dir: Path | None)
     where = override_argument("hydra.run.dir", run_dir)  # a path with spaces or quotes, pasted as printed
     if sweep_dir is None:
         return f"resume with the same command and {where}"
-    line = " ".join(shlex.quote(o) for o in overrides if not o.startswith("hydra."))
-    return f"resume this job: python -m pilot {line} {where}"
+    return f"resume this job: python -m pilot {job_line(overrides)} {where}"
+
+
+def job_line(overrides: Iterable[str]) -> str:
+    """A sweep job's own overrides as one shell-quoted command line, Hydra's settings left out."""
+    return " ".join(shlex.quote(o) for o in overrides if not o.startswith("hydra."))

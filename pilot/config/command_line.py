@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pilot.config.help import CONF_DIR
+
 
 def repeated_keys(arguments: list[str]) -> list[str]:
     """A warning for each key the line sets more than once with different values (``optim.lr=1e-3 ...
@@ -152,8 +154,7 @@ def _config_flag_problems(parsed: Any) -> list[str]:
         )
     name = parsed.config_name
     if name is not None and extra is None and parsed.config_path is None:
-        conf = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "conf")
-        if not os.path.isfile(os.path.join(conf, f"{name.removesuffix('.yaml')}.yaml")):
+        if not (CONF_DIR / f"{name.removesuffix('.yaml')}.yaml").is_file():
             problems.append(
                 f"--config-name {name}: no such primary config in pilot's conf/ (it has one: config). Fix: leave "
                 "out --config-name (an experiment is +experiment=<name>), or add --config-dir <your folder> "
