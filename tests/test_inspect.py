@@ -76,6 +76,24 @@ def test_answer_truncated_away_entirely_fails(tmp_path):
     assert sum(s["share_target_cut_entirely"] * s["examples"] for s in stats.values()) == 1
 
 
+def test_a_prompt_trained_by_a_task_without_expected_targets_that_declares_it_masked_fails(tmp_path):
+    """labels = input_ids in a task declaring info['mask_instruction']=True and no expected_targets passed every
+    check; the same task masking its prompt passes, and one declaring the prompt trained on purpose too."""
+    task = generation(tmp_path, ROWS)
+    task.expected_targets = None
+    encode = task.encode
+    result, _ = inspect_task(task, n_show=1, micro_batch=2)
+    assert result.verdict == "pass", result.reason
+
+    task.encode = lambda example: {**(item := encode(example)), "labels": item["input_ids"].clone()}
+    result, _ = inspect_task(task, n_show=1, micro_batch=2)
+    assert result.verdict == "fail"
+    assert any("the prompt is trained" in f.problem for f in result.findings), result.findings
+    task.info["mask_instruction"] = False
+    result, _ = inspect_task(task, n_show=1, micro_batch=2)
+    assert not any("the prompt is trained" in f.problem for f in result.findings), result.findings
+
+
 def test_instruction_counted_in_the_loss_fails(tmp_path):
     task = generation(tmp_path, ROWS)
     encode = task.encode

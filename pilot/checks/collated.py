@@ -350,7 +350,34 @@ def check_collated(
                     found = by_value + check_batch(task, views[start:end], masked, compare_rows=not random)
         findings += found
         start = end
+    findings += _prompt_counted_everywhere(task, views)
     return _drawn_without_target(findings, views) if random else findings, views, random
+
+
+def _prompt_counted_everywhere(task: TaskData, views: list[RowView]) -> list[Finding]:
+    """A next-token task declaring its instruction masked (``info["mask_instruction"]=True``) without
+    ``expected_targets`` to compare with: every real token of every row counted is the prompt trained (labels
+    copied from input_ids), whatever the rows hold. One row with any token left out passes it."""
+    if task.info.get("mask_instruction") is not True or task.expected_targets is not None:
+        return []
+    rows = [v for v in views if v.sequence and v.aligned]
+    if task.convention != NEXT_TOKEN or not rows:
+        return []
+    for view in rows:
+        mask = real_mask(task, view.batch)
+        real = mask[view.row].nonzero().flatten().tolist() if mask is not None else []
+        if len(real) < 2 or not set(real[1:]) <= set(view.predicted):
+            return []
+    return [
+        Finding(
+            f"every real token of all {len(rows)} rows is counted in the loss, although the task declares its "
+            "instruction masked (info['mask_instruction']=True): the prompt is trained (labels copied from "
+            "input_ids?). Fix: label the prompt's positions -100, or declare info['mask_instruction']=False; "
+            "expected_targets(example) lets the pilot compare each row with its answer",
+            rows[0].split,
+            rows[0].example.index,
+        )
+    ]
 
 
 def _drawn_without_target(findings: list[Finding], views: list[RowView]) -> list[Finding]:
