@@ -11,12 +11,15 @@ from pilot.data.task import IGNORE_INDEX, move_to
 from pilot.errors import disk_full_guard
 
 
-def _readable(task, ids: list[int]) -> str:
+def _readable(task, ids: list[int], one_label: bool) -> str:
+    """``ids`` as a reader wants them: a class's name where the example has one label (``one_label``) and the
+    task names its classes (``TaskData.names``), else the tokens ``decode_tokens`` gives (a class id decoded
+    as a vocabulary token was a wrong target), else the ids."""
+    names = task.names() if one_label else []
+    if names and len(ids) == 1 and 0 <= ids[0] < len(names):
+        return str(names[ids[0]])
     if task.decode_tokens is not None:
         return "".join(task.decode_tokens(ids))
-    names = task.info.get("class_names")
-    if names and len(ids) == 1 and 0 <= ids[0] < len(names):
-        return names[ids[0]]
     return " ".join(str(i) for i in ids)
 
 
@@ -54,8 +57,8 @@ def _write_lines(trainer, task, model: torch.nn.Module, items: list[dict], step:
                     {
                         "index": index,
                         "update": trainer.updates_done,
-                        "target": _readable(task, target_ids),
-                        "prediction": _readable(task, guess_ids),
+                        "target": _readable(task, target_ids, labels.dim() == 1),
+                        "prediction": _readable(task, guess_ids, labels.dim() == 1),
                         "exact": target_ids == guess_ids,
                         "targets_correct": sum(a == b for a, b in zip(target_ids, guess_ids)),
                         "targets": len(target_ids),

@@ -1139,3 +1139,19 @@ def test_a_signal_while_the_record_of_a_run_that_did_not_end_ok_is_written_is_ke
     assert signals[-1]["signal"] == "SIGINT" and "while the record of the run" in signals[-1]["arrived"], signals
     if ending == "interrupted":  # the SIGTERM at update 2, stamped when it came, before the SIGINT
         assert signals[0]["signal"] == "SIGTERM" and signals[0]["at"] <= signals[-1]["at"], signals
+
+
+def test_predictions_name_a_class_by_the_tasks_class_names_not_as_a_vocabulary_token():
+    """A classification task that also decodes tokens (for examples.txt) and names its classes in
+    TaskData.class_names: predictions.jsonl wrote class 0 as '[PAD]' (decode_tokens of the class id); a
+    sequence's labels are still tokens."""
+    from types import SimpleNamespace
+
+    from pilot.predictions import _readable
+
+    vocabulary = ["[PAD]", "[UNK]", "[CLS]", "good"]
+    task = SimpleNamespace(names=lambda: ["positive", "negative", "neutral"],
+                           decode_tokens=lambda ids: [vocabulary[i] for i in ids])  # fmt: skip
+    assert _readable(task, [0], one_label=True) == "positive" and _readable(task, [2], one_label=True) == "neutral"
+    assert _readable(task, [2, 3], one_label=False) == "[CLS]good"
+    assert _readable(SimpleNamespace(names=list, decode_tokens=None), [5], one_label=True) == "5"
