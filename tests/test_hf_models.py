@@ -72,6 +72,14 @@ class DictWithoutLogits(torch.nn.Module):
         return {"scores": self.emb(input_ids)}
 
 
+class LossFirstTuple(DictWithoutLogits):
+    """Returns (loss, logits), as transformers does given labels with return_dict=False."""
+
+    def forward(self, input_ids, attention_mask=None):
+        logits = self.emb(input_ids)
+        return logits.float().pow(2).mean(), logits
+
+
 def test_logits_are_read_from_a_tensor_a_tuple_and_a_model_output():
     logits = torch.randn(2, 3, 5)
     output = transformers.modeling_outputs.CausalLMOutputWithPast(logits=logits)
@@ -162,12 +170,21 @@ def test_a_saved_model_without_the_attention_kernel_asked_names_the_setting_not_
     assert build("bloom", path=str(tmp_path / "bloom"), attn_implementation="eager") is not None
 
 
-def test_the_pilot_refuses_a_model_without_logits_at_its_first_step(make_cfg, tmp_path):
-    cfg = make_cfg(f"model._target_={__name__}.DictWithoutLogits")  # TinyGPT's other keys are ignored
+@pytest.mark.parametrize(
+    "model, said",
+    [
+        ("DictWithoutLogits", "with no logits"),
+        # a loss first, read as the logits: the contract passed, inspect crashed in an IndexError, objective
+        # blamed class weights and the reload check a sound export
+        ("LossFirstTuple", "a tuple whose first element, read as the logits, is one number"),
+    ],
+)
+def test_the_pilot_refuses_a_model_without_logits_at_its_first_step(make_cfg, tmp_path, model, said):
+    cfg = make_cfg(f"model._target_={__name__}.{model}")  # TinyGPT's other keys are ignored
     assert run_pilot(cfg, tmp_path / "run") == 1
     record = _record(tmp_path / "run")
     assert record["verdicts"] == {"contract": "fail"}, record["verdicts"]
-    assert "with no logits" in json.dumps(record) and "forward must return the logits tensor" in json.dumps(record)
+    assert said in json.dumps(record) and "Fix: forward" in json.dumps(record)
 
 
 class HeadsThatDoNotDivide(torch.nn.Module):

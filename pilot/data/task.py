@@ -55,7 +55,7 @@ def logits_of(output: Any) -> torch.Tensor:
     """The logits in a model's output: a tensor, the first element of a tuple or list, or
     ``output.logits`` / ``output["logits"]`` (transformers' ``ModelOutput``, a dict)."""
     if torch.is_tensor(output):
-        return output
+        return _not_a_number(output, output)
     if isinstance(output, Mapping):
         logits = output.get("logits")
     elif isinstance(output, (tuple, list)):
@@ -63,12 +63,30 @@ def logits_of(output: Any) -> torch.Tensor:
     else:
         logits = getattr(output, "logits", None)
     if torch.is_tensor(logits):
-        return logits
+        return _not_a_number(logits, output)
     keys = f" (it has {sorted(output)})" if isinstance(output, Mapping) else ""
     raise ContractError(
         f"the model's forward returned {type(output).__name__}{keys}, with no logits. Fix: forward must "
         "return the logits tensor, a tuple whose first element is the logits, or an object or dict with "
         f"`logits` (transformers' ModelOutput) ({CONTRACT})."
+    )
+
+
+def _not_a_number(logits: torch.Tensor, output: Any) -> torch.Tensor:
+    """``logits`` unless it is one number (0-d), which scores no example: a loss, as transformers' tuple output
+    puts first when given labels (``return_dict=False``: ``(loss, logits, ...)``)."""
+    if logits.dim() > 0:
+        return logits
+    if isinstance(output, (tuple, list)):
+        where = "a tuple whose first element, read as the logits, is one number (a 0-d tensor: a loss?)"
+    elif torch.is_tensor(output):
+        where = "one number (a 0-d tensor: a loss?) as the logits"
+    else:
+        where = f"{type(output).__name__} whose logits are one number (a 0-d tensor: a loss?)"
+    raise ContractError(
+        f"the model's forward returned {where}: no example has scores. Fix: forward returns the logits first, or an object with `logits` (transformers: "
+        f"return_dict=True, read as output.logits; given labels with return_dict=False it returns (loss, logits, "
+        f"...)) ({CONTRACT})."
     )
 
 
