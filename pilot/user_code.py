@@ -5,6 +5,7 @@ following each module's names to the modules that define them."""
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import functools
 import hashlib
@@ -130,3 +131,19 @@ def target_files(targets: Iterable[str]) -> list[Path]:
 def code_fingerprint(targets: Iterable[str]) -> dict[str, str]:
     """{file: sha256} of the files of your modules ``targets`` name (``target_files``): a resume compares them."""
     return {str(path): hashlib.sha256(path.read_bytes()).hexdigest() for path in target_files(targets)}
+
+
+def imported_packages(path: Path, own: str) -> list[str]:
+    """The top-level packages a module's source imports, at any depth of its code (imports inside
+    functions too: transformers' in pilot's model builder), not the standard library's nor its own."""
+    try:
+        tree = ast.parse(path.read_text(errors="replace"))
+    except (OSError, SyntaxError, ValueError):
+        return []
+    tops = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            tops.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            tops.add(node.module.split(".")[0])
+    return sorted(t for t in tops if t != own and t not in sys.stdlib_module_names and t != "__future__")

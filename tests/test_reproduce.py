@@ -156,3 +156,35 @@ def test_a_run_of_your_data_file_records_its_hash_and_where_it_was_launched(make
     assert provenance is not None and provenance["launched_in"] == os.getcwd()
     assert provenance["files"] == {str(data.resolve()): hashlib.sha256(data.read_bytes()).hexdigest()}
     assert plugin_provenance(make_cfg()) is None  # pilot's own task and data: nothing more to say
+
+
+def test_a_plug_ins_own_data_files_and_the_packages_its_modules_import_are_recorded(tmp_path, monkeypatch):
+    """A plug-in reading its data through keys of its own (data.csv_file, data.vocab_dir): REPRODUCE.md named
+    neither file nor the transformers its module imports, although every checkpoint fingerprints those files;
+    the same command on an edited CSV gave the same REPRODUCE.md (an examination)."""
+    import importlib
+
+    from pilot.closing.close import write_reproduce
+    from pilot.data.data_files import data_files_fingerprint
+
+    (tmp_path / "csvtask_probe.py").write_text("import transformers\n\ndef make_task(**settings):\n    return None\n")
+    csv, vocab = tmp_path / "sent.csv", tmp_path / "tok"
+    csv.write_text("text,label\ngood,positive\n")
+    vocab.mkdir()
+    (vocab / "tokenizer.json").write_text("{}")
+    (vocab / "README.md").write_text("not read by a program")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.import_module("csvtask_probe")
+    cfg = OmegaConf.create(
+        {"data": {"_target_": "csvtask_probe.make_task", "csv_file": str(csv), "vocab_dir": str(vocab)}}
+    )
+    found = plugin_provenance(cfg)
+    assert set(found["files"]) == {str(csv.resolve()), str((vocab / "tokenizer.json").resolve())}
+    assert found["data_settings"]["data.csv_file"]["fingerprint"] == data_files_fingerprint(cfg)["data.csv_file"]
+    assert "transformers" in found["packages"]
+    text = write_reproduce(tmp_path, {"run_id": "r", "seed": 0, "mode": "train", "code_revision": {}}, found)
+    assert f"`data.vocab_dir`: `{vocab.resolve()}` fingerprint `{data_files_fingerprint(cfg)['data.vocab_dir']}`" in (
+        text.read_text()
+    )
+    csv.write_text("text,label\ngood,neutral\n")
+    assert plugin_provenance(cfg)["files"][str(csv.resolve())] != found["files"][str(csv.resolve())]

@@ -188,6 +188,11 @@ def _plugin_section(provenance: dict[str, Any] | None) -> str:
         lines.append(f"- package `{name}` {found}")
     for path, digest in provenance["files"].items():
         lines.append(f"- file `{path}` sha256 `{digest}`")
+    for key, named in (provenance.get("data_settings") or {}).items():
+        lines.append(
+            f"- `{key}`: `{named['path']}` fingerprint `{named['fingerprint']}` (names, sizes and sampled blocks: "
+            "`pilot.file_fingerprint`; a resume compares it)"
+        )
     lines.append("")
     lines.append("Check a module or file before rerunning: `sha256sum <file>` must print the hash above.")
     return "\n".join(lines) + "\n"

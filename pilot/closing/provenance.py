@@ -11,6 +11,7 @@ import importlib.util
 import os
 import shlex
 import sys
+from collections.abc import Iterable
 from importlib.metadata import PackageNotFoundError, packages_distributions, version
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,9 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from pilot.config.values import select
-from pilot.user_code import module_file
+from pilot.data.data_files import data_files_fingerprint, named_data_paths
+from pilot.file_fingerprint import read_by_programs
+from pilot.user_code import imported_packages, module_file
 
 # read whenever a run names a tokenizer directory (data=hf_instructions and the like)
 TOKENIZER_PACKAGES = ("transformers", "tokenizers", "datasets")
@@ -64,15 +67,40 @@ def _absolute_searchpath(entry: str) -> str:
     return entry
 
 
+HASHED_UP_TO = 256 << 20  # a data file larger is named by its fingerprint alone: a sha256 reads it whole
+DIRECTORY_FILES = 64  # a named directory with more files is named by its fingerprint alone
+
+
 def _user_files(cfg: DictConfig) -> dict[str, str]:
-    """sha256 of the local data file and of the tokenizer directory's files, by path."""
+    """sha256 by path of every file the data settings name (``data.path``, a plug-in task's own keys:
+    ``pilot.data.data_files``) and of the files of a directory they name (``data.tokenizer``'s), up to
+    ``HASHED_UP_TO`` bytes and ``DIRECTORY_FILES`` files each; ``_data_settings`` names all of them."""
     files: list[Path] = []
-    data_path, tokenizer = select(cfg, "data.path"), select(cfg, "data.tokenizer")
-    if isinstance(data_path, str) and Path(data_path).is_file():
-        files.append(Path(data_path))
-    if isinstance(tokenizer, str) and Path(tokenizer).is_dir():
-        files += sorted(p for p in Path(tokenizer).iterdir() if p.is_file())
-    return {str(path.resolve()): sha256_of(path) for path in files}
+    for value in named_data_paths(cfg).values():
+        path = Path(value)
+        inside = sorted(p for p in path.iterdir() if p.is_file() and read_by_programs(p.name)) if path.is_dir() else []
+        files += [path] if path.is_file() else inside if len(inside) <= DIRECTORY_FILES else []
+    return {str(path.resolve()): sha256_of(path) for path in files if path.stat().st_size <= HASHED_UP_TO}
+
+
+def _data_settings(cfg: DictConfig) -> dict[str, dict[str, str]]:
+    """Every data setting that names a file or directory: its path and the fingerprint checkpoints hold."""
+    fingerprints = data_files_fingerprint(cfg)
+    return {
+        key: {"path": str(Path(value).resolve()), "fingerprint": fingerprints[key]}
+        for key, value in named_data_paths(cfg).items()
+        if key in fingerprints
+    }
+
+
+def _imported_distributions(files: Iterable[str], distributions: dict[str, list[str]]) -> set[str]:
+    """The installed distributions your modules import (transformers for a model built from it)."""
+    return {
+        name
+        for file in files
+        for top in imported_packages(Path(file), Path(file).stem)
+        for name in distributions.get(top, [])
+    }
 
 
 def loaded_user_modules(named: set[str]) -> dict[str, str]:
@@ -110,6 +138,8 @@ def plugin_provenance(cfg: DictConfig, searchpath: list[str] | tuple = ()) -> di
             modules[target] = {"file": str(Path(spec.origin).resolve()), "sha256": sha256_of(Path(spec.origin))}
     pythonpath = [entry for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep) if entry]
     helpers = loaded_user_modules({module["file"] for module in modules.values()}) if modules else {}
+    imported = _imported_distributions([*(m["file"] for m in modules.values()), *helpers], distributions)
+    packages.update({name: _installed_version(name) for name in imported if name not in packages})
     return {
         "searchpath": [_absolute_searchpath(entry) for entry in searchpath],
         "pythonpath": [str(Path(entry).expanduser().resolve()) for entry in pythonpath],
@@ -118,6 +148,7 @@ def plugin_provenance(cfg: DictConfig, searchpath: list[str] | tuple = ()) -> di
         "helper_modules": helpers,
         "packages": {name: found for name, found in sorted(packages.items()) if found},
         "files": files,
+        "data_settings": _data_settings(cfg),
     }
 
 

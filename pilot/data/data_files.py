@@ -48,9 +48,14 @@ def _names_a_path(key: str, value: str) -> bool:
 def data_files_fingerprint(cfg: DictConfig, every_file: bool = False) -> dict[str, str]:
     """``{key: fingerprint}`` of every file or directory the ``data`` settings name: of a directory, the files
     programs read (not a README, not hidden ones; ``every_file``: all, as checkpoints before took it)."""
+    keep = None if every_file else read_by_programs
+    return {key: digest for key, path in named_data_paths(cfg).items() if (digest := fingerprint(path, keep))}
+
+
+def named_data_paths(cfg: DictConfig) -> dict[str, str]:
+    """``{key: path}`` of every file or directory the ``data`` settings name (those ``data_files_fingerprint``
+    takes), as written; none where a setting does not resolve here."""
     try:
-        data = OmegaConf.to_container(cfg.data, resolve=True)
+        return _named_paths(OmegaConf.to_container(cfg.data, resolve=True), "data")
     except Exception:  # noqa: BLE001 - a setting that does not resolve here: the run's own checks say it
         return {}
-    keep = None if every_file else read_by_programs
-    return {key: digest for key, path in _named_paths(data, "data").items() if (digest := fingerprint(path, keep))}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import importlib
 import importlib.metadata as metadata
 import sys
@@ -14,6 +13,7 @@ from omegaconf import DictConfig, OmegaConf
 from pilot.closing.provenance import sha256_of
 from pilot.environment.distributions import Installed, canonical
 from pilot.errors import error_line
+from pilot.user_code import imported_packages
 
 
 def _distributions_of(top: str, installed: dict[str, Installed]) -> list[str]:
@@ -89,11 +89,7 @@ def target_facts(key: str, target: Any, installed: dict[str, Installed]) -> dict
         return facts
     if path:  # what its module imports can change results as much as the module: a campaign dependency too
         facts["imported_distributions"] = sorted(
-            {
-                name
-                for imported in _imported_packages(Path(path), top)
-                for name in _distributions_of(imported, installed)
-            }
+            {name for imported in imported_packages(Path(path), top) for name in _distributions_of(imported, installed)}
         )
     names = _distributions_of(top, installed)
     facts["distributions"] = [
@@ -107,19 +103,3 @@ def target_facts(key: str, target: Any, installed: dict[str, Installed]) -> dict
     if not names:
         facts["distribution"] = "none: imported from a directory on sys.path, not an installed distribution"
     return facts
-
-
-def _imported_packages(path: Path, own: str) -> list[str]:
-    """The top-level packages a module's source imports, at any depth of its code (imports inside
-    functions too: transformers' in pilot's model builder), not the standard library's nor its own."""
-    try:
-        tree = ast.parse(path.read_text(errors="replace"))
-    except (OSError, SyntaxError, ValueError):
-        return []
-    tops = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            tops.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            tops.add(node.module.split(".")[0])
-    return sorted(t for t in tops if t != own and t not in sys.stdlib_module_names and t != "__future__")
