@@ -197,7 +197,8 @@ REFUSED_BY_VALIDATION = [
     ),
     ("data.path={tmp}", ("data.path=", "is a directory")),
     ("data.vocab_size=100", ("data.vocab_size=100", "259")),
-    ("data.split.val_fraction=0.0", ("data.split.val_fraction=0.0", "validation split is empty")),
+    # 0 asks for no validation split: it was told to give the examples more groups
+    ("data.split.val_fraction=0.0", ("data.split.val_fraction=0.0", "validation split is empty", "e.g. 0.1")),
     # keys a '+' adds past the schema (accepted, or a TypeError traceback, before)
     ("+foo=bar", ("foo='bar'", "not a setting")),
     ("+model.d_modell=32", ("model.d_modell=32", "d_model")),

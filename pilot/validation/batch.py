@@ -70,7 +70,7 @@ def check_task(cfg: DictConfig, problems: list[Problem]) -> None:
                     f"{groups} group(s) no share of them makes a validation split). Fix: give the examples more "
                     "groups (documents, users: what must not be split; an example with a group of its own when "
                     "no two belong together), or data.split.by=time for time-stamped examples"
-                    if groups is not None and groups * float(val or 0) < 1
+                    if groups is not None and 0 < float(val or 0) and groups * float(val or 0) < 1  # 0 asks for none
                     else "): every mode validates on it. Fix: raise data.split.val_fraction"
                     + ("." if float(val or 0) >= 0.1 else ", e.g. 0.1.")
                 ),
