@@ -324,7 +324,10 @@ def _wrong_type(cfg: DictConfig, key: str, value: object) -> str | None:
                 f"; did you mean {key}={near[0]}?" if near else f" (the default is {key}={default.name})"
             )
         kind = KINDS.get(type(default), "value of its schema's type")
-        return f"{key}={_typed(value)}: {key} takes {kind} (the default is {key}={_typed(default)})"
+        said = f"{key}={_typed(value)}: {key} takes {kind} (the default is {key}={_typed(default)})"
+        if isinstance(value, (list, tuple)) and value:  # one run per value is a sweep, not a list
+            said += f"; to run one job per value, sweep it: {key}={','.join(map(str, value))} -m"
+        return said
     return None
 
 
