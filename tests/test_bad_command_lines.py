@@ -758,3 +758,16 @@ def test_a_deleted_key_is_not_said_to_lack_a_value():
     assert _valueless_keys(["optim.lr", "1e-3"]) == [
         "optim.lr: a setting without a value. Fix: optim.lr=1e-3 (no space around '=')"
     ]
+
+
+def test_a_model_too_large_for_the_host_names_its_largest_tensor_when_one_setting_sizes_most_of_it(make_cfg):
+    """data.max_len=1e11 on TinyGPT: refused as 6.4e12 parameters without naming the position table that
+    data.max_len sizes; a model spread over many tensors names none."""
+    from pilot.validation import validate
+    from pilot.validation.problems import ConfigError
+
+    with pytest.raises(ConfigError, match=r"its largest tensor, pos_emb.weight of shape \(100000000000, 64\)"):
+        validate(make_cfg("data.max_len=100000000000"), [])
+    with pytest.raises(ConfigError, match="alone need") as wide:
+        validate(make_cfg("model.d_model=8192", "model.n_layer=48", "model.n_head=64"), [])
+    assert "largest tensor" not in str(wide.value)

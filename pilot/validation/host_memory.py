@@ -54,12 +54,19 @@ def check_host_memory(cfg, device_type: str, problems: list[Problem]) -> None:
         need *= replicas
     if need <= room:
         return
+    name_of, largest = max(model.named_parameters(), key=lambda named: named[1].numel())
+    share = largest.numel() / max(1, sum(p.numel() for p in parameters))
+    biggest = (  # a table one setting sizes (positions by data.max_len): named where it is most of the model
+        f" (its largest tensor, {name_of} of shape {tuple(largest.shape)}, holds {share:.0%} of them)"
+        if share >= 0.5 and len(parameters) > 1
+        else ""
+    )
     problems.append(
         Problem(
             "model",
             f"{sum(p.numel() for p in parameters):,} parameters",
             f"its weights, the float32 gradients of its {trained:,} trained parameters and {name}'s {states} state "
-            f"buffer(s) alone need {byte_size(need)}, "
+            f"buffer(s) alone need {byte_size(need)}{biggest}, "
             f"and this {device_type} has {byte_size(room)} {'in all' if device_type == 'cuda' else 'free'}: the run "
             "holds them on real tensors, activations "
             "on top. Fix: pilot a smaller configuration here (fewer layers, a narrower model) and size this one "
