@@ -3,6 +3,7 @@ launcher getting what it would have composed itself; a job that cannot be compos
 the sweep before any job runs."""
 
 import pickle
+from contextlib import nullcontext
 
 import pytest
 from hydra._internal.config_loader_impl import ConfigLoaderImpl
@@ -83,12 +84,13 @@ def test_at_most_keep_configs_are_kept(monkeypatch):
     assert [composed_once.load_sweep_config(master, [f"x={x}"]).call for x in range(3)] == [1, 2, 4]
 
 
-def _multirun(tmp_path, monkeypatch, *overrides, ran=None, config=CONFIG):
+def _multirun(tmp_path, monkeypatch, *overrides, ran=None, config=CONFIG, groups="a"):
     """Run a Hydra multirun of a task recording its configs; the loader's composes counted."""
     (tmp_path / "conf").mkdir()
     (tmp_path / "conf" / "config.yaml").write_text(config)
     (tmp_path / "conf" / "group").mkdir()
-    (tmp_path / "conf" / "group" / "a.yaml").write_text("name: a\n")
+    for option in groups:
+        (tmp_path / "conf" / "group" / f"{option}.yaml").write_text(f"name: {option}\n")
     composed, ran = [], ([] if ran is None else ran)
     original = ConfigLoaderImpl.load_sweep_config
 
@@ -115,6 +117,33 @@ def test_each_job_is_composed_once_and_runs_its_own_config(tmp_path, monkeypatch
     assert [(job["x"], job["y"]) for job in ran] == [(1, 5), (3, 5), (4, 5)]
     assert len(composed) == 3  # Hydra's basic sweeper: 6 (its check, then its launcher)
     assert (tmp_path / "sweep" / "multirun.yaml").exists()
+
+
+def test_each_config_file_is_read_once_per_batch_and_every_job_gets_what_a_fresh_read_gives(tmp_path, monkeypatch):
+    """Hydra read and parsed each YAML file at every job's compose; now once per batch, each compose given its own
+    copy: the jobs' configs are those composed without it (a group swept too)."""
+    from hydra._internal.config_repository import ConfigRepository
+
+    reads = []
+    original = ConfigRepository.load_config
+
+    def counted(self, config_path):
+        reads.append(config_path)
+        return original(self, config_path)
+
+    monkeypatch.setattr(ConfigRepository, "load_config", counted)
+    (tmp_path / "fresh").mkdir()
+    _, fresh = _multirun(tmp_path / "fresh", monkeypatch, "x=1,3,4", "group=a,b", config=CONFIG + "\n", groups="ab")
+    fresh_reads = list(reads)
+    reads.clear()
+    monkeypatch.setattr(sweeper_module, "_each_config_file_read_once", nullcontext)  # as Hydra composes
+    (tmp_path / "plain").mkdir()
+    _, plain = _multirun(tmp_path / "plain", monkeypatch, "x=1,3,4", "group=a,b", config=CONFIG + "\n", groups="ab")
+    for job in fresh + plain:
+        job["hydra"] = {}  # paths of the two sweeps differ
+    assert fresh == plain and [job["group"]["name"] for job in fresh] == ["a", "b"] * 3
+    assert len(fresh_reads) < len(reads) / 2, (len(fresh_reads), len(reads))
+    assert ConfigRepository.load_config is counted  # put back after the batch
 
 
 def test_a_job_that_cannot_be_composed_stops_the_sweep_before_any_job_runs(tmp_path, monkeypatch):
