@@ -71,7 +71,7 @@ from pilot.phases.rows import write_phases_csv
 from pilot.rental.journal import append_entry, journal_problem
 from pilot.rental.sheet import remove_sheet
 from pilot.report import print_console, write_report
-from pilot.run_record import RunRecord, record_interrupted
+from pilot.run_record import RunRecord, record_interrupted, write_resolved_config
 from pilot.run_summary import learning_rate_reached
 from pilot.still_running import still_running
 from pilot.validation import validate
@@ -192,6 +192,7 @@ def run_pilot(
         record = None
         try:
             record = RunRecord.start(run_dir, cfg, overrides, mode="pilot")
+            write_resolved_config(run_dir, cfg)  # what config_hash is of (env_check compares it elsewhere)
             signals.stop_if_noted()
             exit_code = _pilot(cfg, run_dir, record, sweep_params, signals)
             write_reproduce(run_dir, record.data, plugin_provenance(cfg, searchpath or []))

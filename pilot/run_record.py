@@ -121,6 +121,12 @@ def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
     write_text_atomic(path, json.dumps(data, indent=2, default=str))
 
 
+def write_resolved_config(run_dir: Path, cfg: DictConfig) -> None:
+    """``config.yaml``: the run's config resolved as it ran (``${oc.env:...}`` included), the one run.json's
+    ``config_hash`` is of: env_check on another machine resolved ``.hydra/config.yaml`` with its own variables."""
+    write_text_atomic(Path(run_dir) / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
+
+
 def write_text_atomic(path: Path, text: str) -> None:
     """``text`` to ``path`` through a temporary file renamed over it: a full disk or a kill leaves the
     earlier file (or none), never a truncated one; a full disk is one message naming ``path``."""

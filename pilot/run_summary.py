@@ -20,7 +20,7 @@ from pilot.engine.trainer import Trainer
 from pilot.estimate.fake_tensor import EstimateRefused, estimate_memory
 from pilot.models.adapter import adapter_settings, wants_adapter
 from pilot.models.base_files import recorded
-from pilot.run_record import RunRecord, write_json_atomic, write_text_atomic
+from pilot.run_record import RunRecord, write_json_atomic, write_resolved_config
 
 log = logging.getLogger("pilot")
 
@@ -66,7 +66,7 @@ def record_setup(cfg: DictConfig, trainer: Trainer, record: RunRecord, run_dir: 
         threads.reason,
         enum_value(cfg.precision.dtype),
     )
-    write_text_atomic(run_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))  # never left truncated
+    write_resolved_config(run_dir, cfg)  # never left truncated
     write_json_atomic(run_dir / "batch_plan.json", summary)
     record.update(
         batch_plan=summary,

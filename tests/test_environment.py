@@ -49,7 +49,12 @@ def make_run(cfg, run_dir: Path, first_step_loss: bool = True) -> Path:
     assert result.verdict in ("pass", "warn"), result.reason
     OmegaConf.save(cfg, run_dir / "config.yaml", resolve=True)
     (run_dir / "run.json").write_text(
-        json.dumps({"run_id": "test", "config_hash": config_hash(cfg), "code_revision": code_revision()})
+        json.dumps(
+            {
+                **{"run_id": "test", "config_hash": config_hash(cfg), "code_revision": code_revision()},
+                **{"mode": "pilot", "status": "ok", "verdicts": {"environment": "pass", "phases": "pass"}},
+            }
+        )
     )
     if first_step_loss:
         task = instantiate(cfg.data, _convert_="all")
@@ -273,12 +278,35 @@ def test_env_check_reports_a_changed_version(run_copy, capsys):
 def test_env_check_reports_an_edit_of_pilots_own_code(run_copy, capsys):
     """A loss scaled by 10 in pilot/engine/trainer.py passed ('nothing here can change the pilot's results'):
     only the targets' files were compared, and a dirty tree was a note."""
+    from pilot.closing.provenance import package_sources as pilot_sources
+
     code, out, _ = run_check(run_copy, capsys)
     assert code == 0 and "pilot's own files:" not in out, out
     edit_facts(run_copy, lambda f: f["pilot_sources"].update({"engine/trainer.py": "0" * 16}))
     code, out, _ = run_check(run_copy, capsys)
     assert code == 1, out
     assert "DIFF  pilot's own files: pilot " in out and "1 differ: engine/trainer.py" in out, out
+    # its default configs too: conf/optim/adamw.yaml edited (lr 1e-3 -> 1e-2) passed as the same stack
+    assert {"conf/optim/adamw.yaml", "hydra_plugins/pilot_sweeper/__init__.py"} <= set(pilot_sources())
+    edit_facts(
+        run_copy, lambda f: f["pilot_sources"].update({"engine/trainer.py": pilot_sources()["engine/trainer.py"]})
+    )
+    edit_facts(run_copy, lambda f: f["pilot_sources"].update({"conf/optim/adamw.yaml": "0" * 16}))
+    code, out, _ = run_check(run_copy, capsys)
+    assert code == 1 and "1 differ: conf/optim/adamw.yaml" in out, out
+    # a pilot recorded before conf/ was: conf/ not compared (not every file said to differ)
+    edit_facts(
+        run_copy,
+        lambda f: f.update(
+            pilot_sources={
+                k: v
+                for k, v in f["pilot_sources"].items()
+                if "/" not in k or not k.startswith(("conf/", "hydra_plugins/"))
+            }
+        ),
+    )
+    code, out, _ = run_check(run_copy, capsys)
+    assert code == 0 and "pilot's own files:" not in out, out
     edit_facts(run_copy, lambda f: f.pop("pilot_sources"))  # a run recorded before the files were: said, not severe
     code, out, _ = run_check(run_copy, capsys)
     assert code == 0 and "note  pilot's own files: pilot not recorded" in out, out
@@ -318,6 +346,24 @@ def test_env_check_reports_a_changed_and_a_missing_module(make_cfg, tmp_path, mo
     assert f"PYTHONPATH={package} python -m pilot.env_check" in out  # the folder it came from: no package of it
     code, out, _ = run_check(run_dir, capsys, "--smoke")
     assert code == 1 and "DIFF  smoke: pilot one update and one evaluation, here not run" in out
+
+
+@pytest.mark.parametrize(
+    "status, verdicts, said",
+    [
+        ("interrupted", None, "status interrupted, no verdict"),
+        ("failed", {"environment": "pass", "tiny_subset": "fail"}, "verdicts tiny_subset: fail"),
+        ("oom", {"phases": "oom"}, "verdicts phases: oom"),
+    ],
+)
+def test_env_check_does_not_pass_against_a_pilot_that_gave_no_pass(run_copy, capsys, status, verdicts, said):
+    """A pilot stopped by SIGTERM before any verdict was compared and passed ('nothing here can change the
+    pilot's results', exit 0, with --smoke too); one whose verdict was oom was compared without a word."""
+    record = json.loads((run_copy / "run.json").read_text())
+    record.update(status=status, verdicts=verdicts)
+    (run_copy / "run.json").write_text(json.dumps(record))
+    code, out, _ = run_check(run_copy, capsys)
+    assert code == 1 and f"DIFF  the pilot's outcome: pilot {said}" in out, out
 
 
 def test_env_check_reports_the_gpu_planned(run_copy, capsys):

@@ -179,12 +179,18 @@ def test_a_saved_model_without_the_attention_kernel_asked_names_the_setting_not_
         ("LossFirstTuple", "a tuple whose first element, read as the logits, is one number"),
     ],
 )
-def test_the_pilot_refuses_a_model_without_logits_at_its_first_step(make_cfg, tmp_path, model, said):
+def test_the_pilot_refuses_a_model_without_logits_at_its_first_step(make_cfg, tmp_path, model, said, monkeypatch):
     cfg = make_cfg(f"model._target_={__name__}.{model}")  # TinyGPT's other keys are ignored
     assert run_pilot(cfg, tmp_path / "run") == 1
     record = _record(tmp_path / "run")
     assert record["verdicts"] == {"contract": "fail"}, record["verdicts"]
     assert said in json.dumps(record) and "Fix: forward" in json.dumps(record)
+    # the config as it ran, resolved: env_check elsewhere resolved .hydra/config.yaml's ${oc.env:PILOT_JOURNAL}
+    # with that machine's variables and refused the run directory as not written so
+    from pilot.env_check.run_dir import _load_config
+
+    monkeypatch.setenv("PILOT_JOURNAL", str(tmp_path / "another" / "journal.md"))
+    assert _load_config(tmp_path / "run", record)[1].startswith("config.yaml (matches run.json's config_hash")
 
 
 class HeadsThatDoNotDivide(torch.nn.Module):

@@ -65,7 +65,7 @@ def _model_folder(record: dict[str, Any]) -> str:
 
 
 def _config_file(run_dir: Path) -> str:
-    """Where the run's config is: a training run writes it resolved; a pilot keeps Hydra's composition."""
+    """Where the run's config is: written resolved (a pilot before 2026-12-07 kept Hydra's composition alone)."""
     if (run_dir / "config.yaml").exists():
         return "the resolved config is `config.yaml`."
     return "the config as Hydra composed it is `.hydra/config.yaml` (its overrides: `.hydra/overrides.yaml`)."

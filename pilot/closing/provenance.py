@@ -36,11 +36,22 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
+BESIDE_THE_PACKAGE = {"conf": "*.yaml", "hydra_plugins": "*.py"}  # pilot's configs and sweeper, beside pilot/
+
+
 def package_sources(package_dir: Path | None = None) -> dict[str, str]:
     """Every ``.py`` file of pilot's own package (the training loop, the loss, the checks) by its path in
-    the package -> the first 16 hex digits of its sha256: a clone elsewhere compares equal, an edit does not."""
+    the package -> the first 16 hex digits of its sha256: a clone elsewhere compares equal, an edit does not;
+    and beside it, its default configs (``conf/``: an edited optimizer default trains at another learning
+    rate) and its sweeper, by their path from the checkout (``conf/optim/adamw.yaml``)."""
     root = Path(package_dir) if package_dir is not None else Path(__file__).resolve().parents[1]
-    return {path.relative_to(root).as_posix(): sha256_of(path)[:16] for path in sorted(root.rglob("*.py"))}
+    found = {path.relative_to(root).as_posix(): sha256_of(path)[:16] for path in sorted(root.rglob("*.py"))}
+    for folder, pattern in BESIDE_THE_PACKAGE.items():
+        beside = root.parent / folder
+        found.update(
+            {path.relative_to(root.parent).as_posix(): sha256_of(path)[:16] for path in sorted(beside.rglob(pattern))}
+        )
+    return found
 
 
 def targets_in(node: Any) -> list[str]:

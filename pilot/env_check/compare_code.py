@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pilot.closing.provenance import BESIDE_THE_PACKAGE
 from pilot.env_check.compare_stack import public_version
 from pilot.env_check.difference import Difference
 from pilot.env_check.run_dir import PilotRun
@@ -142,6 +143,8 @@ def compare_sources(before: dict[str, str] | None, now: dict[str, str]) -> list[
                 False,
             )
         ]
+    unrecorded = [f"{folder}/" for folder in BESIDE_THE_PACKAGE if not any(n.startswith(f"{folder}/") for n in before)]
+    now = {name: digest for name, digest in now.items() if not name.startswith(tuple(unrecorded))}  # an older pilot
     changed = sorted(name for name in set(before) | set(now) if before.get(name) != now.get(name))
     if not changed:
         return []

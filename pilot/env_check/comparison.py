@@ -52,7 +52,28 @@ def _compare(run: PilotRun, here: dict, installed: dict, campaign: dict) -> list
         + compare_imports(run.facts.get("campaign_modules"), installed)
         + compare_code(run.record)
         + compare_sources(run.facts.get("pilot_sources"), here["pilot_sources"])
+        + _pilots_verdict(run.record)
     )
+
+
+def _pilots_verdict(record: dict) -> list[Difference]:
+    """A pilot that gave no verdict (stopped by a signal, crashed) or whose verdict is not pass: its stack
+    still compares, but it cleared no campaign to run (env_check passed a pilot stopped before any step)."""
+    status, verdicts = record.get("status"), record.get("verdicts") or {}
+    if record.get("mode", "pilot") != "pilot" or (status == "ok" and verdicts):
+        return []
+    failing = [f"{step}: {verdict}" for step, verdict in verdicts.items() if verdict in ("fail", "oom")]
+    outcome = f"verdicts {', '.join(failing)}" if failing else f"status {status}, no verdict"
+    fix = "fix what the pilot's report names" if failing else "run the pilot to its end"
+    return [
+        Difference(
+            "the pilot's outcome",
+            outcome,
+            "a campaign starts from a pilot that passed",
+            f"the pilot did not pass: nothing it measured clears the campaign. Fix: {fix}, then compare with it",
+            True,
+        )
+    ]
 
 
 def _smoke(run: PilotRun, rtol: float | None, differences: list[Difference], lines: list[str]) -> None:
