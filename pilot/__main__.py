@@ -62,6 +62,7 @@ from pilot.recap.entry import (
     recap_not_written,
     refused_jobs,
 )
+from pilot.rental.catalog import catalog_key_outside_the_yaml
 from pilot.run_directory import (
     RunDirectoryRefused,
     after_refusal,
@@ -87,6 +88,13 @@ from pilot.validation.unread import unread_settings
 register()
 log = logging.getLogger("pilot")
 CONF_DIR = str(PILOTS_CONF)  # absolute: works for `pilot` too
+
+
+def _key_outside_the_yaml(cfg: DictConfig, key: str, argument: str) -> str | None:
+    """A key Hydra refuses that a '+' would add where pilot reads it: a transformers config key, a GPU field."""
+    return config_key_outside_the_yaml(cfg, key, argument) or catalog_key_outside_the_yaml(cfg, key, argument)
+
+
 SIGNALLED = 128  # an exit code of 128 + a signal's number: the run was stopped by that signal
 
 
@@ -332,7 +340,7 @@ def _hydra_failed(error: Exception) -> None:
     if full is None and not isinstance(error, (CompactHydraException, OmegaConfBaseException)):
         raise error
     instantiation = _composed and type(error).__name__ == "InstantiationException"  # a builder failed, not the line
-    said = [] if full is not None or instantiation else suggestions(CONF_DIR, sys.argv[1:], config_key_outside_the_yaml)
+    said = [] if full is not None or instantiation else suggestions(CONF_DIR, sys.argv[1:], _key_outside_the_yaml)
     if full is not None:
         print(f"pilot: {full}", file=sys.stderr)
     elif not names_hydras_key(said, str(error)):  # else Hydra's advice (+optim.lrr=1 for a typo) is left out
@@ -359,12 +367,12 @@ def _removals(arguments: list[str]) -> list[str]:
     """What is wrong with each ``~key`` of the line (composed only when the line has one)."""
     if not any(a.startswith("~") and not a.startswith("~hydra") for a in arguments):
         return []
-    return suggestions(CONF_DIR, arguments, config_key_outside_the_yaml)
+    return suggestions(CONF_DIR, arguments, _key_outside_the_yaml)
 
 
 def _suggest_and_refuse(said: list[str] | None = None) -> None:
     if said is None:
-        said = suggestions(CONF_DIR, sys.argv[1:], config_key_outside_the_yaml)
+        said = suggestions(CONF_DIR, sys.argv[1:], _key_outside_the_yaml)
     for line in said:  # after Hydra's message, unless they say what it did
         print(f"pilot: {line}", file=sys.stderr)
     settle_refused_sweeps()  # a sweep directory made for this line, holding only multirun.yaml, goes

@@ -45,6 +45,20 @@ class Gpu:
         return bool(self.device_name) and self.device_name.lower() in device_name.lower()
 
 
+def catalog_key_outside_the_yaml(cfg: DictConfig, key: str, argument: str) -> str | None:
+    """``rental.catalog.A100-80GB.price_per_hour=1.8``: a field of a GPU entry that the shipped entry does
+    not set (a price is yours to give) is refused by Hydra as not a setting; ``+`` adds it (None otherwise)."""
+    parts = key.split(".")
+    if len(parts) != 4 or parts[:2] != ["rental", "catalog"] or parts[3] not in FIELDS:
+        return None
+    if OmegaConf.select(cfg, ".".join(parts[:3]), default=None) is None:
+        return None  # no such GPU: its own line says so
+    return (
+        f"{key}: {FIELDS[parts[3]]}, which the catalog's {parts[2]} entry does not set. Fix: +{argument} "
+        "(the + adds a field to the entry)"
+    )
+
+
 def catalog_problems(catalog: DictConfig) -> list[tuple]:
     """(key, value, fix) for every bad catalog entry."""
     problems = []
