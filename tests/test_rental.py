@@ -120,6 +120,28 @@ def test_the_sweep_becomes_jobs_and_times_reserve_evaluation_and_closing(make_cf
     assert times[0].eval_h > 0
     declared = time_jobs(cfg, jobs[:1], row, Gpu("G", 80, 10.0), estimate, None)
     assert declared[0].closing_h == pytest.approx(0.5) and "declared" in declared[0].sources
+    assert not any(j.note for j in jobs)  # lr, seed and budget leave an update as it is
+    # a validation evaluates what the split holds: loop.eval_examples=640 over 91 examples planned 40 batches
+    measured = Measured("cpu", 2.0, 0.5, 30.0)
+    many = time_jobs(cfg.copy(), jobs[:1], row, Gpu("G", 80, 10.0), estimate, measured, 10**6)
+    held = time_jobs(cfg, jobs[:1], row, Gpu("G", 80, 10.0), estimate, measured, 4)
+    assert held[0].eval_h < many[0].eval_h
+
+
+def test_a_swept_setting_that_changes_an_update_is_said_not_estimated_on_its_own(make_cfg):
+    """A sweep of model.d_model (64 and the 7B's 4096) was planned as two jobs of the base config's memory and
+    time, with no word; a bf16 memory variant on a T4 as 'a config group, timed as the base config' alone."""
+    from pilot.rental.plan_text import plan_lines
+
+    cfg = make_cfg()
+    jobs = sweep_jobs(cfg, {"model.d_model": "64,4096", "optim.lr": "1e-3,2e-3"}, 100)
+    notes = {j.overrides[0]: j.note for j in jobs}
+    assert notes["model.d_model=64"] == ""  # the base config's own value
+    assert notes["model.d_model=4096"].startswith("model.d_model=4096: changes what an update computes")
+    times = [JobTime(j, 1.0, 0.1, 0.1, "measured") for j in jobs]
+    row = ChoiceRow("G", 1, 80, "single GPU", True, 1, 79, 2, 8, "fp32", False, 2.0, "measured", "")
+    said = "\n".join(plan_lines(plan_campaign(times, [3], "G", 1), row))
+    assert "2 job(s) change what an update computes" in said and "not known" in said
 
 
 def test_the_journal_is_appended_never_rewritten(tmp_path, caplog):
@@ -479,3 +501,14 @@ def test_a_ddp_row_whose_peak_is_the_optimizer_step_points_at_sharding():
     setup = SimpleNamespace(settings=(False,))
     assert "distributed=fsdp" in no_fit_reason(setup, smallest, replicas=4)
     assert "distributed=fsdp" not in no_fit_reason(setup, smallest)
+
+
+def test_mode_estimate_does_not_call_the_settings_its_plan_reads_unread(make_cfg):
+    """loop.eval_examples and loop.eval_every set the plan's validation times, yet were warned 'mode=estimate
+    trains nothing and does not read it'."""
+    from pilot.validation.unread import unread_settings
+
+    lines = unread_settings(
+        make_cfg("mode=estimate"), ["loop.eval_examples=64", "loop.eval_every=10", "checkpoint.every=5"]
+    )
+    assert lines == ["checkpoint.every=5: mode=estimate trains nothing and does not read it"], lines

@@ -68,6 +68,19 @@ def validations(updates: int, eval_every: int) -> int:
     return (max(0, (updates - 1) // eval_every) if eval_every > 0 else 0) + 1
 
 
+# swept settings that leave an update's memory and time as they are (the plan counts the updates and validations
+# a job's own budget and loop give); any other changes what an update computes: the model, precision, batch, ...
+UPDATE_NEUTRAL = ("seed", "optim.lr", "optim.weight_decay", "optim.warmup_updates", "optim.schedule",
+                  "optim.min_lr_ratio", "optim.betas", "optim.grad_clip", "budget.", "loop.", "checkpoint.",
+                  "closing.", "campaign.", "run.", "pilot.", "estimate.", "rental.")  # fmt: skip
+NOT_ITS_OWN = "sized and timed as the base config (not estimated on its own)"
+
+
+def _same(cfg: DictConfig, job_cfg: DictConfig, key: str) -> bool:
+    """The job's value of ``key`` is the base config's (the control's own line, written out)."""
+    return OmegaConf.select(cfg, key, default=None) == OmegaConf.select(job_cfg, key, default=None)
+
+
 def sweep_jobs(cfg: DictConfig, sweep_params: dict[str, str] | None, train_examples: int) -> list[Job]:
     jobs = []
     for combo in sweep_combinations(dict(sweep_params or {})):
@@ -80,10 +93,12 @@ def sweep_jobs(cfg: DictConfig, sweep_params: dict[str, str] | None, train_examp
                 or "/" in key
                 or isinstance(OmegaConf.select(job_cfg, key), DictConfig)
             ):
-                notes.append(f"{override}: a config group, timed as the base config")
+                notes.append(f"{override}: a config group, {NOT_ITS_OWN}")
                 continue
             with open_dict(job_cfg):
                 OmegaConf.update(job_cfg, key, _parse(value))
+            if not key.startswith(UPDATE_NEUTRAL) and not _same(cfg, job_cfg, key):
+                notes.append(f"{override}: changes what an update computes, {NOT_ITS_OWN}")
         updates = plan_from_config(job_cfg, train_examples).total_updates
         jobs.append(Job(combo, updates, validations(updates, int(job_cfg.loop.eval_every)), "; ".join(notes)))
     return jobs
@@ -99,11 +114,22 @@ def _parse(value: str):
 
 
 def time_jobs(
-    cfg: DictConfig, jobs: list[Job], row: ChoiceRow, gpu: Gpu, estimate: MemoryEstimate, measured: Measured | None
+    cfg: DictConfig,
+    jobs: list[Job],
+    row: ChoiceRow,
+    gpu: Gpu,
+    estimate: MemoryEstimate,
+    measured: Measured | None,
+    val_examples: int | None = None,
 ) -> list[JobTime]:
+    """Each job's hours on ``row``; a validation evaluates ``loop.eval_examples``, at most the ``val_examples``
+    its split holds (as a run does: batch_plan.json's eval_examples)."""
     utilisation = float(cfg.rental.utilisation)
     peak = gpu.peak_tflops(row.precision) or gpu.fp32_tflops
-    eval_batches = math.ceil(int(cfg.loop.eval_examples) / max(1, int(cfg.batch.eval_micro_batch)) / row.count)
+    evaluated = min(
+        int(cfg.loop.eval_examples), val_examples if val_examples is not None else int(cfg.loop.eval_examples)
+    )
+    eval_batches = math.ceil(evaluated / max(1, int(cfg.batch.eval_micro_batch)) / row.count)
     on_this_gpu = measured is not None and gpu.matches(measured.device_name)
     if on_this_gpu and measured.eval_seconds_per_batch is not None:
         eval_s, eval_source = eval_batches * measured.eval_seconds_per_batch, "evaluation measured (longest examples)"

@@ -3,7 +3,7 @@ the cost at the catalog's price, and why nothing is planned when nothing is."""
 
 from __future__ import annotations
 
-from pilot.rental.campaign_plan import Plan
+from pilot.rental.campaign_plan import NOT_ITS_OWN, Plan
 from pilot.rental.choice_sheet import ChoiceRow
 from pilot.text_table import markdown_table
 
@@ -76,6 +76,12 @@ def plan_lines(
             + ". Cut the list, shorten the budget, or rent more GPUs."
         )
     lines = [head, verdict] + ([_cost(plan, chosen.price_per_hour)] if chosen.price_per_hour is not None else [])
+    if unsized := [j for j in plan.planned + plan.left_out if NOT_ITS_OWN in j.job.note]:
+        lines.append(
+            f"{len(unsized)} job(s) change what an update computes (the note column) and are {NOT_ITS_OWN}: "
+            "whether they fit this hardware, and their times, are not known. Estimate each alone: this command "
+            f"without -m, with that job's overrides ({' '.join(unsized[0].job.overrides)}, ...)."
+        )
     if brief:
         return [f"- {line}" for line in lines]
     table = [

@@ -147,7 +147,7 @@ def build_and_write(
         gpu = find(catalog, chosen.gpu)
         chosen_estimate = cache.get(chosen.micro_batch, chosen.activation_checkpointing, chosen.ranks)
         plan = plan_campaign(
-            time_jobs(cfg, jobs, chosen, gpu, chosen_estimate, measured),
+            time_jobs(cfg, jobs, chosen, gpu, chosen_estimate, measured, len(task.splits.get("val") or [])),
             list(cfg.rental.packages_days),
             chosen.gpu,
             chosen.count,

@@ -9,7 +9,8 @@ from omegaconf import DictConfig
 
 from pilot.config.values import enum_value, select
 
-TRAINING_ONLY = ("loop.", "checkpoint.", "closing.")  # mode=estimate trains nothing: these are not read
+TRAINING_ONLY = ("loop.", "checkpoint.", "closing.")  # mode=estimate trains nothing: these are not read,
+PLANNED = ("loop.eval_examples", "loop.eval_every")  # but for the campaign plan's validation times
 
 
 def unread_settings(cfg: DictConfig, overrides: list[str], choices: dict | None = None) -> list[str]:
@@ -42,7 +43,7 @@ def unread_settings(cfg: DictConfig, overrides: list[str], choices: dict | None 
         lines += [
             f"{o}: mode=estimate trains nothing and does not read it"
             for k, o in given.items()
-            if k.startswith(TRAINING_ONLY)
+            if k.startswith(TRAINING_ONLY) and k not in PLANNED
         ]
     strategy, replicas = enum_value(select(cfg, "distributed.strategy")), select(cfg, "distributed.replicas")
     if (
