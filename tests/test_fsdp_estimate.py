@@ -89,6 +89,17 @@ def test_a_model_too_large_for_one_gpu_is_sharded_over_several(make_cfg):
     assert four.fits and four.need_gib < two.need_gib  # more ranks, smaller shards
 
 
+def test_more_gpus_that_fit_sharded_where_ddp_s_whole_copies_do_not_are_never_said_not_to_fit(make_cfg):
+    """The 7B on H200s: 1 x fits, but 2, 4 and 8 x were tried as DDP alone (whole states plus its gradient
+    buckets: 166 GiB) and said not to fit, although the same sheet's FSDP estimates fit 2 x H100."""
+    cfg = make_cfg("rental.counts=[1,2]", "rental.reserve_gib=0", "rental.margin=0", *STATE_BOUND)
+    cache = EstimateCache(cfg, instantiate(cfg.data, _convert_="all"))
+    gpu = Gpu("big", memory_gib=1.02 * cache.base.peak_bytes / GIB, fp32_tflops=10.0, link_gbps=64)
+    one, two = choice_rows(cfg, cache, [gpu])
+    assert one.fits and one.strategy == "single GPU"
+    assert two.fits and two.strategy == "FSDP, 2 ranks" and two.need_gib < one.need_gib, two.reason
+
+
 def test_blocks_are_the_models_layers_or_the_named_classes(make_cfg):
     from pilot.engine.build import build_model
 

@@ -241,6 +241,10 @@ def _fill_row(
         row["reason"] = sharding_reason(setup, state_need, ranks, row["precision"])
         return
     chosen, smallest = _first_fit(setup, cache, per_replica, buckets, capacity, ranks)
+    if chosen is None and ranks == 1 < count and row["precision"] != "fp16":  # DDP's whole copies do not fit:
+        row.update(strategy=f"FSDP, {count} ranks", ranks=count)  # sharded they may (more GPUs never fit less)
+        ranks, buckets = count, 0
+        chosen, smallest = _first_fit(setup, cache, per_replica, buckets, capacity, ranks)
     if chosen is None:
         row["need_gib"] = smallest[0] / GIB
         row["headroom_gib"] = (capacity - smallest[0]) / GIB
