@@ -400,6 +400,9 @@ def test_only_a_config_naming_your_code_is_recorded_while_estimated(make_cfg, tm
     monkeypatch.syspath_prepend(str(tmp_path))
     assert stored.uses_your_code(make_cfg("model._target_=ns_only_far.net.Net"))
     assert "ns_only_far" not in sys.modules  # found, not imported: its top-level reads are still to be recorded
+    # read before validation: a value that does not resolve is validation's to say (it was Hydra's raw error,
+    # naming another key, whenever the store was on)
+    assert not stored.uses_your_code(make_cfg("optim.lr=${oc.env:PILOT_TEST_UNSET_LR}", "data.path=???"))
 
 
 def test_settings_no_estimated_phase_reads_are_not_part_of_the_key(make_cfg):

@@ -131,8 +131,9 @@ def _user_sources(config: dict[str, Any]) -> list[Path]:
 
 def uses_your_code(cfg: DictConfig) -> bool:
     """Whether a ``_target_`` of ``cfg`` names code of yours (not pilot's, not installed), a namespace
-    package's too; found without importing it (what it reads when imported is still to be recorded)."""
-    targets = _targets(OmegaConf.to_container(cfg, resolve=True, enum_to_str=True))
+    package's too; found without importing it (what it reads when imported is still to be recorded). Read as
+    written, before validation: a value that does not resolve (``???``, ``${oc.env:...}``) is validation's to say."""
+    targets = _targets(OmegaConf.to_container(cfg, resolve=False, enum_to_str=True, throw_on_missing=False))
     return any(own_top_level(target) is not None for target in targets)
 
 
