@@ -286,7 +286,8 @@ def cli() -> None:
         if stop.code == 1 and not _composed and not isinstance(stop, (RunDirectoryRefused, SweepIncomplete)):
             _suggest_and_refuse()
         if stop.code == 2 and launch_config() is not None:  # the sweeper refused a batch: what ran is recapped,
-            recap_interrupted_launch("refused before its jobs ran")  # else multirun.yaml is put back as it was
+            launched = getattr(stop, "jobs_launched", None) != 0  # else multirun.yaml is put back as it was
+            recap_interrupted_launch("refused before its jobs ran", launched=launched)
         if stop.code == 2:  # refused: a sweep directory made for this line, still empty, goes
             settle_refused_sweeps()
         if isinstance(stop.code, int) and stop.code >= 128 and launch_config() is not None:

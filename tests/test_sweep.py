@@ -372,6 +372,12 @@ def test_a_relaunch_whose_every_job_is_refused_exits_two_and_keeps_the_sweep_as_
         assert "2 of the sweep's jobs 0-1 would be refused; none was launched" in refused.stderr, launcher
         assert "holds a finished run" in refused.stderr and "optim.weight_decay" in refused.stderr
         assert {p.name: p.read_bytes() for p in sweep.iterdir() if p.is_file()} == before, launcher
+    # one job of two refused (the other, s0, found finished): none launched either, yet the sweep was recapped
+    # anew, its recap renamed and multirun.yaml rewritten, as if the finished run in s0 were this launch's job
+    partly = [a if not a.startswith("seed=") else "seed=0,-1" for a in line]
+    refused = subprocess.run(partly, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert refused.returncode == 2 and "1 of the sweep's jobs 0-1 would be refused; none was launched" in refused.stderr
+    assert {p.name: p.read_bytes() for p in sweep.iterdir() if p.is_file()} == before, refused.stdout[-2000:]
     assert subprocess.run([*line, "seed=2"], cwd=REPO, capture_output=True, timeout=600).returncode == 0
     (kept,) = sweep.glob("recap-*.md")  # the first launch's recap, beside this launch's
     assert kept.read_bytes() == before["recap.md"] and "# Recap — 1 run(s)" in (sweep / "recap.md").read_text()

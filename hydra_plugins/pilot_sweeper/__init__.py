@@ -165,7 +165,8 @@ class ComposeOnceSweeper(BasicSweeper):
             launched = f"jobs 0-{first - 1} ran, none of these was launched" if first else "none was launched"
             _refuse(
                 f"{len(problems)} of the sweep's jobs {first}-{self.checked - 1} would be refused; {launched}:\n"
-                + "\n".join(problems)
+                + "\n".join(problems),
+                jobs_launched=first,
             )
         if first == 0:
             self._check_sweep()
@@ -275,6 +276,14 @@ def _launcher_problems(launcher: Any) -> list[str]:
     return problems
 
 
-def _refuse(message: str) -> None:
+class SweepRefused(SystemExit):
+    """Exit 2 of a sweep refused before a batch's jobs ran; ``jobs_launched``: how many earlier batches ran."""
+
+    def __init__(self, jobs_launched: int) -> None:
+        super().__init__(2)
+        self.jobs_launched = jobs_launched
+
+
+def _refuse(message: str, jobs_launched: int = 0) -> None:
     print(f"pilot: {message}", file=sys.stderr)
-    raise SystemExit(2)
+    raise SweepRefused(jobs_launched)

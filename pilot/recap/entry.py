@@ -127,14 +127,15 @@ def launch_config() -> Any:
     return _launch.get("config")
 
 
-def recap_interrupted_launch(ended: str) -> pd.DataFrame | None:
+def recap_interrupted_launch(ended: str, launched: bool = True) -> pd.DataFrame | None:
     """A multirun stopped before its end (its jobs recorded how each ended): the recap of what it made;
-    ``ended`` says how, in the journal's entry ("interrupted (SIGTERM)")."""
+    ``ended`` says how, in the journal's entry ("interrupted (SIGTERM)"); ``launched=False``: refused before
+    any job of it ran, so no earlier run in its jobs' directories is one of its jobs."""
     if not _launch:
         return None
     sweep_dir = Path(_launch["config"].hydra.sweep.dir)
     earlier = set(_launch["earlier_runs"])
-    if sweep_dir.is_dir():  # an earlier run this launch continued or found finished (a fixed subdir) is its job
+    if sweep_dir.is_dir() and launched:  # an earlier run this launch continued or found finished (a fixed subdir)
         earlier -= set(recap.earlier_job_results(sweep_dir, frozenset(earlier)))
     if not (set(recap.find_run_dirs([sweep_dir])) - earlier) if sweep_dir.is_dir() else True:
         _put_back_multirun_yaml(sweep_dir)
