@@ -36,7 +36,8 @@ def sharding_reason(setup: Any, state_need: float, ranks: int, precision: str) -
     if precision == "fp16":
         return (
             f"{needs}; sharding them (FSDP) needs bf16 or fp32, and this GPU has no bf16 (its fp16 variant has no "
-            "sharded gradient scaler): not with this GPU at this precision — another GPU, or precision=fp32"
+            "sharded gradient scaler): not with this GPU at this precision — another GPU; precision=fp32 shards, "
+            "at twice the activations and compute: mode=estimate precision=fp32 says whether this GPU then fits"
         )
     return f"{needs}: they must be sharded (FSDP) over several GPUs — see this GPU's rows with more GPUs"
 
