@@ -156,6 +156,11 @@ def test_a_run_of_your_data_file_records_its_hash_and_where_it_was_launched(make
     assert provenance is not None and provenance["launched_in"] == os.getcwd()
     assert provenance["files"] == {str(data.resolve()): hashlib.sha256(data.read_bytes()).hexdigest()}
     assert plugin_provenance(make_cfg()) is None  # pilot's own task and data: nothing more to say
+    from pilot.closing.close import write_reproduce
+
+    record = {"run_id": "r", "seed": 0, "mode": "train", "code_revision": {}, "overrides": ["data.path=d.jsonl"]}
+    text = write_reproduce(tmp_path, record, provenance).read_text()  # pasted from the checkout, it ran there
+    assert f"cd {os.getcwd()}  # where it was launched\npython -m pilot data.path=d.jsonl" in text, text
 
 
 def test_a_plug_ins_own_data_files_and_the_packages_its_modules_import_are_recorded(tmp_path, monkeypatch):

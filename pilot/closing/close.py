@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,8 @@ def write_reproduce(run_dir: Path, record: dict[str, Any], provenance: dict[str,
     ``plugin_provenance``), the search path, PYTHONPATH, user modules' hashes and package versions."""
     revision = record.get("code_revision") or {}
     command = command_line(list(record.get("overrides") or []), provenance)
+    if launched := (provenance or {}).get("launched_in"):  # a relative data.path starts there, not in the checkout
+        command = f"cd {shlex.quote(launched)}  # where it was launched\n{command}"
     dirty = " (the tree had uncommitted changes: they are not in this commit)" if revision.get("dirty") else ""
     commit = revision.get("commit")
     code = (
