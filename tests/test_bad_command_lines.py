@@ -317,6 +317,7 @@ REFUSED_BY_HYDRA = [
     ("batch.micro_batch=two", ("pilot: batch.micro_batch=two: batch.micro_batch takes an integer (the default is",)),
     ("optim.lr=abc", ("pilot: optim.lr=abc: optim.lr takes a number (the default is optim.lr=0.001)",)),
     ("optim.lr=[1e-3,2e-3]", ("optim.lr takes a number", "sweep it: optim.lr=0.001,0.002 -m")),
+    ("mode=estimate estimate.seq_len=abc", ("estimate.seq_len takes an integer or null",)),  # a null default
     # a documented catalog field the shipped entry does not set: it was "did you mean ...device_name"
     (
         "mode=estimate rental.catalog.A100-80GB.price_per_hour=1.8",

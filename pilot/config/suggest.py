@@ -199,6 +199,22 @@ _MISSING = object()
 KINDS = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
 
 
+def _node_kind(cfg: DictConfig, key: str) -> str:
+    """What a setting whose value is null takes, from its schema's node (estimate.seq_len: an integer or null)."""
+    from omegaconf import nodes
+
+    section, _, leaf = key.rpartition(".")
+    parent = OmegaConf.select(cfg, section, default=None) if section else cfg
+    try:
+        node = parent._get_node(leaf, throw_on_missing_value=False)  # noqa: SLF001 - OmegaConf's typed node
+    except Exception:  # noqa: BLE001 - no node to read a type from: said as the schema's type
+        node = None
+    kinds = {nodes.IntegerNode: "an integer", nodes.FloatNode: "a number", nodes.BooleanNode: "true or false",
+             nodes.StringNode: "a string"}  # fmt: skip
+    kind = next((said for typed, said in kinds.items() if isinstance(node, typed)), "value of its schema's type")
+    return f"{kind} or null" if kind != "value of its schema's type" else kind
+
+
 def chosen_groups(cfg: DictConfig) -> set[str]:
     """The groups the default list gives a choice (model, optim...): the sections the composed config has."""
     return {str(k) for k in cfg.keys()}
@@ -323,7 +339,7 @@ def _wrong_type(cfg: DictConfig, key: str, value: object) -> str | None:
             return f"{key}={_typed(value)}: {key} takes one of {', '.join(names)}" + (
                 f"; did you mean {key}={near[0]}?" if near else f" (the default is {key}={default.name})"
             )
-        kind = KINDS.get(type(default), "value of its schema's type")
+        kind = KINDS.get(type(default)) or _node_kind(cfg, key)
         said = f"{key}={_typed(value)}: {key} takes {kind} (the default is {key}={_typed(default)})"
         if isinstance(value, (list, tuple)) and value:  # one run per value is a sweep, not a list
             said += f"; to run one job per value, sweep it: {key}={','.join(map(str, value))} -m"
