@@ -265,7 +265,8 @@ def test_settings_the_run_does_not_read_are_said(make_cfg):
     assert "only AdamW reads them" in said("optim=sgd", "optim.betas=[0.5,0.6]")
     assert "the optim group is still adamw (optim.lr=0.001" in said("optim.name=sgd")
     assert said("optim.name=adamw", "optim.lr=3e-4") == ""  # the group's own optimizer: nothing changes
-    assert "mode=estimate trains nothing" in said("mode=estimate", "loop.eval_every=5")
+    assert "mode=estimate trains nothing" in said("mode=estimate", "checkpoint.every=5")
+    assert said("mode=estimate", "loop.eval_every=5") == ""  # the plan times its validations
     assert "one rank shards nothing" in said("distributed=fsdp", "distributed.replicas=1")
     assert said("distributed=fsdp", "distributed.replicas=0") == ""  # not 1: its own refusal says it
     assert said("optim=sgd", "optim.momentum=0.9", "optim.lr=0.1") == ""  # every one read
