@@ -187,7 +187,12 @@ def test_job_that_raises_ends_as_failed_with_its_error(tmp_path):
 
 
 def test_two_tasks_per_node_form_ddp_replicas(tmp_path):
-    finish(launch(tmp_path, "budget.value=3", "hydra.launcher.tasks_per_node=2", "distributed=ddp2"))
+    """With the sweep directory given (no random part of its own to share), each task resolved the job's
+    subdir with a suffix of its own: rank 1's directory held .hydra/ alone, recapped unreadable, exit 1."""
+    sweep = tmp_path / "sweeps" / "given" / "here"
+    finish(launch(tmp_path, "budget.value=3", "hydra.launcher.tasks_per_node=2", "distributed=ddp2",
+                  f"hydra.sweep.dir={sweep}"))  # fmt: skip
+    assert len([d for d in sweep.iterdir() if d.is_dir() and not d.name.startswith(".")]) == 1
     (run_dir,) = job_runs(tmp_path)
     record = json.loads((run_dir / "run.json").read_text())
     assert record["status"] == "ok"

@@ -4,6 +4,7 @@ the sweep before any job runs."""
 
 import pickle
 from contextlib import nullcontext
+from pathlib import Path
 
 import pytest
 from hydra._internal.config_loader_impl import ConfigLoaderImpl
@@ -279,3 +280,19 @@ def test_a_launcher_size_no_job_can_have_is_refused_naming_it():
     assert problems[1].startswith("hydra.launcher.cpus_per_task=0")
     assert _launcher_problems(OmegaConf.create({"timeout_min": 120, "cpus_per_task": 1})) == []
     assert _launcher_problems(None) == []  # the basic launcher: no sizes
+
+
+def test_a_jobs_directory_suffix_is_the_same_in_every_process_of_the_job_and_new_at_each_launch(monkeypatch):
+    """hydra.sweep.subdir's suffix was random in every process resolving it: a SLURM job's second task and the
+    job requeued after a preemption each made a directory of their own (the requeued job trained from update 1)."""
+    from pilot.config import unique
+
+    monkeypatch.setenv("PILOT_SWEEP_ID", "launch-a")
+    first = unique(3)
+    assert unique(3) == first != unique(4) and len(first) == 6
+    monkeypatch.setenv("PILOT_SWEEP_ID", "launch-b")
+    assert unique(3) != first  # a sweep directory reused by another launch: other directories
+    monkeypatch.delenv("PILOT_SWEEP_ID")
+    assert unique(3) != unique(3) and unique() != unique()  # no launch: random, as a run's own directory
+    conf = (Path(__file__).resolve().parents[1] / "conf" / "config.yaml").read_text()
+    assert "subdir: ${hydra.job.num}-${pilot_unique:${hydra.job.num}}" in conf
