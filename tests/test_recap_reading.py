@@ -124,6 +124,17 @@ def test_the_picture_draws_a_spike_of_a_long_run(tmp_path):
     assert picture.plot_curves(frame, curves, tmp_path / "recap.png") == tmp_path / "recap.png"
 
 
+def test_the_picture_of_runs_that_failed_before_their_first_update_is_drawn_without_a_curve(tmp_path):
+    """A run failed in its set-up (empty metrics.jsonl; under SLURM tasks_per_node=2 with one replica): the log
+    axis of no point raised 'Data cannot be log-scaled', a traceback from python -m pilot.recap (exit 1), and
+    inside a sweep a warning, no recap and exit 0."""
+    write(tmp_path / "run" / "metrics.jsonl", "")
+    write(tmp_path / "run" / "run.json", json.dumps({**record(), "status": "failed", "updates_done": 0}))
+    curves = {}
+    frame = collect([tmp_path], curves)
+    assert picture.plot_curves(frame, curves, tmp_path / "recap.png") == tmp_path / "recap.png"
+
+
 def test_the_picture_drawn_aside_is_the_same_and_redrawn_here_when_that_process_dies(tmp_path, monkeypatch):
     write(tmp_path / "run" / "metrics.jsonl", metrics())
     write(tmp_path / "run" / "run.json", json.dumps(record()))

@@ -117,10 +117,13 @@ def _draw_train(ax, groups: list[dict]) -> None:
     from matplotlib.lines import Line2D
 
     every = [points for group in groups for points in group["train"]]
-    if every:
-        points = np.concatenate(every)
-        columns = (points[:, 0], points[:, 1])  # one column at a time: numpy's axis=0 over 2 columns is slow
-        ax.update_datalim([[c.min() for c in columns], [c.max() for c in columns]])  # decimation keeps both
+    if not every:  # runs that failed before their first update: a log axis of nothing cannot be drawn
+        ax.text(0.5, 0.5, "no run has a training point to draw", ha="center", va="center", transform=ax.transAxes)
+        ax.set(xlabel="update", ylabel="training loss (per target)")
+        return
+    points = np.concatenate(every)
+    columns = (points[:, 0], points[:, 1])  # one column at a time: numpy's axis=0 over 2 columns is slow
+    ax.update_datalim([[c.min() for c in columns], [c.max() for c in columns]])  # decimation keeps both
     ax.autoscale_view()
     ax.set_yscale("log")
     for set_formatter in (ax.yaxis.set_major_formatter, ax.yaxis.set_minor_formatter):
