@@ -292,3 +292,22 @@ def test_a_plug_in_tasks_path_and_tokenizer_are_its_own(tmp_path):
 
     assert problems("my_tasks.shards.make_task") == []
     assert problems("pilot.data.hf_instructions.make_task") == ["data.path", "data.tokenizer"]
+
+
+def test_a_launcher_starting_more_processes_per_job_than_replicas_is_refused_before_the_sweep():
+    """hydra.launcher.tasks_per_node=2 with distributed.replicas=1: every job failed at its start ('the launcher
+    started 2 process(es)') after the sweep launched; the same numbers, or one task per job, pass."""
+    from omegaconf import OmegaConf
+
+    from pilot.validation import _launcher_processes_problem
+
+    def job(tasks, nodes, replicas):
+        return OmegaConf.create(
+            {"hydra": {"launcher": {"tasks_per_node": tasks, "nodes": nodes}}, "distributed": {"replicas": replicas}}
+        )
+
+    said = _launcher_processes_problem(job(2, 1, 1))
+    assert said and "distributed.replicas=1" in said and "Fix: distributed.replicas=2" in said
+    assert "replicas=4" in _launcher_processes_problem(job(2, 2, 2))
+    assert _launcher_processes_problem(job(2, 1, 2)) is None and _launcher_processes_problem(job(1, 1, 2)) is None
+    assert _launcher_processes_problem(OmegaConf.create({"hydra": {}, "distributed": {"replicas": 1}})) is None

@@ -118,9 +118,30 @@ def sweep_job_problem(composed: DictConfig) -> str | None:
         if not instantiation_failed(error):
             raise
         return built_with_error(error)  # as the run says it: the error and where its code raised it
+    if problem := _launcher_processes_problem(composed):
+        return problem
     if (directory := _job_directory(composed)) is not None:  # a fixed subdir: it may hold a run already
         return job_directory_problem(composed, directory)
     return None
+
+
+def _launcher_processes_problem(composed: DictConfig) -> str | None:
+    """A launcher that starts several processes per job (SLURM's tasks_per_node x nodes) for another number of
+    replicas: every job failed at its start ('the launcher started 2 process(es)'), after the sweep launched."""
+    launcher = OmegaConf.select(composed, "hydra.launcher", default=None)
+    if not isinstance(launcher, DictConfig):
+        return None
+    tasks, nodes = launcher.get("tasks_per_node"), launcher.get("nodes") or 1
+    if not isinstance(tasks, int) or not isinstance(nodes, int) or tasks * nodes <= 1:
+        return None
+    replicas = OmegaConf.select(composed, "distributed.replicas", default=1)
+    if replicas == tasks * nodes:
+        return None
+    return (
+        f"hydra.launcher.tasks_per_node={tasks} x nodes={nodes} starts {tasks * nodes} processes per job, one per "
+        f"replica, but distributed.replicas={replicas}. Fix: distributed.replicas={tasks * nodes} (distributed=ddp2 "
+        f"or fsdp with it), or hydra.launcher.tasks_per_node={replicas if replicas and replicas > 0 else 1}"
+    )
 
 
 def _job_directory(composed: DictConfig) -> Path | None:
