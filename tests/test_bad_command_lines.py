@@ -318,6 +318,10 @@ REFUSED_BY_HYDRA = [
     ("optim.lr=abc", ("pilot: optim.lr=abc: optim.lr takes a number (the default is optim.lr=0.001)",)),
     ("optim.lr=[1e-3,2e-3]", ("optim.lr takes a number", "sweep it: optim.lr=0.001,0.002 -m")),
     ("mode=estimate estimate.seq_len=abc", ("estimate.seq_len takes an integer or null",)),  # a null default
+    (  # Hydra's 'could not be converted to Integer' alone
+        "-m hydra/launcher=local_parallel hydra.launcher.timeout_min=abc",
+        ("hydra.launcher.timeout_min takes a whole number (the default is hydra.launcher.timeout_min=",),
+    ),
     # a documented catalog field the shipped entry does not set: it was "did you mean ...device_name"
     (
         "mode=estimate rental.catalog.A100-80GB.price_per_hour=1.8",

@@ -280,6 +280,8 @@ def test_a_launcher_size_no_job_can_have_is_refused_naming_it():
     assert problems[1].startswith("hydra.launcher.cpus_per_task=0")
     assert _launcher_problems(OmegaConf.create({"timeout_min": 120, "cpus_per_task": 1})) == []
     assert _launcher_problems(None) == []  # the basic launcher: no sizes
+    said = _launcher_problems(OmegaConf.create({"signal_delay_s": -1}))  # sbatch's own error, after the launch
+    assert said and said[0].startswith("hydra.launcher.signal_delay_s=-1: the seconds before the time limit")
 
 
 def test_a_jobs_directory_suffix_is_the_same_in_every_process_of_the_job_and_new_at_each_launch(monkeypatch):

@@ -258,6 +258,7 @@ LAUNCHER_SIZES = {
     "nodes": (1, "nodes per job"),
     "gpus_per_node": (0, "GPUs per node"),
     "mem_gb": (0, "memory per node in GiB"),
+    "signal_delay_s": (0, "the seconds before the time limit at which SLURM signals the job to checkpoint"),
 }
 
 

@@ -58,7 +58,8 @@ def suggestions(
                     continue
                 if key.startswith("hydra.launcher."):
                     choice = next((str(o.value()) for o in overrides if o.key_or_group == "hydra/launcher"), None)
-                    lines += [said] if (said := suggested_for(key, choice, _launcher_node)) else []
+                    said = suggested_for(key, choice, _launcher_node) or _launcher_value(key, choice, _values(override))
+                    lines += [said] if said else []
                     continue
                 if key == "hydra" or key.startswith("hydra.") or (override.is_add() and key not in groups):
                     continue
@@ -371,6 +372,20 @@ def _keys(node: DictConfig, prefix: str = "") -> Iterator[str]:
             yield from _keys(child, f"{prefix}{key}.")
         else:
             yield f"{prefix}{key}"
+
+
+def _launcher_value(key: str, choice: str | None, values: list) -> str | None:
+    """``hydra.launcher.timeout_min=abc``: a value the launcher's setting cannot take (Hydra's 'could not be
+    converted to Integer', no fix), said with what it takes and its default."""
+    if choice is None:
+        return None
+    default = OmegaConf.select(_launcher_node(choice), key.removeprefix("hydra.launcher."), default=None)
+    if not isinstance(default, int) or isinstance(default, bool):
+        return None
+    for value in values:
+        if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, str) and value.isdigit())):
+            return f"{key}={_typed(value)}: {key} takes a whole number (the default is {key}={default})"
+    return None
 
 
 def _launcher_node(choice: str) -> DictConfig:
