@@ -51,6 +51,7 @@ from pilot.run_directory import after_refusal, remove_unstarted_job
 from pilot.run_ending import RunEnding
 from pilot.run_record import RunDirectoryLock, RunRecord, refusal_puts_back
 from pilot.run_summary import record_setup
+from pilot.spawned_ending import record_bytes, replicas_ended, unrecorded
 from pilot.startup_signals import interrupt_behind, signal_name_of
 from pilot.stopping import StopRules, is_diverged, signal_entry
 from pilot.validation import validate
@@ -358,7 +359,7 @@ def _worker(cfg: DictConfig, run_dir: str, overrides: list, sweep_dir: str | Non
     finally:
         release_host_memory_cap()  # set in setup
     if run.record is None and run.status == "interrupted":
-        return {"status": "interrupted", "interrupted_by": [signal_entry(run.signal_name, 0)], "recorded": False}
+        return unrecorded(run.signal_name)
     return {}
 
 
@@ -369,11 +370,8 @@ def train(
     sweep_dir: Path | None = None,
     searchpath: Iterable[str] = (),
 ) -> dict:
-    """Validate, run (spawning replicas when needed) and return the final run.json (``searchpath``:
-    a plug-in's hydra.searchpath, for REPRODUCE.md).
-
-    Under torchrun only rank 0 writes the run directory; the other ranks return {}.
-    """
+    """Validate, run (spawning replicas when needed) and return the final run.json (``searchpath``: a plug-in's
+    hydra.searchpath, for REPRODUCE.md). Under torchrun only rank 0 writes the run directory; the others return {}."""
     validate(cfg)
     run_dir = Path(run_dir)
     overrides = list(overrides)
@@ -382,16 +380,19 @@ def train(
     if replicas > 1 and not launched_externally():
         # a signal to this process is passed on to the replicas (``spawn``), which stop together at an
         # update boundary and record it; this parent waits for them
-        spawn(_worker, worker_args, replicas, int(cfg.distributed.master_port), pass_signals=True)
+        before = record_bytes(run_dir)
+        stopped = spawn(_worker, worker_args, replicas, int(cfg.distributed.master_port), pass_signals=True)
+        if (unstarted := replicas_ended(run_dir, stopped, before, overrides, sweep_dir)).get("recorded", True):
+            return unstarted  # the run's record
     else:
-        unrecorded = _worker(*worker_args)
+        unstarted = _worker(*worker_args)
         if int(os.environ.get("RANK", "0")) > 0:
             return {}
-        if unrecorded:  # a signal before the run's record was opened: nothing claims a run
-            log.warning("pilot: stopped before the run began (nothing was trained or recorded)")
-            if sweep_dir is not None:
-                remove_unstarted_job(run_dir)
-            else:  # a directory made for this line goes; an earlier run's .hydra/ files are put back
-                after_refusal(run_dir)
-            return unrecorded
+    if unstarted:  # a signal before the run's record was opened: nothing claims a run
+        log.warning("pilot: stopped before the run began (nothing was trained or recorded)")
+        if sweep_dir is not None:
+            remove_unstarted_job(run_dir)
+        else:  # a directory made for this line goes; an earlier run's .hydra/ files are put back
+            after_refusal(run_dir)
+        return unstarted
     return json.loads((run_dir / "run.json").read_text())

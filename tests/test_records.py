@@ -1155,3 +1155,63 @@ def test_predictions_name_a_class_by_the_tasks_class_names_not_as_a_vocabulary_t
     assert _readable(task, [0], one_label=True) == "positive" and _readable(task, [2], one_label=True) == "neutral"
     assert _readable(task, [2, 3], one_label=False) == "[CLS]good"
     assert _readable(SimpleNamespace(names=list, decode_tokens=None), [5], one_label=True) == "5"
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def _signal_once_replicas_started(process, delay: float = 0.3) -> None:
+    deadline = time.time() + 120
+    while time.time() < deadline and len(_children(process.pid)) < 2:
+        time.sleep(0.02)
+    time.sleep(delay)  # the replicas import torch for seconds: no record is open yet
+    process.send_signal(signal.SIGTERM)
+
+
+def test_a_signal_to_the_launcher_of_replicas_stops_it_as_one_process_stops(tmp_path):
+    """distributed=ddp2, a SIGTERM to the process the user started: after the last update the run was ok but the
+    launcher exited 1 with torch's ProcessExitedException (one process: 143); while the replicas started, a
+    FileNotFoundError traceback (run.json), exit 1; while a resume's replicas started, exit 143 with no line and
+    no resumes entry."""
+    ddp = ("distributed=ddp2", "loop.eval_every=0")
+    process = cli(tmp_path / "after", *ddp, "budget.value=4", "closing.control_examples=4", wait=False)
+    deadline = time.time() + 180
+    while time.time() < deadline and '"kind": "val"' not in _text(tmp_path / "after" / "metrics.jsonl"):
+        time.sleep(0.02)
+    process.send_signal(signal.SIGTERM)  # the final validation is written: the closing runs
+    _, stderr = process.communicate(timeout=300)
+    assert process.returncode == 143 and "Traceback" not in stderr, stderr[-3000:]
+    record = run_json(tmp_path / "after")
+    assert record["status"] == "ok" and record["signal_after_budget"]["signal"] == "SIGTERM"
+
+    process = cli(tmp_path / "fresh", *ddp, wait=False)
+    _signal_once_replicas_started(process)
+    _, stderr = process.communicate(timeout=300)
+    assert process.returncode == 143 and "Traceback" not in stderr, stderr[-3000:]
+    assert not (tmp_path / "fresh" / "run.json").exists()
+
+    process = cli(tmp_path / "resumed", *ddp, "budget.value=400", wait=False)
+    deadline = time.time() + 180
+    while time.time() < deadline and _text(tmp_path / "resumed" / "metrics.jsonl").count("train") < 3:
+        time.sleep(0.02)
+    process.send_signal(signal.SIGTERM)
+    process.communicate(timeout=300)
+    assert run_json(tmp_path / "resumed")["status"] == "interrupted"
+    process = cli(tmp_path / "resumed", *ddp, "budget.value=400", wait=False)
+    _signal_once_replicas_started(process)
+    out, stderr = process.communicate(timeout=300)
+    assert process.returncode == 143 and "Traceback" not in stderr, stderr[-3000:]
+    record = run_json(tmp_path / "resumed")
+    assert record["status"] == "interrupted" and record["resumes"][-1]["stopped_before_it_began"]
+    assert "before this attempt began" in out + stderr
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""

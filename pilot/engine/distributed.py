@@ -168,15 +168,15 @@ def _spawned(
         dist.destroy_process_group()
 
 
-def spawn(fn: Callable, args: Sequence[Any], replicas: int, port: int = 0, pass_signals: bool = False) -> None:
+def spawn(fn: Callable, args: Sequence[Any], replicas: int, port: int = 0, pass_signals: bool = False) -> str | None:
     """Run ``fn(*args)`` in ``replicas`` fresh processes that form one process group. A rank's
     ``PilotError`` (a setting the user can fix, found while a rank builds) is raised here, once,
     as ``RankRefused`` with its message and exit code (not a traceback from every rank).
 
     ``pass_signals`` (training, whose ranks record a signal and stop at an update boundary): the ranks run
     in their own process group and every SIGINT, SIGTERM or SIGHUP this process gets is passed on to
-    them (``PassedOn``). Otherwise (the pilot's phases) this process handles signals itself and the ranks
-    share its process group."""
+    them (``PassedOn``); the first one's name is returned (None: none came). Otherwise (the pilot's phases)
+    this process handles signals itself and the ranks share its process group."""
     refuse_busy_port(port)
     with tempfile.TemporaryDirectory(prefix="pilot-ranks-") as scratch:
         refusal = Path(scratch) / "refusal.json"
@@ -195,9 +195,12 @@ def spawn(fn: Callable, args: Sequence[Any], replicas: int, port: int = 0, pass_
             with PassedOn([process.pid for process in ranks.processes] if pass_signals else []) as passed:
                 while not ranks.join():
                     pass
+            return passed.first
         except mp.ProcessExitedException as ended:
             if passed.count and ended.signal_name in ("SIGINT", "SIGTERM", "SIGHUP"):
-                return  # a second signal passed on stopped it at once: its run records how it ended
+                return passed.first  # a second signal passed on stopped it at once: its run records how it ended
+            if passed.count and ended.exit_code in SIGNAL_EXITS:  # a rank ended on the signal it recorded (after
+                return passed.first  # its last update: signal_after_budget): the run's record says how
             if not refusal.exists():
                 raise
             said = json.loads(refusal.read_text())
@@ -210,6 +213,9 @@ def spawn(fn: Callable, args: Sequence[Any], replicas: int, port: int = 0, pass_
                 os.environ[_REFUSAL] = previous
 
 
+SIGNAL_EXITS = {128 + int(signum) for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+
+
 class PassedOn:
     """While the ranks run: SIGINT, SIGTERM and SIGHUP sent to this launcher are passed on to every rank,
     once each (the ranks are in their own process group), and this process keeps waiting for them: each
@@ -220,6 +226,7 @@ class PassedOn:
 
     def __init__(self, pids: list[int]) -> None:
         self.pids, self.previous, self.count = pids, {}, 0  # count: signals passed on
+        self.first: str | None = None  # the first one's name
 
     def __enter__(self) -> PassedOn:
         if self.pids and threading.current_thread() is threading.main_thread():
@@ -228,6 +235,7 @@ class PassedOn:
 
     def _pass_on(self, signum: int, frame: Any) -> None:
         self.count += 1
+        self.first = self.first or signal.Signals(signum).name
         for pid in self.pids:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signum)
