@@ -50,7 +50,6 @@ from pilot.errors import (
 from pilot.estimate_run import run_estimate
 from pilot.faults import fault_point
 from pilot.hydra_files import close_job_log
-from pilot.models.hf_causal_lm import config_key_outside_the_yaml
 from pilot.pilot_run import run_pilot
 from pilot.process_exit import exit_code_of, exit_now, leave_submitit_job_without_teardown, signal_of_exit_code
 from pilot.recap.entry import (
@@ -62,7 +61,6 @@ from pilot.recap.entry import (
     recap_not_written,
     refused_jobs,
 )
-from pilot.rental.catalog import catalog_key_outside_the_yaml
 from pilot.run_directory import (
     RunDirectoryRefused,
     after_refusal,
@@ -83,16 +81,12 @@ from pilot.sweep_ending import (
 )
 from pilot.sweep_signals import received as passed_on_to_jobs
 from pilot.train import train
+from pilot.validation.outside_the_yaml import key_outside_the_yaml
 from pilot.validation.unread import unread_settings
 
 register()
 log = logging.getLogger("pilot")
 CONF_DIR = str(PILOTS_CONF)  # absolute: works for `pilot` too
-
-
-def _key_outside_the_yaml(cfg: DictConfig, key: str, argument: str) -> str | None:
-    """A key Hydra refuses that a '+' would add where pilot reads it: a transformers config key, a GPU field."""
-    return config_key_outside_the_yaml(cfg, key, argument) or catalog_key_outside_the_yaml(cfg, key, argument)
 
 
 SIGNALLED = 128  # an exit code of 128 + a signal's number: the run was stopped by that signal
@@ -341,7 +335,7 @@ def _hydra_failed(error: Exception) -> None:
     if full is None and not isinstance(error, (CompactHydraException, OmegaConfBaseException)):
         raise error
     instantiation = _composed and type(error).__name__ == "InstantiationException"  # a builder failed, not the line
-    said = [] if full is not None or instantiation else suggestions(CONF_DIR, sys.argv[1:], _key_outside_the_yaml)
+    said = [] if full is not None or instantiation else suggestions(CONF_DIR, sys.argv[1:], key_outside_the_yaml)
     if full is not None:
         print(f"pilot: {full}", file=sys.stderr)
     elif not names_hydras_key(said, str(error)):  # else Hydra's advice (+optim.lrr=1 for a typo) is left out
@@ -368,12 +362,12 @@ def _removals(arguments: list[str]) -> list[str]:
     """What is wrong with each ``~key`` of the line (composed only when the line has one)."""
     if not any(a.startswith("~") and not a.startswith("~hydra") for a in arguments):
         return []
-    return suggestions(CONF_DIR, arguments, _key_outside_the_yaml)
+    return suggestions(CONF_DIR, arguments, key_outside_the_yaml)
 
 
 def _suggest_and_refuse(said: list[str] | None = None) -> None:
     if said is None:
-        said = suggestions(CONF_DIR, sys.argv[1:], _key_outside_the_yaml)
+        said = suggestions(CONF_DIR, sys.argv[1:], key_outside_the_yaml)
     for line in said:  # after Hydra's message, unless they say what it did
         print(f"pilot: {line}", file=sys.stderr)
     settle_refused_sweeps()  # a sweep directory made for this line, holding only multirun.yaml, goes

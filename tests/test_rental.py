@@ -356,12 +356,12 @@ def test_checkpointing_is_not_estimated_where_the_peak_is_the_optimizer_step():
     and the row names the term that sets its peak; a forward/backward peak is still tried."""
     from types import SimpleNamespace
 
-    from pilot.rental.choice_sheet import _first_fit
+    from pilot.rental.row_fit import first_fit
     from pilot.rental.row_reasons import no_fit_reason
 
     setup = SimpleNamespace(settings=[False, True], micro_batch=1, margin=0.0, reserve=0)
     step_bound = _StubEstimates({(1, False, 1): _stub_estimate(10 * GIB, "optimizer step", states=9 * GIB)})
-    chosen, smallest = _first_fit(setup, step_bound, per_replica=1, buckets=0, capacity=8 * GIB)
+    chosen, smallest = first_fit(setup, step_bound, per_replica=1, buckets=0, capacity=8 * GIB)
     assert chosen is None and step_bound.calls == [(1, False)]  # no second, useless estimate
     reason = no_fit_reason(setup, smallest)
     assert "the peak is the optimizer step" in reason and "cannot lower" in reason and "activations of" not in reason
@@ -372,7 +372,7 @@ def test_checkpointing_is_not_estimated_where_the_peak_is_the_optimizer_step():
             (1, True, 1): _stub_estimate(6 * GIB, "forward/backward"),
         }
     )
-    chosen, _ = _first_fit(setup, activation_bound, per_replica=1, buckets=0, capacity=8 * GIB)
+    chosen, _ = first_fit(setup, activation_bound, per_replica=1, buckets=0, capacity=8 * GIB)
     assert activation_bound.calls == [(1, False), (1, True)] and chosen[:2] == (1, True)
 
 

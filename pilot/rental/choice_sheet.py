@@ -25,6 +25,7 @@ from pilot.config.values import enum_value
 from pilot.rental.catalog import Gpu
 from pilot.rental.estimate_cache import EstimateCache, MissingEstimate
 from pilot.rental.requirements import Requirement, catalog_statuses
+from pilot.rental.row_fit import fit_or_shard
 from pilot.rental.row_reasons import fit_notes, no_fit_reason, sharding_reason
 from pilot.rental.update_time import time_per_update
 
@@ -66,20 +67,6 @@ class ChoiceRow:
 
     def as_dict(self) -> dict:
         return asdict(self)
-
-
-def _micro_candidates(configured: int, per_replica: int) -> list[int]:
-    """The configured micro-batch, then halves, keeping only those that divide the replica's share."""
-    out, micro = [], max(1, min(configured, per_replica))
-    while micro >= 1:
-        if per_replica % micro == 0 and micro not in out:
-            out.append(micro)
-        if micro == 1:
-            break
-        micro //= 2
-    if 1 not in out:
-        out.append(1)
-    return out
 
 
 def _precision_for(gpu: Gpu, precision: str) -> tuple[str, str, float | None]:
@@ -240,11 +227,7 @@ def _fill_row(
         row["headroom_gib"] = (capacity - state_need) / GIB
         row["reason"] = sharding_reason(setup, state_need, ranks, row["precision"])
         return
-    chosen, smallest = _first_fit(setup, cache, per_replica, buckets, capacity, ranks)
-    if chosen is None and ranks == 1 < count and row["precision"] != "fp16":  # DDP's whole copies do not fit:
-        row.update(strategy=f"FSDP, {count} ranks", ranks=count)  # sharded they may (more GPUs never fit less)
-        ranks, buckets = count, 0
-        chosen, smallest = _first_fit(setup, cache, per_replica, buckets, capacity, ranks)
+    chosen, smallest, ranks = fit_or_shard(row, setup, cache, per_replica, buckets, capacity, ranks)
     if chosen is None:
         row["need_gib"] = smallest[0] / GIB
         row["headroom_gib"] = (capacity - smallest[0]) / GIB
@@ -307,35 +290,6 @@ def _strategy(row: dict, setup: _Setup, capacity: float) -> tuple[int, int, floa
     row.update(strategy=f"FSDP, {count} ranks", ranks=count)
     # no buckets; each rank holds 1/count of the states (the estimate adds FSDP's padding)
     return count, 0, setup.states / count * (1 + setup.margin) + setup.reserve
-
-
-def _first_fit(setup: _Setup, cache: EstimateCache, per_replica: int, buckets: int, capacity: float, ranks: int = 1):
-    """(micro-batch, checkpointing, estimate, need) of the first setting that fits, trying the micro-batches
-    without activation checkpointing first, else None; and the smallest need seen with its estimate.
-
-    Checkpointing only lowers what forward/backward keeps; a micro-batch whose peak without it is
-    the optimizer step (activations already freed) is not estimated again with it: the need
-    cannot change."""
-    chosen, smallest = None, None
-    for checkpointing in setup.settings:
-        for micro in _micro_candidates(setup.micro_batch, per_replica):
-            if checkpointing and _peak_is_optimizer_step(cache, micro, ranks):
-                continue
-            estimate = cache.get(micro, checkpointing, ranks)
-            need = (estimate.peak_bytes + buckets) * (1 + setup.margin) + setup.reserve
-            if smallest is None or need < smallest[0]:
-                smallest = (need, estimate)
-            if need <= capacity:
-                chosen = (micro, checkpointing, estimate, need)
-                break
-        if chosen:
-            break
-    return chosen, smallest
-
-
-def _peak_is_optimizer_step(cache: EstimateCache, micro: int, ranks: int) -> bool:
-    without = cache.estimates.get((int(micro), False, ranks))
-    return without is not None and without.peak_phase.during == "optimizer step"
 
 
 def _with_measured_peak(need: float, measured: Measured, setup: _Setup) -> tuple[float, str]:

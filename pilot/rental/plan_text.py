@@ -47,6 +47,18 @@ def _cost(plan: Plan, price: float) -> str:
     )
 
 
+def _not_estimated_alone(plan: Plan) -> list[str]:
+    """The jobs whose swept settings change what an update computes, sized and timed as the base config."""
+    unsized = [j for j in plan.planned + plan.left_out if NOT_ITS_OWN in j.job.note]
+    if not unsized:
+        return []
+    return [
+        f"{len(unsized)} job(s) change what an update computes (the note column) and are {NOT_ITS_OWN}: "
+        "whether they fit this hardware, and their times, are not known. Estimate each alone: this command "
+        f"without -m, with that job's overrides ({' '.join(unsized[0].job.overrides)}, ...)."
+    ]
+
+
 def plan_lines(
     plan: Plan | None,
     chosen: ChoiceRow | None,
@@ -76,12 +88,7 @@ def plan_lines(
             + ". Cut the list, shorten the budget, or rent more GPUs."
         )
     lines = [head, verdict] + ([_cost(plan, chosen.price_per_hour)] if chosen.price_per_hour is not None else [])
-    if unsized := [j for j in plan.planned + plan.left_out if NOT_ITS_OWN in j.job.note]:
-        lines.append(
-            f"{len(unsized)} job(s) change what an update computes (the note column) and are {NOT_ITS_OWN}: "
-            "whether they fit this hardware, and their times, are not known. Estimate each alone: this command "
-            f"without -m, with that job's overrides ({' '.join(unsized[0].job.overrides)}, ...)."
-        )
+    lines += _not_estimated_alone(plan)
     if brief:
         return [f"- {line}" for line in lines]
     table = [
