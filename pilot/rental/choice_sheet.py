@@ -3,8 +3,8 @@
 Per row (GPU x count): the distribution strategy — one GPU; DDP with one whole
 replica per GPU when the model states (parameters, gradients, optimizer state,
 plus DDP's gradient buckets) fit one GPU; FSDP over the row's GPUs when they do
-not, or when the config asks for FSDP (``distributed=fsdp``), estimated per rank
-on a fake process group of that size. Then the largest micro-batch (halving from
+not, when the config asks for FSDP (``distributed=fsdp``), or when DDP's whole copies fit no
+setting of the row (``row_fit.fit_or_shard``), estimated per rank on a fake process group of that size. Then the largest micro-batch (halving from
 the configured one) that fits with the declared margin and reserve, without
 activation checkpointing first and with it next, keeping the effective batch
 (accumulation = examples per update / GPUs / micro-batch). Time per update is
