@@ -98,6 +98,7 @@ def refuse_changed_config(cfg: DictConfig, path: Path, state: dict) -> list[str]
             "record would claim a setting the run did not use):\n  "
             + "\n  ".join(fixed)
             + "\nFix: use a new run directory for the new values (leave out hydra.run.dir), or restore them."
+            + _same_update_fix(saved, now, fixed)
         )
     if differences and not cfg.checkpoint.force_resume:
         raise ResumeRefused(
@@ -107,6 +108,22 @@ def refuse_changed_config(cfg: DictConfig, path: Path, state: dict) -> list[str]
             "set checkpoint.force_resume=true to continue anyway (recorded in run.json)."
         )
     return differences
+
+
+def _same_update_fix(saved: dict[str, Any], now: dict[str, Any], fixed: list[str]) -> str:
+    """Where only the batch's split changed the examples per update: the accumulation that keeps them, with
+    which a forced resume continues (``fixed_on_resume`` lets a split that keeps them change)."""
+    before, after = examples_per_update(saved), examples_per_update(now)
+    split = ("batch.micro_batch", "batch.accumulation", "distributed.replicas")
+    if before is None or after is None or before == after or not all(line.startswith(split) for line in fixed):
+        return ""
+    per_pass = int(now["batch.micro_batch"]) * int(now["distributed.replicas"])
+    if before % per_pass:
+        return f" The checkpoint's updates hold {before} examples, these settings {after}."
+    return (
+        f" Or keep the checkpoint's {before} examples per update: batch.accumulation={before // per_pass} with "
+        "checkpoint.force_resume=true continues the run over another split (recorded)."
+    )
 
 
 def find_resume_state(

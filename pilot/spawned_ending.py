@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
+from pilot.engine.distributed import RankKilled, spawn
 from pilot.resume import attempt_stopped_before_it_began
-from pilot.run_record import resume_hint
+from pilot.run_record import resume_hint, write_json_atomic
 from pilot.stopping import signal_entry
 
 log = logging.getLogger("pilot")
@@ -56,3 +58,27 @@ def replicas_ended(
     if code := (data.get("signal_after_budget") or {}).get("exit_code"):
         raise SystemExit(int(code))  # complete and recorded: stopped as one process stops (the launcher exited 0)
     return data
+
+
+def run_replicas(worker: Callable, args: tuple, replicas: int, port: int, run_dir: Path) -> str | None:
+    """``spawn``'s replicas, signals passed on to them (the first one's name returned); a rank a signal from
+    outside killed is named in the run's record before its error is raised."""
+    try:
+        return spawn(worker, args, replicas, port, pass_signals=True)
+    except RankKilled as killed:
+        record_killed_rank(run_dir, killed)
+        raise
+
+
+def record_killed_rank(run_dir: Path, killed: RankKilled) -> None:
+    """run.json (written failed by rank 0, with the process group's error) names the rank a signal killed first."""
+    path = Path(run_dir) / "run.json"
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return  # no record yet: the launcher's own error says it
+    if data.get("status") in ("failed", "running"):
+        earlier = data.get("error")
+        data.update(status="failed", error=f"{killed}" + (f" ({earlier})" if earlier else ""))
+        data.update(killed_rank={"rank": killed.rank, "signal": killed.signal_name})
+        write_json_atomic(path, data)

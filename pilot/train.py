@@ -34,7 +34,6 @@ from pilot.engine.distributed import (
     init_from_env,
     launched_externally,
     rank0_decides,
-    spawn,
 )
 from pilot.engine.preemption import InterruptWatch, PreemptionWatch
 from pilot.engine.rounded_updates import ROUNDED_AWAY_WARN, RoundedUpdates
@@ -51,7 +50,7 @@ from pilot.run_directory import after_refusal, remove_unstarted_job
 from pilot.run_ending import RunEnding
 from pilot.run_record import RunDirectoryLock, RunRecord, refusal_puts_back
 from pilot.run_summary import record_setup
-from pilot.spawned_ending import record_bytes, replicas_ended, unrecorded
+from pilot.spawned_ending import record_bytes, replicas_ended, run_replicas, unrecorded
 from pilot.startup_signals import interrupt_behind, signal_name_of
 from pilot.stopping import StopRules, is_diverged, signal_entry
 from pilot.validation import validate
@@ -381,7 +380,7 @@ def train(
         # a signal to this process is passed on to the replicas (``spawn``), which stop together at an
         # update boundary and record it; this parent waits for them
         before = record_bytes(run_dir)
-        stopped = spawn(_worker, worker_args, replicas, int(cfg.distributed.master_port), pass_signals=True)
+        stopped = run_replicas(_worker, worker_args, replicas, int(cfg.distributed.master_port), run_dir)
         if (unstarted := replicas_ended(run_dir, stopped, before, overrides, sweep_dir)).get("recorded", True):
             return unstarted  # the run's record
     else:

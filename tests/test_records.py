@@ -1215,3 +1215,20 @@ def _text(path: Path) -> str:
         return path.read_text()
     except OSError:
         return ""
+
+
+def test_a_replica_killed_from_outside_is_named_in_the_record(tmp_path):
+    """kill -9 of rank 1 (what the kernel's out-of-memory killer does): run.json said only rank 0's gloo
+    'Connection reset by peer', not which rank died nor how."""
+    process = cli(tmp_path, "distributed=ddp2", "loop.eval_every=0", "budget.value=400", wait=False)
+    deadline = time.time() + 180
+    while time.time() < deadline and _text(tmp_path / "metrics.jsonl").count("train") < 3:
+        time.sleep(0.02)
+    ranks = sorted(p for p in _children(process.pid) if "spawn_main" in _text(Path(f"/proc/{p}/cmdline")))
+    assert len(ranks) == 2, ranks
+    os.kill(ranks[1], signal.SIGKILL)
+    process.communicate(timeout=300)
+    assert process.returncode != 0
+    record = run_json(tmp_path)
+    assert record["status"] == "failed" and record["killed_rank"] == {"rank": 1, "signal": "SIGKILL"}
+    assert record["error"].startswith("replica rank 1 was killed by SIGKILL (the kernel's out-of-memory killer")

@@ -582,3 +582,17 @@ def test_your_code_is_compared_by_content_and_a_forced_resume_records_the_change
         changed_code(cfg, here, state, {})
     edited = changed_code(forced, here, state, {"user_code": {"/a/task.py": "y"}})
     assert edited == [{"file": "/a/task.py", "sha256_before": "x", "sha256_now": "y"}]
+
+
+def test_a_split_change_that_changes_the_examples_per_update_names_the_accumulation_that_keeps_them(make_cfg):
+    """A ddp2 checkpoint (2 x 8 x 2 = 32 per update) resumed as one replica was refused naming only a new
+    directory or the old values; batch.accumulation=16 with force_resume continues it (an examination)."""
+    from pilot.errors import PilotError
+    from pilot.resume import defining_config, refuse_changed_config
+
+    state = {"defining_config": defining_config(make_cfg("distributed=ddp2"))}
+    with pytest.raises(PilotError, match=r"keep the checkpoint's 32 examples per update: batch.accumulation=16"):
+        refuse_changed_config(make_cfg("checkpoint.force_resume=true"), Path("ckpt.pt"), state)
+    assert refuse_changed_config(
+        make_cfg("checkpoint.force_resume=true", "batch.accumulation=16"), Path("ckpt.pt"), state
+    )  # the split changed, the examples per update kept: goes on, its differences recorded

@@ -201,6 +201,8 @@ def spawn(fn: Callable, args: Sequence[Any], replicas: int, port: int = 0, pass_
                 return passed.first  # a second signal passed on stopped it at once: its run records how it ended
             if passed.count and ended.exit_code in SIGNAL_EXITS:  # a rank ended on the signal it recorded (after
                 return passed.first  # its last update: signal_after_budget): the run's record says how
+            if ended.signal_name and not passed.count and not refusal.exists():  # killed from outside (the OOM
+                raise RankKilled(ended.error_index, ended.signal_name) from ended  # killer): which, and how
             if not refusal.exists():
                 raise
             said = json.loads(refusal.read_text())
@@ -243,6 +245,16 @@ class PassedOn:
     def __exit__(self, *exc: Any) -> None:
         for signum, previous in self.previous.items():
             signal.signal(signum, previous)
+
+
+class RankKilled(RuntimeError):
+    """A spawned rank ended by a signal no one passed on to it (``kill -9``, the kernel's out-of-memory killer):
+    the others then fail on the broken process group, and their error alone named no rank and no signal."""
+
+    def __init__(self, rank: int, signal_name: str) -> None:
+        oom = " (the kernel's out-of-memory killer sends SIGKILL: see dmesg)" if signal_name == "SIGKILL" else ""
+        super().__init__(f"replica rank {rank} was killed by {signal_name}{oom}; the other replicas then failed")
+        self.rank, self.signal_name = rank, signal_name
 
 
 class RankRefused(PilotError):
