@@ -54,7 +54,9 @@ def replicas_ended(
         )
         log.warning("%s; %s", cause, resume_hint(overrides, Path(run_dir), sweep_dir))
         return record.data
-    data = json.loads(now or b"{}")
+    if now is None:  # no signal and no record: nothing can say the run ended well (it read as ok, exit 0)
+        raise RuntimeError(f"{run_dir}: the replicas ended without writing run.json; their log above says why")
+    data = json.loads(now)
     if code := (data.get("signal_after_budget") or {}).get("exit_code"):
         raise SystemExit(int(code))  # complete and recorded: stopped as one process stops (the launcher exited 0)
     return data
