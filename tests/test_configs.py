@@ -309,5 +309,7 @@ def test_a_launcher_starting_more_processes_per_job_than_replicas_is_refused_bef
     said = _launcher_processes_problem(job(2, 1, 1))
     assert said and "distributed.replicas=1" in said and "Fix: distributed.replicas=2" in said
     assert "replicas=4" in _launcher_processes_problem(job(2, 2, 2))
+    assert "tasks_per_node=1" in _launcher_processes_problem(job(2, 2, 2))  # 2 replicas over 2 nodes: one task each
+    assert "tasks_per_node" not in _launcher_processes_problem(job(2, 2, 3)).split("Fix:")[1]  # none divides 3
     assert _launcher_processes_problem(job(2, 1, 2)) is None and _launcher_processes_problem(job(1, 1, 2)) is None
     assert _launcher_processes_problem(OmegaConf.create({"hydra": {}, "distributed": {"replicas": 1}})) is None

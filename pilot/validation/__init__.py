@@ -137,10 +137,11 @@ def _launcher_processes_problem(composed: DictConfig) -> str | None:
     replicas = OmegaConf.select(composed, "distributed.replicas", default=1)
     if replicas == tasks * nodes:
         return None
+    per_node = replicas // nodes if isinstance(replicas, int) and replicas >= nodes and replicas % nodes == 0 else None
     return (
         f"hydra.launcher.tasks_per_node={tasks} x nodes={nodes} starts {tasks * nodes} processes per job, one per "
         f"replica, but distributed.replicas={replicas}. Fix: distributed.replicas={tasks * nodes} (distributed=ddp2 "
-        f"or fsdp with it), or hydra.launcher.tasks_per_node={replicas if replicas and replicas > 0 else 1}"
+        "or fsdp with it)" + (f", or hydra.launcher.tasks_per_node={per_node}" if per_node else "")
     )
 
 
