@@ -210,10 +210,9 @@ def _node_kind(cfg: DictConfig, key: str) -> str:
         node = parent._get_node(leaf, throw_on_missing_value=False)  # noqa: SLF001 - OmegaConf's typed node
     except Exception:  # noqa: BLE001 - no node to read a type from: said as the schema's type
         node = None
-    kinds = {nodes.IntegerNode: "an integer", nodes.FloatNode: "a number", nodes.BooleanNode: "true or false",
-             nodes.StringNode: "a string"}  # fmt: skip
-    kind = next((said for typed, said in kinds.items() if isinstance(node, typed)), "value of its schema's type")
-    return f"{kind} or null" if kind != "value of its schema's type" else kind
+    typed = {nodes.IntegerNode: int, nodes.FloatNode: float, nodes.BooleanNode: bool, nodes.StringNode: str}
+    kind = next((KINDS[python] for node_type, python in typed.items() if isinstance(node, node_type)), None)
+    return f"{kind} or null" if kind else "value of its schema's type"
 
 
 def chosen_groups(cfg: DictConfig) -> set[str]:
