@@ -238,3 +238,15 @@ def test_pilot_on_two_tasks_writes_phase_rows_per_rank(tmp_path):
     assert sorted(frame["rank"].unique()) == [0, 1]
     assert (frame[frame["phase"] == "steady_steps"]["replicas"] == 2).all()
     assert (frame[frame["phase"] != "resume_check"]["verdict"] == "pass").all()
+
+
+def test_a_request_no_node_of_the_partition_meets_is_refused_before_submitting(tmp_path):
+    """cpus_per_task past the node's CPUs was accepted by sbatch and pended for ever (squeue: PartitionConfig),
+    with nothing said; partition=nosuch and mem_gb past the node were sbatch's errors after the launch."""
+    output = finish(launch(tmp_path, "budget.value=2", "hydra.launcher.cpus_per_task=64"), timeout=120, code=2)
+    assert "hydra.launcher.cpus_per_task=64" in output and "Fix: hydra.launcher.cpus_per_task=" in output
+    assert "no job was launched" in output and not job_runs(tmp_path)
+    pending = subprocess.run(["squeue", "--noheader"], capture_output=True, text=True, timeout=30).stdout
+    assert not pending.strip(), pending
+    output = finish(launch(tmp_path, "budget.value=2", "hydra.launcher.partition=nosuch"), timeout=120, code=2)
+    assert "hydra.launcher.partition=nosuch: no such partition" in output

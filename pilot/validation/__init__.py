@@ -39,6 +39,7 @@ from pilot.validation.numbers import check_finite, check_special_numbers
 from pilot.validation.problems import ConfigError, Problem
 from pilot.validation.ranges import RANGES, Range, check_ranges
 from pilot.validation.rental import check_rental
+from pilot.validation.slurm_partition import cluster_groups, partition_down, partition_problems
 from pilot.validation.unresolved import CANNOT_RESOLVE, unresolved_problems
 from pilot.variant import control_problem, control_written_wrong, variant_key
 
@@ -173,6 +174,8 @@ def sweep_problem(config: DictConfig, jobs: list[list[str]]) -> str | None:
     ``campaign.control`` written so that it can be no variant's (refused). One that is none of this
     sweep's jobs, or all of them, is only warned about: a relaunch of some variants compares with a
     control of an earlier sweep (``python -m pilot.recap --pool``)."""
+    if problems := _cluster_problems(config):
+        return "; ".join(problems)
     control = str(OmegaConf.select(config, "campaign.control", default="") or "")
     if wrong := control_written_wrong(control):
         return f"campaign.control={control}: {wrong}. Fix: {CONTROL_FIX}"
@@ -183,6 +186,20 @@ def sweep_problem(config: DictConfig, jobs: list[list[str]]) -> str | None:
             file=sys.stderr,
         )
     return None
+
+
+def _cluster_problems(config: DictConfig) -> list[str]:
+    """A SLURM launcher's request against what its partition has (``sinfo``): refused where no node can meet
+    it (sbatch refused it after the launch, or left the job pending for ever); a partition not up is warned."""
+    target = str(OmegaConf.select(config, "hydra.launcher._target_", default="") or "")
+    if not target.endswith("SlurmLauncher") or not (groups := cluster_groups()):
+        return []
+    launcher = OmegaConf.select(config, "hydra.launcher")
+    if problems := partition_problems(launcher, groups):
+        return problems
+    if down := partition_down(launcher, groups):
+        print(f"pilot: warning: {down}", file=sys.stderr)
+    return []
 
 
 def _reads_another(cfg: DictConfig, problem: Problem, problems: list[Problem]) -> bool:
