@@ -250,3 +250,19 @@ def test_a_request_no_node_of_the_partition_meets_is_refused_before_submitting(t
     assert not pending.strip(), pending
     output = finish(launch(tmp_path, "budget.value=2", "hydra.launcher.partition=nosuch"), timeout=120, code=2)
     assert "hydra.launcher.partition=nosuch: no such partition" in output
+
+
+def test_a_launch_whose_job_left_no_result_waits_for_its_other_jobs(tmp_path):
+    """squeue's view of a launch's jobs (folders of .submitit named by job id): the sweep whose first job was
+    cancelled recapped the others as running and exited while they went on."""
+    from pilot.other_jobs import wait_for_other_jobs
+
+    submitted = subprocess.run(["sbatch", "--parsable", "--wrap", "sleep 4", f"--output={tmp_path}/%j.out"],
+                               capture_output=True, text=True, timeout=30, check=True)  # fmt: skip
+    job_id = submitted.stdout.strip().split(";")[0]
+    (tmp_path / ".submitit" / job_id).mkdir(parents=True)
+    started = time.monotonic()
+    assert wait_for_other_jobs(tmp_path, "x.SlurmLauncher", poll_s=0.5) == []
+    assert time.monotonic() - started >= 2
+    listed = subprocess.run(["squeue", "--noheader", f"--jobs={job_id}"], capture_output=True, text=True, timeout=30)
+    assert job_id not in listed.stdout
