@@ -4,6 +4,7 @@ result by submitit (a job killed). Called by ``pilot.__main__`` after Hydra retu
 
 from __future__ import annotations
 
+import re
 import signal
 import sys
 from pathlib import Path
@@ -127,7 +128,7 @@ def sweep_job_without_result(error: Exception) -> None:
         )
         raise SystemExit(1) from None
     if "interrupted" in statuses or passed_on_to_jobs() is not None:
-        name = passed_on_to_jobs() or "SIGINT"
+        name = passed_on_to_jobs() or _signal_a_job_recorded(frame)  # none here: sent to the job (scancel)
         print(
             f"pilot: the sweep was interrupted ({name}): each interrupted job resumes with its own overrides and "
             "hydra.run.dir=<its directory>; with a fixed hydra.sweep.subdir "
@@ -151,6 +152,16 @@ def _stopped_unsent(frame: Any) -> str:
         return ""
     causes = [str(cause) for cause in frame.loc[frame["status"] == "interrupted", "stop_cause"]]
     return causes[0] if causes and all(SENT_BY_NO_ONE in cause for cause in causes) else ""
+
+
+def _signal_a_job_recorded(frame: Any) -> str:
+    """The signal the first interrupted job names in its stop cause ("interrupted: SIGTERM at update 219"):
+    one sent to that job alone (SLURM's scancel) is no Ctrl-C of this sweep."""
+    if frame is not None and {"status", "stop_cause"} <= set(frame):
+        for cause in frame.loc[frame["status"] == "interrupted", "stop_cause"].astype(str):
+            if (found := re.match(r"interrupted: (SIG[A-Z0-9]+)", cause)) and hasattr(signal, found.group(1)):
+                return found.group(1)
+    return "SIGINT"
 
 
 def _still_running(frame: Any) -> list[str]:

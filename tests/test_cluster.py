@@ -266,3 +266,18 @@ def test_a_launch_whose_job_left_no_result_waits_for_its_other_jobs(tmp_path):
     assert time.monotonic() - started >= 2
     listed = subprocess.run(["squeue", "--noheader", f"--jobs={job_id}"], capture_output=True, text=True, timeout=30)
     assert job_id not in listed.stdout
+
+
+def test_a_job_cancelled_with_scancel_checkpoints_and_records_sigterm(tmp_path):
+    """submitit's own handler ignored SIGTERM: a cancelled job trained on until SLURM's SIGKILL, recorded as
+    nothing (a run.json saying running), and the sweep said 'interrupted (SIGINT)', exit 130."""
+    process = launch(tmp_path, "budget.value=5000")
+    wait_for_updates(tmp_path, 20)
+    jobs = subprocess.run(["squeue", "--noheader", "--format=%i"], capture_output=True, text=True, timeout=30)
+    subprocess.run(["scancel", *jobs.stdout.split()], check=True, timeout=30)
+    output = finish(process, timeout=300, code=143)
+    assert "the sweep was interrupted (SIGTERM)" in output
+    (run_dir,) = job_runs(tmp_path)
+    record = json.loads((run_dir / "run.json").read_text())
+    assert record["status"] == "interrupted" and record["stop_cause"].startswith("interrupted: SIGTERM")
+    assert "checkpoint saved" in record["stop_cause"] and 0 < record["updates_done"] < 5000

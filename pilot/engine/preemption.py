@@ -30,6 +30,7 @@ ONE_EVENT_S = 0.5  # in such a replica, the same signal again within this is the
 LOCAL_JOB_ONE_EVENT_S = 2.0
 
 log = logging.getLogger("pilot")
+_PREEMPTED = False  # USR2 arrived: SLURM's SIGTERM that may follow (the requeue, the end of a grace time) is its
 
 
 class PreemptionWatch:
@@ -49,7 +50,8 @@ class PreemptionWatch:
         return self
 
     def _flag(self, signum: int, frame: Any) -> None:
-        self.requested = True
+        global _PREEMPTED  # noqa: PLW0603 - read by the interrupt watch's handler, in the same process
+        self.requested = _PREEMPTED = True
 
     def hand_over(self) -> None:
         """Let submitit requeue the job (it exits the process)."""
@@ -72,8 +74,10 @@ class InterruptWatch:
     so the checkpoint holds a complete update; the run then ends with status ``interrupted``
     naming the signal and the update, and the process exits with 128 + the signal's number.
     A second signal stops at once (KeyboardInterrupt), still recorded as ``interrupted``.
-    Inside a submitit job SIGTERM stays submitit's (it handles requeues), and a handler can
-    only be installed from the main thread: elsewhere the watch stays inactive.
+    In a SLURM job too (``scancel``, a time limit reached without its USR2): submitit's own handler
+    ignored SIGTERM, so the job trained on until SLURM's SIGKILL, recorded as nothing; a SIGTERM after
+    USR2 belongs to the preemption (its checkpoint and requeue go on). A handler can only be installed
+    from the main thread: elsewhere the watch stays inactive.
     """
 
     def __init__(self) -> None:
@@ -91,8 +95,6 @@ class InterruptWatch:
         if threading.current_thread() is not threading.main_thread():
             return self
         for signum in watched_signals():
-            if signum == signal.SIGTERM and os.environ.get("SUBMITIT_EXECUTOR", "local") != "local":
-                continue  # a cluster's: submitit's own (a local job's comes from its launcher, forwarded)
             self.previous[signum] = signal.getsignal(signum)
             signal.signal(signum, self._flag)
         if (early := noted()) is not None:  # a local job: arrived while it started (pilot.startup_signals)
@@ -123,6 +125,9 @@ class InterruptWatch:
             )
             return
         name = signal.Signals(signum).name
+        if signum == signal.SIGTERM and _PREEMPTED:
+            log.warning("SIGTERM after the preemption signal: the preemption's checkpoint and requeue go on")
+            return
         if self.received is not None:
             if name == self.received and time.monotonic() - self.received_at < _one_event_s():
                 return  # the same signal delivered twice (see ``_one_event_s``): one event
