@@ -350,3 +350,14 @@ def test_a_loss_of_0_1_targets_that_goes_below_zero_fails_naming_swapped_argumen
     assert "at or below its floor 0" in result.reason and "infx" not in result.reason, result.reason  # no ratio
     result = runner.run_task(runner.load("ok_binary_one_logit"), tiny_subset=True)["tiny_subset"]
     assert result.verdict == "pass", result.reason
+
+
+def test_a_segmentation_mask_of_pixels_is_scored_per_pixel(make_cfg):
+    """Labels of [B, H, W] (one mask per image) were indexed by row and image line: the scorer crashed
+    ('only one element tensors can be converted'), and a correct segmentation task failed its tiny subset."""
+    from tests.planted_tasks import ok_segmentation_mask
+
+    cfg = make_cfg("optim.lr=3e-3", "pilot.tiny.max_updates=300")
+    result = tiny_subset_check(cfg, ok_segmentation_mask.make_task(), CPU, build_model=ok_segmentation_mask.Model)
+    assert result.verdict == "pass", result.reason
+    assert result.details["recovered"] >= 0.9

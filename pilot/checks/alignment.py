@@ -34,6 +34,7 @@ from pilot.checks.loss_probe import (
     paired_outputs,
     positions_unlike_labels,
     pushed_classes,
+    sequence_first,
 )
 from pilot.checks.lower_is_better import lower_is_better_verdict
 from pilot.checks.result import CheckResult
@@ -102,7 +103,7 @@ def probe(task: TaskData, model: torch.nn.Module, batches: list[dict[str, Any]])
     """Trained positions, the class pushed up there, and the references to compare it with."""
     pushed_all, reference_all, pulled_all, by_offset, soft = [], [], [], {}, {}
     trained_count = declared_positions = 0
-    sequence = False
+    sequence, found_layout = False, ""
     model.eval()
     for batch in batches:
         with torch.no_grad():
@@ -116,6 +117,12 @@ def probe(task: TaskData, model: torch.nn.Module, batches: list[dict[str, Any]])
             return other
         pushed, trained = pushed_classes(grad)
         labels = batch["labels"]
+        if sequence_first(output, labels):
+            found_layout = (
+                f"; the output is sequence-first, {list(output.shape)} beside labels {list(labels.shape)}: a loss "
+                "that views or flattens it as [B, T, C] pairs positions with other rows' labels (transpose(0, 1) "
+                "first, or batch_first=True)"
+            )
         if unpaired := positions_unlike_labels(labels, grad):  # CTC-style: frames, not label positions
             return {"regression": False, "unpaired": unpaired}
         sequence = pushed.dim() >= 2
@@ -142,7 +149,8 @@ def probe(task: TaskData, model: torch.nn.Module, batches: list[dict[str, Any]])
             by_offset.setdefault(offset, []).append(torch.where(exists, shifted, -1)[trained])
         reference_all.append(_shifted_reference(reference, 1 if next_token else 0)[0][trained])
     empty = torch.empty(0, dtype=torch.long)
-    result = {
+    result: dict[str, Any] = {"layout": found_layout} if found_layout else {}
+    result |= {
         "regression": False,
         "sequence": sequence,
         "trained": trained_count,
@@ -240,7 +248,11 @@ def alignment_check(
         said = f"{class_mapping_text(task, pushed, reference)} at the fresh model's outputs, but the loss's minimum"
         return CheckResult(STEP, "pass", f"{said} {_MINIMUM_SAID.format(*ranked)}", [], details)
     return CheckResult(
-        STEP, "fail", class_mapping_text(task, pushed, reference) + f" (declared: {declared_text})", [], details
+        STEP,
+        "fail",
+        class_mapping_text(task, pushed, reference) + f" (declared: {declared_text})" + found.get("layout", ""),
+        [],
+        details,
     )
 
 

@@ -265,9 +265,40 @@ def output_gradient(
         return leaf.detach(), torch.zeros_like(leaf), float(loss.detach())
     leaf, grad = max(used, key=lambda pair: pair[0].numel())  # the logits: the largest used output
     labels = batch.get("labels")
+    leaf, grad = labels_layout(leaf, grad, labels)
     if torch.is_tensor(labels) and leaf.dim() >= 1 and leaf.shape == labels.shape and per_target(labels):
         leaf, grad = leaf.unsqueeze(-1), grad.unsqueeze(-1)  # a squeezed binary logit, a distance: not classes
     return leaf.detach(), grad, float(loss.detach())
+
+
+def labels_layout(leaf: torch.Tensor, grad: torch.Tensor, labels: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    """Scores laid out otherwise than their labels, viewed as [B, *positions, classes] beside [B, *positions]:
+    cross_entropy's class dimension 1 ([B, C, H, W] beside a segmentation's [B, H, W] mask, a 1-D conv's
+    [B, C, T] beside [B, T]) and a sequence-first [T, B, C] (an RNN or transformer without batch_first) beside
+    [B, T] labels. Each was "not judged (CTC-style)": no output position stood beside its label, so a loss that
+    pairs them wrongly (a [T, B, C] output flattened as [B, T, C]) passed every check. Where both readings fit
+    (T = B), the output is taken as it is."""
+    if not torch.is_tensor(labels) or labels.dim() < 2 or leaf.dim() != labels.dim() + 1:
+        return leaf, grad
+    if tuple(leaf.shape[:-1]) == tuple(labels.shape):
+        return leaf, grad
+    if leaf.shape[0] == labels.shape[0] and tuple(leaf.shape[2:]) == tuple(labels.shape[1:]):
+        return leaf.movedim(1, -1), grad.movedim(1, -1)
+    if sequence_first(leaf, labels):
+        return leaf.transpose(0, 1), grad.transpose(0, 1)
+    return leaf, grad
+
+
+def sequence_first(output: Any, labels: Any) -> bool:
+    """A [T, B, C] output beside [B, T] labels (T != B): read sequence-first by ``labels_layout``."""
+    return (
+        torch.is_tensor(output)
+        and torch.is_tensor(labels)
+        and labels.dim() == 2
+        and output.dim() == 3
+        and labels.shape[0] != labels.shape[1]
+        and tuple(output.shape[:2]) == (labels.shape[1], labels.shape[0])
+    )
 
 
 def paired_outputs(task: TaskData, output: Any, batch: Batch) -> str:

@@ -21,14 +21,23 @@ if TYPE_CHECKING:
     from pilot.engine.trainer import Trainer
 
 
+def by_row(labels: torch.Tensor) -> torch.Tensor:
+    """Labels of more than one dimension per example (a segmentation's [B, H, W] mask) as one row of
+    positions per example, [B, H x W]: the scorer counts a position by its row and place in it (a label of
+    [B, H, W] was indexed by its row and image line, which crashed: 'only one element tensors')."""
+    return labels.reshape(labels.shape[0], -1) if labels.dim() > 2 else labels
+
+
 def _context_keys(
     task: TaskData, batch: Batch, trained: torch.Tensor | None = None, reach: int | None = None
 ) -> list[list[tuple[int, Any]]]:
     """Per row: (label position, the context that determines it) for every counted label (``trained``:
     the output positions the loss trains, ``untrained_labels.loss_trained``: only the labels it trains;
     ``reach``: a next-token model reads only that many tokens, ``context_reach``)."""
-    labels = batch["labels"]
+    labels = by_row(batch["labels"])
     counted = counted_label_mask(task, labels)
+    if trained is not None and trained.numel() == labels.numel() and trained.dim() > 2:
+        trained = by_row(trained)
     if trained is not None and labels.dim() == 2 and trained.shape[0] == labels.shape[0]:
         for row in range(labels.shape[0]):
             positions = torch.nonzero(counted[row]).flatten().tolist()
@@ -153,7 +162,7 @@ class SubsetScorer:
         self.regression = bool(self.batches) and regression(task, self.batches)
         answers: dict[Any, Counter] = defaultdict(Counter)
         for batch, rows in zip(self.batches, self.keys):
-            labels = batch["labels"]
+            labels = by_row(batch["labels"])
             for row, keys in enumerate(rows):
                 for position, key in keys:
                     value = labels[position] if labels.dim() < 2 else labels[row, position]
@@ -225,7 +234,9 @@ class SubsetScorer:
                     self.share = (said, targets)
                 correct += said
                 continue
-            predicted, labels = task.predict(output, batch).cpu(), batch["labels"].cpu()
+            predicted, labels = task.predict(output, batch).cpu(), by_row(batch["labels"].cpu())
+            if predicted.numel() == labels.numel() and predicted.dim() > 2:
+                predicted = by_row(predicted)  # a [B, H, W] mask's prediction, as its labels: a row of pixels
             if self.regression and predicted.numel() == labels.numel():
                 hit = (predicted.reshape(labels.shape).float() - labels.float()).abs() <= self.tolerance
             else:
