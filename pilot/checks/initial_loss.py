@@ -55,8 +55,16 @@ def initial_loss_findings(
     return [Finding(warnings[0].problem + said)]
 
 
-def negative_loss(per_target: float) -> str:
-    """Class-id labels: the loss is -log of a probability, never below 0."""
+def negative_loss(per_target: float, soft: bool = False) -> str:
+    """Class-id labels: the loss is -log of a probability, never below 0; soft labels (class distributions):
+    a cross-entropy or KL divergence against them, never below 0 either."""
+    if soft:
+        return (
+            f"the loss per target is negative ({per_target:.4g}) on a fresh model: against soft labels (rows of "
+            "class probabilities) a cross-entropy or KL divergence is never below 0. kl_div given probabilities "
+            "(softmax) where it takes log-probabilities? Fix: F.kl_div(F.log_softmax(logits, -1), target, "
+            "reduction='sum'), or cross_entropy(logits, target) with the probabilities as target"
+        )
     return (
         f"the loss per target is negative ({per_target:.4g}) on a fresh model: a loss over class ids is -log of a "
         "probability, never below 0. nll_loss given raw logits instead of log-probabilities? Fix: cross_entropy on "

@@ -53,6 +53,19 @@ def regression(task: TaskData, batches: list[dict[str, Any]] = ()) -> bool:
     return values and not distributions
 
 
+def class_distributions(batches: list[dict[str, Any]]) -> bool:
+    """Soft labels: float rows of class probabilities (a teacher's, annotators' votes), each summing to 1. A
+    prediction of such a row never equals it exactly (a softmax of the logits): its most likely class is
+    compared with the label's (a correct soft-label task failed, "0% of 8 examples recovered exactly")."""
+    labels = [batch.get("labels") for batch in batches]
+    return bool(labels) and all(
+        torch.is_tensor(t) and t.is_floating_point() and t.dim() >= 2 and t.shape[-1] > 1 and t.numel() > 0
+        and bool((t >= 0).all()) and torch.allclose(t.float().sum(-1), torch.ones(()), atol=1e-3)
+        and bool(((t != 0) & (t != 1)).any())
+        for t in labels
+    )  # fmt: skip
+
+
 def class_ids(batches: list[dict[str, Any]]) -> bool:
     labels = [batch.get("labels") for batch in batches]
     return all(torch.is_tensor(t) and not t.is_floating_point() for t in labels)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from pilot.checks.context_reach import context_reach
-from pilot.checks.label_kinds import regression
+from pilot.checks.label_kinds import class_distributions, regression
 from pilot.checks.loss_probe import counted_label_mask, input_ids_of, prediction_offset, real_mask
 from pilot.checks.untrained_labels import loss_trained, trained_labels
 from pilot.data.task import IGNORE_INDEX, NEXT_TOKEN, Batch, TaskData
@@ -26,6 +26,11 @@ def by_row(labels: torch.Tensor) -> torch.Tensor:
     positions per example, [B, H x W]: the scorer counts a position by its row and place in it (a label of
     [B, H, W] was indexed by its row and image line, which crashed: 'only one element tensors')."""
     return labels.reshape(labels.shape[0], -1) if labels.dim() > 2 else labels
+
+
+def as_classes(batch: Batch) -> Batch:
+    """``batch`` with its soft labels as their most likely class (``class_distributions``)."""
+    return {**batch, "labels": batch["labels"].argmax(-1)}
 
 
 def _context_keys(
@@ -153,15 +158,17 @@ class SubsetScorer:
             for s, mask in zip(range(0, len(items), eval_micro_batch), trained)
         ]
         self.reach = context_reach(task, model, items)  # a model that reads only its last few tokens
-        self.keys = [_context_keys(task, batch, mask, self.reach) for batch, mask in zip(self.batches, trained)]
-        labelled = sum(len(rows) for batch in self.batches for rows in _context_keys(task, batch))
+        self.distributions = class_distributions(self.batches)
+        keyed = [as_classes(batch) for batch in self.batches] if self.distributions else self.batches
+        self.keys = [_context_keys(task, batch, mask, self.reach) for batch, mask in zip(keyed, trained)]
+        labelled = sum(len(rows) for batch in keyed for rows in _context_keys(task, batch))
         self.untrained = labelled - sum(len(rows) for keys in self.keys for rows in keys)  # labels the loss ignores
         # values (a regression, ``label_kinds.regression``: declared, or float labels that are no classes and
         # no class distributions, whole numbers included): a prediction never equals one exactly; within
         # ``tolerance`` counts. Multi-hot floats (0.0 / 1.0) are classes: compared exactly
         self.regression = bool(self.batches) and regression(task, self.batches)
         answers: dict[Any, Counter] = defaultdict(Counter)
-        for batch, rows in zip(self.batches, self.keys):
+        for batch, rows in zip(keyed, self.keys):
             labels = by_row(batch["labels"])
             for row, keys in enumerate(rows):
                 for position, key in keys:
@@ -234,7 +241,10 @@ class SubsetScorer:
                     self.share = (said, targets)
                 correct += said
                 continue
-            predicted, labels = task.predict(output, batch).cpu(), by_row(batch["labels"].cpu())
+            predicted, labels = task.predict(output, batch).cpu(), batch["labels"].cpu()
+            if self.distributions and predicted.shape == labels.shape:  # a distribution: its most likely class
+                predicted, labels = predicted.argmax(-1), labels.argmax(-1)
+            labels = by_row(labels)
             if predicted.numel() == labels.numel() and predicted.dim() > 2:
                 predicted = by_row(predicted)  # a [B, H, W] mask's prediction, as its labels: a row of pixels
             if self.regression and predicted.numel() == labels.numel():
