@@ -180,15 +180,20 @@ def padding_findings(
 
 def _twice_difference(task: TaskData, model: torch.nn.Module, item: dict[str, Any], own: torch.Tensor) -> float | None:
     """How far the example's output, collated twice in one micro-batch (no padding: both rows are the
-    same), lies from its output alone: a correct model gives the same; one that mixes the rows of its
-    batch (a softmax or a normalisation over dim 0) does not."""
+    same), lies from its output alone, the farther of the two rows: a correct model gives the same; one that
+    mixes the rows of its batch (a softmax or a normalisation over dim 0) does not. Both rows: a recurrence
+    over dim 0 (an nn.LSTM without batch_first runs over the batch) leaves the first row as it is alone, and
+    was blamed on padding."""
     try:
         with untouched(model), torch.no_grad():
             model.eval()
             pair = task.collate([item, item])
             if batch_size(pair) != 2:
                 return None
-            return output_difference(row_scores(task, task.forward(model, pair), pair, 0), own)
+            output = task.forward(model, pair)
+            differences = [output_difference(row_scores(task, output, pair, row), own) for row in (0, 1)]
+            known = [d for d in differences if d is not None]
+            return max(known) if known else None
     except Exception:  # noqa: BLE001 - not comparable: the padding finding stands
         return None
 
@@ -240,7 +245,9 @@ def _mixes_rows(batch: dict[str, Any], row: int, difference: float, split: str) 
         f"twice in one micro-batch (two equal rows, no padding) gives an output {difference:.3g} of its scale away "
         "from the example alone. Something in forward works across the batch dimension: a softmax, a mean or a "
         "normalisation over dim 0 where the positions or features were meant (softmax(scores, dim=0) on [batch, "
-        "positions]), a batch statistic in evaluation. Fix: that operation's dim",
+        "positions]), a batch statistic in evaluation, a recurrence run over the batch (nn.LSTM, nn.GRU or "
+        "nn.RNN without batch_first=True given [batch, positions, features]). Fix: that operation's dim (or "
+        "batch_first=True)",
         split,
         int(batch["index"][row]) if "index" in batch else None,
     )
