@@ -117,12 +117,7 @@ def probe(task: TaskData, model: torch.nn.Module, batches: list[dict[str, Any]])
             return other
         pushed, trained = pushed_classes(grad)
         labels = batch["labels"]
-        if sequence_first(output, labels):
-            found_layout = (
-                f"; the output is sequence-first, {list(output.shape)} beside labels {list(labels.shape)}: a loss "
-                "that views or flattens it as [B, T, C] pairs positions with other rows' labels (transpose(0, 1) "
-                "first, or batch_first=True)"
-            )
+        found_layout = found_layout or _layout_said(output, labels)
         if unpaired := positions_unlike_labels(labels, grad):  # CTC-style: frames, not label positions
             return {"regression": False, "unpaired": unpaired}
         sequence = pushed.dim() >= 2
@@ -164,6 +159,17 @@ def probe(task: TaskData, model: torch.nn.Module, batches: list[dict[str, Any]])
         result["soft"] = {k: torch.cat(v) for k, v in soft.items()}
         result["pulled"] = torch.cat(pulled_all) if pulled_all else empty
     return result
+
+
+def _layout_said(output: Any, labels: Any) -> str:
+    """A sequence-first output, said beside a failure: the loss may pair its positions with other rows'."""
+    if not sequence_first(output, labels):
+        return ""
+    return (
+        f"; the output is sequence-first, {list(output.shape)} beside labels {list(labels.shape)}: a loss that "
+        "views or flattens it as [B, T, C] pairs positions with other rows' labels (transpose(0, 1) first, or "
+        "batch_first=True)"
+    )
 
 
 def _name(task: TaskData, class_id: int) -> str:
@@ -247,13 +253,8 @@ def alignment_check(
         details["loss_minimum_ranks_label"] = ranked
         said = f"{class_mapping_text(task, pushed, reference)} at the fresh model's outputs, but the loss's minimum"
         return CheckResult(STEP, "pass", f"{said} {_MINIMUM_SAID.format(*ranked)}", [], details)
-    return CheckResult(
-        STEP,
-        "fail",
-        class_mapping_text(task, pushed, reference) + f" (declared: {declared_text})" + found.get("layout", ""),
-        [],
-        details,
-    )
+    said = class_mapping_text(task, pushed, reference) + f" (declared: {declared_text})" + found.get("layout", "")
+    return CheckResult(STEP, "fail", said, [], details)
 
 
 _MINIMUM_SAID = (

@@ -25,6 +25,7 @@ import torch
 from pilot.checks.class_weights import losses_by_class
 from pilot.checks.decision_boundary import decision_boundary_findings
 from pilot.checks.even_logits import inverted_positive_weights, loss_scaled
+from pilot.checks.floorless_loss import floorless_finding
 from pilot.checks.initial_loss import initial_loss_findings, negative_loss
 from pilot.checks.label_kinds import as_number, class_distributions, class_ids, ordinal_head, regression
 from pilot.checks.loss_floor import with_logits
@@ -150,8 +151,7 @@ def objective_check(
         losses_by_class(batch, even, per_class)
         findings += contract_findings(numbers, trained, even, skipped_class(task, batch, grad))
     details: dict[str, Any] = {"batches": per_batch, "output_width": width}
-    if (unreached := prediction_outside_the_loss(task, outputs)) is not None:
-        findings.append(unreached)
+    findings += [f for f in (prediction_outside_the_loss(task, outputs), floorless_finding(task, outputs)) if f]
     if total_count > 0 and total_loss < 0 and (class_ids(batches) or class_distributions(batches)):
         findings.append(Finding(negative_loss(total_loss / total_count, soft=not class_ids(batches))))
     elif (
