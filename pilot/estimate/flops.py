@@ -2,6 +2,7 @@
 
 Attention on CPU (``scaled_dot_product_attention``'s fused CPU kernel, which the estimate's fake mode
 runs) is counted with the formulas torch gives its CUDA kernels: torch's registry lacks the CPU ones.
+So are ``nn.LSTM``'s fused kernels (oneDNN's on the CPU, cuDNN's and MIOpen's): ``rnn_flops``.
 
 ``FlopCounterMode`` also attributes every operation to the modules it runs in (module hooks on
 every call, a set of parents per operation): 2.3 s of the 7B estimate's 9.5 s, for a per-module
@@ -19,6 +20,8 @@ from typing import Any
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import flop_registry, sdpa_backward_flop_count, sdpa_flop_count, shape_wrapper
+
+from pilot.estimate.rnn_flops import RNN_FORMULAS
 
 
 def _raw(formula: Any) -> Any:
@@ -43,11 +46,13 @@ def _flash_for_cpu_backward(
 
 
 # scaled_dot_product_attention on CPU (and under the fake mode on CPU) runs these, which torch's registry
-# lacks: without them every attention product went uncounted (only the linear layers were)
+# lacks: without them every attention product went uncounted (only the linear layers were); nn.LSTM's
+# fused kernels too (only its model's other layers were)
 FORMULAS = {
     **flop_registry,
     torch.ops.aten._scaled_dot_product_flash_attention_for_cpu: _flash_for_cpu,
     torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward: _flash_for_cpu_backward,
+    **{op: _raw(formula) for op, formula in RNN_FORMULAS.items()},
 }
 
 
