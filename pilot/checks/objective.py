@@ -63,6 +63,9 @@ def sum_contract(
     whole = as_number(task.loss_sum(output, batch))
     count = as_number(task.target_count(batch))
     labels = batch.get("labels")
+    if not math.isfinite(whole) and (said := labels_not_finite(labels)):
+        return {"examples": size, "loss": whole, "count": count, "single_losses": [whole], "single_counts": [count],
+                "labels_not_finite": said}  # fmt: skip
     if torch.is_tensor(labels) and labels.dim() > 0 and labels.shape[0] != size:  # rows are not the examples
         # (two views per example, one packed row, filler rows): no single example can be cut out of it
         return {"examples": size, "loss": whole, "count": count, "single_losses": None, "single_counts": None}
@@ -83,6 +86,18 @@ def sum_contract(
     return {"examples": size, "loss": whole, "count": count, "single_losses": singles, "single_counts": counts}
 
 
+def labels_not_finite(labels: Any) -> str:
+    """Float labels holding inf or NaN, said with their dtype's range ("" when every label is finite)."""
+    if not torch.is_tensor(labels) or not labels.is_floating_point() or bool(torch.isfinite(labels).all()):
+        return ""
+    infinite, missing = int(torch.isinf(labels).sum()), int(torch.isnan(labels).sum())
+    return (
+        f"the labels are not finite: {infinite} inf and {missing} NaN of the batch's {labels.numel()} (a value cast "
+        "to float16 past 65504, or to bfloat16 past 3.4e38, becomes inf; a missing value read as NaN). Fix: keep "
+        "the labels in float32 and scaled, and drop or fill the examples whose value is missing"
+    )
+
+
 def loss_diagnosis(numbers: dict[str, Any]) -> str:
     """Why ``loss_sum(batch)`` differs from the sum of its single losses."""
     size, whole = numbers["examples"], numbers["loss"]
@@ -91,7 +106,9 @@ def loss_diagnosis(numbers: dict[str, Any]) -> str:
     if not all(math.isfinite(x) for x in (whole, total)):  # no ratio says anything about a sum here
         return (
             f"loss_sum is {whole:g} on a batch of {size} examples of a fresh model (their single losses "
-            f"sum to {total:g}): a non-finite loss trains nothing (look at the mask and the loss's inputs)"
+            f"sum to {total:g}): a non-finite loss trains nothing ("
+            + (numbers.get("labels_not_finite") or "look at the mask and the loss's inputs")
+            + ")"
         )
     if total == 0 and whole != 0:  # each alone at the loss's floor, together not: normalised over the batch
         return (
