@@ -393,3 +393,15 @@ def test_a_partial_is_judged_by_what_it_calls(tmp_path, monkeypatch):
     assert resolves_to_code("partial_targets.nested") is None
     assert resolves_to_code("partial_targets.shell") == "posix"
     assert resolves_to_code("partial_targets.deeper") == "posix"
+
+
+def test_weights_holding_nan_are_not_exported(make_cfg, tmp_path):
+    """A model its training left NaN was exported (the pilot's export passed), and the reload then 'differed
+    on the control inputs: max |diff| = nan'."""
+    cfg = make_cfg(*OVERRIDES)
+    trainer = build_trainer(cfg)
+    with torch.no_grad():
+        next(trainer.raw_model.parameters()).fill_(float("nan"))
+    with pytest.raises(ValueError, match="refusing to export: non-finite values in 1 tensor"):
+        export_with_controls(trainer.raw_model, trainer.task, cfg, tmp_path / "export")
+    assert not (tmp_path / "export").exists()

@@ -11,6 +11,7 @@ from omegaconf import DictConfig, OmegaConf
 from safetensors.torch import save_file
 
 from pilot.checkpoint import TMP_MARK, WEIGHTS_FILE, tensor_bytes
+from pilot.checkpoint_checks import non_finite_tensors
 from pilot.data.task import TaskData, logits_of, move_to
 from pilot.errors import disk_full_guard
 from pilot.models.adapter import ADAPTER_CONFIG, ADAPTER_FILES, export_adapter, is_adapted
@@ -69,6 +70,13 @@ def control_outputs(model: torch.nn.Module, task: TaskData, cfg: DictConfig) -> 
 
 
 def export_with_controls(model: torch.nn.Module, task: TaskData, cfg: DictConfig, directory: Path) -> Path:
+    """The export and its control outputs; weights holding NaN/inf are refused, as a checkpoint is (the
+    pilot's export of a model its tiny training left NaN passed, and the reload then 'differed' by NaN)."""
+    if bad := non_finite_tensors(model.state_dict()):
+        raise ValueError(
+            f"refusing to export: non-finite values in {len(bad)} tensor(s) ({', '.join(b.rstrip('.') for b in bad[:3])}): "
+            "such weights reproduce nothing"
+        )
     directory = Path(directory)
     weights = export_artefact(model, cfg, directory)
     with disk_full_guard(directory / CONTROL_FILE):
