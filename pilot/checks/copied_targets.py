@@ -31,6 +31,8 @@ def copied_target_findings(
 ) -> tuple[list[Finding], dict[str, Any]]:
     if task.convention == NEXT_TOKEN or not encoded:
         return [], {}
+    if denoising(task):
+        return noised_target_findings(task, encoded, micro_batch)
     counted = same = 0
     for _, batch in micro_batches(task, encoded[:ROWS], max(1, micro_batch)):
         labels, ids = batch.get("labels"), input_ids_of(batch)
@@ -50,5 +52,45 @@ def copied_target_findings(
             "towards the token the model reads at t): it learns to copy its input, the loss falls at once and "
             "nothing is learned — in a masked LM, labels taken from the inputs after <mask> was written into them. "
             "Fix: take the labels before masking the inputs (labels = input_ids.clone() first)"
+        )
+    ], details
+
+
+def denoising(task: TaskData) -> bool:
+    """The task says it restores corrupted inputs (its kind, or ``info["denoising"]``): its targets must not be
+    its inputs (a plain autoencoder's are, by design: not judged)."""
+    return "denois" in str(task.kind).lower() or bool(task.info.get("denoising"))
+
+
+def noised_target_findings(
+    task: TaskData, encoded: list[dict[str, Any]], micro_batch: int
+) -> tuple[list[Finding], dict[str, Any]]:
+    """A denoising task whose float targets equal one of its inputs exactly, in every batch read: the noise
+    was applied to the target too (augmentation before the target was copied), and the model learns the
+    identity, its loss near 0 from the start."""
+    equal: dict[str, int] = {}
+    batches = 0
+    for _, batch in micro_batches(task, encoded[:ROWS], max(1, micro_batch)):
+        labels, batches = batch.get("labels"), batches + 1
+        if not torch.is_tensor(labels) or not labels.is_floating_point():
+            return [], {"judged": False, "why": "no float targets"}
+        for key, value in batch.items():
+            if (
+                key != "labels"
+                and torch.is_tensor(value)
+                and value.shape == labels.shape
+                and torch.equal(value, labels)
+            ):
+                equal[key] = equal.get(key, 0) + 1
+    copied = [key for key, count in equal.items() if count == batches]
+    details = {"denoising": True, "targets_equal_to": copied, "batches": batches}
+    if not copied or batches == 0:
+        return [], details
+    return [
+        Finding(
+            f"a denoising task whose targets equal its input batch[{copied[0]!r}] value for value in all {batches} "
+            "batches read: the corruption reaches the target too, so the model learns the identity and restores "
+            "nothing. Fix: the clean example as the target, the noise applied to the input alone (after the "
+            "target is taken)"
         )
     ], details
