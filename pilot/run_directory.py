@@ -218,7 +218,8 @@ def check_run_directory(config: DictConfig) -> None:
         _created[os.path.abspath(path)] = _output_subdir(config)
         _note_new_parents(path)
     if (path / "run.json").exists():  # first: a finished run on a read-only disk is reported as finished
-        _refuse_reused(config, path)
+        with contextlib.suppress(OmegaConfBaseException):  # a setting that does not resolve: the validation
+            _refuse_reused(config, path)  # refuses the line naming it, and the .hydra/ Hydra rewrote is put back
         base = Path(os.path.abspath(path))  # after_refusal looks it up by the absolute path
         _hydra_before[str(base)] = HydraFiles.before_hydra(base, _output_subdir(config))
         writable_directory(path, "hydra.run.dir")

@@ -182,6 +182,20 @@ def test_a_finished_run_started_again_is_left_untouched_hydra_files_included(tmp
     assert json.loads((run / "run.json").read_text())["mode"] == "train"
 
 
+def test_a_line_whose_config_does_not_resolve_leaves_a_finished_run_s_hydra_files_as_they_were(tmp_path):
+    """The directory check resolved the line's config to compare it with the run's: an interpolation that does
+    not resolve (model=mlp_classifier with the default data, optim.lr=${oops}) raised there, Hydra printed it as
+    a warning and rewrote the finished run's .hydra/ with the refused config, left so after the refusal."""
+    run = tmp_path / "run"
+    assert run_pilot(run, *TRAIN).returncode == 0
+    before, times = _files(run, skip=LIVE), _times(run)
+    for line in ("model=mlp_classifier", "optim.lr=${oops}"):
+        refused = run_pilot(run, *TRAIN, line)
+        assert refused.returncode == 2 and "cannot be resolved" in refused.stderr, refused.stderr[-2000:]
+        assert "Warning" not in refused.stderr and "Traceback" not in refused.stderr
+        assert _files(run, skip=LIVE) == before and _times(run) == times
+
+
 def test_a_refused_line_leaves_no_directory_behind(tmp_path):
     done = run_pilot(tmp_path / "new" / "run", *TRAIN, "budget.value=-5")
     assert done.returncode == 2 and "budget.value" in done.stderr, done.stderr[-2000:]
