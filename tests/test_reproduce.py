@@ -193,3 +193,18 @@ def test_a_plug_ins_own_data_files_and_the_packages_its_modules_import_are_recor
     )
     csv.write_text("text,label\ngood,neutral\n")
     assert plugin_provenance(cfg)["files"][str(csv.resolve())] != found["files"][str(csv.resolve())]
+
+
+def test_the_second_pip_line_pins_neither_torch_nor_pilot_nor_a_local_build(tmp_path):
+    """A plug-in module importing torch and pilot pinned "torch==2.13.0+cpu" and "pilot==0.1.0" beside the first
+    line's torch and checkout: no registry has the +cpu build for a GPU machine, nor pilot (an examination)."""
+    from pilot.closing.close import write_reproduce
+
+    found = {"launched_in": str(tmp_path), "searchpath": [], "pythonpath": [], "modules": {}, "files": {},
+             "packages": {"pilot": "0.1.0", "torch": "2.13.0+cpu", "transformers": "5.25.0", "foo": "1.0+local"}}  # fmt: skip
+    text = write_reproduce(
+        tmp_path, {"run_id": "r", "seed": 0, "mode": "train", "code_revision": {}}, found
+    ).read_text()
+    pins = [line for line in text.splitlines() if line.startswith("pip install")]
+    assert pins[1] == 'pip install "transformers==5.25.0" "foo==1.0"', pins
+    assert "- package `torch` 2.13.0+cpu" in text  # what ran, as it ran

@@ -170,10 +170,17 @@ def _artefact(record: dict[str, Any]) -> str:
 def _pip_packages(provenance: dict[str, Any] | None) -> str:
     """A second pip line pinning the packages a plug-in run's targets and tokenizer came from."""
     packages = (provenance or {}).get("packages") or {}
-    if not packages:
-        return ""
-    pins = " ".join(f'"{name}=={found}"' for name, found in packages.items())
-    return f"\npip install {pins}"
+    pins = " ".join(
+        f'"{name}=={str(found).split("+")[0]}"'  # 2.13.0+cpu: no such build on a registry, nor on a GPU machine
+        for name, found in packages.items()
+        if name.lower() not in INSTALLED_FIRST
+    )
+    return f"\npip install {pins}" if pins else ""
+
+
+# what the first pip line installs: torch (its build for the machine) and pilot itself, from the checkout;
+# pinned again as the run found them ("torch==2.13.0+cpu", "pilot==0.1.0"), pip would fetch another build
+INSTALLED_FIRST = frozenset({"torch", "pilot"})
 
 
 def _plugin_section(provenance: dict[str, Any] | None) -> str:
