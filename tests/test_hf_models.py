@@ -886,6 +886,21 @@ def test_model_config_typed_beside_model_path_is_refused_naming_both(tmp_path):
     assert not (tmp_path / "run" / "run.json").exists()
 
 
+def test_a_model_type_typed_beside_model_path_that_is_not_the_saved_one_is_refused(tmp_path):
+    """model.model_type=qwen2 (or model=hf_gpt2) beside a saved Llama trained the Llama, exit 0, while config.yaml,
+    the variant and REPRODUCE.md said qwen2 (an examination). The saved type itself, or none typed, runs."""
+    transformers.LlamaForCausalLM(_tiny_llama_config()).save_pretrained(tmp_path / "saved")
+    for line, said in ((["model=hf_causal_lm", "model.model_type=qwen2"], "model.model_type='qwen2'"),
+                       (["model=hf_gpt2"], "model='hf_gpt2'")):  # fmt: skip
+        done = _pilot(*line, f"model.path={tmp_path / 'saved'}", "mode=estimate", f"hydra.run.dir={tmp_path / 'run'}")
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+        assert said in done.stderr and "holds a saved llama model" in done.stderr, done.stderr[-2000:]
+        assert not (tmp_path / "run").exists()
+    done = _pilot("model=hf_causal_lm", "model.model_type=llama", f"model.path={tmp_path / 'saved'}", "mode=estimate",
+                  f"hydra.run.dir={tmp_path / 'run'}")  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
 def test_a_saved_model_without_the_attention_kernel_asked_for_is_refused_before_anything_runs(make_cfg, tmp_path):
     """A saved Bloom under model.attn_implementation=sdpa (the default) was refused at setup, exit 1, a failed
     run directory left; without model.path validation refused it (exit 2, nothing written). The saved config

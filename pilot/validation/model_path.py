@@ -4,6 +4,7 @@ a file for the directory, no config.json or weights, a saved model that is no ca
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from pilot.config.values import enum_value, select, written_overrides
@@ -91,9 +92,11 @@ def check_config_beside_path(cfg, problems: list[Problem]) -> None:
     """model.config.* typed beside model.path: the saved config.json is what builds the model, so the typed
     setting would be read by nothing (an estimate at 24 layers gave the saved 2-layer model's numbers, exit 0)."""
     path = select(cfg, "model.path")
-    if not builds_hf(cfg) or not isinstance(path, str) or not path or not (typed := sorted(typed_config_keys())):
+    if not builds_hf(cfg) or not isinstance(path, str) or not path:
         return
-    for key in typed:
+    if (other := _another_model_type(cfg, path)) is not None:
+        problems.append(other)
+    for key in sorted(typed_config_keys()):
         problems.append(
             Problem(
                 f"model.config.{key}",
@@ -103,3 +106,34 @@ def check_config_beside_path(cfg, problems: list[Problem]) -> None:
                 f"size), or leave model.config.{key} out to use the saved model as it is.",
             )
         )
+
+
+def _another_model_type(cfg, path: str) -> Problem | None:
+    """``model.model_type=qwen2`` (or ``model=hf_gpt2``, whose type is gpt2) chosen on the command line beside a
+    ``model.path`` whose config.json says another type: the saved model is built as it was saved, and the typed
+    type is read by nothing, yet config.yaml, the run's variant and REPRODUCE.md said it (a Llama trained while
+    the records said qwen2). Not judged where config.json cannot be read (the path's own check says why)."""
+    written = written_overrides()
+    typed = any(o.split("=", 1)[0].lstrip("+~") == "model.model_type" for o in written)
+    group = next((o.split("=", 1)[1] for o in written if o.split("=", 1)[0].lstrip("+") == "model"), None)
+    if not typed and group in (None, "hf_causal_lm"):  # the group's default type, llama: a saved model of any type
+        return None
+    try:
+        saved = json.loads((Path(path).expanduser() / "config.json").read_text()).get("model_type")
+    except (OSError, ValueError, AttributeError):
+        return None
+    chosen = select(cfg, "model.model_type")
+    if not saved or chosen == saved:
+        return None
+    key = "model.model_type" if typed else "model"
+    return Problem(
+        key,
+        chosen if typed else group,
+        f"model.path={path} holds a saved {saved} model (its config.json), which is what is built: "
+        f"model.model_type={chosen} would be read by nothing, and the run's records would say it. Fix: "
+        + (
+            f"leave model.model_type out (or model.model_type={saved})"
+            if typed
+            else f"model=hf_causal_lm model.path={path}"
+        ),
+    )
