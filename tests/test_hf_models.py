@@ -843,7 +843,14 @@ def test_a_saved_model_that_is_no_causal_lm_is_refused_before_anything_runs(make
     transformers.BertForSequenceClassification(bert).save_pretrained(tmp_path / "bert")
     tied = _tiny_llama_config(num_labels=3, tie_word_embeddings=True)
     transformers.LlamaForSequenceClassification(tied).save_pretrained(tmp_path / "tied")
+    whisper = transformers.WhisperConfig(vocab_size=259, d_model=16, encoder_layers=1, decoder_layers=1,
+                                         encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=32,
+                                         decoder_ffn_dim=32, num_mel_bins=8, max_source_positions=16,
+                                         max_target_positions=64, pad_token_id=256, bos_token_id=257,
+                                         eos_token_id=258, decoder_start_token_id=257)  # fmt: skip
+    transformers.WhisperForConditionalGeneration(whisper).save_pretrained(tmp_path / "whisper")  # trained, 'ok'
     said = {
+        "whisper": r"holds WhisperForConditionalGeneration weights.*loaded as WhisperForCausalLM, its encoder would",
         "cls": r"holds LlamaForSequenceClassification weights.*loaded as LlamaForCausalLM.*\(lm_head.weight\) start at",
         "base": r"holds LlamaModel weights.*loaded as LlamaForCausalLM.*\(lm_head.weight\) start at random",
         "bert": r"holds BertForSequenceClassification weights.*loaded as BertLMHeadModel.*cls.predictions",
