@@ -37,8 +37,8 @@ def record_setup(cfg: DictConfig, trainer: Trainer, record: RunRecord, run_dir: 
         f"{summary['target_unit']}s in the loss over the budget = "
         f"{summary['targets_seen']} (counted from the data stream)"
     ]
-    for line in lines:
-        log.info("batch arithmetic: %s", line)
+    for line in lines:  # an update the split cannot fill is a warning: a sweep over batch sizes compares none
+        (log.warning if line.startswith("no update reaches") else log.info)("batch arithmetic: %s", line)
     learning_rate_reached(cfg, plan.total_updates, summary)
     declared, available = int(cfg.loop.eval_examples), len(trainer.task.splits["val"])
     summary["eval_examples"] = min(declared, available)  # what every validation of the run evaluates

@@ -119,3 +119,15 @@ def test_fsdp_ranks_run_as_many_micro_batches_each_and_keep_every_example_once(e
     assert sorted(i for s in shards for batch in s for i in batch) == indices
     plain = [rank_micro_batches(indices, 2, replicas, r) for r in range(replicas)]
     assert [[b for b in s if b] for s in shards] == [[b for b in s if b] for s in plain]  # the same real batches
+
+
+def test_an_update_larger_than_the_training_split_is_a_warning_in_the_log(tmp_path):
+    """batch.micro_batch=100000 over 573 training examples trained 573 per update with an INFO line only: a sweep
+    over batch sizes past the split compares updates that are all the same (an examination)."""
+    from conftest import run_pilot
+
+    done = run_pilot(tmp_path / "run", "mode=train", "batch.micro_batch=100000", "budget.value=1", "run.threads=1",
+                     "loop.eval_every=0", "closing.control_examples=0")  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    said = [line for line in (done.stdout + done.stderr).splitlines() if "no update reaches 800000" in line]
+    assert said and "WARNING" in said[0], said
