@@ -503,3 +503,19 @@ def test_a_pilot_records_the_model_folder_it_read_and_says_when_it_changed_while
     changed = read_through(cfg, before)["model_path"]
     assert changed["fingerprint"] is None and changed["changed_while_read"].startswith(f"before {before[:12]}")
     assert read_through(make_cfg(), None) == {}
+
+
+def test_a_regex_matching_a_block_peft_cannot_wrap_names_that_block_not_no_match():
+    """'.*attn.*' matches every self_attn block and its projections: peft refuses the blocks (LlamaAttention is
+    no layer it wraps), and the refusal said the pattern 'matches none' of the model's modules (an examination)."""
+    from pilot.models.adapter import adaptable_layers, regex_adapts_nothing
+
+    class Attention(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.q_proj = torch.nn.Linear(4, 4)
+
+    model = torch.nn.ModuleDict({"self_attn": Attention(), "lm_head": torch.nn.Linear(4, 9)})
+    said = regex_adapts_nothing(".*attn.*", model, adaptable_layers(model))
+    assert "matches 1 module(s) of ModuleDict that peft cannot wrap: self_attn (Attention)" in said, said
+    assert "and it matches none of ModuleDict's" in regex_adapts_nothing("nothing.*", model, adaptable_layers(model))

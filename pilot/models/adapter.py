@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
@@ -166,6 +167,19 @@ def adapt_nothing(unmatched: list[str], model: torch.nn.Module, layers: list[str
 def regex_adapts_nothing(pattern: str, model: torch.nn.Module, layers: list[str]) -> str:
     """Why a ``target_modules`` string that matches no module is refused: peft reads a string as a
     regular expression over each module's whole dotted name, where a list matches the names' ends."""
+    try:
+        matched = [(n, type(m).__name__) for n, m in model.named_modules() if n and re.fullmatch(pattern, n)]
+    except re.error:
+        matched = []
+    matched = [(name, kind) for name, kind in matched if name.rsplit(".", 1)[-1] not in layers]
+    if matched:  # it matches modules, but peft cannot wrap them (an attention block, not its linear layers)
+        shown = ", ".join(f"{name} ({kind})" for name, kind in matched[:3]) + (" ..." if len(matched) > 3 else "")
+        return (
+            f"adapter.target_modules={pattern!r} matches {len(matched)} module(s) of {type(model).__name__} that peft "
+            f"cannot wrap: {shown}; an adapter wraps linear, embedding and convolution layers (here: "
+            f"{', '.join(layers) or 'none'}). Fix: an expression that matches only those (e.g. '.*attn.*_proj'), a "
+            "list of their names, or all-linear."
+        )
     if pattern in layers:  # a layer's name written alone: the list form is the fix
         fix = f"a list of layer names, e.g. adapter.target_modules=[{pattern}], a whole-name expression such as '.*\\.{pattern}'"
     else:  # no layer of that name: a list of it would be refused too
