@@ -329,6 +329,8 @@ REFUSED_BY_HYDRA = [
     ),
     # a setting of another option of its group ("adapter has " and nothing, before)
     ("adapter.r=8", ("pilot: adapter.r: not a setting of this adapter; it is one of adapter=lora",)),
+    # a value still to give in that option (data.tokenizer: ???): it was "not a setting; did you mean data.pad_token_id"
+    ("data.tokenizer=/tmp/tok", ("data.tokenizer: not a setting of this data; it is one of data=hf_instructions",)),
     # '~' in a path: its fix named a quoted form, which made a directory called '~' in the working directory
     ("hydra.run.dir=~/x", ("Fix: write the home directory out: hydra.run.dir=" + os.path.expanduser("~/x"),)),
     # a tiny subset of thousands: clamped to the split without a word, the pilot trained for minutes

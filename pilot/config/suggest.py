@@ -242,7 +242,7 @@ def _in_another_option(loader, groups: set[str], key: str) -> str | None:
             composed = _compose([f"{group}={option}"])
         except Exception:  # noqa: BLE001 - an option that does not compose alone: not suggested
             continue
-        if OmegaConf.select(composed, key, default=_MISSING) is not _MISSING:
+        if _has(composed, key):  # a value still to give (data.tokenizer: ???) is a setting of that option too
             having.append(option)
     if not having:
         return None
