@@ -783,3 +783,18 @@ def test_a_model_too_large_for_the_host_names_its_largest_tensor_when_one_settin
     with pytest.raises(ConfigError, match="alone need") as wide:
         validate(make_cfg("model.d_model=8192", "model.n_layer=48", "model.n_head=64"), [])
     assert "largest tensor" not in str(wide.value)
+
+
+def test_an_option_of_yours_hydra_refuses_is_said_alone_not_with_its_keys_judged_against_the_default(
+    tmp_path, monkeypatch, capsys
+):
+    """A data YAML of a plug-in's search path that extends hf_instructions with a key its schema lacks: Hydra's
+    error was followed by 'model.path: not a setting of this model' (model=hf_causal_lm was chosen) and
+    'data.tokenizer: not a setting', the keys judged against the default config (an examination)."""
+    (tmp_path / "conf" / "data").mkdir(parents=True)
+    (tmp_path / "conf" / "data" / "broken.yaml").write_text("defaults:\n  - hf_instructions\n  - _self_\nmistake: 1\n")
+    args = [f"hydra.searchpath=[file://{tmp_path / 'conf'}]", "data=broken", "data.tokenizer=/tmp/tok",
+            "model=hf_causal_lm", "model.path=/tmp/nowhere"]  # fmt: skip
+    code, stderr = run_in_process(args, tmp_path / "run", monkeypatch, capsys)
+    assert code == 2 and "Key 'mistake' not in" in stderr, stderr
+    assert "not a setting" not in stderr, stderr

@@ -68,6 +68,8 @@ def suggestions(
                     options = [o for o in _options(loader, key) if not o.startswith(HIDDEN_OPTIONS)]
                     for value in [str(v) for v in values if options and str(v) not in options]:
                         lines.append(_nearest(f"{key}={value}: no such option", value, options, "options"))
+                elif key.split(".", 1)[0] in _uncomposed:
+                    continue  # its option did not compose: its keys said against the default were false lines
                 elif not _has(cfg, key):
                     elsewhere = known_elsewhere(cfg, key, override.input_line) if known_elsewhere else None
                     elsewhere = elsewhere or _in_another_option(loader, groups, key)
@@ -82,6 +84,7 @@ def suggestions(
 
 
 _searchpath: list[str] = []  # the line's hydra.searchpath=[...]: a plug-in's options (model=my_model) are real
+_uncomposed: set[str] = set()  # groups whose chosen option did not compose (``_composed_with_choices``)
 
 
 def _compose(overrides: list[str]) -> DictConfig:
@@ -121,10 +124,18 @@ def _composed_with_choices(overrides: list, groups: set[str]) -> DictConfig:
         and not o.is_delete()
         and not (o.key_or_group == "hydra" or o.key_or_group.startswith("hydra/"))
     ]
+    _uncomposed.clear()
     try:
         cfg = _compose(chosen)
-    except Exception:  # noqa: BLE001 - a choice that does not exist: the default config
-        return _compose([])
+    except Exception:  # noqa: BLE001 - a choice that does not exist, or a YAML of yours Hydra refused: the others
+        composing = []
+        for line in chosen:
+            try:
+                _compose([*composing, line])
+                composing.append(line)
+            except Exception:  # noqa: BLE001 - its keys are not judged against another option's (Hydra's message stands)
+                _uncomposed.add(line.split("=", 1)[0].lstrip("+"))
+        return _compose(composing)
     # then the settings the line sets that this config has (model.model_type=gemma), not the refused ones
     settings = [
         o.input_line
