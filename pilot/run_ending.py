@@ -91,11 +91,11 @@ class RunEnding:
         self.phases.end("fail", self.stop_cause[:300])
         if not self.ctx.is_main:  # rank 0 says it, with the command that resumes every rank (no record here)
             return
-        hint = (  # before any record there is nothing to resume
+        hint = (  # before any record and any checkpoint there is nothing to resume
             resume_hint(self.overrides, self.run_path, self.sweep_dir)
-            if self.record is not None
+            if self.record is not None or updates
             else "nothing to resume"
-        )
+        )  # a resume stopped before it reopened its record still has its checkpoint ("that checkpoint is kept")
         log.warning("%s; %s", self.stop_cause, hint)
 
     def fail(self, error: Exception) -> None:

@@ -147,6 +147,7 @@ class TrainingRun(RunEnding):
         """Lock the directory, find the resume (rank 0 records it), build and restore the trainer."""
         cfg = self.cfg
         if self.lock is not None:
+            fault_point("lock")  # tests: a signal before this attempt holds the directory
             self.lock.acquire(announce=False)  # a run found finished leaves with its lock file as it was
             refuse_finished_run(cfg, self.run_path)
             self.unfinished = True  # the record there (if any) is this run's to continue: a signal now is said in it

@@ -715,6 +715,9 @@ def test_a_signal_after_the_lock_and_before_the_record_is_one_line_and_an_honest
     run = tmp_path / "resumed"
     failed = run_pilot(run, *TRAIN, "budget.value=4", "checkpoint.every=2", fault="exception@3")
     assert failed.returncode != 0 and json.loads((run / "run.json").read_text())["status"] == "failed"
+    early = run_pilot(run, *TRAIN, "budget.value=4", "checkpoint.every=2", fault="lock:SIGINT")  # before the lock:
+    said = early.stdout + early.stderr  # 'that checkpoint is kept; nothing to resume' (an examination)
+    assert early.returncode == 130 and "resume with the same command" in said and "nothing to resume" not in said
     stopped = run_pilot(run, *TRAIN, "budget.value=4", "checkpoint.every=2", fault="setup:SIGINT")
     assert stopped.returncode == 130 and "Traceback" not in stopped.stdout + stopped.stderr, stopped.stderr[-3000:]
     record = json.loads((run / "run.json").read_text())
