@@ -273,9 +273,7 @@ def _removed_setting(cfg: DictConfig, key: str) -> str | None:
             f"~{key}: the section {key} holds settings pilot reads on every run, so it cannot be removed. Fix: set "
             f"the one you mean ({key}.<setting>=<value>: {', '.join(str(k) for k in value.keys())})"
         )
-    shown = value
-    if isinstance(shown, Enum):
-        shown = shown.name
+    shown = value.name if isinstance(value, Enum) else value
     return (
         f"~{key}: {key} is a setting pilot reads on every run, so it cannot be removed. Fix: set it instead "
         f"({key}=<value>; now {key}={shown})"
