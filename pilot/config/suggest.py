@@ -96,8 +96,7 @@ def _options(loader, group: str) -> list[str]:
 
 
 def _has(cfg: DictConfig, key: str) -> bool:
-    """The config has ``key``, a value still to give (``???``) included: ``OmegaConf.select`` answers its
-    default for one, and ``data.path`` of data=hf_instructions was said not to be a setting."""
+    """``key`` is in the config, a value still to give (``???``, which ``OmegaConf.select`` hides) included."""
     parent = OmegaConf.select(cfg, key.rsplit(".", 1)[0], default=None) if "." in key else cfg
     return isinstance(parent, DictConfig) and key.rsplit(".", 1)[-1] in parent.keys()
 
