@@ -59,7 +59,9 @@ def copied_target_findings(
 def denoising(task: TaskData) -> bool:
     """The task says it restores corrupted inputs (its kind, or ``info["denoising"]``): its targets must not be
     its inputs (a plain autoencoder's are, by design: not judged)."""
-    return "denois" in str(task.kind).lower() or bool(task.info.get("denoising"))
+    return "denois" in str(getattr(task, "kind", "")).lower() or bool(
+        (getattr(task, "info", None) or {}).get("denoising")
+    )
 
 
 def noised_target_findings(
