@@ -3,9 +3,10 @@
 Hydra's submitit launcher collects its jobs' results in order and raises at the first job that left none (a
 job cancelled with ``scancel``, killed): the others were still queued or running, yet the sweep recapped them
 as ``running`` and exited while they went on (one then ended ``ok``, its recap never said so). Before that
-recap, this waits until none of the launch's other jobs is queued or running: SLURM's as ``squeue`` lists
-them, a local one's while its process lives. Each job of the launch is a folder of ``<sweep>/.submitit``
-named by its job id (SLURM's, or the local job's process id).
+recap, this waits until none of the launch's other SLURM jobs is queued or running, as ``squeue`` lists them
+(each job of the launch is a folder of ``<sweep>/.submitit`` named by its job id). Not a local launch's: its
+jobs stop, with their checkpoints, when their launcher ends (``pilot.sweep_signals.watch_launcher``), so
+waiting for them would wait for ever on a job that waits for the launcher.
 """
 
 from __future__ import annotations
@@ -14,8 +15,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-
-import psutil
 
 POLL_S = 2.0
 
@@ -55,11 +54,7 @@ def job_ids(sweep_dir: Path) -> list[str]:
 def _running(ids: list[str], launcher: str) -> list[str]:
     if not ids:
         return []
-    if launcher.endswith("SlurmLauncher"):
-        return queued_on_slurm(ids)
-    if launcher.endswith("LocalLauncher"):
-        return [i for i in ids if i.isdigit() and _alive(int(i))]
-    return []
+    return queued_on_slurm(ids) if launcher.endswith("SlurmLauncher") else []
 
 
 def queued_on_slurm(ids: list[str]) -> list[str]:
@@ -76,10 +71,3 @@ def queued_on_slurm(ids: list[str]) -> list[str]:
     if done.returncode != 0:
         return []  # "Invalid job id specified": every one has left the queue
     return sorted({line.strip() for line in done.stdout.splitlines() if line.strip()})
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
