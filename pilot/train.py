@@ -234,7 +234,7 @@ class TrainingRun(RunEnding):
             cause = self.save_checkpoint() or cause
         fault_point("update", trainer.updates_done)
         fault_point("exception", trainer.updates_done)
-        return cause or self._agreed_signal()
+        return cause or self._agreed_signal(last=trainer.updates_done >= trainer.plan.total_updates)
 
     def _poison_weights_if_asked(self) -> None:
         """Test hook (PILOT_FAULT=nan_weights@<update>): NaN weights after a finite loss."""
@@ -253,14 +253,16 @@ class TrainingRun(RunEnding):
         self.checkpointer.save(self.trainer, writes=self.record is not None, checked=True)  # FSDP: every rank writes
         return None
 
-    def _agreed_signal(self) -> str | None:
-        """'preempted' or 'interrupted' when any replica was signalled (all replicas stop together)."""
+    def _agreed_signal(self, last: bool = False) -> str | None:
+        """'preempted' or 'interrupted' when any replica was signalled (all replicas stop together); ``last``: the closing's."""
         flags = torch.tensor([float(self.preemption.requested), float(self.interrupts.received is not None)])
         if self.ctx.is_distributed:
             flags = all_reduce_sum(flags.to(self.trainer.device), self.ctx).cpu()
         if flags[0] > 0:
             return "preempted"
-        return "interrupted" if flags[1] > 0 else None
+        if last and flags[1] > 0:  # recorded as signal_after_budget, as a signal a moment later is
+            log.warning("the signal came during the last update: the final validation and the closing run first")
+        return "interrupted" if flags[1] > 0 and not last else None
 
     def validate_now(self) -> dict:
         evaluation = self.trainer.evaluate("val", self.eval_items)

@@ -193,6 +193,18 @@ def test_a_signal_ends_the_run_as_interrupted_and_it_resumes_bit_identically(tmp
     assert_same_run(tmp_path, reference)
 
 
+def test_a_signal_during_the_last_update_leaves_a_complete_run_ok_too(tmp_path):
+    """A signal that came during the last update (its metrics row written) ended the run 'interrupted' at that
+    update, its final validation and closing left to a resume; a moment later it was 'ok' (an examination)."""
+    last = int(dict(a.split("=", 1) for a in TRAIN if a.startswith("budget.value="))["budget.value"])
+    done = cli(tmp_path, "closing.control_examples=4", fault=f"update:SIGTERM@{last}")
+    assert done.returncode == 143, done.stderr[-2000:]
+    record = run_json(tmp_path)
+    assert record["status"] == "ok" and record["closing"]["verdict"] == "pass" and record["updates_done"] == last
+    assert record["signal_after_budget"]["signal"] == "SIGTERM" and not record.get("interrupted_by"), record
+    assert "the signal came during the last update" in done.stdout + done.stderr
+
+
 def test_a_signal_after_the_last_update_leaves_a_complete_run_ok_and_stops_the_process(tmp_path):
     done = cli(tmp_path, "closing.control_examples=4", fault="closing:SIGINT")  # Ctrl-C as the closing starts
     assert done.returncode == 130, done.stderr[-2000:]
