@@ -19,11 +19,11 @@ from pathlib import Path
 POLL_S = 2.0
 
 
-def wait_for_other_jobs(sweep_dir: Path, launcher: str, poll_s: float = POLL_S) -> list[str]:
+def wait_for_other_jobs(sweep_dir: Path, poll_s: float = POLL_S) -> list[str]:
     """Wait while a job of the launch is still queued or running; ``[]`` once none is, or the ids still
     running when waiting was stopped (Ctrl-C, SIGTERM) or could not be asked (squeue failed)."""
     ids = job_ids(sweep_dir)
-    running = _running(ids, launcher)
+    running = queued_on_slurm(ids)
     if not running:
         return []
     print(
@@ -34,7 +34,7 @@ def wait_for_other_jobs(sweep_dir: Path, launcher: str, poll_s: float = POLL_S) 
     try:
         while running:
             time.sleep(poll_s)
-            running = _running(ids, launcher)
+            running = queued_on_slurm(ids)
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM/SIGHUP (``SignalStop``): the jobs go on without this process
         print(
             f"pilot: stopped waiting: job(s) {', '.join(running)} still queued or running; the recap says them "
@@ -51,14 +51,10 @@ def job_ids(sweep_dir: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.is_dir() and p.name[:1].isdigit())
 
 
-def _running(ids: list[str], launcher: str) -> list[str]:
-    if not ids:
-        return []
-    return queued_on_slurm(ids) if launcher.endswith("SlurmLauncher") else []
-
-
 def queued_on_slurm(ids: list[str]) -> list[str]:
     """The jobs among ``ids`` that squeue lists (pending, running, completing); ``[]`` where it cannot say."""
+    if not ids:
+        return []
     try:
         done = subprocess.run(
             ["squeue", "--noheader", "--format=%i", f"--jobs={','.join(ids)}"],

@@ -113,10 +113,9 @@ def sweep_job_without_result(error: Exception) -> None:
     message, the recap of what the launch made (each job's run.json says how it ended), and the exit
     code of an interrupted sweep (130, 143 for a SIGTERM passed on to the jobs) when a job recorded a
     signal, else 1."""
-    if (config := launch_config()) is not None:  # the launch's other jobs go on: recapped once they end
-        wait_for_other_jobs(
-            Path(str(config.hydra.sweep.dir)), str(OmegaConf.select(config, "hydra.launcher._target_") or "")
-        )
+    config = launch_config()
+    if config is not None and str(OmegaConf.select(config, "hydra.launcher._target_") or "").endswith("SlurmLauncher"):
+        wait_for_other_jobs(Path(str(config.hydra.sweep.dir)))  # its other jobs go on: recapped once they end
     frame = recap_interrupted_launch("stopped: a job left submitit no result")  # each job's run.json says how it ended
     statuses = set(frame["status"]) if frame is not None and "status" in frame else set()
     unsent = _stopped_unsent(frame)

@@ -87,7 +87,7 @@ def sum_contract(
 
 
 def labels_not_finite(labels: Any) -> str:
-    """Float labels holding inf or NaN, said with their dtype's range ("" when every label is finite)."""
+    """Float labels holding inf or NaN, said with how they arise ("" when every label is finite)."""
     if not torch.is_tensor(labels) or not labels.is_floating_point() or bool(torch.isfinite(labels).all()):
         return ""
     infinite, missing = int(torch.isinf(labels).sum()), int(torch.isnan(labels).sum())

@@ -93,8 +93,8 @@ def saved_model_problem(path: str) -> str | None:
         return None
     if saved[0] in _mapped(auto.MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES):
         lost = "its encoder would be dropped and the decoder's embeddings and output head start at random"
-    elif getattr(config, "is_encoder_decoder", False):  # Whisper, a speech seq2seq model: its encoder was
-        lost = "its encoder would be dropped, the decoder's cross-attention left reading nothing"  # dropped, run ok
+    elif getattr(config, "is_encoder_decoder", False):  # Whisper: its encoder was dropped with a log line, run ok
+        lost = "its encoder would be dropped, the decoder's cross-attention left reading nothing"
     elif saved[0] in _mapped(auto.MODEL_MAPPING_NAMES) | set().union(
         *(_mapped(getattr(auto, name, {})) for name in HEADS_WITHOUT_AN_LM_HEAD)
     ) and (new := _head_outside_the_body(transformers, config)):
