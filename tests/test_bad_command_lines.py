@@ -123,7 +123,9 @@ REFUSED_BY_VALIDATION = [
     ("batch.micro_batch=-2", ("batch.micro_batch=-2", "must lie in (0, 2147483647]", "Fix: e.g. batch.micro_batch=2.")),
     # a range refusal names a value in range (an examination: 15 of them had no Fix)
     ("budget.value=-5", ("budget.value=-5: must be > 0. Fix: e.g. budget.value=5.",)),
-    ("rental.margin=10", ("rental.margin=10", "Fix: e.g. rental.margin=0.1.")),  # a percentage, as a share
+    ("rental.margin=10", ("rental.margin=10", "Fix: e.g. rental.margin=0.1 (10 read as a percentage).")),
+    # a share proposed from a percentage says so: 2 for a utilisation was told "e.g. 0.02" alone
+    ("rental.utilisation=2", ("rental.utilisation=2", "rental.utilisation=0.02 (2 read as a percentage)")),
     # 1.5 is no percentage typed for a share (it said: e.g. 0.015)
     (
         "data.split.val_fraction=1.5",

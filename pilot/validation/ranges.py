@@ -176,5 +176,6 @@ def _fix(key: str, allowed: Range, value: object) -> str:
     for candidate in first + sorted(bounds, key=lambda bound: abs(bound - value)):
         if candidate != value and candidate in allowed:
             shown = int(candidate) if whole and float(candidate).is_integer() else round(candidate, 6)
-            return f" Fix: e.g. {key}={shown}."
+            read_as = f" ({value:g} read as a percentage)" if candidate == value / 100 else ""
+            return f" Fix: e.g. {key}={shown}{read_as}."
     return ""
