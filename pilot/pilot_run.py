@@ -37,7 +37,7 @@ from pilot.checks.result import GATING, CheckResult, worst
 from pilot.checks.split_audit import audit_split
 from pilot.checks.tiny_subset import tiny_subset_check
 from pilot.child_process import ChildProcess, Finished, JobRunner
-from pilot.closing import plugin_provenance, write_reproduce
+from pilot.closing import write_run_reproduce
 from pilot.config.values import enum_value, resolve_device
 from pilot.cpu_budget import cpu_budget
 from pilot.data.task import ContractError
@@ -195,7 +195,7 @@ def run_pilot(
             write_resolved_config(run_dir, cfg)  # what config_hash is of (env_check compares it elsewhere)
             signals.stop_if_noted()
             exit_code = _pilot(cfg, run_dir, record, sweep_params, signals)
-            write_reproduce(run_dir, record.data, plugin_provenance(cfg, searchpath or []))
+            write_run_reproduce(run_dir, record.data, cfg, searchpath)
             signals.stop_if_deferred(record)
             return exit_code
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the pilot's steps are not resumable, stop now

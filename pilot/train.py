@@ -25,7 +25,7 @@ from pilot.checkpoint import Checkpointer, checkpoint_bytes, restore_training_st
 from pilot.checkpoint_checks import training_state_non_finite
 from pilot.checks.contract import check_contract, model_settings
 from pilot.child_process import ChildProcess, shared_child
-from pilot.closing import close_run, control_count, plugin_provenance, write_reproduce
+from pilot.closing import close_run, control_count, write_run_reproduce
 from pilot.config.values import enum_value, resolve_device
 from pilot.engine.build import build_trainer, configure_threads, read_fingerprints, whole_model
 from pilot.engine.distributed import (
@@ -313,7 +313,7 @@ class TrainingRun(RunEnding):
             closing = close_run(model, trainer.task, cfg, self.run_path, self.closing_child)
             phases.end(closing["verdict"], closing["reason"][:300])
             record.update(closing=closing)
-            write_reproduce(self.run_path, record.data, plugin_provenance(cfg, self.searchpath))
+            write_run_reproduce(self.run_path, record.data, cfg, self.searchpath)
             (log.info if closing["verdict"] == "pass" else log.error)("closing: %s", closing["reason"])
         elif self.status == "ok":  # said, not left to be guessed from a missing export/
             reason = "closing.control_examples=0: no export written, nothing reloaded"

@@ -80,6 +80,21 @@ def test_pilot_own_runs_record_nothing_more_and_hf_runs_pin_their_packages(tmp_p
     assert targets_in({"a": [{"_target_": "x.y"}], "_target_": "z.w"}) == ["z.w", "x.y"]
 
 
+def test_a_run_of_pilots_own_hugging_face_model_pins_the_transformers_that_built_it(tmp_path):
+    """model=hf_causal_lm (pilot's own target) left transformers out of REPRODUCE.md: pilot's extras name a
+    range of it, and the version that built the model and its kernels ran as much as pilot did."""
+    transformers = pytest.importorskip("transformers")
+    from pilot.closing.close import write_run_reproduce
+
+    record = {"run_id": "r", "seed": 0, "mode": "train", "code_revision": {}, "overrides": ["model=hf_causal_lm"]}
+    hf = OmegaConf.create({"model": {"_target_": "pilot.models.hf_causal_lm.build"}})
+    text = write_run_reproduce(tmp_path, record, hf).read_text()
+    assert f'pip install "transformers=={transformers.__version__}"' in text
+    assert "## Your code and files" not in text  # nothing of the user's ran
+    own = OmegaConf.create({"model": {"_target_": "pilot.models.tiny_gpt.TinyGPT"}})
+    assert "transformers" not in write_run_reproduce(tmp_path, record, own).read_text()
+
+
 def test_the_helper_modules_a_plug_in_imports_are_hashed_too(tmp_path, monkeypatch):
     """REPRODUCE.md hashed only the module a _target_ names: a collate or model in a helper module it imports
     could change and still pass the "sha256sum must match" check."""
@@ -206,5 +221,5 @@ def test_the_second_pip_line_pins_neither_torch_nor_pilot_nor_a_local_build(tmp_
         tmp_path, {"run_id": "r", "seed": 0, "mode": "train", "code_revision": {}}, found
     ).read_text()
     pins = [line for line in text.splitlines() if line.startswith("pip install")]
-    assert pins[1] == 'pip install "transformers==5.25.0" "foo==1.0"', pins
+    assert pins[1] == 'pip install "foo==1.0" "transformers==5.25.0"', pins
     assert "- package `torch` 2.13.0+cpu" in text  # what ran, as it ran

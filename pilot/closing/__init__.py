@@ -26,7 +26,7 @@ Modules: ``export`` (weights, config, control outputs), ``blocked_targets`` (wha
 """
 
 from pilot.closing.blocked_targets import CODE_RUNNING, code_running
-from pilot.closing.close import close_run, write_reproduce
+from pilot.closing.close import close_run, write_reproduce, write_run_reproduce
 from pilot.closing.export import (
     ADAPTER_EXPORT_FILES,
     CONTROL_FILE,
@@ -58,4 +58,5 @@ __all__ = [
     "plugin_provenance",
     "run_policy",
     "write_reproduce",
+    "write_run_reproduce",
 ]

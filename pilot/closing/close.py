@@ -11,15 +11,21 @@ from omegaconf import DictConfig
 
 from pilot.child_process import JobRunner
 from pilot.closing.export import export_with_controls
-from pilot.closing.provenance import command_line
+from pilot.closing.provenance import command_line, library_packages, plugin_provenance
 from pilot.closing.reload import check_in_new_process
 from pilot.data.task import TaskData
 from pilot.models.adapter import ADAPTER_CONFIG, ADAPTER_WEIGHTS, BASE_FILE
 
 
-def write_reproduce(run_dir: Path, record: dict[str, Any], provenance: dict[str, Any] | None = None) -> Path:
+def write_reproduce(
+    run_dir: Path,
+    record: dict[str, Any],
+    provenance: dict[str, Any] | None = None,
+    libraries: dict[str, str] | None = None,
+) -> Path:
     """REPRODUCE.md: the commit, the command and, for a plug-in run (``provenance``, from
-    ``plugin_provenance``), the search path, PYTHONPATH, user modules' hashes and package versions."""
+    ``plugin_provenance``), the search path, PYTHONPATH, user modules' hashes and package versions;
+    ``libraries`` (``library_packages``): the versions of what pilot's own targets import, pinned too."""
     revision = record.get("code_revision") or {}
     command = command_line(list(record.get("overrides") or []), provenance)
     if launched := (provenance or {}).get("launched_in"):  # a relative data.path starts there, not in the checkout
@@ -37,7 +43,7 @@ def write_reproduce(run_dir: Path, record: dict[str, Any], provenance: dict[str,
 {code}
 
 ```bash
-{checkout}pip install "torch==2.13.0" -e ".[test]"{_pip_packages(provenance)}
+{checkout}pip install "torch==2.13.0" -e ".[test]"{_pip_packages(provenance, libraries)}
 {command}
 ```
 
@@ -47,6 +53,11 @@ Seed {record.get("seed")} is part of the config; {_config_file(Path(run_dir))}
     path = Path(run_dir) / "REPRODUCE.md"
     path.write_text(text)
     return path
+
+
+def write_run_reproduce(run_dir: Path, record: dict[str, Any], cfg: DictConfig, searchpath: Any = ()) -> Path:
+    """REPRODUCE.md of a run of ``cfg``: what a plug-in run adds and the libraries pilot's own targets import."""
+    return write_reproduce(run_dir, record, plugin_provenance(cfg, list(searchpath or [])), library_packages(cfg))
 
 
 def _model_folder(record: dict[str, Any]) -> str:
@@ -167,9 +178,10 @@ def _artefact(record: dict[str, Any]) -> str:
     )
 
 
-def _pip_packages(provenance: dict[str, Any] | None) -> str:
-    """A second pip line pinning the packages a plug-in run's targets and tokenizer came from."""
-    packages = (provenance or {}).get("packages") or {}
+def _pip_packages(provenance: dict[str, Any] | None, libraries: dict[str, str] | None = None) -> str:
+    """A second pip line pinning the packages a plug-in run's targets and tokenizer came from, and those
+    pilot's own targets import (``libraries``: transformers for a Hugging Face model)."""
+    packages = dict(sorted({**(libraries or {}), **((provenance or {}).get("packages") or {})}.items()))
     pins = " ".join(
         f'"{name}=={str(found).split("+")[0]}"'  # 2.13.0+cpu: no such build on a registry, nor on a GPU machine
         for name, found in packages.items()

@@ -163,6 +163,23 @@ def plugin_provenance(cfg: DictConfig, searchpath: list[str] | tuple = ()) -> di
     }
 
 
+def library_packages(cfg: DictConfig) -> dict[str, str]:
+    """The installed distributions pilot's own targets import, by version (transformers for
+    ``model=hf_causal_lm``): the library that built the model ran as much as pilot did, and pilot's
+    extras name only a range of it. torch and pilot are installed by REPRODUCE.md's first line."""
+    found: dict[str, str] = {}
+    for target in targets_in(OmegaConf.to_container(cfg, resolve=True)):
+        if not target.startswith("pilot."):
+            continue
+        spec = importlib.util.find_spec(target.rpartition(".")[0])
+        if spec is None or not spec.origin or not Path(spec.origin).is_file():
+            continue
+        for top in imported_packages(Path(spec.origin), "pilot"):
+            names = [top] if _installed_version(top) else packages_distributions().get(top, [])
+            found.update({name: _installed_version(name) for name in names if name not in ("torch", "pilot")})
+    return {name: found for name, found in sorted(found.items()) if found}
+
+
 def command_line(overrides: list[str], provenance: dict[str, Any] | None) -> str:
     """``python -m pilot ...`` as the run was launched; for a plug-in run with absolute
     ``PYTHONPATH`` and ``hydra.searchpath`` so that it runs from any directory."""
