@@ -115,7 +115,7 @@ def test_the_contract_names_the_missing_key_and_the_readme_section(make_cfg):
         ("hf_gpt2", ["estimate.seq_len=512"], r"tokens \(estimate.seq_len\): a longer one indexes past"),
         (  # RoBERTa counts positions from pad_token_id + 1: a table of data.max_len rows holds 2 fewer
             "hf_causal_lm",
-            ["model.model_type=roberta", "model.config.pad_token_id=1"],
+            ["model.model_type=roberta", "model.config.pad_token_id=1", "+model.config.is_decoder=true"],
             "RobertaForCausalLM learns",
         ),
     ],
@@ -230,11 +230,17 @@ def test_a_forward_that_crashes_on_settings_that_disagree_names_them_defaults_fi
 @pytest.mark.parametrize("model_type, causal", [("llama", True), ("gpt2", True), ("bert", False)])
 def test_a_bert_built_as_a_causal_lm_is_found_not_causal(make_cfg, model_type, causal):
     """model.model_type=bert builds a BertLMHeadModel without is_decoder: it attends both ways, its output
-    at t reads token t+1, and every verdict passed. The causality comparison tells it from real decoders."""
+    at t reads token t+1, and every verdict passed. The causality comparison tells it from real decoders (a
+    plug-in's model too); pilot's own build now refuses such a BERT, so it is built here as a user's would be."""
     from pilot.checks.causality import causality_findings
 
     cfg = make_cfg("model=hf_causal_lm", f"model.model_type={model_type}")
-    task, model = instantiate(cfg.data, _convert_="all"), instantiate(cfg.model, _convert_="all")
+    task = instantiate(cfg.data, _convert_="all")
+    if causal:
+        model = instantiate(cfg.model, _convert_="all")
+    else:
+        settings = {k: v for k, v in cfg.model.config.items() if k != "num_key_value_heads"}
+        model = transformers.BertLMHeadModel(transformers.BertConfig(**settings))
     findings, details = causality_findings(task, model, task.encoded("train"))
     assert details["judged"] and (not findings) == causal, (findings, details)
     if not causal:
@@ -822,6 +828,30 @@ def _tiny_llama_config(**more):
         vocab_size=259, hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
         max_position_embeddings=96, pad_token_id=256, bos_token_id=257, eos_token_id=258, **more,
     )  # fmt: skip
+
+
+def test_an_encoder_whose_causal_class_would_attend_both_ways_is_refused_saved_or_built(make_cfg, tmp_path):
+    """An outside examination: a saved BertForMaskedLM (is_decoder=False) loaded as BertLMHeadModel attends to
+    every position, the tokens it predicts included; mode=train ended ok (transformers logged one line). Refused
+    saved and built from model.config; with is_decoder=true (BERT's causal mode) and for GPT-NeoX, whose
+    config's is_decoder=False nothing reads, accepted."""
+    from pilot.engine.build import build_model
+
+    bert = transformers.BertConfig(vocab_size=259, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                   intermediate_size=32)  # fmt: skip
+    transformers.BertForMaskedLM(bert).save_pretrained(tmp_path / "mlm")
+    with pytest.raises(PilotError, match=r"bert model \(BertForMaskedLM\) whose config says is_decoder=false.*Fix"):
+        validate(make_cfg("model=hf_causal_lm", f"model.path={tmp_path / 'mlm'}"))
+    transformers.BertLMHeadModel(transformers.BertConfig(**{**bert.to_dict(), "is_decoder": True})).save_pretrained(
+        tmp_path / "decoder"
+    )
+    validate(make_cfg("model=hf_causal_lm", f"model.path={tmp_path / 'decoder'}"))
+    with pytest.raises(Exception, match=r"model_type=bert with is_decoder=false.*\+model.config.is_decoder=true"):
+        build_model(make_cfg("model=hf_causal_lm", "model.model_type=bert"))
+    causal = build_model(make_cfg("model=hf_causal_lm", "model.model_type=bert", "+model.config.is_decoder=true"))
+    assert causal.config.is_decoder
+    neox = build_model(make_cfg("model=hf_causal_lm", "model.model_type=gpt_neox"))
+    assert neox.config.is_decoder is False  # unread by GPT-NeoX, which is causal
 
 
 def test_a_saved_model_that_is_no_causal_lm_is_refused_before_anything_runs(make_cfg, tmp_path):

@@ -30,7 +30,7 @@ from pilot.models.hf_config_reads import (
     width_and_depth_unread,
 )
 from pilot.models.hf_refusals import attention_refusal, config_refused, refusal, setting_named_by
-from pilot.models.saved_model import refuse_weights_not_loaded
+from pilot.models.saved_model import reads_ahead, refuse_weights_not_loaded
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +110,12 @@ def _built(transformers: Any, model_type: str, config: dict[str, Any] | None, pa
             model_config = transformers.AutoConfig.for_model(model_type, **settings)
         except Exception as error:  # ValueError, huggingface_hub's StrictDataclassError (validate_architecture)
             raise config_refused(known[model_type], settings, error) from error
+        if reads_ahead(transformers, model_config):
+            raise PilotError(
+                f"model.model_type={model_type} with is_decoder=false attends to every position, the tokens it is "
+                "to predict included (an encoder: the loss would see each answer). Fix: +model.config.is_decoder=true "
+                "(its causal mode), or a decoder-only model.model_type such as llama."
+            )
         if (note := unread_note(known[model_type], settings, model_config)) and note not in _said:
             _said.add(note)  # once per process: the pilot builds the model several times
             log.warning(note)

@@ -66,13 +66,29 @@ def _mapped(mapping: Any) -> set[str]:
     return {name for value in mapping.values() for name in ([value] if isinstance(value, str) else value)}
 
 
+def reads_ahead(transformers: Any, config: Any) -> bool:
+    """An encoder whose causal-LM class is causal only when its config says ``is_decoder`` (BERT, RoBERTa,
+    ELECTRA: transformers maps them to a ``*LMHeadModel`` that, with ``is_decoder=False``, attends both ways
+    and only logs a line). Decoder-only types carry no such switch (GPT-NeoX's ``is_decoder=False`` is
+    unread), so the rule is the types transformers also gives a masked-LM head."""
+    auto = transformers.models.auto.modeling_auto
+    model_type = str(getattr(config, "model_type", ""))
+    return (
+        model_type in auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES
+        and model_type in auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+        and not getattr(config, "is_encoder_decoder", False)
+        and getattr(config, "is_decoder", None) is False
+    )
+
+
 def saved_model_problem(path: str) -> str | None:
     """Why the saved model in ``path`` (its config.json) cannot be loaded as the causal LM it was saved as: a
     model type transformers has no causal LM for (T5), an encoder-decoder's weights (``architectures``: BART's
     ``ForConditionalGeneration``, whose encoder the causal LM would drop), or a classifier's, QA head's or bare base model's with
     a causal LM head of tensors outside the body (an untied output head, BERT's transform layer: they would
     start at random; said in every mode, the estimate's included, which builds from the config and reads no
-    weight). None otherwise: a class of the user's own, an old name, a head whose LM head is the tied
+    weight), or an encoder whose causal class would attend both ways (``reads_ahead``: BERT's masked LM). None
+    otherwise: a class of the user's own, an old name, a head whose LM head is the tied
     embeddings; building then refuses any tensor the weights lack."""
     import transformers
 
@@ -89,8 +105,16 @@ def saved_model_problem(path: str) -> str | None:
             "model.config; another architecture needs a model and task of your own (plug-in tasks)."
         )
     loaded_as = sorted(_mapped({model_type: causal[model_type]}))[0]
+    ahead = None
+    if reads_ahead(transformers, config):  # said unless a part of it is lost too (below)
+        ahead = (
+            f"it holds a {model_type} model{f' ({saved[0]})' if saved else ''} whose config says is_decoder=false: "
+            f"loaded as {loaded_as} it attends to every position, the tokens it is to predict included (an encoder, "
+            "not a causal language model; the loss would see each answer). Fix: the directory of a decoder-only "
+            "model, or this one saved again with config.is_decoder=True (its causal mode)."
+        )
     if not saved or set(saved) & _mapped(causal):
-        return None
+        return ahead
     if saved[0] in _mapped(auto.MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES):
         lost = "its encoder would be dropped and the decoder's embeddings and output head start at random"
     elif getattr(config, "is_encoder_decoder", False):  # Whisper: its encoder was dropped with a log line, run ok
@@ -100,7 +124,7 @@ def saved_model_problem(path: str) -> str | None:
     ) and (new := _head_outside_the_body(transformers, config)):
         lost = f"its own head (if any) dropped, and the language-model head's {new} start at random"
     else:
-        return None
+        return ahead
     return (
         f"it holds {saved[0]} weights, not a causal language model's: loaded as {loaded_as}, {lost}, while the run "
         f"says it fine-tunes the saved model. Fix: the directory of a {loaded_as} saved with save_pretrained, or "
