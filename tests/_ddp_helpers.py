@@ -66,14 +66,11 @@ def resume_check_and_save(cfg, work_dir: str, tamper: bool) -> None:
     import json
     from pathlib import Path
 
-    from hydra.utils import instantiate
-
     from pilot.phases.resume_check import run_resume_check
 
     ctx = init_from_env("gloo", torch.device("cpu"))
     configure_threads(cfg)
-    task = instantiate(cfg.data, _convert_="all")
     runner = LearningRateTampering() if tamper else None
-    verdict = run_resume_check(cfg, task, torch.device("cpu"), Path(work_dir), runner=runner, ctx=ctx)
+    verdict = run_resume_check(cfg, torch.device("cpu"), Path(work_dir), runner=runner, ctx=ctx)
     if ctx.is_main:
         (Path(work_dir) / "verdict.json").write_text(json.dumps(list(verdict)))

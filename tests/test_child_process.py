@@ -92,18 +92,35 @@ def test_the_resume_check_in_either_process_fails_when_the_checkpoint_is_tampere
     make_cfg, tmp_path, monkeypatch, runner
 ):
     cfg = make_cfg("+experiment=classification", "pilot.resume_check.updates_before=2")
-    task = instantiate(cfg.data, _convert_="all")
     process = runner() if runner is NewProcess else runner(optimizer=True)
     try:
-        verdict, reason = resume_check.run_resume_check(cfg, task, torch.device("cpu"), tmp_path / "ok", runner=process)
+        verdict, reason = resume_check.run_resume_check(cfg, torch.device("cpu"), tmp_path / "ok", runner=process)
         assert verdict == "pass", reason
         monkeypatch.setattr(resume_check.Checkpointer, "save", _saved_with_doubled_lr(resume_check.Checkpointer.save))
-        verdict, reason = resume_check.run_resume_check(
-            cfg, task, torch.device("cpu"), tmp_path / "bad", runner=process
-        )
+        verdict, reason = resume_check.run_resume_check(cfg, torch.device("cpu"), tmp_path / "bad", runner=process)
     finally:
         if isinstance(process, ChildProcess):
             process.stop()
+    assert verdict == "fail" and "diverges from the uninterrupted one" in reason
+
+
+@pytest.mark.parametrize("drawing", ["encode_drawing", "collate_drawing_numpy"])
+def test_a_task_drawing_from_seeded_generators_resumes_as_the_same_run(make_cfg, tmp_path, monkeypatch, drawing):
+    """An outside examination: an encode augmenting from a generator make_task seeded ("the task built in the
+    new process encodes other data": this process's task had been encoded by every check before) and a collate
+    drawing from NumPy's global generator ("a generator of its own": the check's runs did not seed NumPy)
+    failed and warned. Both now resume bit for bit, and a tampered checkpoint still fails."""
+    cfg = make_cfg(
+        "+experiment=classification",
+        "pilot.resume_check.updates_before=2",
+        f"data._target_=tests._drawing_tasks.{drawing}",
+    )
+    instantiate(cfg.data, _convert_="all").encoded("train")  # as the checks before it did
+    with ChildProcess() as process:
+        verdict, reason = resume_check.run_resume_check(cfg, torch.device("cpu"), tmp_path / "ok", runner=process)
+        assert verdict == "pass", reason
+        monkeypatch.setattr(resume_check.Checkpointer, "save", _saved_with_doubled_lr(resume_check.Checkpointer.save))
+        verdict, reason = resume_check.run_resume_check(cfg, torch.device("cpu"), tmp_path / "bad", runner=process)
     assert verdict == "fail" and "diverges from the uninterrupted one" in reason
 
 
@@ -113,14 +130,11 @@ def test_a_training_that_is_not_bit_reproducible_gets_a_warn_and_a_bad_resume_of
     """olmoe and qwen2_moe on 2 CPU threads: two uninterrupted runs differ in the last bits. The resume
     is judged against that noise (a second reference run), and a changed learning rate still fails."""
     cfg = make_cfg("+experiment=classification", "pilot.resume_check.updates_before=2", f"model._target_={NOISY}")
-    task = instantiate(cfg.data, _convert_="all")
     with ChildProcess() as process:
-        verdict, reason = resume_check.run_resume_check(cfg, task, torch.device("cpu"), tmp_path / "ok", runner=process)
+        verdict, reason = resume_check.run_resume_check(cfg, torch.device("cpu"), tmp_path / "ok", runner=process)
         assert verdict == "warn" and "not bit-reproducible" in reason and "within 10x that noise" in reason, reason
         monkeypatch.setattr(resume_check.Checkpointer, "save", _saved_with_doubled_lr(resume_check.Checkpointer.save))
-        verdict, reason = resume_check.run_resume_check(
-            cfg, task, torch.device("cpu"), tmp_path / "bad", runner=process
-        )
+        verdict, reason = resume_check.run_resume_check(cfg, torch.device("cpu"), tmp_path / "bad", runner=process)
     assert verdict == "fail" and "learning rates differ" in reason, reason
 
 
@@ -263,7 +277,6 @@ def test_a_resume_check_whose_process_is_killed_is_incomplete_and_one_that_crash
     """Killed (kill -9, the out-of-memory killer): nothing was compared, so not ``fail``; a process that
     ends with an error of its own is a resume that failed."""
     cfg = make_cfg("+experiment=classification", "pilot.resume_check.updates_before=2")
-    task = instantiate(cfg.data, _convert_="all")
 
     class Ends:
         def __init__(self, code):
@@ -272,9 +285,9 @@ def test_a_resume_check_whose_process_is_killed_is_incomplete_and_one_that_crash
         def run(self, module, args, timeout_s):
             return Finished(self.code, "RuntimeError: the checkpoint cannot be read\n")
 
-    verdict, reason = resume_check.run_resume_check(cfg, task, torch.device("cpu"), tmp_path / "k", runner=Ends(-9))
+    verdict, reason = resume_check.run_resume_check(cfg, torch.device("cpu"), tmp_path / "k", runner=Ends(-9))
     assert verdict == "incomplete" and "killed by SIGKILL before it answered" in reason, reason
-    verdict, reason = resume_check.run_resume_check(cfg, task, torch.device("cpu"), tmp_path / "c", runner=Ends(1))
+    verdict, reason = resume_check.run_resume_check(cfg, torch.device("cpu"), tmp_path / "c", runner=Ends(1))
     assert verdict == "fail" and "the checkpoint cannot be read" in reason, reason
 
 

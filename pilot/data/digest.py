@@ -10,8 +10,6 @@ from typing import Any
 
 import torch
 
-from pilot.data.task import TaskData
-
 
 def _digest(value: Any) -> str:
     if torch.is_tensor(value):
@@ -31,9 +29,9 @@ def batch_digests(pairs: list[tuple[dict[str, Any], float]]) -> dict[str, str]:
     }
 
 
-def encoded_digests(task: TaskData, split: str = "train") -> list[dict[str, str]]:
-    """Per encoded example of ``split``: key -> a digest of its value."""
-    return [{key: _digest(value) for key, value in item.items()} for item in task.encoded(split)]
+def encoded_digests(items: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Per encoded example (a trainer's ``train_items``): key -> a digest of its value."""
+    return [{key: _digest(value) for key, value in item.items()} for item in items]
 
 
 def first_difference(here: list[dict[str, str]], there: list[dict[str, str]], split: str = "train") -> str | None:

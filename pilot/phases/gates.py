@@ -252,7 +252,6 @@ class PhaseRunner:
             return "skipped", "rank 0 runs it (single-process); every rank saves the same format"
         verdict, reason = run_resume_check(
             self.cfg,
-            self.task,
             self.device,
             self.run_dir / "resume_check",
             runner=self.runner,

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from pilot.checkpoint import Checkpointer, restore_training_state
@@ -26,7 +27,7 @@ from pilot.child_process import JobRunner, NewProcess
 from pilot.config.values import enum_value, resolve_device
 from pilot.data.digest import batch_digests, encoded_digests, first_difference
 from pilot.data.task import TaskData
-from pilot.engine.build import build_model, build_trainer
+from pilot.engine.build import build_model, build_trainer, seed_everything
 from pilot.engine.distributed import DistContext, init_from_env, rank0_value, spawn
 from pilot.engine.sharding import full_model_state, is_sharded
 from pilot.engine.trainer import Trainer
@@ -64,8 +65,20 @@ def trajectory(trainer: Trainer, until: int) -> list[dict[str, Any]]:
     return rows
 
 
-def fresh_trainer(cfg: DictConfig, task: TaskData, device: torch.device, ctx: DistContext = DistContext()) -> Trainer:
-    return Trainer(cfg, task, build_model(cfg), device, ctx)
+def fresh_trainer(
+    cfg: DictConfig, task: TaskData, device: torch.device, ctx: DistContext, items: list[dict] | None = None
+) -> Trainer:
+    """A trainer as ``build_trainer`` makes one, after the task: every global generator seeded from ``seed``
+    (NumPy's and Python's too: a collate drawing from them repeats), the model built, the training split
+    encoded (or ``items``, the reference's: the same examples, however the task's encode draws)."""
+    seed_everything(int(cfg.seed))
+    return Trainer(cfg, task, build_model(cfg), device, ctx, train_items=items)
+
+
+def new_task(cfg: DictConfig) -> TaskData:
+    """The task as a new process builds it: this process's own was encoded by every check before (an encode
+    drawing from a generator made in make_task, or the global ones, has drawn on since), a resumed run's is not."""
+    return instantiate(cfg.data, _convert_="all")
 
 
 def _weights(trainer: Trainer) -> dict[str, torch.Tensor]:
@@ -229,7 +242,6 @@ def _distance(first: Run, second: Run) -> tuple[float, float]:
 
 def run_resume_check(
     cfg: DictConfig,
-    task: TaskData,
     device: torch.device,
     work_dir: Path,
     timeout_s: int = 600,
@@ -249,13 +261,15 @@ def run_resume_check(
     if ctx.is_main:
         work_dir.mkdir(parents=True, exist_ok=True)
         OmegaConf.save(cfg, work_dir / "config.yaml", resolve=True)
+    task = new_task(cfg)
     reference_trainer = fresh_trainer(cfg, task, device, ctx)
+    items = reference_trainer.train_items  # encoded as a new process's build_trainer encodes them
     reference = trajectory(reference_trainer, n)
-    interrupted = fresh_trainer(cfg, task, device, ctx)
+    interrupted = fresh_trainer(cfg, task, device, ctx, items)
     trajectory(interrupted, k)
     Checkpointer(work_dir / "checkpoints", cfg, keep_last=1).save(interrupted, writes=ctx.is_main)
     reference_weights = _weights(reference_trainer)
-    encoded = encoded_digests(task) if ctx.is_main else []  # kept here, compared with the new process's
+    encoded = encoded_digests(items) if ctx.is_main else []  # kept here, compared with the new process's
     outcome = None
     if ctx.is_main:
         resumed = _resume(cfg, work_dir, timeout_s, runner, encoded)
@@ -270,7 +284,7 @@ def run_resume_check(
         return INCOMPLETE, str(reason)
     if passed or not compared or _tolerance(cfg) != (0.0, 0.0):
         return ("pass" if passed else "fail"), reason
-    control_trainer = fresh_trainer(cfg, task, device, ctx)  # every rank: under FSDP a collective
+    control_trainer = fresh_trainer(cfg, task, device, ctx, items)  # every rank: under FSDP a collective
     control = trajectory(control_trainer, n)
     control_weights = _weights(control_trainer)
     verdict = None
@@ -342,7 +356,9 @@ def resumed_rank(work_dir: Path, until: int, threads: int, spawned: bool) -> Non
     weights = _weights(trainer)
     if ctx.is_main:
         (work_dir / "resumed.json").write_text(json.dumps(rows))
-        (work_dir / "resumed_encoded.json").write_text(json.dumps(encoded_digests(trainer.task), separators=(",", ":")))
+        (work_dir / "resumed_encoded.json").write_text(
+            json.dumps(encoded_digests(trainer.train_items), separators=(",", ":"))
+        )
         write_weights(weights, work_dir / "resumed.safetensors")  # shared (tied) tensors once
 
 
