@@ -169,6 +169,8 @@ def test_forced_resume_refuses_the_learning_rate_and_records_what_it_applies(tmp
         (signal.SIGINT, 130),
         pytest.param(signal.SIGTERM, 143, marks=pytest.mark.slow),  # SIGTERM's exit code: the launcher tests
         pytest.param(signal.SIGHUP, 129, marks=pytest.mark.slow),
+        # an examination: USR1 (a scheduler's warning, a user's kill -USR1) ended the run at once, run.json running
+        (signal.SIGUSR1, 138),
     ],
 )
 def test_a_signal_ends_the_run_as_interrupted_and_it_resumes_bit_identically(tmp_path, reference, signum, code):
@@ -242,6 +244,25 @@ def test_sighup_is_watched_unless_it_is_ignored():
         assert signal.SIGHUP not in watched_signals() and signal.SIGINT in watched_signals()
     finally:
         signal.signal(signal.SIGHUP, previous)
+
+
+def test_the_user_signals_are_watched_where_nothing_else_handles_them(monkeypatch):
+    """Their default action kills the process without a record; a handler already there (the caller's) is kept,
+    and in a submitit or SLURM job SIGUSR2 is the preemption's."""
+    previous = {signum: signal.getsignal(signum) for signum in (signal.SIGUSR1, signal.SIGUSR2)}
+    for name in ("SUBMITIT_EXECUTOR", "SLURM_JOB_ID"):
+        monkeypatch.delenv(name, raising=False)
+    try:
+        for signum in previous:
+            signal.signal(signum, signal.SIG_DFL)
+        assert {signal.SIGUSR1, signal.SIGUSR2} <= set(watched_signals())
+        monkeypatch.setenv("SLURM_JOB_ID", "7")
+        assert signal.SIGUSR2 not in watched_signals() and signal.SIGUSR1 in watched_signals()
+        signal.signal(signal.SIGUSR1, lambda *_: None)  # someone else's handler: left alone
+        assert signal.SIGUSR1 not in watched_signals()
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 # ----------------------------------------------------------------------------- 4. non-finite checkpoints

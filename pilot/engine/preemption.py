@@ -170,9 +170,18 @@ def _one_event_s() -> float:
 
 
 def watched_signals() -> list[int]:
-    """SIGINT and SIGTERM, and SIGHUP (a closed terminal or ssh session) unless it is ignored (nohup)."""
+    """SIGINT and SIGTERM, and SIGHUP (a closed terminal or ssh session) unless it is ignored (nohup); and
+    SIGUSR1 and SIGUSR2 where nothing else handles them (a scheduler's warning before a stop, `sbatch
+    --signal=USR1@60`, a user's `kill -USR1`): their default action ended the process at once, its run.json
+    left saying running. In a submitit or SLURM job SIGUSR2 is the preemption's (``PreemptionWatch``)."""
     hangup = [signal.SIGHUP] if signal.getsignal(signal.SIGHUP) != signal.SIG_IGN else []
-    return [signal.SIGINT, signal.SIGTERM, *hangup]
+    in_a_job = "SUBMITIT_EXECUTOR" in os.environ or "SLURM_JOB_ID" in os.environ
+    warnings = [
+        signum
+        for signum in (signal.SIGUSR1, signal.SIGUSR2)
+        if signal.getsignal(signum) == signal.SIG_DFL and not (signum == signal.SIGUSR2 and in_a_job)
+    ]
+    return [signal.SIGINT, signal.SIGTERM, *hangup, *warnings]
 
 
 class SignalsStopAtOnce:
