@@ -821,6 +821,16 @@ def test_a_running_run_no_process_holds_is_said_to_have_ended_unrecorded(tmp_pat
     other_host = make_run(tmp_path / "other", record(status="running", finished_at=MISSING, stop_cause=MISSING))
     (other_host / RunDirectoryLock.NAME).write_text("pid 12 on host another-node")  # a cluster node: cannot tell
     assert not read_run(other_host).get("stop_cause")
+    # the headline counted the killed run as running beside a sweep that had exited (an examination)
+    for index, run in enumerate((killed, live, other_host)):
+        (run / "run.json").write_text(json.dumps({**json.loads((run / "run.json").read_text()), "run_id": f"r{index}"}))
+    held = RunDirectoryLock(live).acquire()
+    try:
+        build_recap([tmp_path], tmp_path / "out", plot=False)
+    finally:
+        held.release()
+    headline = (tmp_path / "out" / "recap.md").read_text().split("Statuses: ")[1].splitlines()[0]
+    assert "running (no process: ended unrecorded) 1" in headline and "running 2" in headline, headline
 
 
 def test_jobs_a_sweep_declared_that_left_no_directory_are_named(tmp_path):

@@ -22,6 +22,7 @@ from pilot.recap.picture import plot_curves_aside
 from pilot.recap.reading import PILOTS_AND_ESTIMATES, RecapRefused, collect
 from pilot.recap.summary import METRIC, summarise_sweeps
 from pilot.run_directory import not_written_by_pilot
+from pilot.run_record import NO_PROCESS
 from pilot.variant import control_problem
 
 RECAP_FILES = ("recap.csv", "recap.png", "recap.md")  # written under temporary names, then put in place together
@@ -121,9 +122,21 @@ def _conclusions(sections: list) -> list[str]:
     return [line if sweep is None else f"Sweep {sweep}: {line}" for sweep, _, lines in sections for line in lines]
 
 
+def _status_counts(frame: pd.DataFrame) -> dict[str, int]:
+    """Runs per status, a ``running`` record no process holds counted apart: it ended without recording how
+    (killed), and the headline said "running" beside a sweep that had exited."""
+    status = frame["status"].astype(object).copy()
+    causes = frame["stop_cause"].astype(str) if "stop_cause" in frame else pd.Series("", index=frame.index)
+    status[(status == "running") & causes.str.startswith(NO_PROCESS)] = f"running (no process: {KILLED_UNSAID})"
+    return status.value_counts().to_dict()
+
+
+KILLED_UNSAID = "ended unrecorded"
+
+
 def _recap_text(frame: pd.DataFrame, sections: list, skipped: int, pool: bool, missing: list[str] = ()) -> str:
     apart = frame.attrs.get(PILOTS_AND_ESTIMATES, [])  # collect's: pilots and estimates, no training run
-    counts = frame["status"].value_counts().to_dict()
+    counts = _status_counts(frame)
     sweeps = frame.loc[frame["status"] != "unreadable", "sweep"].nunique()  # of the runs judged
     besides = f", and {len(apart)} pilot(s) or estimate(s), listed last" if apart else ""
     text = [
