@@ -332,3 +332,34 @@ def test_a_json_lines_file_read_as_csv_names_the_format_not_a_field():
         _field(row, "group_field", "group", 0)
     with pytest.raises(ValueError, match=r"data.group_field=group: row 0 has no field 'group'"):
         _field({"instruction": "say 0"}, "group_field", "group", 0)
+
+
+def test_a_tokenizer_other_than_the_one_saved_with_the_model_is_refused(hf_files, make_cfg, tmp_path):
+    """An outside examination: a model folder holding its own tokenizer, and data.tokenizer a BPE of the same size
+    and special ids trained on other text: every check passed and the embeddings trained on other tokens' ids.
+    Refused naming an id both hold as two tokens; the same tokenizer elsewhere (a copy) is accepted."""
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import PreTrainedTokenizerFast
+
+    mk = pytest.importorskip("scripts.make_tokenizer")
+    transformers = pytest.importorskip("transformers")
+    tokenizer = load_tokenizer(str(hf_files["tokenizer"]))
+    config = transformers.LlamaConfig(
+        vocab_size=512, hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
+        max_position_embeddings=256, pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )  # fmt: skip
+    saved = tmp_path / "saved"
+    transformers.LlamaForCausalLM(config).save_pretrained(saved)
+    tokenizer.save_pretrained(saved)
+    validate(make_cfg(*overrides(hf_files), "model=hf_causal_lm", f"model.path={saved}"))  # a copy of it: accepted
+    other = ByteLevelBPETokenizer()
+    other.train_from_iterator(
+        [text[::-1].upper() for text in mk.training_texts()], vocab_size=512, min_frequency=2, show_progress=False,
+        special_tokens=list(mk.SPECIALS.values()),
+    )  # fmt: skip
+    PreTrainedTokenizerFast(tokenizer_object=other._tokenizer, **mk.SPECIALS).save_pretrained(tmp_path / "other")
+    with pytest.raises(ConfigError, match=r"not the tokenizer saved with the model.*Fix: data.tokenizer=") as error:
+        validate(make_cfg(*overrides(hf_files), "model=hf_causal_lm", f"model.path={saved}",
+                          f"data.tokenizer={tmp_path / 'other'}"))  # fmt: skip
+    assert [p.key for p in error.value.problems] == ["data.tokenizer"]

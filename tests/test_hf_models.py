@@ -970,3 +970,27 @@ def test_mode_estimate_sizes_a_saved_config_without_weights_and_training_refuses
     assert json.loads((tmp_path / "estimate" / "memory_estimate.json").read_text())["estimate"]["parameters"] > 0
     trained = run_pilot(tmp_path / "pilot", "model=hf_causal_lm", f"model.path={saved}")
     assert trained.returncode == 2 and "no weights there" in trained.stderr and "mode=estimate reads" in trained.stderr
+
+
+def test_a_rotary_model_made_for_fewer_positions_than_the_data_is_warned_about(make_cfg, caplog):
+    """An outside examination: data.max_len past max_position_embeddings was refused for learned position tables
+    only; a RoPE model trained past its context without a word. Warned (once), unless its config scales RoPE."""
+    from pilot.engine import build
+
+    cfg = make_cfg("model=hf_causal_lm", "model.config.max_position_embeddings=16", "data.max_len=64")
+    build._warned.clear()
+    with caplog.at_level("WARNING", logger="pilot"):
+        build.build_model(cfg)
+        build.build_model(cfg)
+    said = [r.getMessage() for r in caplog.records if "positions past 16" in r.getMessage()]
+    assert len(said) == 1 and "Fix: data.max_len=16" in said[0], said
+    caplog.clear()
+    scaled = make_cfg(
+        "model=hf_causal_lm",
+        "model.config.max_position_embeddings=16",
+        "data.max_len=64",
+        "+model.config.rope_scaling={rope_type:linear,factor:4.0}",
+    )
+    with caplog.at_level("WARNING", logger="pilot"):
+        build.build_model(scaled)
+    assert not [r for r in caplog.records if "positions past" in r.getMessage()]

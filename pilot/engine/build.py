@@ -4,6 +4,7 @@ the same seed and the same instantiation."""
 
 from __future__ import annotations
 
+import logging
 import random
 
 import numpy as np
@@ -23,6 +24,8 @@ from pilot.errors import PilotError
 from pilot.models.adapter import apply_adapter
 from pilot.models.base_files import MODEL_FILES_KEY, base_files_fingerprint
 from pilot.user_code import code_fingerprint
+
+log = logging.getLogger("pilot")
 
 
 def seed_everything(seed: int) -> None:
@@ -79,6 +82,13 @@ def refuse_short_tables(model: torch.nn.Module, vocab_size: object, max_len: obj
         and m is not tokens
         and m.num_embeddings in (positions, positions + 2)  # OPT keeps 2 more rows
     ]
+    if not learned and positions < max_len and not _context_extended(config):
+        _warn_once(
+            f"{type(model).__name__} was made for {positions} positions (max_position_embeddings) but the data holds "
+            f"sequences of up to {max_len} tokens ({key}): positions past {positions} were never trained and its "
+            "config extends nothing (no rope_scaling), so a longer sequence's loss says little of the model. Fix: "
+            f"{key}={positions}, or a rope_scaling in the model's config for a longer context."
+        )
     # RoBERTa-like tables count positions from padding_idx + 1: that many rows are never a position
     usable = min((_usable_rows(m, positions) for m in learned), default=max_len)
     if usable < max_len:
@@ -87,6 +97,21 @@ def refuse_short_tables(model: torch.nn.Module, vocab_size: object, max_len: obj
             f"{max_len} tokens ({key}): a longer one indexes past its position table. Fix: "
             f"{key}={usable}, or a model with n_positions/max_position_embeddings >= {positions + max_len - usable}."
         )
+
+
+_warned: set[str] = set()  # said once per process: a pilot builds its model many times
+
+
+def _warn_once(text: str) -> None:
+    if text not in _warned:
+        _warned.add(text)
+        log.warning(text)
+
+
+def _context_extended(config: object) -> bool:
+    """A config that scales its rotary positions past what it was trained for (rope_scaling: linear, yarn...)."""
+    scaling = getattr(config, "rope_scaling", None) or getattr(config, "rope_parameters", None)
+    return isinstance(scaling, dict) and scaling.get("rope_type", scaling.get("type")) not in (None, "default")
 
 
 def _usable_rows(table: torch.nn.Embedding, positions: int) -> int:

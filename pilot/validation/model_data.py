@@ -30,6 +30,7 @@ from pilot.validation.checkpointing import check_checkpointing
 from pilot.validation.keys import check_arguments
 from pilot.validation.model_path import builds_hf, check_config_beside_path, check_model_path, typed_config_keys
 from pilot.validation.problems import Problem, is_number
+from pilot.validation.saved_tokenizer import check_saved_tokenizer
 from pilot.validation.special_ids import check_special_ids
 
 
@@ -352,6 +353,7 @@ def check_model_and_data(cfg, problems: list[Problem]) -> None:
         check_model_path,
         check_config_beside_path,
         check_special_ids,
+        check_saved_tokenizer,
         _check_hf_config,
         _check_hf_tables,
         check_adapter_config,
