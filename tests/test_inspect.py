@@ -690,3 +690,24 @@ def test_a_model_whose_id2label_orders_the_classes_otherwise_fails(digits_task):
         said = [f.problem for f in result.findings if "config.id2label" in f.problem]
         assert bool(said) == fails and (result.verdict == "fail") == fails, (id2label, result.reason)
         assert not fails or "id 0: 'one' to the model, 'zero' to the task" in said[0], said
+
+
+def test_a_collate_whose_draw_changes_nothing_once_is_still_found_random():
+    """An outside examination: a mixup over a micro-batch of 2 leaves the batch as it was whenever randperm(2) is
+    the identity; one collation compared with one other judged it not random half the time, and every mixed row
+    then failed as differing from its example collated alone. Several collations of several examples find it."""
+    import dataclasses
+
+    from pilot.checks.collated import collate_is_random
+
+    task = digits.make_task()
+    items = task.encoded("train")[:2]
+    calls = []
+
+    def draws_on_the_third_call(chosen):
+        calls.append(1)
+        batch = task.collate(chosen)
+        return {**batch, "inputs": batch["inputs"] * (2.0 if len(calls) == 3 else 1.0)}
+
+    assert collate_is_random(dataclasses.replace(task, collate=draws_on_the_third_call), items)
+    assert not collate_is_random(task, items)  # a collate that draws nothing

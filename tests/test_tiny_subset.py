@@ -372,3 +372,19 @@ def test_soft_labels_without_correct_count_are_recovered_by_their_most_likely_cl
     results = runner.run_task(runner.load("ok_soft_labels_kl_no_count"), tiny_subset=True)
     assert results["tiny_subset"].verdict == "pass", results["tiny_subset"].reason
     assert results["objective"].verdict == "pass", results["objective"].reason
+
+
+def test_a_subset_failed_while_its_loss_still_fell_says_the_learning_rate_may_be_the_cause():
+    """An outside examination: correct models trained from scratch (CORAL, quantiles, an embedding) failed at the
+    default learning rate with no hint. A loss still falling steadily when the updates ran out says so, naming
+    optim.lr; a plateau says nothing of it."""
+    from types import SimpleNamespace
+
+    from pilot.checks.tiny_subset import _slow_at_this_rate
+
+    def attempt(losses):
+        return SimpleNamespace(curve=list(enumerate(losses)), scorer=SimpleNamespace(loss_floor=0.0))
+
+    falling = _slow_at_this_rate(attempt([8.0, 6.0, 4.5, 3.4, 2.5, 1.9, 1.4]), 1e-3)
+    assert "still falling" in falling and "optim.lr=0.001" in falling and "10x" in falling, falling
+    assert _slow_at_this_rate(attempt([8.0, 3.0, 2.0, 2.0, 2.0, 2.0, 2.0]), 1e-3) == ""  # settled: not the rate

@@ -310,16 +310,25 @@ def split_statistics(task: TaskData, views: list[RowView], findings: list[Findin
     return stats
 
 
+RANDOM_COLLATE_TRIES = 4  # collations compared with the first: a draw that changes nothing once (a mixup
+RANDOM_COLLATE_ITEMS = 8  # of 2 rows whose permutation came out the identity) is caught by the next
+
+
 def collate_is_random(task: TaskData, items: list[dict]) -> bool:
-    """Does collating the same items twice give different batches (random masking, augmentation)?"""
+    """Does collating the same items again give different batches (random masking, augmentation, mixup)?
+    Over at least ``RANDOM_COLLATE_ITEMS`` items, up to ``RANDOM_COLLATE_TRIES`` times: mixup over a
+    micro-batch of 2 leaves it as it was half the time, and a task judged not random then fails every
+    row that differs from its example collated alone."""
     if not items:
         return False
-    first, second = task.collate(items), task.collate(items)
-    return any(
-        not (torch.is_tensor(v) and torch.is_tensor(second.get(k)) and same(v, second[k]))
-        for k, v in first.items()
-        if torch.is_tensor(v)
-    )
+    first = task.collate(items)
+    for _ in range(RANDOM_COLLATE_TRIES):
+        again = task.collate(items)
+        if any(
+            not (torch.is_tensor(again.get(k)) and same(v, again[k])) for k, v in first.items() if torch.is_tensor(v)
+        ):
+            return True
+    return False
 
 
 def check_collated(
@@ -330,7 +339,8 @@ def check_collated(
     ``positions``: a micro-batch whose rows are flagged for positions the labels count is measured,
     and judged by the positions its loss trains (``pilot.checks.untrained_labels``)."""
     masked = bool(task.info.get("mask_instruction", True))
-    random = collate_is_random(task, next((items[:micro_batch] for items in encoded.values() if items), []))
+    some = max(micro_batch, RANDOM_COLLATE_ITEMS)
+    random = collate_is_random(task, next((items[:some] for items in encoded.values() if items), []))
     views = collated_rows(task, encoded, micro_batch)
     findings: list[Finding] = (
         rows_of_other_examples(task, encoded.get("train", [])[: max(micro_batch, 4)]) if random else []

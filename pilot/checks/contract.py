@@ -47,7 +47,24 @@ def contract_batch(task: TaskData) -> dict:
             f"collate must take a list of what encode returns and give one micro-batch of tensors ({CONTRACT})."
         ) from error
     require_batch_keys(batch)
+    _refuse_nested_batch(batch)
     return batch
+
+
+def _refuse_nested_batch(batch: dict) -> None:
+    """A batch value that is itself a mapping of tensors (``{"user": {"ids": ...}, "item": {...}}``): the engine
+    moves the batch's own tensors to the device, so those would stay on the CPU beside a model on a GPU, and the
+    checks read the batch's tensors by key (the split audit found identical examples, the tiny subset no
+    context, the reload check a KeyError of its control inputs, each a false result)."""
+    nested = sorted(key for key, value in batch.items() if isinstance(value, Mapping))
+    if nested:
+        inner = batch[nested[0]]
+        raise ContractError(
+            f"collate returns a batch whose {', '.join(repr(k) for k in nested)} holds a mapping "
+            f"({nested[0]!r}: keys {sorted(map(str, inner))[:6]}), not a tensor: the engine moves and the checks read "
+            "the batch's own tensors by key, so tensors inside it would stay on the CPU and unread. Fix: one "
+            f"level of keys, e.g. '{nested[0]}_{sorted(map(str, inner))[0]}', and forward reading them ({CONTRACT})."
+        )
 
 
 def check_contract(task: TaskData, model: torch.nn.Module, settings: Mapping[str, Any] | None = None) -> CheckResult:
@@ -204,6 +221,33 @@ def _refuse_predict_shape(task: TaskData, output: Any, batch: dict) -> None:
             f"predict returned {shape} for labels of shape {tuple(labels.shape)}: accuracy compares them "
             "element by element, so it needs one prediction per label, same shape. Fix: the argmax over the "
             f"class dimension of the logits (dim=-1), keeping every other dimension ({CONTRACT})."
+        )
+    _refuse_predict_over_another_dimension(task, output, batch)
+
+
+def _refuse_predict_over_another_dimension(task: TaskData, output: Any, batch: dict) -> None:
+    """A predict reducing the batch dimension (``argmax(0)``) gives the labels' shape where the batch and the
+    classes are as many (a micro-batch of 2, two classes), then crashes at the first evaluation of another
+    batch size. Given the same output with one more class column that is never the largest, a predict over
+    the classes keeps the labels' shape; one whose shape follows that column reduces another dimension."""
+    labels = batch["labels"]
+    if not torch.is_tensor(output) or output.dim() < 2 or output.shape[-1] < 2 or not output.is_floating_point():
+        return
+    if tuple(labels.shape) != tuple(output.shape[:-1]):  # classes in the last dimension, one label per row
+        return
+    with torch.no_grad():
+        column = output.detach().new_full((*output.shape[:-1], 1), float(output.detach().min()) - 1.0)
+        try:
+            wider = task.predict(torch.cat([output.detach(), column], dim=-1), batch)
+        except Exception:  # noqa: BLE001 - a predict written for a fixed number of classes: not judged here
+            return
+    if torch.is_tensor(wider) and tuple(wider.shape) != tuple(labels.shape):
+        raise ContractError(
+            f"predict reduces another dimension than the classes: given this output with one more class column "
+            f"({tuple(output.shape)} -> {(*output.shape[:-1], output.shape[-1] + 1)}) it returned "
+            f"{tuple(wider.shape)} for labels of shape {tuple(labels.shape)} (the shapes agreed only because the "
+            "batch holds as many rows as there are classes: argmax(0) over the batch?); another batch size crashes "
+            f"its first evaluation. Fix: the argmax over the class dimension, argmax(dim=-1) ({CONTRACT})."
         )
 
 

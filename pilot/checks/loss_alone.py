@@ -62,6 +62,9 @@ def loss_alone_findings(
                 or (torch.is_tensor(labels) and labels.shape[:1] != (rows,))
             ):
                 return [], {"judged": False, "why": "the output or the labels have no row per example"}
+            if _scored_over_the_batch(task, model, scores, chunk[0], rows):
+                return [], {"judged": False, "why": "each row is scored against the batch's own examples (in-batch "
+                            "negatives): its loss depends on its batch by design"}  # fmt: skip
             limit = RTOL if scores.dtype in (torch.float32, torch.float64) else LOW_PRECISION_RTOL
             for row, at in enumerate(row_items(batch, chunk)):
                 alone = task.collate([chunk[at]])
@@ -80,6 +83,15 @@ def loss_alone_findings(
     if gap <= limit:
         return [], details
     return [_depends_on_its_batch(batch, row, gap, losses, split)], details
+
+
+def _scored_over_the_batch(task: TaskData, model: torch.nn.Module, scores: torch.Tensor, item: dict, rows: int) -> bool:
+    """Scores whose width follows the batch: k columns per example of the batch, k for an example alone (a
+    contrastive loss over the batch's passages, hard negatives beside positives). Padding does not do that."""
+    if scores.dim() != 2 or scores.shape[1] % rows:
+        return False
+    alone = logits_of(task.forward(model, task.collate([item])))
+    return alone.dim() == 2 and alone.shape[1] * rows == scores.shape[1]
 
 
 def _ctc_style(task: TaskData, model: torch.nn.Module, batch: dict[str, Any]) -> bool:

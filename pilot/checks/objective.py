@@ -42,7 +42,7 @@ from pilot.checks.loss_probe import (
 from pilot.checks.output_reads import named_tensors, rebuilt
 from pilot.checks.result import CheckResult, Finding, summarise
 from pilot.checks.shift_probe import loss_reads_logits, prediction_outside_the_loss
-from pilot.checks.soft_targets import soft_target_findings
+from pilot.checks.soft_targets import flat_floor_findings, soft_target_findings
 from pilot.data.task import TaskData, logits_of
 
 STEP = "objective"
@@ -187,7 +187,7 @@ def objective_check(
     findings += loss_scaled(task, outputs, details, per_example, {"micro_batch": int(micro_batch), **by_hand})
     warnings[:0] = inverted_positive_weights(task, outputs, partial(_positive_share, task, micro_batch))  # cause first
     soft, details["soft_targets"] = soft_target_findings(task, outputs)  # smoothed a second time by the loss?
-    warnings += soft
+    warnings += soft or flat_floor_findings(task, outputs)  # hard labels under a loss that barely falls
     ok = _sums_said(per_batch, size) + "; initial loss per target " + _initial_loss_said(task, details, batches)
     return summarise(STEP, findings, ok, details, warnings)
 

@@ -51,13 +51,22 @@ def _row_positions(value: torch.Tensor, singles: list[Batch], items: list[dict],
     """An integer key that holds each row's own position in the micro-batch (0 for an example alone), and
     that no encoded example holds a value of its own for (``key``, or ``label`` for ``labels``): in-batch
     targets (a contrastive loss's positives) that depend on the row by design — not a collate that
-    replaced each example's label by its row index."""
+    replaced each example's label by its row index. Also k * size + position (positives after k blocks of
+    the batch's columns: hard negatives first), k for an example alone."""
     if value.is_floating_point() or value.dim() != 1 or size < 2:
         return False
     if any(item.get(key) is not None or (key == "labels" and item.get("label") is not None) for item in items):
         return False
-    return torch.equal(value, torch.arange(size, device=value.device).to(value.dtype)) and all(
-        torch.is_tensor(one.get(key)) and one[key].numel() == 1 and int(one[key].item()) == 0 for one in singles
+    # row i's target at column i, or at column k * size + i of a score matrix whose width follows the batch
+    # ([queries' negatives | positives]: labels size + i; an example alone, k)
+    blocks, rest = divmod(int(value[0]), size)
+    return (
+        rest == 0
+        and torch.equal(value, (blocks * size + torch.arange(size, device=value.device)).to(value.dtype))
+        and all(
+            torch.is_tensor(one.get(key)) and one[key].numel() == 1 and int(one[key].item()) == blocks
+            for one in singles
+        )
     )
 
 

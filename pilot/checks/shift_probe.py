@@ -7,7 +7,8 @@ it: its gradient summed over the row is 0 at every update. A ``predict`` that re
 whatever the training does: multi-hot tags trained with ``cross_entropy`` and predicted by a threshold,
 the classic case. On each probed batch of a fresh model: the loss with every row's logits shifted by
 one constant must equal the loss (within float32's rounding) for the probe to apply, and ``predict``
-on the shifted logits must then give the same predictions."""
+on the shifted logits must then give the same predictions (``correct_count`` where the task gives one:
+accuracy reads it, not ``predict``; a ranking task whose predict returns the scores themselves was failed)."""
 
 from __future__ import annotations
 
@@ -59,7 +60,9 @@ def prediction_outside_the_loss(task: TaskData, outputs: list[tuple[Any, dict[st
         try:
             with torch.no_grad():
                 loss, moved = (float(task.loss_sum(o, batch).detach()) for o in (output, shifted))
-                before, after = task.predict(output, batch), task.predict(shifted, batch)
+                counted = getattr(task, "correct_count", None)  # what accuracy reads, where the task gives it
+                scored = task.predict if counted is None else counted
+                before, after = (torch.as_tensor(scored(o, batch)) for o in (output, shifted))
         except Exception:  # noqa: BLE001 - an output or predict that cannot take other logits: not judged
             return None
         if abs(moved - loss) > RTOL * max(abs(loss), 1e-12):

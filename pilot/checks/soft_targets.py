@@ -7,11 +7,18 @@ again (``cross_entropy(..., label_smoothing=0.1)`` copied onto targets the data 
 smoothed) trains towards a flatter distribution, and its floor rises above that entropy. Measured, not
 derived: ``loss_floor`` minimises ``loss_sum`` over free logits, and the floor per target is compared
 with the targets' mean entropy. A temperature (distillation at ``T``: ``softmax(logits / T)`` against
-the targets) moves the logits, not the floor, and is not warned about; nor are hard labels.
+the targets) moves the logits, not the floor, and is not warned about.
+
+Hard labels (class ids) under a loss whose floor is most of a uniform guess (``ln(classes)``): whatever the
+model outputs, the loss barely falls, and it trains towards nearly uniform predictions. ``label_smoothing=0.9``
+typed for a confidence of 90% does this (the share moved off the label, 0.1 is typical), and every check
+passed it: warned (a distillation loss written as a cross-entropy against a hot teacher's soft targets beside
+the labels has a high floor too, by design).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -36,6 +43,38 @@ def _soft_key(batch: Batch, logits: torch.Tensor) -> str | None:
         ):
             return key
     return None
+
+
+MOSTLY_A_GUESS = 0.75  # a floor at least this share of ln(classes): the loss can barely fall
+
+
+def flat_floor_findings(task: TaskData, outputs: list[tuple[Any, Batch]]) -> list[Finding]:
+    """Class-id labels whose loss cannot go far below a uniform guess, whatever the output."""
+    for output, batch in outputs[:1]:
+        labels = batch.get("labels")
+        try:
+            logits = logits_of(output)
+        except Exception:  # noqa: BLE001 - an output without logits: not judged
+            return []
+        if not (torch.is_tensor(labels) and torch.is_tensor(logits) and logits.is_floating_point()):
+            return []
+        classes = int(logits.shape[-1]) if logits.dim() >= 2 else 0
+        if labels.is_floating_point() or classes < 2 or tuple(labels.shape) != tuple(logits.shape[:-1]):
+            return []
+        guess = math.log(classes)
+        floor = loss_floor(task, [(output, batch)])
+        if floor is None or floor < MOSTLY_A_GUESS * guess:
+            return []
+        return [
+            Finding(
+                f"loss_sum cannot go below {floor:.3g} per target on this batch, {floor / guess:.0%} of a uniform "
+                f"guess over the {classes} classes (ln {classes} = {guess:.3g}), whatever the model outputs: the loss "
+                "can barely fall and trains towards nearly uniform predictions. label_smoothing is the share of "
+                "probability moved off the label (0.1 typical): 0.9 typed for a 90% confidence does this. Fix: "
+                "label_smoothing=0.1 or less (or a loss whose best output predicts the label)"
+            )
+        ]
+    return []
 
 
 def soft_target_findings(task: TaskData, outputs: list[tuple[Any, Batch]]) -> tuple[list[Finding], dict[str, Any]]:

@@ -271,7 +271,22 @@ def _not_learnt(
     lr = float(cfg.optim.lr)
     unmoved = unmoved_hint(attempt.weights_before, trainer.raw_model, lr, trainer.updates_done)
     hints = _zero_loss_wrong(attempt) + warmup_hint(int(cfg.optim.warmup_updates), trainer.updates_done, lr) + hints
+    hints = hints or _slow_at_this_rate(attempt, lr)
     return "fail", f"cannot learn the subset: {numbers}.{unmoved if unmoved and lr == 0 else unmoved + hints}"
+
+
+def _slow_at_this_rate(attempt: _Attempt, lr: float) -> str:
+    """The loss still falling steadily when the updates ran out (``still_falling``): a correct model trained from
+    scratch at a fine-tune's learning rate failed with no hint; else ""."""
+    falling = still_falling(attempt.curve, attempt.scorer.loss_floor) if lr > 0 else ""
+    if not falling:
+        return ""
+    return (
+        f" Its loss was still falling when the updates ran out ({falling}): at optim.lr={lr:g} this model learns "
+        "slowly (the check trains at the run's own settings; a model trained from scratch often needs more than a "
+        "fine-tune's rate). To tell a slow loop from a broken one: the pilot again with a larger optim.lr, e.g. "
+        "10x, or more pilot.tiny.max_updates_if_falling."
+    )
 
 
 ZERO_LOSS = 1e-6  # of the loss at the start: the loss has nothing left to learn

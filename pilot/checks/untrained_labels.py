@@ -168,10 +168,11 @@ def _real_skipped(real: list[tuple[int, int]], never: set, task: TaskData) -> st
     )
 
 
-def loss_gradient(task: TaskData, model: torch.nn.Module, batch: Batch) -> torch.Tensor | None:
+def loss_gradient(task: TaskData, model: torch.nn.Module, batch: Batch, values: bool = False) -> torch.Tensor | None:
     """d loss_sum / d output, [rows, output positions, classes] on the CPU, or None when it cannot be told
     (no sequence of scores, a loss that trains nothing here, a loss the probe cannot differentiate). The
-    model is put in eval mode; no parameter changes."""
+    model is put in eval mode; no parameter changes. ``values``: a [rows, positions] output beside float
+    labels of its shape (a multi-output regression) is one value per position, [rows, positions, 1]."""
     try:
         device = next(model.parameters()).device
         batch = move_to(batch, device)
@@ -181,6 +182,9 @@ def loss_gradient(task: TaskData, model: torch.nn.Module, batch: Batch) -> torch
         _, grad, _ = output_gradient(task, output, batch, recompute=partial(task.forward, model, batch))
     except Exception:  # noqa: BLE001 - then what the labels say stands
         return None
+    labels = batch.get("labels")
+    if values and grad.dim() == 2 and torch.is_tensor(labels) and labels.is_floating_point():
+        grad = grad.unsqueeze(-1) if labels.shape == grad.shape else grad
     if grad.dim() != 3 or not bool((grad != 0).any()):
         return None
     return grad.detach().cpu()
@@ -190,8 +194,9 @@ def loss_trained(task: TaskData, model: torch.nn.Module, batch: Batch) -> torch.
     """[rows, output positions] on the CPU: True where the loss trains the output towards its label (the
     label's class has a negative gradient: cross-entropy's softmax - one-hot, label smoothing too; a term
     that reads no label, a z-loss, pushes none up), or, where no class id labels the output, where the
-    gradient reaches it at all; None when it cannot be told."""
-    grad = loss_gradient(task, model, batch)
+    gradient reaches it at all (a regression's values too: one its loss masks, a value never measured, is not
+    judged by the tiny subset); None when it cannot be told."""
+    grad = loss_gradient(task, model, batch, values=True)
     return None if grad is None else trained_by(task, batch, grad)
 
 
