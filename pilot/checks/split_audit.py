@@ -197,6 +197,7 @@ def _undeclared_leaks(
     token_warnings, token_target = leaks.token_leak_warnings(task, views, limits)
     skew_warnings, skew = leaks.token_skew_warnings(task, views, limits)
     feature_warnings, feature_skew = leaks.feature_skew_warnings(task, views, limits, split_by)
+    relation_warnings, label_relation = leaks.label_relation_warnings(views, split_by)
     order_warnings, segment_order = leaks.segment_order_warnings(views)
     window_warnings, shifted_windows = leaks.shifted_window_warnings(views)
     linear_warnings, linear = leaks.linear_leak_warnings(views)
@@ -204,6 +205,7 @@ def _undeclared_leaks(
     # overlapping windows first: they explain a feature that then predicts the label (a random walk's last day)
     leak_warnings = window_warnings + linear_warnings + leak_warnings
     leak_warnings += token_warnings + skew_warnings + feature_warnings + order_warnings + made.pop("warnings")
+    leak_warnings += relation_warnings  # last: a cause named above (inputs on another scale) explains it
     if "skipped" in target:
         skipped.append(f"target leakage: {target['skipped']}")
     report = {
@@ -215,6 +217,7 @@ def _undeclared_leaks(
         "token_leakage": token_target,
         "token_skew": skew,
         "feature_skew": feature_skew,
+        "label_relation": label_relation,
         "segment_order": segment_order,
         "shifted_windows": shifted_windows,
         "linear_target": linear,

@@ -119,6 +119,7 @@ from pilot.checks.leaks.duplicates import duplicate_findings
 from pilot.checks.leaks.feature_skew import feature_skew_warnings
 from pilot.checks.leaks.id_fields import id_field_warnings, name_says_id
 from pilot.checks.leaks.label_encoding import label_encoding_warnings
+from pilot.checks.leaks.label_relation import label_relation_warnings
 from pilot.checks.leaks.linear_leak import linear_leak_warnings
 from pilot.checks.leaks.model_views import ModelViews, model_views
 from pilot.checks.leaks.one_split_values import one_split_value_warnings
@@ -169,6 +170,7 @@ __all__ = [
     "shifted_window_warnings",
     "token_skew_warnings",
     "feature_skew_warnings",
+    "label_relation_warnings",
     "segment_order_warnings",
     "normalise_text",
     "text_fields",
