@@ -117,7 +117,17 @@ def _same_series(features: np.ndarray, label: np.ndarray, steps: np.ndarray) -> 
 
 
 def _label_correlation(features: np.ndarray, label: np.ndarray) -> np.ndarray:
-    """|Pearson correlation| of each feature column with the label (0 for a constant feature or label)."""
+    """|Pearson correlation| of each feature column with the label (0 for a constant feature or label); for a
+    continuous label, or of their ranks where that is higher (Spearman's): a feature computed from the target
+    by a monotone map (charges ~ exp(length of stay)) follows its order, not its line."""
+    pearson = _pearson(features, label)
+    if len(np.unique(label)) < SAME_SERIES * len(label):  # class ids: their order means nothing
+        return pearson
+    ranks = np.argsort(np.argsort(features, axis=0, kind="stable"), axis=0).astype(np.float64)
+    return np.maximum(pearson, _pearson(ranks, np.argsort(np.argsort(label, kind="stable")).astype(np.float64)))
+
+
+def _pearson(features: np.ndarray, label: np.ndarray) -> np.ndarray:
     std = features.std(axis=0)
     centred = (features - features.mean(axis=0)) * (std > 0)
     label_std = label.std()
@@ -218,7 +228,7 @@ def _leak_findings(
     for j in np.flatnonzero((corr >= limits.leak_score) | (separation >= limits.leak_score)):
         parts = []
         if corr[j] >= limits.leak_score:
-            parts.append(f"|correlation| {corr[j]:.3f} with the label")
+            parts.append(f"|correlation| {corr[j]:.3f} with the label (of values or of their order)")
         if separation[j] >= limits.leak_score:
             cls = int(best_class[j])
             name = f" '{class_names[cls]}'" if 0 <= cls < len(class_names) else ""
