@@ -198,12 +198,13 @@ def _undeclared_leaks(
     skew_warnings, skew = leaks.token_skew_warnings(task, views, limits)
     feature_warnings, feature_skew = leaks.feature_skew_warnings(task, views, limits, split_by)
     relation_warnings, label_relation = leaks.label_relation_warnings(views, split_by)
+    pair_warnings, identical_pairs = leaks.identical_pair_warnings(views)
     order_warnings, segment_order = leaks.segment_order_warnings(views)
     window_warnings, shifted_windows = leaks.shifted_window_warnings(views)
     linear_warnings, linear = leaks.linear_leak_warnings(views)
     scale_warnings, made = _made_by_the_task(task, views, limits, split_by)
     # overlapping windows first: they explain a feature that then predicts the label (a random walk's last day)
-    leak_warnings = window_warnings + linear_warnings + leak_warnings
+    leak_warnings = window_warnings + linear_warnings + pair_warnings + leak_warnings
     leak_warnings += token_warnings + skew_warnings + feature_warnings + order_warnings + made.pop("warnings")
     leak_warnings += relation_warnings  # last: a cause named above (inputs on another scale) explains it
     if "skipped" in target:
@@ -218,6 +219,7 @@ def _undeclared_leaks(
         "token_skew": skew,
         "feature_skew": feature_skew,
         "label_relation": label_relation,
+        "identical_pairs": identical_pairs,
         "segment_order": segment_order,
         "shifted_windows": shifted_windows,
         "linear_target": linear,

@@ -118,6 +118,7 @@ from pilot.checks.leaks.decoded_text import decoded_text_warnings
 from pilot.checks.leaks.duplicates import duplicate_findings
 from pilot.checks.leaks.feature_skew import feature_skew_warnings
 from pilot.checks.leaks.id_fields import id_field_warnings, name_says_id
+from pilot.checks.leaks.identical_pairs import identical_pair_warnings
 from pilot.checks.leaks.label_encoding import label_encoding_warnings
 from pilot.checks.leaks.label_relation import label_relation_warnings
 from pilot.checks.leaks.linear_leak import linear_leak_warnings
@@ -171,6 +172,7 @@ __all__ = [
     "token_skew_warnings",
     "feature_skew_warnings",
     "label_relation_warnings",
+    "identical_pair_warnings",
     "segment_order_warnings",
     "normalise_text",
     "text_fields",
