@@ -62,7 +62,7 @@ def loss_alone_findings(
                 or (torch.is_tensor(labels) and labels.shape[:1] != (rows,))
             ):
                 return [], {"judged": False, "why": "the output or the labels have no row per example"}
-            if _scored_over_the_batch(task, model, scores, chunk[0], rows):
+            if scored_over_the_batch(task, model, scores, chunk[0], rows):
                 return [], {"judged": False, "why": "each row is scored against the batch's own examples (in-batch "
                             "negatives): its loss depends on its batch by design"}  # fmt: skip
             limit = RTOL if scores.dtype in (torch.float32, torch.float64) else LOW_PRECISION_RTOL
@@ -85,7 +85,17 @@ def loss_alone_findings(
     return [_depends_on_its_batch(batch, row, gap, losses, split)], details
 
 
-def _scored_over_the_batch(task: TaskData, model: torch.nn.Module, scores: torch.Tensor, item: dict, rows: int) -> bool:
+def in_batch_scores(task: TaskData, model: torch.nn.Module, pair: tuple[Any, dict[str, Any]], item: dict) -> bool:
+    """``scored_over_the_batch`` for one (output, batch) pair computed already (``objective``): a positive a
+    fresh encoder already scores well (a paraphrase sharing the query's words) starts such a loss below
+    ln(width) by design, so its initial loss is not compared."""
+    output, batch = pair
+    scores = logits_of(output)
+    with torch.no_grad():
+        return torch.is_tensor(scores) and scored_over_the_batch(task, model, scores, item, batch_size(batch))
+
+
+def scored_over_the_batch(task: TaskData, model: torch.nn.Module, scores: torch.Tensor, item: dict, rows: int) -> bool:
     """Scores whose width follows the batch: k columns per example of the batch, k for an example alone (a
     contrastive loss over the batch's passages, hard negatives beside positives). Padding does not do that."""
     if scores.dim() != 2 or scores.shape[1] % rows:

@@ -28,6 +28,7 @@ from pilot.checks.even_logits import inverted_positive_weights, loss_scaled
 from pilot.checks.floorless_loss import floorless_finding
 from pilot.checks.initial_loss import initial_loss_findings, negative_loss
 from pilot.checks.label_kinds import as_number, class_distributions, class_ids, ordinal_head, regression
+from pilot.checks.loss_alone import in_batch_scores
 from pilot.checks.loss_floor import with_logits
 from pilot.checks.loss_probe import (
     batch_size,
@@ -39,6 +40,7 @@ from pilot.checks.loss_probe import (
     sub_output,
     trained_head_widths,
 )
+from pilot.checks.other_head import other_head_finding
 from pilot.checks.output_reads import named_tensors, rebuilt
 from pilot.checks.result import CheckResult, Finding, summarise
 from pilot.checks.shift_probe import loss_reads_logits, prediction_outside_the_loss
@@ -168,7 +170,15 @@ def objective_check(
         losses_by_class(batch, even, per_class)
         findings += contract_findings(numbers, trained, even, skipped_class(task, batch, grad))
     details: dict[str, Any] = {"batches": per_batch, "output_width": width}
-    findings += [f for f in (prediction_outside_the_loss(task, outputs), floorless_finding(task, outputs)) if f]
+    findings += [
+        f
+        for f in (
+            prediction_outside_the_loss(task, outputs),
+            floorless_finding(task, outputs),
+            other_head_finding(task, outputs),
+        )
+        if f
+    ]
     if total_count > 0 and total_loss < 0 and (class_ids(batches) or class_distributions(batches)):
         findings.append(Finding(negative_loss(total_loss / total_count, soft=not class_ids(batches))))
     elif (
@@ -178,6 +188,7 @@ def objective_check(
         and task.initial_loss_tolerance is not None
         and not regression(task, batches)
         and not any(b["ctc_style"] for b in per_batch)  # CTC sums over alignments; CORAL a BCE per threshold
+        and not in_batch_scores(task, model, outputs[0], items[0])  # a contrastive row's classes: the batch's
     ):
         warnings += initial_loss_findings(task, outputs, total_loss / total_count, width, per_class, details)
     elif not total_count:
