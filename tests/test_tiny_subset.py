@@ -388,3 +388,27 @@ def test_a_subset_failed_while_its_loss_still_fell_says_the_learning_rate_may_be
     falling = _slow_at_this_rate(attempt([8.0, 6.0, 4.5, 3.4, 2.5, 1.9, 1.4]), 1e-3)
     assert "still falling" in falling and "optim.lr=0.001" in falling and "10x" in falling, falling
     assert _slow_at_this_rate(attempt([8.0, 3.0, 2.0, 2.0, 2.0, 2.0, 2.0]), 1e-3) == ""  # settled: not the rate
+
+
+@pytest.mark.parametrize("skipped, verdict", [(True, "pass"), (False, "fail")])
+def test_a_step_fp16s_scaler_skipped_is_no_non_finite_run(make_cfg, monkeypatch, skipped, verdict):
+    """An outside examination: optim=sgd precision=fp16 batch=large_micro trains (loss 5.57 -> 3.20) but its
+    subset failed "non-finite loss or gradient at update 10": the gradient scaler had skipped an overflowed step,
+    its normal working, and checks.json said the loss had not moved. A skipped step trains on; an infinite
+    gradient that nothing skipped still fails."""
+    import dataclasses
+
+    from pilot.engine.trainer import Trainer
+
+    step = Trainer.train_step
+
+    def overflowed_once(self):
+        record = step(self)
+        if self.updates_done == 3:
+            return dataclasses.replace(record, grad_norm=math.inf, step_skipped=skipped)
+        return record
+
+    monkeypatch.setattr(Trainer, "train_step", overflowed_once)
+    cfg = make_cfg()
+    result = tiny_subset_check(cfg, instantiate(cfg.data, _convert_="all"), CPU)
+    assert result.verdict == verdict, result.reason

@@ -109,8 +109,9 @@ def _attempt(cfg: DictConfig, tiny_task: TaskData, device, build_model, max_upda
     final_loss, finite, curve = initial_loss, True, [(0, initial_loss)]
     while trainer.updates_done < trainer.plan.total_updates:
         record = trainer.train_step()
-        if not (math.isfinite(record.loss) and math.isfinite(record.grad_norm)):
-            finite = False
+        # fp16's scaler skipping a step on an overflowed gradient is its normal working, not a non-finite run
+        if not math.isfinite(record.loss) or not (math.isfinite(record.grad_norm) or record.step_skipped):
+            finite, final_loss = False, record.loss  # the update's own loss: the last scoring's would say more
             break
         if trainer.updates_done % int(settings.check_every) == 0 or trainer.updates_done == trainer.plan.total_updates:
             final_loss, recovery = scorer.score(trainer)
