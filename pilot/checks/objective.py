@@ -170,15 +170,7 @@ def objective_check(
         losses_by_class(batch, even, per_class)
         findings += contract_findings(numbers, trained, even, skipped_class(task, batch, grad))
     details: dict[str, Any] = {"batches": per_batch, "output_width": width}
-    findings += [
-        f
-        for f in (
-            prediction_outside_the_loss(task, outputs),
-            floorless_finding(task, outputs),
-            other_head_finding(task, outputs),
-        )
-        if f
-    ]
+    findings += _read_apart(task, outputs)
     if total_count > 0 and total_loss < 0 and (class_ids(batches) or class_distributions(batches)):
         findings.append(Finding(negative_loss(total_loss / total_count, soft=not class_ids(batches))))
     elif (
@@ -201,6 +193,16 @@ def objective_check(
     warnings += soft or flat_floor_findings(task, outputs)  # hard labels under a loss that barely falls
     ok = _sums_said(per_batch, size) + "; initial loss per target " + _initial_loss_said(task, details, batches)
     return summarise(STEP, findings, ok, details, warnings)
+
+
+def _read_apart(task: TaskData, outputs: list) -> list[Finding]:
+    """What predict, the loss's floor and the head it trains say, each judged on the outputs as they are."""
+    found = (
+        prediction_outside_the_loss(task, outputs),
+        floorless_finding(task, outputs),
+        other_head_finding(task, outputs),
+    )
+    return [f for f in found if f]
 
 
 def _positive_share(task: TaskData, micro_batch: int) -> torch.Tensor | None:
