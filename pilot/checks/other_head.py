@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from pilot.checks.loss_probe import _leaves, _used
+from pilot.checks.loss_probe import trained_head_widths
 from pilot.checks.result import Finding
 from pilot.data.task import TaskData, logits_of
 
@@ -26,19 +26,14 @@ def other_head_finding(task: TaskData, outputs: list[tuple[Any, dict[str, Any]]]
         logits = logits_of(output)
         if not torch.is_tensor(logits) or logits.dim() < 2 or int(logits.shape[-1]) != classes:
             return None
-        leafed, leaves = _leaves(output)
         try:
-            loss = task.loss_sum(leafed, batch)
-            grads = torch.autograd.grad(loss.float(), leaves, allow_unused=True) if loss.requires_grad else []
+            widths = trained_head_widths(task, output, batch)
         except Exception:  # noqa: BLE001 - a loss the probe cannot differentiate: not judged here
             return None
-        trained = [t for t, _ in _used(leaves, grads) if t.dim() >= 2]
-        widths = {int(t.shape[-1]) for t in trained}
-        if len(trained) != 1 or classes in widths:
+        if len(widths) != 1 or widths[0] == classes:
             return None
-        width = widths.pop()
         return Finding(
-            f"loss_sum trains a {width}-wide output while the task declares {classes} classes "
+            f"loss_sum trains a {widths[0]}-wide output while the task declares {classes} classes "
             f"({', '.join(map(str, task.names()[:4]))}) and the model's logits are {classes} wide: the loss reads "
             "another head's output (a multi-task model's other head), so this task's own head never trains. Fix: "
             "read the head of this task's classes in loss_sum and predict (output['logits'])"

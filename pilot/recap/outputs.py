@@ -127,11 +127,8 @@ def _status_counts(frame: pd.DataFrame) -> dict[str, int]:
     (killed), and the headline said "running" beside a sweep that had exited."""
     status = frame["status"].astype(object).copy()
     causes = frame["stop_cause"].astype(str) if "stop_cause" in frame else pd.Series("", index=frame.index)
-    status[(status == "running") & causes.str.startswith(NO_PROCESS)] = f"running (no process: {KILLED_UNSAID})"
+    status[(status == "running") & causes.str.startswith(NO_PROCESS)] = "running (no process: ended unrecorded)"
     return status.value_counts().to_dict()
-
-
-KILLED_UNSAID = "ended unrecorded"
 
 
 def _recap_text(frame: pd.DataFrame, sections: list, skipped: int, pool: bool, missing: list[str] = ()) -> str:

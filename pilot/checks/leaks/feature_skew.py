@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from pilot.checks.leaks.model_views import ModelViews, feature_matrix, scalar_labels, vector_key
+from pilot.checks.leaks.model_views import ModelViews, feature_matrix, scalar_labels, train_group_halves, vector_key
 from pilot.checks.leaks.split_transform import whole_split_warnings
 from pilot.checks.leaks.thresholds import LeakThresholds
 from pilot.checks.result import Finding
@@ -44,11 +44,7 @@ def _moves(base: np.ndarray, other: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
 
 def _halves(views: ModelViews, train: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    groups = [example.group for example in views.splits["train"]]
-    names = sorted(set(groups), key=str)
-    np.random.default_rng(0).shuffle(names)
-    first = set(names[: len(names) // 2])
-    in_first = np.array([g in first for g in groups])
+    in_first = train_group_halves(views)
     return train[in_first], train[~in_first]
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from pilot.checks.leaks.model_views import ModelViews, feature_matrix, scalar_labels, vector_key
+from pilot.checks.leaks.model_views import ModelViews, feature_matrix, scalar_labels, train_group_halves, vector_key
 from pilot.checks.result import Finding
 
 NEIGHBOURS = 5
@@ -38,15 +38,6 @@ def _votes(reference: np.ndarray, labels: np.ndarray, queries: np.ndarray) -> np
     return classes[counts.argmax(1)]
 
 
-def _group_halves(views: ModelViews, rows: int) -> tuple[np.ndarray, np.ndarray]:
-    groups = [example.group for example in views.splits["train"]][:rows]
-    names = sorted(set(groups), key=str)
-    np.random.default_rng(0).shuffle(names)
-    first = set(names[: len(names) // 2])
-    in_first = np.array([group in first for group in groups])
-    return in_first, ~in_first
-
-
 def label_relation_warnings(views: ModelViews, split_by: str = "group") -> tuple[list[Finding], dict[str, Any]]:
     if split_by == "time" or views.skipped:
         return [], {}
@@ -62,7 +53,8 @@ def label_relation_warnings(views: ModelViews, split_by: str = "group") -> tuple
     scale = np.where(std > 0, std, 1.0)
     train = (train - mean) / scale
     majority = float(np.bincount(labels.astype(np.int64) - int(labels.min())).max() / len(labels))
-    first, second = _group_halves(views, len(train))
+    first = train_group_halves(views)
+    second = ~first
     if first.sum() < MIN_EXAMPLES or second.sum() < MIN_EXAMPLES:
         return [], {}
     held = float((_votes(train[first], labels[first], train[second]) == labels[second]).mean())

@@ -154,6 +154,16 @@ def vector_key(views: ModelViews) -> str | None:
     return key
 
 
+def train_group_halves(views: ModelViews) -> np.ndarray:
+    """Which training examples fall in the first of two halves of train's groups (shuffled, seeded): the
+    baseline a split by group gives with nothing wrong, which the detectors compare a later split with."""
+    groups = [example.group for example in views.splits["train"]]
+    names = sorted(set(groups), key=str)
+    np.random.default_rng(0).shuffle(names)
+    first = set(names[: len(names) // 2])
+    return np.array([group in first for group in groups], dtype=bool)
+
+
 def feature_matrix(views: ModelViews, key: str, split: str) -> np.ndarray:
     rows = views.inputs[split]
     return np.stack([row[key].reshape(-1) for row in rows]).astype(np.float64) if rows else np.zeros((0, 0))
