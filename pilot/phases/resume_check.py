@@ -322,9 +322,10 @@ def _resume(
     if (differs := first_difference(encoded, there)) is not None:
         return (
             f"the task built in the new process encodes other data: {differs}. Its data or labels depend on "
-            "the process (class ids from set() order, which PYTHONHASHSEED changes; an unseeded random "
-            "generator in the task): a resumed run trains on other examples. Fix: build them "
-            "deterministically (sorted class names, a seeded generator)"
+            "the process (e.g. class ids from set() order, which PYTHONHASHSEED changes; a tokenizer or "
+            "vocabulary trained inside make_task, whose ties fall in hash order; an unseeded random generator "
+            "in the task): a resumed run trains on other examples. Fix: build them deterministically (sorted "
+            "class names, a seeded generator, a tokenizer trained once and saved, then loaded)"
         )
     return resumed, read_weights(work_dir / "resumed.safetensors")
 
