@@ -28,13 +28,7 @@ from pilot.child_process import ChildProcess, shared_child
 from pilot.closing import close_run, control_count, write_run_reproduce
 from pilot.config.values import enum_value, resolve_device
 from pilot.engine.build import build_trainer, configure_threads, read_fingerprints, whole_model
-from pilot.engine.distributed import (
-    DistContext,
-    all_reduce_sum,
-    init_from_env,
-    launched_externally,
-    rank0_decides,
-)
+from pilot.engine.distributed import DistContext, all_reduce_sum, init_from_env, launched_externally, rank0_decides
 from pilot.engine.preemption import InterruptWatch, PreemptionWatch
 from pilot.engine.rounded_updates import ROUNDED_AWAY_WARN, RoundedUpdates
 from pilot.engine.trainer import Trainer, record_dict
@@ -173,6 +167,7 @@ class TrainingRun(RunEnding):
             with refusal_puts_back(self.lock):
                 self.record = open_record(cfg, self.run_path, self.overrides, resume_note, self.sweep_dir)
                 self.reopened = True
+            self.phases.keep(self.run_path, attempt=1 + len(self.record.data.get("resumes") or []))
             if state is not None:
                 self.rules.replay(self.record.rows())
         self.preemption.install()

@@ -14,6 +14,7 @@ from pilot.child_process import ChildProcess
 from pilot.phases.gates import PHASES, PhaseRunner
 from pilot.phases.measure import PhaseLog
 from pilot.phases.rows import COLUMNS, CUDA_COLUMNS, read_phases_csv, typed_rows, write_phases_csv
+from pilot.phases.train_phases import TrainPhases
 from pilot.pilot_run import run_phases
 
 REPO = Path(__file__).resolve().parents[1]
@@ -149,6 +150,23 @@ def test_a_crashed_phase_keeps_its_whole_error_in_the_run_directory(tmp_path):
     assert row["detail"] == "RuntimeError: Error while saving: tensors share memory (whole error: export.error.txt)"
     whole = (tmp_path / "export.error.txt").read_text()
     assert "second line with the names" in whole and "Traceback" in whole
+
+
+def test_a_training_runs_phases_are_on_disk_as_each_ends_and_its_peaks_hold_earlier_attempts(tmp_path):
+    """phases.csv was written once, when the run ended: an attempt killed outright (kill -9, a lost node)
+    left no row, and run.json's peak "over every attempt" was the last attempt's alone."""
+    write_phases_csv(tmp_path, [{"phase": "first_step", "rank": 0, "rss_peak_bytes": 7 * 2**40}])  # attempt 1
+    phases = TrainPhases(torch.device("cpu"), 0, {"micro_batch": 4})
+    phases.keep(tmp_path, attempt=2)
+    phases.begin("build_model")
+    phases.end(detail="built")  # on disk now, after attempt 1's row; nothing else written yet
+    frame = pd.read_csv(tmp_path / "phases.csv")
+    assert frame["phase"].tolist() == ["first_step", "build_model"] and frame["attempt"].tolist() == [1, 2]
+    assert phases.peaks()["rss_peak_bytes"] == 7 * 2**40  # attempt 1's peak, which no run.json holds
+    phases.begin("first_step")
+    phases.end()
+    phases.write(tmp_path, attempt=2)  # the run's end: the same attempt, not a third
+    assert pd.read_csv(tmp_path / "phases.csv")["attempt"].tolist() == [1, 2, 2]
 
 
 def test_phases_csv_keeps_earlier_rows_exactly_and_sets_an_unreadable_file_aside(tmp_path):

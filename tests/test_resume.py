@@ -82,8 +82,10 @@ def test_kill_9_then_resume_equals_uninterrupted(tmp_path, uninterrupted, fault)
         assert record["resumes"][0]["cleaned_temporary_files"]
     rows = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
     assert [r["update"] for r in rows if r["kind"] == "train"] == list(range(1, 11))
-    # the killed attempt wrote no phases.csv: the resume's rows are still the run's second attempt
-    assert set(pd.read_csv(tmp_path / "phases.csv")["attempt"]) == {2}
+    # the killed attempt left the phases it finished (each written as it ended); the resume's are attempt 2
+    phases = pd.read_csv(tmp_path / "phases.csv")
+    assert phases[phases["attempt"] == 1]["phase"].tolist() == ["build_model", "first_step"]
+    assert set(phases["attempt"]) == {1, 2}
 
 
 @pytest.mark.parametrize(

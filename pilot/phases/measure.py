@@ -131,9 +131,14 @@ class PhaseLog:
     def peaks(self) -> dict[str, Any]:
         """The peaks over these phases (each phase resets the counters, so the process-wide
         high-water mark would only cover the last phase — or an earlier job of the same process)."""
-        out: dict[str, Any] = {}
-        for column, key in PEAK_KEYS:
-            values = [row[column] for row in self.rows if row.get(column) is not None]
-            if values:
-                out[key] = max(values)
-        return out
+        return peaks_of(self.rows)
+
+
+def peaks_of(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """run.json's ``peak_memory``: the highest of each peak column over ``rows`` (typed phase rows)."""
+    out: dict[str, Any] = {}
+    for column, key in PEAK_KEYS:
+        values = [row[column] for row in rows if row.get(column) is not None]
+        if values:
+            out[key] = max(values)
+    return out

@@ -90,21 +90,36 @@ def write_phases_csv(
     ``typed_rows`` types it: a count or byte number whole or empty, a duration a float or empty.
 
     ``keep_earlier``: a resumed run appends its rows to the file's, as the attempt after the file's
-    last (a file written before the column existed holds attempt 1); nothing a run wrote is
-    replaced (an unreadable file is kept as phases.unreadable.csv). ``attempt``: which attempt of the
+    last (``earlier_attempts``); nothing a run wrote is replaced. ``attempt``: which attempt of the
     run this is by its record (an attempt killed before it wrote its rows left none in the file).
     """
+    earlier, attempt = earlier_attempts(run_dir, attempt) if keep_earlier else ([], attempt)
+    return write_attempt(run_dir, earlier, rows, attempt)
+
+
+def earlier_attempts(run_dir: Path, attempt: int = 1) -> tuple[list[dict[str, Any]], int]:
+    """The rows phases.csv holds from earlier attempts of the run, each with its attempt (a file written
+    before the column existed holds attempt 1), and this attempt's number: ``attempt`` (by the run's
+    record) or the one after the file's last, the higher. An unreadable file is kept as
+    phases.unreadable.csv, not replaced."""
     path = Path(run_dir) / "phases.csv"
     earlier: list[dict[str, Any]] = []
-    if keep_earlier and path.exists():
+    if path.exists():
         read = _earlier_rows(path)
         if read is None:
             path.rename(path.with_name("phases.unreadable.csv"))
         earlier = read or []
     for row in earlier:
         row["attempt"] = _attempt_of(row)
-    attempt = max(attempt, max((row["attempt"] for row in earlier), default=0) + 1)
-    rows = earlier + [{**row, "attempt": attempt} for row in rows]
+    return earlier, max(attempt, max((row["attempt"] for row in earlier), default=0) + 1)
+
+
+def write_attempt(
+    run_dir: Path, earlier: Sequence[dict[str, Any]], rows: Sequence[dict[str, Any]], attempt: int
+) -> Path:
+    """phases.csv: the ``earlier`` attempts' rows, then ``rows`` as attempt ``attempt``."""
+    path = Path(run_dir) / "phases.csv"
+    rows = [*earlier, *({**row, "attempt": attempt} for row in rows)]
     tmp = path.with_name(".phases.csv.tmp")
     with disk_full_guard(path, tmp, needed_bytes=64 * 1024):
         with tmp.open("w", newline="") as handle:

@@ -6,7 +6,9 @@ validations and checkpoints, so the detail gives the mean time of the updates
 alone), eval (the final validation), checkpoint_save (the final one) and
 export (closing: export, reload in a new process, control rerun). A phase that
 raises ends as ``fail`` (or ``oom``) with the error. A resumed run appends its
-rows to the existing file: nothing a run wrote is replaced.
+rows to the existing file: nothing a run wrote is replaced. Once the run's record is
+open (``keep``), the file is written again as each phase ends, so an attempt killed
+outright (SIGKILL, a lost node) leaves the phases it finished and their peaks.
 
 The training loop opens and closes its phases at different places (``begin`` / ``end``), so
 each phase is ``PhaseLog.measure`` (``pilot.phases.measure``) held open in between.
@@ -14,20 +16,21 @@ each phase is ``PhaseLog.measure`` (``pilot.phases.measure``) held open in betwe
 
 from __future__ import annotations
 
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from pilot.phases.measure import Phase, PhaseLog
-from pilot.phases.rows import write_phases_csv
+from pilot.phases.measure import Phase, PhaseLog, peaks_of
+from pilot.phases.rows import earlier_attempts, typed_rows, write_attempt
 
 
 class TrainPhases:
     def __init__(self, device: torch.device, rank: int, inputs: dict[str, Any]):
         self.log = PhaseLog(device, rank, inputs)
         self._open: tuple[Phase, ExitStack] | None = None
+        self._kept: tuple[Path, list[dict[str, Any]], int] | None = None  # run dir, earlier attempts' rows, attempt
 
     @property
     def rows(self) -> list[dict[str, Any]]:
@@ -48,10 +51,25 @@ class TrainPhases:
         self._open = None
         phase.finish(verdict, detail, **inputs)
         stack.close()
+        if self._kept is not None:
+            with suppress(OSError):  # a full disk: the write at the run's end (``write``) says it, once
+                self._write()
+
+    def keep(self, run_dir: Path, attempt: int) -> None:
+        """From now on phases.csv holds each phase as it ends: the rows of the run's earlier attempts (read
+        once, now), then this one's (``attempt``: its number by the run's record, ``earlier_attempts``)."""
+        earlier, attempt = earlier_attempts(run_dir, attempt)
+        self._kept = (Path(run_dir), earlier, attempt)
+
+    def _write(self) -> Path:
+        run_dir, earlier, attempt = self._kept
+        return write_attempt(run_dir, earlier, self.log.rows, attempt)
 
     def peaks(self) -> dict[str, Any]:
-        """This run's peaks over its phases (``PhaseLog.peaks``)."""
-        return self.log.peaks()
+        """The run's peaks over its phases (``PhaseLog.peaks``): this attempt's and, once ``keep`` read
+        them, those of the earlier attempts phases.csv holds (one killed before it wrote run.json too)."""
+        earlier = typed_rows(self._kept[1]) if self._kept is not None else []
+        return peaks_of([*earlier, *self.log.rows])
 
     @property
     def open_phase(self) -> str | None:
@@ -59,8 +77,10 @@ class TrainPhases:
 
     def write(self, run_dir: Path, attempt: int = 1) -> Path:
         """phases.csv, after the rows of earlier runs of this directory (a resumed run; ``attempt``: this
-        one's number by the run's record)."""
-        return write_phases_csv(run_dir, self.log.rows, keep_earlier=True, attempt=attempt)
+        one's number by the run's record); ``DiskFull`` when it does not fit."""
+        if self._kept is None:
+            self.keep(run_dir, attempt)
+        return self._write()
 
     def end_training(self, stop_cause: str, diverged: bool, seconds: list[float], examples_per_update: int) -> None:
         """Close ``steady_steps`` (``seconds``: each later update's) and, when the run ended at its first
