@@ -22,6 +22,7 @@ from omegaconf import DictConfig, OmegaConf
 from pilot import run_index
 from pilot.config.values import override_argument
 from pilot.errors import DiskFull, ResumeRefused, RunDirectoryBusy, disk_full_guard, first_line
+from pilot.record_room import give_back, keep_room
 from pilot.variant import variant_key
 
 NO_PROCESS = "no process holds it"  # a running record whose lock is free: killed before it recorded its end
@@ -162,6 +163,7 @@ class RunRecord:
         self.run_dir = Path(run_dir)
         self.data = data
         self.save()
+        self.room = keep_room(self.run_dir, (self.run_dir / "run.json").stat().st_size)  # for finish's write
         self.metrics = (self.run_dir / "metrics.jsonl").open("a")
 
     @classmethod
@@ -226,6 +228,8 @@ class RunRecord:
     def finish(self, status: str, stop_cause: str | None, **fields: Any) -> None:
         with suppress(OSError):  # a line that did not fit (disk full) is retried by close: the record comes first
             self.metrics.close()
+        give_back(self.room)  # its space for this last write: a disk that filled up still records the ending
+        self.room = None
         try:
             self.update(status=status, stop_cause=stop_cause, finished_at=now_text(), **fields)
         except DiskFull:

@@ -560,14 +560,18 @@ def test_a_pilot_on_a_full_disk_ends_with_one_message_and_no_traceback(tmp_path)
 
 
 def test_a_disk_that_fills_up_during_training_is_blamed_on_the_first_file_that_did_not_fit(tmp_path):
-    _tiny_tmpfs(tmp_path / "small", "64k")  # metrics.jsonl fills it; then nothing else fits, run.json included
+    _tiny_tmpfs(tmp_path / "small", "64k")  # metrics.jsonl fills it; then nothing else fits
     try:
         full = cli(tmp_path / "small" / "t", "budget.value=300", "checkpoint.every=0", "loop.eval_every=0")
+        record = run_json(tmp_path / "small" / "t")
     finally:
         subprocess.run(["umount", str(tmp_path / "small")], check=False)
     assert full.returncode == 2 and "Traceback" not in full.stderr, full.stderr[-3000:]
     assert "no space left on the device writing" in full.stderr and "metrics.jsonl" in full.stderr
-    assert "run.json could not record this either: it still says running" in full.stderr
+    # run.json's room, kept since it was opened, holds its last word: it said "running" before
+    assert "could not record" not in full.stderr, full.stderr[-3000:]
+    assert record["status"] == "failed" and record["stop_cause"] == "disk_full", record
+    assert "metrics.jsonl" in record["error"]
 
 
 def test_no_room_for_hydras_own_files_is_one_message_and_leaves_no_directory(tmp_path):
@@ -629,8 +633,60 @@ def test_an_estimate_on_a_full_disk_ends_with_one_message_naming_the_file(tmp_pa
         subprocess.run(["umount", str(tmp_path / "small")], check=False)
     assert estimate.returncode == 2 and "Traceback" not in estimate.stdout + estimate.stderr, estimate.stderr[-3000:]
     assert "pilot: no space left on the device writing " in estimate.stderr
-    recorded = record["status"] == "failed" and record["stop_cause"] == "disk_full"  # "running", unsaid, before
-    assert recorded or "run.json could not record this either: it still says running" in estimate.stderr, record
+    assert "could not record" not in estimate.stderr, estimate.stderr[-3000:]  # run.json's room holds its last word
+    assert record["status"] == "failed" and record["stop_cause"] == "disk_full", record  # "running" before
+
+
+ESTIMATE_FILES = ["choice_sheet.md", "choice_sheet.csv", "campaign_plan.csv", "memory_estimate.json"]
+
+
+def _fill_up(directory: Path) -> None:
+    """Another process's file takes every byte left on ``directory``'s file system."""
+    with open(directory / "filler", "wb", buffering=0) as filler:
+        with pytest.raises(OSError):
+            while True:
+                filler.write(b"0" * 4096)
+
+
+@pytest.mark.parametrize("filled_before", ESTIMATE_FILES)
+def test_an_estimate_whose_disk_fills_up_records_failed_and_keeps_what_it_wrote(
+    make_cfg, tmp_path, monkeypatch, filled_before
+):
+    """The disk filled up by another process (0 bytes free) before memory_estimate.json: run.json said
+    ``running`` beside a complete choice sheet (its own temporary copy did not fit). Whichever file meets
+    the full disk, the record says failed/disk_full naming it, and what was written stays as it was."""
+    from pilot.estimate_run import run_estimate
+    from pilot.rental import sheet
+
+    reference = tmp_path / "reference"
+    assert run_estimate(make_cfg("mode=estimate"), reference) == 0
+    small = tmp_path / "small"
+    _tiny_tmpfs(small, "1m")
+    written = sheet.write_text_atomic
+
+    def fills_up_first(path, text):
+        if path.name == filled_before:
+            _fill_up(small)
+        written(path, text)
+
+    monkeypatch.setattr(sheet, "write_text_atomic", fills_up_first)
+    try:
+        with pytest.raises(DiskFull) as full:
+            run_estimate(make_cfg("mode=estimate"), small / "e")
+        record = run_json(small / "e")
+        kept = {p.name: p.read_bytes() for p in (small / "e").iterdir() if p.name in ESTIMATE_FILES}
+        left = sorted(p.name for p in (small / "e").iterdir())
+    finally:
+        subprocess.run(["umount", str(small)], check=False)
+    assert f"no space left on the device writing {small / 'e' / filled_before}" in str(full.value)
+    assert "could not record" not in str(full.value), str(full.value)
+    assert record["status"] == "failed" and record["stop_cause"] == "disk_full", record
+    assert filled_before in record["error"] and record.get("finished_at"), record
+    before = ESTIMATE_FILES[: ESTIMATE_FILES.index(filled_before)]
+    assert sorted(kept) == sorted(before)  # nothing written lost, nothing half written
+    assert not [name for name in left if name.endswith(".tmp") or name == ".run.json.room"], left
+    for name in ("choice_sheet.csv", "campaign_plan.csv"):  # no path of the run inside: the same bytes
+        assert name not in kept or kept[name] == (reference / name).read_bytes()
 
 
 # ----------------------------------------------------------------------------- 8. one process per run directory
