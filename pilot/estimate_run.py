@@ -46,6 +46,7 @@ from pilot.rental.campaign_plan import Plan
 from pilot.rental.catalog import load_catalog
 from pilot.rental.choice_sheet import Measured
 from pilot.rental.estimate_cache import EstimateCache
+from pilot.rental.estimate_table import checked_against
 from pilot.rental.parallel_estimates import fill
 from pilot.rental.requirements import Requirement, campaign_requirements
 from pilot.rental.sheet import build_and_write, print_sheet, remove_sheet
@@ -268,7 +269,8 @@ def estimate_step(
     return CheckResult(
         "estimate",
         "pass",
-        f"estimate within {worst:.2%} of measured (tolerance {tolerance:.0%}); {where}; see choice_sheet.md",
+        f"estimate within {worst:.2%} of {checked_against(real, device.type)} (tolerance {tolerance:.0%}); {where}; "
+        "see choice_sheet.md",
         details=details,
     )
 

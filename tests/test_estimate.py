@@ -567,3 +567,26 @@ def test_a_packed_rnn_is_refused_as_packing_by_design_not_as_a_fault():
         else:
             raise AssertionError("packing ran on fake tensors: the refusal below is untested")
     assert "packs its batches" in said and "keep it" in said and "avoid reading tensor values" not in said
+
+
+def test_the_pilots_estimate_verdict_says_what_it_was_checked_against(make_cfg, tmp_path):
+    """report.md said "estimate within 0.00% of measured" on a CPU-only machine, where the "measurement" is the
+    same tracker on real CPU tensors, not CUDA's max_memory_allocated (choice_sheet.md said so, the report not)."""
+    from types import SimpleNamespace
+
+    from hydra.utils import instantiate
+
+    from pilot.estimate_run import estimate_step
+    from pilot.rental.estimate_table import checked_against
+
+    cfg = make_cfg()
+    result = estimate_step(cfg, instantiate(cfg.data, _convert_="all"), tmp_path, [])
+    assert result.verdict == "pass", result.reason
+    assert "of the same memory tracker run on real CPU tensors, not a CUDA measurement" in result.reason, result.reason
+    assert "of measured" not in result.reason
+    on_cuda = SimpleNamespace(
+        phases=[SimpleNamespace(allocator_peak_bytes=None), SimpleNamespace(allocator_peak_bytes=3 * 2**20)]
+    )
+    said = checked_against(on_cuda, "cuda")
+    assert said.startswith("the same memory tracker run on real CUDA tensors; torch.cuda.max_memory_allocated (3")
+    assert "not a CUDA measurement" not in said and "not gated" in said

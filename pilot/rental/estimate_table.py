@@ -124,3 +124,14 @@ def estimate_lines(estimate: MemoryEstimate) -> list[str]:
         "",
     ]
     return lines
+
+
+def checked_against(measured: MemoryEstimate, device_type: str) -> str:
+    """What the pilot checked the estimate against, in words: the same tracker run on real tensors of
+    ``device_type`` (a CPU-only machine's is no CUDA measurement, and was said as "measured"), with CUDA's
+    ``max_memory_allocated`` beside it where one was read (``allocator_peak_bytes``; not gated)."""
+    tracker = f"the same memory tracker run on real {device_type.upper()} tensors"
+    peaks = [p.allocator_peak_bytes for p in measured.phases if p.allocator_peak_bytes]
+    if not peaks:
+        return f"{tracker}, not a CUDA measurement (none was taken: the pilot ran on {device_type})"
+    return f"{tracker}; torch.cuda.max_memory_allocated ({byte_size(max(peaks))}) beside it, not gated"
