@@ -512,3 +512,28 @@ def test_mode_estimate_does_not_call_the_settings_its_plan_reads_unread(make_cfg
         make_cfg("mode=estimate"), ["loop.eval_examples=64", "loop.eval_every=10", "checkpoint.every=5"]
     )
     assert lines == ["checkpoint.every=5: mode=estimate trains nothing and does not read it"], lines
+
+
+def test_the_console_says_the_times_it_prints_are_computed_not_measured(make_cfg, tmp_path, capsys):
+    """The console's choice sheet printed "~467 µs est." per GPU and the plan's hours without what choice_sheet.md
+    says of them: computed from counted FLOPs and a rental's datasheet peak at a declared utilisation, not measured.
+    Where every time shown was measured, no such line."""
+    import dataclasses
+
+    from pilot.rental.sheet import build_and_write, print_sheet
+
+    cfg = make_cfg("rental.counts=[1]", f"campaign.journal={tmp_path / 'journal.md'}")
+    task = instantiate(cfg.data, _convert_="all")
+    estimate = estimate_memory(cfg, task)
+    result = build_and_write(cfg, tmp_path, task, estimate)
+    capsys.readouterr()
+    print_sheet(result, estimate)
+    said = " ".join(capsys.readouterr().out.split())  # rich wraps the line at the console's width
+    assert " est. " in said
+    assert "- ~ est.: computed, not measured: from counted FLOPs at 0.35 of the datasheet peak" in said, said
+    assert "The plan's hours below are made of such estimates." in said
+    measured = [dataclasses.replace(r, time_source="measured in the pilot on Fake GPU") for r in result.rows]
+    chosen = dataclasses.replace(result.chosen, time_source="measured in the pilot on Fake GPU")
+    print_sheet(dataclasses.replace(result, rows=measured, chosen=chosen), estimate)
+    said = " ".join(capsys.readouterr().out.split())
+    assert "not measured" not in said and " est. " not in said, said

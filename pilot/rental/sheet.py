@@ -53,6 +53,7 @@ class SheetResult:
     pinned: str | None = None  # the hardware rental.gpu / rental.gpu_count pinned, in words
     reasons: list[str] = field(default_factory=list)  # of the rows that could have been chosen and do not fit
     overrides: list[str] | None = None  # what makes the config run as the chosen row says
+    utilisation: float | None = None  # rental.utilisation: what a time per update not measured assumes
 
     def plan_lines(self, brief: bool = True) -> list[str]:
         lines = plan_lines(self.plan, self.chosen, brief=brief, pinned=self.pinned, reasons=self.reasons)
@@ -154,6 +155,7 @@ def build_and_write(
         )
     examples_per_update = plan_from_config(cfg, train_examples).examples_per_update
     result = SheetResult(rows, plan, chosen, {}, list(cache.estimates.values()), _pinned(cfg), [])
+    result.utilisation = float(cfg.rental.utilisation)
     if chosen is not None:
         result.overrides = row_overrides(cfg, chosen)
     else:  # why not: the reasons of the rows that could have been chosen
@@ -202,6 +204,27 @@ def _prices_line(cfg: DictConfig, rows: list[ChoiceRow]) -> str:
     )
 
 
+def estimated_time(utilisation: float) -> str:
+    """How a time per update that was not measured is made (choice_sheet.md and the console say the same)."""
+    return (
+        f"from counted FLOPs at {utilisation:g} of the datasheet peak (rental.utilisation, declared), plus the gradient "
+        "communication over the catalog's link bandwidth, not overlapped with compute; data loading is not "
+        "included, and for a small model kernel-launch overhead dominates, which no FLOP count sees"
+    )
+
+
+def _time_caveat(result: SheetResult) -> str | None:
+    """The console's line under the times it prints: what an estimated one (``~ est.``) is, and that the plan's
+    hours rest on them where the chosen row's time is one; None when every time shown was measured."""
+    shown = [r for r in result.rows if r.seconds_per_update is not None]
+    if all(r.time_source.startswith("measured") for r in shown) or result.utilisation is None:
+        return None
+    plan = result.chosen is not None and not result.chosen.time_source.startswith("measured")
+    return f"- ~ est.: computed, not measured: {estimated_time(result.utilisation)}." + (
+        " The plan's hours below are made of such estimates." if plan else ""
+    )
+
+
 def _sheet_lines(
     cfg: DictConfig,
     jobs: int,
@@ -231,10 +254,7 @@ def _sheet_lines(
         markdown_table(ROW_HEADER, [_row_cells(r) for r in result.rows]),
         "",
         "Time per update: *measured* only where the pilot ran on that GPU model with that setup; "
-        f"otherwise an *estimate* from counted FLOPs at {cfg.rental.utilisation:g} of the datasheet peak "
-        "(declared utilisation), plus the gradient communication over the catalog's link bandwidth, not "
-        "overlapped with compute; data loading is not included, and for a small model kernel-launch overhead "
-        "dominates, which no FLOP count sees. " + _prices_line(cfg, result.rows),
+        f"otherwise an *estimate* {estimated_time(float(cfg.rental.utilisation))}. " + _prices_line(cfg, result.rows),
         "",
     ]
     lines += ["## Campaign plan", "", *result.plan_lines(brief=False), ""]
@@ -338,6 +358,8 @@ def print_sheet(result: SheetResult, estimate: MemoryEstimate) -> None:
         elif r.requirements_met is False:
             reasons.setdefault(r.requirements, []).append(gpu)
     console.print(table)
+    if caveat := _time_caveat(result):
+        console.print(caveat, markup=False, highlight=False)
     for reason, gpus in reasons.items():
         console.print(f"- {', '.join(gpus)}: {reason}", markup=False, highlight=False)
     for line in result.plan_lines():
