@@ -22,7 +22,7 @@ from omegaconf import DictConfig, OmegaConf
 from pilot import run_index
 from pilot.config.values import override_argument
 from pilot.errors import DiskFull, ResumeRefused, RunDirectoryBusy, disk_full_guard, first_line
-from pilot.record_room import give_back, keep_room
+from pilot.record_room import give_back, keep_room, write_in_room
 from pilot.variant import variant_key
 
 NO_PROCESS = "no process holds it"  # a running record whose lock is free: killed before it recorded its end
@@ -118,8 +118,10 @@ def code_revision() -> dict[str, Any]:
         return {"commit": None, "dirty": None, "note": "not a git checkout"}
 
 
-def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    write_text_atomic(path, json.dumps(data, indent=2, default=str))
+def write_json_atomic(path: Path, data: dict[str, Any], room: Path | None = None) -> None:
+    text = json.dumps(data, indent=2, default=str)
+    if not write_in_room(room, path, text):  # ``room``: kept for this write (record_room), needs no new space
+        write_text_atomic(path, text)
 
 
 def write_resolved_config(run_dir: Path, cfg: DictConfig) -> None:
@@ -213,8 +215,8 @@ class RunRecord:
         parsed = (parse_row(line) for line in path.read_text().splitlines())
         return [row for row in parsed if row is not None and (kind is None or row.get("kind") == kind)]
 
-    def save(self) -> None:
-        write_json_atomic(self.run_dir / "run.json", self.data)
+    def save(self, room: Path | None = None) -> None:
+        write_json_atomic(self.run_dir / "run.json", self.data, room)
 
     def update(self, **fields: Any) -> None:
         self.data.update(fields)
@@ -228,10 +230,9 @@ class RunRecord:
     def finish(self, status: str, stop_cause: str | None, **fields: Any) -> None:
         with suppress(OSError):  # a line that did not fit (disk full) is retried by close: the record comes first
             self.metrics.close()
-        give_back(self.room)  # its space for this last write: a disk that filled up still records the ending
-        self.room = None
-        try:
-            self.update(status=status, stop_cause=stop_cause, finished_at=now_text(), **fields)
+        self.data.update(status=status, stop_cause=stop_cause, finished_at=now_text(), **fields)
+        try:  # written into the room kept for this last write: a disk that filled up still records the ending
+            self.save(room=self.room)
         except DiskFull:
             if stop_cause != "disk_full" or not fields.get("error"):
                 raise
@@ -239,6 +240,8 @@ class RunRecord:
             raise DiskFull(
                 f"{fields['error']} (run.json could not record this either: it still says running)"
             ) from None
+        finally:
+            self.room = give_back(self.room)
 
 
 def record_interrupted(run_dir: Path, record: RunRecord | None, signal_name: str, during: str) -> int:

@@ -637,6 +637,22 @@ def test_an_estimate_on_a_full_disk_ends_with_one_message_naming_the_file(tmp_pa
     assert record["status"] == "failed" and record["stop_cause"] == "disk_full", record  # "running" before
 
 
+def test_run_jsons_last_write_goes_into_its_room_or_leaves_the_record_as_it_was(tmp_path):
+    """The room kept for run.json's last write (pilot.record_room): written over its own blocks and renamed
+    over run.json; too small for the text, the room is given back and run.json is untouched."""
+    from pilot.record_room import keep_room, write_in_room
+
+    record = tmp_path / "run.json"
+    record.write_text('{"status": "running"}')
+    room = keep_room(tmp_path, record.stat().st_size)
+    assert room is not None and room.stat().st_size >= 16 * 1024
+    assert not write_in_room(room, record, "x" * (room.stat().st_size + 1))  # larger than the room
+    assert not room.exists() and record.read_text() == '{"status": "running"}'
+    room = keep_room(tmp_path, record.stat().st_size)
+    assert write_in_room(room, record, '{"status": "failed"}')
+    assert record.read_text() == '{"status": "failed"}' and sorted(p.name for p in tmp_path.iterdir()) == ["run.json"]
+
+
 ESTIMATE_FILES = ["choice_sheet.md", "choice_sheet.csv", "campaign_plan.csv", "memory_estimate.json"]
 
 
