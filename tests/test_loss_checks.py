@@ -634,3 +634,23 @@ def test_a_margin_the_fresh_model_already_meets_is_not_targets_the_loss_leaves_o
     assert left_out.verdict == "fail" and any("target_count says 4 targets but loss_sum trains 1" in f for f in said), (
         said
     )
+
+
+def test_character_offsets_used_as_token_positions_are_named_once_not_crashed_on():
+    """Start/end labels in characters, used as token positions (an examiner's BERT QA task): alignment,
+    objective, tiny subset, phases and estimate each crashed with 'IndexError: Target 41 is out of bounds'
+    and no check named the cause. A loss that crashes on them is refused by the contract (one row, the cause
+    and the fix); one that clamps them away (transformers' QA loss) fails inspect, the cause named first."""
+    crashing = runner.run_task(runner.load("bug_qa_char_offsets_as_positions"))
+    assert list(crashing) == ["contract"], crashing
+    said = crashing["contract"].reason
+    assert said.startswith("position labels past the sequence: 64 of the first 126 training examples"), said
+    assert "character offsets" in said and "char_to_token" in said and "out of bounds" in said, said
+    clamped = runner.run_task(runner.load("bug_qa_char_offsets_clamped"))
+    assert not any(r.reason.startswith("crashed") for r in clamped.values()), clamped
+    inspect = clamped["inspect"]
+    assert inspect.verdict == "fail" and inspect.findings[0].problem.startswith("position labels past the sequence")
+    assert inspect.details["position_labels"]["past_the_sequence"] == 64
+    untruncated = runner.run_task(runner.load("bug_qa_positions_untruncated"))["inspect"]  # a few past the cut
+    assert "most likely positions counted on the text before it was truncated" in untruncated.reason
+    assert runner.run_task(runner.load("ok_qa_truncated_no_answer"))["inspect"].verdict == "pass"  # no-answer: 0

@@ -19,6 +19,7 @@ from pilot.checks.forward_crash import forward_crash, ids_past_an_embedding, neg
 from pilot.checks.inspect_examples import binary_logit
 from pilot.checks.label_kinds import ordinal_head
 from pilot.checks.output_reads import named_tensors, rebuilt
+from pilot.checks.position_labels import FIX, describe, positions_past_the_sequence, run_alone
 from pilot.checks.result import CheckResult
 from pilot.data.task import CONTRACT, ContractError, TaskData, logits_of, move_to, require_batch_keys
 from pilot.engine.optim import trained_parameters
@@ -107,6 +108,7 @@ def check_contract(task: TaskData, model: torch.nn.Module, settings: Mapping[str
     trained_parameters(model)  # refuses a model with none
     _refuse_narrow_head(task, logits, output, batch)
     _refuse_unusable_loss(task, output, batch)
+    _refuse_positions_past_the_sequence(task, model)
     _refuse_predict_shape(task, output, batch)
     _refuse_predict_ignoring_output(task, output, batch)
     return CheckResult(
@@ -198,6 +200,27 @@ def _refuse_unusable_loss(task: TaskData, output: Any, batch: dict) -> None:
             f"loss_sum returned {shape}, not one number: it must return the loss summed over the batch's "
             f"targets (a scalar). Fix: reduction='sum' (not 'none'), or .sum() the per-target losses ({CONTRACT})."
         )
+
+
+def _refuse_positions_past_the_sequence(task: TaskData, model: torch.nn.Module) -> None:
+    """Position labels past their own sequence (``pilot.checks.position_labels``) that ``loss_sum`` cannot
+    take: the first such example, alone, crashes it, and so would every step that computes the loss (the
+    two examples above may hold none). A loss that takes them (clamped and ignored) is inspect's to judge."""
+    items = task.encoded("train")
+    found = positions_past_the_sequence(task, model, items)
+    if found is None:
+        return
+    try:
+        output, batch = run_alone(task, model, items[found.past[0]])
+        with torch.no_grad():
+            task.loss_sum(output, batch)
+    except (PilotError, torch.OutOfMemoryError):
+        raise
+    except Exception as error:  # noqa: BLE001 - the user's loss on labels it cannot take: the cause is named
+        raise ContractError(
+            f"{describe(found)}. loss_sum crashed on that example alone ({type(error).__name__}: {error}), as every "
+            f"step that computes the loss would. {FIX} ({CONTRACT})"
+        ) from error
 
 
 def _refuse_predict_shape(task: TaskData, output: Any, batch: dict) -> None:

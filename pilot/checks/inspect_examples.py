@@ -30,11 +30,13 @@ from pilot.checks.doubled_marker import doubled_marker_findings
 from pilot.checks.erased_evidence import erased_evidence_findings
 from pilot.checks.field_end import field_end_findings
 from pilot.checks.hidden_tokens import hidden_token_findings
+from pilot.checks.ignore_value import ignore_value_findings
 from pilot.checks.image_layout import image_layout_findings
 from pilot.checks.label_kinds import ordinal_head
 from pilot.checks.loss_probe import SEQ2SEQ, input_ids_of, real_mask
 from pilot.checks.model_comparisons import with_model_comparisons
 from pilot.checks.padding import with_comparison
+from pilot.checks.position_labels import position_label_findings
 from pilot.checks.result import CheckResult, Finding, summarise
 from pilot.checks.span_labels import span_label_findings
 from pilot.checks.stop_token import stop_token_findings
@@ -45,7 +47,7 @@ from pilot.checks.target_in_source import target_in_source_findings
 from pilot.checks.teacher_forcing import label_padding_findings, teacher_forcing_findings
 from pilot.checks.truncated_labels import truncated_label_findings
 from pilot.checks.untrained_labels import LossPositions
-from pilot.data.task import IGNORE_INDEX, TaskData, logits_of
+from pilot.data.task import TaskData, logits_of
 
 STEP = "inspect"
 RANDOM_NOTE = "; collate is random (two calls differ): rows not compared with the example alone"
@@ -311,27 +313,6 @@ def _float_labels(task: TaskData, encoded: dict[str, list[dict]]) -> bool:
     return torch.is_tensor(labels) and labels.is_floating_point()
 
 
-def _ignore_value_findings(task: TaskData, encoded: dict[str, list[dict]]) -> tuple[list[Finding], dict[str, Any]]:
-    """Class-id labels below 0 other than -100: a loss with its own ``ignore_index`` (-1) skips them,
-    but every count pilot makes (targets, accuracy) reads them as targets of a class that does not exist."""
-    items = encoded.get("train", [])[:8]
-    labels = task.collate(items).get("labels") if items else None
-    if not torch.is_tensor(labels) or labels.is_floating_point():
-        return [], {}
-    other = labels[(labels < 0) & (labels != IGNORE_INDEX)]
-    if not other.numel():
-        return [], {}
-    value = int(other[0])
-    return [
-        Finding(
-            f"labels hold {value} at {other.numel()} position(s) of the first {len(items)} training examples: "
-            f"the contract's value for a position outside the loss is {IGNORE_INDEX}, and every count of targets "
-            f"and of correct predictions reads {value} as a target. Fix: pad labels with {IGNORE_INDEX} "
-            f"(cross_entropy's default ignore_index) instead of {value}"
-        )
-    ], {"other_negative_labels": other.numel()}
-
-
 def inspect_task(
     task: TaskData, n_show: int, micro_batch: int, model: torch.nn.Module | None = None
 ) -> tuple[CheckResult, list[dict[str, Any]]]:
@@ -342,10 +323,7 @@ def inspect_task(
         result, shown = inspect_classification(task, encoded, n_show, model, micro_batch)
     else:
         result, shown = inspect_generic(task, encoded, n_show, micro_batch, model)
-    wrong_ignore, counted = _ignore_value_findings(task, encoded)
-    if wrong_ignore:  # the cause of every finding about counted positions: named first
-        result = CheckResult(STEP, "fail", str(wrong_ignore[0]), wrong_ignore + result.findings, result.details)
-        result.details["ignore_value"] = counted
+    result = _causes_first(result, task, encoded, model)
     if task.kind not in ("generation", "classification"):  # a tagger's labels against their tokens
         result = with_comparison(
             result, *_read(tag_offset_findings, task, encoded.get("train", [])), "tag_offset", "warn"
@@ -389,6 +367,23 @@ def inspect_task(
     if model is not None and encoded.get("train"):
         result = with_model_comparisons(result, task, model, encoded, micro_batch)
     return result, shown
+
+
+def _causes_first(
+    result: CheckResult, task: TaskData, encoded: dict[str, list[dict]], model: torch.nn.Module | None
+) -> CheckResult:
+    """Inspect's result with label values that no loss can mean named first, the cause of every finding
+    about counted positions: a negative ignore value other than -100, positions past the sequence."""
+    train = encoded.get("train", [])
+    causes = {}  # the last one found is named first
+    if model is not None:  # an output that scores the sequence's positions: labels past it
+        causes["position_labels"] = _read(position_label_findings, task, model, train)
+    causes["ignore_value"] = ignore_value_findings(task, train)
+    for name, (found, counted) in causes.items():
+        if found:
+            result = CheckResult(STEP, "fail", str(found[0]), found + result.findings, result.details)
+            result.details[name] = counted
+    return result
 
 
 def _read(reader, *args) -> tuple[list, dict[str, Any]]:
