@@ -207,7 +207,12 @@ def _refuse_positions_past_the_sequence(task: TaskData, model: torch.nn.Module) 
     take: the first such example, alone, crashes it, and so would every step that computes the loss (the
     two examples above may hold none). A loss that takes them (clamped and ignored) is inspect's to judge."""
     items = task.encoded("train")
-    found = positions_past_the_sequence(task, model, items)
+    try:
+        found = positions_past_the_sequence(task, model, items)
+    except (PilotError, torch.OutOfMemoryError):
+        raise
+    except Exception:  # noqa: BLE001 - a model that cannot run one example alone: not judged here (inspect says)
+        return
     if found is None:
         return
     try:

@@ -99,13 +99,16 @@ def positions_past_the_sequence(
     task: TaskData, model: torch.nn.Module, items: list[dict[str, Any]]
 ) -> PastTheSequence | None:
     """The training examples whose position labels lie past their own sequence; None where the model's
-    output does not score positions or no example holds such a label."""
+    output does not score positions or no example holds such a label. The random state is left as it was
+    (a collate that draws, as a masked LM's does, would otherwise move every later check's draws)."""
     if not items:
         return None
-    scored = scores_positions(task, model, items)
-    if scored is None:
-        return None
-    shape, widths = scored
+    with torch.random.fork_rng(devices=[]):
+        scored = scores_positions(task, model, items)
+        return None if scored is None else _past(task, items, *scored)
+
+
+def _past(task: TaskData, items: list[dict[str, Any]], shape: tuple, widths: tuple) -> PastTheSequence | None:
     past, read, first, keys, largest = [], 0, (0, 0), set(), 0
     for at, item in enumerate(items[:ROWS]):
         batch = task.collate([item])
