@@ -654,3 +654,23 @@ def test_character_offsets_used_as_token_positions_are_named_once_not_crashed_on
     untruncated = runner.run_task(runner.load("bug_qa_positions_untruncated"))["inspect"]  # a few past the cut
     assert "most likely positions counted on the text before it was truncated" in untruncated.reason
     assert runner.run_task(runner.load("ok_qa_truncated_no_answer"))["inspect"].verdict == "pass"  # no-answer: 0
+
+
+def test_in_batch_scores_that_read_the_padding_fail_inspect_and_a_masked_pool_passes():
+    """A bi-encoder mean-pooling over every position (h.mean(1)), trained with in-batch InfoNCE ([B, B] scores),
+    passed every check: the padding probe compares a row with its example alone, and a [B, B] row has none.
+    Only the padding changed (the same examples padded longer by a longer one, its row left out) must move
+    no score; the masked twin's move by float noise."""
+    results = {}
+    for name in ("bug_contrastive_mean_pool_counts_padding", "ok_contrastive_masked_mean_pool"):
+        module = runner.load(name)
+        task = module.make_task()
+        torch.manual_seed(0)
+        results[name] = inspect_task(task, 2, 4, module.build_model(task))[0]
+    bug, ok = results["bug_contrastive_mean_pool_counts_padding"], results["ok_contrastive_masked_mean_pool"]
+    assert bug.verdict == "fail" and bug.reason.startswith("train: the scores over the batch read the padding"), bug
+    assert "input_ids 6 -> 8" in bug.reason and "mask.sum(1, keepdim=True)" in bug.reason, bug.reason
+    assert bug.details["batch_padding"]["largest_relative_difference"] > 5 * bug.details["batch_padding"]["limit"]
+    assert ok.verdict == "pass", ok.reason
+    assert ok.details["batch_padding"]["batches_compared"] == 2
+    assert ok.details["batch_padding"]["largest_relative_difference"] < 1e-5

@@ -1,6 +1,6 @@
 """Inspect's comparisons on a fresh model's outputs (evaluation mode, no gradient), each judging what the
 data checks cannot see: does the model get each batch key under its own name, does it read the padding (of a
-batch, or one an example brings with it), do real tokens read the embedding's padding row, is a next-token model causal, does forward read
+batch, of scores over the batch, or one an example brings with it), do real tokens read the embedding's padding row, is a next-token model causal, does forward read
 the labels or a copy of them, do packed documents read each other, does it read the context at all. Each
 adds its verdict to inspect's result (``with_comparison``) and its numbers to the details."""
 
@@ -12,6 +12,7 @@ import torch
 
 from pilot.checks.argument_keys import argument_findings
 from pilot.checks.batch_mixing import batch_mixing_findings
+from pilot.checks.batch_padding import batch_padding_findings
 from pilot.checks.causality import causality_findings, context_findings
 from pilot.checks.copied_labels import copied_label_findings
 from pilot.checks.decoder_start import decoder_start_findings
@@ -49,6 +50,9 @@ def with_model_comparisons(
     result = with_comparison(result, *_compared(argument_findings, task, model, train), "arguments")
     padding, details = _compared(padding_findings, task, model, train, micro_batch)  # alike outputs: a warn
     result = with_comparison(result, padding, details, "padding", "warn" if details.get("outputs_alike") else "fail")
+    if not padding:  # scores over the batch ([B, B] in-batch negatives): the padding alone changed
+        padding, details = _compared(batch_padding_findings, task, model, train, micro_batch)
+        result = with_comparison(result, padding, details, "batch_padding")
     if not padding:  # padding an example holds alone (a split tokenised padded by another script)
         padding, details = _compared(own_padding_findings, task, model, encoded)
         result = with_comparison(result, padding, details, "own_padding")
