@@ -18,6 +18,7 @@ from omegaconf import DictConfig, OmegaConf
 from pilot.checks.forward_crash import forward_crash, ids_past_an_embedding, negative_ids
 from pilot.checks.inspect_examples import binary_logit
 from pilot.checks.label_kinds import ordinal_head
+from pilot.checks.loss_calls import binary_targets_outside
 from pilot.checks.output_reads import named_tensors, rebuilt
 from pilot.checks.position_labels import FIX, describe, positions_past_the_sequence, run_alone
 from pilot.checks.result import CheckResult
@@ -190,6 +191,8 @@ def _refuse_unusable_loss(task: TaskData, output: Any, batch: dict) -> None:
         hint = ""
         if torch.is_tensor(labels) and not labels.is_floating_point() and labels.dtype != torch.long:
             hint = f" batch['labels'] is {labels.dtype}: cross_entropy and nll_loss need int64 class ids. Fix: build them as torch.long."
+        outside = binary_targets_outside(task, [(output, batch)])  # binary_cross_entropy refuses them, unexplained
+        hint += f" {outside}." if outside else ""
         raise ContractError(
             f"loss_sum crashed on a collated batch of {len(batch['index'])} training example(s): "
             f"{type(error).__name__}: {error}.{hint} ({CONTRACT})"

@@ -29,6 +29,7 @@ from pilot.checks.floorless_loss import floorless_finding
 from pilot.checks.initial_loss import initial_loss_findings, negative_loss
 from pilot.checks.label_kinds import as_number, class_distributions, class_ids, ordinal_head, regression
 from pilot.checks.loss_alone import in_batch_scores
+from pilot.checks.loss_calls import binary_targets_outside, non_finite_cause
 from pilot.checks.loss_floor import with_logits
 from pilot.checks.loss_probe import (
     batch_size,
@@ -65,9 +66,9 @@ def sum_contract(
     whole = as_number(task.loss_sum(output, batch))
     count = as_number(task.target_count(batch))
     labels = batch.get("labels")
-    if not math.isfinite(whole) and (said := labels_not_finite(labels)):
+    if not math.isfinite(whole) and (said := non_finite_cause(task, output, batch)):  # the labels, or which loss
         return {"examples": size, "loss": whole, "count": count, "single_losses": [whole], "single_counts": [count],
-                "labels_not_finite": said}  # fmt: skip
+                "non_finite_cause": said}  # fmt: skip
     if torch.is_tensor(labels) and labels.dim() > 0 and labels.shape[0] != size:  # rows are not the examples
         # (two views per example, one packed row, filler rows): no single example can be cut out of it
         return {"examples": size, "loss": whole, "count": count, "single_losses": None, "single_counts": None}
@@ -88,18 +89,6 @@ def sum_contract(
     return {"examples": size, "loss": whole, "count": count, "single_losses": singles, "single_counts": counts}
 
 
-def labels_not_finite(labels: Any) -> str:
-    """Float labels holding inf or NaN, said with how they arise ("" when every label is finite)."""
-    if not torch.is_tensor(labels) or not labels.is_floating_point() or bool(torch.isfinite(labels).all()):
-        return ""
-    infinite, missing = int(torch.isinf(labels).sum()), int(torch.isnan(labels).sum())
-    return (
-        f"the labels are not finite: {infinite} inf and {missing} NaN of the batch's {labels.numel()} (a value cast "
-        "to float16 past 65504, or to bfloat16 past 3.4e38, becomes inf; a missing value read as NaN). Fix: keep "
-        "the labels in float32 and scaled, and drop or fill the examples whose value is missing"
-    )
-
-
 def loss_diagnosis(numbers: dict[str, Any]) -> str:
     """Why ``loss_sum(batch)`` differs from the sum of its single losses."""
     size, whole = numbers["examples"], numbers["loss"]
@@ -109,7 +98,7 @@ def loss_diagnosis(numbers: dict[str, Any]) -> str:
         return (
             f"loss_sum is {whole:g} on a batch of {size} examples of a fresh model (their single losses "
             f"sum to {total:g}): a non-finite loss trains nothing ("
-            + (numbers.get("labels_not_finite") or "look at the mask and the loss's inputs")
+            + (numbers.get("non_finite_cause") or "look at the mask and the loss's inputs")
             + ")"
         )
     if total == 0 and whole != 0:  # each alone at the loss's floor, together not: normalised over the batch
@@ -196,11 +185,14 @@ def objective_check(
 
 
 def _read_apart(task: TaskData, outputs: list) -> list[Finding]:
-    """What predict, the loss's floor and the head it trains say, each judged on the outputs as they are."""
+    """What predict, the loss's floor, the head it trains and the targets it is given say, each judged on the
+    outputs as they are."""
+    outside = binary_targets_outside(task, outputs)  # what a binary cross-entropy receives as targets
     found = (
         prediction_outside_the_loss(task, outputs),
         floorless_finding(task, outputs),
         other_head_finding(task, outputs),
+        Finding(outside) if outside else None,
     )
     return [f for f in found if f]
 
