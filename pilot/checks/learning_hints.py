@@ -16,6 +16,8 @@ model on the subset shows about the model itself (``pilot.checks.tiny_subset`` a
 - an output layer (the last layer with parameters whose output has the logits' width) that is frozen
   while layers before it train: a head initialised at random and then frozen (peft without the task
   type that keeps a sequence classifier's ``score`` trainable) caps what the rest can learn;
+- frozen tensors the loss's gradient would reach (``pilot.checks.frozen_tensors``): an embedding built by
+  ``nn.Embedding.from_pretrained`` on a random matrix stays random (it freezes by default);
 - dropout layers with p >= 0.5 (a keep probability written where torch takes the drop probability);
 - float targets (a regression) at a magnitude the trained outputs are far from (raw prices, counts):
   an update moves an output by about the learning rate's scale, so they take thousands of updates;
@@ -30,6 +32,7 @@ from typing import Any
 
 import torch
 
+from pilot.checks.frozen_tensors import frozen_on_the_path
 from pilot.checks.label_kinds import regression
 from pilot.checks.loss_floor import loss_floor
 from pilot.checks.output_reads import output_hint
@@ -69,6 +72,7 @@ def learning_hints(
         found += [_target_scale(output, batch)] if not any(found) else []
         found += [_heavy_dropout(model)] if not any(found) else []
         found += [_small_margins(output)] if learnt and not any(found) else []
+        found += [frozen_on_the_path(task, model, batch, device)] if FROZEN_OUTPUT not in "".join(found) else []
     except Exception:  # noqa: BLE001 - a hint is a courtesy: the check's own verdict already stands
         return ""
     finally:
