@@ -20,6 +20,7 @@ from pilot.engine.forward import forward_loss
 from pilot.models.adapter import is_adapted
 
 SHOWN = 4  # tensor names shown
+FROZEN_ON_PATH = "lie on the loss's path"  # this hint's words: a possible cause, not the only one said
 
 
 def frozen_on_the_path(task: TaskData, model: torch.nn.Module, batch: Batch, device: torch.device) -> str:
@@ -57,7 +58,7 @@ def _said(model: torch.nn.Module, reached: list[str]) -> str:
         else ""
     )
     return (
-        f"{len(reached)} frozen tensor(s) (requires_grad=False) lie on the loss's path ({shown}): its gradient would "
+        f"{len(reached)} frozen tensor(s) (requires_grad=False) {FROZEN_ON_PATH} ({shown}): its gradient would "
         f"reach them, yet they stay as built.{table} Frozen on purpose over trained weights (loaded vectors, a "
         "pretrained backbone), they leave the rest to learn; frozen at a random init, the model learns on fixed "
         "random features. Fix: train them (nn.Embedding.from_pretrained(matrix, freeze=False), or "

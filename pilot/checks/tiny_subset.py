@@ -31,6 +31,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from pilot.checks.collated import collate_is_random
+from pilot.checks.frozen_tensors import FROZEN_ON_PATH
 from pilot.checks.learning_hints import (
     FROZEN_OUTPUT,
     learning_hints,
@@ -272,7 +273,7 @@ def _not_learnt(
     lr = float(cfg.optim.lr)
     unmoved = unmoved_hint(attempt.weights_before, trainer.raw_model, lr, trainer.updates_done)
     hints = _zero_loss_wrong(attempt) + warmup_hint(int(cfg.optim.warmup_updates), trainer.updates_done, lr) + hints
-    hints = hints or _slow_at_this_rate(attempt, lr)
+    hints += _slow_at_this_rate(attempt, lr) if not hints or FROZEN_ON_PATH in hints else ""  # frozen on purpose?
     return "fail", f"cannot learn the subset: {numbers}.{unmoved if unmoved and lr == 0 else unmoved + hints}"
 
 
