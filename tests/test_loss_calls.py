@@ -74,4 +74,7 @@ def test_the_loss_call_that_made_a_nan_is_named() -> None:
     )
     fine = _task(lambda o, b: F.poisson_nll_loss(o.squeeze(-1), b["labels"], reduction="sum"))
     assert non_finite_cause(fine, rates, batch) == ""
-    assert [call.said() for call in loss_calls(fine, rates, batch)] == ["poisson_nll_loss(reduction='sum')"]
+    (call,) = loss_calls(fine, rates, batch)
+    assert call.said() == "poisson_nll_loss(reduction='sum')" and call.counted is None  # not measured: no backward
+    (call,) = loss_calls(fine, rates, batch, measured=("poisson_nll_loss",))
+    assert call.counted.tolist() == [True, True]  # the squeezed rates poisson_nll_loss was given

@@ -52,8 +52,9 @@ class LossCall:
 
 
 class _Recorder(TorchFunctionMode):
-    def __init__(self) -> None:
+    def __init__(self, measured: tuple[str, ...]) -> None:
         super().__init__()
+        self.measured = measured  # the loss functions whose input is given as a leaf
         self.calls: list[tuple[LossCall, torch.Tensor | None]] = []  # (call, the leaf given as its input)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
@@ -63,7 +64,7 @@ class _Recorder(TorchFunctionMode):
             return func(*args, **kwargs)
         given = _arguments(func, args, kwargs)
         first = given.get("input")
-        leaf = first.detach().requires_grad_(True) if _floating(first) else None
+        leaf = first.detach().requires_grad_(True) if _floating(first) and name in self.measured else None
         target = given.get("target")
         call = LossCall(
             name,
@@ -106,10 +107,11 @@ def _options(func: Any, given: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def loss_calls(task: TaskData, output: Any, batch: Batch) -> list[LossCall]:
-    """The torch loss calls of one ``loss_sum(output, batch)``, with the input elements each counts; the
-    calls up to a crash where ``loss_sum`` raises (the one that raised has no result)."""
-    recorder = _Recorder()
+def loss_calls(task: TaskData, output: Any, batch: Batch, measured: tuple[str, ...] = ()) -> list[LossCall]:
+    """The torch loss calls of one ``loss_sum(output, batch)``, the input elements counted measured for the
+    functions named in ``measured`` (one backward); the calls up to a crash where ``loss_sum`` raises (the
+    one that raised has no result)."""
+    recorder = _Recorder(measured)
     loss = None
     try:
         with torch.enable_grad(), recorder:
@@ -134,7 +136,7 @@ def binary_targets_outside(task: TaskData, outputs: list[tuple[Any, Batch]]) -> 
     the likely cause and the fix; "" when every such target is in range (soft targets in [0, 1] included)."""
     name, outside, total, rows, values = "", 0, 0, 0, set()
     for output, batch in outputs:
-        for call in loss_calls(task, output, batch):
+        for call in loss_calls(task, output, batch, measured=BINARY):
             target = call.target
             if call.name not in BINARY or not _floating(target) or target.numel() == 0:
                 continue
