@@ -103,8 +103,18 @@ def _options(func: Any, given: dict[str, Any]) -> dict[str, Any]:
     return {
         key: value
         for key, value in given.items()
-        if key not in ("input", "target") and not torch.is_tensor(value) and defaults.get(key, object()) != value
+        if key not in ("input", "target")
+        and not torch.is_tensor(value)
+        and _differs(value, defaults.get(key, object()))
     }
+
+
+def _differs(value: Any, default: Any) -> bool:
+    """Whether an option is not its default (an array, whose comparison has no single truth value: it is)."""
+    try:
+        return bool(value != default)
+    except (TypeError, ValueError, RuntimeError):
+        return True
 
 
 def loss_calls(task: TaskData, output: Any, batch: Batch, measured: tuple[str, ...] = ()) -> list[LossCall]:
@@ -114,7 +124,7 @@ def loss_calls(task: TaskData, output: Any, batch: Batch, measured: tuple[str, .
     recorder = _Recorder(measured)
     loss = None
     try:
-        with torch.enable_grad(), recorder:
+        with torch.enable_grad() if measured else torch.no_grad(), recorder:
             loss = task.loss_sum(output, batch)
     except Exception:  # noqa: BLE001 - the user's loss: the calls before the crash are what it received
         pass
