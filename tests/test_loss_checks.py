@@ -35,7 +35,8 @@ def suite():
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # tiny models on a shared CPU: one thread is much faster
     try:
-        return {name: runner.run_task(runner.load(name)) for name in runner.task_names()}
+        # a planted bug: the check it names alone (what is asserted of it); a correct task: every check
+        return {name: runner.run_task(runner.load(name), named_only=True) for name in runner.task_names()}
     finally:
         torch.set_num_threads(threads)
 

@@ -93,13 +93,17 @@ def model_factory(module: ModuleType, task: TaskData) -> Callable[[], torch.nn.M
     return build
 
 
-def run_task(module: ModuleType, tiny_subset: bool = False) -> dict[str, CheckResult]:
+def run_task(module: ModuleType, tiny_subset: bool = False, named_only: bool = False) -> dict[str, CheckResult]:
     """The contract first, as the pilot runs it (a refusal stops the rest: every step would fail the
     same way); then every check the task's settings name, each on a fresh task and model; a crash is
-    a fail. ``tiny_subset``: a correct task runs the tiny-subset check too, as ``python -m pilot`` does."""
+    a fail. ``tiny_subset``: a correct task runs the tiny-subset check too, as ``python -m pilot`` does.
+    ``named_only``: a planted bug runs the contract and the check it names alone (the suite asserts no
+    other step of it)."""
     settings = settings_of(module)
     if tiny_subset and module.EXPECTED is None and "tiny_subset" not in settings["checks"]:
         settings["checks"] = [*settings["checks"], "tiny_subset"]
+    if named_only and module.EXPECTED is not None:
+        settings["checks"] = [step for step in settings["checks"] if step == module.EXPECTED["step"]]
     try:
         task = module.make_task()
         check_contract(task, model_factory(module, task)())
