@@ -169,8 +169,9 @@ def test_forced_resume_refuses_the_learning_rate_and_records_what_it_applies(tmp
         (signal.SIGINT, 130),
         pytest.param(signal.SIGTERM, 143, marks=pytest.mark.slow),  # SIGTERM's exit code: the launcher tests
         pytest.param(signal.SIGHUP, 129, marks=pytest.mark.slow),
-        # an examination: USR1 (a scheduler's warning, a user's kill -USR1) ended the run at once, run.json running
-        (signal.SIGUSR1, 138),
+        # an examination: USR1 (a scheduler's warning, a user's kill -USR1) ended the run at once, run.json running;
+        # the way SIGINT goes once watched (the default suite: test_the_user_signals_are_watched_where_...)
+        pytest.param(signal.SIGUSR1, 138, marks=pytest.mark.slow),
     ],
 )
 def test_a_signal_ends_the_run_as_interrupted_and_it_resumes_bit_identically(tmp_path, reference, signum, code):

@@ -169,6 +169,7 @@ def test_jobs_of_a_local_parallel_launcher_killed_with_sigkill_stop_with_their_c
         assert record["interrupted_by"][-1]["sent_by"].startswith("no one: the launching process")
 
 
+@pytest.mark.slow  # 32 s: a process killed under the job, not a signal pilot handles (the default suite: kill -9 of a job)
 def test_a_jobs_submitit_controller_killed_is_named_and_no_signal_is_claimed(tmp_path):
     """kill -9 of one job's submitit controller (not of the launcher): the job stopped as at SIGTERM, but its
     record blamed the launching process, which still ran, and the sweep said it was interrupted by SIGINT
@@ -195,9 +196,8 @@ def test_a_jobs_submitit_controller_killed_is_named_and_no_signal_is_claimed(tmp
     assert any(f"submitit's controller of this job (pid {controllers[0].pid})" in cause for cause in causes), causes
 
 
-@pytest.mark.parametrize(  # the same forwarding for both: -m slow runs the hangup too (40 s)
-    "name", [pytest.param("SIGHUP", marks=pytest.mark.slow), "SIGINT"]
-)
+@pytest.mark.slow  # 30 s each; the default suite sends the launcher alone SIGTERM (the same forwarding)
+@pytest.mark.parametrize("name", ["SIGHUP", "SIGINT"])
 def test_a_hangup_or_ctrl_c_sent_to_the_launcher_alone_stops_every_training_job_once(tmp_path, name):
     """`kill -HUP <launcher>` (or -INT) while the jobs train: the launcher took it as the terminal's, which
     reaches the jobs too, and passed it on to none; they trained to their end and the launch exited 129
