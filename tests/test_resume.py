@@ -474,6 +474,7 @@ def test_a_resume_records_the_rows_metrics_lost_and_claims_no_gap_where_none_is(
         assert ("lacks the training rows of update(s) 4-6" in done.stdout + done.stderr) == (gap is not None)
 
 
+@pytest.mark.slow  # 23 s; the default suite: a full disk writing the export (test_records.py), closed again
 def test_a_file_where_the_export_goes_stops_the_closing_in_one_message_and_the_run_resumes(tmp_path):
     """A file put where the run writes export/ (while it trained): after every update the closing ended in
     Hydra's "Error executing job" and a FileExistsError traceback."""
