@@ -7,6 +7,7 @@ would write it, and fails without the check that makes it.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from pilot.checks.alignment import alignment_check  # noqa: E402
 from pilot.checks.inspect_examples import inspect_task  # noqa: E402
 from pilot.checks.subset_scorer import SubsetScorer  # noqa: E402
 from pilot.data import instructions  # noqa: E402
+from pilot.data.task import ContractError  # noqa: E402
 from pilot.phases.gates import PhaseRunner  # noqa: E402
 from tests.planted_tasks import runner  # noqa: E402
 
@@ -655,6 +657,27 @@ def test_character_offsets_used_as_token_positions_are_named_once_not_crashed_on
     untruncated = runner.run_task(runner.load("bug_qa_positions_untruncated"))["inspect"]  # a few past the cut
     assert "most likely positions counted on the text before it was truncated" in untruncated.reason
     assert runner.run_task(runner.load("ok_qa_truncated_no_answer"))["inspect"].verdict == "pass"  # no-answer: 0
+
+
+def test_a_model_that_cannot_run_one_example_alone_is_not_judged_by_the_position_probe():
+    """The contract's position probe runs training examples one at a time; a forward that needs two rows (a
+    statistic over the batch) raised there and its exception was the contract's own crash. Not judged there:
+    the contract passes as it did before the probe, and only the probe's crash is left out."""
+    from pilot.checks.contract import check_contract
+
+    module = runner.load("bug_qa_char_offsets_as_positions")
+    task = module.make_task()
+
+    def two_rows_at_least(m, b):
+        if b["input_ids"].shape[0] < 2:
+            raise RuntimeError("this model normalises over the batch: it needs two rows")
+        return module._qa.forward(m, b)
+
+    torch.manual_seed(0)
+    result = check_contract(dataclasses.replace(task, forward=two_rows_at_least), module.build_model(task))
+    assert result.verdict == "pass", result.reason
+    with pytest.raises(ContractError, match="position labels past the sequence"):  # the same task, one row runs
+        check_contract(task, module.build_model(task))
 
 
 def test_in_batch_scores_that_read_the_padding_fail_inspect_and_a_masked_pool_passes():
