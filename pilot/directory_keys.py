@@ -3,6 +3,7 @@ process can write into it: refused (``ResumeRefused``) naming the key the user s
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -128,3 +129,32 @@ def refuse_changed_directory(config: DictConfig) -> None:
             "data.path, campaign.journal) from the directory it is started in, and writes every file of a run "
             "under hydra.run.dir itself. Fix: leave hydra.job.chdir out (false)."
         )
+
+
+def enclosing_run(path: Path) -> Path | None:
+    """The nearest directory at or above ``path`` that holds a pilot run (a run.json naming its run_id and
+    status), or None: a run directory holds one run, and anything written inside it is taken for that run's."""
+    for folder in (Path(os.path.abspath(path)), *Path(os.path.abspath(path)).parents):
+        record = folder / "run.json"
+        try:
+            if record.is_file() and record.stat().st_size < 1 << 24:
+                data = json.loads(record.read_bytes())
+                if isinstance(data, dict) and "run_id" in data and "status" in data:
+                    return folder
+        except (OSError, ValueError):
+            continue  # unreadable or not a record of pilot's: a user's own run.json
+    return None
+
+
+def refuse_inside_a_run(key: str, path: Path, root: tuple[str, str] | None) -> None:
+    """A new run or sweep directory below a run's directory (``hydra.run.dir=<run>/sub``, a campaign root set
+    to a run's directory): it was made among that run's files, which a resume, a recap or a cleanup of
+    that run then met. Refused before anything is made."""
+    run = enclosing_run(path.parent)
+    if run is None:
+        return
+    said, leave = (f"{root[0]}={root[1]} (so {key}={path})", root[0]) if root else (f"{key}={path}", key)
+    raise ResumeRefused(
+        f"{said} lies inside the directory of the run at {run} (its run.json): a run's directory holds that run "
+        f"alone. Fix: name a directory outside it (or leave {leave} out)."
+    )

@@ -28,6 +28,7 @@ import re
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from hydra.experimental.callback import Callback
@@ -40,6 +41,7 @@ from pilot.directory_keys import (
     directory_of,
     made_from_root,
     refuse_changed_directory,
+    refuse_inside_a_run,
     refuse_long_names,
     writable_directory,
 )
@@ -132,6 +134,8 @@ def _check_sweep_directory(config: DictConfig) -> None:
     path = directory_of(config, "hydra.sweep.dir")
     root = made_from_root(config, "hydra.sweep.dir", "campaign.sweep_root")  # a root the user set is named first
     refuse_long_names("hydra.sweep.dir", str(path))
+    if not (path / "run.json").exists():  # itself a run's directory: said below
+        refuse_inside_a_run("hydra.sweep.dir", path, root)
     if not path.exists():
         _created_sweeps.add(os.path.abspath(path))
         _note_new_parents(path)
@@ -219,13 +223,34 @@ def check_run_directory(config: DictConfig) -> None:
         _note_new_parents(path)
     if (path / "run.json").exists():  # first: a finished run on a read-only disk is reported as finished
         with contextlib.suppress(OmegaConfBaseException):  # a setting that does not resolve: the validation
-            _refuse_reused(config, path)  # refuses the line naming it, and the .hydra/ Hydra rewrote is put back
+            try:  # refuses the line naming it, and the .hydra/ Hydra rewrote is put back
+                _refuse_reused(config, path)
+            except PilotError:  # what the run there says comes after the line's own bad settings (exit 2)
+                _check_config_first(config)
+                raise
         base = Path(os.path.abspath(path))  # after_refusal looks it up by the absolute path
         _hydra_before[str(base)] = HydraFiles.before_hydra(base, _output_subdir(config))
         writable_directory(path, "hydra.run.dir")
         return
+    refuse_inside_a_run("hydra.run.dir", path, root)
     writable_directory(path, "hydra.run.dir", root)
     _refuse_foreign(config, path)
+
+
+CONFIG_CHECKS: list[Callable[[DictConfig], None]] = []  # pilot.validation's, on Hydra's whole config
+
+
+def _check_config_first(config: DictConfig) -> None:
+    """The line's settings checked as in a new directory (``CONFIG_CHECKS``): a bad value beside a finished
+    run's directory was answered "finished, nothing was done" with exit 0, a missing data file "another
+    config". A check that cannot run here (the task's own code raising) leaves the answer to the run."""
+    for check in CONFIG_CHECKS:
+        try:
+            check(config)
+        except PilotError:
+            raise
+        except Exception:  # noqa: BLE001 - said by the run itself, as in a new directory
+            return
 
 
 def job_directory_problem(config: DictConfig, path: Path) -> str | None:

@@ -555,3 +555,42 @@ def test_a_pilot_or_an_estimate_refused_under_its_lock_leaves_the_lock_file_as_i
     with pytest.raises(ResumeRefused, match="status running, but no process holds it"):
         start(make_cfg(f"mode={mode}"), run_dir)
     assert (lock.read_bytes(), lock.stat().st_mtime_ns) == before
+
+
+def test_a_bad_setting_beside_a_finished_run_is_refused_as_in_a_new_directory(tmp_path):
+    """run.threads=-1 (or run.device=cuda, a missing data.path) with hydra.run.dir of a finished run: "holds a
+    finished run ... Nothing was done", exit 0, or "another config" (outside examination): the line's own
+    settings are checked first, exit 2 naming the key; the run's files stay as they were."""
+    run = tmp_path / "run"
+    assert run_pilot(run, *TRAIN).returncode == 0
+    before = _files(run, skip=LIVE)
+    for setting in ("run.threads=-1", f"data.path={tmp_path / 'missing.jsonl'}"):
+        refused = run_pilot(run, *TRAIN, setting)
+        assert refused.returncode == 2 and setting.split("=")[0] in refused.stderr, refused.stderr[-2000:]
+        assert "finished run" not in refused.stderr and "Traceback" not in refused.stderr
+        assert _files(run, skip=LIVE) == before
+
+
+@pytest.mark.parametrize(
+    "line, named",
+    [
+        (lambda run: [f"hydra.run.dir={run / 'sub'}"], "hydra.run.dir="),
+        (lambda run: ["-m", "seed=0,1", f"campaign.sweep_root={run}"], "campaign.sweep_root="),
+    ],
+    ids=["run_dir", "sweep_root"],
+)
+def test_a_run_or_sweep_inside_a_run_s_directory_is_refused_and_makes_nothing(tmp_path, line, named):
+    """hydra.run.dir=<run>/sub, campaign.run_root or campaign.sweep_root set to a run's directory: new runs were
+    written among a finished run's files (outside examination)."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "run.json").write_text(json.dumps({"run_id": "r1", "status": "ok", "mode": "train"}))
+    done = subprocess.run(
+        [sys.executable, "-m", "pilot", "mode=estimate", "run.threads=1", *line(run)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert named in done.stderr and f"lies inside the directory of the run at {run}" in done.stderr
+    assert sorted(p.name for p in run.iterdir()) == ["run.json"]

@@ -29,10 +29,11 @@ from omegaconf.errors import OmegaConfBaseException
 
 from pilot.config.values import as_written, enum_value, resolve_device, select, written_overrides
 from pilot.errors import built_with_error, instantiation_failed
-from pilot.run_directory import job_directory_problem
+from pilot.run_directory import CONFIG_CHECKS, job_directory_problem
 from pilot.validation.batch import check_task
 from pilot.validation.devices import check_devices, check_precision, check_strategy
 from pilot.validation.host_memory import check_host_memory
+from pilot.validation.journal import check_journal
 from pilot.validation.keys import check_switches, check_unknown_keys
 from pilot.validation.model_data import check_model_and_data
 from pilot.validation.numbers import check_finite, check_special_numbers
@@ -70,6 +71,7 @@ def validate(cfg: DictConfig, overrides: list[str] | None = None) -> None:
         lambda: check_strategy(cfg, problems),
         lambda: check_rental(cfg, problems),
         lambda: check_control(cfg, problems),
+        lambda: check_journal(cfg, problems),
         lambda: container is not None and check_task(cfg, problems),  # the task's settings resolve
         lambda: device_type is not None and check_host_memory(cfg, device_type, problems),
     ]
@@ -104,15 +106,23 @@ def _checked(problems: list[Problem], container: Any, check: Callable[[], Any]) 
         return None
 
 
+def validate_composed(composed: DictConfig) -> None:
+    """``validate`` on a config as Hydra composed it (its ``hydra`` node left out, as the run receives it)."""
+    task = copy.deepcopy(composed)
+    with open_dict(task):
+        del task["hydra"]
+    validate(task, written_overrides(composed))
+
+
+CONFIG_CHECKS.append(validate_composed)  # before a run directory's own answer (finished, another config)
+
+
 def sweep_job_problem(composed: DictConfig) -> str | None:
     """What ``validate`` refuses in one sweep job's config as Hydra composed it (its ``hydra`` node
     left out, as the job receives it), or None: the sweeper (hydra_plugins/pilot_sweeper,
     ``hydra.sweeper.check_job``) checks every job so that none is launched when one would be refused."""
-    task = copy.deepcopy(composed)
-    with open_dict(task):
-        del task["hydra"]
     try:
-        validate(task, written_overrides(composed))
+        validate_composed(composed)
     except ConfigError as error:
         return str(error)
     except Exception as error:  # the task's own code raised building it (a TypeError inside make_task)
