@@ -82,7 +82,7 @@ from pilot.sweep_ending import (
 from pilot.sweep_signals import received as passed_on_to_jobs
 from pilot.train import train
 from pilot.validation.outside_the_yaml import key_outside_the_yaml
-from pilot.validation.unread import unread_settings
+from pilot.validation.unread import unread_hydra_settings, unread_settings
 
 register()
 log = logging.getLogger("pilot")
@@ -123,7 +123,10 @@ def _run(cfg: DictConfig) -> None:
             "process. Add -m to launch through it.",
             launcher,
         )
-    for line in unread_settings(cfg, overrides, dict(hydra_cfg.runtime.choices)):
+    hydra_given = [str(o) for o in hydra_cfg.overrides.hydra]
+    for line in unread_settings(cfg, overrides, dict(hydra_cfg.runtime.choices)) + unread_hydra_settings(
+        hydra_given, multirun
+    ):
         log.warning("%s", line)
     try:
         if enum_value(cfg.mode) == "pilot":

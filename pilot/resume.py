@@ -142,10 +142,20 @@ def find_resume_state(
         if (run_dir / "run.json").exists():  # said once the restart is not refused (open_record)
             note["note"] = "no valid checkpoint: restarted from the beginning"
             return None, note
+        forced = [k for k in ("force_resume", "continue_diverged") if cfg.checkpoint.get(k)]
+        if forced and is_main:  # a new run: the flag was meant for a run that is not here
+            log.warning(
+                "%s: %s holds no run to resume, so it is not read: this is a new run. To continue a run, "
+                "hydra.run.dir=<that run's directory>",
+                " ".join(f"checkpoint.{k}=true" for k in forced),
+                run_dir,
+            )
         return None, {}
     path, state = found
     if int(cfg.run.threads) == 0 and state.get("torch_threads"):  # the default continues bit for bit
         torch.set_num_threads(int(state["torch_threads"]))
+    # a budget below the checkpoint's updates first: "set checkpoint.force_resume=true" led to this refusal next
+    refuse_budget_behind(cfg, run_dir, path, int(state["position"]["updates_done"]))
     note = _resume_note(path, state, refuse_changed_config(cfg, path, state))
     if skipped:
         note["skipped_checkpoints"] = skipped

@@ -273,6 +273,26 @@ def test_settings_the_run_does_not_read_are_said(make_cfg):
     for key in ("checkpoint.force_resume", "checkpoint.continue_diverged"):  # nothing is resumed to force
         assert "checkpoint.resume=false starts afresh" in said("checkpoint.resume=false", f"{key}=true")
         assert said(f"{key}=true") == ""
+    # outside examination: the pilot's settings outside a pilot, FSDP's in a run that does not shard
+    assert "mode=train runs none of the pilot's checks" in said("mode=train", "pilot.tiny.examples=4")
+    assert "mode=estimate runs none of the pilot's checks" in said("mode=estimate", "pilot.tiny.examples=4")
+    assert said("mode=estimate", "pilot.steady_steps=3") == ""  # the estimate times a pilot's steady steps
+    assert said("pilot.tiny.examples=4") == ""  # a pilot reads it
+    assert "only FSDP reads it (distributed.strategy=ddp)" in said("mode=train", "distributed.fsdp.cpu_offload=true")
+    assert said("distributed=fsdp", "distributed.fsdp.cpu_offload=true") == ""
+    assert said("mode=estimate", "distributed.fsdp.reshard_after_forward=false") == ""  # its sheet's sharded rows
+
+
+def test_hydra_s_directory_of_the_other_kind_of_launch_is_said():
+    from pilot.validation.unread import unread_hydra_settings
+
+    assert "only a sweep (-m) reads it" in unread_hydra_settings(["hydra.sweep.dir=/x"], multirun=False)[0]
+    assert "a sweep (-m) does not read it" in unread_hydra_settings(["hydra.run.dir=/x"], multirun=True)[0]
+    assert unread_hydra_settings(["hydra.sweep.dir=/x", "hydra.run.dir=/y"], multirun=False)[0].startswith(
+        "hydra.sweep"
+    )
+    assert unread_hydra_settings(["hydra.run.dir=/x"], multirun=False) == []
+    assert unread_hydra_settings(["hydra.sweep.dir=/x"], multirun=True) == []
 
 
 def test_a_plug_in_tasks_path_and_tokenizer_are_its_own(tmp_path):

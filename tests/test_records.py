@@ -137,8 +137,10 @@ def test_forced_resume_refuses_the_learning_rate_and_records_what_it_applies(tmp
     assert refused.returncode == 2, refused.stderr[-2000:]
     assert "optim.lr" in refused.stderr and "Traceback" not in refused.stderr
     assert (tmp_path / "run.json").read_text() == before
-    behind = cli(tmp_path, "budget.value=2", "checkpoint.force_resume=true")  # the checkpoint holds 4 updates
+    # the checkpoint holds 4 updates: said without checkpoint.force_resume=true first (whose advice it was)
+    behind = cli(tmp_path, "budget.value=2")
     assert behind.returncode == 2 and "gives 2 updates, but ckpt-" in behind.stderr, behind.stderr[-2000:]
+    assert "force_resume=true to continue" not in behind.stderr
     assert (tmp_path / "run.json").read_text() == before
     level = cli(tmp_path, "budget.value=4", "checkpoint.force_resume=true")  # ended at once, recorded as 4's variant
     assert level.returncode == 2 and "already holds them all: no update would train" in level.stderr, level.stderr

@@ -599,3 +599,18 @@ def test_a_split_change_that_changes_the_examples_per_update_names_the_accumulat
     assert refuse_changed_config(
         make_cfg("checkpoint.force_resume=true", "batch.accumulation=16"), Path("ckpt.pt"), state
     )  # the split changed, the examples per update kept: goes on, its differences recorded
+
+
+def test_a_forced_resume_in_a_new_directory_says_nothing_was_resumed(tmp_path, make_cfg, caplog):
+    """checkpoint.force_resume=true (or continue_diverged) on a directory with no run: a new run started and
+    nothing said that the flag was not read (outside examination)."""
+    from pilot.resume import find_resume_state
+
+    for flags in (["checkpoint.force_resume=true"], ["checkpoint.continue_diverged=true"], []):
+        cfg = make_cfg("mode=train", *flags)
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="pilot"):
+            state, note = find_resume_state(cfg, Checkpointer(tmp_path / "new", cfg), tmp_path / "new", True)
+        assert state is None and note == {}
+        said = [r.getMessage() for r in caplog.records if "holds no run to resume" in r.getMessage()]
+        assert len(said) == (1 if flags else 0) and all(f.split("=")[0] in said[0] for f in flags), said

@@ -45,6 +45,7 @@ def unread_settings(cfg: DictConfig, overrides: list[str], choices: dict | None 
             for k, o in given.items()
             if k.startswith(TRAINING_ONLY) and k not in PLANNED
         ]
+    lines += _unread_groups(cfg, given, mode)
     strategy, replicas = enum_value(select(cfg, "distributed.strategy")), select(cfg, "distributed.replicas")
     if (
         mode != "estimate"
@@ -57,3 +58,42 @@ def unread_settings(cfg: DictConfig, overrides: list[str], choices: dict | None 
             "process). Fix: distributed.replicas=2 or more"
         )
     return lines
+
+
+PILOT_READ_BY_ESTIMATE = ("pilot.steady_steps",)  # the estimate times updates from a pilot's steady_steps phase
+
+
+def _unread_groups(cfg: DictConfig, given: dict[str, str], mode: str) -> list[str]:
+    """``pilot.*`` outside a pilot (mode=train runs none of its checks), ``distributed.fsdp.*`` in a run that
+    does not shard (the estimate reads them for its sheet's sharded rows)."""
+    lines = []
+    for key, typed in given.items():
+        if key.startswith("pilot.") and mode == "train":
+            lines.append(f"{typed}: mode=train runs none of the pilot's checks and does not read it. Fix: mode=pilot")
+        elif key.startswith("pilot.") and mode == "estimate" and key not in PILOT_READ_BY_ESTIMATE:
+            lines.append(
+                f"{typed}: mode=estimate runs none of the pilot's checks and does not read it. Fix: mode=pilot"
+            )
+    strategy = enum_value(select(cfg, "distributed.strategy"))
+    if mode != "estimate" and strategy != "fsdp":
+        lines += [
+            f"{typed}: only FSDP reads it (distributed.strategy={strategy}). Fix: distributed=fsdp"
+            for key, typed in given.items()
+            if key.startswith("distributed.fsdp.")
+        ]
+    return lines
+
+
+def unread_hydra_settings(hydra_overrides: list[str], multirun: bool) -> list[str]:
+    """Hydra's directory of the other kind of launch: ``hydra.sweep.dir`` without -m (the one run writes into
+    hydra.run.dir), ``hydra.run.dir`` with -m (the jobs go under hydra.sweep.dir)."""
+    given = {o.split("=", 1)[0].lstrip("+~"): o for o in hydra_overrides if "=" in o}
+    if not multirun and "hydra.sweep.dir" in given:
+        return [
+            f"{given['hydra.sweep.dir']}: only a sweep (-m) reads it; this one run writes into hydra.run.dir. Fix: add -m, or hydra.run.dir=<directory>"
+        ]
+    if multirun and "hydra.run.dir" in given:
+        return [
+            f"{given['hydra.run.dir']}: a sweep (-m) does not read it; its jobs go under hydra.sweep.dir. Fix: hydra.sweep.dir=<directory>"
+        ]
+    return []
