@@ -363,3 +363,15 @@ def test_a_tokenizer_other_than_the_one_saved_with_the_model_is_refused(hf_files
         validate(make_cfg(*overrides(hf_files), "model=hf_causal_lm", f"model.path={saved}",
                           f"data.tokenizer={tmp_path / 'other'}"))  # fmt: skip
     assert [p.key for p in error.value.problems] == ["data.tokenizer"]
+
+
+def test_a_file_format_datasets_does_not_read_names_that_key_not_the_path(tmp_path):
+    """data.file_format=xml was said as "data.path=...: cannot tell the file's format from its extension"
+    (outside examination): the key typed wrong is named, with its values."""
+    from pilot.data.hf_instructions import read_rows
+
+    data = tmp_path / "rows.jsonl"
+    data.write_text('{"instruction": "a", "answer": "b"}\n')
+    with pytest.raises(ValueError, match=r"^data.file_format=xml: datasets reads json, csv or parquet"):
+        read_rows(str(data), "xml")
+    assert read_rows(str(data), None) == [{"instruction": "a", "answer": "b"}]

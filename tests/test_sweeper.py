@@ -298,3 +298,17 @@ def test_a_jobs_directory_suffix_is_the_same_in_every_process_of_the_job_and_new
     assert unique(3) != unique(3) and unique() != unique()  # no launch: random, as a run's own directory
     conf = (Path(__file__).resolve().parents[1] / "conf" / "config.yaml").read_text()
     assert "subdir: ${hydra.job.num}-${pilot_unique:${hydra.job.num}}" in conf
+
+
+def test_a_value_given_twice_or_a_sweep_of_nothing_is_said():
+    """-m optim.lr=1e-3,1e-3 ran two identical jobs, and -m with no comma one job, without a word (an outside
+    examination)."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    def said(*line: str, jobs: int) -> list[str]:
+        return sweeper_module._sweep_warnings(OverridesParser.create().parse_overrides(list(line)), jobs)
+
+    (twice,) = said("optim.lr=1e-3,1e-3,3e-3", jobs=3)
+    assert twice.startswith("optim.lr=1e-3,1e-3,3e-3: 0.001 given more than once") and "0.003" not in twice
+    assert "nothing swept" in said("mode=estimate", jobs=1)[0]
+    assert said("optim.lr=1e-3,3e-3", jobs=2) == [] and said("seed=range(0,3)", jobs=3) == []

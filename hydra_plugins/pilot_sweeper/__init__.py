@@ -132,6 +132,8 @@ class ComposeOnceSweeper(BasicSweeper):
                 "value (range(0, 2) is 0 and 1)."
             )
         self.jobs = jobs  # the sweep as a whole is checked once its first batch's jobs are (``_check_sweep``)
+        for line in _sweep_warnings(overrides, len(jobs)):
+            print(f"pilot: warning: {line}", file=sys.stderr)
         return super().sweep(arguments)
 
     def _check_sweep(self) -> None:
@@ -247,6 +249,23 @@ def _as_job(composed: DictConfig, number: int) -> Iterator[DictConfig]:
         yield job
     finally:
         HydraConfig.instance().cfg = current
+
+
+def _sweep_warnings(overrides: Sequence[Any], jobs: int) -> list[str]:
+    """A sweep that repeats a value (``optim.lr=1e-3,1e-3``: two identical jobs) or sweeps nothing (``-m``
+    with no comma: one job launched as a sweep): accepted, said once (an outside examination)."""
+    lines = []
+    for override in overrides:
+        if override.is_discrete_sweep():
+            values = [str(v) for v in override.sweep_string_iterator()]
+            if twice := sorted({v for v in values if values.count(v) > 1}):
+                lines.append(
+                    f"{override.input_line}: {', '.join(twice)} given more than once, so identical jobs run "
+                    "(repeats of one setting differ by seed: seed=0,1,2)"
+                )
+    if jobs == 1 and not any(o.is_sweep_override() for o in overrides):
+        lines.append("-m with nothing swept launches one job as a sweep (key=a,b sweeps a key's values)")
+    return lines
 
 
 # submitit's sizes of a job: (the least it can be, what it is); a bad one was submitit's or SLURM's

@@ -44,12 +44,15 @@ def names_hydras_key(said: list[str], hydras: str) -> bool:
     write an argument Hydra's grammar cannot read: then they replace Hydra's (whose fix for a typo is to add
     it, +optim.lrr=1; whose grammar error names a token, not the argument)."""
     first = hydras.splitlines()[0] if hydras else ""
-    named = re.findall(r"'([^']+)'", first) + re.findall(r"^Error merging override (\S+)", first)
+    named = re.findall(r"'([^']+)'", first) + re.findall(
+        r"^(?:Error merging override|Multiple values for) (\S+?)\.?$", first.split(". ")[0]
+    )
     keys = {n.split("=")[0].lstrip("+~") for n in named} | {"=".join(n.rsplit("/", 1)) for n in named if "/" in n}
     grammar = any(
         "Hydra's override grammar cannot read it" in line
         or "a setting without a value" in line
         or "a setting is written key=value" in line
+        or "look-alikes of ASCII" in line  # a pasted '–m' (Hydra: LexerNoViableAltException)
         for line in said
     )
     lines = [line.lstrip("+~") for line in said]  # '+optim.lr=1: ...' names optim.lr ('model/nope': model=nope)
@@ -178,6 +181,8 @@ def _sweep_without_m(parsed: Any) -> list[str]:
         if override.is_sweep_override():
             key, value = override.key_or_group, argument.partition("=")[2]
             other = "" if "(" in value else f"; or {key}=[{value}] for one list value, or {key}='{value}' for one text"
+            if re.fullmatch(r"-?\d+,\d+(e-?\d+)?", value):  # 1,5e-3: a decimal comma, one number meant
+                other = f"; or, a decimal comma meant: {key}={value.replace(',', '.')}" + other
             problems.append(
                 f"{argument}: a sweep over {value} (one job per value) runs with -m. Fix: python -m pilot -m "
                 f"{argument} ...{other}"

@@ -31,7 +31,8 @@ KEY = r"[+~]{0,2}[A-Za-z_][\w@/-]*(\.[\w@-]+)*"  # optim.lr, +experiment, hydra/
 # what a document or a chat pastes for ASCII: dashes, quotes, spaces (NFKC mends full-width digits and letters)
 PASTED = str.maketrans({**dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"),
                         **dict.fromkeys("\u201c\u201d\u201e", '"'), **dict.fromkeys("\u2018\u2019", "'"),
-                        **dict.fromkeys("\u00a0\u202f", " ")})  # fmt: skip
+                        **dict.fromkeys("\u00a0\u202f", " "),
+                        **dict.fromkeys("\u200b\u200c\u200d\u2060\ufeff", None)})  # fmt: skip  # zero-width: nothing
 
 
 def _pasted_fix(argument: str) -> str | None:
@@ -99,4 +100,49 @@ def _grammar_fix(argument: str) -> str:
     return (
         f"quote the value: {quoted} (characters such as spaces, '=', ',', brackets, braces, quotes "
         "or '$' need quotes; the outer quotes are for the shell)"
+    )
+
+
+def valueless_keys(arguments: list[str]) -> list[str]:
+    """``optim.lr 1e-3``: a dotted key given without '=' (not a flag's value), with the value after it."""
+    lines = []
+    for at, argument in enumerate(arguments):
+        flag_value = at > 0 and arguments[at - 1].startswith("-")
+        if "=" in argument or flag_value or not re.fullmatch(r"\+?[A-Za-z_]\w*(\.\w+)+", argument):
+            continue
+        value = arguments[at + 1] if at + 1 < len(arguments) and "=" not in arguments[at + 1] else "<value>"
+        lines.append(f"{argument}: a setting without a value. Fix: {argument}={value} (no space around '=')")
+    for at, argument in enumerate(arguments):
+        if "=" not in argument and (colon := re.fullmatch(r"([+~]?[A-Za-z_][\w.]*):(.+)", argument)):
+            key, value = colon.groups()  # optim.lr:1e-3 (YAML's colon for Hydra's '=')
+            lines.append(f"{argument}: a setting is written key=value. Fix: {key}={value.strip()}")
+        elif _bare_word(arguments, at) and (pasted := _pasted_fix(argument)) is not None:  # '–m', an en dash
+            lines.append(f"{argument}: not a flag or a setting. Fix: {pasted}")
+        elif _bare_word(arguments, at):
+            before = arguments[at - 1] if at > 0 else ""
+            lines.append(
+                f"{argument}: no '=' in it, and a setting is key=value"
+                + (
+                    f"; the rest of {before} after a space the shell split it at? Fix: quote the setting: "
+                    f"'{before} {argument}'"
+                    if "=" in before and not before.startswith("-") and ("/" in argument or "." in argument)
+                    else ". Fix: key=value (python -m pilot --cfg job lists the keys)"
+                )
+            )
+    return lines
+
+
+def _bare_word(arguments: list[str], at: int) -> bool:
+    """A word with no '=' that is neither a flag, a flag's value, a deletion (``~optim``), a dotted key (said
+    by ``valueless_keys``) nor a key with a colon."""
+    argument, before = arguments[at], arguments[at - 1] if at > 0 else ""
+    flag_value = before.startswith("-") and "=" not in before
+    valueless = "=" not in before and re.fullmatch(r"[+~]?[A-Za-z_]\w*(\.\w+)+", before)  # its value: said with it
+    return not (
+        "=" in argument
+        or flag_value
+        or valueless
+        or argument.startswith(("-", "~"))
+        or ":" in argument
+        or re.fullmatch(r"[+~]?[A-Za-z_]\w*(\.\w+)+", argument)
     )

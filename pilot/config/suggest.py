@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import copy
 import difflib
-import re
 from collections.abc import Callable, Iterator
 from enum import Enum
 from typing import Any
@@ -17,8 +16,9 @@ from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
-from pilot.config.grammar_fix import unreadable_arguments
+from pilot.config.grammar_fix import unreadable_arguments, valueless_keys
 from pilot.config.hydra_keys import suggested_for
+from pilot.config.other_names import other_trainers_name
 from pilot.config.values import target_keywords
 
 HIDDEN_OPTIONS = "schema"  # the schema's own entries in a group (schema, schema_<option>: pilot.config.register)
@@ -31,7 +31,7 @@ def suggestions(
     its group lacks, with the nearest ones; [] when there is nothing to suggest or it cannot tell.
     ``known_elsewhere(cfg, key, argument)``: a line for a key the config lacks that is a real setting
     of what the config builds (a transformers config class's own key the YAML does not list)."""
-    if valueless := _valueless_keys(arguments):
+    if valueless := valueless_keys(arguments):
         return valueless
     parser = OverridesParser.create()
     try:
@@ -163,49 +163,6 @@ def _added_over(override: Any, key: str, cfg: DictConfig, groups: set[str]) -> s
     return None
 
 
-def _valueless_keys(arguments: list[str]) -> list[str]:
-    """``optim.lr 1e-3``: a dotted key given without '=' (not a flag's value), with the value after it."""
-    lines = []
-    for at, argument in enumerate(arguments):
-        flag_value = at > 0 and arguments[at - 1].startswith("-")
-        if "=" in argument or flag_value or not re.fullmatch(r"\+?[A-Za-z_]\w*(\.\w+)+", argument):
-            continue
-        value = arguments[at + 1] if at + 1 < len(arguments) and "=" not in arguments[at + 1] else "<value>"
-        lines.append(f"{argument}: a setting without a value. Fix: {argument}={value} (no space around '=')")
-    for at, argument in enumerate(arguments):
-        if "=" not in argument and (colon := re.fullmatch(r"([+~]?[A-Za-z_][\w.]*):(.+)", argument)):
-            key, value = colon.groups()  # optim.lr:1e-3 (YAML's colon for Hydra's '=')
-            lines.append(f"{argument}: a setting is written key=value. Fix: {key}={value.strip()}")
-        elif _bare_word(arguments, at):
-            before = arguments[at - 1] if at > 0 else ""
-            lines.append(
-                f"{argument}: no '=' in it, and a setting is key=value"
-                + (
-                    f"; the rest of {before} after a space the shell split it at? Fix: quote the setting: "
-                    f"'{before} {argument}'"
-                    if "=" in before and not before.startswith("-") and ("/" in argument or "." in argument)
-                    else ". Fix: key=value (python -m pilot --cfg job lists the keys)"
-                )
-            )
-    return lines
-
-
-def _bare_word(arguments: list[str], at: int) -> bool:
-    """A word with no '=' that is neither a flag, a flag's value, a deletion (``~optim``), a dotted key (said
-    by ``_valueless_keys``) nor a key with a colon."""
-    argument, before = arguments[at], arguments[at - 1] if at > 0 else ""
-    flag_value = before.startswith("-") and "=" not in before
-    valueless = "=" not in before and re.fullmatch(r"[+~]?[A-Za-z_]\w*(\.\w+)+", before)  # its value: said with it
-    return not (
-        "=" in argument
-        or flag_value
-        or valueless
-        or argument.startswith(("-", "~"))
-        or ":" in argument
-        or re.fullmatch(r"[+~]?[A-Za-z_]\w*(\.\w+)+", argument)
-    )
-
-
 _MISSING = object()
 KINDS = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
 
@@ -282,6 +239,11 @@ def _removed_setting(cfg: DictConfig, key: str) -> str | None:
 def _not_a_setting(cfg: DictConfig, key: str, line: str | None = None) -> str:
     """The nearest settings to a key the config lacks: among its section's first, else anywhere;
     with none near, the section's own settings (not every setting of the config)."""
+    if alias := other_trainers_name(key, line):
+        return alias
+    if "/" in key and _has(cfg, dotted := key.replace("/", ".")):  # optim/lr=1e-3: a group's path, not a key's
+        value = line.split("=", 1)[1] if line and "=" in line else "<value>"
+        return f"{key}: not a setting; a setting's path is written with dots. Fix: {dotted}={value}"
     if "." not in key:  # micro_batch=4: a setting's own name without its section (batch), not the section
         leaves = [k for k in _keys(cfg) if k.rsplit(".", 1)[-1] == key]
         if 0 < len(leaves) <= 3:
@@ -304,6 +266,11 @@ def _not_a_setting(cfg: DictConfig, key: str, line: str | None = None) -> str:
     )
     if near:
         return f"{key}: not a setting; did you mean {' or '.join(near)}?"
+    if not section:  # trian.epochs: the section itself is no section's name
+        first = key.split(".", 1)[0]
+        return _nearest(
+            f"{key}: not a setting ({first} is no section)", first, [str(k) for k in cfg.keys()], "sections"
+        )
     where = f"{section} has" if section else "the settings:"
     return f"{key}: not a setting; {where} {', '.join(sorted(siblings)[:40])}"
 
@@ -351,6 +318,8 @@ def _wrong_type(cfg: DictConfig, key: str, value: object) -> str | None:
         said = f"{key}={_typed(value)}: {key} takes {kind} (the default is {key}={_typed(default)})"
         if isinstance(value, (list, tuple)) and value:  # one run per value is a sweep, not a list
             said += f"; to run one job per value, sweep it: {key}={','.join(map(str, value))} -m"
+        if key == "checkpoint.resume" and isinstance(value, str) and "/" in value:  # a run's directory
+            said += f". To continue the run there: hydra.run.dir={value} (a run resumes in its own directory)"
         return said
     return None
 

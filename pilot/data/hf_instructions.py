@@ -35,6 +35,11 @@ def read_rows(path: str, file_format: str | None = None) -> list[dict[str, Any]]
     datasets_logging.disable_progress_bar()  # a bar per split and its log of a file it cannot read: the
     datasets_logging.set_verbosity_error()  # refusal below says it once
 
+    if file_format is not None and file_format not in set(BUILDERS.values()):
+        raise ValueError(
+            f"data.file_format={file_format}: datasets reads json, csv or parquet here. Fix: data.file_format=json, "
+            "csv or parquet, or data.file_format=null to take the format from the file's extension."
+        )
     builder = file_format or BUILDERS.get(Path(path).suffix.lower())
     if builder not in set(BUILDERS.values()):
         raise ValueError(

@@ -39,7 +39,11 @@ BELOW_ONE = Range(0, 1, high_open=True)
 SEQUENCE = Range(2)  # one token to predict from and one to predict
 TWO_CLASSES = Range(2)
 EXAMPLES = Range(0, 2**31 - 1, low_open=True)  # a count of examples PyTorch's tensors and samplers can index
-BEYOND_ANY_SPLIT = "a count of examples: past 2**31 - 1 more than any split holds, and a batch holds its split at most"
+BEYOND_ANY_SPLIT = "past 2**31 - 1 more than any split holds, and a batch holds its split at most"
+EXAMPLES_WHY, MICRO_BATCHES_WHY = (
+    f"a count of examples: {BEYOND_ANY_SPLIT}",
+    f"a count of micro-batches: {BEYOND_ANY_SPLIT}",
+)
 
 # Every numeric setting: (key, allowed range, why or what a boundary value means).
 # model.* and data.* are checked by name, so they hold for any model or task using the name.
@@ -66,9 +70,9 @@ RANGES: tuple[tuple[str, Range, str], ...] = (
     ("data.split.val_fraction", BELOW_ONE, ""),
     ("data.split.test_fraction", BELOW_ONE, ""),
     ("precision.init_scale", POSITIVE, "the first loss scale of the gradient scaler, e.g. 65536"),
-    ("batch.micro_batch", EXAMPLES, BEYOND_ANY_SPLIT),
-    ("batch.accumulation", EXAMPLES, BEYOND_ANY_SPLIT),
-    ("batch.eval_micro_batch", EXAMPLES, BEYOND_ANY_SPLIT),
+    ("batch.micro_batch", EXAMPLES, EXAMPLES_WHY),
+    ("batch.accumulation", EXAMPLES, MICRO_BATCHES_WHY),
+    ("batch.eval_micro_batch", EXAMPLES, EXAMPLES_WHY),
     ("optim.weight_decay", NON_NEGATIVE, ""),
     ("optim.momentum", BELOW_ONE, "momentum 1 never forgets a gradient and the updates grow without bound"),
     ("optim.warmup_updates", NON_NEGATIVE, "0 starts at the peak lr"),
@@ -154,9 +158,22 @@ def check_ranges(cfg: DictConfig, problems: list[Problem]) -> None:
         if not is_number(value):
             problems.append(Problem(key, value, f"must be a number; it must {allowed}."))
         elif value not in allowed:
-            problems.append(
-                Problem(key, value, f"must {allowed}" + (f" ({why})." if why else ".") + _fix(key, allowed, value))
-            )
+            fix = _fix(key, _left_by_the_other_split(cfg, key) or allowed, value)
+            problems.append(Problem(key, value, f"must {allowed}" + (f" ({why})." if why else ".") + fix))
+
+
+SPLIT_FRACTIONS = ("data.split.val_fraction", "data.split.test_fraction")
+
+
+def _left_by_the_other_split(cfg: DictConfig, key: str) -> Range | None:
+    """A split's fraction takes what the other leaves (val + test < 1): val_fraction=1.5 was told "e.g. 0.9",
+    which the default test_fraction=0.1 then refused as leaving nothing to train on."""
+    if key not in SPLIT_FRACTIONS:
+        return None
+    other = select(cfg, SPLIT_FRACTIONS[1 - SPLIT_FRACTIONS.index(key)])
+    if not is_number(other) or not 0 <= other < 1:
+        return None
+    return Range(0, 1 - other, high_open=True)
 
 
 def _fix(key: str, allowed: Range, value: object) -> str:

@@ -1,0 +1,40 @@
+"""Settings typed under another trainer's name (transformers' ``TrainingArguments``, Lightning's ``Trainer``):
+``optim.learning_rate=1e-3`` got "did you mean optim.min_lr_ratio or optim.name", ``trian.epochs=3`` a list of
+every setting. Most of pilot's users fine-tune Hugging Face models: their names are said with pilot's own."""
+
+from __future__ import annotations
+
+# what other trainers (transformers' TrainingArguments, Lightning) call a setting -> pilot's; {v}: the value typed
+ALIASES = {
+    "learning_rate": "optim.lr={v}",
+    "batch_size": "batch.micro_batch={v}",
+    "per_device_train_batch_size": "batch.micro_batch={v}",
+    "train_batch_size": "batch.micro_batch={v}",
+    "per_device_eval_batch_size": "batch.eval_micro_batch={v}",
+    "eval_batch_size": "batch.eval_micro_batch={v}",
+    "gradient_accumulation_steps": "batch.accumulation={v}",
+    "accumulate_grad_batches": "batch.accumulation={v}",
+    "epochs": "budget.fixed=epochs budget.value={v}",
+    "num_train_epochs": "budget.fixed=epochs budget.value={v}",
+    "max_epochs": "budget.fixed=epochs budget.value={v}",
+    "max_steps": "budget.fixed=updates budget.value={v}",
+    "steps": "budget.fixed=updates budget.value={v}",
+    "warmup_steps": "optim.warmup_updates={v}",
+    "max_grad_norm": "optim.grad_clip={v}",
+    "gradient_clip_val": "optim.grad_clip={v}",
+    "lr_scheduler_type": "optim.schedule={v}",
+    "save_steps": "checkpoint.every={v}",
+    "eval_steps": "loop.eval_every={v}",
+    "logging_steps": "run.log_every={v}",
+    "resume_from_checkpoint": "hydra.run.dir=<the run's directory> (a run resumes in its own directory)",
+    "resume_from": "hydra.run.dir=<the run's directory> (a run resumes in its own directory)",
+}
+
+
+def other_trainers_name(key: str, line: str | None) -> str | None:
+    """A key typed under another trainer's name (``optim.learning_rate``, ``trian.epochs``): pilot's own."""
+    name = key.rsplit(".", 1)[-1].lower().replace("-", "_")
+    if name not in ALIASES:
+        return None
+    value = line.split("=", 1)[1] if line and "=" in line else "<value>"
+    return f"{key}: not a setting; pilot calls it {ALIASES[name].format(v=value)}"
