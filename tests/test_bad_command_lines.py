@@ -60,7 +60,10 @@ REFUSED_BY_VALIDATION = [
     ("model=hf_causal_lm model.path=", ("model.path=", "an unset variable?", "model.path=null")),
     ("model=hf_causal_lm adapter=lora adapter.r=100000", ("adapter.r=100000", "Fix: adapter.r<=64")),
     # model states no host of this kind holds (384 GiB): refused before the model is built, sized by mode=estimate
-    ("model.d_model=16384 model.n_layer=8", ("model='25,781,600,256 parameters'", "size this one with mode=estimate")),
+    (  # named by the settings typed (it said model='25,781,600,256 parameters', a key no one typed)
+        "model.d_model=16384 model.n_layer=8",
+        ("model.d_model=16384 model.n_layer=8: the model it builds has 25,781,600,256 parameters", "mode=estimate"),
+    ),
     (
         "model=hf_causal_lm model.config.hidden_size=abc",
         ("model.config.hidden_size=abc", "Fix: model.config.hidden_size=<an integer>"),

@@ -73,7 +73,7 @@ def validate(cfg: DictConfig, overrides: list[str] | None = None) -> None:
         lambda: check_control(cfg, problems),
         lambda: check_journal(cfg, problems),
         lambda: container is not None and check_task(cfg, problems),  # the task's settings resolve
-        lambda: device_type is not None and check_host_memory(cfg, device_type, problems),
+        lambda: device_type is not None and check_host_memory(cfg, device_type, problems, overrides),
     ]
     for check in checks:
         _checked(problems, container, check)

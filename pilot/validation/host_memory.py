@@ -29,9 +29,10 @@ def _room(device_type: str) -> int | None:
         return None
 
 
-def check_host_memory(cfg, device_type: str, problems: list[Problem]) -> None:
+def check_host_memory(cfg, device_type: str, problems: list[Problem], overrides: list[str] = ()) -> None:
     """Refuse a pilot or training run whose model states alone (weights; for trained parameters their
-    float32 gradients and optimizer state) need more than the device has free."""
+    float32 gradients and optimizer state) need more than the device has free; named by the model settings
+    the line typed (``model.d_model=16384``), else by the model."""
     if enum_value(select(cfg, "mode")) not in ("pilot", "train") or problems:
         return
     room = _room(device_type)
@@ -61,11 +62,18 @@ def check_host_memory(cfg, device_type: str, problems: list[Problem]) -> None:
         if share >= 0.5 and len(parameters) > 1
         else ""
     )
+    count = f"{sum(p.numel() for p in parameters):,} parameters"
+    typed = [o.lstrip("+~").split("=", 1) for o in overrides if o.lstrip("+~").startswith("model") and "=" in o]
+    key, value = "model", count
+    if typed:  # the settings that sized it, as typed; the last one's value as the config holds it
+        key = " ".join([*(f"{k}={v}" for k, v in typed[:-1]), typed[-1][0]])
+        value = select(cfg, typed[-1][0]) if "." in typed[-1][0] else typed[-1][1]
     problems.append(
         Problem(
-            "model",
-            f"{sum(p.numel() for p in parameters):,} parameters",
-            f"its weights, the float32 gradients of its {trained:,} trained parameters and {name}'s {states} state "
+            key,
+            value,
+            (f"the model it builds has {count}: " if typed else "")
+            + f"its weights, the float32 gradients of its {trained:,} trained parameters and {name}'s {states} state "
             f"buffer(s) alone need {byte_size(need)}{biggest}, "
             f"and this {device_type} has {byte_size(room)} {'in all' if device_type == 'cuda' else 'free'}: the run "
             "holds them on real tensors, activations "
