@@ -56,6 +56,7 @@ class LocalJobsStopThemselves(Callback):
         target = str(OmegaConf.select(config, "hydra.launcher._target_", default="") or "")
         if target.rsplit(".", 1)[-1] == LOCAL_LAUNCHER:
             hold_signals(_stop_jobs)
+            os.environ[LAUNCHER_ENV] = _identity(psutil.Process())  # its jobs watch this process, by name
 
     def on_job_start(self, config: Any, **kwargs: Any) -> None:
         if os.environ.get("SUBMITIT_EXECUTOR") == "local":  # after submitit took SIGTERM for itself
@@ -73,9 +74,14 @@ def watch_launcher() -> None:
     ``interrupted``, resumable — instead of training on, unseen, beside the next launch."""
     try:
         controller = psutil.Process(os.getppid())  # submitit's controller; its parent: the launching process
-        launcher = controller.ppid()
     except psutil.Error:
         return
+    launcher = os.environ.get(LAUNCHER_ENV, "")  # "pid:start time", set by the launcher before any job
+    if not launcher:  # a launcher of an earlier pilot: its controller's parent, read now
+        try:
+            launcher = _identity(psutil.Process(controller.ppid()))
+        except psutil.Error:
+            return
 
     def watch() -> None:
         while True:
@@ -94,16 +100,36 @@ def watch_launcher() -> None:
     threading.Thread(target=watch, name="pilot-launcher-watch", daemon=True).start()
 
 
-def _gone(controller: psutil.Process, launcher: int) -> str | None:
-    """Which of the job's submitit controller and the sweep's launching process is gone, as the record
-    names it (the launcher first: a controller dies with it); None while both run."""
+LAUNCHER_ENV = "PILOT_LAUNCHER"  # the launching process, "pid:start time": its jobs inherit it
+
+
+def _identity(process: psutil.Process) -> str:
+    return f"{process.pid}:{process.create_time()}"
+
+
+def _running(identity: str) -> bool:
+    """Whether the process named by ``_identity`` still runs (a pid reused by another process does not)."""
+    pid = identity.partition(":")[0]
     try:
-        if controller.ppid() == launcher and psutil.pid_exists(launcher):
+        return _identity(psutil.Process(int(pid))) == identity and psutil.Process(int(pid)).status() != "zombie"
+    except (psutil.Error, ValueError):
+        return False
+
+
+def _gone(controller: psutil.Process, launcher: str) -> str | None:
+    """Which of the job's submitit controller and the sweep's launching process is gone, as the record
+    names it (the launcher first: a controller dies with it); None while both run. The launcher is named by
+    its pid and start time, set before any job started: a launcher killed while its jobs were starting was
+    read as the orphaned controller's new parent (init), which never ends, and its jobs trained on unseen."""
+    pid = launcher.partition(":")[0]
+    if not _running(launcher):
+        return f"the launching process (pid {pid})"
+    try:
+        if controller.is_running() and controller.status() != "zombie":
             return None
-    except psutil.Error:  # the controller itself is gone
-        if psutil.pid_exists(launcher):
-            return f"submitit's controller of this job (pid {controller.pid})"
-    return f"the launching process (pid {launcher})"
+    except psutil.Error:
+        pass
+    return f"submitit's controller of this job (pid {controller.pid})"
 
 
 def _jobs() -> list[psutil.Process]:

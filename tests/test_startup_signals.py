@@ -143,14 +143,25 @@ def test_sigterm_to_the_launcher_of_a_local_parallel_sweep_stops_every_job_with_
     assert (sweep / "recap.md").exists()
 
 
-def test_jobs_of_a_local_parallel_launcher_killed_with_sigkill_stop_with_their_checkpoint(tmp_path):
+@pytest.mark.parametrize(
+    "when",
+    ["starting", pytest.param("training", marks=pytest.mark.slow)],  # 14 s each; the same watch
+)
+def test_jobs_of_a_local_parallel_launcher_killed_with_sigkill_stop_with_their_checkpoint(tmp_path, when):
     """kill -9 of the launching process: it can pass nothing on, submitit's controllers are orphaned and
     waited on, and the jobs trained on to their end unseen (beside the next launch, on its GPUs). Each
-    job now sees its launcher gone and stops as at a SIGTERM: a checkpoint, interrupted, resumable."""
+    job now sees its launcher gone and stops as at a SIGTERM: a checkpoint, interrupted, resumable. Killed
+    while its jobs were still starting (an outside examination), the jobs read the orphaned controller's new
+    parent as their launcher and trained to the end: the launcher is named to them before any starts."""
     sweep = tmp_path / "sweep"
     process = _endless_local_sweep(sweep)
     try:
-        _until_both_jobs_train(sweep)
+        if when == "training":
+            _until_both_jobs_train(sweep)
+        else:  # both jobs' processes started (their logs exist), neither has trained yet
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and len(glob.glob(f"{sweep}/.submitit/*/*_log.err")) < 2:
+                time.sleep(0.05)
         process.kill()
         process.communicate(timeout=60)
         deadline = time.monotonic() + 60
@@ -167,6 +178,18 @@ def test_jobs_of_a_local_parallel_launcher_killed_with_sigkill_stop_with_their_c
         # no one sent that SIGTERM: the record said it had been (an outside examination)
         assert "sent by no one: the launching process" in record["stop_cause"], record["stop_cause"]
         assert record["interrupted_by"][-1]["sent_by"].startswith("no one: the launching process")
+
+
+def test_the_watch_names_the_launcher_by_pid_and_start_time():
+    """A pid alone was read again as the orphaned controller's parent; a pid reused is another process."""
+    import psutil
+
+    from pilot.sweep_signals import _gone, _identity
+
+    me = psutil.Process()
+    assert _gone(me, _identity(me)) is None
+    assert _gone(me, f"{me.pid}:{me.create_time() - 5}") == f"the launching process (pid {me.pid})"  # reused pid
+    assert _gone(me, "999999999:0.0") == "the launching process (pid 999999999)"
 
 
 @pytest.mark.slow  # 32 s: a process killed under the job, not a signal pilot handles (the default suite: kill -9 of a job)
