@@ -22,6 +22,7 @@ from omegaconf import DictConfig, OmegaConf
 from pilot import run_index
 from pilot.config.values import override_argument
 from pilot.errors import DiskFull, ResumeRefused, RunDirectoryBusy, disk_full_guard, first_line
+from pilot.metrics_file import MetricsFile
 from pilot.record_room import give_back, keep_room, write_in_room
 from pilot.variant import variant_key
 
@@ -166,7 +167,7 @@ class RunRecord:
         self.data = data
         self.save()
         self.room = keep_room(self.run_dir, (self.run_dir / "run.json").stat().st_size)  # for finish's write
-        self.metrics = (self.run_dir / "metrics.jsonl").open("a")
+        self.metrics = MetricsFile(self.run_dir / "metrics.jsonl")
 
     @classmethod
     def start(
@@ -223,12 +224,10 @@ class RunRecord:
         self.save()
 
     def log_metrics(self, row: dict[str, Any]) -> None:
-        with disk_full_guard(self.run_dir / "metrics.jsonl"):  # a line cut short is skipped by every reader
-            self.metrics.write(metrics_line(row) + "\n")
-            self.metrics.flush()
+        self.metrics.write_line(metrics_line(row))  # whole, or not at all (DiskFull)
 
     def finish(self, status: str, stop_cause: str | None, **fields: Any) -> None:
-        with suppress(OSError):  # a line that did not fit (disk full) is retried by close: the record comes first
+        with suppress(OSError):  # the record comes first
             self.metrics.close()
         self.data.update(status=status, stop_cause=stop_cause, finished_at=now_text(), **fields)
         try:  # written into the room kept for this last write: a disk that filled up still records the ending

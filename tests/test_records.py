@@ -15,7 +15,6 @@ import pytest
 import torch
 from conftest import run_pilot
 
-from pilot import run_record
 from pilot.checkpoint import (
     Checkpointer,
     clean_temporary_files,
@@ -527,16 +526,18 @@ def test_disk_full_writing_the_export_is_recorded_and_the_same_command_closes_th
 
 
 def test_disk_full_appending_to_metrics_jsonl_is_recorded(make_cfg, tmp_path, monkeypatch):
-    cfg = make_cfg(*[a for a in TRAIN if not a.startswith("mode")], "budget.value=6")
-    real, lines = run_record.metrics_line, []
+    import pilot.metrics_file as metrics_file
 
-    def full_at_the_fourth(row):
-        lines.append(row)
+    cfg = make_cfg(*[a for a in TRAIN if not a.startswith("mode")], "budget.value=6")
+    real, lines = metrics_file._append, []
+
+    def full_at_the_fourth(fd, data):
+        lines.append(data)
         if len(lines) == 4:
             raise OSError(errno.ENOSPC, "No space left on device")
-        return real(row)
+        return real(fd, data)
 
-    monkeypatch.setattr(run_record, "metrics_line", full_at_the_fourth)
+    monkeypatch.setattr(metrics_file, "_append", full_at_the_fourth)
     with pytest.raises(DiskFull, match=r"writing .*metrics\.jsonl"):
         train(cfg, tmp_path)
     record = run_json(tmp_path)
@@ -1343,3 +1344,32 @@ def test_a_replica_killed_from_outside_is_named_in_the_record(tmp_path):
     record = run_json(tmp_path)
     assert record["status"] == "failed" and record["killed_rank"] == {"rank": 1, "signal": "SIGKILL"}
     assert record["error"].startswith("replica rank 1 was killed by SIGKILL (the kernel's out-of-memory killer")
+
+
+def test_a_metrics_line_the_disk_has_no_room_for_is_cut_back_off(tmp_path, monkeypatch):
+    """A disk filled by another process mid-run left metrics.jsonl's last line cut short (an outside
+    examination): no longer JSON lines until a resume mended it, while the message said nothing written
+    before had changed. The part that was written is cut back off; the write says the disk is full."""
+    import errno
+
+    import pilot.metrics_file as metrics_file
+    from pilot.errors import DiskFull
+
+    path = tmp_path / "metrics.jsonl"
+    lines = metrics_file.MetricsFile(path)
+    lines.write_line('{"kind": "train", "update": 1}')
+    before = path.read_bytes()
+    real_write = os.write
+
+    def half_then_full(fd, data):  # what a nearly full disk does: a short write, then ENOSPC
+        real_write(fd, bytes(data[: len(data) // 2]))
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(metrics_file, "_append", half_then_full)
+    with pytest.raises(DiskFull, match="metrics.jsonl"):
+        lines.write_line('{"kind": "train", "update": 2, "loss": 4.5}')
+    assert path.read_bytes() == before
+    monkeypatch.undo()
+    lines.write_line('{"kind": "train", "update": 2}')
+    lines.close()
+    assert [json.loads(line)["update"] for line in path.read_text().splitlines()] == [1, 2]
