@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -452,3 +453,26 @@ def test_a_sweep_job_that_fills_the_disk_failed_it_was_not_refused(tmp_path):
     assert (pd.read_csv(sweep / "recap.csv")["status"] == "failed").all()
     # the message's own fix is the job's command too: "start the same command again" started every job anew
     assert "start the same command again" not in said and "then resume this job: python -m pilot" in said, said[-3000:]
+
+
+def test_the_earlier_sweeps_definition_is_on_disk_before_hydra_rewrites_it(tmp_path):
+    """A relaunch killed with -9 before its recap lost the earlier launch's multirun.yaml (held in memory
+    only) and left one describing a launch that never ran (an outside examination): the earlier one is copied
+    to multirun-<its recap's time>.yaml as the launch starts."""
+    from omegaconf import OmegaConf
+
+    from pilot.recap.entry import RecapCallback, _launch
+
+    sweep = tmp_path / "sweep"
+    sweep.mkdir()
+    (sweep / "multirun.yaml").write_text("hydra:\n  overrides:\n    task: [seed=0,1,2]\n")
+    (sweep / "recap.md").write_text("# Recap — 3 run(s)\n")
+    os.utime(sweep / "recap.md", (1_700_000_000, 1_700_000_000))
+    config = OmegaConf.create({"hydra": {"sweep": {"dir": str(sweep)}}})
+    try:
+        RecapCallback().on_multirun_start(config)
+        (copy,) = sweep.glob("multirun-*.yaml")
+        assert copy.read_text() == (sweep / "multirun.yaml").read_text()
+        assert copy.stem[9:] == time.strftime("%Y%m%d-%H%M%S", time.localtime(1_700_000_000))  # as recap-<time>.md
+    finally:
+        _launch.clear()

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
-import shutil
 import signal
 import sys
 import time
@@ -16,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pilot.recap as recap  # its readers and writers through the package: loaded on first use (pandas)
 from pilot.errors import PilotError
 from pilot.recap.command_line import recap_arguments
+from pilot.recap.earlier_launch import copy_earlier_multirun_yaml, keep_earlier_recap, times_of
 from pilot.rental.journal import append_entry, journal_problem
 from pilot.run_directory import settle_refused_sweeps
 from pilot.run_record import new_run_id
@@ -55,7 +54,10 @@ class RecapCallback(Callback):
             config=config,
             earlier_runs=self.earlier_runs,
             multirun_yaml=earlier_yaml.read_bytes() if earlier_yaml.is_file() else None,
-            multirun_yaml_times=_times(earlier_yaml),
+            multirun_yaml_times=times_of(earlier_yaml),
+        )
+        _launch["multirun_yaml_copy"] = copy_earlier_multirun_yaml(
+            sweep_dir, _launch["multirun_yaml"], _launch["multirun_yaml_times"]
         )
 
     def on_multirun_end(self, config: Any, **kwargs: Any) -> None:
@@ -168,7 +170,7 @@ def recap_launch(config: Any, earlier_runs: frozenset[Path], ended: str = "concl
             _put_back_multirun_yaml(sweep_dir)
             print(f"recap: every job of this launch was refused, none ran: {sweep_dir} is left as it was")
             return None
-        _keep_earlier_multirun_yaml(sweep_dir, _keep_earlier_recap(sweep_dir))
+        _keep_earlier_multirun_yaml(sweep_dir, keep_earlier_recap(sweep_dir))
         frame = recap.build_recap(
             [sweep_dir],
             sweep_dir,
@@ -207,23 +209,22 @@ def recap_launch(config: Any, earlier_runs: frozenset[Path], ended: str = "concl
     return frame
 
 
+def _drop_multirun_yaml_copy() -> None:
+    """This launch's copy of the earlier multirun.yaml, where nothing needs it (put back, or the same)."""
+    if (copy := _launch.pop("multirun_yaml_copy", None)) is not None:
+        with contextlib.suppress(OSError):
+            copy.unlink()
+
+
 def _put_back_multirun_yaml(sweep_dir: Path) -> None:
     """The earlier launch's multirun.yaml, which Hydra rewrote at this launch's start, as it was (a launch
     that ran no job leaves the sweep directory as it found it)."""
     if (earlier_yaml := _launch.get("multirun_yaml")) is not None and sweep_dir.is_dir():
         (sweep_dir / "multirun.yaml").write_bytes(earlier_yaml)
+        _drop_multirun_yaml_copy()
         if (times := _launch.get("multirun_yaml_times")) is not None:  # its times too: as it was, to the second
             with contextlib.suppress(OSError):
                 os.utime(sweep_dir / "multirun.yaml", ns=times)
-
-
-def _times(path: Path) -> tuple[int, int] | None:
-    """(access, modification) of ``path`` in ns, or None where it is not there."""
-    try:
-        stat = path.stat()
-    except OSError:
-        return None
-    return stat.st_atime_ns, stat.st_mtime_ns
 
 
 def _keep_earlier_multirun_yaml(sweep_dir: Path, stamp: str | None) -> None:
@@ -232,6 +233,10 @@ def _keep_earlier_multirun_yaml(sweep_dir: Path, stamp: str | None) -> None:
     earlier = _launch.get("multirun_yaml")
     now = sweep_dir / "multirun.yaml"
     if earlier is None or (now.is_file() and now.read_bytes() == earlier):
+        _drop_multirun_yaml_copy()
+        return
+    if (copy := _launch.get("multirun_yaml_copy")) is not None and copy.is_file():
+        print(f"recap: the earlier launch's multirun.yaml there is kept as {copy}")
         return
     kept = sweep_dir / f"multirun-{stamp or time.strftime('%Y%m%d-%H%M%S')}.yaml"
     try:
@@ -250,51 +255,6 @@ def _say_unreadable(frame: pd.DataFrame) -> None:
         print(f"recap: {row.get('run_dir')}: unreadable ({row.get('stop_cause')})", file=sys.stderr)
     if (more := int((frame["status"] == "unreadable").sum()) - 5) > 0:
         print(f"recap: {more} more unreadable run directories (recap.csv lists them)", file=sys.stderr)
-
-
-RECAP_FILES = ("recap.md", "recap.csv", "recap.png")
-
-
-def _keep_earlier_recap(sweep_dir: Path) -> str | None:
-    """An earlier launch's recap in this sweep directory (a reused ``hydra.sweep.dir``) is kept under its
-    time (recap-<YYYYmmdd-HHMMSS>.*) before this launch's is written: a relaunch replaced it, its runs gone
-    from every table. Kept as a second name of the same file (a hard link: no space needed, a full disk
-    included), so that it also stays under its own names until the new recap is whole and replaces them:
-    a recap that cannot be finished leaves the earlier one where it was."""
-    earlier = [sweep_dir / name for name in RECAP_FILES if (sweep_dir / name).is_file()]
-    if not earlier:
-        return None
-
-    def kept(path: Path, stamp: str) -> Path:
-        return path.with_name(f"recap-{stamp}{path.suffix}")
-
-    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(max(p.stat().st_mtime for p in earlier)))
-    if all(kept(p, stamp).exists() and os.path.samefile(p, kept(p, stamp)) for p in earlier):
-        return stamp  # kept by an earlier attempt that could not write its own recap
-    while any(kept(p, stamp).exists() for p in earlier):  # two in one second
-        stamp += "-1"
-    try:
-        for path in earlier:
-            _second_name(path, kept(path, stamp))
-    except OSError as error:
-        for path in earlier:
-            kept(path, stamp).unlink(missing_ok=True)
-        raise recap.RecapRefused(
-            f"cannot keep the earlier recap in {sweep_dir} under recap-{stamp}.*: {error.strerror or error}; "
-            "it is left as it was and no new recap was written. Fix: free space there, or give another --out."
-        ) from None
-    print(f"recap: the earlier recap there is kept as {sweep_dir / f'recap-{stamp}.md'}")
-    return stamp
-
-
-def _second_name(path: Path, name: Path) -> None:
-    """``name`` for the file at ``path`` too: a hard link, else (a file system without them) a copy."""
-    try:
-        os.link(path, name)
-    except OSError as error:
-        if error.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS):
-            raise
-        shutil.copy2(path, name)
 
 
 def _journal_lines(frame: pd.DataFrame, sweep_dir: Path) -> list[str]:
@@ -350,7 +310,7 @@ def main(argv: list[str] | None = None) -> None:
                 )
     try:
         if [os.path.abspath(p) for p in args.paths] != [os.path.abspath(out)]:  # a recap of other runs than
-            _keep_earlier_recap(out)  # the directory's own (some jobs, --out a sweep): the one there is kept
+            keep_earlier_recap(out)  # the directory's own (some jobs, --out a sweep): the one there is kept
         frame = recap.build_recap(
             args.paths,
             out,
