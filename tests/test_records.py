@@ -362,6 +362,12 @@ def test_the_closing_redone_by_hand_updates_the_runs_record_and_keeps_the_earlie
     closing = run_json(tmp_path)["closing"]
     assert closing["verdict"] == "pass" and closing["redone"]["earlier"]["verdict"] == "incomplete", closing
     assert closing["weights"]["file"] == "export/model.safetensors"
+    # the killed reload's output went with the verdict that replaced it (it stayed beside a passing one); redone
+    # again, the run's own incomplete closing is still in the record (it was replaced by 'earlier: pass')
+    assert not (tmp_path / "export" / "reload_check.error.txt").exists()
+    assert closing_main([str(tmp_path / "export")]) == 0
+    redone = run_json(tmp_path)["closing"]["redone"]
+    assert redone["earlier"]["verdict"] == "pass" and redone["earlier"]["redone"]["earlier"]["verdict"] == "incomplete"
 
 
 def test_a_pilot_whose_resume_process_is_killed_is_incomplete_and_exits_one(tmp_path):

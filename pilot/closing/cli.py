@@ -14,7 +14,7 @@ import torch
 
 from pilot.closing.export import CONTROL_FILE
 from pilot.closing.export_config import reference_policy, run_policy
-from pilot.closing.reload import RESULT_FILE, refuse_not_an_export, reload_and_compare
+from pilot.closing.reload import ERROR_FILE, RESULT_FILE, refuse_not_an_export, reload_and_compare
 from pilot.errors import PilotError, RunDirectoryBusy, first_line
 from pilot.faults import fault_point
 from pilot.run_record import RunDirectoryLock, write_json_atomic
@@ -97,6 +97,8 @@ def record_in_run(export_dir: Path, result: dict) -> str | None:
         if not weights.startswith(f"{export_dir.resolve().name}/"):
             return None
         earlier = {"verdict": closing.get("verdict"), "reason": closing.get("reason")}
+        if "redone" in closing:  # redone before: that one's earlier verdict too (the run's own stays findable)
+            earlier["redone"] = closing["redone"]
         redone_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         size = (closing.get("weights") or {}).get("bytes")
         said = f"; {weights}: {size:,} bytes" if isinstance(size, int) else ""  # as the run's own closing says it
@@ -118,3 +120,4 @@ def _write(path: Path, result: dict) -> None:
     with suppress(OSError):
         staged.write_text(json.dumps(result, indent=2))
         staged.replace(path)
+        path.with_name(ERROR_FILE).unlink(missing_ok=True)  # an earlier attempt's output: this verdict replaces it
