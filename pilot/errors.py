@@ -255,12 +255,20 @@ INCOMPLETE = "incomplete"  # a check's verdict when its process was killed befor
 
 def write_failure(path: Path, stderr: str, returncode: int | None = None) -> str:
     """Keep a failed child's whole ``stderr`` in ``path``; returns its summary and the file's name. A
-    child killed by a signal (``returncode`` < 0) is said to be: its output is not why it stopped."""
+    child stopped by a signal (``stopped_by``) is said to be: its output is not why it stopped."""
     with suppress(OSError):
         Path(path).write_text(stderr or "(no output)\n")
-    if returncode is not None and returncode < 0:
-        return f"{killed_by(-returncode)} (its output: {Path(path).name})"
+    if (signum := stopped_by(returncode)) is not None:
+        return f"{killed_by(signum)} (its output: {Path(path).name})"
     return f"{failure_summary(stderr)} (whole error: {Path(path).name})"
+
+
+def stopped_by(returncode: int | None) -> int | None:
+    """The signal that ended a child process: killed by it (``returncode`` -N), or pilot's own one-line
+    exit on it (128 + N: ``python -m pilot``, ``pilot.closing``, whose checks only ever return 0, 1 or 2)."""
+    if returncode is None or 0 <= returncode <= 128:
+        return None
+    return -returncode if returncode < 0 else returncode - 128
 
 
 def killed_by(signum: int) -> str:

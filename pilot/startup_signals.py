@@ -1,7 +1,7 @@
 """Signals that arrive before a run watches its own (``pilot.engine.preemption``): while a process
 starts (imports, Hydra composing the config, writing ``.hydra/``) and between the jobs of a sweep.
 
-- ``python -m pilot``: until ``pilot.__main__.script()`` starts, SIGINT, SIGTERM and SIGHUP print
+- ``python -m pilot`` (and ``pilot.recap``, ``pilot.closing``): until ``pilot.__main__.script()`` starts, SIGINT, SIGTERM and SIGHUP print
   one line and exit with 128 + the signal's number (nothing read or written yet, no import
   traceback); from there on each raises ``SignalStop`` (a ``KeyboardInterrupt`` naming the
   signal), which a run records where it lands and ``pilot.__main__`` turns into one message,
@@ -88,7 +88,7 @@ def _default(signum: int) -> bool:
 def at_import() -> None:
     """``pilot/__init__.py``: ``python -m pilot`` exits in one line while it starts; a local sweep
     job notes what arrives before its run watches it."""
-    if sys.orig_argv[1:3] in (["-m", "pilot"], ["-m", "pilot.recap"]):
+    if sys.orig_argv[1:3] in (["-m", "pilot"], ["-m", "pilot.recap"], ["-m", "pilot.closing"]):
         for signum in STARTUP_SIGNALS:
             if _default(signum):
                 signal.signal(signum, _exit_while_starting)

@@ -370,6 +370,22 @@ def test_the_closing_redone_by_hand_updates_the_runs_record_and_keeps_the_earlie
     assert redone["earlier"]["verdict"] == "pass" and redone["earlier"]["redone"]["earlier"]["verdict"] == "incomplete"
 
 
+def test_a_closing_stopped_by_a_signal_is_incomplete_and_by_hand_says_so_in_one_line(tmp_path):
+    """The run's own reload check stopped by SIGTERM leaves the closing ``incomplete``; redone by hand and
+    stopped by Ctrl-C it printed a KeyboardInterrupt traceback, by SIGTERM it ended silently (-15): now one
+    line and 128 + the signal, and the run's record keeps its verdict."""
+    args = [a for a in TRAIN if not a.startswith("closing.")] + ["closing.control_examples=2"]
+    assert cli(tmp_path, fault="reload:SIGTERM", train_args=args).returncode == 0
+    assert run_json(tmp_path)["closing"]["verdict"] == "incomplete"
+    for name in ("SIGINT", "SIGTERM"):
+        env = {**os.environ, "PILOT_FAULT": f"reload:{name}"}
+        command = [sys.executable, "-m", "pilot.closing", str(tmp_path / "export")]
+        done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 128 + getattr(signal, name), (done.returncode, done.stderr)
+        assert "Traceback" not in done.stderr and f"stopped ({name})" in done.stderr, done.stderr
+        assert run_json(tmp_path)["closing"]["verdict"] == "incomplete"
+
+
 def test_a_pilot_whose_resume_process_is_killed_is_incomplete_and_exits_one(tmp_path):
     """The pilot cannot vouch for a resume it did not see: verdict ``incomplete`` (not pass, not fail), exit 1."""
     done = run_pilot(tmp_path, "+experiment=classification", fault="resume")

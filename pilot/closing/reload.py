@@ -18,7 +18,7 @@ from pilot.closing.export import ADAPTER_EXPORT_FILES, CONTROL_FILE, export_file
 from pilot.closing.export_config import ReloadPolicy, flatten, load_export_config, read_config
 from pilot.data.task import logits_of
 from pilot.engine.build import build_model
-from pilot.errors import INCOMPLETE, PilotError, write_failure
+from pilot.errors import INCOMPLETE, PilotError, stopped_by, write_failure
 from pilot.models.adapter import is_adapted, load_adapter, load_into_adapted, wants_adapter
 from pilot.weights_file import read_weights
 
@@ -109,7 +109,7 @@ def check_in_new_process(
             timeout_s,
         )
     if not result_path.exists():
-        killed = completed.returncode < 0  # nothing was checked: not a failed reload
+        killed = stopped_by(completed.returncode) is not None  # nothing was checked: not a failed reload
         return {
             "verdict": INCOMPLETE if killed else "fail",
             "reason": "the reload process failed: "

@@ -31,7 +31,7 @@ from pilot.engine.build import build_model, build_trainer, seed_everything
 from pilot.engine.distributed import DistContext, init_from_env, rank0_value, spawn
 from pilot.engine.sharding import full_model_state, is_sharded
 from pilot.engine.trainer import Trainer
-from pilot.errors import INCOMPLETE, write_failure
+from pilot.errors import INCOMPLETE, stopped_by, write_failure
 from pilot.faults import fault_point
 from pilot.weights_file import read_weights, write_weights
 
@@ -314,7 +314,7 @@ def _resume(
     if completed.returncode != 0:
         where = work_dir / "resume_check.error.txt"
         said = "the resuming process failed: " + write_failure(where, completed.stderr, completed.returncode)
-        return Killed(said) if completed.returncode < 0 else said
+        return Killed(said) if stopped_by(completed.returncode) is not None else said
     resumed = json.loads((work_dir / "resumed.json").read_text())
     theirs = work_dir / "resumed_encoded.json"
     there = json.loads(theirs.read_text())
