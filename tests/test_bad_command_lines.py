@@ -373,7 +373,10 @@ REFUSED_BY_HYDRA = [
     ("model=tiny_gtp", ("pilot: model=tiny_gtp: no such option; did you mean tiny_gpt?",)),
     ("+experiment=nope", ("pilot: experiment=nope: no such option",)),  # +group=unknown
     ("budget=time", ("pilot: budget=time: no such option; the options: epochs, examples, updates\n",)),  # not "schema"
-    ("seed=1e3", ("pilot: seed=1000.0: seed takes an integer",)),  # a top-level setting's type (Hydra's text alone)
+    (
+        "seed=1e3",
+        ("pilot: seed=1000.0: seed takes an integer", "; as an integer: seed=1000"),
+    ),  # a top-level setting's type (Hydra's text alone)
     # a key of the chosen model's own config (the default model's every setting was listed, before)
     (
         "model=hf_causal_lm model.config.hidden_sizee=64",

@@ -316,6 +316,8 @@ def _wrong_type(cfg: DictConfig, key: str, value: object) -> str | None:
             )
         kind = KINDS.get(type(default)) or _node_kind(cfg, key)
         said = f"{key}={_typed(value)}: {key} takes {kind} (the default is {key}={_typed(default)})"
+        if type(default) is int and isinstance(value, float) and value.is_integer():  # 1e12 or 2e5: a float
+            said += f"; as an integer: {key}={int(value)}"
         if isinstance(value, (list, tuple)) and value:  # one run per value is a sweep, not a list
             said += f"; to run one job per value, sweep it: {key}={','.join(map(str, value))} -m"
         if key == "checkpoint.resume" and isinstance(value, str) and "/" in value:  # a run's directory
