@@ -111,7 +111,8 @@ def _running(identity: str) -> bool:
     """Whether the process named by ``_identity`` still runs (a pid reused by another process does not)."""
     pid = identity.partition(":")[0]
     try:
-        return _identity(psutil.Process(int(pid))) == identity and psutil.Process(int(pid)).status() != "zombie"
+        process = psutil.Process(int(pid))
+        return _identity(process) == identity and process.status() != "zombie"
     except (psutil.Error, ValueError):
         return False
 
