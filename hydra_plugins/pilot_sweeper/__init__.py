@@ -159,8 +159,7 @@ class ComposeOnceSweeper(BasicSweeper):
         with _each_config_file_read_once():
             for number, overrides in enumerate(batch, start=first):
                 composed = self.hydra_context.config_loader.compose(self.config, list(overrides))
-                problem = self._directory_problem(composed, number)
-                problem = problem or (self._check(composed, number) if self.check_job else None)
+                problem = self._job_problem(composed, number)
                 if problem:
                     problems.append(f"job {number} ({' '.join(overrides)}): {problem}")
         if problems:
@@ -173,14 +172,21 @@ class ComposeOnceSweeper(BasicSweeper):
         if first == 0:
             self._check_sweep()
 
-    def _directory_problem(self, composed: DictConfig, number: int) -> str | None:
+    def _job_problem(self, composed: DictConfig, number: int) -> str | None:
+        """Where the job would write, then ``check_job``, each on one copy of the job's config as the job
+        will see it: its number set and Hydra's config current (``${hydra:job.num}``,
+        ``${hydra:runtime.cwd}`` resolve)."""
+        with _as_job(composed, number) as job:
+            problem = self._directory_problem(job, composed, number)
+            return problem or (self.check_job(job) if self.check_job else None)
+
+    def _directory_problem(self, job: DictConfig, composed: DictConfig, number: int) -> str | None:
         """Where the job would write, against the sweep directory and the jobs before it: the sweep
         directory itself (beside its recap), outside it (no recap finds it), or a directory an earlier
         job of this sweep writes (it was refused at run time, after the others ran)."""
         try:
-            with _as_job(composed, number) as job:
-                sweep_dir = Path(os.path.normpath(os.path.abspath(str(job.hydra.sweep.dir))))
-                subdir = str(job.hydra.sweep.subdir or "")
+            sweep_dir = Path(os.path.normpath(os.path.abspath(str(job.hydra.sweep.dir))))
+            subdir = str(job.hydra.sweep.subdir or "")
         except Exception:  # noqa: BLE001 - an interpolation the check cannot resolve here: the job says it
             return None
         directory = Path(os.path.normpath(sweep_dir / subdir))
@@ -195,12 +201,6 @@ class ComposeOnceSweeper(BasicSweeper):
         if earlier != number:
             return f"hydra.sweep.subdir={subdir!r} gives it job {earlier}'s directory ({directory}): one run directory holds one run. {fix}"
         return None
-
-    def _check(self, composed: DictConfig, number: int) -> str | None:
-        """``check_job`` on a copy of the job's config as the job will see it: its number set and
-        Hydra's config current (``${hydra:job.num}``, ``${hydra:runtime.cwd}`` resolve)."""
-        with _as_job(composed, number) as job:
-            return self.check_job(job)
 
 
 _READ: dict[tuple, Any] = {}  # (the repository's sources, a config's path) -> what Hydra read there
