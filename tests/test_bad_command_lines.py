@@ -372,6 +372,14 @@ REFUSED_BY_HYDRA = [
     ("model=unknown", ("pilot: model=unknown: no such option", "tiny_gpt")),  # group=unknown
     ("model=tiny_gtp", ("pilot: model=tiny_gtp: no such option; did you mean tiny_gpt?",)),
     ("+experiment=nope", ("pilot: experiment=nope: no such option",)),  # +group=unknown
+    # a group the default list leaves out, chosen without '+' (Hydra: "No match in the defaults list")
+    (
+        "experiment=lr_sweep",
+        (
+            "pilot: experiment=lr_sweep: the config has no experiment to replace; '+' adds one. Fix: +experiment=lr_sweep",
+        ),
+    ),
+    ("memory_variant=bf16", ("Fix: +memory_variant=bf16",)),
     ("budget=time", ("pilot: budget=time: no such option; the options: epochs, examples, updates\n",)),  # not "schema"
     (
         "seed=1e3",

@@ -53,8 +53,9 @@ def suggestions(
                 if override.is_delete() and not key.startswith("hydra"):
                     lines += [removed] if (removed := _removed_setting(cfg, key)) else []
                     continue
-                if added := _added_over(override, key, cfg, groups):  # '+' on what the config already has
-                    lines.append(added)
+                added = {o.key_or_group for o in overrides if o.is_add()}  # +experiment=x: the group is there
+                if plus := _added_over(override, key, cfg, groups, added, lambda group: _options(loader, group)):
+                    lines.append(plus)  # '+' on what the config already has, or none where it has nothing
                     continue
                 if key.startswith("hydra.launcher."):
                     choice = next((str(o.value()) for o in overrides if o.key_or_group == "hydra/launcher"), None)
@@ -152,12 +153,19 @@ def _composed_with_choices(overrides: list, groups: set[str]) -> DictConfig:
         return cfg
 
 
-def _added_over(override: Any, key: str, cfg: DictConfig, groups: set[str]) -> str | None:
+def _added_over(
+    override: Any, key: str, cfg: DictConfig, groups: set[str], added: set[str], options: Callable[[str], list[str]]
+) -> str | None:
     """``+model=x`` where the group has a choice, ``+optim.lr=1`` where the setting is there: '+' adds what the
-    config does not have (Hydra's refusal, several lines, said '++' too)."""
+    config does not have (Hydra's refusal, several lines, said '++' too); ``experiment=x`` where it has none:
+    Hydra's two lines ("No match in the defaults list") without pilot's."""
     value = override.input_line.partition("=")[2]
     if override.is_add() and key in groups and key in chosen_groups(cfg):
         return f"+{key}={value}: {key} already has a choice, and '+' adds a group the config does not have. Fix: {key}={value}"
+    plain = not (override.is_add() or override.is_delete() or override.input_line.startswith("++"))
+    if plain and key in groups - added and not key.startswith("hydra") and key not in chosen_groups(cfg):
+        if all(str(v) in options(key) for v in _values(override)):  # else: no such option, said as such
+            return f"{key}={value}: the config has no {key} to replace; '+' adds one. Fix: +{key}={value}"
     if override.input_line.startswith("+") and not override.input_line.startswith("++") and _has(cfg, key):
         return f"{override.input_line}: {key} is already a setting, and '+' adds one the config does not have. Fix: {key}={value}"
     return None
