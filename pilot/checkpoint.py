@@ -30,6 +30,7 @@ import logging
 import os
 import re
 import shutil
+import time
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -290,6 +291,7 @@ class Checkpointer:
         self.cfg = cfg  # recorded in each checkpoint: its hash and its defining keys
         self.every = every  # a checkpoint after every ``every`` updates (0: only when saved explicitly)
         self.keep_last = keep_last  # older ones are deleted, never the newest complete one
+        self.seconds: dict[int, float] = {}  # each save this process made: its update -> its wall time
 
     @classmethod
     def for_run(cls, run_dir: Path, cfg: DictConfig) -> Checkpointer:
@@ -321,7 +323,7 @@ class Checkpointer:
                 f"refusing to save a checkpoint at update {trainer.updates_done}: non-finite values "
                 f"in {len(bad)} tensor(s) ({', '.join(bad[:3])})"
             )
-        path = self.path(trainer.updates_done)
+        path, started = self.path(trainer.updates_done), time.perf_counter()
         rng_by_rank = every_rank(rng_states(), trainer.ctx)  # a collective: before only rank 0 writes
         if writes:
             self.directory.mkdir(parents=True, exist_ok=True)
@@ -334,6 +336,7 @@ class Checkpointer:
                 remove_checkpoint(old)
         elif writes:  # never rotate away older checkpoints on the strength of a broken new one
             log.warning("checkpoint %s does not read back as complete; older checkpoints kept", path)
+        self.seconds[trainer.updates_done] = time.perf_counter() - started
         return path
 
     def _save_shards(self, trainer, path: Path, writes: bool, rng_by_rank: list | None) -> None:

@@ -321,6 +321,8 @@ class TrainingRun(RunEnding):
 
     def _save_final_checkpoint(self) -> None:
         if rank0_decides(self.record is None or self.checkpointer.has(self.trainer.updates_done), self.ctx):
+            if self.record is not None:  # the last update's was a periodic one (or an earlier attempt's): said
+                self.phases.saved_before(self.checkpointer, self.trainer.updates_done)
             return
         self.phases.begin("checkpoint_save")
         cause = self.save_checkpoint()

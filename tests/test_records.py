@@ -28,6 +28,7 @@ from pilot.engine.build import build_trainer
 from pilot.engine.preemption import InterruptWatch, watched_signals
 from pilot.errors import DiskFull, RunDirectoryBusy
 from pilot.phases import rows as phase_rows
+from pilot.phases.rows import read_phases_csv
 from pilot.run_record import RunDirectoryLock, now_text
 from pilot.train import train
 from pilot.variant import is_defining, variant_key
@@ -330,6 +331,12 @@ def test_a_kill_during_closing_redoes_the_closing_once(tmp_path):
     record = run_json(tmp_path)
     assert record["status"] == "ok" and record["closing"]["verdict"] == "pass"
     assert metric_rows(tmp_path, "val") == [4, 8, 10]
+    # the final update's checkpoint was a periodic one (checkpoint.every=2): phases.csv had no checkpoint_save
+    # row; each attempt now says where it was saved (the second: by the first), with that save's own time
+    saves = [r for r in read_phases_csv(tmp_path / "phases.csv") if r["phase"] == "checkpoint_save"]
+    assert [(r["attempt"], r["verdict"]) for r in saves] == [(1, "skipped"), (2, "skipped")], saves
+    assert "saved after update 10 as a periodic checkpoint, in " in saves[0]["detail"]
+    assert "ckpt-00000010.pt" in saves[1]["detail"] and "saved by an earlier attempt" in saves[1]["detail"]
 
 
 def test_a_reload_process_killed_mid_check_leaves_the_closing_incomplete_never_failed(tmp_path):

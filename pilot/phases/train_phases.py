@@ -3,7 +3,8 @@
 Phases: build_model (task, model, optimizer, restored checkpoint), first_step,
 steady_steps (every later update; its wall time also holds the periodic
 validations and checkpoints, so the detail gives the mean time of the updates
-alone), eval (the final validation), checkpoint_save (the final one) and
+alone), eval (the final validation), checkpoint_save (the final one; ``skipped`` when the last
+update's periodic checkpoint was it, with that save's time) and
 export (closing: export, reload in a new process, control rerun). A phase that
 raises ends as ``fail`` (or ``oom``) with the error. A resumed run appends its
 rows to the existing file: nothing a run wrote is replaced. Once the run's record is
@@ -22,6 +23,7 @@ from typing import Any
 
 import torch
 
+from pilot.checkpoint import Checkpointer, checkpoint_bytes
 from pilot.phases.measure import Phase, PhaseLog, peaks_of
 from pilot.phases.rows import earlier_attempts, typed_rows, write_attempt
 
@@ -51,6 +53,20 @@ class TrainPhases:
         self._open = None
         phase.finish(verdict, detail, **inputs)
         stack.close()
+        if self._kept is not None:
+            with suppress(OSError):  # a full disk: the write at the run's end (``write``) says it, once
+                self._write()
+
+    def saved_before(self, checkpointer: Checkpointer, update: int) -> None:
+        """The final update's checkpoint already written (a periodic one, or an earlier attempt's): its
+        ``checkpoint_save`` row says so, with that save's own time when this process made it, not saved again."""
+        path, seconds = checkpointer.path(update), checkpointer.seconds.get(update)
+        when = (
+            f"saved after update {update} as a periodic checkpoint, in {seconds:.3g} s (its memory within steady_steps)"
+            if seconds is not None
+            else "saved by an earlier attempt of this run"
+        )
+        self.log.skip("checkpoint_save", f"{path.name}, {checkpoint_bytes(path):,} bytes: {when}; not saved again")
         if self._kept is not None:
             with suppress(OSError):  # a full disk: the write at the run's end (``write``) says it, once
                 self._write()
