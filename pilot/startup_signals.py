@@ -61,7 +61,8 @@ def interrupt_behind(error: BaseException) -> KeyboardInterrupt | None:
 
 def _exit_while_starting(signum, frame) -> None:
     name = signal.Signals(signum).name
-    sys.stderr.write(f"pilot: interrupted ({name}) while starting; nothing was written\n")
+    program = sys.orig_argv[2] if sys.orig_argv[1:2] == ["-m"] and len(sys.orig_argv) > 2 else "pilot"
+    sys.stderr.write(f"{program}: interrupted ({name}) while starting; nothing was written\n")
     os._exit(128 + signum)
 
 
