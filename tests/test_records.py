@@ -335,7 +335,7 @@ def test_a_kill_during_closing_redoes_the_closing_once(tmp_path):
     # row; each attempt now says where it was saved (the second: by the first), with that save's own time
     saves = [r for r in read_phases_csv(tmp_path / "phases.csv") if r["phase"] == "checkpoint_save"]
     assert [(r["attempt"], r["verdict"]) for r in saves] == [(1, "skipped"), (2, "skipped")], saves
-    assert "saved after update 10 as a periodic checkpoint, in " in saves[0]["detail"]
+    assert "saved after update 10 as the periodic checkpoint, in " in saves[0]["detail"]
     assert "ckpt-00000010.pt" in saves[1]["detail"] and "saved by an earlier attempt" in saves[1]["detail"]
 
 

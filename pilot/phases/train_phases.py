@@ -61,8 +61,9 @@ class TrainPhases:
         """The final update's checkpoint already written (a periodic one, or an earlier attempt's): its
         ``checkpoint_save`` row says so, with that save's own time when this process made it, not saved again."""
         path, seconds = checkpointer.path(update), checkpointer.seconds.get(update)
+        why = "as the periodic checkpoint" if checkpointer.due(update) else "when training stopped"  # a preemption's
         when = (
-            f"saved after update {update} as a periodic checkpoint, in {seconds:.3g} s (its memory within steady_steps)"
+            f"saved after update {update} {why}, in {seconds:.3g} s (its memory within steady_steps)"
             if seconds is not None
             else "saved by an earlier attempt of this run"
         )
