@@ -304,6 +304,8 @@ REFUSED_BY_VALIDATION = [
 REFUSED_BY_HYDRA = [
     # a config group set to null (Hydra's ValueError traceback, before; a sweep left its directory)
     ("optim=null", ("optim=null: a config group takes one of its options", "~optim")),
+    # a group the default list leaves out: ~experiment fails as well (it said to write it)
+    ("experiment=null", ("Fix: +experiment=<an option>", "leave the argument out (there is none without '+')")),
     ("-m optim=adamw,null", ("optim=adamw,null: a config group takes one of its options",)),
     # a setting written as a flag (argparse's usage alone, before)
     ("--optim.lr=1e-3", ("--optim.lr=1e-3: a setting is written without dashes. Fix: optim.lr=1e-3",)),
@@ -372,6 +374,7 @@ REFUSED_BY_HYDRA = [
     ("model=unknown", ("pilot: model=unknown: no such option", "tiny_gpt")),  # group=unknown
     ("model=tiny_gtp", ("pilot: model=tiny_gtp: no such option; did you mean tiny_gpt?",)),
     ("+experiment=nope", ("pilot: experiment=nope: no such option",)),  # +group=unknown
+    ("seed=[1e3,2e3]", ("to run one job per value, sweep it: seed=1000,2000 -m",)),  # not 1000.0,2000.0
     # a group the default list leaves out, chosen without '+' (Hydra: "No match in the defaults list")
     (
         "experiment=lr_sweep",
@@ -383,7 +386,10 @@ REFUSED_BY_HYDRA = [
     ("budget=time", ("pilot: budget=time: no such option; the options: epochs, examples, updates\n",)),  # not "schema"
     (
         "seed=1e3",
-        ("pilot: seed=1000.0: seed takes an integer", "; as an integer: seed=1000"),
+        (
+            "pilot: seed=1000.0: seed takes an integer",
+            "; 1000.0 is a float (an exponent, 1e3, makes one): as an integer it is 1000",
+        ),
     ),  # a top-level setting's type (Hydra's text alone)
     # a key of the chosen model's own config (the default model's every setting was listed, before)
     (

@@ -324,10 +324,14 @@ def _wrong_type(cfg: DictConfig, key: str, value: object) -> str | None:
             )
         kind = KINDS.get(type(default)) or _node_kind(cfg, key)
         said = f"{key}={_typed(value)}: {key} takes {kind} (the default is {key}={_typed(default)})"
-        if type(default) is int and isinstance(value, float) and value.is_integer():  # 1e12 or 2e5: a float
-            said += f"; as an integer: {key}={int(value)}"
+        whole = type(default) is int and isinstance(value, float) and value.is_integer()  # 1e12 or 2e5: a float
+        if whole:  # what was read, not a fix: the integer may be out of the setting's range, said next
+            said += f"; {value} is a float (an exponent, 1e3, makes one): as an integer it is {int(value)}"
         if isinstance(value, (list, tuple)) and value:  # one run per value is a sweep, not a list
-            said += f"; to run one job per value, sweep it: {key}={','.join(map(str, value))} -m"
+            as_typed = [
+                int(v) if type(default) is int and isinstance(v, float) and v.is_integer() else v for v in value
+            ]
+            said += f"; to run one job per value, sweep it: {key}={','.join(map(str, as_typed))} -m"
         if key == "checkpoint.resume" and isinstance(value, str) and "/" in value:  # a run's directory
             said += f". To continue the run there: hydra.run.dir={value} (a run resumes in its own directory)"
         return said
