@@ -63,3 +63,30 @@ def test_an_in_place_write_that_changes_no_shape_is_skipped_and_a_reshape_is_not
         weight.normal_().clamp_(-1, 1)
         row = torch.empty(3, 4).t_()  # not a value write: the shape changes as it would
     assert weight.shape == (4, 3) and row.shape == (4, 3)
+
+
+class _InPlaceOnALeafWithGrad(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.empty(3, 3))
+        self.weight.mul_(0.5)  # outside no_grad: the real build refuses it
+
+
+class _CopyOfAnotherShape(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.empty(3, 3))
+        with torch.no_grad():
+            self.weight.copy_(torch.ones(4, 4))
+
+
+@pytest.mark.parametrize("model", [_InPlaceOnALeafWithGrad, _CopyOfAnotherShape])
+def test_a_write_the_real_build_refuses_is_refused_on_meta_too(model):
+    """Skipping value writes must not build on meta a model that cannot be built (outside examination): the
+    checks would judge a model that does not exist, and the user meet the bug only after fixing another."""
+    from pilot.validation.on_meta import _NoValuesWritten
+
+    with pytest.raises(RuntimeError):
+        model()
+    with pytest.raises(RuntimeError), torch.device("meta"), _NoValuesWritten():
+        model()

@@ -69,6 +69,24 @@ class _NoValuesWritten(TorchFunctionMode):
         initialiser = getattr(func, "__module__", "") == "torch.nn.init" and name.endswith("_")  # normal_(tensor)
         if initialiser or name in _WRITES_VALUES_ONLY:
             tensor = args[0] if args else kwargs.get("tensor")
-            if isinstance(tensor, torch.Tensor) and tensor.is_meta:
+            operands = [*args[1:], *kwargs.values()]
+            if isinstance(tensor, torch.Tensor) and tensor.is_meta and _would_write(tensor, operands, initialiser):
                 return tensor
         return func(*args, **kwargs)
+
+
+def _would_write(tensor: torch.Tensor, others: list, initialiser: bool) -> bool:
+    """Whether the real op would write ``tensor`` rather than refuse: a leaf that requires grad is written
+    only without grad (``torch.nn.init``'s functions take it themselves), and every tensor operand must
+    broadcast to its shape (``copy_`` of another shape is refused). A refusal is left to the op itself, as
+    the real build meets it."""
+    if tensor.requires_grad and torch.is_grad_enabled() and not initialiser:
+        return False
+    try:
+        return all(
+            torch.broadcast_shapes(other.shape, tensor.shape) == tensor.shape
+            for other in others
+            if isinstance(other, torch.Tensor)
+        )
+    except RuntimeError:
+        return False
