@@ -537,6 +537,15 @@ def test_bad_line_is_one_clear_error_before_anything_runs(
     assert_refused(code, stderr, run_dir, expected, by_pilot)
 
 
+def test_a_plug_in_group_chosen_without_plus_is_told_the_plus(tmp_path, monkeypatch, capsys, restore_logging):
+    """A group only a plug-in's folder has (hydra.searchpath): pilot said 'not a setting', though '+' composes."""
+    (tmp_path / "conf" / "mygroup").mkdir(parents=True)
+    (tmp_path / "conf" / "mygroup" / "a.yaml").write_text("# @package _global_\nseed: 3\n")
+    line = [f"hydra.searchpath=[file://{tmp_path / 'conf'}]", "mygroup=a"]
+    code, stderr = run_in_process(line, tmp_path / "run", monkeypatch, capsys)
+    assert_refused(code, stderr, tmp_path / "run", ["pilot: mygroup=a: ", "Fix: +mygroup=a"], False)
+
+
 @pytest.mark.parametrize(
     "line, hydras_advice",
     [

@@ -8,7 +8,9 @@ from __future__ import annotations
 import copy
 import difflib
 from collections.abc import Callable, Iterator
+from contextlib import suppress
 from enum import Enum
+from pathlib import Path
 from typing import Any
 
 from hydra import compose, initialize_config_dir
@@ -43,7 +45,7 @@ def suggestions(
     try:
         with initialize_config_dir(config_dir=conf_dir, version_base="1.3"):
             loader = GlobalHydra.instance().config_loader()
-            groups = set(loader.list_groups(""))
+            groups = set(loader.list_groups("")) | _searchpath_groups(overrides)
             cfg = _composed_with_choices(overrides, groups)
             lines = []
             for override in overrides:
@@ -90,6 +92,19 @@ _uncomposed: set[str] = set()  # groups whose chosen option did not compose (``_
 
 def _compose(overrides: list[str]) -> DictConfig:
     return compose("config", overrides=[*_searchpath, *overrides])
+
+
+def _searchpath_groups(overrides: list) -> set[str]:
+    """The groups a plug-in's folder adds (``hydra.searchpath=[file:///my/conf]`` with ``my/conf/mygroup/``):
+    its subfolders. Hydra's group listing reads the root config's folder alone."""
+    found: set[str] = set()
+    for override in overrides:
+        paths = override.value() if override.key_or_group == "hydra.searchpath" else []
+        for entry in paths if isinstance(paths, list) else []:
+            if isinstance(entry, str) and entry.startswith("file://"):
+                with suppress(OSError):
+                    found |= {d.name for d in Path(entry[len("file://") :]).iterdir() if d.is_dir()}
+    return found
 
 
 def _options(loader, group: str) -> list[str]:
