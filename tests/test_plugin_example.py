@@ -101,6 +101,11 @@ def test_a_misspelt_setting_of_a_plug_in_model_is_named_not_its_option(tmp_path)
     [  # a TypeError inside make_task without the key, before; the example's loop never ended at length 0
         ("data.n_examples=abc", "data.n_examples='abc': my_task.make_task declares n_examples: int. Fix: an integer"),
         ("data.label_noise=[1]", "data.label_noise=[1]: my_task.make_task declares label_noise: float"),
+        # a whole float: accepted, then numpy refused it inside make_task ("got '16.0'"), not naming the key
+        (
+            "data.length=16.0",
+            "data.length=16.0: my_task.make_task declares length: int. Fix: an integer, data.length=16",
+        ),
         ("data.length=0", "data.length=0: 512 distinct sequences (data.n_examples) need at least 10 bits"),
         ("model.hidden=null", "model.hidden=None: my_task.MajorityNet declares hidden: int"),  # a failed run, before
         # no example at all: it blamed data.split.val_fraction ("the training split is empty")

@@ -117,9 +117,9 @@ NUMBER_TYPES = {"int": (int,), "float": (int, float)}  # an annotation and the v
 
 
 def _check_argument_types(node: DictConfig, section: str, parameters: Any, problems: list[Problem]) -> None:
-    """A plug-in's argument annotated ``int`` or ``float`` given a word, a list, a fraction or null on the
-    command line (``data.n_examples=abc``): refused here naming the key, rather than as the TypeError the function
-    meets somewhere inside (``'<' not supported between 'int' and 'str'``)."""
+    """A plug-in's argument annotated ``int`` or ``float`` given a word, a list, a fraction, a whole float
+    (``16.0``, ``1e3``) or null on the command line (``data.n_examples=abc``): refused here naming the key, rather
+    than as the TypeError the function meets somewhere inside (``'<' not supported between 'int' and 'str'``)."""
     path = select(node, "_target_")
     for parameter in parameters:
         annotation = parameter.annotation
@@ -131,13 +131,13 @@ def _check_argument_types(node: DictConfig, section: str, parameters: Any, probl
             continue
         if isinstance(value, NUMBER_TYPES[name]) and not isinstance(value, bool):
             continue
-        if name == "int" and isinstance(value, float) and value.is_integer():
-            continue
+        whole = name == "int" and isinstance(value, float) and value.is_integer()  # 16.0: range() and numpy refuse it
         problems.append(
             Problem(
                 f"{section}.{parameter.name}",
                 value,
                 f"{path} declares {parameter.name}: {name}. Fix: {'an integer' if name == 'int' else 'a number'}"
+                + (f", {section}.{parameter.name}={int(value)}" if whole else "")
                 + (
                     f" (its default is {parameter.default!r})"
                     if parameter.default is not inspect.Parameter.empty
