@@ -383,6 +383,9 @@ REFUSED_BY_HYDRA = [
         ),
     ),
     ("memory_variant=bf16", ("Fix: +memory_variant=bf16",)),
+    # a list of a group's options (Hydra composes each with '+'): "no such option; did you mean classification?"
+    ("experiment=[lr_sweep,classification]", ("Fix: +experiment=[lr_sweep,classification]",)),
+    ("+experiment=[lr_sweep,nope]", ("pilot: experiment=nope: no such option",)),
     ("budget=time", ("pilot: budget=time: no such option; the options: epochs, examples, updates\n",)),  # not "schema"
     (
         "seed=1e3",

@@ -69,7 +69,8 @@ def suggestions(
                 values = _values(override)  # a sweep's each (-m optim.lr=1e-3,abc), else the one value
                 if key in groups or key.startswith("hydra/"):
                     options = [o for o in _options(loader, key) if not o.startswith(HIDDEN_OPTIONS)]
-                    for value in [str(v) for v in values if options and str(v) not in options]:
+                    each = [str(x) for v in values for x in (v if isinstance(v, list) else [v])]  # +experiment=[a,b]
+                    for value in [v for v in each if options and v not in options]:
                         lines.append(_nearest(f"{key}={value}: no such option", value, options, "options"))
                 elif key.split(".", 1)[0] in _uncomposed:
                     continue  # its option did not compose: its keys said against the default were false lines
@@ -179,7 +180,8 @@ def _added_over(
         return f"+{key}={value}: {key} already has a choice, and '+' adds a group the config does not have. Fix: {key}={value}"
     plain = not (override.is_add() or override.is_delete() or override.input_line.startswith("++"))
     if plain and key in groups - added and not key.startswith("hydra") and key not in chosen_groups(cfg):
-        if all(str(v) in options(key) for v in _values(override)):  # else: no such option, said as such
+        each = [x for v in _values(override) for x in (v if isinstance(v, list) else [v])]  # experiment=[a,b]
+        if all(str(v) in options(key) for v in each):  # else: no such option, said as such
             return f"{key}={value}: the config has no {key} to replace; '+' adds one. Fix: +{key}={value}"
     if override.input_line.startswith("+") and not override.input_line.startswith("++") and _has(cfg, key):
         return f"{override.input_line}: {key} is already a setting, and '+' adds one the config does not have. Fix: {key}={value}"
