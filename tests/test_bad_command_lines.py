@@ -432,6 +432,8 @@ REFUSED_BY_HYDRA = [
     ("optim.lr=\uff11e-3", ("type it in ASCII: optim.lr=1e-3", "U+FF11 FULLWIDTH DIGIT ONE")),
     ("optim.lr='1e-3", ("drop the stray ' (optim.lr=1e-3)",)),
     ("-m seed=range(0,2 hydra.sweep.dir={tmp}/sw", ("close the parenthesis: seed=range(0,2)",)),
+    # a range of floats for an integer setting: OmegaConf's two lines alone ("Value '1.0' of type 'float'...")
+    ("-m seed=range(1e0,3e0) hydra.sweep.dir={tmp}/sw", ("pilot: seed=1.0: seed takes an integer", "it is 1")),
     ("optim.lr=1e-3;3e-3", ("separate a sweep's values with commas (optim.lr=1e-3,3e-3, with -m)",)),
     ("-m optim.lr=choice() hydra.sweep.dir={tmp}/sw", ("give choice() its values",)),
     # a launcher's setting misspelt (Hydra's "not in 'LocalQueueConf'" and its advice to add it with '+')

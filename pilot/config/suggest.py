@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import itertools
 from collections.abc import Callable, Iterator
 from contextlib import suppress
 from enum import Enum
@@ -99,12 +100,10 @@ def _searchpath_groups(overrides: list) -> set[str]:
     """The groups a plug-in's folder adds (``hydra.searchpath=[file:///my/conf]`` with ``my/conf/mygroup/``):
     its subfolders. Hydra's group listing reads the root config's folder alone."""
     found: set[str] = set()
-    for override in overrides:
-        paths = override.value() if override.key_or_group == "hydra.searchpath" else []
-        for entry in paths if isinstance(paths, list) else []:
-            if isinstance(entry, str) and entry.startswith("file://"):
-                with suppress(OSError):
-                    found |= {d.name for d in Path(entry[len("file://") :]).iterdir() if d.is_dir()}
+    listed = [o.value() for o in overrides if o.key_or_group == "hydra.searchpath"]
+    for path in [p for paths in listed if isinstance(paths, list) for p in paths if str(p).startswith("file://")]:
+        with suppress(OSError):  # a folder that is not there
+            found |= {d.name for d in Path(path.removeprefix("file://")).iterdir() if d.is_dir()}
     return found
 
 
@@ -119,12 +118,13 @@ def _has(cfg: DictConfig, key: str) -> bool:
 
 
 def _values(override) -> list:
-    """The values an override gives: each of a sweep's listed ones (``a,b``, ``choice(a,b)``), or the
-    one; none for a sweep that is a range or interval (its values are numbers by construction)."""
+    """The values an override gives: each of a sweep's listed ones (``a,b``, ``choice(a,b)``), the first of a
+    range's (``range(1e0,3e0)`` gives floats), or the one; none for an interval (an optimiser's to sample)."""
     if not override.is_sweep_override():
         return [override.value()]
-    if override.is_choice_sweep():
-        return list(override.sweep_iterator())
+    if override.is_choice_sweep() or override.is_range_sweep():
+        with suppress(ValueError):  # range(0, 3, 0): the sweeper's line says it
+            return [*itertools.islice(override.sweep_iterator(), 100)]
     return []
 
 
