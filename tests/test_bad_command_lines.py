@@ -379,13 +379,16 @@ REFUSED_BY_HYDRA = [
     (
         "experiment=lr_sweep",
         (
-            "pilot: experiment=lr_sweep: the config has no experiment to replace; '+' adds one. Fix: +experiment=lr_sweep",
+            "pilot: experiment=lr_sweep: the config has no experiment to replace; one is added with '+'. Fix: +experiment=lr_sweep",
         ),
     ),
     ("memory_variant=bf16", ("Fix: +memory_variant=bf16",)),
     # a list of a group's options (Hydra composes each with '+'): "no such option; did you mean classification?"
     ("experiment=[lr_sweep,classification]", ("Fix: +experiment=[lr_sweep,classification]",)),
     ("+experiment=[lr_sweep,nope]", ("pilot: experiment=nope: no such option",)),
+    # forced or removed where the config has none: Hydra's one line naming no fix
+    ("++experiment=lr_sweep", ("pilot: ++experiment=lr_sweep: '++' forces a setting", "Fix: +experiment=lr_sweep")),
+    ("~experiment", ("pilot: ~experiment: the config has no experiment to remove", "Fix: leave ~experiment out")),
     ("budget=time", ("pilot: budget=time: no such option; the options: epochs, examples, updates\n",)),  # not "schema"
     (
         "seed=1e3",

@@ -11,7 +11,7 @@ import itertools
 from collections.abc import Callable, Iterator
 from contextlib import suppress
 from enum import Enum
-from pathlib import Path
+from functools import partial
 from typing import Any
 
 from hydra import compose, initialize_config_dir
@@ -20,6 +20,7 @@ from hydra.core.override_parser.overrides_parser import OverridesParser
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from pilot.config.grammar_fix import unreadable_arguments, valueless_keys
+from pilot.config.group_choices import group_problem, searchpath_groups
 from pilot.config.hydra_keys import suggested_for
 from pilot.config.other_names import other_trainers_name
 from pilot.config.values import target_keywords
@@ -46,19 +47,20 @@ def suggestions(
     try:
         with initialize_config_dir(config_dir=conf_dir, version_base="1.3"):
             loader = GlobalHydra.instance().config_loader()
-            groups = set(loader.list_groups("")) | _searchpath_groups(overrides)
+            groups = set(loader.list_groups("")) | searchpath_groups(overrides)
             cfg = _composed_with_choices(overrides, groups)
             lines = []
+            added = {o.key_or_group for o in overrides if o.is_add()}  # +experiment=x: the group is there
             for override in overrides:
                 key = override.key_or_group
+                said = group_problem(override, cfg, groups, added, partial(_options, loader), _values(override))
+                if said := said or _added_over(override, key, cfg):  # '+' on a group or a setting, or none
+                    lines.append(said)
+                    continue
                 if override.is_delete() and key in groups:
                     continue  # ~group: Hydra's own business (removes a group's choice)
                 if override.is_delete() and not key.startswith("hydra"):
                     lines += [removed] if (removed := _removed_setting(cfg, key)) else []
-                    continue
-                added = {o.key_or_group for o in overrides if o.is_add()}  # +experiment=x: the group is there
-                if plus := _added_over(override, key, cfg, groups, added, lambda group: _options(loader, group)):
-                    lines.append(plus)  # '+' on what the config already has, or none where it has nothing
                     continue
                 if key.startswith("hydra.launcher."):
                     choice = next((str(o.value()) for o in overrides if o.key_or_group == "hydra/launcher"), None)
@@ -94,17 +96,6 @@ _uncomposed: set[str] = set()  # groups whose chosen option did not compose (``_
 
 def _compose(overrides: list[str]) -> DictConfig:
     return compose("config", overrides=[*_searchpath, *overrides])
-
-
-def _searchpath_groups(overrides: list) -> set[str]:
-    """The groups a plug-in's folder adds (``hydra.searchpath=[file:///my/conf]`` with ``my/conf/mygroup/``):
-    its subfolders. Hydra's group listing reads the root config's folder alone."""
-    found: set[str] = set()
-    listed = [o.value() for o in overrides if o.key_or_group == "hydra.searchpath"]
-    for path in [p for paths in listed if isinstance(paths, list) for p in paths if str(p).startswith("file://")]:
-        with suppress(OSError):  # a folder that is not there
-            found |= {d.name for d in Path(path.removeprefix("file://")).iterdir() if d.is_dir()}
-    return found
 
 
 def _options(loader, group: str) -> list[str]:
@@ -169,21 +160,11 @@ def _composed_with_choices(overrides: list, groups: set[str]) -> DictConfig:
         return cfg
 
 
-def _added_over(
-    override: Any, key: str, cfg: DictConfig, groups: set[str], added: set[str], options: Callable[[str], list[str]]
-) -> str | None:
-    """``+model=x`` where the group has a choice, ``+optim.lr=1`` where the setting is there: '+' adds what the
-    config does not have (Hydra's refusal, several lines, said '++' too); ``experiment=x`` where it has none:
-    Hydra's two lines ("No match in the defaults list") without pilot's."""
-    value = override.input_line.partition("=")[2]
-    if override.is_add() and key in groups and key in chosen_groups(cfg):
-        return f"+{key}={value}: {key} already has a choice, and '+' adds a group the config does not have. Fix: {key}={value}"
-    plain = not (override.is_add() or override.is_delete() or override.input_line.startswith("++"))
-    if plain and key in groups - added and not key.startswith("hydra") and key not in chosen_groups(cfg):
-        each = [x for v in _values(override) for x in (v if isinstance(v, list) else [v])]  # experiment=[a,b]
-        if all(str(v) in options(key) for v in each):  # else: no such option, said as such
-            return f"{key}={value}: the config has no {key} to replace; '+' adds one. Fix: +{key}={value}"
+def _added_over(override: Any, key: str, cfg: DictConfig) -> str | None:
+    """``+optim.lr=1`` where the setting is there: '+' adds what the config does not have (Hydra's refusal,
+    several lines, said '++' too)."""
     if override.input_line.startswith("+") and not override.input_line.startswith("++") and _has(cfg, key):
+        value = override.input_line.partition("=")[2]
         return f"{override.input_line}: {key} is already a setting, and '+' adds one the config does not have. Fix: {key}={value}"
     return None
 
@@ -205,11 +186,6 @@ def _node_kind(cfg: DictConfig, key: str) -> str:
     typed = {nodes.IntegerNode: int, nodes.FloatNode: float, nodes.BooleanNode: bool, nodes.StringNode: str}
     kind = next((KINDS[python] for node_type, python in typed.items() if isinstance(node, node_type)), None)
     return f"{kind} or null" if kind else "value of its schema's type"
-
-
-def chosen_groups(cfg: DictConfig) -> set[str]:
-    """The groups the default list gives a choice (model, optim...): the sections the composed config has."""
-    return {str(k) for k in cfg.keys()}
 
 
 def _nearest(what: str, given: str, known: list[str], kind: str) -> str:
