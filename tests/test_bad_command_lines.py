@@ -80,6 +80,12 @@ REFUSED_BY_VALIDATION = [
         ("`embed_dim` must be divisible by num_heads", "model.config.hidden_size=66"),
     ),
     ("mode=train model=hf_causal_lm model.model_type=bloom", ("model.attn_implementation=sdpa", "=eager")),
+    # transformers' config dtype: built from model.config it is read by nothing (trained in fp32, recorded as fp16)
+    (
+        "mode=train model=hf_causal_lm +model.config.dtype=float16",
+        ("model.config.dtype=float16: building", "Fix: model.dtype=fp16"),
+    ),
+    ("model=hf_causal_lm +model.config.torch_dtype=bfloat16", ("Fix: model.dtype=bf16",)),  # 'did you mean .dtype?'
     # a model type transformers does not know (a failed run.json under mode=train, before)
     ("mode=train model=hf_causal_lm model.model_type=lamma", ("model.model_type=lamma", "model.model_type=llama")),
     # an interpolation of the command line's own that reads a key of another kind, or none (it said: the options

@@ -178,6 +178,14 @@ def _config_problem(
     known = transformers.models.auto.configuration_auto.CONFIG_MAPPING
     if model_type not in known:  # said before a run record exists, as building would say it
         return {"model_type": model_type}, _unknown_model_type(transformers, model_type)
+    if given := [k for k in ("dtype", "torch_dtype") if k in settings and k in typed]:  # read by no build here
+        value = str(settings[given[0]]).removeprefix("torch.")
+        ours = {"bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp32", "float": "fp32"}.get(value)
+        return {given[0]: settings[given[0]]}, (
+            f"model.config.{given[0]}={value}: building from model.config does not read it (the run would train "
+            f"in fp32 under a record saying {value}); the weights' dtype is model.dtype (fp32, bf16, fp16). "
+            f"Fix: model.dtype={ours or 'bf16'} instead"
+        )
     try:
         _refuse_unknown_keys(known[model_type], {k: v for k, v in settings.items() if k in typed})
     except PilotError as error:
