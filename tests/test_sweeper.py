@@ -312,3 +312,6 @@ def test_a_value_given_twice_or_a_sweep_of_nothing_is_said():
     assert twice.startswith("optim.lr=1e-3,1e-3,3e-3: 0.001 given more than once") and "0.003" not in twice
     assert "nothing swept" in said("mode=estimate", jobs=1)[0]
     assert said("optim.lr=1e-3,3e-3", jobs=2) == [] and said("seed=range(0,3)", jobs=3) == []
+    # a range whose default step (1) gives one value ran one job, said nothing (outside examination)
+    (one,) = said("optim.lr=range(1e-4,1e-3)", jobs=1)
+    assert one.startswith("optim.lr=range(1e-4,1e-3): one value (0.0001)") and "give the step" in one

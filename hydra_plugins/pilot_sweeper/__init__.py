@@ -263,6 +263,11 @@ def _sweep_warnings(overrides: Sequence[Any], jobs: int) -> list[str]:
                     f"{override.input_line}: {', '.join(twice)} given more than once, so identical jobs run "
                     "(repeats of one setting differ by seed: seed=0,1,2)"
                 )
+            if override.is_range_sweep() and len(values) == 1:  # range(1e-4,1e-3): its step is 1
+                lines.append(
+                    f"{override.input_line}: one value ({values[0]}), as range's step is 1 unless given; for several, "
+                    "give the step (range(start, stop, step)) or list them (a,b,c)"
+                )
     if jobs == 1 and not any(o.is_sweep_override() for o in overrides):
         lines.append("-m with nothing swept launches one job as a sweep (key=a,b sweeps a key's values)")
     return lines
