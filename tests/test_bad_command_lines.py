@@ -459,6 +459,11 @@ REFUSED_BY_HYDRA = [
     ("-m optim=adamw,adam hydra.sweep.dir={tmp}/sw", ("pilot: optim=adam: no such option; did you mean adamw?",)),
     # outside examination, 2026-12-07: another trainer's names, a group's '/' in a key, a section misspelt
     ("optim.learning_rate=1e-3", ("optim.learning_rate: not a setting; pilot calls it optim.lr=1e-3",)),
+    # more of transformers', Lightning's and accelerate's names (a third examination of command lines)
+    ("gradient_checkpointing=true", ("pilot calls it memory=checkpointing",)),  # it said: did you mean checkpoint?
+    ("devices=2", ("pilot calls it distributed.replicas=2",)),
+    ("max_seq_length=512", ("pilot calls it data.max_len=512",)),
+    ("model=hf_causal_lm model.model_name_or_path=gpt2", ("pilot calls it model.path=",)),  # not model.model_type
     ("trian.epochs=3", ("trian.epochs: not a setting; pilot calls it budget.fixed=epochs budget.value=3",)),
     ("optim/lr=1e-3", ("optim/lr: not a setting; a setting's path is written with dots. Fix: optim.lr=1e-3",)),
     ("trian.foo=3", ("trian.foo: not a setting (trian is no section); the sections: adapter, batch",)),
