@@ -462,6 +462,11 @@ REFUSED_BY_HYDRA = [
     # more of transformers', Lightning's and accelerate's names (a third examination of command lines)
     ("gradient_checkpointing=true", ("pilot calls it memory=checkpointing",)),  # it said: did you mean checkpoint?
     ("devices=2", ("pilot calls it distributed.replicas=2",)),
+    # a list setting whose default is null, given one name: "takes value of its schema's type", no fix
+    (
+        "model=hf_causal_lm adapter=lora adapter.modules_to_save=lm_head",
+        ("takes a list or null", "as a list: adapter.modules_to_save=[lm_head]"),
+    ),
     ("max_seq_length=512", ("pilot calls it data.max_len=512",)),
     ("model=hf_causal_lm model.model_name_or_path=gpt2", ("pilot calls it model.path=",)),  # not model.model_type
     ("trian.epochs=3", ("trian.epochs: not a setting; pilot calls it budget.fixed=epochs budget.value=3",)),

@@ -185,6 +185,7 @@ def _node_kind(cfg: DictConfig, key: str) -> str:
         node = None
     typed = {nodes.IntegerNode: int, nodes.FloatNode: float, nodes.BooleanNode: bool, nodes.StringNode: str}
     kind = next((KINDS[python] for node_type, python in typed.items() if isinstance(node, node_type)), None)
+    kind = kind or ("a list" if isinstance(node, ListConfig) else None)  # adapter.modules_to_save: [lm_head]
     return f"{kind} or null" if kind else "value of its schema's type"
 
 
@@ -320,6 +321,8 @@ def _wrong_type(cfg: DictConfig, key: str, value: object) -> str | None:
         whole = type(default) is int and isinstance(value, float) and value.is_integer()  # 1e12 or 2e5: a float
         if whole:  # what was read, not a fix: the integer may be out of the setting's range, said next
             said += f"; {value} is a float (an exponent, 1e3, makes one): as an integer it is {int(value)}"
+        if kind == "a list or null" and isinstance(value, (str, int, float)):
+            said += f"; as a list: {key}=[{value}]"
         if isinstance(value, (list, tuple)) and value:  # one run per value is a sweep, not a list
             as_typed = [
                 int(v) if type(default) is int and isinstance(v, float) and v.is_integer() else v for v in value
