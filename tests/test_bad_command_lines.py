@@ -462,6 +462,9 @@ REFUSED_BY_HYDRA = [
     # more of transformers', Lightning's and accelerate's names (a third examination of command lines)
     ("gradient_checkpointing=true", ("pilot calls it memory=checkpointing",)),  # it said: did you mean checkpoint?
     ("devices=2", ("pilot calls it distributed.replicas=2",)),
+    # an environment variable typed after the command: a sweep, a decimal comma or a list were offered
+    ("mode=estimate CUDA_VISIBLE_DEVICES=0,1", ("Fix: CUDA_VISIBLE_DEVICES=0,1 python -m pilot",)),
+    ("CUDA_VISIBLE_DEVICES=0", ("an environment variable, not a setting", "Fix: CUDA_VISIBLE_DEVICES=0 python")),
     # a list setting whose default is null, given one name: "takes value of its schema's type", no fix
     (
         "model=hf_causal_lm adapter=lora adapter.modules_to_save=lm_head",

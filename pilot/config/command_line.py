@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from pilot.config.help import CONF_DIR
+from pilot.config.other_names import environment_variable
 
 
 def repeated_keys(arguments: list[str]) -> list[str]:
@@ -183,7 +184,9 @@ def _sweep_without_m(parsed: Any) -> list[str]:
             (override,) = OverridesParser.create().parse_overrides([argument])
         except Exception:  # noqa: BLE001 - a line Hydra cannot parse is said elsewhere (suggest.unreadable_arguments)
             continue
-        if override.is_sweep_override():
+        if override.is_sweep_override() and (variable := environment_variable(override.key_or_group, argument)):
+            problems.append(variable)  # CUDA_VISIBLE_DEVICES=0,1 after the command: no sweep, no decimal comma
+        elif override.is_sweep_override():
             key, value = override.key_or_group, argument.partition("=")[2]
             other = "" if "(" in value else f"; or {key}=[{value}] for one list value, or {key}='{value}' for one text"
             if re.fullmatch(r"-?\d+,\d+(e-?\d+)?", value):  # 1,5e-3: a decimal comma, one number meant

@@ -4,6 +4,8 @@ every setting. Most of pilot's users fine-tune Hugging Face models: their names 
 
 from __future__ import annotations
 
+import re
+
 # what other trainers (transformers' TrainingArguments, Lightning) call a setting -> pilot's; {v}: the value typed
 ALIASES = {
     "learning_rate": "optim.lr={v}",
@@ -43,8 +45,19 @@ ALIASES = {
 }
 
 
+def environment_variable(key: str, line: str) -> str | None:
+    """``CUDA_VISIBLE_DEVICES=0,1`` typed after the command, where Hydra reads it as a setting (or a sweep)."""
+    if not re.fullmatch(r"[A-Z][A-Z0-9_]*", key):
+        return None
+    return (
+        f"{line}: an environment variable, not a setting: it is set before the command. Fix: {line} python -m pilot ..."
+    )
+
+
 def other_trainers_name(key: str, line: str | None) -> str | None:
     """A key typed under another trainer's name (``optim.learning_rate``, ``trian.epochs``): pilot's own."""
+    if line and (variable := environment_variable(key, line)):
+        return variable
     name = key.rsplit(".", 1)[-1].lower().replace("-", "_")
     if name not in ALIASES:
         return None
