@@ -462,6 +462,8 @@ REFUSED_BY_HYDRA = [
     # more of transformers', Lightning's and accelerate's names (a third examination of command lines)
     ("gradient_checkpointing=true", ("pilot calls it memory=checkpointing",)),  # it said: did you mean checkpoint?
     ("devices=2", ("pilot calls it distributed.replicas=2",)),
+    # a Hub name as the model (Trainer's habit): the options alone, before
+    ("model=meta-llama/Llama-2-7b-hf", ("no such option", "A Hugging Face model: model=hf_causal_lm model.path=")),
     # an environment variable typed after the command: a sweep, a decimal comma or a list were offered
     ("mode=estimate CUDA_VISIBLE_DEVICES=0,1", ("Fix: CUDA_VISIBLE_DEVICES=0,1 python -m pilot",)),
     ("CUDA_VISIBLE_DEVICES=0", ("an environment variable, not a setting", "Fix: CUDA_VISIBLE_DEVICES=0 python")),

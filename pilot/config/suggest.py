@@ -25,6 +25,7 @@ from pilot.config.hydra_keys import suggested_for
 from pilot.config.other_names import other_trainers_name
 from pilot.config.values import target_keywords
 
+HUB_FIX = "model=hf_causal_lm model.path=<its save_pretrained directory on this machine> (nothing is downloaded)"
 HIDDEN_OPTIONS = "schema"  # the schema's own entries in a group (schema, schema_<option>: pilot.config.register)
 
 
@@ -74,7 +75,9 @@ def suggestions(
                     options = [o for o in _options(loader, key) if not o.startswith(HIDDEN_OPTIONS)]
                     each = [str(x) for v in values for x in (v if isinstance(v, list) else [v])]  # +experiment=[a,b]
                     for value in [v for v in each if options and v not in options]:
-                        lines.append(_nearest(f"{key}={value}: no such option", value, options, "options"))
+                        hub = key == "model" and "/" in value  # meta-llama/Llama-2-7b-hf: a Hub name, never downloaded
+                        said = _nearest(f"{key}={value}: no such option", value, options, "options")
+                        lines.append(said + (f". A Hugging Face model: {HUB_FIX}" if hub else ""))
                 elif key.split(".", 1)[0] in _uncomposed:
                     continue  # its option did not compose: its keys said against the default were false lines
                 elif not _has(cfg, key):
