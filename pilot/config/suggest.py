@@ -73,11 +73,7 @@ def suggestions(
                 values = _values(override)  # a sweep's each (-m optim.lr=1e-3,abc), else the one value
                 if key in groups or key.startswith("hydra/"):
                     options = [o for o in _options(loader, key) if not o.startswith(HIDDEN_OPTIONS)]
-                    each = [str(x) for v in values for x in (v if isinstance(v, list) else [v])]  # +experiment=[a,b]
-                    for value in [v for v in each if options and v not in options]:
-                        hub = key == "model" and "/" in value  # meta-llama/Llama-2-7b-hf: a Hub name, never downloaded
-                        said = _nearest(f"{key}={value}: no such option", value, options, "options")
-                        lines.append(said + (f". A Hugging Face model: {HUB_FIX}" if hub else ""))
+                    lines += _no_such_options(key, values, options)
                 elif key.split(".", 1)[0] in _uncomposed:
                     continue  # its option did not compose: its keys said against the default were false lines
                 elif not _has(cfg, key):
@@ -190,6 +186,17 @@ def _node_kind(cfg: DictConfig, key: str) -> str:
     kind = next((KINDS[python] for node_type, python in typed.items() if isinstance(node, node_type)), None)
     kind = kind or ("a list" if isinstance(node, ListConfig) else None)  # adapter.modules_to_save: [lm_head]
     return f"{kind} or null" if kind else "value of its schema's type"
+
+
+def _no_such_options(key: str, values: list, options: list[str]) -> list[str]:
+    """Each value of a group's override that is none of its options (``+experiment=[a,nope]``: each one), with
+    the nearest; a Hub name given as the model (meta-llama/Llama-2-7b-hf, never downloaded): how to load one."""
+    each = [str(x) for v in values for x in (v if isinstance(v, list) else [v])]
+    lines = []
+    for value in [v for v in each if options and v not in options]:
+        said = _nearest(f"{key}={value}: no such option", value, options, "options")
+        lines.append(said + (f". A Hugging Face model: {HUB_FIX}" if key == "model" and "/" in value else ""))
+    return lines
 
 
 def _nearest(what: str, given: str, known: list[str], kind: str) -> str:
