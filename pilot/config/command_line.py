@@ -9,8 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from pilot.config.group_choices import groups_in_defaults
 from pilot.config.help import CONF_DIR
 from pilot.config.other_names import environment_variable
 
@@ -104,7 +103,7 @@ def refuse_unusable(arguments: list[str], conf_dir: str, environ: Mapping[str, s
             continue
         key, _, value = argument.lstrip("+").partition("=")
         if (key in groups or key.startswith("hydra/")) and "null" in [v.strip() for v in value.split(",")]:
-            chosen = key.startswith("hydra/") or key in _chosen_by_default(conf_dir)  # else ~key fails as well
+            chosen = key.startswith("hydra/") or key in groups_in_defaults(conf_dir)  # else ~key fails as well
             out = f"~{key} to leave the group out" if chosen else "leave the argument out (there is none without '+')"
             plus = "" if chosen else "+"
             lines.append(
@@ -216,12 +215,3 @@ def _flag_problems(parsed: Any) -> list[str]:
     if parsed.shell_completion and len(subcommands) != 1:
         problems.append("--shell-completion: it takes one of install=SHELL, uninstall=SHELL, query=SHELL")
     return problems
-
-
-def _chosen_by_default(conf_dir: str) -> set[str]:
-    """The groups the root config's defaults list chooses (model, optim...); not those added with '+'."""
-    try:
-        defaults = yaml.safe_load((Path(conf_dir) / "config.yaml").read_text()).get("defaults", [])
-    except (OSError, yaml.YAMLError, AttributeError):
-        return set()
-    return {str(next(iter(entry))) for entry in defaults if isinstance(entry, dict) and entry}

@@ -9,12 +9,23 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
+import yaml
 from omegaconf import DictConfig
 
 
 def chosen_groups(cfg: DictConfig) -> set[str]:
     """The groups the default list gives a choice (model, optim...): the sections the composed config has."""
     return {str(k) for k in cfg.keys()}
+
+
+def groups_in_defaults(conf_dir: str) -> set[str]:
+    """The groups the root config's defaults list chooses, read before anything is composed (a line Hydra
+    cannot compose); not those a line adds with '+'."""
+    try:
+        defaults = yaml.safe_load((Path(conf_dir) / "config.yaml").read_text()).get("defaults", [])
+    except (OSError, yaml.YAMLError, AttributeError):
+        return set()
+    return {str(next(iter(entry))) for entry in defaults if isinstance(entry, dict) and entry}
 
 
 def searchpath_groups(overrides: list) -> set[str]:
