@@ -39,8 +39,8 @@ def check_rental(cfg, problems: list[Problem]) -> None:
             Problem(
                 "rental.gpu_count",
                 rental.gpu_count,
-                f"not one of rental.counts={counts}: the choice sheet has no row with it, so nothing could be "
-                f"planned. Fix: one of {', '.join(str(c) for c in counts)}, or add it to rental.counts "
-                f"(rental.counts=[{', '.join(str(c) for c in sorted({*counts, rental.gpu_count}))}]).",
+                f"not one of rental.counts=[{','.join(map(str, counts))}]: the choice sheet has no row with it, so "
+                f"nothing could be planned. Fix: one of {', '.join(str(c) for c in counts)}, or add it to "
+                f"rental.counts (rental.counts=[{','.join(str(c) for c in sorted({*counts, rental.gpu_count}))}]).",
             )
         )
