@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterable
@@ -106,7 +107,7 @@ REFUSED_BY_VALIDATION = [
     # a length the model has no positions for (the model's own error blamed data.max_len, exit 1, before)
     ("mode=estimate estimate.seq_len=100000", ("estimate.seq_len=100000", "model.max_len=96")),
     # a pinned GPU count the choice sheet has no row for ("nothing planned" and exit 0, before)
-    ("mode=estimate rental.gpu_count=3", ("rental.gpu_count=3", "rental.counts=[1, 2, 3, 4, 8]")),
+    ("mode=estimate rental.gpu_count=3", ("rental.gpu_count=3", "rental.counts=[1,2,3,4,8]")),
     # a betas interpolated to one number (a TypeError traceback in the validation, before)
     ("optim.betas=${{optim.lr}}", ("optim.betas=[0.001]", "Fix: e.g. optim.betas=[0.9,0.95]")),
     # a GPU count twice (the sheet's rows twice, nothing said, before)
@@ -399,8 +400,8 @@ REFUSED_BY_HYDRA = [
     (
         "seed=1e3",
         (
-            "pilot: seed=1000.0: seed takes an integer",
-            "; 1000.0 is a float (an exponent, 1e3, makes one): as an integer it is 1000",
+            "pilot: seed=1e3: seed takes an integer",
+            "; 1e3 is a float (an exponent, 1e3, makes one): as an integer it is 1000",
         ),
     ),  # a top-level setting's type (Hydra's text alone)
     # a key of the chosen model's own config (the default model's every setting was listed, before)
@@ -658,6 +659,73 @@ def test_a_misspelt_hydra_setting_added_with_plus_is_refused_not_kept(
     code, stderr = run_in_process([f"{added}={tmp_path / 'x'}"], tmp_path / "run", monkeypatch, capsys)
     assert code == 2 and f"{added}: not a setting of Hydra's" in stderr and expected in stderr, stderr
     assert not (tmp_path / "run").exists() and not (tmp_path / "x").exists()
+
+
+# (arguments as the shell passes them, the fix the message gives as typed, the key, the value that fix composes):
+# each fix, followed, must compose to what the line meant (a fourth examination of command lines: fixes that
+# quoted a tuple into a string, garbled a trailing ';', or gave none for a unit)
+FIXES_THAT_WORK = [
+    (["optim.betas=(0.9, 0.999)"], '"optim.betas=[0.9,0.999]"', "optim.betas", [0.9, 0.999]),
+    (
+        ["adapter=lora", "adapter.target_modules=['q_proj' 'v_proj']"],
+        "\"adapter.target_modules=['q_proj','v_proj']\"",
+        "adapter.target_modules",
+        ["q_proj", "v_proj"],
+    ),
+    (["optim.lr=1e-4;"], "optim.lr=1e-4", "optim.lr", 1e-4),
+    (["optim.lr=", "1e-4"], "optim.lr=1e-4", "optim.lr", 1e-4),
+    (["optim.lr", "=", "1e-4"], "optim.lr=1e-4", "optim.lr", 1e-4),
+    (["optim.lr", "=1e-4"], "optim.lr=1e-4", "optim.lr", 1e-4),
+    (["rental.margin=10%"], "rental.margin=0.1", "rental.margin", 0.1),
+    (["estimate.seq_len=2k"], "estimate.seq_len=2000", "estimate.seq_len", 2000),
+    (["estimate.seq_len=2k"], "estimate.seq_len=2048", "estimate.seq_len", 2048),
+    (["rental.reserve_gib=2GiB"], "rental.reserve_gib=2", "rental.reserve_gib", 2.0),
+    (["rental.reserve_gib=1024MB"], "rental.reserve_gib=1", "rental.reserve_gib", 1.0),
+    (["rental.closing_reserve_minutes=1h"], "rental.closing_reserve_minutes=60", "rental.closing_reserve_minutes", 60),
+    (["budget.value=10k"], "budget.value=10000", "budget.value", 10000),
+    (["+rental.catalog.h100.price_per_hour=2,5"], "+rental.catalog.h100.price_per_hour=2.5", None, None),
+]
+
+
+@pytest.mark.parametrize("arguments, fix, key, value", FIXES_THAT_WORK, ids=lambda a: str(a))
+def test_a_fix_followed_gives_what_the_line_meant(
+    arguments, fix, key, value, tmp_path, monkeypatch, capsys, restore_logging
+):
+    import shlex
+
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    from pilot.config.help import CONF_DIR
+
+    code, stderr = run_in_process(arguments, tmp_path / "run", monkeypatch, capsys)
+    after = stderr.partition("Fix: ")[2]  # the fix whole, not the line echoed
+    given = re.search(r"(?:^|: |; |\(|or )" + re.escape(fix) + r"(?:[ );]|$)", after, re.MULTILINE)
+    assert code == 2 and "Traceback" not in stderr and given, stderr
+    assert not any(line.startswith(("Could not", "LexerNoViable", "no viable")) for line in stderr.splitlines()), stderr
+    if key is None:
+        return
+    followed = [a for a in arguments if "=" in a and not a.startswith((key, "="))] + shlex.split(fix)
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        composed = OmegaConf.to_container(compose("config", overrides=followed), resolve=False)
+    GlobalHydra.instance().clear()
+    assert OmegaConf.select(OmegaConf.create(composed), key) == value
+
+
+@pytest.mark.parametrize(
+    "line, said",
+    [
+        ("hydra.run_dir=/x", "hydra.run_dir=/x: not a setting of Hydra's; did you mean hydra.run.dir?"),
+        ("hydra.sweep.directory=/x", "did you mean hydra.sweep.dir"),
+        ("run.device=cuda:1", "Fix: CUDA_VISIBLE_DEVICES=1 python -m pilot run.device=cuda"),
+        ("budget.value=1e6", "budget.value=1e6: budget.value takes an integer"),  # it echoed 1000000.0
+    ],
+)
+def test_a_line_is_said_as_typed_with_the_setting_meant(line, said, tmp_path, monkeypatch, capsys, restore_logging):
+    code, stderr = run_in_process([line], tmp_path / "run", monkeypatch, capsys)
+    assert code == 2 and "Traceback" not in stderr and said in stderr, stderr
+    assert "Could not override" not in stderr and "To append to your config" not in stderr, stderr
 
 
 # the real `python -m pilot`: the lines that crashed (segfault, ZeroDivisionError, a run.json left

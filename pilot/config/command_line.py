@@ -54,6 +54,7 @@ def names_hydras_key(said: list[str], hydras: str) -> bool:
         "Hydra's override grammar cannot read it" in line
         or "a setting without a value" in line
         or "a setting is written key=value" in line
+        or "split the setting in two" in line
         or "look-alikes of ASCII" in line  # a pasted '–m' (Hydra: LexerNoViableAltException)
         for line in said
     )
@@ -85,11 +86,15 @@ def refuse_unusable(arguments: list[str], conf_dir: str, environ: Mapping[str, s
     one line each, exit 2."""
     groups = {p.name for p in Path(conf_dir).iterdir() if p.is_dir()}
     lines = []
-    for argument in arguments:
+    for at, argument in enumerate(arguments):
         if not argument.strip():  # '"$EXTRA"' with EXTRA unset: Hydra's grammar message alone, before
             lines.append(
                 "an empty argument on the command line (a quoted shell variable that is unset?). Fix: leave it out"
             )
+            continue
+        spaced = _spaced_setting(arguments, at)
+        if spaced:  # optim.lr = 1e-4, optim.lr =1e-4
+            lines.append(spaced)
             continue
         if argument.lstrip("+~").startswith("="):  # Hydra's ValueError on '=5', a bare grammar message on '=abc'
             lines.append(
@@ -120,6 +125,17 @@ def refuse_unusable(arguments: list[str], conf_dir: str, environ: Mapping[str, s
     if lines:
         print("\n".join(f"pilot: {line}" for line in lines), file=sys.stderr)
         raise SystemExit(2)
+
+
+def _spaced_setting(arguments: list[str], at: int) -> str | None:
+    """``optim.lr = 1e-4`` or ``optim.lr =1e-4``: an argument starting with '=' after a bare key (a space the
+    shell split the setting at); the setting written whole."""
+    argument, before = arguments[at], arguments[at - 1] if at else ""
+    if not argument.startswith("=") or not re.fullmatch(r"[+~]{0,2}[A-Za-z_][\w@/.-]*", before):
+        return None
+    value = argument[1:] or (arguments[at + 1] if at + 1 < len(arguments) and "=" not in arguments[at + 1] else "")
+    typed = " ".join(arguments[at - 1 : at + (2 if argument == "=" and value else 1)])
+    return f"{typed}: a space around '=' split the setting. Fix: {before}={value or '<value>'} (no space around '=')"
 
 
 EXITING_FLAGS = ("-h", "--help", "--hydra-help", "--version")  # argparse prints and exits: left to Hydra
@@ -186,7 +202,7 @@ def _sweep_without_m(parsed: Any) -> list[str]:
         if override.is_sweep_override() and (variable := environment_variable(override.key_or_group, argument)):
             problems.append(variable)  # CUDA_VISIBLE_DEVICES=0,1 after the command: no sweep, no decimal comma
         elif override.is_sweep_override():
-            key, value = override.key_or_group, argument.partition("=")[2]
+            key, value = argument.partition("=")[::2]  # +rental.catalog.x.price_per_hour: its '+' kept in the fixes
             other = "" if "(" in value else f"; or {key}=[{value}] for one list value, or {key}='{value}' for one text"
             if re.fullmatch(r"-?\d+,\d+(e-?\d+)?", value):  # 1,5e-3: a decimal comma, one number meant
                 other = f"; or, a decimal comma meant: {key}={value.replace(',', '.')}" + other

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import unicodedata
 
 from hydra.core.override_parser.overrides_parser import OverridesParser
@@ -66,6 +67,8 @@ def _grammar_fix(argument: str) -> str:
         return (
             f"remove the doubled comma ({key}={re.sub(',+', ',', value)}): a comma separates the values of a sweep (-m)"
         )
+    if value.endswith(";") and ";" not in value.rstrip(";"):  # 'optim.lr=1e-4;': a statement's end, pasted
+        return f"drop the ';' ({key}={value.rstrip(';')}): the shell or a script's line ends the setting"
     if ";" in value and not value.startswith(("'", '"')):
         return (
             f"separate a sweep's values with commas ({key}={value.replace(';', ',')}, with -m), or quote a value "
@@ -89,6 +92,8 @@ def _grammar_fix(argument: str) -> str:
         return f"give each setting its own argument: {' '.join(parts)} (the quotes made them one word)"
     if "=" in value:
         return f"quote a value that holds '=': {quoted} (the outer quotes are for the shell)"
+    if listed := _list_fix(key, value):
+        return listed
     if value.count("[") != value.count("]") or value.count("{") != value.count("}"):
         return f"close the bracket ({key}=[a,b] is a list), or quote a value that holds one: {quoted}"
     if value.count("(") != value.count(")"):
@@ -101,6 +106,36 @@ def _grammar_fix(argument: str) -> str:
         f"quote the value: {quoted} (characters such as spaces, '=', ',', brackets, braces, quotes "
         "or '$' need quotes; the outer quotes are for the shell)"
     )
+
+
+ITEM = r"'[^']*'|\"[^\"]*\"|[^\s,'\"\[\]]+"  # a list's item: quoted, or a word without spaces
+
+
+def _list_fix(key: str, value: str) -> str | None:
+    """A list written as Python's tuple (``optim.betas=(0.9,0.999)``) or without its commas (``['q' 'v']``)."""
+    if tuple_ := re.fullmatch(r"\(([^()]*,[^()]*)\)", value.strip()):
+        items = "".join(tuple_[1].split()).rstrip(",")
+        return f"a list is written in brackets: {_shell_word(f'{key}=[{items}]')}"
+    if items := _items_without_commas(value):
+        listed = ",".join(items)
+        return f"separate a list's items with commas: {_shell_word(f'{key}=[{listed}]')}"
+    return None
+
+
+def _shell_word(text: str) -> str:
+    """``text`` as one shell word: in double quotes (brackets and '*' are the shell's patterns) unless it holds
+    what they do not keep."""
+    return f'"{text}"' if not re.search(r'["$`\\!]', text) else shlex.quote(text)
+
+
+def _items_without_commas(value: str) -> list[str] | None:
+    """The items of ``[a b]`` or ``['a' 'b']``, a list whose items only spaces separate; None otherwise."""
+    inner = re.fullmatch(r"\s*\[(.*)\]\s*", value)
+    if inner is None or "," in inner[1]:
+        return None
+    items = re.findall(ITEM, inner[1])
+    rest = re.sub(ITEM, "", inner[1])
+    return items if len(items) > 1 and not rest.strip() else None
 
 
 def valueless_keys(arguments: list[str]) -> list[str]:
@@ -118,6 +153,11 @@ def valueless_keys(arguments: list[str]) -> list[str]:
             lines.append(f"{argument}: a setting is written key=value. Fix: {key}={value.strip()}")
         elif _bare_word(arguments, at) and (pasted := _pasted_fix(argument)) is not None:  # '–m', an en dash
             lines.append(f"{argument}: not a flag or a setting. Fix: {pasted}")
+        elif _bare_word(arguments, at) and at > 0 and re.fullmatch(KEY + "=", arguments[at - 1]):  # 'optim.lr= 1e-4'
+            lines.append(
+                f"{arguments[at - 1]} {argument}: a space after '=' split the setting in two. "
+                f"Fix: {arguments[at - 1]}{argument} (no space around '=')"
+            )
         elif _bare_word(arguments, at):
             before = arguments[at - 1] if at > 0 else ""
             lines.append(

@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
+from collections.abc import Iterator
 from pathlib import PurePath
 from typing import Any
 
+from hydra import compose
 from hydra import conf as hydra_conf
 from omegaconf import DictConfig, OmegaConf
 
+from pilot.config.values import typed_value
 from pilot.errors import ConfigRefused
 
 # the submitit launchers' own settings, by the launcher's _target_ (their structured configs)
@@ -78,29 +82,57 @@ def suggested_for(key: str, choice: str | None, compose_launcher) -> str | None:
     return None if known is None or name in known else launcher_key_line(name, known, choice)
 
 
-# Hydra's own dataclasses for the sections a user sets by hand; '+' adds any key there without a word
-HYDRA_SECTIONS = {"run": "RunDir", "sweep": "SweepDir", "job": "JobConf", "": "HydraConf"}
+# Hydra's settings whose keys are free (a logging config, a launcher's or sweeper's, env_set's variables)
+OPEN_HYDRA_NODES = (
+    "hydra_logging",
+    "job_logging",
+    "sweeper",
+    "launcher",
+    "callbacks",
+    "job.env_set",
+    "runtime.choices",
+)
+
+
+@functools.cache
+def hydra_settings() -> tuple[str, ...]:
+    """Every setting Hydra reads under ``hydra``, dotted (run.dir, sweep.subdir, job.chdir, ...): its
+    ``HydraConf`` dataclass walked."""
+
+    def walk(node: DictConfig, prefix: str = "") -> Iterator[str]:
+        for key in node.keys():
+            child = node._get_node(key)  # noqa: SLF001 - the node, unresolved (MISSING and ${...} kept)
+            if isinstance(child, DictConfig) and not child._is_missing() and not child._is_none() and len(child):
+                yield from walk(child, f"{prefix}{key}.")
+            else:
+                yield f"{prefix}{key}"
+
+    return tuple(walk(OmegaConf.structured(hydra_conf.HydraConf)))
+
+
+def unknown_hydra_key(key: str) -> str | None:
+    """``hydra.run_dir`` or ``hydra.sweep.directory``: a ``hydra.*`` key Hydra does not read, with the nearest
+    ones it does; None for one it reads (or one under a node whose keys are free)."""
+    name, known = key.removeprefix("hydra."), hydra_settings()
+    free = any(name == node or name.startswith(node + ".") for node in OPEN_HYDRA_NODES)
+    if free or name in known or any(setting.startswith(name + ".") for setting in known):
+        return None
+    section, _, leaf = name.rpartition(".")  # job.chdirr: job's own settings first (not job.id, for 'job.')
+    siblings = {setting.rpartition(".")[2]: setting for setting in known if setting.rpartition(".")[0] == section}
+    near = [siblings[k] for k in difflib.get_close_matches(leaf, list(siblings), n=2, cutoff=0.6)]
+    near = near or difflib.get_close_matches(name, known, n=2, cutoff=0.6)  # run_dir: run.dir
+    return "did you mean " + " or ".join(f"hydra.{k}" for k in near) + "?" if near else "Hydra does not read it"
 
 
 def refuse_added_hydra_keys(config: DictConfig) -> None:
     """``+hydra.run.dirr=x`` (a typo added with '+'): Hydra keeps it and reads ``hydra.run.dir``, the run
     went to the default directory and nothing was said. ``ConfigRefused`` naming each key Hydra does not
-    read under ``hydra``, ``hydra.run``, ``hydra.sweep`` and ``hydra.job``, with the nearest ones."""
+    read under ``hydra``, with the nearest ones."""
     lines = []
     node = OmegaConf.select(config, "hydra.overrides.hydra", default=None)
     for line in OmegaConf.to_container(node, resolve=False) if node is not None else []:  # as typed: ${...} unresolved
         key = str(line).split("=", 1)[0]
-        if not key.startswith("+hydra.") or key.startswith("++"):
-            continue
-        parts = key.removeprefix("+hydra.").split(".")
-        section, name = (".".join(parts[:-1]), parts[-1]) if len(parts) > 1 else ("", parts[0])
-        if section not in HYDRA_SECTIONS:
-            continue
-        known = [f.name for f in dataclasses.fields(getattr(hydra_conf, HYDRA_SECTIONS[section]))]
-        if name not in known:
-            near = difflib.get_close_matches(name, known, n=2, cutoff=0.6)
-            prefix = f"hydra.{section}." if section else "hydra."
-            hint = f"did you mean {' or '.join(prefix + k for k in near)}?" if near else "Hydra does not read it"
+        if key.startswith("+hydra.") and not key.startswith("++") and (hint := unknown_hydra_key(key[1:])):
             lines.append(f"{key}: not a setting of Hydra's ('+' added it, and nothing reads it); {hint}")
     if lines:
         raise ConfigRefused("\n".join(lines))
@@ -122,3 +154,34 @@ def refuse_escaping_output_subdir(config: DictConfig) -> None:
         "config, or land outside any run). Fix: leave it out (.hydra), a relative name such as hydra.output_subdir=.hydra_files, "
         "or hydra.output_subdir=null (no files)"
     )
+
+
+def hydra_setting_lines(override: Any, overrides: list, values: list) -> list[str]:
+    """``hydra.launcher.<key>`` the chosen launcher does not read (or a value it cannot take), ``hydra.run_dir``
+    (a key Hydra does not read: its refusal advised adding it with '+')."""
+    key = override.key_or_group
+    if key.startswith("hydra.launcher."):
+        choice = next((str(o.value()) for o in overrides if o.key_or_group == "hydra/launcher"), None)
+        said = suggested_for(key, choice, _launcher_node) or _launcher_value(key, choice, values)
+        return [said] if said else []
+    hint = None if override.is_add() else unknown_hydra_key(key)  # '+hydra.x': refuse_added_hydra_keys
+    return [f"{override.input_line}: not a setting of Hydra's; {hint}"] if hint else []
+
+
+def _launcher_value(key: str, choice: str | None, values: list) -> str | None:
+    """``hydra.launcher.timeout_min=abc``: a value the launcher's setting cannot take (Hydra's 'could not be
+    converted to Integer', no fix), said with what it takes and its default."""
+    if choice is None:
+        return None
+    default = OmegaConf.select(_launcher_node(choice), key.removeprefix("hydra.launcher."), default=None)
+    if not isinstance(default, int) or isinstance(default, bool):
+        return None
+    for value in values:
+        if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, str) and value.isdigit())):
+            return f"{key}={typed_value(value)}: {key} takes a whole number (the default is {key}={default})"
+    return None
+
+
+def _launcher_node(choice: str) -> DictConfig:
+    """``hydra.launcher`` as ``hydra/launcher=<choice>`` composes it."""
+    return compose("config", overrides=[f"hydra/launcher={choice}"], return_hydra_config=True).hydra.launcher

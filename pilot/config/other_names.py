@@ -63,3 +63,15 @@ def other_trainers_name(key: str, line: str | None) -> str | None:
         return None
     value = line.split("=", 1)[1] if line and "=" in line else "<value>"
     return f"{key}: not a setting; pilot calls it {ALIASES[name].format(v=value)}"
+
+
+def device_index(key: str, value: str) -> str | None:
+    """``run.device=cuda:1`` (PyTorch's name for the second GPU): which GPUs a run uses is the environment's."""
+    index = re.fullmatch(r"\s*cuda\s*:\s*(\d+(?:\s*,\s*\d+)*)\s*", value)
+    if key != "run.device" or index is None:
+        return None
+    shown = re.sub(r"\s", "", index[1])
+    return (
+        "which GPU a run uses is set by the environment, and the run sees it as cuda (distributed.replicas=N uses "
+        f"N of those shown). Fix: CUDA_VISIBLE_DEVICES={shown} python -m pilot run.device=cuda ..."
+    )

@@ -21,9 +21,10 @@ from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from pilot.config.grammar_fix import unreadable_arguments, valueless_keys
 from pilot.config.group_choices import group_problem, searchpath_groups
-from pilot.config.hydra_keys import suggested_for
-from pilot.config.other_names import other_trainers_name
-from pilot.config.values import target_keywords
+from pilot.config.hydra_keys import hydra_setting_lines
+from pilot.config.other_names import device_index, other_trainers_name
+from pilot.config.units import unit_fix
+from pilot.config.values import target_keywords, typed_value
 
 HUB_FIX = "model=hf_causal_lm model.path=<its save_pretrained directory on this machine> (nothing is downloaded)"
 HIDDEN_OPTIONS = "schema"  # the schema's own entries in a group (schema, schema_<option>: pilot.config.register)
@@ -63,12 +64,10 @@ def suggestions(
                 if override.is_delete() and not key.startswith("hydra"):
                     lines += [removed] if (removed := _removed_setting(cfg, key)) else []
                     continue
-                if key.startswith("hydra.launcher."):
-                    choice = next((str(o.value()) for o in overrides if o.key_or_group == "hydra/launcher"), None)
-                    said = suggested_for(key, choice, _launcher_node) or _launcher_value(key, choice, _values(override))
-                    lines += [said] if said else []
+                if key.startswith("hydra."):
+                    lines += hydra_setting_lines(override, overrides, _values(override))
                     continue
-                if key == "hydra" or key.startswith("hydra.") or (override.is_add() and key not in groups):
+                if key == "hydra" or (override.is_add() and key not in groups):
                     continue
                 values = _values(override)  # a sweep's each (-m optim.lr=1e-3,abc), else the one value
                 if key in groups or key.startswith("hydra/"):
@@ -81,7 +80,8 @@ def suggestions(
                     elsewhere = elsewhere or _in_another_option(loader, groups, key)
                     lines.append(elsewhere or _not_a_setting(cfg, key, override.input_line))
                 else:
-                    lines += [wrong for value in values if (wrong := _wrong_type(cfg, key, value))][:1]
+                    typed = None if override.is_sweep_override() else override.input_line.partition("=")[2]
+                    lines += [wrong for value in values if (wrong := _wrong_type(cfg, key, value, typed))][:1]
             return lines
     except Exception:  # noqa: BLE001 - a suggestion is a courtesy: Hydra's own message already stands
         return []
@@ -287,15 +287,6 @@ def _not_a_setting(cfg: DictConfig, key: str, line: str | None = None) -> str:
     return f"{key}: not a setting; {where} {', '.join(sorted(siblings)[:40])}"
 
 
-def _typed(value: object) -> str:
-    """A value as the command line writes it: null, true/false (not Python's None, True)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return str(value).lower()
-    return str(value)
-
-
 SAME_MEANING = {
     "gpu": "cuda",
     "nvidia": "cuda",
@@ -306,8 +297,9 @@ SAME_MEANING = {
 }
 
 
-def _wrong_type(cfg: DictConfig, key: str, value: object) -> str | None:
-    """``key=value`` when the value cannot be the setting's type: what the setting takes, and its default."""
+def _wrong_type(cfg: DictConfig, key: str, value: object, typed: str | None = None) -> str | None:
+    """``key=value`` when the value cannot be the setting's type: what the setting takes, and its default
+    (``typed``: the value as the line wrote it, 1e6 rather than 1000000.0)."""
     node = OmegaConf.select(cfg, key, default=None, throw_on_missing=False)
     if isinstance(node, DictConfig):
         return None
@@ -323,14 +315,19 @@ def _wrong_type(cfg: DictConfig, key: str, value: object) -> str | None:
             names = [member.name for member in type(default)]
             near = [SAME_MEANING[str(value).lower()]] if SAME_MEANING.get(str(value).lower()) in names else []
             near = near or difflib.get_close_matches(str(value), names, n=1, cutoff=0.5)
-            return f"{key}={_typed(value)}: {key} takes one of {', '.join(names)}" + (
+            if chosen := device_index(key, str(value)):  # cuda:1
+                return f"{key}={typed_value(value)}: {key} takes one of {', '.join(names)}; {chosen}"
+            return f"{key}={typed_value(value)}: {key} takes one of {', '.join(names)}" + (
                 f"; did you mean {key}={near[0]}?" if near else f" (the default is {key}={default.name})"
             )
         kind = KINDS.get(type(default)) or _node_kind(cfg, key)
-        said = f"{key}={_typed(value)}: {key} takes {kind} (the default is {key}={_typed(default)})"
+        shown = typed if typed is not None else typed_value(value)
+        said = f"{key}={shown}: {key} takes {kind} (the default is {key}={typed_value(default)})"
         whole = type(default) is int and isinstance(value, float) and value.is_integer()  # 1e12 or 2e5: a float
         if whole:  # what was read, not a fix: the integer may be out of the setting's range, said next
-            said += f"; {value} is a float (an exponent, 1e3, makes one): as an integer it is {int(value)}"
+            said += f"; {shown} is a float (an exponent, 1e3, makes one): as an integer it is {int(value)}"
+        if isinstance(value, str) and (fix := unit_fix(key, value, kind.startswith("an integer"))):
+            said += f". Fix: {fix}"
         if kind == "a list or null" and isinstance(value, (str, int, float)):
             said += f"; as a list: {key}=[{value}]"
         if isinstance(value, (list, tuple)) and value:  # one run per value is a sweep, not a list
@@ -368,22 +365,3 @@ def _keys(node: DictConfig, prefix: str = "") -> Iterator[str]:
             yield from _keys(child, f"{prefix}{key}.")
         else:
             yield f"{prefix}{key}"
-
-
-def _launcher_value(key: str, choice: str | None, values: list) -> str | None:
-    """``hydra.launcher.timeout_min=abc``: a value the launcher's setting cannot take (Hydra's 'could not be
-    converted to Integer', no fix), said with what it takes and its default."""
-    if choice is None:
-        return None
-    default = OmegaConf.select(_launcher_node(choice), key.removeprefix("hydra.launcher."), default=None)
-    if not isinstance(default, int) or isinstance(default, bool):
-        return None
-    for value in values:
-        if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, str) and value.isdigit())):
-            return f"{key}={_typed(value)}: {key} takes a whole number (the default is {key}={default})"
-    return None
-
-
-def _launcher_node(choice: str) -> DictConfig:
-    """``hydra.launcher`` as ``hydra/launcher=<choice>`` composes it."""
-    return compose("config", overrides=[f"hydra/launcher={choice}"], return_hydra_config=True).hydra.launcher

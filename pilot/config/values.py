@@ -104,3 +104,12 @@ def written_overrides(config: Any = None) -> list[str]:
     else:
         task = HydraConfig.get().overrides.task if HydraConfig.initialized() else None
     return [str(o) for o in OmegaConf.to_container(task, resolve=False)] if task else []
+
+
+def typed_value(value: object) -> str:
+    """A value as the command line writes it: null, true/false (not Python's None, True)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
