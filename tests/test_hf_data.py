@@ -49,6 +49,8 @@ def hf_files(tmp_path_factory) -> dict[str, Path]:
     frame = __import__("pandas").DataFrame(rows)
     files["csv"] = root / "data.csv"
     frame.to_csv(files["csv"], index=False)
+    files["tsv"] = root / "data.tsv"
+    frame.to_csv(files["tsv"], index=False, sep="\t")
     try:
         files["parquet"] = root / "data.parquet"
         frame.to_parquet(files["parquet"])
@@ -148,7 +150,7 @@ def test_a_special_id_other_than_the_tokenizers_is_refused_naming_key_and_fix(hf
 
 
 # ------------------------------------------------------------------------- what reaches the loss
-@pytest.mark.parametrize("data", ["csv", "parquet"])
+@pytest.mark.parametrize("data", ["csv", "tsv", "parquet"])
 def test_every_file_format_gives_the_same_examples(hf_files, data):
     if data not in hf_files:
         pytest.skip("pyarrow is not installed")
@@ -334,6 +336,14 @@ def test_a_json_lines_file_read_as_csv_names_the_format_not_a_field():
         _field({"instruction": "say 0"}, "group_field", "group", 0)
 
 
+def test_a_tab_separated_file_read_as_csv_names_the_tabs(hf_files):
+    """A .tsv file: pilot said it could not tell the format and offered csv, which read one column named
+    'prompt\tresponse\tdoc' and blamed data.instruction_field; now read by its extension, or its tabs named."""
+    with pytest.raises(ValueError, match=r"separated by tabs .* Fix: data.file_format=tsv"):
+        make(hf_files, "tsv", file_format="csv")
+    assert len(make(hf_files, "tsv").splits["train"]) == len(make(hf_files, "csv").splits["train"])
+
+
 def test_a_tokenizer_other_than_the_one_saved_with_the_model_is_refused(hf_files, make_cfg, tmp_path):
     """An outside examination: a model folder holding its own tokenizer, and data.tokenizer a BPE of the same size
     and special ids trained on other text: every check passed and the embeddings trained on other tokens' ids.
@@ -372,6 +382,6 @@ def test_a_file_format_datasets_does_not_read_names_that_key_not_the_path(tmp_pa
 
     data = tmp_path / "rows.jsonl"
     data.write_text('{"instruction": "a", "answer": "b"}\n')
-    with pytest.raises(ValueError, match=r"^data.file_format=xml: datasets reads json, csv or parquet"):
+    with pytest.raises(ValueError, match=r"^data.file_format=xml: datasets reads json, csv, tsv or parquet"):
         read_rows(str(data), "xml")
     assert read_rows(str(data), None) == [{"instruction": "a", "answer": "b"}]

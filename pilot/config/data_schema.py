@@ -59,7 +59,7 @@ class HFInstructionsConfig(DataConfig):
 
     _target_: str = "pilot.data.hf_instructions.make_task"
     path: str = MISSING  # local JSONL, CSV or Parquet file
-    file_format: str | None = MISSING  # json, csv or parquet; None = from the extension
+    file_format: str | None = MISSING  # json, csv, tsv or parquet; None = from the extension
     tokenizer: str = MISSING  # local tokenizer directory (AutoTokenizer.from_pretrained)
     vocab_size: int = MISSING  # len(tokenizer), resolved from the directory
     pad_token_id: int | None = MISSING  # the tokenizer's special ids, resolved from the directory

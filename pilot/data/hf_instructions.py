@@ -24,7 +24,9 @@ from pilot.data import instructions as generation
 from pilot.data.split import make_splits
 from pilot.data.task import Example, TaskData
 
-BUILDERS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+BUILDERS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".pq": "parquet"}
+READERS = {"json": ("json", {}), "csv": ("csv", {}), "tsv": ("csv", {"sep": "\t"}), "parquet": ("parquet", {})}
+FORMATS = "json, csv, tsv or parquet"
 
 
 def read_rows(path: str, file_format: str | None = None) -> list[dict[str, Any]]:
@@ -35,25 +37,26 @@ def read_rows(path: str, file_format: str | None = None) -> list[dict[str, Any]]
     datasets_logging.disable_progress_bar()  # a bar per split and its log of a file it cannot read: the
     datasets_logging.set_verbosity_error()  # refusal below says it once
 
-    if file_format is not None and file_format not in set(BUILDERS.values()):
+    if file_format is not None and file_format not in READERS:
         raise ValueError(
-            f"data.file_format={file_format}: datasets reads json, csv or parquet here. Fix: data.file_format=json, "
-            "csv or parquet, or data.file_format=null to take the format from the file's extension."
+            f"data.file_format={file_format}: datasets reads {FORMATS} here. Fix: data.file_format={FORMATS}, "
+            "or data.file_format=null to take the format from the file's extension."
         )
     builder = file_format or BUILDERS.get(Path(path).suffix.lower())
-    if builder not in set(BUILDERS.values()):
+    if builder not in READERS:
         raise ValueError(
             f"data.path={path}: cannot tell the file's format from its extension. "
-            f"Fix: data.file_format=json, csv or parquet (or name the file *.jsonl, *.csv, *.parquet)."
+            f"Fix: data.file_format={FORMATS} (or name the file *.jsonl, *.csv, *.tsv, *.parquet)."
         )
+    reader, options = READERS[builder]  # tab-separated: datasets' csv reader with its separator
     try:
-        rows = list(load_dataset(builder, data_files=str(Path(path).expanduser()), split="train"))
+        rows = list(load_dataset(reader, data_files=str(Path(path).expanduser()), split="train", **options))
     except StopIteration:  # datasets' reader on an empty file
         rows = []
     except Exception as error:  # noqa: BLE001 - datasets' own errors (ArrowInvalid, DatasetGenerationError...)
         raise ValueError(
             f"data.path={path}: datasets cannot read it as {builder} ({_first_cause(error)}). Fix: a {builder} "
-            "file with one example per row, or data.file_format=json, csv or parquet when the extension "
+            f"file with one example per row, or data.file_format={FORMATS} when the extension "
             "does not say the format."
         ) from None
     if not rows:
@@ -76,6 +79,11 @@ def _field(row: dict[str, Any], key: str, name: str, index: int) -> Any:
             f"data.path: row {index} has a column named like a JSON object ({str(next(iter(row)))[:60]}...): the "
             "file holds JSON Lines, read as another format. Fix: data.file_format=json (or null: the "
             "file's extension tells)"
+        )
+    if name not in row and any("\t" in str(column) for column in row):  # a tab-separated file read as csv
+        raise ValueError(
+            f"data.path: row {index}'s columns are separated by tabs ({str(next(iter(row)))[:60]!r}), read as "
+            "comma-separated. Fix: data.file_format=tsv (or name the file *.tsv)"
         )
     if name not in row:
         raise ValueError(
