@@ -984,13 +984,15 @@ def test_a_rotary_model_made_for_fewer_positions_than_the_data_is_warned_about(m
         build.build_model(cfg)
     said = [r.getMessage() for r in caplog.records if "positions past 16" in r.getMessage()]
     assert len(said) == 1 and "Fix: data.max_len=16" in said[0], said
-    caplog.clear()
-    scaled = make_cfg(
-        "model=hf_causal_lm",
-        "model.config.max_position_embeddings=16",
-        "data.max_len=64",
-        "+model.config.rope_scaling={rope_type:linear,factor:4.0}",
-    )
-    with caplog.at_level("WARNING", logger="pilot"):
-        build.build_model(scaled)
-    assert not [r for r in caplog.records if "positions past" in r.getMessage()]
+    assert "in the model config's rope_parameters" in said[0], said  # the name transformers 5 reads
+    for named in ("rope_scaling", "rope_parameters"):  # transformers 4's name and 5's: either scales
+        caplog.clear()
+        scaled = make_cfg(
+            "model=hf_causal_lm",
+            "model.config.max_position_embeddings=16",
+            "data.max_len=64",
+            f"+model.config.{named}={{rope_type:linear,factor:4.0}}",
+        )
+        with caplog.at_level("WARNING", logger="pilot"):
+            build.build_model(scaled)
+        assert not [r for r in caplog.records if "positions past" in r.getMessage()], named

@@ -83,11 +83,13 @@ def refuse_short_tables(model: torch.nn.Module, vocab_size: object, max_len: obj
         and m.num_embeddings in (positions, positions + 2)  # OPT keeps 2 more rows
     ]
     if not learned and positions < max_len and not _context_extended(config):
+        scaling = "rope_parameters" if hasattr(config, "rope_parameters") else "rope_scaling"  # transformers 5's name
         _warn_once(
             f"{type(model).__name__} was made for {positions} positions (max_position_embeddings) but the data holds "
             f"sequences of up to {max_len} tokens ({key}): positions past {positions} were never trained and its "
-            "config extends nothing (no rope_scaling), so a longer sequence's loss says little of the model. Fix: "
-            f"{key}={positions}, or a rope_scaling in the model's config for a longer context."
+            f"config extends nothing (its {scaling} scales no position), so a longer sequence's loss says little of "
+            f"the model. Fix: {key}={positions}, or a scaling rope_type (linear, dynamic, yarn) in the model "
+            f"config's {scaling} for a longer context."
         )
     # RoBERTa-like tables count positions from padding_idx + 1: that many rows are never a position
     usable = min((_usable_rows(m, positions) for m in learned), default=max_len)
