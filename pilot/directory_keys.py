@@ -3,7 +3,6 @@ process can write into it: refused (``ResumeRefused``) naming the key the user s
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from pathlib import Path
@@ -13,6 +12,7 @@ from omegaconf.errors import OmegaConfBaseException
 
 from pilot.config.values import as_written
 from pilot.errors import ConfigRefused, ResumeRefused, file_in_the_way
+from pilot.run_marker import enclosing_run
 
 _ABSENT = object()
 
@@ -131,21 +131,6 @@ def refuse_changed_directory(config: DictConfig) -> None:
         )
 
 
-def enclosing_run(path: Path) -> Path | None:
-    """The nearest directory at or above ``path`` that holds a pilot run (a run.json naming its run_id and
-    status), or None: a run directory holds one run, and anything written inside it is taken for that run's."""
-    for folder in (Path(os.path.abspath(path)), *Path(os.path.abspath(path)).parents):
-        record = folder / "run.json"
-        try:
-            if record.is_file() and record.stat().st_size < 1 << 24:
-                data = json.loads(record.read_bytes())
-                if isinstance(data, dict) and "run_id" in data and "status" in data:
-                    return folder
-        except (OSError, ValueError):
-            continue  # unreadable or not a record of pilot's: a user's own run.json
-    return None
-
-
 def refuse_inside_a_run(key: str, path: Path, root: tuple[str, str] | None) -> None:
     """A new run or sweep directory below a run's directory (``hydra.run.dir=<run>/sub``, a campaign root set
     to a run's directory): it was made among that run's files, which a resume, a recap or a cleanup of
@@ -154,7 +139,13 @@ def refuse_inside_a_run(key: str, path: Path, root: tuple[str, str] | None) -> N
     if run is None:
         return
     said, leave = (f"{root[0]}={root[1]} (so {key}={path})", root[0]) if root else (f"{key}={path}", key)
+    within = Path(os.path.abspath(path)).relative_to(run).parts[:1]
+    again = (  # <run>/checkpoints(/ckpt-...): the run meant, to continue it from its checkpoint
+        f"; to continue that run from its last checkpoint: hydra.run.dir={run}"
+        if key == "hydra.run.dir" and within == ("checkpoints",)
+        else ""
+    )
     raise ResumeRefused(
         f"{said} lies inside the directory of the run at {run} (its run.json): a run's directory holds that run "
-        f"alone. Fix: name a directory outside it (or leave {leave} out)."
+        f"alone. Fix: name a directory outside it (or leave {leave} out){again}."
     )

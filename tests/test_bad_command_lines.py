@@ -9,6 +9,7 @@ runs a few as ``python -m pilot`` and compares the two.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -482,7 +483,7 @@ REFUSED_BY_HYDRA = [
     ("optim.lr=1e-3 \u2013m", ("\u2013m: not a flag or a setting. Fix: type it in ASCII: -m", "U+2013 EN DASH")),
     ("optim.lr=1e-3\u200b", ("type it in ASCII: optim.lr=1e-3 (", "U+200B ZERO WIDTH SPACE")),
     ("optim.lr=1,5e-3", ("a decimal comma meant: optim.lr=1.5e-3",)),
-    ("checkpoint.resume={tmp}/run", ("To continue the run there: hydra.run.dir=",)),
+    ("checkpoint.resume={tmp}/run", ("No pilot run holds", "a run resumes in its own directory")),
     ("checkpoint.resume_from_checkpoint={tmp}/run", ("pilot calls it hydra.run.dir=<the run's directory>",)),
 ]
 
@@ -726,6 +727,27 @@ def test_a_line_is_said_as_typed_with_the_setting_meant(line, said, tmp_path, mo
     code, stderr = run_in_process([line], tmp_path / "run", monkeypatch, capsys)
     assert code == 2 and "Traceback" not in stderr and said in stderr, stderr
     assert "Could not override" not in stderr and "To append to your config" not in stderr, stderr
+
+
+@pytest.mark.parametrize(
+    "mode, given, said",
+    [
+        ("train", "checkpoints/ckpt-00000004.pt", "To continue the run there: hydra.run.dir={run}"),
+        ("estimate", "", "{run} holds a mode=estimate run, which trains nothing to continue"),
+    ],
+)
+def test_a_checkpoint_path_given_to_resume_names_the_run_to_continue(
+    mode, given, said, tmp_path, monkeypatch, capsys, restore_logging
+):
+    """checkpoint.resume=<a checkpoint file> (Lightning's ckpt_path habit) was told hydra.run.dir=<that file>,
+    and an estimate's directory was offered as a run to continue."""
+    run = tmp_path / "earlier"
+    (run / "checkpoints").mkdir(parents=True)
+    (run / "run.json").write_text(json.dumps({"run_id": "r", "status": "ok", "mode": mode}))
+    code, stderr = run_in_process([f"checkpoint.resume={run / given}"], tmp_path / "run", monkeypatch, capsys)
+    assert code == 2 and said.format(run=run) in stderr, stderr
+    code, stderr = run_in_process([], run / "checkpoints", monkeypatch, capsys)  # the checkpoints as the run
+    assert code == 2 and f"to continue that run from its last checkpoint: hydra.run.dir={run}" in stderr, stderr
 
 
 # the real `python -m pilot`: the lines that crashed (segfault, ZeroDivisionError, a run.json left

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import suppress
 from enum import Enum
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from hydra import compose, initialize_config_dir
@@ -25,6 +26,7 @@ from pilot.config.hydra_keys import hydra_setting_lines
 from pilot.config.other_names import device_index, other_trainers_name
 from pilot.config.units import unit_fix
 from pilot.config.values import target_keywords, typed_value
+from pilot.run_marker import enclosing_run, run_mode
 
 HUB_FIX = "model=hf_causal_lm model.path=<its save_pretrained directory on this machine> (nothing is downloaded)"
 HIDDEN_OPTIONS = "schema"  # the schema's own entries in a group (schema, schema_<option>: pilot.config.register)
@@ -336,7 +338,7 @@ def _wrong_type(cfg: DictConfig, key: str, value: object, typed: str | None = No
             ]
             said += f"; to run one job per value, sweep it: {key}={','.join(map(str, as_typed))} -m"
         if key == "checkpoint.resume" and isinstance(value, str) and "/" in value:  # a run's directory
-            said += f". To continue the run there: hydra.run.dir={value} (a run resumes in its own directory)"
+            said += resume_in_place(value)
         return said
     return None
 
@@ -365,3 +367,15 @@ def _keys(node: DictConfig, prefix: str = "") -> Iterator[str]:
             yield from _keys(child, f"{prefix}{key}.")
         else:
             yield f"{prefix}{key}"
+
+
+def resume_in_place(given: str) -> str:
+    """``checkpoint.resume=<a directory>`` (other trainers take the checkpoint's path there): the run to continue,
+    which resumes in its own directory: the run holding ``given`` (its checkpoints/ too), said when it is no
+    training run (a pilot's or an estimate's has nothing to continue) or when there is none."""
+    run = enclosing_run(Path(given).expanduser())
+    if run is None:
+        return f". No pilot run holds {given} (no run.json at or above it): a run resumes in its own directory"
+    if (mode := run_mode(run)) not in (None, "train"):
+        return f". {run} holds a mode={mode} run, which trains nothing to continue: a train run resumes in its own directory"
+    return f". To continue the run there: hydra.run.dir={run} (a run resumes in its own directory)"

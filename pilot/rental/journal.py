@@ -13,8 +13,8 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from pilot.directory_keys import enclosing_run
 from pilot.errors import file_in_the_way
+from pilot.run_marker import enclosing_run
 
 log = logging.getLogger("pilot")
 TITLE = "# Campaign journal"  # a journal's first line: a file without it is not appended to
