@@ -475,6 +475,7 @@ REFUSED_BY_HYDRA = [
         ("takes a list or null", "as a list: adapter.modules_to_save=[lm_head]"),
     ),
     ("max_seq_length=512", ("pilot calls it data.max_len=512",)),
+    ("model=hf_causal_lm model.load_in_4bit=true", ("pilot calls it adapter=lora model.dtype=bf16, the nearest",)),
     ("model=hf_causal_lm model.model_name_or_path=gpt2", ("pilot calls it model.path=",)),  # not model.model_type
     ("trian.epochs=3", ("trian.epochs: not a setting; pilot calls it budget.fixed=epochs budget.value=3",)),
     ("optim/lr=1e-3", ("optim/lr: not a setting; a setting's path is written with dots. Fix: optim.lr=1e-3",)),
@@ -903,6 +904,14 @@ def test_an_environment_variable_read_by_a_setting_is_named_in_the_fix(tmp_path,
         ("--shell-completion", "pilot: --shell-completion: it takes one of install=SHELL"),
         ("mode=train =5", "pilot: =5: no key before '=' (an unset shell variable"),
         ("mode=train =abc", "pilot: =abc: no key before '='"),
+        # another trainer's flags (argparse's "unrecognized arguments", naming no setting, before)
+        (
+            "--fp16 optim.lr=1e-4",
+            "pilot: --fp16: another trainer's flag; pilot's settings are key=value. Fix: precision=fp16",
+        ),
+        ("--nproc_per_node=2", "Fix: distributed.replicas=2"),
+        ("--mixed_precision bf16", "pilot: --mixed_precision bf16: another trainer's flag"),
+        ("--learning_rate 1e-4", "Fix: optim.lr=1e-4"),
     ],
 )
 def test_a_flag_hydras_parser_refuses_is_one_line_with_the_fix(line, said, tmp_path, monkeypatch, capsys):

@@ -266,6 +266,16 @@ def test_what_transformers_refuses_when_building_is_one_line_naming_the_setting(
     assert said in done.stderr and "not a setting" not in done.stderr and "Traceback" not in done.stderr
 
 
+def test_a_flash_kernel_not_installed_is_told_pytorchs_fused_attention_first():
+    """flash_attention_2 without its package was told eager, the farthest from it in memory; sdpa is the nearest."""
+    from pilot.models.hf_refusals import attention_refusal
+
+    missing = ImportError("FlashAttention2 has been toggled on, but it cannot be used. The package is not installed.")
+    assert "Fix: model.attn_implementation=sdpa" in str(attention_refusal(missing, "flash_attention_2"))
+    refused = ValueError("BloomForCausalLM does not support an attention implementation through sdpa yet.")
+    assert str(attention_refusal(refused, "sdpa")).endswith("Fix: model.attn_implementation=eager")
+
+
 # ----------------------------------------------------------------------------- tied weights
 def _gpt2(make_cfg) -> tuple:
     cfg = make_cfg("model=hf_gpt2")

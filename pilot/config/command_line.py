@@ -11,7 +11,7 @@ from typing import Any
 
 from pilot.config.group_choices import groups_in_defaults
 from pilot.config.help import CONF_DIR
-from pilot.config.other_names import environment_variable
+from pilot.config.other_names import environment_variable, other_trainers_flags
 
 
 def repeated_keys(arguments: list[str]) -> list[str]:
@@ -146,6 +146,9 @@ def refuse_unreadable_flags(arguments: list[str]) -> None:
     argparse printed its whole usage block and ``__main__.py: error: ...`` with no fix. One line, exit 2."""
     if any(argument in EXITING_FLAGS for argument in arguments):
         return
+    if flags := other_trainers_flags(arguments):
+        print("\n".join(f"pilot: {line}" for line in flags), file=sys.stderr)
+        raise SystemExit(2)
     from hydra._internal.utils import get_args_parser  # the parser Hydra's main reads sys.argv with
 
     parser = get_args_parser()

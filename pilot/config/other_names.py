@@ -42,6 +42,11 @@ ALIASES = {
     "ckpt_path": "hydra.run.dir=<the run's directory> (a run resumes in its own directory)",
     "resume_from_checkpoint": "hydra.run.dir=<the run's directory> (a run resumes in its own directory)",
     "resume_from": "hydra.run.dir=<the run's directory> (a run resumes in its own directory)",
+    **dict.fromkeys(
+        ("load_in_4bit", "load_in_8bit", "quantization_config"),
+        "adapter=lora model.dtype=bf16, the nearest (a frozen base in bf16: the built-in model loads no quantized "
+        "weights; a factory of yours that loads them can: README, 'Your own model and data')",
+    ),
 }
 
 
@@ -75,3 +80,21 @@ def device_index(key: str, value: str) -> str | None:
         "which GPU a run uses is set by the environment, and the run sees it as cuda (distributed.replicas=N uses "
         f"N of those shown). Fix: CUDA_VISIBLE_DEVICES={shown} python -m pilot run.device=cuda ..."
     )
+
+
+def other_trainers_flags(arguments: list[str]) -> list[str]:
+    """``--fp16``, ``--nproc_per_node=2``, ``--learning_rate 1e-4``: another trainer's flag (transformers'
+    TrainingArguments, torchrun's, accelerate's), said as pilot's setting; argparse's "unrecognized arguments"
+    alone, before, which named no setting."""
+    lines = []
+    for at, argument in enumerate(arguments):
+        flag, has_value, value = argument.partition("=")
+        name = flag.lstrip("-").replace("-", "_").lower()
+        if not flag.startswith("--") or name not in ALIASES:
+            continue
+        after = arguments[at + 1] if at + 1 < len(arguments) else ""
+        if not has_value and "{v}" in ALIASES[name] and after and not after.startswith("-") and "=" not in after:
+            value, argument = after, f"{argument} {after}"  # --learning_rate 1e-4
+        setting = ALIASES[name].format(v=value or "<value>")
+        lines.append(f"{argument}: another trainer's flag; pilot's settings are key=value. Fix: {setting}")
+    return lines

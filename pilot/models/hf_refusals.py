@@ -32,9 +32,13 @@ def attention_refusal(error: Exception, attn: str) -> PilotError | None:
     said with the setting to change; None for any other error."""
     text = str(error)
     if any(mark in text.lower() for mark in ("attention implementation", "attn_implementation", "flashattention")):
-        return PilotError(
-            f"model.attn_implementation={attn}: {text.split('. ')[0].rstrip('.')}. Fix: model.attn_implementation=eager"
-        )
+        fix = "model.attn_implementation=eager"
+        if "flash" in str(attn).lower():  # a flash kernel not installed here: PyTorch's fused attention is the nearest
+            fix = (
+                "model.attn_implementation=sdpa (PyTorch's fused attention: on a GPU it runs flash or memory-"
+                "efficient kernels, with no package to install), or model.attn_implementation=eager"
+            )
+        return PilotError(f"model.attn_implementation={attn}: {text.split('. ')[0].rstrip('.')}. Fix: {fix}")
     return None
 
 
