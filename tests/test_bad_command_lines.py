@@ -674,6 +674,12 @@ FIXES_THAT_WORK = [
         "adapter.target_modules",
         ["q_proj", "v_proj"],
     ),
+    (
+        ["model=hf_causal_lm", "adapter=lora", "adapter.target_modules=[q_proj v_proj]", "mode=estimate"],
+        '"adapter.target_modules=[q_proj,v_proj]"',  # Hydra reads one item, 'q_proj v_proj'
+        "adapter.target_modules",
+        ["q_proj", "v_proj"],
+    ),
     (["optim.lr=1e-4;"], "optim.lr=1e-4", "optim.lr", 1e-4),
     (["optim.lr=", "1e-4"], "optim.lr=1e-4", "optim.lr", 1e-4),
     (["optim.lr", "=", "1e-4"], "optim.lr=1e-4", "optim.lr", 1e-4),

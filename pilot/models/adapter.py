@@ -156,11 +156,15 @@ def _refuse_names_that_adapt_nothing(adapted: torch.nn.Module, targets: Any, lay
 
 
 def adapt_nothing(unmatched: list[str], model: torch.nn.Module, layers: list[str]) -> str:
-    """Why target names that match no module of ``model`` are refused, with the ``layers`` it has."""
+    """Why target names that match no module of ``model`` are refused, with the ``layers`` it has (a name
+    holding several of them, ``[q_proj v_proj]`` typed without commas, is told the list)."""
+    words = [word for name in unmatched for word in re.split(r"[\s;|]+", name.strip()) if word]
+    split = len(words) > len(unmatched) and all(word in layers for word in words)
+    fix = f'"adapter.target_modules=[{",".join(words)}]" (a list\'s items are separated by commas)' if split else ""
     return (
         f"{', '.join(unmatched)} {_verb(unmatched)} no module of {type(model).__name__}, so they would adapt nothing while the "
         f"record lists them (its layers an adapter can wrap: {', '.join(layers) or 'none'}). Fix: "
-        "adapter.target_modules=all-linear, or the names of the layers above."
+        + (fix or "adapter.target_modules=all-linear, or the names of the layers above.")
     )
 
 
