@@ -584,6 +584,9 @@ def test_a_plug_in_group_chosen_without_plus_is_told_the_plus(tmp_path, monkeypa
         ("optim.lrr=1", "+optim.lrr=1"),  # Hydra: "To append to your config use +optim.lrr=1", a typo added
         ("model=hf_causal_lm model.config.hidden_sizee=64", "+model.config.hidden_sizee=64"),
         ("model=nope", "Config search path"),  # its page of search paths
+        ("model=meta-llama/Llama-2-7b-hf", "Config search path"),  # a Hub name: 'model/meta-llama/...' named
+        (["optim.lr=", "1e-4"], "LexerNoViableAltException"),  # 'optim.lr= 1e-4' split by the shell
+        (["optim.lr", "=", "1e-4"], "no key before"),
         ("-m seed=0,1 hydra/launcher=local_paralel", "Config search path"),
         ("optim.lr=1e-3,", "mismatched input"),  # its grammar's tokens, then pilot's line on the argument
         ("optim.lr 1e-3", "missing EQUAL"),  # Hydra alone, before: pilot said nothing

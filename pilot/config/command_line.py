@@ -49,7 +49,12 @@ def names_hydras_key(said: list[str], hydras: str) -> bool:
     named = re.findall(r"'([^']+)'", first) + re.findall(
         r"^(?:Error merging override|Multiple values for) (\S+?)\.?$", first.split(". ")[0]
     )
-    keys = {n.split("=")[0].lstrip("+~") for n in named} | {"=".join(n.rsplit("/", 1)) for n in named if "/" in n}
+    keys = (
+        {n.split("=")[0].lstrip("+~") for n in named}
+        | {  # 'model/org/name': model=org/name (a Hub name)
+            f"{n[:at]}={n[at + 1 :]}" for n in named for at in (i for i, c in enumerate(n) if c == "/")
+        }
+    )
     grammar = any(
         "Hydra's override grammar cannot read it" in line
         or "a setting without a value" in line
