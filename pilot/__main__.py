@@ -20,7 +20,7 @@ from omegaconf.errors import OmegaConfBaseException
 from pilot import host_memory_cap
 from pilot.config import register
 from pilot.config.command_line import (
-    multirun_flag_first,
+    flags_first,
     names_hydras_key,
     refuse_unreadable_flags,
     refuse_unusable,
@@ -380,7 +380,7 @@ def _suggest_and_refuse(said: list[str] | None = None) -> None:
 def script() -> None:
     """The ``pilot`` script and ``python -m pilot``: ``cli``, then the process ends without tearing
     its modules down (about 1 s saved per process, ``pilot.process_exit``)."""
-    sys.argv = multirun_flag_first(sys.argv)
+    sys.argv = flags_first(sys.argv)
     try:
         refuse_unusable(sys.argv[1:], CONF_DIR, os.environ)  # RANK=abc: before the rank is read
     except SystemExit as stop:

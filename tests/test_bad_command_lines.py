@@ -311,7 +311,17 @@ REFUSED_BY_VALIDATION = [
 
 REFUSED_BY_HYDRA = [
     # a config group set to null (Hydra's ValueError traceback, before; a sweep left its directory)
-    ("optim=null", ("optim=null: a config group takes one of its options", "~optim")),
+    ("optim=null", ("optim=null: a config group takes one of its options", "leave the argument out (the defaults")),
+    # a number or true/false for a group (Lightning's precision=16): Hydra's ValueError traceback, before
+    ("precision=16", ("pilot: precision=16: 16 is read as a number", "Fix: precision=fp16")),
+    ("-m precision=16,32", ("Fix: -m precision=fp16,fp32",)),
+    ("adapter=false", ("false is read as a boolean", "Fix: adapter=none")),
+    ("batch=32", ("Fix: batch.micro_batch=32",)),
+    ("-m precision=range(0,2)", ("a range makes numbers, and a config group takes option names",)),
+    # several options of a group of the defaults list: merged, the last one's settings won, exit 0, before
+    ("optim=[sgd,adamw]", ("merged in order: one run", "Fix: -m optim=sgd,adamw for a run each")),
+    # a flag among the settings: 'unrecognized arguments: optim.lr=1e-3 ... without dashes', before
+    ("mode=estimate --cfg jobb optim.lr=1e-3", ("argument --cfg/-c: invalid choice: 'jobb'",)),
     # a group the default list leaves out: ~experiment fails as well (it said to write it)
     ("experiment=null", ("Fix: +experiment=<an option>", "leave the argument out (there is none without '+')")),
     ("-m optim=adamw,null", ("optim=adamw,null: a config group takes one of its options",)),

@@ -149,17 +149,21 @@ def test_a_launcher_chosen_without_multirun_is_said_to_start_nothing(tmp_path):
 def test_the_multirun_flag_may_follow_overrides():
     """``python -m pilot +experiment=lr_sweep -m seed=0,1`` was a page of argparse usage ("unrecognized
     arguments: seed=0,1"): the flag now goes before the overrides; a flag's value is never moved."""
-    from pilot.config.command_line import multirun_flag_first
+    from pilot.config.command_line import flags_first
 
-    assert multirun_flag_first(["pilot", "+experiment=lr_sweep", "-m", "seed=0,1"]) == [
+    assert flags_first(["pilot", "+experiment=lr_sweep", "-m", "seed=0,1"]) == [
         "pilot",
         "-m",
         "+experiment=lr_sweep",
         "seed=0,1",
     ]
-    assert multirun_flag_first(["pilot", "a=1", "--multirun"]) == ["pilot", "--multirun", "a=1"]
-    assert multirun_flag_first(["pilot", "--config-name", "-m", "a=1"]) == ["pilot", "--config-name", "-m", "a=1"]
-    assert multirun_flag_first(["pilot", "a=1"]) == ["pilot", "a=1"]
+    assert flags_first(["pilot", "a=1", "--multirun"]) == ["pilot", "--multirun", "a=1"]
+    assert flags_first(["pilot", "--config-name", "-m", "a=1"]) == ["pilot", "--config-name", "-m", "a=1"]
+    assert flags_first(["pilot", "a=1"]) == ["pilot", "a=1"]
+    # --cfg job or --info among the settings: 'unrecognized arguments: b=2 ... without dashes', before
+    assert flags_first(["pilot", "a=1", "--cfg", "job", "b=2"]) == ["pilot", "--cfg", "job", "a=1", "b=2"]
+    assert flags_first(["pilot", "a=1", "--info", "config", "b=2"]) == ["pilot", "--info", "config", "a=1", "b=2"]
+    assert flags_first(["pilot", "a=1", "--info", "b=2", "--resolve"]) == ["pilot", "--info", "--resolve", "a=1", "b=2"]
 
 
 def test_a_sweep_line_with_the_flag_between_overrides_runs(tmp_path):

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pilot.config.group_choices import groups_in_defaults
+from pilot.config.group_choices import group_value_problem
 from pilot.config.help import CONF_DIR
 from pilot.config.other_names import environment_variable, other_trainers_flags
 
@@ -70,16 +70,35 @@ def names_hydras_key(said: list[str], hydras: str) -> bool:
 VALUED_FLAGS = ("-cp", "--config-path", "-cn", "--config-name", "-cd", "--config-dir", "--experimental-rerun")
 
 
-def multirun_flag_first(argv: list[str]) -> list[str]:
-    """``-m``/``--multirun`` moved before the overrides: Hydra's argparse takes the overrides as one
-    group, so ``python -m pilot +experiment=lr_sweep -m seed=0,1`` refused ``seed=0,1`` as an
-    unrecognized argument, with a page of usage. Hydra's other flags stay where they are."""
-    flags = [
-        i for i, arg in enumerate(argv) if i > 0 and arg in ("-m", "--multirun") and argv[i - 1] not in VALUED_FLAGS
-    ]
-    if not flags:
-        return argv
-    return [argv[0], *(argv[i] for i in flags), *(arg for i, arg in enumerate(argv) if i and i not in flags)]
+FLAGS_MOVED = {"-m": 0, "--multirun": 0, "--resolve": 0, "--cfg": 1, "-c": 1, "--package": 1, "-p": 1}  # and values
+INFO_TOPICS = ("all", "config", "defaults", "defaults-tree", "plugins", "searchpath")  # --info's optional value
+
+
+def flags_first(argv: list[str]) -> list[str]:
+    """Hydra's flags (``-m``, ``--cfg job``, ``--info [topic]``, ``--resolve``, ``--package p``) moved before the
+    overrides, each with its value: Hydra's argparse takes the overrides as one group, so ``python -m pilot
+    +experiment=lr_sweep -m seed=0,1`` refused ``seed=0,1`` as an unrecognized argument (a page of usage, or
+    pilot's line telling settings to drop dashes they did not have). The config flags' values stay put."""
+    moved, kept, at = [], [argv[0]], 1
+    while at < len(argv):
+        arg = argv[at]
+        flag = arg.partition("=")[0] if arg.startswith("--") else arg
+        if arg in VALUED_FLAGS:
+            kept += argv[at : at + 2]
+            at += 2
+            continue
+        if flag in FLAGS_MOVED or flag in ("--info", "-i"):
+            takes = (
+                0
+                if "=" in arg
+                else FLAGS_MOVED.get(flag, 1 if argv[at + 1 : at + 2] in ([t] for t in INFO_TOPICS) else 0)
+            )
+            moved += argv[at : at + 1 + takes]
+            at += 1 + takes
+            continue
+        kept.append(arg)
+        at += 1
+    return [kept[0], *moved, *kept[1:]]
 
 
 LAUNCHER_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE")  # torchrun's, read as integers
@@ -112,14 +131,13 @@ def refuse_unusable(arguments: list[str], conf_dir: str, environ: Mapping[str, s
             lines.append(f"{argument}: a setting is written without dashes. Fix: {argument[2:]}")
             continue
         key, _, value = argument.lstrip("+").partition("=")
-        if (key in groups or key.startswith("hydra/")) and "null" in [v.strip() for v in value.split(",")]:
-            chosen = key.startswith("hydra/") or key in groups_in_defaults(conf_dir)  # else ~key fails as well
-            out = f"~{key} to leave the group out" if chosen else "leave the argument out (there is none without '+')"
-            plus = "" if chosen else "+"
+        if key.startswith("hydra/") and "null" in [v.strip() for v in value.split(",")]:
             lines.append(
-                f"{argument}: a config group takes one of its options, and null is none. Fix: {plus}{key}=<an option> "
-                f"(conf/{key}/ lists them), or {out}"
+                f"{argument}: a config group takes one of its options, and null is none. Fix: {key}=<an option> "
+                f"(python -m pilot --help lists them), or ~{key} to leave the group out"
             )
+        elif key in groups and (problem := group_value_problem(argument, conf_dir)):
+            lines.append(problem)
     for name in LAUNCHER_VARIABLES:
         value = environ.get(name)
         if value is not None and not (value.strip().isdigit()):

@@ -4,6 +4,7 @@ has a choice, a group the config leaves out chosen, forced or removed without '+
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
@@ -63,4 +64,55 @@ def group_problem(
                 else f"the config has no {key} to replace; one"
             )
             return f"{line}: {why} is added with '+'. Fix: +{key}={value}"
+    return None
+
+
+# a number or true/false for a group (Lightning's precision=16): Hydra's ValueError traceback; what was meant
+OPTION_MEANT = {
+    "precision": {"16": "fp16", "32": "fp32", "64": "fp32"},
+    "adapter": {"true": "lora", "false": "none"},
+    "memory": {"true": "checkpointing", "false": "none"},
+}
+SETTING_MEANT = {
+    "batch": "batch.micro_batch={v}",
+    "budget": "budget.value={v}",
+    "distributed": "distributed.replicas={v}",
+}
+NOT_A_NAME = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?inf|nan|true|false", re.IGNORECASE)
+
+
+def group_value_problem(argument: str, conf_dir: str) -> str | None:
+    """``optim=null``, ``precision=16``, ``adapter=false``, ``-m precision=range(0,2)`` (Hydra's ValueError and
+    traceback: a group takes an option's name) and ``optim=[sgd,adamw]`` for a group of the defaults list (Hydra
+    merges the options, the last one wins: one run, no word): the line's problem and its fix, else None."""
+    key, _, value = argument.lstrip("+").partition("=")
+    folder = Path(conf_dir) / key
+    if key.startswith("hydra/") or not folder.is_dir():
+        return None
+    options = sorted(p.stem for p in folder.glob("*.yaml"))
+    listed = f"conf/{key}/: {', '.join(options)}"
+    if value.strip().startswith(("range(", "interval(")):
+        return f"{argument}: a range makes numbers, and a config group takes option names ({listed}). Fix: -m {key}=a,b"
+    values = [v.strip() for v in value.strip().strip("[]").split(",")]
+    defaulted = key in groups_in_defaults(conf_dir)
+    if "null" in values:  # ~key fails too: every option of pilot's groups states settings the schema needs
+        leave = "the defaults list's choice" if defaulted else "there is none without '+'"
+        return (
+            f"{argument}: a config group takes one of its options, and null is none. Fix: {'' if defaulted else '+'}"
+            f"{key}=<an option> ({listed}), or leave the argument out ({leave})"
+        )
+    for text in (v for v in values if NOT_A_NAME.fullmatch(v) and v not in options):
+        meant = [OPTION_MEANT.get(key, {}).get(v.lower(), v) for v in values]  # -m precision=16,32: fp16,fp32
+        if all(m in options for m in meant):
+            fix = f"{'-m ' if len(meant) > 1 else ''}{key}={','.join(meant)}"
+        else:
+            setting = SETTING_MEANT.get(key, "").format(v=value)  # batch=32: batch.micro_batch=32
+            fix = f"{'-m ' if len(values) > 1 else ''}{setting}" if setting else f"{key}=<an option> ({listed})"
+        kind = "a boolean" if text.lower() in ("true", "false") else "a number"
+        return f"{argument}: {text} is read as {kind}, and a config group takes an option's name. Fix: {fix}"
+    if value.strip().startswith("[") and defaulted and len(values) > 1:
+        return (
+            f"{argument}: a list chooses several options of {key}, merged in order: one run, with the last one's "
+            f"settings over the others'. Fix: -m {key}={','.join(values)} for a run each, or {key}=<one option>"
+        )
     return None
