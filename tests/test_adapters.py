@@ -434,7 +434,7 @@ def test_layers_of_a_linear_subclass_are_offered_and_a_lone_name_is_not_offered_
     """An outside examination: on Falcon (query_key_value, dense... are FalconLinear, an nn.Linear subclass)
     the refusal of [q_proj,v_proj] listed 'lm_head' alone as what an adapter can wrap, and the string 'q_proj'
     was told to become [q_proj], which is refused too."""
-    from pilot.models.adapter import adaptable_layers, regex_adapts_nothing
+    from pilot.models.adapter_targets import adaptable_layers, regex_adapts_nothing
 
     class FalconLinear(torch.nn.Linear):
         pass
@@ -508,7 +508,7 @@ def test_a_pilot_records_the_model_folder_it_read_and_says_when_it_changed_while
 def test_a_regex_matching_a_block_peft_cannot_wrap_names_that_block_not_no_match():
     """'.*attn.*' matches every self_attn block and its projections: peft refuses the blocks (LlamaAttention is
     no layer it wraps), and the refusal said the pattern 'matches none' of the model's modules (an examination)."""
-    from pilot.models.adapter import adaptable_layers, regex_adapts_nothing
+    from pilot.models.adapter_targets import adaptable_layers, regex_adapts_nothing
 
     class Attention(torch.nn.Module):
         def __init__(self):

@@ -364,6 +364,12 @@ REFUSED_BY_HYDRA = [
     ("pilot.tiny.examples=100000", ("pilot.tiny.examples=100000: must lie in [1, 256]",)),
     # an adapter of no layer: refused at setup with exit 1 and a run directory, before
     ("adapter=lora adapter.target_modules=[]", ("adapter.target_modules=[]: an empty list adapts no layer",)),
+    # the built-in model's own layers, checked before anything runs (exit 1 and a failed run.json, before)
+    ("mode=estimate adapter=lora adapter.target_modules=[q_proj]", ("q_proj matches no module of TinyGPT", "mlp.0")),
+    # '0' ends blocks.0 (a Block) as well as mlp.0, and its fix listed '0' (peft: 'Target module Block(')
+    ("mode=estimate adapter=lora adapter.target_modules=[0,head]", ("0 names blocks.0, a Block", "mlp.0")),
+    ("mode=estimate rental.gpu=H100", ("Fix: rental.gpu=H100-PCIe-80GB or rental.gpu=H100-80GB",)),
+    ("mode=estimate rental.gpu=None", ("Fix: rental.gpu=null",)),
     # an option in other case, a misspelt experiment, '+' on a group that has a choice (Hydra's text alone)
     ("model=TINY_GPT", ("pilot: model=TINY_GPT: no such option; did you mean tiny_gpt?",)),
     ("+experiment=classificaton", ("pilot: experiment=classificaton: no such option; did you mean classification?",)),
@@ -487,6 +493,7 @@ REFUSED_BY_HYDRA = [
     ("max_seq_length=512", ("pilot calls it data.max_len=512",)),
     ("model=hf_causal_lm model.load_in_4bit=true", ("pilot calls it adapter=lora model.dtype=bf16, the nearest",)),
     ("model=hf_causal_lm model.model_name_or_path=gpt2", ("pilot calls it model.path=",)),  # not model.model_type
+    ("adapter=lora adapter.modules_to_save=None", ("Fix: adapter.modules_to_save=null",)),  # it said: [None]
     ("trian.epochs=3", ("trian.epochs: not a setting; pilot calls it budget.fixed=epochs budget.value=3",)),
     ("optim/lr=1e-3", ("optim/lr: not a setting; a setting's path is written with dots. Fix: optim.lr=1e-3",)),
     ("trian.foo=3", ("trian.foo: not a setting (trian is no section); the sections: adapter, batch",)),

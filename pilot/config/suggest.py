@@ -330,7 +330,9 @@ def _wrong_type(cfg: DictConfig, key: str, value: object, typed: str | None = No
             said += f"; {shown} is a float (an exponent, 1e3, makes one): as an integer it is {int(value)}"
         if isinstance(value, str) and (fix := unit_fix(key, value, kind.startswith("an integer"))):
             said += f". Fix: {fix}"
-        if kind == "a list or null" and isinstance(value, (str, int, float)):
+        if kind.endswith("or null") and str(value).strip().lower() in ("none", "nil"):  # Python's None, typed
+            said += f". Fix: {key}=null (the command line's and YAML's word for none)"
+        elif kind == "a list or null" and isinstance(value, (str, int, float)):
             said += f"; as a list: {key}=[{value}]"
         if isinstance(value, (list, tuple)) and value:  # one run per value is a sweep, not a list
             as_typed = [

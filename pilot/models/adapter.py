@@ -16,9 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import warnings
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +26,15 @@ from omegaconf import DictConfig, OmegaConf
 from safetensors.torch import load_file, save_file
 
 from pilot.errors import ConfigRefused, PilotError
+from pilot.models.adapter_targets import (
+    adapt_nothing,
+    adaptable_layers,
+    names_in_both_lists,
+    names_matching_nothing,
+    regex_adapts_nothing,
+    save_nothing,
+    saved_names_matching_nothing,
+)
 
 ADAPTER_WEIGHTS = "adapter_model.safetensors"  # peft's own file names: PeftModel.from_pretrained reads them
 ADAPTER_CONFIG = "adapter_config.json"
@@ -99,51 +106,6 @@ def adapter_settings(cfg: DictConfig) -> dict[str, Any]:
     return settings
 
 
-def names_in_both_lists(settings: dict[str, Any]) -> str | None:
-    """Why names in both ``target_modules`` and ``modules_to_save`` are refused: peft trains such a
-    module in full and adapts it not at all, so the record would list an adapter that is not there."""
-    targets, saved = settings.get("target_modules"), settings.get("modules_to_save")
-    both = [str(name) for name in targets if name in saved] if isinstance(targets, list) and saved else []
-    if not both:
-        return None
-    return (
-        f"adapter.target_modules={targets!r} and adapter.modules_to_save={saved!r} both name {', '.join(both)}: "
-        "peft trains it in full and puts no adapter on it. Fix: name it in one list only (modules_to_save: "
-        "trained in full; target_modules: a low-rank update)."
-    )
-
-
-def saved_names_matching_nothing(saved: list[str], names: Iterable[str]) -> list[str]:
-    """The ``modules_to_save`` that match none of the module ``names`` as peft matches them (the end of
-    a module's name)."""
-    names = list(names)
-    return [t for t in saved if not any(n.endswith(t) for n in names)]
-
-
-def save_nothing(unmatched: list[str], saved: list[str], model: torch.nn.Module) -> str:
-    """Why ``modules_to_save`` names that match no module of ``model`` are refused: peft accepts them
-    silently and trains nothing more, while the record and the export's config list them."""
-    children = ", ".join(name for name, _ in model.named_children())
-    return (
-        f"adapter.modules_to_save={saved!r}: {', '.join(unmatched)} {_verb(unmatched)} no module of {type(model).__name__}, "
-        f"so nothing more would train while the record lists them. Fix: the names of the modules to train in "
-        f"full (lm_head, embed_tokens, score...; its top-level modules: {children or 'none'}), or "
-        "adapter.modules_to_save=null."
-    )
-
-
-def adaptable_layers(model: torch.nn.Module) -> list[str]:
-    """The names (last part) of the layers a LoRA adapter can wrap: ``nn.Linear`` and transformers'
-    ``Conv1D`` (GPT-2's c_attn, c_proj, c_fc), and their subclasses (Falcon's ``FalconLinear``), every one."""
-    return sorted(
-        {
-            name.rsplit(".", 1)[-1]
-            for name, m in model.named_modules()
-            if isinstance(m, torch.nn.Linear) or any(kind.__name__ == "Conv1D" for kind in type(m).__mro__)
-        }
-    )
-
-
 def _refuse_names_that_adapt_nothing(adapted: torch.nn.Module, targets: Any, layers: list[str]) -> None:
     """peft refuses a list of which no name matches, and adapts silently what part of it matches: the
     rest would train nothing while the run's config says it does (Bloom has no q_proj: only lm_head
@@ -153,54 +115,6 @@ def _refuse_names_that_adapt_nothing(adapted: torch.nn.Module, targets: Any, lay
     unmatched = names_matching_nothing(targets, getattr(adapted, "targeted_module_names", None) or [])
     if unmatched:
         raise ConfigRefused(f"adapter.target_modules={targets!r}: {adapt_nothing(unmatched, base_of(adapted), layers)}")
-
-
-def adapt_nothing(unmatched: list[str], model: torch.nn.Module, layers: list[str]) -> str:
-    """Why target names that match no module of ``model`` are refused, with the ``layers`` it has (a name
-    holding several of them, ``[q_proj v_proj]`` typed without commas, is told the list)."""
-    words = [word for name in unmatched for word in re.split(r"[\s;|]+", name.strip()) if word]
-    split = len(words) > len(unmatched) and all(word in layers for word in words)
-    fix = f'"adapter.target_modules=[{",".join(words)}]" (a list\'s items are separated by commas)' if split else ""
-    return (
-        f"{', '.join(unmatched)} {_verb(unmatched)} no module of {type(model).__name__}, so they would adapt nothing while the "
-        f"record lists them (its layers an adapter can wrap: {', '.join(layers) or 'none'}). Fix: "
-        + (fix or "adapter.target_modules=all-linear, or the names of the layers above.")
-    )
-
-
-def regex_adapts_nothing(pattern: str, model: torch.nn.Module, layers: list[str]) -> str:
-    """Why a ``target_modules`` string that matches no module is refused: peft reads a string as a
-    regular expression over each module's whole dotted name, where a list matches the names' ends."""
-    try:
-        matched = [(n, type(m).__name__) for n, m in model.named_modules() if n and re.fullmatch(pattern, n)]
-    except re.error:
-        matched = []
-    matched = [(name, kind) for name, kind in matched if name.rsplit(".", 1)[-1] not in layers]
-    if matched:  # it matches modules, but peft cannot wrap them (an attention block, not its linear layers)
-        shown = ", ".join(f"{name} ({kind})" for name, kind in matched[:3]) + (" ..." if len(matched) > 3 else "")
-        return (
-            f"adapter.target_modules={pattern!r} matches {len(matched)} module(s) of {type(model).__name__} that peft "
-            f"cannot wrap: {shown}; an adapter wraps linear, embedding and convolution layers (here: "
-            f"{', '.join(layers) or 'none'}). Fix: an expression that matches only those (e.g. '.*attn.*_proj'), a "
-            "list of their names, or all-linear."
-        )
-    if pattern in layers:  # a layer's name written alone: the list form is the fix
-        fix = f"a list of layer names, e.g. adapter.target_modules=[{pattern}], a whole-name expression such as '.*\\.{pattern}'"
-    else:  # no layer of that name: a list of it would be refused too
-        fix = "a list of the layer names above"
-    return (
-        f"adapter.target_modules={pattern!r}: a single string is a regular expression that must match a "
-        f"module's whole dotted name (e.g. model.layers.0.self_attn.q_proj), and it matches none of "
-        f"{type(model).__name__}'s (its layers an adapter can wrap: {', '.join(layers) or 'none'}). Fix: {fix}, "
-        "or all-linear."
-    )
-
-
-def names_matching_nothing(targets: list[str], names: Iterable[str]) -> list[str]:
-    """The ``targets`` that match none of the module ``names`` as peft matches a list: the whole name, or
-    its last dotted parts."""
-    names = list(names)
-    return [t for t in targets if not any(n == t or n.endswith(f".{t}") for n in names)]
 
 
 def is_adapted(model: torch.nn.Module) -> bool:
@@ -389,7 +303,3 @@ def adapter_rate_hint(model: torch.nn.Module, lr: float) -> str:
         f"{lr * 10:g}); a base built from a config (random weights, no model.path) gives the adapter random features "
         "to adapt, which may not separate the subset at any rate: judge the adapter on the trained base."
     )
-
-
-def _verb(names: list[str]) -> str:
-    return "matches" if len(names) == 1 else "match"

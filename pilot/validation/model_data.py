@@ -4,6 +4,7 @@ sizes the data fixes for the model, the heads and the data file."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +16,12 @@ from pilot.config.values import import_target, select
 from pilot.data.task import ContractError
 from pilot.engine.build import longest_sequence, refuse_short_tables
 from pilot.errors import PilotError, error_line, raised_at
-from pilot.models.adapter import (
+from pilot.models.adapter_targets import (
     adapt_nothing,
     adaptable_layers,
     names_in_both_lists,
     names_matching_nothing,
+    names_of_unwrappable,
     regex_adapts_nothing,
     save_nothing,
     saved_names_matching_nothing,
@@ -29,6 +31,7 @@ from pilot.validation.adapter_config import adapter_settings_if_any, check_adapt
 from pilot.validation.checkpointing import check_checkpointing
 from pilot.validation.keys import check_arguments
 from pilot.validation.model_path import builds_hf, check_config_beside_path, check_model_path, typed_config_keys
+from pilot.validation.on_meta import model_on_meta
 from pilot.validation.problems import Problem, is_number
 from pilot.validation.saved_tokenizer import check_saved_tokenizer
 from pilot.validation.special_ids import check_special_ids
@@ -249,19 +252,14 @@ def _check_adapter_names(cfg, problems: list[Problem]) -> None:
     if _adapts_nothing(targets, saved, problems):
         return
     pattern = targets if isinstance(targets, str) and targets != "all-linear" else None
-    if not builds_hf(cfg) or not (isinstance(targets, list) or saved or pattern):
+    if not (isinstance(targets, list) or saved or pattern):
         return
     targets = targets if isinstance(targets, list) else []
-    config = select(cfg, "model.config")
-    built = (
-        str(select(cfg, "model.model_type")),
-        OmegaConf.to_container(config, resolve=True) if isinstance(config, DictConfig) else None,
-        select(cfg, "model.path"),
-        str(select(cfg, "model.attn_implementation") or "sdpa"),
-    )
-    for blocks in (1, None):  # one block may not build alone (Jamba's attention offset): then every block
-        model = meta_model(*built, blocks=blocks)
+    for model in _models_on_meta(cfg):
         if model is None:
+            return
+        if unwrappable := names_of_unwrappable(targets, model):  # '0': blocks.0 as well as mlp.0
+            problems.append(Problem("adapter.target_modules", targets, unwrappable))
             return
         names = [n for n, _ in model.named_modules()]
         unmatched, unsaved = names_matching_nothing(targets, names), saved_names_matching_nothing(saved, names)
@@ -283,6 +281,24 @@ def _check_adapter_names(cfg, problems: list[Problem]) -> None:
         )
     if unsaved:
         problems.append(Problem("adapter.modules_to_save", saved, save_nothing(unsaved, saved, model), said=True))
+
+
+def _models_on_meta(cfg) -> Iterator[torch.nn.Module | None]:
+    """The model on the meta device, to find module names in: a transformers model one block deep, then
+    whole (one block may not build alone: Jamba's attention offset); any other model (the built-in TinyGPT,
+    yours) as its config builds it (``model_on_meta``)."""
+    if not builds_hf(cfg):
+        yield model_on_meta(cfg)
+        return
+    config = select(cfg, "model.config")
+    built = (
+        str(select(cfg, "model.model_type")),
+        OmegaConf.to_container(config, resolve=True) if isinstance(config, DictConfig) else None,
+        select(cfg, "model.path"),
+        str(select(cfg, "model.attn_implementation") or "sdpa"),
+    )
+    yield meta_model(*built, blocks=1)
+    yield meta_model(*built, blocks=None)
 
 
 def _check_adapter_rank(cfg, problems: list[Problem]) -> None:

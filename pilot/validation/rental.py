@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+
 from pilot.config.values import select
 from pilot.rental.catalog import catalog_problems
 from pilot.validation.problems import Problem, is_finite, is_number
@@ -16,14 +18,7 @@ def check_rental(cfg, problems: list[Problem]) -> None:
             problems.append(Problem(key, value, fix))
     names = list(rental.catalog or {})
     if rental.gpu is not None and rental.gpu not in names:
-        problems.append(
-            Problem(
-                "rental.gpu",
-                rental.gpu,
-                f"not in the catalog. Fix: one of {', '.join(names)}, "
-                "or add it as +rental.catalog.NAME={memory_gib: ..., fp32_tflops: ...}.",
-            )
-        )
+        problems.append(Problem("rental.gpu", rental.gpu, _gpu_fix(str(rental.gpu), names)))
     for key in ("counts", "packages_days"):
         values = list(select(cfg, f"rental.{key}") or [])
         if not values or any(v <= 0 for v in values):
@@ -44,3 +39,19 @@ def check_rental(cfg, problems: list[Problem]) -> None:
                 f"rental.counts (rental.counts=[{','.join(str(c) for c in sorted({*counts, rental.gpu_count}))}]).",
             )
         )
+
+
+def _gpu_fix(gpu: str, names: list[str]) -> str:
+    """What to write for a rental.gpu the catalog lacks: null for Python's None, the catalog names it starts
+    (H100: H100-80GB, H100-PCIe-80GB), or the catalog and how to add one (one shell word: no space, quoted)."""
+    if gpu.strip().lower() in ("none", "nil"):
+        return "not in the catalog. Fix: rental.gpu=null (the command line's word for none: no GPU pinned)."
+    near = [n for n in names if n.lower().startswith(gpu.strip().lower())] or difflib.get_close_matches(
+        gpu, names, 3, 0.5
+    )
+    if near:
+        return f"not in the catalog. Fix: {' or '.join(f'rental.gpu={n}' for n in near)}."
+    return (
+        f"not in the catalog. Fix: one of {', '.join(names)}, or add it as "
+        "'+rental.catalog.NAME={memory_gib:80,fp32_tflops:60}' (its numbers; conf/rental/default.yaml lists every field)."
+    )
