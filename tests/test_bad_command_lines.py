@@ -701,6 +701,15 @@ FIXES_THAT_WORK = [
         ["q_proj", "v_proj"],
     ),
     (["optim.lr=1e-4;"], "optim.lr=1e-4", "optim.lr", 1e-4),
+    # a list (or a dict) the shell split at its spaces: Hydra's lexer lines, then "2]: no '=' in it", before
+    (["rental.counts=[1,", "2]"], '"rental.counts=[1,2]"', "rental.counts", [1, 2]),
+    (["rental.counts=[1", ",2]"], '"rental.counts=[1,2]"', "rental.counts", [1, 2]),
+    (
+        ["+rental.catalog.X={memory_gib:", "80,", "fp32_tflops:", "60}"],
+        '"+rental.catalog.X={memory_gib:80,fp32_tflops:60}"',
+        "rental.catalog.X.memory_gib",
+        80,
+    ),
     (["optim.lr=", "1e-4"], "optim.lr=1e-4", "optim.lr", 1e-4),
     (["optim.lr", "=", "1e-4"], "optim.lr=1e-4", "optim.lr", 1e-4),
     (["optim.lr", "=1e-4"], "optim.lr=1e-4", "optim.lr", 1e-4),
@@ -733,7 +742,10 @@ def test_a_fix_followed_gives_what_the_line_meant(
     assert not any(line.startswith(("Could not", "LexerNoViable", "no viable")) for line in stderr.splitlines()), stderr
     if key is None:
         return
-    followed = [a for a in arguments if "=" in a and not a.startswith((key, "="))] + shlex.split(fix)
+    fixed = shlex.split(fix)
+    typed = {word.partition("=")[0] for word in fixed}  # the arguments the fix replaces: those of its keys
+    followed = [a for a in arguments if "=" in a and not a.startswith((key, "=")) and a.partition("=")[0] not in typed]
+    followed += fixed
     GlobalHydra.instance().clear()
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         composed = OmegaConf.to_container(compose("config", overrides=followed), resolve=False)

@@ -60,6 +60,7 @@ def names_hydras_key(said: list[str], hydras: str) -> bool:
         or "a setting without a value" in line
         or "a setting is written key=value" in line
         or "split the setting in two" in line
+        or "the shell split the value at its spaces" in line
         or "look-alikes of ASCII" in line  # a pasted '–m' (Hydra: LexerNoViableAltException)
         for line in said
     )

@@ -138,9 +138,35 @@ def _items_without_commas(value: str) -> list[str] | None:
     return items if len(items) > 1 and not rest.strip() else None
 
 
+def _open_brackets(text: str) -> int:
+    return text.count("[") + text.count("{") - text.count("]") - text.count("}")
+
+
+def split_lists(arguments: list[str]) -> tuple[list[str], set[int]]:
+    """``rental.counts=[1, 2]`` unquoted: the shell made it ``rental.counts=[1,`` and ``2]`` (Hydra's lexer
+    lines, then 'no = in 2]'). Each such setting said whole, without the spaces; the arguments it took."""
+    lines, taken = [], set()
+    for at, argument in enumerate(arguments):
+        if at in taken or "=" not in argument or _open_brackets(argument.partition("=")[2]) <= 0:
+            continue
+        end, opened = at, _open_brackets(argument.partition("=")[2])
+        while opened > 0 and end + 1 < len(arguments) and "=" not in arguments[end + 1].split("[")[0].split("{")[0]:
+            end += 1
+            opened += _open_brackets(arguments[end])
+        if end > at and opened == 0:
+            taken |= set(range(at, end + 1))
+            typed = " ".join(arguments[at : end + 1])
+            lines.append(
+                f"{typed}: the shell split the value at its spaces. Fix: {_shell_word(''.join(arguments[at : end + 1]))}"
+            )
+    return lines, taken
+
+
 def valueless_keys(arguments: list[str]) -> list[str]:
-    """``optim.lr 1e-3``: a dotted key given without '=' (not a flag's value), with the value after it."""
-    lines = []
+    """``optim.lr 1e-3``: a dotted key given without '=' (not a flag's value), with the value after it; a list
+    the shell split at its spaces (``split_lists``)."""
+    lines, taken = split_lists(arguments)
+    arguments = [a if at not in taken else "x=x" for at, a in enumerate(arguments)]  # said: not words of their own
     for at, argument in enumerate(arguments):
         flag_value = at > 0 and arguments[at - 1].startswith("-")
         if "=" in argument or flag_value or not re.fullmatch(r"\+?[A-Za-z_]\w*(\.\w+)+", argument):
