@@ -105,7 +105,7 @@ def learning_rate_reached(cfg: DictConfig, total_updates: int, summary: dict | N
     elif reached < lr:
         log.warning(
             "optim.warmup_updates=%d is longer than the run's %d updates: the learning rate only reaches %.3g "
-            "(optim.lr=%g). Fix: optim.warmup_updates <= %d.",
+            "(optim.lr=%g). Fix: optim.warmup_updates=%d (or fewer).",
             warmup,
             total_updates,
             reached,

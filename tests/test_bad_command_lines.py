@@ -60,7 +60,7 @@ REFUSED_BY_VALIDATION = [
     ("model=hf_causal_lm +model.config.hidden_sizee=64", ("model.config.hidden_sizee", "model.config.hidden_size")),
     ("model=hf_causal_lm model.config.hidden_size=3", ("model.config.hidden_size=3", "not a multiple")),
     ("model=hf_causal_lm model.path=", ("model.path=", "an unset variable?", "model.path=null")),
-    ("model=hf_causal_lm adapter=lora adapter.r=100000", ("adapter.r=100000", "Fix: adapter.r<=64")),
+    ("model=hf_causal_lm adapter=lora adapter.r=100000", ("adapter.r=100000", "Fix: adapter.r=64 or less")),
     # model states no host of this kind holds (384 GiB): refused before the model is built, sized by mode=estimate
     (  # named by the settings typed (it said model='25,781,600,256 parameters', a key no one typed)
         "model.d_model=16384 model.n_layer=8",
@@ -461,6 +461,8 @@ REFUSED_BY_HYDRA = [
     ("-m seed=range(0,2 hydra.sweep.dir={tmp}/sw", ("close the parenthesis: seed=range(0,2)",)),
     # a range of floats for an integer setting: OmegaConf's two lines alone ("Value '1.0' of type 'float'...")
     ("-m seed=range(1e0,3e0) hydra.sweep.dir={tmp}/sw", ("pilot: seed=1.0: seed takes an integer", "it is 1")),
+    ("budget.fixed=steps", ("did you mean budget.fixed=updates?",)),  # it said: epochs
+    ("optim.schedule=cosine_with_restarts", ("did you mean optim.schedule=cosine?",)),  # it said: constant
     ("optim.lr=1e-3;3e-3", ("separate a sweep's values with commas (optim.lr=1e-3,3e-3, with -m)",)),
     ("-m optim.lr=choice() hydra.sweep.dir={tmp}/sw", ("give choice() its values",)),
     # a launcher's setting misspelt (Hydra's "not in 'LocalQueueConf'" and its advice to add it with '+')
@@ -701,6 +703,7 @@ FIXES_THAT_WORK = [
         ["q_proj", "v_proj"],
     ),
     (["optim.lr=1e-4;"], "optim.lr=1e-4", "optim.lr", 1e-4),
+    (["mode=estimate", "optim.lr=1e-4\r"], "optim.lr=1e-4", "optim.lr", 1e-4),  # a CRLF script's last argument
     # a list (or a dict) the shell split at its spaces: Hydra's lexer lines, then "2]: no '=' in it", before
     (["rental.counts=[1,", "2]"], '"rental.counts=[1,2]"', "rental.counts", [1, 2]),
     (["rental.counts=[1", ",2]"], '"rental.counts=[1,2]"', "rental.counts", [1, 2]),

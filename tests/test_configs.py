@@ -84,7 +84,7 @@ def test_compose_time_errors_name_the_key(make_cfg, override, key):
         (["data._target_=pilot.data.nothing.make_task"], "data._target_", "importable"),
         (["+experiment=classification", "memory=checkpointing"], "memory.activation_checkpointing", "memory=none"),
         (["+experiment=classification", "model.num_classes=9"], "model.num_classes", "model.num_classes=10"),
-        (["model.max_len=32"], "model.max_len", "model.max_len>=96"),
+        (["model.max_len=32"], "model.max_len", "model.max_len=96 (or more)"),
         (["distributed.backend=nccl"], "distributed.backend", "gloo"),
         (["data.split.val_fraction=0.6", "data.split.test_fraction=0.5"], "data.split.val_fraction", "below 1"),
         (["optim.min_lr_ratio=2"], "optim.min_lr_ratio", "[0, 1]"),

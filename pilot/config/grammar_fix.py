@@ -22,7 +22,8 @@ def unreadable_arguments(parser: OverridesParser, arguments: list[str]) -> list[
         try:
             parser.parse_overrides([argument])
         except Exception:  # noqa: BLE001 - this one is unreadable
-            lines.append(f"{argument}: Hydra's override grammar cannot read it. Fix: {_grammar_fix(argument)}")
+            shown = argument.replace("\r", "\\r")  # a carriage return printed would overwrite the line's start
+            lines.append(f"{shown}: Hydra's override grammar cannot read it. Fix: {_grammar_fix(argument)}")
     return lines
 
 
@@ -50,6 +51,11 @@ def _pasted_fix(argument: str) -> str | None:
 def _grammar_fix(argument: str) -> str:
     key, value = argument.split("=", 1)
     quoted = override_argument(key, value)
+    if "\r" in argument:  # a script saved with Windows line ends: '\r' ends its last argument
+        return (
+            f"drop the carriage return (\\r) at its end: {argument.replace(chr(13), '')} (a script saved with Windows "
+            "line ends, CRLF: save it with LF ends, e.g. dos2unix <script>)"
+        )
     if (pasted := _pasted_fix(argument)) is not None:
         return pasted
     if not re.fullmatch(KEY, key):  # optim..lr=1e-3, 'optim.lr =1', .optim.lr=1: the key is written wrong

@@ -296,6 +296,13 @@ SAME_MEANING = {
     "bfloat16": "bf16",
     "float16": "fp16",
     "half": "fp16",
+    "float": "fp32",
+    "steps": "updates",  # budget.fixed: an optimizer step is an update
+    "step": "updates",
+    "iterations": "updates",
+    "iters": "updates",
+    "samples": "examples",
+    "epoch": "epochs",
 }
 
 
@@ -316,6 +323,7 @@ def _wrong_type(cfg: DictConfig, key: str, value: object, typed: str | None = No
         if isinstance(default, Enum):  # the names a user types, not Python's OptimName.adamw
             names = [member.name for member in type(default)]
             near = [SAME_MEANING[str(value).lower()]] if SAME_MEANING.get(str(value).lower()) in names else []
+            near = near or [n for n in names if str(value).lower().startswith(n)][:1]  # cosine_with_restarts
             near = near or difflib.get_close_matches(str(value), names, n=1, cutoff=0.5)
             if chosen := device_index(key, str(value)):  # cuda:1
                 return f"{key}={typed_value(value)}: {key} takes one of {', '.join(names)}; {chosen}"

@@ -91,7 +91,9 @@ def _check_model_matches_data(cfg, problems: list[Problem]) -> None:
     if model_len is not None and data_len is not None and model_len < data_len:
         problems.append(
             Problem(
-                "model.max_len", model_len, f"shorter than data.max_len={data_len}. Fix: model.max_len>={data_len}."
+                "model.max_len",
+                model_len,
+                f"shorter than data.max_len={data_len}. Fix: model.max_len={data_len} (or more).",
             )
         )
     asked = select(cfg, "estimate.seq_len")
@@ -100,7 +102,7 @@ def _check_model_matches_data(cfg, problems: list[Problem]) -> None:
             Problem(
                 "estimate.seq_len",
                 asked,
-                f"longer than the model's positions (model.max_len={model_len}). Fix: estimate.seq_len<={model_len}, "
+                f"longer than the model's positions (model.max_len={model_len}). Fix: estimate.seq_len={model_len} (or less), "
                 f"or model.max_len={asked} to estimate the model built for that length.",
             )
         )
@@ -323,7 +325,7 @@ def _check_adapter_rank(cfg, problems: list[Problem]) -> None:
                 rank,
                 f"is above the rank any layer of the model can take (its widest linear layer allows {max(ranks)}: "
                 "the smaller of its input and output sizes); the rank beyond adds parameters and memory that a "
-                f"rank-{max(ranks)} update already spans. Fix: adapter.r<={max(ranks)} (LoRA ranks are usually 4-64).",
+                f"rank-{max(ranks)} update already spans. Fix: adapter.r={max(ranks)} or less (LoRA ranks are usually 4-64).",
             )
         )
 
