@@ -48,16 +48,22 @@ def _pasted_fix(argument: str) -> str | None:
     return f"type it in ASCII: {mended} (it holds {named}, look-alikes of ASCII: pasted from a document?)"
 
 
-def _grammar_fix(argument: str) -> str:
-    key, value = argument.split("=", 1)
-    quoted = override_argument(key, value)
-    if "\r" in argument:  # a script saved with Windows line ends: '\r' ends its last argument
+def _character_fix(argument: str) -> str | None:
+    """A carriage return (a script saved with Windows line ends: it ends the last argument) or a pasted
+    look-alike of ASCII in ``argument``, said with the argument typed without it; None when it has none."""
+    if "\r" in argument:
         return (
             f"drop the carriage return (\\r) at its end: {argument.replace(chr(13), '')} (a script saved with Windows "
             "line ends, CRLF: save it with LF ends, e.g. dos2unix <script>)"
         )
-    if (pasted := _pasted_fix(argument)) is not None:
-        return pasted
+    return _pasted_fix(argument)
+
+
+def _grammar_fix(argument: str) -> str:
+    key, value = argument.split("=", 1)
+    quoted = override_argument(key, value)
+    if (odd := _character_fix(argument)) is not None:
+        return odd
     if not re.fullmatch(KEY, key):  # optim..lr=1e-3, 'optim.lr =1', .optim.lr=1: the key is written wrong
         mended = re.sub(r"[.\s]+", ".", key.strip()).strip(".")
         fix = f"{mended}={value.strip()}" if re.fullmatch(KEY, mended) else "a dotted name such as optim.lr=1e-3"
