@@ -140,6 +140,26 @@ def test_a_transformers_model_takes_the_tokenizers_special_ids(hf_files, make_cf
     assert make_cfg(f"model={model}").model.config.pad_token_id == 256  # the byte tokenizer's, data=instructions
 
 
+def test_a_saved_models_pad_id_that_the_data_writes_as_bos_is_refused(hf_files, make_cfg, tmp_path):
+    """An outside examination: a saved config.json with pad_token_id=<the tokenizer's bos> trained in mode=train
+    without a word, the bos row kept as padding (zeros, no gradient) while every example starts with it."""
+    transformers = pytest.importorskip("transformers")
+    tokenizer = load_tokenizer(str(hf_files["tokenizer"]))
+    for pad, refused in ((tokenizer.bos_token_id, True), (tokenizer.pad_token_id, False)):
+        config = transformers.LlamaConfig(
+            vocab_size=512, hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
+            pad_token_id=pad, bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+        )  # fmt: skip
+        saved = tmp_path / f"pad{pad}"
+        transformers.LlamaForCausalLM(config).save_pretrained(saved)
+        cfg = make_cfg(*overrides(hf_files), "model=hf_causal_lm", f"model.path={saved}")
+        if not refused:
+            validate(cfg)
+            continue
+        with pytest.raises(ConfigError, match=rf"pad_token_id={pad}, which the data's tokenizer writes as <bos>"):
+            validate(cfg)
+
+
 def test_a_special_id_other_than_the_tokenizers_is_refused_naming_key_and_fix(hf_files, make_cfg):
     with pytest.raises(ConfigError) as error:
         validate(make_cfg(*overrides(hf_files), "model=hf_causal_lm", "data.pad_token_id=5"))

@@ -6,7 +6,8 @@ model (``model.config.eos_token_id=7``), or in a saved model's ``config.json`` (
 model start or stop on a token the data never uses so (the export's end of text a word): refused
 before anything runs, naming both values. A pad id set otherwise is the padding row of the model's
 embedding, which the inspect step judges on the data (``padding_row``: real tokens reading a row that
-never trains); RoBERTa-like models need theirs for their position tables.
+never trains); RoBERTa-like models need theirs for their position tables. A saved model's pad id that is
+the data's bos is refused here (every example reads that row, and mode=train has no inspect step).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ def check_special_ids(cfg, problems: list[Problem]) -> None:
         return
     path = select(cfg, "model.path")
     if path:
+        _check_saved_padding(cfg, path, data, problems)
         saved = _saved_ids(path) or {}
         disagree = [
             w for w, model_id in saved.items() if w in data and model_id is not None and not _agrees(model_id, data[w])
@@ -92,3 +94,28 @@ def check_special_ids(cfg, problems: list[Problem]) -> None:
                     f"for <{which}> (the export's too). Fix: leave it at ${{data.{which}_token_id}} (here {data_id})",
                 )
             )
+
+
+def _check_saved_padding(cfg, path: Any, data: dict[str, Any], problems: list[Problem]) -> None:
+    """A saved model whose ``pad_token_id`` is the data's bos (a config.json made with another
+    tokenizer): its embedding keeps that row as padding (no gradient, zeros when made from scratch) while
+    every example reads it as its start or end. The pilot's inspect step says it on the data; a mode=train
+    run trained on without a word (an outside examination)."""
+    try:
+        saved = json.loads((Path(str(path)).expanduser() / "config.json").read_text()).get("pad_token_id")
+        pad = cfg.data.get("pad_token_id") if select(cfg, "data") is not None else None
+    except Exception:  # noqa: BLE001 - unreadable: check_model_path's, or the tokenizer's own check, says it
+        return
+    # bos only: every example reads it; an eos is read as an input by no position the loss counts
+    hit = [w for w, data_id in data.items() if w == "bos" and data_id is not None and saved == data_id and saved != pad]
+    if isinstance(saved, int) and hit:
+        problems.append(
+            Problem(
+                "model.path",
+                str(path),
+                f"its config.json says pad_token_id={saved}, which the data's tokenizer writes as <{hit[0]}> in every "
+                f"example (its pad is {pad}): the embedding keeps row {saved} as padding, which never trains. Fix: "
+                f"pad_token_id={pad if pad is not None else 'null'} in {path}/config.json (the tokenizer the data "
+                "reads), or data.tokenizer=<the tokenizer saved with this model>",
+            )
+        )
