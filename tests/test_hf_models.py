@@ -1006,3 +1006,32 @@ def test_a_rotary_model_made_for_fewer_positions_than_the_data_is_warned_about(m
         with caplog.at_level("WARNING", logger="pilot"):
             build.build_model(scaled)
         assert not [r for r in caplog.records if "positions past" in r.getMessage()], named
+
+
+def test_an_estimate_refused_for_a_saved_model_names_its_config_json_not_the_yaml(tmp_path):
+    """An outside examination: a saved Mistral with 8 key/value heads for 4 heads was refused naming the YAML's
+    model.config (num_key_value_heads=4, read by nothing beside model.path) and a fix, +model.config.<key>,
+    which is refused beside model.path. The sizes named are now the saved config.json's, and the file the fix."""
+    from omegaconf import OmegaConf
+
+    from pilot.estimate.refusal import settings_in_message
+
+    transformers = pytest.importorskip("transformers")
+    config = transformers.AutoConfig.for_model(
+        "mistral", hidden_size=64, num_hidden_layers=1, num_attention_heads=4, num_key_value_heads=8,
+        intermediate_size=128, vocab_size=300,
+    )  # fmt: skip
+    config.save_pretrained(tmp_path)
+    cfg = OmegaConf.create(
+        {
+            "model": {
+                "model_type": "llama",
+                "path": str(tmp_path),
+                "config": {"num_attention_heads": 4, "num_key_value_heads": 4},
+            }
+        }
+    )
+    error = RuntimeError("The size of tensor a (4) must match the size of tensor b (8) at non-singleton dimension 1")
+    said = settings_in_message(cfg, error)
+    assert f"settings of {tmp_path}/config.json: " in said and "num_key_value_heads=8" in said, said
+    assert "+model.config" not in said and "num_key_value_heads=4" not in said, said

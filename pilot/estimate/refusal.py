@@ -70,6 +70,9 @@ def settings_in_message(cfg, error: BaseException) -> str:
     default sized for the full model beside the YAML's small sizes (GPT-J's rotary_dim=64 with 16 per
     head) crashes in a kernel and reads like a PyTorch limitation."""
     model_type, settings = OmegaConf.select(cfg, "model.model_type"), OmegaConf.select(cfg, "model.config")
+    path = OmegaConf.select(cfg, "model.path", default=None)
+    if path:  # a saved model is built from its config.json: the YAML's model_type and config are not read
+        return _saved_settings_in_message(str(path), error)
     if not model_type or settings is None:
         return ""
     try:
@@ -85,6 +88,25 @@ def settings_in_message(cfg, error: BaseException) -> str:
     return (
         f" Sizes in that message match these settings: {', '.join(listed)}; a default sized for a larger model "
         "(marked) beside the YAML's small sizes is the usual cause. Fix: make them agree (+model.config.<key>=...)."
+        if listed
+        else ""
+    )
+
+
+def _saved_settings_in_message(path: str, error: BaseException) -> str:
+    """``settings_in_message`` for a model saved in ``path``: the sizes in its config.json the error names."""
+    try:
+        import transformers
+
+        config = transformers.AutoConfig.from_pretrained(path, local_files_only=True)
+        given = {k: v for k, v in config.to_diff_dict().items() if isinstance(v, (int, float))}
+        found = config_settings_matching(sizes_in(str(error)), config, given)
+    except Exception:  # noqa: BLE001 - no config to read: nothing said
+        return ""
+    listed = [text.replace("model.config.", "") for _, text in sorted(found, key=lambda item: item[0])][:6]
+    return (
+        f" Sizes in that message match these settings of {path}/config.json: {', '.join(listed)}. Fix: make them "
+        "agree in that file (the model was saved with settings that cannot build it)."
         if listed
         else ""
     )
