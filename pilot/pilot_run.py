@@ -42,7 +42,7 @@ from pilot.config.values import enum_value, resolve_device
 from pilot.cpu_budget import cpu_budget
 from pilot.data.task import ContractError
 from pilot.engine.batch_plan import plan_from_config
-from pilot.engine.build import build_model, configure_threads
+from pilot.engine.build import build_model, configure_threads, untrained_positions_in
 from pilot.engine.distributed import init_from_env, launched_externally, spawn
 from pilot.engine.preemption import SignalsStopAtOnce
 from pilot.engine.sharding import is_sharded
@@ -349,9 +349,8 @@ def _guarded_steps(
     results: list[CheckResult],
     shown: list[dict[str, Any]],
 ) -> tuple[list[dict[str, Any]], list[str], Future[Finished] | None]:
-    """Build the task; the contract (a model or batch that cannot be read stops here: the one
-    failing result, as a task that cannot be built), the stack and the device (environment.json,
-    requirements.lock), the data checks, the phases, the estimate: each appends its result.
+    """Build the task; the contract (a model or batch that cannot be read stops here: the one failing result,
+    as a task that cannot be built), the stack and device, the data checks, phases, estimate: each a result.
     Returns the phase rows, the batch arithmetic and phases.png being drawn in ``child`` (from
     phases.csv, while the estimate runs here)."""
     rows: list[dict[str, Any]] = []
@@ -365,8 +364,10 @@ def _guarded_steps(
             log.info("batch arithmetic: %s", line)
         learning_rate_reached(cfg, plan.total_updates)  # a warm-up the campaign's runs never finish: said
         with torch.random.fork_rng(devices=[]):  # leaves the random state of the steps below as it was
-            contract = check_contract(task, build_model(cfg), model_settings(cfg))
-            log.info("contract: %s", contract.reason)  # only a failure is a row
+            model = build_model(cfg)
+            log.info("contract: %s", check_contract(task, model, model_settings(cfg)).reason)  # a failure raises
+        if beyond := untrained_positions_in(cfg, model):  # a row of the report, not a log line alone
+            results.append(CheckResult(CONTRACT_STEP, "warn", beyond))
         results.append(_guarded("environment", lambda: environment_step(cfg, run_dir, task=task), run_dir))
         _data_checks(cfg, task, device, results, shown, run_dir)
         phases, rows = _phases_step(cfg, task, device, run_dir, child)

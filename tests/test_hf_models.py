@@ -982,6 +982,19 @@ def test_mode_estimate_sizes_a_saved_config_without_weights_and_training_refuses
     assert trained.returncode == 2 and "no weights there" in trained.stderr and "mode=estimate reads" in trained.stderr
 
 
+@pytest.mark.slow
+def test_a_pilot_on_a_rotary_model_made_for_fewer_positions_records_it_in_its_report(tmp_path):
+    """An outside examination: the warning went to the log alone; report.md, checks.json and every verdict
+    said pass for a loss measured on positions the model never learned. Now a 'warn' row of the contract."""
+    done = _pilot(
+        "model=hf_causal_lm", "model.config.max_position_embeddings=16", "data.max_len=64", f"hydra.run.dir={tmp_path}"
+    )
+    checks = json.loads((tmp_path / "checks.json").read_text())
+    said = [c for c in checks if c["step"] == "contract"]
+    assert said and said[0]["verdict"] == "warn" and "positions past 16" in said[0]["reason"], done.stderr[-2000:]
+    assert "positions past 16" in (tmp_path / "report.md").read_text()
+
+
 def test_a_rotary_model_made_for_fewer_positions_than_the_data_is_warned_about(make_cfg, caplog):
     """An outside examination: data.max_len past max_position_embeddings was refused for learned position tables
     only; a RoPE model trained past its context without a word. Warned (once), unless its config scales RoPE."""

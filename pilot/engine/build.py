@@ -21,7 +21,7 @@ from pilot.engine.sharding import full_model_state
 from pilot.engine.threads import ThreadChoice, choose_threads, launcher_cpus
 from pilot.engine.trainer import Trainer
 from pilot.errors import PilotError
-from pilot.models.adapter import apply_adapter
+from pilot.models.adapter import apply_adapter, base_of
 from pilot.models.base_files import MODEL_FILES_KEY, base_files_fingerprint
 from pilot.user_code import code_fingerprint
 
@@ -82,15 +82,8 @@ def refuse_short_tables(model: torch.nn.Module, vocab_size: object, max_len: obj
         and m is not tokens
         and m.num_embeddings in (positions, positions + 2)  # OPT keeps 2 more rows
     ]
-    if not learned and positions < max_len and not _context_extended(config):
-        scaling = "rope_parameters" if hasattr(config, "rope_parameters") else "rope_scaling"  # transformers 5's name
-        _warn_once(
-            f"{type(model).__name__} was made for {positions} positions (max_position_embeddings) but the data holds "
-            f"sequences of up to {max_len} tokens ({key}): positions past {positions} were never trained and its "
-            f"config extends nothing (its {scaling} scales no position), so a longer sequence's loss says little of "
-            f"the model. Fix: {key}={positions}, or a scaling rope_type (linear, dynamic, yarn) in the model "
-            f"config's {scaling} for a longer context."
-        )
+    if not learned and (beyond := untrained_positions(model, max_len, key)):
+        _warn_once(beyond)
     # RoBERTa-like tables count positions from padding_idx + 1: that many rows are never a position
     usable = min((_usable_rows(m, positions) for m in learned), default=max_len)
     if usable < max_len:
@@ -99,6 +92,31 @@ def refuse_short_tables(model: torch.nn.Module, vocab_size: object, max_len: obj
             f"{max_len} tokens ({key}): a longer one indexes past its position table. Fix: "
             f"{key}={usable}, or a model with n_positions/max_position_embeddings >= {positions + max_len - usable}."
         )
+
+
+def untrained_positions(model: torch.nn.Module, max_len: object, key: str = "data.max_len") -> str | None:
+    """Why a rotary model made for fewer positions (``max_position_embeddings``) than the data's longest sequence,
+    its config scaling none, measures little of itself past them; None otherwise (or a learned position table:
+    ``refuse_short_tables`` refuses one that is short)."""
+    config = getattr(model, "config", None)
+    positions = getattr(config, "n_positions", None) or getattr(config, "max_position_embeddings", None)
+    if not (isinstance(positions, int) and isinstance(max_len, int)) or positions >= max_len:
+        return None
+    if _context_extended(config):
+        return None
+    scaling = "rope_parameters" if hasattr(config, "rope_parameters") else "rope_scaling"  # transformers 5's name
+    return (
+        f"{type(model).__name__} was made for {positions} positions (max_position_embeddings) but the data holds "
+        f"sequences of up to {max_len} tokens ({key}): positions past {positions} were never trained and its "
+        f"config extends nothing (its {scaling} scales no position), so a longer sequence's loss says little of "
+        f"the model. Fix: {key}={positions}, or a scaling rope_type (linear, dynamic, yarn) in the model "
+        f"config's {scaling} for a longer context."
+    )
+
+
+def untrained_positions_in(cfg: DictConfig, model: torch.nn.Module) -> str | None:
+    """``untrained_positions`` of ``model`` (an adapter's base) for the config's longest sequence."""
+    return untrained_positions(base_of(model), *longest_sequence(cfg))
 
 
 _warned: set[str] = set()  # said once per process: a pilot builds its model many times
