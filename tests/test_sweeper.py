@@ -315,3 +315,15 @@ def test_a_value_given_twice_or_a_sweep_of_nothing_is_said():
     # a range whose default step (1) gives one value ran one job, said nothing (outside examination)
     (one,) = said("optim.lr=range(1e-4,1e-3)", jobs=1)
     assert one.startswith("optim.lr=range(1e-4,1e-3): one value (0.0001)") and "give the step" in one
+
+
+def test_a_glob_over_a_group_sweeps_its_options_not_pilots_schema_entries():
+    """-m 'optim=glob(*)' swept optim=schema as a job (refused: optim.name='???'), from the schema entries pilot
+    keeps beside the options in Hydra's ConfigStore (an outside examination)."""
+    from hydra_plugins.pilot_sweeper import ComposedOnce
+
+    class Loader:
+        def get_group_options(self, group_name, *args, **kwargs):
+            return ["adamw", "schema", "schema_lora", "sgd", "schemata"]
+
+    assert ComposedOnce(Loader()).get_group_options("optim") == ["adamw", "sgd", "schemata"]

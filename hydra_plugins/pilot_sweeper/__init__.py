@@ -39,6 +39,7 @@ from hydra.utils import get_method
 from omegaconf import DictConfig, OmegaConf, open_dict
 
 KEEP = 128  # composed configs kept between the batch's check and its launch
+SCHEMA = "schema"  # the name of pilot's schema entries in a group (pilot.config.schema registers them)
 
 
 @dataclass
@@ -79,6 +80,12 @@ class ComposedOnce:
         if len(self._ready) < KEEP:
             self._ready[(id(master_config), tuple(sweep_overrides))] = composed
         return composed
+
+    def get_group_options(self, group_name: str, *args: Any, **kwargs: Any) -> list[str]:
+        """A group's options without the schema entries pilot keeps in Hydra's ConfigStore (``schema``,
+        ``schema_<option>``: types, no values): ``-m 'optim=glob(*)'`` swept them as jobs (optim=schema, refused)."""
+        options = self._loader.get_group_options(group_name, *args, **kwargs)
+        return [o for o in options if not (o == SCHEMA or o.startswith(f"{SCHEMA}_"))]
 
     def load_sweep_config(self, master_config: DictConfig, sweep_overrides: list[str]) -> DictConfig:
         ready = self._ready.pop((id(master_config), tuple(sweep_overrides)), None)
