@@ -326,7 +326,8 @@ REFUSED_BY_HYDRA = [
     ("experiment=null", ("Fix: +experiment=<an option>", "leave the argument out (there is none without '+')")),
     ("-m optim=adamw,null", ("optim=adamw,null: a config group takes one of its options",)),
     # a setting written as a flag (argparse's usage alone, before)
-    ("--optim.lr=1e-3", ("--optim.lr=1e-3: a setting is written without dashes. Fix: optim.lr=1e-3",)),
+    ("--optim.lr=1e-3", ("--optim.lr=1e-3: a setting is written key=value, without dashes. Fix: optim.lr=1e-3",)),
+    ("--optim.lr 1e-3", ("--optim.lr 1e-3: a setting is written key=value, without dashes. Fix: optim.lr=1e-3",)),
     # a key written wrong (its fix was to quote the value, which Hydra still could not read)
     ("optim..lr=1e-3", ("the key 'optim..lr' is no setting's name", "optim.lr=1e-3")),
     ("optim.lr==1e-3", ("one '=' between key and value: optim.lr=1e-3",)),

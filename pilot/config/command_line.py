@@ -129,7 +129,10 @@ def refuse_unusable(arguments: list[str], conf_dir: str, environ: Mapping[str, s
             continue
         name = argument[2:].partition("=")[0]
         if argument.startswith("--") and ("." in name or name in groups):  # argparse's usage alone, before
-            lines.append(f"{argument}: a setting is written without dashes. Fix: {argument[2:]}")
+            after = arguments[at + 1] if at + 1 < len(arguments) else ""
+            spaced = "=" not in argument and after and not after.startswith("-") and "=" not in after  # --optim.lr 1e-3
+            typed, fix = (f"{argument} {after}", f"{name}={after}") if spaced else (argument, argument[2:])
+            lines.append(f"{typed}: a setting is written key=value, without dashes. Fix: {fix}")
             continue
         key, _, value = argument.lstrip("+").partition("=")
         if key.startswith("hydra/") and "null" in [v.strip() for v in value.split(",")]:
