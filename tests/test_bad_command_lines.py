@@ -704,6 +704,9 @@ FIXES_THAT_WORK = [
         ["q_proj", "v_proj"],
     ),
     (["optim.lr=1e-4;"], "optim.lr=1e-4", "optim.lr", 1e-4),
+    (["rental.counts=[1,2,4,8,]"], '"rental.counts=[1,2,4,8]"', "rental.counts", [1, 2, 4, 8]),  # it said: quote it
+    (["optim.lr=1e-3 # peak"], "optim.lr=1e-3", "optim.lr", 1e-3),  # a comment inside the quotes
+    (["optim.betas='[0.9,0.999]'"], '"optim.betas=[0.9,0.999]"', "optim.betas", [0.9, 0.999]),  # Hydra's quotes
     (["mode=estimate", "optim.lr=1e-4\r"], "optim.lr=1e-4", "optim.lr", 1e-4),  # a CRLF script's last argument
     # a list (or a dict) the shell split at its spaces: Hydra's lexer lines, then "2]: no '=' in it", before
     (["rental.counts=[1,", "2]"], '"rental.counts=[1,2]"', "rental.counts", [1, 2]),

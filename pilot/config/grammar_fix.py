@@ -49,8 +49,11 @@ def _pasted_fix(argument: str) -> str | None:
 
 
 def _character_fix(argument: str) -> str | None:
-    """A carriage return (a script saved with Windows line ends: it ends the last argument) or a pasted
-    look-alike of ASCII in ``argument``, said with the argument typed without it; None when it has none."""
+    """A comment inside the quotes, a carriage return (a script saved with Windows line ends: it ends the last
+    argument) or a pasted look-alike of ASCII in ``argument``, said with it typed without; None when none."""
+    key, _, value = argument.partition("=")
+    if re.search(r"\s#", value):  # 'optim.lr=1e-3 # peak': a comment inside the quotes reaches the program
+        return f"drop the comment: {key}={value.split('#', 1)[0].strip()} (inside quotes '#' is no comment)"
     if "\r" in argument:
         return (
             f"drop the carriage return (\\r) at its end: {argument.replace(chr(13), '')} (a script saved with Windows "
@@ -124,10 +127,14 @@ ITEM = r"'[^']*'|\"[^\"]*\"|[^\s,'\"\[\]]+"  # a list's item: quoted, or a word 
 
 
 def _list_fix(key: str, value: str) -> str | None:
-    """A list written as Python's tuple (``optim.betas=(0.9,0.999)``) or without its commas (``['q' 'v']``)."""
+    """A list written as Python's tuple (``optim.betas=(0.9,0.999)``), with a comma before its closing bracket,
+    or without its commas (``['q' 'v']``)."""
     if tuple_ := re.fullmatch(r"\(([^()]*,[^()]*)\)", value.strip()):
         items = "".join(tuple_[1].split()).rstrip(",")
         return f"a list is written in brackets: {_shell_word(f'{key}=[{items}]')}"
+    if re.search(r",\s*[\]}]", value):  # [1,2,4,8,]: a trailing comma inside the list
+        closed = re.sub(r",(\s*[\]}])", r"\1", value)
+        return f"drop the comma before the closing bracket: {_shell_word(f'{key}={closed}')}"
     if items := _items_without_commas(value):
         listed = ",".join(items)
         return f"separate a list's items with commas: {_shell_word(f'{key}=[{listed}]')}"

@@ -362,10 +362,16 @@ def _wrong_list(cfg: DictConfig, key: str, value: object, node: ListConfig) -> s
         item = KINDS.get(node._metadata.element_type)
         default = ",".join(str(v) for v in OmegaConf.to_container(node))
         given = "[" + ",".join(map(str, value)) + "]" if isinstance(value, list) else value  # as it was typed
+        text = isinstance(value, str) and value.strip().startswith("[")  # '[0.9,0.95]' in Hydra's quotes: a string
         return (
             f"{key}={given}: {key} takes a list"
             + (f" of {item.split(' ', 1)[1]}s" if item else "")
             + (f", written [a,b,...] (the default is {key}=[{default}])")
+            + (
+                f"; Hydra's quotes made {value} one text. Fix: \"{key}={value.strip()}\" (the shell's quotes only)"
+                if text
+                else ""
+            )
         )
     return None
 
