@@ -18,7 +18,7 @@ from pilot.config.values import enum_value
 from pilot.engine.threads import ThreadChoice
 from pilot.engine.trainer import Trainer
 from pilot.estimate.fake_tensor import EstimateRefused, estimate_memory
-from pilot.models.adapter import adapter_settings, wants_adapter
+from pilot.models.adapter import adapter_settings, built_adapter, wants_adapter
 from pilot.models.base_files import recorded
 from pilot.run_record import RunRecord, write_json_atomic, write_resolved_config
 
@@ -88,8 +88,8 @@ def parameter_counts(model: torch.nn.Module, cfg: DictConfig) -> dict[str, Any]:
         "total": sum(p.numel() for p in params),
         "trained": sum(p.numel() for p in params if p.requires_grad),
     }
-    if wants_adapter(cfg):
-        counts["adapter"] = adapter_settings(cfg)
+    if wants_adapter(cfg):  # what was asked, and what peft built of it
+        counts["adapter"] = {**adapter_settings(cfg), **built_adapter(model)}
     return counts
 
 

@@ -195,6 +195,16 @@ def test_a_lora_run_on_a_saved_model_exports_the_adapter_and_catches_a_changed_b
     assert record["status"] == "ok" and record["closing"]["verdict"] == "pass", record["closing"]
     counts = record["parameters"]  # what trained, in the record (it was only in phases.csv and config.yaml)
     assert 0 < counts["trained"] < counts["total"] and counts["adapter"]["r"] == 8, counts
+    # what peft built of all-linear, beside what was asked (a mixture of experts' router was adapted unsaid)
+    assert set(counts["adapter"]["adapted_layers"]) == {
+        "q_proj",
+        "k_proj",
+        "v_proj",
+        "o_proj",
+        "gate_proj",
+        "up_proj",
+        "down_proj",
+    }, counts
     weights = record["closing"]["weights"]
     assert weights["file"] == "export/adapter_model.safetensors"
     assert weights["bytes"] == (run_dir / weights["file"]).stat().st_size

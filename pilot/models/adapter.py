@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import warnings
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +116,24 @@ def _refuse_names_that_adapt_nothing(adapted: torch.nn.Module, targets: Any, lay
     unmatched = names_matching_nothing(targets, getattr(adapted, "targeted_module_names", None) or [])
     if unmatched:
         raise ConfigRefused(f"adapter.target_modules={targets!r}: {adapt_nothing(unmatched, base_of(adapted), layers)}")
+
+
+def built_adapter(model: torch.nn.Module) -> dict[str, Any]:
+    """What peft built, beside what was asked (all-linear reaches a mixture of experts' router, and peft gives
+    its experts' 3-D tensors ranks of their own): the layers it adapted and the tensors it adapted directly,
+    each by its name's last part with their count, and the ranks and alphas it set apart from r."""
+    if not is_adapted(model):
+        return {}
+    built: dict[str, Any] = {}
+    for key, names in (("adapted_layers", "targeted_module_names"), ("adapted_tensors", "targeted_parameter_names")):
+        counted = Counter(name.rsplit(".", 1)[-1] for name in getattr(model, names, None) or [])
+        if counted:
+            built[key] = dict(sorted(counted.items()))
+    config = next(iter((getattr(model, "peft_config", None) or {}).values()), None)
+    for key in ("rank_pattern", "alpha_pattern"):
+        if getattr(config, key, None):
+            built[key] = dict(getattr(config, key))
+    return built
 
 
 def is_adapted(model: torch.nn.Module) -> bool:
