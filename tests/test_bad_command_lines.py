@@ -53,6 +53,8 @@ REFUSED_BY_VALIDATION = [
     ("estimate.tolerance=2", ("estimate.tolerance=2.0: must lie in (0, 1]", "not a percentage")),  # 200% accepted
     ("batch.accumulation=0", ("(a count of micro-batches: past",)),  # it said "a count of examples"
     # a LoRA adapter's own settings (peft's traceback, or the blame on target_modules, before)
+    # a switch given a number, said once (the estimate's offload check read '2' as true and said it again)
+    ("mode=estimate distributed=fsdp distributed.fsdp.cpu_offload=2", ("pilot: 1 problem(s)", "a switch")),
     ("adapter=lora adapter.bias=yes", ("adapter.bias='yes'", "none, all, lora_only")),
     ("pilot.oom_in_phase=first_stepp", ("pilot.oom_in_phase='first_stepp'", "first_step")),
     ("adapter=lora adapter.r=0 adapter.lora_dropout=1.5", ("adapter.r=0", "adapter.lora_dropout=1.5")),

@@ -97,7 +97,8 @@ def check_strategy(cfg, problems: list[Problem]) -> None:
     if isinstance(blocks, ListConfig) and len(blocks) and (model := model_on_meta(cfg)) is not None:
         if named_blocks_missing(model, [str(name) for name in blocks]):  # the run would refuse it once built
             problems.append(Problem("distributed.fsdp.blocks", list(blocks), no_such_blocks(model)))
-    if select(cfg, "distributed.fsdp.cpu_offload") and mode == "estimate":
+    offload_said = any(p.key == "distributed.fsdp.cpu_offload" for p in problems)  # '2': said as no switch
+    if select(cfg, "distributed.fsdp.cpu_offload") and mode == "estimate" and not offload_said:
         problems.append(
             Problem(
                 "distributed.fsdp.cpu_offload",
