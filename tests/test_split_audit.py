@@ -93,3 +93,14 @@ def test_a_split_by_time_whose_examples_have_no_time_fails_naming_it_not_a_crash
         example.time = None
     result = audit_split(task, "time")
     assert result.verdict == "fail" and "3 example(s) have no time" in result.reason, result.reason
+
+
+def test_a_time_split_of_examples_without_times_names_the_setting_that_gives_them():
+    """It said "add a 'time' field to the data"; data=hf_instructions reads times from data.time_field."""
+    import pytest
+
+    from pilot.data.split import split_by_time
+
+    examples = [Example(index=i, group=str(i), fields={"instruction": "a", "answer": "b"}) for i in range(4)]
+    with pytest.raises(ValueError, match=r"data.time_field=<the column that holds it>"):
+        split_by_time(examples, 0.25, 0.25)

@@ -42,7 +42,8 @@ def split_by_time(examples: Sequence[Example], val_fraction: float, test_fractio
     if missing:
         raise ValueError(
             f"data.split.by=time needs a time on every example; example(s) {missing[:5]} have none. "
-            "Fix: add a 'time' field to the data, or use data.split.by=group."
+            "Fix: give every example a time (data=hf_instructions: data.time_field=<the column that holds it>; a "
+            "task of yours: each Example's time), or data.split.by=group."
         )
     times = sorted({e.time for e in examples})
     # cut between distinct times so that equal times never land in two splits
