@@ -329,6 +329,8 @@ REFUSED_BY_HYDRA = [
     ("-m optim=adamw,null", ("optim=adamw,null: a config group takes one of its options",)),
     # a setting written as a flag (argparse's usage alone, before)
     ("--optim.lr=1e-3", ("--optim.lr=1e-3: a setting is written key=value, without dashes. Fix: optim.lr=1e-3",)),
+    # a glob sweep on the line: Hydra's own lines alone for the rest of it, before (its values read by no loader)
+    ("-m precision=glob(*) optim.lr=abc hydra.sweep.dir={tmp}/sw", ("pilot: optim.lr=abc: optim.lr takes a number",)),
     ("--optim.lr 1e-3", ("--optim.lr 1e-3: a setting is written key=value, without dashes. Fix: optim.lr=1e-3",)),
     # a key written wrong (its fix was to quote the value, which Hydra still could not read)
     ("optim..lr=1e-3", ("the key 'optim..lr' is no setting's name", "optim.lr=1e-3")),

@@ -18,6 +18,7 @@ from typing import Any
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
+from hydra.errors import HydraException
 from omegaconf import DictConfig, ListConfig, OmegaConf
 
 from pilot.config.grammar_fix import unreadable_arguments, valueless_keys
@@ -115,8 +116,8 @@ def _values(override) -> list:
     if not override.is_sweep_override():
         return [override.value()]
     if override.is_choice_sweep() or override.is_range_sweep():
-        with suppress(ValueError):  # range(0, 3, 0): the sweeper's line says it
-            return [*itertools.islice(override.sweep_iterator(), 100)]
+        with suppress(ValueError, HydraException):  # range(0, 3, 0): the sweeper's line says it; glob(*): the
+            return [*itertools.islice(override.sweep_iterator(), 100)]  # group's options, read by no loader here
     return []
 
 
