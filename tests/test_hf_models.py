@@ -1048,3 +1048,19 @@ def test_an_estimate_refused_for_a_saved_model_names_its_config_json_not_the_yam
     said = settings_in_message(cfg, error)
     assert f"settings of {tmp_path}/config.json: " in said and "num_key_value_heads=8" in said, said
     assert "+model.config" not in said and "num_key_value_heads=4" not in said, said
+
+
+def test_a_saved_config_whose_key_value_heads_do_not_divide_its_heads_is_refused_before_anything_runs(
+    make_cfg, tmp_path
+):
+    """An outside examination: a saved Mistral with 8 key/value heads for 4 heads ran 15 s of a pilot (or an
+    estimate that left a failed run.json) before the first forward's size mismatch; refused at validation now."""
+    transformers = pytest.importorskip("transformers")
+    config = transformers.AutoConfig.for_model(
+        "mistral", hidden_size=64, num_hidden_layers=1, num_attention_heads=4, num_key_value_heads=8,
+        intermediate_size=128, vocab_size=300, bos_token_id=257, eos_token_id=258, pad_token_id=256,
+    )  # fmt: skip
+    config.save_pretrained(tmp_path)  # config.json alone: what mode=estimate reads
+    with pytest.raises(PilotError, match=r"its config.json says num_key_value_heads=8 does not divide") as refused:
+        validate(make_cfg("model=hf_causal_lm", f"model.path={tmp_path}", "mode=estimate"))
+    assert f"Fix: edit {tmp_path}/config.json" in str(refused.value)

@@ -301,6 +301,20 @@ def saved_attention_problem(path: str, attn: str) -> str | None:
     return None
 
 
+def saved_heads_problem(path: str) -> str | None:
+    """A saved config.json whose key/value heads do not divide its heads (``_grouped_heads_problem``): said
+    before anything runs, naming that file (the first forward's size mismatch did, 15 s into a pilot)."""
+    try:
+        config = _transformers().AutoConfig.from_pretrained(str(Path(path).expanduser()), local_files_only=True)
+    except Exception:  # noqa: BLE001 - a folder transformers cannot read: check_model_path says it
+        return None
+    found = _grouped_heads_problem(config)
+    if found is None:
+        return None
+    text = found[1].replace("model.config.", "").split(" Fix: ")[0]
+    return f"its config.json says {text} Fix: edit {path}/config.json (the model was saved with heads that cannot run)"
+
+
 def _grouped_heads_problem(config: Any) -> tuple[dict[str, Any], str] | None:
     """Grouped-query attention shares each key/value head among num_attention_heads /
     num_key_value_heads query heads: a count that does not divide fails in the first forward

@@ -26,7 +26,7 @@ from pilot.models.adapter_targets import (
     save_nothing,
     saved_names_matching_nothing,
 )
-from pilot.models.hf_causal_lm import DTYPES, config_problem, meta_model, saved_attention_problem
+from pilot.models.hf_causal_lm import DTYPES, config_problem, meta_model, saved_attention_problem, saved_heads_problem
 from pilot.validation.adapter_config import adapter_settings_if_any, check_adapter_config
 from pilot.validation.checkpointing import check_checkpointing
 from pilot.validation.keys import check_arguments
@@ -203,7 +203,11 @@ def _check_hf_config(cfg, problems: list[Problem]) -> None:
         problems.append(Problem("model.dtype", dtype, f"must be one of {', '.join(DTYPES)} (the parameters' dtype)."))
     if path := select(cfg, "model.path"):  # the saved config builds it: only its attention is asked here
         attn = str(select(cfg, "model.attn_implementation") or "sdpa")
-        if all(p.key != "model.path" for p in problems) and (refused := saved_attention_problem(str(path), attn)):
+        if any(p.key == "model.path" for p in problems):
+            return
+        if heads := saved_heads_problem(str(path)):  # mistral saved with 8 key/value heads for 4
+            problems.append(Problem("model.path", str(path), heads))
+        elif refused := saved_attention_problem(str(path), attn):
             problems.append(Problem("model.attn_implementation", attn, refused, said=True))
         return
     config = select(cfg, "model.config")
