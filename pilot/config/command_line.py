@@ -59,7 +59,6 @@ def names_hydras_key(said: list[str], hydras: str) -> bool:
         "Hydra's override grammar cannot read it" in line
         or "a setting without a value" in line
         or "a setting is written key=value" in line
-        or "split the setting in two" in line
         or "the shell split the value at its spaces" in line
         or "look-alikes of ASCII" in line  # a pasted '–m' (Hydra: LexerNoViableAltException)
         for line in said
@@ -155,9 +154,17 @@ def refuse_unusable(arguments: list[str], conf_dir: str, environ: Mapping[str, s
 
 
 def _spaced_setting(arguments: list[str], at: int) -> str | None:
-    """``optim.lr = 1e-4`` or ``optim.lr =1e-4``: an argument starting with '=' after a bare key (a space the
-    shell split the setting at); the setting written whole."""
+    """``optim.lr = 1e-4``, ``optim.lr =1e-4`` or ``optim.lr= 1e-4``: a setting the shell split at a space around
+    its '=' (Hydra's lexer lines, or 'no key before =', before); the setting written whole."""
     argument, before = arguments[at], arguments[at - 1] if at else ""
+    after = arguments[at + 1] if at + 1 < len(arguments) else ""
+    if (
+        re.fullmatch(r"[+~]{0,2}[A-Za-z_][\w@/.-]*=", argument)
+        and after
+        and not after.startswith("-")
+        and "=" not in after
+    ):
+        return f"{argument} {after}: a space after '=' split the setting. Fix: {argument}{after} (no space around '=')"
     if not argument.startswith("=") or not re.fullmatch(r"[+~]{0,2}[A-Za-z_][\w@/.-]*", before):
         return None
     value = argument[1:] or (arguments[at + 1] if at + 1 < len(arguments) and "=" not in arguments[at + 1] else "")

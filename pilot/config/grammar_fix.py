@@ -198,11 +198,6 @@ def valueless_keys(arguments: list[str]) -> list[str]:
             lines.append(f"{argument}: a setting is written key=value. Fix: {key}={value.strip()}")
         elif _bare_word(arguments, at) and (pasted := _pasted_fix(argument)) is not None:  # '–m', an en dash
             lines.append(f"{argument}: not a flag or a setting. Fix: {pasted}")
-        elif _bare_word(arguments, at) and at > 0 and re.fullmatch(KEY + "=", arguments[at - 1]):  # 'optim.lr= 1e-4'
-            lines.append(
-                f"{arguments[at - 1]} {argument}: a space after '=' split the setting in two. "
-                f"Fix: {arguments[at - 1]}{argument} (no space around '=')"
-            )
         elif _bare_word(arguments, at):
             before = arguments[at - 1] if at > 0 else ""
             lines.append(

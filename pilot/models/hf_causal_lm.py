@@ -288,31 +288,27 @@ def meta_model(
         transformers.logging.set_verbosity(verbosity)
 
 
-def saved_attention_problem(path: str, attn: str) -> str | None:
-    """What building ``path``'s saved model under ``attn`` would refuse about the attention implementation
-    (Bloom without an sdpa kernel), found on the meta device before anything runs; None otherwise."""
+def saved_config_problem(path: str, attn: str) -> tuple[str, str] | None:
+    """What building ``path``'s saved model would refuse, found before anything runs: key/value heads that do
+    not divide its heads (the first forward's size mismatch, 15 s into a pilot), or, on the meta device, the
+    attention implementation ``attn`` (Bloom without an sdpa kernel). (the setting to name, why), else None."""
     transformers = _transformers()
     try:
         config = transformers.AutoConfig.from_pretrained(str(Path(path).expanduser()), local_files_only=True)
+    except Exception:  # noqa: BLE001 - a folder transformers cannot read: check_model_path says it
+        return None
+    if (heads := _grouped_heads_problem(config)) is not None:
+        text = heads[1].replace("model.config.", "").split(" Fix: ")[0]
+        return (
+            "model.path",
+            f"its config.json says {text} Fix: edit {path}/config.json (saved with heads that cannot run)",
+        )
+    try:
         _on_meta(transformers, config, attn, 1)
     except Exception as error:  # noqa: BLE001 - only the attention's refusal is said here
         refused = attention_refusal(error, attn)
-        return None if refused is None else str(refused)
+        return None if refused is None else ("model.attn_implementation", str(refused))
     return None
-
-
-def saved_heads_problem(path: str) -> str | None:
-    """A saved config.json whose key/value heads do not divide its heads (``_grouped_heads_problem``): said
-    before anything runs, naming that file (the first forward's size mismatch did, 15 s into a pilot)."""
-    try:
-        config = _transformers().AutoConfig.from_pretrained(str(Path(path).expanduser()), local_files_only=True)
-    except Exception:  # noqa: BLE001 - a folder transformers cannot read: check_model_path says it
-        return None
-    found = _grouped_heads_problem(config)
-    if found is None:
-        return None
-    text = found[1].replace("model.config.", "").split(" Fix: ")[0]
-    return f"its config.json says {text} Fix: edit {path}/config.json (the model was saved with heads that cannot run)"
 
 
 def _grouped_heads_problem(config: Any) -> tuple[dict[str, Any], str] | None:

@@ -26,7 +26,7 @@ from pilot.models.adapter_targets import (
     save_nothing,
     saved_names_matching_nothing,
 )
-from pilot.models.hf_causal_lm import DTYPES, config_problem, meta_model, saved_attention_problem, saved_heads_problem
+from pilot.models.hf_causal_lm import DTYPES, config_problem, meta_model, saved_config_problem
 from pilot.validation.adapter_config import adapter_settings_if_any, check_adapter_config
 from pilot.validation.checkpointing import check_checkpointing
 from pilot.validation.keys import check_arguments
@@ -205,10 +205,9 @@ def _check_hf_config(cfg, problems: list[Problem]) -> None:
         attn = str(select(cfg, "model.attn_implementation") or "sdpa")
         if any(p.key == "model.path" for p in problems):
             return
-        if heads := saved_heads_problem(str(path)):  # mistral saved with 8 key/value heads for 4
-            problems.append(Problem("model.path", str(path), heads))
-        elif refused := saved_attention_problem(str(path), attn):
-            problems.append(Problem("model.attn_implementation", attn, refused, said=True))
+        if (found := saved_config_problem(str(path), attn)) is not None:  # mistral saved with 8 kv heads for 4
+            key, why = found
+            problems.append(Problem(key, str(path), why) if key == "model.path" else Problem(key, attn, why, said=True))
         return
     config = select(cfg, "model.config")
     settings = OmegaConf.to_container(config, resolve=True) if isinstance(config, DictConfig) else None

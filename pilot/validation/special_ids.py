@@ -40,7 +40,7 @@ def _saved_ids(path: Any) -> dict[str, Any] | None:
         saved = json.loads(config.read_text())
     except (OSError, ValueError):
         return None  # a missing or unreadable directory is check_model_path's to say
-    return {which: saved.get(f"{which}_token_id") for which in SPECIAL}
+    return {which: saved.get(f"{which}_token_id") for which in (*SPECIAL, "pad")}
 
 
 def _agrees(model_id: Any, data_id: Any) -> bool:
@@ -57,8 +57,8 @@ def check_special_ids(cfg, problems: list[Problem]) -> None:
         return
     path = select(cfg, "model.path")
     if path:
-        _check_saved_padding(cfg, path, data, problems)
         saved = _saved_ids(path) or {}
+        _check_saved_padding(cfg, path, saved.pop("pad", None), data, problems)
         disagree = [
             w for w, model_id in saved.items() if w in data and model_id is not None and not _agrees(model_id, data[w])
         ]
@@ -96,24 +96,21 @@ def check_special_ids(cfg, problems: list[Problem]) -> None:
             )
 
 
-def _check_saved_padding(cfg, path: Any, data: dict[str, Any], problems: list[Problem]) -> None:
-    """A saved model whose ``pad_token_id`` is the data's bos (a config.json made with another
-    tokenizer): its embedding keeps that row as padding (no gradient, zeros when made from scratch) while
-    every example reads it as its start or end. The pilot's inspect step says it on the data; a mode=train
-    run trained on without a word (an outside examination)."""
+def _check_saved_padding(cfg, path: Any, saved: Any, data: dict[str, Any], problems: list[Problem]) -> None:
+    """A saved model whose ``pad_token_id`` (``saved``) is the data's bos (a config.json made with another
+    tokenizer): its embedding keeps that row as padding (no gradient, zeros when made from scratch) while every
+    example starts with it. The pilot's inspect step says it on the data; a mode=train run trained on without a
+    word (an outside examination)."""
     try:
-        saved = json.loads((Path(str(path)).expanduser() / "config.json").read_text()).get("pad_token_id")
         pad = cfg.data.get("pad_token_id") if select(cfg, "data") is not None else None
-    except Exception:  # noqa: BLE001 - unreadable: check_model_path's, or the tokenizer's own check, says it
+    except Exception:  # noqa: BLE001 - an unresolvable tokenizer is reported by its own check
         return
-    # bos only: every example reads it; an eos is read as an input by no position the loss counts
-    hit = [w for w, data_id in data.items() if w == "bos" and data_id is not None and saved == data_id and saved != pad]
-    if isinstance(saved, int) and hit:
+    if isinstance(saved, int) and saved == data.get("bos") and saved != pad:  # an eos: read by no counted position
         problems.append(
             Problem(
                 "model.path",
                 str(path),
-                f"its config.json says pad_token_id={saved}, which the data's tokenizer writes as <{hit[0]}> in every "
+                f"its config.json says pad_token_id={saved}, which the data's tokenizer writes as <bos> in every "
                 f"example (its pad is {pad}): the embedding keeps row {saved} as padding, which never trains. Fix: "
                 f"pad_token_id={pad if pad is not None else 'null'} in {path}/config.json (the tokenizer the data "
                 "reads), or data.tokenizer=<the tokenizer saved with this model>",
