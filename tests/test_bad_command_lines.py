@@ -732,7 +732,32 @@ FIXES_THAT_WORK = [
     (["rental.closing_reserve_minutes=1h"], "rental.closing_reserve_minutes=60", "rental.closing_reserve_minutes", 60),
     (["budget.value=10k"], "budget.value=10000", "budget.value", 10000),
     (["+rental.catalog.h100.price_per_hour=2,5"], "+rental.catalog.h100.price_per_hour=2.5", None, None),
+    # a comma list without -m, where the setting takes no sweep: a list, one number with a thousands separator
+    (["optim.betas=0.9,0.99"], "optim.betas=[0.9,0.99]", "optim.betas", [0.9, 0.99]),
+    (["budget.value=10,000"], "budget.value=10000", "budget.value", 10000),
 ]
+
+
+@pytest.mark.parametrize(
+    "line, offered, not_offered",
+    [  # the readings of a comma list without -m the setting cannot take were offered beside the sweep
+        ("seed=0,1", "python -m pilot -m seed=0,1", ("seed=0.1", "seed=[0,1]", "seed='0,1'")),
+        ("optim.betas=0.9,0.99", "optim.betas=[0.9,0.99]", ("-m optim.betas", "'0.9,0.99'")),
+        ("precision=fp16,bf16", "-m precision=fp16,bf16", ("precision=[", "precision='")),
+        (
+            "adapter=lora adapter.target_modules=q_proj,v_proj",
+            "adapter.target_modules=[q_proj,v_proj]",
+            ("'q_proj,v_proj'",),
+        ),
+        ("optim.lr=1,5e-3", "a decimal comma meant: optim.lr=1.5e-3", ("optim.lr=[", "optim.lr='")),
+    ],
+)
+def test_a_comma_list_without_m_is_offered_what_the_setting_takes(
+    line, offered, not_offered, tmp_path, monkeypatch, capsys, restore_logging
+):
+    code, stderr = run_in_process(line.split(), tmp_path / "run", monkeypatch, capsys)
+    assert code == 2 and offered in stderr, stderr
+    assert not [wrong for wrong in not_offered if wrong in stderr], stderr
 
 
 @pytest.mark.parametrize("arguments, fix, key, value", FIXES_THAT_WORK, ids=lambda a: str(a))

@@ -12,6 +12,7 @@ from typing import Any
 from pilot.config.group_choices import group_value_problem
 from pilot.config.help import CONF_DIR
 from pilot.config.other_names import environment_variable, other_trainers_flags
+from pilot.config.suggest import readings_that_fit
 
 
 def repeated_keys(arguments: list[str]) -> list[str]:
@@ -239,15 +240,39 @@ def _sweep_without_m(parsed: Any) -> list[str]:
         if override.is_sweep_override() and (variable := environment_variable(override.key_or_group, argument)):
             problems.append(variable)  # CUDA_VISIBLE_DEVICES=0,1 after the command: no sweep, no decimal comma
         elif override.is_sweep_override():
-            key, value = argument.partition("=")[::2]  # +rental.catalog.x.price_per_hour: its '+' kept in the fixes
-            other = "" if "(" in value else f"; or {key}=[{value}] for one list value, or {key}='{value}' for one text"
-            if re.fullmatch(r"-?\d+,\d+(e-?\d+)?", value):  # 1,5e-3: a decimal comma, one number meant
-                other = f"; or, a decimal comma meant: {key}={value.replace(',', '.')}" + other
-            problems.append(
-                f"{argument}: a sweep over {value} (one job per value) runs with -m. Fix: python -m pilot -m "
-                f"{argument} ...{other}"
-            )
+            problems.append(_one_job_meant(parsed.overrides, argument, override))
     return problems
+
+
+def _one_job_meant(arguments: list[str], argument: str, override: Any) -> str:
+    """The readings of ``key=a,b`` the setting can take: a sweep (with -m), a decimal comma, a thousands
+    separator, one list, one text; each offered only where the setting's type takes it (seed=0,1 is no
+    number 0.1, no list); the sweep alone where the setting takes none of them."""
+    key, value = argument.partition("=")[::2]  # +rental.catalog.x.price_per_hour: its '+' kept in the fixes
+    each = [*override.sweep_iterator()] if "(" not in value else []  # range(1,4), choice(...): a sweep alone
+    readings = {  # in the order said: a thousands separator (10,000) is likelier meant than a sweep
+        "thousands": [int(value.replace(",", ""))] if re.fullmatch(r"-?\d{1,3}(,\d{3})+", value) else None,
+        "decimal": [float(value.replace(",", "."))] if re.fullmatch(r"-?\d+,\d+(e-?\d+)?", value) else None,
+        "sweep": each,
+        "list": [each] if each else None,
+        "text": [value] if each else None,
+    }  # 1,5e-3: a decimal comma, one number meant; 10,000: one integer
+    readings = {name: values for name, values in readings.items() if values is not None}
+    fit = readings_that_fit(str(CONF_DIR), arguments, key.lstrip("+"), readings) if each else None
+    fit = [name for name in readings if name != "thousands"] if fit is None else fit or ["sweep"]
+    said = {
+        "sweep": f"python -m pilot -m {argument} ... (one job per value)",
+        "decimal": f"a decimal comma meant: {key}={value.replace(',', '.')}",
+        "thousands": f"one number meant: {key}={value.replace(',', '')}",
+        "list": f"{key}=[{value}] for one list value",
+        "text": f"{key}='{value}' for one text",
+    }
+    fixes = "; or ".join(said[name] for name in fit)
+    if "sweep" not in fit:  # optim.betas=0.9,0.99: no value of the sweep is a value of the setting
+        return f"{argument}: {key} takes none of {value} alone (a sweep, one job per each). Fix: {fixes}"
+    if fit[0] != "sweep":  # budget.value=10,000
+        return f"{argument}: a comma in a value makes a sweep (one job per value, with -m). Fix: {fixes}"
+    return f"{argument}: a sweep over {value} (one job per value) runs with -m. Fix: {fixes}"
 
 
 def _flag_problems(parsed: Any) -> list[str]:

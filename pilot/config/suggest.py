@@ -5,29 +5,26 @@ config once more (a fraction of a second), never on a command line that works.""
 
 from __future__ import annotations
 
-import copy
 import difflib
 import itertools
 from collections.abc import Callable, Iterator
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from enum import Enum
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 from hydra import compose, initialize_config_dir
 from hydra.core.global_hydra import GlobalHydra
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
-from omegaconf import DictConfig, ListConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf
 
 from pilot.config.grammar_fix import unreadable_arguments, valueless_keys
 from pilot.config.group_choices import group_problem, searchpath_groups
 from pilot.config.hydra_keys import hydra_setting_lines
-from pilot.config.other_names import device_index, other_trainers_name
-from pilot.config.units import unit_fix
-from pilot.config.values import target_keywords, typed_value
-from pilot.run_marker import enclosing_run, run_mode
+from pilot.config.other_names import other_trainers_name
+from pilot.config.setting_types import KINDS, node_kind, wrong_type
+from pilot.config.values import target_keywords
 
 HUB_FIX = "model=hf_causal_lm model.path=<its save_pretrained directory on this machine> (nothing is downloaded)"
 HIDDEN_OPTIONS = "schema"  # the schema's own entries in a group (schema, schema_<option>: pilot.config.register)
@@ -47,13 +44,8 @@ def suggestions(
         overrides = parser.parse_overrides([a for a in arguments if "=" in a or a.startswith("~")])
     except Exception:  # noqa: BLE001 - a line Hydra could not parse: which argument, and how to write it
         return unreadable_arguments(parser, arguments)
-    GlobalHydra.instance().clear()
-    _searchpath[:] = [o.input_line for o in overrides if o.key_or_group == "hydra.searchpath"]  # plug-in options
     try:
-        with initialize_config_dir(config_dir=conf_dir, version_base="1.3"):
-            loader = GlobalHydra.instance().config_loader()
-            groups = set(loader.list_groups("")) | searchpath_groups(overrides)
-            cfg = _composed_with_choices(overrides, groups)
+        with _composing(conf_dir, overrides) as (loader, groups, cfg):
             lines = []
             added = {o.key_or_group for o in overrides if o.is_add()}  # +experiment=x: the group is there
             for override in overrides:
@@ -84,10 +76,45 @@ def suggestions(
                     lines.append(elsewhere or _not_a_setting(cfg, key, override.input_line))
                 else:
                     typed = None if override.is_sweep_override() else override.input_line.partition("=")[2]
-                    lines += [wrong for value in values if (wrong := _wrong_type(cfg, key, value, typed))][:1]
+                    lines += [wrong for value in values if (wrong := wrong_type(cfg, key, value, typed))][:1]
             return lines
     except Exception:  # noqa: BLE001 - a suggestion is a courtesy: Hydra's own message already stands
         return []
+
+
+def readings_that_fit(conf_dir: str, arguments: list[str], key: str, readings: dict[str, list]) -> list[str] | None:
+    """Of ``readings`` (a name -> the values one reading of ``key``'s value gives: a sweep's each, a number
+    with a decimal comma, one list, one text), those the setting takes as this line composes it; a text
+    only where the setting is typed a string (a setting of any type takes any text: adapter.target_modules
+    reads 'q_proj,v_proj' as one pattern). None when it cannot tell (no such setting, a line that does not
+    compose); a config group's only reading is the sweep."""
+    try:
+        overrides = OverridesParser.create().parse_overrides([a for a in arguments if "=" in a or a.startswith("~")])
+        with _composing(conf_dir, overrides) as (_, groups, cfg):
+            if key in groups:  # one option per job (a list of options is refused: group_choices)
+                return ["sweep"]
+            if not _has(cfg, key):
+                return None
+            text_too = node_kind(cfg, key).startswith(KINDS[str])
+            return [
+                name
+                for name, values in readings.items()
+                if all(wrong_type(cfg, key, value) is None for value in values) and (name != "text" or text_too)
+            ]
+    except Exception:  # noqa: BLE001 - a courtesy: the line is refused with the readings unsorted
+        return None
+
+
+@contextmanager
+def _composing(conf_dir: str, overrides: list) -> Iterator[tuple[Any, set[str], DictConfig]]:
+    """Hydra's config loader, the config groups and the config as the line's group choices compose it."""
+    GlobalHydra.instance().clear()
+    _searchpath[:] = [o.input_line for o in overrides if o.key_or_group == "hydra.searchpath"]  # plug-in options
+    try:
+        with initialize_config_dir(config_dir=conf_dir, version_base="1.3"):
+            loader = GlobalHydra.instance().config_loader()
+            groups = set(loader.list_groups("")) | searchpath_groups(overrides)
+            yield loader, groups, _composed_with_choices(overrides, groups)
     finally:
         GlobalHydra.instance().clear()
 
@@ -172,23 +199,6 @@ def _added_over(override: Any, key: str, cfg: DictConfig) -> str | None:
 
 
 _MISSING = object()
-KINDS = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
-
-
-def _node_kind(cfg: DictConfig, key: str) -> str:
-    """What a setting whose value is null takes, from its schema's node (estimate.seq_len: an integer or null)."""
-    from omegaconf import nodes
-
-    section, _, leaf = key.rpartition(".")
-    parent = OmegaConf.select(cfg, section, default=None) if section else cfg
-    try:
-        node = parent._get_node(leaf, throw_on_missing_value=False)  # noqa: SLF001 - OmegaConf's typed node
-    except Exception:  # noqa: BLE001 - no node to read a type from: said as the schema's type
-        node = None
-    typed = {nodes.IntegerNode: int, nodes.FloatNode: float, nodes.BooleanNode: bool, nodes.StringNode: str}
-    kind = next((KINDS[python] for node_type, python in typed.items() if isinstance(node, node_type)), None)
-    kind = kind or ("a list" if isinstance(node, ListConfig) else None)  # adapter.modules_to_save: [lm_head]
-    return f"{kind} or null" if kind else "value of its schema's type"
 
 
 def _no_such_options(key: str, values: list, options: list[str]) -> list[str]:
@@ -290,93 +300,6 @@ def _not_a_setting(cfg: DictConfig, key: str, line: str | None = None) -> str:
     return f"{key}: not a setting; {where} {', '.join(sorted(siblings)[:40])}"
 
 
-SAME_MEANING = {
-    "gpu": "cuda",
-    "nvidia": "cuda",
-    "float32": "fp32",
-    "bfloat16": "bf16",
-    "float16": "fp16",
-    "half": "fp16",
-    "float": "fp32",
-    "steps": "updates",  # budget.fixed: an optimizer step is an update
-    "step": "updates",
-    "iterations": "updates",
-    "iters": "updates",
-    "samples": "examples",
-    "epoch": "epochs",
-}
-
-
-def _wrong_type(cfg: DictConfig, key: str, value: object, typed: str | None = None) -> str | None:
-    """``key=value`` when the value cannot be the setting's type: what the setting takes, and its default
-    (``typed``: the value as the line wrote it, 1e6 rather than 1000000.0)."""
-    node = OmegaConf.select(cfg, key, default=None, throw_on_missing=False)
-    if isinstance(node, DictConfig):
-        return None
-    if isinstance(node, ListConfig):
-        return _wrong_list(cfg, key, value, node)
-    # the key's section, typed by its schema (a top-level setting's type is its parent's: the whole config)
-    trial = OmegaConf.masked_copy(cfg, [key.split(".")[0]]) if "." in key else copy.deepcopy(cfg)
-    try:
-        OmegaConf.update(trial, key, value, merge=False)
-    except Exception:  # noqa: BLE001 - the schema refused the value's type
-        default = OmegaConf.select(cfg, key)
-        if isinstance(default, Enum):  # the names a user types, not Python's OptimName.adamw
-            names = [member.name for member in type(default)]
-            near = [SAME_MEANING[str(value).lower()]] if SAME_MEANING.get(str(value).lower()) in names else []
-            near = near or [n for n in names if str(value).lower().startswith(n)][:1]  # cosine_with_restarts
-            near = near or difflib.get_close_matches(str(value), names, n=1, cutoff=0.5)
-            if chosen := device_index(key, str(value)):  # cuda:1
-                return f"{key}={typed_value(value)}: {key} takes one of {', '.join(names)}; {chosen}"
-            return f"{key}={typed_value(value)}: {key} takes one of {', '.join(names)}" + (
-                f"; did you mean {key}={near[0]}?" if near else f" (the default is {key}={default.name})"
-            )
-        kind = KINDS.get(type(default)) or _node_kind(cfg, key)
-        shown = typed if typed is not None else typed_value(value)
-        said = f"{key}={shown}: {key} takes {kind} (the default is {key}={typed_value(default)})"
-        whole = type(default) is int and isinstance(value, float) and value.is_integer()  # 1e12 or 2e5: a float
-        if whole:  # what was read, not a fix: the integer may be out of the setting's range, said next
-            said += f"; {shown} is a float (an exponent, 1e3, makes one): as an integer it is {int(value)}"
-        if isinstance(value, str) and (fix := unit_fix(key, value, kind.startswith("an integer"))):
-            said += f". Fix: {fix}"
-        if kind.endswith("or null") and str(value).strip().lower() in ("none", "nil"):  # Python's None, typed
-            said += f". Fix: {key}=null (the command line's and YAML's word for none)"
-        elif kind == "a list or null" and isinstance(value, (str, int, float)):
-            said += f"; as a list: {key}=[{value}]"
-        if isinstance(value, (list, tuple)) and value:  # one run per value is a sweep, not a list
-            as_typed = [
-                int(v) if type(default) is int and isinstance(v, float) and v.is_integer() else v for v in value
-            ]
-            said += f"; to run one job per value, sweep it: {key}={','.join(map(str, as_typed))} -m"
-        if key == "checkpoint.resume" and isinstance(value, str) and "/" in value:  # a run's directory
-            said += resume_in_place(value)
-        return said
-    return None
-
-
-def _wrong_list(cfg: DictConfig, key: str, value: object, node: ListConfig) -> str | None:
-    """``key=value`` when a list setting cannot take it: what its items are, written as a list."""
-    trial = OmegaConf.masked_copy(cfg, [key.split(".")[0]]) if "." in key else copy.deepcopy(cfg)
-    try:
-        OmegaConf.update(trial, key, value, merge=False)
-    except Exception:  # noqa: BLE001 - the schema refused the value or one of its items
-        item = KINDS.get(node._metadata.element_type)
-        default = ",".join(str(v) for v in OmegaConf.to_container(node))
-        given = "[" + ",".join(map(str, value)) + "]" if isinstance(value, list) else value  # as it was typed
-        text = isinstance(value, str) and value.strip().startswith("[")  # '[0.9,0.95]' in Hydra's quotes: a string
-        return (
-            f"{key}={given}: {key} takes a list"
-            + (f" of {item.split(' ', 1)[1]}s" if item else "")
-            + (f", written [a,b,...] (the default is {key}=[{default}])")
-            + (
-                f"; Hydra's quotes made {value} one text. Fix: \"{key}={value.strip()}\" (the shell's quotes only)"
-                if text
-                else ""
-            )
-        )
-    return None
-
-
 def _keys(node: DictConfig, prefix: str = "") -> Iterator[str]:
     for key in node.keys():
         child = node._get_node(key)
@@ -384,15 +307,3 @@ def _keys(node: DictConfig, prefix: str = "") -> Iterator[str]:
             yield from _keys(child, f"{prefix}{key}.")
         else:
             yield f"{prefix}{key}"
-
-
-def resume_in_place(given: str) -> str:
-    """``checkpoint.resume=<a directory>`` (other trainers take the checkpoint's path there): the run to continue,
-    which resumes in its own directory: the run holding ``given`` (its checkpoints/ too), said when it is no
-    training run (a pilot's or an estimate's has nothing to continue) or when there is none."""
-    run = enclosing_run(Path(given).expanduser())
-    if run is None:
-        return f". No pilot run holds {given} (no run.json at or above it): a run resumes in its own directory"
-    if (mode := run_mode(run)) not in (None, "train"):
-        return f". {run} holds a mode={mode} run, which trains nothing to continue: a train run resumes in its own directory"
-    return f". To continue the run there: hydra.run.dir={run} (a run resumes in its own directory)"
