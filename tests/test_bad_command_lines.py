@@ -735,6 +735,10 @@ FIXES_THAT_WORK = [
     # a comma list without -m, where the setting takes no sweep: a list, one number with a thousands separator
     (["optim.betas=0.9,0.99"], "optim.betas=[0.9,0.99]", "optim.betas", [0.9, 0.99]),
     (["budget.value=10,000"], "budget.value=10000", "budget.value", 10000),
+    # a value of the wrong type was told the type and the default, no fix
+    (["batch.micro_batch=4.5"], "batch.micro_batch=4", "batch.micro_batch", 4),
+    (["optim.lr=abc"], "optim.lr=0.001", "optim.lr", 0.001),
+    (["estimate.seq_len=abc", "mode=estimate"], "estimate.seq_len=null", "estimate.seq_len", None),
 ]
 
 
@@ -773,7 +777,7 @@ def test_a_fix_followed_gives_what_the_line_meant(
 
     code, stderr = run_in_process(arguments, tmp_path / "run", monkeypatch, capsys)
     after = stderr.partition("Fix: ")[2]  # the fix whole, not the line echoed
-    given = re.search(r"(?:^|: |; |\(|or )" + re.escape(fix) + r"(?:[ );]|$)", after, re.MULTILINE)
+    given = re.search(r"(?:^|: |; |\(|or |e\.g\. )" + re.escape(fix) + r"(?:[ );]|$)", after, re.MULTILINE)
     assert code == 2 and "Traceback" not in stderr and given, stderr
     assert not any(line.startswith(("Could not", "LexerNoViable", "no viable")) for line in stderr.splitlines()), stderr
     if key is None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import math
 from enum import Enum
 from pathlib import Path
 
@@ -95,8 +96,16 @@ def wrong_type(cfg: DictConfig, key: str, value: object, typed: str | None = Non
             said += f"; to run one job per value, sweep it: {key}={','.join(map(str, as_typed))} -m"
         if key == "checkpoint.resume" and isinstance(value, str) and "/" in value:  # a run's directory
             said += resume_in_place(value)
-        return said
+        return said if "Fix:" in said or "; " in said or ". " in said else said + _typed_fix(key, value, kind, default)
     return None
+
+
+def _typed_fix(key: str, value: object, kind: str, default: object) -> str:
+    """The fix of a value of the wrong type said without one: the whole numbers around a fraction given
+    to an integer setting, else the setting's kind in the value's place and its default as the example."""
+    if kind.startswith("an integer") and isinstance(value, float) and math.isfinite(value):
+        return f". Fix: {key}={math.floor(value)} or {key}={math.ceil(value)} (a whole number)"
+    return f". Fix: {kind}, e.g. {key}={typed_value(default)}"  # no <placeholder>: the shell reads '<' as a file
 
 
 def _wrong_list(cfg: DictConfig, key: str, value: object, node: ListConfig) -> str | None:
