@@ -7,13 +7,14 @@ candidate in the softmax) passes both, while the padded candidates enter each ex
 example's loss, and its gradient, then depends on what it is batched with.
 
 Judged on the first ``BATCHES`` training micro-batches where the output holds one row per example and the
-labels one per example, for a batch that does not say where its padding is (no ``attention_mask``, no
-``info["pad_id"]``: a mask of the task's own) or whose loss is CTC-style (per-frame scores beside labels of
-another length: padded frames counted in its input lengths); not where collate draws at random (alone, the example is
-another input) or the model does not repeat its own loss. A batch with an ``attention_mask`` is the padding
-probe's and the untrained-labels check's: there padded positions scored in a softmax are how transformers'
-question-answering heads are trained (start and end logits over every position), not judged here. Run after the padding and batch-mixing probes, and only when neither
-found anything (a model that reads the padding changes the loss too: said once, by them).
+labels one per example, whether or not the batch says where its padding is (an ``attention_mask``, an
+``info["pad_id"]``, a mask of the task's own): a loss divided by the padded width, padded steps in a mean,
+CTC input lengths that count padded frames all reach the loss where the model's outputs are each example's
+own; not for scores over the batch's positions (transformers' question-answering heads score every
+position, the padded ones too, by their own convention), where collate draws at random (alone, the example
+is another input) or the model does not repeat its own loss. Run after the padding and batch-mixing
+probes, and only when neither found anything (a model that reads the padding changes the loss too: said
+once, by them).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from pilot.checks.collated import collate_is_random
 from pilot.checks.label_kinds import as_number
 from pilot.checks.loss_probe import batch_size, micro_batches, padding_mask, row_items, sub_batch
 from pilot.checks.result import Finding
-from pilot.data.task import TaskData, logits_of
+from pilot.data.task import IGNORE_INDEX, TaskData, logits_of
 
 BATCHES = 2
 RTOL = 1e-3  # of the example's loss alone: float32 sums over another width differ by ~1e-6
@@ -44,8 +45,9 @@ def loss_alone_findings(
     if not chunks:
         return [], {"judged": False, "why": "no micro-batch of two examples or more"}
     first = task.collate(chunks[0])
-    if padding_mask(task, first) is not None and not _ctc_style(task, model, first):  # the padding probe's
-        return [], {"judged": False, "why": "the batch says where its padding is: the padding probe's"}
+    if (mask := padding_mask(task, first)) is not None and _scored_over_positions(task, model, first, mask):
+        return [], {"judged": False, "why": "scores over the batch's positions (question answering's start and end "
+                    "logits): padded positions in that softmax are transformers' own convention"}  # fmt: skip
     if collate_is_random(task, chunks[0]):
         return [], {"judged": False, "why": "collate is random (two calls differ)"}
     compared, worst = 0, (0.0, None, None, None)
@@ -68,21 +70,43 @@ def loss_alone_findings(
             limit = RTOL if scores.dtype in (torch.float32, torch.float64) else LOW_PRECISION_RTOL
             for row, at in enumerate(row_items(batch, chunk)):
                 alone = task.collate([chunk[at]])
-                own = as_number(task.loss_sum(task.forward(model, alone), alone))
+                own_output = task.forward(model, alone)
+                own = as_number(task.loss_sum(own_output, alone))
                 again = as_number(task.loss_sum(task.forward(model, alone), alone))
                 padded = sub_batch(batch, [row])  # its row as the batch padded it, run alone: no other row
-                cut = as_number(task.loss_sum(task.forward(model, padded), padded))
+                cut_output = task.forward(model, padded)
+                cut = as_number(task.loss_sum(cut_output, padded))
                 if not all(map(math.isfinite, (own, again, cut))) or abs(own - again) > 1e-6 * max(abs(own), 1e-6):
                     return [], {"judged": False, "why": "the loss alone is not finite or not repeated"}
                 compared += 1
                 gap = abs(cut - own) / max(abs(own), 1e-6)
                 if gap > worst[0]:
-                    worst = (gap, batch, row, (cut, own))
-    gap, batch, row, losses = worst
+                    reads = _outputs_apart((cut_output, padded), (own_output, alone), limit)
+                    worst = (gap, batch, row, (cut, own), reads)
+    gap, batch, row, losses, reads = worst
     details = {"examples_compared": compared, "largest_relative_difference": gap, "limit": limit}
     if gap <= limit:
         return [], details
-    return [_depends_on_its_batch(batch, row, gap, losses, split)], details
+    return [_depends_on_its_batch(batch, row, gap, losses, split, reads)], details
+
+
+def _outputs_apart(padded: tuple[Any, dict[str, Any]], alone: tuple[Any, dict[str, Any]], limit: float) -> bool | None:
+    """Whether the model's scores at the positions the labels count differ between the example's row as its
+    batch padded it and the example alone (the model reads the padding: an RNN's state after padded steps, a
+    mean over every position); None where the two cannot be set side by side (other counts of positions)."""
+    (mine, mine_batch), (own, own_batch) = padded, alone
+    mine, own = logits_of(mine), logits_of(own)
+    labels, own_labels = mine_batch.get("labels"), own_batch.get("labels")
+    if not (torch.is_tensor(mine) and torch.is_tensor(own) and torch.is_tensor(labels) and torch.is_tensor(own_labels)):
+        return None
+    if mine.dim() == labels.dim() + 1 == own.dim() and labels.dim() >= 2 and mine.shape[:-1] == labels.shape:
+        if own.shape[:-1] != own_labels.shape:
+            return None
+        mine, own = mine[labels != IGNORE_INDEX], own[own_labels != IGNORE_INDEX]  # the counted positions
+    if mine.shape != own.shape:
+        return None
+    scale = float(own.abs().max()) if own.numel() else 0.0
+    return bool((mine.float() - own.float()).abs().max() > limit * max(scale, 1e-6)) if mine.numel() else None
 
 
 def in_batch_scores(task: TaskData, model: torch.nn.Module, pair: tuple[Any, dict[str, Any]], item: dict) -> bool:
@@ -104,22 +128,38 @@ def scored_over_the_batch(task: TaskData, model: torch.nn.Module, scores: torch.
     return alone.dim() == 2 and alone.shape[1] * rows == scores.shape[1]
 
 
-def _ctc_style(task: TaskData, model: torch.nn.Module, batch: dict[str, Any]) -> bool:
-    """Per-frame scores beside labels of another length (CTC): padded frames reaching such a loss (input
-    lengths that count them) are a mistake whatever the batch says of its padding."""
-    labels = batch.get("labels")
+def _scored_over_positions(task: TaskData, model: torch.nn.Module, batch: dict[str, Any], mask: torch.Tensor) -> bool:
+    """Scores over the positions of the batch's width (their last axis: [rows, width], or [rows, 2, width] for a
+    span's start and end) where the labels are no row of positions: a softmax over positions, where
+    transformers' question-answering heads score the padded ones too (trained so; not this check's)."""
     with torch.no_grad():
         scores = logits_of(task.forward(model, batch))
-    return torch.is_tensor(labels) and labels.dim() == 2 and scores.dim() == 3 and scores.shape[1] != labels.shape[1]
+    labels, width = batch.get("labels"), mask.shape[1]
+    per_position_labels = torch.is_tensor(labels) and labels.dim() >= 2 and labels.shape[-1] == width  # tags
+    return torch.is_tensor(scores) and scores.dim() >= 2 and scores.shape[-1] == width and not per_position_labels
 
 
-def _depends_on_its_batch(batch: dict[str, Any], row: int, gap: float, losses: tuple, split: str) -> Finding:
+def _depends_on_its_batch(
+    batch: dict[str, Any], row: int, gap: float, losses: tuple, split: str, reads: bool | None = None
+) -> Finding:
     cut, own = losses
+    if reads:  # the scores at its counted positions differ already: the model, not loss_sum, reads the padding
+        return Finding(
+            f"an example's loss depends on its micro-batch: loss_sum of its row in a micro-batch of {batch_size(batch)} "
+            f"is {cut:.6g}, of the example collated alone {own:.6g} ({gap:.3g} of it apart), and the model's scores at "
+            "the positions its labels count differ too: the model reads the padding its batch adds (an RNN's state "
+            "or last output taken after padded steps, a mean or attention over every position, a seq2seq decoder "
+            "started from an encoder state that ran over the source's padding). Fix: pack the sequences "
+            "(pack_padded_sequence) or take each row's state at its last real position, and mask the padding in "
+            "every pooling and attention",
+            split,
+            int(batch["index"][row]) if torch.is_tensor(batch.get("index")) and len(batch["index"]) > row else None,
+        )
     return Finding(
         f"an example's loss depends on its micro-batch: loss_sum of its row in a micro-batch of {batch_size(batch)} "
         f"is {cut:.6g}, of the example collated alone {own:.6g} ({gap:.3g} of it apart), while each example's loss "
         "must be its own. The padding the batch adds reaches the loss: padded candidates or classes scored in a "
-        "softmax, padded steps in a mean, CTC input lengths that count padded frames, a mask of the task's own that loss_sum does not apply. Fix: mask the "
+        "softmax, padded steps in a mean, a division by the padded width, CTC input lengths that count padded frames, a mask of the task's own that loss_sum does not apply. Fix: mask the "
         "padding in loss_sum (scores.masked_fill(~mask, float('-inf')) before the softmax; padded positions out of "
         "the sum) and in forward",
         split,
