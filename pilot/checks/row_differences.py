@@ -70,6 +70,43 @@ def _row_positions(value: torch.Tensor, singles: list[Batch], items: list[dict],
     )
 
 
+def _offset_segments(batch: Batch, singles: list[Batch], key: str, size: int) -> dict[int, str] | None:
+    """Row -> how its segment differs, where ``key`` holds each row's start in a flat key of the batch (the
+    rows' values one after another: ``nn.EmbeddingBag``'s input and offsets), 0 for an example alone: the
+    segment from its start to the next row's is compared with the flat key of the example alone. None
+    when ``key`` is no such offsets (each row's own value, compared as any other key)."""
+    value = batch[key]
+    if (
+        value.is_floating_point()
+        or value.dim() != 1
+        or size < 2
+        or int(value[0]) != 0
+        or bool((value.diff() <= 0).any())  # strictly increasing: labels [0, 0] are no offsets
+    ):
+        return None
+    if not all(torch.is_tensor(one.get(key)) and one[key].tolist() == [0] for one in singles):
+        return None
+    flat = [
+        name
+        for name, other in batch.items()
+        if torch.is_tensor(other) and other.dim() >= 1 and other.shape[0] >= int(value[-1]) and other.shape[0] != size
+        and all(torch.is_tensor(one.get(name)) and one[name].dim() == other.dim() for one in singles)
+    ]  # fmt: skip
+    if not flat:
+        return None
+    ends = [*value[1:].tolist(), None]
+    differing = {}
+    for name in flat:
+        for row, (start, end) in enumerate(zip(value.tolist(), ends)):
+            mine = batch[name][start:end]
+            if not same(mine, singles[row][name]) and row not in differing:
+                differing[row] = (
+                    f"'{name}' from its '{key}' ({start}) to the next row's differs from the example collated alone "
+                    f"({len(singles[row][name])} values on its own, {len(mine)} there)"
+                )
+    return differing
+
+
 def _differing_positions(mine: torch.Tensor, other: torch.Tensor, row: int, mask: torch.Tensor | None) -> str:
     """' at positions ...' (batch columns) where two equally long rows differ, else ''."""
     if mine.dim() == 0 or other.dim() == 0:
@@ -102,6 +139,10 @@ def row_differences(task: TaskData, batch: Batch, items: list[dict], singles: li
         if not torch.is_tensor(value) or value.dim() == 0 or value.shape[0] != size:
             continue
         if _row_positions(value, singles, items, key, size):
+            continue
+        if (segments := _offset_segments(batch, singles, key, size)) is not None:  # EmbeddingBag's offsets
+            for row, said in segments.items():
+                differing.setdefault(row, []).append(said)
             continue
         mask, alone_masks = masks[_side(task, batch, key)]
         per_position = mask is not None and value.dim() >= 2 and value.shape[:2] == mask.shape
