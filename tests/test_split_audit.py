@@ -104,3 +104,30 @@ def test_a_time_split_of_examples_without_times_names_the_setting_that_gives_the
     examples = [Example(index=i, group=str(i), fields={"instruction": "a", "answer": "b"}) for i in range(4)]
     with pytest.raises(ValueError, match=r"data.time_field=<the column that holds it>"):
         split_by_time(examples, 0.25, 0.25)
+
+
+def _answer_sheets(copied: int = 0):
+    """Respondents (one group each) answering 3 questions on a 1-5 scale: 125 possible sheets, so different
+    respondents give the same one by chance; ``copied``: val rows that are copies of train rows."""
+    import random
+
+    rng = random.Random(0)
+    sheets = [" ".join(str(rng.randint(1, 5)) for _ in range(3)) for _ in range(400)]
+    train = [ex(i, f"respondent-{i}", s) for i, s in enumerate(sheets[:300])]
+    val = [ex(300 + i, f"respondent-{300 + i}", s) for i, s in enumerate(sheets[300:])]
+    return train, val
+
+
+def test_identical_examples_that_chance_gives_a_small_input_space_warn_not_fail():
+    # an outside examination, 2026-12-07: a correct survey task failed on answer sheets repeated by chance
+    train, val = _answer_sheets()
+    result = audit_split(task_with({"train": train, "val": val, "test": []}))
+    assert result.verdict == "warn", result.reason
+    assert "take few distinct values" in result.reason and "identical example(s) in two splits" in result.reason
+
+
+def test_copies_across_splits_of_data_without_repeats_still_fail():
+    train = [ex(i, f"doc-{i}", f"text number {i}") for i in range(300)]
+    val = [ex(300 + i, f"doc-{300 + i}", f"text number {i if i < 10 else 300 + i}") for i in range(100)]
+    result = audit_split(task_with({"train": train, "val": val, "test": []}))
+    assert result.verdict == "fail" and "identical example in two splits" in result.reason, result.reason

@@ -63,6 +63,31 @@ def _overlapping(index_splits: dict[Any, list[str]]) -> list[Finding]:
     ]
 
 
+def _identical_by_chance(task: TaskData, digests: dict[int, str], identical: list[dict[str, int]]) -> str:
+    """Why identical examples in two splits are what chance gives (a warning, not a copy found), or '': train
+    itself holds the same content under different groups at least as often as the later splits find theirs
+    in train (answer sheets of a 1-5 scale, a few binary features: the inputs take few distinct values).
+    Copies of one record across splits are far above that rate."""
+    train = task.splits.get("train") or []
+    if not identical or len(train) < 20:
+        return ""
+    groups_of: dict[str, set] = defaultdict(set)
+    for example in train:
+        groups_of[digests[id(example)]].add(example.group)
+    repeated = sum(len(groups_of[digests[id(e)]]) > 1 for e in train) / len(train)  # under another group too
+    later = [e for split, examples in task.splits.items() if split != "train" for e in examples]
+    found = sum(digests[id(e)] in groups_of for e in later) / max(1, len(later))
+    if repeated < 0.01 or found > 1.5 * repeated:
+        return ""
+    distinct = len(groups_of)
+    return (
+        f"{found:.1%} of the other splits' examples are in train, while train itself holds {repeated:.1%} of its "
+        f"examples under another group too ({distinct} distinct among {len(train)}): the inputs take few distinct "
+        "values, so different groups give identical examples by chance. If they are copies of one record instead, "
+        "remove the duplicates before splitting"
+    )
+
+
 def _groups_said(straddling: list[str]) -> str:
     if not straddling:
         return "no shared group"
@@ -118,14 +143,20 @@ def audit_split(task: TaskData, split_by: str = "group", thresholds: LeakThresho
                 f"group '{group}' appears in {sorted(group_splits[group])}", detail="its examples leak between splits"
             )
         )
-    for _digest, where in content_splits.items():
-        if len(where) > 1:
-            placed = ", ".join(f"{s} example {i}" for s, i in sorted(where.items()))
+    identical = [where for where in content_splits.values() if len(where) > 1]
+    by_chance = _identical_by_chance(task, raw_hashes, identical)
+    for where in identical:
+        placed = ", ".join(f"{s} example {i}" for s, i in sorted(where.items()))
+        if not by_chance:
             findings.append(Finding(f"identical example in two splits: {placed}"))
+    if by_chance:
+        said = ", ".join(f"{s} example {i}" for s, i in sorted(identical[0].items()))
+        by_chance_warning = Finding(f"{len(identical)} identical example(s) in two splits (e.g. {said}): {by_chance}")
     if split_by == "time":
         findings += _time_order(task)
     declared_seconds = time.perf_counter() - started
     warnings, undeclared = _undeclared_leaks(task, split_by, limits, findings, lambda example: raw_hashes[id(example)])
+    warnings[:0] = [by_chance_warning] if by_chance else []
     summary = ", ".join(f"{s} {c['examples']} examples / {c['groups']} groups" for s, c in counts.items())
     skipped = undeclared["skipped"]
     ok = (
