@@ -17,7 +17,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from pilot.checks.forward_crash import forward_crash, ids_past_an_embedding, negative_ids
 from pilot.checks.inspect_examples import binary_logit
-from pilot.checks.label_kinds import ordinal_head
+from pilot.checks.label_kinds import ordinal_head, regression
 from pilot.checks.loss_calls import binary_targets_outside
 from pilot.checks.output_reads import named_tensors, rebuilt
 from pilot.checks.position_labels import FIX, describe, positions_past_the_sequence, run_alone
@@ -253,7 +253,29 @@ def _refuse_predict_shape(task: TaskData, output: Any, batch: dict) -> None:
             "element by element, so it needs one prediction per label, same shape. Fix: the argmax over the "
             f"class dimension of the logits (dim=-1), keeping every other dimension ({CONTRACT})."
         )
+    _refuse_fractional_predictions(task, predicted, labels)
     _refuse_predict_over_another_dimension(task, output, batch)
+
+
+def _refuse_fractional_predictions(task: TaskData, predicted: torch.Tensor, labels: torch.Tensor) -> None:
+    """Integer labels (class ids) beside predictions with a fraction: ``predicted == labels`` is never true,
+    so accuracy reads 0 whatever the model learns (``torch.max(logits, 1)[0]``, the largest score, where
+    ``[1]``, its index, was meant). Not for a declared regression (counts predicted as rates)."""
+    if (
+        regression(task)
+        or labels.is_floating_point()
+        or labels.dtype == torch.bool
+        or not predicted.is_floating_point()
+    ):
+        return
+    fractional = predicted[torch.isfinite(predicted) & (predicted != predicted.round())]
+    if fractional.numel():
+        raise ContractError(
+            f"predict returns values with a fraction ({float(fractional.flatten()[0]):.4g}, ...) where the labels are "
+            "integer class ids: accuracy compares them with ==, so no prediction is ever right. torch.max(logits, "
+            "dim) returns (values, indices): [0] is the largest score, [1] its class. Fix: logits.argmax(dim=-1) "
+            f"({CONTRACT})"
+        )
 
 
 def _refuse_predict_over_another_dimension(task: TaskData, output: Any, batch: dict) -> None:
