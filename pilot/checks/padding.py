@@ -94,6 +94,15 @@ def _not_finite(split: str, alone: dict[str, Any], scores: torch.Tensor | None) 
     )
 
 
+RECURRENT_FIX = (
+    "The model holds a recurrent layer (nn.RNN, nn.GRU, nn.LSTM), which runs over every column: over the padded "
+    "steps before the real tokens with left padding, and after them into its last state with right padding; an "
+    "attention mask does not reach it. Fix: pack the sequences (nn.utils.rnn.pack_padded_sequence with each row's "
+    "length, enforce_sorted=False) or pad on the right and take each row's output at its last real position; an attention layer beside it needs "
+    "the mask too"
+)
+
+
 def _mask_fix(batch: dict[str, Any], real_row: torch.Tensor) -> str:
     """The fix, by what the batch holds: no mask to pass, a left-padded row without position ids, or a
     mask that may be passed and not mask."""
@@ -174,7 +183,8 @@ def padding_findings(
             if twice is not None and twice > limit:  # no padding at all, and still another output
                 details["twice_relative_difference"] = twice
                 return [_mixes_rows(batch, row, twice, split)], details
-            return [_reads_padding(batch, row, real_row, difference, split)], details
+            recurrent = any(isinstance(module, torch.nn.RNNBase) for module in model.modules())
+            return [_reads_padding(batch, row, real_row, difference, split, recurrent)], details
     return [], details
 
 
@@ -291,11 +301,14 @@ def _alike(split: str, compared: int, spread: float) -> Finding:
     )
 
 
-def _reads_padding(batch: dict[str, Any], row: int, real_row: torch.Tensor, difference: float, split: str) -> Finding:
+def _reads_padding(
+    batch: dict[str, Any], row: int, real_row: torch.Tensor, difference: float, split: str, recurrent: bool = False
+) -> Finding:
     return Finding(
         f"the model reads the padding: this row, padded by {int((~real_row).sum())} position(s) in a "
         f"micro-batch of {batch_size(batch)}, gives an output {difference:.3g} of its scale "
-        "away from the same example collated alone (at its real positions). " + _mask_fix(batch, real_row),
+        "away from the same example collated alone (at its real positions). "
+        + (RECURRENT_FIX if recurrent else _mask_fix(batch, real_row)),
         split,
         int(batch["index"][row]) if "index" in batch else None,
     )
