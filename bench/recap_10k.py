@@ -4,7 +4,9 @@
     python bench/recap_10k.py --before 190d6b2   # and the same runs recapped by that revision's pilot
 
 Each synthetic run has a run.json and a metrics.jsonl of 200 updates and 4 validation points
-(what an lr_sweep job writes), over 3 variants x many seeds, all of one sweep (one sweep_id, as
+(what an lr_sweep job writes; its run.json with the stamp of metrics.jsonl a run's end writes, which
+the tables read while the file is unchanged; measured again with the stamps removed, as runs killed
+before their end leave them), over 3 variants x many seeds, all of one sweep (one sweep_id, as
 one multirun launch writes it); 1% are diverged, 1% have a corrupt run.json. Measured against the
 read floor: a plain Python read of every file, taken right before each recap (the A/A control:
 how far that read alone moves), with the files in the page cache, as right after a sweep. Each
@@ -32,6 +34,9 @@ from pathlib import Path
 
 THREADS = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from pilot.metrics_reading import metrics_stamp  # noqa: E402 - the stamp a run's end writes, as it writes it
+
 RECAP = """
 import json, sys, time
 from pathlib import Path
@@ -48,7 +53,7 @@ TRAIN_LINE = '{"kind": "train", "update": %d, "loss": %r, "lr": %r, "examples_se
 VAL_LINE = '{"kind": "val", "update": %d, "loss": %s}'
 
 
-def make_runs(root: Path, count: int, updates: int) -> None:
+def make_runs(root: Path, count: int, updates: int, stamped: bool = True) -> None:
     rng = random.Random(0)
     lrs = ["0.0001", "5e-05", "0.0002"]
     for index in range(count):
@@ -70,7 +75,6 @@ def make_runs(root: Path, count: int, updates: int) -> None:
             "finished_at": "2026-11-30T01:00:30+0000",
             "peak_memory": {"rss_peak_bytes": 400_000_000},
         }
-        (run / "run.json").write_text("{broken" if index % 100 == 13 else json.dumps(record))
         lines = []
         loss = 5.0
         for update in range(1, updates + 1):  # as json.dumps writes each dict (floats by repr), 5x faster
@@ -79,6 +83,19 @@ def make_runs(root: Path, count: int, updates: int) -> None:
             if update % 50 == 0:
                 lines.append(VAL_LINE % (update, "NaN" if status == "diverged" else repr(loss * 1.1)))
         (run / "metrics.jsonl").write_text("\n".join(lines) + "\n")
+        if stamped:  # as a run's end records it (run_record.RunRecord.finish)
+            record["metrics_file"] = metrics_stamp(run / "metrics.jsonl")
+        (run / "run.json").write_text("{broken" if index % 100 == 13 else json.dumps(record))
+
+
+def without_stamps(root: Path) -> None:
+    """Every run.json as a run killed before its end, or written before the stamp existed, leaves it."""
+    for path in root.glob("*/*/run.json"):
+        text = path.read_text()
+        if text != "{broken":
+            record = json.loads(text)
+            record.pop("metrics_file", None)
+            path.write_text(json.dumps(record))
 
 
 def plain_read(root: Path) -> float:
@@ -112,11 +129,12 @@ def export(revision: str, into: Path) -> Path:
     return into
 
 
-def measure(code: Path, root: Path, repeats: int) -> dict[str, list]:
-    """Interleaved: a plain read, the tables, a plain read, tables and picture; ``repeats`` times."""
+def measure(code: Path, root: Path, repeats: int, pictures: bool = True) -> dict[str, list]:
+    """Interleaved: a plain read, the tables, a plain read, tables and picture; ``repeats`` times
+    (``pictures=False``: the tables alone)."""
     seconds: dict[str, list] = {"plain_read": [], "tables": [], "with_picture": []}
     for repeat in range(repeats):
-        for plot in (False, True):
+        for plot in (False, True) if pictures else (False,):
             seconds["plain_read"].append(plain_read(root))
             done = recap(code, root, root.parent / f"out-{repeat}-{int(plot)}", plot)
             seconds["with_picture" if plot else "tables"].append(done["seconds"])
@@ -127,6 +145,12 @@ def summary(seconds: dict[str, list]) -> dict:
     """Each recap against the plain read taken right before it (the median over repeats: one
     unlucky or lucky read moves it little), and the fastest of each."""
     plain, tables, picture = seconds["plain_read"], seconds["tables"], seconds["with_picture"]
+    if not picture:
+        return {
+            "seconds_plain_read": [round(s, 2) for s in plain],
+            "seconds_tables_only": [round(s, 2) for s in tables],
+            "tables_over_plain_read": round(statistics.median(t / p for t, p in zip(tables, plain)), 2),
+        }
     return {
         "seconds_plain_read": [round(s, 2) for s in plain],  # A/A: the same read, before each recap
         "plain_read_spread": round(max(plain) / min(plain), 2),  # slowest / fastest
@@ -154,6 +178,9 @@ def main() -> None:
         plain_read(root)  # into the page cache
         now = measure(REPO, root, args.repeats)
         before = measure(export(args.before, Path(tmp) / "before"), root, 2) if args.before else None
+        without_stamps(root)  # runs killed before their end, or written before the stamp existed
+        plain_read(root)
+        unstamped = measure(REPO, root, 2, pictures=False)
     result = {
         "runs": args.runs,
         "updates_per_run": args.updates,
@@ -161,6 +188,7 @@ def main() -> None:
         "unreadable_rows": now["unreadable"],
         "threads": 1,
         **summary(now),
+        "runs_without_their_end_stamp": summary(unstamped),  # every metrics.jsonl read and checked line by line
         "seconds_to_create_synthetic_runs": round(made, 1),
         "targets": {"tables_over_plain_read": 2.0, "picture_seconds_over_tables": 1.5},
     }

@@ -23,9 +23,11 @@ from pilot import run_index
 from pilot.config.values import override_argument
 from pilot.errors import DiskFull, ResumeRefused, RunDirectoryBusy, disk_full_guard, first_line
 from pilot.metrics_file import MetricsFile
+from pilot.metrics_reading import METRICS_LEADING_KEYS, metrics_stamp
 from pilot.record_room import give_back, keep_room, write_in_room
 from pilot.variant import variant_key
 
+STAMP = "metrics_file"  # run.json's key: metrics.jsonl's size, time and summary when the run ended
 NO_PROCESS = "no process holds it"  # a running record whose lock is free: killed before it recorded its end
 
 
@@ -53,12 +55,6 @@ def sweep_identity(sweep_dir: Path | None) -> str | None:
     if sweep_dir is None:
         return None
     return os.environ.get("PILOT_SWEEP_ID") or str(Path(sweep_dir).resolve())
-
-
-# metrics.jsonl: one JSON object per line that starts with these keys, in this order; the recap's
-# fast reader (recap/metrics_jsonl.py) relies on it, so the order is written here, not left to
-# whoever builds the row
-METRICS_LEADING_KEYS = ("kind", "update", "loss")
 
 
 def metrics_line(row: dict[str, Any]) -> str:
@@ -165,6 +161,7 @@ class RunRecord:
         """
         self.run_dir = Path(run_dir)
         self.data = data
+        self.data.pop(STAMP, None)  # a run continued appends to metrics.jsonl: its summary is taken at its end
         self.save()
         self.room = keep_room(self.run_dir, (self.run_dir / "run.json").stat().st_size)  # for finish's write
         self.metrics = MetricsFile(self.run_dir / "metrics.jsonl")
@@ -230,6 +227,8 @@ class RunRecord:
         with suppress(OSError):  # the record comes first
             self.metrics.close()
         self.data.update(status=status, stop_cause=stop_cause, finished_at=now_text(), **fields)
+        if stamp := metrics_stamp(self.run_dir / "metrics.jsonl"):  # the recap's tables read it, unchanged since
+            self.data[STAMP] = stamp
         try:  # written into the room kept for this last write: a disk that filled up still records the ending
             self.save(room=self.room)
         except DiskFull:

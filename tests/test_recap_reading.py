@@ -13,8 +13,8 @@ from matplotlib.figure import Figure
 from matplotlib.image import BboxImage
 from test_recap_damaged import metrics, metrics_line, record
 
+from pilot.metrics_reading import TRAIN_ROW, _validation_rows, plottable, training_points
 from pilot.recap import collect, find_run_dirs, picture, read_metrics, reading
-from pilot.recap.metrics_jsonl import TRAIN_ROW, _validation_rows, plottable, training_points
 from pilot.recap.run_json import record_problems
 
 
@@ -304,3 +304,46 @@ def test_a_pilot_or_estimate_directory_given_alone_is_refused_and_left_as_it_was
         main([str(run)])
     assert stop.value.code == 2 and sorted(p.name for p in run.iterdir()) == ["run.json"]
     assert "Fix: --out DIR" in capsys.readouterr().err  # with --out it is listed (test_recap_damaged)
+
+
+def test_the_recaps_reading_processes_die_with_it(tmp_path):
+    """kill -9 of a recap over thousands of runs left each forked reader blocked for good, writing its result to
+    a pipe no one read (an outside examination, 2026-12-07: 218 MB each, SIGTERM ignored)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "import os, sys, time\n"
+        "import pilot.recap.reading as reading\n"
+        "reading.read_runs = lambda share, picture: (time.sleep(120), ([], None))[1]\n"
+        "print(os.getpid(), flush=True)\n"
+        "reading._forked([['a'], ['b'], ['c']], False)\n"
+    )
+    recap = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    parent = int(recap.stdout.readline())
+
+    def children() -> list[int]:
+        found = []
+        for entry in os.listdir("/proc"):
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    if entry.isdigit() and int(stat.read().rsplit(")", 1)[1].split()[1]) == parent:
+                        found.append(int(entry))
+            except OSError:
+                continue
+        return found
+
+    deadline = time.monotonic() + 30
+    while len(readers := children()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert len(readers) >= 2, readers
+    os.kill(parent, signal.SIGKILL)
+    recap.wait()
+    deadline = time.monotonic() + 10
+    while (alive := [pid for pid in readers if os.path.exists(f"/proc/{pid}")]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid in alive:  # not left behind this test either
+        os.kill(pid, signal.SIGKILL)
+    assert not alive, f"readers {alive} outlived the recap"

@@ -821,7 +821,7 @@ def test_a_garbage_run_json_in_the_run_directory_is_named_and_kept(tmp_path):
 def test_metrics_lines_lead_with_the_keys_the_recap_fast_path_reads():
     """run_record owns the metrics.jsonl line format: whatever order a row was built in, the line
     starts kind, update, loss, which is what the recap's one-regex reader matches."""
-    from pilot.recap.metrics_jsonl import KIND_ROW, _as_written
+    from pilot.metrics_reading import KIND_ROW, _as_written
     from pilot.run_record import metrics_line
 
     line = metrics_line({"loss": 2.5, "lr": 0.1, "update": 3, "kind": "train"})

@@ -20,10 +20,10 @@ from pilot.lazy import attribute_getter
 
 _HOMES = {  # each name's module, imported on first use: Hydra imports this package for RecapCallback in
     # every run, and a single run's process never needs pandas (~0.3 s of its start)
-    "Unreadable": "pilot.recap.damage",
+    "Unreadable": "pilot.record_damage",
     "RecapCallback": "pilot.recap.entry",
     "main": "pilot.recap.entry",
-    "read_metrics": "pilot.recap.metrics_jsonl",
+    "read_metrics": "pilot.metrics_reading",
     "build_recap": "pilot.recap.outputs",
     "declared_campaign": "pilot.recap.declared",
     "earlier_job_results": "pilot.recap.declared",

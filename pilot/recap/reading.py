@@ -14,14 +14,16 @@ A row's sweep is its run.json ``sweep_id`` (one per multirun launch); a run with
 one (a single run, or one written before sweep ids existed) belongs to its parent
 directory's sweep.
 
-Parts: ``damage`` (what a value must be, ``Unreadable``), ``run_json`` and ``metrics_jsonl`` (the two
-files); here: finding run directories and one row per run.
+Parts: ``pilot.record_damage`` (what a value must be, ``Unreadable``), ``run_json`` and
+``pilot.metrics_reading`` (the two files; metrics.jsonl's reader sits below the runs that stamp their
+summary with it at their end); here: finding run directories and one row per run.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import sys
 import threading
 from collections.abc import Collection, Iterable
@@ -31,12 +33,13 @@ from typing import Any
 
 import pandas as pd
 
+from pilot.child_process import die_with_parent
 from pilot.cpu_budget import cpu_budget
 from pilot.errors import PilotError
-from pilot.recap.damage import Unreadable, read_json_object
-from pilot.recap.metrics_jsonl import read_metrics, training_points
+from pilot.metrics_reading import read_metrics, stamped_curves, training_points, unchanged_summary
 from pilot.recap.run_json import readable_identity, record_row
-from pilot.run_record import abandoned, resume_hint
+from pilot.record_damage import Unreadable, read_json_object
+from pilot.run_record import STAMP, abandoned, resume_hint
 
 RUN_MARKERS = ("run.json", "metrics.jsonl", ".hydra")  # any of these makes a directory a run directory
 NOT_WALKED = (".hydra", "checkpoints", "export", "resume_check")  # inside a run directory: never runs
@@ -141,8 +144,13 @@ def read_run(run_dir: Path | str, curve: bool = False) -> dict[str, Any]:
         row.update(record_row(record))
         if row.get("status") == "running" and (gone := abandoned(run_dir)):  # run.json's last word
             row["stop_cause"] = _abandoned_cause(record, run_dir, gone)
-        metrics = read_metrics(os.path.join(run_dir, "metrics.jsonl"), curve)
+        path = os.path.join(run_dir, "metrics.jsonl")
+        stamped = unchanged_summary(record.get(STAMP), path)  # the file as the run's end read it: not again
+        if stamped is not None and curve:  # the picture's points still come from the file
+            stamped = stamped_curves(path, stamped)
+        metrics = stamped if stamped is not None else read_metrics(path, curve)
         _metrics_hold_the_record(record, metrics)  # before any of its values enter the row: none stand unread
+        metrics.pop("last_val_update", None)
         row.update(metrics)
     except Unreadable as damage:
         said = f" (run.json says {row['status']})" if row.get("status") else ""
@@ -163,15 +171,16 @@ def _metrics_hold_the_record(record: dict[str, Any], row: dict[str, Any]) -> Non
             "done (the file was cut short or emptied)"
         )
     val = row.get("_val_curve") or []
-    if status == "ok" and not val:  # every ok run validates after its last update (train.py, _final_validation)
+    last_val = val[-1][0] if val else row.get("last_val_update")  # a stamped summary keeps the last point's update
+    if status == "ok" and last_val is None:  # every ok run validates after its last update (train.py)
         raise Unreadable(
             f"metrics.jsonl: the final validation (after update {done}) is missing, and no validation line is left "
             "(the file's end was cut?): the run's result is not there"
         )
-    if status == "ok" and val[-1][0] < done:
+    if status == "ok" and last_val < done:
         raise Unreadable(
             f"metrics.jsonl: the final validation (after update {done}) is missing, its last point is at update "
-            f"{val[-1][0]} (the file's end was cut?): that point would stand in for the run's result"
+            f"{last_val} (the file's end was cut?): that point would stand in for the run's result"
         )
 
 
@@ -240,7 +249,7 @@ def reading_processes(runs: int) -> int:
     """Processes that read ``runs`` run directories: one per ``RUNS_PER_PROCESS`` runs, at most the
     CPUs this process may use; one (this process) where forking is not safe: not Linux, or another
     Python thread alive that a forked child could find holding a lock. The forked readers use no
-    BLAS or OpenMP (``metrics_jsonl.training_points``): after torch's thread pools, as in Hydra's
+    BLAS or OpenMP (``metrics_reading.training_points``): after torch's thread pools, as in Hydra's
     multirun callback, a child that entered one would wait forever."""
     if not fork_is_safe():
         return 1
@@ -272,7 +281,8 @@ def _forked(shares: list[list[str]], picture: bool) -> list[tuple[list, dict | N
     under a pids limit, a daemon process) is read here: no run is lost."""
     results: list[tuple[list, dict | None] | None] = [None] * len(shares)
     try:
-        with ProcessPoolExecutor(len(shares) - 1, mp_context=multiprocessing.get_context("fork")) as pool:
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(len(shares) - 1, context, initializer=reader_start, initargs=(os.getpid(),)) as pool:
             pending = [(index, pool.submit(read_runs, shares[index], picture)) for index in range(1, len(shares))]
             results[0] = read_runs(shares[0], picture)
             for index, future in pending:
@@ -283,6 +293,15 @@ def _forked(shares: list[list[str]], picture: bool) -> list[tuple[list, dict | N
     except Exception:  # the pool could not start or submit: what is not read yet is read below
         pass
     return [result if result is not None else read_runs(share, picture) for share, result in zip(shares, results)]
+
+
+def reader_start(parent: int) -> None:
+    """A process forked to read (or draw) for the recap: killed with it (kill -9, the out-of-memory killer)
+    rather than left blocked writing its result to a pipe no one reads, and ended at once by SIGTERM and
+    SIGHUP (the recap's own handlers raise in Python, which a process blocked in that write never runs)."""
+    die_with_parent(parent)
+    for name in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(name, signal.SIG_DFL)
 
 
 def collect(paths: Iterable[Path], curves: dict[str, tuple] | None = None, skip: Collection[Path] = ()) -> pd.DataFrame:

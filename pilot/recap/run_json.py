@@ -9,7 +9,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from pilot.recap.damage import INTEGER, OBJECT, TEXT, TEXTS, Unreadable, is_count, is_number, shown, wrong_value
+from pilot.record_damage import INTEGER, OBJECT, TEXT, TEXTS, Unreadable, is_count, is_number, shown, wrong_value
 from pilot.variant import parse_overrides
 
 # every status pilot writes (pilot/train.py, pilot_run.py, estimate_run.py, engine/preemption.py)

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from pilot.recap.damage import (
+from pilot.record_damage import (
     NUMBER,
     Unreadable,
     decode,
@@ -32,9 +32,12 @@ from pilot.recap.damage import (
     read_bytes,
     wrong_value,
 )
-from pilot.run_record import METRICS_LEADING_KEYS
 
-# A line as pilot writes it starts with run_record.METRICS_LEADING_KEYS, in that order
+# metrics.jsonl: one JSON object per line that starts with these keys, in this order (run_record.metrics_line
+# writes them so); the fast reader below relies on it, so the order is written here, not left to whoever
+# builds the row
+METRICS_LEADING_KEYS = ("kind", "update", "loss")
+# A line as pilot writes it starts with METRICS_LEADING_KEYS, in that order
 # (run_record.metrics_line); loss is a JSON number or what json writes for nan/inf.
 JSON_NUMBER = r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|NaN|-?Infinity"
 _FIELDS = {"kind": r'"(?:train|val)"', "update": r"(?:0|[1-9]\d*)", "loss": f"(?:{JSON_NUMBER})"}
@@ -308,3 +311,83 @@ def read_metrics(path: Path | str, curve: bool = False) -> dict[str, Any]:
     elif curve:
         summary["_train_curve"] = _train_curve([(u, loss) for k, u, loss in rows if k == "train"])
     return summary
+
+
+VAL_ROW = re.compile(_leading(("update", "loss"), "val", _FAST_FIELDS).encode())  # (update, loss) of a val line
+VAL_LINE_START = b'\n{"kind": "val"'
+SUMMARY_TYPES = {
+    "updates_done": is_count,
+    "examples_seen": is_count,
+    "targets_seen": is_count,
+    "final_train_loss": lambda v: v is None or is_number(v),
+    "final_val_loss": lambda v: v is None or is_number(v),
+    "best_val_loss": lambda v: v is None or is_number(v),
+    "final_val_accuracy": lambda v: v is None or is_number(v),
+    "val_points": is_count,
+    "last_val_update": lambda v: v is None or is_count(v),
+}  # what a stamp's summary holds (``metrics_stamp``), each of the type read_metrics gives it
+
+
+def _stamped_validation_rows(body: bytes) -> list[tuple[bytes, bytes]] | None:
+    """The (update, loss) text of every validation line, found by its start alone (a file pilot wrote and
+    nothing changed since: ``unchanged_summary``); None where one is not as pilot writes it (a null loss)."""
+    starts = [0] if body.startswith(VAL_LINE_START[1:]) else []
+    at = body.find(VAL_LINE_START)
+    while at >= 0:
+        starts.append(at + 1)
+        at = body.find(VAL_LINE_START, at + 1)
+    rows = []
+    for start in starts:
+        if (found := VAL_ROW.match(body, start)) is None:
+            return None
+        rows.append(found.groups())
+    return rows
+
+
+def stamped_curves(path: Path | str, summary: dict[str, Any]) -> dict[str, Any] | None:
+    """``summary`` (``unchanged_summary``: the file is as the run's end read it) with the curves the picture
+    draws, its validation points and the file's bytes for ``training_points``, without checking every line
+    again; None where a validation line is not as pilot writes it (then ``read_metrics`` reads it whole)."""
+    try:
+        body = read_bytes(path)
+    except Unreadable:
+        return None
+    val = _stamped_validation_rows(body) if body.isascii() and body.endswith(b"\n") else None
+    if val is None or len(val) != summary["val_points"]:
+        return None
+    return {**summary, "_val_curve": [(int(u), float(loss)) for u, loss in val], "_train_body": body}
+
+
+def metrics_stamp(path: Path | str) -> dict[str, Any] | None:
+    """metrics.jsonl's size and modification time (to the nanosecond) beside its summary as ``read_metrics``
+    reads it: what a run's record keeps at its end, so that the recap's tables need not read the file again
+    while it is as it was (``unchanged_summary``). None: no file, one the recap could not read, or one that
+    changed while it was read."""
+    try:
+        before = os.stat(path)
+        summary = read_metrics(path)
+        after = os.stat(path)
+    except (OSError, Unreadable):
+        return None
+    if (before.st_size, before.st_mtime_ns) != (after.st_size, after.st_mtime_ns):
+        return None
+    val = summary.pop("_val_curve")
+    summary["last_val_update"] = val[-1][0] if val else None
+    return {"bytes": after.st_size, "mtime_ns": after.st_mtime_ns, "summary": summary}
+
+
+def unchanged_summary(stamp: Any, path: Path | str) -> dict[str, Any] | None:
+    """A record's stamp's summary (``metrics_stamp``) where metrics.jsonl still has the size and modification
+    time it had then: the file the summary was read from. None: no stamp, a stamp of another shape (a record
+    written by hand, damaged), or a file changed since (then the file is read, never the stamp)."""
+    if not isinstance(stamp, dict) or not isinstance(summary := stamp.get("summary"), dict):
+        return None
+    if set(summary) != set(SUMMARY_TYPES) or not all(check(summary[k]) for k, check in SUMMARY_TYPES.items()):
+        return None
+    try:
+        now = os.stat(path)
+    except OSError:
+        return None
+    if not (is_count(stamp.get("bytes")) and is_count(stamp.get("mtime_ns"))):
+        return None
+    return dict(summary) if (now.st_size, now.st_mtime_ns) == (stamp["bytes"], stamp["mtime_ns"]) else None
