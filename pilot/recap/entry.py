@@ -285,14 +285,11 @@ def _refuse_a_pilots_own_directory(paths: list[Path]) -> None:
     sys.exit(2)
 
 
-def main(argv: list[str] | None = None) -> None:
-    args = recap_arguments(argv)
-    out = args.out or args.paths[0]
-    if args.out is None:
-        _refuse_a_pilots_own_directory(args.paths)
-    raise_from_now_on()  # SIGINT, SIGTERM, SIGHUP: one line below, the earlier recap kept
+def _control_and_tolerance(args) -> tuple[str | None, float | None]:
+    """--control and --quality-tolerance, each as the sweep's launch declared it where not given (its
+    multirun.yaml), said when taken from there."""
     control, tolerance = args.control, args.quality_tolerance
-    if not control or tolerance is None:  # as the sweep's launch judged it (its multirun.yaml)
+    if not control or tolerance is None:
         declared, declared_tolerance, where = recap.declared_campaign(args.paths)
         if where and not declared and declared_tolerance is None:
             print(f"recap: {where}")
@@ -308,7 +305,17 @@ def main(argv: list[str] | None = None) -> None:
                 print(
                     f"recap: {', '.join(taken)} as declared in {where} (--control and --quality-tolerance set others)"
                 )
-    try:
+    return control, tolerance
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = recap_arguments(argv)
+    out = args.out or args.paths[0]
+    if args.out is None:
+        _refuse_a_pilots_own_directory(args.paths)
+    raise_from_now_on()  # SIGINT, SIGTERM, SIGHUP: one line below, the earlier recap kept
+    try:  # from here on: a signal while pandas loads (the declared campaign's reader) is that one line too
+        control, tolerance = _control_and_tolerance(args)
         if [os.path.abspath(p) for p in args.paths] != [os.path.abspath(out)]:  # a recap of other runs than
             keep_earlier_recap(out)  # the directory's own (some jobs, --out a sweep): the one there is kept
         frame = recap.build_recap(

@@ -3,7 +3,7 @@ they stopped) and the validation points, one legend entry per variant: readable 
 
 How 10,000 curves are drawn in about a second rather than five (bench/recap_10k.py):
 
-- Every training point is read (metrics_jsonl.training_points), then each curve is decimated to
+- Every training point is read (metrics_reading.training_points), then each curve is decimated to
   the pixels it occupies: a curve with more than two points per pixel column it spans keeps its
   first and last point and, in each column, its lowest and highest point, in their order, so no
   spike is lost; a curve with fewer points is drawn whole.
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing
+import os
 import sys
 from collections.abc import Callable
 from functools import partial
@@ -26,8 +27,8 @@ import numpy as np
 import pandas as pd
 
 from pilot.faults import fault_point
-from pilot.recap.metrics_jsonl import plottable
-from pilot.recap.reading import fork_is_safe
+from pilot.metrics_reading import plottable
+from pilot.recap.reading import fork_is_safe, reader_start
 
 FIGURE_INCHES, DPI = (12, 4.5), 110  # recap.png: 1320 x 495 pixels
 LINE_WIDTH, LINE_ALPHA = 0.8, 0.8  # a training curve: its width (points: one pixel) and opacity
@@ -197,7 +198,9 @@ def plot_curves_aside(
     if not fork_is_safe():
         return draw
     try:
-        process = multiprocessing.get_context("fork").Process(target=_draw_and_exit, args=(draw,), daemon=True)
+        process = multiprocessing.get_context("fork").Process(
+            target=_draw_and_exit, args=(draw, os.getpid()), daemon=True
+        )
         process.start()
     except Exception:  # no process left (a pids limit), or this one is a daemon: drawn here
         return draw
@@ -217,7 +220,8 @@ def plot_curves_aside(
     return drawn
 
 
-def _draw_and_exit(draw: Callable[[], Path | None]) -> None:
+def _draw_and_exit(draw: Callable[[], Path | None], parent: int) -> None:
+    reader_start(parent)  # no picture written behind a recap that was killed
     try:
         code = 0 if draw() is not None else NOTHING_DRAWN
     except BaseException:  # noqa: BLE001 - no traceback here: the recap's process draws again and says it
