@@ -256,11 +256,16 @@ INCOMPLETE = "incomplete"  # a check's verdict when its process was killed befor
 def write_failure(path: Path, stderr: str, returncode: int | None = None) -> str:
     """Keep a failed child's whole ``stderr`` in ``path``; returns its summary and the file's name. A
     child stopped by a signal (``stopped_by``) is said to be: its output is not why it stopped."""
-    with suppress(OSError):
+    try:
         Path(path).write_text(stderr or "(no output)\n")
+        kept = Path(path).name
+    except OSError as error:  # a full disk: no empty file named as if it held the output
+        with suppress(OSError):
+            Path(path).unlink(missing_ok=True)
+        kept = f"not kept: {Path(path).name} could not be written, {error.strerror or error}"
     if (signum := stopped_by(returncode)) is not None:
-        return f"{killed_by(signum)} (its output: {Path(path).name})"
-    return f"{failure_summary(stderr)} (whole error: {Path(path).name})"
+        return f"{killed_by(signum)} (its output: {kept})"
+    return f"{failure_summary(stderr)} (whole error: {kept})"
 
 
 def stopped_by(returncode: int | None) -> int | None:

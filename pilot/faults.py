@@ -27,7 +27,7 @@ def fault_point(point: str, update: int | None = None, path: object = None) -> N
     """
     if not fault_requested(point, update):
         return
-    if point == "enospc":
+    if point == "enospc" or point.startswith("enospc_"):  # enospc_verdict: the reload check's verdict file
         raise OSError(errno.ENOSPC, "No space left on device (injected by PILOT_FAULT)")
     if point == "eperm":
         raise PermissionError(errno.EPERM, "Operation not permitted (injected by PILOT_FAULT)", str(path))

@@ -1402,3 +1402,35 @@ def test_a_metrics_line_the_disk_has_no_room_for_is_cut_back_off(tmp_path, monke
     lines.write_line('{"kind": "train", "update": 2}')
     lines.close()
     assert [json.loads(line)["update"] for line in path.read_text().splitlines()] == [1, 2]
+
+
+def test_a_reload_verdict_that_does_not_fit_on_the_disk_is_recorded_as_it_was_given(tmp_path):
+    """The disk full when the reload process wrote its verdict: the closing was recorded 'fail' with the
+    passing check's own words as the failure, pointing at an empty reload_check.error.txt beside an empty
+    .reload_check.json.tmp (an outside examination, 2026-12-07)."""
+    run = tmp_path / "run"
+    done = run_pilot(run, "mode=train", "budget.value=20", "run.threads=1", fault="enospc_verdict")
+    assert done.returncode == 0, done.stderr[-2000:]
+    closing = json.loads((run / "run.json").read_text())["closing"]
+    assert closing["verdict"] == "pass", closing
+    assert "reproduces" in closing["reason"] and "(not kept in reload_check.json: No space left" in closing["reason"]
+    export = sorted(p.name for p in (run / "export").iterdir())
+    assert not [name for name in export if name.endswith(".tmp") or name.startswith("reload_check")], export
+
+
+def test_a_childs_output_that_does_not_fit_is_said_not_kept_and_leaves_no_empty_file(tmp_path, monkeypatch):
+    from pilot.errors import write_failure
+
+    def full(self, *args, **kwargs):
+        with open(self, "w"):
+            pass  # created, then no space for a byte of it
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", full)
+    stderr = 'Traceback (most recent call last):\n  File "x.py", line 1, in <module>\nValueError: bad weights\n'
+    said = write_failure(tmp_path / "reload_check.error.txt", stderr, 1)
+    assert said == (
+        "ValueError: bad weights (whole error: not kept: reload_check.error.txt could not be written, "
+        "No space left on device)"
+    )
+    assert not (tmp_path / "reload_check.error.txt").exists()

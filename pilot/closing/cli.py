@@ -14,7 +14,7 @@ import torch
 
 from pilot.closing.export import CONTROL_FILE
 from pilot.closing.export_config import reference_policy, run_policy
-from pilot.closing.reload import ERROR_FILE, RESULT_FILE, refuse_not_an_export, reload_and_compare
+from pilot.closing.reload import ERROR_FILE, NOT_WRITTEN, RESULT_FILE, refuse_not_an_export, reload_and_compare
 from pilot.errors import PilotError, RunDirectoryBusy, first_line
 from pilot.faults import fault_point
 from pilot.run_record import RunDirectoryLock, write_json_atomic
@@ -115,9 +115,17 @@ def record_in_run(export_dir: Path, result: dict) -> str | None:
 
 
 def _write(path: Path, result: dict) -> None:
-    """The verdict, whole or not at all (a read-only export keeps the one it has)."""
+    """The verdict, whole or not at all (a read-only export keeps the one it has); where it cannot be written
+    (a full disk), it is given on stderr after ``NOT_WRITTEN`` for the run's process, which records it."""
     staged = path.with_name(f".{path.name}.tmp")
-    with suppress(OSError):
+    try:
+        fault_point("enospc_verdict")  # tests: the disk full when the verdict is written
         staged.write_text(json.dumps(result, indent=2))
         staged.replace(path)
+    except OSError as error:
+        with suppress(OSError):
+            staged.unlink(missing_ok=True)  # no empty file left where the verdict did not fit
+        print(f"{NOT_WRITTEN}{error.strerror or error}: {json.dumps(result)}", file=sys.stderr)
+        return
+    with suppress(OSError):
         path.with_name(ERROR_FILE).unlink(missing_ok=True)  # an earlier attempt's output: this verdict replaces it

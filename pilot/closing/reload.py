@@ -24,6 +24,7 @@ from pilot.weights_file import read_weights
 
 RESULT_FILE = "reload_check.json"
 ERROR_FILE = "reload_check.error.txt"  # the reload process's output when it gave no verdict
+NOT_WRITTEN = "pilot.closing: the verdict could not be written to reload_check.json: "  # then its JSON, on stderr
 
 
 def reload_and_compare(directory: Path, policy: ReloadPolicy | None = None) -> dict[str, Any]:
@@ -108,6 +109,8 @@ def check_in_new_process(
             [str(directory), "--reference-config", str(reference), "--threads", str(torch.get_num_threads())],
             timeout_s,
         )
+    if not result_path.exists() and (unwritten := _unwritten_verdict(completed.stderr)) is not None:
+        return unwritten  # checked, its file full: the verdict as the reload process gave it
     if not result_path.exists():
         killed = stopped_by(completed.returncode) is not None  # nothing was checked: not a failed reload
         return {
@@ -117,6 +120,21 @@ def check_in_new_process(
             + (f"; by hand: python -m pilot.closing {directory}" if killed else ""),
         }
     return json.loads(result_path.read_text())
+
+
+def _unwritten_verdict(output: str) -> dict[str, Any] | None:
+    """The verdict the reload process gave on stderr when it could not write RESULT_FILE (a full disk), with
+    that said in its reason; None when it gave none."""
+    for line in reversed(output.splitlines()):
+        if line.startswith(NOT_WRITTEN):
+            why, _, text = line.removeprefix(NOT_WRITTEN).partition(": ")
+            try:
+                verdict = json.loads(text)
+            except ValueError:
+                return None
+            if isinstance(verdict, dict) and isinstance(verdict.get("reason"), str) and "verdict" in verdict:
+                return {**verdict, "reason": f"{verdict['reason']} (not kept in {RESULT_FILE}: {why})"}
+    return None
 
 
 def refuse_not_an_export(directory: Path) -> None:
