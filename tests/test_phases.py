@@ -256,3 +256,21 @@ def test_a_micro_batch_larger_than_the_split_records_what_the_updates_held(make_
     by_phase = {r["phase"]: r for r in rows}
     held = by_phase["first_step"]["examples"]
     assert 0 < held < 100000 and by_phase["steady_steps"]["examples"] == 2 * held, by_phase["first_step"]
+
+
+def test_no_space_in_a_step_whose_error_names_no_file_names_the_steps_files(make_cfg, tmp_path):
+    """A full disk while the resume check's config.yaml was flushed (an OSError without a file name): the pilot
+    said 'no space left on the device writing a file of the run' (an outside examination, 2026-12-07)."""
+    import errno
+
+    cfg = make_cfg()
+    phases = PhaseRunner(cfg, instantiate(cfg.data, _convert_="all"), torch.device("cpu"), tmp_path)
+
+    def flushed_into_a_full_disk():
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    from pilot.errors import DiskFull
+
+    with pytest.raises(DiskFull) as full:  # the pilot ends with it: one message, exit 2
+        phases.run_phase("resume_check", {}, flushed_into_a_full_disk)
+    assert f"no space left on the device writing the resume_check step's files in {tmp_path}" in str(full.value)

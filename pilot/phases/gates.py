@@ -46,6 +46,7 @@ from pilot.engine.forward import forward_loss
 from pilot.engine.rounded_updates import ROUNDED_AWAY_WARN, RoundedUpdates
 from pilot.engine.sharding import local_values
 from pilot.engine.trainer import Trainer
+from pilot.errors import no_space_left
 from pilot.models.adapter import describe_parameters
 from pilot.phases.measure import PhaseLog
 from pilot.phases.resume_check import run_resume_check
@@ -115,6 +116,11 @@ class PhaseRunner:
         with self.log.measure(phase, **inputs) as measured:
             try:
                 outcome = work()
+            except OSError as error:  # no space, where the error names no file (a write's flush): the step's files
+                full = no_space_left(error, writing=f"the {phase} step's files in {self.run_dir}")
+                if full is None:
+                    raise
+                raise full from error
             finally:  # the first update's loss, whatever ends the phase
                 if phase == "first_step":
                     measured.record(loss=getattr(self, "last_loss", None))
