@@ -23,7 +23,10 @@ def logged_position(run_dir: Path) -> dict | None:
     return None
 
 
-LOGGED_POSITION = "metrics.jsonl's last training line: the attempt was killed before its record said where it stood"
+LOGGED_POSITION = (
+    "metrics.jsonl's last training line: the attempt ended before its record said where it stood (killed, or its "
+    "record could not be written: a full disk, a directory made read-only)"
+)
 
 
 def set_aside_metrics_after(run_dir: Path, update: int) -> str:

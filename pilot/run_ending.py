@@ -138,6 +138,25 @@ class RunEnding:
                 entry["sent_by"] = f"no one: {gone} ended"
             self.record.update(interrupted_by=[*(self.record.data.get("interrupted_by") or []), entry])
 
+    def _finish_record(self, seconds: list[float]) -> None:
+        """run.json's ending; a refusal to write it after the run failed of another one (the same directory
+        made read-only) leaves that first refusal the cause (``run`` raises it again; the record still says
+        running, which the message adds)."""
+        try:
+            self.record.finish(
+                self.status,
+                self.stop_cause,
+                error=self.error,
+                peak_memory=_over_attempts(self.phases.peaks() or peak_memory(), self.record.data),
+                seconds_per_update=(sum(seconds) / len(seconds)) if seconds else None,
+                **self.extra,
+                **self.standing_position(),
+            )
+        except OSError as exc:
+            if self.status != "failed" or self.stop_cause != "exception" or isinstance(exc, DiskFull):
+                raise
+            log.warning("run.json could not record the failure either: %s", first_line(exc, 300))
+
     def close(self) -> None:
         """Record what happened (rank 0), release the signal handlers and the lock. A signal while
         the record is written is only noted (``InterruptWatch.defer``): the record is finished first."""
@@ -153,17 +172,13 @@ class RunEnding:
                 except DiskFull as exc:  # the first file that did not fit stays the cause
                     self.error = self.error if self.stop_cause == "disk_full" else str(exc)
                     self.status, self.stop_cause, self.extra["disk_full"] = "failed", "disk_full", self.error
+                except OSError as exc:  # refused too, after the run failed (a directory made read-only): that
+                    if self.status != "failed":  # first refusal stays the cause, said when ``run`` raises it again
+                        raise
+                    log.warning("phases.csv could not be written either: %s", first_line(exc, 300))
                 if not self.hand_over:
                     seconds = _timed_updates(self.record) if self.record.data.get("resumes") else self.update_seconds
-                    self.record.finish(
-                        self.status,
-                        self.stop_cause,
-                        error=self.error,
-                        peak_memory=_over_attempts(self.phases.peaks() or peak_memory(), self.record.data),
-                        seconds_per_update=(sum(seconds) / len(seconds)) if seconds else None,
-                        **self.extra,
-                        **self.standing_position(),
-                    )
+                    self._finish_record(seconds)
                     self._note_signal_while_recording()
         finally:
             if self.lock is not None:

@@ -1434,3 +1434,33 @@ def test_a_childs_output_that_does_not_fit_is_said_not_kept_and_leaves_no_empty_
         "No space left on device)"
     )
     assert not (tmp_path / "reload_check.error.txt").exists()
+
+
+@pytest.mark.skipif(shutil.which("setpriv") is None or os.geteuid() != 0, reason="needs root and setpriv")
+def test_a_run_directory_made_read_only_mid_run_is_said_by_the_first_file_refused(tmp_path):
+    """A run whose directory was made read-only after its first checkpoint: the message named .phases.csv.tmp, refused while
+    the failure was recorded, not the checkpoint the run could not save (an outside examination, 2026-12-07);
+    root ignores permissions, so the run runs without that capability."""
+    run = tmp_path / "run"
+    command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", sys.executable, "-m", "pilot"]
+    job = subprocess.Popen(
+        [*command, "mode=train", "budget.value=600", "checkpoint.every=10", "run.threads=1", f"hydra.run.dir={run}"],
+        cwd=Path(__file__).resolve().parents[1],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while not (run / "checkpoints" / "ckpt-00000010.pt").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.chmod(run / "checkpoints", 0o555)
+    os.chmod(run, 0o555)
+    try:
+        _, stderr = job.communicate(timeout=300)
+    finally:
+        os.chmod(run, 0o755)
+        os.chmod(run / "checkpoints", 0o755)
+    said = [line for line in stderr.splitlines() if line.startswith("pilot: ")]
+    assert job.returncode == 2 and len(said) == 1, stderr[-3000:]
+    assert said[0].startswith(f"pilot: the system refused access to {run}/checkpoints/ckpt-"), said
+    assert "run.json could not record where the run stopped: it still says running" in said[0]
