@@ -119,6 +119,31 @@ def in_batch_scores(task: TaskData, model: torch.nn.Module, pair: tuple[Any, dic
         return torch.is_tensor(scores) and scored_over_the_batch(task, model, scores, item, batch_size(batch))
 
 
+def one_positive_for_every_row(
+    task: TaskData, model: torch.nn.Module, outputs: list[tuple[Any, dict[str, Any]]], item: dict
+) -> list[Finding]:
+    """Scores over the batch's own examples (``scored_over_the_batch``) beside labels that name the same column
+    for every row of every probed batch: each query trained towards one row's document (labels = zeros(B),
+    MoCo's recipe for a [B, 1+K] matrix whose positive is column 0, given a [B, B] one)."""
+    labels = [batch.get("labels") for _, batch in outputs]
+    if not labels or not all(
+        torch.is_tensor(t) and t.dim() == 1 and len(t) > 1 and not t.is_floating_point() and bool((t == t[0]).all())
+        for t in labels
+    ):
+        return []
+    if not in_batch_scores(task, model, outputs[0], item):
+        return []
+    column = int(labels[0][0])
+    return [
+        Finding(
+            f"every row's label is {column} in every probed micro-batch, over scores whose columns are the batch's own "
+            "examples (an in-batch contrastive loss): each query is trained towards the same row's example, not its "
+            "own positive. labels = zeros(B) is MoCo's layout, a [B, 1+K] matrix with the positive first. Fix: "
+            "labels = torch.arange(B) for a [B, B] matrix (row i's positive is column i)"
+        )
+    ]
+
+
 def scored_over_the_batch(task: TaskData, model: torch.nn.Module, scores: torch.Tensor, item: dict, rows: int) -> bool:
     """Scores whose width follows the batch: k columns per example of the batch, k for an example alone (a
     contrastive loss over the batch's passages, hard negatives beside positives). Padding does not do that."""

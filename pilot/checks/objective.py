@@ -28,7 +28,7 @@ from pilot.checks.even_logits import inverted_positive_weights, loss_scaled
 from pilot.checks.floorless_loss import floorless_finding
 from pilot.checks.initial_loss import initial_loss_findings, negative_loss
 from pilot.checks.label_kinds import as_number, class_distributions, class_ids, ordinal_head, regression
-from pilot.checks.loss_alone import in_batch_scores
+from pilot.checks.loss_alone import in_batch_scores, one_positive_for_every_row
 from pilot.checks.loss_calls import binary_targets_outside, non_finite_cause
 from pilot.checks.loss_floor import with_logits
 from pilot.checks.loss_probe import (
@@ -159,7 +159,7 @@ def objective_check(
         losses_by_class(batch, even, per_class)
         findings += contract_findings(numbers, trained, even, skipped_class(task, batch, grad))
     details: dict[str, Any] = {"batches": per_batch, "output_width": width}
-    findings += _read_apart(task, outputs)
+    findings += _read_apart(task, outputs) + one_positive_for_every_row(task, model, outputs, items[0])
     if total_count > 0 and total_loss < 0 and (class_ids(batches) or class_distributions(batches)):
         findings.append(Finding(negative_loss(total_loss / total_count, soft=not class_ids(batches))))
     elif (

@@ -118,8 +118,9 @@ def _mask_fix(batch: dict[str, Any], real_row: torch.Tensor) -> str:
         return (
             "Fix: pass attention_mask to the model in forward, and check that it masks: a 0/1 mask given to "
             "scaled_dot_product_attention as a float is added to the scores, it hides nothing (pass a bool "
-            "mask, True where attended; nn.MultiheadAttention's key_padding_mask is True where IGNORED); with "
-            "left padding, position ids that start at the first real token"
+            "mask, True where attended; nn.MultiheadAttention's key_padding_mask is True where IGNORED); a mean "
+            "pooled over positions sums the real ones and divides by their count (attention_mask.sum(1)), not by "
+            "the padded width; with left padding, position ids that start at the first real token"
         )
     return (
         "Fix: collate an attention_mask and pass it to the model in forward (and, with left padding, position "
