@@ -313,6 +313,7 @@ def read_metrics(path: Path | str, curve: bool = False) -> dict[str, Any]:
     return summary
 
 
+STAMP_MOST_BYTES = 256 << 20  # about a million updates' lines: read at the run's end in well under a second
 VAL_ROW = re.compile(_leading(("update", "loss"), "val", _FAST_FIELDS).encode())  # (update, loss) of a val line
 VAL_LINE_START = b'\n{"kind": "val"'
 SUMMARY_TYPES = {
@@ -362,9 +363,11 @@ def metrics_stamp(path: Path | str) -> dict[str, Any] | None:
     """metrics.jsonl's size and modification time (to the nanosecond) beside its summary as ``read_metrics``
     reads it: what a run's record keeps at its end, so that the recap's tables need not read the file again
     while it is as it was (``unchanged_summary``). None: no file, one the recap could not read, or one that
-    changed while it was read."""
+    changed while it was read, or one over ``STAMP_MOST_BYTES``."""
     try:
         before = os.stat(path)
+        if before.st_size > STAMP_MOST_BYTES:  # read whole into memory: the recap reads a larger one itself
+            return None
         summary = read_metrics(path)
         after = os.stat(path)
     except (OSError, Unreadable):

@@ -113,3 +113,12 @@ def test_a_continued_run_drops_its_stamp_until_it_ends_again(run):
     assert stamp == metrics_stamp(run / "metrics.jsonl") and stamp["summary"]["updates_done"] == 21
     os.utime(run / "metrics.jsonl", ns=(stamp["mtime_ns"], stamp["mtime_ns"] + 1))  # touched: read again
     assert unchanged_summary(stamp, run / "metrics.jsonl") is None
+
+
+def test_a_metrics_file_over_the_stamps_limit_is_not_read_at_the_runs_end(run, monkeypatch):
+    import pilot.metrics_reading as metrics_reading
+
+    path = run / "metrics.jsonl"
+    monkeypatch.setattr(metrics_reading, "STAMP_MOST_BYTES", path.stat().st_size - 1)
+    monkeypatch.setattr(metrics_reading, "read_metrics", lambda *a, **k: pytest.fail("read whole at the run's end"))
+    assert metrics_stamp(path) is None
