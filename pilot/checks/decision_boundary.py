@@ -39,6 +39,8 @@ def decision_boundary_findings(task: TaskData, output: Any, batch: dict[str, Any
         return []
     if min(abs(loss_says - natural) for natural in NATURAL) > APART / 2:
         return []  # a weighted loss (BCE's pos_weight) moves its own crossing: predict at 0 is then still right
+    if abs(loss_says) <= APART / 2 and bool(((scores >= 0) & (scores <= 1)).all()) and scores.numel() > 1:
+        return [_probabilities_as_logits(scores, loss_says, predict_says)]  # predict is right for these outputs
     return [
         Finding(
             f"predict and loss_sum split the two classes at different outputs: loss_sum favours class 1 above "
@@ -47,6 +49,20 @@ def decision_boundary_findings(task: TaskData, output: Any, batch: dict[str, Any
             f"threshold the output where the loss does (logits > {loss_says:.3g}, or sigmoid(logits) > 0.5)"
         )
     ]
+
+
+def _probabilities_as_logits(scores: torch.Tensor, loss_says: float, predict_says: float) -> Finding:
+    """The fresh model's every output lies in [0, 1] (a sigmoid in forward) while the loss splits the classes
+    at 0, as it does for logits: the sigmoid is applied twice, not predict's threshold wrong."""
+    low, high = float(scores.min()), float(scores.max())
+    return Finding(
+        f"every output of the fresh model lies in [0, 1] ({low:.3g} to {high:.3g}: probabilities, a sigmoid in "
+        f"forward?) while loss_sum splits the two classes at {loss_says:.3g}, as it does for logits (predict calls "
+        f"class 1 above {predict_says:.3g}): a loss that applies the sigmoid itself (binary_cross_entropy_with_logits,"
+        " BCEWithLogitsLoss) applies it a second time, and no output can go below 0 to favour class 0. Fix: return "
+        "the logits from forward (drop its sigmoid) and threshold them at 0, or keep the sigmoid and use "
+        "binary_cross_entropy"
+    )
 
 
 @torch.no_grad()
