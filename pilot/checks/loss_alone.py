@@ -6,7 +6,7 @@ with its own padding (candidates padded with zero vectors and a ``cand_mask`` of
 candidate in the softmax) passes both, while the padded candidates enter each example's loss: an
 example's loss, and its gradient, then depends on what it is batched with.
 
-Judged on the first ``BATCHES`` training micro-batches where the output holds one row per example and the
+Judged on the first ``BATCHES`` training micro-batches (``MOST_ROWS`` examples at most) where the output holds one row per example and the
 labels one per example, whether or not the batch says where its padding is (an ``attention_mask``, an
 ``info["pad_id"]``, a mask of the task's own): a loss divided by the padded width, padded steps in a mean,
 CTC input lengths that count padded frames all reach the loss where the model's outputs are each example's
@@ -32,6 +32,7 @@ from pilot.checks.result import Finding
 from pilot.data.task import IGNORE_INDEX, TaskData, logits_of
 
 BATCHES = 2
+MOST_ROWS = 8  # examples compared at most (3 forwards for the first, 2 for each other)
 RTOL = 1e-3  # of the example's loss alone: float32 sums over another width differ by ~1e-6
 LOW_PRECISION_RTOL = 5e-2  # a bf16/fp16 model's rounding alone
 
@@ -69,10 +70,12 @@ def loss_alone_findings(
                             "negatives): its loss depends on its batch by design"}  # fmt: skip
             limit = RTOL if scores.dtype in (torch.float32, torch.float64) else LOW_PRECISION_RTOL
             for row, at in enumerate(row_items(batch, chunk)):
+                if compared >= MOST_ROWS:  # a large model's forward on a CPU: a few seconds each
+                    break
                 alone = task.collate([chunk[at]])
                 own_output = task.forward(model, alone)
                 own = as_number(task.loss_sum(own_output, alone))
-                again = as_number(task.loss_sum(task.forward(model, alone), alone))
+                again = as_number(task.loss_sum(task.forward(model, alone), alone)) if not compared else own
                 padded = sub_batch(batch, [row])  # its row as the batch padded it, run alone: no other row
                 cut_output = task.forward(model, padded)
                 cut = as_number(task.loss_sum(cut_output, padded))
