@@ -333,3 +333,14 @@ def test_a_launcher_starting_more_processes_per_job_than_replicas_is_refused_bef
     assert "tasks_per_node" not in _launcher_processes_problem(job(2, 2, 3)).split("Fix:")[1]  # none divides 3
     assert _launcher_processes_problem(job(2, 1, 2)) is None and _launcher_processes_problem(job(1, 1, 2)) is None
     assert _launcher_processes_problem(OmegaConf.create({"hydra": {}, "distributed": {"replicas": 1}})) is None
+
+
+def test_a_pilot_setting_outside_a_pilot_is_warned_unread_not_refused(make_cfg):
+    """pilot.tiny.examples=0 mode=estimate was warned "does not read it" and then refused by its range."""
+    validate(make_cfg("mode=estimate", "pilot.tiny.examples=0"))
+    validate(make_cfg("mode=train", "pilot.oom_in_phase=nowhere"))
+    with pytest.raises(ConfigError) as error:  # a pilot reads it; the estimate reads pilot.steady_steps
+        validate(make_cfg("pilot.tiny.examples=0"))
+    assert [p.key for p in error.value.problems] == ["pilot.tiny.examples"]
+    with pytest.raises(ConfigError):
+        validate(make_cfg("mode=estimate", "pilot.steady_steps=0"))

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 
 from omegaconf import DictConfig
 
-from pilot.config.values import select
+from pilot.config.values import enum_value, select
 from pilot.phases.gates import PHASES
 from pilot.validation.problems import Problem, is_number
+from pilot.validation.unread import PILOT_READ_BY_ESTIMATE
 
 
 @dataclass(frozen=True)
@@ -147,11 +148,16 @@ CHOICES: tuple[tuple[str, tuple[str, ...], str], ...] = (
 
 
 def check_ranges(cfg: DictConfig, problems: list[Problem]) -> None:
+    """Every setting's range, but the pilot's own outside a pilot: mode=train and mode=estimate do not read
+    them (said as a warning, ``unread_settings``), so refusing one would contradict that line."""
+    unread = _pilot_settings_unread(cfg)
     for key, words, why in CHOICES:
         value = select(cfg, key)
-        if value is not None and value not in words:
+        if value is not None and value not in words and not unread(key):
             problems.append(Problem(key, value, f"must be one of {', '.join(words)} ({why})."))
     for key, allowed, why in RANGES:
+        if unread(key):
+            continue
         value = select(cfg, key)
         if value is None or (is_number(value) and not math.isfinite(value)):
             continue  # unset, or already reported as not finite
@@ -160,6 +166,14 @@ def check_ranges(cfg: DictConfig, problems: list[Problem]) -> None:
         elif value not in allowed:
             fix = _fix(key, _left_by_the_other_split(cfg, key) or allowed, value)
             problems.append(Problem(key, value, f"must {allowed}" + (f" ({why})." if why else ".") + fix))
+
+
+def _pilot_settings_unread(cfg: DictConfig):
+    """Whether a key is one of the pilot's settings this run's mode does not read (``unread_settings``)."""
+    mode = enum_value(select(cfg, "mode"))
+    return lambda key: (
+        key.startswith("pilot.") and mode != "pilot" and (mode != "estimate" or key not in PILOT_READ_BY_ESTIMATE)
+    )
 
 
 SPLIT_FRACTIONS = ("data.split.val_fraction", "data.split.test_fraction")
