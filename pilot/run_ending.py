@@ -153,9 +153,15 @@ class RunEnding:
                 **self.standing_position(),
             )
         except OSError as exc:
-            if self.status != "failed" or self.stop_cause != "exception" or isinstance(exc, DiskFull):
-                raise
-            log.warning("run.json could not record the failure either: %s", first_line(exc, 300))
+            self._after_its_failure(exc, "run.json")
+
+    def _after_its_failure(self, error: OSError, name: str) -> None:
+        """A write refused while a run's failure of another error is recorded (the same directory made
+        read-only): that first error stays the cause (``run`` raises it again), this one a warning; any other
+        is raised."""
+        if self.status != "failed" or self.stop_cause != "exception" or isinstance(error, DiskFull):
+            raise error
+        log.warning("%s could not record the failure either: %s", name, first_line(error, 300))
 
     def close(self) -> None:
         """Record what happened (rank 0), release the signal handlers and the lock. A signal while
@@ -172,10 +178,8 @@ class RunEnding:
                 except DiskFull as exc:  # the first file that did not fit stays the cause
                     self.error = self.error if self.stop_cause == "disk_full" else str(exc)
                     self.status, self.stop_cause, self.extra["disk_full"] = "failed", "disk_full", self.error
-                except OSError as exc:  # refused too, after the run failed (a directory made read-only): that
-                    if self.status != "failed":  # first refusal stays the cause, said when ``run`` raises it again
-                        raise
-                    log.warning("phases.csv could not be written either: %s", first_line(exc, 300))
+                except OSError as exc:  # refused too, after the run failed (a directory made read-only)
+                    self._after_its_failure(exc, "phases.csv")
                 if not self.hand_over:
                     seconds = _timed_updates(self.record) if self.record.data.get("resumes") else self.update_seconds
                     self._finish_record(seconds)

@@ -804,7 +804,9 @@ def test_a_running_run_no_process_holds_is_said_to_have_ended_unrecorded(tmp_pat
     assert row["status"] == "running"
     assert "no process holds it" in row["stop_cause"] and "resume with the same command" in row["stop_cause"]
     assert "from update 0: it wrote no checkpoint" in row["stop_cause"]  # it said "from its last checkpoint"
-    assert "or a full disk its record could not be written to" in row["stop_cause"]  # a cause it left out
+    assert (
+        "or a full disk or read-only directory its record could not be written to" in row["stop_cause"]
+    )  # a cause it left out
     (killed / "checkpoints").mkdir()
     (killed / "checkpoints" / "ckpt-00000010.pt").write_bytes(b"saved")
     swept = {**json.loads((killed / "run.json").read_text()), "sweep_id": "s1", "overrides": ["optim.lr=0.1"]}

@@ -63,7 +63,7 @@ def _overlapping(index_splits: dict[Any, list[str]]) -> list[Finding]:
     ]
 
 
-def _identical_by_chance(task: TaskData, digests: dict[int, str], identical: list[dict[str, int]]) -> str:
+def _identical_by_chance(task: TaskData, digests: dict[int, str], identical: int) -> str:
     """Why identical examples in two splits are what chance gives (a warning, not a copy found), or '': train
     itself holds the same content under different groups at least as often as the later splits find theirs
     in train (answer sheets of a 1-5 scale, a few binary features: the inputs take few distinct values).
@@ -143,20 +143,21 @@ def audit_split(task: TaskData, split_by: str = "group", thresholds: LeakThresho
                 f"group '{group}' appears in {sorted(group_splits[group])}", detail="its examples leak between splits"
             )
         )
-    identical = [where for where in content_splits.values() if len(where) > 1]
-    by_chance = _identical_by_chance(task, raw_hashes, identical)
-    for where in identical:
-        placed = ", ".join(f"{s} example {i}" for s, i in sorted(where.items()))
-        if not by_chance:
-            findings.append(Finding(f"identical example in two splits: {placed}"))
-    if by_chance:
-        said = ", ".join(f"{s} example {i}" for s, i in sorted(identical[0].items()))
-        by_chance_warning = Finding(f"{len(identical)} identical example(s) in two splits (e.g. {said}): {by_chance}")
+    identical = [
+        ", ".join(f"{s} example {i}" for s, i in sorted(w.items())) for w in content_splits.values() if len(w) > 1
+    ]
+    chance = _identical_by_chance(task, raw_hashes, len(identical))
+    if chance:  # a warning: what chance gives inputs of few distinct values
+        chance_warnings = [
+            Finding(f"{len(identical)} identical example(s) in two splits (e.g. {identical[0]}): {chance}")
+        ]
+    else:
+        chance_warnings, findings = [], findings + [Finding(f"identical example in two splits: {p}") for p in identical]
     if split_by == "time":
         findings += _time_order(task)
     declared_seconds = time.perf_counter() - started
     warnings, undeclared = _undeclared_leaks(task, split_by, limits, findings, lambda example: raw_hashes[id(example)])
-    warnings[:0] = [by_chance_warning] if by_chance else []
+    warnings[:0] = chance_warnings
     summary = ", ".join(f"{s} {c['examples']} examples / {c['groups']} groups" for s, c in counts.items())
     skipped = undeclared["skipped"]
     ok = (

@@ -48,10 +48,11 @@ NOT_A_RUN = "_not_a_run"  # a row of a NOT_RUNS record (``collect`` keeps them a
 PILOTS_AND_ESTIMATES = "pilots_and_estimates"  # ``collect``'s frame.attrs key: their rows, listed apart
 CURVE_BATCH_BYTES = 1 << 20  # metrics.jsonl text whose training points are read at once (training_points)
 RUNS_PER_PROCESS = 1000  # fewer runs than this per process: read in this process alone (a fork costs ~50 ms)
-# why a run.json still says running when no process holds it (a full disk: run.json could not be written)
+# why a run.json still says running when no process holds it (a full disk or a directory made read-only:
+# run.json could not be written)
 ENDED_UNSAID = (
-    "it ended without recording how (killed: SIGKILL, out of memory, a power loss, or a full disk its record "
-    "could not be written to?)"
+    "it ended without recording how (killed: SIGKILL, out of memory, a power loss, or a full disk or read-only "
+    "directory its record could not be written to?)"
 )
 # columns of every recap frame, even when no run could be read
 COLUMNS = ("run_dir", "sweep", "sweep_id", "run_id", "parent_id", "variant", "seed", "status", "stop_cause")
