@@ -7,11 +7,13 @@ import importlib
 import inspect
 import re
 import shlex
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import OmegaConf
+
+if TYPE_CHECKING:
+    import torch
 
 
 def enum_value(value: Any) -> Any:
@@ -72,7 +74,10 @@ def as_written(cfg: Any, key: str) -> Any:
 
 
 def resolve_device(cfg: Any) -> torch.device:
-    """``run.device`` as a torch device; ``auto`` is CUDA when one is visible, else the CPU."""
+    """``run.device`` as a torch device; ``auto`` is CUDA when one is visible, else the CPU. torch is
+    imported here, not above: the recap's readers import this module and read no tensor."""
+    import torch
+
     requested = enum_value(select(cfg, "run.device")) or "auto"
     if requested == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
