@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import signal
@@ -32,7 +31,6 @@ from pilot.config.suggest import suggestions
 from pilot.config.values import enum_value, written_overrides
 from pilot.errors import (
     OUT_OF_MEMORY_FIX,
-    RECORD_CLAIM,
     DiskFull,
     PilotError,
     RunFinished,
@@ -50,6 +48,7 @@ from pilot.errors import (
 from pilot.estimate_run import run_estimate
 from pilot.faults import fault_point
 from pilot.hydra_files import close_job_log
+from pilot.job_records import as_recorded, job_command, recorded_as, recorded_failed_by
 from pilot.pilot_run import run_pilot
 from pilot.process_exit import exit_code_of, exit_now, leave_submitit_job_without_teardown, signal_of_exit_code
 from pilot.recap.entry import (
@@ -70,7 +69,6 @@ from pilot.run_directory import (
     unsettled_run_directories,
 )
 from pilot.run_ending import ERROR_FILE, train_exit_code
-from pilot.run_record import job_line, resume_hint
 from pilot.startup_signals import raise_from_now_on, signal_name_of
 from pilot.sweep_ending import (
     SweepIncomplete,
@@ -165,10 +163,10 @@ def _failed(error: Exception, run_dir: Path, multirun: bool, overrides: list[str
         return
     said = no_space_left(error) or access_denied(error) or in_the_way(error)  # any mode: one message naming the file
     if said is not None and not multirun:
-        print(f"pilot: {_as_recorded(str(said), Path(run_dir))}", file=sys.stderr)
+        print(f"pilot: {as_recorded(str(said), Path(run_dir))}", file=sys.stderr)
         sys.exit(said.exit_code)
     if out_of_memory(error):  # recorded oom (run_ending): said in one paragraph, no traceback
-        said_oom = f"out of memory: {out_of_memory_line(error)}{_recorded_as(Path(run_dir))}"
+        said_oom = f"out of memory: {out_of_memory_line(error)}{recorded_as(Path(run_dir))}"
         if multirun:
             log.error("job %s ran %s", run_dir, said_oom)
             return
@@ -184,45 +182,11 @@ def _failed(error: Exception, run_dir: Path, multirun: bool, overrides: list[str
     if not multirun:
         raise error
     if said is not None:  # a full disk, a denied file, a file in the way: the message of a single run, the job's fix
-        log.error("job %s failed: %s", run_dir, for_one_job(str(said), _job_command(Path(run_dir), overrides)))
+        log.error("job %s failed: %s", run_dir, for_one_job(str(said), job_command(Path(run_dir), overrides)))
         return
     log.error(
         "job %s ended with %s: %s%s", run_dir, type(error).__name__, error, f" ({kept})" if kept.is_file() else ""
     )
-
-
-def _as_recorded(said: str, run_dir: Path) -> str:
-    """``said``, its claim that run.json says where the run stopped kept only where run.json does (a read-only
-    file system refuses run.json's last write too: it still says running)."""
-    try:
-        status = json.loads((run_dir / "run.json").read_text()).get("status")
-    except (OSError, ValueError, AttributeError):
-        status = None
-    if status not in (None, "running"):
-        return said
-    where = "it still says running" if status else "there is none"
-    return said.replace(RECORD_CLAIM, f"run.json could not record where the run stopped: {where}")
-
-
-def _job_command(run_dir: Path, overrides: list[str]) -> str:
-    """How a sweep's job that stopped on a fix the user can make goes on: a training run resumes in its directory
-    (its own overrides); a pilot or an estimate starts afresh in a new one."""
-    try:
-        mode = json.loads((run_dir / "run.json").read_text()).get("mode")
-    except (OSError, ValueError, AttributeError):
-        mode = None
-    if mode == "train":
-        return resume_hint(overrides, run_dir, run_dir.parent)
-    return f"run this job again in a new directory: python -m pilot {job_line(overrides)}"
-
-
-def _recorded_as(run_dir: Path) -> str:
-    """ "; <run.json> records it (status <s>)" as the record says, or nothing where there is none."""
-    try:
-        status = json.loads((run_dir / "run.json").read_text()).get("status")
-    except (OSError, ValueError, AttributeError):
-        return ""
-    return f"; {run_dir / 'run.json'} records it (status {status})"
 
 
 def _refused(error: PilotError, run_dir: Path, multirun: bool, overrides: list[str] = ()) -> None:
@@ -239,9 +203,12 @@ def _refused(error: PilotError, run_dir: Path, multirun: bool, overrides: list[s
         print(f"pilot: {error}", file=sys.stderr)
         after_refusal(run_dir)  # nothing of this line left: a directory made for it, Hydra's rewritten files
         sys.exit(error.exit_code)
-    print(f"pilot: {for_one_job(str(error), _job_command(run_dir, overrides))}", file=sys.stderr)
+    print(f"pilot: {for_one_job(str(error), job_command(run_dir, overrides))}", file=sys.stderr)
     if isinstance(error, DiskFull):  # the job began and is recorded failed (disk_full): the sweep exits 1
-        log.error("job %s failed: no space left; once there is, %s", run_dir, _job_command(run_dir, overrides))
+        log.error("job %s failed: no space left; once there is, %s", run_dir, job_command(run_dir, overrides))
+        return
+    if recorded_failed_by(error, run_dir):  # a check after the record opened: a failed run (the recap counts it)
+        log.error("job %s failed: %s", run_dir, error)
         return
     log.error("job %s refused: %s", run_dir, error)
     note_refused_job(run_dir)

@@ -3,6 +3,7 @@ process can write into it: refused (``ResumeRefused``) naming the key the user s
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -149,3 +150,24 @@ def refuse_inside_a_run(key: str, path: Path, root: tuple[str, str] | None) -> N
         f"{said} lies inside the directory of the run at {run} (its run.json): a run's directory holds that run "
         f"alone. Fix: name a directory outside it (or leave {leave} out){again}."
     )
+
+
+def refuse_unwritable_launcher_folder(config: DictConfig) -> None:
+    """``hydra.launcher.submitit_folder`` (submitit's job files, ``${hydra.sweep.dir}/.submitit/%j`` by
+    default) where no directory can be made: the launcher's own mkdir raised a traceback after the sweep
+    directory was made. Its part before the first ``%`` placeholder is tried and what the try made removed."""
+    try:
+        value = str(OmegaConf.select(config, "hydra.launcher.submitit_folder", default="") or "")
+    except OmegaConfBaseException:
+        return  # an interpolation of nothing: Hydra's own message names it
+    fixed = value.split("%", 1)[0]
+    if not fixed.strip():
+        return
+    path = Path(os.path.abspath(fixed.rstrip(os.sep) or os.sep))
+    made = [p for p in (path, *path.parents) if not os.path.lexists(p)]
+    try:
+        writable_directory(path, "hydra.launcher.submitit_folder")
+    finally:
+        for folder in made:  # the nearest first; os.rmdir leaves one that holds anything
+            with contextlib.suppress(OSError):
+                os.rmdir(folder)

@@ -43,6 +43,7 @@ from pilot.directory_keys import (
     refuse_changed_directory,
     refuse_inside_a_run,
     refuse_long_names,
+    refuse_unwritable_launcher_folder,
     writable_directory,
 )
 from pilot.errors import PilotError, ResumeRefused, RunFinished
@@ -104,6 +105,7 @@ class RunDirectoryCheck(Callback):
             _refused_exits(check, config)
         _refused_exits(refuse_unknown_launcher_keys, config)  # before the launcher makes anything
         _refused_exits(_check_sweep_directory, config)
+        _refused_exits(refuse_unwritable_launcher_folder, config)  # inside the sweep directory by default
         _sweep_dirs.append(os.path.abspath(config.hydra.sweep.dir))
 
     def on_multirun_end(self, config: DictConfig, **kwargs) -> None:

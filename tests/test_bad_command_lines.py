@@ -1050,3 +1050,33 @@ def test_an_option_of_yours_hydra_refuses_is_said_alone_not_with_its_keys_judged
     code, stderr = run_in_process(args, tmp_path / "run", monkeypatch, capsys)
     assert code == 2 and "Key 'mistake' not in" in stderr, stderr
     assert "not a setting" not in stderr, stderr
+
+
+@pytest.mark.parametrize("folder", ["/proc/pilot_nowhere/%j", "{tmp}/a_file"])
+def test_a_launcher_folder_nothing_can_be_written_in_is_refused_before_the_sweep(
+    folder, tmp_path, monkeypatch, capsys, restore_logging
+):
+    """submitit's own mkdir raised a traceback (exit 1) and left the sweep directory with multirun.yaml."""
+    (tmp_path / "a_file").write_text("the user's")
+    sweep = tmp_path / "sw"
+    line = ["-m", "seed=0,1", "hydra/launcher=local_parallel", f"hydra.sweep.dir={sweep}"]
+    line.append(f"hydra.launcher.submitit_folder={folder.format(tmp=tmp_path)}")
+    code, stderr = run_in_process(line, tmp_path / "run", monkeypatch, capsys)
+    assert code == 2 and "Traceback" not in stderr, stderr
+    assert stderr.startswith("pilot: hydra.launcher.submitit_folder=") and "Fix: name a directory" in stderr, stderr
+    assert not sweep.exists() and (tmp_path / "a_file").read_text() == "the user's"
+
+
+def test_sweep_jobs_a_check_failed_after_their_record_opened_are_said_failed_not_refused(
+    tmp_path, monkeypatch, capsys, restore_logging
+):
+    """The model's forward crashing in the contract check: each job's run.json records it failed (and the
+    recap counts it), but the sweep's last line said the jobs were refused with nothing done in their directories."""
+    sweep = tmp_path / "sw"
+    line = ["-m", "seed=0,1", "data=digits", "model.vocab_size=17", "model.max_len=64", "mode=train"]
+    code, stderr = run_in_process(
+        [*line, "budget.value=2", f"hydra.sweep.dir={sweep}"], tmp_path / "r", monkeypatch, capsys
+    )
+    records = [json.loads(path.read_text()) for path in sorted(sweep.glob("*/run.json"))]
+    assert [record["status"] for record in records] == ["failed", "failed"]
+    assert "refused" not in stderr and "2 job(s) of the sweep failed" in stderr and code == 1, stderr
