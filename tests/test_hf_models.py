@@ -17,16 +17,19 @@ import pytest
 import torch
 from hydra.utils import instantiate
 from safetensors.torch import save_file
+from transformers import ResNetConfig, ResNetForImageClassification
 
 from pilot.checks.contract import check_contract
 from pilot.closing.export import export_with_controls
 from pilot.closing.reload import check_in_new_process
 from pilot.data.task import ContractError, logits_of
+from pilot.engine.build import refuse_short_tables
 from pilot.engine.checkpointing import enable_checkpointing
 from pilot.errors import ConfigRefused, PilotError, failure_summary
 from pilot.estimate.checkpointing_effect import CheckpointingIneffective, checkpointing_effect
 from pilot.estimate.fake_tensor import EstimateRefused, estimate_memory
 from pilot.estimate_run import compare, estimate_step, run_estimate
+from pilot.models.embedding_tables import output_layer, token_embedding
 from pilot.models.hf_causal_lm import build
 from pilot.models.tiny_gpt import TinyGPT
 from pilot.pilot_run import run_pilot
@@ -1064,3 +1067,15 @@ def test_a_saved_config_whose_key_value_heads_do_not_divide_its_heads_is_refused
     with pytest.raises(PilotError, match=r"its config.json says num_key_value_heads=8 does not divide") as refused:
         validate(make_cfg("model=hf_causal_lm", f"model.path={tmp_path}", "mode=estimate"))
     assert f"Fix: edit {tmp_path}/config.json" in str(refused.value)
+
+
+def test_a_model_without_a_token_embedding_is_built_and_checked_not_failed_by_pilots_vocabulary_check():
+    """transformers 5 raises NotImplementedError from get_input_embeddings for ResNet, ConvNeXt, Wav2Vec2 and
+    HuBERT: pilot's vocabulary check let it out as 'the task or model could not be built', in every mode."""
+    resnet = ResNetForImageClassification(ResNetConfig(hidden_sizes=[8, 16], depths=[1, 1], embedding_size=8))
+    with pytest.raises(NotImplementedError):
+        resnet.get_input_embeddings()  # the premise, in the transformers installed
+    assert token_embedding(resnet) is None and output_layer(resnet) is None
+    refuse_short_tables(resnet, 100, 64)  # nothing to refuse
+    gpt = TinyGPT(vocab_size=50, d_model=16, n_layer=1, n_head=2, max_len=8)
+    assert token_embedding(gpt) is None  # no transformers API at all

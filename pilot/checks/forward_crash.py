@@ -19,6 +19,7 @@ from typing import Any
 import torch
 
 from pilot.data.task import ContractError
+from pilot.models.embedding_tables import token_embedding
 from pilot.models.hf_config_reads import config_settings_matching, is_size, sizes_in, unset_counts
 
 TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
@@ -99,7 +100,7 @@ def ids_past_an_embedding(error: Exception, model: torch.nn.Module, batch: Mappi
             continue
         highest = int(value.max())
         name, rows = max(tables, key=lambda table: table[1], default=("", highest + 1))
-        tokens = model.get_input_embeddings() if callable(getattr(model, "get_input_embeddings", None)) else None
+        tokens = token_embedding(model)
         if isinstance(tokens, torch.nn.Embedding) and tokens.num_embeddings <= highest:  # transformers' API says which
             name, rows = next(n for n, m in model.named_modules() if m is tokens), tokens.num_embeddings
         if rows <= highest:  # the token embedding, or not even the model's widest one, has a row for it

@@ -23,6 +23,7 @@ from pilot.engine.trainer import Trainer
 from pilot.errors import PilotError
 from pilot.models.adapter import apply_adapter, base_of
 from pilot.models.base_files import MODEL_FILES_KEY, base_files_fingerprint
+from pilot.models.embedding_tables import token_embedding
 from pilot.user_code import code_fingerprint
 
 log = logging.getLogger("pilot")
@@ -63,7 +64,7 @@ def refuse_short_tables(model: torch.nn.Module, vocab_size: object, max_len: obj
     whose learned position table is shorter than the longest sequence, is refused (``ContractError``):
     the first such id would index past the table (an IndexError on a CPU, a device-side assert on a
     GPU), and an estimate on fake tensors, which never reads an index, would call it a fit."""
-    tokens = model.get_input_embeddings() if callable(getattr(model, "get_input_embeddings", None)) else None
+    tokens = token_embedding(model)
     rows = getattr(tokens, "num_embeddings", None)
     if isinstance(rows, int) and isinstance(vocab_size, int) and rows < vocab_size:
         raise ContractError(

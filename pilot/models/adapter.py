@@ -36,6 +36,7 @@ from pilot.models.adapter_targets import (
     save_nothing,
     saved_names_matching_nothing,
 )
+from pilot.models.embedding_tables import output_layer
 
 ADAPTER_WEIGHTS = "adapter_model.safetensors"  # peft's own file names: PeftModel.from_pretrained reads them
 ADAPTER_CONFIG = "adapter_config.json"
@@ -269,7 +270,7 @@ def frozen_head_hint(model: torch.nn.Module) -> str:
     if not is_adapted(model):
         return ""
     base = base_of(model)
-    head = base.get_output_embeddings() if callable(getattr(base, "get_output_embeddings", None)) else None
+    head = output_layer(base)
     if head is None or any(p.requires_grad for p in head.parameters()):
         return ""
     name = next((n for n, m in base.named_modules() if m is head), "the output layer")
