@@ -38,6 +38,7 @@ from pilot.checks.model_comparisons import with_model_comparisons
 from pilot.checks.padding import with_comparison
 from pilot.checks.position_labels import position_label_findings
 from pilot.checks.result import CheckResult, Finding, summarise
+from pilot.checks.same_inputs import same_input_findings
 from pilot.checks.span_labels import span_label_findings
 from pilot.checks.stop_token import stop_token_findings
 from pilot.checks.tag_columns import tag_column_findings
@@ -348,6 +349,8 @@ def inspect_task(
     result = with_comparison(result, *found, "span_labels")
     found = _read(doubled_marker_findings, task, encoded.get("train", []))  # <bos><bos>: a marker added twice
     result = with_comparison(result, *found, "doubled_marker", "warn")
+    found = _read(same_input_findings, task, encoded.get("train", []))  # a source read under a wrong key
+    result = with_comparison(result, *found, "same_inputs")
     if task.kind == SEQ2SEQ:  # the answer in the encoder's input: copied, not learned
         result = with_comparison(
             result, *target_in_source_findings(task, encoded.get("train", [])), "target_in_source", "warn"

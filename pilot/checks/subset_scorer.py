@@ -12,7 +12,8 @@ import torch
 
 from pilot.checks.context_reach import context_reach
 from pilot.checks.label_kinds import class_distributions, regression
-from pilot.checks.loss_probe import counted_label_mask, input_ids_of, prediction_offset, real_mask
+from pilot.checks.loss_probe import SEQ2SEQ, counted_label_mask, input_ids_of, prediction_offset, real_mask
+from pilot.checks.same_inputs import fed_from_labels
 from pilot.checks.untrained_labels import loss_trained, trained_labels
 from pilot.data.task import IGNORE_INDEX, NEXT_TOKEN, Batch, TaskData
 from pilot.engine.forward import forward_loss
@@ -63,6 +64,11 @@ def _context_keys(
     for row in range(labels.shape[0]):
         real = [p for p, m in enumerate(mask[row]) if m]
         positions = [p for p, c in enumerate(counted[row].tolist()) if c]
+        if task.kind == SEQ2SEQ:  # the decoder reads the whole source and the target so far (teacher forcing)
+            source = {k: v for k, v in batch.items() if k == "labels" or not fed_from_labels(v, batch["labels"])}
+            inputs, targets = _inputs_of(source, row), labels[row].tolist()
+            rows.append([(p, (inputs, tuple(targets[:p]))) for p in positions])
+            continue
         if ids_list is None or ids.shape[-1] != labels.shape[-1]:
             # labels not of the inputs' positions (multi-label, a span's start and end, a decoder's
             # targets): the whole row's inputs and the label's place
