@@ -412,3 +412,17 @@ def test_a_step_fp16s_scaler_skipped_is_no_non_finite_run(make_cfg, monkeypatch,
     cfg = make_cfg()
     result = tiny_subset_check(cfg, instantiate(cfg.data, _convert_="all"), CPU)
     assert result.verdict == verdict, result.reason
+
+
+def test_a_seq2seq_targets_context_is_its_whole_source_and_the_target_so_far():
+    """Source and target padded to one width: each target's context was read as the source's prefix up to
+    its position, as a tagger's, so answers to different sources 'shared a context' (49 of the targets here,
+    floor 0.51) and a correct BART went below its own floor. Every source differs: no target is ambiguous."""
+    from pilot.checks.subset_scorer import SubsetScorer
+    from tests.planted_tasks import ok_seq2seq_common_width as common_width
+
+    task = common_width.make_task()
+    items = task.encoded("train")[:8]
+    assert len({tuple(item["source"].tolist()) for item in items}) == 8  # the premise: eight sources
+    scorer = SubsetScorer(task, items, 4)
+    assert scorer.ambiguous_targets == 0 and scorer.loss_floor == 0.0
