@@ -116,6 +116,12 @@ def test_a_loop_still_learning_at_max_updates_passes_with_its_schedule_stretched
     cfg = make_cfg(*base, "pilot.tiny.max_updates_if_falling=30")  # not stretched: judged at 30
     result = tiny_subset_check(cfg, instantiate(cfg.data, _convert_="all"), CPU)
     assert result.verdict != "pass" and not result.details["stretched_schedule"], result.reason
+    # stretched and still not learnt: the second attempt was trained, then left out of the verdict and record
+    cfg = make_cfg(*base, "pilot.tiny.max_updates_if_falling=35")
+    result = tiny_subset_check(cfg, instantiate(cfg.data, _convert_="all"), CPU)
+    assert result.verdict != "pass" and result.details["stretched_schedule"], result.reason
+    assert result.details["updates"] == 35 and "after 35 updates, again from scratch" in result.reason, result.reason
+    assert "at pilot.tiny.max_updates=30 it had not learnt either" in result.reason, result.reason
 
 
 def test_a_loss_the_targets_cannot_move_fails_naming_its_shape(make_cfg):

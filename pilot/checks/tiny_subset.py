@@ -140,7 +140,8 @@ def still_falling(curve: list[tuple[int, float]], floor: float) -> str:
 
 def _stretched_if_falling(cfg: DictConfig, tiny_task: TaskData, device, build_model) -> tuple[_Attempt, str]:
     """The attempt over ``max_updates``; where it did not pass while its loss still fell steadily, again
-    from scratch with the schedule over ``max_updates_if_falling``, kept if it passes (with what to say)."""
+    from scratch with the schedule over ``max_updates_if_falling``, judged whether it passes or not (a
+    second attempt that failed too was left out of the verdict and the record), with what to say."""
     settings = cfg.pilot.tiny
     attempt = _attempt(cfg, tiny_task, device, build_model, int(settings.max_updates))
     longer, shorter = int(settings.max_updates_if_falling), int(settings.max_updates)
@@ -160,8 +161,11 @@ def _stretched_if_falling(cfg: DictConfig, tiny_task: TaskData, device, build_mo
         longer,
     )
     again = _attempt(cfg, tiny_task, device, build_model, longer)
-    if not again.passed(float(settings.min_recovery)):
-        return attempt, ""
+    if not again.passed(float(settings.min_recovery)):  # the last attempt is the one judged, the first said
+        return again, (
+            f", again from scratch with the schedule over pilot.tiny.max_updates_if_falling={longer}: at "
+            f"pilot.tiny.max_updates={shorter} it had not learnt either, its loss still falling ({falling})"
+        )
     return again, (
         f"; within pilot.tiny.max_updates_if_falling={longer}, the schedule stretched over them: at "
         f"pilot.tiny.max_updates={shorter} it had not, its loss still falling ({falling})"
@@ -268,7 +272,9 @@ def _not_learnt(
     hints = found if FROZEN_OUTPUT in found else _model_hints(model, cfg) + found  # a frozen head first
     if learnt:
         said = f"recovers the subset, but its loss fell less than declared: {numbers}.{hints}" if hints else ""
-        return "warn", said or slow_drop(numbers, int(settings.max_updates))
+        stretched = attempt.trainer.updates_done > int(settings.max_updates)  # the second attempt's schedule
+        key = "pilot.tiny.max_updates_if_falling" if stretched else "pilot.tiny.max_updates"
+        return "warn", said or slow_drop(numbers, int(settings.get(key.rsplit(".", 1)[1])), key)
     trainer = attempt.trainer
     lr = float(cfg.optim.lr)
     unmoved = unmoved_hint(attempt.weights_before, trainer.raw_model, lr, trainer.updates_done)

@@ -54,11 +54,12 @@ def cannot_fall(numbers: str, own_floor: float, initial_loss: float, stuck: floa
     )
 
 
-def slow_drop(numbers: str, max_updates: int) -> str:
-    """Every example recovered, the loss not down as far as declared: what that means and what to change."""
+def slow_drop(numbers: str, max_updates: int, key: str = "pilot.tiny.max_updates") -> str:
+    """Every example recovered, the loss not down as far as declared: what that means and what to change
+    (``key``: the setting the last attempt's schedule ran over)."""
     return (
         f"recovers the subset, but its loss fell less than declared: {numbers}. The loop learns; slower than "
-        f"declared (the learning rate, its schedule over pilot.tiny.max_updates={max_updates}), or loss_sum has "
-        "a term the logits do not set (a regulariser; label smoothing's floor is already measured). Fix: raise "
-        "pilot.tiny.max_updates or the learning rate, or lower pilot.tiny.loss_drop to what this loss can reach."
+        f"declared (the learning rate, its schedule over {key}={max_updates}), or loss_sum has "
+        f"a term the logits do not set (a regulariser; label smoothing's floor is already measured). Fix: raise "
+        f"{key} or the learning rate, or lower pilot.tiny.loss_drop to what this loss can reach."
     )
