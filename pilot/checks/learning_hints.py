@@ -183,11 +183,13 @@ def _frozen_output_layer(model: torch.nn.Module, output: Any, called: list[tuple
     if not any(p.requires_grad for p in model.parameters()):
         return ""
     name = next((n for n, m in model.named_modules() if m is layer), "") or type(layer).__name__
+    own = name.rsplit(".", 1)[-1]  # the name peft matches: `classifier` of base_model.model.classifier
     return (
         f"The output layer `{name}` ({type(layer).__name__}, {width} outputs) {FROZEN_OUTPUT}: "
         "its weights stay as built, so when it was initialised at random (a head added on a pretrained body, as "
-        "AutoModelForSequenceClassification's `score`) the rest learns towards fixed random outputs. Fix: train it "
-        "(peft: LoraConfig(task_type='SEQ_CLS'), or modules_to_save=['score'])."
+        "AutoModelForSequenceClassification's) the rest learns towards fixed random outputs. Fix: train it: "
+        f"adapter.modules_to_save=[{own}] (where your own code applies peft: modules_to_save=['{own}'], or "
+        "LoraConfig(task_type='SEQ_CLS'))."
     )
 
 
