@@ -739,6 +739,14 @@ FIXES_THAT_WORK = [
     (["batch.micro_batch=4.5"], "batch.micro_batch=4", "batch.micro_batch", 4),
     (["optim.lr=abc"], "optim.lr=0.001", "optim.lr", 0.001),
     (["estimate.seq_len=abc", "mode=estimate"], "estimate.seq_len=null", "estimate.seq_len", None),
+    # fixes that met the next refusal when followed (an outside examination of command lines, 2026-12-07)
+    (["budget.value=0.4"], "budget.value=1", "budget.value", 1),  # it offered budget.value=0 too: "must be > 0"
+    (
+        ["mode=estimate", "rental.catalog.H100-80GB.price_per_hour=-2"],
+        "+rental.catalog.H100-80GB.price_per_hour=2.5",  # it offered the + with -2: "must be a positive number"
+        "rental.catalog.H100-80GB.price_per_hour",
+        2.5,
+    ),
 ]
 
 

@@ -104,6 +104,8 @@ def _typed_fix(key: str, value: object, kind: str, default: object) -> str:
     """The fix of a value of the wrong type said without one: the whole numbers around a fraction given
     to an integer setting, else the setting's kind in the value's place and its default as the example."""
     if kind.startswith("an integer") and isinstance(value, float) and math.isfinite(value):
+        if 0 < value < 1:  # 0 is no count (budget.value=0.4 was offered budget.value=0, then refused)
+            return f". Fix: {key}=1 (a whole number)"
         return f". Fix: {key}={math.floor(value)} or {key}={math.ceil(value)} (a whole number)"
     return f". Fix: {kind}, e.g. {key}={typed_value(default)}"  # no <placeholder>: the shell reads '<' as a file
 

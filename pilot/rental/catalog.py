@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+import yaml
 from omegaconf import DictConfig, OmegaConf
 
 FIELDS = {
@@ -51,12 +52,16 @@ def catalog_key_outside_the_yaml(cfg: DictConfig, key: str, argument: str) -> st
     parts = key.split(".")
     if len(parts) != 4 or parts[:2] != ["rental", "catalog"] or parts[3] not in FIELDS:
         return None
-    if OmegaConf.select(cfg, ".".join(parts[:3]), default=None) is None:
+    entry = OmegaConf.select(cfg, ".".join(parts[:3]), default=None)
+    if entry is None:
         return None  # no such GPU: its own line says so
-    return (
-        f"{key}: {FIELDS[parts[3]]}, which the catalog's {parts[2]} entry does not set. Fix: +{argument} "
-        "(the + adds a field to the entry)"
-    )
+    said = f"{key}: {FIELDS[parts[3]]}, which the catalog's {parts[2]} entry does not set"
+    given = yaml.safe_load(argument.partition("=")[2] or "null") if "=" in argument else None
+    with_it = {**OmegaConf.to_container(entry, resolve=False), parts[3]: given}
+    refused = [fix for at, _, fix in catalog_problems({parts[2]: with_it}) if at == key]
+    if refused:  # the + would only meet the next refusal (a negative price)
+        return f"{said}, and {argument.partition('=')[2]} {refused[0][:-1]}. Fix: a positive number, e.g. +{key}=2.5"
+    return f"{said}. Fix: +{argument} (the + adds a field to the entry)"
 
 
 def catalog_problems(catalog: DictConfig) -> list[tuple]:
