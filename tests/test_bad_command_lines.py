@@ -1088,3 +1088,9 @@ def test_sweep_jobs_a_check_failed_after_their_record_opened_are_said_failed_not
     records = [json.loads(path.read_text()) for path in sorted(sweep.glob("*/run.json"))]
     assert [record["status"] for record in records] == ["failed", "failed"]
     assert "refused" not in stderr and "2 job(s) of the sweep failed" in stderr and code == 1, stderr
+
+
+def test_a_fraction_below_one_given_to_a_count_is_offered_one_alone(tmp_path, monkeypatch, capsys, restore_logging):
+    """budget.value=0.4 was offered "budget.value=0 or budget.value=1", and budget.value=0 is refused (> 0)."""
+    code, stderr = run_in_process(["budget.value=0.4"], tmp_path / "run", monkeypatch, capsys)
+    assert code == 2 and "Fix: budget.value=1 (a whole number)" in stderr and "budget.value=0 " not in stderr, stderr
