@@ -1094,3 +1094,20 @@ def test_a_fraction_below_one_given_to_a_count_is_offered_one_alone(tmp_path, mo
     """budget.value=0.4 was offered "budget.value=0 or budget.value=1", and budget.value=0 is refused (> 0)."""
     code, stderr = run_in_process(["budget.value=0.4"], tmp_path / "run", monkeypatch, capsys)
     assert code == 2 and "Fix: budget.value=1 (a whole number)" in stderr and "budget.value=0 " not in stderr, stderr
+
+
+@pytest.mark.parametrize("as_package", [False, True])
+def test_a_plug_in_module_off_pythons_path_is_told_the_pythonpath_that_imports_it(
+    as_package, tmp_path, monkeypatch, capsys, restore_logging
+):
+    """model._target_=my_task.Net with my_task.py in ./mt: "Fix: give the full dotted path", which it was."""
+    conf, code_dir = tmp_path / "mt" / "conf", tmp_path / "mt"
+    (conf / "model").mkdir(parents=True)
+    (conf / "model" / "my_net.yaml").write_text("_target_: my_task_off_path.Net\n")
+    module = code_dir / ("my_task_off_path/__init__.py" if as_package else "my_task_off_path.py")
+    module.parent.mkdir(parents=True, exist_ok=True)
+    module.write_text("import torch\nclass Net(torch.nn.Module):\n    pass\n")
+    monkeypatch.chdir(tmp_path)
+    line = [f"hydra.searchpath=[file://{conf}]", "model=my_net"]
+    code, stderr = run_in_process(line, tmp_path / "run", monkeypatch, capsys)
+    assert code == 2 and f"Fix: {module} is not on Python's path: PYTHONPATH=mt python -m pilot" in stderr, stderr

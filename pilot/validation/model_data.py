@@ -31,6 +31,7 @@ from pilot.validation.adapter_config import adapter_settings_if_any, check_adapt
 from pilot.validation.checkpointing import check_checkpointing
 from pilot.validation.keys import check_arguments
 from pilot.validation.model_path import builds_hf, check_config_beside_path, check_model_path, typed_config_keys
+from pilot.validation.module_folder import import_fix
 from pilot.validation.on_meta import model_on_meta
 from pilot.validation.problems import Problem, is_number
 from pilot.validation.saved_tokenizer import check_saved_tokenizer
@@ -51,7 +52,8 @@ def _check_target(cfg, key: str, problems: list[Problem]) -> Any | None:
             Problem(
                 key,
                 path,
-                f"cannot be imported ({error}). Fix: give the full dotted path of an importable class or function.",
+                f"cannot be imported ({error}). "
+                + (import_fix(error) or "Fix: give the full dotted path of an importable class or function."),
             )
         )
         return None
