@@ -344,3 +344,21 @@ def test_a_pilot_setting_outside_a_pilot_is_warned_unread_not_refused(make_cfg):
     assert [p.key for p in error.value.problems] == ["pilot.tiny.examples"]
     with pytest.raises(ConfigError):
         validate(make_cfg("mode=estimate", "pilot.steady_steps=0"))
+
+
+def test_the_estimates_and_the_rentals_settings_in_mode_train_are_warned_unread_not_refused(make_cfg):
+    """estimate.seq_len=512 mode=train was refused as longer than the model's positions and estimate.tolerance=5
+    by its range, while estimate.seq_len=50, rental.gpu or rental.utilisation=0 passed without a word."""
+    from pilot.validation.unread import unread_settings
+
+    for line in (["estimate.seq_len=512"], ["estimate.tolerance=5"], ["rental.utilisation=0"]):
+        cfg = make_cfg("mode=train", *line)
+        validate(cfg)
+        assert [said.split(":")[0] for said in unread_settings(cfg, line)] == line
+    cfg = make_cfg("mode=train", "rental.gpu=H100-80GB")
+    assert "mode=train makes no choice sheet" in unread_settings(cfg, ["rental.gpu=H100-80GB"])[0]
+    with pytest.raises(ConfigError) as error:  # a train run whose record holds an estimate reads it
+        validate(make_cfg("mode=train", "estimate.in_runs=true", "estimate.seq_len=512"))
+    assert [p.key for p in error.value.problems] == ["estimate.seq_len"]
+    with pytest.raises(ConfigError):
+        validate(make_cfg("mode=estimate", "rental.utilisation=0"))

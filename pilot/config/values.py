@@ -118,3 +118,9 @@ def typed_value(value: object) -> str:
     if isinstance(value, bool):
         return str(value).lower()
     return str(value)
+
+
+def reads_estimate_settings(cfg: Any) -> bool:
+    """Whether this run reads ``estimate.*``: a pilot and ``mode=estimate`` do; ``mode=train`` only with
+    ``estimate.in_runs`` (its record's memory estimate)."""
+    return enum_value(select(cfg, "mode")) != "train" or bool(select(cfg, "estimate.in_runs"))

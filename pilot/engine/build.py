@@ -12,7 +12,7 @@ import torch
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from pilot.config.values import enum_value, resolve_device, select
+from pilot.config.values import enum_value, reads_estimate_settings, resolve_device, select
 from pilot.cpu_budget import busy_elsewhere
 from pilot.data.data_files import data_files_fingerprint
 from pilot.data.task import ContractError
@@ -147,7 +147,7 @@ def longest_sequence(cfg: DictConfig) -> tuple[object, str]:
     """The longest sequence the model must take, and the setting that says it: data.max_len, or
     estimate.seq_len when an estimate is asked at a longer one."""
     longest, key = select(cfg, "data.max_len"), "data.max_len"
-    asked = select(cfg, "estimate.seq_len")
+    asked = select(cfg, "estimate.seq_len") if reads_estimate_settings(cfg) else None  # train: unread
     if isinstance(asked, int) and (not isinstance(longest, int) or asked > longest):
         longest, key = asked, "estimate.seq_len"
     return longest, key

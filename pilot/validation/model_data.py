@@ -12,7 +12,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 
 from pilot.config.tokenizer import tokenizer_problem
-from pilot.config.values import import_target, select
+from pilot.config.values import import_target, reads_estimate_settings, select
 from pilot.data.task import ContractError
 from pilot.engine.build import longest_sequence, refuse_short_tables
 from pilot.errors import PilotError, error_line, raised_at
@@ -98,7 +98,7 @@ def _check_model_matches_data(cfg, problems: list[Problem]) -> None:
                 f"shorter than data.max_len={data_len}. Fix: model.max_len={data_len} (or more).",
             )
         )
-    asked = select(cfg, "estimate.seq_len")
+    asked = select(cfg, "estimate.seq_len") if reads_estimate_settings(cfg) else None  # mode=train: unread
     if is_number(model_len) and is_number(asked) and asked > model_len:
         problems.append(
             Problem(

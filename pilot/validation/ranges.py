@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from omegaconf import DictConfig
 
-from pilot.config.values import enum_value, select
+from pilot.config.values import enum_value, reads_estimate_settings, select
 from pilot.phases.gates import PHASES
 from pilot.validation.problems import Problem, is_number
 from pilot.validation.unread import PILOT_READ_BY_ESTIMATE
@@ -150,7 +150,7 @@ CHOICES: tuple[tuple[str, tuple[str, ...], str], ...] = (
 def check_ranges(cfg: DictConfig, problems: list[Problem]) -> None:
     """Every setting's range, but the pilot's own outside a pilot: mode=train and mode=estimate do not read
     them (said as a warning, ``unread_settings``), so refusing one would contradict that line."""
-    unread = _pilot_settings_unread(cfg)
+    unread = _settings_unread(cfg)
     for key, words, why in CHOICES:
         value = select(cfg, key)
         if value is not None and value not in words and not unread(key):
@@ -168,11 +168,15 @@ def check_ranges(cfg: DictConfig, problems: list[Problem]) -> None:
             problems.append(Problem(key, value, f"must {allowed}" + (f" ({why})." if why else ".") + fix))
 
 
-def _pilot_settings_unread(cfg: DictConfig):
-    """Whether a key is one of the pilot's settings this run's mode does not read (``unread_settings``)."""
+def _settings_unread(cfg: DictConfig):
+    """Whether a key is one of the settings this run's mode does not read (``unread_settings``): the pilot's
+    outside a pilot, the estimate's and the rental's in ``mode=train`` (no estimate, no choice sheet)."""
     mode = enum_value(select(cfg, "mode"))
+    estimates = reads_estimate_settings(cfg)
     return lambda key: (
-        key.startswith("pilot.") and mode != "pilot" and (mode != "estimate" or key not in PILOT_READ_BY_ESTIMATE)
+        (key.startswith("pilot.") and mode != "pilot" and (mode != "estimate" or key not in PILOT_READ_BY_ESTIMATE))
+        or (mode == "train" and key.startswith("rental."))
+        or (not estimates and key.startswith("estimate.") and key != "estimate.in_runs")
     )
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from omegaconf import DictConfig
 
-from pilot.config.values import enum_value, select
+from pilot.config.values import enum_value, reads_estimate_settings, select
 
 TRAINING_ONLY = ("loop.", "checkpoint.", "closing.")  # mode=estimate trains nothing: these are not read,
 PLANNED = ("loop.eval_examples", "loop.eval_every")  # but for the campaign plan's validation times
@@ -64,8 +64,9 @@ PILOT_READ_BY_ESTIMATE = ("pilot.steady_steps",)  # the estimate times updates f
 
 
 def _unread_groups(cfg: DictConfig, given: dict[str, str], mode: str) -> list[str]:
-    """``pilot.*`` outside a pilot (mode=train runs none of its checks), ``distributed.fsdp.*`` in a run that
-    does not shard (the estimate reads them for its sheet's sharded rows)."""
+    """``pilot.*`` outside a pilot (mode=train runs none of its checks), ``rental.*`` and ``estimate.*`` in
+    ``mode=train``, ``distributed.fsdp.*`` in a run that does not shard (the estimate reads them for its sheet's
+    sharded rows)."""
     lines = []
     for key, typed in given.items():
         if key.startswith("pilot.") and mode == "train":
@@ -73,6 +74,14 @@ def _unread_groups(cfg: DictConfig, given: dict[str, str], mode: str) -> list[st
         elif key.startswith("pilot.") and mode == "estimate" and key not in PILOT_READ_BY_ESTIMATE:
             lines.append(
                 f"{typed}: mode=estimate runs none of the pilot's checks and does not read it. Fix: mode=pilot"
+            )
+    for key, typed in given.items():  # mode=train makes no choice sheet, and no estimate unless in_runs
+        if mode == "train" and key.startswith("rental."):
+            lines.append(f"{typed}: mode=train makes no choice sheet and does not read it. Fix: mode=estimate")
+        elif key.startswith("estimate.") and key != "estimate.in_runs" and not reads_estimate_settings(cfg):
+            lines.append(
+                f"{typed}: mode=train makes no memory estimate (estimate.in_runs=false) and does not read it. "
+                "Fix: mode=estimate, or estimate.in_runs=true"
             )
     strategy = enum_value(select(cfg, "distributed.strategy"))
     if mode != "estimate" and strategy != "fsdp":
