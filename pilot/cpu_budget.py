@@ -83,7 +83,7 @@ def _quota(group: Path, version: int) -> int | None:
         return None
 
 
-_said: set[str] = set()  # SLURM_CPUS_PER_TASK values already said to be ignored
+_said: set[str] = set()  # SLURM_CPUS_PER_TASK values and launcher asks already said to be ignored
 
 
 def cpu_budget(launcher_cpus: int | None = None) -> tuple[int, str]:
@@ -105,6 +105,18 @@ def cpu_budget(launcher_cpus: int | None = None) -> tuple[int, str]:
     for limit, name in limits:
         if limit is not None and 0 < limit < cores:
             cores, source = limit, name
+    if launcher_cpus and int(launcher_cpus) > cores:  # a local launcher's ask this machine cannot give
+        source += f" (the launcher's cpus_per_task={int(launcher_cpus)} asks more than the {cores} this job may use)"
+        if f"launcher:{launcher_cpus}" not in _said:
+            _said.add(f"launcher:{launcher_cpus}")
+            logging.getLogger("pilot").warning(
+                "hydra.launcher.cpus_per_task=%d: this job may use %d CPU(s) here (%s), so it runs on those. "
+                "Fix: hydra.launcher.cpus_per_task=%d or fewer",
+                int(launcher_cpus),
+                cores,
+                source.split(" (")[0],
+                cores,
+            )
     return cores, source
 
 

@@ -226,3 +226,14 @@ def test_a_slurm_cpu_count_that_is_no_count_is_said_to_be_ignored(eight_cores, m
     assert f"SLURM_CPUS_PER_TASK={value!r} is not a whole number" in caplog.text
     monkeypatch.setenv("SLURM_CPUS_PER_TASK", "3")
     assert cpu_budget.cpu_budget() == (3, "SLURM_CPUS_PER_TASK")
+
+
+def test_a_launchers_cpus_per_task_beyond_the_machine_is_said_and_recorded(eight_cores, monkeypatch, caplog):
+    """hydra/launcher=local_parallel hydra.launcher.cpus_per_task=64 on a smaller machine: the job ran on what it
+    had, exit 0, nothing said, and run.json's reason never named the 64."""
+    monkeypatch.delenv("SLURM_CPUS_PER_TASK", raising=False)
+    monkeypatch.setattr(cpu_budget, "_said", set())
+    cores, source = cpu_budget.cpu_budget(64)
+    assert cores == 8 and "cpus_per_task=64 asks more than the 8 this job may use" in source
+    assert "hydra.launcher.cpus_per_task=64: this job may use 8 CPU(s) here" in caplog.text
+    assert cpu_budget.cpu_budget(4) == (4, "the launcher's cpus_per_task")  # within the machine: a limit
