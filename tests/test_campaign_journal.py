@@ -63,3 +63,16 @@ def test_the_command_line_is_refused_and_the_file_left_as_it_was(tmp_path):
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
     assert "campaign.journal=" in done.stderr and "is not a campaign journal" in done.stderr
     assert data.read_text() == "my notes\n" and not (tmp_path / "est" / "run.json").exists()
+
+
+@pytest.mark.parametrize("where", ["a_directory", "a_file/j.md", "/proc/pilot_nowhere/j.md"])
+def test_a_journal_no_file_can_be_written_at_is_refused_before_the_run(tmp_path, make_cfg, where):
+    """campaign.journal=/proc/x/j.md, or a directory: the whole pilot ran, exit 0, and only then a warning said
+    the entry was not in the journal."""
+    (tmp_path / "a_directory").mkdir()
+    (tmp_path / "a_file").write_text("x")
+    value = where if where.startswith("/") else str(tmp_path / where)
+    with pytest.raises(ConfigError, match=r"campaign\.journal=.*cannot be appended to \(.*Fix: name a file you can"):
+        validate(make_cfg("mode=estimate", f"campaign.journal={value}"))
+    validate(make_cfg("mode=estimate", f"campaign.journal={tmp_path / 'new' / 'deeper' / 'j.md'}"))  # made then
+    assert not (tmp_path / "new").exists()  # the check made nothing

@@ -4,6 +4,7 @@ file is refused before anything runs (``pilot.rental.journal.not_a_journal`` say
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 from omegaconf import DictConfig
@@ -27,3 +28,31 @@ def check_journal(cfg: DictConfig, problems: list[Problem]) -> None:
                 f"{TITLE!r}); the key defaults to the PILOT_JOURNAL environment variable when that is set",
             )
         )
+        return
+    if why := _not_writable(Path(journal)):  # said before the run, not after it as an entry left out
+        problems.append(
+            Problem(
+                "campaign.journal",
+                journal,
+                f"cannot be appended to ({why}). Fix: name a file you can write (campaign.journal=<file>, or "
+                "the PILOT_JOURNAL environment variable it defaults to), or leave campaign.journal out",
+            )
+        )
+
+
+def _not_writable(path: Path) -> str | None:
+    """Why no journal can be written at ``path`` (a directory; below a file; a folder nothing can be made in),
+    tried in its nearest existing folder with a temporary file that goes at once; None when one can."""
+    if path.is_dir():
+        return f"{path} is a directory"
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        return f"{folder} is a file, not a directory"
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as error:
+        return f"nothing can be written in {folder}: {error.strerror or error}"
+    return None
