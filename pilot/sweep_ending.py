@@ -94,7 +94,7 @@ def recap_after_signal(name: str) -> None:
     sent again) stops it: said in one line with the command that writes it, 128 + that signal's number, no
     traceback (the recap leaves no file of its own behind: ``outputs.build_recap``)."""
     sweep = launch_config().hydra.sweep.dir
-    print(f"pilot: the sweep was interrupted ({name}); the jobs it ran are recorded", file=sys.stderr)
+    print(f"pilot: the sweep was interrupted ({name})", file=sys.stderr)  # the recap says what its jobs recorded
     try:
         remove_unstarted_jobs()  # a job stopped as Hydra made its directory: never started, not unreadable
         recap_interrupted_launch(f"interrupted ({name})")

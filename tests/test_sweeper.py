@@ -327,3 +327,20 @@ def test_a_glob_over_a_group_sweeps_its_options_not_pilots_schema_entries():
             return ["adamw", "schema", "schema_lora", "sgd", "schemata"]
 
     assert ComposedOnce(Loader()).get_group_options("optim") == ["adamw", "sgd", "schemata"]
+
+
+def test_a_large_sweep_says_its_size_and_where_its_checks_stand(monkeypatch, capsys):
+    """-m seed=range(0,100000): nothing was printed for minutes while each job's config was checked."""
+    from hydra_plugins.pilot_sweeper import MANY_JOBS, _CheckProgress, _sweep_warnings
+
+    assert (
+        not _sweep_warnings([], MANY_JOBS) and "1001 jobs: each job's config is checked" in _sweep_warnings([], 1001)[0]
+    )
+    monkeypatch.setattr(_CheckProgress, "EVERY_S", 0.0)
+    progress = _CheckProgress(300, 0)
+    progress.checked(71)
+    progress.checked(300)  # the last: the launch's own lines follow
+    said = capsys.readouterr().err.splitlines()
+    assert len(said) == 1 and said[0].startswith(
+        "pilot: checking the sweep's jobs before any starts: 71 of 300 checked"
+    )

@@ -23,6 +23,7 @@ import copy
 import os
 import shutil
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -163,12 +164,14 @@ class ComposeOnceSweeper(BasicSweeper):
         assert self.hydra_context is not None and self.config is not None
         first, problems = self.checked, []
         self.checked += len(batch)
+        progress = _CheckProgress(len(batch), first)
         with _each_config_file_read_once():
             for number, overrides in enumerate(batch, start=first):
                 composed = self.hydra_context.config_loader.compose(self.config, list(overrides))
                 problem = self._job_problem(composed, number)
                 if problem:
                     problems.append(f"job {number} ({' '.join(overrides)}): {problem}")
+                progress.checked(number - first + 1)
         if problems:
             launched = f"jobs 0-{first - 1} ran, none of these was launched" if first else "none was launched"
             _refuse(
@@ -258,6 +261,32 @@ def _as_job(composed: DictConfig, number: int) -> Iterator[DictConfig]:
         HydraConfig.instance().cfg = current
 
 
+class _CheckProgress:
+    """Said while a large batch of jobs is checked before any starts (each job's config composed and checked,
+    a fraction of a second each: range(0,300) printed nothing for over a minute): where it stands, every
+    ``EVERY_S`` seconds, once the check has taken ``EVERY_S``."""
+
+    EVERY_S = 10.0
+
+    def __init__(self, jobs: int, first: int) -> None:
+        self.jobs, self.first, self.started = jobs, first, time.monotonic()
+        self.said = self.started
+
+    def checked(self, done: int) -> None:
+        now = time.monotonic()
+        if now - self.said < self.EVERY_S or done >= self.jobs:
+            return
+        self.said = now
+        left = (now - self.started) / done * (self.jobs - done)
+        print(
+            f"pilot: checking the sweep's jobs before any starts: {done} of {self.jobs} checked"
+            + (f" (from job {self.first})" if self.first else "")
+            + f", about {left:.0f} s left",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
 def _sweep_warnings(overrides: Sequence[Any], jobs: int) -> list[str]:
     """A sweep that repeats a value (``optim.lr=1e-3,1e-3``: two identical jobs) or sweeps nothing (``-m``
     with no comma: one job launched as a sweep): accepted, said once (an outside examination)."""
@@ -277,7 +306,15 @@ def _sweep_warnings(overrides: Sequence[Any], jobs: int) -> list[str]:
                 )
     if jobs == 1 and not any(o.is_sweep_override() for o in overrides):
         lines.append("-m with nothing swept launches one job as a sweep (key=a,b sweeps a key's values)")
+    if jobs > MANY_JOBS:  # range(0,100000): hours of checks before the first job, said nothing for minutes
+        lines.append(
+            f"{jobs} jobs: each job's config is checked before any starts (a fraction of a second each), then "
+            "each runs as the launcher allows; Ctrl-C stops it. Fix: fewer values if that many was not meant"
+        )
     return lines
+
+
+MANY_JOBS = 1000  # more jobs than this in one sweep: said before their checks begin
 
 
 # submitit's sizes of a job: (the least it can be, what it is); a bad one was submitit's or SLURM's
