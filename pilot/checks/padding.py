@@ -20,6 +20,7 @@ import torch
 
 from pilot.checks.batch_edges import untouched
 from pilot.checks.loss_probe import batch_size, input_ids_of, micro_batches, padding_mask, real_mask, spans
+from pilot.checks.padding_fixes import MASK_UNREAD, RECURRENT_FIX, mask_fix, mask_unread
 from pilot.checks.result import CheckResult, Finding
 from pilot.data.task import Batch, TaskData, logits_of
 
@@ -94,40 +95,6 @@ def _not_finite(split: str, alone: dict[str, Any], scores: torch.Tensor | None) 
     )
 
 
-RECURRENT_FIX = (
-    "The model holds a recurrent layer (nn.RNN, nn.GRU, nn.LSTM), which runs over every column: over the padded "
-    "steps before the real tokens with left padding, and after them into its last state with right padding; an "
-    "attention mask does not reach it. Fix: pack the sequences (nn.utils.rnn.pack_padded_sequence with each row's "
-    "length, enforce_sorted=False) or pad on the right and take each row's output at its last real position; an attention layer beside it needs "
-    "the mask too"
-)
-
-
-def _mask_fix(batch: dict[str, Any], real_row: torch.Tensor) -> str:
-    """The fix, by what the batch holds: no mask to pass, a left-padded row without position ids, or a
-    mask that may be passed and not mask."""
-    left = bool(real_row.numel()) and not bool(real_row[0]) and bool(real_row[-1])
-    if left and torch.is_tensor(batch.get("attention_mask")) and "position_ids" not in batch:
-        return (
-            "The row is padded on the left and the batch holds no position_ids: a model that numbers positions "
-            "from the first column (GPT-2 and most transformers models given no position_ids) gives the real "
-            "tokens other positions than alone. Fix: position_ids = (attention_mask.cumsum(-1) - 1).clamp(min=0) "
-            "passed to the model (or right padding); and check that attention_mask reaches the model and masks"
-        )
-    if torch.is_tensor(batch.get("attention_mask")):
-        return (
-            "Fix: pass attention_mask to the model in forward, and check that it masks: a 0/1 mask given to "
-            "scaled_dot_product_attention as a float is added to the scores, it hides nothing (pass a bool "
-            "mask, True where attended; nn.MultiheadAttention's key_padding_mask is True where IGNORED); a mean "
-            "pooled over positions sums the real ones and divides by their count (attention_mask.sum(1)), not by "
-            "the padded width; with left padding, position ids that start at the first real token"
-        )
-    return (
-        "Fix: collate an attention_mask and pass it to the model in forward (and, with left padding, position "
-        "ids that start at the first real token)"
-    )
-
-
 def padding_findings(
     task: TaskData, model: torch.nn.Module, encoded: list[dict[str, Any]], micro_batch: int, split: str = "train"
 ) -> tuple[list[Finding], dict[str, Any]]:
@@ -185,7 +152,8 @@ def padding_findings(
                 details["twice_relative_difference"] = twice
                 return [_mixes_rows(batch, row, twice, split)], details
             recurrent = any(isinstance(module, torch.nn.RNNBase) for module in model.modules())
-            return [_reads_padding(batch, row, real_row, difference, split, recurrent)], details
+            unread = mask_unread(task, model, batch)
+            return [_reads_padding(batch, row, real_row, difference, split, recurrent, unread)], details
     return [], details
 
 
@@ -303,13 +271,23 @@ def _alike(split: str, compared: int, spread: float) -> Finding:
 
 
 def _reads_padding(
-    batch: dict[str, Any], row: int, real_row: torch.Tensor, difference: float, split: str, recurrent: bool = False
+    batch: dict[str, Any],
+    row: int,
+    real_row: torch.Tensor,
+    difference: float,
+    split: str,
+    recurrent: bool = False,
+    mask_unread: bool = False,
 ) -> Finding:
+    left = bool(real_row.numel()) and not bool(real_row[0]) and bool(real_row[-1])
+    unread = MASK_UNREAD + (
+        " (and, padded on the left, position ids that start at the first real token)" if left else ""
+    )
     return Finding(
         f"the model reads the padding: this row, padded by {int((~real_row).sum())} position(s) in a "
         f"micro-batch of {batch_size(batch)}, gives an output {difference:.3g} of its scale "
         "away from the same example collated alone (at its real positions). "
-        + (RECURRENT_FIX if recurrent else _mask_fix(batch, real_row)),
+        + (RECURRENT_FIX if recurrent else unread if mask_unread else mask_fix(batch, real_row)),
         split,
         int(batch["index"][row]) if "index" in batch else None,
     )
