@@ -21,5 +21,7 @@ def make_task():
 
 def build_model(task):
     torch.manual_seed(0)
-    config = ResNetConfig(hidden_sizes=[8, 16], depths=[1, 1], embedding_size=8, num_labels=4, downsample_in_first_stage=False)
+    config = ResNetConfig(
+        hidden_sizes=[8, 16], depths=[1, 1], embedding_size=8, num_labels=4, downsample_in_first_stage=False
+    )
     return ResNetForImageClassification(config)
