@@ -590,3 +590,23 @@ def test_the_pilots_estimate_verdict_says_what_it_was_checked_against(make_cfg, 
     said = checked_against(on_cuda, "cuda")
     assert said.startswith("the same memory tracker run on real CUDA tensors; torch.cuda.max_memory_allocated (3")
     assert "not a CUDA measurement" not in said and "not gated" in said
+
+
+def test_an_operator_that_sizes_its_output_from_values_is_named_as_pytorchs_not_the_users_code():
+    """A plain F.ctc_loss: 'it reads a tensor value or makes a shape depend on the data ... Fix: avoid reading
+    tensor values inside forward/loss', a fix no CTC task can follow (PyTorch has no fake kernel for it)."""
+    import torch.nn.functional as F
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from pilot.estimate.refusal import refusal_reason
+
+    with FakeTensorMode():
+        log_probs, targets = torch.randn(20, 2, 7).log_softmax(-1), torch.randint(1, 7, (2, 5))
+        with pytest.raises(Exception) as ctc:
+            F.ctc_loss(log_probs, targets, torch.tensor([20, 18]), torch.tensor([5, 4]))
+        scores = torch.randn(5)
+        with pytest.raises(Exception) as indexed:
+            scores[scores > 0].sum()  # the code's own choice of a shape from values
+    assert refusal_reason(ctc.value).startswith("PyTorch's operator aten._ctc_loss sizes its output from its inputs'")
+    assert "not your code" in refusal_reason(ctc.value)
+    assert "Fix: avoid reading tensor values" in refusal_reason(indexed.value)

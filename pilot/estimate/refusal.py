@@ -6,6 +6,7 @@ the error raised under fake tensors and where it was raised.
 
 from __future__ import annotations
 
+import re
 import traceback
 from pathlib import Path
 
@@ -176,9 +177,27 @@ def _reads_values(what: str, where: str, building: bool) -> str:
             "measured on real tensors by the pilot's phases (phases.csv); run the pilot at the campaign's sizes "
             "on the target device to size it."
         )
+    operator = re.search(r"aten\.([A-Za-z0-9_]+)", what)
+    if operator and operator.group(1).lstrip("_") not in CODE_MADE_SHAPES:  # F.ctc_loss: the operator's own
+        return (
+            f"PyTorch's operator aten.{operator.group(1)} sizes its output from its inputs' values, which fake "
+            f"tensors do not have ({what}; raised at {where}): PyTorch has no fake-tensor kernel for it, a "
+            "limitation of the estimate, not your code; pilot refuses to guess its memory. Its memory is "
+            "measured on real tensors by the pilot's phases (phases.csv); run the pilot at the campaign's sizes "
+            "on the target device to size it."
+        )
     return (
         f"the model or task code cannot run on fake tensors: it reads a tensor value or makes a "
         f"shape depend on the data ({what}; raised at {where}); pilot refuses to guess its memory. "
         "Fix: avoid reading tensor values inside forward/loss (e.g. .item(), data-dependent "
         "shapes), or measure it on a real device with the pilot's phases."
     )
+
+
+# operators whose output size comes from values because the code chose them: a boolean index, nonzero,
+# unique, masked_select (their fix is the code's); any other operator raising it does so by its own nature
+CODE_MADE_SHAPES = frozenset(
+    {"nonzero", "nonzero_static", "argwhere", "masked_select", "masked_scatter", "unique", "unique2",
+     "unique_dim", "unique_consecutive", "index", "index_put", "repeat_interleave", "local_scalar_dense", "item",
+     "bincount", "histc", "segment_reduce", "to_sparse", "sparse_coo_tensor"}
+)  # fmt: skip
