@@ -140,6 +140,7 @@ REFUSED_BY_VALIDATION = [
     ("rental.margin=10", ("rental.margin=10", "Fix: e.g. rental.margin=0.1 (10 read as a percentage).")),
     # a share proposed from a percentage says so: 2 for a utilisation was told "e.g. 0.02" alone
     ("rental.utilisation=2", ("rental.utilisation=2", "rental.utilisation=0.02 (2 read as a percentage)")),
+    ("mode=estimate rental.utilisation=0", ("Fix: e.g. rental.utilisation=0.1.",)),  # it offered 1: 100% of peak
     # 1.5 is no percentage typed for a share (it said: e.g. 0.015)
     (
         "data.split.val_fraction=1.5",

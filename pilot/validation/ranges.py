@@ -204,8 +204,9 @@ def _fix(key: str, allowed: Range, value: object) -> str:
     if allowed.high is not None and allowed.high <= 1 < value <= 100 and whole:  # a percentage (15) for a share
         first.append(value / 100)
     bounds = []  # else the nearest bound, just inside an open one
-    if allowed.low is not None:
-        bounds.append(allowed.low + (1 if whole else 0.1) * allowed.low_open)
+    if allowed.low is not None:  # a share's open 0 steps by 0.1 (rental.utilisation=0 was offered 1: 100% of peak)
+        step = 1 if whole and (allowed.high is None or allowed.high > 1) else 0.1
+        bounds.append(allowed.low + step * allowed.low_open)
     if allowed.high is not None:
         bounds.append(allowed.high - (1 if whole and allowed.high > 1 else 0.1) * allowed.high_open)
     for candidate in first + sorted(bounds, key=lambda bound: abs(bound - value)):
