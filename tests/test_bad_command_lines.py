@@ -97,7 +97,10 @@ REFUSED_BY_VALIDATION = [
     ("batch.micro_batch=${{optim.lr}}", ("the key it reads holds a value batch.micro_batch cannot take",)),
     ("batch.micro_batch=${{optim.nope}}", ("Fix: give a value, or an interpolation of a key that exists",)),
     # a negative depth ran a whole pilot and a 'status ok' train run; a refusal naming no setting of GPT-2's own
-    ("mode=estimate model=hf_gpt2 model.config.n_layer=-1", ("model.config.n_layer=-1: a number of blocks, >= 0",)),
+    (
+        "mode=estimate model=hf_gpt2 model.config.n_layer=-1",
+        ("model.config.n_layer=-1: a number of blocks, >= 0", "Fix: 0 or more"),
+    ),
     ("mode=estimate model=hf_gpt2 model.config.n_head=3", ("(model.config.n_embd=64, model.config.n_head=3)",)),
     # a model option and a data option that do not fit together (an interpolation error alone, before)
     ("data=digits model=tiny_gpt", ("model=tiny_gpt reads data.vocab_size, which data=digits does not define",)),

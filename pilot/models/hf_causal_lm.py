@@ -200,7 +200,8 @@ def _config_problem(
         return zero, f"{shown}: must be > 0 ({said}). Fix: a positive size."
     if negative := {k: v for k, (name, v) in named.items() if name == "num_hidden_layers" and v < 0}:
         shown = ", ".join(f"model.config.{k}={v}" for k, v in negative.items())
-        return negative, f"{shown}: a number of blocks, >= 0. Fix: a positive count (e.g. 2 for a small pilot model)."
+        said = "a number of blocks, >= 0 (0: the embeddings and the head alone). Fix: 0 or more, e.g. 2 for a pilot"
+        return negative, f"{shown}: {said}."
     try:
         built = transformers.AutoConfig.for_model(model_type, **settings)
     except Exception as error:  # noqa: BLE001 - transformers' own check (StrictDataclassError, ValueError)
