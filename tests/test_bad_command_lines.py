@@ -358,6 +358,14 @@ REFUSED_BY_HYDRA = [
         "-m hydra/launcher=local_parallel hydra.launcher.timeout_min=abc",
         ("hydra.launcher.timeout_min takes a whole number (the default is hydra.launcher.timeout_min=",),
     ),
+    (  # a setting whose default is null (Optional[int]), and a text given a list: Hydra's raw merge error
+        "-m hydra/launcher=local_parallel hydra.launcher.mem_gb=abc",
+        ("hydra.launcher.mem_gb takes a whole number (the default is hydra.launcher.mem_gb=null)",),
+    ),
+    (
+        "-m hydra/launcher=local_parallel hydra.launcher.name=[a]",
+        ("pilot: hydra.launcher.name=[a]: hydra.launcher.name takes one text, not a list",),
+    ),
     # a documented catalog field the shipped entry does not set: it was "did you mean ...device_name"
     (
         "mode=estimate rental.catalog.A100-80GB.price_per_hour=1.8",

@@ -173,13 +173,39 @@ def _launcher_value(key: str, choice: str | None, values: list) -> str | None:
     converted to Integer', no fix), said with what it takes and its default."""
     if choice is None:
         return None
-    default = OmegaConf.select(_launcher_node(choice), key.removeprefix("hydra.launcher."), default=None)
-    if not isinstance(default, int) or isinstance(default, bool):
-        return None
+    node, name = _launcher_node(choice), key.removeprefix("hydra.launcher.")
+    default = OmegaConf.select(node, name, default=None)
+    kind = _field_type(str(node.get("_target_", "")), name)  # mem_gb: Optional[int], its default None
+    whole = (isinstance(default, int) and not isinstance(default, bool)) or kind in (int, int | None)
     for value in values:
-        if isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, str) and value.isdigit())):
-            return f"{key}={typed_value(value)}: {key} takes a whole number (the default is {key}={default})"
+        wrong = isinstance(value, bool) or not (isinstance(value, int) or (isinstance(value, str) and value.isdigit()))
+        if whole and wrong and not (value is None and kind == int | None):
+            return (
+                f"{key}={typed_value(value)}: {key} takes a whole number (the default is {key}={typed_value(default)})"
+            )
+        if kind is str and isinstance(value, (list, dict)):  # name=[a]: 'Cannot convert list to string'
+            shown = f"[{','.join(map(str, value))}]" if isinstance(value, list) else typed_value(value)
+            return f"{key}={shown}: {key} takes one text, not a list (the default is {key}={default})"
     return None
+
+
+def _field_type(target: str, name: str) -> Any:
+    """The type the launcher ``target``'s structured config gives its setting ``name`` (None when unknown)."""
+    try:
+        from hydra_plugins.hydra_submitit_launcher import config as submitit_config
+    except ImportError:
+        return None
+    conf = getattr(submitit_config, QUEUE_CONFS.get(target, ""), None)
+    fields = {field.name: field.type for field in dataclasses.fields(conf)} if conf is not None else {}
+    return _plain_type(fields.get(name))
+
+
+def _plain_type(annotation: Any) -> Any:
+    """``Optional[int]`` as ``int | None``, a plain type as itself."""
+    args = getattr(annotation, "__args__", None)
+    if args and type(None) in args and len(args) == 2:
+        return next(a for a in args if a is not type(None)) | None
+    return annotation
 
 
 def _launcher_node(choice: str) -> DictConfig:
