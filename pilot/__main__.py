@@ -21,6 +21,7 @@ from pilot.config import register
 from pilot.config.command_line import (
     flags_first,
     names_hydras_key,
+    refuse_added_twice,
     refuse_unreadable_flags,
     refuse_unusable,
     repeated_keys,
@@ -231,6 +232,7 @@ def cli() -> None:
     never_started_jobs()  # nor left a declared job without a directory
     for line in repeated_keys(sys.argv[1:]):
         print(f"pilot: warning: {line}", file=sys.stderr)
+    refuse_added_twice(sys.argv[1:])
     refuse_unusable(sys.argv[1:], CONF_DIR, os.environ)
     refuse_unreadable_flags(sys.argv[1:])
     if removed := [line for line in _removals(sys.argv[1:]) if line.startswith("~")]:

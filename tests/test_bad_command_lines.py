@@ -907,9 +907,23 @@ def test_a_key_given_twice_with_different_values_is_warned_about():
     the last without a word, and run.json lists both as typed."""
     from pilot.config.command_line import repeated_keys
 
-    (said,) = repeated_keys(["mode=train", "optim.lr=1e-3", "seed=1", "+optim.lr=2e-3", "-m"])
+    (said,) = repeated_keys(["mode=train", "optim.lr=1e-3", "seed=1", "++optim.lr=2e-3", "-m"])
     assert "optim.lr is given 2 times (1e-3, then 2e-3)" in said and "optim.lr=2e-3" in said
     assert repeated_keys(["optim.lr=1e-3", "optim.lr=1e-3", "seed=0,1"]) == []  # the same value twice changes nothing
+
+
+@pytest.mark.parametrize(
+    "line, fix",
+    [("+experiment=classification +experiment=lr_sweep", "+experiment=lr_sweep"), ("+seed=1 seed=2", "seed=2")],
+)
+def test_a_key_added_with_plus_and_given_again_is_one_refusal_not_a_warning_then_hydras(
+    line, fix, tmp_path, monkeypatch, capsys, restore_logging
+):
+    """A warning said Hydra keeps the last; then Hydra refused: "Multiple values for experiment. To override a
+    value use 'override experiment: lr_sweep'" (advice for a YAML defaults list), exit 2."""
+    code, stderr = run_in_process(line.split(), tmp_path / "run", monkeypatch, capsys)
+    assert code == 2 and "warning" not in stderr and "Multiple values" not in stderr, stderr
+    assert stderr.startswith("pilot: ") and stderr.strip().endswith(f"Fix: give it once, e.g. {fix}"), stderr
 
 
 def test_settings_still_to_give_are_settings_of_the_config():

@@ -19,18 +19,44 @@ def repeated_keys(arguments: list[str]) -> list[str]:
     """A warning for each key the line sets more than once with different values (``optim.lr=1e-3 ...
     optim.lr=2e-3``, often a shell variable's settings followed by one's own): Hydra keeps the last
     without a word, and the run's record lists both as typed."""
+    values, added = _values_by_key(arguments)
+    return [
+        f"{key} is given {len(given)} times ({', then '.join(given)}): Hydra keeps the last, {key}={given[-1]}; "
+        "give it once"
+        for key, given in values.items()
+        if len(set(given)) > 1 and key not in added
+    ]
+
+
+def refuse_added_twice(arguments: list[str]) -> None:
+    """A key added with '+' and given again (``+experiment=a +experiment=b``, ``+seed=1 seed=2``): Hydra refuses
+    it ("Multiple values for experiment", advice for a YAML defaults list) after a warning that said it keeps
+    the last. One line naming both, exit 2."""
+    values, added = _values_by_key(arguments)
+    twice = [key for key in added if len(values[key]) > 1]
+    if twice:
+        key = twice[0]
+        last = next(a for a in reversed(arguments) if "=" in a and a.split("=", 1)[0].lstrip("+~") == key)
+        print(
+            f"pilot: {key} is given {len(values[key])} times ({', then '.join(values[key])}), added with '+' "
+            f"where a '+' adds a key once. Fix: give it once, e.g. {last}",
+            file=sys.stderr,
+        )
+        raise SystemExit(2)
+
+
+def _values_by_key(arguments: list[str]) -> tuple[dict[str, list[str]], set[str]]:
+    """Each key's values as the line gives them, and the keys one of whose arguments adds it ('+', not '++')."""
     values: dict[str, list[str]] = {}
+    added: set[str] = set()
     for argument in arguments:
         if argument.startswith("-") or "=" not in argument:
             continue
         key, value = argument.split("=", 1)
         values.setdefault(key.lstrip("+~"), []).append(value)
-    return [
-        f"{key} is given {len(given)} times ({', then '.join(given)}): Hydra keeps the last, {key}={given[-1]}; "
-        "give it once"
-        for key, given in values.items()
-        if len(set(given)) > 1
-    ]
+        if key.startswith("+") and not key.startswith("++"):
+            added.add(key.lstrip("+~"))
+    return values, added
 
 
 NODE_DETAILS = ("full_key:", "reference_type=", "object_type=")  # OmegaConf's own lines: where in its tree
