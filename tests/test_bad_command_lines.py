@@ -50,7 +50,7 @@ HYDRA_EXITS_1 = (
 # One line per problem the tester found; the other fields' bounds ride on the "several at once"
 # lines at the end, which also show that one pass reports every problem.
 REFUSED_BY_VALIDATION = [
-    ("estimate.tolerance=2", ("estimate.tolerance=2.0: must lie in (0, 1]", "not a percentage")),  # 200% accepted
+    ("estimate.tolerance=2", ("estimate.tolerance=2: must lie in (0, 1]", "not a percentage")),  # 200% accepted
     ("batch.accumulation=0", ("(a count of micro-batches: past",)),  # it said "a count of examples"
     # a LoRA adapter's own settings (peft's traceback, or the blame on target_modules, before)
     # a switch given a number, said once (the estimate's offload check read '2' as true and said it again)
@@ -197,6 +197,8 @@ REFUSED_BY_VALIDATION = [
         ("2 problem(s)", "optim.betas=[0.9, '${zz}']", "run.device='${dev}'", "'zz' not found"),
     ),
     ("optim.lr=inf", ("optim.lr=inf", "finite")),
+    ("optim.lr=1e400", ("optim.lr=1e400 (read as inf): not a finite number",)),  # it said optim.lr=inf alone
+    ("optim.lr=-1e-3", ("optim.lr=-1e-3: must be >= 0",)),  # as typed, not -0.001
     ("optim.lr=100", ("optim.lr=100", "no optimizer uses a peak lr above 10", "if you mean it")),
     ("optim.lr=-0.001", ("optim.lr=-0.001",)),
     ("optim.betas=[0.9,1.5]", ("optim.betas=[0.9, 1.5]",)),

@@ -37,7 +37,7 @@ from pilot.validation.journal import check_journal
 from pilot.validation.keys import check_switches, check_unknown_keys
 from pilot.validation.model_data import check_model_and_data
 from pilot.validation.numbers import check_finite, check_special_numbers
-from pilot.validation.problems import ConfigError, Problem
+from pilot.validation.problems import ConfigError, Problem, with_values_as_typed
 from pilot.validation.ranges import RANGES, Range, check_ranges
 from pilot.validation.rental import check_rental
 from pilot.validation.slurm_partition import cluster_groups, partition_down, partition_problems
@@ -86,6 +86,7 @@ def validate(cfg: DictConfig, overrides: list[str] | None = None) -> None:
         if any(other is not missing and other.key == missing.key for other in problems):
             problems.remove(missing)  # a check that knows the setting says it, with its own fix
     if problems:
+        with_values_as_typed(problems, overrides)
         raise ConfigError(problems)
 
 

@@ -16,9 +16,24 @@ class Problem:
     value: Any
     fix: str
     said: bool = False  # ``fix`` is a whole message already naming its key and value (a builder's PilotError)
+    typed: str | None = None  # the value as the command line wrote it, where Hydra read it as another
 
     def __str__(self) -> str:
-        return f"  - {self.fix}" if self.said else f"  - {self.key}={self.value!r}: {self.fix}"
+        read_as = repr(self.value) if self.typed is None else self.typed
+        if self.typed is not None and not is_finite(self.value):  # 1e400: Hydra's float overflowed
+            read_as += f" (read as {self.value!r})"
+        return f"  - {self.fix}" if self.said else f"  - {self.key}={read_as}: {self.fix}"
+
+
+def with_values_as_typed(problems: list[Problem], overrides: list[str]) -> None:
+    """Each problem of a key the command line set said with the value as typed where Hydra wrote it otherwise
+    (``optim.lr=1e400`` was said 'optim.lr=inf', ``optim.lr=-1e-3`` '-0.001')."""
+    typed = {o.split("=", 1)[0].lstrip("+~"): o.split("=", 1)[1] for o in overrides if "=" in o}
+    for problem in problems:
+        text = typed.get(problem.key)
+        if text is not None and not problem.said and text.strip() not in (str(problem.value), repr(problem.value)):
+            if is_number(problem.value) and "," not in text:  # a number read from other digits; a sweep's list aside
+                problem.typed = text
 
 
 class ConfigError(ConfigRefused):
