@@ -1,11 +1,12 @@
 """GPT-2 sequence classifier, LEFT padding, position ids computed in forward from the mask, but the mask itself
 never passed to the model: the real tokens attend to the padding (an outside examination, 2026-12-07, with Llama:
-the finding said "the batch holds no position_ids" and its fix, followed, changed nothing)."""
+the finding said "the batch holds no position_ids" and its fix, followed, changed nothing). Its twin:
+ok_gpt2_left_pad_position_ids, which passes the mask too."""
 
-from tests.planted_tasks._gpt2_classifier import gpt2_classifier, left_pad_collate
-from tests.planted_tasks._text_tasks import seqcls_task
+from tests.planted_tasks import ok_gpt2_left_pad_position_ids as twin
 
 EXPECTED = {"step": "inspect", "verdict": "fail", "said": "forward calls the model with no attention mask"}
+build_model = twin.build_model
 
 
 def forward(model, batch):
@@ -14,12 +15,6 @@ def forward(model, batch):
 
 
 def make_task():
-    return seqcls_task(
-        collate=left_pad_collate,
-        forward=forward,
-        info={"num_classes": 2, "target_unit": "example", "pad_id": 256, "padding_side": "left"},
-    )
-
-
-def build_model(task):
-    return gpt2_classifier()
+    task = twin.make_task()
+    task.forward = forward
+    return task
