@@ -1227,16 +1227,16 @@ def test_a_signal_inside_an_atomic_write_leaves_no_temporary_file(tmp_path, monk
 def test_a_refusal_claims_run_json_holds_the_stop_only_where_it_does(tmp_path):
     """A read-only file system refuses run.json's last write too: the message then says run.json still says
     running (the recap reads such a run as stopped without a record), not that it says where the run stopped."""
-    from pilot.__main__ import _as_recorded
     from pilot.errors import RECORD_CLAIM
+    from pilot.job_records import as_recorded
 
     said = f"the system refused access to x (EROFS). What was written before is untouched ({RECORD_CLAIM}). Fix: ..."
-    assert "could not record where the run stopped: there is none" in _as_recorded(said, tmp_path)
+    assert "could not record where the run stopped: there is none" in as_recorded(said, tmp_path)
     (tmp_path / "run.json").write_text(json.dumps({"status": "running"}))
-    told = _as_recorded(said, tmp_path)
+    told = as_recorded(said, tmp_path)
     assert RECORD_CLAIM not in told and "run.json could not record where the run stopped: it still says running" in told
     (tmp_path / "run.json").write_text(json.dumps({"status": "failed"}))
-    assert _as_recorded(said, tmp_path) == said
+    assert as_recorded(said, tmp_path) == said
 
 
 def test_an_error_whose_first_line_only_announces_the_next_is_shown_with_it():
