@@ -1079,3 +1079,19 @@ def test_a_model_without_a_token_embedding_is_built_and_checked_not_failed_by_pi
     refuse_short_tables(resnet, 100, 64)  # nothing to refuse
     gpt = TinyGPT(vocab_size=50, d_model=16, n_layer=1, n_head=2, max_len=8)
     assert token_embedding(gpt) is None  # no transformers API at all
+
+
+def test_a_refused_config_names_the_setting_the_message_is_about_not_every_equal_number():
+    """'dropout probability has to be between 0 and 1, but got 2' named model.config.n_layer=2 beside
+    model.config.resid_pdrop=2: every setting whose value the message quotes."""
+    from transformers import GPT2Config
+
+    from pilot.models.hf_refusals import config_refused
+
+    error = ValueError("dropout probability has to be between 0 and 1, but got 2")
+    said = str(config_refused(GPT2Config, {"n_layer": 2, "resid_pdrop": 2, "n_embd": 64}, error))
+    assert "(model.config.resid_pdrop=2)" in said and "n_layer" not in said, said
+    both = str(
+        config_refused(GPT2Config, {"n_head": 3, "n_embd": 64}, ValueError("got embed_dim: 64 and num_heads: 3"))
+    )
+    assert "model.config.n_head=3" in both and "model.config.n_embd=64" in both, both  # no word in common: both kept

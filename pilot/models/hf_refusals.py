@@ -79,6 +79,11 @@ def config_refused(config_class: type, settings: dict[str, Any], error: Exceptio
         and not isinstance(v, bool)
         and f"{v:g}" in numbers - {"0", "1"}  # 0 and 1: bounds ("between 0 and 1")
     ]
+    quoted = [k for k in named if k not in text and k.replace("_", " ") not in text]
+    for value in {settings[k] for k in quoted}:  # "dropout ... got 2": resid_pdrop=2, not n_layer=2 too
+        alike = [k for k in quoted if settings[k] == value]
+        if len(alike) > 1 and (worded := [k for k in alike if _shares_a_word(k, text)]):
+            named = [k for k in named if k not in alike or k in worded]
     if not named:  # a negative size (a tensor of negative dimension), else the sizes the model's own names come from
         named = [k for k, v in settings.items() if isinstance(v, int) and not isinstance(v, bool) and v < 0]
         named = named or [key for key in SIZE_KEYS if key in settings]
@@ -112,3 +117,10 @@ def setting_named_by(error: Exception, config_class: type, settings: dict[str, A
         f"model.config.{key}={settings[key]}: {config_class.__name__}'s layers cannot be built with it "
         f"({type(error).__name__}: {text[:200]}). Fix: a value transformers knows for {key}{known}"
     )
+
+
+def _shares_a_word(key: str, text: str) -> bool:
+    """Whether a setting's name and a word of the message share four letters in a row (resid_pdrop, dropout)."""
+    name = key.replace("_", "")
+    words = [w for w in re.findall(r"[a-z]{4,}", text)]
+    return any(name[i : i + 4] in word for word in words for i in range(len(name) - 3))
