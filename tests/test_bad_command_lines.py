@@ -104,6 +104,8 @@ REFUSED_BY_VALIDATION = [
     ("mode=estimate model=hf_gpt2 model.config.n_head=3", ("(model.config.n_embd=64, model.config.n_head=3)",)),
     # a model option and a data option that do not fit together (an interpolation error alone, before)
     ("data=digits model=tiny_gpt", ("model=tiny_gpt reads data.vocab_size, which data=digits does not define",)),
+    # the model that fits named (its fix was "or set model.vocab_size=<value>", which led to a forward crash)
+    ("data=digits", ("Choose a model for data=digits: model=mlp_classifier (or the data",)),
     # beside model.path the fix is an option file's: a command-line model.config.* is refused there as unread (the
     # message said 'set model.config.vocab_size=<value>', whose line was then refused)
     (

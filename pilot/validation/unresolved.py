@@ -13,6 +13,7 @@ from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from omegaconf.errors import MissingMandatoryValue
 
+from pilot.config.help import CONF_DIR
 from pilot.config.values import as_written, written_overrides
 from pilot.validation.problems import Problem
 
@@ -109,12 +110,28 @@ def _groups_that_do_not_fit(cfg: DictConfig, key: str, written: str) -> str:
     choices = HydraConfig.get().runtime.choices
     if group not in choices or other not in choices:
         return ""
+    fitting = _options_that_fit(group, other, cfg)
+    named = f": {' or '.join(f'{group}={name}' for name in fitting)}" if fitting else ""
     return (
         f"{group}={choices[group]} reads {read}, which {other}={choices[other]} does not define: the two options "
         f"do not fit together (a {group} for another kind of {other}). Choose a {group} for {other}="
-        f"{choices[other]} (or the {other} this {group} is for: `python -m pilot --help` lists the options; "
+        f"{choices[other]}{named} (or the {other} this {group} is for: `python -m pilot --help` lists the options; "
         "an +experiment= sets both), " + _set_it(cfg, key, read, choices)
     )
+
+
+def _options_that_fit(group: str, other: str, cfg: DictConfig) -> list[str]:
+    """pilot's own options of ``group`` that read settings of ``other`` and find every one of them in the chosen
+    ``other`` (``data=digits``: model=mlp_classifier, which reads data.in_features and data.num_classes)."""
+    fitting = []
+    for path in sorted((CONF_DIR / group).glob("*.yaml")):
+        reads = set(re.findall(r"\$\{" + re.escape(other) + r"\.([\w.]+)\}", path.read_text()))
+        found = (
+            OmegaConf.select(cfg, f"{other}.{k}", default=_ABSENT, throw_on_resolution_failure=False) for k in reads
+        )
+        if reads and all(value is not _ABSENT for value in found):
+            fitting.append(path.stem)
+    return fitting
 
 
 def unresolved_problems(cfg: DictConfig) -> list[Problem]:
