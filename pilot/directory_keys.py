@@ -3,7 +3,6 @@ process can write into it: refused (``ResumeRefused``) naming the key the user s
 
 from __future__ import annotations
 
-import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -155,19 +154,30 @@ def refuse_inside_a_run(key: str, path: Path, root: tuple[str, str] | None) -> N
 def refuse_unwritable_launcher_folder(config: DictConfig) -> None:
     """``hydra.launcher.submitit_folder`` (submitit's job files, ``${hydra.sweep.dir}/.submitit/%j`` by
     default) where no directory can be made: the launcher's own mkdir raised a traceback after the sweep
-    directory was made. Its part before the first ``%`` placeholder is tried and what the try made removed."""
+    directory was made. Its part before the first ``%`` placeholder is judged, nothing made."""
     try:
         value = str(OmegaConf.select(config, "hydra.launcher.submitit_folder", default="") or "")
     except OmegaConfBaseException:
         return  # an interpolation of nothing: Hydra's own message names it
     fixed = value.split("%", 1)[0]
-    if not fixed.strip():
-        return
-    path = Path(os.path.abspath(fixed.rstrip(os.sep) or os.sep))
-    made = [p for p in (path, *path.parents) if not os.path.lexists(p)]
+    if fixed.strip() and (why := unwritable_reason(Path(os.path.abspath(fixed.rstrip(os.sep) or os.sep)))):
+        raise ResumeRefused(
+            f"hydra.launcher.submitit_folder={value} cannot be written ({why}). Fix: name a directory you can write "
+            "into (or leave hydra.launcher.submitit_folder out)."
+        )
+
+
+def unwritable_reason(folder: Path) -> str | None:
+    """Why nothing can be written in ``folder`` (made where missing): its nearest existing part is a file, or a
+    temporary file cannot be made there (it goes at once: nothing is left); None when one can."""
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{existing} is a file, not a directory"
     try:
-        writable_directory(path, "hydra.launcher.submitit_folder")
-    finally:
-        for folder in made:  # the nearest first; os.rmdir leaves one that holds anything
-            with contextlib.suppress(OSError):
-                os.rmdir(folder)
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as error:
+        return f"nothing can be written in {existing}: {error.strerror or error}"
+    return None

@@ -20,7 +20,7 @@ import torch
 
 from pilot.checks.batch_edges import untouched
 from pilot.checks.loss_probe import batch_size, input_ids_of, micro_batches, padding_mask, real_mask, spans
-from pilot.checks.padding_fixes import MASK_UNREAD, RECURRENT_FIX, mask_fix, mask_unread
+from pilot.checks.padding_fixes import RECURRENT_FIX, mask_fix, mask_unread
 from pilot.checks.result import CheckResult, Finding
 from pilot.data.task import Batch, TaskData, logits_of
 
@@ -152,7 +152,7 @@ def padding_findings(
                 details["twice_relative_difference"] = twice
                 return [_mixes_rows(batch, row, twice, split)], details
             recurrent = any(isinstance(module, torch.nn.RNNBase) for module in model.modules())
-            unread = mask_unread(task, model, batch)
+            unread = not recurrent and mask_unread(task, model, batch)
             return [_reads_padding(batch, row, real_row, difference, split, recurrent, unread)], details
     return [], details
 
@@ -279,15 +279,11 @@ def _reads_padding(
     recurrent: bool = False,
     mask_unread: bool = False,
 ) -> Finding:
-    left = bool(real_row.numel()) and not bool(real_row[0]) and bool(real_row[-1])
-    unread = MASK_UNREAD + (
-        " (and, padded on the left, position ids that start at the first real token)" if left else ""
-    )
     return Finding(
         f"the model reads the padding: this row, padded by {int((~real_row).sum())} position(s) in a "
         f"micro-batch of {batch_size(batch)}, gives an output {difference:.3g} of its scale "
         "away from the same example collated alone (at its real positions). "
-        + (RECURRENT_FIX if recurrent else unread if mask_unread else mask_fix(batch, real_row)),
+        + (RECURRENT_FIX if recurrent else mask_fix(batch, real_row, mask_unread)),
         split,
         int(batch["index"][row]) if "index" in batch else None,
     )

@@ -19,10 +19,13 @@ RECURRENT_FIX = (
 )
 
 
-def mask_fix(batch: dict[str, Any], real_row: torch.Tensor) -> str:
-    """The fix, by what the batch holds: no mask to pass, a left-padded row without position ids, or a
-    mask that may be passed and not mask."""
+def mask_fix(batch: dict[str, Any], real_row: torch.Tensor, unread: bool = False) -> str:
+    """The fix, by what the batch holds and forward passes: a mask forward leaves out of the model's call
+    (``unread``, ``mask_unread``), no mask to pass, a left-padded row without position ids, or a mask that
+    may be passed and not mask."""
     left = bool(real_row.numel()) and not bool(real_row[0]) and bool(real_row[-1])
+    if unread:
+        return MASK_UNREAD + (" (and, padded on the left, position ids that start at the first real token)" * left)
     if left and torch.is_tensor(batch.get("attention_mask")) and "position_ids" not in batch:
         return (
             "The row is padded on the left and the batch holds no position_ids: a model that numbers positions "

@@ -31,6 +31,12 @@ QUEUE_CONFS = {
 
 def launcher_settings(target: str) -> list[str] | None:
     """The settings the launcher ``target`` reads; None for one pilot does not know (not judged)."""
+    conf = _queue_conf(target)
+    return None if conf is None else [field.name for field in dataclasses.fields(conf)]
+
+
+def _queue_conf(target: str) -> Any:
+    """The structured config (a dataclass) of the submitit launcher ``target``; None for another launcher."""
     name = QUEUE_CONFS.get(target)
     if name is None:
         return None
@@ -38,7 +44,7 @@ def launcher_settings(target: str) -> list[str] | None:
         from hydra_plugins.hydra_submitit_launcher import config as submitit_config
     except ImportError:
         return None
-    return [field.name for field in dataclasses.fields(getattr(submitit_config, name))]
+    return getattr(submitit_config, name)
 
 
 def unknown_launcher_keys(launcher: DictConfig | dict[str, Any], choice: str) -> list[str]:
@@ -191,11 +197,7 @@ def _launcher_value(key: str, choice: str | None, values: list) -> str | None:
 
 def _field_type(target: str, name: str) -> Any:
     """The type the launcher ``target``'s structured config gives its setting ``name`` (None when unknown)."""
-    try:
-        from hydra_plugins.hydra_submitit_launcher import config as submitit_config
-    except ImportError:
-        return None
-    conf = getattr(submitit_config, QUEUE_CONFS.get(target, ""), None)
+    conf = _queue_conf(target)
     fields = {field.name: field.type for field in dataclasses.fields(conf)} if conf is not None else {}
     return _plain_type(fields.get(name))
 

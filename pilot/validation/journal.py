@@ -4,12 +4,12 @@ file is refused before anything runs (``pilot.rental.journal.not_a_journal`` say
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 from omegaconf import DictConfig
 
 from pilot.config.values import select
+from pilot.directory_keys import unwritable_reason
 from pilot.rental.journal import TITLE, not_a_journal
 from pilot.validation.problems import Problem
 
@@ -41,18 +41,5 @@ def check_journal(cfg: DictConfig, problems: list[Problem]) -> None:
 
 
 def _not_writable(path: Path) -> str | None:
-    """Why no journal can be written at ``path`` (a directory; below a file; a folder nothing can be made in),
-    tried in its nearest existing folder with a temporary file that goes at once; None when one can."""
-    if path.is_dir():
-        return f"{path} is a directory"
-    folder = path.parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    if not folder.is_dir():
-        return f"{folder} is a file, not a directory"
-    try:
-        with tempfile.TemporaryFile(dir=folder):
-            pass
-    except OSError as error:
-        return f"nothing can be written in {folder}: {error.strerror or error}"
-    return None
+    """Why no journal can be written at ``path``: a directory, or a folder nothing can be made in; None when one can."""
+    return f"{path} is a directory" if path.is_dir() else unwritable_reason(path.parent)
