@@ -25,6 +25,7 @@ from pilot.config.command_line import (
     refuse_unreadable_flags,
     refuse_unusable,
     repeated_keys,
+    separated_numbers,
     without_node_details,
 )
 from pilot.config.help import CONF_DIR as PILOTS_CONF
@@ -230,7 +231,7 @@ def cli() -> None:
     failed_jobs()  # nor has any of its jobs failed
     refused_jobs()  # nor been refused
     never_started_jobs()  # nor left a declared job without a directory
-    for line in repeated_keys(sys.argv[1:]):
+    for line in repeated_keys(sys.argv[1:]) + separated_numbers(sys.argv[1:]):
         print(f"pilot: warning: {line}", file=sys.stderr)
     refuse_added_twice(sys.argv[1:])
     refuse_unusable(sys.argv[1:], CONF_DIR, os.environ)

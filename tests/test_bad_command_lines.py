@@ -916,6 +916,18 @@ def test_a_key_given_twice_with_different_values_is_warned_about():
     assert repeated_keys(["optim.lr=1e-3", "optim.lr=1e-3", "seed=0,1"]) == []  # the same value twice changes nothing
 
 
+def test_a_number_with_a_digit_separator_in_its_fraction_or_exponent_is_said_as_read():
+    """optim.lr=1e-3_2 (a typo): Hydra, as Python, reads '_' between digits as a separator, 1e-32, and the run
+    trained at that rate without a word."""
+    from pilot.config.command_line import separated_numbers
+
+    (said,) = separated_numbers(["mode=train", "optim.lr=1e-3_2,1e-4", "budget.value=10_000", "model=tiny_gpt"])
+    assert said.startswith("optim.lr=1e-3_2 is read as 1e-32") and "without '_'" in said
+    (said,) = separated_numbers(["+optim.lr=[0.00_1]"])
+    assert said.startswith("optim.lr=0.00_1 is read as 0.001")
+    assert separated_numbers(["budget.value=10_000", "data.path=v1.2_3", "hydra.run.dir=a_1.e_2", "-m"]) == []
+
+
 @pytest.mark.parametrize(
     "line, fix",
     [("+experiment=classification +experiment=lr_sweep", "+experiment=lr_sweep"), ("+seed=1 seed=2", "seed=2")],

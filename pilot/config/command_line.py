@@ -28,6 +28,39 @@ def repeated_keys(arguments: list[str]) -> list[str]:
     ]
 
 
+# a number whose fraction or exponent holds '_': Hydra, as Python, reads '_' between digits as a digit
+# separator (1e-3_2 is 1e-32), useful in 10_000 and nowhere in a fraction or an exponent but as a typo
+_SEPARATED_FRACTION = re.compile(r"[+-]?(\d[\d_]*)?\.?[\d_]*([eE][+-]?[\d_]+)?")
+
+
+def separated_numbers(arguments: list[str]) -> list[str]:
+    """A warning for each number typed with '_' in its fraction or exponent (``optim.lr=1e-3_2``): it
+    is read as Python reads it, the '_' a digit separator (1e-32), not refused and not said."""
+    warnings = []
+    for argument in arguments:
+        if argument.startswith("-") or "=" not in argument:
+            continue
+        key, value = argument.split("=", 1)
+        for text in value.strip("[]()").split(","):
+            text = text.strip()
+            tail = re.split(r"[.eE]", text, maxsplit=1)[1:]
+            if "_" in "".join(tail) and _SEPARATED_FRACTION.fullmatch(text) and _reads_as_number(text):
+                warnings.append(
+                    f"{key.lstrip('+~')}={text} is read as {float(text):g}: '_' between digits is a digit "
+                    f"separator (10_000 = 10000), in a fraction or an exponent too; if you meant another "
+                    f"number, type it without '_'"
+                )
+    return warnings
+
+
+def _reads_as_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def refuse_added_twice(arguments: list[str]) -> None:
     """A key added with '+' and given again (``+experiment=a +experiment=b``, ``+seed=1 seed=2``): Hydra refuses
     it ("Multiple values for experiment", advice for a YAML defaults list) after a warning that said it keeps
