@@ -3,10 +3,9 @@
 1. inspect what the loss sees (collated batches), which target the loss's gradient trains each
 position towards (alignment), and the objective's contract (a sum over targets, their count);
 2. audit the split;  3. learn a tiny subset;
-4. run every phase of the campaign once, measured (the smallest micro-batch and a twice-run
-evaluation included);  5. estimate its memory without
-allocating, check the estimate against the measurement, and write the choice sheet
-and campaign plan;  6. write the report.
+4. run every phase of the campaign once, measured (the smallest micro-batch and a twice-run evaluation
+included);  5. estimate its memory without allocating, check the estimate against the measurement,
+and write the choice sheet and campaign plan;  6. write the report.
 A step that crashes is a ``fail`` with the error, and the later steps still
 run, so the report is always complete. Returns the exit code: 1 when any
 verdict is fail or oom, else 0.
@@ -26,7 +25,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 from hydra.utils import instantiate
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from pilot.checks.alignment import alignment_check
 from pilot.checks.contract import STEP as CONTRACT_STEP
@@ -238,7 +237,8 @@ def _data_checks(
     by_hand = {"accumulation": int(cfg.batch.accumulation), "replicas": int(cfg.distributed.replicas)}
     results.append(_guarded("objective", lambda: objective_check(task, fresh_model(), micro_batch, **by_hand), run_dir))
     fresh.clear()
-    results.append(_guarded("split_audit", lambda: audit_split(task, enum_value(cfg.data.split.by)), run_dir))
+    split_by = enum_value(OmegaConf.select(cfg, "data.split.by"))  # None: the task's config declares no split
+    results.append(_guarded("split_audit", lambda: audit_split(task, split_by), run_dir))
     results.append(_guarded("tiny_subset", lambda: tiny_subset_check(cfg, task, device), run_dir))
 
 

@@ -1,5 +1,11 @@
 """A leak between splits is a fail; a clean split passes."""
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 from pilot.checks.split_audit import audit_split
 from pilot.data import digits, instructions
 from pilot.data.task import Example, TaskData
@@ -131,3 +137,32 @@ def test_copies_across_splits_of_data_without_repeats_still_fail():
     val = [ex(300 + i, f"doc-{300 + i}", f"text number {i if i < 10 else 300 + i}") for i in range(100)]
     result = audit_split(task_with({"train": train, "val": val, "test": []}))
     assert result.verdict == "fail" and "identical example in two splits" in result.reason, result.reason
+
+
+def test_splits_a_task_reads_as_they_are_are_audited_by_time_where_they_follow_each_other_else_by_group():
+    """A task config without data.split (its make_task reads train and validation from separate files): the
+    audit read data.split.by and crashed (ConfigAttributeError), hiding what it would have found."""
+    by_time = {"train": [ex(0, "s", "a", time=1.0)], "val": [ex(1, "s", "b", time=2.0)], "test": []}
+    result = audit_split(task_with(by_time), None)
+    assert result.verdict == "pass" and result.details["split_by"] == "time", result.reason
+    assert "data.split is not in the task's config" in result.reason and not result.details["split_declared"]
+    by_group = {"train": [ex(0, "s", "a", time=3.0)], "val": [ex(1, "s", "b", time=2.0)], "test": []}
+    result = audit_split(task_with(by_group), None)
+    assert result.verdict == "fail" and result.details["split_by"] == "group"
+    assert "group 's' appears in ['train', 'val']" in result.reason
+
+
+def test_a_pilot_whose_task_config_has_no_split_audits_the_tasks_own_splits(tmp_path):
+    root = Path(__file__).resolve().parents[1]
+    command = ["hydra.searchpath=[file://examples/my_task/conf]", "model=my_net", "data=my_data", "~data.split"]
+    result = subprocess.run(
+        [sys.executable, "-m", "pilot", *command, f"hydra.run.dir={tmp_path / 'run'}"],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": "examples/my_task"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    checks = {c["step"]: c for c in json.loads((tmp_path / "run" / "checks.json").read_text())}
+    assert checks["split_audit"]["verdict"] == "pass", checks["split_audit"]["reason"]
+    assert "data.split is not in the task's config" in checks["split_audit"]["reason"], result.stdout[-2000:]

@@ -117,8 +117,17 @@ def _time_order(task: TaskData) -> list[Finding]:
     return findings
 
 
-def audit_split(task: TaskData, split_by: str = "group", thresholds: LeakThresholds | None = None) -> CheckResult:
+def audit_split(
+    task: TaskData, split_by: str | None = "group", thresholds: LeakThresholds | None = None
+) -> CheckResult:
+    """``split_by``: ``data.split.by``; None where the task's config has no ``data.split`` (its
+    ``make_task`` reads its splits as they are, from separate files): audited as split by time where
+    every example has a time and each split ends before the next starts, else by group."""
     started = time.perf_counter()
+    undeclared_split = split_by is None
+    if undeclared_split:
+        timed = all(e.time is not None for examples in task.splits.values() for e in examples)
+        split_by = "time" if timed and not _time_order(task) else "group"
     limits = thresholds or LeakThresholds()
     findings: list[Finding] = []
     group_splits: dict[str, set] = defaultdict(set)
@@ -160,13 +169,16 @@ def audit_split(task: TaskData, split_by: str = "group", thresholds: LeakThresho
     warnings[:0] = chance_warnings
     summary = ", ".join(f"{s} {c['examples']} examples / {c['groups']} groups" for s, c in counts.items())
     skipped = undeclared["skipped"]
-    ok = (
-        f"split by {split_by}, {_groups_said(straddling)} or identical example, no undeclared leak found: {summary}"
-        + (f" (not searched: {'; '.join(skipped)})" if skipped else "")
+    said = f"split by {split_by}" + (
+        f" (data.split is not in the task's config: its splits audited as they are, by {split_by})" * undeclared_split
+    )
+    ok = f"{said}, {_groups_said(straddling)} or identical example, no undeclared leak found: {summary}" + (
+        f" (not searched: {'; '.join(skipped)})" if skipped else ""
     )
     details = {
         "per_split": counts,
         "split_by": split_by,
+        "split_declared": not undeclared_split,
         "groups_in_several_splits": len(straddling),  # by time: by design, not judged
         "undeclared": undeclared,
         "seconds": {"declared": round(declared_seconds, 4), "total": round(time.perf_counter() - started, 4)},
