@@ -25,6 +25,7 @@ from typing import Any
 
 import torch
 
+from pilot.checks.collate_mutation import changed_by_collate
 from pilot.checks.result import CheckResult
 from pilot.data.task import TaskData, logits_of, move_to
 from pilot.engine.batch_plan import BatchPlan, ceil_div
@@ -350,7 +351,10 @@ def augmented_inputs(task: TaskData, items: list[dict[str, Any]], batch: dict[st
     collated again give other inputs but the same labels (augmentation, noise — applied to every
     validation batch too, since one collate serves every split). A collate that also draws its
     labels (masked language modelling picks the masked positions per call) is a way of training
-    whose evaluation is random by design: not said."""
+    whose evaluation is random by design: not said. One that changes the examples it is given is
+    named as such (``collate_mutation``): nothing random moves its batches."""
+    if changed := changed_by_collate(task, items):
+        return changed[0].problem
     with torch.random.fork_rng(devices=[]):  # the caller's random stream stays as it was
         again = task.collate(items)
     labels, other = batch.get("labels"), again.get("labels")

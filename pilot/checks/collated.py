@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from pilot.checks.collate_mutation import changed_by_collate
 from pilot.checks.declared_target import NO_TARGET, compare_targets, cut_by_encode, last_occurrence, named_cut
 from pilot.checks.loss_probe import (
     batch_size,
@@ -340,11 +341,11 @@ def check_collated(
     and judged by the positions its loss trains (``pilot.checks.untrained_labels``)."""
     masked = bool(task.info.get("mask_instruction", True))
     some = max(micro_batch, RANDOM_COLLATE_ITEMS)
-    random = collate_is_random(task, next((items[:some] for items in encoded.values() if items), []))
+    first = next((items[:some] for items in encoded.values() if items), [])
+    findings: list[Finding] = changed_by_collate(task, first)  # then two calls differ: not what random means
+    random = collate_is_random(task, first)
     views = collated_rows(task, encoded, micro_batch)
-    findings: list[Finding] = (
-        rows_of_other_examples(task, encoded.get("train", [])[: max(micro_batch, 4)]) if random else []
-    )
+    findings += rows_of_other_examples(task, encoded.get("train", [])[: max(micro_batch, 4)]) if random else []
     start = 0
     while start < len(views):  # the rows of one micro-batch share their batch
         end = start
