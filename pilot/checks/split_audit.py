@@ -117,17 +117,22 @@ def _time_order(task: TaskData) -> list[Finding]:
     return findings
 
 
+AS_MADE = "its splits audited as they are"
+
+
+def _as_made(task: TaskData) -> str:
+    """How splits a task's ``make_task`` reads as they are (from separate files, no ``data.split``) were
+    made: by time where every example has a time and each split ends before the next starts, else by group."""
+    timed = all(e.time is not None for examples in task.splits.values() for e in examples)
+    return "time" if timed and not _time_order(task) else "group"
+
+
 def audit_split(
     task: TaskData, split_by: str | None = "group", thresholds: LeakThresholds | None = None
 ) -> CheckResult:
-    """``split_by``: ``data.split.by``; None where the task's config has no ``data.split`` (its
-    ``make_task`` reads its splits as they are, from separate files): audited as split by time where
-    every example has a time and each split ends before the next starts, else by group."""
+    """``split_by``: ``data.split.by``; None where the task's config has no ``data.split`` (``_as_made``)."""
     started = time.perf_counter()
-    undeclared_split = split_by is None
-    if undeclared_split:
-        timed = all(e.time is not None for examples in task.splits.values() for e in examples)
-        split_by = "time" if timed and not _time_order(task) else "group"
+    undeclared_split, split_by = split_by is None, split_by or _as_made(task)
     limits = thresholds or LeakThresholds()
     findings: list[Finding] = []
     group_splits: dict[str, set] = defaultdict(set)
@@ -146,12 +151,9 @@ def audit_split(
         counts[split] = {"examples": len(examples), "groups": len(groups)}
     findings += _overlapping(index_splits)
     straddling = sorted(group for group, splits in group_splits.items() if len(splits) > 1)
-    for group in straddling if split_by != "time" else ():  # by time, a group's past trains, its future validates
-        findings.append(
-            Finding(
-                f"group '{group}' appears in {sorted(group_splits[group])}", detail="its examples leak between splits"
-            )
-        )
+    leaking = straddling if split_by != "time" else ()  # by time, a group's past trains, its future validates
+    leak = "its examples leak between splits"
+    findings += [Finding(f"group '{g}' appears in {sorted(group_splits[g])}", detail=leak) for g in leaking]
     identical = [
         ", ".join(f"{s} example {i}" for s, i in sorted(w.items())) for w in content_splits.values() if len(w) > 1
     ]
@@ -169,9 +171,7 @@ def audit_split(
     warnings[:0] = chance_warnings
     summary = ", ".join(f"{s} {c['examples']} examples / {c['groups']} groups" for s, c in counts.items())
     skipped = undeclared["skipped"]
-    said = f"split by {split_by}" + (
-        f" (data.split is not in the task's config: its splits audited as they are, by {split_by})" * undeclared_split
-    )
+    said = f"split by {split_by}" + (f" (data.split is not in the task's config: {AS_MADE})" * undeclared_split)
     ok = f"{said}, {_groups_said(straddling)} or identical example, no undeclared leak found: {summary}" + (
         f" (not searched: {'; '.join(skipped)})" if skipped else ""
     )
