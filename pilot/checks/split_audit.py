@@ -241,7 +241,7 @@ def _undeclared_leaks(
     token_warnings, token_target = leaks.token_leak_warnings(task, views, limits)
     skew_warnings, skew = leaks.token_skew_warnings(task, views, limits)
     feature_warnings, feature_skew = leaks.feature_skew_warnings(task, views, limits, split_by)
-    relation_warnings, label_relation = leaks.label_relation_warnings(views, split_by)
+    relation_warnings, label_relation = leaks.label_relation_warnings(views, split_by, task.class_names)
     pair_warnings, identical_pairs = leaks.identical_pair_warnings(views)
     order_warnings, segment_order = leaks.segment_order_warnings(views)
     window_warnings, shifted_windows = leaks.shifted_window_warnings(views)

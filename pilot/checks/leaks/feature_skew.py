@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from pilot.checks.leaks.model_views import ModelViews, feature_matrix, scalar_labels, train_group_halves, vector_key
+from pilot.checks.leaks.relation_causes import reordered_columns
 from pilot.checks.leaks.split_transform import whole_split_warnings
 from pilot.checks.leaks.thresholds import LeakThresholds
 from pilot.checks.result import Finding
@@ -87,6 +88,9 @@ def feature_skew_warnings(
         if not moved.any():
             continue
         warned.add(split)
+        if reordered := reordered_columns(train, other, split):  # every column there, each in another place
+            findings.append(Finding(reordered))
+            continue
         worst = np.argsort(-(shift + np.log(ratio)) * moved)[: int(moved.sum())]
         findings.append(
             Finding(

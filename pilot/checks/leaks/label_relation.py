@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from pilot.checks.leaks.model_views import ModelViews, feature_matrix, scalar_labels, train_group_halves, vector_key
+from pilot.checks.leaks.relation_causes import said_cause
 from pilot.checks.result import Finding
 
 NEIGHBOURS = 5
@@ -38,7 +39,9 @@ def _votes(reference: np.ndarray, labels: np.ndarray, queries: np.ndarray) -> np
     return classes[counts.argmax(1)]
 
 
-def label_relation_warnings(views: ModelViews, split_by: str = "group") -> tuple[list[Finding], dict[str, Any]]:
+def label_relation_warnings(
+    views: ModelViews, split_by: str = "group", class_names: list[str] | None = None
+) -> tuple[list[Finding], dict[str, Any]]:
     if split_by == "time" or views.skipped:
         return [], {}
     key = vector_key(views)
@@ -48,7 +51,7 @@ def label_relation_warnings(views: ModelViews, split_by: str = "group") -> tuple
     if not np.all(np.mod(labels.astype(np.float64), 1) == 0) or not 2 <= len(np.unique(labels)) <= MAX_CLASSES:
         return [], {}  # class ids only: a regression's "label" is no vote
     rng = np.random.default_rng(0)
-    train = feature_matrix(views, key, "train")
+    train = raw_train = feature_matrix(views, key, "train")
     mean, std = train.mean(0), train.std(0)
     scale = np.where(std > 0, std, 1.0)
     train = (train - mean) / scale
@@ -72,20 +75,29 @@ def label_relation_warnings(views: ModelViews, split_by: str = "group") -> tuple
         if other is None or len(other) < MIN_EXAMPLES:
             continue
         pick = rng.permutation(len(other))[:QUERIES]
-        queries = (feature_matrix(views, key, split)[pick] - mean) / scale
-        share = float((_votes(train[keep], labels[keep], queries) == other[pick]).mean())
+        raw = feature_matrix(views, key, split)[pick]
+
+        def vote(queries: np.ndarray) -> np.ndarray:
+            return _votes(train[keep], labels[keep], (queries - mean) / scale)
+
+        votes = vote(raw)
+        share = float((votes == other[pick]).mean())
         report[split] = round(share, 3)
         noise = SIGNIFICANT * math.sqrt(held * (1 - held) / len(pick))
         if share - majority <= NEAR_CHANCE * (held - majority) and held - share > noise:
-            findings.append(
-                Finding(
-                    f"{split}'s labels do not follow its inputs as train's do: the {NEIGHBOURS} nearest training "
-                    f"examples (standardised '{key}') give {held:.0%} of held-out training examples their label but "
-                    f"{share:.0%} of {split}'s, about what the most frequent class alone gives ({majority:.0%}). "
-                    f"{split}'s labels were shuffled apart from its inputs (rows reordered after the labels were taken "
-                    f"out, a merge by position), or {split} comes from another population: every number measured on "
-                    f"it would be chance. Fix: keep each example's label with its inputs when the split is read",
-                    split,
-                )
-            )
+            enough = held - NEAR_CHANCE * (held - majority)  # undone, the cause gives the split its labels back
+            cause = said_cause(split, votes, other[pick], raw, vote, raw_train, enough, class_names)
+            findings.append(Finding(cause or _shuffled(split, key, held, share, majority), split))
     return findings, report
+
+
+def _shuffled(split: str, key: str, held: float, share: float, majority: float) -> str:
+    about = "about" if share >= majority - 0.05 else "below"
+    return (
+        f"{split}'s labels do not follow its inputs as train's do: the {NEIGHBOURS} nearest training "
+        f"examples (standardised '{key}') give {held:.0%} of held-out training examples their label but "
+        f"{share:.0%} of {split}'s, {about} what the most frequent class alone gives ({majority:.0%}). "
+        f"{split}'s labels were shuffled apart from its inputs (rows reordered after the labels were taken "
+        f"out, a merge by position), or {split} comes from another population: every number measured on "
+        f"it would be chance. Fix: keep each example's label with its inputs when the split is read"
+    )
