@@ -36,6 +36,7 @@ from pilot.checks.frozen_tensors import frozen_on_the_path
 from pilot.checks.label_kinds import regression
 from pilot.checks.loss_floor import loss_floor
 from pilot.checks.output_reads import output_hint
+from pilot.checks.subset_scorer import TOLERANCE
 from pilot.data.task import Batch, ContractError, TaskData, logits_of
 from pilot.engine.forward import forward_loss
 from pilot.models.adapter import frozen_head_hint
@@ -69,6 +70,7 @@ def learning_hints(
         found += [_frozen_output_layer(model, output, called)]
         found += [_probabilities(output)]
         found += [_bounded(task, output, batch)] if not any(found) else []
+        found += [_held_above_zero(task, output, batch)] if not any(found) else []
         found += [_target_scale(output, batch)] if not any(found) else []
         found += [_heavy_dropout(model)] if not any(found) else []
         found += [_small_margins(output)] if learnt and not any(found) else []
@@ -266,6 +268,33 @@ def _bounded(task: TaskData, output: Any, batch: Batch) -> str:
         f"{free:.3g}. A sigmoid (or softmax) at the end of forward feeds probabilities to a loss that applies "
         "its own (binary_cross_entropy_with_logits, cross_entropy). Fix: return logits from forward and apply "
         "the sigmoid only where probabilities are read (predict)."
+    )
+
+
+def _held_above_zero(task: TaskData, output: Any, batch: Batch) -> str:
+    """A regression whose outputs are all >= 0 (a ReLU, softplus, exp or abs ends forward) while some of
+    its targets are below 0: those it can never predict."""
+    out, labels = _main_output(output), batch.get("labels")
+    if out is None or not out.is_floating_point() or out.numel() < 2 or float(out.detach().min()) < 0:
+        return ""
+    if not (regression(task, [batch]) and torch.is_tensor(labels) and labels.is_floating_point()):
+        return ""
+    # out of reach: a target further below 0 than the tiny subset's tolerance for a recovered prediction
+    below = labels < -TOLERANCE * float(labels.float().pow(2).mean().sqrt())
+    if not bool(below.any()):
+        return ""
+    free, bounded = loss_floor(task, [(output, batch)]), loss_floor(task, [(output, batch)], bounded="nonnegative")
+    if free is None or bounded is None or bounded <= free:  # the loss does not read them as predictions
+        return ""
+    kind = "A ReLU" if bool((out.detach() == 0).any()) else "A ReLU, softplus, exp or abs"
+    return (
+        f"Every output of the model is 0 or above ({float(out.detach().min()):.3g} to {float(out.detach().max()):.3g}) "
+        "while "
+        f"{int(below.sum())} of {labels.numel()} targets lie below 0 (down to {float(labels.min()):.3g}), beyond "
+        f"reach: held at 0 or above, the outputs bring the loss no lower than {bounded:.3g} per target, free "
+        f"outputs to {free:.3g}. "
+        f"{kind} at the end of forward bounds a regression's predictions from below. Fix: end forward with the "
+        "linear layer (no activation after it), or shift the targets to be non-negative."
     )
 
 

@@ -39,26 +39,35 @@ def with_logits(output: Any, logits: torch.Tensor) -> Any:
     return replaced
 
 
+# a bound on the logits: (free logits from bounded ones, bounded ones from free ones)
+_HELD = {
+    True: (lambda bounded: torch.logit(bounded.clamp(1e-4, 1 - 1e-4)), torch.sigmoid),
+    "nonnegative": (lambda bounded: bounded.clamp(min=1e-4).expm1().log(), torch.nn.functional.softplus),
+}
+
+
 def loss_floor(
-    task: TaskData, outputs: list[tuple[Any, Batch]], bounded: bool = False, below: float | None = None
+    task: TaskData, outputs: list[tuple[Any, Batch]], bounded: bool | str = False, below: float | None = None
 ) -> float | None:
     """The lowest mean loss per target ``task.loss_sum`` reaches over free logits on these (output,
     batch) pairs (outputs on the batches' device); None when the logits cannot be replaced or the
     loss does not depend on them. ``bounded``: over logits held in [0, 1] (a sigmoid of free ones),
-    what a model whose forward ends in a sigmoid or softmax can give the loss. ``below``: a batch
+    what a model whose forward ends in a sigmoid or softmax can give the loss; ``"nonnegative"``: over
+    logits held at 0 or above (a softplus of free ones), what one ending in a ReLU can give. ``below``: a batch
     stops once its loss per target is under it (what the caller counts as no floor: a 200,000-token
     vocabulary's logits took minutes of steps that could only go lower)."""
     total = targets = 0.0
     for output, batch in outputs:
         count = float(task.target_count(batch))
         start = logits_of(output).detach().float()
-        free = (torch.logit(start.clamp(1e-4, 1 - 1e-4)) if bounded else start.clone()).requires_grad_(True)
+        held = _HELD.get(bounded, _HELD[True]) if bounded else None
+        free = (held[0](start) if held else start.clone()).requires_grad_(True)
         optimizer = torch.optim.Adam([free], lr=LEARNING_RATE)
         lowest = float("inf")
         for _ in range(STEPS):
             optimizer.zero_grad(set_to_none=True)
             with torch.enable_grad():
-                loss = task.loss_sum(with_logits(output, torch.sigmoid(free) if bounded else free), batch)
+                loss = task.loss_sum(with_logits(output, held[1](free) if held else free), batch)
             if not torch.is_tensor(loss) or not loss.requires_grad:
                 return None
             lowest = min(lowest, float(loss.detach()))
