@@ -12,7 +12,7 @@ from typing import Any
 import torch
 
 from pilot.checks.label_kinds import as_number
-from pilot.checks.loss_floor import with_logits
+from pilot.checks.loss_floor import evened, with_logits
 from pilot.checks.result import Finding
 from pilot.data.task import TaskData, logits_of
 
@@ -22,7 +22,7 @@ def even_loss_per_target(task: TaskData, outputs: list[tuple[Any, dict[str, Any]
     replaced or nothing is counted."""
     try:
         with torch.no_grad():
-            even = sum(as_number(task.loss_sum(with_logits(o, torch.zeros_like(logits_of(o))), b)) for o, b in outputs)
+            even = sum(as_number(task.loss_sum(evened(o), b)) for o, b in outputs)
             count = sum(as_number(task.target_count(b)) for _, b in outputs)
     except Exception:  # noqa: BLE001 - an output whose logits cannot be replaced
         return None

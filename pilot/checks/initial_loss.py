@@ -28,8 +28,10 @@ def initial_loss_findings(
     output, batch = outputs[-1]
     heads = trained_head_widths(task, output, batch)  # several heads' terms per target: ln of each, added
     widths = heads if len(heads) > 1 else [2] if binary_targets(task, outputs) else [width]
-    weighted = class_weights_said(per_class, sum(math.log(w) for w in widths), task)
-    warnings = initial_loss_warnings(task, per_target, widths, details, cause=weighted)
+    counted = [(b.get("count"), b.get("examples")) for b in details.get("batches", [])]
+    each_head = len(heads) > 1 and bool(counted) and all(c == len(heads) * e for c, e in counted)
+    weighted = class_weights_said(per_class, sum(math.log(w) for w in widths) / (len(widths) if each_head else 1), task)
+    warnings = initial_loss_warnings(task, per_target, widths, details, cause=weighted, each_head=each_head)
     if not warnings and majority_weighs_most(weighted, per_class):  # wrong on its own, whatever the start
         return [Finding(weighted)]
     if not warnings or weighted:
@@ -73,13 +75,20 @@ def negative_loss(per_target: float, soft: bool = False) -> str:
 
 
 def initial_loss_warnings(
-    task: TaskData, per_target: float, widths: list[int], details: dict[str, Any], cause: str = ""
+    task: TaskData,
+    per_target: float,
+    widths: list[int],
+    details: dict[str, Any],
+    cause: str = "",
+    each_head: bool = False,
 ) -> list[Finding]:
     """The fresh model's loss per target against ln(width) — added over the heads when the loss trains
-    several (two classifiers' cross-entropies summed) — within the task's declared tolerance; the
-    numbers go into ``details``."""
-    expected = sum(math.log(width) for width in widths)
+    several (two classifiers' cross-entropies summed), their mean where ``target_count`` counts each
+    head's term as a target (``each_head``) — within the task's declared tolerance; the numbers go
+    into ``details``."""
+    expected = sum(math.log(width) for width in widths) / (len(widths) if each_head else 1)
     named = " + ".join(f"ln({width})" for width in widths)
+    named = f"({named}) / {len(widths)} (each head's term a target)" if each_head else named
     tolerance = float(task.initial_loss_tolerance)
     details.update(
         initial_loss_per_target=per_target, expected_initial_loss=expected, tolerance=tolerance, expected_from=named

@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 
+from pilot.checks.loss_probe import float_leaves
 from pilot.data.task import Batch, TaskData, logits_of
 
 STEPS, LEARNING_RATE = 200, 0.5  # Adam on free logits: margins of ~50 logits reachable, far past any floor
@@ -46,6 +47,27 @@ _HELD = {
 }
 
 
+def _heads(output: Any) -> tuple[Any, list[torch.Tensor]] | None:
+    """A tuple or list output holding several tensors of scores (two classifiers' logits): the output with
+    each floating tensor a leaf, and the score tensors among them; None otherwise."""
+    if not isinstance(output, (tuple, list)):
+        return None
+    leafed, leaves = float_leaves(output)
+    scores = [leaf for leaf in leaves if leaf.dim() >= 2 and leaf.shape[-1] > 1]
+    return (leafed, scores) if len(scores) > 1 else None
+
+
+def evened(output: Any) -> Any:
+    """``output`` with every logit 0: its logits (``logits_of``), or each head's scores (``_heads``)."""
+    heads = _heads(output)
+    if heads is None:
+        return with_logits(output, torch.zeros_like(logits_of(output)))
+    with torch.no_grad():
+        for scores in heads[1]:
+            scores.zero_()
+    return heads[0]
+
+
 def loss_floor(
     task: TaskData, outputs: list[tuple[Any, Batch]], bounded: bool | str = False, below: float | None = None
 ) -> float | None:
@@ -59,15 +81,24 @@ def loss_floor(
     total = targets = 0.0
     for output, batch in outputs:
         count = float(task.target_count(batch))
-        start = logits_of(output).detach().float()
         held = _HELD.get(bounded, _HELD[True]) if bounded else None
-        free = (held[0](start) if held else start.clone()).requires_grad_(True)
-        optimizer = torch.optim.Adam([free], lr=LEARNING_RATE)
+        heads = _heads(output) if not held else None
+        if heads is not None:  # several heads of scores, each free (the loss's floor is over all of them)
+            leafed, free_ones = heads
+        else:
+            start = logits_of(output).detach().float()
+            free_ones = [(held[0](start) if held else start.clone()).requires_grad_(True)]
+        optimizer = torch.optim.Adam(free_ones, lr=LEARNING_RATE)
         lowest = float("inf")
         for _ in range(STEPS):
             optimizer.zero_grad(set_to_none=True)
             with torch.enable_grad():
-                loss = task.loss_sum(with_logits(output, held[1](free) if held else free), batch)
+                freed = (
+                    leafed
+                    if heads is not None
+                    else with_logits(output, held[1](free_ones[0]) if held else free_ones[0])
+                )
+                loss = task.loss_sum(freed, batch)
             if not torch.is_tensor(loss) or not loss.requires_grad:
                 return None
             lowest = min(lowest, float(loss.detach()))

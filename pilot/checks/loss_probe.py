@@ -188,7 +188,7 @@ def spans(positions: Sequence[int], limit: int = 8) -> str:
 
 
 # ----------------------------------------------------------------------------- the loss's gradient
-def _leaves(output: Any) -> tuple[Any, list[torch.Tensor]]:
+def float_leaves(output: Any) -> tuple[Any, list[torch.Tensor]]:
     """The output with every floating tensor replaced by a detached leaf that requires grad."""
     if torch.is_tensor(output):
         if output.is_floating_point():
@@ -196,7 +196,7 @@ def _leaves(output: Any) -> tuple[Any, list[torch.Tensor]]:
             return leaf, [leaf]
         return output, []
     if isinstance(output, (tuple, list, dict)):
-        parts = _map(output, _leaves)
+        parts = _map(output, float_leaves)
         pairs = parts.values() if isinstance(parts, dict) else parts
         rebuilt = {k: p[0] for k, p in parts.items()} if isinstance(parts, dict) else [p[0] for p in parts]
         return same_kind(output, rebuilt), [leaf for p in pairs for leaf in p[1]]
@@ -224,7 +224,7 @@ def _used(
 def trained_head_widths(task: TaskData, output: Any, batch: Batch) -> list[int]:
     """The width (last dimension) of each output tensor of scores the loss trains directly: more than one
     for a loss that adds several heads' terms per target (two classifiers summed)."""
-    leafed, leaves = _leaves(output)
+    leafed, leaves = float_leaves(output)
     if not leaves:
         return []
     loss = task.loss_sum(leafed, batch)
@@ -246,7 +246,7 @@ def output_gradient(
     the gradient then reaches the output tensors the model computed that loss from (the
     parameters get none).
     """
-    leafed, leaves = _leaves(output)
+    leafed, leaves = float_leaves(output)
     if not leaves:
         raise ValueError("the model's output holds no floating-point tensor to differentiate")
     loss = task.loss_sum(leafed, batch)
@@ -305,7 +305,7 @@ def paired_outputs(task: TaskData, output: Any, batch: Batch) -> str:
     """Where the loss reads two or more outputs of one shape (a siamese pair's embeddings, a two-tower
     model's): how many and their shape; empty otherwise. Such outputs are representations the loss compares
     with each other, not one score per class."""
-    leafed, leaves = _leaves(output)
+    leafed, leaves = float_leaves(output)
     loss = task.loss_sum(leafed, batch) if leaves else None
     if loss is None or not loss.requires_grad:
         return ""
