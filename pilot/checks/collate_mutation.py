@@ -23,12 +23,12 @@ def changed_by_collate(task: TaskData, items: list[dict]) -> list[Finding]:
     if not items:
         return []
     given = copy.deepcopy(items)
-    before = copy.deepcopy(given)
+    pairs = list(zip(given, copy.deepcopy(given)))  # each item beside its copy: collate may reorder the list
     try:
         task.collate(given)
     except Exception:  # noqa: BLE001 - the contract check reports a collate that raises
         return []
-    for item, kept in zip(given, before):
+    for item, kept in pairs:
         if not isinstance(kept, dict) or not isinstance(item, dict):
             continue
         for key, value in kept.items():

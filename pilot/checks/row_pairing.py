@@ -25,7 +25,7 @@ def rows_of_other_examples(task: TaskData, items: list[dict[str, Any]], split: s
     """One finding for the first row that holds another example's input beside its own labels and index."""
     if len(items) < 2:
         return []
-    first, second = task.collate(items), task.collate(items)
+    first, second = task.collate(list(items)), task.collate(list(items))  # a collate may reorder the list it is given
     for key in KEPT:
         if not (torch.is_tensor(first.get(key)) and torch.is_tensor(second.get(key))):
             return []
