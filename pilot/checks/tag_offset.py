@@ -70,6 +70,39 @@ def _entropies(encoded: list[dict[str, Any]]) -> tuple[dict[int, float], int]:
     return entropy, positions
 
 
+def _conditional_entropy(pairs: list[tuple[int, int]]) -> float:
+    """Entropy (nats) of the second of each pair given the first."""
+    by_first: dict[int, Counter] = defaultdict(Counter)
+    for first, second in pairs:
+        by_first[first][second] += 1
+    return sum(n * math.log(sum(c.values()) / n) for c in by_first.values() for n in c.values()) / max(len(pairs), 1)
+
+
+def _mirrored(encoded: list[dict[str, Any]], details: dict[str, Any]) -> str | None:
+    """Labels in the opposite order to their tokens (``words[::-1]`` fed to a right-to-left model, the tags
+    left in reading order): the token at the mirrored position of its row (n-1-t) fixes each label far
+    better than the token at t."""
+    own, mirror = [], []
+    for ids, labels in tagged_rows(encoded) or []:
+        for t, label in enumerate(labels):
+            if label >= 0 and label != IGNORE_INDEX and len(ids) > 2:
+                own.append((ids[t], label))
+                mirror.append((ids[len(ids) - 1 - t], label))
+    if len(own) < MIN_POSITIONS:
+        return None
+    at, opposite = _conditional_entropy(own), _conditional_entropy(mirror)
+    details["entropy_mirrored"] = {"own": at, "mirrored": opposite}
+    if not (opposite <= RATIO * at and at - opposite >= GAP):
+        return None
+    return (
+        f"the labels run in the opposite order to their tokens: the token at the mirrored position of each row "
+        f"(n-1-t) fixes the label at t far better than the token at t (conditional entropy {opposite:.3f} vs "
+        f"{at:.3f} nats over {len(own)} labelled positions of the training split). input_ids reversed for a "
+        "right-to-left model (words[::-1]) while the labels kept reading order, or the other way round, does "
+        "this. Fix: reverse both or neither"
+    )
+
+
 def as_collated(task: TaskData, encoded: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The encoded items as collate names them (``input_ids``, ``labels``, ``attention_mask``: each item
     collated alone, its one row) where encode used other names; else the items themselves."""
@@ -108,6 +141,8 @@ def tag_offset_findings(task: TaskData, encoded: list[dict[str, Any]]) -> tuple[
     own = entropy[0]
     best = min((k for k in OFFSETS if k), key=lambda k: entropy[k])
     if not (entropy[best] <= RATIO * own and own - entropy[best] >= GAP) or (best > 0 and not _labelled_front(encoded)):
+        if reversed_labels := _mirrored(encoded, details):
+            return [Finding(reversed_labels)], details
         findings, details = _rows_off(encoded, details)
         if findings:
             return findings, details
