@@ -215,6 +215,7 @@ def _made_by_the_task(
         ("one_split_values", leaks.one_split_value_warnings, (task, views, split_by)),
         ("channel_order", leaks.channel_order_warnings, (views,)),
         ("partial_copies", leaks.partial_copy_warnings, (views,)),
+        ("transformed_copies", leaks.transformed_copy_warnings, (views,)),
         ("class_fill", leaks.class_fill_warnings, (task, views)),
         ("label_encoding", leaks.label_encoding_warnings, (views,)),
         ("window_target", leaks.window_target_warnings, (views,)),

@@ -93,6 +93,8 @@ detectors look for what it did not declare:
     value per class on many rows (``fillna`` with ``groupby(label).transform("mean")``).
 22. **A target encoding over every split** (``label_encoding_warnings``): a feature that is each value of a
     field's (smoothed) mean label computed over training and later splits' rows alike.
+23. **Training images mirrored or rotated in a later split** (``transformed_copy_warnings``): copies made
+    before the split (flipped or turned files saved under new names), exact under the square's symmetries.
 
 Cost: examples of equal shapes are collated together, hashing is linear; nearest neighbours are
 chunked matrix products (O(n_a x n_b x features)); shingle overlaps a sort-join over shingle ids
@@ -138,6 +140,7 @@ from pilot.checks.leaks.token_leak import token_leak_warnings
 from pilot.checks.leaks.token_skew import token_skew_warnings
 from pilot.checks.leaks.train_augment import train_augment_warnings
 from pilot.checks.leaks.train_transform import train_transform_warnings
+from pilot.checks.leaks.transformed_copies import transformed_copy_warnings
 from pilot.checks.leaks.vectors import nearest
 from pilot.checks.leaks.window_target import window_target_warnings
 
@@ -150,6 +153,7 @@ __all__ = [
     "one_split_value_warnings",
     "channel_order_warnings",
     "partial_copy_warnings",
+    "transformed_copy_warnings",
     "clipped_target_warnings",
     "own_statistics_warnings",
     "train_augment_warnings",
