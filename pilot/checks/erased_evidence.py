@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from pilot.checks.erased_scale import erased_scale_findings
 from pilot.checks.leaks.target_leak import best_threshold_balanced_accuracy
 from pilot.checks.leaks.texts import text_fields
 from pilot.checks.loss_probe import input_ids_of, micro_batches, padding_mask, row_items
@@ -95,8 +96,8 @@ def _token_separability(rows: list[list[int]], labels: np.ndarray) -> float:
 def erased_evidence_findings(
     task: TaskData, encoded: list[dict[str, Any]], micro_batch: int
 ) -> tuple[list[Finding], dict[str, Any]]:
-    if task.decode_tokens is None or not text_fields(task):
-        return [], {}
+    if task.decode_tokens is None or not text_fields(task):  # numbers, not text: a level or amplitude erased?
+        return erased_scale_findings(task, encoded)
     raw, ids, labels = _rows(task, encoded, micro_batch)
     seen = ["".join(task.decode_tokens(row)) for row in ids]
     values, counts = np.unique(np.array(labels), return_counts=True)
