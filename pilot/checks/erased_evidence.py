@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from pilot.checks.erased_scale import erased_scale_findings
+from pilot.checks.erased_scale import class_named, erased_scale_findings
 from pilot.checks.leaks.target_leak import best_threshold_balanced_accuracy
 from pilot.checks.leaks.texts import text_fields
 from pilot.checks.loss_probe import input_ids_of, micro_batches, padding_mask, row_items
@@ -115,8 +115,7 @@ def erased_evidence_findings(
             scores["tokens_separate"] = _token_separability(ids, np.array(labels))
         if erased.any() and scores["tokens_separate"] < STILL:
             at = int(np.argmax(np.where(erased, before - after, -1)))
-            names = list(task.class_names or [])
-            named = names[int(classes[at])] if 0 <= int(classes[at]) < len(names) else classes[at]
+            named = class_named(task, classes[at])
             finding = Finding(
                 f"the {name} of the raw text separates class {named} from the rest (balanced accuracy "
                 f"{before[at]:.2f} over {len(labels)} training rows), but that of the tokens reaching the model "

@@ -37,6 +37,12 @@ STATISTICS = {
 }
 
 
+def class_named(task: TaskData, class_id: Any) -> Any:
+    """A class id as the task names it (``class_names``), else the id."""
+    names = list(task.class_names or [])
+    return names[int(class_id)] if 0 <= int(class_id) < len(names) else class_id
+
+
 def _array(value: Any) -> np.ndarray | None:
     try:
         array = np.asarray(value, dtype=np.float64)
@@ -115,8 +121,7 @@ def erased_scale_findings(task: TaskData, encoded: list[dict[str, Any]]) -> tupl
             if not erased.any() or scores["inputs_separate"] >= STILL:
                 continue
             at = int(np.argmax(np.where(erased, before - after, -1)))
-            names = list(task.class_names or [])
-            named = names[int(classes[at])] if 0 <= int(classes[at]) < len(names) else classes[at]
+            named = class_named(task, classes[at])
             finding = Finding(
                 f"the {name} of the raw '{field}' separates class {named} from the rest (balanced accuracy "
                 f"{before[at]:.2f} over {len(labels)} training rows), but that of the input reaching the model "

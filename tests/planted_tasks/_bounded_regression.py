@@ -55,3 +55,16 @@ class Model(nn.Module):
 
     def forward(self, x):
         return torch.sigmoid(self.net(x)).squeeze(-1)
+
+
+class ReluHead(nn.Module):
+    """The same body ending in a ReLU ('a score is never negative'), alive at the start: every output above 0."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.net = nn.Sequential(nn.Linear(6, 32), nn.ReLU(), nn.Linear(32, 1), nn.ReLU())
+        nn.init.constant_(self.net[2].bias, 1.0)
+
+    def forward(self, x):
+        return self.net(x).squeeze(-1)

@@ -3,9 +3,8 @@ negative", true of the raw points, not of the standardised targets), so every ta
 The tiny subset failed with no cause (a sigmoid's bound was named, a ReLU's not)."""
 
 import torch
-import torch.nn as nn
 
-from tests.planted_tasks._bounded_regression import EVERY_CHECK, examples, task
+from tests.planted_tasks._bounded_regression import EVERY_CHECK, ReluHead, examples, task
 
 EXPECTED = {"step": "tiny_subset", "verdict": "fail", "said": "A ReLU at the end of forward bounds a regression"}
 SETTINGS = EVERY_CHECK
@@ -20,12 +19,5 @@ def make_task():
     return standardised
 
 
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-        torch.manual_seed(0)
-        self.net = nn.Sequential(nn.Linear(6, 32), nn.ReLU(), nn.Linear(32, 1), nn.ReLU())
-        nn.init.constant_(self.net[2].bias, 1.0)  # alive at the start: every output above 0
-
-    def forward(self, x):
-        return self.net(x).squeeze(-1)
+class Model(ReluHead):
+    pass
