@@ -25,7 +25,7 @@ from typing import Any
 
 import torch
 
-from pilot.checks.collate_mutation import changed_by_collate
+from pilot.checks.augmented_inputs import augmented_inputs
 from pilot.checks.result import CheckResult
 from pilot.data.task import TaskData, logits_of, move_to
 from pilot.engine.batch_plan import BatchPlan, ceil_div
@@ -344,40 +344,6 @@ def _same_row(a: dict[str, Any], b: dict[str, Any], row: int) -> bool:
 def _batch_stats(module: torch.nn.Module) -> bool:
     """A batch-norm layer that normalises by the batch in eval mode (no running statistics)."""
     return isinstance(module, torch.nn.modules.batchnorm._BatchNorm) and not module.track_running_stats
-
-
-def augmented_inputs(task: TaskData, items: list[dict[str, Any]], batch: dict[str, Any]) -> str | None:
-    """Why evaluation numbers would move, when ``collate`` draws random inputs: the same examples
-    collated again give other inputs but the same labels (augmentation, noise — applied to every
-    validation batch too, since one collate serves every split). A collate that also draws its
-    labels (masked language modelling picks the masked positions per call) is a way of training
-    whose evaluation is random by design: not said. One that changes the examples it is given is
-    named as such (``collate_mutation``): nothing random moves its batches."""
-    if changed := changed_by_collate(task, items):
-        return changed[0].problem
-    with torch.random.fork_rng(devices=[]):  # the caller's random stream stays as it was
-        again = task.collate(items)
-    labels, other = batch.get("labels"), again.get("labels")
-    if not (torch.is_tensor(labels) and torch.is_tensor(other)) or labels.shape != other.shape:
-        return None
-    if not torch.equal(labels.cpu(), other.cpu()):
-        return None
-    moved = [
-        key
-        for key, value in batch.items()
-        if key not in ("labels", "index")
-        and torch.is_tensor(value)
-        and torch.is_tensor(again.get(key))
-        and (value.shape != again[key].shape or not torch.equal(value.cpu(), again[key].cpu()))
-    ]
-    if not moved:
-        return None
-    return (
-        f"collate draws random inputs ({', '.join(repr(k) for k in moved[:3])} differ between two collations of "
-        "the same validation examples, their labels equal): every validation batch is augmented too, so "
-        "validation metrics move between evaluations of the same model. Fix: augment only what trains (in "
-        "forward under model.training, or in encode for the training split)"
-    )
 
 
 def eval_determinism_check(

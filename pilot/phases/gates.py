@@ -26,8 +26,8 @@ import torch
 from omegaconf import DictConfig
 
 from pilot.checkpoint import Checkpointer, checkpoint_bytes
+from pilot.checks.augmented_inputs import augmented_inputs
 from pilot.checks.batch_edges import (
-    augmented_inputs,
     batch_mixing,
     eval_forward_at,
     eval_twice,
