@@ -35,6 +35,7 @@ from pilot.checks.loss_probe import (
     batch_size,
     counted_label_mask,
     input_ids_of,
+    label_vectors,
     micro_batches,
     prediction_offset,
     real_mask,
@@ -64,10 +65,11 @@ class RowView:
     cut: tuple[int, int] | None = None  # (tokens kept, tokens encode gave) when collate truncated the row
     collated_with: int = 1  # examples collated into its micro-batch
     aligned: bool = True  # False: the micro-batch's label rows are fewer than its examples (packed together)
+    per_example: bool = False  # a vector of labels per example (``label_vectors``), not positions of the input
 
     @property
     def sequence(self) -> bool:
-        return self.batch["labels"].dim() >= 2
+        return self.batch["labels"].dim() >= 2 and not self.per_example
 
     @property
     def truncated(self) -> bool:
@@ -127,7 +129,6 @@ def target_findings(
     return found
 
 
-# ----------------------------------------------------------------------------- one row
 def check_row(task: TaskData, view: RowView, masked: bool, lists: dict[str, list]) -> list[Finding]:
     """The problems of one collated sequence row, from its batch's values as Python lists."""
 
@@ -169,8 +170,7 @@ def check_row(task: TaskData, view: RowView, masked: bool, lists: dict[str, list
 
 
 def _counted_elsewhere(task: TaskData, single: Batch) -> bool:
-    """An example without a label the loss counts, whose targets the task's own count finds in another of
-    its keys: a head of a multi-task model trained on the example (``aux_labels``), its ``labels`` -100."""
+    """No label counted, but targets the task's own count finds in another key (``aux_labels``: another head's)."""
     try:
         return float(task.target_count(single)) > 0
     except Exception:  # noqa: BLE001 - the contract and objective judge target_count itself
@@ -237,39 +237,39 @@ def _rows_of_no_example(task: TaskData, views: list[RowView]) -> list[Finding]:
     return [Finding(problem, views[0].split, views[0].example.index)]
 
 
-# ----------------------------------------------------------------------------- every row
 def collated_rows(task: TaskData, encoded: dict[str, list[dict]], micro_batch: int) -> list[RowView]:
     """Every example of every split as a row of the micro-batch training would collate it in."""
-    views = []
-    shift = prediction_offset(task)
-    for split, items in encoded.items():
-        examples = task.splits[split]
-        for start, batch in micro_batches(task, items, micro_batch):
-            collated_with = len(items[start : start + max(1, int(micro_batch))])
-            labels = batch["labels"]
-            counted = counted_label_mask(task, labels).tolist()
-            values = labels.tolist()
-            order = row_items(batch, items[start : start + batch_size(batch)])
-            aligned = labels.dim() == 0 or labels.shape[0] >= batch_size(batch)  # a label row per example (or more)
-            for row in range(batch_size(batch)):
-                view = RowView(
-                    split,
-                    examples[start + order[row]],
-                    items[start + order[row]],
-                    batch,
-                    row,
-                    collated_with=collated_with,
-                )
-                if not aligned:  # fewer label rows than examples (packed into one row): no row is an example
-                    view.aligned = False
-                elif labels.dim() >= 2:
-                    view.counted = [p for p, c in enumerate(counted[row]) if c]
-                    view.predicted = [p + shift for p in view.counted]
-                    view.values = [values[row][p] for p in view.counted]
-                else:
-                    view.counted = [row] if counted[row] else []
-                    view.values = [values[row]] if counted[row] else []
-                views.append(view)
+    views, shift = [], prediction_offset(task)
+    batches = [(split, *batch) for split, items in encoded.items() for batch in micro_batches(task, items, micro_batch)]
+    per_example = label_vectors([batch for *_, batch in batches])
+    for split, start, batch in batches:
+        items, examples = encoded[split], task.splits[split]
+        collated_with = len(items[start : start + max(1, int(micro_batch))])
+        labels = batch["labels"]
+        counted = counted_label_mask(task, labels).tolist()
+        values = labels.tolist()
+        order = row_items(batch, items[start : start + batch_size(batch)])
+        aligned = labels.dim() == 0 or labels.shape[0] >= batch_size(batch)  # a label row per example (or more)
+        for row in range(batch_size(batch)):
+            view = RowView(
+                split,
+                examples[start + order[row]],
+                items[start + order[row]],
+                batch,
+                row,
+                collated_with=collated_with,
+                per_example=per_example,
+            )
+            if not aligned:  # fewer label rows than examples (packed into one row): no row is an example
+                view.aligned = False
+            elif labels.dim() >= 2 and not per_example:
+                view.counted = [p for p, c in enumerate(counted[row]) if c]
+                view.predicted = [p + shift for p in view.counted]
+                view.values = [values[row][p] for p in view.counted]
+            else:
+                view.counted = [row] if counted[row] else []
+                view.values = [values[row]] if counted[row] else []
+            views.append(view)
     return views
 
 

@@ -221,6 +221,18 @@ def _used(
     return [(t, g) for t, g in zip(tensors, grads) if g is not None and t.dim() > 0 and bool(g.any())]
 
 
+def label_vectors(batches: list[Batch]) -> bool:
+    """Float label rows of one width in every batch beside token ids whose width differs from it in one or
+    more: a vector of labels per example (multi-hot tags, class probabilities), not positions of the input."""
+    labels = [b.get("labels") for b in batches]
+    if not labels or not all(torch.is_tensor(x) and x.dim() == 2 and x.is_floating_point() for x in labels):
+        return False
+    ids = [input_ids_of(b) for b in batches]
+    return len({x.shape[-1] for x in labels}) == 1 and any(
+        i is not None and i.shape[-1] != x.shape[-1] for i, x in zip(ids, labels)
+    )
+
+
 def trained_head_widths(task: TaskData, output: Any, batch: Batch) -> list[int]:
     """The width (last dimension) of each output tensor of scores the loss trains directly: more than one
     for a loss that adds several heads' terms per target (two classifiers summed)."""

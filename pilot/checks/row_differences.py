@@ -150,8 +150,11 @@ def row_differences(task: TaskData, batch: Batch, items: list[dict], singles: li
             alone_mask is None or _width_of(single.get(key)) == alone_mask.shape
             for single, alone_mask in zip(singles, alone_masks)
         )  # (a seq2seq decoder's ids may be as wide as the encoder's in one batch by chance)
+        # and the key grows with the batch's padding: a vector as wide in every example alone (multi-hot
+        # tags beside ids as wide by chance) has no positions
+        per_position = per_position and any((_width_of(one.get(key)) or (1, 0))[1] < value.shape[1] for one in singles)
         trim = not per_position and value.dim() >= 2  # no mask of its width (seq2seq labels): first or last positions
-        mine = [_part(value, row, mask) for row in range(size)]
+        mine = [_part(value, row, mask if per_position else None) for row in range(size)]
         alone = []
         for single, alone_mask in zip(singles, alone_masks):
             other = single.get(key)
