@@ -77,7 +77,7 @@ def _identical_by_chance(task: TaskData, digests: dict[int, str], identical: int
     repeated = sum(len(groups_of[digests[id(e)]]) > 1 for e in train) / len(train)  # under another group too
     later = [e for split, examples in task.splits.items() if split != "train" for e in examples]
     found = sum(digests[id(e)] in groups_of for e in later) / max(1, len(later))
-    if repeated < 0.01 or found > 1.5 * repeated:
+    if repeated < 0.01 or found > 1.5 * repeated or _continuous(train, len(groups_of)):
         return ""
     distinct = len(groups_of)
     return (
@@ -86,6 +86,18 @@ def _identical_by_chance(task: TaskData, digests: dict[int, str], identical: int
         "values, so different groups give identical examples by chance. If they are copies of one record instead, "
         "remove the duplicates before splitting"
     )
+
+
+def _continuous(train: list, distinct: int) -> bool:
+    """A field of floats whose values differ wherever the examples do (12 measurements per record): identical
+    examples there are copies of one record (oversampled, duplicated before the split), never chance."""
+    for name in train[0].fields:
+        values = [e.fields.get(name) for e in train]
+        if not all(isinstance(v, (float, np.floating, np.ndarray)) for v in values):
+            continue
+        if all(np.asarray(v).dtype.kind == "f" for v in values):
+            return len({np.asarray(v).tobytes() for v in values}) >= 0.9 * distinct
+    return False
 
 
 def _groups_said(straddling: list[str]) -> str:
