@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+
 from pilot.checks.split_audit import audit_split
 from pilot.data import digits, instructions
 from pilot.data.task import Example, TaskData
@@ -166,3 +168,15 @@ def test_a_pilot_whose_task_config_has_no_split_audits_the_tasks_own_splits(tmp_
     checks = {c["step"]: c for c in json.loads((tmp_path / "run" / "checks.json").read_text())}
     assert checks["split_audit"]["verdict"] == "pass", checks["split_audit"]["reason"]
     assert "data.split is not in the task's config" in checks["split_audit"]["reason"], result.stdout[-2000:]
+
+
+def test_copies_of_records_with_a_continuous_field_are_copies_whatever_field_comes_first():
+    """Rare rows copied before the split, each copy its own group: a float rating of few values listed before
+    the continuous measurements once decided alone, and the copies were said to be identical by chance."""
+    rng = np.random.default_rng(0)
+    records = [(float(rng.integers(1, 6)), rng.normal(size=8)) for _ in range(60)]
+    rows = [r for k, r in enumerate(records) for _ in range(4 if k % 5 == 0 else 1)]  # oversampled
+    examples = [Example(i, f"row{i}", {"rating": rating, "x": x}) for i, (rating, x) in enumerate(rows)]
+    splits = {"train": examples[::2], "val": examples[1::2], "test": []}
+    result = audit_split(task_with(splits))
+    assert result.verdict == "fail" and "identical example in two splits" in result.reason, result.reason

@@ -14,7 +14,7 @@ is the loss's own floor (the subset's ambiguity is the other floor, ``SubsetScor
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
@@ -68,6 +68,18 @@ def evened(output: Any) -> Any:
     return heads[0]
 
 
+def _freed(output: Any, held: tuple | None) -> tuple[list[torch.Tensor], Callable[[], Any]]:
+    """The tensors a floor steps, and the output made of them: every head's scores (``_heads``, unbounded
+    only: the loss's floor is over all of them), else the logits, free or ``held`` in a bound."""
+    heads = None if held else _heads(output)
+    if heads is not None:
+        leafed, scores = heads
+        return scores, lambda: leafed
+    start = logits_of(output).detach().float()
+    free = (held[0](start) if held else start.clone()).requires_grad_(True)
+    return [free], lambda: with_logits(output, held[1](free) if held else free)
+
+
 def loss_floor(
     task: TaskData, outputs: list[tuple[Any, Batch]], bounded: bool | str = False, below: float | None = None
 ) -> float | None:
@@ -82,23 +94,13 @@ def loss_floor(
     for output, batch in outputs:
         count = float(task.target_count(batch))
         held = _HELD.get(bounded, _HELD[True]) if bounded else None
-        heads = _heads(output) if not held else None
-        if heads is not None:  # several heads of scores, each free (the loss's floor is over all of them)
-            leafed, free_ones = heads
-        else:
-            start = logits_of(output).detach().float()
-            free_ones = [(held[0](start) if held else start.clone()).requires_grad_(True)]
+        free_ones, freed = _freed(output, held)
         optimizer = torch.optim.Adam(free_ones, lr=LEARNING_RATE)
         lowest = float("inf")
         for _ in range(STEPS):
             optimizer.zero_grad(set_to_none=True)
             with torch.enable_grad():
-                freed = (
-                    leafed
-                    if heads is not None
-                    else with_logits(output, held[1](free_ones[0]) if held else free_ones[0])
-                )
-                loss = task.loss_sum(freed, batch)
+                loss = task.loss_sum(freed(), batch)
             if not torch.is_tensor(loss) or not loss.requires_grad:
                 return None
             lowest = min(lowest, float(loss.detach()))

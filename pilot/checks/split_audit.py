@@ -95,8 +95,9 @@ def _continuous(train: list, distinct: int) -> bool:
         values = [e.fields.get(name) for e in train]
         if not all(isinstance(v, (float, np.floating, np.ndarray)) for v in values):
             continue
-        if all(np.asarray(v).dtype.kind == "f" for v in values):
-            return len({np.asarray(v).tobytes() for v in values}) >= 0.9 * distinct
+        floats = all(np.asarray(v).dtype.kind == "f" for v in values)
+        if floats and len({np.asarray(v).tobytes() for v in values}) >= 0.9 * distinct:
+            return True
     return False
 
 
